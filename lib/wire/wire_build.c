@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Packet construction: headers from a per-QP route, then, once the payload
+ * is in place (copied or attached), pad + ICRC and the IP/UDP lengths.
+ * Field values follow the rxe captures: DF set, UDP checksum 0, P_Key
+ * 0xFFFF, MigReq 0, TVer 0.
+ */
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "srnic_pkt.h"
+
+uint8_t *
+srnic_pkt_init(struct rte_mbuf *m, const struct srnic_route *r, uint8_t opcode, uint16_t ip_id)
+{
+	const struct srnic_opcode_info *info = srnic_opcode_info(opcode);
+	uint16_t l2 = RTE_ETHER_HDR_LEN + (r->has_vlan ? 4 : 0);
+	uint16_t l3 = r->ip_ver == 4 ? sizeof(struct rte_ipv4_hdr) : sizeof(struct rte_ipv6_hdr);
+	uint16_t l4 = sizeof(struct rte_udp_hdr);
+	uint8_t *f, *p, *bth;
+	struct rte_udp_hdr *udp;
+
+	if (unlikely(info->mask == 0 || rte_pktmbuf_pkt_len(m) != 0))
+		return NULL;
+	f = (uint8_t *)rte_pktmbuf_append(m, l2 + l3 + l4 + info->hdr_len);
+	if (unlikely(f == NULL))
+		return NULL;
+
+	memcpy(f, &r->dst_mac, RTE_ETHER_ADDR_LEN);
+	memcpy(f + 6, &r->src_mac, RTE_ETHER_ADDR_LEN);
+	p = f + 12;
+	if (r->has_vlan) {
+		srnic_st16(p, RTE_ETHER_TYPE_VLAN);
+		srnic_st16(p + 2, r->vlan_tci);
+		p += 4;
+	}
+	srnic_st16(p, r->ip_ver == 4 ? RTE_ETHER_TYPE_IPV4 : RTE_ETHER_TYPE_IPV6);
+	p += 2;
+
+	if (r->ip_ver == 4) {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)p;
+
+		ip->version_ihl = RTE_IPV4_VHL_DEF;
+		ip->type_of_service = r->tclass;
+		ip->total_length = 0;
+		ip->packet_id = rte_cpu_to_be_16(ip_id);
+		ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+		ip->time_to_live = r->ttl;
+		ip->next_proto_id = IPPROTO_UDP;
+		ip->hdr_checksum = 0;
+		memcpy(&ip->src_addr, r->src_ip, 4);
+		memcpy(&ip->dst_addr, r->dst_ip, 4);
+	} else {
+		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)p;
+
+		ip6->vtc_flow = rte_cpu_to_be_32((6u << 28) | ((uint32_t)r->tclass << 20) |
+						 (r->flow_label & 0xFFFFF));
+		ip6->payload_len = 0;
+		ip6->proto = IPPROTO_UDP;
+		ip6->hop_limits = r->ttl;
+		memcpy(ip6->src_addr, r->src_ip, 16);
+		memcpy(ip6->dst_addr, r->dst_ip, 16);
+	}
+	udp = (struct rte_udp_hdr *)(p + l3);
+	udp->src_port = rte_cpu_to_be_16(r->udp_sport);
+	udp->dst_port = rte_cpu_to_be_16(SRNIC_ROCE_UDP_PORT);
+	udp->dgram_len = 0;
+	udp->dgram_cksum = 0; /* allowed for IPv4; rxe sends 0 for IPv6 too */
+
+	bth = (uint8_t *)(udp + 1);
+	memset(bth, 0, info->hdr_len);
+	srnic_bth_set_opcode(bth, opcode);
+	srnic_bth_set_pkey(bth, SRNIC_PKEY_DEFAULT);
+
+	m->l2_len = l2;
+	m->l3_len = l3;
+	m->l4_len = l4;
+	return bth;
+}
+
+int
+srnic_pkt_finish(struct rte_mbuf *m, struct rte_mempool *trailer_pool)
+{
+	uint32_t l2 = m->l2_len, l3 = m->l3_len;
+	uint32_t bth_off = l2 + l3 + m->l4_len;
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	uint8_t *bth = f + bth_off;
+	const struct srnic_opcode_info *info = srnic_opcode_info(srnic_bth_opcode(bth));
+	struct rte_mbuf *last = rte_pktmbuf_lastseg(m);
+	uint32_t pay_len, pad, need, len, icrc;
+	uint8_t *tail;
+
+	if (unlikely(rte_pktmbuf_pkt_len(m) < bth_off + info->hdr_len))
+		return -EINVAL;
+	pay_len = rte_pktmbuf_pkt_len(m) - bth_off - info->hdr_len;
+	pad = (4 - (pay_len & 3)) & 3;
+	need = pad + SRNIC_ICRC_LEN;
+	srnic_bth_set_pad(bth, (uint8_t)pad);
+
+	if (RTE_MBUF_DIRECT(last) && rte_mbuf_refcnt_read(last) == 1 &&
+	    rte_pktmbuf_tailroom(last) >= need) {
+		tail = (uint8_t *)rte_pktmbuf_append(m, need);
+	} else {
+		struct rte_mbuf *t = rte_pktmbuf_alloc(trailer_pool);
+
+		if (unlikely(t == NULL))
+			return -ENOMEM;
+		tail = (uint8_t *)rte_pktmbuf_append(t, need);
+		if (unlikely(tail == NULL || rte_pktmbuf_chain(m, t) != 0)) {
+			rte_pktmbuf_free(t);
+			return -EINVAL;
+		}
+	}
+	memset(tail, 0, pad);
+
+	len = rte_pktmbuf_pkt_len(m);
+	if (l3 == sizeof(struct rte_ipv4_hdr)) {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(f + l2);
+
+		ip->total_length = rte_cpu_to_be_16((uint16_t)(len - l2));
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+	} else {
+		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(f + l2);
+
+		ip6->payload_len = rte_cpu_to_be_16((uint16_t)(len - l2 - l3));
+	}
+	srnic_st16(f + l2 + l3 + 4, (uint16_t)(len - l2 - l3));
+
+	icrc = srnic_icrc_compute(m, l2, len - l2 - SRNIC_ICRC_LEN,
+				  l3 == sizeof(struct rte_ipv4_hdr) ? 4 : 6);
+	tail += pad;
+	tail[0] = (uint8_t)icrc;
+	tail[1] = (uint8_t)(icrc >> 8);
+	tail[2] = (uint8_t)(icrc >> 16);
+	tail[3] = (uint8_t)(icrc >> 24);
+	return 0;
+}
+
+uint16_t
+srnic_roce_sport(uint32_t lqpn, uint32_t rqpn)
+{
+	/* Linux: flow label = fold(lqpn * rqpn) to 20 bits, then the top 6
+	 * bits folded into the low 14, in the RoCEv2 range 0xC000..0xFFFF. */
+	uint64_t v = (uint64_t)lqpn * rqpn;
+	uint32_t fl, lo;
+
+	v ^= v >> 20;
+	v ^= v >> 40;
+	fl = (uint32_t)v & 0xFFFFF;
+	lo = (fl & 0x3FFF) ^ ((fl & 0xFC000) >> 14);
+	return (uint16_t)(lo | SRNIC_ROCE_SPORT_MIN);
+}

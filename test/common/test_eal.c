@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "test_eal.h"
+
+#define TEST_EAL_MAX_ARGS 32
+#define TEST_POOL_MBUFS 16383
+#define TEST_POOL_CACHE 256
+
+int
+srnic_test_eal_init(const char *name, int n_extra, const char *const *extra)
+{
+	static char prefix[64];
+	char *argv[TEST_EAL_MAX_ARGS];
+	int argc = 0, i, rc;
+
+	if (n_extra > TEST_EAL_MAX_ARGS - 8)
+		return -E2BIG;
+	snprintf(prefix, sizeof(prefix), "--file-prefix=srnic_%s_%d", name, (int)getpid());
+	argv[argc++] = (char *)(uintptr_t)name;
+	argv[argc++] = (char *)(uintptr_t)"--no-huge";
+	argv[argc++] = (char *)(uintptr_t)"--no-pci";
+	argv[argc++] = (char *)(uintptr_t)"-m";
+	argv[argc++] = (char *)(uintptr_t)"512";
+	argv[argc++] = prefix;
+	argv[argc++] = (char *)(uintptr_t)"--log-level=lib.eal:error";
+	for (i = 0; i < n_extra; i++)
+		argv[argc++] = (char *)(uintptr_t)extra[i];
+	rc = rte_eal_init(argc, argv);
+	return rc < 0 ? -rte_errno : 0;
+}
+
+struct rte_mempool *
+srnic_test_pool(void)
+{
+	static struct rte_mempool *mp;
+
+	if (mp == NULL)
+		mp = rte_pktmbuf_pool_create("srnic_test", TEST_POOL_MBUFS, TEST_POOL_CACHE, 0,
+					     RTE_MBUF_DEFAULT_BUF_SIZE + 8192, rte_socket_id());
+	return mp;
+}
