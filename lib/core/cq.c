@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Completion queues: a single-producer (the engine of the CQ's QPs),
+ * single-consumer (the application) ring of struct ibv_wc. Overflow is an
+ * error the consumer sees (-EOVERFLOW), never a silent loss.
+ */
+#include <rte_errno.h>
+#include <rte_malloc.h>
+
+#include "rnic.h"
+#include "cq.h"
+
+struct srnic_cq *
+srnic_create_cq(struct srnic_dev *dev, int cqe, struct srnic_engine *eng)
+{
+	struct srnic_cq *cq;
+	uint32_t size;
+
+	if (dev == NULL || cqe < 1 || cqe > SRNIC_MAX_CQE) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	if (eng == NULL)
+		eng = dev->engines[0];
+	if (eng->dev != dev) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	size = rte_align32pow2((uint32_t)cqe + 1);
+	cq = rte_zmalloc("srnic_cq", sizeof(*cq), RTE_CACHE_LINE_SIZE);
+	if (cq == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	cq->ring = rte_zmalloc("srnic_cq_ring", sizeof(*cq->ring) * size, RTE_CACHE_LINE_SIZE);
+	if (cq->ring == NULL) {
+		rte_free(cq);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	cq->dev = dev;
+	cq->eng = eng;
+	cq->size = size;
+	cq->mask = size - 1;
+	return cq;
+}
+
+int
+srnic_destroy_cq(struct srnic_cq *cq)
+{
+	if (cq == NULL)
+		return -EINVAL;
+	rte_free(cq->ring);
+	rte_free(cq);
+	return 0;
+}
+
+int
+srnic_poll_cq(struct srnic_cq *cq, int n, struct ibv_wc *wc)
+{
+	uint32_t cons = atomic_load_explicit(&cq->cons, memory_order_relaxed);
+	uint32_t prod = atomic_load_explicit(&cq->prod, memory_order_acquire);
+	uint32_t k = RTE_MIN((uint32_t)RTE_MAX(n, 0), prod - cons), i;
+
+	for (i = 0; i < k; i++)
+		wc[i] = cq->ring[(cons + i) & cq->mask];
+	atomic_store_explicit(&cq->cons, cons + k, memory_order_release);
+	if (k == 0 && atomic_load_explicit(&cq->overflow, memory_order_relaxed))
+		return -EOVERFLOW;
+	return (int)k;
+}

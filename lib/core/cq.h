@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SRNIC_CQ_H
+#define SRNIC_CQ_H
+
+#include "rnic.h"
+
+/* Engine side: add one completion. Returns 0, or -1 when the CQ is full
+ * (the CQ is then marked overflowed and the caller moves the QP to ERR). */
+static inline int
+srnic_cq_push(struct srnic_cq *cq, const struct ibv_wc *wc)
+{
+	uint32_t prod = atomic_load_explicit(&cq->prod, memory_order_relaxed);
+	uint32_t cons = atomic_load_explicit(&cq->cons, memory_order_acquire);
+
+	if (unlikely(prod - cons >= cq->size)) {
+		atomic_store_explicit(&cq->overflow, 1, memory_order_relaxed);
+		return -1;
+	}
+	cq->ring[prod & cq->mask] = *wc;
+	atomic_store_explicit(&cq->prod, prod + 1, memory_order_release);
+	return 0;
+}
+
+#endif

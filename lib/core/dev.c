@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The device: one DPDK port, its mbuf pools, its engines (one RX/TX queue
+ * pair each), the QP and MR tables, GIDs and neighbours. Control path only.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_pause.h>
+
+#include "srnic_build_config.h"
+#include "rnic.h"
+
+RTE_LOG_REGISTER_DEFAULT(srnic_logtype, INFO);
+
+#define DEV_RX_DESC 1024
+#define DEV_TX_DESC 1024
+/* Room in a header mbuf: headroom, L2-L4 + BTH + extension headers, inline
+ * payload, pad and ICRC. */
+#define DEV_HDR_DATA_ROOM (RTE_PKTMBUF_HEADROOM + SRNIC_PKT_HDR_MAX_LEN + \
+			   SRNIC_MAX_INLINE + SRNIC_PKT_TRAILER_MAX_LEN + 64)
+/* RX mbufs hold a whole jumbo frame (PMTU 4096 + headers) in one segment. */
+#define DEV_RX_DATA_ROOM (RTE_PKTMBUF_HEADROOM + 9216 + 64)
+#define DEV_MAX_NAME 32
+/* Headers above the payload that the path MTU must leave room for (rxe). */
+#define DEV_MTU_HDR_ROOM 100
+
+static int dev_count;
+
+static enum ibv_mtu
+mtu_to_ib(uint16_t eth_mtu)
+{
+	int room = (int)eth_mtu - DEV_MTU_HDR_ROOM;
+
+	if (room >= 4096)
+		return IBV_MTU_4096;
+	if (room >= 2048)
+		return IBV_MTU_2048;
+	if (room >= 1024)
+		return IBV_MTU_1024;
+	if (room >= 512)
+		return IBV_MTU_512;
+	return IBV_MTU_256;
+}
+
+static int
+dev_port_setup(struct srnic_dev *dev, struct rte_mempool *rx_pool)
+{
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	int rc, socket = rte_eth_dev_socket_id(dev->port_id);
+	uint16_t q;
+
+	memset(&conf, 0, sizeof(conf));
+	rc = rte_eth_dev_info_get(dev->port_id, &info);
+	if (rc != 0)
+		return rc;
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	if (dev->nb_engines > info.max_rx_queues || dev->nb_engines > info.max_tx_queues)
+		return -EINVAL;
+	rc = rte_eth_dev_configure(dev->port_id, dev->nb_engines, dev->nb_engines, &conf);
+	if (rc != 0)
+		return rc;
+	for (q = 0; q < dev->nb_engines; q++) {
+		rc = rte_eth_rx_queue_setup(dev->port_id, q, DEV_RX_DESC, socket, NULL, rx_pool);
+		if (rc != 0)
+			return rc;
+		rc = rte_eth_tx_queue_setup(dev->port_id, q, DEV_TX_DESC, socket, NULL);
+		if (rc != 0)
+			return rc;
+	}
+	/* Best effort: virtual PMDs often have no MTU control. */
+	rc = rte_eth_dev_set_mtu(dev->port_id, dev->mtu);
+	if (rc != 0 && rc != -ENOTSUP)
+		SRNIC_LOG(INFO, "%s: port %u: MTU %u not set (%d), continuing", dev->name,
+			  dev->port_id, dev->mtu, rc);
+	rc = rte_eth_dev_start(dev->port_id);
+	if (rc != 0)
+		return rc;
+	rte_eth_promiscuous_enable(dev->port_id); /* harmless if unsupported */
+	return 0;
+}
+
+static void
+dev_make_gids(struct srnic_dev *dev)
+{
+	union ibv_gid *g0 = &dev->gid[0], *g1 = &dev->gid[1];
+	const uint8_t *m = dev->mac.addr_bytes;
+
+	/* 0: fe80::/64 with the modified EUI-64 of the MAC, as rxe. */
+	memset(g0, 0, sizeof(*g0));
+	g0->raw[0] = 0xfe;
+	g0->raw[1] = 0x80;
+	g0->raw[8] = m[0] ^ 0x02;
+	g0->raw[9] = m[1];
+	g0->raw[10] = m[2];
+	g0->raw[11] = 0xff;
+	g0->raw[12] = 0xfe;
+	g0->raw[13] = m[3];
+	g0->raw[14] = m[4];
+	g0->raw[15] = m[5];
+	/* 1: the IP address, IPv4-mapped for IPv4 (RoCEv2 GID). */
+	memset(g1, 0, sizeof(*g1));
+	if (dev->ip_ver == 4) {
+		g1->raw[10] = 0xff;
+		g1->raw[11] = 0xff;
+		memcpy(&g1->raw[12], dev->ip, 4);
+	} else {
+		memcpy(g1->raw, dev->ip, 16);
+	}
+}
+
+struct srnic_dev *
+srnic_dev_create(const struct srnic_dev_conf *conf)
+{
+	struct srnic_dev *dev;
+	struct rte_mempool *rx_pool;
+	char pname[RTE_MEMPOOL_NAMESIZE];
+	uint32_t nb_mbufs;
+	int rc, id;
+	uint16_t i;
+
+	if (conf == NULL || conf->nb_engines == 0 || conf->nb_engines > SRNIC_MAX_ENGINES_PER_DEV ||
+	    (conf->ip_ver != 4 && conf->ip_ver != 6) || !rte_eth_dev_is_valid_port(conf->port_id)) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	dev = rte_zmalloc("srnic_dev", sizeof(*dev), RTE_CACHE_LINE_SIZE);
+	if (dev == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	id = __atomic_fetch_add(&dev_count, 1, __ATOMIC_RELAXED);
+	if (conf->name != NULL)
+		snprintf(dev->name, sizeof(dev->name), "%s", conf->name);
+	else
+		snprintf(dev->name, sizeof(dev->name), "srnic%d", id);
+	dev->port_id = conf->port_id;
+	dev->nb_engines = conf->nb_engines;
+	dev->mtu = conf->mtu != 0 ? conf->mtu : SRNIC_DEFAULT_MTU;
+	dev->ip_ver = conf->ip_ver;
+	memcpy(dev->ip, conf->ip, sizeof(dev->ip));
+	dev->host_rx = conf->host_rx;
+	dev->host_rx_arg = conf->host_rx_arg;
+	rte_spinlock_init(&dev->lock);
+	rte_spinlock_init(&dev->neigh_lock);
+	if (conf->mac != NULL)
+		dev->mac = *conf->mac;
+	else if (rte_eth_macaddr_get(dev->port_id, &dev->mac) != 0)
+		goto fail_inval;
+	dev_make_gids(dev);
+
+	dev->qp_tbl = rte_zmalloc("srnic_qp_tbl", sizeof(*dev->qp_tbl) * SRNIC_MAX_QP, 0);
+	dev->mr_tbl = rte_zmalloc("srnic_mr_tbl", sizeof(*dev->mr_tbl) * SRNIC_MAX_MR, 0);
+	dev->mr_gen = rte_zmalloc("srnic_mr_gen", SRNIC_MAX_MR, 0);
+	if (dev->qp_tbl == NULL || dev->mr_tbl == NULL || dev->mr_gen == NULL)
+		goto fail_nomem;
+
+	nb_mbufs = conf->nb_mbufs != 0 ? conf->nb_mbufs : SRNIC_DEFAULT_MBUFS;
+	snprintf(pname, sizeof(pname), "%.20s_hdr", dev->name);
+	dev->pool = rte_pktmbuf_pool_create(pname, nb_mbufs, SRNIC_MBUF_CACHE, 0,
+					    DEV_HDR_DATA_ROOM, rte_socket_id());
+	snprintf(pname, sizeof(pname), "%.20s_ext", dev->name);
+	dev->ext_pool = rte_pktmbuf_pool_create(pname, nb_mbufs, SRNIC_MBUF_CACHE, 0, 0,
+						rte_socket_id());
+	snprintf(pname, sizeof(pname), "%.20s_rx", dev->name);
+	rx_pool = rte_pktmbuf_pool_create(pname,
+					  dev->nb_engines * (DEV_RX_DESC + 2 * SRNIC_RX_BURST) + 1024,
+					  SRNIC_MBUF_CACHE, 0, DEV_RX_DATA_ROOM, rte_socket_id());
+	if (dev->pool == NULL || dev->ext_pool == NULL || rx_pool == NULL)
+		goto fail_nomem;
+	dev->rx_pool = rx_pool;
+
+	for (i = 0; i < dev->nb_engines; i++) {
+		dev->engines[i] = srnic_engine_create(dev, i);
+		if (dev->engines[i] == NULL)
+			goto fail_nomem;
+	}
+	rc = dev_port_setup(dev, rx_pool);
+	if (rc != 0) {
+		SRNIC_LOG(ERR, "%s: port %u setup failed: %d", dev->name, dev->port_id, rc);
+		rte_errno = -rc;
+		goto fail;
+	}
+	return dev;
+
+fail_inval:
+	rte_errno = EINVAL;
+	goto fail;
+fail_nomem:
+	rte_errno = ENOMEM;
+fail:
+	for (i = 0; i < dev->nb_engines; i++)
+		if (dev->engines[i] != NULL)
+			srnic_engine_destroy(dev->engines[i]);
+	rte_mempool_free(dev->pool);
+	rte_mempool_free(dev->ext_pool);
+	rte_mempool_free(dev->rx_pool);
+	rte_free(dev->qp_tbl);
+	rte_free(dev->mr_tbl);
+	rte_free(dev->mr_gen);
+	rte_free(dev);
+	return NULL;
+}
+
+int
+srnic_dev_destroy(struct srnic_dev *dev)
+{
+	uint16_t i;
+
+	if (dev == NULL)
+		return -EINVAL;
+	for (i = 0; i < dev->nb_engines; i++)
+		srnic_engine_stop(dev->engines[i]);
+	rte_eth_dev_stop(dev->port_id);
+	for (i = 0; i < dev->nb_engines; i++)
+		srnic_engine_destroy(dev->engines[i]);
+	/* Pools stay: mbufs of this device may still sit in a peer's rings. */
+	rte_free(dev->qp_tbl);
+	rte_free(dev->mr_tbl);
+	rte_free(dev->mr_gen);
+	rte_free(dev);
+	return 0;
+}
+
+const char *
+srnic_dev_name(const struct srnic_dev *dev)
+{
+	return dev->name;
+}
+
+int
+srnic_dev_gid(const struct srnic_dev *dev, int index, union ibv_gid *gid)
+{
+	if (index < 0 || index >= SRNIC_GID_TBL_LEN || gid == NULL)
+		return -EINVAL;
+	*gid = dev->gid[index];
+	return 0;
+}
+
+struct srnic_engine *
+srnic_dev_engine(struct srnic_dev *dev, uint16_t index)
+{
+	return index < dev->nb_engines ? dev->engines[index] : NULL;
+}
+
+uint16_t
+srnic_dev_nb_engines(const struct srnic_dev *dev)
+{
+	return dev->nb_engines;
+}
+
+int
+srnic_dev_query(const struct srnic_dev *dev, struct ibv_device_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "%s", SRNIC_VERSION_STRING);
+	memcpy(&a->node_guid, &dev->gid[0].raw[8], 8);
+	memcpy(&a->sys_image_guid, &dev->gid[0].raw[8], 8);
+	a->max_mr_size = UINT64_MAX;
+	a->page_size_cap = 4096;
+	a->vendor_id = 0xFFFFFF;
+	a->max_qp = SRNIC_MAX_QP;
+	a->max_qp_wr = SRNIC_MAX_QP_WR;
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN;
+	a->max_sge = SRNIC_MAX_SGE;
+	a->max_sge_rd = SRNIC_MAX_SGE;
+	a->max_cq = SRNIC_MAX_QP;
+	a->max_cqe = SRNIC_MAX_CQE;
+	a->max_mr = SRNIC_MAX_MR;
+	a->max_pd = SRNIC_MAX_PD;
+	a->max_qp_rd_atom = SRNIC_MAX_RD_ATOMIC;
+	a->max_qp_init_rd_atom = SRNIC_MAX_RD_ATOMIC;
+	a->max_res_rd_atom = SRNIC_MAX_RD_ATOMIC * SRNIC_MAX_QP;
+	a->atomic_cap = IBV_ATOMIC_HCA;
+	a->max_pkeys = 1;
+	a->phys_port_cnt = 1;
+	return 0;
+}
+
+int
+srnic_dev_query_port(const struct srnic_dev *dev, struct ibv_port_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->state = IBV_PORT_ACTIVE;
+	a->max_mtu = IBV_MTU_4096;
+	a->active_mtu = mtu_to_ib(dev->mtu);
+	a->gid_tbl_len = SRNIC_GID_TBL_LEN;
+	a->max_msg_sz = SRNIC_MAX_MSG_SIZE;
+	a->pkey_tbl_len = 1;
+	a->phys_state = 5; /* LinkUp */
+	a->link_layer = IBV_LINK_LAYER_ETHERNET;
+	a->active_width = 2;  /* 4x */
+	a->active_speed = 32; /* EDR-ish, informative only */
+	return 0;
+}
+
+void
+srnic_dev_quiesce(struct srnic_dev *dev)
+{
+	uint16_t i;
+
+	for (i = 0; i < dev->nb_engines; i++) {
+		struct srnic_engine *eng = dev->engines[i];
+		uint64_t s = atomic_load_explicit(&eng->poll_seq, memory_order_acquire);
+
+		if (s & 1)
+			while (atomic_load_explicit(&eng->poll_seq, memory_order_acquire) == s)
+				rte_pause();
+	}
+}
+
+/* ---- PD ---- */
+
+struct srnic_pd *
+srnic_alloc_pd(struct srnic_dev *dev)
+{
+	struct srnic_pd *pd = rte_zmalloc("srnic_pd", sizeof(*pd), 0);
+
+	if (pd == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	pd->dev = dev;
+	return pd;
+}
+
+int
+srnic_dealloc_pd(struct srnic_pd *pd)
+{
+	if (pd == NULL)
+		return -EINVAL;
+	if (atomic_load(&pd->refs) != 0)
+		return -EBUSY;
+	rte_free(pd);
+	return 0;
+}

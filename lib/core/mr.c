@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Memory regions. A key is index << 8 | generation: the generation byte
+ * changes each time an index is reused, so a stale key fails the lookup.
+ * Engines look keys up without locks in dev->mr_tbl; deregistration clears
+ * the entry and waits for every engine to leave its current poll, so no
+ * access starts after srnic_dereg_mr() returns. Zero-copy mbufs hold a
+ * reference on mr->shinfo; the MR (and the application's release callback)
+ * goes when the last one is freed.
+ */
+#include <unistd.h>
+
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_memory.h>
+
+#include "rnic.h"
+
+static void
+mr_final(struct srnic_mr *mr)
+{
+	if (mr->extmem)
+		rte_extmem_unregister(mr->addr, mr->length);
+	if (mr->release != NULL)
+		mr->release(mr->addr, mr->length, mr->release_arg);
+	rte_free(mr);
+}
+
+/* rte_mbuf extbuf free callback: the last mbuf over this MR is gone. */
+static void
+mr_ext_free(void *addr __rte_unused, void *opaque)
+{
+	mr_final(opaque);
+}
+
+static rte_iova_t
+mr_iova(void *addr, size_t len, uint8_t *extmem)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	*extmem = 0;
+	if (rte_mem_virt2memseg(addr, NULL) != NULL)
+		return rte_mem_virt2iova(addr);
+	if (rte_eal_iova_mode() == RTE_IOVA_VA) {
+		/* Application memory: make it known to DPDK so PMDs that DMA
+		 * can map it (rte_dev_dma_map); virtual PMDs need nothing. */
+		if (((uintptr_t)addr % pg) == 0 && (len % pg) == 0 &&
+		    rte_extmem_register(addr, len, NULL, 0, pg) == 0)
+			*extmem = 1;
+		return (rte_iova_t)(uintptr_t)addr;
+	}
+	return RTE_BAD_IOVA;
+}
+
+struct srnic_mr *
+srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
+		srnic_mr_release_cb release, void *arg)
+{
+	struct srnic_dev *dev;
+	struct srnic_mr *mr;
+	uint32_t i, idx = 0;
+
+	/* verbs: remote write or atomic need local write (IBTA 10.6.3.1) */
+	if (pd == NULL || (addr == NULL && length != 0) ||
+	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	     !(access & IBV_ACCESS_LOCAL_WRITE))) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	dev = pd->dev;
+	mr = rte_zmalloc("srnic_mr", sizeof(*mr), RTE_CACHE_LINE_SIZE);
+	if (mr == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	mr->dev = dev;
+	mr->pd = pd;
+	mr->addr = addr;
+	mr->length = length;
+	mr->access = access;
+	mr->release = release;
+	mr->release_arg = arg;
+	mr->iova = mr_iova(addr, length, &mr->extmem);
+	mr->shinfo.free_cb = mr_ext_free;
+	mr->shinfo.fcb_opaque = mr;
+	rte_mbuf_ext_refcnt_set(&mr->shinfo, 1);
+
+	rte_spinlock_lock(&dev->lock);
+	for (i = 0; i < SRNIC_MAX_MR - 1; i++) {
+		idx = 1 + (dev->mr_next + i) % (SRNIC_MAX_MR - 1); /* index 0 unused */
+		if (dev->mr_tbl[idx] == NULL)
+			break;
+	}
+	if (i == SRNIC_MAX_MR - 1) {
+		rte_spinlock_unlock(&dev->lock);
+		if (mr->extmem)
+			rte_extmem_unregister(addr, length);
+		rte_free(mr);
+		rte_errno = ENOSPC;
+		return NULL;
+	}
+	dev->mr_next = idx;
+	dev->mr_gen[idx]++;
+	mr->key = idx << 8 | dev->mr_gen[idx];
+	__atomic_store_n(&dev->mr_tbl[idx], mr, __ATOMIC_RELEASE);
+	rte_spinlock_unlock(&dev->lock);
+	atomic_fetch_add(&pd->refs, 1);
+	return mr;
+}
+
+struct srnic_mr *
+srnic_reg_mr(struct srnic_pd *pd, void *addr, size_t length, int access)
+{
+	return srnic_reg_mr_cb(pd, addr, length, access, NULL, NULL);
+}
+
+int
+srnic_dereg_mr(struct srnic_mr *mr)
+{
+	struct srnic_dev *dev;
+
+	if (mr == NULL)
+		return -EINVAL;
+	dev = mr->dev;
+	rte_spinlock_lock(&dev->lock);
+	__atomic_store_n(&dev->mr_tbl[SRNIC_MR_KEY_INDEX(mr->key)], NULL, __ATOMIC_RELEASE);
+	rte_spinlock_unlock(&dev->lock);
+	srnic_dev_quiesce(dev);
+	atomic_fetch_sub(&mr->pd->refs, 1);
+	if (rte_mbuf_ext_refcnt_update(&mr->shinfo, -1) == 0)
+		mr_final(mr);
+	return 0;
+}
+
+uint32_t
+srnic_mr_lkey(const struct srnic_mr *mr)
+{
+	return mr->key;
+}
+
+uint32_t
+srnic_mr_rkey(const struct srnic_mr *mr)
+{
+	return mr->key;
+}

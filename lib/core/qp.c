@@ -1,0 +1,521 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Queue pairs: creation, the modify_qp state machine with its attribute
+ * checks (IBTA 10.3, table 91 as verbs enforces it), and posting work
+ * requests into the SQ/RQ rings the QP's engine consumes.
+ */
+#include <rte_errno.h>
+#include <rte_malloc.h>
+
+#include "rnic.h"
+#include "neigh.h"
+
+/* Attribute masks per transition (RC). */
+#define QP_REQ_RESET_INIT (IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)
+#define QP_REQ_INIT_RTR (IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | \
+			 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
+#define QP_REQ_RTR_RTS (IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | \
+			IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)
+
+static const char *const qp_state_names[] = {
+	[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT", [IBV_QPS_RTR] = "RTR",
+	[IBV_QPS_RTS] = "RTS", [IBV_QPS_SQD] = "SQD", [IBV_QPS_SQE] = "SQE",
+	[IBV_QPS_ERR] = "ERR",
+};
+
+struct srnic_qp *
+srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
+{
+	struct srnic_dev *dev;
+	struct srnic_qp *qp;
+	uint32_t i, idx = 0, sq_size, rq_size;
+
+	if (pd == NULL || a == NULL || a->send_cq == NULL || a->recv_cq == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	if (a->qp_type != IBV_QPT_RC) {
+		rte_errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* A CQ has one producer: all its QPs live on its engine. */
+	if (a->send_cq->eng != a->recv_cq->eng || a->max_send_wr == 0 ||
+	    a->max_send_wr > SRNIC_MAX_QP_WR || a->max_recv_wr > SRNIC_MAX_QP_WR ||
+	    a->max_send_sge > SRNIC_MAX_SGE || a->max_recv_sge > SRNIC_MAX_SGE ||
+	    a->max_inline_data > SRNIC_MAX_INLINE) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	dev = pd->dev;
+	sq_size = rte_align32pow2(a->max_send_wr);
+	rq_size = rte_align32pow2(RTE_MAX(a->max_recv_wr, 1u));
+	qp = rte_zmalloc("srnic_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE);
+	if (qp == NULL)
+		goto nomem;
+	qp->sq.wqe = rte_zmalloc("srnic_sq", sizeof(*qp->sq.wqe) * sq_size, RTE_CACHE_LINE_SIZE);
+	qp->rq.wqe = rte_zmalloc("srnic_rq", sizeof(*qp->rq.wqe) * rq_size, RTE_CACHE_LINE_SIZE);
+	if (qp->sq.wqe == NULL || qp->rq.wqe == NULL)
+		goto nomem;
+	if (a->max_inline_data > 0) {
+		qp->sq.inline_buf = rte_zmalloc("srnic_inline", (size_t)sq_size * a->max_inline_data, 0);
+		if (qp->sq.inline_buf == NULL)
+			goto nomem;
+	}
+	qp->dev = dev;
+	qp->pd = pd;
+	qp->scq = a->send_cq;
+	qp->rcq = a->recv_cq;
+	qp->eng = a->send_cq->eng;
+	qp->sq_sig_all = a->sq_sig_all != 0;
+	qp->sq.size = sq_size;
+	qp->sq.mask = sq_size - 1;
+	qp->sq.max_sge = RTE_MAX(a->max_send_sge, 1u);
+	qp->sq.max_inline = a->max_inline_data;
+	qp->rq.size = rq_size;
+	qp->rq.mask = rq_size - 1;
+	qp->rq.max_sge = RTE_MAX(a->max_recv_sge, 1u);
+	qp->pmtu_enum = IBV_MTU_1024;
+	qp->pmtu = srnic_mtu_bytes(IBV_MTU_1024);
+	atomic_store(&qp->state, IBV_QPS_RESET);
+
+	rte_spinlock_lock(&dev->lock);
+	for (i = 0; i < SRNIC_MAX_QP; i++) {
+		idx = (dev->qp_next + i) % SRNIC_MAX_QP;
+		if (dev->qp_tbl[idx] == NULL)
+			break;
+	}
+	if (i == SRNIC_MAX_QP) {
+		rte_spinlock_unlock(&dev->lock);
+		rte_errno = ENOSPC;
+		goto fail;
+	}
+	dev->qp_next = idx + 1;
+	qp->qpn = SRNIC_QPN_BASE + idx;
+	if (srnic_engine_set_qp(qp->eng, qp, true) != 0) {
+		rte_spinlock_unlock(&dev->lock);
+		goto nomem;
+	}
+	__atomic_store_n(&dev->qp_tbl[idx], qp, __ATOMIC_RELEASE);
+	rte_spinlock_unlock(&dev->lock);
+	a->max_send_wr = sq_size;
+	a->max_recv_wr = rq_size;
+	atomic_fetch_add(&pd->refs, 1);
+	return qp;
+
+nomem:
+	rte_errno = ENOMEM;
+fail:
+	if (qp != NULL) {
+		rte_free(qp->sq.wqe);
+		rte_free(qp->rq.wqe);
+		rte_free(qp->sq.inline_buf);
+		rte_free(qp);
+	}
+	return NULL;
+}
+
+int
+srnic_destroy_qp(struct srnic_qp *qp)
+{
+	struct srnic_dev *dev;
+
+	if (qp == NULL)
+		return -EINVAL;
+	dev = qp->dev;
+	atomic_store(&qp->state, IBV_QPS_RESET);
+	rte_spinlock_lock(&dev->lock);
+	__atomic_store_n(&dev->qp_tbl[qp->qpn - SRNIC_QPN_BASE], NULL, __ATOMIC_RELEASE);
+	srnic_engine_set_qp(qp->eng, qp, false); /* quiesces: no engine holds qp after */
+	rte_spinlock_unlock(&dev->lock);
+	atomic_fetch_sub(&qp->pd->refs, 1);
+	rte_free(qp->sq.wqe);
+	rte_free(qp->rq.wqe);
+	rte_free(qp->sq.inline_buf);
+	rte_free(qp);
+	return 0;
+}
+
+uint32_t
+srnic_qp_num(const struct srnic_qp *qp)
+{
+	return qp->qpn;
+}
+
+enum ibv_qp_state
+srnic_qp_state(const struct srnic_qp *qp)
+{
+	return (enum ibv_qp_state)atomic_load_explicit(&qp->state, memory_order_acquire);
+}
+
+/* Is cur -> next a transition verbs allows for RC, with the right mask? */
+static int
+qp_check_transition(enum ibv_qp_state cur, enum ibv_qp_state next, int mask)
+{
+	if (next == IBV_QPS_RESET || next == IBV_QPS_ERR)
+		return 0;
+	switch (cur) {
+	case IBV_QPS_RESET:
+		if (next == IBV_QPS_INIT && (mask & QP_REQ_RESET_INIT) == QP_REQ_RESET_INIT)
+			return 0;
+		break;
+	case IBV_QPS_INIT:
+		if (next == IBV_QPS_INIT)
+			return 0;
+		if (next == IBV_QPS_RTR && (mask & QP_REQ_INIT_RTR) == QP_REQ_INIT_RTR)
+			return 0;
+		break;
+	case IBV_QPS_RTR:
+		if (next == IBV_QPS_RTS && (mask & QP_REQ_RTR_RTS) == QP_REQ_RTR_RTS)
+			return 0;
+		break;
+	case IBV_QPS_RTS:
+		if (next == IBV_QPS_RTS || next == IBV_QPS_SQD)
+			return 0;
+		break;
+	case IBV_QPS_SQD:
+		if (next == IBV_QPS_RTS || next == IBV_QPS_SQD)
+			return 0;
+		break;
+	default:
+		break;
+	}
+	return -EINVAL;
+}
+
+/* Range checks of the attributes present in mask. */
+static int
+qp_check_attr(const struct srnic_qp *qp, const struct ibv_qp_attr *a, int mask)
+{
+	if ((mask & IBV_QP_PATH_MTU) && (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096))
+		return -EINVAL;
+	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > SRNIC_QPN_MASK)
+		return -EINVAL;
+	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > SRNIC_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > SRNIC_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31)
+		return -EINVAL;
+	if ((mask & IBV_QP_RETRY_CNT) && a->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IBV_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IBV_QP_PORT) && a->port_num != 1)
+		return -EINVAL;
+	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
+		return -EINVAL;
+	if (mask & IBV_QP_AV) {
+		const struct ibv_ah_attr *ah = &a->ah_attr;
+		bool v4 = srnic_gid_is_v4mapped(&ah->grh.dgid);
+
+		if (!ah->is_global || ah->grh.sgid_index >= SRNIC_GID_TBL_LEN ||
+		    (v4 ? 4 : 6) != qp->dev->ip_ver)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* Build the route (everything below the BTH) for the peer in the AV. */
+static void
+qp_set_route(struct srnic_qp *qp, const struct ibv_qp_attr *a, const struct rte_ether_addr *dmac)
+{
+	struct srnic_dev *dev = qp->dev;
+	struct srnic_route *r = &qp->route;
+
+	memset(r, 0, sizeof(*r));
+	qp->dgid = a->ah_attr.grh.dgid;
+	r->src_mac = dev->mac;
+	r->ip_ver = dev->ip_ver;
+	r->ttl = SRNIC_IP_TTL;
+	r->tclass = a->ah_attr.grh.traffic_class;
+	r->flow_label = a->ah_attr.grh.flow_label;
+	memcpy(r->src_ip, dev->ip, 16);
+	if (dev->ip_ver == 4)
+		memcpy(r->dst_ip, &qp->dgid.raw[12], 4);
+	else
+		memcpy(r->dst_ip, qp->dgid.raw, 16);
+	if (dmac != NULL) {
+		r->dst_mac = *dmac;
+		qp->route_ok = 1;
+	} else {
+		qp->route_ok = srnic_neigh_lookup(dev, r->dst_ip, &r->dst_mac) == 0;
+	}
+}
+
+int
+srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
+		     const struct rte_ether_addr *dmac)
+{
+	enum ibv_qp_state cur, next;
+	int rc;
+
+	if (qp == NULL || a == NULL)
+		return -EINVAL;
+	cur = srnic_qp_state(qp);
+	next = (mask & IBV_QP_STATE) ? a->qp_state : cur;
+	if ((mask & IBV_QP_CUR_STATE) && a->cur_qp_state != cur)
+		return -EINVAL;
+	rc = qp_check_transition(cur, next, mask);
+	if (rc == 0)
+		rc = qp_check_attr(qp, a, mask);
+	if (rc != 0) {
+		SRNIC_LOG(DEBUG, "qp %#x: %s -> %s (mask %#x) refused", qp->qpn,
+			  qp_state_names[cur], qp_state_names[next], mask);
+		return rc;
+	}
+
+	if (next == IBV_QPS_RESET && cur != IBV_QPS_RESET) {
+		/* The engine skips RESET QPs; once quiescent, rewind the rings. */
+		atomic_store_explicit(&qp->state, IBV_QPS_RESET, memory_order_release);
+		srnic_dev_quiesce(qp->dev);
+		atomic_store(&qp->sq.head, 0);
+		atomic_store(&qp->sq.comp, 0);
+		qp->sq.req = 0;
+		atomic_store(&qp->rq.head, 0);
+		atomic_store(&qp->rq.tail, 0);
+		memset(&qp->req, 0, sizeof(qp->req));
+		memset(&qp->resp, 0, sizeof(qp->resp));
+		return 0;
+	}
+
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		qp->access = a->qp_access_flags;
+	if (mask & IBV_QP_PATH_MTU) {
+		struct ibv_port_attr pa;
+
+		srnic_dev_query_port(qp->dev, &pa);
+		qp->pmtu_enum = RTE_MIN(a->path_mtu, pa.active_mtu);
+		qp->pmtu = srnic_mtu_bytes(qp->pmtu_enum);
+	}
+	if (mask & IBV_QP_DEST_QPN)
+		qp->dest_qpn = a->dest_qp_num;
+	if (mask & IBV_QP_RQ_PSN) {
+		qp->rq_psn_init = a->rq_psn & SRNIC_PSN_MASK;
+		qp->resp.epsn = qp->rq_psn_init;
+	}
+	if (mask & IBV_QP_SQ_PSN) {
+		qp->sq_psn_init = a->sq_psn & SRNIC_PSN_MASK;
+		qp->req.psn = qp->sq_psn_init;
+	}
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		qp->max_rd_atomic = a->max_rd_atomic;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		qp->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & IBV_QP_TIMEOUT)
+		qp->timeout = a->timeout;
+	if (mask & IBV_QP_RETRY_CNT) {
+		qp->retry_cnt = a->retry_cnt;
+		qp->req.retry_left = a->retry_cnt;
+	}
+	if (mask & IBV_QP_RNR_RETRY) {
+		qp->rnr_retry = a->rnr_retry;
+		qp->req.rnr_left = a->rnr_retry;
+	}
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = a->min_rnr_timer;
+	if (mask & IBV_QP_AV)
+		qp_set_route(qp, a, dmac);
+	if (mask & (IBV_QP_AV | IBV_QP_DEST_QPN))
+		qp->route.udp_sport = srnic_roce_sport(qp->qpn, qp->dest_qpn);
+
+	/* Publish: the engine reads the attributes after it sees the state. */
+	atomic_store_explicit(&qp->state, next, memory_order_release);
+	return 0;
+}
+
+int
+srnic_modify_qp(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask)
+{
+	return srnic_modify_qp_dmac(qp, a, mask, NULL);
+}
+
+int
+srnic_query_qp(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
+	       struct srnic_qp_init_attr *init)
+{
+	RTE_SET_USED(mask);
+	if (qp == NULL || a == NULL)
+		return -EINVAL;
+	memset(a, 0, sizeof(*a));
+	a->qp_state = srnic_qp_state(qp);
+	a->cur_qp_state = a->qp_state;
+	a->path_mtu = qp->pmtu_enum;
+	a->qp_access_flags = qp->access;
+	a->dest_qp_num = qp->dest_qpn;
+	a->rq_psn = qp->rq_psn_init;
+	a->sq_psn = qp->sq_psn_init;
+	a->max_rd_atomic = qp->max_rd_atomic;
+	a->max_dest_rd_atomic = qp->max_dest_rd_atomic;
+	a->timeout = qp->timeout;
+	a->retry_cnt = qp->retry_cnt;
+	a->rnr_retry = qp->rnr_retry;
+	a->min_rnr_timer = qp->min_rnr_timer;
+	a->port_num = 1;
+	a->ah_attr.is_global = 1;
+	a->ah_attr.port_num = 1;
+	a->ah_attr.grh.dgid = qp->dgid;
+	a->ah_attr.grh.sgid_index = 1;
+	a->cap.max_send_wr = qp->sq.size;
+	a->cap.max_recv_wr = qp->rq.size;
+	a->cap.max_send_sge = qp->sq.max_sge;
+	a->cap.max_recv_sge = qp->rq.max_sge;
+	a->cap.max_inline_data = qp->sq.max_inline;
+	if (init != NULL) {
+		memset(init, 0, sizeof(*init));
+		init->send_cq = qp->scq;
+		init->recv_cq = qp->rcq;
+		init->max_send_wr = qp->sq.size;
+		init->max_recv_wr = qp->rq.size;
+		init->max_send_sge = qp->sq.max_sge;
+		init->max_recv_sge = qp->rq.max_sge;
+		init->max_inline_data = qp->sq.max_inline;
+		init->sq_sig_all = qp->sq_sig_all;
+		init->qp_type = IBV_QPT_RC;
+	}
+	return 0;
+}
+
+/* ---- posting ---- */
+
+static int
+post_one_send(struct srnic_qp *qp, const struct ibv_send_wr *wr, uint32_t head)
+{
+	struct srnic_swqe *w = &qp->sq.wqe[head & qp->sq.mask];
+	uint64_t len = 0;
+	int i;
+
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
+		return EINVAL;
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	switch (wr->opcode) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		if (wr->num_sge != 1 || len != 8)
+			return EINVAL;
+		break;
+	default:
+		return EOPNOTSUPP;
+	}
+	if (len > SRNIC_MAX_MSG_SIZE)
+		return EINVAL;
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		if (wr->opcode == IBV_WR_RDMA_READ || wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || len > qp->sq.max_inline)
+			return EINVAL;
+	}
+
+	w->wr_id = wr->wr_id;
+	w->opcode = (uint8_t)wr->opcode;
+	w->num_sge = (uint8_t)wr->num_sge;
+	w->length = (uint32_t)len;
+	w->signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
+	w->fence = (wr->send_flags & IBV_SEND_FENCE) != 0;
+	w->solicited = (wr->send_flags & IBV_SEND_SOLICITED) != 0;
+	w->inline_data = (wr->send_flags & IBV_SEND_INLINE) != 0;
+	w->imm_data = wr->imm_data;
+	w->state = SRNIC_WQE_POSTED;
+	w->wc_status = IBV_WC_SUCCESS;
+	w->sent_pkts = 0;
+	w->resp_pkts = 0;
+	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		w->remote_addr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->compare_add = wr->wr.atomic.compare_add;
+		w->swap = wr->wr.atomic.swap;
+	} else {
+		w->remote_addr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+	}
+	if (w->inline_data) {
+		/* The application may reuse its buffer once post returns. */
+		uint8_t *dst = qp->sq.inline_buf + (size_t)(head & qp->sq.mask) * qp->sq.max_inline;
+
+		for (i = 0; i < wr->num_sge; i++) {
+			memcpy(dst, (void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
+			dst += wr->sg_list[i].length;
+		}
+		w->num_sge = 0;
+	} else {
+		for (i = 0; i < wr->num_sge; i++)
+			w->sge[i] = wr->sg_list[i];
+	}
+	return 0;
+}
+
+int
+srnic_post_send(struct srnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	enum ibv_qp_state st = srnic_qp_state(qp);
+	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_relaxed);
+	int rc = 0;
+
+	/* RTS and later states queue (ERR flushes); before RTS is an error. */
+	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	for (; wr != NULL; wr = wr->next) {
+		uint32_t comp = atomic_load_explicit(&qp->sq.comp, memory_order_acquire);
+
+		if (head - comp >= qp->sq.size) {
+			rc = ENOMEM;
+			break;
+		}
+		rc = post_one_send(qp, wr, head);
+		if (rc != 0)
+			break;
+		head++;
+		atomic_store_explicit(&qp->sq.head, head, memory_order_release);
+	}
+	if (rc != 0)
+		*bad_wr = wr;
+	return rc;
+}
+
+int
+srnic_post_recv(struct srnic_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	uint32_t head = atomic_load_explicit(&qp->rq.head, memory_order_relaxed);
+	int rc = 0, i;
+
+	if (srnic_qp_state(qp) == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	for (; wr != NULL; wr = wr->next) {
+		uint32_t tail = atomic_load_explicit(&qp->rq.tail, memory_order_acquire);
+		struct srnic_rwqe *w;
+		uint64_t len = 0;
+
+		if (head - tail >= qp->rq.size) {
+			rc = ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->rq.max_sge) {
+			rc = EINVAL;
+			break;
+		}
+		w = &qp->rq.wqe[head & qp->rq.mask];
+		w->wr_id = wr->wr_id;
+		w->num_sge = (uint8_t)wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			w->sge[i] = wr->sg_list[i];
+			len += wr->sg_list[i].length;
+		}
+		w->length = (uint32_t)RTE_MIN(len, (uint64_t)UINT32_MAX);
+		head++;
+		atomic_store_explicit(&qp->rq.head, head, memory_order_release);
+	}
+	if (rc != 0)
+		*bad_wr = wr;
+	return rc;
+}

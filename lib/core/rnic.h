@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SRNIC_RNIC_H
+#define SRNIC_RNIC_H
+
+/*
+ * Internal object layouts shared by the control path (lib/core) and the
+ * engines (lib/engine). Not installed.
+ */
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <sys/queue.h>
+
+#include <rte_common.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+#include <rte_spinlock.h>
+
+#include "srnic.h"
+#include "srnic_param.h"
+#include "srnic_wire.h"
+#include "stats.h"
+
+extern int srnic_logtype;
+#define SRNIC_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_##level, srnic_logtype, "srnic: " fmt "\n", ##__VA_ARGS__)
+
+/* ---- memory regions ---- */
+
+struct srnic_mr {
+	struct srnic_dev *dev;
+	struct srnic_pd *pd;
+	uint8_t *addr;
+	uint64_t length;
+	rte_iova_t iova;            /* of addr; RTE_BAD_IOVA if unknown */
+	uint32_t key;               /* lkey == rkey: index << 8 | generation byte */
+	int access;
+	uint8_t extmem;             /* we registered it with rte_extmem_register */
+	srnic_mr_release_cb release;
+	void *release_arg;
+	/* One reference for the registration, one per mbuf attached to the
+	 * memory; the last one out frees the MR (mr_ext_free). */
+	struct rte_mbuf_ext_shared_info shinfo;
+};
+
+#define SRNIC_MR_KEY_INDEX(key) ((key) >> 8)
+
+/* ---- completion queues ---- */
+
+struct srnic_cq {
+	struct srnic_dev *dev;
+	struct srnic_engine *eng;
+	struct ibv_wc *ring;
+	uint32_t size;              /* power of two */
+	uint32_t mask;
+	/* producer side: the engine */
+	alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t prod;
+	_Atomic uint8_t overflow;
+	/* consumer side: the application */
+	alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t cons;
+};
+
+/* ---- work queues ---- */
+
+enum srnic_wqe_state {
+	SRNIC_WQE_POSTED,           /* not started by the requester */
+	SRNIC_WQE_SENDING,          /* some packets sent */
+	SRNIC_WQE_SENT,             /* all packets sent, awaiting ACK/response */
+	SRNIC_WQE_DONE,             /* completed (status in wc_status) */
+};
+
+struct srnic_swqe {
+	/* from the work request */
+	uint64_t wr_id;
+	uint64_t remote_addr;
+	uint64_t compare_add;
+	uint64_t swap;
+	uint32_t rkey;
+	uint32_t imm_data;          /* big endian, as in ibv_send_wr */
+	uint32_t length;            /* total payload bytes */
+	uint8_t opcode;             /* enum ibv_wr_opcode */
+	uint8_t num_sge;
+	uint8_t signaled;
+	uint8_t fence;
+	uint8_t solicited;
+	uint8_t inline_data;        /* payload in the QP's inline buffer */
+	/* requester and completer state */
+	uint8_t state;              /* enum srnic_wqe_state */
+	uint8_t wc_status;          /* enum ibv_wc_status when DONE */
+	uint32_t first_psn;
+	uint32_t npkts;             /* PSNs the message takes */
+	uint32_t sent_pkts;         /* packets built so far */
+	uint32_t resp_pkts;         /* READ responses received */
+	struct ibv_sge sge[SRNIC_MAX_SGE];
+};
+
+struct srnic_rwqe {
+	uint64_t wr_id;
+	uint32_t length;
+	uint8_t num_sge;
+	struct ibv_sge sge[SRNIC_MAX_SGE];
+};
+
+/* ---- responder ---- */
+
+/* Responses the responder owes, in PSN order (C9-... responses are sent in
+ * the order of their requests): READ and atomic responses, and coalesced
+ * ACKs/NAKs for the requests between them. */
+enum srnic_resp_kind {
+	SRNIC_RESP_ACK,
+	SRNIC_RESP_NAK,
+	SRNIC_RESP_READ,
+	SRNIC_RESP_ATOMIC,
+};
+
+struct srnic_resp_entry {
+	uint8_t kind;               /* enum srnic_resp_kind */
+	uint8_t syndrome;           /* ACK/NAK */
+	uint32_t psn;               /* ACK/NAK psn; READ/ATOMIC: first PSN */
+	uint32_t msn;
+	uint32_t npkts;             /* READ: PSNs reserved */
+	uint32_t sent;              /* READ: response packets built */
+	uint64_t va;
+	uint32_t rkey;
+	uint32_t length;
+	uint64_t atomic_orig;
+};
+
+#define SRNIC_RESP_FIFO (4 * SRNIC_MAX_RD_ATOMIC) /* power of two */
+
+enum srnic_resp_msg {
+	SRNIC_MSG_NONE,             /* next request starts a message */
+	SRNIC_MSG_SEND,             /* inside a multi-packet SEND */
+	SRNIC_MSG_WRITE,            /* inside a multi-packet WRITE */
+};
+
+struct srnic_resp {
+	uint32_t epsn;              /* expected PSN */
+	uint32_t msn;
+	uint8_t msg;                /* enum srnic_resp_msg */
+	uint8_t seq_nak_sent;       /* one NAK per gap (C9-...) */
+	uint8_t rd_atomic;          /* READ/atomic entries queued */
+	uint8_t rwqe_taken;         /* a receive WQE is being filled */
+	struct srnic_rwqe rwqe;     /* copy of the receive WQE in use */
+	uint32_t recv_off;          /* bytes placed in it */
+	uint64_t write_va;          /* WRITE in progress */
+	uint32_t write_rkey;
+	uint32_t write_resid;
+	uint32_t write_len;         /* RETH DMA length of the WRITE */
+	uint8_t goto_error;         /* fatal error NAKed: QP to ERR once it is sent */
+	uint32_t head;              /* FIFO: next entry to send */
+	uint32_t tail;              /* FIFO: next free entry */
+	struct srnic_resp_entry fifo[SRNIC_RESP_FIFO];
+};
+
+/* ---- queue pairs ---- */
+
+struct srnic_qp {
+	struct srnic_dev *dev;
+	struct srnic_engine *eng;
+	struct srnic_pd *pd;
+	struct srnic_cq *scq;
+	struct srnic_cq *rcq;
+	uint32_t qpn;
+	_Atomic uint8_t state;      /* enum ibv_qp_state */
+	_Atomic uint8_t err_req;    /* control path asked for ERR: engine flushes */
+	uint8_t sq_sig_all;
+	uint8_t route_ok;           /* destination MAC known */
+
+	/* attributes */
+	uint32_t dest_qpn;
+	uint32_t pmtu;              /* bytes */
+	enum ibv_mtu pmtu_enum;
+	int access;                 /* qp_access_flags */
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t min_rnr_timer;
+	uint32_t sq_psn_init;
+	uint32_t rq_psn_init;
+	union ibv_gid dgid;
+	struct srnic_route route;
+	uint16_t ip_id;
+	uint64_t arp_next_tsc;
+
+	/* send queue: application produces at head; engine sends at req and
+	 * retires at comp (published so the application can reuse slots) */
+	struct {
+		struct srnic_swqe *wqe;
+		uint8_t *inline_buf;
+		uint32_t size;
+		uint32_t mask;
+		uint32_t max_sge;
+		uint32_t max_inline;
+		alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t head;
+		alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t comp;
+		uint32_t req;
+	} sq;
+
+	/* receive queue: application produces at head, engine consumes at tail */
+	struct {
+		struct srnic_rwqe *wqe;
+		uint32_t size;
+		uint32_t mask;
+		uint32_t max_sge;
+		alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t head;
+		alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t tail;
+	} rq;
+
+	/* requester */
+	struct {
+		uint32_t psn;           /* next PSN to assign */
+		uint32_t rd_atomic;     /* READs/atomics in flight */
+		uint8_t stalled;        /* a WQE failed locally: send nothing more */
+		uint8_t retry_left;     /* sequence-error / timeout retries left */
+		uint8_t rnr_left;       /* RNR retries left (rnr_retry 7: forever) */
+		uint64_t wait_until;    /* timer cycles: RNR wait before resending */
+	} req;
+
+	struct srnic_resp resp;
+};
+
+/* ---- engines ---- */
+
+struct srnic_qp_set {
+	uint32_t n;
+	struct srnic_qp *qp[];
+};
+
+struct srnic_engine {
+	struct srnic_dev *dev;
+	uint16_t index;
+	uint16_t queue;             /* RX/TX queue of the port */
+	uint16_t port_id;
+	_Atomic uint8_t running;    /* launched on a worker lcore */
+	_Atomic uint8_t stop;
+	unsigned int lcore;
+	/* Quiescence for the control path: odd while inside srnic_engine_poll(). */
+	_Atomic uint64_t poll_seq;
+	struct rte_ring *redirect;  /* MP/SC: packets for our QPs from other engines' RX */
+	/* QPs pinned here. The control path replaces the whole set (copy,
+	 * publish, srnic_dev_quiesce(), free the old one): no lock on the
+	 * engine side. */
+	_Atomic(struct srnic_qp_set *) qps;
+	uint16_t tx_len;
+	struct rte_mbuf *tx_buf[SRNIC_TX_BUF_SIZE];
+	uint64_t stats[SRNIC_STAT_COUNT];
+} __rte_cache_aligned;
+
+/* ---- neighbours ---- */
+
+struct srnic_neigh {
+	uint8_t ip[16];
+	uint8_t ip_ver;
+	uint8_t valid;
+	struct rte_ether_addr mac;
+};
+
+/* ---- the device ---- */
+
+struct srnic_pd {
+	struct srnic_dev *dev;
+	_Atomic uint32_t refs;
+};
+
+struct srnic_dev {
+	char name[32];
+	uint16_t port_id;
+	uint16_t nb_engines;
+	uint16_t mtu;
+	uint8_t ip_ver;
+	uint8_t ip[16];
+	struct rte_ether_addr mac;
+	union ibv_gid gid[SRNIC_GID_TBL_LEN];
+	struct rte_mempool *pool;       /* header and RX mbufs */
+	struct rte_mempool *ext_pool;   /* zero-copy attachments (no data room) */
+	struct rte_mempool *rx_pool;    /* RX descriptors */
+	srnic_host_rx_cb host_rx;
+	void *host_rx_arg;
+	struct srnic_engine *engines[SRNIC_MAX_ENGINES_PER_DEV];
+
+	rte_spinlock_t lock;            /* control path: tables below */
+	struct srnic_qp **qp_tbl;       /* by QPN - SRNIC_QPN_BASE */
+	uint32_t qp_next;
+	struct srnic_mr **mr_tbl;       /* by key index; entries read by engines */
+	uint8_t *mr_gen;
+	uint32_t mr_next;
+
+	rte_spinlock_t neigh_lock;
+	struct srnic_neigh neigh[SRNIC_NEIGH_MAX];
+};
+
+/* ---- helpers shared by control path and engines ---- */
+
+static inline struct srnic_qp *
+srnic_dev_qp(const struct srnic_dev *dev, uint32_t qpn)
+{
+	uint32_t i = qpn - SRNIC_QPN_BASE;
+
+	if (unlikely(i >= SRNIC_MAX_QP))
+		return NULL;
+	return __atomic_load_n(&dev->qp_tbl[i], __ATOMIC_ACQUIRE);
+}
+
+enum srnic_key_err {
+	SRNIC_KEY_OK,
+	SRNIC_KEY_BAD,              /* no such key (or stale generation) */
+	SRNIC_KEY_PD,               /* another PD */
+	SRNIC_KEY_ACCESS,           /* access flags do not allow it */
+	SRNIC_KEY_BOUNDS,           /* outside the region */
+};
+
+/* Look up a key and check access over [va, va + len). Engine context. */
+static inline enum srnic_key_err
+srnic_mr_check(const struct srnic_dev *dev, const struct srnic_pd *pd, uint32_t key,
+	       int access, uint64_t va, uint64_t len, struct srnic_mr **out)
+{
+	uint32_t i = SRNIC_MR_KEY_INDEX(key);
+	struct srnic_mr *mr;
+	uint64_t start;
+
+	if (unlikely(i >= SRNIC_MAX_MR))
+		return SRNIC_KEY_BAD;
+	mr = __atomic_load_n(&dev->mr_tbl[i], __ATOMIC_ACQUIRE);
+	if (unlikely(mr == NULL || mr->key != key))
+		return SRNIC_KEY_BAD;
+	if (unlikely(mr->pd != pd))
+		return SRNIC_KEY_PD;
+	if (unlikely((mr->access & access) != access))
+		return SRNIC_KEY_ACCESS;
+	start = (uint64_t)(uintptr_t)mr->addr;
+	if (unlikely(va < start || len > mr->length || va - start > mr->length - len))
+		return SRNIC_KEY_BOUNDS;
+	*out = mr;
+	return SRNIC_KEY_OK;
+}
+
+static inline uint32_t
+srnic_mtu_bytes(enum ibv_mtu m)
+{
+	return 128u << m;  /* IBV_MTU_256 == 1 */
+}
+
+/* Wait until no engine of dev is inside a poll that began before this call. */
+void srnic_dev_quiesce(struct srnic_dev *dev);
+
+/* Engine-side entry points used by the control path (dev->lock held). */
+int srnic_engine_set_qp(struct srnic_engine *eng, struct srnic_qp *qp, bool add);
+struct srnic_engine *srnic_engine_create(struct srnic_dev *dev, uint16_t index);
+void srnic_engine_destroy(struct srnic_engine *eng);
+
+#endif /* SRNIC_RNIC_H */

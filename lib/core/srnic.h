@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SRNIC_H
+#define SRNIC_H
+
+/**
+ * @file
+ * srnic: a software RoCEv2 RNIC on a DPDK port. The public API.
+ *
+ * Objects follow verbs: a device on an ethdev port, protection domains,
+ * memory regions, completion queues, RC queue pairs. Work requests and
+ * completions are rdma-core's own types (struct ibv_send_wr, ibv_recv_wr,
+ * ibv_wc, ibv_qp_attr), so a verbs layer over srnic stays thin.
+ *
+ * Threads. The engine is a set of per-lcore instances (struct srnic_engine),
+ * one per RX/TX queue pair of the port; each QP is pinned to one engine and
+ * a CQ belongs to the engine of its QPs. An engine runs when its owner calls
+ * srnic_engine_poll() (the application's own lcore loop) or, if asked,
+ * srnic_engine_launch() on a worker lcore. srnic starts no thread by itself.
+ *
+ * Ownership of the rings shared between the application and an engine:
+ * - SQ and RQ: the application is the single producer (srnic_post_send(),
+ *   srnic_post_recv()), the QP's engine the single consumer. A slot returns
+ *   to the application when its work request has completed.
+ * - CQ: the engine is the single producer, the application the single
+ *   consumer (srnic_poll_cq()).
+ * Posting to one QP or polling one CQ from two threads at once needs the
+ * caller's own lock; different QPs and CQs need none.
+ *
+ * Control functions return 0 or a negative errno; constructors return NULL
+ * and set rte_errno.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rte_ether.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct srnic_dev;
+struct srnic_engine;
+struct srnic_pd;
+struct srnic_mr;
+struct srnic_cq;
+struct srnic_qp;
+struct rte_mbuf;
+
+/* ---- limits (see also srnic_param.h for engine internals) ---- */
+#define SRNIC_MAX_SGE 8            /**< SGEs per work request */
+#define SRNIC_MAX_INLINE 256       /**< bytes of inline data per send WR */
+#define SRNIC_MAX_QP_WR 4096       /**< SQ/RQ depth at most */
+#define SRNIC_MAX_CQE 65536        /**< CQ depth at most */
+#define SRNIC_MAX_RD_ATOMIC 16     /**< max_rd_atomic / max_dest_rd_atomic */
+#define SRNIC_MAX_MSG_SIZE (1u << 31) /**< bytes per message */
+#define SRNIC_MAX_ENGINES_PER_DEV 16 /**< RX/TX queue pairs used on one port */
+#define SRNIC_GID_TBL_LEN 2        /**< 0: link-local from MAC, 1: IP-based RoCEv2 */
+
+/** Callback for frames that are not RoCEv2 (nor ARP/ND srnic answers). */
+typedef void (*srnic_host_rx_cb)(struct srnic_dev *dev, struct rte_mbuf *m, void *arg);
+
+/** Device configuration. */
+struct srnic_dev_conf {
+	uint16_t port_id;          /**< a DPDK ethdev, not yet configured */
+	uint16_t nb_engines;       /**< RX/TX queue pairs, one engine each (>= 1) */
+	uint16_t mtu;              /**< Ethernet MTU; 0: 1500. Path MTU is bounded by it */
+	uint8_t ip_ver;            /**< 4 or 6 */
+	uint8_t ip[16];            /**< our address, network order (IPv4: first 4 bytes) */
+	const struct rte_ether_addr *mac; /**< NULL: the port's own MAC */
+	uint32_t nb_mbufs;         /**< mbuf pool size; 0: a default */
+	srnic_host_rx_cb host_rx;  /**< NULL: count and drop */
+	void *host_rx_arg;
+	const char *name;          /**< device name, e.g. "srnic0" */
+};
+
+struct srnic_dev *srnic_dev_create(const struct srnic_dev_conf *conf);
+int srnic_dev_destroy(struct srnic_dev *dev);
+const char *srnic_dev_name(const struct srnic_dev *dev);
+/** Our RoCEv2 GID at index (0: link-local from the MAC, 1: IP-based). */
+int srnic_dev_gid(const struct srnic_dev *dev, int index, union ibv_gid *gid);
+int srnic_dev_query(const struct srnic_dev *dev, struct ibv_device_attr *attr);
+int srnic_dev_query_port(const struct srnic_dev *dev, struct ibv_port_attr *attr);
+struct srnic_engine *srnic_dev_engine(struct srnic_dev *dev, uint16_t index);
+uint16_t srnic_dev_nb_engines(const struct srnic_dev *dev);
+/** Add a static neighbour (no ARP/ND needed for this address). */
+int srnic_dev_add_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
+			const struct rte_ether_addr *mac);
+
+/* ---- engine: the per-lcore loop ---- */
+
+/**
+ * Run one iteration of an engine: RX burst, parse and dispatch to the
+ * responder or completer, requester work from the send queues, timers, TX.
+ * Must be called by one thread at a time per engine. Returns the number of
+ * packets received and sent.
+ */
+unsigned int srnic_engine_poll(struct srnic_engine *eng);
+/** Run srnic_engine_poll() in a loop on worker lcore until srnic_engine_stop(). */
+int srnic_engine_launch(struct srnic_engine *eng, unsigned int lcore_id);
+int srnic_engine_stop(struct srnic_engine *eng);
+
+/* ---- counters ---- */
+
+/** Number of named counters of an engine (xstats style). */
+unsigned int srnic_engine_stats_count(void);
+/** Name of counter i, e.g. "rx_icrc_err". */
+const char *srnic_engine_stat_name(unsigned int i);
+/** Copy up to n counter values; returns the count. Safe from any thread (racy reads). */
+unsigned int srnic_engine_stats_get(const struct srnic_engine *eng, uint64_t *vals, unsigned int n);
+/** Sum of one counter over every engine of the device; -1 if the name is unknown. */
+int64_t srnic_dev_stat(const struct srnic_dev *dev, const char *name);
+
+/* ---- PD, MR ---- */
+
+struct srnic_pd *srnic_alloc_pd(struct srnic_dev *dev);
+int srnic_dealloc_pd(struct srnic_pd *pd);
+
+/** Called once the last reference to a deregistered region's memory is gone. */
+typedef void (*srnic_mr_release_cb)(void *addr, size_t length, void *arg);
+
+/**
+ * Register memory for local and remote access (IBV_ACCESS_* flags). The
+ * memory may be hugepage memory from rte_malloc or any application memory;
+ * for PMDs that DMA, it is made known to DPDK (rte_extmem_register) when
+ * DPDK does not already manage it.
+ */
+struct srnic_mr *srnic_reg_mr(struct srnic_pd *pd, void *addr, size_t length, int access);
+/** As srnic_reg_mr(), with a callback for when the memory is free to reuse. */
+struct srnic_mr *srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
+				 srnic_mr_release_cb release, void *arg);
+/**
+ * Deregister: no access passes the key check once this returns, and srnic
+ * reads or writes the memory no more, except that mbufs already built over
+ * it (zero-copy responses in flight) keep it until they are freed; the
+ * release callback says when.
+ */
+int srnic_dereg_mr(struct srnic_mr *mr);
+uint32_t srnic_mr_lkey(const struct srnic_mr *mr);
+uint32_t srnic_mr_rkey(const struct srnic_mr *mr);
+
+/* ---- CQ ---- */
+
+/** A CQ of at least cqe entries, served by engine eng (its QPs' engine). */
+struct srnic_cq *srnic_create_cq(struct srnic_dev *dev, int cqe, struct srnic_engine *eng);
+int srnic_destroy_cq(struct srnic_cq *cq);
+/**
+ * Poll up to n completions. Returns the count, or -EOVERFLOW once the CQ
+ * has overflowed (completions were lost: the CQ and its QPs are in error).
+ */
+int srnic_poll_cq(struct srnic_cq *cq, int n, struct ibv_wc *wc);
+
+/* ---- QP ---- */
+
+struct srnic_qp_init_attr {
+	struct srnic_cq *send_cq;
+	struct srnic_cq *recv_cq;
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+	int sq_sig_all;            /**< every send WR signaled */
+	enum ibv_qp_type qp_type;  /**< IBV_QPT_RC */
+};
+
+/** A QP served by the engine of its CQs. */
+struct srnic_qp *srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *attr);
+int srnic_destroy_qp(struct srnic_qp *qp);
+uint32_t srnic_qp_num(const struct srnic_qp *qp);
+
+/**
+ * Move a QP through RESET -> INIT -> RTR -> RTS (-> SQD) and to ERR, with
+ * the attributes verbs names for each transition (IBV_QP_* mask).
+ * RTR needs IBV_QP_AV (ah_attr.grh.dgid: the peer's GID; is_global 1),
+ * IBV_QP_PATH_MTU, IBV_QP_DEST_QPN, IBV_QP_RQ_PSN,
+ * IBV_QP_MAX_DEST_RD_ATOMIC, IBV_QP_MIN_RNR_TIMER. RTS needs IBV_QP_SQ_PSN,
+ * IBV_QP_TIMEOUT, IBV_QP_RETRY_CNT, IBV_QP_RNR_RETRY, IBV_QP_MAX_QP_RD_ATOMIC.
+ * The peer's MAC comes from a static neighbour or ARP/ND; set dmac to skip it.
+ * Returns -EINVAL for a bad transition or attribute.
+ */
+int srnic_modify_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+/** Same, with the peer's MAC given (as ah_attr carries in rdma-core's extended form). */
+int srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+			 const struct rte_ether_addr *dmac);
+int srnic_query_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		   struct srnic_qp_init_attr *init);
+enum ibv_qp_state srnic_qp_state(const struct srnic_qp *qp);
+
+/** Post send work requests. Returns 0, or an errno with *bad_wr set. */
+int srnic_post_send(struct srnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+/** Post receive work requests. Returns 0, or an errno with *bad_wr set. */
+int srnic_post_recv(struct srnic_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SRNIC_H */

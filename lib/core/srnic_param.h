@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SRNIC_PARAM_H
+#define SRNIC_PARAM_H
+
+/**
+ * @file
+ * Engine limits and tunables, each named once. Public limits of the API
+ * (SGEs, depths) are in srnic.h.
+ */
+
+#define SRNIC_RX_BURST 32              /**< packets per rte_eth_rx_burst */
+#define SRNIC_TX_BUF_SIZE 1024         /**< packets an engine holds for TX */
+#define SRNIC_TX_RESERVE 64            /**< TX slots kept for ACKs/NAKs */
+#define SRNIC_REQ_BUDGET 32            /**< packets one QP's requester builds per poll */
+#define SRNIC_RESP_BUDGET 32           /**< READ response packets one QP builds per poll */
+#define SRNIC_QP_BACKLOG 512           /**< requests held while a READ response is sent */
+#define SRNIC_REDIRECT_RING 4096       /**< packets handed from another engine's RX queue */
+#define SRNIC_MAX_QP 65536             /**< QPs per device */
+#define SRNIC_QPN_BASE 0x11            /**< first QPN (0, 1 are special; rxe starts at 0x11) */
+#define SRNIC_MAX_MR 65536             /**< MRs per device */
+#define SRNIC_MAX_PD 4096              /**< PDs per device */
+#define SRNIC_MR_MAX_ZC_REFS 0xF000    /**< in-flight zero-copy mbufs per MR (16-bit refcnt) */
+#define SRNIC_MAX_INFLIGHT_PSN (1u << 22) /**< send window in PSNs (< 2^23, C9-94) */
+#define SRNIC_MAX_INFLIGHT_WQE 1024    /**< un-acked WQEs per QP */
+#define SRNIC_DEFAULT_MBUFS 32767      /**< default mbuf pool size */
+#define SRNIC_MBUF_CACHE 256
+#define SRNIC_HDR_MBUF_SIZE (RTE_PKTMBUF_HEADROOM + 4096 + 256) /**< header mbuf data room */
+#define SRNIC_TX_COPY_MAX 0            /**< requester payloads up to this are copied, not attached */
+#define SRNIC_NEIGH_MAX 256            /**< neighbour table entries */
+#define SRNIC_ARP_RETRY_MS 100         /**< ARP/ND request interval while unresolved */
+#define SRNIC_IP_TTL 64                /**< as rxe (golden) */
+#define SRNIC_DEFAULT_MTU 1500
+
+#endif /* SRNIC_PARAM_H */

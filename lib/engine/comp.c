@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Completer: matches ACKs, NAKs, READ responses and atomic ACKs to the
+ * send queue's outstanding WQEs (IBTA 9.7.5.1). An ACK or response with
+ * PSN p acknowledges every SEND/WRITE up to p (coalesced ACKs); a READ or
+ * atomic completes only with its own response. READ payload lands in the
+ * buffers the WQE named: nothing on the wire says where. WQEs retire in
+ * order; CQEs only for signaled WQEs and for every error.
+ */
+#include <rte_cycles.h>
+
+#include "engine.h"
+
+/* Completer steps, named for tracing and tests. */
+enum comp_event {
+	COMP_EV_ACK,
+	COMP_EV_READ_RESP,
+	COMP_EV_ATOMIC_ACK,
+	COMP_EV_NAK,
+};
+
+static inline bool
+wqe_is_read(const struct srnic_swqe *w)
+{
+	return w->opcode == IBV_WR_RDMA_READ;
+}
+
+static inline bool
+wqe_is_atomic(const struct srnic_swqe *w)
+{
+	return w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static inline uint32_t
+wqe_last_psn(const struct srnic_swqe *w)
+{
+	return srnic_psn_add(w->first_psn, w->npkts - 1);
+}
+
+static void
+wqe_done(struct srnic_qp *qp, struct srnic_swqe *w, enum ibv_wc_status st)
+{
+	if (wqe_is_read(w) || wqe_is_atomic(w))
+		qp->req.rd_atomic--;
+	w->state = SRNIC_WQE_DONE;
+	w->wc_status = (uint8_t)st;
+}
+
+void
+srnic_comp_retire(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	uint32_t c = atomic_load_explicit(&qp->sq.comp, memory_order_relaxed);
+
+	while (c != qp->sq.req) {
+		struct srnic_swqe *w = &qp->sq.wqe[c & qp->sq.mask];
+		struct ibv_wc wc;
+
+		if (w->state != SRNIC_WQE_DONE)
+			break;
+		if (w->signaled || w->wc_status != IBV_WC_SUCCESS) {
+			memset(&wc, 0, sizeof(wc));
+			wc.wr_id = w->wr_id;
+			wc.status = (enum ibv_wc_status)w->wc_status;
+			wc.opcode = srnic_wr_to_wc_opcode(w->opcode);
+			wc.byte_len = w->length;
+			wc.qp_num = qp->qpn;
+			srnic_qp_cqe(eng, qp, qp->scq, &wc);
+		}
+		c++;
+		if (w->wc_status != IBV_WC_SUCCESS) {
+			atomic_store_explicit(&qp->sq.comp, c, memory_order_release);
+			srnic_qp_to_err(eng, qp);
+			return;
+		}
+	}
+	atomic_store_explicit(&qp->sq.comp, c, memory_order_release);
+}
+
+/* Resend from psn: the WQE holding it restarts at that packet, every later
+ * one from its start; PSNs already assigned are kept (go-back-N). */
+static void
+comp_rewind(struct srnic_qp *qp, uint32_t c, uint32_t psn)
+{
+	uint32_t i;
+
+	for (i = c; i != qp->sq.req; i++) {
+		struct srnic_swqe *w = &qp->sq.wqe[i & qp->sq.mask];
+
+		if (w->state == SRNIC_WQE_DONE)
+			continue;
+		if (i == c && !wqe_is_read(w) && !wqe_is_atomic(w) &&
+		    srnic_psn_in_window(psn, w->first_psn, w->npkts))
+			w->sent_pkts = (psn - w->first_psn) & SRNIC_PSN_MASK;
+		else
+			w->sent_pkts = 0;
+		w->resp_pkts = 0;
+		w->state = SRNIC_WQE_SENDING;
+	}
+	qp->sq.req = c;
+}
+
+/* READ response for w (PSN already known to be inside w's range). */
+static void
+comp_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w,
+	       const struct srnic_pkt *pkt)
+{
+	uint32_t i = w->resp_pkts, n = w->npkts, off, want;
+	uint32_t m = pkt->mask & (SRNIC_OPM_FIRST | SRNIC_OPM_MIDDLE | SRNIC_OPM_LAST);
+	uint32_t pos_ok;
+
+	if (pkt->psn != srnic_psn_add(w->first_psn, i)) {
+		/* Earlier: a duplicate; later: responses were lost (the retry
+		 * timer re-requests them). */
+		eng_stat(eng, SRNIC_STAT_COMP_UNEXPECTED, 1);
+		return;
+	}
+	pos_ok = n == 1 ? SRNIC_OPM_ONLY : i == 0 ? SRNIC_OPM_FIRST :
+		 i == n - 1 ? SRNIC_OPM_LAST : SRNIC_OPM_MIDDLE;
+	off = i * qp->pmtu;
+	want = RTE_MIN(qp->pmtu, w->length - off);
+	if (unlikely(m != pos_ok || pkt->pay_len != want)) {
+		eng_stat(eng, SRNIC_STAT_COMP_UNEXPECTED, 1);
+		return;
+	}
+	if (unlikely(srnic_sge_copy_in(qp, w->sge, w->num_sge, off, pkt, want) != SRNIC_KEY_OK)) {
+		wqe_done(qp, w, IBV_WC_LOC_PROT_ERR);
+		return;
+	}
+	w->resp_pkts++;
+	if (w->resp_pkts == n)
+		wqe_done(qp, w, IBV_WC_SUCCESS);
+}
+
+static void
+comp_atomic_ack(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w,
+		const struct srnic_pkt *pkt)
+{
+	uint64_t orig = srnic_atmack_orig(srnic_pkt_hdr(pkt, SRNIC_HDR_ATMACK));
+	struct srnic_mr *mr;
+
+	RTE_SET_USED(eng);
+	if (srnic_mr_check(qp->dev, qp->pd, w->sge[0].lkey, IBV_ACCESS_LOCAL_WRITE,
+			   w->sge[0].addr, sizeof(orig), &mr) != SRNIC_KEY_OK) {
+		wqe_done(qp, w, IBV_WC_LOC_PROT_ERR);
+		return;
+	}
+	memcpy((void *)(uintptr_t)w->sge[0].addr, &orig, sizeof(orig));
+	wqe_done(qp, w, IBV_WC_SUCCESS);
+}
+
+static enum ibv_wc_status
+nak_to_status(uint8_t code)
+{
+	switch (code) {
+	case SRNIC_NAK_INVALID_REQ:
+		return IBV_WC_REM_INV_REQ_ERR;
+	case SRNIC_NAK_REM_ACCESS_ERR:
+		return IBV_WC_REM_ACCESS_ERR;
+	case SRNIC_NAK_INVALID_RD_REQ:
+		return IBV_WC_REM_INV_RD_REQ_ERR;
+	default:
+		return IBV_WC_REM_OP_ERR;
+	}
+}
+
+/* NAK at psn: everything before psn is acknowledged (C9-...), the WQE
+ * holding psn is retried (sequence error, RNR) or fails. */
+static void
+comp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, const uint8_t *aeth,
+	 uint32_t psn)
+{
+	struct srnic_swqe *w = &qp->sq.wqe[c & qp->sq.mask];
+	enum srnic_aeth_type t = srnic_aeth_type(aeth);
+	uint8_t val = srnic_aeth_value(aeth);
+
+	eng_stat(eng, t == SRNIC_AETH_RNR_NAK ? SRNIC_STAT_COMP_RNR : SRNIC_STAT_COMP_NAK, 1);
+	if (c == qp->sq.req || !srnic_psn_in_window(psn, w->first_psn, w->npkts))
+		return; /* stale */
+	if (t == SRNIC_AETH_RNR_NAK) {
+		if (qp->req.rnr_left == 0) {
+			wqe_done(qp, w, IBV_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		if (qp->rnr_retry != 7)
+			qp->req.rnr_left--;
+		qp->req.wait_until = rte_get_timer_cycles() + srnic_rnr_timer_cycles(val);
+		comp_rewind(qp, c, psn);
+		return;
+	}
+	if (t == SRNIC_AETH_NAK && val == SRNIC_NAK_PSN_SEQ_ERR) {
+		if (qp->req.retry_left == 0) {
+			wqe_done(qp, w, IBV_WC_RETRY_EXC_ERR);
+			return;
+		}
+		qp->req.retry_left--;
+		eng_stat(eng, SRNIC_STAT_RETRANSMIT, 1);
+		comp_rewind(qp, c, psn);
+		return;
+	}
+	wqe_done(qp, w, t == SRNIC_AETH_NAK ? nak_to_status(val) : IBV_WC_REM_OP_ERR);
+}
+
+void
+srnic_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt)
+{
+	uint32_t c = atomic_load_explicit(&qp->sq.comp, memory_order_relaxed);
+	uint32_t psn = pkt->psn;
+	const uint8_t *aeth = (pkt->mask & SRNIC_OPM_AETH) ? srnic_pkt_hdr(pkt, SRNIC_HDR_AETH) : NULL;
+	enum comp_event ev;
+	bool progress = false;
+
+	if (pkt->mask & SRNIC_OPM_READ)
+		ev = COMP_EV_READ_RESP;
+	else if (pkt->mask & SRNIC_OPM_ATOMIC)
+		ev = COMP_EV_ATOMIC_ACK;
+	else if (srnic_aeth_type(aeth) != SRNIC_AETH_ACK)
+		ev = COMP_EV_NAK;
+	else
+		ev = COMP_EV_ACK;
+	eng_stat(eng, ev == COMP_EV_READ_RESP ? SRNIC_STAT_COMP_READ_RESP :
+		      ev == COMP_EV_ATOMIC_ACK ? SRNIC_STAT_COMP_ATOMIC_ACK : SRNIC_STAT_COMP_ACK, 1);
+
+	for (; c != qp->sq.req; c++) {
+		struct srnic_swqe *w = &qp->sq.wqe[c & qp->sq.mask];
+
+		if (w->state == SRNIC_WQE_DONE)
+			continue;
+		if (wqe_is_read(w)) {
+			if (ev == COMP_EV_READ_RESP &&
+			    srnic_psn_in_window(psn, w->first_psn, w->npkts)) {
+				comp_read_resp(eng, qp, w, pkt);
+				progress = true;
+			}
+			break;
+		}
+		if (wqe_is_atomic(w)) {
+			if (ev == COMP_EV_ATOMIC_ACK && psn == w->first_psn) {
+				comp_atomic_ack(eng, qp, w, pkt);
+				progress = true;
+			}
+			break;
+		}
+		/* SEND/WRITE: acknowledged when p is at or after its last PSN
+		 * (a NAK at p acknowledges only what is before p). */
+		if (w->state != SRNIC_WQE_SENT)
+			break;
+		if (ev == COMP_EV_NAK ? srnic_psn_diff(psn, wqe_last_psn(w)) <= 0
+				      : srnic_psn_diff(psn, wqe_last_psn(w)) < 0)
+			break;
+		wqe_done(qp, w, IBV_WC_SUCCESS);
+		progress = true;
+	}
+	if (ev == COMP_EV_NAK)
+		comp_nak(eng, qp, c, aeth, psn);
+	else if (!progress)
+		eng_stat(eng, SRNIC_STAT_COMP_DUP_ACK, 1);
+	if (progress) {
+		qp->req.retry_left = qp->retry_cnt;
+		qp->req.rnr_left = qp->rnr_retry;
+	}
+	srnic_comp_retire(eng, qp);
+}

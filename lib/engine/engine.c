@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The per-lcore loop: RX burst -> parse/dispatch, packets redirected from
+ * other engines, then for each QP pinned here: flush if in ERR, responses
+ * owed, requests to send; finally one TX burst. Everything a QP touches on
+ * the data path is touched by its engine only: no locks.
+ */
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_malloc.h>
+
+#include "engine.h"
+#include "neigh.h"
+
+static const char *const stat_names[SRNIC_STAT_COUNT] = {
+#define X(id, name) [SRNIC_STAT_##id] = name,
+	SRNIC_STATS(X)
+#undef X
+};
+
+/* ---- packets ---- */
+
+struct rte_mbuf *
+srnic_pkt_new(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t opcode, uint32_t psn,
+	      uint8_t **bth)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(eng->dev->pool);
+	uint8_t *b;
+
+	if (unlikely(m == NULL)) {
+		eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
+		return NULL;
+	}
+	b = srnic_pkt_init(m, &qp->route, opcode, qp->ip_id++);
+	if (unlikely(b == NULL)) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	srnic_bth_set_dqpn(b, qp->dest_qpn);
+	srnic_bth_set_psn(b, psn);
+	*bth = b;
+	return m;
+}
+
+int
+srnic_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *mr, uint64_t va,
+		 uint32_t len)
+{
+	struct rte_mbuf *e;
+	rte_iova_t iova;
+
+	if (len == 0)
+		return 0;
+	if (unlikely(rte_mbuf_ext_refcnt_read(&mr->shinfo) >= SRNIC_MR_MAX_ZC_REFS)) {
+		/* The 16-bit shared refcount is nearly full: copy this one. */
+		e = rte_pktmbuf_alloc(eng->dev->rx_pool);
+		if (e == NULL || rte_pktmbuf_tailroom(e) < len) {
+			rte_pktmbuf_free(e);
+			eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
+			return -ENOMEM;
+		}
+		rte_memcpy(rte_pktmbuf_append(e, (uint16_t)len), (void *)(uintptr_t)va, len);
+		eng_stat(eng, SRNIC_STAT_RESP_ZC_COPY, 1);
+	} else {
+		e = rte_pktmbuf_alloc(eng->dev->ext_pool);
+		if (unlikely(e == NULL)) {
+			eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
+			return -ENOMEM;
+		}
+		iova = mr->iova == RTE_BAD_IOVA ? RTE_BAD_IOVA :
+		       mr->iova + (va - (uint64_t)(uintptr_t)mr->addr);
+		rte_mbuf_ext_refcnt_update(&mr->shinfo, 1);
+		rte_pktmbuf_attach_extbuf(e, (void *)(uintptr_t)va, iova, (uint16_t)len, &mr->shinfo);
+		e->data_len = (uint16_t)len;
+		e->pkt_len = len;
+		eng_stat(eng, SRNIC_STAT_RESP_ZC_SEGS, 1);
+	}
+	if (unlikely(rte_pktmbuf_chain(m, e) != 0)) {
+		rte_pktmbuf_free(e);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int
+srnic_pkt_xmit(struct srnic_engine *eng, struct rte_mbuf *m)
+{
+	if (unlikely(srnic_pkt_finish(m, eng->dev->pool) != 0)) {
+		eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
+		rte_pktmbuf_free(m);
+		return -ENOMEM;
+	}
+	eng_tx(eng, m);
+	return 0;
+}
+
+enum srnic_key_err
+srnic_sge_copy_in(struct srnic_qp *qp, const struct ibv_sge *sge, unsigned int nsge, uint64_t off,
+		  const struct srnic_pkt *pkt, uint32_t len)
+{
+	uint32_t done = 0;
+	unsigned int i;
+
+	for (i = 0; i < nsge && len > 0; i++) {
+		struct srnic_mr *mr;
+		uint32_t n;
+		enum srnic_key_err ke;
+
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		n = (uint32_t)RTE_MIN((uint64_t)len, sge[i].length - off);
+		ke = srnic_mr_check(qp->dev, qp->pd, sge[i].lkey, IBV_ACCESS_LOCAL_WRITE,
+				    sge[i].addr + off, n, &mr);
+		if (unlikely(ke != SRNIC_KEY_OK))
+			return ke;
+		srnic_pkt_copy_payload(pkt, done, (void *)(uintptr_t)(sge[i].addr + off), n);
+		done += n;
+		len -= n;
+		off = 0;
+	}
+	return len == 0 ? SRNIC_KEY_OK : SRNIC_KEY_BOUNDS;
+}
+
+/* ---- QPs ---- */
+
+void
+srnic_qp_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
+	     const struct ibv_wc *wc)
+{
+	eng_stat(eng, SRNIC_STAT_CQE, 1);
+	if (wc->status != IBV_WC_SUCCESS)
+		eng_stat(eng, SRNIC_STAT_CQE_ERR, 1);
+	if (unlikely(srnic_cq_push(cq, wc) != 0)) {
+		eng_stat(eng, SRNIC_STAT_CQ_OVERFLOW, 1);
+		srnic_qp_to_err(eng, qp);
+	}
+}
+
+void
+srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	if (srnic_qp_state(qp) != IBV_QPS_ERR) {
+		eng_stat(eng, SRNIC_STAT_QP_TO_ERR, 1);
+		atomic_store_explicit(&qp->state, IBV_QPS_ERR, memory_order_release);
+	}
+}
+
+static void
+flush_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq, uint64_t wr_id,
+	  enum ibv_wc_opcode op)
+{
+	struct ibv_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = wr_id;
+	wc.status = IBV_WC_WR_FLUSH_ERR;
+	wc.opcode = op;
+	wc.qp_num = qp->qpn;
+	eng_stat(eng, SRNIC_STAT_CQE, 1);
+	eng_stat(eng, SRNIC_STAT_CQE_ERR, 1);
+	if (srnic_cq_push(cq, &wc) != 0)
+		eng_stat(eng, SRNIC_STAT_CQ_OVERFLOW, 1);
+}
+
+/* RNR NAK timer values in units of 10 us (IBTA table 45); code 0 is 655.36 ms. */
+static const uint32_t rnr_timer_10us[32] = {
+	65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
+	256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576,
+	32768, 49152,
+};
+
+uint64_t
+srnic_rnr_timer_cycles(uint8_t code)
+{
+	return rte_get_timer_hz() / 100000 * rnr_timer_10us[code & 31];
+}
+
+void
+srnic_qp_flush(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	uint32_t c = atomic_load_explicit(&qp->sq.comp, memory_order_relaxed);
+	uint32_t h = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
+	uint32_t t, rh;
+
+	/* Every WQE completes, errors always with a CQE (IBTA 10.8.3.3). */
+	for (; c != h; c++) {
+		struct srnic_swqe *w = &qp->sq.wqe[c & qp->sq.mask];
+
+		flush_cqe(eng, qp, qp->scq, w->wr_id, srnic_wr_to_wc_opcode(w->opcode));
+	}
+	qp->sq.req = c;
+	qp->req.rd_atomic = 0;
+	atomic_store_explicit(&qp->sq.comp, c, memory_order_release);
+
+	if (qp->resp.rwqe_taken) {
+		flush_cqe(eng, qp, qp->rcq, qp->resp.rwqe.wr_id, IBV_WC_RECV);
+		qp->resp.rwqe_taken = 0;
+	}
+	t = atomic_load_explicit(&qp->rq.tail, memory_order_relaxed);
+	rh = atomic_load_explicit(&qp->rq.head, memory_order_acquire);
+	for (; t != rh; t++)
+		flush_cqe(eng, qp, qp->rcq, qp->rq.wqe[t & qp->rq.mask].wr_id, IBV_WC_RECV);
+	atomic_store_explicit(&qp->rq.tail, t, memory_order_release);
+	qp->resp.head = qp->resp.tail = 0;
+	qp->resp.rd_atomic = 0;
+}
+
+/* Resolve the peer's MAC of a QP whose route is incomplete. */
+static void
+qp_resolve(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	uint64_t now;
+
+	if (srnic_neigh_lookup(eng->dev, qp->route.dst_ip, &qp->route.dst_mac) == 0) {
+		qp->route_ok = 1;
+		return;
+	}
+	now = rte_get_timer_cycles();
+	if (now >= qp->arp_next_tsc) {
+		qp->arp_next_tsc = now + rte_get_timer_hz() / 1000 * SRNIC_ARP_RETRY_MS;
+		srnic_neigh_solicit(eng, qp->route.dst_ip);
+	}
+}
+
+/* ---- the loop ---- */
+
+static void
+eng_tx_flush(struct srnic_engine *eng)
+{
+	uint16_t sent;
+
+	if (eng->tx_len == 0)
+		return;
+	sent = rte_eth_tx_burst(eng->port_id, eng->queue, eng->tx_buf, eng->tx_len);
+	if (sent < eng->tx_len)
+		memmove(eng->tx_buf, eng->tx_buf + sent, (eng->tx_len - sent) * sizeof(eng->tx_buf[0]));
+	eng->tx_len -= sent;
+}
+
+unsigned int
+srnic_engine_poll(struct srnic_engine *eng)
+{
+	struct rte_mbuf *pkts[SRNIC_RX_BURST];
+	struct srnic_qp_set *set;
+	uint16_t n, r;
+	uint32_t i, tx_before;
+
+	atomic_fetch_add_explicit(&eng->poll_seq, 1, memory_order_acq_rel); /* odd: inside */
+	set = atomic_load_explicit(&eng->qps, memory_order_acquire);
+	tx_before = eng->stats[SRNIC_STAT_TX_PKTS];
+
+	n = rte_eth_rx_burst(eng->port_id, eng->queue, pkts, SRNIC_RX_BURST);
+	if (n > 0)
+		srnic_recv_burst(eng, pkts, n, 0);
+	r = (uint16_t)rte_ring_sc_dequeue_burst(eng->redirect, (void **)pkts, SRNIC_RX_BURST, NULL);
+	if (r > 0) /* ICRC was checked by the engine that received them */
+		srnic_recv_burst(eng, pkts, r, SRNIC_PARSE_F_NO_ICRC);
+
+	for (i = 0; i < set->n; i++) {
+		struct srnic_qp *qp = set->qp[i];
+		enum ibv_qp_state st = srnic_qp_state(qp);
+
+		if (st == IBV_QPS_ERR) {
+			srnic_qp_flush(eng, qp);
+			continue;
+		}
+		if (st < IBV_QPS_RTR)
+			continue;
+		if (unlikely(!qp->route_ok)) {
+			qp_resolve(eng, qp);
+			if (!qp->route_ok)
+				continue;
+		}
+		srnic_resp_run(eng, qp);
+		if (st == IBV_QPS_RTS)
+			srnic_req_run(eng, qp);
+	}
+	eng_tx_flush(eng);
+	atomic_fetch_add_explicit(&eng->poll_seq, 1, memory_order_acq_rel); /* even: outside */
+	return n + r + (unsigned int)(eng->stats[SRNIC_STAT_TX_PKTS] - tx_before);
+}
+
+static int
+eng_main(void *arg)
+{
+	struct srnic_engine *eng = arg;
+
+	while (!atomic_load_explicit(&eng->stop, memory_order_relaxed))
+		srnic_engine_poll(eng);
+	return 0;
+}
+
+int
+srnic_engine_launch(struct srnic_engine *eng, unsigned int lcore_id)
+{
+	int rc;
+
+	if (eng == NULL || atomic_load(&eng->running))
+		return -EINVAL;
+	atomic_store(&eng->stop, 0);
+	rc = rte_eal_remote_launch(eng_main, eng, lcore_id);
+	if (rc == 0) {
+		eng->lcore = lcore_id;
+		atomic_store(&eng->running, 1);
+	}
+	return rc;
+}
+
+int
+srnic_engine_stop(struct srnic_engine *eng)
+{
+	if (eng == NULL)
+		return -EINVAL;
+	if (!atomic_load(&eng->running))
+		return 0;
+	atomic_store(&eng->stop, 1);
+	rte_eal_wait_lcore(eng->lcore);
+	atomic_store(&eng->running, 0);
+	return 0;
+}
+
+struct srnic_engine *
+srnic_engine_create(struct srnic_dev *dev, uint16_t index)
+{
+	struct srnic_engine *eng = rte_zmalloc("srnic_engine", sizeof(*eng), RTE_CACHE_LINE_SIZE);
+	char name[RTE_RING_NAMESIZE];
+	struct srnic_qp_set *set;
+
+	if (eng == NULL)
+		return NULL;
+	set = rte_zmalloc("srnic_qp_set", sizeof(*set), 0);
+	snprintf(name, sizeof(name), "%.20s_rd%u", dev->name, index);
+	eng->redirect = rte_ring_create(name, SRNIC_REDIRECT_RING, rte_socket_id(), RING_F_SC_DEQ);
+	if (set == NULL || eng->redirect == NULL) {
+		rte_free(set);
+		rte_ring_free(eng->redirect);
+		rte_free(eng);
+		return NULL;
+	}
+	eng->dev = dev;
+	eng->index = index;
+	eng->queue = index;
+	eng->port_id = dev->port_id;
+	atomic_store(&eng->qps, set);
+	return eng;
+}
+
+void
+srnic_engine_destroy(struct srnic_engine *eng)
+{
+	struct rte_mbuf *m;
+
+	while (rte_ring_dequeue(eng->redirect, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+	rte_ring_free(eng->redirect);
+	rte_pktmbuf_free_bulk(eng->tx_buf, eng->tx_len);
+	rte_free(atomic_load(&eng->qps));
+	rte_free(eng);
+}
+
+int
+srnic_engine_set_qp(struct srnic_engine *eng, struct srnic_qp *qp, bool add)
+{
+	struct srnic_qp_set *old = atomic_load(&eng->qps), *set;
+	uint32_t i, n = 0;
+
+	set = rte_zmalloc("srnic_qp_set", sizeof(*set) + sizeof(set->qp[0]) * (old->n + 1), 0);
+	if (set == NULL)
+		return -ENOMEM;
+	for (i = 0; i < old->n; i++)
+		if (old->qp[i] != qp)
+			set->qp[n++] = old->qp[i];
+	if (add)
+		set->qp[n++] = qp;
+	set->n = n;
+	atomic_store_explicit(&eng->qps, set, memory_order_release);
+	srnic_dev_quiesce(eng->dev);
+	rte_free(old);
+	return 0;
+}
+
+/* ---- counters ---- */
+
+unsigned int
+srnic_engine_stats_count(void)
+{
+	return SRNIC_STAT_COUNT;
+}
+
+const char *
+srnic_engine_stat_name(unsigned int i)
+{
+	return i < SRNIC_STAT_COUNT ? stat_names[i] : NULL;
+}
+
+unsigned int
+srnic_engine_stats_get(const struct srnic_engine *eng, uint64_t *vals, unsigned int n)
+{
+	unsigned int i;
+
+	n = RTE_MIN(n, (unsigned int)SRNIC_STAT_COUNT);
+	for (i = 0; i < n; i++)
+		vals[i] = __atomic_load_n(&eng->stats[i], __ATOMIC_RELAXED);
+	return n;
+}
+
+int64_t
+srnic_dev_stat(const struct srnic_dev *dev, const char *name)
+{
+	unsigned int i;
+	uint16_t e;
+	int64_t sum = 0;
+
+	for (i = 0; i < SRNIC_STAT_COUNT; i++)
+		if (strcmp(stat_names[i], name) == 0)
+			break;
+	if (i == SRNIC_STAT_COUNT)
+		return -1;
+	for (e = 0; e < dev->nb_engines; e++)
+		sum += (int64_t)__atomic_load_n(&dev->engines[e]->stats[i], __ATOMIC_RELAXED);
+	return sum;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SRNIC_ENGINE_H
+#define SRNIC_ENGINE_H
+
+/*
+ * What the engine's parts share: receive/dispatch (recv.c), requester
+ * (req.c), responder (resp.c), completer (comp.c), neighbours (neigh.c),
+ * and the loop with its TX buffer (engine.c). Engine context only.
+ */
+
+#include "rnic.h"
+#include "cq.h"
+
+static inline void
+eng_stat(struct srnic_engine *eng, enum srnic_stat s, uint64_t n)
+{
+	eng->stats[s] += n;
+}
+
+static inline uint32_t
+eng_tx_free(const struct srnic_engine *eng)
+{
+	return SRNIC_TX_BUF_SIZE - eng->tx_len;
+}
+
+/* Queue a finished packet for TX. The caller checked eng_tx_free(). */
+static inline void
+eng_tx(struct srnic_engine *eng, struct rte_mbuf *m)
+{
+	eng->stats[SRNIC_STAT_TX_PKTS]++;
+	eng->stats[SRNIC_STAT_TX_BYTES] += rte_pktmbuf_pkt_len(m);
+	eng->tx_buf[eng->tx_len++] = m;
+}
+
+static inline enum ibv_wc_opcode
+srnic_wr_to_wc_opcode(uint8_t op)
+{
+	switch (op) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_WC_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IBV_WC_COMP_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_WC_FETCH_ADD;
+	default:
+		return IBV_WC_SEND;
+	}
+}
+
+/* RNR timer code -> timer cycles (IBTA table 45, in units of 10 us). */
+uint64_t srnic_rnr_timer_cycles(uint8_t code);
+
+/* Start a transport packet of qp: L2-L4 from its route, BTH with opcode,
+ * destination QP and psn. Returns NULL (counted) when out of mbufs. */
+struct rte_mbuf *srnic_pkt_new(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t opcode,
+			       uint32_t psn, uint8_t **bth);
+
+/* Chain len bytes of registered memory at va behind m, zero-copy (an
+ * external-buffer segment holding a reference on mr). Returns 0 or -ENOMEM. */
+int srnic_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *mr,
+		     uint64_t va, uint32_t len);
+
+/* Pad, ICRC, lengths, then queue for TX. Frees m on failure. */
+int srnic_pkt_xmit(struct srnic_engine *eng, struct rte_mbuf *m);
+
+/* Copy len bytes of pkt's payload into the scatter list at message offset
+ * off, checking every piece against the keys (local write). */
+enum srnic_key_err srnic_sge_copy_in(struct srnic_qp *qp, const struct ibv_sge *sge,
+				     unsigned int nsge, uint64_t off, const struct srnic_pkt *pkt,
+				     uint32_t len);
+
+/* Add a completion; on CQ overflow the QP goes to ERR. */
+void srnic_qp_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
+		  const struct ibv_wc *wc);
+
+/* Move qp to ERR from the engine; outstanding WQEs are flushed by the loop. */
+void srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp);
+
+/* Receive: parse, validate, dispatch a burst. */
+void srnic_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
+		      unsigned int parse_flags);
+
+/* Requester: build request packets from the SQ. */
+void srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp);
+
+/* Responder: one request packet; then send what the responder owes. */
+void srnic_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt);
+void srnic_resp_run(struct srnic_engine *eng, struct srnic_qp *qp);
+
+/* Completer: one ACK / NAK / READ response / atomic ACK. */
+void srnic_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt);
+
+/* Retire finished WQEs in order from sq.comp: CQEs for signaled ones and
+ * for errors (an error moves the QP to ERR). */
+void srnic_comp_retire(struct srnic_engine *eng, struct srnic_qp *qp);
+
+/* Flush every outstanding WQE of a QP in ERR. */
+void srnic_qp_flush(struct srnic_engine *eng, struct srnic_qp *qp);
+
+#endif /* SRNIC_ENGINE_H */

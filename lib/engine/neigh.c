@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The device as a well-behaved host: it answers ARP requests and IPv6
+ * neighbour solicitations for its address, learns peers from what it
+ * hears, and asks for a QP's peer when the address vector gave only a GID.
+ * Not the data path: the table is small and behind a spinlock.
+ */
+#include <rte_arp.h>
+#include <rte_icmp.h>
+#include <rte_ip.h>
+
+#include "engine.h"
+#include "neigh.h"
+
+#define ND_NS 135
+#define ND_NA 136
+#define ND_OPT_SRC_LL 1
+#define ND_OPT_TGT_LL 2
+#define ND_NA_FLAG_SOLICITED 0x40
+#define ND_NA_FLAG_OVERRIDE 0x20
+#define ND_HDR_LEN 24 /* type, code, cksum, flags/reserved, target */
+#define ND_OPT_LL_LEN 8
+#define ND_HOP_LIMIT 255
+
+static size_t
+ip_len(const struct srnic_dev *dev)
+{
+	return dev->ip_ver == 4 ? 4 : 16;
+}
+
+int
+srnic_neigh_lookup(struct srnic_dev *dev, const uint8_t *ip, struct rte_ether_addr *mac)
+{
+	int rc = -ENOENT;
+	unsigned int i;
+
+	rte_spinlock_lock(&dev->neigh_lock);
+	for (i = 0; i < SRNIC_NEIGH_MAX; i++) {
+		const struct srnic_neigh *n = &dev->neigh[i];
+
+		if (n->valid && memcmp(n->ip, ip, ip_len(dev)) == 0) {
+			*mac = n->mac;
+			rc = 0;
+			break;
+		}
+	}
+	rte_spinlock_unlock(&dev->neigh_lock);
+	return rc;
+}
+
+void
+srnic_neigh_update(struct srnic_dev *dev, const uint8_t *ip, const struct rte_ether_addr *mac)
+{
+	struct srnic_neigh *free_slot = NULL;
+	unsigned int i;
+
+	rte_spinlock_lock(&dev->neigh_lock);
+	for (i = 0; i < SRNIC_NEIGH_MAX; i++) {
+		struct srnic_neigh *n = &dev->neigh[i];
+
+		if (n->valid && memcmp(n->ip, ip, ip_len(dev)) == 0) {
+			n->mac = *mac;
+			rte_spinlock_unlock(&dev->neigh_lock);
+			return;
+		}
+		if (!n->valid && free_slot == NULL)
+			free_slot = n;
+	}
+	if (free_slot == NULL)
+		free_slot = &dev->neigh[ip[ip_len(dev) - 1] % SRNIC_NEIGH_MAX]; /* evict */
+	memset(free_slot->ip, 0, sizeof(free_slot->ip));
+	memcpy(free_slot->ip, ip, ip_len(dev));
+	free_slot->mac = *mac;
+	free_slot->valid = 1;
+	rte_spinlock_unlock(&dev->neigh_lock);
+}
+
+int
+srnic_dev_add_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
+		    const struct rte_ether_addr *mac)
+{
+	if (dev == NULL || gid == NULL || mac == NULL ||
+	    srnic_gid_is_v4mapped(gid) != (dev->ip_ver == 4))
+		return -EINVAL;
+	srnic_neigh_update(dev, dev->ip_ver == 4 ? &gid->raw[12] : gid->raw, mac);
+	return 0;
+}
+
+static void
+neigh_tx(struct srnic_engine *eng, struct rte_mbuf *m, enum srnic_stat s)
+{
+	if (eng_tx_free(eng) == 0) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	eng_stat(eng, s, 1);
+	eng_tx(eng, m);
+}
+
+static bool
+arp_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint32_t l2)
+{
+	struct srnic_dev *dev = eng->dev;
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_arp_hdr *arp;
+	uint32_t sip, tip;
+
+	if (rte_pktmbuf_data_len(m) < l2 + sizeof(*arp))
+		goto drop;
+	arp = rte_pktmbuf_mtod_offset(m, struct rte_arp_hdr *, l2);
+	if (arp->arp_hardware != rte_cpu_to_be_16(RTE_ARP_HRD_ETHER) ||
+	    arp->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) || arp->arp_hlen != 6 ||
+	    arp->arp_plen != 4 || dev->ip_ver != 4)
+		goto drop;
+	eng_stat(eng, SRNIC_STAT_RX_ARP, 1);
+	sip = arp->arp_data.arp_sip;
+	tip = arp->arp_data.arp_tip;
+	if (sip != 0)
+		srnic_neigh_update(dev, (const uint8_t *)&sip, &arp->arp_data.arp_sha);
+	if (arp->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) &&
+	    memcmp(&tip, dev->ip, 4) == 0) {
+		/* Answer in place. */
+		arp->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REPLY);
+		arp->arp_data.arp_tha = arp->arp_data.arp_sha;
+		arp->arp_data.arp_sha = dev->mac;
+		arp->arp_data.arp_tip = sip;
+		memcpy(&arp->arp_data.arp_sip, dev->ip, 4);
+		eth->dst_addr = eth->src_addr;
+		eth->src_addr = dev->mac;
+		neigh_tx(eng, m, SRNIC_STAT_TX_ARP);
+		return true;
+	}
+drop:
+	rte_pktmbuf_free(m);
+	return true;
+}
+
+/* Fill IPv6 + ICMPv6 checksum of an ND frame built in m. */
+static void
+nd_finish(struct rte_ipv6_hdr *ip6, uint8_t *icmp, uint16_t icmp_len)
+{
+	ip6->payload_len = rte_cpu_to_be_16(icmp_len);
+	icmp[2] = icmp[3] = 0;
+	srnic_st16(icmp + 2, rte_be_to_cpu_16(rte_ipv6_udptcp_cksum(ip6, icmp)));
+}
+
+static struct rte_mbuf *
+nd_build(struct srnic_engine *eng, uint8_t type, const struct rte_ether_addr *dmac,
+	 const uint8_t *dip, const uint8_t *target, uint8_t flags)
+{
+	struct srnic_dev *dev = eng->dev;
+	uint16_t icmp_len = ND_HDR_LEN + ND_OPT_LL_LEN;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(dev->pool);
+	struct rte_ether_hdr *eth;
+	struct rte_ipv6_hdr *ip6;
+	uint8_t *icmp;
+
+	if (m == NULL)
+		return NULL;
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, sizeof(*eth) + sizeof(*ip6) + icmp_len);
+	if (eth == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	eth->dst_addr = *dmac;
+	eth->src_addr = dev->mac;
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
+	ip6 = (struct rte_ipv6_hdr *)(eth + 1);
+	ip6->vtc_flow = rte_cpu_to_be_32(6u << 28);
+	ip6->proto = IPPROTO_ICMPV6;
+	ip6->hop_limits = ND_HOP_LIMIT;
+	memcpy(ip6->src_addr, dev->ip, 16);
+	memcpy(ip6->dst_addr, dip, 16);
+	icmp = (uint8_t *)(ip6 + 1);
+	memset(icmp, 0, icmp_len);
+	icmp[0] = type;
+	icmp[4] = flags;
+	memcpy(icmp + 8, target, 16);
+	icmp[ND_HDR_LEN] = type == ND_NS ? ND_OPT_SRC_LL : ND_OPT_TGT_LL;
+	icmp[ND_HDR_LEN + 1] = 1; /* length in units of 8 bytes */
+	memcpy(icmp + ND_HDR_LEN + 2, &dev->mac, RTE_ETHER_ADDR_LEN);
+	nd_finish(ip6, icmp, icmp_len);
+	return m;
+}
+
+static bool
+nd_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint32_t l2)
+{
+	struct srnic_dev *dev = eng->dev;
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_ipv6_hdr *ip6;
+	uint8_t *icmp;
+	uint32_t len = rte_pktmbuf_data_len(m), plen, o;
+	const struct rte_ether_addr *ll = NULL;
+
+	if (len < l2 + sizeof(*ip6) + ND_HDR_LEN)
+		return false;
+	ip6 = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, l2);
+	if (ip6->proto != IPPROTO_ICMPV6 || dev->ip_ver != 6)
+		return false;
+	icmp = (uint8_t *)(ip6 + 1);
+	if (icmp[0] != ND_NS && icmp[0] != ND_NA)
+		return false;
+	plen = RTE_MIN((uint32_t)rte_be_to_cpu_16(ip6->payload_len), len - l2 - (uint32_t)sizeof(*ip6));
+	eng_stat(eng, SRNIC_STAT_RX_ND, 1);
+	for (o = ND_HDR_LEN; o + ND_OPT_LL_LEN <= plen && icmp[o + 1] != 0; o += icmp[o + 1] * 8u)
+		if ((icmp[0] == ND_NS && icmp[o] == ND_OPT_SRC_LL) ||
+		    (icmp[0] == ND_NA && icmp[o] == ND_OPT_TGT_LL))
+			ll = (const struct rte_ether_addr *)(icmp + o + 2);
+	if (icmp[0] == ND_NA) {
+		srnic_neigh_update(dev, icmp + 8, ll != NULL ? ll : &eth->src_addr);
+	} else if (memcmp(icmp + 8, dev->ip, 16) == 0) {
+		struct rte_mbuf *r;
+
+		srnic_neigh_update(dev, ip6->src_addr, ll != NULL ? ll : &eth->src_addr);
+		r = nd_build(eng, ND_NA, &eth->src_addr, ip6->src_addr, dev->ip,
+			     ND_NA_FLAG_SOLICITED | ND_NA_FLAG_OVERRIDE);
+		if (r != NULL)
+			neigh_tx(eng, r, SRNIC_STAT_TX_ND);
+	}
+	rte_pktmbuf_free(m);
+	return true;
+}
+
+bool
+srnic_neigh_rx(struct srnic_engine *eng, struct rte_mbuf *m)
+{
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t l2 = RTE_ETHER_HDR_LEN;
+	uint16_t et;
+
+	if (rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN + 4)
+		return false;
+	et = srnic_ld16(f + 12);
+	if (et == RTE_ETHER_TYPE_VLAN) {
+		et = srnic_ld16(f + 16);
+		l2 += 4;
+	}
+	if (et == RTE_ETHER_TYPE_ARP)
+		return arp_rx(eng, m, l2);
+	if (et == RTE_ETHER_TYPE_IPV6)
+		return nd_rx(eng, m, l2);
+	return false;
+}
+
+void
+srnic_neigh_solicit(struct srnic_engine *eng, const uint8_t *ip)
+{
+	struct srnic_dev *dev = eng->dev;
+	struct rte_mbuf *m;
+
+	if (dev->ip_ver == 4) {
+		struct rte_ether_hdr *eth;
+		struct rte_arp_hdr *arp;
+
+		m = rte_pktmbuf_alloc(dev->pool);
+		if (m == NULL)
+			return;
+		eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, sizeof(*eth) + sizeof(*arp));
+		if (eth == NULL) {
+			rte_pktmbuf_free(m);
+			return;
+		}
+		memset(&eth->dst_addr, 0xff, RTE_ETHER_ADDR_LEN);
+		eth->src_addr = dev->mac;
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
+		arp = (struct rte_arp_hdr *)(eth + 1);
+		arp->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
+		arp->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+		arp->arp_hlen = RTE_ETHER_ADDR_LEN;
+		arp->arp_plen = 4;
+		arp->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REQUEST);
+		arp->arp_data.arp_sha = dev->mac;
+		memcpy(&arp->arp_data.arp_sip, dev->ip, 4);
+		memset(&arp->arp_data.arp_tha, 0, RTE_ETHER_ADDR_LEN);
+		memcpy(&arp->arp_data.arp_tip, ip, 4);
+		neigh_tx(eng, m, SRNIC_STAT_TX_ARP);
+	} else {
+		/* Solicited-node multicast ff02::1:ffXX:XXXX, MAC 33:33:ff:XX:XX:XX. */
+		uint8_t dip[16] = { 0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, ip[13], ip[14],
+				    ip[15] };
+		struct rte_ether_addr dmac = { { 0x33, 0x33, 0xff, ip[13], ip[14], ip[15] } };
+
+		m = nd_build(eng, ND_NS, &dmac, dip, ip, 0);
+		if (m != NULL)
+			neigh_tx(eng, m, SRNIC_STAT_TX_ND);
+	}
+}

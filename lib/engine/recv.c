@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Receive and dispatch, in the order of rxe's receive path: frame and
+ * header lengths, version, ICRC (srnic_pkt_parse), then destination
+ * address, QP lookup, QP's engine, transport and state; requests go to the
+ * responder, responses to the completer. Every drop has its counter.
+ */
+#include <rte_ip.h>
+
+#include "engine.h"
+#include "neigh.h"
+
+static bool
+pkt_is_for_us(const struct srnic_dev *dev, const struct srnic_pkt *p)
+{
+	const uint8_t *f = rte_pktmbuf_mtod(p->mbuf, const uint8_t *);
+
+	if (p->ip_ver != dev->ip_ver)
+		return false;
+	if (p->ip_ver == 4)
+		return memcmp(f + p->l3_off + offsetof(struct rte_ipv4_hdr, dst_addr), dev->ip, 4) == 0;
+	return memcmp(f + p->l3_off + offsetof(struct rte_ipv6_hdr, dst_addr), dev->ip, 16) == 0;
+}
+
+/* The peer's address must be the one the QP is connected to. */
+static bool
+pkt_from_peer(const struct srnic_qp *qp, const struct srnic_pkt *p)
+{
+	const uint8_t *f = rte_pktmbuf_mtod(p->mbuf, const uint8_t *);
+
+	if (p->ip_ver == 4)
+		return memcmp(f + p->l3_off + offsetof(struct rte_ipv4_hdr, src_addr),
+			      qp->route.dst_ip, 4) == 0;
+	return memcmp(f + p->l3_off + offsetof(struct rte_ipv6_hdr, src_addr),
+		      qp->route.dst_ip, 16) == 0;
+}
+
+static void
+recv_host(struct srnic_engine *eng, struct rte_mbuf *m)
+{
+	struct srnic_dev *dev = eng->dev;
+
+	if (srnic_neigh_rx(eng, m))
+		return;
+	if (dev->host_rx != NULL) {
+		eng_stat(eng, SRNIC_STAT_RX_HOST, 1);
+		dev->host_rx(dev, m, dev->host_rx_arg);
+		return;
+	}
+	eng_stat(eng, SRNIC_STAT_RX_HOST_DROP, 1);
+	rte_pktmbuf_free(m);
+}
+
+void
+srnic_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
+		 unsigned int parse_flags)
+{
+	struct srnic_dev *dev = eng->dev;
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct srnic_pkt pkt;
+		struct srnic_qp *qp;
+		enum srnic_parse_err pe;
+		enum ibv_qp_state st;
+
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		eng_stat(eng, SRNIC_STAT_RX_PKTS, 1);
+		eng_stat(eng, SRNIC_STAT_RX_BYTES, rte_pktmbuf_pkt_len(m));
+		pe = srnic_pkt_parse(m, &pkt, parse_flags);
+		if (unlikely(pe != SRNIC_PARSE_OK)) {
+			if (pe <= SRNIC_PARSE_NOT_ROCE) {
+				recv_host(eng, m);
+				continue;
+			}
+			eng_stat(eng, pe == SRNIC_PARSE_ICRC ? SRNIC_STAT_RX_ICRC_ERR
+							     : SRNIC_STAT_RX_MALFORMED, 1);
+			goto drop;
+		}
+		if (unlikely(!pkt_is_for_us(dev, &pkt))) {
+			eng_stat(eng, SRNIC_STAT_RX_NOT_FOR_US, 1);
+			goto drop;
+		}
+		qp = srnic_dev_qp(dev, pkt.dqpn);
+		if (unlikely(qp == NULL)) {
+			eng_stat(eng, SRNIC_STAT_RX_NO_QP, 1);
+			goto drop;
+		}
+		if (qp->eng != eng) {
+			/* Another engine owns this QP: hand the packet over. */
+			if (rte_ring_mp_enqueue(qp->eng->redirect, m) != 0) {
+				eng_stat(eng, SRNIC_STAT_RX_REDIRECT_DROP, 1);
+				goto drop;
+			}
+			eng_stat(eng, SRNIC_STAT_RX_REDIRECT, 1);
+			continue;
+		}
+		if (unlikely(!(pkt.mask & SRNIC_OPM_RC))) {
+			eng_stat(eng, SRNIC_STAT_RX_BAD_TRANSPORT, 1);
+			goto drop;
+		}
+		st = srnic_qp_state(qp);
+		if (unlikely(st < IBV_QPS_RTR || st == IBV_QPS_ERR || !pkt_from_peer(qp, &pkt) ||
+			     ((pkt.mask & SRNIC_OPM_RESP) && st < IBV_QPS_RTS))) {
+			eng_stat(eng, SRNIC_STAT_RX_QP_STATE, 1);
+			goto drop;
+		}
+		if (pkt.mask & SRNIC_OPM_REQ)
+			srnic_resp_rx(eng, qp, &pkt);
+		else
+			srnic_comp_rx(eng, qp, &pkt);
+drop:
+		rte_pktmbuf_free(m);
+	}
+}

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Requester: send queue WQEs -> request packets. Segments SEND/WRITE by the
+ * path MTU, assigns PSNs (a READ reserves one PSN per response packet,
+ * IBTA 9.7.1), sets AckReq on the last packet of each message, honours
+ * fences and max_rd_atomic. Payload is attached zero-copy from the
+ * registered memory the SGEs name; inline data is copied.
+ */
+#include <rte_cycles.h>
+
+#include "engine.h"
+
+/* Opcodes of a message by position: [op][pos], pos 0 FIRST, 1 MIDDLE,
+ * 2 LAST, 3 ONLY. */
+enum { POS_FIRST, POS_MIDDLE, POS_LAST, POS_ONLY };
+
+static const uint8_t send_ops[2][4] = {
+	{ SRNIC_OP_RC_SEND_FIRST, SRNIC_OP_RC_SEND_MIDDLE, SRNIC_OP_RC_SEND_LAST,
+	  SRNIC_OP_RC_SEND_ONLY },
+	{ SRNIC_OP_RC_SEND_FIRST, SRNIC_OP_RC_SEND_MIDDLE, SRNIC_OP_RC_SEND_LAST_IMM,
+	  SRNIC_OP_RC_SEND_ONLY_IMM },
+};
+
+static const uint8_t write_ops[2][4] = {
+	{ SRNIC_OP_RC_WRITE_FIRST, SRNIC_OP_RC_WRITE_MIDDLE, SRNIC_OP_RC_WRITE_LAST,
+	  SRNIC_OP_RC_WRITE_ONLY },
+	{ SRNIC_OP_RC_WRITE_FIRST, SRNIC_OP_RC_WRITE_MIDDLE, SRNIC_OP_RC_WRITE_LAST_IMM,
+	  SRNIC_OP_RC_WRITE_ONLY_IMM },
+};
+
+static inline bool
+wqe_is_rd_atomic(const struct srnic_swqe *w)
+{
+	return w->opcode == IBV_WR_RDMA_READ || w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	       w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static inline uint32_t
+msg_npkts(uint32_t len, uint32_t pmtu)
+{
+	return len == 0 ? 1 : (len + pmtu - 1) / pmtu;
+}
+
+/* Check the WQE's local buffers once, before its first packet. */
+static enum ibv_wc_status
+wqe_check_local(struct srnic_qp *qp, const struct srnic_swqe *w)
+{
+	int access = wqe_is_rd_atomic(w) ? IBV_ACCESS_LOCAL_WRITE : 0;
+	unsigned int i;
+
+	for (i = 0; i < w->num_sge; i++) {
+		struct srnic_mr *mr;
+
+		if (w->sge[i].length == 0)
+			continue;
+		if (srnic_mr_check(qp->dev, qp->pd, w->sge[i].lkey, access, w->sge[i].addr,
+				   w->sge[i].length, &mr) != SRNIC_KEY_OK)
+			return IBV_WC_LOC_PROT_ERR;
+	}
+	return IBV_WC_SUCCESS;
+}
+
+/* Chain [off, off + len) of the message's gather list behind m. */
+static int
+req_gather(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_swqe *w,
+	   struct rte_mbuf *m, uint32_t off, uint32_t len)
+{
+	unsigned int i;
+
+	if (w->inline_data) {
+		const uint8_t *src = qp->sq.inline_buf +
+				     (size_t)(w - qp->sq.wqe) * qp->sq.max_inline + off;
+		void *dst = rte_pktmbuf_append(m, (uint16_t)len);
+
+		if (unlikely(dst == NULL && len > 0))
+			return -ENOMEM;
+		rte_memcpy(dst, src, len);
+		return 0;
+	}
+	for (i = 0; i < w->num_sge && len > 0; i++) {
+		struct srnic_mr *mr;
+		uint32_t n;
+
+		if (off >= w->sge[i].length) {
+			off -= w->sge[i].length;
+			continue;
+		}
+		n = RTE_MIN(len, w->sge[i].length - off);
+		if (unlikely(srnic_mr_check(qp->dev, qp->pd, w->sge[i].lkey, 0,
+					    w->sge[i].addr + off, n, &mr) != SRNIC_KEY_OK))
+			return -EACCES; /* deregistered since the WQE started */
+		if (n <= SRNIC_TX_COPY_MAX && rte_pktmbuf_tailroom(rte_pktmbuf_lastseg(m)) >= n &&
+		    RTE_MBUF_DIRECT(rte_pktmbuf_lastseg(m))) {
+			rte_memcpy(rte_pktmbuf_append(m, (uint16_t)n),
+				   (void *)(uintptr_t)(w->sge[i].addr + off), n);
+		} else if (srnic_pkt_attach(eng, m, mr, w->sge[i].addr + off, n) != 0) {
+			return -ENOMEM;
+		}
+		len -= n;
+		off = 0;
+	}
+	return 0;
+}
+
+/* A WQE that failed before reaching the wire: it completes in order with
+ * its error (srnic_comp_retire()), and nothing after it is sent. */
+static void
+req_local_error(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w,
+		enum ibv_wc_status st)
+{
+	eng_stat(eng, SRNIC_STAT_REQ_LOCAL_ERR, 1);
+	w->state = SRNIC_WQE_DONE;
+	w->wc_status = (uint8_t)st;
+	qp->sq.req++;
+	qp->req.stalled = 1;
+	srnic_comp_retire(eng, qp);
+}
+
+/* Build and queue the next packet of w. Returns 0, or -1 to stop for now. */
+static int
+req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w)
+{
+	uint32_t psn = srnic_psn_add(w->first_psn, w->sent_pkts);
+	struct rte_mbuf *m;
+	uint8_t *bth;
+	uint8_t op;
+
+	switch (w->opcode) {
+	case IBV_WR_RDMA_READ: {
+		uint8_t *reth;
+
+		m = srnic_pkt_new(eng, qp, SRNIC_OP_RC_READ_REQ, psn, &bth);
+		if (m == NULL)
+			return -1;
+		reth = bth + srnic_opcode_table[SRNIC_OP_RC_READ_REQ].offset[SRNIC_HDR_RETH];
+		srnic_reth_set_va(reth, w->remote_addr);
+		srnic_reth_set_rkey(reth, w->rkey);
+		srnic_reth_set_len(reth, w->length);
+		srnic_bth_set_ackreq(bth, true);
+		w->sent_pkts = w->npkts; /* the responses use the reserved PSNs */
+		break;
+	}
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD: {
+		uint8_t *a;
+
+		op = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? SRNIC_OP_RC_CMP_SWAP
+							    : SRNIC_OP_RC_FETCH_ADD;
+		m = srnic_pkt_new(eng, qp, op, psn, &bth);
+		if (m == NULL)
+			return -1;
+		a = bth + srnic_opcode_table[op].offset[SRNIC_HDR_ATMETH];
+		srnic_atmeth_set_va(a, w->remote_addr);
+		srnic_atmeth_set_rkey(a, w->rkey);
+		if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
+			srnic_atmeth_set_swap_add(a, w->swap);
+			srnic_atmeth_set_compare(a, w->compare_add);
+		} else {
+			srnic_atmeth_set_swap_add(a, w->compare_add);
+			srnic_atmeth_set_compare(a, 0);
+		}
+		srnic_bth_set_ackreq(bth, true);
+		w->sent_pkts = 1;
+		break;
+	}
+	default: {
+		bool imm = w->opcode == IBV_WR_SEND_WITH_IMM || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+		bool write = w->opcode == IBV_WR_RDMA_WRITE || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+		uint32_t off = w->sent_pkts * qp->pmtu;
+		uint32_t len = RTE_MIN(qp->pmtu, w->length - off);
+		bool first = w->sent_pkts == 0, last = w->sent_pkts + 1 == w->npkts;
+		int pos = first ? (last ? POS_ONLY : POS_FIRST) : (last ? POS_LAST : POS_MIDDLE);
+		const struct srnic_opcode_info *oi;
+
+		op = write ? write_ops[imm][pos] : send_ops[imm][pos];
+		oi = srnic_opcode_info(op);
+		m = srnic_pkt_new(eng, qp, op, psn, &bth);
+		if (m == NULL)
+			return -1;
+		if (oi->mask & SRNIC_OPM_RETH) {
+			uint8_t *reth = bth + oi->offset[SRNIC_HDR_RETH];
+
+			srnic_reth_set_va(reth, w->remote_addr);
+			srnic_reth_set_rkey(reth, w->rkey);
+			srnic_reth_set_len(reth, w->length);
+		}
+		if (oi->mask & SRNIC_OPM_IMMDT)
+			srnic_immdt_set_be(bth + oi->offset[SRNIC_HDR_IMMDT], w->imm_data);
+		if (last) {
+			srnic_bth_set_ackreq(bth, true);
+			srnic_bth_set_se(bth, w->solicited && !write);
+		}
+		if (req_gather(eng, qp, w, m, off, len) != 0) {
+			rte_pktmbuf_free(m);
+			return -1;
+		}
+		w->sent_pkts++;
+		break;
+	}
+	}
+	if (srnic_pkt_xmit(eng, m) != 0)
+		return -1;
+	eng_stat(eng, SRNIC_STAT_REQ_PKTS, 1);
+	return 0;
+}
+
+void
+srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
+	unsigned int budget = SRNIC_REQ_BUDGET;
+
+	if (unlikely(qp->req.stalled))
+		return;
+	if (unlikely(qp->req.wait_until != 0)) {
+		if (rte_get_timer_cycles() < qp->req.wait_until)
+			return; /* RNR wait */
+		qp->req.wait_until = 0;
+	}
+	while (budget > 0 && qp->sq.req != head) {
+		struct srnic_swqe *w = &qp->sq.wqe[qp->sq.req & qp->sq.mask];
+
+		if (unlikely(eng_tx_free(eng) <= SRNIC_TX_RESERVE)) {
+			eng_stat(eng, SRNIC_STAT_REQ_TX_FULL, 1);
+			return;
+		}
+		if (w->state == SRNIC_WQE_POSTED) {
+			bool rd_atomic = wqe_is_rd_atomic(w);
+			enum ibv_wc_status st;
+			uint32_t comp = atomic_load_explicit(&qp->sq.comp, memory_order_relaxed);
+
+			/* A fenced WQE waits for every earlier READ/atomic (IBTA 10.8.3.3). */
+			if (w->fence && qp->req.rd_atomic > 0) {
+				eng_stat(eng, SRNIC_STAT_REQ_WAIT_FENCE, 1);
+				return;
+			}
+			if (rd_atomic && qp->req.rd_atomic >= qp->max_rd_atomic) {
+				eng_stat(eng, SRNIC_STAT_REQ_WAIT_RD_ATOMIC, 1);
+				return;
+			}
+			if (qp->sq.req - comp >= SRNIC_MAX_INFLIGHT_WQE) {
+				eng_stat(eng, SRNIC_STAT_REQ_WAIT_WINDOW, 1);
+				return;
+			}
+			st = wqe_check_local(qp, w);
+			if (unlikely(st != IBV_WC_SUCCESS)) {
+				req_local_error(eng, qp, w, st);
+				return;
+			}
+			w->npkts = rd_atomic && w->opcode != IBV_WR_RDMA_READ ? 1
+								: msg_npkts(w->length, qp->pmtu);
+			w->first_psn = qp->req.psn;
+			qp->req.psn = srnic_psn_add(qp->req.psn, w->npkts);
+			w->state = SRNIC_WQE_SENDING;
+			if (rd_atomic)
+				qp->req.rd_atomic++;
+			eng_stat(eng, SRNIC_STAT_REQ_MSGS, 1);
+		}
+		if (req_build(eng, qp, w) != 0)
+			return;
+		budget--;
+		if (w->sent_pkts == w->npkts) {
+			w->state = SRNIC_WQE_SENT;
+			qp->sq.req++;
+		}
+	}
+}

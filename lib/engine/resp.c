@@ -1,0 +1,640 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Responder: a state machine per request packet, in spec order (IBTA
+ * 9.7.4-9.7.5; rxe's steps): check PSN, op sequence, op valid (QP access),
+ * resources (RECV WQE, READ/atomic slots), length, R_Key, execute,
+ * complete, acknowledge. Errors are states, each mapped once to a NAK.
+ *
+ * What the responder owes the requester (READ responses, atomic ACKs,
+ * ACKs, NAKs) goes into a per-QP FIFO in PSN order, so an ACK never
+ * overtakes an earlier READ's response; srnic_resp_run() sends from it
+ * under a budget. READ responses are zero-copy: each payload segment is an
+ * external buffer over the registered memory.
+ */
+#include "engine.h"
+
+enum resp_state {
+	RESP_CHECK_PSN,
+	RESP_CHECK_OP_SEQ,
+	RESP_CHECK_OP_VALID,
+	RESP_CHECK_RESOURCE,
+	RESP_CHECK_LENGTH,
+	RESP_CHECK_RKEY,
+	RESP_EXECUTE,
+	RESP_COMPLETE,
+	RESP_ACKNOWLEDGE,
+	RESP_DONE,
+	/* errors */
+	RESP_DUPLICATE,
+	RESP_ERR_OUT_OF_SEQ,
+	RESP_ERR_OP_SEQ,           /* NAK invalid request */
+	RESP_ERR_UNSUPPORTED,      /* NAK invalid request */
+	RESP_ERR_RNR,              /* RNR NAK */
+	RESP_ERR_NO_RESOURCE,      /* too many READ/atomic: NAK invalid request */
+	RESP_ERR_LENGTH,           /* NAK invalid request */
+	RESP_ERR_RECV_TOO_SMALL,   /* SEND longer than the RECV: NAK invalid request */
+	RESP_ERR_MISALIGNED,       /* atomic VA not 8-byte aligned: NAK invalid request */
+	RESP_ERR_RKEY,             /* NAK remote access error */
+	RESP_ERR_RECV_LKEY,        /* bad RECV buffer: NAK remote operational error */
+	RESP_STATE_COUNT
+};
+
+static const char *const resp_state_names[RESP_STATE_COUNT] __rte_unused = {
+	[RESP_CHECK_PSN] = "CHECK_PSN",
+	[RESP_CHECK_OP_SEQ] = "CHECK_OP_SEQ",
+	[RESP_CHECK_OP_VALID] = "CHECK_OP_VALID",
+	[RESP_CHECK_RESOURCE] = "CHECK_RESOURCE",
+	[RESP_CHECK_LENGTH] = "CHECK_LENGTH",
+	[RESP_CHECK_RKEY] = "CHECK_RKEY",
+	[RESP_EXECUTE] = "EXECUTE",
+	[RESP_COMPLETE] = "COMPLETE",
+	[RESP_ACKNOWLEDGE] = "ACKNOWLEDGE",
+	[RESP_DONE] = "DONE",
+	[RESP_DUPLICATE] = "DUPLICATE",
+	[RESP_ERR_OUT_OF_SEQ] = "ERR_OUT_OF_SEQ",
+	[RESP_ERR_OP_SEQ] = "ERR_OP_SEQ",
+	[RESP_ERR_UNSUPPORTED] = "ERR_UNSUPPORTED",
+	[RESP_ERR_RNR] = "ERR_RNR",
+	[RESP_ERR_NO_RESOURCE] = "ERR_NO_RESOURCE",
+	[RESP_ERR_LENGTH] = "ERR_LENGTH",
+	[RESP_ERR_RECV_TOO_SMALL] = "ERR_RECV_TOO_SMALL",
+	[RESP_ERR_MISALIGNED] = "ERR_MISALIGNED",
+	[RESP_ERR_RKEY] = "ERR_RKEY",
+	[RESP_ERR_RECV_LKEY] = "ERR_RECV_LKEY",
+};
+
+struct resp_ctx {
+	struct srnic_engine *eng;
+	struct srnic_qp *qp;
+	struct srnic_pkt *pkt;
+	uint32_t mask;
+	uint64_t va;               /* RETH / AtomicETH */
+	uint32_t rkey;
+	uint32_t len;              /* RETH DMA length */
+};
+
+/* ---- the FIFO of what is owed ---- */
+
+static inline struct srnic_resp_entry *
+fifo_tail(struct srnic_resp *r)
+{
+	return r->tail != r->head ? &r->fifo[(r->tail - 1) & (SRNIC_RESP_FIFO - 1)] : NULL;
+}
+
+static struct srnic_resp_entry *
+fifo_push(struct srnic_resp *r)
+{
+	struct srnic_resp_entry *e;
+
+	if (r->tail - r->head >= SRNIC_RESP_FIFO)
+		return NULL;
+	e = &r->fifo[r->tail & (SRNIC_RESP_FIFO - 1)];
+	memset(e, 0, sizeof(*e));
+	r->tail++;
+	return e;
+}
+
+/* ACK coalescing: one ACK entry at the tail covers every later request. */
+static void
+owe_ack(struct srnic_qp *qp, uint32_t psn)
+{
+	struct srnic_resp *r = &qp->resp;
+	struct srnic_resp_entry *e = fifo_tail(r);
+
+	if (e == NULL || e->kind != SRNIC_RESP_ACK)
+		e = fifo_push(r);
+	if (e == NULL)
+		return; /* cannot happen: the FIFO holds twice the READ slots */
+	e->kind = SRNIC_RESP_ACK;
+	e->syndrome = srnic_aeth_syndrome_make(SRNIC_AETH_ACK, SRNIC_AETH_CREDIT_INVALID);
+	e->psn = psn;
+	e->msn = r->msn;
+}
+
+static void
+owe_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	struct srnic_resp_entry *e = fifo_push(&qp->resp);
+
+	if (e == NULL) {
+		eng_stat(eng, SRNIC_STAT_RESP_BACKLOG_DROP, 1);
+		return;
+	}
+	e->kind = SRNIC_RESP_NAK;
+	e->syndrome = syndrome;
+	e->psn = psn;
+	e->msn = qp->resp.msn;
+}
+
+/* ---- steps ---- */
+
+static enum resp_state
+check_psn(struct resp_ctx *c)
+{
+	struct srnic_resp *r = &c->qp->resp;
+	int32_t d = srnic_psn_diff(c->pkt->psn, r->epsn);
+
+	if (d > 0)
+		return RESP_ERR_OUT_OF_SEQ;
+	if (d < 0)
+		return RESP_DUPLICATE;
+	r->seq_nak_sent = 0;
+	return RESP_CHECK_OP_SEQ;
+}
+
+static enum resp_state
+check_op_seq(struct resp_ctx *c)
+{
+	uint32_t m = c->mask;
+
+	switch (c->qp->resp.msg) {
+	case SRNIC_MSG_SEND:
+		if ((m & SRNIC_OPM_SEND) && !(m & SRNIC_OPM_FIRST))
+			return RESP_CHECK_OP_VALID;
+		return RESP_ERR_OP_SEQ; /* missing MIDDLE/LAST */
+	case SRNIC_MSG_WRITE:
+		if ((m & SRNIC_OPM_WRITE) && !(m & SRNIC_OPM_FIRST))
+			return RESP_CHECK_OP_VALID;
+		return RESP_ERR_OP_SEQ;
+	default:
+		if (m & SRNIC_OPM_FIRST)
+			return RESP_CHECK_OP_VALID;
+		return RESP_ERR_OP_SEQ; /* missing FIRST */
+	}
+}
+
+static enum resp_state
+check_op_valid(struct resp_ctx *c)
+{
+	int acc = c->qp->access;
+	uint32_t m = c->mask;
+
+	if (m & SRNIC_OPM_INV)
+		return RESP_ERR_UNSUPPORTED; /* no memory windows / invalidation */
+	if (((m & SRNIC_OPM_WRITE) && !(acc & IBV_ACCESS_REMOTE_WRITE)) ||
+	    ((m & SRNIC_OPM_READ) && !(acc & IBV_ACCESS_REMOTE_READ)) ||
+	    ((m & SRNIC_OPM_ATOMIC) && !(acc & IBV_ACCESS_REMOTE_ATOMIC)))
+		return RESP_ERR_UNSUPPORTED;
+	return RESP_CHECK_RESOURCE;
+}
+
+static enum resp_state
+check_resource(struct resp_ctx *c)
+{
+	struct srnic_qp *qp = c->qp;
+	struct srnic_resp *r = &qp->resp;
+
+	if (c->mask & (SRNIC_OPM_READ | SRNIC_OPM_ATOMIC)) {
+		if (r->rd_atomic >= qp->max_dest_rd_atomic)
+			return RESP_ERR_NO_RESOURCE;
+		return RESP_CHECK_LENGTH;
+	}
+	if ((c->mask & SRNIC_OPM_RECV) && !r->rwqe_taken &&
+	    ((c->mask & SRNIC_OPM_SEND) || (c->mask & SRNIC_OPM_LAST))) {
+		uint32_t tail = atomic_load_explicit(&qp->rq.tail, memory_order_relaxed);
+		uint32_t head = atomic_load_explicit(&qp->rq.head, memory_order_acquire);
+
+		if (tail == head)
+			return RESP_ERR_RNR;
+		r->rwqe = qp->rq.wqe[tail & qp->rq.mask];
+		r->rwqe_taken = 1;
+		r->recv_off = 0;
+		atomic_store_explicit(&qp->rq.tail, tail + 1, memory_order_release);
+	}
+	return RESP_CHECK_LENGTH;
+}
+
+static enum resp_state
+check_length(struct resp_ctx *c)
+{
+	const struct srnic_pkt *pkt = c->pkt;
+	struct srnic_qp *qp = c->qp;
+	struct srnic_resp *r = &qp->resp;
+	uint32_t m = c->mask;
+
+	/* FIRST and MIDDLE carry exactly one PMTU; LAST 1..PMTU; ONLY 0..PMTU. */
+	if ((m & (SRNIC_OPM_FIRST | SRNIC_OPM_LAST)) != SRNIC_OPM_ONLY && (m & SRNIC_OPM_PAYLOAD)) {
+		if (!(m & SRNIC_OPM_LAST) && pkt->pay_len != qp->pmtu)
+			return RESP_ERR_LENGTH;
+		if ((m & SRNIC_OPM_LAST) && (pkt->pay_len == 0 || pkt->pay_len > qp->pmtu))
+			return RESP_ERR_LENGTH;
+	} else if (pkt->pay_len > qp->pmtu) {
+		return RESP_ERR_LENGTH;
+	}
+	if (m & SRNIC_OPM_RETH) {
+		const uint8_t *reth = srnic_pkt_hdr(pkt, SRNIC_HDR_RETH);
+
+		c->va = srnic_reth_va(reth);
+		c->rkey = srnic_reth_rkey(reth);
+		c->len = srnic_reth_len(reth);
+		if (c->len > SRNIC_MAX_MSG_SIZE)
+			return RESP_ERR_LENGTH;
+		if ((m & SRNIC_OPM_WRITE) && (m & SRNIC_OPM_LAST) && pkt->pay_len != c->len)
+			return RESP_ERR_LENGTH; /* WRITE ONLY */
+		if ((m & SRNIC_OPM_WRITE) && !(m & SRNIC_OPM_LAST) && c->len <= qp->pmtu)
+			return RESP_ERR_LENGTH; /* WRITE FIRST of a one-packet write */
+	} else if ((m & SRNIC_OPM_WRITE) &&
+		   (pkt->pay_len > r->write_resid ||
+		    ((m & SRNIC_OPM_LAST) && pkt->pay_len != r->write_resid))) {
+		return RESP_ERR_LENGTH;
+	}
+	if (m & SRNIC_OPM_ATOMIC) {
+		const uint8_t *a = srnic_pkt_hdr(pkt, SRNIC_HDR_ATMETH);
+
+		c->va = srnic_atmeth_va(a);
+		c->rkey = srnic_atmeth_rkey(a);
+		c->len = sizeof(uint64_t);
+		if (c->va & 7)
+			return RESP_ERR_MISALIGNED;
+	}
+	if ((m & SRNIC_OPM_SEND) && r->recv_off + pkt->pay_len > r->rwqe.length)
+		return RESP_ERR_RECV_TOO_SMALL;
+	return RESP_CHECK_RKEY;
+}
+
+static enum resp_state
+check_rkey(struct resp_ctx *c)
+{
+	struct srnic_qp *qp = c->qp;
+	struct srnic_mr *mr;
+	int acc;
+
+	if (!(c->mask & (SRNIC_OPM_RETH | SRNIC_OPM_ATOMIC)))
+		return RESP_EXECUTE;
+	if (c->len == 0)
+		return RESP_EXECUTE; /* a zero-length transfer checks no key (o9-...) */
+	acc = (c->mask & SRNIC_OPM_READ) ? IBV_ACCESS_REMOTE_READ :
+	      (c->mask & SRNIC_OPM_WRITE) ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_ATOMIC;
+	if (srnic_mr_check(qp->dev, qp->pd, c->rkey, acc, c->va, c->len, &mr) != SRNIC_KEY_OK)
+		return RESP_ERR_RKEY;
+	return RESP_EXECUTE;
+}
+
+static uint64_t
+do_atomic(const struct resp_ctx *c)
+{
+	const uint8_t *a = srnic_pkt_hdr(c->pkt, SRNIC_HDR_ATMETH);
+	uint64_t *p = (uint64_t *)(uintptr_t)c->va;
+	uint64_t orig;
+
+	/* Atomic against every engine and the local CPU (IBV_ATOMIC_HCA). */
+	if (c->pkt->opcode == SRNIC_OP_RC_CMP_SWAP) {
+		orig = srnic_atmeth_compare(a);
+		__atomic_compare_exchange_n(p, &orig, srnic_atmeth_swap_add(a), false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		return orig; /* on failure, orig holds the value found */
+	}
+	return __atomic_fetch_add(p, srnic_atmeth_swap_add(a), __ATOMIC_SEQ_CST);
+}
+
+static enum resp_state
+execute(struct resp_ctx *c)
+{
+	struct srnic_qp *qp = c->qp;
+	struct srnic_resp *r = &qp->resp;
+	const struct srnic_pkt *pkt = c->pkt;
+	uint32_t m = c->mask;
+
+	if (m & SRNIC_OPM_SEND) {
+		if (srnic_sge_copy_in(qp, r->rwqe.sge, r->rwqe.num_sge, r->recv_off, pkt,
+				      pkt->pay_len) != SRNIC_KEY_OK)
+			return RESP_ERR_RECV_LKEY;
+		r->recv_off += pkt->pay_len;
+	} else if (m & SRNIC_OPM_WRITE) {
+		struct srnic_mr *mr;
+
+		if (m & SRNIC_OPM_FIRST) {
+			r->write_va = c->va;
+			r->write_rkey = c->rkey;
+			r->write_resid = c->len;
+			r->write_len = c->len;
+		}
+		if (pkt->pay_len > 0) {
+			/* The key was checked for the whole range; look it up
+			 * again in case it was deregistered since. */
+			if (srnic_mr_check(qp->dev, qp->pd, r->write_rkey, IBV_ACCESS_REMOTE_WRITE,
+					   r->write_va, pkt->pay_len, &mr) != SRNIC_KEY_OK)
+				return RESP_ERR_RKEY;
+			srnic_pkt_copy_payload(pkt, 0, (void *)(uintptr_t)r->write_va, pkt->pay_len);
+		}
+		r->write_va += pkt->pay_len;
+		r->write_resid -= pkt->pay_len;
+	} else if (m & SRNIC_OPM_READ) {
+		struct srnic_resp_entry *e = fifo_push(r);
+		uint32_t n = c->len == 0 ? 1 : (c->len + qp->pmtu - 1) / qp->pmtu;
+
+		if (e == NULL)
+			return RESP_ERR_NO_RESOURCE;
+		r->msn = (r->msn + 1) & SRNIC_MSN_MASK;
+		e->kind = SRNIC_RESP_READ;
+		e->psn = pkt->psn;
+		e->msn = r->msn;
+		e->npkts = n;
+		e->va = c->va;
+		e->rkey = c->rkey;
+		e->length = c->len;
+		r->rd_atomic++;
+		r->epsn = srnic_psn_add(r->epsn, n);
+		return RESP_DONE;
+	} else if (m & SRNIC_OPM_ATOMIC) {
+		struct srnic_resp_entry *e = fifo_push(r);
+
+		if (e == NULL)
+			return RESP_ERR_NO_RESOURCE;
+		r->msn = (r->msn + 1) & SRNIC_MSN_MASK;
+		e->kind = SRNIC_RESP_ATOMIC;
+		e->psn = pkt->psn;
+		e->msn = r->msn;
+		e->atomic_orig = do_atomic(c);
+		r->rd_atomic++;
+		r->epsn = srnic_psn_add(r->epsn, 1);
+		eng_stat(c->eng, SRNIC_STAT_RESP_ATOMIC, 1);
+		return RESP_DONE;
+	}
+	r->epsn = srnic_psn_add(r->epsn, 1);
+	if (m & SRNIC_OPM_LAST) {
+		r->msg = SRNIC_MSG_NONE;
+		r->msn = (r->msn + 1) & SRNIC_MSN_MASK;
+		return (m & SRNIC_OPM_COMP) ? RESP_COMPLETE : RESP_ACKNOWLEDGE;
+	}
+	r->msg = (m & SRNIC_OPM_SEND) ? SRNIC_MSG_SEND : SRNIC_MSG_WRITE;
+	return RESP_ACKNOWLEDGE;
+}
+
+static enum resp_state
+complete(struct resp_ctx *c)
+{
+	struct srnic_qp *qp = c->qp;
+	struct srnic_resp *r = &qp->resp;
+	struct ibv_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = r->rwqe.wr_id;
+	wc.status = IBV_WC_SUCCESS;
+	wc.qp_num = qp->qpn;
+	wc.src_qp = qp->dest_qpn;
+	if (c->mask & SRNIC_OPM_WRITE) {
+		wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+		wc.byte_len = r->write_len;
+	} else {
+		wc.opcode = IBV_WC_RECV;
+		wc.byte_len = r->recv_off;
+	}
+	if (c->mask & SRNIC_OPM_IMMDT) {
+		wc.imm_data = srnic_immdt_be(srnic_pkt_hdr(c->pkt, SRNIC_HDR_IMMDT));
+		wc.wc_flags |= IBV_WC_WITH_IMM;
+	}
+	if (srnic_bth_se(c->pkt->bth))
+		wc.wc_flags |= 0; /* solicited events: notification is the verbs layer's */
+	r->rwqe_taken = 0;
+	srnic_qp_cqe(c->eng, qp, qp->rcq, &wc);
+	return RESP_ACKNOWLEDGE;
+}
+
+static enum resp_state
+acknowledge(struct resp_ctx *c)
+{
+	/* Only packets with AckReq are ACKed (C9-...); one ACK entry covers
+	 * every packet since the last response sent. */
+	if (srnic_bth_ackreq(c->pkt->bth))
+		owe_ack(c->qp, c->pkt->psn);
+	return RESP_DONE;
+}
+
+static enum resp_state
+duplicate(struct resp_ctx *c)
+{
+	struct srnic_qp *qp = c->qp;
+
+	eng_stat(c->eng, SRNIC_STAT_RESP_DUP, 1);
+	/* SEND/WRITE are never executed twice: re-ACK with the current MSN
+	 * (C9-101). READ/atomic replay is the reliability layer's. */
+	if (!(c->mask & (SRNIC_OPM_READ | SRNIC_OPM_ATOMIC)))
+		owe_ack(qp, srnic_psn_add(qp->resp.epsn, SRNIC_PSN_MASK)); /* epsn - 1 */
+	return RESP_DONE;
+}
+
+static enum resp_state
+err_out_of_seq(struct resp_ctx *c)
+{
+	struct srnic_resp *r = &c->qp->resp;
+
+	if (r->seq_nak_sent) {
+		eng_stat(c->eng, SRNIC_STAT_RESP_OUT_OF_SEQ_DROP, 1);
+		return RESP_DONE;
+	}
+	/* One NAK per gap, carrying the PSN we expect (C9-...). */
+	eng_stat(c->eng, SRNIC_STAT_RESP_OUT_OF_SEQ, 1);
+	eng_stat(c->eng, SRNIC_STAT_RESP_NAK_SEQ, 1);
+	r->seq_nak_sent = 1;
+	owe_nak(c->eng, c->qp, srnic_aeth_syndrome_make(SRNIC_AETH_NAK, SRNIC_NAK_PSN_SEQ_ERR),
+		r->epsn);
+	return RESP_DONE;
+}
+
+static enum resp_state
+err_rnr(struct resp_ctx *c)
+{
+	eng_stat(c->eng, SRNIC_STAT_RESP_RNR, 1);
+	owe_nak(c->eng, c->qp, srnic_aeth_syndrome_make(SRNIC_AETH_RNR_NAK, c->qp->min_rnr_timer),
+		c->pkt->psn);
+	return RESP_DONE;
+}
+
+/* Class B/C errors: NAK, fail the RECV in progress, QP to ERR once the
+ * NAK is out (rxe: do_class_ac_error). */
+static enum resp_state
+err_fatal(struct resp_ctx *c, uint8_t nak, enum ibv_wc_status recv_status)
+{
+	struct srnic_qp *qp = c->qp;
+	struct srnic_resp *r = &qp->resp;
+	enum srnic_stat s = nak == SRNIC_NAK_REM_ACCESS_ERR ? SRNIC_STAT_RESP_NAK_ACCESS :
+			    nak == SRNIC_NAK_REM_OP_ERR ? SRNIC_STAT_RESP_NAK_OP :
+							  SRNIC_STAT_RESP_NAK_INV;
+
+	eng_stat(c->eng, s, 1);
+	owe_nak(c->eng, qp, srnic_aeth_syndrome_make(SRNIC_AETH_NAK, nak), c->pkt->psn);
+	if (r->rwqe_taken) {
+		struct ibv_wc wc;
+
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = r->rwqe.wr_id;
+		wc.status = recv_status;
+		wc.opcode = IBV_WC_RECV;
+		wc.qp_num = qp->qpn;
+		r->rwqe_taken = 0;
+		srnic_qp_cqe(c->eng, qp, qp->rcq, &wc);
+	}
+	r->goto_error = 1;
+	return RESP_DONE;
+}
+
+void
+srnic_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt)
+{
+	struct resp_ctx c = { .eng = eng, .qp = qp, .pkt = pkt, .mask = pkt->mask };
+	enum resp_state st = RESP_CHECK_PSN;
+
+	if (unlikely(qp->resp.goto_error))
+		return;
+	eng_stat(eng, SRNIC_STAT_RESP_PKTS, 1);
+	while (st != RESP_DONE) {
+		switch (st) {
+		case RESP_CHECK_PSN: st = check_psn(&c); break;
+		case RESP_CHECK_OP_SEQ: st = check_op_seq(&c); break;
+		case RESP_CHECK_OP_VALID: st = check_op_valid(&c); break;
+		case RESP_CHECK_RESOURCE: st = check_resource(&c); break;
+		case RESP_CHECK_LENGTH: st = check_length(&c); break;
+		case RESP_CHECK_RKEY: st = check_rkey(&c); break;
+		case RESP_EXECUTE: st = execute(&c); break;
+		case RESP_COMPLETE: st = complete(&c); break;
+		case RESP_ACKNOWLEDGE: st = acknowledge(&c); break;
+		case RESP_DUPLICATE: st = duplicate(&c); break;
+		case RESP_ERR_OUT_OF_SEQ: st = err_out_of_seq(&c); break;
+		case RESP_ERR_RNR: st = err_rnr(&c); break;
+		case RESP_ERR_OP_SEQ:
+			eng_stat(eng, SRNIC_STAT_RESP_OPSEQ_ERR, 1);
+			/* fall through */
+		case RESP_ERR_UNSUPPORTED:
+		case RESP_ERR_NO_RESOURCE:
+		case RESP_ERR_LENGTH:
+		case RESP_ERR_MISALIGNED:
+			st = err_fatal(&c, SRNIC_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR);
+			break;
+		case RESP_ERR_RECV_TOO_SMALL:
+			st = err_fatal(&c, SRNIC_NAK_INVALID_REQ, IBV_WC_LOC_LEN_ERR);
+			break;
+		case RESP_ERR_RKEY:
+			st = err_fatal(&c, SRNIC_NAK_REM_ACCESS_ERR, IBV_WC_REM_ACCESS_ERR);
+			break;
+		case RESP_ERR_RECV_LKEY:
+			st = err_fatal(&c, SRNIC_NAK_REM_OP_ERR, IBV_WC_LOC_PROT_ERR);
+			break;
+		default:
+			st = RESP_DONE;
+			break;
+		}
+	}
+}
+
+/* ---- sending what is owed ---- */
+
+static int
+send_ack(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_resp_entry *e)
+{
+	struct rte_mbuf *m;
+	uint8_t *bth, *aeth;
+
+	m = srnic_pkt_new(eng, qp, SRNIC_OP_RC_ACK, e->psn, &bth);
+	if (m == NULL)
+		return -1;
+	aeth = bth + srnic_opcode_table[SRNIC_OP_RC_ACK].offset[SRNIC_HDR_AETH];
+	srnic_aeth_set_syndrome(aeth, e->syndrome);
+	srnic_aeth_set_msn(aeth, e->msn);
+	if (srnic_pkt_xmit(eng, m) != 0)
+		return -1;
+	if (e->kind == SRNIC_RESP_ACK)
+		eng_stat(eng, SRNIC_STAT_RESP_ACK_SENT, 1);
+	return 0;
+}
+
+static int
+send_atomic_ack(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_resp_entry *e)
+{
+	const struct srnic_opcode_info *oi = srnic_opcode_info(SRNIC_OP_RC_ATOMIC_ACK);
+	struct rte_mbuf *m;
+	uint8_t *bth;
+
+	m = srnic_pkt_new(eng, qp, SRNIC_OP_RC_ATOMIC_ACK, e->psn, &bth);
+	if (m == NULL)
+		return -1;
+	srnic_aeth_set_syndrome(bth + oi->offset[SRNIC_HDR_AETH],
+				srnic_aeth_syndrome_make(SRNIC_AETH_ACK, SRNIC_AETH_CREDIT_INVALID));
+	srnic_aeth_set_msn(bth + oi->offset[SRNIC_HDR_AETH], e->msn);
+	srnic_atmack_set_orig(bth + oi->offset[SRNIC_HDR_ATMACK], e->atomic_orig);
+	return srnic_pkt_xmit(eng, m);
+}
+
+/* One READ response packet: FIRST/LAST/ONLY carry an AETH, MIDDLE none. */
+static int
+send_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_resp_entry *e)
+{
+	uint32_t i = e->sent, n = e->npkts;
+	uint32_t off = i * qp->pmtu, len = RTE_MIN(qp->pmtu, e->length - off);
+	uint8_t op = n == 1 ? SRNIC_OP_RC_READ_RESP_ONLY : i == 0 ? SRNIC_OP_RC_READ_RESP_FIRST :
+		     i == n - 1 ? SRNIC_OP_RC_READ_RESP_LAST : SRNIC_OP_RC_READ_RESP_MIDDLE;
+	const struct srnic_opcode_info *oi = srnic_opcode_info(op);
+	struct srnic_mr *mr = NULL;
+	struct rte_mbuf *m;
+	uint8_t *bth;
+
+	if (len > 0 && srnic_mr_check(qp->dev, qp->pd, e->rkey, IBV_ACCESS_REMOTE_READ,
+				      e->va + off, len, &mr) != SRNIC_KEY_OK) {
+		/* Deregistered after the request was accepted: NAK it. */
+		e->kind = SRNIC_RESP_NAK;
+		e->syndrome = srnic_aeth_syndrome_make(SRNIC_AETH_NAK, SRNIC_NAK_REM_ACCESS_ERR);
+		e->psn = srnic_psn_add(e->psn, i);
+		qp->resp.rd_atomic--;
+		qp->resp.goto_error = 1;
+		return 0;
+	}
+	m = srnic_pkt_new(eng, qp, op, srnic_psn_add(e->psn, i), &bth);
+	if (m == NULL)
+		return -1;
+	if (oi->mask & SRNIC_OPM_AETH) {
+		srnic_aeth_set_syndrome(bth + oi->offset[SRNIC_HDR_AETH],
+					srnic_aeth_syndrome_make(SRNIC_AETH_ACK,
+								 SRNIC_AETH_CREDIT_INVALID));
+		srnic_aeth_set_msn(bth + oi->offset[SRNIC_HDR_AETH], e->msn);
+	}
+	if (len > 0 && srnic_pkt_attach(eng, m, mr, e->va + off, len) != 0) {
+		rte_pktmbuf_free(m);
+		return -1;
+	}
+	if (srnic_pkt_xmit(eng, m) != 0)
+		return -1;
+	eng_stat(eng, SRNIC_STAT_RESP_READ_PKTS, 1);
+	e->sent++;
+	return 0;
+}
+
+void
+srnic_resp_run(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	struct srnic_resp *r = &qp->resp;
+	unsigned int budget = SRNIC_RESP_BUDGET;
+
+	while (r->head != r->tail && budget > 0) {
+		struct srnic_resp_entry *e = &r->fifo[r->head & (SRNIC_RESP_FIFO - 1)];
+		bool ctl = e->kind == SRNIC_RESP_ACK || e->kind == SRNIC_RESP_NAK;
+
+		/* ACKs may use the reserve; data responses leave it alone. */
+		if (eng_tx_free(eng) <= (ctl ? 0 : SRNIC_TX_RESERVE))
+			return;
+		switch (e->kind) {
+		case SRNIC_RESP_ACK:
+		case SRNIC_RESP_NAK:
+			if (send_ack(eng, qp, e) != 0)
+				return;
+			r->head++;
+			break;
+		case SRNIC_RESP_ATOMIC:
+			if (send_atomic_ack(eng, qp, e) != 0)
+				return;
+			r->rd_atomic--;
+			r->head++;
+			break;
+		case SRNIC_RESP_READ:
+			if (send_read_resp(eng, qp, e) != 0)
+				return;
+			if (e->kind == SRNIC_RESP_READ && e->sent == e->npkts) {
+				r->rd_atomic--;
+				r->head++;
+			}
+			break;
+		}
+		budget--;
+	}
+	if (r->head == r->tail && r->goto_error)
+		srnic_qp_to_err(eng, qp);
+}

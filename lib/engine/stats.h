@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SRNIC_ENGINE_STATS_H
+#define SRNIC_ENGINE_STATS_H
+
+/*
+ * Engine counters: one X-macro list gives the enum and the name table side
+ * by side. Every drop and every protocol event has one.
+ */
+#define SRNIC_STATS(X) \
+	X(RX_PKTS, "rx_pkts") \
+	X(TX_PKTS, "tx_pkts") \
+	X(RX_BYTES, "rx_bytes") \
+	X(TX_BYTES, "tx_bytes") \
+	X(RX_HOST, "rx_host")                       /* not RoCEv2, to host handler */ \
+	X(RX_HOST_DROP, "rx_host_drop")             /* not RoCEv2, no handler */ \
+	X(RX_ARP, "rx_arp") \
+	X(TX_ARP, "tx_arp") \
+	X(RX_ND, "rx_nd") \
+	X(TX_ND, "tx_nd") \
+	X(RX_MALFORMED, "rx_malformed")             /* parse failed (any reason but ICRC) */ \
+	X(RX_ICRC_ERR, "rx_icrc_err") \
+	X(RX_NOT_FOR_US, "rx_not_for_us")           /* destination IP/MAC not ours */ \
+	X(RX_NO_QP, "rx_no_qp")                     /* unknown destination QPN */ \
+	X(RX_QP_STATE, "rx_qp_state_drop")          /* QP not in RTR/RTS */ \
+	X(RX_BAD_TRANSPORT, "rx_bad_transport")     /* UC/UD/CNP on an RC QP */ \
+	X(RX_REDIRECT, "rx_redirect")               /* handed to the QP's own engine */ \
+	X(RX_REDIRECT_DROP, "rx_redirect_drop") \
+	X(REQ_PKTS, "req_pkts")                     /* request packets sent */ \
+	X(REQ_MSGS, "req_msgs") \
+	X(REQ_LOCAL_ERR, "req_local_err")           /* bad lkey/length at the requester */ \
+	X(REQ_WAIT_RD_ATOMIC, "req_wait_rd_atomic") /* stalled at max_rd_atomic */ \
+	X(REQ_WAIT_FENCE, "req_wait_fence") \
+	X(REQ_WAIT_WINDOW, "req_wait_window") \
+	X(REQ_TX_FULL, "req_tx_full") \
+	X(RESP_PKTS, "resp_pkts")                   /* request packets accepted */ \
+	X(RESP_DUP, "resp_dup")                     /* duplicate request */ \
+	X(RESP_OUT_OF_SEQ, "resp_out_of_seq") \
+	X(RESP_OUT_OF_SEQ_DROP, "resp_out_of_seq_drop") /* after the one NAK */ \
+	X(RESP_OPSEQ_ERR, "resp_opseq_err") \
+	X(RESP_RNR, "resp_rnr_nak_sent") \
+	X(RESP_ACK_SENT, "resp_ack_sent") \
+	X(RESP_NAK_SEQ, "resp_nak_seq_sent") \
+	X(RESP_NAK_INV, "resp_nak_inv_req_sent") \
+	X(RESP_NAK_ACCESS, "resp_nak_rem_access_sent") \
+	X(RESP_NAK_OP, "resp_nak_rem_op_sent") \
+	X(RESP_READ_PKTS, "resp_read_pkts")         /* READ response packets sent */ \
+	X(RESP_ATOMIC, "resp_atomic") \
+	X(RESP_ZC_SEGS, "resp_zc_segs")             /* payload segments attached zero-copy */ \
+	X(RESP_ZC_COPY, "resp_zc_copy_fallback")    /* MR refcount full: copied instead */ \
+	X(RESP_BACKLOG_DROP, "resp_backlog_drop") \
+	X(COMP_ACK, "comp_ack_rcvd") \
+	X(COMP_READ_RESP, "comp_read_resp_rcvd") \
+	X(COMP_ATOMIC_ACK, "comp_atomic_ack_rcvd") \
+	X(COMP_NAK, "comp_nak_rcvd") \
+	X(COMP_RNR, "comp_rnr_rcvd") \
+	X(COMP_UNEXPECTED, "comp_unexpected")       /* response matching no WQE */ \
+	X(COMP_DUP_ACK, "comp_dup_ack") \
+	X(CQE, "cqe") \
+	X(CQE_ERR, "cqe_err") \
+	X(CQ_OVERFLOW, "cq_overflow") \
+	X(QP_TO_ERR, "qp_to_err") \
+	X(TX_NOMBUF, "tx_nombuf") \
+	X(RETRANSMIT, "retransmit_pkts") \
+	X(TIMEOUT, "retry_timeout")
+
+enum srnic_stat {
+#define X(id, name) SRNIC_STAT_##id,
+	SRNIC_STATS(X)
+#undef X
+	SRNIC_STAT_COUNT
+};
+
+#endif /* SRNIC_ENGINE_STATS_H */
