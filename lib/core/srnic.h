@@ -151,6 +151,9 @@ int srnic_destroy_cq(struct srnic_cq *cq);
  */
 int srnic_poll_cq(struct srnic_cq *cq, int n, struct ibv_wc *wc);
 
+/** Name of a work completion status, as rdma-core prints it (no libibverbs needed). */
+const char *srnic_wc_status_str(enum ibv_wc_status status);
+
 /* ---- QP ---- */
 
 struct srnic_qp_init_attr {

@@ -99,6 +99,12 @@ enum srnic_parse_err srnic_pkt_parse(struct rte_mbuf *m, struct srnic_pkt *p,
 void srnic_pkt_copy_payload(const struct srnic_pkt *p, uint32_t off, void *dst,
 			    uint32_t len);
 
+/**
+ * One line describing a frame (opcode, PSN, QP, AckReq, payload, AETH,
+ * RETH, AtomicETH), or why it does not parse. Returns snprintf's count.
+ */
+int srnic_pkt_describe(struct rte_mbuf *m, char *buf, size_t len);
+
 /* ---- ICRC ---- */
 
 /**

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <string.h>
+
+#include <rte_errno.h>
+
+#include "srnic_link.h"
+#include "srnic_pair.h"
+
+#define PAIR_RING_SIZE 4096
+
+int
+srnic_pair_create(struct srnic_pair *p, const char *name, uint16_t nb_engines, uint16_t mtu)
+{
+	static const struct rte_ether_addr mac[2] = {
+		{ { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 } },
+		{ { 0x02, 0x00, 0x00, 0x00, 0x00, 0x02 } },
+	};
+	char dname[32];
+	union ibv_gid gid;
+	int rc, i;
+
+	memset(p, 0, sizeof(*p));
+	rc = srnic_link_ring_pair(name, nb_engines, PAIR_RING_SIZE, &p->port[0], &p->port[1]);
+	if (rc != 0)
+		return rc;
+	for (i = 0; i < 2; i++) {
+		struct srnic_dev_conf c;
+
+		memset(&c, 0, sizeof(c));
+		c.port_id = p->port[i];
+		c.nb_engines = nb_engines;
+		c.mtu = mtu;
+		c.ip_ver = 4;
+		c.ip[0] = 127;
+		c.ip[3] = (uint8_t)(1 + i);
+		c.mac = &mac[i];
+		snprintf(dname, sizeof(dname), "%.12s%c", name, 'a' + i);
+		c.name = dname;
+		p->dev[i] = srnic_dev_create(&c);
+		if (p->dev[i] == NULL)
+			return -rte_errno;
+		p->pd[i] = srnic_alloc_pd(p->dev[i]);
+		if (p->pd[i] == NULL)
+			return -rte_errno;
+	}
+	for (i = 0; i < 2; i++) {
+		srnic_dev_gid(p->dev[1 - i], 1, &gid);
+		rc = srnic_dev_add_neigh(p->dev[i], &gid, &mac[1 - i]);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int
+qp_up(struct srnic_dev *peer, struct srnic_qp *qp, uint32_t dest_qpn, uint32_t rq_psn,
+      uint32_t sq_psn, const struct srnic_pair_qp_conf *c)
+{
+	struct ibv_qp_attr a;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = c->access != 0 ? c->access :
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+			    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+	rc = srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				     IBV_QP_ACCESS_FLAGS);
+	if (rc != 0)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = c->path_mtu;
+	a.dest_qp_num = dest_qpn;
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = c->max_dest_rd_atomic != 0 ? c->max_dest_rd_atomic
+							  : c->max_rd_atomic;
+	a.min_rnr_timer = c->min_rnr_timer;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.sgid_index = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	srnic_dev_gid(peer, 1, &a.ah_attr.grh.dgid);
+	rc = srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (rc != 0)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = sq_psn;
+	a.timeout = c->timeout;
+	a.retry_cnt = c->retry_cnt;
+	a.rnr_retry = c->rnr_retry;
+	a.max_rd_atomic = c->max_rd_atomic;
+	return srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				       IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+int
+srnic_pair_connect(struct srnic_pair *p, struct srnic_qp *qa, struct srnic_qp *qb,
+		   const struct srnic_pair_qp_conf *c)
+{
+	int rc;
+
+	rc = qp_up(p->dev[1], qa, srnic_qp_num(qb), c->psn[1], c->psn[0], c);
+	if (rc == 0)
+		rc = qp_up(p->dev[0], qb, srnic_qp_num(qa), c->psn[0], c->psn[1], c);
+	return rc;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SRNIC_PAIR_H
+#define SRNIC_PAIR_H
+
+/**
+ * @file
+ * Two srnic devices in one process over a net_ring pair, and QPs connected
+ * across them: the embedded default the demo, the tests and srnic-perf use.
+ * Addresses are loopback-range (127.0.0.1, 127.0.0.2): the frames never
+ * leave the process.
+ */
+
+#include "srnic.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct srnic_pair {
+	uint16_t port[2];
+	struct srnic_dev *dev[2];
+	struct srnic_pd *pd[2];
+};
+
+/**
+ * Create the ring pair and one srnic device on each side with nb_engines
+ * engines and the given Ethernet MTU (9000 gives path MTU 4096). Each
+ * device knows the other's MAC statically (no ARP needed).
+ * Returns 0 or a negative errno.
+ */
+int srnic_pair_create(struct srnic_pair *p, const char *name, uint16_t nb_engines,
+		      uint16_t mtu);
+
+/** What srnic_pair_connect() sets on both QPs. */
+struct srnic_pair_qp_conf {
+	enum ibv_mtu path_mtu;
+	uint32_t psn[2];           /**< initial send PSN of side 0 and side 1 */
+	uint8_t max_rd_atomic;     /**< both directions, also max_dest_rd_atomic */
+	uint8_t max_dest_rd_atomic; /**< 0: same as max_rd_atomic */
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t min_rnr_timer;
+	int access;                /**< QP access flags; 0: remote read/write/atomic */
+};
+
+/**
+ * Take qa (on p->dev[0]) and qb (on p->dev[1]) from RESET to RTS connected to
+ * each other. Returns 0 or a negative errno.
+ */
+int srnic_pair_connect(struct srnic_pair *p, struct srnic_qp *qa, struct srnic_qp *qb,
+		       const struct srnic_pair_qp_conf *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SRNIC_PAIR_H */
