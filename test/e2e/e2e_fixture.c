@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_malloc.h>
+
+#include "e2e_fixture.h"
+#include "test_eal.h"
+
+struct e2e *E;
+
+static void
+on_rx(uint16_t port_id, int dir, const struct rte_mbuf *m, uint64_t tsc, void *arg)
+{
+	struct e2e *e = arg;
+	int side = port_id == e->p.port[1] ? 0 : 1; /* received on B's port: A sent it */
+	struct srnic_pkt pkt;
+	struct e2e_pkt *k;
+	const void *d;
+
+	RTE_SET_USED(dir);
+	if (e->npkts >= E2E_MAX_PKTS)
+		return;
+	if (tsc != e->last_tsc[side]) {
+		e->burst++;
+		e->last_tsc[side] = tsc;
+	}
+	k = &e->pkts[e->npkts++];
+	memset(k, 0, sizeof(*k));
+	k->port = port_id;
+	k->side = side;
+	k->burst = e->burst;
+	k->len = rte_pktmbuf_pkt_len(m);
+	k->data = malloc(k->len);
+	if (k->data == NULL) {
+		k->len = 0;
+		k->parse_rc = -1;
+		return;
+	}
+	d = rte_pktmbuf_read(m, 0, k->len, k->data);
+	if (d != k->data)
+		memcpy(k->data, d, k->len);
+	k->parse_rc = srnic_pkt_parse((struct rte_mbuf *)(uintptr_t)m, &pkt, 0);
+	if (k->parse_rc != SRNIC_PARSE_OK)
+		return;
+	k->opcode = pkt.opcode;
+	k->pad = pkt.pad;
+	k->mask = pkt.mask;
+	k->psn = pkt.psn;
+	k->dqpn = pkt.dqpn;
+	k->pay_len = pkt.pay_len;
+	k->l3_off = pkt.l3_off;
+	k->l4_off = pkt.l4_off;
+	k->bth_off = pkt.bth_off;
+	k->pay_off = pkt.pay_off;
+	k->udp_sport = pkt.udp_sport;
+}
+
+uint64_t
+e2e_deadline(void)
+{
+	return rte_get_timer_cycles() + (uint64_t)E2E_WAIT_S * rte_get_timer_hz();
+}
+
+bool
+e2e_deadline_passed(uint64_t deadline)
+{
+	if (rte_get_timer_cycles() < deadline)
+		return false;
+	e2e_dump();
+	return true;
+}
+
+static void
+drain_cq(int side)
+{
+	struct ibv_wc wc[64];
+	int n, i;
+
+	if (E->cq[side] == NULL)
+		return;
+	do {
+		n = srnic_poll_cq(E->cq[side], 64, wc);
+		if (n < 0) {
+			E->cq_err[side] = n;
+			return;
+		}
+		for (i = 0; i < n; i++) {
+			assert_true(E->nwc[side] < E2E_MAX_WC);
+			E->wc[side][E->nwc[side]++] = wc[i];
+		}
+	} while (n == 64);
+}
+
+void
+e2e_poll_side(int side)
+{
+	srnic_engine_poll(E->eng[side]);
+}
+
+void
+e2e_poll(void)
+{
+	srnic_engine_poll(E->eng[0]);
+	srnic_engine_poll(E->eng[1]);
+	if (!E->no_drain) {
+		drain_cq(0);
+		drain_cq(1);
+	}
+}
+
+void
+e2e_settle(unsigned int n)
+{
+	unsigned int quiet = 0, i;
+
+	for (i = 0; i < n || quiet < 16; i++) {
+		unsigned int moved;
+
+		moved = srnic_engine_poll(E->eng[0]);
+		moved += srnic_engine_poll(E->eng[1]);
+		if (!E->no_drain) {
+			drain_cq(0);
+			drain_cq(1);
+		}
+		quiet = moved == 0 ? quiet + 1 : 0;
+		if (i > 1000000)
+			fail_msg("engines never settle");
+	}
+}
+
+const struct ibv_wc *
+e2e_wait_wc(int side, uint32_t n)
+{
+	uint32_t start = E->nwc[side];
+
+	E2E_RUN_UNTIL(E->nwc[side] >= start + n);
+	return &E->wc[side][start];
+}
+
+void
+e2e_reset(void)
+{
+	uint32_t i;
+
+	for (i = 0; i < E->npkts; i++)
+		free(E->pkts[i].data);
+	E->npkts = 0;
+	E->nwc[0] = E->nwc[1] = 0;
+	E->cq_err[0] = E->cq_err[1] = 0;
+}
+
+uint32_t
+e2e_pkts_from(int side, uint32_t *idx, uint32_t max)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < E->npkts && n < max; i++)
+		if (E->pkts[i].side == side)
+			idx[n++] = i;
+	return n;
+}
+
+void
+e2e_dump(void)
+{
+	uint32_t i;
+
+	fprintf(stderr, "capture: %u frames\n", E->npkts);
+	for (i = 0; i < E->npkts && i < 200; i++) {
+		const struct e2e_pkt *k = &E->pkts[i];
+		char aeth[32] = "";
+
+		if (k->parse_rc != SRNIC_PARSE_OK) {
+			fprintf(stderr, "  %3u %s burst %u: parse error %d, %u bytes\n", i,
+				k->side == 0 ? "A->B" : "B->A", k->burst, k->parse_rc, k->len);
+			continue;
+		}
+		if (k->mask & SRNIC_OPM_AETH)
+			snprintf(aeth, sizeof(aeth), " syn %#x msn %u",
+				 srnic_aeth_syndrome(e2e_hdr(k, SRNIC_HDR_AETH)),
+				 srnic_aeth_msn(e2e_hdr(k, SRNIC_HDR_AETH)));
+		fprintf(stderr, "  %3u %s burst %u: %-28s psn %u qp %#x ackreq %d pay %u%s\n", i,
+			k->side == 0 ? "A->B" : "B->A", k->burst, srnic_opcode_name(k->opcode),
+			k->psn, k->dqpn, srnic_bth_ackreq(e2e_bth(k)), k->pay_len, aeth);
+	}
+	for (i = 0; i < 2; i++) {
+		uint32_t j;
+
+		fprintf(stderr, "  side %c: %u WCs, cq_err %d, qp state %d\n", 'A' + i, E->nwc[i],
+			E->cq_err[i], E->qp[i] != NULL ? (int)srnic_qp_state(E->qp[i]) : -1);
+		for (j = 0; j < E->nwc[i] && j < 40; j++)
+			fprintf(stderr, "    wr_id %#" PRIx64 " status %d (%s) opcode %d len %u\n",
+				E->wc[i][j].wr_id, E->wc[i][j].status,
+				srnic_wc_status_str(E->wc[i][j].status), E->wc[i][j].opcode,
+				E->wc[i][j].byte_len);
+	}
+}
+
+void
+e2e_fill(void *buf, size_t len, uint32_t seed)
+{
+	uint8_t *b = buf;
+	uint32_t x = seed * 2654435761u + 12345;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		x = x * 1103515245u + 12345;
+		b[i] = (uint8_t)(x >> 16);
+	}
+}
+
+void *
+e2e_buf(int side, size_t len, int access, struct srnic_mr **mr)
+{
+	void *b = rte_zmalloc("e2e_buf", len + 64, 4096);
+
+	assert_non_null(b);
+	assert_true(E->nmr < RTE_DIM(E->mr));
+	*mr = srnic_reg_mr(E->p.pd[side], b, len, access);
+	assert_non_null(*mr);
+	E->mr[E->nmr] = *mr;
+	E->buf[E->nmr] = b;
+	E->nmr++;
+	return b;
+}
+
+void
+e2e_post_send(int side, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad = NULL;
+
+	assert_int_equal(srnic_post_send(E->qp[side], wr, &bad), 0);
+}
+
+void
+e2e_post_recv(int side, struct ibv_recv_wr *wr)
+{
+	struct ibv_recv_wr *bad = NULL;
+
+	assert_int_equal(srnic_post_recv(E->qp[side], wr, &bad), 0);
+}
+
+int
+e2e_qp_connect(int side, enum ibv_mtu mtu, uint32_t sq_psn, uint32_t rq_psn,
+	       uint8_t max_rd_atomic, uint8_t max_dest_rd_atomic, int access)
+{
+	struct srnic_qp *qp = E->qp[side];
+	struct ibv_qp_attr a;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = access;
+	rc = srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				     IBV_QP_ACCESS_FLAGS);
+	if (rc != 0)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = mtu;
+	a.dest_qp_num = srnic_qp_num(E->qp[1 - side]);
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = max_dest_rd_atomic;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.sgid_index = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	srnic_dev_gid(E->p.dev[1 - side], 1, &a.ah_attr.grh.dgid);
+	rc = srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (rc != 0)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = sq_psn;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = max_rd_atomic;
+	return srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				       IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+void
+e2e_qps_create(const struct e2e_conf *conf)
+{
+	struct e2e_conf c = *conf;
+	int i;
+
+	if (c.mtu == 0)
+		c.mtu = IBV_MTU_4096;
+	if (c.cqe == 0)
+		c.cqe = 4096;
+	if (c.max_send_wr == 0)
+		c.max_send_wr = 1024;
+	if (c.max_recv_wr == 0)
+		c.max_recv_wr = 1024;
+	for (i = 0; i < 2; i++) {
+		if (c.max_rd_atomic[i] == 0)
+			c.max_rd_atomic[i] = 16;
+		if (c.max_dest_rd_atomic[i] == 0)
+			c.max_dest_rd_atomic[i] = 16;
+		if (c.access[i] == 0)
+			c.access[i] = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+				      IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+	}
+	E->conf = c;
+	E->pmtu = 128u << c.mtu;
+	for (i = 0; i < 2; i++) {
+		struct srnic_qp_init_attr qa = { .max_send_wr = c.max_send_wr,
+						 .max_recv_wr = c.max_recv_wr,
+						 .max_send_sge = 4, .max_recv_sge = 4,
+						 .max_inline_data = c.max_inline,
+						 .qp_type = IBV_QPT_RC };
+
+		E->cq[i] = srnic_create_cq(E->p.dev[i], c.cqe, E->eng[i]);
+		assert_non_null(E->cq[i]);
+		qa.send_cq = qa.recv_cq = E->cq[i];
+		E->qp[i] = srnic_create_qp(E->p.pd[i], &qa);
+		assert_non_null(E->qp[i]);
+	}
+	if (c.no_connect)
+		return;
+	for (i = 0; i < 2; i++)
+		assert_int_equal(e2e_qp_connect(i, c.mtu, c.psn[i], c.psn[1 - i],
+						c.max_rd_atomic[i], c.max_dest_rd_atomic[i],
+						c.access[i]), 0);
+}
+
+void
+e2e_qps_destroy(void)
+{
+	uint32_t i;
+
+	/* Let whatever is in flight land (responses for a destroyed QP are
+	 * dropped as rx_no_qp) so no mbuf still points into our buffers. */
+	E->no_drain = false;
+	for (i = 0; i < 2; i++)
+		if (E->qp[i] != NULL && srnic_qp_state(E->qp[i]) != IBV_QPS_RESET) {
+			struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+			srnic_modify_qp(E->qp[i], &a, IBV_QP_STATE);
+		}
+	e2e_settle(4);
+	for (i = 0; i < 2; i++) {
+		if (E->qp[i] != NULL)
+			assert_int_equal(srnic_destroy_qp(E->qp[i]), 0);
+		E->qp[i] = NULL;
+	}
+	e2e_settle(4);
+	for (i = 0; i < 2; i++) {
+		if (E->cq[i] != NULL)
+			srnic_destroy_cq(E->cq[i]);
+		E->cq[i] = NULL;
+	}
+	for (i = 0; i < E->nmr; i++) {
+		assert_int_equal(srnic_dereg_mr(E->mr[i]), 0);
+		rte_free(E->buf[i]);
+	}
+	E->nmr = 0;
+	e2e_reset();
+}
+
+void
+e2e_qps_renew(const struct e2e_conf *conf)
+{
+	e2e_qps_destroy();
+	e2e_qps_create(conf);
+}
+
+int
+e2e_group_setup(void **state)
+{
+	int rc, i;
+
+	RTE_SET_USED(state);
+	rc = srnic_test_eal_init("e2e", 0, NULL);
+	if (rc != 0) {
+		fprintf(stderr, "EAL init failed: %d\n", rc);
+		return -1;
+	}
+	E = calloc(1, sizeof(*E));
+	if (E == NULL)
+		return -1;
+	rc = srnic_pair_create(&E->p, "e2e", 1, 9000);
+	if (rc != 0) {
+		fprintf(stderr, "srnic_pair_create: %d\n", rc);
+		return -1;
+	}
+	for (i = 0; i < 2; i++) {
+		E->eng[i] = srnic_dev_engine(E->p.dev[i], 0);
+		E->cap[i] = srnic_capture_start(E->p.port[i], SRNIC_CAPTURE_RX, on_rx, E);
+		if (E->eng[i] == NULL || E->cap[i] == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+int
+e2e_group_teardown(void **state)
+{
+	RTE_SET_USED(state);
+	if (E == NULL)
+		return 0;
+	srnic_capture_stop(E->cap[0]);
+	srnic_capture_stop(E->cap[1]);
+	e2e_reset();
+	srnic_dev_destroy(E->p.dev[0]);
+	srnic_dev_destroy(E->p.dev[1]);
+	free(E);
+	E = NULL;
+	rte_eal_cleanup();
+	return 0;
+}
+
+int
+e2e_setup(void **state)
+{
+	struct e2e_conf c = { .mtu = IBV_MTU_4096, .psn = { 2000, 7000 } };
+
+	RTE_SET_USED(state);
+	e2e_qps_create(&c);
+	return 0;
+}
+
+int
+e2e_teardown(void **state)
+{
+	RTE_SET_USED(state);
+	e2e_qps_destroy();
+	return 0;
+}
+
+void
+e2e_post_op(int side, enum ibv_wr_opcode op, uint64_t wr_id, struct ibv_sge *sge, int nsge,
+	    uint64_t raddr, uint32_t rkey, unsigned int flags)
+{
+	struct ibv_send_wr wr;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.sg_list = sge;
+	wr.num_sge = nsge;
+	wr.opcode = op;
+	wr.send_flags = flags;
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	e2e_post_send(side, &wr);
+}
+
+void
+e2e_post_rx(int side, uint64_t wr_id, struct ibv_sge *sge, int nsge)
+{
+	struct ibv_recv_wr wr;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.sg_list = sge;
+	wr.num_sge = nsge;
+	e2e_post_recv(side, &wr);
+}

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SRNIC_E2E_FIXTURE_H
+#define SRNIC_E2E_FIXTURE_H
+
+/*
+ * End-to-end fixture: two srnic devices over a net_ring pair in this
+ * process (created once per test binary), a fresh CQ + RC QP on each side
+ * per test, every frame either side receives captured (bytes copied, with
+ * the port it arrived on and its RX burst), and a loop that drives both
+ * engines from this thread until a condition holds or a deadline passes.
+ *
+ * Side 0 is "A" (p.dev[0], usually the requester), side 1 is "B". Frames
+ * A sends are received on p.port[1]; frames B sends on p.port[0].
+ */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "srnic.h"
+#include "srnic_link.h"
+#include "srnic_pair.h"
+#include "srnic_wire.h"
+
+/* Generous: ASan debug builds are several times slower. */
+#define E2E_WAIT_S 20
+#define E2E_MAX_PKTS 65536
+#define E2E_MAX_WC 8192
+
+struct e2e_conf {
+	enum ibv_mtu mtu;           /* 0: IBV_MTU_4096 */
+	uint32_t psn[2];            /* initial send PSN of A and B */
+	uint8_t max_rd_atomic[2];   /* requester limit per side; 0: 16 */
+	uint8_t max_dest_rd_atomic[2]; /* responder limit per side; 0: 16 */
+	int access[2];              /* QP access flags; 0: local write + remote all */
+	int cqe;                    /* CQ entries per side; 0: 4096 */
+	uint32_t max_send_wr;       /* 0: 1024 */
+	uint32_t max_recv_wr;       /* 0: 1024 */
+	uint32_t max_inline;
+	bool no_connect;            /* leave the QPs in RESET */
+};
+
+/** One captured frame. */
+struct e2e_pkt {
+	uint16_t port;              /* port that received it */
+	int side;                   /* side that SENT it (0: A, 1: B) */
+	uint32_t burst;             /* RX burst number (same burst, same number) */
+	uint32_t len;               /* frame bytes */
+	uint8_t *data;              /* frame copy */
+	int parse_rc;               /* srnic_pkt_parse() with flags 0 (ICRC checked) */
+	/* from the parse, valid when parse_rc == SRNIC_PARSE_OK */
+	uint8_t opcode;
+	uint8_t pad;
+	uint32_t mask;
+	uint32_t psn;
+	uint32_t dqpn;
+	uint32_t pay_len;
+	uint16_t l3_off, l4_off, bth_off, pay_off;
+	uint16_t udp_sport;
+};
+
+struct e2e {
+	struct srnic_pair p;
+	struct srnic_engine *eng[2];
+	struct srnic_cq *cq[2];
+	struct srnic_qp *qp[2];
+	struct e2e_conf conf;
+	uint32_t pmtu;              /* bytes */
+	/* capture */
+	struct srnic_capture *cap[2];
+	uint32_t npkts;
+	uint32_t burst;
+	uint64_t last_tsc[2];
+	struct e2e_pkt pkts[E2E_MAX_PKTS];
+	/* completions drained by e2e_poll() (unless no_drain) */
+	bool no_drain;
+	uint32_t nwc[2];
+	struct ibv_wc wc[2][E2E_MAX_WC];
+	int cq_err[2];              /* last negative srnic_poll_cq() result */
+	/* registered buffers, released in teardown */
+	uint32_t nmr;
+	struct srnic_mr *mr[32];
+	void *buf[32];
+};
+
+extern struct e2e *E;
+
+/* cmocka group setup/teardown (EAL + the pair) and per-test ones. */
+int e2e_group_setup(void **state);
+int e2e_group_teardown(void **state);
+/* Fresh QPs with the default conf (PMTU 4096). */
+int e2e_setup(void **state);
+int e2e_teardown(void **state);
+
+/* Create CQs and QPs with conf and connect them (unless no_connect). */
+void e2e_qps_create(const struct e2e_conf *conf);
+void e2e_qps_destroy(void);
+/* Destroy the current QPs and create fresh ones with conf. */
+void e2e_qps_renew(const struct e2e_conf *conf);
+/* Connect one QP to the peer QP with explicit attributes. */
+int e2e_qp_connect(int side, enum ibv_mtu mtu, uint32_t sq_psn, uint32_t rq_psn,
+		   uint8_t max_rd_atomic, uint8_t max_dest_rd_atomic, int access);
+
+/* Allocate (zeroed) and register len bytes on a side. */
+void *e2e_buf(int side, size_t len, int access, struct srnic_mr **mr);
+
+/* Drive both engines once; drain the CQs into E->wc unless no_drain. */
+void e2e_poll(void);
+/* Poll until nothing moves for a few rounds (and at least n rounds). */
+void e2e_settle(unsigned int n);
+/* Poll only one side's engine once (no CQ drain). */
+void e2e_poll_side(int side);
+bool e2e_deadline_passed(uint64_t deadline);
+uint64_t e2e_deadline(void);
+
+#define E2E_RUN_UNTIL(cond) do { \
+	uint64_t dl__ = e2e_deadline(); \
+	while (!(cond)) { \
+		if (e2e_deadline_passed(dl__)) \
+			fail_msg("timeout waiting for %s (%s:%d)", #cond, __FILE__, __LINE__); \
+		e2e_poll(); \
+	} \
+} while (0)
+
+/* Wait for n more WCs on side (counting from *seen) and return the first new one. */
+const struct ibv_wc *e2e_wait_wc(int side, uint32_t n);
+
+/* Reset captured frames and drained WCs. */
+void e2e_reset(void);
+
+/* Captured frames: helpers. */
+static inline uint8_t *
+e2e_bth(const struct e2e_pkt *k)
+{
+	return k->data + k->bth_off;
+}
+static inline uint8_t *
+e2e_hdr(const struct e2e_pkt *k, enum srnic_hdr_id h)
+{
+	return k->data + k->bth_off + srnic_opcode_table[k->opcode].offset[h];
+}
+static inline uint8_t *
+e2e_payload(const struct e2e_pkt *k)
+{
+	return k->data + k->pay_off;
+}
+/* Frames one side sent, in capture order, into idx (returns the count). */
+uint32_t e2e_pkts_from(int side, uint32_t *idx, uint32_t max);
+/* Dump the capture to stderr (on failures). */
+void e2e_dump(void);
+
+/* Post helpers. wr_id given; sge list built by the caller. */
+void e2e_post_send(int side, struct ibv_send_wr *wr);
+void e2e_post_recv(int side, struct ibv_recv_wr *wr);
+
+/* Fill with a pattern depending on seed. */
+void e2e_fill(void *buf, size_t len, uint32_t seed);
+
+
+/* Post one send WR of opcode with the given SGEs (raddr/rkey for RDMA). */
+void e2e_post_op(int side, enum ibv_wr_opcode op, uint64_t wr_id, struct ibv_sge *sge,
+		 int nsge, uint64_t raddr, uint32_t rkey, unsigned int flags);
+/* Post one RECV with the given SGEs. */
+void e2e_post_rx(int side, uint64_t wr_id, struct ibv_sge *sge, int nsge);
+
+#endif /* SRNIC_E2E_FIXTURE_H */
