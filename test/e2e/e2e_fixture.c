@@ -136,10 +136,8 @@ e2e_settle(unsigned int n)
 const struct ibv_wc *
 e2e_wait_wc(int side, uint32_t n)
 {
-	uint32_t start = E->nwc[side];
-
-	E2E_RUN_UNTIL(E->nwc[side] >= start + n);
-	return &E->wc[side][start];
+	E2E_RUN_UNTIL(E->nwc[side] >= n);
+	return &E->wc[side][n - 1];
 }
 
 void

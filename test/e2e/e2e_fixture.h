@@ -127,7 +127,7 @@ uint64_t e2e_deadline(void);
 	} \
 } while (0)
 
-/* Wait for n more WCs on side (counting from *seen) and return the first new one. */
+/* Wait until side has n WCs since the last e2e_reset(); returns the n-th. */
 const struct ibv_wc *e2e_wait_wc(int side, uint32_t n);
 
 /* Reset captured frames and drained WCs. */
