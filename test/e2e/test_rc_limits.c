@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Limits end to end (issue #3, items 5 and 7): the requester's
+ * max_rd_atomic bounds READs/atomics on the wire, the responder's
+ * max_dest_rd_atomic NAKs what goes beyond it, and a CQ overflow is an
+ * error the application sees (-EOVERFLOW, QP in ERR), never a silent loss.
+ */
+#include <string.h>
+
+#include "e2e_fixture.h"
+
+#define NAK_INV_REQ 0x61
+
+static struct srnic_mr *lmr, *rmr;
+static uint8_t *lbuf, *rbuf;
+
+static void
+fresh(const struct e2e_conf *c)
+{
+	e2e_qps_renew(c);
+	lbuf = e2e_buf(0, 1 << 17, IBV_ACCESS_LOCAL_WRITE, &lmr);
+	rbuf = e2e_buf(1, 1 << 17, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+		       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC, &rmr);
+	e2e_fill(rbuf, 1 << 17, 3);
+}
+
+static void
+post_read(uint64_t wr_id, uint32_t off, uint32_t len)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)lbuf + off, .length = len,
+			       .lkey = srnic_mr_lkey(lmr) };
+
+	e2e_post_op(0, IBV_WR_RDMA_READ, wr_id, &sge, 1, (uintptr_t)rbuf + off,
+		    srnic_mr_rkey(rmr), IBV_SEND_SIGNALED);
+}
+
+static void
+post_fadd(uint64_t wr_id, uint32_t off)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)lbuf + off, .length = 8,
+			       .lkey = srnic_mr_lkey(lmr) };
+	struct ibv_send_wr wr;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.atomic.remote_addr = (uintptr_t)rbuf + off;
+	wr.wr.atomic.rkey = srnic_mr_rkey(rmr);
+	wr.wr.atomic.compare_add = 1;
+	e2e_post_send(0, &wr);
+}
+
+/* Max over the capture of (READ/atomic requests seen - answered). */
+static uint32_t
+max_outstanding(void)
+{
+	uint32_t i, req = 0, done = 0, max = 0;
+
+	for (i = 0; i < E->npkts; i++) {
+		const struct e2e_pkt *k = &E->pkts[i];
+
+		if (k->opcode == SRNIC_OP_RC_READ_REQ || k->opcode == SRNIC_OP_RC_FETCH_ADD ||
+		    k->opcode == SRNIC_OP_RC_CMP_SWAP)
+			req++;
+		if (k->opcode == SRNIC_OP_RC_READ_RESP_LAST ||
+		    k->opcode == SRNIC_OP_RC_READ_RESP_ONLY || k->opcode == SRNIC_OP_RC_ATOMIC_ACK)
+			done++;
+		assert_true(done <= req);
+		max = RTE_MAX(max, req - done);
+	}
+	return max;
+}
+
+static void
+test_requester_limit(void **state)
+{
+	struct e2e_conf c = { .mtu = IBV_MTU_1024, .psn = { 10, 20 },
+			      .max_rd_atomic = { 2, 16 } };
+	int64_t waits = srnic_dev_stat(E->p.dev[0], "req_wait_rd_atomic");
+	uint32_t i;
+
+	RTE_SET_USED(state);
+	fresh(&c);
+	for (i = 0; i < 8; i++)
+		post_read(i, i * 8192, 8192);
+	e2e_wait_wc(0, 8);
+	e2e_settle(4);
+	for (i = 0; i < 8; i++) {
+		assert_int_equal(E->wc[0][i].status, IBV_WC_SUCCESS);
+		assert_int_equal(E->wc[0][i].wr_id, i);
+	}
+	assert_memory_equal(lbuf, rbuf, 8 * 8192);
+	assert_int_equal(max_outstanding(), 2);
+	assert_true(srnic_dev_stat(E->p.dev[0], "req_wait_rd_atomic") > waits);
+
+	/* atomics count too: max_rd_atomic 1 */
+	c.max_rd_atomic[0] = 1;
+	fresh(&c);
+	memset(rbuf, 0, 8 * 64);
+	for (i = 0; i < 8; i++)
+		post_fadd(i, (i % 2) * 64);
+	post_read(8, 4096, 100);
+	e2e_wait_wc(0, 9);
+	e2e_settle(4);
+	for (i = 0; i < 9; i++)
+		assert_int_equal(E->wc[0][i].status, IBV_WC_SUCCESS);
+	assert_int_equal(max_outstanding(), 1);
+	assert_int_equal(*(uint64_t *)rbuf, 4);
+	assert_int_equal(*(uint64_t *)(rbuf + 64), 4);
+}
+
+/*
+ * Responder max_dest_rd_atomic 1, requester max_rd_atomic 4: four READs in
+ * one RX burst. The first is answered; the second exceeds the responder's
+ * limit: NAK invalid request at its PSN, the requester's WC
+ * IBV_WC_REM_INV_REQ_ERR, the rest flushed.
+ */
+static void
+test_responder_limit(void **state)
+{
+	struct e2e_conf c = { .mtu = IBV_MTU_1024, .psn = { 10, 20 },
+			      .max_rd_atomic = { 4, 16 }, .max_dest_rd_atomic = { 16, 1 } };
+	const struct e2e_pkt *nak = NULL;
+	uint32_t i, reqs = 0;
+	int k;
+
+	RTE_SET_USED(state);
+	fresh(&c);
+	for (i = 0; i < 4; i++)
+		post_read(i, i * 4096, 4096);
+	/* all four requests leave A before B looks at its RX queue */
+	for (k = 0; k < 3; k++)
+		e2e_poll_side(0);
+	e2e_wait_wc(0, 4);
+	e2e_settle(4);
+
+	for (i = 0; i < E->npkts; i++) {
+		const struct e2e_pkt *p = &E->pkts[i];
+
+		if (p->opcode == SRNIC_OP_RC_READ_REQ) {
+			assert_int_equal(p->burst, E->pkts[0].burst);
+			reqs++;
+		}
+		if (p->opcode == SRNIC_OP_RC_ACK) {
+			assert_null(nak);
+			nak = p;
+		}
+	}
+	assert_int_equal(reqs, 4);
+	if (nak == NULL)
+		e2e_dump();
+	assert_non_null(nak);
+	assert_int_equal(srnic_aeth_syndrome(e2e_hdr(nak, SRNIC_HDR_AETH)), NAK_INV_REQ);
+	assert_int_equal(nak->psn, 10 + 4); /* the second READ's PSN */
+	assert_int_equal(srnic_aeth_msn(e2e_hdr(nak, SRNIC_HDR_AETH)), 1);
+
+	assert_int_equal(E->wc[0][0].wr_id, 0);
+	assert_int_equal(E->wc[0][0].status, IBV_WC_SUCCESS);
+	assert_memory_equal(lbuf, rbuf, 4096);
+	assert_int_equal(E->wc[0][1].wr_id, 1);
+	assert_int_equal(E->wc[0][1].status, IBV_WC_REM_INV_REQ_ERR);
+	for (i = 2; i < 4; i++) {
+		assert_int_equal(E->wc[0][i].wr_id, i);
+		assert_int_equal(E->wc[0][i].status, IBV_WC_WR_FLUSH_ERR);
+	}
+	assert_int_equal(E->nwc[0], 4);
+	assert_int_equal(srnic_qp_state(E->qp[0]), IBV_QPS_ERR);
+}
+
+/* Within the responder's limit nothing is refused, even in one burst. */
+static void
+test_responder_limit_ok(void **state)
+{
+	struct e2e_conf c = { .mtu = IBV_MTU_1024, .psn = { 10, 20 },
+			      .max_rd_atomic = { 4, 16 }, .max_dest_rd_atomic = { 16, 4 } };
+	uint32_t i;
+	int k;
+
+	RTE_SET_USED(state);
+	fresh(&c);
+	for (i = 0; i < 4; i++)
+		post_read(i, i * 4096, 4096);
+	for (k = 0; k < 3; k++)
+		e2e_poll_side(0);
+	e2e_wait_wc(0, 4);
+	e2e_settle(4);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(E->wc[0][i].status, IBV_WC_SUCCESS);
+	assert_memory_equal(lbuf, rbuf, 4 * 4096);
+}
+
+/*
+ * CQ overflow: a CQ asked for 4 entries (it may hold more: verbs gives at
+ * least cqe), 16 signaled WRITEs and nobody polls. The entries that fit
+ * come out in order, then srnic_poll_cq() returns -EOVERFLOW, and the QP
+ * is in ERR.
+ */
+static void
+test_cq_overflow(void **state)
+{
+	struct e2e_conf c = { .mtu = IBV_MTU_1024, .psn = { 10, 20 }, .cqe = 4 };
+	struct ibv_wc wc[32];
+	uint64_t dl;
+	int n, got = 0, i;
+
+	RTE_SET_USED(state);
+	fresh(&c);
+	E->no_drain = true;
+	for (i = 0; i < 16; i++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)lbuf + i * 64, .length = 64,
+				       .lkey = srnic_mr_lkey(lmr) };
+
+		e2e_post_op(0, IBV_WR_RDMA_WRITE, i, &sge, 1, (uintptr_t)rbuf + i * 64,
+			    srnic_mr_rkey(rmr), IBV_SEND_SIGNALED);
+	}
+	dl = e2e_deadline();
+	while (srnic_qp_state(E->qp[0]) != IBV_QPS_ERR) {
+		if (e2e_deadline_passed(dl))
+			fail_msg("QP never went to ERR on CQ overflow");
+		e2e_poll();
+	}
+	e2e_settle(8);
+	assert_true(srnic_dev_stat(E->p.dev[0], "cq_overflow") > 0);
+	/* what fit: successes in order, at least the 4 asked for */
+	for (;;) {
+		n = srnic_poll_cq(E->cq[0], 1, wc);
+		if (n <= 0)
+			break;
+		assert_int_equal(wc[0].wr_id, got);
+		assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+		got++;
+	}
+	assert_int_equal(n, -EOVERFLOW);
+	assert_true(got >= 4 && got < 16);
+	/* and it stays overflowed */
+	assert_int_equal(srnic_poll_cq(E->cq[0], 32, wc), -EOVERFLOW);
+	assert_int_equal(srnic_qp_state(E->qp[0]), IBV_QPS_ERR);
+	E->no_drain = false;
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_requester_limit, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_responder_limit, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_responder_limit_ok, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_cq_overflow, e2e_setup, e2e_teardown),
+	};
+
+	return cmocka_run_group_tests_name("e2e_rc_limits", tests, e2e_group_setup,
+					   e2e_group_teardown);
+}
