@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* srnic-perf options (after the EAL's and "--"). */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf.h"
+
+static const char *const op_names[] = {
+	[PERF_OP_READ] = "read", [PERF_OP_WRITE] = "write", [PERF_OP_SEND] = "send",
+	[PERF_OP_ATOMIC] = "atomic",
+};
+
+const char *
+perf_op_name(enum perf_op op)
+{
+	return op_names[op];
+}
+
+static void
+usage(const char *prog)
+{
+	printf("usage: %s [EAL options] -- [options]\n"
+	       "Two srnic endpoints in this process over a net_ring pair; the requester's\n"
+	       "engines run on the main lcore(s), the responder's on the next ones.\n\n"
+	       "  --op read|write|send|atomic  operation (default read)\n"
+	       "  --size BYTES                 message size (default 65536; suffixes K, M)\n"
+	       "  --sizes A,B,...              sweep of sizes (e.g. 8,64,4K,64K,1M)\n"
+	       "  --qps N                      QPs (default 1, at most %d)\n"
+	       "  --depth N                    outstanding WRs per QP (default 16, at most %d)\n"
+	       "  --mtu 256..4096              path MTU (default 4096)\n"
+	       "  --iters N                    messages per size over all QPs (default %d)\n"
+	       "  --duration SECONDS           run each size this long instead of --iters\n"
+	       "  --lat                        latency mode: one outstanding WR, per-op times\n"
+	       "  --lcores N                   requester lcores (QP i on lcore i %% N; default 1)\n"
+	       "  --unsignaled N               signal every Nth WR (default 1: all)\n"
+	       "  --json                       one JSON object per result line\n"
+	       "  --verify                     check data on every completion\n"
+	       "  --trace                      print every packet and CQE (the READ walk)\n"
+	       "  --pcap FILE                  write every packet of both directions\n"
+	       "  --floors                     also measure the reference floors (memcpy+ICRC,\n"
+	       "                               plain mbuf round trip) and print ratios\n"
+	       "  --quiet                      no live statistics\n"
+	       "  --help                       this text\n",
+	       prog, PERF_MAX_QPS, PERF_MAX_DEPTH, PERF_DEFAULT_ITERS);
+}
+
+static int
+parse_size(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 0);
+
+	if (end == s)
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		v <<= 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		v <<= 20, end++;
+	if (*end != '\0' || v > (1ull << 30))
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int
+perf_parse_args(int argc, char **argv, struct perf_conf *c)
+{
+	enum { O_OP = 256, O_SIZE, O_SIZES, O_QPS, O_DEPTH, O_MTU, O_ITERS, O_DURATION, O_LAT,
+	       O_LCORES, O_UNSIG, O_JSON, O_VERIFY, O_TRACE, O_PCAP, O_QUIET, O_FLOORS, O_HELP };
+	static const struct option opts[] = {
+		{ "op", required_argument, NULL, O_OP },
+		{ "size", required_argument, NULL, O_SIZE },
+		{ "sizes", required_argument, NULL, O_SIZES },
+		{ "qps", required_argument, NULL, O_QPS },
+		{ "depth", required_argument, NULL, O_DEPTH },
+		{ "mtu", required_argument, NULL, O_MTU },
+		{ "iters", required_argument, NULL, O_ITERS },
+		{ "duration", required_argument, NULL, O_DURATION },
+		{ "lat", no_argument, NULL, O_LAT },
+		{ "lcores", required_argument, NULL, O_LCORES },
+		{ "unsignaled", required_argument, NULL, O_UNSIG },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "verify", no_argument, NULL, O_VERIFY },
+		{ "trace", no_argument, NULL, O_TRACE },
+		{ "pcap", required_argument, NULL, O_PCAP },
+		{ "quiet", no_argument, NULL, O_QUIET },
+		{ "floors", no_argument, NULL, O_FLOORS },
+		{ "help", no_argument, NULL, O_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	int o;
+
+	memset(c, 0, sizeof(*c));
+	c->op = PERF_OP_READ;
+	c->sizes[0] = 65536;
+	c->nb_sizes = 1;
+	c->qps = 1;
+	c->depth = 16;
+	c->mtu = IBV_MTU_4096;
+	c->iters = PERF_DEFAULT_ITERS;
+	c->unsignaled = 1;
+	c->nb_lcores = 1;
+	optind = 1;
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (o) {
+		case O_OP: {
+			unsigned int i;
+
+			for (i = 0; i < RTE_DIM(op_names); i++)
+				if (strcmp(optarg, op_names[i]) == 0)
+					break;
+			if (i == RTE_DIM(op_names))
+				goto bad;
+			c->op = (enum perf_op)i;
+			break;
+		}
+		case O_SIZE:
+			if (parse_size(optarg, &c->sizes[0]) != 0)
+				goto bad;
+			c->nb_sizes = 1;
+			break;
+		case O_SIZES: {
+			char *dup = strdup(optarg), *tok, *save = NULL;
+
+			c->nb_sizes = 0;
+			for (tok = strtok_r(dup, ",", &save); tok != NULL;
+			     tok = strtok_r(NULL, ",", &save)) {
+				if (c->nb_sizes == PERF_MAX_SIZES ||
+				    parse_size(tok, &c->sizes[c->nb_sizes]) != 0) {
+					free(dup);
+					goto bad;
+				}
+				c->nb_sizes++;
+			}
+			free(dup);
+			if (c->nb_sizes == 0)
+				goto bad;
+			break;
+		}
+		case O_QPS:
+			c->qps = (uint32_t)strtoul(optarg, NULL, 0);
+			if (c->qps == 0 || c->qps > PERF_MAX_QPS)
+				goto bad;
+			break;
+		case O_DEPTH:
+			c->depth = (uint32_t)strtoul(optarg, NULL, 0);
+			if (c->depth == 0 || c->depth > PERF_MAX_DEPTH)
+				goto bad;
+			break;
+		case O_MTU: {
+			unsigned long v = strtoul(optarg, NULL, 0);
+
+			if (v != 256 && v != 512 && v != 1024 && v != 2048 && v != 4096)
+				goto bad;
+			c->mtu = (enum ibv_mtu)(__builtin_ctzl(v) - 7);
+			break;
+		}
+		case O_ITERS:
+			c->iters = strtoull(optarg, NULL, 0);
+			if (c->iters == 0)
+				goto bad;
+			break;
+		case O_DURATION:
+			c->duration = strtod(optarg, NULL);
+			if (c->duration <= 0)
+				goto bad;
+			break;
+		case O_LAT:
+			c->lat = true;
+			break;
+		case O_LCORES:
+			c->nb_lcores = (unsigned int)strtoul(optarg, NULL, 0);
+			if (c->nb_lcores == 0 || c->nb_lcores > PERF_MAX_LCORES)
+				goto bad;
+			break;
+		case O_UNSIG:
+			c->unsignaled = (unsigned int)strtoul(optarg, NULL, 0);
+			if (c->unsignaled == 0)
+				goto bad;
+			break;
+		case O_JSON:
+			c->json = true;
+			break;
+		case O_VERIFY:
+			c->verify = true;
+			break;
+		case O_TRACE:
+			c->trace = true;
+			break;
+		case O_PCAP:
+			c->pcap = optarg;
+			break;
+		case O_QUIET:
+			c->quiet = true;
+			break;
+		case O_FLOORS:
+			c->floors = true;
+			break;
+		case O_HELP:
+			usage(argv[0]);
+			exit(0);
+		default:
+			goto bad_usage;
+		}
+	}
+	if (c->lat)
+		c->depth = 1;
+	if (c->op == PERF_OP_ATOMIC) {
+		c->sizes[0] = 8;
+		c->nb_sizes = 1;
+	}
+	if (c->unsignaled > c->depth)
+		c->unsignaled = c->depth; /* else the SQ fills before a CQE comes */
+	if (c->nb_lcores > c->qps)
+		c->nb_lcores = c->qps;
+	return 0;
+bad:
+	fprintf(stderr, "srnic-perf: bad value for --%s: %s\n", opts[o - O_OP].name,
+		optarg != NULL ? optarg : "");
+bad_usage:
+	usage(argv[0]);
+	return -1;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SRNIC_PERF_H
+#define SRNIC_PERF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_atomic.h>
+
+#include "srnic.h"
+#include "srnic_link.h"
+#include "srnic_pair.h"
+
+#define PERF_MAX_SIZES 32
+#define PERF_MAX_QPS 1024
+#define PERF_MAX_LCORES 16
+#define PERF_MAX_DEPTH 1024
+#define PERF_LAT_SAMPLES_MAX (1u << 22)  /* latency samples kept per run */
+#define PERF_DEFAULT_ITERS 100000
+#define PERF_STATS_PERIOD_MS 1000
+#define PERF_RUN_TIMEOUT_S 120            /* a run that stalls this long fails */
+
+enum perf_op { PERF_OP_READ, PERF_OP_WRITE, PERF_OP_SEND, PERF_OP_ATOMIC };
+
+struct perf_conf {
+	enum perf_op op;
+	uint32_t sizes[PERF_MAX_SIZES];
+	unsigned int nb_sizes;
+	uint32_t qps;
+	uint32_t depth;
+	enum ibv_mtu mtu;
+	uint64_t iters;           /* per size, over all QPs; 0 with duration */
+	double duration;          /* seconds per size; 0: iterations */
+	bool lat;
+	unsigned int unsignaled;  /* signal every Nth WR (1: all) */
+	bool json;
+	bool verify;
+	bool trace;
+	const char *pcap;
+	unsigned int nb_lcores;   /* requester lcores (engines per device) */
+	bool quiet;               /* no live stats */
+	bool floors;              /* measure reference floors */
+};
+
+struct perf_result {
+	enum perf_op op;
+	uint32_t size;
+	uint32_t qps;
+	uint32_t depth;
+	uint32_t mtu;
+	uint64_t msgs;
+	uint64_t bytes;
+	double seconds;
+	double gbps;
+	double gbps_peak;
+	double mops;
+	double lat_us[5];         /* min, p50, p99, p999, max */
+	double lat_avg_us;
+	uint64_t errors;
+	uint64_t verify_errors;
+	double floor_gbps;        /* ICRC + memcpy per byte, same size, same run */
+	double floor_mpps;        /* plain mbuf round trip on a net_ring pair */
+	size_t qp_mem_bytes;      /* memory per QP (both sides' objects and buffers) */
+};
+
+/* parameters.c */
+int perf_parse_args(int argc, char **argv, struct perf_conf *c);
+const char *perf_op_name(enum perf_op op);
+
+/* setup.c: the endpoints and QPs of a run */
+struct perf_qp {
+	struct srnic_qp *qp[2];       /* requester side 0, responder side 1 */
+	uint8_t *buf[2];              /* depth slots of max size each */
+	struct srnic_mr *mr[2];
+	uint32_t peer_rkey;           /* responder buffer key seen by the requester */
+	uint64_t peer_va;
+	uint32_t lcore_idx;           /* requester worker */
+	uint64_t posted;
+	uint64_t completed;
+	uint32_t outstanding;
+	uint32_t unsig_run;           /* WRs since the last signaled one */
+	uint64_t t_post;              /* TSC when the last signaled WR was posted */
+	uint64_t recv_posted;         /* SEND: RECVs posted on the responder, ever */
+	uint64_t recv_done;           /* SEND: RECVs completed, ever */
+};
+
+struct perf_env {
+	struct perf_conf *conf;
+	struct srnic_pair pair;
+	struct srnic_cq *cq[2][PERF_MAX_LCORES];
+	struct perf_qp *qps;
+	uint32_t max_size;
+	size_t qp_mem;
+};
+
+int perf_setup(struct perf_env *env, struct perf_conf *c);
+void perf_capture_close(struct perf_env *env);
+
+/* worker.c */
+int perf_run(struct perf_env *env, uint32_t size, struct perf_result *r);
+
+/* stats.c */
+void perf_print_header(const struct perf_conf *c);
+void perf_print_result(const struct perf_conf *c, const struct perf_result *r);
+void perf_print_counters(const struct perf_env *env);
+double perf_percentile(uint64_t *sorted, size_t n, double p);
+
+/* floor.c */
+double perf_floor_gbps(uint32_t size);
+double perf_floor_mpps(void);
+
+#endif

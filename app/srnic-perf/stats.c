@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Result tables (perftest's columns), JSON lines, engine counters. */
+#include <inttypes.h>
+#include <math.h>
+
+#include "perf.h"
+
+double
+perf_percentile(uint64_t *sorted, size_t n, double p)
+{
+	size_t i;
+
+	if (n == 0)
+		return 0;
+	i = (size_t)ceil(p / 100.0 * (double)n);
+	return (double)sorted[i == 0 ? 0 : RTE_MIN(i, n) - 1];
+}
+
+void
+perf_print_header(const struct perf_conf *c)
+{
+	if (c->json)
+		return;
+	printf("---------------------------------------------------------------------------------------------------\n");
+	printf(" srnic-perf: RDMA_%s, %u QP(s), depth %u, path MTU %u, %u requester lcore(s)%s%s\n",
+	       c->op == PERF_OP_READ ? "Read" : c->op == PERF_OP_WRITE ? "Write" :
+	       c->op == PERF_OP_SEND ? "Send" : "Fetch_Add",
+	       c->qps, c->depth, 128u << c->mtu, c->nb_lcores, c->lat ? ", latency mode" : "",
+	       c->verify ? ", data verified" : "");
+	printf("---------------------------------------------------------------------------------------------------\n");
+	printf(" %9s %12s %10s %10s %10s %9s %9s %9s %9s %9s\n", "#bytes", "#iterations",
+	       "BW[Gb/s]", "MsgRate", "t_min[us]", "t_p50", "t_p99", "t_p99.9", "t_max", "t_avg");
+	printf(" %9s %12s %10s %10s\n", "", "", "", "[Mpps]");
+}
+
+void
+perf_print_result(const struct perf_conf *c, const struct perf_result *r)
+{
+	if (c->json) {
+		printf("{\"op\":\"%s\",\"size\":%u,\"qps\":%u,\"depth\":%u,\"mtu\":%u,"
+		       "\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"seconds\":%.6f,"
+		       "\"gbps\":%.3f,\"mops\":%.4f,\"lat_us\":{\"min\":%.3f,\"p50\":%.3f,"
+		       "\"p99\":%.3f,\"p999\":%.3f,\"max\":%.3f,\"avg\":%.3f},"
+		       "\"errors\":%" PRIu64 ",\"verify_errors\":%" PRIu64 ",\"qp_mem_bytes\":%zu",
+		       perf_op_name(r->op), r->size, r->qps, r->depth, r->mtu, r->msgs, r->bytes,
+		       r->seconds, r->gbps, r->mops, r->lat_us[0], r->lat_us[1], r->lat_us[2],
+		       r->lat_us[3], r->lat_us[4], r->lat_avg_us, r->errors, r->verify_errors,
+		       r->qp_mem_bytes);
+		if (r->floor_gbps > 0)
+			printf(",\"floor_gbps\":%.3f,\"ratio_gbps\":%.4f,\"floor_mpps\":%.3f,"
+			       "\"ratio_mpps\":%.4f",
+			       r->floor_gbps, r->gbps / r->floor_gbps, r->floor_mpps,
+			       r->floor_mpps > 0 ? r->mops / r->floor_mpps : 0.0);
+		printf("}\n");
+		fflush(stdout);
+		return;
+	}
+	printf(" %9u %12" PRIu64 " %10.2f %10.3f %10.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n", r->size,
+	       r->msgs, r->gbps, r->mops, r->lat_us[0], r->lat_us[1], r->lat_us[2], r->lat_us[3],
+	       r->lat_us[4], r->lat_avg_us);
+	if (r->floor_gbps > 0)
+		printf("   floors (same run): ICRC+memcpy %.2f Gb/s -> ratio %.3f; mbuf round trip "
+		       "%.3f M/s -> ratio %.3f\n",
+		       r->floor_gbps, r->gbps / r->floor_gbps, r->floor_mpps,
+		       r->floor_mpps > 0 ? r->mops / r->floor_mpps : 0.0);
+	if (r->errors || r->verify_errors)
+		printf("   ERRORS: %" PRIu64 " failed WRs, %" PRIu64 " data mismatches\n", r->errors,
+		       r->verify_errors);
+	fflush(stdout);
+}
+
+void
+perf_print_counters(const struct perf_env *env)
+{
+	const struct perf_conf *c = env->conf;
+	unsigned int n = srnic_engine_stats_count(), i, s;
+
+	if (c->json)
+		return;
+	printf("---------------------------------------------------------------------------------------------------\n");
+	printf(" engine counters (nonzero), requester side A | responder side B; memory per QP %zu bytes\n",
+	       env->qp_mem);
+	for (i = 0; i < n; i++) {
+		int64_t v[2];
+
+		for (s = 0; s < 2; s++)
+			v[s] = srnic_dev_stat(env->pair.dev[s], srnic_engine_stat_name(i));
+		if (v[0] != 0 || v[1] != 0)
+			printf("   %-28s %16" PRId64 " | %16" PRId64 "\n", srnic_engine_stat_name(i),
+			       v[0], v[1]);
+	}
+}
