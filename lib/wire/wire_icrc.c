@@ -47,9 +47,15 @@ uint32_t
 srnic_icrc_compute_flat(const uint8_t *l3, uint32_t len, uint8_t ip_ver)
 {
 	uint8_t hdr[ICRC_MASKED_MAX];
-	uint32_t n = icrc_masked_hdr(l3, ip_ver, hdr);
-	uint32_t crc = crc32_gzip_refl(ICRC_PSEUDO_HDR_CRC, hdr, n);
+	uint32_t n = (ip_ver == 4 ? sizeof(struct rte_ipv4_hdr) : sizeof(struct rte_ipv6_hdr)) +
+		     sizeof(struct rte_udp_hdr) + SRNIC_BTH_LEN;
+	uint32_t crc;
 
+	/* no room for the masked headers: 0, as srnic_icrc_compute() */
+	if (unlikely(len < n))
+		return 0;
+	icrc_masked_hdr(l3, ip_ver, hdr);
+	crc = crc32_gzip_refl(ICRC_PSEUDO_HDR_CRC, hdr, n);
 	return crc32_gzip_refl(crc, l3 + n, len - n);
 }
 
