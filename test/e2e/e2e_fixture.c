@@ -281,7 +281,8 @@ e2e_qp_connect(int side, enum ibv_mtu mtu, uint32_t sq_psn, uint32_t rq_psn,
 	a.sq_psn = sq_psn;
 	a.timeout = 14;
 	a.retry_cnt = 7;
-	a.rnr_retry = 7;
+	a.rnr_retry = E->conf.rnr_retry[side] == E2E_RNR_RETRY_0 ? 0 :
+		      E->conf.rnr_retry[side] == 0 ? 7 : E->conf.rnr_retry[side];
 	a.max_rd_atomic = max_rd_atomic;
 	return srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 				       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
@@ -318,6 +319,7 @@ e2e_qps_create(const struct e2e_conf *conf)
 						 .max_recv_wr = c.max_recv_wr,
 						 .max_send_sge = 4, .max_recv_sge = 4,
 						 .max_inline_data = c.max_inline,
+						 .sq_sig_all = c.sq_sig_all,
 						 .qp_type = IBV_QPT_RC };
 
 		E->cq[i] = srnic_create_cq(E->p.dev[i], c.cqe, E->eng[i]);

@@ -31,6 +31,7 @@
 #define E2E_WAIT_S 20
 #define E2E_MAX_PKTS 65536
 #define E2E_MAX_WC 8192
+#define E2E_RNR_RETRY_0 0xFF
 
 struct e2e_conf {
 	enum ibv_mtu mtu;           /* 0: IBV_MTU_4096 */
@@ -42,6 +43,8 @@ struct e2e_conf {
 	uint32_t max_send_wr;       /* 0: 1024 */
 	uint32_t max_recv_wr;       /* 0: 1024 */
 	uint32_t max_inline;
+	uint8_t rnr_retry[2];       /* 0: 7 (forever); E2E_RNR_RETRY_0 for 0 */
+	bool sq_sig_all;
 	bool no_connect;            /* leave the QPs in RESET */
 };
 
