@@ -77,17 +77,22 @@ srnic_comp_retire(struct srnic_engine *eng, struct srnic_qp *qp)
 }
 
 /* Resend from psn: the WQE holding it restarts at that packet, every later
- * one from its start; PSNs already assigned are kept (go-back-N). */
+ * one from its start; PSNs already assigned are kept (go-back-N). This
+ * includes the WQE the requester is in the middle of (at sq.req, some of
+ * its packets sent): they follow the resent ones again. */
 static void
 comp_rewind(struct srnic_qp *qp, uint32_t c, uint32_t psn)
 {
+	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
 	uint32_t i;
 
-	for (i = c; i != qp->sq.req; i++) {
+	for (i = c; i != head; i++) {
 		struct srnic_swqe *w = &qp->sq.wqe[i & qp->sq.mask];
 
 		if (w->state == SRNIC_WQE_DONE)
 			continue;
+		if (w->state == SRNIC_WQE_POSTED)
+			break; /* not started: nothing of it is out */
 		if (i == c && !wqe_is_read(w) && !wqe_is_atomic(w) &&
 		    srnic_psn_in_window(psn, w->first_psn, w->npkts))
 			w->sent_pkts = (psn - w->first_psn) & SRNIC_PSN_MASK;
@@ -184,6 +189,7 @@ comp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, const uint8_
 		if (qp->rnr_retry != 7)
 			qp->req.rnr_left--;
 		qp->req.wait_until = rte_get_timer_cycles() + srnic_rnr_timer_cycles(val);
+		qp->req.timer_at = 0; /* the RNR wait is no ACK timeout */
 		comp_rewind(qp, c, psn);
 		return;
 	}
@@ -259,4 +265,52 @@ srnic_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *p
 		qp->req.rnr_left = qp->rnr_retry;
 	}
 	srnic_comp_retire(eng, qp);
+	if (progress && qp->timeout != 0)
+		qp->req.timer_at = srnic_comp_outstanding(qp) ?
+				   rte_get_timer_cycles() + srnic_ack_timeout_cycles(qp->timeout) : 0;
+}
+
+bool
+srnic_comp_outstanding(const struct srnic_qp *qp)
+{
+	uint32_t c = atomic_load_explicit(&qp->sq.comp, memory_order_relaxed);
+	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
+
+	if (c != qp->sq.req)
+		return true;
+	return qp->sq.req != head && qp->sq.wqe[qp->sq.req & qp->sq.mask].sent_pkts > 0;
+}
+
+void
+srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	uint32_t c = atomic_load_explicit(&qp->sq.comp, memory_order_relaxed);
+	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
+	struct srnic_swqe *w = NULL;
+
+	if (likely(qp->req.timer_at == 0 || rte_get_timer_cycles() < qp->req.timer_at))
+		return;
+	qp->req.timer_at = 0;
+	if (!srnic_comp_outstanding(qp))
+		return;
+	/* the oldest request not acknowledged yet */
+	for (; c != head; c++) {
+		w = &qp->sq.wqe[c & qp->sq.mask];
+		if (w->state != SRNIC_WQE_DONE)
+			break;
+	}
+	if (c == head || w->state == SRNIC_WQE_POSTED)
+		return;
+	eng_stat(eng, SRNIC_STAT_TIMEOUT, 1);
+	if (qp->req.retry_left == 0) {
+		/* retry_cnt spent: the WQE fails, the QP goes to ERR (C9-140) */
+		if (c == qp->sq.req)
+			qp->sq.req++; /* partly sent: it retires with its error */
+		wqe_done(qp, w, IBV_WC_RETRY_EXC_ERR);
+		srnic_comp_retire(eng, qp);
+		return;
+	}
+	qp->req.retry_left--;
+	eng_stat(eng, SRNIC_STAT_RETRANSMIT, 1);
+	comp_rewind(qp, c, w->first_psn);
 }

@@ -179,6 +179,15 @@ srnic_rnr_timer_cycles(uint8_t code)
 	return rte_get_timer_hz() / 100000 * rnr_timer_10us[code & 31];
 }
 
+uint64_t
+srnic_ack_timeout_cycles(uint8_t code)
+{
+	if (code == 0)
+		return 0;
+	/* 4096 ns << code, in cycles; no overflow up to code 31 */
+	return rte_get_timer_hz() / 1000000 * ((uint64_t)4096 << (code & 31)) / 1000;
+}
+
 void
 srnic_qp_flush(struct srnic_engine *eng, struct srnic_qp *qp)
 {
@@ -276,8 +285,10 @@ srnic_engine_poll(struct srnic_engine *eng)
 				continue;
 		}
 		srnic_resp_run(eng, qp);
-		if (st == IBV_QPS_RTS)
+		if (st == IBV_QPS_RTS) {
+			srnic_comp_timer(eng, qp);
 			srnic_req_run(eng, qp);
+		}
 	}
 	eng_tx_flush(eng);
 	atomic_fetch_add_explicit(&eng->poll_seq, 1, memory_order_acq_rel); /* even: outside */

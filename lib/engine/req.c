@@ -201,6 +201,11 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w)
 	if (srnic_pkt_xmit(eng, m) != 0)
 		return -1;
 	eng_stat(eng, SRNIC_STAT_REQ_PKTS, 1);
+	/* Something is out: the local ACK timer runs from the last packet
+	 * sent or the last progress, whichever is later (as rxe), so a long
+	 * message is not timed out while it is still being sent. */
+	if (qp->timeout != 0)
+		qp->req.timer_at = rte_get_timer_cycles() + srnic_ack_timeout_cycles(qp->timeout);
 	return 0;
 }
 
