@@ -149,6 +149,15 @@ struct srnic_resp {
 	uint32_t write_resid;
 	uint32_t write_len;         /* RETH DMA length of the WRITE */
 	uint8_t goto_error;         /* fatal error NAKed: QP to ERR once it is sent */
+	/* the last atomic results: a duplicate atomic is answered from
+	 * them, never executed again */
+	uint8_t atomic_next;
+	struct {
+		uint8_t valid;
+		uint32_t psn;
+		uint32_t msn;
+		uint64_t orig;
+	} atomic_saved[SRNIC_MAX_RD_ATOMIC];
 	uint32_t head;              /* FIFO: next entry to send */
 	uint32_t tail;              /* FIFO: next free entry */
 	struct srnic_resp_entry fifo[SRNIC_RESP_FIFO];

@@ -39,7 +39,7 @@ enum resp_state {
 	RESP_STATE_COUNT
 };
 
-static const char *const resp_state_names[RESP_STATE_COUNT] __rte_unused = {
+static const char *const resp_state_names[RESP_STATE_COUNT] = {
 	[RESP_CHECK_PSN] = "CHECK_PSN",
 	[RESP_CHECK_OP_SEQ] = "CHECK_OP_SEQ",
 	[RESP_CHECK_OP_VALID] = "CHECK_OP_VALID",
@@ -185,8 +185,13 @@ check_resource(struct resp_ctx *c)
 	struct srnic_resp *r = &qp->resp;
 
 	if (c->mask & (SRNIC_OPM_READ | SRNIC_OPM_ATOMIC)) {
-		if (r->rd_atomic >= qp->max_dest_rd_atomic)
+		if (r->rd_atomic >= qp->max_dest_rd_atomic) {
+			uint32_t i;
+			fprintf(stderr, "DBG rd_atomic %u head %u tail %u\n", r->rd_atomic, r->head, r->tail);
+			for (i = r->head; i != r->tail; i++)
+				fprintf(stderr, "DBG  e kind %u psn %u npkts %u sent %u\n", r->fifo[i & 63].kind, r->fifo[i&63].psn, r->fifo[i&63].npkts, r->fifo[i&63].sent);
 			return RESP_ERR_NO_RESOURCE;
+		}
 		return RESP_CHECK_LENGTH;
 	}
 	if ((c->mask & SRNIC_OPM_RECV) && !r->rwqe_taken &&
@@ -346,6 +351,11 @@ execute(struct resp_ctx *c)
 		e->psn = pkt->psn;
 		e->msn = r->msn;
 		e->atomic_orig = do_atomic(c);
+		r->atomic_saved[r->atomic_next].valid = 1;
+		r->atomic_saved[r->atomic_next].psn = e->psn;
+		r->atomic_saved[r->atomic_next].msn = e->msn;
+		r->atomic_saved[r->atomic_next].orig = e->atomic_orig;
+		r->atomic_next = (uint8_t)((r->atomic_next + 1) % SRNIC_MAX_RD_ATOMIC);
 		r->rd_atomic++;
 		r->epsn = srnic_psn_add(r->epsn, 1);
 		eng_stat(c->eng, SRNIC_STAT_RESP_ATOMIC, 1);
@@ -401,6 +411,62 @@ acknowledge(struct resp_ctx *c)
 	return RESP_DONE;
 }
 
+/* A duplicate READ request: the requester lost (some of) the responses.
+ * Execute it again for what it asks now, with the checks a new READ
+ * gets (IBTA 9.7.5.1.4: duplicate READs are re-executed); it never moves
+ * ePSN or the MSN. */
+static void
+duplicate_read(struct resp_ctx *c)
+{
+	struct srnic_qp *qp = c->qp;
+	struct srnic_resp *r = &qp->resp;
+	const uint8_t *reth = srnic_pkt_hdr(c->pkt, SRNIC_HDR_RETH);
+	uint32_t len = srnic_reth_len(reth);
+	uint64_t va = srnic_reth_va(reth);
+	struct srnic_resp_entry *e;
+	struct srnic_mr *mr;
+
+	if (!(qp->access & IBV_ACCESS_REMOTE_READ) || r->rd_atomic >= qp->max_dest_rd_atomic ||
+	    len > SRNIC_MAX_MSG_SIZE ||
+	    (len > 0 && srnic_mr_check(qp->dev, qp->pd, srnic_reth_rkey(reth),
+				       IBV_ACCESS_REMOTE_READ, va, len, &mr) != SRNIC_KEY_OK))
+		return; /* dropped: the requester asks again or gives up */
+	e = fifo_push(r);
+	if (e == NULL)
+		return;
+	e->kind = SRNIC_RESP_READ;
+	e->psn = c->pkt->psn;
+	e->msn = r->msn;
+	e->npkts = len == 0 ? 1 : (len + qp->pmtu - 1) / qp->pmtu;
+	e->va = va;
+	e->rkey = srnic_reth_rkey(reth);
+	e->length = len;
+	r->rd_atomic++;
+}
+
+/* A duplicate atomic: answer with the saved result, never execute again. */
+static void
+duplicate_atomic(struct resp_ctx *c)
+{
+	struct srnic_resp *r = &c->qp->resp;
+	struct srnic_resp_entry *e;
+	unsigned int i;
+
+	for (i = 0; i < SRNIC_MAX_RD_ATOMIC; i++)
+		if (r->atomic_saved[i].valid && r->atomic_saved[i].psn == c->pkt->psn)
+			break;
+	if (i == SRNIC_MAX_RD_ATOMIC || r->rd_atomic >= c->qp->max_dest_rd_atomic)
+		return; /* too old to answer: dropped */
+	e = fifo_push(r);
+	if (e == NULL)
+		return;
+	e->kind = SRNIC_RESP_ATOMIC;
+	e->psn = c->pkt->psn;
+	e->msn = r->atomic_saved[i].msn;
+	e->atomic_orig = r->atomic_saved[i].orig;
+	r->rd_atomic++;
+}
+
 static enum resp_state
 duplicate(struct resp_ctx *c)
 {
@@ -408,8 +474,13 @@ duplicate(struct resp_ctx *c)
 
 	eng_stat(c->eng, SRNIC_STAT_RESP_DUP, 1);
 	/* SEND/WRITE are never executed twice: re-ACK with the current MSN
-	 * (C9-101). READ/atomic replay is the reliability layer's. */
-	if (!(c->mask & (SRNIC_OPM_READ | SRNIC_OPM_ATOMIC)))
+	 * (C9-101); READ is executed again, atomics answered from the saved
+	 * result. */
+	if (c->mask & SRNIC_OPM_READ)
+		duplicate_read(c);
+	else if (c->mask & SRNIC_OPM_ATOMIC)
+		duplicate_atomic(c);
+	else
 		owe_ack(qp, srnic_psn_add(qp->resp.epsn, SRNIC_PSN_MASK)); /* epsn - 1 */
 	return RESP_DONE;
 }
@@ -444,7 +515,7 @@ err_rnr(struct resp_ctx *c)
 /* Class B/C errors: NAK, fail the RECV in progress, QP to ERR once the
  * NAK is out (rxe: do_class_ac_error). */
 static enum resp_state
-err_fatal(struct resp_ctx *c, uint8_t nak, enum ibv_wc_status recv_status)
+err_fatal(struct resp_ctx *c, enum resp_state why, uint8_t nak, enum ibv_wc_status recv_status)
 {
 	struct srnic_qp *qp = c->qp;
 	struct srnic_resp *r = &qp->resp;
@@ -453,6 +524,10 @@ err_fatal(struct resp_ctx *c, uint8_t nak, enum ibv_wc_status recv_status)
 							  SRNIC_STAT_RESP_NAK_INV;
 
 	eng_stat(c->eng, s, 1);
+	/* A QP-fatal error: rare, worth a line (rate-limited by the QP dying). */
+	SRNIC_LOG(NOTICE, "qp %#x: %s on %s psn %u (epsn %u): NAK %u, QP to error", qp->qpn,
+		  resp_state_names[why], srnic_opcode_name(c->pkt->opcode), c->pkt->psn,
+		  r->epsn, nak);
 	owe_nak(c->eng, qp, srnic_aeth_syndrome_make(SRNIC_AETH_NAK, nak), c->pkt->psn);
 	if (r->rwqe_taken) {
 		struct ibv_wc wc;
@@ -499,16 +574,16 @@ srnic_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *p
 		case RESP_ERR_NO_RESOURCE:
 		case RESP_ERR_LENGTH:
 		case RESP_ERR_MISALIGNED:
-			st = err_fatal(&c, SRNIC_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR);
+			st = err_fatal(&c, st, SRNIC_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR);
 			break;
 		case RESP_ERR_RECV_TOO_SMALL:
-			st = err_fatal(&c, SRNIC_NAK_INVALID_REQ, IBV_WC_LOC_LEN_ERR);
+			st = err_fatal(&c, st, SRNIC_NAK_INVALID_REQ, IBV_WC_LOC_LEN_ERR);
 			break;
 		case RESP_ERR_RKEY:
-			st = err_fatal(&c, SRNIC_NAK_REM_ACCESS_ERR, IBV_WC_REM_ACCESS_ERR);
+			st = err_fatal(&c, st, SRNIC_NAK_REM_ACCESS_ERR, IBV_WC_REM_ACCESS_ERR);
 			break;
 		case RESP_ERR_RECV_LKEY:
-			st = err_fatal(&c, SRNIC_NAK_REM_OP_ERR, IBV_WC_LOC_PROT_ERR);
+			st = err_fatal(&c, st, SRNIC_NAK_REM_OP_ERR, IBV_WC_LOC_PROT_ERR);
 			break;
 		default:
 			st = RESP_DONE;
