@@ -6,6 +6,7 @@
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
+#include <rte_ethdev.h>
 #include <rte_malloc.h>
 
 #include "e2e_fixture.h"
@@ -58,6 +59,49 @@ on_rx(uint16_t port_id, int dir, const struct rte_mbuf *m, uint64_t tsc, void *a
 	k->bth_off = pkt.bth_off;
 	k->pay_off = pkt.pay_off;
 	k->udp_sport = pkt.udp_sport;
+}
+
+static uint16_t
+drop_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf *pkts[], uint16_t n,
+	uint16_t max, void *arg)
+{
+	struct e2e *e = arg;
+	int side = port_id == e->p.port[1] ? 0 : 1;
+	struct e2e_drop *d = &e->drop;
+	uint16_t i, k = 0;
+
+	RTE_SET_USED(queue);
+	RTE_SET_USED(max);
+	for (i = 0; i < n; i++) {
+		struct srnic_pkt pkt;
+		bool match = false;
+
+		if (d->count > 0 && side == d->side &&
+		    srnic_pkt_parse(pkts[i], &pkt, SRNIC_PARSE_F_NO_ICRC) == SRNIC_PARSE_OK)
+			match = d->opcode < 0 || pkt.opcode == d->opcode;
+		if (match && d->skip > 0) {
+			d->skip--;
+			match = false;
+		}
+		if (match) {
+			d->count--;
+			d->dropped++;
+			rte_pktmbuf_free(pkts[i]);
+			continue;
+		}
+		pkts[k++] = pkts[i];
+	}
+	return k;
+}
+
+void
+e2e_drop_arm(int side, int opcode, uint32_t skip, uint32_t count)
+{
+	E->drop.side = side;
+	E->drop.opcode = opcode;
+	E->drop.skip = skip;
+	E->drop.count = count;
+	E->drop.dropped = 0;
 }
 
 uint64_t
@@ -148,6 +192,7 @@ e2e_reset(void)
 	for (i = 0; i < E->npkts; i++)
 		free(E->pkts[i].data);
 	E->npkts = 0;
+	memset(&E->drop, 0, sizeof(E->drop));
 	E->nwc[0] = E->nwc[1] = 0;
 	E->cq_err[0] = E->cq_err[1] = 0;
 }
@@ -279,8 +324,9 @@ e2e_qp_connect(int side, enum ibv_mtu mtu, uint32_t sq_psn, uint32_t rq_psn,
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = sq_psn;
-	a.timeout = 14;
-	a.retry_cnt = 7;
+	a.timeout = E->conf.timeout != 0 ? E->conf.timeout : 14;
+	a.retry_cnt = E->conf.retry_cnt == E2E_RNR_RETRY_0 ? 0 :
+		      E->conf.retry_cnt == 0 ? 7 : E->conf.retry_cnt;
 	a.rnr_retry = E->conf.rnr_retry[side] == E2E_RNR_RETRY_0 ? 0 :
 		      E->conf.rnr_retry[side] == 0 ? 7 : E->conf.rnr_retry[side];
 	a.max_rd_atomic = max_rd_atomic;
@@ -398,6 +444,8 @@ e2e_group_setup(void **state)
 	}
 	for (i = 0; i < 2; i++) {
 		E->eng[i] = srnic_dev_engine(E->p.dev[i], 0);
+		if (rte_eth_add_rx_callback(E->p.port[i], 0, drop_cb, E) == NULL)
+			return -1;
 		E->cap[i] = srnic_capture_start(E->p.port[i], SRNIC_CAPTURE_RX, on_rx, E);
 		if (E->eng[i] == NULL || E->cap[i] == NULL)
 			return -1;

@@ -43,6 +43,8 @@ struct e2e_conf {
 	uint32_t max_send_wr;       /* 0: 1024 */
 	uint32_t max_recv_wr;       /* 0: 1024 */
 	uint32_t max_inline;
+	uint8_t timeout;            /* local ACK timeout code; 0: 14 (67 ms) */
+	uint8_t retry_cnt;          /* 0: 7; E2E_RNR_RETRY_0 for 0 */
 	uint8_t rnr_retry[2];       /* 0: 7 (forever); E2E_RNR_RETRY_0 for 0 */
 	bool sq_sig_all;
 	bool no_connect;            /* leave the QPs in RESET */
@@ -67,6 +69,16 @@ struct e2e_pkt {
 	uint16_t udp_sport;
 };
 
+/* Loss injection: drop frames sent by side whose opcode matches (-1: any),
+ * after letting skip of them through, count of them. */
+struct e2e_drop {
+	int side;
+	int opcode;
+	uint32_t skip;
+	uint32_t count;
+	uint32_t dropped;           /* out */
+};
+
 struct e2e {
 	struct srnic_pair p;
 	struct srnic_engine *eng[2];
@@ -85,6 +97,8 @@ struct e2e {
 	uint32_t nwc[2];
 	struct ibv_wc wc[2][E2E_MAX_WC];
 	int cq_err[2];              /* last negative srnic_poll_cq() result */
+	/* loss injection, before the capture: dropped frames are not captured */
+	struct e2e_drop drop;
 	/* registered buffers, released in teardown */
 	uint32_t nmr;
 	struct srnic_mr *mr[32];
@@ -132,6 +146,9 @@ uint64_t e2e_deadline(void);
 
 /* Wait until side has n WCs since the last e2e_reset(); returns the n-th. */
 const struct ibv_wc *e2e_wait_wc(int side, uint32_t n);
+
+/* Arm loss injection (see struct e2e_drop); e2e_reset() disarms it. */
+void e2e_drop_arm(int side, int opcode, uint32_t skip, uint32_t count);
 
 /* Reset captured frames and drained WCs. */
 void e2e_reset(void);
