@@ -117,6 +117,7 @@ enum srnic_resp_kind {
 struct srnic_resp_entry {
 	uint8_t kind;               /* enum srnic_resp_kind */
 	uint8_t syndrome;           /* ACK/NAK */
+	uint8_t dup;                /* answer to a duplicate: holds no READ/atomic slot */
 	uint32_t psn;               /* ACK/NAK psn; READ/ATOMIC: first PSN */
 	uint32_t msn;
 	uint32_t npkts;             /* READ: PSNs reserved */

@@ -185,13 +185,8 @@ check_resource(struct resp_ctx *c)
 	struct srnic_resp *r = &qp->resp;
 
 	if (c->mask & (SRNIC_OPM_READ | SRNIC_OPM_ATOMIC)) {
-		if (r->rd_atomic >= qp->max_dest_rd_atomic) {
-			uint32_t i;
-			fprintf(stderr, "DBG rd_atomic %u head %u tail %u\n", r->rd_atomic, r->head, r->tail);
-			for (i = r->head; i != r->tail; i++)
-				fprintf(stderr, "DBG  e kind %u psn %u npkts %u sent %u\n", r->fifo[i & 63].kind, r->fifo[i&63].psn, r->fifo[i&63].npkts, r->fifo[i&63].sent);
+		if (r->rd_atomic >= qp->max_dest_rd_atomic)
 			return RESP_ERR_NO_RESOURCE;
-		}
 		return RESP_CHECK_LENGTH;
 	}
 	if ((c->mask & SRNIC_OPM_RECV) && !r->rwqe_taken &&
@@ -411,6 +406,16 @@ acknowledge(struct resp_ctx *c)
 	return RESP_DONE;
 }
 
+/* Answers to duplicates reuse the resource their original held (they take
+ * no READ/atomic slot, so a burst of duplicates never makes a new request
+ * fail); they may use the FIFO only while room for every slot's READ and
+ * its ACK stays free. */
+static inline bool
+dup_has_room(const struct srnic_resp *r)
+{
+	return r->tail - r->head < SRNIC_RESP_FIFO - 2 * SRNIC_MAX_RD_ATOMIC - 2;
+}
+
 /* A duplicate READ request: the requester lost (some of) the responses.
  * Execute it again for what it asks now, with the checks a new READ
  * gets (IBTA 9.7.5.1.4: duplicate READs are re-executed); it never moves
@@ -426,7 +431,7 @@ duplicate_read(struct resp_ctx *c)
 	struct srnic_resp_entry *e;
 	struct srnic_mr *mr;
 
-	if (!(qp->access & IBV_ACCESS_REMOTE_READ) || r->rd_atomic >= qp->max_dest_rd_atomic ||
+	if (!(qp->access & IBV_ACCESS_REMOTE_READ) || !dup_has_room(r) ||
 	    len > SRNIC_MAX_MSG_SIZE ||
 	    (len > 0 && srnic_mr_check(qp->dev, qp->pd, srnic_reth_rkey(reth),
 				       IBV_ACCESS_REMOTE_READ, va, len, &mr) != SRNIC_KEY_OK))
@@ -441,7 +446,7 @@ duplicate_read(struct resp_ctx *c)
 	e->va = va;
 	e->rkey = srnic_reth_rkey(reth);
 	e->length = len;
-	r->rd_atomic++;
+	e->dup = 1;
 }
 
 /* A duplicate atomic: answer with the saved result, never execute again. */
@@ -455,8 +460,8 @@ duplicate_atomic(struct resp_ctx *c)
 	for (i = 0; i < SRNIC_MAX_RD_ATOMIC; i++)
 		if (r->atomic_saved[i].valid && r->atomic_saved[i].psn == c->pkt->psn)
 			break;
-	if (i == SRNIC_MAX_RD_ATOMIC || r->rd_atomic >= c->qp->max_dest_rd_atomic)
-		return; /* too old to answer: dropped */
+	if (i == SRNIC_MAX_RD_ATOMIC || !dup_has_room(r))
+		return; /* too old to answer, or no room: dropped */
 	e = fifo_push(r);
 	if (e == NULL)
 		return;
@@ -464,7 +469,7 @@ duplicate_atomic(struct resp_ctx *c)
 	e->psn = c->pkt->psn;
 	e->msn = r->atomic_saved[i].msn;
 	e->atomic_orig = r->atomic_saved[i].orig;
-	r->rd_atomic++;
+	e->dup = 1;
 }
 
 static enum resp_state
@@ -649,7 +654,8 @@ send_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_resp_
 		e->kind = SRNIC_RESP_NAK;
 		e->syndrome = srnic_aeth_syndrome_make(SRNIC_AETH_NAK, SRNIC_NAK_REM_ACCESS_ERR);
 		e->psn = srnic_psn_add(e->psn, i);
-		qp->resp.rd_atomic--;
+		if (!e->dup)
+			qp->resp.rd_atomic--;
 		qp->resp.goto_error = 1;
 		return 0;
 	}
@@ -696,14 +702,14 @@ srnic_resp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 		case SRNIC_RESP_ATOMIC:
 			if (send_atomic_ack(eng, qp, e) != 0)
 				return;
-			r->rd_atomic--;
+			r->rd_atomic -= !e->dup;
 			r->head++;
 			break;
 		case SRNIC_RESP_READ:
 			if (send_read_resp(eng, qp, e) != 0)
 				return;
 			if (e->kind == SRNIC_RESP_READ && e->sent == e->npkts) {
-				r->rd_atomic--;
+				r->rd_atomic -= !e->dup;
 				r->head++;
 			}
 			break;
