@@ -483,7 +483,9 @@ test_pipelined_mix(void **state)
 		wr.wr_id = i;
 		wr.sg_list = &s;
 		wr.num_sge = 1;
-		wr.send_flags = (i % 3 == 0 || ops[i] == 5) ? IBV_SEND_SIGNALED : 0;
+		/* the last of a batch is signaled: its CQE says the batch is done */
+		wr.send_flags = (i % 3 == 0 || ops[i] == 5 || i % 64 == 63 || i == N - 1) ?
+				IBV_SEND_SIGNALED : 0;
 		sig += wr.send_flags != 0;
 		wr.wr.rdma.remote_addr = (uintptr_t)rbuf + off;
 		wr.wr.rdma.rkey = srnic_mr_rkey(rmr);

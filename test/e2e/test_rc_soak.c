@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A pipelined mix of every opcode over a lossy link (drivers/link
+ * srnic_lossy: seeded drop, duplicate, reorder, corrupt, delay in both
+ * directions): every WR must still complete successfully, in order, every
+ * byte must land, every RECV complete once, every atomic execute once.
+ * Several seeds; a failure prints its seed and replays with it.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+
+#include "e2e_fixture.h"
+#include "srnic_lossy.h"
+#include "test_eal.h"
+
+#define RALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | \
+	      IBV_ACCESS_REMOTE_ATOMIC)
+#define BUF_LEN (1u << 20)
+#define SLOTS 64
+#define SLOT_LEN 8192
+
+static struct srnic_mr *lmr, *rmr, *vmr;
+static uint8_t *lbuf, *rbuf, *vbuf;
+
+static void
+soak(uint64_t seed, uint32_t nwr, double rate)
+{
+	struct e2e_conf c = { .mtu = IBV_MTU_1024, .psn = { (uint32_t)seed * 7919u, 77 },
+			      .max_send_wr = 1024, .max_rd_atomic = { 8, 8 }, .timeout = 8 };
+	struct srnic_lossy_conf lc = { .seed = seed, .drop = rate, .dup = rate,
+				       .reorder = rate, .corrupt = rate / 2, .delay = rate / 2,
+				       .pool = srnic_test_pool() };
+	struct srnic_lossy *lossy[2];
+	uint32_t *lens = calloc(nwr, sizeof(*lens));
+	uint8_t *ops = calloc(nwr, 1);
+	uint32_t i, nrecv = 0, sig = 0, fadds = 0, x = (uint32_t)seed;
+	uint64_t *counter;
+	int s;
+
+	assert_non_null(lens);
+	assert_non_null(ops);
+	print_message("soak seed %" PRIu64 ", %u WRs, rate %.3f\n", seed, nwr, rate);
+	e2e_qps_renew(&c);
+	lbuf = e2e_buf(0, BUF_LEN, IBV_ACCESS_LOCAL_WRITE, &lmr);
+	rbuf = e2e_buf(1, BUF_LEN, RALL, &rmr);
+	vbuf = e2e_buf(1, BUF_LEN, IBV_ACCESS_LOCAL_WRITE, &vmr);
+	e2e_fill(lbuf, BUF_LEN, 1);
+	e2e_fill(rbuf, BUF_LEN, 2);
+	counter = (uint64_t *)(rbuf + BUF_LEN - 64);
+	*counter = 0;
+	for (s = 0; s < 2; s++) {
+		lc.seed = seed * 2 + (uint64_t)s;
+		lossy[s] = srnic_lossy_attach(E->p.port[s], &lc);
+		assert_non_null(lossy[s]);
+	}
+
+	for (i = 0; i < nwr; i++) {
+		uint32_t off = (i % SLOTS) * SLOT_LEN;
+		struct ibv_sge sg = { .addr = (uintptr_t)lbuf + off, .lkey = srnic_mr_lkey(lmr) };
+		struct ibv_sge rs = { .addr = (uintptr_t)vbuf + off, .length = SLOT_LEN,
+				      .lkey = srnic_mr_lkey(vmr) };
+		struct ibv_send_wr wr;
+
+		x = x * 1103515245u + 12345;
+		ops[i] = (uint8_t)((x >> 16) % 6);
+		lens[i] = (x >> 4) % (SLOT_LEN - 64 + 1);
+		sg.length = lens[i];
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = i;
+		wr.sg_list = &sg;
+		wr.num_sge = 1;
+		/* the last of a batch is signaled: its CQE says the batch is done */
+		wr.send_flags = (i % 4 == 0 || ops[i] == 5 || i % SLOTS == SLOTS - 1 ||
+				 i == nwr - 1) ? IBV_SEND_SIGNALED : 0;
+		sig += wr.send_flags != 0;
+		wr.wr.rdma.remote_addr = (uintptr_t)rbuf + off;
+		wr.wr.rdma.rkey = srnic_mr_rkey(rmr);
+		switch (ops[i]) {
+		case 0:
+		case 1:
+			wr.opcode = ops[i] == 0 ? IBV_WR_SEND : IBV_WR_SEND_WITH_IMM;
+			wr.imm_data = rte_cpu_to_be_32(i);
+			e2e_post_rx(1, i, &rs, 1);
+			nrecv++;
+			break;
+		case 2:
+			wr.opcode = IBV_WR_RDMA_WRITE;
+			break;
+		case 3:
+			wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+			wr.imm_data = rte_cpu_to_be_32(i);
+			e2e_post_rx(1, i, NULL, 0);
+			nrecv++;
+			break;
+		case 4:
+			wr.opcode = IBV_WR_RDMA_READ;
+			wr.wr.rdma.remote_addr = (uintptr_t)rbuf + BUF_LEN / 2 + off;
+			break;
+		default:
+			wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+			sg.addr = (uintptr_t)lbuf + BUF_LEN - 4096 + (i % SLOTS) * 8;
+			sg.length = 8;
+			wr.wr.atomic.remote_addr = (uintptr_t)counter;
+			wr.wr.atomic.rkey = srnic_mr_rkey(rmr);
+			wr.wr.atomic.compare_add = 1;
+			fadds++;
+			break;
+		}
+		e2e_post_send(0, &wr);
+		if (i % SLOTS == SLOTS - 1 || i == nwr - 1) {
+			uint32_t j;
+
+			e2e_wait_wc(0, sig);
+			e2e_wait_wc(1, nrecv);
+			for (j = 0; j < E->nwc[0]; j++)
+				if (E->wc[0][j].status != IBV_WC_SUCCESS)
+					fail_msg("seed %" PRIu64 ": wr %" PRIu64 " status %s", seed,
+						 E->wc[0][j].wr_id,
+						 srnic_wc_status_str(E->wc[0][j].status));
+			for (j = i - (i % SLOTS); j <= i; j++) {
+				uint32_t o = (j % SLOTS) * SLOT_LEN;
+				const uint8_t *got = ops[j] <= 1 ? vbuf + o :
+						     ops[j] <= 3 ? rbuf + o : lbuf + o;
+				const uint8_t *want = ops[j] == 4 ? rbuf + BUF_LEN / 2 + o : lbuf + o;
+
+				if (ops[j] < 5 && memcmp(got, want, lens[j]) != 0)
+					fail_msg("seed %" PRIu64 ": data of wr %u (op %u, %u bytes) wrong",
+						 seed, j, ops[j], lens[j]);
+			}
+			e2e_fill(lbuf, BUF_LEN / 2, i + (uint32_t)seed);
+		}
+	}
+	e2e_settle(8);
+	assert_int_equal(E->nwc[0], sig);
+	assert_int_equal(E->nwc[1], nrecv);
+	for (i = 0; i < E->nwc[0]; i++) {
+		assert_int_equal(E->wc[0][i].status, IBV_WC_SUCCESS);
+		if (i > 0)
+			assert_true(E->wc[0][i].wr_id > E->wc[0][i - 1].wr_id);
+	}
+	for (i = 0; i < E->nwc[1]; i++) {
+		const struct ibv_wc *w = &E->wc[1][i];
+
+		assert_int_equal(w->status, IBV_WC_SUCCESS);
+		assert_int_equal(w->byte_len, lens[w->wr_id]);
+		if (ops[w->wr_id] != 0)
+			assert_int_equal(w->imm_data, rte_cpu_to_be_32((uint32_t)w->wr_id));
+		if (i > 0)
+			assert_true(w->wr_id > E->wc[1][i - 1].wr_id);
+	}
+	if (*counter != fadds)
+		fail_msg("seed %" PRIu64 ": %u FETCH_ADDs, counter %" PRIu64
+			 " (an atomic executed twice or never)", seed, fadds, *counter);
+	for (s = 0; s < 2; s++) {
+		struct srnic_lossy_stats st;
+
+		srnic_lossy_get_stats(lossy[s], &st);
+		print_message("  port %d: seen %" PRIu64 " drop %" PRIu64 " dup %" PRIu64
+			      " reorder %" PRIu64 " corrupt %" PRIu64 " delay %" PRIu64 "\n", s,
+			      st.n[SRNIC_LOSSY_PASS], st.n[SRNIC_LOSSY_DROP], st.n[SRNIC_LOSSY_DUP],
+			      st.n[SRNIC_LOSSY_REORDER], st.n[SRNIC_LOSSY_CORRUPT],
+			      st.n[SRNIC_LOSSY_DELAY]);
+	}
+	/* leave no held packet behind, then detach (nobody polls meanwhile) */
+	e2e_settle(64);
+	for (s = 0; s < 2; s++)
+		assert_int_equal(srnic_lossy_detach(lossy[s]), 0);
+	free(lens);
+	free(ops);
+}
+
+static void
+test_soak_light(void **state)
+{
+	uint64_t seed;
+
+	RTE_SET_USED(state);
+	for (seed = 1; seed <= 4; seed++)
+		soak(seed, 400, 0.01);
+}
+
+static void
+test_soak_heavy(void **state)
+{
+	uint64_t seed;
+
+	RTE_SET_USED(state);
+	for (seed = 100; seed <= 103; seed++)
+		soak(seed, 300, 0.05);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_soak_light, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_soak_heavy, e2e_setup, e2e_teardown),
+	};
+
+	return cmocka_run_group_tests_name("e2e_rc_soak", tests, e2e_group_setup,
+					   e2e_group_teardown);
+}
