@@ -229,6 +229,7 @@ struct srnic_qp {
 		uint8_t rnr_left;       /* RNR retries left (rnr_retry 7: forever) */
 		uint64_t wait_until;    /* timer cycles: RNR wait before resending */
 		uint64_t timer_at;      /* timer cycles: local ACK timeout; 0: not armed */
+		uint8_t read_retry;     /* READ re-asked after a response gap: once per rewind */
 	} req;
 
 	struct srnic_resp resp;

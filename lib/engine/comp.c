@@ -98,15 +98,16 @@ comp_rewind(struct srnic_qp *qp, uint32_t c, uint32_t psn)
 			w->sent_pkts = (psn - w->first_psn) & SRNIC_PSN_MASK;
 		else
 			w->sent_pkts = 0;
-		w->resp_pkts = 0;
+		/* READ responses already placed stay: the retry asks for the rest. */
 		w->state = SRNIC_WQE_SENDING;
 	}
 	qp->sq.req = c;
+	qp->req.read_retry = 0;
 }
 
 /* READ response for w (PSN already known to be inside w's range). */
 static void
-comp_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w,
+comp_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, struct srnic_swqe *w,
 	       const struct srnic_pkt *pkt)
 {
 	uint32_t i = w->resp_pkts, n = w->npkts, off, want;
@@ -114,16 +115,24 @@ comp_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe 
 	uint32_t pos_ok;
 
 	if (pkt->psn != srnic_psn_add(w->first_psn, i)) {
-		/* Earlier: a duplicate; later: responses were lost (the retry
-		 * timer re-requests them). */
 		eng_stat(eng, SRNIC_STAT_COMP_UNEXPECTED, 1);
+		/* Later than expected: responses were lost. Ask again for the
+		 * rest now, once per gap, rather than wait for the timer
+		 * (rxe: out-of-order read response -> retry). */
+		if (srnic_psn_diff(pkt->psn, srnic_psn_add(w->first_psn, i)) > 0 &&
+		    !qp->req.read_retry) {
+			eng_stat(eng, SRNIC_STAT_RETRANSMIT, 1);
+			comp_rewind(qp, c, pkt->psn);
+			qp->req.read_retry = 1;
+		}
 		return;
 	}
-	pos_ok = n == 1 ? SRNIC_OPM_ONLY : i == 0 ? SRNIC_OPM_FIRST :
-		 i == n - 1 ? SRNIC_OPM_LAST : SRNIC_OPM_MIDDLE;
+	/* A retried READ is answered as a new response message (FIRST from
+	 * the retry point), so only "last or not" is fixed by the PSN. */
+	pos_ok = i == n - 1 ? SRNIC_OPM_LAST : 0;
 	off = i * qp->pmtu;
 	want = RTE_MIN(qp->pmtu, w->length - off);
-	if (unlikely(m != pos_ok || pkt->pay_len != want)) {
+	if (unlikely((m & SRNIC_OPM_LAST) != pos_ok || pkt->pay_len != want)) {
 		eng_stat(eng, SRNIC_STAT_COMP_UNEXPECTED, 1);
 		return;
 	}
@@ -132,6 +141,7 @@ comp_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe 
 		return;
 	}
 	w->resp_pkts++;
+	qp->req.read_retry = 0; /* the gap is closed */
 	if (w->resp_pkts == n)
 		wqe_done(qp, w, IBV_WC_SUCCESS);
 }
@@ -234,7 +244,7 @@ srnic_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *p
 		if (wqe_is_read(w)) {
 			if (ev == COMP_EV_READ_RESP &&
 			    srnic_psn_in_window(psn, w->first_psn, w->npkts)) {
-				comp_read_resp(eng, qp, w, pkt);
+				comp_read_resp(eng, qp, c, w, pkt);
 				progress = true;
 			}
 			break;

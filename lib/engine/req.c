@@ -133,9 +133,12 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w)
 		if (m == NULL)
 			return -1;
 		reth = bth + srnic_opcode_table[SRNIC_OP_RC_READ_REQ].offset[SRNIC_HDR_RETH];
-		srnic_reth_set_va(reth, w->remote_addr);
+		/* A retried READ asks only for what has not arrived, from the
+		 * PSN of the first missing response (o9-...). */
+		srnic_bth_set_psn(bth, srnic_psn_add(w->first_psn, w->resp_pkts));
+		srnic_reth_set_va(reth, w->remote_addr + (uint64_t)w->resp_pkts * qp->pmtu);
 		srnic_reth_set_rkey(reth, w->rkey);
-		srnic_reth_set_len(reth, w->length);
+		srnic_reth_set_len(reth, w->length - RTE_MIN(w->length, w->resp_pkts * qp->pmtu));
 		srnic_bth_set_ackreq(bth, true);
 		w->sent_pkts = w->npkts; /* the responses use the reserved PSNs */
 		break;
