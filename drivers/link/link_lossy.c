@@ -140,7 +140,14 @@ lossy_rx(uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts, uint16_t nb, 
 
 		q->seq++;
 		l->st.n[SRNIC_LOSSY_PASS]++;
-		a = out < max ? decide(l, q, m) : SRNIC_LOSSY_DROP; /* no room: lost */
+		if (out >= max) {
+			/* The burst is full (duplicates, released packets): keep
+			 * the rest for the next call rather than lose them. */
+			if (!hold(q, m, 0, 0))
+				rte_pktmbuf_free(m);
+			continue;
+		}
+		a = decide(l, q, m);
 		switch (a) {
 		case SRNIC_LOSSY_DROP:
 			rte_pktmbuf_free(m);
@@ -150,7 +157,7 @@ lossy_rx(uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts, uint16_t nb, 
 			c = l->conf.pool != NULL ? rte_pktmbuf_copy(m, l->conf.pool, 0, UINT32_MAX) : NULL;
 			if (c != NULL && out < max)
 				pkts[out++] = c;
-			else
+			else if (c != NULL && !hold(q, c, 0, 0))
 				rte_pktmbuf_free(c);
 			break;
 		case SRNIC_LOSSY_REORDER:
