@@ -41,6 +41,10 @@ usage(const char *prog)
 	       "  --floors                     also measure the reference floors (memcpy+ICRC,\n"
 	       "                               plain mbuf round trip) and print ratios\n"
 	       "  --quiet                      no live statistics\n"
+	       "  --drop P, --dup P, --reorder P, --corrupt P, --delay P\n"
+	       "                               fault injection: probability per packet, each\n"
+	       "                               direction (e.g. --drop 0.01)\n"
+	       "  --loss-seed N                seed of the faults (same seed, same faults)\n"
 	       "  --help                       this text\n",
 	       prog, PERF_MAX_QPS, PERF_MAX_DEPTH, PERF_DEFAULT_ITERS);
 }
@@ -67,7 +71,8 @@ int
 perf_parse_args(int argc, char **argv, struct perf_conf *c)
 {
 	enum { O_OP = 256, O_SIZE, O_SIZES, O_QPS, O_DEPTH, O_MTU, O_ITERS, O_DURATION, O_LAT,
-	       O_LCORES, O_UNSIG, O_JSON, O_VERIFY, O_TRACE, O_PCAP, O_QUIET, O_FLOORS, O_HELP };
+	       O_LCORES, O_UNSIG, O_JSON, O_VERIFY, O_TRACE, O_PCAP, O_QUIET, O_FLOORS, O_HELP,
+	       O_DROP, O_DUP, O_REORDER, O_CORRUPT, O_DELAY, O_LOSS_SEED };
 	static const struct option opts[] = {
 		{ "op", required_argument, NULL, O_OP },
 		{ "size", required_argument, NULL, O_SIZE },
@@ -87,6 +92,12 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		{ "quiet", no_argument, NULL, O_QUIET },
 		{ "floors", no_argument, NULL, O_FLOORS },
 		{ "help", no_argument, NULL, O_HELP },
+		{ "drop", required_argument, NULL, O_DROP },
+		{ "dup", required_argument, NULL, O_DUP },
+		{ "reorder", required_argument, NULL, O_REORDER },
+		{ "corrupt", required_argument, NULL, O_CORRUPT },
+		{ "delay", required_argument, NULL, O_DELAY },
+		{ "loss-seed", required_argument, NULL, O_LOSS_SEED },
 		{ NULL, 0, NULL, 0 },
 	};
 	int o;
@@ -101,6 +112,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 	c->iters = PERF_DEFAULT_ITERS;
 	c->unsignaled = 1;
 	c->nb_lcores = 1;
+	c->loss.seed = 1;
 	optind = 1;
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (o) {
@@ -200,6 +212,24 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		case O_HELP:
 			usage(argv[0]);
 			exit(0);
+		case O_DROP:
+		case O_DUP:
+		case O_REORDER:
+		case O_CORRUPT:
+		case O_DELAY: {
+			double v = strtod(optarg, NULL);
+			double *f[] = { &c->loss.drop, &c->loss.dup, &c->loss.reorder,
+					&c->loss.corrupt, &c->loss.delay };
+
+			if (v < 0 || v > 1)
+				goto bad;
+			*f[o - O_DROP] = v;
+			c->lossy = true;
+			break;
+		}
+		case O_LOSS_SEED:
+			c->loss.seed = strtoull(optarg, NULL, 0);
+			break;
 		default:
 			goto bad_usage;
 		}
@@ -216,8 +246,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		c->nb_lcores = c->qps;
 	return 0;
 bad:
-	fprintf(stderr, "srnic-perf: bad value for --%s: %s\n", opts[o - O_OP].name,
-		optarg != NULL ? optarg : "");
+	fprintf(stderr, "srnic-perf: bad value for an option: %s\n", optarg != NULL ? optarg : "");
 bad_usage:
 	usage(argv[0]);
 	return -1;

@@ -10,6 +10,7 @@
 
 #include "srnic.h"
 #include "srnic_link.h"
+#include "srnic_lossy.h"
 #include "srnic_pair.h"
 
 #define PERF_MAX_SIZES 32
@@ -41,6 +42,8 @@ struct perf_conf {
 	unsigned int nb_lcores;   /* requester lcores (engines per device) */
 	bool quiet;               /* no live stats */
 	bool floors;              /* measure reference floors */
+	struct srnic_lossy_conf loss; /* fault injection, both directions */
+	bool lossy;
 };
 
 struct perf_result {
@@ -92,6 +95,7 @@ struct perf_env {
 	struct perf_qp *qps;
 	uint32_t max_size;
 	size_t qp_mem;
+	struct srnic_lossy *loss[2]; /* on port A (B->A) and port B (A->B) */
 };
 
 int perf_setup(struct perf_env *env, struct perf_conf *c);

@@ -80,6 +80,19 @@ perf_print_counters(const struct perf_env *env)
 	printf("---------------------------------------------------------------------------------------------------\n");
 	printf(" engine counters (nonzero), requester side A | responder side B; memory per QP %zu bytes\n",
 	       env->qp_mem);
+	for (s = 0; s < 2; s++) {
+		struct srnic_lossy_stats ls;
+		unsigned int a;
+
+		if (env->loss[s] == NULL)
+			continue;
+		srnic_lossy_get_stats(env->loss[s], &ls);
+		printf("   lossy link %s:", s == 1 ? "A -> B" : "B -> A");
+		for (a = 0; a < SRNIC_LOSSY_ACTION_COUNT; a++)
+			printf(" %s %" PRIu64, srnic_lossy_action_name((enum srnic_lossy_action)a),
+			       ls.n[a]);
+		printf("\n");
+	}
 	for (i = 0; i < n; i++) {
 		int64_t v[2];
 
