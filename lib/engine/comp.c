@@ -105,6 +105,20 @@ comp_rewind(struct srnic_qp *qp, uint32_t c, uint32_t psn)
 	qp->req.read_retry = 0;
 }
 
+/* Something answers a PSN after a READ or atomic whose own response has
+ * not (all) arrived: the responder answers in order, so that response was
+ * lost. Ask again now, once per gap (rxe: implied NAK), not at the timer. */
+static void
+comp_implied_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c,
+		 const struct srnic_swqe *w)
+{
+	if (qp->req.read_retry)
+		return;
+	eng_stat(eng, SRNIC_STAT_RETRANSMIT, 1);
+	comp_rewind(qp, c, srnic_psn_add(w->first_psn, w->resp_pkts));
+	qp->req.read_retry = 1;
+}
+
 /* READ response for w (PSN already known to be inside w's range). */
 static void
 comp_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, struct srnic_swqe *w,
@@ -119,12 +133,8 @@ comp_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, struct
 		/* Later than expected: responses were lost. Ask again for the
 		 * rest now, once per gap, rather than wait for the timer
 		 * (rxe: out-of-order read response -> retry). */
-		if (srnic_psn_diff(pkt->psn, srnic_psn_add(w->first_psn, i)) > 0 &&
-		    !qp->req.read_retry) {
-			eng_stat(eng, SRNIC_STAT_RETRANSMIT, 1);
-			comp_rewind(qp, c, pkt->psn);
-			qp->req.read_retry = 1;
-		}
+		if (srnic_psn_diff(pkt->psn, srnic_psn_add(w->first_psn, i)) > 0)
+			comp_implied_nak(eng, qp, c, w);
 		return;
 	}
 	/* A retried READ is answered as a new response message (FIRST from
@@ -246,6 +256,8 @@ srnic_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *p
 			    srnic_psn_in_window(psn, w->first_psn, w->npkts)) {
 				comp_read_resp(eng, qp, c, w, pkt);
 				progress = true;
+			} else if (srnic_psn_diff(psn, wqe_last_psn(w)) > 0) {
+				comp_implied_nak(eng, qp, c, w);
 			}
 			break;
 		}
@@ -253,6 +265,8 @@ srnic_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *p
 			if (ev == COMP_EV_ATOMIC_ACK && psn == w->first_psn) {
 				comp_atomic_ack(eng, qp, w, pkt);
 				progress = true;
+			} else if (srnic_psn_diff(psn, w->first_psn) > 0) {
+				comp_implied_nak(eng, qp, c, w);
 			}
 			break;
 		}
@@ -273,6 +287,7 @@ srnic_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *p
 	if (progress) {
 		qp->req.retry_left = qp->retry_cnt;
 		qp->req.rnr_left = qp->rnr_retry;
+		qp->req.read_retry = 0;
 	}
 	srnic_comp_retire(eng, qp);
 	if (progress && qp->timeout != 0)
