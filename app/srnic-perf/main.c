@@ -30,6 +30,12 @@ main(int argc, char **argv)
 		return 1;
 	if (perf_setup(&env, &conf) != 0)
 		return 1;
+	if (conf.role == PERF_ROLE_SERVER) {
+		rc = perf_serve(&env);
+		perf_capture_close(&env);
+		perf_print_counters(&env);
+		return rc == 0 ? 0 : 1;
+	}
 	if (conf.floors)
 		floor_mpps = perf_floor_mpps();
 	perf_print_header(&conf);
@@ -46,6 +52,7 @@ main(int argc, char **argv)
 				break;
 		}
 	}
+	perf_remote_bye(&env);
 	perf_capture_close(&env);
 	perf_print_counters(&env);
 	return failed;

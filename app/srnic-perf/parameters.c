@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* srnic-perf options (after the EAL's and "--"). */
+#include <arpa/inet.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,8 +46,20 @@ usage(const char *prog)
 	       "                               fault injection: probability per packet, each\n"
 	       "                               direction (e.g. --drop 0.01)\n"
 	       "  --loss-seed N                seed of the faults (same seed, same faults)\n"
+	       "Two processes (perftest's way; the port comes from the EAL, e.g.\n"
+	       "--vdev=net_memif0,role=server or --vdev=net_af_packet0,iface=veth0):\n"
+	       "  --server                     responder: wait for a client on --tcp-port\n"
+	       "  --client HOST                requester: connect to the server at HOST\n"
+	       "  --tcp-port N                 control connection port (default %d)\n"
+	       "  --port-id N                  the ethdev to use (default 0)\n"
+	       "  --ip A.B.C.D                 this endpoint's address (default 127.0.1.1 for\n"
+	       "                               the server, 127.0.1.2 for the client)\n"
+	       "  --peer-qpn N --peer-psn N --peer-ip A.B.C.D [--peer-mac MAC]\n"
+	       "                               server only: the peer from the command line, no\n"
+	       "                               TCP; prints this end's qpn, psn, rkey, va, gid as\n"
+	       "                               one JSON line, serves until --duration or a signal\n"
 	       "  --help                       this text\n",
-	       prog, PERF_MAX_QPS, PERF_MAX_DEPTH, PERF_DEFAULT_ITERS);
+	       prog, PERF_MAX_QPS, PERF_MAX_DEPTH, PERF_DEFAULT_ITERS, PERF_DEFAULT_TCP_PORT);
 }
 
 static int
@@ -72,7 +85,8 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 {
 	enum { O_OP = 256, O_SIZE, O_SIZES, O_QPS, O_DEPTH, O_MTU, O_ITERS, O_DURATION, O_LAT,
 	       O_LCORES, O_UNSIG, O_JSON, O_VERIFY, O_TRACE, O_PCAP, O_QUIET, O_FLOORS, O_HELP,
-	       O_DROP, O_DUP, O_REORDER, O_CORRUPT, O_DELAY, O_LOSS_SEED };
+	       O_DROP, O_DUP, O_REORDER, O_CORRUPT, O_DELAY, O_LOSS_SEED, O_SERVER, O_CLIENT,
+	       O_TCP_PORT, O_PORT_ID, O_IP, O_PEER_QPN, O_PEER_PSN, O_PEER_IP, O_PEER_MAC };
 	static const struct option opts[] = {
 		{ "op", required_argument, NULL, O_OP },
 		{ "size", required_argument, NULL, O_SIZE },
@@ -98,11 +112,22 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		{ "corrupt", required_argument, NULL, O_CORRUPT },
 		{ "delay", required_argument, NULL, O_DELAY },
 		{ "loss-seed", required_argument, NULL, O_LOSS_SEED },
+		{ "server", no_argument, NULL, O_SERVER },
+		{ "client", required_argument, NULL, O_CLIENT },
+		{ "tcp-port", required_argument, NULL, O_TCP_PORT },
+		{ "port-id", required_argument, NULL, O_PORT_ID },
+		{ "ip", required_argument, NULL, O_IP },
+		{ "peer-qpn", required_argument, NULL, O_PEER_QPN },
+		{ "peer-psn", required_argument, NULL, O_PEER_PSN },
+		{ "peer-ip", required_argument, NULL, O_PEER_IP },
+		{ "peer-mac", required_argument, NULL, O_PEER_MAC },
 		{ NULL, 0, NULL, 0 },
 	};
+	bool ip_set = false;
 	int o;
 
 	memset(c, 0, sizeof(*c));
+	c->tcp_port = PERF_DEFAULT_TCP_PORT;
 	c->op = PERF_OP_READ;
 	c->sizes[0] = 65536;
 	c->nb_sizes = 1;
@@ -230,9 +255,58 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		case O_LOSS_SEED:
 			c->loss.seed = strtoull(optarg, NULL, 0);
 			break;
+		case O_SERVER:
+			c->role = PERF_ROLE_SERVER;
+			break;
+		case O_CLIENT:
+			c->role = PERF_ROLE_CLIENT;
+			c->peer_host = optarg;
+			break;
+		case O_TCP_PORT:
+			c->tcp_port = (uint16_t)strtoul(optarg, NULL, 0);
+			if (c->tcp_port == 0)
+				goto bad;
+			break;
+		case O_PORT_ID:
+			c->port_id = (uint16_t)strtoul(optarg, NULL, 0);
+			break;
+		case O_IP:
+			if (inet_pton(AF_INET, optarg, c->ip) != 1)
+				goto bad;
+			ip_set = true;
+			break;
+		case O_PEER_QPN:
+			c->peer_qpn = (uint32_t)strtoul(optarg, NULL, 0);
+			c->peer_cmdline = true;
+			break;
+		case O_PEER_PSN:
+			c->peer_psn = (uint32_t)strtoul(optarg, NULL, 0) & 0xFFFFFF;
+			break;
+		case O_PEER_IP:
+			if (inet_pton(AF_INET, optarg, c->peer_ip) != 1)
+				goto bad;
+			break;
+		case O_PEER_MAC:
+			if (rte_ether_unformat_addr(optarg, &c->peer_mac) != 0)
+				goto bad;
+			c->peer_mac_set = true;
+			break;
 		default:
 			goto bad_usage;
 		}
+	}
+	if (!ip_set) {
+		c->ip[0] = 127;
+		c->ip[2] = 1;
+		c->ip[3] = c->role == PERF_ROLE_CLIENT ? 2 : 1;
+	}
+	if (c->peer_cmdline && c->role != PERF_ROLE_SERVER) {
+		fprintf(stderr, "srnic-perf: --peer-* go with --server\n");
+		return -1;
+	}
+	if (c->role != PERF_ROLE_BOTH && (c->lossy || c->floors)) {
+		fprintf(stderr, "srnic-perf: --drop.. and --floors need the embedded pair\n");
+		return -1;
 	}
 	if (c->lat)
 		c->depth = 1;

@@ -24,6 +24,15 @@
 
 enum perf_op { PERF_OP_READ, PERF_OP_WRITE, PERF_OP_SEND, PERF_OP_ATOMIC };
 
+/* Which sides run in this process. */
+enum perf_role {
+	PERF_ROLE_BOTH,     /* embedded: both endpoints over a net_ring pair */
+	PERF_ROLE_CLIENT,   /* requester; the server's parameters come over TCP */
+	PERF_ROLE_SERVER,   /* responder; the client's over TCP, or the command line */
+};
+
+#define PERF_DEFAULT_TCP_PORT 18515     /* perftest's */
+
 struct perf_conf {
 	enum perf_op op;
 	uint32_t sizes[PERF_MAX_SIZES];
@@ -44,6 +53,19 @@ struct perf_conf {
 	bool floors;              /* measure reference floors */
 	struct srnic_lossy_conf loss; /* fault injection, both directions */
 	bool lossy;
+	/* two processes (--server / --client HOST), any DPDK port */
+	enum perf_role role;
+	const char *peer_host;
+	uint16_t tcp_port;
+	uint16_t port_id;         /* ethdev of this endpoint (from the EAL's --vdev or a NIC) */
+	uint8_t ip[4];            /* this endpoint's IPv4 address */
+	/* --peer-*: a server whose peer is given on the command line */
+	bool peer_cmdline;
+	uint32_t peer_qpn;
+	uint32_t peer_psn;
+	uint8_t peer_ip[4];
+	struct rte_ether_addr peer_mac;
+	bool peer_mac_set;
 };
 
 struct perf_result {
@@ -86,11 +108,17 @@ struct perf_qp {
 	uint64_t t_post;              /* TSC when the last signaled WR was posted */
 	uint64_t recv_posted;         /* SEND: RECVs posted on the responder, ever */
 	uint64_t recv_done;           /* SEND: RECVs completed, ever */
+	uint64_t recv_run;            /* SEND: RECVs completed in this run */
 };
 
 struct perf_env {
 	struct perf_conf *conf;
-	struct srnic_pair pair;
+	struct srnic_pair pair;       /* embedded only */
+	struct srnic_dev *dev[2];     /* requester side 0, responder side 1; NULL if remote */
+	struct srnic_pd *pd[2];
+	int sock;                     /* TCP control connection, -1 if none */
+	uint64_t remote_verify_errors; /* server: data errors seen in this run */
+	uint32_t run_size;            /* server: message size of the current run */
 	struct srnic_cq *cq[2][PERF_MAX_LCORES];
 	struct perf_qp *qps;
 	uint32_t max_size;
@@ -99,10 +127,30 @@ struct perf_env {
 };
 
 int perf_setup(struct perf_env *env, struct perf_conf *c);
+/* The local device of a two-process role (side 0: client, 1: server). */
+int perf_setup_dev(struct perf_env *env, int side);
+/* CQs, QPs and buffers of the local side(s); conf fields must be final. */
+int perf_setup_qps(struct perf_env *env);
+/* Connection attributes of every QP (path MTU, timers, rd_atomic). */
+void perf_qp_conf(const struct perf_conf *c, struct srnic_pair_qp_conf *qc);
+void perf_capture_start(struct perf_env *env);
 void perf_capture_close(struct perf_env *env);
+
+/* remote.c: the two-process control channel (perftest's habit) */
+int perf_remote_setup(struct perf_env *env);
+int perf_remote_run_begin(struct perf_env *env, uint32_t size);
+int perf_remote_run_end(struct perf_env *env, uint32_t size, uint64_t *verify_errors);
+void perf_remote_bye(struct perf_env *env);
+int perf_serve(struct perf_env *env);
 
 /* worker.c */
 int perf_run(struct perf_env *env, uint32_t size, struct perf_result *r);
+/* Responder-side preparation for one size (READ source, atomic counters). */
+void perf_prepare_size(struct perf_env *env, uint32_t size);
+/* Responder-side check after a run of WRITEs: each slot holds its last WR. */
+uint64_t perf_check_writes(struct perf_env *env, uint32_t size, const uint64_t *posted);
+/* Poll the responder side once (engines; SEND: RECVs reposted and checked). */
+void perf_resp_poll_once(struct perf_env *env, uint32_t size, uint64_t *verify_errors);
 
 /* stats.c */
 void perf_print_header(const struct perf_conf *c);

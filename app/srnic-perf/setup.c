@@ -1,38 +1,45 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The embedded topology: two srnic devices over a net_ring pair, one engine
- * per requester lcore on each side (queue i of A feeds queue i of B, so QP i
- * on A's engine k talks to B's engine k and no packet is redirected), one CQ
- * per engine, QPs connected across, buffers registered.
+ * Endpoints and QPs of a run. Embedded (default): two srnic devices over a
+ * net_ring pair, one engine per requester lcore on each side (queue i of A
+ * feeds queue i of B, so QP i on A's engine k talks to B's engine k and no
+ * packet is redirected). Two processes: one device on the given port, the
+ * other side's parameters from remote.c. One CQ per engine, buffers
+ * registered.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_cycles.h>
+#include <rte_ethdev.h>
 #include <rte_malloc.h>
 
 #include "perf.h"
 #include "srnic_wire.h"
 
 #define PERF_CQE_MIN 256u
+#define PERF_PSN_REQ 2000    /* requester's first PSN, as in the READ walk */
+#define PERF_PSN_RESP 7000
 
 static struct srnic_pcap *pcap;
 static struct srnic_capture *cap[2];
-static const struct srnic_pair *trace_pair;
+static uint16_t trace_port_b;
 
 static void
 on_packet(uint16_t port_id, int dir, const struct rte_mbuf *m, uint64_t tsc, void *arg)
 {
 	const struct perf_conf *c = arg;
 
-	RTE_SET_USED(dir);
 	if (pcap != NULL)
 		srnic_pcap_write(pcap, m, srnic_pcap_tsc_to_ns(pcap, tsc));
 	if (c->trace) {
 		char line[256];
 
 		srnic_pkt_describe((struct rte_mbuf *)(uintptr_t)m, line, sizeof(line));
-		printf("  %s  %s\n", port_id == trace_pair->port[1] ? "A -> B" : "B -> A", line);
+		if (c->role == PERF_ROLE_BOTH)
+			printf("  %s  %s\n", port_id == trace_port_b ? "A -> B" : "B -> A", line);
+		else
+			printf("  %s  %s\n", dir == SRNIC_CAPTURE_RX ? "in " : "out", line);
 	}
 }
 
@@ -56,41 +63,71 @@ heap_used(void)
 	return st.heap_allocsz_bytes;
 }
 
-int
-perf_setup(struct perf_env *env, struct perf_conf *c)
+void
+perf_qp_conf(const struct perf_conf *c, struct srnic_pair_qp_conf *qc)
 {
+	memset(qc, 0, sizeof(*qc));
+	qc->path_mtu = c->mtu;
+	qc->psn[0] = PERF_PSN_REQ;
+	qc->psn[1] = PERF_PSN_RESP;
+	qc->max_rd_atomic = SRNIC_MAX_RD_ATOMIC;
 	/* ACK timeout: 67 ms (14) on a clean link; 1 ms (8) with injected loss. */
-	struct srnic_pair_qp_conf qc = { .path_mtu = c->mtu, .psn = { 2000, 7000 },
-					 .max_rd_atomic = SRNIC_MAX_RD_ATOMIC,
-					 .timeout = c->lossy ? 8 : 14,
-					 .retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 1 };
-	uint32_t per_lcore = (c->qps + c->nb_lcores - 1) / c->nb_lcores;
-	size_t before, slot_bytes;
-	unsigned int i, s;
-	int rc;
+	qc->timeout = c->lossy ? 8 : 14;
+	qc->retry_cnt = 7;
+	qc->rnr_retry = 7;
+	qc->min_rnr_timer = 1;
+}
 
-	memset(env, 0, sizeof(*env));
-	env->conf = c;
+int
+perf_setup_dev(struct perf_env *env, int side)
+{
+	struct perf_conf *c = env->conf;
+	struct srnic_dev_conf dc;
+
+	memset(&dc, 0, sizeof(dc));
+	dc.port_id = c->port_id;
+	dc.nb_engines = (uint16_t)c->nb_lcores;
+	dc.mtu = 9000;
+	dc.ip_ver = 4;
+	memcpy(dc.ip, c->ip, 4);
+	dc.name = side == 0 ? "perfc" : "perfs";
+	if (!rte_eth_dev_is_valid_port(c->port_id)) {
+		fprintf(stderr, "srnic-perf: no port %u (give one with the EAL's --vdev)\n",
+			c->port_id);
+		return -ENODEV;
+	}
+	env->dev[side] = srnic_dev_create(&dc);
+	if (env->dev[side] == NULL) {
+		fprintf(stderr, "srnic-perf: cannot bring srnic up on port %u\n", c->port_id);
+		return -ENODEV;
+	}
+	env->pd[side] = srnic_alloc_pd(env->dev[side]);
+	return env->pd[side] == NULL ? -ENOMEM : 0;
+}
+
+int
+perf_setup_qps(struct perf_env *env)
+{
+	struct perf_conf *c = env->conf;
+	uint32_t per_lcore = (c->qps + c->nb_lcores - 1) / c->nb_lcores;
+	size_t before = heap_used(), slot_bytes;
+	unsigned int i, s;
+
 	for (i = 0; i < c->nb_sizes; i++)
 		env->max_size = RTE_MAX(env->max_size, c->sizes[i]);
-	rc = srnic_pair_create(&env->pair, "perf", (uint16_t)c->nb_lcores, 9000);
-	if (rc != 0) {
-		fprintf(stderr, "srnic-perf: cannot create the pair: %d\n", rc);
-		return rc;
-	}
-	before = heap_used();
+	slot_bytes = RTE_MAX(env->max_size, 8u);
 	for (s = 0; s < 2; s++)
-		for (i = 0; i < c->nb_lcores; i++) {
-			env->cq[s][i] = srnic_create_cq(env->pair.dev[s],
-						       (int)RTE_MAX(PERF_CQE_MIN, per_lcore * c->depth * 2),
-						       srnic_dev_engine(env->pair.dev[s], (uint16_t)i));
+		for (i = 0; env->dev[s] != NULL && i < c->nb_lcores; i++) {
+			env->cq[s][i] = srnic_create_cq(env->dev[s],
+						       (int)RTE_MAX(PERF_CQE_MIN,
+								    per_lcore * c->depth * 2),
+						       srnic_dev_engine(env->dev[s], (uint16_t)i));
 			if (env->cq[s][i] == NULL)
 				return -ENOMEM;
 		}
 	env->qps = calloc(c->qps, sizeof(*env->qps));
 	if (env->qps == NULL)
 		return -ENOMEM;
-	slot_bytes = RTE_MAX(env->max_size, 8u);
 	for (i = 0; i < c->qps; i++) {
 		struct perf_qp *q = &env->qps[i];
 
@@ -102,40 +139,89 @@ perf_setup(struct perf_env *env, struct perf_conf *c)
 				.max_send_wr = c->depth, .max_recv_wr = c->depth,
 				.max_send_sge = 1, .max_recv_sge = 1, .qp_type = IBV_QPT_RC,
 			};
-
-			q->qp[s] = srnic_create_qp(env->pair.pd[s], &qa);
-			if (q->qp[s] == NULL)
-				return -ENOMEM;
-		}
-		if (i == 0)
-			env->qp_mem = heap_used() - before; /* CQs + the first QP pair */
-		rc = srnic_pair_connect(&env->pair, q->qp[0], q->qp[1], &qc);
-		if (rc != 0)
-			return rc;
-	}
-	/* Memory per QP: the control objects (both sides) averaged, buffers apart. */
-	env->qp_mem = (heap_used() - before) / c->qps;
-	for (i = 0; i < c->qps; i++) {
-		struct perf_qp *q = &env->qps[i];
-
-		for (s = 0; s < 2; s++) {
 			size_t len = slot_bytes * c->depth;
 
+			if (env->dev[s] == NULL)
+				continue;
+			q->qp[s] = srnic_create_qp(env->pd[s], &qa);
 			q->buf[s] = buf_alloc(len);
-			if (q->buf[s] == NULL)
+			if (q->qp[s] == NULL || q->buf[s] == NULL)
 				return -ENOMEM;
 			memset(q->buf[s], 0, len);
-			q->mr[s] = srnic_reg_mr(env->pair.pd[s], q->buf[s], len,
+			q->mr[s] = srnic_reg_mr(env->pd[s], q->buf[s], len,
 						IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
 						IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
 			if (q->mr[s] == NULL)
 				return -ENOMEM;
 		}
-		q->peer_rkey = srnic_mr_rkey(q->mr[1]);
-		q->peer_va = (uintptr_t)q->buf[1];
+		if (q->mr[1] != NULL) {
+			q->peer_rkey = srnic_mr_rkey(q->mr[1]);
+			q->peer_va = (uintptr_t)q->buf[1];
+		}
+	}
+	/* Memory per QP: control objects of the local side(s), CQs shared,
+	 * data buffers apart (heap delta over the QP count). */
+	env->qp_mem = (heap_used() - before - (size_t)slot_bytes * c->depth * c->qps *
+		       ((env->dev[0] != NULL) + (env->dev[1] != NULL))) / c->qps;
+	return 0;
+}
+
+void
+perf_capture_start(struct perf_env *env)
+{
+	struct perf_conf *c = env->conf;
+	unsigned int fl = SRNIC_CAPTURE_RX;
+	int s;
+
+	if (c->pcap != NULL && pcap == NULL) {
+		pcap = srnic_pcap_open(c->pcap);
+		if (pcap == NULL)
+			fprintf(stderr, "srnic-perf: cannot open %s\n", c->pcap);
+	}
+	if (!c->trace && pcap == NULL)
+		return;
+	if (c->role != PERF_ROLE_BOTH)
+		fl |= SRNIC_CAPTURE_TX; /* one port: see both directions on it */
+	trace_port_b = env->pair.port[1];
+	for (s = 0; s < 2; s++)
+		if (env->dev[s] != NULL)
+			cap[s] = srnic_capture_start(c->role == PERF_ROLE_BOTH ? env->pair.port[s]
+									     : c->port_id,
+						     fl, on_packet, c);
+}
+
+int
+perf_setup(struct perf_env *env, struct perf_conf *c)
+{
+	struct srnic_pair_qp_conf qc;
+	unsigned int i, s;
+	int rc;
+
+	memset(env, 0, sizeof(*env));
+	env->conf = c;
+	env->sock = -1;
+	if (c->role != PERF_ROLE_BOTH)
+		return perf_remote_setup(env);
+
+	rc = srnic_pair_create(&env->pair, "perf", (uint16_t)c->nb_lcores, 9000);
+	if (rc != 0) {
+		fprintf(stderr, "srnic-perf: cannot create the pair: %d\n", rc);
+		return rc;
+	}
+	for (s = 0; s < 2; s++) {
+		env->dev[s] = env->pair.dev[s];
+		env->pd[s] = env->pair.pd[s];
+	}
+	rc = perf_setup_qps(env);
+	if (rc != 0)
+		return rc;
+	perf_qp_conf(c, &qc);
+	for (i = 0; i < c->qps; i++) {
+		rc = srnic_pair_connect(&env->pair, env->qps[i].qp[0], env->qps[i].qp[1], &qc);
+		if (rc != 0)
+			return rc;
 	}
 	if (c->lossy) {
-		/* Retransmission timeout 1 ms (code 8) is set in perf_setup's qc. */
 		c->loss.pool = rte_pktmbuf_pool_create("perf_loss", 8191, 256, 0,
 						       RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
 		for (s = 0; s < 2; s++) {
@@ -145,18 +231,7 @@ perf_setup(struct perf_env *env, struct perf_conf *c)
 			c->loss.seed = c->loss.seed * 6364136223846793005ull + 1442695040888963407ull;
 		}
 	}
-	if (c->pcap != NULL) {
-		pcap = srnic_pcap_open(c->pcap);
-		if (pcap == NULL) {
-			fprintf(stderr, "srnic-perf: cannot open %s\n", c->pcap);
-			return -EIO;
-		}
-	}
-	if (c->trace || pcap != NULL) {
-		trace_pair = &env->pair;
-		cap[0] = srnic_capture_start(env->pair.port[0], SRNIC_CAPTURE_RX, on_packet, c);
-		cap[1] = srnic_capture_start(env->pair.port[1], SRNIC_CAPTURE_RX, on_packet, c);
-	}
+	perf_capture_start(env);
 	return 0;
 }
 

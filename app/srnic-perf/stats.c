@@ -97,7 +97,8 @@ perf_print_counters(const struct perf_env *env)
 		int64_t v[2];
 
 		for (s = 0; s < 2; s++)
-			v[s] = srnic_dev_stat(env->pair.dev[s], srnic_engine_stat_name(i));
+			v[s] = env->dev[s] != NULL ?
+				srnic_dev_stat(env->dev[s], srnic_engine_stat_name(i)) : 0;
 		if (v[0] != 0 || v[1] != 0)
 			printf("   %-28s %16" PRId64 " | %16" PRId64 "\n", srnic_engine_stat_name(i),
 			       v[0], v[1]);

@@ -134,12 +134,12 @@ verify_done(struct req_worker *w, struct perf_qp *q, uint32_t n)
 	for (idx = q->completed; idx < q->completed + n; idx++) {
 		uint32_t slot = (uint32_t)(idx % c->depth);
 		const uint8_t *l = q->buf[0] + (size_t)slot * slot_size;
-		const uint8_t *r = q->buf[1] + (size_t)slot * slot_size;
+		const uint8_t *r = q->buf[1] != NULL ? q->buf[1] + (size_t)slot * slot_size : NULL;
 		bool ok = true;
 
 		if (c->op == PERF_OP_READ)
 			ok = check_pattern(l, w->size, slot); /* responder slots hold pattern(slot) */
-		else if (c->op == PERF_OP_WRITE)
+		else if (c->op == PERF_OP_WRITE && q->buf[1] != NULL)
 			ok = memcmp(l, r, w->size) == 0 && check_pattern(r, w->size, idx);
 		else if (c->op == PERF_OP_ATOMIC && c->unsignaled == 1 && c->depth == 1)
 			ok = *(const uint64_t *)l == idx; /* FETCH_ADD returns the count so far */
@@ -156,7 +156,7 @@ req_step(struct req_worker *w)
 {
 	struct perf_env *env = w->env;
 	const struct perf_conf *c = env->conf;
-	struct srnic_engine *eng = srnic_dev_engine(env->pair.dev[0], (uint16_t)w->idx);
+	struct srnic_engine *eng = srnic_dev_engine(env->dev[0], (uint16_t)w->idx);
 	struct ibv_wc wc[WC_BURST];
 	bool done = true;
 	uint32_t i;
@@ -223,13 +223,7 @@ req_main(void *arg)
 	return w->rc;
 }
 
-/* Responder side: poll B's engines; for SEND keep RECVs posted and check data. */
-struct resp_worker {
-	struct perf_env *env;
-	uint32_t size;
-	uint64_t *recvd;            /* per QP */
-	uint64_t verify_errors;
-};
+/* ---- the responder side ---- */
 
 /* Keep depth RECVs posted on q's responder side (cumulative counters:
  * RECVs left posted by an earlier size are reused). */
@@ -240,12 +234,11 @@ post_recvs(struct perf_env *env, struct perf_qp *q)
 	uint32_t slot_size = RTE_MAX(env->max_size, 8u);
 
 	while (q->recv_posted < q->recv_done + c->depth) {
-		uint64_t first = q->recv_posted;
-		uint32_t i = 0;
-		uint32_t slot = (uint32_t)(first % c->depth);
+		uint32_t slot = (uint32_t)(q->recv_posted % c->depth);
 		struct ibv_sge sge = { .addr = (uintptr_t)(q->buf[1] + (size_t)slot * slot_size),
 				       .length = slot_size, .lkey = srnic_mr_lkey(q->mr[1]) };
-		struct ibv_recv_wr wr = { .wr_id = first + i, .sg_list = &sge, .num_sge = 1 }, *bad;
+		struct ibv_recv_wr wr = { .wr_id = q->recv_posted, .sg_list = &sge, .num_sge = 1 };
+		struct ibv_recv_wr *bad;
 
 		if (srnic_post_recv(q->qp[1], &wr, &bad) != 0)
 			return -1;
@@ -254,42 +247,83 @@ post_recvs(struct perf_env *env, struct perf_qp *q)
 	return 0;
 }
 
-static void
-resp_poll(struct resp_worker *rw)
+void
+perf_resp_poll_once(struct perf_env *env, uint32_t size, uint64_t *verify_errors)
 {
-	struct perf_env *env = rw->env;
 	const struct perf_conf *c = env->conf;
+	uint32_t slot_size = RTE_MAX(env->max_size, 8u);
 	unsigned int e;
 
 	for (e = 0; e < c->nb_lcores; e++) {
-		srnic_engine_poll(srnic_dev_engine(env->pair.dev[1], (uint16_t)e));
-		if (c->op == PERF_OP_SEND) {
-			struct ibv_wc wc[WC_BURST];
-			int n = srnic_poll_cq(env->cq[1][e], WC_BURST, wc), k;
-			uint32_t slot_size = RTE_MAX(env->max_size, 8u);
+		struct ibv_wc wc[WC_BURST];
+		int n, k;
 
-			for (k = 0; k < n; k++) {
-				uint32_t qi = srnic_qp_num(env->qps[0].qp[1]);
-				struct perf_qp *q;
-				uint64_t idx;
+		srnic_engine_poll(srnic_dev_engine(env->dev[1], (uint16_t)e));
+		if (c->op != PERF_OP_SEND)
+			continue;
+		n = srnic_poll_cq(env->cq[1][e], WC_BURST, wc);
+		for (k = 0; k < n; k++) {
+			/* QPNs of the responder side were handed out in order. */
+			uint32_t qi = wc[k].qp_num - srnic_qp_num(env->qps[0].qp[1]);
+			struct perf_qp *q;
+			const uint8_t *data;
 
-				/* QPNs of side B were handed out in order. */
-				qi = wc[k].qp_num - qi;
-				if (qi >= c->qps)
-					continue;
-				q = &env->qps[qi];
-				idx = rw->recvd[qi]++; /* this run's SEND number */
-				if (c->verify &&
-				    (wc[k].status != IBV_WC_SUCCESS || wc[k].byte_len != rw->size ||
-				     !check_pattern(q->buf[1] + (size_t)(q->recv_done % c->depth) *
-							    slot_size, rw->size, idx)))
-					rw->verify_errors++;
-				q->recv_done++;
-				post_recvs(env, q);
-			}
+			if (qi >= c->qps)
+				continue;
+			q = &env->qps[qi];
+			data = q->buf[1] + (size_t)(q->recv_done % c->depth) * slot_size;
+			if (c->verify && (wc[k].status != IBV_WC_SUCCESS || wc[k].byte_len != size ||
+					  !check_pattern(data, size, q->recv_run)))
+				(*verify_errors)++;
+			q->recv_run++;
+			q->recv_done++;
+			post_recvs(env, q);
 		}
 	}
 }
+
+void
+perf_prepare_size(struct perf_env *env, uint32_t size)
+{
+	const struct perf_conf *c = env->conf;
+	uint32_t slot_size = RTE_MAX(env->max_size, 8u), i, s;
+
+	for (i = 0; i < c->qps; i++) {
+		struct perf_qp *q = &env->qps[i];
+
+		q->recv_run = 0;
+		if (c->op == PERF_OP_READ)
+			for (s = 0; s < c->depth; s++)
+				fill_pattern(q->buf[1] + (size_t)s * slot_size, size, s);
+		if (c->op == PERF_OP_ATOMIC)
+			memset(q->buf[1], 0, 8);
+		if (c->op == PERF_OP_SEND)
+			post_recvs(env, q);
+	}
+}
+
+uint64_t
+perf_check_writes(struct perf_env *env, uint32_t size, const uint64_t *posted)
+{
+	const struct perf_conf *c = env->conf;
+	uint32_t slot_size = RTE_MAX(env->max_size, 8u), i;
+	uint64_t errs = 0, idx;
+
+	if (!c->verify || c->op != PERF_OP_WRITE)
+		return 0;
+	for (i = 0; i < c->qps; i++)
+		for (idx = posted[i] > c->depth ? posted[i] - c->depth : 0; idx < posted[i]; idx++)
+			if (!check_pattern(env->qps[i].buf[1] + (size_t)(idx % c->depth) * slot_size,
+					   size, idx))
+				errs++;
+	return errs;
+}
+
+struct resp_worker {
+	struct perf_env *env;
+	uint32_t size;
+	uint64_t verify_errors;
+};
 
 static int
 resp_main(void *arg)
@@ -297,7 +331,7 @@ resp_main(void *arg)
 	struct resp_worker *rw = arg;
 
 	while (!resp_stop)
-		resp_poll(rw);
+		perf_resp_poll_once(rw->env, rw->size, &rw->verify_errors);
 	return 0;
 }
 
@@ -309,45 +343,71 @@ cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static void
+lat_summary(struct req_worker *w, unsigned int nb, double hz, struct perf_result *r)
+{
+	uint64_t *all;
+	size_t n = 0, k;
+	unsigned int i;
+	double sum = 0;
+
+	for (i = 0; i < nb; i++)
+		n += w[i].nb_lat;
+	all = malloc((n + 1) * sizeof(uint64_t));
+	n = 0;
+	for (i = 0; i < nb; i++) {
+		if (all != NULL)
+			memcpy(all + n, w[i].lat, w[i].nb_lat * sizeof(uint64_t));
+		n += w[i].nb_lat;
+		free(w[i].lat);
+	}
+	if (all == NULL || n == 0) {
+		free(all);
+		return;
+	}
+	qsort(all, n, sizeof(uint64_t), cmp_u64);
+	for (k = 0; k < n; k++)
+		sum += (double)all[k];
+	r->lat_us[0] = (double)all[0] * 1e6 / hz;
+	r->lat_us[1] = perf_percentile(all, n, 50) * 1e6 / hz;
+	r->lat_us[2] = perf_percentile(all, n, 99) * 1e6 / hz;
+	r->lat_us[3] = perf_percentile(all, n, 99.9) * 1e6 / hz;
+	r->lat_us[4] = (double)all[n - 1] * 1e6 / hz;
+	r->lat_avg_us = sum / (double)n * 1e6 / hz;
+	free(all);
+}
+
 int
 perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 {
 	const struct perf_conf *c = env->conf;
 	struct req_worker w[PERF_MAX_LCORES];
-	struct resp_worker rw;
-	unsigned int lcores[PERF_MAX_LCORES + 1], nb_workers = 0, lc, i;
+	struct resp_worker rw = { .env = env, .size = size };
+	unsigned int lcores[RTE_MAX_LCORE], nb_workers = 0, lc, i;
 	uint64_t t0, t1, hz = rte_get_tsc_hz(), last_stats, prev_msgs = 0;
-	bool resp_on_lcore;
-	uint64_t *all_lat;
-	size_t nb_all = 0;
+	bool local_resp = env->dev[1] != NULL, resp_on_lcore;
+	uint64_t *posted = NULL;
 	int rc = 0;
 
 	memset(r, 0, sizeof(*r));
-	memset(&rw, 0, sizeof(rw));
-	rw.env = env;
-	rw.size = size;
-	rw.recvd = calloc(c->qps, sizeof(*rw.recvd));
 	for (i = 0; i < c->qps; i++) {
 		struct perf_qp *q = &env->qps[i];
-		uint32_t slot_size = RTE_MAX(env->max_size, 8u), s;
 
 		q->posted = q->completed = 0;
 		q->outstanding = q->unsig_run = 0;
-		if (c->op == PERF_OP_READ)
-			for (s = 0; s < c->depth; s++)
-				fill_pattern(q->buf[1] + (size_t)s * slot_size, size, s);
-		if (c->op == PERF_OP_ATOMIC)
-			memset(q->buf[1], 0, 8);
 	}
+	if (local_resp)
+		perf_prepare_size(env, size);
+	else if (perf_remote_run_begin(env, size) != 0)
+		return -EIO;
 	RTE_LCORE_FOREACH_WORKER(lc)
 		lcores[nb_workers++] = lc;
 	/* Requester worker 0 is the main lcore, workers 1.. the next lcores;
 	 * the responder takes the next free lcore, or shares the main loop. */
-	resp_on_lcore = nb_workers >= c->nb_lcores;
-	if (!resp_on_lcore && c->nb_lcores > 1) {
-		fprintf(stderr, "srnic-perf: --lcores %u needs %u lcores (-l)\n", c->nb_lcores,
-			c->nb_lcores + 1);
-		free(rw.recvd);
+	resp_on_lcore = local_resp && nb_workers >= c->nb_lcores;
+	if (nb_workers + 1 < c->nb_lcores) {
+		fprintf(stderr, "srnic-perf: --lcores %u needs at least %u lcores (-l)\n",
+			c->nb_lcores, c->nb_lcores);
 		return -EINVAL;
 	}
 	for (i = 0; i < c->nb_lcores; i++) {
@@ -361,11 +421,10 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 				       c->duration > 0 ? PERF_LAT_SAMPLES_MAX
 						       : (size_t)w[i].target_per_qp * c->qps + 16);
 		w[i].lat = malloc(w[i].cap_lat * sizeof(uint64_t));
+		if (w[i].lat == NULL)
+			w[i].cap_lat = 0;
 		live_msgs[i] = 0;
 	}
-	if (c->op == PERF_OP_SEND)
-		for (i = 0; i < c->qps; i++)
-			post_recvs(env, &env->qps[i]);
 	resp_stop = false;
 	req_time_up = false;
 	if (resp_on_lcore)
@@ -386,8 +445,8 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 
 		if (c->duration > 0 && !req_time_up && now - t0 > (uint64_t)(c->duration * hz))
 			req_time_up = true;
-		if (!resp_on_lcore)
-			resp_poll(&rw);
+		if (local_resp && !resp_on_lcore)
+			perf_resp_poll_once(env, size, &rw.verify_errors);
 		st = w[0].rc == 0 ? req_step(&w[0]) : 1;
 		if (st < 0) {
 			rc = w[0].rc = st;
@@ -435,36 +494,27 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 		r->msgs += w[i].msgs;
 		r->errors += w[i].errors;
 		r->verify_errors += w[i].verify_errors;
-		nb_all += w[i].nb_lat;
 	}
-	r->verify_errors += rw.verify_errors;
+	posted = calloc(c->qps, sizeof(*posted));
+	for (i = 0; posted != NULL && i < c->qps; i++)
+		posted[i] = env->qps[i].posted;
+	if (local_resp) {
+		r->verify_errors += rw.verify_errors;
+		if (posted != NULL)
+			r->verify_errors += perf_check_writes(env, size, posted);
+	} else if (posted != NULL) {
+		uint64_t remote_errs = 0;
+
+		if (perf_remote_run_end(env, size, &remote_errs) != 0 && rc == 0)
+			rc = -EIO;
+		r->verify_errors += remote_errs;
+	}
+	free(posted);
 	r->bytes = r->msgs * (c->op == PERF_OP_ATOMIC ? 8 : size);
 	r->gbps = (double)r->bytes * 8 / r->seconds / 1e9;
 	r->mops = (double)r->msgs / r->seconds / 1e6;
-	all_lat = malloc((nb_all + 1) * sizeof(uint64_t));
-	nb_all = 0;
-	for (i = 0; i < c->nb_lcores; i++) {
-		memcpy(all_lat + nb_all, w[i].lat, w[i].nb_lat * sizeof(uint64_t));
-		nb_all += w[i].nb_lat;
-		free(w[i].lat);
-	}
-	if (nb_all > 0) {
-		double sum = 0;
-		size_t k;
-
-		qsort(all_lat, nb_all, sizeof(uint64_t), cmp_u64);
-		for (k = 0; k < nb_all; k++)
-			sum += (double)all_lat[k];
-		r->lat_us[0] = (double)all_lat[0] * 1e6 / hz;
-		r->lat_us[1] = perf_percentile(all_lat, nb_all, 50) * 1e6 / hz;
-		r->lat_us[2] = perf_percentile(all_lat, nb_all, 99) * 1e6 / hz;
-		r->lat_us[3] = perf_percentile(all_lat, nb_all, 99.9) * 1e6 / hz;
-		r->lat_us[4] = (double)all_lat[nb_all - 1] * 1e6 / hz;
-		r->lat_avg_us = sum / (double)nb_all * 1e6 / hz;
-	}
-	free(all_lat);
+	lat_summary(w, c->nb_lcores, (double)hz, r);
 	r->gbps_peak = r->gbps;
 	r->qp_mem_bytes = env->qp_mem;
-	free(rw.recvd);
 	return rc;
 }

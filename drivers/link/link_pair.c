@@ -52,9 +52,9 @@ srnic_pair_create(struct srnic_pair *p, const char *name, uint16_t nb_engines, u
 	return 0;
 }
 
-static int
-qp_up(struct srnic_dev *peer, struct srnic_qp *qp, uint32_t dest_qpn, uint32_t rq_psn,
-      uint32_t sq_psn, const struct srnic_pair_qp_conf *c)
+int
+srnic_qp_connect(struct srnic_qp *qp, const struct srnic_qp_peer *peer,
+		 const struct srnic_pair_qp_conf *c)
 {
 	struct ibv_qp_attr a;
 	int rc;
@@ -72,8 +72,8 @@ qp_up(struct srnic_dev *peer, struct srnic_qp *qp, uint32_t dest_qpn, uint32_t r
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = c->path_mtu;
-	a.dest_qp_num = dest_qpn;
-	a.rq_psn = rq_psn;
+	a.dest_qp_num = peer->qpn;
+	a.rq_psn = peer->psn;
 	a.max_dest_rd_atomic = c->max_dest_rd_atomic != 0 ? c->max_dest_rd_atomic
 							  : c->max_rd_atomic;
 	a.min_rnr_timer = c->min_rnr_timer;
@@ -81,15 +81,16 @@ qp_up(struct srnic_dev *peer, struct srnic_qp *qp, uint32_t dest_qpn, uint32_t r
 	a.ah_attr.port_num = 1;
 	a.ah_attr.grh.sgid_index = 1;
 	a.ah_attr.grh.hop_limit = 64;
-	srnic_dev_gid(peer, 1, &a.ah_attr.grh.dgid);
-	rc = srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	a.ah_attr.grh.dgid = peer->gid;
+	rc = srnic_modify_qp_dmac(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+				  peer->mac_set ? &peer->mac : NULL);
 	if (rc != 0)
 		return rc;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = sq_psn;
+	a.sq_psn = peer->my_psn;
 	a.timeout = c->timeout;
 	a.retry_cnt = c->retry_cnt;
 	a.rnr_retry = c->rnr_retry;
@@ -103,10 +104,14 @@ int
 srnic_pair_connect(struct srnic_pair *p, struct srnic_qp *qa, struct srnic_qp *qb,
 		   const struct srnic_pair_qp_conf *c)
 {
+	struct srnic_qp_peer pa = { .qpn = srnic_qp_num(qb), .psn = c->psn[1], .my_psn = c->psn[0] };
+	struct srnic_qp_peer pb = { .qpn = srnic_qp_num(qa), .psn = c->psn[0], .my_psn = c->psn[1] };
 	int rc;
 
-	rc = qp_up(p->dev[1], qa, srnic_qp_num(qb), c->psn[1], c->psn[0], c);
+	srnic_dev_gid(p->dev[1], 1, &pa.gid);
+	srnic_dev_gid(p->dev[0], 1, &pb.gid);
+	rc = srnic_qp_connect(qa, &pa, c);
 	if (rc == 0)
-		rc = qp_up(p->dev[0], qb, srnic_qp_num(qa), c->psn[0], c->psn[1], c);
+		rc = srnic_qp_connect(qb, &pb, c);
 	return rc;
 }

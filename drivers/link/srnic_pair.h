@@ -44,6 +44,23 @@ struct srnic_pair_qp_conf {
 	int access;                /**< QP access flags; 0: remote read/write/atomic */
 };
 
+/** The other end of a QP, as an out-of-band exchange gives it. */
+struct srnic_qp_peer {
+	union ibv_gid gid;         /**< the peer's RoCEv2 GID */
+	uint32_t qpn;              /**< the peer's QPN */
+	uint32_t psn;              /**< the peer's first send PSN (our receive PSN) */
+	uint32_t my_psn;           /**< our first send PSN */
+	struct rte_ether_addr mac; /**< the peer's MAC, if mac_set (else ARP/ND) */
+	bool mac_set;
+};
+
+/**
+ * Take a QP from RESET to RTS connected to peer, with the attributes of c
+ * (c->psn is not used). Returns 0 or a negative errno.
+ */
+int srnic_qp_connect(struct srnic_qp *qp, const struct srnic_qp_peer *peer,
+		     const struct srnic_pair_qp_conf *c);
+
 /**
  * Take qa (on p->dev[0]) and qb (on p->dev[1]) from RESET to RTS connected to
  * each other. Returns 0 or a negative errno.

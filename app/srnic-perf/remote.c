@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Two processes, as perftest runs: the server (responder) listens on a TCP
+ * port, the client (requester) connects, and they exchange each QP's
+ * parameters as text lines before the traffic starts on the DPDK port:
+ *
+ *   C: HELLO op qps depth mtu maxsize lcores verify
+ *   S: QP <qpn> <psn> <rkey> <va> <gid hex> <mac>   (one per QP), END
+ *   C: QP <qpn> <psn> 0 0 <gid hex> <mac>           (one per QP), END
+ *   S: READY
+ *   per size:  C: RUN <size>   S: OK   ...traffic...   C: DONE <posted per QP>   S: ERR <n>
+ *   C: BYE
+ *
+ * The server polls its engines while it waits for the next line. A server
+ * may instead take its one peer from the command line (--peer-*) and print
+ * its own parameters as one JSON line, for scripts and external tools.
+ */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "perf.h"
+
+#define LINE_MAX_LEN 512
+#define TCP_CONNECT_TRIES 100       /* 100 x 100 ms: the server may start later */
+
+static volatile sig_atomic_t force_quit;
+
+static void
+on_signal(int sig)
+{
+	RTE_SET_USED(sig);
+	force_quit = 1;
+}
+
+static int
+send_line(int fd, const char *fmt, ...)
+{
+	char buf[LINE_MAX_LEN];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return -1;
+	return write(fd, buf, (size_t)n) == n ? 0 : -1;
+}
+
+/* Read one line; while waiting, keep the responder's engines running. */
+static int
+get_line(struct perf_env *env, char *buf, size_t len, bool serve)
+{
+	size_t n = 0;
+
+	while (n + 1 < len) {
+		struct pollfd p = { .fd = env->sock, .events = POLLIN };
+		char ch;
+		int rc = poll(&p, 1, serve ? 0 : 1000);
+
+		if (force_quit)
+			return -EINTR;
+		if (rc == 0) {
+			if (serve) {
+				uint64_t errs = 0;
+
+				perf_resp_poll_once(env, env->run_size, &errs);
+				env->remote_verify_errors += errs;
+			}
+			continue;
+		}
+		if (rc < 0 || read(env->sock, &ch, 1) != 1)
+			return -EIO;
+		if (ch == '\n') {
+			buf[n] = '\0';
+			return 0;
+		}
+		buf[n++] = ch;
+	}
+	return -E2BIG;
+}
+
+static void
+gid_hex(const union ibv_gid *g, char *out)
+{
+	int i;
+
+	for (i = 0; i < 16; i++)
+		sprintf(out + 2 * i, "%02x", g->raw[i]);
+}
+
+static int
+gid_parse(const char *s, union ibv_gid *g)
+{
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		unsigned int b;
+
+		if (sscanf(s + 2 * i, "%2x", &b) != 1)
+			return -1;
+		g->raw[i] = (uint8_t)b;
+	}
+	return 0;
+}
+
+static int
+send_qps(struct perf_env *env, int side, uint32_t psn)
+{
+	union ibv_gid gid;
+	char ghex[33], mac[RTE_ETHER_ADDR_FMT_SIZE];
+	struct rte_ether_addr ea;
+	uint32_t i;
+
+	srnic_dev_gid(env->dev[side], 1, &gid);
+	gid_hex(&gid, ghex);
+	rte_eth_macaddr_get(env->conf->port_id, &ea);
+	rte_ether_format_addr(mac, sizeof(mac), &ea);
+	for (i = 0; i < env->conf->qps; i++) {
+		struct perf_qp *q = &env->qps[i];
+
+		if (send_line(env->sock, "QP %u %u %u %" PRIu64 " %s %s\n",
+			      srnic_qp_num(q->qp[side]), psn,
+			      side == 1 ? srnic_mr_rkey(q->mr[1]) : 0,
+			      side == 1 ? (uint64_t)(uintptr_t)q->buf[1] : 0, ghex, mac) != 0)
+			return -EIO;
+	}
+	return send_line(env->sock, "END\n");
+}
+
+/* Read the peer's QP lines and connect ours to them. */
+static int
+recv_and_connect(struct perf_env *env, int side, uint32_t my_psn)
+{
+	struct srnic_pair_qp_conf qc;
+	char line[LINE_MAX_LEN];
+	uint32_t i;
+
+	perf_qp_conf(env->conf, &qc);
+	for (i = 0; i < env->conf->qps; i++) {
+		struct perf_qp *q = &env->qps[i];
+		struct srnic_qp_peer peer = { .my_psn = my_psn, .mac_set = true };
+		char ghex[64], mac[64];
+		uint64_t va;
+		uint32_t rkey;
+		int rc;
+
+		if (get_line(env, line, sizeof(line), false) != 0 ||
+		    sscanf(line, "QP %u %u %u %" SCNu64 " %63s %63s", &peer.qpn, &peer.psn, &rkey,
+			   &va, ghex, mac) != 6 ||
+		    gid_parse(ghex, &peer.gid) != 0 || rte_ether_unformat_addr(mac, &peer.mac) != 0) {
+			fprintf(stderr, "srnic-perf: bad QP line from the peer: %s\n", line);
+			return -EPROTO;
+		}
+		if (side == 0) {
+			q->peer_rkey = rkey;
+			q->peer_va = va;
+		}
+		rc = srnic_qp_connect(q->qp[side], &peer, &qc);
+		if (rc != 0) {
+			fprintf(stderr, "srnic-perf: QP %#x: connect failed: %d\n",
+				srnic_qp_num(q->qp[side]), rc);
+			return rc;
+		}
+	}
+	if (get_line(env, line, sizeof(line), false) != 0 || strcmp(line, "END") != 0)
+		return -EPROTO;
+	return 0;
+}
+
+static int
+tcp_client(const char *host, uint16_t port)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai;
+	char ps[8];
+	int fd = -1, t;
+
+	snprintf(ps, sizeof(ps), "%u", port);
+	if (getaddrinfo(host, ps, &hints, &ai) != 0)
+		return -1;
+	for (t = 0; t < TCP_CONNECT_TRIES && !force_quit; t++) {
+		fd = socket(ai->ai_family, ai->ai_socktype, 0);
+		if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+			break;
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+		rte_delay_ms(100);
+	}
+	freeaddrinfo(ai);
+	return fd;
+}
+
+static int
+tcp_server(uint16_t port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_ANY) };
+	int one = 1, lfd = socket(AF_INET, SOCK_STREAM, 0), fd;
+
+	if (lfd < 0)
+		return -1;
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(lfd, 1) != 0) {
+		close(lfd);
+		return -1;
+	}
+	printf("srnic-perf: server waiting for a client on TCP port %u\n", port);
+	fflush(stdout);
+	fd = accept(lfd, NULL, NULL);
+	close(lfd);
+	return fd;
+}
+
+/* The server's one peer from the command line: print ours as JSON, connect. */
+static int
+cmdline_peer(struct perf_env *env)
+{
+	struct perf_conf *c = env->conf;
+	struct perf_qp *q = &env->qps[0];
+	struct srnic_pair_qp_conf qc;
+	struct srnic_qp_peer peer = { .qpn = c->peer_qpn, .psn = c->peer_psn,
+				      .mac = c->peer_mac, .mac_set = c->peer_mac_set };
+	union ibv_gid gid;
+	char ghex[33];
+
+	perf_qp_conf(c, &qc);
+	peer.my_psn = qc.psn[1];
+	peer.gid.raw[10] = peer.gid.raw[11] = 0xff;
+	memcpy(&peer.gid.raw[12], c->peer_ip, 4);
+	srnic_dev_gid(env->dev[1], 1, &gid);
+	gid_hex(&gid, ghex);
+	printf("{\"qpn\":%u,\"psn\":%u,\"rkey\":%u,\"va\":%" PRIu64 ",\"len\":%zu,\"gid\":\"%s\","
+	       "\"ip\":\"%u.%u.%u.%u\"}\n",
+	       srnic_qp_num(q->qp[1]), peer.my_psn, srnic_mr_rkey(q->mr[1]),
+	       (uint64_t)(uintptr_t)q->buf[1], (size_t)RTE_MAX(env->max_size, 8u) * c->depth, ghex,
+	       c->ip[0], c->ip[1], c->ip[2], c->ip[3]);
+	fflush(stdout);
+	return srnic_qp_connect(q->qp[1], &peer, &qc);
+}
+
+int
+perf_remote_setup(struct perf_env *env)
+{
+	struct perf_conf *c = env->conf;
+	char line[LINE_MAX_LEN];
+	int side = c->role == PERF_ROLE_CLIENT ? 0 : 1, rc;
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (side == 1 && c->peer_cmdline) {
+		rc = perf_setup_dev(env, 1);
+		if (rc == 0)
+			rc = perf_setup_qps(env);
+		if (rc == 0)
+			rc = cmdline_peer(env);
+		return rc;
+	}
+	if (side == 0) {
+		/* The server starts its port before it listens: once TCP is up,
+		 * a port that connects at start (memif client) finds it. */
+		env->sock = tcp_client(c->peer_host, c->tcp_port);
+		if (env->sock < 0) {
+			fprintf(stderr, "srnic-perf: cannot reach %s:%u\n", c->peer_host, c->tcp_port);
+			return -ECONNREFUSED;
+		}
+		rc = perf_setup_dev(env, 0);
+		if (rc == 0)
+			rc = perf_setup_qps(env);
+		if (rc != 0)
+			return rc;
+		if (send_line(env->sock, "HELLO %u %u %u %u %u %u %u\n", c->op, c->qps, c->depth,
+			      c->mtu, env->max_size, c->nb_lcores, c->verify) != 0)
+			return -EIO;
+		rc = recv_and_connect(env, 0, 2000);
+		if (rc == 0)
+			rc = send_qps(env, 0, 2000);
+		if (rc == 0 && (get_line(env, line, sizeof(line), false) != 0 ||
+				strcmp(line, "READY") != 0))
+			rc = -EPROTO;
+	} else {
+		unsigned int op, mtu, verify, lcores;
+
+		rc = perf_setup_dev(env, 1); /* engines: this side's own --lcores */
+		if (rc != 0)
+			return rc;
+		env->sock = tcp_server(c->tcp_port);
+		if (env->sock < 0)
+			return -EADDRINUSE;
+		if (get_line(env, line, sizeof(line), false) != 0 ||
+		    sscanf(line, "HELLO %u %u %u %u %u %u %u", &op, &c->qps, &c->depth, &mtu,
+			   &c->sizes[0], &lcores, &verify) != 7 ||
+		    op > PERF_OP_ATOMIC || c->qps == 0 || c->qps > PERF_MAX_QPS || c->depth == 0 ||
+		    c->depth > PERF_MAX_DEPTH) {
+			fprintf(stderr, "srnic-perf: bad HELLO from the client: %s\n", line);
+			return -EPROTO;
+		}
+		c->op = (enum perf_op)op;
+		c->mtu = (enum ibv_mtu)mtu;
+		c->nb_sizes = 1;
+		c->verify = verify != 0;
+		rc = perf_setup_qps(env);
+		if (rc == 0)
+			rc = send_qps(env, 1, 7000);
+		if (rc == 0)
+			rc = recv_and_connect(env, 1, 7000);
+		if (rc == 0)
+			rc = send_line(env->sock, "READY\n");
+	}
+	if (rc == 0)
+		perf_capture_start(env);
+	return rc;
+}
+
+int
+perf_remote_run_begin(struct perf_env *env, uint32_t size)
+{
+	char line[LINE_MAX_LEN];
+
+	if (send_line(env->sock, "RUN %u\n", size) != 0 ||
+	    get_line(env, line, sizeof(line), false) != 0 || strcmp(line, "OK") != 0)
+		return -EPROTO;
+	return 0;
+}
+
+int
+perf_remote_run_end(struct perf_env *env, uint32_t size, uint64_t *verify_errors)
+{
+	char line[LINE_MAX_LEN * 4];
+	size_t n;
+	uint32_t i;
+
+	RTE_SET_USED(size);
+	n = (size_t)snprintf(line, sizeof(line), "DONE");
+	for (i = 0; i < env->conf->qps && n < sizeof(line) - 24; i++)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, " %" PRIu64, env->qps[i].posted);
+	snprintf(line + n, sizeof(line) - n, "\n");
+	if (write(env->sock, line, strlen(line)) != (ssize_t)strlen(line) ||
+	    get_line(env, line, sizeof(line), false) != 0 ||
+	    sscanf(line, "ERR %" SCNu64, verify_errors) != 1)
+		return -EPROTO;
+	return 0;
+}
+
+void
+perf_remote_bye(struct perf_env *env)
+{
+	if (env->sock >= 0) {
+		send_line(env->sock, "BYE\n");
+		close(env->sock);
+		env->sock = -1;
+	}
+}
+
+int
+perf_serve(struct perf_env *env)
+{
+	struct perf_conf *c = env->conf;
+	char line[LINE_MAX_LEN * 4];
+	uint32_t size = env->max_size;
+
+	if (c->peer_cmdline) {
+		/* Serve until the duration ends or a signal comes. */
+		uint64_t end = c->duration > 0 ? rte_get_timer_cycles() +
+						 (uint64_t)(c->duration * rte_get_timer_hz()) : 0;
+		uint64_t errs = 0;
+
+		perf_prepare_size(env, size);
+		while (!force_quit && (end == 0 || rte_get_timer_cycles() < end))
+			perf_resp_poll_once(env, size, &errs);
+		return 0;
+	}
+	for (;;) {
+		int rc = get_line(env, line, sizeof(line), true);
+
+		if (rc != 0)
+			return rc == -EINTR ? 0 : rc;
+		if (sscanf(line, "RUN %u", &size) == 1) {
+			env->run_size = size;
+			perf_prepare_size(env, size);
+			env->remote_verify_errors = 0;
+			if (send_line(env->sock, "OK\n") != 0)
+				return -EIO;
+		} else if (strncmp(line, "DONE", 4) == 0) {
+			uint64_t posted[PERF_MAX_QPS];
+			char *p = line + 4, *end;
+			uint32_t i;
+
+			for (i = 0; i < c->qps; i++) {
+				posted[i] = strtoull(p, &end, 10);
+				p = end;
+			}
+			/* The last SENDs' RECV completions may still be queued. */
+			for (i = 0; i < 1000; i++) {
+				uint64_t errs = 0;
+
+				perf_resp_poll_once(env, size, &errs);
+				env->remote_verify_errors += errs;
+			}
+			env->remote_verify_errors += perf_check_writes(env, size, posted);
+			if (send_line(env->sock, "ERR %" PRIu64 "\n", env->remote_verify_errors) != 0)
+				return -EIO;
+		} else if (strcmp(line, "BYE") == 0) {
+			return 0;
+		} else {
+			fprintf(stderr, "srnic-perf: unknown request: %s\n", line);
+			return -EPROTO;
+		}
+	}
+}
