@@ -183,6 +183,20 @@ nd_build(struct srnic_engine *eng, uint8_t type, const struct rte_ether_addr *dm
 	return m;
 }
 
+/* RFC 4861 7.1.1, 7.1.2: hop limit 255 (no router forwarded it: the sender
+ * is on the link), code 0, the message within the frame, a valid checksum. */
+static bool
+nd_valid(const struct rte_ipv6_hdr *ip6, const uint8_t *icmp, uint32_t avail)
+{
+	uint32_t plen = rte_be_to_cpu_16(ip6->payload_len), sum;
+
+	if (ip6->hop_limits != ND_HOP_LIMIT || icmp[1] != 0 || plen < ND_HDR_LEN || plen > avail)
+		return false;
+	sum = (uint32_t)rte_raw_cksum(icmp, plen) + rte_ipv6_phdr_cksum(ip6, 0);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
 static bool
 nd_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint32_t l2)
 {
@@ -201,7 +215,14 @@ nd_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint32_t l2)
 	icmp = (uint8_t *)(ip6 + 1);
 	if (icmp[0] != ND_NS && icmp[0] != ND_NA)
 		return false;
-	plen = RTE_MIN((uint32_t)rte_be_to_cpu_16(ip6->payload_len), len - l2 - (uint32_t)sizeof(*ip6));
+	if (!nd_valid(ip6, icmp, len - l2 - (uint32_t)sizeof(*ip6))) {
+		/* discarded, learned nothing from (a forged NA would redirect
+		 * a QP's traffic) */
+		eng_stat(eng, SRNIC_STAT_RX_MALFORMED, 1);
+		rte_pktmbuf_free(m);
+		return true;
+	}
+	plen = rte_be_to_cpu_16(ip6->payload_len);
 	eng_stat(eng, SRNIC_STAT_RX_ND, 1);
 	for (o = ND_HDR_LEN; o + ND_OPT_LL_LEN <= plen && icmp[o + 1] != 0; o += icmp[o + 1] * 8u)
 		if ((icmp[0] == ND_NS && icmp[o] == ND_OPT_SRC_LL) ||
