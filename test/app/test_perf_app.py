@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""srnic-perf end to end: each check runs the real binary over real DPDK
+ports (net_ring pair in one process, net_memif between two) and reads what
+it prints. Prints 'N passed, N failed' and exits non-zero on any failure."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+PERF = sys.argv[1]
+EAL = ["--no-pci", "--no-huge", "-m", "512", "--log-level=lib.eal:error"]
+RESULT_KEYS = {"op", "size", "qps", "depth", "mtu", "msgs", "bytes", "seconds", "gbps",
+               "mops", "lat_us", "errors"}
+LAT_KEYS = {"min", "p50", "p99", "p999", "max"}
+passed, failed = 0, 0
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+        print(f"ok   {name}")
+    else:
+        failed += 1
+        print(f"FAIL {name} {detail}")
+
+
+def run(args, prefix, lcores="0,1", timeout=180):
+    cmd = [PERF, "-l", lcores, "--file-prefix", f"{prefix}_{os.getpid()}"] + EAL + ["--"] + args
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def json_lines(out):
+    return [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+
+
+# 1. every op, embedded pair, --json --verify: the figures and keys
+for op, sizes in (("read", "0,64,5000"), ("write", "1,4096,70000"), ("send", "64,9000"),
+                  ("atomic", "8")):
+    rc, out, err = run(["--op", op, "--sizes", sizes, "--iters", "3000", "--verify", "--json",
+                        "--qps", "2", "--depth", "8", "--mtu", "1024"], f"perf_{op}")
+    res = json_lines(out)
+    want = len(sizes.split(","))
+    check(f"{op}: exit 0", rc == 0, err[-500:])
+    check(f"{op}: one JSON line per size", len(res) == want, out[-500:])
+    for r in res:
+        check(f"{op} {r.get('size')}: keys", RESULT_KEYS <= set(r) and LAT_KEYS <= set(r["lat_us"]),
+              str(r))
+        check(f"{op} {r.get('size')}: all messages, no error",
+              r["msgs"] == 3000 and r["errors"] == 0 and r.get("verify_errors") == 0, str(r))
+        check(f"{op} {r.get('size')}: bytes", r["bytes"] == r["msgs"] * (8 if op == "atomic" else r["size"]),
+              str(r))
+        check(f"{op} {r.get('size')}: percentiles ordered",
+              r["lat_us"]["min"] <= r["lat_us"]["p50"] <= r["lat_us"]["p99"] <= r["lat_us"]["max"],
+              str(r))
+
+# 2. latency mode, unsignaled, several requester lcores, duration
+rc, out, err = run(["--op", "read", "--size", "64", "--lat", "--iters", "2000", "--json"], "perf_lat")
+r = json_lines(out)
+check("lat: depth forced to 1", rc == 0 and r and r[0]["depth"] == 1, out + err)
+rc, out, err = run(["--op", "write", "--size", "256", "--unsignaled", "8", "--depth", "16",
+                    "--iters", "16000", "--verify", "--json"], "perf_unsig")
+r = json_lines(out)
+check("unsignaled 8: every WR counted", rc == 0 and r and r[0]["msgs"] == 16000, out + err)
+rc, out, err = run(["--op", "read", "--size", "128", "--qps", "4", "--lcores", "2",
+                    "--duration", "0.5", "--verify", "--json"], "perf_lcores", lcores="0,1")
+r = json_lines(out)
+check("duration + 2 requester lcores", rc == 0 and r and r[0]["msgs"] > 0 and
+      0.4 < r[0]["seconds"] < 5, out + err)
+
+# 3. the READ walk: --trace prints each packet and the CQE
+rc, out, err = run(["--op", "read", "--size", "8192", "--iters", "1", "--depth", "1",
+                    "--trace", "--quiet"], "perf_trace")
+lines = out.splitlines()
+req = [l for l in lines if "RC_RDMA_READ_REQUEST" in l and "psn=2000" in l]
+first = [l for l in lines if "READ_RESPONSE_FIRST" in l and "psn=2000" in l and "syn=0x1f msn=1" in l]
+last = [l for l in lines if "READ_RESPONSE_LAST" in l and "psn=2001" in l and "syn=0x1f msn=1" in l]
+cqe = [l for l in lines if "CQE" in l and "byte_len 8192" in l]
+acks = [l for l in lines if "RC_ACKNOWLEDGE" in l]
+check("trace: READ request on PSN 2000 with RETH len 8192", len(req) == 1 and "len=8192" in req[0], out)
+check("trace: FIRST on 2000 and LAST on 2001 with AETH", len(first) == 1 and len(last) == 1, out)
+check("trace: one CQE, no ACK packet", len(cqe) == 1 and not acks, out)
+
+# 4. --pcap, read back by tshark
+tshark = shutil.which("tshark")
+with tempfile.TemporaryDirectory() as d:
+    pcap = os.path.join(d, "walk.pcap")
+    rc, out, err = run(["--op", "read", "--size", "8192", "--iters", "3", "--depth", "1",
+                        "--pcap", pcap, "--quiet"], "perf_pcap")
+    check("pcap: written", rc == 0 and os.path.getsize(pcap) > 24, err)
+    if tshark:
+        t = subprocess.run([tshark, "-r", pcap, "-d", "udp.port==4791,infiniband", "-T", "fields",
+                            "-e", "infiniband.bth.opcode", "-e", "infiniband.bth.psn"],
+                           capture_output=True, text=True)
+        rows = [tuple(map(int, l.split("\t"))) for l in t.stdout.split("\n") if l.strip()]
+        check("pcap: tshark reads the walk (READ req + FIRST + LAST, x3)",
+              rows == [(12, 2000), (13, 2000), (15, 2001), (12, 2002), (13, 2002), (15, 2003),
+                       (12, 2004), (13, 2004), (15, 2005)], str(rows) + t.stderr)
+    else:
+        print("note: tshark not installed, pcap not decoded")
+
+# 5. exit status: a link that loses everything fails the WRs -> non-zero
+rc, out, err = run(["--op", "write", "--size", "64", "--iters", "10", "--drop", "1", "--quiet"],
+                   "perf_fail")
+check("all packets dropped: exit status non-zero", rc != 0, out + err)
+rc, out, err = run(["--op", "read", "--size", "4096", "--iters", "4000", "--drop", "0.01",
+                    "--dup", "0.005", "--reorder", "0.005", "--corrupt", "0.001", "--verify",
+                    "--json"], "perf_lossy")
+r = json_lines(out)
+check("lossy link: every READ completes with the right data", rc == 0 and r and
+      r[0]["msgs"] == 4000 and r[0]["verify_errors"] == 0, out + err)
+rc, out, err = run(["--help"], "perf_help")
+check("--help documents the options", rc == 0 and "--op" in out and "--peer-qpn" in out, err)
+rc, out, err = run(["--op", "nope"], "perf_bad")
+check("bad option: non-zero", rc != 0)
+
+
+# 6. two processes over net_memif: server + client, TCP exchange on loopback
+def two_process(op, sizes, port):
+    sock = f"/tmp/srnic-perf-test-{os.getpid()}-{port}.sock"
+    try:
+        os.unlink(sock)
+    except FileNotFoundError:
+        pass
+    srv = subprocess.Popen([PERF, "-l", "1", "--file-prefix", f"ps_{os.getpid()}_{port}"] + EAL +
+                           [f"--vdev=net_memif0,role=server,socket={sock},bsize=10240", "--",
+                            "--server", "--tcp-port", str(port)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.5)
+        cl = subprocess.run([PERF, "-l", "0", "--file-prefix", f"pc_{os.getpid()}_{port}"] + EAL +
+                            [f"--vdev=net_memif0,role=client,socket={sock},bsize=10240", "--",
+                             "--client", "127.0.0.1", "--tcp-port", str(port), "--op", op,
+                             "--sizes", sizes, "--iters", "5000", "--verify", "--json"],
+                            capture_output=True, text=True, timeout=180)
+        sout, serr = srv.communicate(timeout=30)
+    finally:
+        if srv.poll() is None:
+            srv.kill()
+    return cl, srv.returncode, sout + serr
+
+
+for op, sizes, port in (("read", "64,8192", 18710), ("send", "100,6000", 18711),
+                        ("write", "4096", 18712)):
+    cl, src, sout = two_process(op, sizes, port)
+    r = json_lines(cl.stdout)
+    check(f"memif {op}: client exit 0, server exit 0", cl.returncode == 0 and src == 0,
+          cl.stdout[-400:] + cl.stderr[-400:] + sout[-400:])
+    check(f"memif {op}: all sizes, all messages, data verified",
+          len(r) == len(sizes.split(",")) and all(x["msgs"] == 5000 and x["verify_errors"] == 0
+                                                  for x in r), cl.stdout[-600:])
+
+# 7. a server whose peer is on the command line prints its parameters as JSON
+rc, out, err = run(["--server", "--peer-qpn", "0x25", "--peer-psn", "100", "--peer-ip",
+                    "127.0.1.9", "--peer-mac", "02:00:00:00:00:09", "--duration", "0.3",
+                    "--port-id", "0"], "perf_peer", lcores="0")
+# no port given to the EAL: it must say so and fail cleanly
+check("peer-on-cmdline without a port: clean failure", rc != 0 and "no port" in err, out + err)
+with tempfile.TemporaryDirectory() as d:
+    sock = os.path.join(d, "m.sock")
+    p = subprocess.run([PERF, "-l", "0", "--file-prefix", f"pp_{os.getpid()}"] + EAL +
+                       [f"--vdev=net_memif0,role=server,socket={sock}", "--", "--server",
+                        "--peer-qpn", "0x25", "--peer-psn", "100", "--peer-ip", "127.0.1.9",
+                        "--peer-mac", "02:00:00:00:00:09", "--duration", "0.3"],
+                       capture_output=True, text=True, timeout=60)
+    j = json_lines(p.stdout)
+    check("peer-on-cmdline: one JSON line with qpn, psn, rkey, va, gid",
+          p.returncode == 0 and len(j) == 1 and {"qpn", "psn", "rkey", "va", "gid"} <= set(j[0])
+          and j[0]["gid"].startswith("00000000000000000000ffff"), p.stdout + p.stderr)
+
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
