@@ -37,8 +37,8 @@ enum srnic_parse_err {
 	SRNIC_PARSE_TRUNC_ETH,     /**< shorter than the Ethernet (+VLAN) header */
 	SRNIC_PARSE_TRUNC_IP,      /**< shorter than the IP header */
 	SRNIC_PARSE_IP_VERSION,    /**< IP version field disagrees with EtherType */
-	SRNIC_PARSE_IP_OPTIONS,    /**< IPv4 header with options (IHL != 5) */
-	SRNIC_PARSE_IP_FRAGMENT,   /**< IPv4 fragment (MF or offset != 0) */
+	SRNIC_PARSE_IP_OPTIONS,    /**< IPv4 UDP with IP options (IHL != 5) */
+	SRNIC_PARSE_IP_FRAGMENT,   /**< IPv4 UDP fragment (MF or offset != 0) */
 	SRNIC_PARSE_IP_CSUM,       /**< IPv4 header checksum wrong */
 	SRNIC_PARSE_IP_LEN,        /**< IP length beyond the frame or too small */
 	SRNIC_PARSE_TRUNC_UDP,     /**< no room for the UDP header */

@@ -89,6 +89,10 @@ srnic_pkt_parse(struct rte_mbuf *m, struct srnic_pkt *p, unsigned int flags)
 		ip = (const struct rte_ipv4_hdr *)(f + off);
 		if (unlikely((ip->version_ihl >> 4) != 4))
 			return SRNIC_PARSE_IP_VERSION;
+		/* Not UDP: the host's, options and fragments included (IGMP
+		 * reports carry Router Alert); RoCE never uses either. */
+		if (ip->next_proto_id != IPPROTO_UDP)
+			return SRNIC_PARSE_NOT_UDP;
 		if (unlikely((ip->version_ihl & 0xf) != 5))
 			return SRNIC_PARSE_IP_OPTIONS;
 		tot = rte_be_to_cpu_16(ip->total_length);
@@ -97,8 +101,6 @@ srnic_pkt_parse(struct rte_mbuf *m, struct srnic_pkt *p, unsigned int flags)
 		frag = rte_be_to_cpu_16(ip->fragment_offset);
 		if (unlikely(frag & (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)))
 			return SRNIC_PARSE_IP_FRAGMENT;
-		if (ip->next_proto_id != IPPROTO_UDP)
-			return SRNIC_PARSE_NOT_UDP;
 		if (!(flags & SRNIC_PARSE_F_NO_IPCSUM) &&
 		    (m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_GOOD &&
 		    unlikely(rte_raw_cksum(ip, ip_hl) != 0xffff))
