@@ -303,8 +303,10 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 		qp->max_rd_atomic = a->max_rd_atomic;
 	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
 		qp->max_dest_rd_atomic = a->max_dest_rd_atomic;
-	if (mask & IBV_QP_TIMEOUT)
+	if (mask & IBV_QP_TIMEOUT) {
 		qp->timeout = a->timeout;
+		qp->timeout_cycles = srnic_ack_timeout_cycles(a->timeout);
+	}
 	if (mask & IBV_QP_RETRY_CNT) {
 		qp->retry_cnt = a->retry_cnt;
 		qp->req.retry_left = a->retry_cnt;

@@ -189,6 +189,7 @@ struct srnic_qp {
 	uint8_t retry_cnt;
 	uint8_t rnr_retry;
 	uint8_t min_rnr_timer;
+	uint64_t timeout_cycles;    /* local ACK timeout in timer cycles; 0: none */
 	uint32_t sq_psn_init;
 	uint32_t rq_psn_init;
 	union ibv_gid dgid;
@@ -250,6 +251,7 @@ struct srnic_engine {
 	_Atomic uint8_t running;    /* launched on a worker lcore */
 	_Atomic uint8_t stop;
 	unsigned int lcore;
+	uint64_t now;               /* timer cycles, read once per poll */
 	/* Quiescence for the control path: odd while inside srnic_engine_poll(). */
 	_Atomic uint64_t poll_seq;
 	struct rte_ring *redirect;  /* MP/SC: packets for our QPs from other engines' RX */
@@ -355,6 +357,10 @@ srnic_mtu_bytes(enum ibv_mtu m)
 {
 	return 128u << m;  /* IBV_MTU_256 == 1 */
 }
+
+/* Local ACK timeout (IBTA 9.7.6.1.3): 4.096 us * 2^code in timer cycles;
+ * code 0 is infinite (returns 0). */
+uint64_t srnic_ack_timeout_cycles(uint8_t code);
 
 /* Wait until no engine of dev is inside a poll that began before this call. */
 void srnic_dev_quiesce(struct srnic_dev *dev);

@@ -208,7 +208,7 @@ comp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, const uint8_
 		}
 		if (qp->rnr_retry != 7)
 			qp->req.rnr_left--;
-		qp->req.wait_until = rte_get_timer_cycles() + srnic_rnr_timer_cycles(val);
+		qp->req.wait_until = eng->now + srnic_rnr_timer_cycles(val);
 		qp->req.timer_at = 0; /* the RNR wait is no ACK timeout */
 		comp_rewind(qp, c, psn);
 		return;
@@ -292,7 +292,7 @@ srnic_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *p
 	srnic_comp_retire(eng, qp);
 	if (progress && qp->timeout != 0)
 		qp->req.timer_at = srnic_comp_outstanding(qp) ?
-				   rte_get_timer_cycles() + srnic_ack_timeout_cycles(qp->timeout) : 0;
+				   eng->now + qp->timeout_cycles : 0;
 }
 
 bool
@@ -313,7 +313,7 @@ srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
 	struct srnic_swqe *w = NULL;
 
-	if (likely(qp->req.timer_at == 0 || rte_get_timer_cycles() < qp->req.timer_at))
+	if (likely(qp->req.timer_at == 0 || eng->now < qp->req.timer_at))
 		return;
 	qp->req.timer_at = 0;
 	if (!srnic_comp_outstanding(qp))

@@ -228,7 +228,7 @@ qp_resolve(struct srnic_engine *eng, struct srnic_qp *qp)
 		qp->route_ok = 1;
 		return;
 	}
-	now = rte_get_timer_cycles();
+	now = eng->now;
 	if (now >= qp->arp_next_tsc) {
 		qp->arp_next_tsc = now + rte_get_timer_hz() / 1000 * SRNIC_ARP_RETRY_MS;
 		srnic_neigh_solicit(eng, qp->route.dst_ip);
@@ -260,6 +260,7 @@ srnic_engine_poll(struct srnic_engine *eng)
 
 	atomic_fetch_add_explicit(&eng->poll_seq, 1, memory_order_acq_rel); /* odd: inside */
 	set = atomic_load_explicit(&eng->qps, memory_order_acquire);
+	eng->now = rte_get_timer_cycles();
 	tx_before = eng->stats[SRNIC_STAT_TX_PKTS];
 
 	n = rte_eth_rx_burst(eng->port_id, eng->queue, pkts, SRNIC_RX_BURST);

@@ -93,10 +93,6 @@ void srnic_resp_run(struct srnic_engine *eng, struct srnic_qp *qp);
 /* Completer: one ACK / NAK / READ response / atomic ACK. */
 void srnic_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt);
 
-/* Local ACK timeout (IBTA 9.7.6.1.3): 4.096 us * 2^code in timer cycles;
- * code 0 is infinite (returns 0). */
-uint64_t srnic_ack_timeout_cycles(uint8_t code);
-
 /* Is any request packet of qp waiting for its ACK or response? */
 bool srnic_comp_outstanding(const struct srnic_qp *qp);
 

@@ -208,7 +208,7 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w)
 	 * sent or the last progress, whichever is later (as rxe), so a long
 	 * message is not timed out while it is still being sent. */
 	if (qp->timeout != 0)
-		qp->req.timer_at = rte_get_timer_cycles() + srnic_ack_timeout_cycles(qp->timeout);
+		qp->req.timer_at = eng->now + qp->timeout_cycles;
 	return 0;
 }
 
@@ -221,7 +221,7 @@ srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (unlikely(qp->req.stalled))
 		return;
 	if (unlikely(qp->req.wait_until != 0)) {
-		if (rte_get_timer_cycles() < qp->req.wait_until)
+		if (eng->now < qp->req.wait_until)
 			return; /* RNR wait */
 		qp->req.wait_until = 0;
 	}
