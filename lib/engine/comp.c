@@ -188,22 +188,37 @@ nak_to_status(uint8_t code)
 	}
 }
 
+/* w (at c) fails. One still being sent (at sq.req) leaves the requester
+ * so that it retires, in order, with its error. */
+static void
+comp_fail(struct srnic_qp *qp, uint32_t c, struct srnic_swqe *w, enum ibv_wc_status st)
+{
+	if (c == qp->sq.req)
+		qp->sq.req++;
+	wqe_done(qp, w, st);
+}
+
 /* NAK at psn: everything before psn is acknowledged (C9-...), the WQE
- * holding psn is retried (sequence error, RNR) or fails. */
+ * holding psn is retried (sequence error, RNR) or fails. That WQE may be
+ * the one still being sent (a message longer than one requester budget):
+ * a NAK for a packet of it already out counts as well. */
 static void
 comp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, const uint8_t *aeth,
 	 uint32_t psn)
 {
+	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
 	struct srnic_swqe *w = &qp->sq.wqe[c & qp->sq.mask];
 	enum srnic_aeth_type t = srnic_aeth_type(aeth);
 	uint8_t val = srnic_aeth_value(aeth);
 
 	eng_stat(eng, t == SRNIC_AETH_RNR_NAK ? SRNIC_STAT_COMP_RNR : SRNIC_STAT_COMP_NAK, 1);
-	if (c == qp->sq.req || !srnic_psn_in_window(psn, w->first_psn, w->npkts))
+	if (c == qp->sq.req ? c == head || w->state != SRNIC_WQE_SENDING ||
+			      !srnic_psn_in_window(psn, w->first_psn, w->sent_pkts)
+			    : !srnic_psn_in_window(psn, w->first_psn, w->npkts))
 		return; /* stale */
 	if (t == SRNIC_AETH_RNR_NAK) {
 		if (qp->req.rnr_left == 0) {
-			wqe_done(qp, w, IBV_WC_RNR_RETRY_EXC_ERR);
+			comp_fail(qp, c, w, IBV_WC_RNR_RETRY_EXC_ERR);
 			return;
 		}
 		if (qp->rnr_retry != 7)
@@ -215,7 +230,7 @@ comp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, const uint8_
 	}
 	if (t == SRNIC_AETH_NAK && val == SRNIC_NAK_PSN_SEQ_ERR) {
 		if (qp->req.retry_left == 0) {
-			wqe_done(qp, w, IBV_WC_RETRY_EXC_ERR);
+			comp_fail(qp, c, w, IBV_WC_RETRY_EXC_ERR);
 			return;
 		}
 		qp->req.retry_left--;
@@ -223,7 +238,7 @@ comp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, const uint8_
 		comp_rewind(qp, c, psn);
 		return;
 	}
-	wqe_done(qp, w, t == SRNIC_AETH_NAK ? nak_to_status(val) : IBV_WC_REM_OP_ERR);
+	comp_fail(qp, c, w, t == SRNIC_AETH_NAK ? nak_to_status(val) : IBV_WC_REM_OP_ERR);
 }
 
 void
