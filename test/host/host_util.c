@@ -1,0 +1,547 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+
+#include "host_util.h"
+#include "test_eal.h"
+
+struct host_cap *H_cap;
+
+static struct srnic_engine *poll_eng[HOST_MAX_ENG];
+static unsigned int poll_n;
+
+int
+host_eal_init(const char *name, int n_extra, const char *const *extra)
+{
+	int rc = srnic_test_eal_init(name, n_extra, extra);
+
+	if (rc != 0) {
+		fprintf(stderr, "EAL init failed: %d\n", rc);
+		return rc;
+	}
+	H_cap = calloc(1, sizeof(*H_cap));
+	return H_cap == NULL ? -ENOMEM : 0;
+}
+
+struct srnic_dev *
+host_dev_create(const struct host_dev_conf *c)
+{
+	struct srnic_dev_conf dc;
+	struct srnic_dev *dev;
+
+	memset(&dc, 0, sizeof(dc));
+	dc.port_id = c->port;
+	dc.nb_engines = c->nb_engines != 0 ? c->nb_engines : 1;
+	dc.mtu = c->mtu != 0 ? c->mtu : 9000;
+	dc.ip_ver = c->ip_ver != 0 ? c->ip_ver : 4;
+	memcpy(dc.ip, c->ip, sizeof(dc.ip));
+	dc.mac = &c->mac;
+	dc.nb_mbufs = HOST_NB_MBUFS;
+	dc.host_rx = c->host_rx;
+	dc.host_rx_arg = c->host_rx_arg;
+	dc.name = c->name;
+	dev = srnic_dev_create(&dc);
+	if (dev == NULL)
+		fprintf(stderr, "srnic_dev_create(%s): %s\n", c->name, rte_strerror(rte_errno));
+	assert_non_null(dev);
+	return dev;
+}
+
+void
+host_raw_port(uint16_t port, uint16_t nq)
+{
+	struct rte_eth_conf conf;
+	uint16_t q;
+
+	memset(&conf, 0, sizeof(conf));
+	assert_int_equal(rte_eth_dev_configure(port, nq, nq, &conf), 0);
+	for (q = 0; q < nq; q++) {
+		assert_int_equal(rte_eth_rx_queue_setup(port, q, 1024, rte_socket_id(), NULL,
+							srnic_test_pool()), 0);
+		assert_int_equal(rte_eth_tx_queue_setup(port, q, 1024, rte_socket_id(), NULL), 0);
+	}
+	assert_int_equal(rte_eth_dev_start(port), 0);
+}
+
+void
+host_ep_create(struct host_ep *ep, struct srnic_dev *dev, struct srnic_pd *pd, uint16_t engine,
+	       uint32_t depth)
+{
+	struct srnic_qp_init_attr qa;
+
+	memset(ep, 0, sizeof(*ep));
+	ep->dev = dev;
+	ep->pd = pd != NULL ? pd : srnic_alloc_pd(dev);
+	ep->own_pd = pd == NULL;
+	assert_non_null(ep->pd);
+	ep->eng = srnic_dev_engine(dev, engine);
+	assert_non_null(ep->eng);
+	ep->cq = srnic_create_cq(dev, (int)(2 * depth), ep->eng);
+	assert_non_null(ep->cq);
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = qa.recv_cq = ep->cq;
+	qa.max_send_wr = depth;
+	qa.max_recv_wr = depth;
+	qa.max_send_sge = 4;
+	qa.max_recv_sge = 4;
+	qa.qp_type = IBV_QPT_RC;
+	ep->qp = srnic_create_qp(ep->pd, &qa);
+	assert_non_null(ep->qp);
+}
+
+void
+host_ep_destroy(struct host_ep *ep)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_wc wc[64];
+
+	if (ep->qp == NULL)
+		return;
+	srnic_modify_qp(ep->qp, &a, IBV_QP_STATE);
+	host_settle();
+	while (srnic_poll_cq(ep->cq, 64, wc) > 0)
+		;
+	assert_int_equal(srnic_destroy_qp(ep->qp), 0);
+	ep->qp = NULL;
+	host_settle();
+	assert_int_equal(srnic_destroy_cq(ep->cq), 0);
+	ep->cq = NULL;
+	if (ep->own_pd)
+		assert_int_equal(srnic_dealloc_pd(ep->pd), 0);
+	ep->pd = NULL;
+}
+
+int
+host_connect(struct host_ep *ep, const union ibv_gid *dgid, uint32_t dest_qpn,
+	     const struct rte_ether_addr *dmac, enum ibv_mtu mtu, uint32_t sq_psn, uint32_t rq_psn)
+{
+	struct ibv_qp_attr a;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+			    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+	rc = srnic_modify_qp(ep->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					 IBV_QP_ACCESS_FLAGS);
+	if (rc != 0)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = mtu;
+	a.dest_qp_num = dest_qpn;
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = 16;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.sgid_index = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.dgid = *dgid;
+	rc = srnic_modify_qp_dmac(ep->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+				  dmac);
+	if (rc != 0)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = sq_psn;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 16;
+	return srnic_modify_qp(ep->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+					   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					   IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+void
+host_connect_pair(struct host_ep *a, struct host_ep *b, enum ibv_mtu mtu)
+{
+	union ibv_gid ga, gb;
+
+	assert_int_equal(srnic_dev_gid(a->dev, 1, &ga), 0);
+	assert_int_equal(srnic_dev_gid(b->dev, 1, &gb), 0);
+	assert_int_equal(host_connect(a, &gb, srnic_qp_num(b->qp), NULL, mtu, 1000, 5000), 0);
+	assert_int_equal(host_connect(b, &ga, srnic_qp_num(a->qp), NULL, mtu, 5000, 1000), 0);
+}
+
+/* ---- poll loop ---- */
+
+void
+host_poll_set(struct srnic_engine *const *eng, unsigned int n)
+{
+	assert_true(n <= HOST_MAX_ENG);
+	memcpy(poll_eng, eng, n * sizeof(eng[0]));
+	poll_n = n;
+}
+
+unsigned int
+host_poll(void)
+{
+	unsigned int i, moved = 0;
+
+	for (i = 0; i < poll_n; i++)
+		moved += srnic_engine_poll(poll_eng[i]);
+	return moved;
+}
+
+void
+host_settle(void)
+{
+	unsigned int quiet = 0, i;
+
+	for (i = 0; quiet < 16; i++) {
+		quiet = host_poll() == 0 ? quiet + 1 : 0;
+		if (i > 1000000)
+			fail_msg("engines never settle");
+	}
+}
+
+uint64_t
+host_deadline(void)
+{
+	return rte_get_timer_cycles() + (uint64_t)HOST_WAIT_S * rte_get_timer_hz();
+}
+
+bool
+host_deadline_passed(uint64_t deadline)
+{
+	if (rte_get_timer_cycles() < deadline)
+		return false;
+	host_cap_dump();
+	return true;
+}
+
+static void
+drain(struct host_ep *ep)
+{
+	struct ibv_wc wc[16];
+	int n, i;
+
+	do {
+		n = srnic_poll_cq(ep->cq, 16, wc);
+		assert_true(n >= 0);
+		for (i = 0; i < n; i++) {
+			assert_true(ep->nwc < RTE_DIM(ep->wc));
+			ep->wc[ep->nwc++] = wc[i];
+		}
+	} while (n == 16);
+}
+
+const struct ibv_wc *
+host_wait_wc(struct host_ep *ep, uint32_t n)
+{
+	uint64_t dl = host_deadline();
+
+	drain(ep);
+	while (ep->nwc < n) {
+		if (host_deadline_passed(dl))
+			fail_msg("timeout waiting for %u completions (have %u)", n, ep->nwc);
+		host_poll();
+		drain(ep);
+	}
+	return &ep->wc[n - 1];
+}
+
+/* ---- capture ---- */
+
+static bool
+frame_is_roce(const uint8_t *f, uint32_t len, uint32_t *l3)
+{
+	uint16_t et;
+
+	if (len < 14)
+		return false;
+	et = (uint16_t)host_be(f + 12, 2);
+	*l3 = 14;
+	if (et == RTE_ETHER_TYPE_VLAN) {
+		if (len < 18)
+			return false;
+		et = (uint16_t)host_be(f + 16, 2);
+		*l3 = 18;
+	}
+	if (et == RTE_ETHER_TYPE_IPV4)
+		return len >= *l3 + 20 + 8 + 12 + 4 && f[*l3 + 9] == IPPROTO_UDP &&
+		       host_be(f + *l3 + 20 + 2, 2) == SRNIC_ROCE_UDP_PORT;
+	if (et == RTE_ETHER_TYPE_IPV6)
+		return len >= *l3 + 40 + 8 + 12 + 4 && f[*l3 + 6] == IPPROTO_UDP &&
+		       host_be(f + *l3 + 40 + 2, 2) == SRNIC_ROCE_UDP_PORT;
+	return false;
+}
+
+static void
+on_rx(uint16_t port_id, int dir, const struct rte_mbuf *m, uint64_t tsc, void *arg)
+{
+	struct host_frame *k;
+	const void *d;
+	uint32_t l3;
+
+	RTE_SET_USED(dir);
+	RTE_SET_USED(tsc);
+	RTE_SET_USED(arg);
+	if (H_cap->n >= HOST_MAX_FRAMES)
+		return;
+	k = &H_cap->f[H_cap->n++];
+	memset(k, 0, sizeof(*k));
+	k->port = port_id;
+	k->len = rte_pktmbuf_pkt_len(m);
+	k->data = malloc(k->len);
+	if (k->data == NULL) {
+		k->len = 0;
+		k->parse_rc = -1;
+		return;
+	}
+	d = rte_pktmbuf_read(m, 0, k->len, k->data);
+	if (d != k->data)
+		memcpy(k->data, d, k->len);
+	k->parse_rc = srnic_pkt_parse((struct rte_mbuf *)(uintptr_t)m, &k->pkt, 0);
+	if (frame_is_roce(k->data, k->len, &l3)) {
+		const uint8_t *ip = k->data + l3;
+		uint32_t end = (ip[0] >> 4) == 4 ? l3 + host_be(ip + 2, 2)
+						 : l3 + 40 + host_be(ip + 4, 2);
+
+		if (end <= k->len && end >= l3 + 4) {
+			const uint8_t *t = k->data + end - 4;
+			uint32_t stored = t[0] | t[1] << 8 | t[2] << 16 | (uint32_t)t[3] << 24;
+
+			k->icrc_ok = host_icrc(k->data, end, l3) == stored;
+		}
+	}
+}
+
+struct srnic_capture *
+host_cap_start(uint16_t port)
+{
+	struct srnic_capture *c = srnic_capture_start(port, SRNIC_CAPTURE_RX, on_rx, NULL);
+
+	assert_non_null(c);
+	return c;
+}
+
+void
+host_cap_reset(void)
+{
+	uint32_t i;
+
+	for (i = 0; i < H_cap->n; i++)
+		free(H_cap->f[i].data);
+	H_cap->n = 0;
+}
+
+uint32_t
+host_cap_find(uint16_t port, uint16_t ethertype, uint32_t *idx, uint32_t max)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < H_cap->n && n < max; i++) {
+		const struct host_frame *k = &H_cap->f[i];
+
+		if (k->port != port || k->len < 14)
+			continue;
+		if (ethertype != 0 && host_be(k->data + 12, 2) != ethertype)
+			continue;
+		idx[n++] = i;
+	}
+	return n;
+}
+
+uint32_t
+host_cap_roce(uint16_t port, int opcode, uint32_t *idx, uint32_t max)
+{
+	uint32_t i, n = 0, l3;
+
+	for (i = 0; i < H_cap->n && n < max; i++) {
+		const struct host_frame *k = &H_cap->f[i];
+
+		if (k->port != port || !frame_is_roce(k->data, k->len, &l3))
+			continue;
+		if (opcode >= 0 && (k->parse_rc != SRNIC_PARSE_OK || k->pkt.opcode != opcode))
+			continue;
+		idx[n++] = i;
+	}
+	return n;
+}
+
+void
+host_cap_dump(void)
+{
+	uint32_t i;
+
+	fprintf(stderr, "capture: %u frames\n", H_cap->n);
+	for (i = 0; i < H_cap->n && i < 100; i++) {
+		const struct host_frame *k = &H_cap->f[i];
+
+		fprintf(stderr, "  %3u port %u len %u type %#06x parse %d icrc_ok %d opcode %#x psn %u\n",
+			i, k->port, k->len, k->len >= 14 ? host_be(k->data + 12, 2) : 0,
+			k->parse_rc, k->icrc_ok, k->parse_rc == 0 ? k->pkt.opcode : 0,
+			k->parse_rc == 0 ? k->pkt.psn : 0);
+	}
+}
+
+/* ---- independent computations ---- */
+
+uint32_t
+host_crc32(uint32_t crc, const uint8_t *p, size_t n)
+{
+	size_t i;
+	int b;
+
+	crc = ~crc;
+	for (i = 0; i < n; i++) {
+		crc ^= p[i];
+		for (b = 0; b < 8; b++)
+			crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1)));
+	}
+	return ~crc;
+}
+
+uint32_t
+host_icrc(const uint8_t *frame, uint32_t len, uint32_t l3)
+{
+	static const uint8_t ones[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	uint8_t h[40 + 8 + 12];
+	bool v6 = (frame[l3] >> 4) == 6;
+	uint32_t iph = v6 ? 40 : 20, hl = iph + 8 + 12, crc;
+
+	/* IBTA A17.4.1.1: the variant fields count as ones. */
+	memcpy(h, frame + l3, hl);
+	if (v6) {
+		h[0] |= 0x0f;           /* traffic class, high nibble */
+		h[1] = h[2] = h[3] = 0xff; /* traffic class low nibble, flow label */
+		h[7] = 0xff;            /* hop limit */
+	} else {
+		h[1] = 0xff;            /* TOS */
+		h[8] = 0xff;            /* TTL */
+		h[10] = h[11] = 0xff;   /* header checksum */
+	}
+	h[iph + 6] = h[iph + 7] = 0xff; /* UDP checksum */
+	h[iph + 8 + 4] = 0xff;          /* BTH FECN, BECN, reserved */
+	crc = host_crc32(0, ones, sizeof(ones));
+	crc = host_crc32(crc, h, hl);
+	return host_crc32(crc, frame + l3 + hl, len - 4 - l3 - hl);
+}
+
+uint16_t
+host_cksum6(const uint8_t *src, const uint8_t *dst, uint8_t proto, const uint8_t *l4,
+	    uint32_t len)
+{
+	uint32_t sum = 0, i;
+
+	for (i = 0; i < 16; i += 2)
+		sum += host_be(src + i, 2) + host_be(dst + i, 2);
+	sum += len >> 16;
+	sum += len & 0xffff;
+	sum += proto;
+	for (i = 0; i + 1 < len; i += 2)
+		sum += host_be(l4 + i, 2);
+	if (len & 1)
+		sum += (uint32_t)l4[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* ---- misc ---- */
+
+int64_t
+host_eng_stat(const struct srnic_engine *eng, const char *name)
+{
+	uint64_t v[128];
+	unsigned int i, n = srnic_engine_stats_get(eng, v, RTE_DIM(v));
+
+	for (i = 0; i < n; i++)
+		if (strcmp(srnic_engine_stat_name(i), name) == 0)
+			return (int64_t)v[i];
+	fail_msg("no counter %s", name);
+	return -1;
+}
+
+void
+host_stats_dump(const char *what, const struct srnic_engine *eng)
+{
+	uint64_t v[128];
+	unsigned int i, n = srnic_engine_stats_get(eng, v, RTE_DIM(v));
+
+	fprintf(stderr, "%s:", what);
+	for (i = 0; i < n; i++)
+		if (v[i] != 0)
+			fprintf(stderr, " %s %" PRIu64, srnic_engine_stat_name(i), v[i]);
+	fprintf(stderr, "\n");
+}
+
+void
+host_fill(void *buf, size_t len, uint32_t seed)
+{
+	uint8_t *b = buf;
+	uint32_t x = seed * 2654435761u + 12345;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		x = x * 1103515245u + 12345;
+		b[i] = (uint8_t)(x >> 16);
+	}
+}
+
+void *
+host_alloc(size_t len)
+{
+	void *b = rte_zmalloc("host_buf", len, 4096);
+
+	assert_non_null(b);
+	return b;
+}
+
+int
+host_post(struct host_ep *ep, enum ibv_wr_opcode op, uint64_t wr_id, void *addr, uint32_t len,
+	  uint32_t lkey, uint64_t raddr, uint32_t rkey, unsigned int flags)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)addr, .length = len, .lkey = lkey };
+	struct ibv_send_wr wr, *bad = NULL;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = op;
+	wr.send_flags = flags;
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return srnic_post_send(ep->qp, &wr, &bad);
+}
+
+int
+host_post_recv(struct host_ep *ep, uint64_t wr_id, void *addr, uint32_t len, uint32_t lkey)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)addr, .length = len, .lkey = lkey };
+	struct ibv_recv_wr wr, *bad = NULL;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	return srnic_post_recv(ep->qp, &wr, &bad);
+}
+
+void
+host_inject(uint16_t port, uint16_t queue, const void *frame, uint32_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(srnic_test_pool());
+	void *d;
+
+	assert_non_null(m);
+	d = rte_pktmbuf_append(m, (uint16_t)len);
+	assert_non_null(d);
+	memcpy(d, frame, len);
+	assert_int_equal(rte_eth_tx_burst(port, queue, &m, 1), 1);
+}

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SRNIC_HOST_UTIL_H
+#define SRNIC_HOST_UTIL_H
+
+/*
+ * Helpers of the host tests: srnic devices built by hand over net_ring
+ * pairs (any address family, MAC, engine count, host_rx callback, with or
+ * without static neighbours), raw peer ports the test drives itself, RC
+ * endpoints, a frame capture with an independent check of every RoCEv2
+ * frame (ICRC, IPv4/IPv6 and UDP lengths computed here, not by srnic), and
+ * a poll loop over a set of engines.
+ */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+
+#include "srnic.h"
+#include "srnic_link.h"
+#include "srnic_wire.h"
+
+/* Generous: ASan debug builds are several times slower. */
+#define HOST_WAIT_S 20
+#define HOST_MAX_FRAMES 4096
+#define HOST_MAX_ENG 8
+#define HOST_RING_SIZE 4096
+#define HOST_NB_MBUFS 8191
+
+/** A device to create on a port. */
+struct host_dev_conf {
+	uint16_t port;
+	uint16_t nb_engines;        /* 0: 1 */
+	uint16_t mtu;               /* 0: 9000 */
+	uint8_t ip_ver;             /* 0: 4 */
+	uint8_t ip[16];
+	struct rte_ether_addr mac;
+	srnic_host_rx_cb host_rx;
+	void *host_rx_arg;
+	const char *name;
+};
+
+struct srnic_dev *host_dev_create(const struct host_dev_conf *c);
+
+/* A port configured by the test itself (no srnic on it): nq RX/TX queues. */
+void host_raw_port(uint16_t port, uint16_t nq);
+
+/** One RC endpoint: PD, CQ and QP on one engine of a device. */
+struct host_ep {
+	struct srnic_dev *dev;
+	struct srnic_pd *pd;
+	struct srnic_engine *eng;
+	struct srnic_cq *cq;
+	struct srnic_qp *qp;
+	bool own_pd;
+	struct ibv_wc wc[256];      /* completions drained by host_wait_wc() */
+	uint32_t nwc;
+};
+
+/* pd NULL: a PD of its own. */
+void host_ep_create(struct host_ep *ep, struct srnic_dev *dev, struct srnic_pd *pd,
+		    uint16_t engine, uint32_t depth);
+/* QP to ERR, let the engines settle, destroy QP and CQ (and the own PD). */
+void host_ep_destroy(struct host_ep *ep);
+/* RESET -> RTS towards dgid / dest_qpn; dmac NULL: resolve by ARP/ND. */
+int host_connect(struct host_ep *ep, const union ibv_gid *dgid, uint32_t dest_qpn,
+		 const struct rte_ether_addr *dmac, enum ibv_mtu mtu, uint32_t sq_psn,
+		 uint32_t rq_psn);
+/* Connect a and b to each other (peer GID index 1, no dmac), PMTU mtu. */
+void host_connect_pair(struct host_ep *a, struct host_ep *b, enum ibv_mtu mtu);
+
+/* ---- the poll loop ---- */
+
+/* Engines host_poll() drives, in this order. */
+void host_poll_set(struct srnic_engine *const *eng, unsigned int n);
+/* One iteration of every engine; returns what srnic_engine_poll() moved. */
+unsigned int host_poll(void);
+/* Poll until n quiet rounds in a row. */
+void host_settle(void);
+uint64_t host_deadline(void);
+bool host_deadline_passed(uint64_t deadline);
+
+#define HOST_RUN_UNTIL(cond) do { \
+	uint64_t dl__ = host_deadline(); \
+	while (!(cond)) { \
+		if (host_deadline_passed(dl__)) \
+			fail_msg("timeout waiting for %s (%s:%d)", #cond, __FILE__, __LINE__); \
+		host_poll(); \
+	} \
+} while (0)
+
+/* Poll until ep has n completions in ep->wc (since ep->nwc was 0). */
+const struct ibv_wc *host_wait_wc(struct host_ep *ep, uint32_t n);
+
+/* ---- capture ---- */
+
+struct host_frame {
+	uint16_t port;              /* port that received it */
+	uint32_t len;
+	uint8_t *data;
+	int parse_rc;               /* srnic_pkt_parse(flags 0): ICRC checked */
+	int icrc_ok;                /* our own ICRC over the frame agrees (RoCE only) */
+	struct srnic_pkt pkt;       /* offsets, valid when parse_rc == 0 (mbuf/bth stale) */
+};
+
+struct host_cap {
+	uint32_t n;
+	struct host_frame f[HOST_MAX_FRAMES];
+};
+
+extern struct host_cap *H_cap;
+
+/* Capture every frame port receives (RX). */
+struct srnic_capture *host_cap_start(uint16_t port);
+void host_cap_reset(void);
+/* Frames received on port with the EtherType (0: any), into idx. */
+uint32_t host_cap_find(uint16_t port, uint16_t ethertype, uint32_t *idx, uint32_t max);
+/* RoCEv2 frames received on port with opcode (-1: any). */
+uint32_t host_cap_roce(uint16_t port, int opcode, uint32_t *idx, uint32_t max);
+void host_cap_dump(void);
+
+/* ---- independent computations ---- */
+
+/* CRC-32 (IEEE, reflected, as zlib), bit by bit: no table shared with srnic. */
+uint32_t host_crc32(uint32_t crc, const uint8_t *p, size_t n);
+/* The ICRC of a flat RoCEv2 frame (IBTA A17.4.1 masks), computed here. */
+uint32_t host_icrc(const uint8_t *frame, uint32_t len, uint32_t l3);
+/* Internet checksum over an IPv6 pseudo header (proto) and the L4 bytes. */
+uint16_t host_cksum6(const uint8_t *src, const uint8_t *dst, uint8_t proto,
+		     const uint8_t *l4, uint32_t len);
+
+/* Big-endian load from a frame. */
+static inline uint32_t
+host_be(const uint8_t *p, unsigned int n)
+{
+	uint32_t v = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* ---- misc ---- */
+
+int host_eal_init(const char *name, int n_extra, const char *const *extra);
+int64_t host_eng_stat(const struct srnic_engine *eng, const char *name);
+/* Print an engine's non-zero counters to stderr (on failures). */
+void host_stats_dump(const char *what, const struct srnic_engine *eng);
+void host_fill(void *buf, size_t len, uint32_t seed);
+/* rte_zmalloc'd, page aligned. */
+void *host_alloc(size_t len);
+/* Post one send WR (rdma fields for READ/WRITE). */
+int host_post(struct host_ep *ep, enum ibv_wr_opcode op, uint64_t wr_id, void *addr,
+	      uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey, unsigned int flags);
+int host_post_recv(struct host_ep *ep, uint64_t wr_id, void *addr, uint32_t len, uint32_t lkey);
+/* Send one raw frame on port/queue (a copy in the test pool). */
+void host_inject(uint16_t port, uint16_t queue, const void *frame, uint32_t len);
+
+#endif /* SRNIC_HOST_UTIL_H */

@@ -1,0 +1,500 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * IPv6: two devices with private addresses (fd00::1, fd00::2; the frames
+ * never leave the process) and no static neighbours. A QP connected with
+ * the peer's IPv6 GID resolves it by neighbour discovery (solicitation to
+ * the solicited-node multicast group, advertisement back; ICMPv6
+ * checksums recomputed here), then READ and SEND run over IPv6: every
+ * RoCE frame's IPv6 and UDP headers are checked, its ICRC verified both
+ * by srnic_pkt_parse() and by the independent CRC of host_util.c. A
+ * device on a raw port answers an unknown host's solicitation.
+ */
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+
+#include "host_util.h"
+
+#define V6_READ_LEN 8192
+#define V6_SEND_LEN 3000
+#define ND_NS 135
+#define ND_NA 136
+
+static const struct rte_ether_addr mac_a = { { 0x02, 0x00, 0x00, 0x00, 0x6a, 0x01 } };
+static const struct rte_ether_addr mac_b = { { 0x02, 0x00, 0x00, 0x00, 0x6b, 0x02 } };
+static const struct rte_ether_addr mac_x = { { 0x02, 0x00, 0x00, 0x00, 0x99, 0x06 } };
+static const uint8_t ip_a[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
+static const uint8_t ip_b[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2 };
+static const uint8_t ip_x[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x12, 0x34 };
+
+static struct {
+	uint16_t port[2];
+	struct srnic_dev *dev[2];
+	struct srnic_capture *cap[2];
+	uint16_t rport[2];      /* C (srnic, fd00::1) and a raw port */
+	struct srnic_dev *dev_c;
+} T;
+
+static int
+group_setup(void **state)
+{
+	struct host_dev_conf c;
+	int i;
+
+	RTE_SET_USED(state);
+	if (host_eal_init("host_ipv6", 0, NULL) != 0)
+		return -1;
+	if (srnic_link_ring_pair("nd6", 1, HOST_RING_SIZE, &T.port[0], &T.port[1]) != 0)
+		return -1;
+	for (i = 0; i < 2; i++) {
+		memset(&c, 0, sizeof(c));
+		c.port = T.port[i];
+		c.ip_ver = 6;
+		memcpy(c.ip, i == 0 ? ip_a : ip_b, 16);
+		c.mac = i == 0 ? mac_a : mac_b;
+		c.name = i == 0 ? "nd6A" : "nd6B";
+		T.dev[i] = host_dev_create(&c);
+		T.cap[i] = host_cap_start(T.port[i]);
+	}
+	if (srnic_link_ring_pair("nd6raw", 1, HOST_RING_SIZE, &T.rport[0], &T.rport[1]) != 0)
+		return -1;
+	memset(&c, 0, sizeof(c));
+	c.port = T.rport[0];
+	c.ip_ver = 6;
+	memcpy(c.ip, ip_a, 16);
+	c.mac = mac_a;
+	c.name = "nd6C";
+	T.dev_c = host_dev_create(&c);
+	host_raw_port(T.rport[1], 1);
+	return 0;
+}
+
+static int
+group_teardown(void **state)
+{
+	RTE_SET_USED(state);
+	srnic_capture_stop(T.cap[0]);
+	srnic_capture_stop(T.cap[1]);
+	host_cap_reset();
+	srnic_dev_destroy(T.dev[0]);
+	srnic_dev_destroy(T.dev[1]);
+	srnic_dev_destroy(T.dev_c);
+	rte_eal_cleanup();
+	return 0;
+}
+
+/* Check an Ethernet + IPv6 + ND frame (one link-layer address option). */
+static void
+check_nd(const uint8_t *f, uint32_t len, const struct rte_ether_addr *edst,
+	 const struct rte_ether_addr *esrc, const uint8_t *sip, const uint8_t *dip,
+	 uint8_t type, uint8_t flags, const uint8_t *target, uint8_t opt,
+	 const struct rte_ether_addr *ll)
+{
+	const uint8_t *ip6 = f + 14, *icmp = ip6 + 40;
+	uint8_t copy[32];
+
+	assert_int_equal(len, 14 + 40 + 32);
+	assert_memory_equal(f, edst, 6);
+	assert_memory_equal(f + 6, esrc, 6);
+	assert_int_equal(host_be(f + 12, 2), RTE_ETHER_TYPE_IPV6);
+	assert_int_equal(host_be(ip6, 4), 0x60000000); /* version 6, class 0, flow 0 */
+	assert_int_equal(host_be(ip6 + 4, 2), 32);      /* payload length */
+	assert_int_equal(ip6[6], IPPROTO_ICMPV6);
+	assert_int_equal(ip6[7], 255);                  /* RFC 4861: hop limit 255 */
+	assert_memory_equal(ip6 + 8, sip, 16);
+	assert_memory_equal(ip6 + 24, dip, 16);
+	assert_int_equal(icmp[0], type);
+	assert_int_equal(icmp[1], 0);
+	/* The checksum, recomputed: over the message with the field zeroed it
+	 * gives the stored value; over the message as sent it gives 0. */
+	memcpy(copy, icmp, 32);
+	copy[2] = copy[3] = 0;
+	assert_int_equal(host_cksum6(sip, dip, IPPROTO_ICMPV6, copy, 32), host_be(icmp + 2, 2));
+	assert_int_equal(host_cksum6(sip, dip, IPPROTO_ICMPV6, icmp, 32), 0);
+	assert_int_equal(icmp[4], flags);
+	assert_int_equal(icmp[5] | icmp[6] | icmp[7], 0);
+	assert_memory_equal(icmp + 8, target, 16);
+	assert_int_equal(icmp[24], opt);
+	assert_int_equal(icmp[25], 1);
+	assert_memory_equal(icmp + 26, ll, 6);
+}
+
+/* The IPv6/UDP/BTH headers of every RoCE frame received on port. */
+static uint32_t
+check_roce6(uint16_t port, const uint8_t *sip, const uint8_t *dip,
+	    const struct rte_ether_addr *edst, const struct rte_ether_addr *esrc, uint16_t sport)
+{
+	uint32_t idx[256], n = host_cap_roce(port, -1, idx, RTE_DIM(idx)), i;
+
+	for (i = 0; i < n; i++) {
+		const struct host_frame *k = &H_cap->f[idx[i]];
+		const uint8_t *ip6 = k->data + 14, *udp = ip6 + 40;
+
+		assert_memory_equal(k->data, edst, 6);
+		assert_memory_equal(k->data + 6, esrc, 6);
+		assert_int_equal(host_be(k->data + 12, 2), RTE_ETHER_TYPE_IPV6);
+		assert_int_equal(host_be(ip6, 4), 0x60000000);
+		assert_int_equal(host_be(ip6 + 4, 2), k->len - 14 - 40);
+		assert_int_equal(ip6[6], IPPROTO_UDP);
+		assert_int_equal(ip6[7], 64);
+		assert_memory_equal(ip6 + 8, sip, 16);
+		assert_memory_equal(ip6 + 24, dip, 16);
+		assert_int_equal(host_be(udp, 2), sport);
+		assert_int_equal(host_be(udp + 2, 2), SRNIC_ROCE_UDP_PORT);
+		assert_int_equal(host_be(udp + 4, 2), k->len - 14 - 40);
+		assert_int_equal(k->parse_rc, SRNIC_PARSE_OK); /* srnic's ICRC check */
+		assert_int_equal(k->pkt.ip_ver, 6);
+		assert_int_equal(k->pkt.l3_off, 14);
+		assert_int_equal(k->pkt.bth_off, 14 + 40 + 8);
+		if (!k->icrc_ok) {
+			host_cap_dump();
+			fail_msg("frame %u: the ICRC srnic wrote and accepts is not the one "
+				 "computed independently", idx[i]);
+		}
+	}
+	return n;
+}
+
+static void
+test_nd_read_send(void **state)
+{
+	static const uint8_t snm_b[16] = { 0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0, 0, 2 };
+	static const struct rte_ether_addr snm_mac_b = { { 0x33, 0x33, 0xff, 0, 0, 2 } };
+	struct srnic_engine *eng[2] = { srnic_dev_engine(T.dev[0], 0),
+					srnic_dev_engine(T.dev[1], 0) };
+	struct host_ep a, b;
+	struct srnic_mr *lmr, *rmr, *smr, *rcvmr;
+	uint8_t *local = host_alloc(V6_READ_LEN), *remote = host_alloc(V6_READ_LEN);
+	uint8_t *sbuf = host_alloc(V6_SEND_LEN), *rbuf = host_alloc(V6_SEND_LEN + 100);
+	union ibv_gid g;
+	const struct ibv_wc *wc;
+	uint32_t idx[16], n;
+
+	RTE_SET_USED(state);
+	host_cap_reset();
+	/* GID 1 is the address itself; GID 0 the link-local EUI-64 of the MAC. */
+	assert_int_equal(srnic_dev_gid(T.dev[1], 1, &g), 0);
+	assert_memory_equal(g.raw, ip_b, 16);
+	assert_int_equal(srnic_dev_gid(T.dev[1], 0, &g), 0);
+	assert_int_equal(host_be(g.raw, 4), 0xfe800000);
+	assert_int_equal(host_be(g.raw + 8, 4), 0x000000ff);
+	assert_int_equal(host_be(g.raw + 12, 4), 0xfe006b02);
+
+	host_ep_create(&a, T.dev[0], NULL, 0, 64);
+	host_ep_create(&b, T.dev[1], NULL, 0, 64);
+	host_connect_pair(&a, &b, IBV_MTU_4096);
+	host_fill(remote, V6_READ_LEN, 61);
+	host_fill(sbuf, V6_SEND_LEN, 62);
+	lmr = srnic_reg_mr(a.pd, local, V6_READ_LEN, IBV_ACCESS_LOCAL_WRITE);
+	rmr = srnic_reg_mr(b.pd, remote, V6_READ_LEN, IBV_ACCESS_REMOTE_READ);
+	smr = srnic_reg_mr(a.pd, sbuf, V6_SEND_LEN, 0);
+	rcvmr = srnic_reg_mr(b.pd, rbuf, V6_SEND_LEN + 100, IBV_ACCESS_LOCAL_WRITE);
+	assert_true(lmr != NULL && rmr != NULL && smr != NULL && rcvmr != NULL);
+	assert_int_equal(host_post(&a, IBV_WR_RDMA_READ, 0x61, local, V6_READ_LEN,
+				   srnic_mr_lkey(lmr), (uintptr_t)remote, srnic_mr_rkey(rmr),
+				   IBV_SEND_SIGNALED), 0);
+
+	/* A: a solicitation for fd00::2, to its solicited-node group. */
+	srnic_engine_poll(eng[0]);
+	assert_int_equal(host_eng_stat(eng[0], "tx_nd"), 1);
+	assert_int_equal(host_eng_stat(eng[0], "req_pkts"), 0);
+	srnic_engine_poll(eng[1]);
+	n = host_cap_find(T.port[1], RTE_ETHER_TYPE_IPV6, idx, RTE_DIM(idx));
+	assert_int_equal(n, 1);
+	check_nd(H_cap->f[idx[0]].data, H_cap->f[idx[0]].len, &snm_mac_b, &mac_a, ip_a, snm_b,
+		 ND_NS, 0, ip_b, 1 /* source link-layer address */, &mac_a);
+	assert_int_equal(H_cap->f[idx[0]].parse_rc, SRNIC_PARSE_NOT_UDP);
+	assert_int_equal(host_eng_stat(eng[1], "rx_nd"), 1);
+	assert_int_equal(host_eng_stat(eng[1], "tx_nd"), 1); /* the advertisement only */
+
+	/* A: the solicited advertisement (S and O set, R clear), then the READ
+	 * in the same poll. */
+	srnic_engine_poll(eng[0]);
+	n = host_cap_find(T.port[0], RTE_ETHER_TYPE_IPV6, idx, RTE_DIM(idx));
+	assert_int_equal(n, 1);
+	check_nd(H_cap->f[idx[0]].data, H_cap->f[idx[0]].len, &mac_a, &mac_b, ip_b, ip_a, ND_NA,
+		 0x60, ip_b, 2 /* target link-layer address */, &mac_b);
+	assert_int_equal(host_eng_stat(eng[0], "rx_nd"), 1);
+	assert_int_equal(host_eng_stat(eng[0], "req_pkts"), 1);
+
+	host_poll_set(eng, 2);
+	wc = host_wait_wc(&a, 1);
+	assert_int_equal(wc->status, IBV_WC_SUCCESS);
+	assert_int_equal(wc->opcode, IBV_WC_RDMA_READ);
+	assert_int_equal(wc->byte_len, V6_READ_LEN);
+	assert_memory_equal(local, remote, V6_READ_LEN);
+
+	assert_int_equal(host_post_recv(&b, 0x62, rbuf, V6_SEND_LEN + 100, srnic_mr_lkey(rcvmr)),
+			 0);
+	assert_int_equal(host_post(&a, IBV_WR_SEND, 0x63, sbuf, V6_SEND_LEN, srnic_mr_lkey(smr), 0,
+				   0, IBV_SEND_SIGNALED), 0);
+	wc = host_wait_wc(&b, 1);
+	assert_int_equal(wc->status, IBV_WC_SUCCESS);
+	assert_int_equal(wc->opcode, IBV_WC_RECV);
+	assert_int_equal(wc->wr_id, 0x62);
+	assert_int_equal(wc->byte_len, V6_SEND_LEN);
+	assert_memory_equal(rbuf, sbuf, V6_SEND_LEN);
+	wc = host_wait_wc(&a, 2);
+	assert_int_equal(wc->status, IBV_WC_SUCCESS);
+	assert_int_equal(wc->opcode, IBV_WC_SEND);
+	host_settle();
+
+	/* A -> B: READ request, SEND ONLY; B -> A: READ FIRST, LAST, ACK. */
+	assert_int_equal(check_roce6(T.port[1], ip_a, ip_b, &mac_b, &mac_a,
+				     srnic_roce_sport(srnic_qp_num(a.qp), srnic_qp_num(b.qp))), 2);
+	assert_int_equal(check_roce6(T.port[0], ip_b, ip_a, &mac_a, &mac_b,
+				     srnic_roce_sport(srnic_qp_num(b.qp), srnic_qp_num(a.qp))), 3);
+	assert_int_equal(host_cap_roce(T.port[1], SRNIC_OP_RC_READ_REQ, idx, 16), 1);
+	assert_int_equal(host_cap_roce(T.port[1], SRNIC_OP_RC_SEND_ONLY, idx, 16), 1);
+	assert_int_equal(H_cap->f[idx[0]].pkt.pay_len, V6_SEND_LEN);
+	assert_int_equal(host_cap_roce(T.port[0], SRNIC_OP_RC_READ_RESP_FIRST, idx, 16), 1);
+	assert_int_equal(H_cap->f[idx[0]].pkt.pay_len, 4096);
+	assert_int_equal(H_cap->f[idx[0]].len, 14 + 40 + 8 + 12 + 4 + 4096 + 4);
+	assert_int_equal(host_cap_roce(T.port[0], SRNIC_OP_RC_READ_RESP_LAST, idx, 16), 1);
+	assert_int_equal(host_cap_roce(T.port[0], SRNIC_OP_RC_ACK, idx, 16), 1);
+	/* Neighbour discovery happened once each way, nothing else. */
+	assert_int_equal(host_eng_stat(eng[0], "tx_nd"), 1);
+	assert_int_equal(host_eng_stat(eng[0], "rx_nd"), 1);
+	assert_int_equal(host_eng_stat(eng[1], "tx_nd"), 1);
+	assert_int_equal(host_eng_stat(eng[1], "rx_nd"), 1);
+	assert_int_equal(srnic_dev_stat(T.dev[0], "rx_icrc_err"), 0);
+	assert_int_equal(srnic_dev_stat(T.dev[1], "rx_icrc_err"), 0);
+
+	assert_int_equal(srnic_dereg_mr(lmr), 0);
+	assert_int_equal(srnic_dereg_mr(rmr), 0);
+	assert_int_equal(srnic_dereg_mr(smr), 0);
+	assert_int_equal(srnic_dereg_mr(rcvmr), 0);
+	host_ep_destroy(&a);
+	host_ep_destroy(&b);
+	rte_free(local);
+	rte_free(remote);
+	rte_free(sbuf);
+	rte_free(rbuf);
+}
+
+/* An NS from X (unknown) for target, to dip / edst, with hop limit hl
+ * and a good or a broken checksum. */
+static uint32_t
+build_ns(uint8_t *f, const struct rte_ether_addr *edst, const uint8_t *dip, const uint8_t *target,
+	 uint8_t hl, bool good_csum)
+{
+	uint8_t *ip6 = f + 14, *icmp = ip6 + 40;
+	uint16_t ck;
+
+	memset(f, 0, 14 + 40 + 32);
+	memcpy(f, edst, 6);
+	memcpy(f + 6, &mac_x, 6);
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	ip6[0] = 0x60;
+	ip6[5] = 32;
+	ip6[6] = IPPROTO_ICMPV6;
+	ip6[7] = hl;
+	memcpy(ip6 + 8, ip_x, 16);
+	memcpy(ip6 + 24, dip, 16);
+	icmp[0] = ND_NS;
+	memcpy(icmp + 8, target, 16);
+	icmp[24] = 1;
+	icmp[25] = 1;
+	memcpy(icmp + 26, &mac_x, 6);
+	ck = host_cksum6(ip_x, dip, IPPROTO_ICMPV6, icmp, 32);
+	if (!good_csum)
+		ck ^= 0x1234;
+	icmp[2] = (uint8_t)(ck >> 8);
+	icmp[3] = (uint8_t)ck;
+	return 14 + 40 + 32;
+}
+
+static struct rte_mbuf *
+raw_rx(uint16_t port)
+{
+	struct rte_mbuf *m;
+
+	return rte_eth_rx_burst(port, 0, &m, 1) == 1 ? m : NULL;
+}
+
+/* An unknown host solicits C's address, to the solicited-node group and
+ * unicast: each gets a solicited advertisement to the host. */
+static void
+test_nd_unknown_host(void **state)
+{
+	static const uint8_t snm_a[16] = { 0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0, 0, 1 };
+	static const struct rte_ether_addr snm_mac_a = { { 0x33, 0x33, 0xff, 0, 0, 1 } };
+	struct srnic_engine *eng = srnic_dev_engine(T.dev_c, 0);
+	uint8_t f[128];
+	struct rte_mbuf *m;
+	uint32_t len;
+	int i;
+
+	RTE_SET_USED(state);
+	host_poll_set(&eng, 1);
+	for (i = 0; i < 2; i++) {
+		len = build_ns(f, i == 0 ? &snm_mac_a : &mac_a, i == 0 ? snm_a : ip_a, ip_a, 255,
+			       true);
+		host_inject(T.rport[1], 0, f, len);
+		host_settle();
+		m = raw_rx(T.rport[1]);
+		assert_non_null(m);
+		assert_int_equal(rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m));
+		check_nd(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_pkt_len(m), &mac_x,
+			 &mac_a, ip_a, ip_x, ND_NA, 0x60, ip_a, 2, &mac_a);
+		rte_pktmbuf_free(m);
+		assert_int_equal(host_eng_stat(eng, "rx_nd"), i + 1);
+		assert_int_equal(host_eng_stat(eng, "tx_nd"), i + 1);
+	}
+	/* A solicitation for another target: no answer. */
+	len = build_ns(f, &mac_a, ip_a, ip_x, 255, true);
+	host_inject(T.rport[1], 0, f, len);
+	host_settle();
+	assert_null(raw_rx(T.rport[1]));
+	assert_int_equal(host_eng_stat(eng, "tx_nd"), 2);
+	assert_int_equal(host_eng_stat(eng, "rx_host_drop"), 0);
+	/* RFC 4861 7.1.1: hop limit other than 255, or a bad checksum: discarded */
+	for (i = 0; i < 2; i++) {
+		len = build_ns(f, &mac_a, ip_a, ip_a, i == 0 ? 64 : 255, i == 0);
+		host_inject(T.rport[1], 0, f, len);
+		host_settle();
+		assert_null(raw_rx(T.rport[1]));
+	}
+	assert_int_equal(host_eng_stat(eng, "tx_nd"), 2);
+	assert_int_equal(host_eng_stat(eng, "rx_malformed"), 2);
+}
+
+/* An NA from X for target with link-layer address ll, hop limit hl,
+ * a good or a broken checksum. */
+static uint32_t
+build_na(uint8_t *f, const uint8_t *target, const struct rte_ether_addr *ll, uint8_t hl,
+	 bool good_csum)
+{
+	uint8_t *ip6 = f + 14, *icmp = ip6 + 40;
+	uint16_t ck;
+
+	memset(f, 0, 14 + 40 + 32);
+	memcpy(f, &mac_a, 6);
+	memcpy(f + 6, ll, 6);
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	ip6[0] = 0x60;
+	ip6[5] = 32;
+	ip6[6] = IPPROTO_ICMPV6;
+	ip6[7] = hl;
+	memcpy(ip6 + 8, target, 16);
+	memcpy(ip6 + 24, ip_a, 16);
+	icmp[0] = ND_NA;
+	icmp[4] = 0x60;
+	memcpy(icmp + 8, target, 16);
+	icmp[24] = 2;
+	icmp[25] = 1;
+	memcpy(icmp + 26, ll, 6);
+	ck = host_cksum6(target, ip_a, IPPROTO_ICMPV6, icmp, 32);
+	if (!good_csum)
+		ck ^= 0x1234;
+	icmp[2] = (uint8_t)(ck >> 8);
+	icmp[3] = (uint8_t)ck;
+	return 14 + 40 + 32;
+}
+
+/* Frames C sent to the raw port: how many solicitations for target, how
+ * many RoCE frames (and to which MAC the last one went). */
+static void
+drain_raw(const uint8_t *target, uint32_t *ns, uint32_t *roce, struct rte_ether_addr *roce_dst)
+{
+	struct rte_mbuf *m;
+
+	while ((m = raw_rx(T.rport[1])) != NULL) {
+		const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+
+		assert_int_equal(host_be(f + 12, 2), RTE_ETHER_TYPE_IPV6);
+		if (f[14 + 6] == IPPROTO_ICMPV6) {
+			assert_int_equal(f[14 + 40], ND_NS);
+			assert_memory_equal(f + 14 + 40 + 8, target, 16);
+			(*ns)++;
+		} else {
+			assert_int_equal(f[14 + 6], IPPROTO_UDP);
+			memcpy(roce_dst, f, 6);
+			(*roce)++;
+		}
+		rte_pktmbuf_free(m);
+	}
+}
+
+/* RFC 4861 7.1.2: an NA whose hop limit is not 255 (it crossed a router:
+ * anyone off-link can send it) or whose checksum is wrong is discarded;
+ * it must not give a QP its peer's MAC. The valid one then does. */
+static void
+test_nd_invalid_na(void **state)
+{
+	static const uint8_t ip_t[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7 };
+	static const struct rte_ether_addr mac_t = { { 0x02, 0x00, 0x00, 0x00, 0x77, 0x07 } };
+	static const struct rte_ether_addr mac_evil = { { 0x02, 0x00, 0x00, 0x00, 0xee, 0xee } };
+	struct srnic_engine *eng = srnic_dev_engine(T.dev_c, 0);
+	struct rte_ether_addr dst;
+	uint32_t ns = 0, roce = 0, len, i;
+	int64_t bad0, nd0;
+	uint8_t *buf = host_alloc(64), f[128];
+	struct srnic_mr *mr;
+	struct host_ep c;
+	union ibv_gid g;
+
+	RTE_SET_USED(state);
+	host_poll_set(&eng, 1);
+	host_ep_create(&c, T.dev_c, NULL, 0, 16);
+	mr = srnic_reg_mr(c.pd, buf, 64, 0);
+	assert_non_null(mr);
+	memcpy(g.raw, ip_t, 16);
+	assert_int_equal(host_connect(&c, &g, 0x77, NULL, IBV_MTU_1024, 1, 1), 0);
+	assert_int_equal(host_post(&c, IBV_WR_SEND, 1, buf, 64, srnic_mr_lkey(mr), 0, 0,
+				   IBV_SEND_SIGNALED), 0);
+	srnic_engine_poll(eng);
+	drain_raw(ip_t, &ns, &roce, &dst);
+	assert_int_equal(ns, 1);
+
+	bad0 = host_eng_stat(eng, "rx_malformed");
+	nd0 = host_eng_stat(eng, "rx_nd");
+	for (i = 0; i < 3; i++) {
+		/* hop limit 64 (valid otherwise); a bad checksum; code 1 */
+		len = build_na(f, ip_t, &mac_evil, i == 1 ? 255 : 64, i != 1);
+		if (i == 2) {
+			f[14 + 40 + 1] = 1; /* code 1 */
+			f[14 + 40 + 2] = f[14 + 40 + 3] = 0;
+			{
+				uint16_t ck = host_cksum6(ip_t, ip_a, IPPROTO_ICMPV6,
+							  f + 14 + 40, 32);
+
+				f[14 + 40 + 2] = (uint8_t)(ck >> 8);
+				f[14 + 40 + 3] = (uint8_t)ck;
+			}
+			f[14 + 7] = 255;
+		}
+		host_inject(T.rport[1], 0, f, len);
+		host_settle();
+		drain_raw(ip_t, &ns, &roce, &dst);
+		assert_int_equal(roce, 0);
+	}
+	assert_int_equal(host_eng_stat(eng, "rx_malformed") - bad0, 3);
+	assert_int_equal(host_eng_stat(eng, "rx_nd"), nd0);
+	/* The valid advertisement: the SEND goes to its MAC. */
+	len = build_na(f, ip_t, &mac_t, 255, true);
+	host_inject(T.rport[1], 0, f, len);
+	host_settle();
+	drain_raw(ip_t, &ns, &roce, &dst);
+	assert_true(roce >= 1);
+	assert_memory_equal(&dst, &mac_t, 6);
+	assert_int_equal(srnic_dereg_mr(mr), 0);
+	host_ep_destroy(&c);
+	drain_raw(ip_t, &ns, &roce, &dst);
+	rte_free(buf);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nd_read_send),
+		cmocka_unit_test(test_nd_unknown_host),
+		cmocka_unit_test(test_nd_invalid_na),
+	};
+
+	return cmocka_run_group_tests_name("host_ipv6", tests, group_setup, group_teardown);
+}
