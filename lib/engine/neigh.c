@@ -105,13 +105,14 @@ arp_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint32_t l2)
 	struct rte_arp_hdr *arp;
 	uint32_t sip, tip;
 
-	if (rte_pktmbuf_data_len(m) < l2 + sizeof(*arp))
-		goto drop;
+	/* Not the Ethernet/IPv4 ARP of an IPv4 device: the host's. */
+	if (rte_pktmbuf_data_len(m) < l2 + sizeof(*arp) || dev->ip_ver != 4)
+		return false;
 	arp = rte_pktmbuf_mtod_offset(m, struct rte_arp_hdr *, l2);
 	if (arp->arp_hardware != rte_cpu_to_be_16(RTE_ARP_HRD_ETHER) ||
 	    arp->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) || arp->arp_hlen != 6 ||
-	    arp->arp_plen != 4 || dev->ip_ver != 4)
-		goto drop;
+	    arp->arp_plen != 4)
+		return false;
 	eng_stat(eng, SRNIC_STAT_RX_ARP, 1);
 	sip = arp->arp_data.arp_sip;
 	tip = arp->arp_data.arp_tip;
@@ -130,7 +131,6 @@ arp_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint32_t l2)
 		neigh_tx(eng, m, SRNIC_STAT_TX_ARP);
 		return true;
 	}
-drop:
 	rte_pktmbuf_free(m);
 	return true;
 }
