@@ -231,11 +231,22 @@ nd_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint32_t l2)
 	if (icmp[0] == ND_NA) {
 		srnic_neigh_update(dev, icmp + 8, ll != NULL ? ll : &eth->src_addr);
 	} else if (memcmp(icmp + 8, dev->ip, 16) == 0) {
+		static const uint8_t unspec[16];
+		static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 1 };
+		static const struct rte_ether_addr all_nodes_mac = { { 0x33, 0x33, 0, 0, 0, 1 } };
 		struct rte_mbuf *r;
 
-		srnic_neigh_update(dev, ip6->src_addr, ll != NULL ? ll : &eth->src_addr);
-		r = nd_build(eng, ND_NA, &eth->src_addr, ip6->src_addr, dev->ip,
-			     ND_NA_FLAG_SOLICITED | ND_NA_FLAG_OVERRIDE);
+		if (memcmp(ip6->src_addr, unspec, 16) == 0) {
+			/* Duplicate address detection of our address: nobody
+			 * to learn, defend it to all-nodes, not solicited
+			 * (RFC 4861 7.2.4). */
+			r = nd_build(eng, ND_NA, &all_nodes_mac, all_nodes, dev->ip,
+				     ND_NA_FLAG_OVERRIDE);
+		} else {
+			srnic_neigh_update(dev, ip6->src_addr, ll != NULL ? ll : &eth->src_addr);
+			r = nd_build(eng, ND_NA, &eth->src_addr, ip6->src_addr, dev->ip,
+				     ND_NA_FLAG_SOLICITED | ND_NA_FLAG_OVERRIDE);
+		}
 		if (r != NULL)
 			neigh_tx(eng, r, SRNIC_STAT_TX_ND);
 	}
