@@ -487,6 +487,82 @@ test_nd_invalid_na(void **state)
 	rte_free(buf);
 }
 
+/* RFC 4861 7.2.4: a solicitation from the unspecified address (duplicate
+ * address detection for C's address) is answered to all-nodes, with the
+ * Solicited flag clear. */
+static void
+test_nd_dad(void **state)
+{
+	static const uint8_t unspec[16];
+	static const uint8_t snm_a[16] = { 0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0, 0, 1 };
+	static const uint8_t all_nodes[16] = { 0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
+	static const struct rte_ether_addr snm_mac_a = { { 0x33, 0x33, 0xff, 0, 0, 1 } };
+	static const struct rte_ether_addr all_nodes_mac = { { 0x33, 0x33, 0, 0, 0, 1 } };
+	struct srnic_engine *eng = srnic_dev_engine(T.dev_c, 0);
+	uint8_t f[128], *ip6 = f + 14, *icmp = ip6 + 40;
+	struct rte_mbuf *m;
+	uint16_t ck;
+
+	RTE_SET_USED(state);
+	host_poll_set(&eng, 1);
+	/* no source link-layer option from the unspecified address (7.1.1) */
+	memset(f, 0, sizeof(f));
+	memcpy(f, &snm_mac_a, 6);
+	memcpy(f + 6, &mac_x, 6);
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	ip6[0] = 0x60;
+	ip6[5] = 24;
+	ip6[6] = IPPROTO_ICMPV6;
+	ip6[7] = 255;
+	memcpy(ip6 + 24, snm_a, 16);
+	icmp[0] = ND_NS;
+	memcpy(icmp + 8, ip_a, 16);
+	ck = host_cksum6(unspec, snm_a, IPPROTO_ICMPV6, icmp, 24);
+	icmp[2] = (uint8_t)(ck >> 8);
+	icmp[3] = (uint8_t)ck;
+	host_inject(T.rport[1], 0, f, 14 + 40 + 24);
+	host_settle();
+	m = raw_rx(T.rport[1]);
+	assert_non_null(m);
+	check_nd(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_pkt_len(m), &all_nodes_mac,
+		 &mac_a, ip_a, all_nodes, ND_NA, 0x20 /* O only */, ip_a, 2, &mac_a);
+	rte_pktmbuf_free(m);
+	assert_null(raw_rx(T.rport[1]));
+}
+
+/* ARP on an IPv6 device is not srnic's: a host frame (here: no callback,
+ * so counted in rx_host_drop), not a silent drop. */
+static void
+test_nd_arp_is_host(void **state)
+{
+	struct srnic_engine *eng = srnic_dev_engine(T.dev_c, 0);
+	int64_t drop0 = host_eng_stat(eng, "rx_host_drop");
+	uint8_t f[60];
+
+	RTE_SET_USED(state);
+	host_poll_set(&eng, 1);
+	memset(f, 0, sizeof(f));
+	memset(f, 0xff, 6);
+	memcpy(f + 6, &mac_x, 6);
+	f[12] = 0x08;
+	f[13] = 0x06;
+	f[15] = 1;
+	f[16] = 0x08;
+	f[18] = 6;
+	f[19] = 4;
+	f[21] = 1;
+	memcpy(f + 22, &mac_x, 6);
+	f[28] = 10;
+	f[31] = 9;
+	f[38] = 10;
+	f[41] = 1;
+	host_inject(T.rport[1], 0, f, sizeof(f));
+	host_settle();
+	assert_null(raw_rx(T.rport[1]));
+	assert_int_equal(host_eng_stat(eng, "rx_host_drop") - drop0, 1);
+}
+
 int
 main(void)
 {
@@ -494,6 +570,8 @@ main(void)
 		cmocka_unit_test(test_nd_read_send),
 		cmocka_unit_test(test_nd_unknown_host),
 		cmocka_unit_test(test_nd_invalid_na),
+		cmocka_unit_test(test_nd_dad),
+		cmocka_unit_test(test_nd_arp_is_host),
 	};
 
 	return cmocka_run_group_tests_name("host_ipv6", tests, group_setup, group_teardown);
