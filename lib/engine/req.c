@@ -124,6 +124,7 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w)
 	struct rte_mbuf *m;
 	uint8_t *bth;
 	uint8_t op;
+	int rc;
 
 	switch (w->opcode) {
 	case IBV_WR_RDMA_READ: {
@@ -193,8 +194,14 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w)
 			srnic_bth_set_ackreq(bth, true);
 			srnic_bth_set_se(bth, w->solicited && !write);
 		}
-		if (req_gather(eng, qp, w, m, off, len) != 0) {
+		rc = req_gather(eng, qp, w, m, off, len);
+		if (rc != 0) {
 			rte_pktmbuf_free(m);
+			/* The source was deregistered since the WQE started:
+			 * it fails now, as a stale lkey before its first packet
+			 * (retrying could never send it). */
+			if (rc == -EACCES)
+				req_local_error(eng, qp, w, IBV_WC_LOC_PROT_ERR);
 			return -1;
 		}
 		w->sent_pkts++;
