@@ -11,6 +11,7 @@
  * by a new registration (with another generation byte). A stale lkey fails
  * locally, with no packet sent for its work request.
  */
+#include <inttypes.h>
 #include <string.h>
 
 #include <rte_malloc.h>
@@ -399,6 +400,52 @@ test_stale_lkey_read(void **state)
 	rte_free(remote);
 }
 
+/* The source of a WRITE deregistered while the WRITE is half sent: the
+ * rest is not sent (no access after dereg) and the WR fails locally with
+ * LOC_PROT_ERR, as a stale lkey does before the first packet; it neither
+ * hangs nor waits for the retry counter. */
+static void
+test_stale_lkey_mid_write(void **state)
+{
+	uint8_t *src = host_alloc(65536), *dst = host_alloc(65536);
+	struct srnic_mr *smr, *rmr;
+	int64_t req0 = host_eng_stat(T.eng[0], "req_pkts");
+	int64_t to0 = host_eng_stat(T.eng[0], "retry_timeout");
+	const struct ibv_wc *wc;
+	uint32_t sent;
+
+	RTE_SET_USED(state);
+	/* PMTU 1024: 64 packets, 32 per poll */
+	teardown(NULL);
+	host_cap_reset();
+	host_ep_create(&T.a, T.dev[0], T.pd[0], 0, 64);
+	host_ep_create(&T.b, T.dev[1], T.pd[1], 0, 64);
+	host_connect_pair(&T.a, &T.b, IBV_MTU_1024);
+	host_fill(src, 65536, 8);
+	smr = srnic_reg_mr(T.a.pd, src, 65536, 0);
+	rmr = srnic_reg_mr(T.b.pd, dst, 65536, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	assert_int_equal(host_post(&T.a, IBV_WR_RDMA_WRITE, 0x70, src, 65536, srnic_mr_lkey(smr),
+				   (uintptr_t)dst, srnic_mr_rkey(rmr), IBV_SEND_SIGNALED), 0);
+	srnic_engine_poll(T.eng[0]);
+	sent = (uint32_t)(host_eng_stat(T.eng[0], "req_pkts") - req0);
+	assert_true(sent > 0 && sent < 64);
+	assert_int_equal(srnic_dereg_mr(smr), 0);
+	wc = host_wait_wc(&T.a, 1);
+	host_settle();
+	assert_int_equal(wc->wr_id, 0x70);
+	if (wc->status != IBV_WC_LOC_PROT_ERR)
+		fail_msg("WRITE whose source was deregistered half-way: %s (retry_timeout %" PRId64
+			 ", req_pkts %" PRId64 ")", srnic_wc_status_str(wc->status),
+			 host_eng_stat(T.eng[0], "retry_timeout") - to0,
+			 host_eng_stat(T.eng[0], "req_pkts") - req0);
+	assert_int_equal(host_eng_stat(T.eng[0], "req_pkts") - req0, sent);
+	assert_int_equal(host_eng_stat(T.eng[0], "retry_timeout") - to0, 0);
+	assert_int_equal(srnic_qp_state(T.a.qp), IBV_QPS_ERR);
+	assert_int_equal(srnic_dereg_mr(rmr), 0);
+	rte_free(src);
+	rte_free(dst);
+}
+
 int
 main(void)
 {
@@ -407,6 +454,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_mr_dereg_mid_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_lkey_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_lkey_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_lkey_mid_write, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("host_mr", tests, group_setup, group_teardown);
