@@ -252,6 +252,7 @@ struct srnic_engine {
 	_Atomic uint8_t stop;
 	unsigned int lcore;
 	uint64_t now;               /* timer cycles, read once per poll */
+	uint32_t rr;                /* where the next poll starts its QP walk */
 	/* Quiescence for the control path: odd while inside srnic_engine_poll(). */
 	_Atomic uint64_t poll_seq;
 	struct rte_ring *redirect;  /* MP/SC: packets for our QPs from other engines' RX */

@@ -256,7 +256,7 @@ srnic_engine_poll(struct srnic_engine *eng)
 	struct rte_mbuf *pkts[SRNIC_RX_BURST];
 	struct srnic_qp_set *set;
 	uint16_t n, r;
-	uint32_t i, tx_before;
+	uint32_t i, start, tx_before;
 
 	atomic_fetch_add_explicit(&eng->poll_seq, 1, memory_order_acq_rel); /* odd: inside */
 	set = atomic_load_explicit(&eng->qps, memory_order_acquire);
@@ -270,8 +270,12 @@ srnic_engine_poll(struct srnic_engine *eng)
 	if (r > 0) /* ICRC was checked by the engine that received them */
 		srnic_recv_burst(eng, pkts, r, SRNIC_PARSE_F_NO_ICRC);
 
+	/* Start the QP walk one further each poll: when TX room runs out
+	 * part way, no QP is always the one left waiting. */
+	start = set->n > 0 ? eng->rr++ % set->n : 0;
 	for (i = 0; i < set->n; i++) {
-		struct srnic_qp *qp = set->qp[i];
+		uint32_t k = start + i < set->n ? start + i : start + i - set->n;
+		struct srnic_qp *qp = set->qp[k];
 		enum ibv_qp_state st = srnic_qp_state(qp);
 
 		if (st == IBV_QPS_ERR) {
