@@ -123,6 +123,14 @@ int
 host_connect(struct host_ep *ep, const union ibv_gid *dgid, uint32_t dest_qpn,
 	     const struct rte_ether_addr *dmac, enum ibv_mtu mtu, uint32_t sq_psn, uint32_t rq_psn)
 {
+	return host_connect_grh(ep, dgid, dest_qpn, dmac, mtu, sq_psn, rq_psn, 0, 0);
+}
+
+int
+host_connect_grh(struct host_ep *ep, const union ibv_gid *dgid, uint32_t dest_qpn,
+		 const struct rte_ether_addr *dmac, enum ibv_mtu mtu, uint32_t sq_psn,
+		 uint32_t rq_psn, uint8_t tclass, uint32_t flow_label)
+{
 	struct ibv_qp_attr a;
 	int rc;
 
@@ -146,6 +154,8 @@ host_connect(struct host_ep *ep, const union ibv_gid *dgid, uint32_t dest_qpn,
 	a.ah_attr.port_num = 1;
 	a.ah_attr.grh.sgid_index = 1;
 	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.traffic_class = tclass;
+	a.ah_attr.grh.flow_label = flow_label;
 	a.ah_attr.grh.dgid = *dgid;
 	rc = srnic_modify_qp_dmac(ep->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 					      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |

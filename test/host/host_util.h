@@ -73,6 +73,10 @@ void host_ep_destroy(struct host_ep *ep);
 int host_connect(struct host_ep *ep, const union ibv_gid *dgid, uint32_t dest_qpn,
 		 const struct rte_ether_addr *dmac, enum ibv_mtu mtu, uint32_t sq_psn,
 		 uint32_t rq_psn);
+/* Same with the GRH's traffic class and flow label. */
+int host_connect_grh(struct host_ep *ep, const union ibv_gid *dgid, uint32_t dest_qpn,
+		     const struct rte_ether_addr *dmac, enum ibv_mtu mtu, uint32_t sq_psn,
+		     uint32_t rq_psn, uint8_t tclass, uint32_t flow_label);
 /* Connect a and b to each other (peer GID index 1, no dmac), PMTU mtu. */
 void host_connect_pair(struct host_ep *a, struct host_ep *b, enum ibv_mtu mtu);
 

@@ -290,6 +290,70 @@ test_arp_retry(void **state)
 	rte_free(buf);
 }
 
+/* IPv4 with a traffic class: TOS carried, masked out of the ICRC (both
+ * computations agree), header checksum right; TTL 64, DF. */
+static void
+test_ipv4_tos(void **state)
+{
+	struct srnic_engine *eng[2] = { srnic_dev_engine(T.dev[0], 0),
+					srnic_dev_engine(T.dev[1], 0) };
+	uint8_t *local = host_alloc(ARP_READ_LEN), *remote = host_alloc(ARP_READ_LEN);
+	struct srnic_mr *lmr, *rmr;
+	struct host_ep a, b;
+	union ibv_gid ga, gb;
+	uint32_t idx[16], n, i, sum, j;
+	int port;
+
+	RTE_SET_USED(state);
+	host_cap_reset();
+	host_poll_set(eng, 2);
+	host_ep_create(&a, T.dev[0], NULL, 0, 64);
+	host_ep_create(&b, T.dev[1], NULL, 0, 64);
+	srnic_dev_gid(T.dev[0], 1, &ga);
+	srnic_dev_gid(T.dev[1], 1, &gb);
+	assert_int_equal(host_connect_grh(&a, &gb, srnic_qp_num(b.qp), NULL, IBV_MTU_4096, 10, 20,
+					  0xb8, 0), 0);
+	assert_int_equal(host_connect_grh(&b, &ga, srnic_qp_num(a.qp), NULL, IBV_MTU_4096, 20, 10,
+					  0x4a, 0), 0);
+	host_fill(remote, ARP_READ_LEN, 12);
+	lmr = srnic_reg_mr(a.pd, local, ARP_READ_LEN, IBV_ACCESS_LOCAL_WRITE);
+	rmr = srnic_reg_mr(b.pd, remote, ARP_READ_LEN, IBV_ACCESS_REMOTE_READ);
+	assert_int_equal(host_post(&a, IBV_WR_RDMA_READ, 0x52, local, ARP_READ_LEN,
+				   srnic_mr_lkey(lmr), (uintptr_t)remote, srnic_mr_rkey(rmr),
+				   IBV_SEND_SIGNALED), 0);
+	assert_int_equal(host_wait_wc(&a, 1)->status, IBV_WC_SUCCESS);
+	assert_memory_equal(local, remote, ARP_READ_LEN);
+	host_settle();
+	for (port = 0; port < 2; port++) {
+		n = host_cap_roce(T.port[port], -1, idx, RTE_DIM(idx));
+		assert_int_equal(n, port == 1 ? 1 : 2);
+		for (i = 0; i < n; i++) {
+			const struct host_frame *k = &H_cap->f[idx[i]];
+			const uint8_t *ip = k->data + 14;
+
+			assert_int_equal(ip[0], 0x45);
+			assert_int_equal(ip[1], port == 1 ? 0xb8 : 0x4a);
+			assert_int_equal(host_be(ip + 2, 2), k->len - 14);
+			assert_int_equal(host_be(ip + 6, 2), 0x4000); /* DF */
+			assert_int_equal(ip[8], 64);
+			assert_int_equal(ip[9], IPPROTO_UDP);
+			for (sum = 0, j = 0; j < 20; j += 2)
+				sum += host_be(ip + j, 2);
+			sum = (sum & 0xffff) + (sum >> 16);
+			sum = (sum & 0xffff) + (sum >> 16);
+			assert_int_equal(sum, 0xffff);
+			assert_int_equal(k->parse_rc, SRNIC_PARSE_OK);
+			assert_true(k->icrc_ok);
+		}
+	}
+	assert_int_equal(srnic_dereg_mr(lmr), 0);
+	assert_int_equal(srnic_dereg_mr(rmr), 0);
+	host_ep_destroy(&a);
+	host_ep_destroy(&b);
+	rte_free(local);
+	rte_free(remote);
+}
+
 static struct rte_mbuf *
 raw_rx(uint16_t port)
 {
@@ -384,6 +448,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_arp_resolve),
 		cmocka_unit_test(test_arp_retry),
+		cmocka_unit_test(test_ipv4_tos),
 		cmocka_unit_test(test_arp_unknown_host),
 	};
 

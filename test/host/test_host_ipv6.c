@@ -273,6 +273,65 @@ test_nd_read_send(void **state)
 	rte_free(rbuf);
 }
 
+/* A traffic class and flow label in the GRH: carried in every IPv6
+ * header, and masked out of the ICRC (IBTA A17.4.1.1: they may change on
+ * the way), so both ICRC computations must still agree. */
+static void
+test_nd_tclass_flow_label(void **state)
+{
+	struct srnic_engine *eng[2] = { srnic_dev_engine(T.dev[0], 0),
+					srnic_dev_engine(T.dev[1], 0) };
+	uint8_t *local = host_alloc(V6_READ_LEN), *remote = host_alloc(V6_READ_LEN);
+	struct srnic_mr *lmr, *rmr;
+	struct host_ep a, b;
+	union ibv_gid ga, gb;
+	uint32_t idx[16], n, i;
+	int port;
+
+	RTE_SET_USED(state);
+	host_cap_reset();
+	host_poll_set(eng, 2);
+	host_ep_create(&a, T.dev[0], NULL, 0, 64);
+	host_ep_create(&b, T.dev[1], NULL, 0, 64);
+	srnic_dev_gid(T.dev[0], 1, &ga);
+	srnic_dev_gid(T.dev[1], 1, &gb);
+	assert_int_equal(host_connect_grh(&a, &gb, srnic_qp_num(b.qp), NULL, IBV_MTU_4096, 10, 20,
+					  0xb8, 0xabcde), 0);
+	assert_int_equal(host_connect_grh(&b, &ga, srnic_qp_num(a.qp), NULL, IBV_MTU_4096, 20, 10,
+					  0x4a, 0x12345), 0);
+	host_fill(remote, V6_READ_LEN, 63);
+	lmr = srnic_reg_mr(a.pd, local, V6_READ_LEN, IBV_ACCESS_LOCAL_WRITE);
+	rmr = srnic_reg_mr(b.pd, remote, V6_READ_LEN, IBV_ACCESS_REMOTE_READ);
+	assert_int_equal(host_post(&a, IBV_WR_RDMA_READ, 0x64, local, V6_READ_LEN,
+				   srnic_mr_lkey(lmr), (uintptr_t)remote, srnic_mr_rkey(rmr),
+				   IBV_SEND_SIGNALED), 0);
+	assert_int_equal(host_wait_wc(&a, 1)->status, IBV_WC_SUCCESS);
+	assert_memory_equal(local, remote, V6_READ_LEN);
+	host_settle();
+	for (port = 0; port < 2; port++) {
+		/* received on port 1: A's frames */
+		uint32_t vtc = port == 1 ? 0x6b8abcde : 0x64a12345;
+
+		n = host_cap_roce(T.port[port], -1, idx, RTE_DIM(idx));
+		assert_int_equal(n, port == 1 ? 1 : 2);
+		for (i = 0; i < n; i++) {
+			const struct host_frame *k = &H_cap->f[idx[i]];
+
+			assert_int_equal(host_be(k->data + 14, 4), vtc);
+			assert_int_equal(k->parse_rc, SRNIC_PARSE_OK);
+			if (!k->icrc_ok)
+				fail_msg("frame %u: srnic and the independent ICRC disagree with "
+					 "traffic class and flow label set", idx[i]);
+		}
+	}
+	assert_int_equal(srnic_dereg_mr(lmr), 0);
+	assert_int_equal(srnic_dereg_mr(rmr), 0);
+	host_ep_destroy(&a);
+	host_ep_destroy(&b);
+	rte_free(local);
+	rte_free(remote);
+}
+
 /* An NS from X (unknown) for target, to dip / edst, with hop limit hl
  * and a good or a broken checksum. */
 static uint32_t
@@ -568,6 +627,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nd_read_send),
+		cmocka_unit_test(test_nd_tclass_flow_label),
 		cmocka_unit_test(test_nd_unknown_host),
 		cmocka_unit_test(test_nd_invalid_na),
 		cmocka_unit_test(test_nd_dad),
