@@ -446,6 +446,79 @@ test_stale_lkey_mid_write(void **state)
 	rte_free(dst);
 }
 
+/* The sink of a READ deregistered while its responses arrive: the READ
+ * fails with LOC_PROT_ERR, nothing lands in the memory after the dereg. */
+static void
+test_stale_lkey_mid_read(void **state)
+{
+	uint8_t *local = host_alloc(MR_LEN), *remote = host_alloc(MR_LEN);
+	struct srnic_mr *lmr, *rmr;
+	const struct ibv_wc *wc;
+	uint32_t i;
+
+	RTE_SET_USED(state);
+	host_fill(remote, MR_LEN, 9);
+	memset(local, 0xee, MR_LEN);
+	lmr = srnic_reg_mr(T.a.pd, local, MR_LEN, IBV_ACCESS_LOCAL_WRITE);
+	rmr = srnic_reg_mr(T.b.pd, remote, MR_LEN, IBV_ACCESS_REMOTE_READ);
+	assert_int_equal(host_post(&T.a, IBV_WR_RDMA_READ, 0x80, local, MR_LEN,
+				   srnic_mr_lkey(lmr), (uintptr_t)remote, srnic_mr_rkey(rmr),
+				   IBV_SEND_SIGNALED), 0);
+	srnic_engine_poll(T.eng[0]);
+	srnic_engine_poll(T.eng[1]);
+	srnic_engine_poll(T.eng[1]);
+	assert_int_equal(rte_ring_count(T.ba), MR_NPKTS);
+	assert_int_equal(srnic_dereg_mr(lmr), 0);
+	wc = host_wait_wc(&T.a, 1);
+	host_settle();
+	assert_int_equal(wc->wr_id, 0x80);
+	assert_int_equal(wc->status, IBV_WC_LOC_PROT_ERR);
+	assert_int_equal(T.a.nwc, 1);
+	for (i = 0; i < MR_LEN; i++)
+		if (local[i] != 0xee)
+			fail_msg("byte %u written after the sink was deregistered", i);
+	assert_int_equal(srnic_dereg_mr(rmr), 0);
+	rte_free(local);
+	rte_free(remote);
+}
+
+/* A RECV whose lkey is stale: the SEND it meets fails at the responder:
+ * RECV completes with LOC_PROT_ERR, the sender gets NAK remote operational
+ * error (0x63), REM_OP_ERR; nothing is written. */
+static void
+test_stale_lkey_recv(void **state)
+{
+	uint8_t *sbuf = host_alloc(2048), *rbuf = host_alloc(2048);
+	struct srnic_mr *smr, *rmr;
+	uint32_t key, idx[16], n, i;
+	const struct ibv_wc *wc;
+
+	RTE_SET_USED(state);
+	host_fill(sbuf, 2048, 10);
+	smr = srnic_reg_mr(T.a.pd, sbuf, 2048, 0);
+	rmr = srnic_reg_mr(T.b.pd, rbuf, 2048, IBV_ACCESS_LOCAL_WRITE);
+	key = srnic_mr_lkey(rmr);
+	assert_int_equal(srnic_dereg_mr(rmr), 0);
+	assert_int_equal(host_post_recv(&T.b, 0x90, rbuf, 2048, key), 0);
+	assert_int_equal(host_post(&T.a, IBV_WR_SEND, 0x91, sbuf, 2048, srnic_mr_lkey(smr), 0, 0,
+				   IBV_SEND_SIGNALED), 0);
+	wc = host_wait_wc(&T.b, 1);
+	assert_int_equal(wc->wr_id, 0x90);
+	assert_int_equal(wc->status, IBV_WC_LOC_PROT_ERR);
+	wc = host_wait_wc(&T.a, 1);
+	assert_int_equal(wc->wr_id, 0x91);
+	assert_int_equal(wc->status, IBV_WC_REM_OP_ERR);
+	host_settle();
+	n = host_cap_roce(T.port[0], SRNIC_OP_RC_ACK, idx, RTE_DIM(idx));
+	assert_int_equal(n, 1);
+	assert_int_equal(H_cap->f[idx[0]].data[H_cap->f[idx[0]].pkt.bth_off + SRNIC_BTH_LEN], 0x63);
+	for (i = 0; i < 2048; i++)
+		assert_int_equal(rbuf[i], 0);
+	assert_int_equal(srnic_dereg_mr(smr), 0);
+	rte_free(sbuf);
+	rte_free(rbuf);
+}
+
 int
 main(void)
 {
@@ -455,6 +528,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_stale_lkey_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_lkey_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_lkey_mid_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_lkey_mid_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_lkey_recv, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("host_mr", tests, group_setup, group_teardown);
