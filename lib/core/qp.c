@@ -91,10 +91,6 @@ srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
 	}
 	dev->qp_next = idx + 1;
 	qp->qpn = SRNIC_QPN_BASE + idx;
-	if (srnic_engine_set_qp(qp->eng, qp, true) != 0) {
-		rte_spinlock_unlock(&dev->lock);
-		goto nomem;
-	}
 	__atomic_store_n(&dev->qp_tbl[idx], qp, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&dev->lock);
 	a->max_send_wr = sq_size;
@@ -114,6 +110,15 @@ fail:
 	return NULL;
 }
 
+void
+srnic_qp_free(struct srnic_qp *qp)
+{
+	rte_free(qp->sq.wqe);
+	rte_free(qp->rq.wqe);
+	rte_free(qp->sq.inline_buf);
+	rte_free(qp);
+}
+
 int
 srnic_destroy_qp(struct srnic_qp *qp)
 {
@@ -125,13 +130,13 @@ srnic_destroy_qp(struct srnic_qp *qp)
 	atomic_store(&qp->state, IBV_QPS_RESET);
 	rte_spinlock_lock(&dev->lock);
 	__atomic_store_n(&dev->qp_tbl[qp->qpn - SRNIC_QPN_BASE], NULL, __ATOMIC_RELEASE);
-	srnic_engine_set_qp(qp->eng, qp, false); /* quiesces: no engine holds qp after */
 	rte_spinlock_unlock(&dev->lock);
+	/* No receive path finds it once every engine has left its poll; the
+	 * engine may still hold it in its active list or timer wheel, so the
+	 * engine itself unlinks and frees it. */
+	srnic_dev_quiesce(dev);
 	atomic_fetch_sub(&qp->pd->refs, 1);
-	rte_free(qp->sq.wqe);
-	rte_free(qp->rq.wqe);
-	rte_free(qp->sq.inline_buf);
-	rte_free(qp);
+	srnic_engine_bury_qp(qp->eng, qp);
 	return 0;
 }
 
@@ -324,6 +329,8 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 
 	/* Publish: the engine reads the attributes after it sees the state. */
 	atomic_store_explicit(&qp->state, next, memory_order_release);
+	if (next >= IBV_QPS_RTR)
+		srnic_qp_doorbell(qp); /* resolve the peer, start, or flush */
 	return 0;
 }
 
@@ -458,6 +465,7 @@ srnic_post_send(struct srnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr 
 {
 	enum ibv_qp_state st = srnic_qp_state(qp);
 	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_relaxed);
+	uint32_t start = head;
 	int rc = 0;
 
 	/* RTS and later states queue (ERR flushes); before RTS is an error. */
@@ -480,6 +488,8 @@ srnic_post_send(struct srnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr 
 	}
 	if (rc != 0)
 		*bad_wr = wr;
+	if (head != start)
+		srnic_qp_doorbell(qp);
 	return rc;
 }
 
@@ -519,5 +529,7 @@ srnic_post_recv(struct srnic_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr 
 	}
 	if (rc != 0)
 		*bad_wr = wr;
+	if (srnic_qp_state(qp) == IBV_QPS_ERR)
+		srnic_qp_doorbell(qp); /* flushed at once, as verbs does in ERR */
 	return rc;
 }

@@ -174,6 +174,12 @@ struct srnic_qp {
 	struct srnic_cq *rcq;
 	uint32_t qpn;
 	_Atomic uint8_t state;      /* enum ibv_qp_state */
+	_Atomic uint8_t db_pending; /* in eng->doorbell (set by the poster, cleared by the engine) */
+	uint8_t active;             /* engine: in eng->active */
+	uint8_t in_wheel;           /* engine: in a timer wheel slot */
+	uint8_t arp_waiting;        /* engine: in eng->arp_wait */
+	uint64_t tw_tick;           /* engine: the tick of that slot */
+	TAILQ_ENTRY(srnic_qp) tw_link;
 	_Atomic uint8_t err_req;    /* control path asked for ERR: engine flushes */
 	uint8_t sq_sig_all;
 	uint8_t route_ok;           /* destination MAC known */
@@ -238,9 +244,19 @@ struct srnic_qp {
 
 /* ---- engines ---- */
 
-struct srnic_qp_set {
-	uint32_t n;
-	struct srnic_qp *qp[];
+/* The timer wheel: QPs with a deadline (ACK timeout, RNR wait, ARP retry),
+ * in slots of SRNIC_TW_TICK_US. A QP sits in at most one slot; a deadline
+ * moved later is found when its slot comes round and the QP is put back
+ * (re-arming on every packet sent costs a compare). */
+#define SRNIC_TW_SLOTS 1024        /* power of two */
+#define SRNIC_TW_TICK_US 16        /* 1024 x 16 us: a 16 ms turn; later deadlines wait a turn */
+
+TAILQ_HEAD(srnic_qp_list, srnic_qp);
+
+struct srnic_twheel {
+	uint64_t tick_cycles;
+	uint64_t cur;                  /* next tick to process */
+	struct srnic_qp_list slot[SRNIC_TW_SLOTS];
 };
 
 struct srnic_engine {
@@ -252,14 +268,23 @@ struct srnic_engine {
 	_Atomic uint8_t stop;
 	unsigned int lcore;
 	uint64_t now;               /* timer cycles, read once per poll */
-	uint32_t rr;                /* where the next poll starts its QP walk */
 	/* Quiescence for the control path: odd while inside srnic_engine_poll(). */
 	_Atomic uint64_t poll_seq;
 	struct rte_ring *redirect;  /* MP/SC: packets for our QPs from other engines' RX */
-	/* QPs pinned here. The control path replaces the whole set (copy,
-	 * publish, srnic_dev_quiesce(), free the old one): no lock on the
-	 * engine side. */
-	_Atomic(struct srnic_qp_set *) qps;
+	/* MP/SC: QPs the application posted to or moved to ERR (each at most
+	 * once: qp->db_pending). The engine polls only QPs with work: */
+	struct rte_ring *doorbell;
+	/* MP/SC: destroyed QPs, unlinked and freed by the engine */
+	struct rte_ring *graveyard;
+	struct srnic_qp **active;   /* engine-owned: QPs with work this poll */
+	uint32_t nb_active;
+	uint32_t active_cap;
+	struct srnic_twheel tw;
+	/* QPs waiting for their peer's MAC, woken when the neighbour table
+	 * changes (else by the wheel at their next ARP/ND retry) */
+	struct srnic_qp *arp_wait[SRNIC_ARP_WAIT_MAX];
+	uint32_t nb_arp_wait;
+	uint64_t neigh_gen_seen;
 	uint16_t tx_len;
 	struct rte_mbuf *tx_buf[SRNIC_TX_BUF_SIZE];
 	uint64_t stats[SRNIC_STAT_COUNT];
@@ -306,6 +331,7 @@ struct srnic_dev {
 
 	rte_spinlock_t neigh_lock;
 	struct srnic_neigh neigh[SRNIC_NEIGH_MAX];
+	_Atomic uint64_t neigh_gen;     /* bumped on every update: wakes QPs waiting for a MAC */
 };
 
 /* ---- helpers shared by control path and engines ---- */
@@ -366,8 +392,13 @@ uint64_t srnic_ack_timeout_cycles(uint8_t code);
 /* Wait until no engine of dev is inside a poll that began before this call. */
 void srnic_dev_quiesce(struct srnic_dev *dev);
 
-/* Engine-side entry points used by the control path (dev->lock held). */
-int srnic_engine_set_qp(struct srnic_engine *eng, struct srnic_qp *qp, bool add);
+/* Tell the QP's engine it has work (post, state change). Any thread. */
+void srnic_qp_doorbell(struct srnic_qp *qp);
+/* Hand a destroyed QP (no longer reachable by lookup, engines quiesced)
+ * to its engine, which unlinks and frees it. */
+void srnic_engine_bury_qp(struct srnic_engine *eng, struct srnic_qp *qp);
+/* Free a QP's memory. */
+void srnic_qp_free(struct srnic_qp *qp);
 struct srnic_engine *srnic_engine_create(struct srnic_dev *dev, uint16_t index);
 void srnic_engine_destroy(struct srnic_engine *eng);
 

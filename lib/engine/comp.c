@@ -224,6 +224,7 @@ comp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, const uint8_
 		if (qp->rnr_retry != 7)
 			qp->req.rnr_left--;
 		qp->req.wait_until = eng->now + srnic_rnr_timer_cycles(val);
+		srnic_eng_timer_arm(eng, qp, qp->req.wait_until);
 		qp->req.timer_at = 0; /* the RNR wait is no ACK timeout */
 		comp_rewind(qp, c, psn);
 		return;
@@ -305,9 +306,11 @@ srnic_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *p
 		qp->req.read_retry = 0;
 	}
 	srnic_comp_retire(eng, qp);
-	if (progress && qp->timeout != 0)
+	if (progress && qp->timeout != 0) {
 		qp->req.timer_at = srnic_comp_outstanding(qp) ?
 				   eng->now + qp->timeout_cycles : 0;
+		srnic_eng_timer_arm(eng, qp, qp->req.timer_at);
+	}
 }
 
 bool

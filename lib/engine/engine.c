@@ -147,6 +147,7 @@ srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp)
 		eng_stat(eng, SRNIC_STAT_QP_TO_ERR, 1);
 		atomic_store_explicit(&qp->state, IBV_QPS_ERR, memory_order_release);
 	}
+	srnic_eng_activate(eng, qp); /* to flush */
 }
 
 static void
@@ -203,6 +204,8 @@ srnic_qp_flush(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 	qp->sq.req = c;
 	qp->req.rd_atomic = 0;
+	qp->req.timer_at = 0;
+	qp->req.wait_until = 0;
 	atomic_store_explicit(&qp->sq.comp, c, memory_order_release);
 
 	if (qp->resp.rwqe_taken) {
@@ -228,11 +231,194 @@ qp_resolve(struct srnic_engine *eng, struct srnic_qp *qp)
 		qp->route_ok = 1;
 		return;
 	}
+	if (!qp->arp_waiting && eng->nb_arp_wait < SRNIC_ARP_WAIT_MAX) {
+		qp->arp_waiting = 1;
+		eng->arp_wait[eng->nb_arp_wait++] = qp;
+	}
 	now = eng->now;
 	if (now >= qp->arp_next_tsc) {
 		qp->arp_next_tsc = now + rte_get_timer_hz() / 1000 * SRNIC_ARP_RETRY_MS;
 		srnic_neigh_solicit(eng, qp->route.dst_ip);
 	}
+	srnic_eng_timer_arm(eng, qp, qp->arp_next_tsc);
+}
+
+/* ---- the timer wheel ---- */
+
+static inline uint64_t
+qp_deadline(const struct srnic_qp *qp)
+{
+	uint64_t d = 0;
+
+	if (qp->req.timer_at != 0)
+		d = qp->req.timer_at;
+	if (qp->req.wait_until != 0 && (d == 0 || qp->req.wait_until < d))
+		d = qp->req.wait_until;
+	if (!qp->route_ok && (d == 0 || qp->arp_next_tsc < d))
+		d = qp->arp_next_tsc;
+	return d;
+}
+
+static void
+tw_insert(struct srnic_twheel *tw, struct srnic_qp *qp, uint64_t tick)
+{
+	if (tick < tw->cur)
+		tick = tw->cur;
+	if (tick - tw->cur >= SRNIC_TW_SLOTS)
+		tick = tw->cur + SRNIC_TW_SLOTS - 1; /* comes back a turn later */
+	TAILQ_INSERT_TAIL(&tw->slot[tick & (SRNIC_TW_SLOTS - 1)], qp, tw_link);
+	qp->in_wheel = 1;
+	qp->tw_tick = tick;
+}
+
+static void
+tw_remove(struct srnic_twheel *tw, struct srnic_qp *qp)
+{
+	TAILQ_REMOVE(&tw->slot[qp->tw_tick & (SRNIC_TW_SLOTS - 1)], qp, tw_link);
+	qp->in_wheel = 0;
+}
+
+void
+srnic_eng_timer_arm(struct srnic_engine *eng, struct srnic_qp *qp, uint64_t deadline)
+{
+	if (deadline == 0)
+		return;
+	/* Re-armed on every packet sent: the common case is one multiply. */
+	if (qp->in_wheel) {
+		if (qp->tw_tick * eng->tw.tick_cycles <= deadline)
+			return; /* wakes no later than asked: looked at again then */
+		tw_remove(&eng->tw, qp);
+	}
+	tw_insert(&eng->tw, qp, deadline / eng->tw.tick_cycles);
+}
+
+/* Wake the QPs whose deadline has come; put back those whose moved. */
+static void
+tw_advance(struct srnic_engine *eng)
+{
+	struct srnic_twheel *tw = &eng->tw;
+	uint64_t now_tick = eng->now / tw->tick_cycles;
+	unsigned int steps = 0;
+
+	while (tw->cur <= now_tick && steps < SRNIC_TW_SLOTS) {
+		struct srnic_qp_list *slot = &tw->slot[tw->cur & (SRNIC_TW_SLOTS - 1)];
+		struct srnic_qp *qp;
+
+		while ((qp = TAILQ_FIRST(slot)) != NULL) {
+			uint64_t d;
+
+			tw_remove(tw, qp);
+			d = qp_deadline(qp);
+			if (d == 0)
+				continue;
+			if (d <= eng->now)
+				srnic_eng_activate(eng, qp);
+			else
+				tw_insert(tw, qp, RTE_MAX(d / tw->tick_cycles, tw->cur + 1));
+		}
+		tw->cur++;
+		steps++;
+	}
+	if (tw->cur <= now_tick)
+		tw->cur = now_tick; /* idle for more than a turn: every slot was seen */
+}
+
+/* ---- doorbells and the graveyard ---- */
+
+void
+srnic_qp_doorbell(struct srnic_qp *qp)
+{
+	/* Dekker with the engine: the poster published sq/rq head before;
+	 * the engine clears db_pending before it reads the heads. */
+	if (!atomic_exchange_explicit(&qp->db_pending, 1, memory_order_seq_cst) &&
+	    rte_ring_mp_enqueue(qp->eng->doorbell, qp) != 0)
+		atomic_store(&qp->db_pending, 0); /* cannot happen: one entry per QP */
+}
+
+void
+srnic_engine_bury_qp(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	if (rte_ring_mp_enqueue(eng->graveyard, qp) != 0)
+		SRNIC_LOG(ERR, "qp %#x: graveyard full, leaked", qp->qpn);
+}
+
+static void
+eng_doorbells(struct srnic_engine *eng)
+{
+	struct srnic_qp *q[SRNIC_RX_BURST];
+	unsigned int n, i;
+
+	/* Drain it all: the graveyard below must not free a QP still here. */
+	while ((n = rte_ring_sc_dequeue_burst(eng->doorbell, (void **)q, RTE_DIM(q), NULL)) > 0)
+		for (i = 0; i < n; i++) {
+			atomic_store_explicit(&q[i]->db_pending, 0, memory_order_seq_cst);
+			srnic_eng_activate(eng, q[i]);
+		}
+}
+
+static void
+eng_bury(struct srnic_engine *eng)
+{
+	struct srnic_qp *qp;
+	uint32_t i;
+
+	while (rte_ring_sc_dequeue(eng->graveyard, (void **)&qp) == 0) {
+		if (qp->in_wheel)
+			tw_remove(&eng->tw, qp);
+		if (qp->arp_waiting)
+			for (i = 0; i < eng->nb_arp_wait; i++)
+				if (eng->arp_wait[i] == qp) {
+					eng->arp_wait[i] = eng->arp_wait[--eng->nb_arp_wait];
+					break;
+				}
+		if (qp->active)
+			for (i = 0; i < eng->nb_active; i++)
+				if (eng->active[i] == qp) {
+					eng->active[i] = eng->active[--eng->nb_active];
+					break;
+				}
+		srnic_qp_free(qp);
+	}
+}
+
+/* The neighbour table changed: give every QP waiting for a MAC a turn. */
+static void
+eng_neigh_changed(struct srnic_engine *eng)
+{
+	uint32_t i;
+
+	eng->neigh_gen_seen = atomic_load_explicit(&eng->dev->neigh_gen, memory_order_acquire);
+	for (i = 0; i < eng->nb_arp_wait; i++) {
+		eng->arp_wait[i]->arp_waiting = 0;
+		srnic_eng_activate(eng, eng->arp_wait[i]);
+	}
+	eng->nb_arp_wait = 0;
+}
+
+/* One QP's turn. Returns true if it has work left for the next poll. */
+static bool
+eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	enum ibv_qp_state st = srnic_qp_state(qp);
+	bool more;
+
+	if (st == IBV_QPS_ERR) {
+		srnic_qp_flush(eng, qp);
+		return false; /* posts in ERR ring the doorbell again */
+	}
+	if (st < IBV_QPS_RTR)
+		return false;
+	if (unlikely(!qp->route_ok)) {
+		qp_resolve(eng, qp);
+		if (!qp->route_ok)
+			return false; /* the wheel wakes it for the next ARP/ND */
+	}
+	more = srnic_resp_run(eng, qp);
+	if (st == IBV_QPS_RTS) {
+		srnic_comp_timer(eng, qp);
+		more |= srnic_req_run(eng, qp);
+	}
+	return more || srnic_qp_state(qp) == IBV_QPS_ERR;
 }
 
 /* ---- the loop ---- */
@@ -254,12 +440,10 @@ unsigned int
 srnic_engine_poll(struct srnic_engine *eng)
 {
 	struct rte_mbuf *pkts[SRNIC_RX_BURST];
-	struct srnic_qp_set *set;
 	uint16_t n, r;
-	uint32_t i, start, tx_before;
+	uint32_t i, cnt, keep, tx_before;
 
 	atomic_fetch_add_explicit(&eng->poll_seq, 1, memory_order_acq_rel); /* odd: inside */
-	set = atomic_load_explicit(&eng->qps, memory_order_acquire);
 	eng->now = rte_get_timer_cycles();
 	tx_before = eng->stats[SRNIC_STAT_TX_PKTS];
 
@@ -269,32 +453,29 @@ srnic_engine_poll(struct srnic_engine *eng)
 	r = (uint16_t)rte_ring_sc_dequeue_burst(eng->redirect, (void **)pkts, SRNIC_RX_BURST, NULL);
 	if (r > 0) /* ICRC was checked by the engine that received them */
 		srnic_recv_burst(eng, pkts, r, SRNIC_PARSE_F_NO_ICRC);
+	eng_doorbells(eng);
+	eng_bury(eng);
+	tw_advance(eng);
+	if (unlikely(eng->nb_arp_wait > 0) &&
+	    atomic_load_explicit(&eng->dev->neigh_gen, memory_order_acquire) != eng->neigh_gen_seen)
+		eng_neigh_changed(eng);
 
-	/* Start the QP walk one further each poll: when TX room runs out
-	 * part way, no QP is always the one left waiting. */
-	start = set->n > 0 ? eng->rr++ % set->n : 0;
-	for (i = 0; i < set->n; i++) {
-		uint32_t k = start + i < set->n ? start + i : start + i - set->n;
-		struct srnic_qp *qp = set->qp[k];
-		enum ibv_qp_state st = srnic_qp_state(qp);
+	/* Only QPs with work: woken by a packet, a doorbell or the wheel. */
+	cnt = eng->nb_active;
+	keep = 0;
+	for (i = 0; i < cnt; i++) {
+		struct srnic_qp *qp = eng->active[i];
 
-		if (st == IBV_QPS_ERR) {
-			srnic_qp_flush(eng, qp);
-			continue;
-		}
-		if (st < IBV_QPS_RTR)
-			continue;
-		if (unlikely(!qp->route_ok)) {
-			qp_resolve(eng, qp);
-			if (!qp->route_ok)
-				continue;
-		}
-		srnic_resp_run(eng, qp);
-		if (st == IBV_QPS_RTS) {
-			srnic_comp_timer(eng, qp);
-			srnic_req_run(eng, qp);
-		}
+		if (eng_qp_run(eng, qp))
+			eng->active[keep++] = qp;
+		else
+			qp->active = 0;
 	}
+	if (eng->nb_active > cnt) /* woken while the others ran */
+		memmove(&eng->active[keep], &eng->active[cnt],
+			(eng->nb_active - cnt) * sizeof(eng->active[0]));
+	eng->nb_active = keep + (eng->nb_active - cnt);
+
 	eng_tx_flush(eng);
 	atomic_fetch_add_explicit(&eng->poll_seq, 1, memory_order_acq_rel); /* even: outside */
 	return n + r + (unsigned int)(eng->stats[SRNIC_STAT_TX_PKTS] - tx_before);
@@ -344,24 +525,38 @@ srnic_engine_create(struct srnic_dev *dev, uint16_t index)
 {
 	struct srnic_engine *eng = rte_zmalloc("srnic_engine", sizeof(*eng), RTE_CACHE_LINE_SIZE);
 	char name[RTE_RING_NAMESIZE];
-	struct srnic_qp_set *set;
+	unsigned int i;
 
 	if (eng == NULL)
 		return NULL;
-	set = rte_zmalloc("srnic_qp_set", sizeof(*set), 0);
-	snprintf(name, sizeof(name), "%.20s_rd%u", dev->name, index);
-	eng->redirect = rte_ring_create(name, SRNIC_REDIRECT_RING, rte_socket_id(), RING_F_SC_DEQ);
-	if (set == NULL || eng->redirect == NULL) {
-		rte_free(set);
-		rte_ring_free(eng->redirect);
-		rte_free(eng);
-		return NULL;
-	}
 	eng->dev = dev;
 	eng->index = index;
 	eng->queue = index;
 	eng->port_id = dev->port_id;
-	atomic_store(&eng->qps, set);
+	snprintf(name, sizeof(name), "%.20s_rd%u", dev->name, index);
+	eng->redirect = rte_ring_create(name, SRNIC_REDIRECT_RING, rte_socket_id(), RING_F_SC_DEQ);
+	/* One entry per QP at most in each: room for every QP of the device. */
+	snprintf(name, sizeof(name), "%.20s_db%u", dev->name, index);
+	eng->doorbell = rte_ring_create(name, SRNIC_MAX_QP, rte_socket_id(),
+					RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	snprintf(name, sizeof(name), "%.20s_gy%u", dev->name, index);
+	eng->graveyard = rte_ring_create(name, SRNIC_MAX_QP, rte_socket_id(),
+					 RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	eng->active_cap = SRNIC_MAX_QP;
+	eng->active = rte_zmalloc("srnic_active", sizeof(eng->active[0]) * eng->active_cap, 0);
+	if (eng->redirect == NULL || eng->doorbell == NULL || eng->graveyard == NULL ||
+	    eng->active == NULL) {
+		rte_ring_free(eng->redirect);
+		rte_ring_free(eng->doorbell);
+		rte_ring_free(eng->graveyard);
+		rte_free(eng->active);
+		rte_free(eng);
+		return NULL;
+	}
+	eng->tw.tick_cycles = RTE_MAX(rte_get_timer_hz() / 1000000 * SRNIC_TW_TICK_US, 1ul);
+	eng->tw.cur = rte_get_timer_cycles() / eng->tw.tick_cycles;
+	for (i = 0; i < SRNIC_TW_SLOTS; i++)
+		TAILQ_INIT(&eng->tw.slot[i]);
 	return eng;
 }
 
@@ -369,34 +564,18 @@ void
 srnic_engine_destroy(struct srnic_engine *eng)
 {
 	struct rte_mbuf *m;
+	struct srnic_qp *qp;
 
 	while (rte_ring_dequeue(eng->redirect, (void **)&m) == 0)
 		rte_pktmbuf_free(m);
+	while (rte_ring_dequeue(eng->graveyard, (void **)&qp) == 0)
+		srnic_qp_free(qp);
 	rte_ring_free(eng->redirect);
+	rte_ring_free(eng->doorbell);
+	rte_ring_free(eng->graveyard);
 	rte_pktmbuf_free_bulk(eng->tx_buf, eng->tx_len);
-	rte_free(atomic_load(&eng->qps));
+	rte_free(eng->active);
 	rte_free(eng);
-}
-
-int
-srnic_engine_set_qp(struct srnic_engine *eng, struct srnic_qp *qp, bool add)
-{
-	struct srnic_qp_set *old = atomic_load(&eng->qps), *set;
-	uint32_t i, n = 0;
-
-	set = rte_zmalloc("srnic_qp_set", sizeof(*set) + sizeof(set->qp[0]) * (old->n + 1), 0);
-	if (set == NULL)
-		return -ENOMEM;
-	for (i = 0; i < old->n; i++)
-		if (old->qp[i] != qp)
-			set->qp[n++] = old->qp[i];
-	if (add)
-		set->qp[n++] = qp;
-	set->n = n;
-	atomic_store_explicit(&eng->qps, set, memory_order_release);
-	srnic_dev_quiesce(eng->dev);
-	rte_free(old);
-	return 0;
 }
 
 /* ---- counters ---- */

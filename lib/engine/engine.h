@@ -83,12 +83,15 @@ void srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp);
 void srnic_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
 		      unsigned int parse_flags);
 
-/* Requester: build request packets from the SQ. */
-void srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp);
+/* Requester: build request packets from the SQ. Returns true when it
+ * stopped with work left that needs no event from the peer (TX room,
+ * budget, mbufs): the QP stays active. */
+bool srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp);
 
 /* Responder: one request packet; then send what the responder owes. */
 void srnic_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt);
-void srnic_resp_run(struct srnic_engine *eng, struct srnic_qp *qp);
+/* Returns true while the responder still owes something. */
+bool srnic_resp_run(struct srnic_engine *eng, struct srnic_qp *qp);
 
 /* Completer: one ACK / NAK / READ response / atomic ACK. */
 void srnic_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt);
@@ -103,6 +106,19 @@ void srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp);
 /* Retire finished WQEs in order from sq.comp: CQEs for signaled ones and
  * for errors (an error moves the QP to ERR). */
 void srnic_comp_retire(struct srnic_engine *eng, struct srnic_qp *qp);
+
+/* The QP has work for this engine's loop (idempotent). */
+static inline void
+srnic_eng_activate(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	if (!qp->active) {
+		qp->active = 1;
+		eng->active[eng->nb_active++] = qp;
+	}
+}
+
+/* Wake the QP at deadline (timer cycles) through the timer wheel. */
+void srnic_eng_timer_arm(struct srnic_engine *eng, struct srnic_qp *qp, uint64_t deadline);
 
 /* Flush every outstanding WQE of a QP in ERR. */
 void srnic_qp_flush(struct srnic_engine *eng, struct srnic_qp *qp);

@@ -60,7 +60,8 @@ srnic_neigh_update(struct srnic_dev *dev, const uint8_t *ip, const struct rte_et
 
 		if (n->valid && memcmp(n->ip, ip, ip_len(dev)) == 0) {
 			n->mac = *mac;
-			rte_spinlock_unlock(&dev->neigh_lock);
+			atomic_fetch_add_explicit(&dev->neigh_gen, 1, memory_order_release);
+	rte_spinlock_unlock(&dev->neigh_lock);
 			return;
 		}
 		if (!n->valid && free_slot == NULL)
@@ -72,6 +73,7 @@ srnic_neigh_update(struct srnic_dev *dev, const uint8_t *ip, const struct rte_et
 	memcpy(free_slot->ip, ip, ip_len(dev));
 	free_slot->mac = *mac;
 	free_slot->valid = 1;
+	atomic_fetch_add_explicit(&dev->neigh_gen, 1, memory_order_release);
 	rte_spinlock_unlock(&dev->neigh_lock);
 }
 

@@ -111,6 +111,8 @@ srnic_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
 			srnic_resp_rx(eng, qp, &pkt);
 		else
 			srnic_comp_rx(eng, qp, &pkt);
+		/* Something to answer, or room to send more: give it a turn. */
+		srnic_eng_activate(eng, qp);
 drop:
 		rte_pktmbuf_free(m);
 	}

@@ -214,22 +214,24 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w)
 	/* Something is out: the local ACK timer runs from the last packet
 	 * sent or the last progress, whichever is later (as rxe), so a long
 	 * message is not timed out while it is still being sent. */
-	if (qp->timeout != 0)
+	if (qp->timeout != 0) {
 		qp->req.timer_at = eng->now + qp->timeout_cycles;
+		srnic_eng_timer_arm(eng, qp, qp->req.timer_at);
+	}
 	return 0;
 }
 
-void
+bool
 srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
 	unsigned int budget = SRNIC_REQ_BUDGET;
 
 	if (unlikely(qp->req.stalled))
-		return;
+		return false;
 	if (unlikely(qp->req.wait_until != 0)) {
 		if (eng->now < qp->req.wait_until)
-			return; /* RNR wait */
+			return false; /* RNR wait: the timer wheel wakes the QP */
 		qp->req.wait_until = 0;
 	}
 	while (budget > 0 && qp->sq.req != head) {
@@ -237,7 +239,7 @@ srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 
 		if (unlikely(eng_tx_free(eng) <= SRNIC_TX_RESERVE)) {
 			eng_stat(eng, SRNIC_STAT_REQ_TX_FULL, 1);
-			return;
+			return true;
 		}
 		if (w->state == SRNIC_WQE_POSTED) {
 			bool rd_atomic = wqe_is_rd_atomic(w);
@@ -247,20 +249,20 @@ srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 			/* A fenced WQE waits for every earlier READ/atomic (IBTA 10.8.3.3). */
 			if (w->fence && qp->req.rd_atomic > 0) {
 				eng_stat(eng, SRNIC_STAT_REQ_WAIT_FENCE, 1);
-				return;
+				return false; /* a completion wakes the QP */
 			}
 			if (rd_atomic && qp->req.rd_atomic >= qp->max_rd_atomic) {
 				eng_stat(eng, SRNIC_STAT_REQ_WAIT_RD_ATOMIC, 1);
-				return;
+				return false;
 			}
 			if (qp->sq.req - comp >= SRNIC_MAX_INFLIGHT_WQE) {
 				eng_stat(eng, SRNIC_STAT_REQ_WAIT_WINDOW, 1);
-				return;
+				return false;
 			}
 			st = wqe_check_local(qp, w);
 			if (unlikely(st != IBV_WC_SUCCESS)) {
 				req_local_error(eng, qp, w, st);
-				return;
+				return false;
 			}
 			w->npkts = rd_atomic && w->opcode != IBV_WR_RDMA_READ ? 1
 								: msg_npkts(w->length, qp->pmtu);
@@ -272,11 +274,12 @@ srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 			eng_stat(eng, SRNIC_STAT_REQ_MSGS, 1);
 		}
 		if (req_build(eng, qp, w) != 0)
-			return;
+			return true; /* out of mbufs or gone: try again next poll */
 		budget--;
 		if (w->sent_pkts == w->npkts) {
 			w->state = SRNIC_WQE_SENT;
 			qp->sq.req++;
 		}
 	}
+	return qp->sq.req != head; /* budget spent with work left */
 }

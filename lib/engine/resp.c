@@ -679,7 +679,7 @@ send_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_resp_
 	return 0;
 }
 
-void
+bool
 srnic_resp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	struct srnic_resp *r = &qp->resp;
@@ -691,23 +691,23 @@ srnic_resp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 
 		/* ACKs may use the reserve; data responses leave it alone. */
 		if (eng_tx_free(eng) <= (ctl ? 0 : SRNIC_TX_RESERVE))
-			return;
+			return true;
 		switch (e->kind) {
 		case SRNIC_RESP_ACK:
 		case SRNIC_RESP_NAK:
 			if (send_ack(eng, qp, e) != 0)
-				return;
+				return true;
 			r->head++;
 			break;
 		case SRNIC_RESP_ATOMIC:
 			if (send_atomic_ack(eng, qp, e) != 0)
-				return;
+				return true;
 			r->rd_atomic -= !e->dup;
 			r->head++;
 			break;
 		case SRNIC_RESP_READ:
 			if (send_read_resp(eng, qp, e) != 0)
-				return;
+				return true;
 			if (e->kind == SRNIC_RESP_READ && e->sent == e->npkts) {
 				r->rd_atomic -= !e->dup;
 				r->head++;
@@ -718,4 +718,5 @@ srnic_resp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 	if (r->head == r->tail && r->goto_error)
 		srnic_qp_to_err(eng, qp);
+	return r->head != r->tail;
 }
