@@ -28,6 +28,11 @@ struct req_worker {
 	size_t nb_lat;
 	size_t cap_lat;
 	uint64_t last_progress;     /* TSC of the last completion */
+	uint32_t *ready;            /* QPs (indexes) with room to post */
+	uint32_t nb_ready;
+	uint32_t nb_qps;            /* QPs of this worker */
+	uint64_t posted;            /* WRs posted over its QPs */
+	bool time_up_seen;
 	uint64_t errors;
 	uint64_t verify_errors;
 	uint64_t msgs;
@@ -151,6 +156,19 @@ verify_done(struct req_worker *w, struct perf_qp *q, uint32_t n)
 /* One pass of a requester worker: post what the depth allows, poll the
  * engine, poll the CQ. Returns 1 when its QPs are done, 0 to go on, or a
  * negative errno. */
+static inline void
+ready_push(struct req_worker *w, struct perf_qp *q, uint32_t qi)
+{
+	if (!q->in_ready) {
+		q->in_ready = 1;
+		w->ready[w->nb_ready++] = qi;
+	}
+}
+
+/* One pass of a requester worker: post what the depth allows on the QPs
+ * that have room (those that just completed something: no walk over every
+ * QP), poll the engine, poll the CQ. Returns 1 when its QPs are done, 0 to
+ * go on, or a negative errno. */
 static int
 req_step(struct req_worker *w)
 {
@@ -158,29 +176,43 @@ req_step(struct req_worker *w)
 	const struct perf_conf *c = env->conf;
 	struct srnic_engine *eng = srnic_dev_engine(env->dev[0], (uint16_t)w->idx);
 	struct ibv_wc wc[WC_BURST];
-	bool done = true;
-	uint32_t i;
+	uint32_t i, cnt, keep = 0;
 	int n, k;
 
-	for (i = w->idx; i < c->qps; i += c->nb_lcores) {
-		struct perf_qp *q = &env->qps[i];
-		/* Time up: stop, but end on a signaled WR so everything drains. */
+	if (req_time_up && !w->time_up_seen) {
+		/* Stop, but end each QP on a signaled WR so everything drains. */
+		w->time_up_seen = true;
+		for (i = w->idx; i < c->qps; i += c->nb_lcores)
+			ready_push(w, &env->qps[i], i);
+	}
+	cnt = w->nb_ready;
+	for (i = 0; i < cnt; i++) {
+		uint32_t qi = w->ready[i];
+		struct perf_qp *q = &env->qps[qi];
 		uint64_t target = !req_time_up ? w->target_per_qp
 					       : q->posted + (q->unsig_run > 0 ? 1 : 0);
+		int rc = 0;
 
-		while (q->outstanding < c->depth && q->posted < target)
-			if (post_one(w, q, i, q->posted + 1 == target) != 0)
+		while (q->outstanding < c->depth && q->posted < target) {
+			rc = post_one(w, q, qi, q->posted + 1 == target);
+			if (rc != 0)
 				break;
-		if (q->completed < target || q->outstanding > 0)
-			done = false;
+			w->posted++;
+		}
+		if (rc != 0)
+			w->ready[keep++] = qi; /* SQ full for now: try again */
+		else
+			q->in_ready = 0;
 	}
+	w->nb_ready = keep;
 	srnic_engine_poll(eng);
 	n = srnic_poll_cq(env->cq[0][w->idx], WC_BURST, wc);
 	if (n < 0)
 		return n;
 	for (k = 0; k < n; k++) {
-		struct perf_qp *q = &env->qps[wc[k].wr_id >> 32];
-		uint32_t cnt = (uint32_t)(wc[k].wr_id & WRID_COUNT_MASK);
+		uint32_t qi = (uint32_t)(wc[k].wr_id >> 32);
+		struct perf_qp *q = &env->qps[qi];
+		uint32_t cnt_wr = (uint32_t)(wc[k].wr_id & WRID_COUNT_MASK);
 
 		if (wc[k].status != IBV_WC_SUCCESS) {
 			w->errors++;
@@ -189,26 +221,31 @@ req_step(struct req_worker *w)
 			return -EIO;
 		}
 		if (c->verify)
-			verify_done(w, q, cnt);
+			verify_done(w, q, cnt_wr);
 		if (c->trace)
 			printf("  CQE  qp %#x wr_id %#" PRIx64 " status %s opcode %d byte_len %u\n",
 			       wc[k].qp_num, wc[k].wr_id, srnic_wc_status_str(wc[k].status),
 			       wc[k].opcode, wc[k].byte_len);
 		if (w->nb_lat < w->cap_lat)
 			w->lat[w->nb_lat++] = rte_rdtsc() - q->t_post;
-		q->completed += cnt;
-		q->outstanding -= cnt;
-		w->msgs += cnt;
+		q->completed += cnt_wr;
+		q->outstanding -= cnt_wr;
+		w->msgs += cnt_wr;
+		ready_push(w, q, qi);
 	}
 	if (n > 0) {
 		w->last_progress = rte_rdtsc();
 		live_msgs[w->idx] = w->msgs;
-	} else if (!done && rte_rdtsc() - w->last_progress > PERF_RUN_TIMEOUT_S * rte_get_tsc_hz()) {
+	}
+	if (w->nb_ready == 0 && w->msgs == w->posted &&
+	    (req_time_up || w->posted == w->target_per_qp * w->nb_qps))
+		return 1;
+	if (n == 0 && rte_rdtsc() - w->last_progress > PERF_RUN_TIMEOUT_S * rte_get_tsc_hz()) {
 		fprintf(stderr, "srnic-perf: requester %u: no completion for %d s\n", w->idx,
 			PERF_RUN_TIMEOUT_S);
 		return -ETIMEDOUT;
 	}
-	return done ? 1 : 0;
+	return 0;
 }
 
 static int
@@ -383,7 +420,7 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 	const struct perf_conf *c = env->conf;
 	struct req_worker w[PERF_MAX_LCORES];
 	struct resp_worker rw = { .env = env, .size = size };
-	unsigned int lcores[RTE_MAX_LCORE], nb_workers = 0, lc, i;
+	unsigned int lcores[RTE_MAX_LCORE], nb_workers = 0, lc, i, q;
 	uint64_t t0, t1, hz = rte_get_tsc_hz(), last_stats, prev_msgs = 0;
 	bool local_resp = env->dev[1] != NULL, resp_on_lcore;
 	uint64_t *posted = NULL;
@@ -423,6 +460,14 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 		w[i].lat = malloc(w[i].cap_lat * sizeof(uint64_t));
 		if (w[i].lat == NULL)
 			w[i].cap_lat = 0;
+		w[i].ready = malloc(c->qps * sizeof(uint32_t));
+		if (w[i].ready == NULL)
+			return -ENOMEM;
+		for (q = i; q < c->qps; q += c->nb_lcores) {
+			env->qps[q].in_ready = 1;
+			w[i].ready[w[i].nb_ready++] = q;
+		}
+		w[i].nb_qps = w[i].nb_ready;
 		live_msgs[i] = 0;
 	}
 	resp_stop = false;
@@ -491,6 +536,7 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 	r->mtu = 128u << c->mtu;
 	r->seconds = (double)(t1 - t0) / hz;
 	for (i = 0; i < c->nb_lcores; i++) {
+		free(w[i].ready);
 		r->msgs += w[i].msgs;
 		r->errors += w[i].errors;
 		r->verify_errors += w[i].verify_errors;
