@@ -8,19 +8,43 @@
  * reference on mr->shinfo; the MR (and the application's release callback)
  * goes when the last one is freed.
  */
+/* rte_dev_dma_map() is still experimental in DPDK 22.11. */
+#define ALLOW_EXPERIMENTAL_API
+
 #include <unistd.h>
 
+#include <rte_dev.h>
 #include <rte_errno.h>
+#include <rte_ethdev.h>
 #include <rte_malloc.h>
 #include <rte_memory.h>
 
 #include "rnic.h"
 
+/* The port's device DMAs from application memory only once mapped
+ * (IOMMU/VFIO); virtual PMDs answer ENOTSUP, which is fine. */
+static void
+mr_dma_map(struct srnic_mr *mr, bool map)
+{
+	struct rte_eth_dev_info info;
+	int rc;
+
+	if (rte_eth_dev_info_get(mr->dev->port_id, &info) != 0 || info.device == NULL)
+		return;
+	rc = map ? rte_dev_dma_map(info.device, mr->addr, mr->iova, mr->length)
+		 : rte_dev_dma_unmap(info.device, mr->addr, mr->iova, mr->length);
+	if (rc != 0 && rte_errno != ENOTSUP)
+		SRNIC_LOG(DEBUG, "MR %#x: DMA %smap: %s", mr->key, map ? "" : "un",
+			  rte_strerror(rte_errno));
+}
+
 static void
 mr_final(struct srnic_mr *mr)
 {
-	if (mr->extmem)
+	if (mr->extmem) {
+		mr_dma_map(mr, false);
 		rte_extmem_unregister(mr->addr, mr->length);
+	}
 	if (mr->release != NULL)
 		mr->release(mr->addr, mr->length, mr->release_arg);
 	rte_free(mr);
@@ -99,6 +123,8 @@ srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
 		rte_errno = ENOSPC;
 		return NULL;
 	}
+	if (mr->extmem)
+		mr_dma_map(mr, true);
 	dev->mr_next = idx;
 	dev->mr_gen[idx]++;
 	mr->key = idx << 8 | dev->mr_gen[idx];
