@@ -146,7 +146,7 @@ test_arp_resolve(void **state)
 	uint8_t *local = host_alloc(ARP_READ_LEN), *remote = host_alloc(ARP_READ_LEN);
 	const struct ibv_wc *wc;
 	uint32_t idx[64], n, i;
-	uint64_t t0;
+	uint64_t t0, t_reply;
 
 	RTE_SET_USED(state);
 	host_cap_reset();
@@ -189,6 +189,7 @@ test_arp_resolve(void **state)
 	/* A receives the reply (B's MAC), learns it and sends the READ in the
 	 * same poll. */
 	srnic_engine_poll(eng[0]);
+	t_reply = rte_get_timer_cycles();
 	n = host_cap_find(T.port[0], RTE_ETHER_TYPE_ARP, idx, RTE_DIM(idx));
 	assert_true(n >= 1);
 	check_arp(H_cap->f[idx[0]].data, H_cap->f[idx[0]].len, &mac_a, &mac_b, RTE_ARP_OP_REPLY,
@@ -205,12 +206,14 @@ test_arp_resolve(void **state)
 	assert_memory_equal(local, remote, ARP_READ_LEN);
 	host_settle();
 
-	/* Counters: one request each way at most, one reply each way at most;
-	 * normally exactly one request (A) and one reply (B). */
-	assert_int_equal(host_eng_stat(eng[0], "tx_arp"), 1);
-	assert_int_equal(host_eng_stat(eng[0], "rx_arp"), 1);
-	assert_int_equal(host_eng_stat(eng[1], "rx_arp"), 1);
-	assert_int_equal(host_eng_stat(eng[1], "tx_arp"), 1);
+	/* Counters: A's requests, each answered by B, nothing else; one of
+	 * each unless this thread slept past the 100 ms retry interval. */
+	n = (uint32_t)host_eng_stat(eng[0], "tx_arp");
+	if (t_reply - t0 < rte_get_timer_hz() / 10)
+		assert_int_equal(n, 1);
+	assert_int_equal(host_eng_stat(eng[1], "rx_arp"), n);
+	assert_int_equal(host_eng_stat(eng[1], "tx_arp"), n);
+	assert_int_equal(host_eng_stat(eng[0], "rx_arp"), n);
 	/* Every RoCE frame carries the resolved MACs. */
 	n = host_cap_roce(T.port[1], -1, idx, RTE_DIM(idx));
 	assert_true(n >= 1);
