@@ -33,7 +33,10 @@ srnic_create_cq(struct srnic_dev *dev, int cqe, struct srnic_engine *eng)
 		return NULL;
 	}
 	cq->ring = rte_zmalloc("srnic_cq_ring", sizeof(*cq->ring) * size, RTE_CACHE_LINE_SIZE);
-	if (cq->ring == NULL) {
+	cq->wq_next = rte_zmalloc("srnic_cq_wq", sizeof(*cq->wq_next) * size, RTE_CACHE_LINE_SIZE);
+	if (cq->ring == NULL || cq->wq_next == NULL) {
+		rte_free(cq->ring);
+		rte_free(cq->wq_next);
 		rte_free(cq);
 		rte_errno = ENOMEM;
 		return NULL;
@@ -51,6 +54,7 @@ srnic_destroy_cq(struct srnic_cq *cq)
 	if (cq == NULL)
 		return -EINVAL;
 	rte_free(cq->ring);
+	rte_free(cq->wq_next);
 	rte_free(cq);
 	return 0;
 }
@@ -62,8 +66,19 @@ srnic_poll_cq(struct srnic_cq *cq, int n, struct ibv_wc *wc)
 	uint32_t prod = atomic_load_explicit(&cq->prod, memory_order_acquire);
 	uint32_t k = RTE_MIN((uint32_t)RTE_MAX(n, 0), prod - cons), i;
 
-	for (i = 0; i < k; i++)
-		wc[i] = cq->ring[(cons + i) & cq->mask];
+	for (i = 0; i < k; i++) {
+		uint32_t slot = (cons + i) & cq->mask;
+		struct srnic_qp *qp;
+
+		wc[i] = cq->ring[slot];
+		/* The WQE's slots go back to the application now, as with a
+		 * hardware RNIC: a CQ as deep as its work queues never overflows. */
+		qp = srnic_dev_qp(cq->dev, wc[i].qp_num);
+		if (qp != NULL)
+			atomic_store_explicit((wc[i].opcode & IBV_WC_RECV) ? &qp->rq.app_free
+									  : &qp->sq.app_free,
+					      cq->wq_next[slot], memory_order_release);
+	}
 	atomic_store_explicit(&cq->cons, cons + k, memory_order_release);
 	if (k == 0 && atomic_load_explicit(&cq->overflow, memory_order_relaxed))
 		return -EOVERFLOW;

@@ -277,6 +277,8 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 		srnic_dev_quiesce(qp->dev);
 		atomic_store(&qp->sq.head, 0);
 		atomic_store(&qp->sq.comp, 0);
+		atomic_store(&qp->sq.app_free, 0);
+		atomic_store(&qp->rq.app_free, 0);
 		qp->sq.req = 0;
 		atomic_store(&qp->rq.head, 0);
 		atomic_store(&qp->rq.tail, 0);
@@ -474,9 +476,9 @@ srnic_post_send(struct srnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr 
 		return EINVAL;
 	}
 	for (; wr != NULL; wr = wr->next) {
-		uint32_t comp = atomic_load_explicit(&qp->sq.comp, memory_order_acquire);
+		uint32_t free_to = atomic_load_explicit(&qp->sq.app_free, memory_order_acquire);
 
-		if (head - comp >= qp->sq.size) {
+		if (head - free_to >= qp->sq.size) {
 			rc = ENOMEM;
 			break;
 		}
@@ -504,11 +506,11 @@ srnic_post_recv(struct srnic_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr 
 		return EINVAL;
 	}
 	for (; wr != NULL; wr = wr->next) {
-		uint32_t tail = atomic_load_explicit(&qp->rq.tail, memory_order_acquire);
+		uint32_t free_to = atomic_load_explicit(&qp->rq.app_free, memory_order_acquire);
 		struct srnic_rwqe *w;
 		uint64_t len = 0;
 
-		if (head - tail >= qp->rq.size) {
+		if (head - free_to >= qp->rq.size) {
 			rc = ENOMEM;
 			break;
 		}

@@ -52,6 +52,9 @@ struct srnic_cq {
 	struct srnic_dev *dev;
 	struct srnic_engine *eng;
 	struct ibv_wc *ring;
+	/* beside each entry: the work queue index after the WQE it completes;
+	 * polling it gives the slots up to there back to the application */
+	uint32_t *wq_next;
 	uint32_t size;              /* power of two */
 	uint32_t mask;
 	/* producer side: the engine */
@@ -144,6 +147,7 @@ struct srnic_resp {
 	uint8_t rd_atomic;          /* READ/atomic entries queued */
 	uint8_t rwqe_taken;         /* a receive WQE is being filled */
 	struct srnic_rwqe rwqe;     /* copy of the receive WQE in use */
+	uint32_t rwqe_next;         /* RQ index after it */
 	uint32_t recv_off;          /* bytes placed in it */
 	uint64_t write_va;          /* WRITE in progress */
 	uint32_t write_rkey;
@@ -215,6 +219,9 @@ struct srnic_qp {
 		alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t head;
 		alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t comp;
 		uint32_t req;
+		/* slots before app_free are the application's again: their
+		 * completions were polled (or they preceded a polled one) */
+		_Atomic uint32_t app_free;
 	} sq;
 
 	/* receive queue: application produces at head, engine consumes at tail */
@@ -225,6 +232,7 @@ struct srnic_qp {
 		uint32_t max_sge;
 		alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t head;
 		alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t tail;
+		_Atomic uint32_t app_free;  /* as sq.app_free */
 	} rq;
 
 	/* requester */

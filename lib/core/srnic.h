@@ -20,7 +20,10 @@
  * Ownership of the rings shared between the application and an engine:
  * - SQ and RQ: the application is the single producer (srnic_post_send(),
  *   srnic_post_recv()), the QP's engine the single consumer. A slot returns
- *   to the application when its work request has completed.
+ *   to the application when srnic_poll_cq() hands out the completion of its
+ *   work request or of a later one of the same queue (as with a hardware
+ *   RNIC: unsignaled sends are reclaimed by the next signaled one), so a CQ
+ *   at least as deep as the work queues feeding it never overflows.
  * - CQ: the engine is the single producer, the application the single
  *   consumer (srnic_poll_cq()).
  * Posting to one QP or polling one CQ from two threads at once needs the

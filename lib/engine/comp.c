@@ -64,7 +64,7 @@ srnic_comp_retire(struct srnic_engine *eng, struct srnic_qp *qp)
 			wc.opcode = srnic_wr_to_wc_opcode(w->opcode);
 			wc.byte_len = w->length;
 			wc.qp_num = qp->qpn;
-			srnic_qp_cqe(eng, qp, qp->scq, &wc);
+			srnic_qp_cqe(eng, qp, qp->scq, &wc, c + 1);
 		}
 		c++;
 		if (w->wc_status != IBV_WC_SUCCESS) {

@@ -129,12 +129,12 @@ srnic_sge_copy_in(struct srnic_qp *qp, const struct ibv_sge *sge, unsigned int n
 
 void
 srnic_qp_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
-	     const struct ibv_wc *wc)
+	     const struct ibv_wc *wc, uint32_t wq_next)
 {
 	eng_stat(eng, SRNIC_STAT_CQE, 1);
 	if (wc->status != IBV_WC_SUCCESS)
 		eng_stat(eng, SRNIC_STAT_CQE_ERR, 1);
-	if (unlikely(srnic_cq_push(cq, wc) != 0)) {
+	if (unlikely(srnic_cq_push(cq, wc, wq_next) != 0)) {
 		eng_stat(eng, SRNIC_STAT_CQ_OVERFLOW, 1);
 		srnic_qp_to_err(eng, qp);
 	}
@@ -152,7 +152,7 @@ srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp)
 
 static void
 flush_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq, uint64_t wr_id,
-	  enum ibv_wc_opcode op)
+	  enum ibv_wc_opcode op, uint32_t wq_next)
 {
 	struct ibv_wc wc;
 
@@ -163,7 +163,7 @@ flush_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq, ui
 	wc.qp_num = qp->qpn;
 	eng_stat(eng, SRNIC_STAT_CQE, 1);
 	eng_stat(eng, SRNIC_STAT_CQE_ERR, 1);
-	if (srnic_cq_push(cq, &wc) != 0)
+	if (srnic_cq_push(cq, &wc, wq_next) != 0)
 		eng_stat(eng, SRNIC_STAT_CQ_OVERFLOW, 1);
 }
 
@@ -200,7 +200,7 @@ srnic_qp_flush(struct srnic_engine *eng, struct srnic_qp *qp)
 	for (; c != h; c++) {
 		struct srnic_swqe *w = &qp->sq.wqe[c & qp->sq.mask];
 
-		flush_cqe(eng, qp, qp->scq, w->wr_id, srnic_wr_to_wc_opcode(w->opcode));
+		flush_cqe(eng, qp, qp->scq, w->wr_id, srnic_wr_to_wc_opcode(w->opcode), c + 1);
 	}
 	qp->sq.req = c;
 	qp->req.rd_atomic = 0;
@@ -209,13 +209,13 @@ srnic_qp_flush(struct srnic_engine *eng, struct srnic_qp *qp)
 	atomic_store_explicit(&qp->sq.comp, c, memory_order_release);
 
 	if (qp->resp.rwqe_taken) {
-		flush_cqe(eng, qp, qp->rcq, qp->resp.rwqe.wr_id, IBV_WC_RECV);
+		flush_cqe(eng, qp, qp->rcq, qp->resp.rwqe.wr_id, IBV_WC_RECV, qp->resp.rwqe_next);
 		qp->resp.rwqe_taken = 0;
 	}
 	t = atomic_load_explicit(&qp->rq.tail, memory_order_relaxed);
 	rh = atomic_load_explicit(&qp->rq.head, memory_order_acquire);
 	for (; t != rh; t++)
-		flush_cqe(eng, qp, qp->rcq, qp->rq.wqe[t & qp->rq.mask].wr_id, IBV_WC_RECV);
+		flush_cqe(eng, qp, qp->rcq, qp->rq.wqe[t & qp->rq.mask].wr_id, IBV_WC_RECV, t + 1);
 	atomic_store_explicit(&qp->rq.tail, t, memory_order_release);
 	qp->resp.head = qp->resp.tail = 0;
 	qp->resp.rd_atomic = 0;

@@ -74,7 +74,7 @@ enum srnic_key_err srnic_sge_copy_in(struct srnic_qp *qp, const struct ibv_sge *
 
 /* Add a completion; on CQ overflow the QP goes to ERR. */
 void srnic_qp_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
-		  const struct ibv_wc *wc);
+		  const struct ibv_wc *wc, uint32_t wq_next);
 
 /* Move qp to ERR from the engine; outstanding WQEs are flushed by the loop. */
 void srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp);

@@ -197,6 +197,7 @@ check_resource(struct resp_ctx *c)
 		if (tail == head)
 			return RESP_ERR_RNR;
 		r->rwqe = qp->rq.wqe[tail & qp->rq.mask];
+		r->rwqe_next = tail + 1;
 		r->rwqe_taken = 1;
 		r->recv_off = 0;
 		atomic_store_explicit(&qp->rq.tail, tail + 1, memory_order_release);
@@ -392,7 +393,7 @@ complete(struct resp_ctx *c)
 	if (srnic_bth_se(c->pkt->bth))
 		wc.wc_flags |= 0; /* solicited events: notification is the verbs layer's */
 	r->rwqe_taken = 0;
-	srnic_qp_cqe(c->eng, qp, qp->rcq, &wc);
+	srnic_qp_cqe(c->eng, qp, qp->rcq, &wc, r->rwqe_next);
 	return RESP_ACKNOWLEDGE;
 }
 
@@ -543,7 +544,7 @@ err_fatal(struct resp_ctx *c, enum resp_state why, uint8_t nak, enum ibv_wc_stat
 		wc.opcode = IBV_WC_RECV;
 		wc.qp_num = qp->qpn;
 		r->rwqe_taken = 0;
-		srnic_qp_cqe(c->eng, qp, qp->rcq, &wc);
+		srnic_qp_cqe(c->eng, qp, qp->rcq, &wc, r->rwqe_next);
 	}
 	r->goto_error = 1;
 	return RESP_DONE;
