@@ -34,6 +34,7 @@ main(int argc, char **argv)
 		rc = perf_serve(&env);
 		perf_capture_close(&env);
 		perf_print_counters(&env);
+		perf_teardown(&env);
 		return rc == 0 ? 0 : 1;
 	}
 	if (conf.floors)
@@ -55,5 +56,6 @@ main(int argc, char **argv)
 	perf_remote_bye(&env);
 	perf_capture_close(&env);
 	perf_print_counters(&env);
+	perf_teardown(&env);
 	return failed;
 }

@@ -97,6 +97,7 @@ const char *perf_op_name(enum perf_op op);
 struct perf_qp {
 	struct srnic_qp *qp[2];       /* requester side 0, responder side 1 */
 	uint8_t *buf[2];              /* depth slots of max size each */
+	bool buf_heap[2];             /* from malloc (no hugepages left), not rte_malloc */
 	struct srnic_mr *mr[2];
 	uint32_t peer_rkey;           /* responder buffer key seen by the requester */
 	uint64_t peer_va;
@@ -136,6 +137,8 @@ int perf_setup_qps(struct perf_env *env);
 void perf_qp_conf(const struct perf_conf *c, struct srnic_pair_qp_conf *qc);
 void perf_capture_start(struct perf_env *env);
 void perf_capture_close(struct perf_env *env);
+/* Deregister, destroy and free what perf_setup made (engines stopped). */
+void perf_teardown(struct perf_env *env);
 
 /* remote.c: the two-process control channel (perftest's habit) */
 int perf_remote_setup(struct perf_env *env);

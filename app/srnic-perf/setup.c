@@ -44,10 +44,11 @@ on_packet(uint16_t port_id, int dir, const struct rte_mbuf *m, uint64_t tsc, voi
 }
 
 static void *
-buf_alloc(size_t len)
+buf_alloc(size_t len, bool *heap)
 {
 	void *p = rte_malloc("perf_buf", len, 4096);
 
+	*heap = p == NULL;
 	if (p == NULL) /* hugepages short: application memory works as well */
 		p = aligned_alloc(4096, RTE_ALIGN_CEIL(len, 4096));
 	return p;
@@ -147,7 +148,7 @@ perf_setup_qps(struct perf_env *env)
 			if (env->dev[s] == NULL)
 				continue;
 			q->qp[s] = srnic_create_qp(env->pd[s], &qa);
-			q->buf[s] = buf_alloc(len);
+			q->buf[s] = buf_alloc(len, &q->buf_heap[s]);
 			if (q->qp[s] == NULL || q->buf[s] == NULL)
 				return -ENOMEM;
 			memset(q->buf[s], 0, len);
@@ -250,4 +251,28 @@ perf_capture_close(struct perf_env *env)
 	if (pcap != NULL)
 		srnic_pcap_close(pcap);
 	pcap = NULL;
+}
+
+void
+perf_teardown(struct perf_env *env)
+{
+	uint32_t i;
+	int s;
+
+	for (i = 0; env->qps != NULL && i < env->conf->qps; i++) {
+		struct perf_qp *q = &env->qps[i];
+
+		for (s = 0; s < 2; s++) {
+			if (q->mr[s] != NULL)
+				srnic_dereg_mr(q->mr[s]);
+			if (q->qp[s] != NULL)
+				srnic_destroy_qp(q->qp[s]);
+			if (q->buf_heap[s])
+				free(q->buf[s]);
+			else
+				rte_free(q->buf[s]);
+		}
+	}
+	free(env->qps);
+	env->qps = NULL;
 }
