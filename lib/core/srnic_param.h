@@ -25,7 +25,7 @@
 #define SRNIC_DEFAULT_MBUFS 32767      /**< default mbuf pool size */
 #define SRNIC_MBUF_CACHE 256
 #define SRNIC_HDR_MBUF_SIZE (RTE_PKTMBUF_HEADROOM + 4096 + 256) /**< header mbuf data room */
-#define SRNIC_TX_COPY_MAX 0            /**< requester payloads up to this are copied, not attached */
+#define SRNIC_TX_COPY_MAX 128          /**< SEND/WRITE payload pieces up to this are copied into the header mbuf (cheaper than an attach + trailer); READ responses are always attached */
 #define SRNIC_NEIGH_MAX 256            /**< neighbour table entries */
 #define SRNIC_ARP_RETRY_MS 100         /**< ARP/ND request interval while unresolved */
 #define SRNIC_ARP_WAIT_MAX 256         /**< QPs per engine woken at once by a neighbour update */
