@@ -144,6 +144,7 @@ int
 srnic_dereg_mr(struct srnic_mr *mr)
 {
 	struct srnic_dev *dev;
+	unsigned int i, back = 0;
 
 	if (mr == NULL)
 		return -EINVAL;
@@ -153,7 +154,13 @@ srnic_dereg_mr(struct srnic_mr *mr)
 	rte_spinlock_unlock(&dev->lock);
 	srnic_dev_quiesce(dev);
 	atomic_fetch_sub(&mr->pd->refs, 1);
-	if (rte_mbuf_ext_refcnt_update(&mr->shinfo, -1) == 0)
+	/* No engine finds the key now: give back what they prepaid, then the
+	 * registration's own reference. */
+	for (i = 0; i < SRNIC_MAX_ENGINES_PER_DEV; i++) {
+		back += mr->zc_credit[i].n;
+		mr->zc_credit[i].n = 0;
+	}
+	if (rte_mbuf_ext_refcnt_update(&mr->shinfo, (int16_t)-(back + 1)) == 0)
 		mr_final(mr);
 	return 0;
 }

@@ -40,8 +40,12 @@ struct srnic_mr {
 	srnic_mr_release_cb release;
 	void *release_arg;
 	/* One reference for the registration, one per mbuf attached to the
-	 * memory; the last one out frees the MR (mr_ext_free). */
+	 * memory, and the references engines bought ahead (zc_credit); the
+	 * last one out frees the MR (mr_ext_free). */
 	struct rte_mbuf_ext_shared_info shinfo;
+	struct {
+		uint16_t n;          /* prepaid references engine i still holds */
+	} __rte_cache_aligned zc_credit[SRNIC_MAX_ENGINES_PER_DEV];
 };
 
 #define SRNIC_MR_KEY_INDEX(key) ((key) >> 8)

@@ -53,7 +53,17 @@ srnic_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *
 
 	if (len == 0)
 		return 0;
-	if (unlikely(rte_mbuf_ext_refcnt_read(&mr->shinfo) >= SRNIC_MR_MAX_ZC_REFS)) {
+	/* References on the MR are bought in batches per engine: one atomic
+	 * on the shared line per SRNIC_ZC_CREDIT_BATCH attachments, not one
+	 * each (the line lives with the lcore that frees the mbufs). */
+	if (unlikely(mr->zc_credit[eng->index].n == 0) &&
+	    rte_mbuf_ext_refcnt_read(&mr->shinfo) < SRNIC_MR_MAX_ZC_REFS) {
+		/* Atomic even at refcnt 1 (rte_mbuf_ext_refcnt_update() is
+		 * not, there): another engine may be buying too. */
+		__atomic_add_fetch(&mr->shinfo.refcnt, SRNIC_ZC_CREDIT_BATCH, __ATOMIC_ACQ_REL);
+		mr->zc_credit[eng->index].n = SRNIC_ZC_CREDIT_BATCH;
+	}
+	if (unlikely(mr->zc_credit[eng->index].n == 0)) {
 		/* The 16-bit shared refcount is nearly full: copy this one. */
 		e = rte_pktmbuf_alloc(eng->dev->rx_pool);
 		if (e == NULL || rte_pktmbuf_tailroom(e) < len) {
@@ -71,7 +81,7 @@ srnic_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *
 		}
 		iova = mr->iova == RTE_BAD_IOVA ? RTE_BAD_IOVA :
 		       mr->iova + (va - (uint64_t)(uintptr_t)mr->addr);
-		rte_mbuf_ext_refcnt_update(&mr->shinfo, 1);
+		mr->zc_credit[eng->index].n--; /* the mbuf's reference, prepaid */
 		rte_pktmbuf_attach_extbuf(e, (void *)(uintptr_t)va, iova, (uint16_t)len, &mr->shinfo);
 		e->data_len = (uint16_t)len;
 		e->pkt_len = len;
