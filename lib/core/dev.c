@@ -187,6 +187,7 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 		rte_errno = -rc;
 		goto fail;
 	}
+	srnic_telemetry_add(dev);
 	return dev;
 
 fail_inval:
@@ -215,6 +216,7 @@ srnic_dev_destroy(struct srnic_dev *dev)
 
 	if (dev == NULL)
 		return -EINVAL;
+	srnic_telemetry_del(dev);
 	for (i = 0; i < dev->nb_engines; i++)
 		srnic_engine_stop(dev->engines[i]);
 	rte_eth_dev_stop(dev->port_id);

@@ -404,6 +404,10 @@ uint64_t srnic_ack_timeout_cycles(uint8_t code);
 /* Wait until no engine of dev is inside a poll that began before this call. */
 void srnic_dev_quiesce(struct srnic_dev *dev);
 
+/* DPDK telemetry (/srnic/devs, /srnic/stats,<dev>) sees the device. */
+void srnic_telemetry_add(struct srnic_dev *dev);
+void srnic_telemetry_del(struct srnic_dev *dev);
+
 /* Tell the QP's engine it has work (post, state change). Any thread. */
 void srnic_qp_doorbell(struct srnic_qp *qp);
 /* Hand a destroyed QP (no longer reachable by lookup, engines quiesced)

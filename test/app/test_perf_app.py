@@ -173,5 +173,39 @@ with tempfile.TemporaryDirectory() as d:
           p.returncode == 0 and len(j) == 1 and {"qpn", "psn", "rkey", "va", "gid"} <= set(j[0])
           and j[0]["gid"].startswith("00000000000000000000ffff"), p.stdout + p.stderr)
 
+# 8. counters through DPDK telemetry while a run is going
+import socket
+prefix = f"perf_tel_{os.getpid()}"
+p = subprocess.Popen([PERF, "-l", "0,1", "--file-prefix", prefix] + EAL +
+                     ["--", "--op", "read", "--size", "64", "--duration", "3", "--quiet", "--json"],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+stats, devs = None, None
+try:
+    path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
+    for _ in range(40):
+        if os.path.exists(path):
+            break
+        time.sleep(0.1)
+    time.sleep(1.0)
+    def ask(cmd):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.connect(path)
+        s.recv(1024)  # greeting
+        s.send(cmd.encode())
+        reply = json.loads(s.recv(65536).decode())
+        s.close()
+        return reply
+    devs = ask("/srnic/devs")
+    stats = ask("/srnic/stats,perfa")
+except Exception as e:  # reported by the checks below
+    print(f"telemetry: {e}")
+finally:
+    p.communicate(timeout=60)
+check("telemetry: /srnic/devs lists both devices",
+      devs is not None and set(devs.get("/srnic/devs", [])) >= {"perfa", "perfb"}, str(devs))
+check("telemetry: /srnic/stats counts the run",
+      stats is not None and stats["/srnic/stats"].get("req_pkts", 0) > 0 and
+      "rx_icrc_err" in stats["/srnic/stats"], str(stats)[:300])
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

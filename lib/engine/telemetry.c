@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Counters through DPDK telemetry, for applications that embed srnic and
+ * for dpdk-telemetry.py:
+ *   /srnic/devs             the devices
+ *   /srnic/stats,<device>   every counter of the device, summed over its engines
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_spinlock.h>
+#include <rte_telemetry.h>
+
+#include "rnic.h"
+
+#define TEL_MAX_DEVS 16
+
+static rte_spinlock_t tel_lock = RTE_SPINLOCK_INITIALIZER;
+static struct srnic_dev *tel_devs[TEL_MAX_DEVS];
+
+void
+srnic_telemetry_add(struct srnic_dev *dev)
+{
+	unsigned int i;
+
+	rte_spinlock_lock(&tel_lock);
+	for (i = 0; i < TEL_MAX_DEVS; i++)
+		if (tel_devs[i] == NULL) {
+			tel_devs[i] = dev;
+			break;
+		}
+	rte_spinlock_unlock(&tel_lock);
+}
+
+void
+srnic_telemetry_del(struct srnic_dev *dev)
+{
+	unsigned int i;
+
+	rte_spinlock_lock(&tel_lock);
+	for (i = 0; i < TEL_MAX_DEVS; i++)
+		if (tel_devs[i] == dev)
+			tel_devs[i] = NULL;
+	rte_spinlock_unlock(&tel_lock);
+}
+
+static int
+tel_devs_cb(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	unsigned int i;
+
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
+	rte_spinlock_lock(&tel_lock);
+	for (i = 0; i < TEL_MAX_DEVS; i++)
+		if (tel_devs[i] != NULL)
+			rte_tel_data_add_array_string(d, srnic_dev_name(tel_devs[i]));
+	rte_spinlock_unlock(&tel_lock);
+	return 0;
+}
+
+static int
+tel_stats_cb(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct srnic_dev *dev = NULL;
+	unsigned int i;
+	int rc = -EINVAL;
+
+	RTE_SET_USED(cmd);
+	if (params == NULL)
+		return -EINVAL;
+	rte_spinlock_lock(&tel_lock);
+	for (i = 0; i < TEL_MAX_DEVS; i++)
+		if (tel_devs[i] != NULL && strcmp(srnic_dev_name(tel_devs[i]), params) == 0)
+			dev = tel_devs[i];
+	if (dev != NULL) {
+		rte_tel_data_start_dict(d);
+		for (i = 0; i < srnic_engine_stats_count(); i++)
+			rte_tel_data_add_dict_u64(d, srnic_engine_stat_name(i),
+						  (uint64_t)srnic_dev_stat(dev, srnic_engine_stat_name(i)));
+		rc = 0;
+	}
+	rte_spinlock_unlock(&tel_lock);
+	return rc;
+}
+
+RTE_INIT(srnic_telemetry_init)
+{
+	rte_telemetry_register_cmd("/srnic/devs", tel_devs_cb, "Returns the srnic devices.");
+	rte_telemetry_register_cmd("/srnic/stats", tel_stats_cb,
+				   "Returns a device's counters. Parameters: device name");
+}
