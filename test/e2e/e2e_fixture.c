@@ -244,19 +244,6 @@ e2e_dump(void)
 	}
 }
 
-void
-e2e_fill(void *buf, size_t len, uint32_t seed)
-{
-	uint8_t *b = buf;
-	uint32_t x = seed * 2654435761u + 12345;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		x = x * 1103515245u + 12345;
-		b[i] = (uint8_t)(x >> 16);
-	}
-}
-
 void *
 e2e_buf(int side, size_t len, int access, struct srnic_mr **mr)
 {

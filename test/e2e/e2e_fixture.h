@@ -26,6 +26,7 @@
 #include "srnic_link.h"
 #include "srnic_pair.h"
 #include "srnic_wire.h"
+#include "test_ref.h"
 
 /* Generous: ASan debug builds are several times slower. */
 #define E2E_WAIT_S 20
@@ -178,8 +179,6 @@ void e2e_dump(void);
 void e2e_post_send(int side, struct ibv_send_wr *wr);
 void e2e_post_recv(int side, struct ibv_recv_wr *wr);
 
-/* Fill with a pattern depending on seed. */
-void e2e_fill(void *buf, size_t len, uint32_t seed);
 
 
 /* Post one send WR of opcode with the given SGEs (raddr/rkey for RDMA). */

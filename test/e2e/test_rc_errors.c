@@ -33,7 +33,7 @@ bufs(struct case_buf *b, size_t rlen, int raccess)
 {
 	b->local = e2e_buf(0, 65536, IBV_ACCESS_LOCAL_WRITE, &b->lmr);
 	b->remote = e2e_buf(1, rlen, raccess, &b->rmr);
-	e2e_fill(b->local, 65536, 5);
+	srnic_test_fill(b->local, 65536, 5);
 }
 
 static void

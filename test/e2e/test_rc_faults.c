@@ -348,7 +348,7 @@ gbuf_new(int side, size_t len, int access, uint32_t seed)
 	memset(g->base, CANARY, g->total);
 	g->p = g->base + GUARD;
 	g->len = len;
-	e2e_fill(g->p, len, seed);
+	srnic_test_fill(g->p, len, seed);
 	g->mr = srnic_reg_mr(E->p.pd[side], g->p, len, access);
 	assert_non_null(g->mr);
 	/* Any engine access to the guards is an ASan report on the spot. */
@@ -480,8 +480,8 @@ fresh(const struct e2e_conf *c)
 	lbuf = e2e_buf(0, BUFLEN, IBV_ACCESS_LOCAL_WRITE, &lmr);
 	rbuf = e2e_buf(1, BUFLEN, RALL, &rmr);
 	vbuf = e2e_buf(1, BUFLEN, IBV_ACCESS_LOCAL_WRITE, &vmr);
-	e2e_fill(lbuf, BUFLEN, 11);
-	e2e_fill(rbuf, BUFLEN, 22);
+	srnic_test_fill(lbuf, BUFLEN, 11);
+	srnic_test_fill(rbuf, BUFLEN, 22);
 }
 
 static int
@@ -921,7 +921,7 @@ test_dup_read(void **state)
 	/* later: new remote data, the same request again */
 	req = find_frame(0, SRNIC_OP_RC_READ_REQ, PSN(0));
 	memcpy(saved, lbuf, len);
-	e2e_fill(rbuf, len, 33);
+	srnic_test_fill(rbuf, len, 33);
 	replay(req);
 	e2e_settle(64);
 	assert_int_equal(stat(1, "resp_dup") - dup, 2);
@@ -1070,7 +1070,7 @@ test_corrupt_payload(void **state)
 	assert_int_equal(stat(1, "rx_icrc_err") - icrc, 1);
 	assert_int_equal(stat(1, "rx_malformed") - bad, 0);
 	assert_memory_equal(rbuf, lbuf, len);
-	e2e_fill(saved, BUFLEN, 11);
+	srnic_test_fill(saved, BUFLEN, 11);
 	assert_memory_equal(lbuf, saved, len); /* the sender's memory untouched */
 	w_req(SRNIC_OP_RC_WRITE_FIRST, PSN(0), PMTU);
 	w_bad(SRNIC_PARSE_ICRC, SRNIC_OP_RC_WRITE_MIDDLE, PSN(1));
@@ -1334,7 +1334,7 @@ test_peer_gone(void **state)
 	post(IBV_WR_RDMA_WRITE, 6, 0, 10, 0);
 	e2e_wait_wc(0, 6);
 	/* the second pair still works after the first failed */
-	e2e_fill(rbuf + 32768, 3000, 44);
+	srnic_test_fill(rbuf + 32768, 3000, 44);
 	post2_read(22, 32768, 3000);
 	E2E_RUN_UNTIL(poll2() >= 2);
 	assert_int_equal(wc2[1].wr_id, 22);
@@ -1580,7 +1580,7 @@ inject(const struct evil *x)
 		void *p = rte_pktmbuf_append(m, (uint16_t)x->pay);
 
 		assert_non_null(p);
-		e2e_fill(p, x->pay, 99);
+		srnic_test_fill(p, x->pay, 99);
 	}
 	assert_int_equal(srnic_pkt_finish(m, pool), 0);
 	assert_int_equal(rte_eth_tx_burst(E->p.port[0], 0, &m, 1), 1);
@@ -1710,7 +1710,7 @@ test_evil_write_last_too_long(void **state)
 	unsigned int i;
 
 	RTE_SET_USED(state);
-	e2e_fill(pattern99, PMTU, 99);
+	srnic_test_fill(pattern99, PMTU, 99);
 	for (i = 0; i < RTE_DIM(tail); i++) {
 		const uint32_t len = PMTU + 100;
 		struct gbuf *g = evil_fresh(4096, RALL);
@@ -1736,7 +1736,7 @@ test_evil_send_over_recv(void **state)
 	struct gbuf *g;
 
 	RTE_SET_USED(state);
-	e2e_fill(pattern99, PMTU, 99);
+	srnic_test_fill(pattern99, PMTU, 99);
 	g = evil_fresh(100, IBV_ACCESS_LOCAL_WRITE);
 	s = (struct ibv_sge){ .addr = (uintptr_t)g->p, .length = 100, .lkey = srnic_mr_lkey(g->mr) };
 	e2e_post_rx(1, 7, &s, 1);
@@ -1811,7 +1811,7 @@ test_evil_duplicates(void **state)
 	int64_t dup = stat(1, "resp_dup");
 
 	RTE_SET_USED(state);
-	e2e_fill(pattern99, PMTU, 99);
+	srnic_test_fill(pattern99, PMTU, 99);
 	g = evil_fresh(4096, RALL);
 	rkey = srnic_mr_rkey(g->mr);
 	/* PSN 0: READ of 1024 at the MR's start, answered */

@@ -21,7 +21,7 @@ fresh(const struct e2e_conf *c)
 	lbuf = e2e_buf(0, 1 << 17, IBV_ACCESS_LOCAL_WRITE, &lmr);
 	rbuf = e2e_buf(1, 1 << 17, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
 		       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC, &rmr);
-	e2e_fill(rbuf, 1 << 17, 3);
+	srnic_test_fill(rbuf, 1 << 17, 3);
 }
 
 static void

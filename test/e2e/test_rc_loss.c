@@ -30,8 +30,8 @@ fresh(uint8_t retry_cnt)
 	lbuf = e2e_buf(0, 1 << 16, IBV_ACCESS_LOCAL_WRITE, &lmr);
 	rbuf = e2e_buf(1, 1 << 16, RALL, &rmr);
 	vbuf = e2e_buf(1, 1 << 16, IBV_ACCESS_LOCAL_WRITE, &vmr);
-	e2e_fill(lbuf, 1 << 16, 1);
-	e2e_fill(rbuf, 1 << 16, 2);
+	srnic_test_fill(lbuf, 1 << 16, 1);
+	srnic_test_fill(rbuf, 1 << 16, 2);
 }
 
 static void

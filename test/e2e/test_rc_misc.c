@@ -28,8 +28,8 @@ fresh(const struct e2e_conf *c)
 	lbuf = e2e_buf(0, BUF_LEN, IBV_ACCESS_LOCAL_WRITE, &lmr);
 	rbuf = e2e_buf(1, BUF_LEN, RALL, &rmr);
 	vbuf = e2e_buf(1, BUF_LEN, IBV_ACCESS_LOCAL_WRITE, &vmr);
-	e2e_fill(lbuf, BUF_LEN, 1);
-	e2e_fill(rbuf, BUF_LEN, 2);
+	srnic_test_fill(lbuf, BUF_LEN, 1);
+	srnic_test_fill(rbuf, BUF_LEN, 2);
 }
 
 static struct ibv_sge
@@ -552,7 +552,7 @@ test_pipelined_mix(void **state)
 				}
 			}
 			/* refill what READs overwrote */
-			e2e_fill(lbuf, BUF_LEN / 2, i);
+			srnic_test_fill(lbuf, BUF_LEN / 2, i);
 		}
 	}
 	e2e_settle(4);

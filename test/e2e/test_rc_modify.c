@@ -310,7 +310,7 @@ test_reset_reuse(void **state)
 	lbuf = e2e_buf(0, 8192, IBV_ACCESS_LOCAL_WRITE, &lmr);
 	rbuf = e2e_buf(1, 8192, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ, &rmr);
 	vbuf = e2e_buf(1, 8192, IBV_ACCESS_LOCAL_WRITE, &vmr);
-	e2e_fill(rbuf, 8192, 9);
+	srnic_test_fill(rbuf, 8192, 9);
 	for (round = 0; round < 3; round++) {
 		uint32_t psn = 1000 * (round + 1);
 
@@ -319,7 +319,7 @@ test_reset_reuse(void **state)
 			assert_int_equal(e2e_qp_connect(i, IBV_MTU_1024, psn + i, psn + 1 - i, 4, 4,
 							IBV_ACCESS_LOCAL_WRITE |
 							IBV_ACCESS_REMOTE_READ), 0);
-		e2e_fill(lbuf, 8192, 20 + round);
+		srnic_test_fill(lbuf, 8192, 20 + round);
 		sge = (struct ibv_sge){ .addr = (uintptr_t)lbuf, .length = 3000,
 					.lkey = srnic_mr_lkey(lmr) };
 		rsge = (struct ibv_sge){ .addr = (uintptr_t)vbuf, .length = 4096,

@@ -146,10 +146,10 @@ transfer(enum ibv_wr_opcode op, uint32_t len, int nsge, uint32_t seed)
 	split(B.local, srnic_mr_lkey(B.lmr), len, nsge, false, lsge);
 	if (read) {
 		memset(B.local, POISON, BIG + SLACK);
-		e2e_fill(B.remote, BIG + SLACK, seed);
+		srnic_test_fill(B.remote, BIG + SLACK, seed);
 		memcpy(B.msg, (uint8_t *)(uintptr_t)raddr, len);
 	} else {
-		e2e_fill(B.local, BIG + SLACK, seed);
+		srnic_test_fill(B.local, BIG + SLACK, seed);
 		memset(B.remote, POISON, BIG + SLACK);
 		memset(B.recv, POISON, BIG + SLACK);
 		gather(lsge, nsge, B.msg);
@@ -383,7 +383,7 @@ test_inline_send(void **state)
 
 		e2e_reset();
 		memset(recv, POISON, 4096);
-		e2e_fill(data, sizeof(data), 77 + s);
+		srnic_test_fill(data, sizeof(data), 77 + s);
 		memcpy(want, data, sizeof(want));
 		/* unregistered memory, lkey 0: inline data is copied at post */
 		if (nsge == 1) {

@@ -31,7 +31,7 @@ read_walk(enum ibv_mtu mtu, uint32_t len, uint32_t psn, uint32_t msn, bool renew
 	e2e_reset();
 	local = e2e_buf(0, len + 1, IBV_ACCESS_LOCAL_WRITE, &lmr);
 	remote = e2e_buf(1, len + 1, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ, &rmr);
-	e2e_fill(remote, len + 1, len ^ psn);
+	srnic_test_fill(remote, len + 1, len ^ psn);
 	memset(local, 0xEE, len + 1);
 	sge.addr = (uintptr_t)local;
 	sge.length = len;
@@ -184,8 +184,8 @@ test_signaled(void **state)
 	local = e2e_buf(0, 4 * 4096, IBV_ACCESS_LOCAL_WRITE, &lmr);
 	remote = e2e_buf(1, 4 * 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
 			 IBV_ACCESS_REMOTE_WRITE, &rmr);
-	e2e_fill(remote, 2 * 4096, 11);
-	e2e_fill(local + 2 * 4096, 2 * 4096, 12);
+	srnic_test_fill(remote, 2 * 4096, 11);
+	srnic_test_fill(local + 2 * 4096, 2 * 4096, 12);
 
 	/* READs: unsignaled then signaled */
 	for (k = 0; k < 2; k++) {

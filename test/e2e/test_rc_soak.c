@@ -47,8 +47,8 @@ soak(uint64_t seed, uint32_t nwr, double rate)
 	lbuf = e2e_buf(0, BUF_LEN, IBV_ACCESS_LOCAL_WRITE, &lmr);
 	rbuf = e2e_buf(1, BUF_LEN, RALL, &rmr);
 	vbuf = e2e_buf(1, BUF_LEN, IBV_ACCESS_LOCAL_WRITE, &vmr);
-	e2e_fill(lbuf, BUF_LEN, 1);
-	e2e_fill(rbuf, BUF_LEN, 2);
+	srnic_test_fill(lbuf, BUF_LEN, 1);
+	srnic_test_fill(rbuf, BUF_LEN, 2);
 	counter = (uint64_t *)(rbuf + BUF_LEN - 64);
 	*counter = 0;
 	for (s = 0; s < 2; s++) {
@@ -130,7 +130,7 @@ soak(uint64_t seed, uint32_t nwr, double rate)
 					fail_msg("seed %" PRIu64 ": data of wr %u (op %u, %u bytes) wrong",
 						 seed, j, ops[j], lens[j]);
 			}
-			e2e_fill(lbuf, BUF_LEN / 2, i + (uint32_t)seed);
+			srnic_test_fill(lbuf, BUF_LEN / 2, i + (uint32_t)seed);
 		}
 	}
 	e2e_settle(8);

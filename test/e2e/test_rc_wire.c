@@ -195,8 +195,8 @@ fresh(enum ibv_mtu mtu, uint32_t psn_a, uint32_t psn_b)
 	lbuf = e2e_buf(0, 1 << 18, acc, &lmr);
 	rbuf = e2e_buf(1, 1 << 18, acc, &rmr);
 	vbuf = e2e_buf(1, 1 << 18, IBV_ACCESS_LOCAL_WRITE, &vmr);
-	e2e_fill(lbuf, 1 << 18, 1);
-	e2e_fill(rbuf, 1 << 18, 2);
+	srnic_test_fill(lbuf, 1 << 18, 1);
+	srnic_test_fill(rbuf, 1 << 18, 2);
 }
 
 static void

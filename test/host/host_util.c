@@ -402,44 +402,9 @@ host_cap_dump(void)
 /* ---- independent computations ---- */
 
 uint32_t
-host_crc32(uint32_t crc, const uint8_t *p, size_t n)
-{
-	size_t i;
-	int b;
-
-	crc = ~crc;
-	for (i = 0; i < n; i++) {
-		crc ^= p[i];
-		for (b = 0; b < 8; b++)
-			crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1)));
-	}
-	return ~crc;
-}
-
-uint32_t
 host_icrc(const uint8_t *frame, uint32_t len, uint32_t l3)
 {
-	static const uint8_t ones[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-	uint8_t h[40 + 8 + 12];
-	bool v6 = (frame[l3] >> 4) == 6;
-	uint32_t iph = v6 ? 40 : 20, hl = iph + 8 + 12, crc;
-
-	/* IBTA A17.4.1.1: the variant fields count as ones. */
-	memcpy(h, frame + l3, hl);
-	if (v6) {
-		h[0] |= 0x0f;           /* traffic class, high nibble */
-		h[1] = h[2] = h[3] = 0xff; /* traffic class low nibble, flow label */
-		h[7] = 0xff;            /* hop limit */
-	} else {
-		h[1] = 0xff;            /* TOS */
-		h[8] = 0xff;            /* TTL */
-		h[10] = h[11] = 0xff;   /* header checksum */
-	}
-	h[iph + 6] = h[iph + 7] = 0xff; /* UDP checksum */
-	h[iph + 8 + 4] = 0xff;          /* BTH FECN, BECN, reserved */
-	crc = host_crc32(0, ones, sizeof(ones));
-	crc = host_crc32(crc, h, hl);
-	return host_crc32(crc, frame + l3 + hl, len - 4 - l3 - hl);
+	return srnic_ref_icrc(frame + l3, len - 4 - l3, (frame[l3] >> 4) == 6 ? 6 : 4);
 }
 
 uint16_t
@@ -488,19 +453,6 @@ host_stats_dump(const char *what, const struct srnic_engine *eng)
 		if (v[i] != 0)
 			fprintf(stderr, " %s %" PRIu64, srnic_engine_stat_name(i), v[i]);
 	fprintf(stderr, "\n");
-}
-
-void
-host_fill(void *buf, size_t len, uint32_t seed)
-{
-	uint8_t *b = buf;
-	uint32_t x = seed * 2654435761u + 12345;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		x = x * 1103515245u + 12345;
-		b[i] = (uint8_t)(x >> 16);
-	}
 }
 
 void *

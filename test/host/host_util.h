@@ -26,6 +26,7 @@
 #include "srnic.h"
 #include "srnic_link.h"
 #include "srnic_wire.h"
+#include "test_ref.h"
 
 /* Generous: ASan debug builds are several times slower. */
 #define HOST_WAIT_S 20
@@ -132,9 +133,7 @@ void host_cap_dump(void);
 
 /* ---- independent computations ---- */
 
-/* CRC-32 (IEEE, reflected, as zlib), bit by bit: no table shared with srnic. */
-uint32_t host_crc32(uint32_t crc, const uint8_t *p, size_t n);
-/* The ICRC of a flat RoCEv2 frame (IBTA A17.4.1 masks), computed here. */
+/* The ICRC of a flat RoCEv2 frame, len including the ICRC: srnic_ref_icrc(). */
 uint32_t host_icrc(const uint8_t *frame, uint32_t len, uint32_t l3);
 /* Internet checksum over an IPv6 pseudo header (proto) and the L4 bytes. */
 uint16_t host_cksum6(const uint8_t *src, const uint8_t *dst, uint8_t proto,
@@ -158,7 +157,6 @@ int host_eal_init(const char *name, int n_extra, const char *const *extra);
 int64_t host_eng_stat(const struct srnic_engine *eng, const char *name);
 /* Print an engine's non-zero counters to stderr (on failures). */
 void host_stats_dump(const char *what, const struct srnic_engine *eng);
-void host_fill(void *buf, size_t len, uint32_t seed);
 /* rte_zmalloc'd, page aligned. */
 void *host_alloc(size_t len);
 /* Post one send WR (rdma fields for READ/WRITE). */

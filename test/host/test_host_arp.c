@@ -153,7 +153,7 @@ test_arp_resolve(void **state)
 	host_ep_create(&a, T.dev[0], NULL, 0, 64);
 	host_ep_create(&b, T.dev[1], NULL, 0, 64);
 	host_connect_pair(&a, &b, IBV_MTU_4096);
-	host_fill(remote, ARP_READ_LEN, 11);
+	srnic_test_fill(remote, ARP_READ_LEN, 11);
 	lmr = srnic_reg_mr(a.pd, local, ARP_READ_LEN, IBV_ACCESS_LOCAL_WRITE);
 	rmr = srnic_reg_mr(b.pd, remote, ARP_READ_LEN, IBV_ACCESS_REMOTE_READ);
 	assert_non_null(lmr);
@@ -318,7 +318,7 @@ test_ipv4_tos(void **state)
 					  0xb8, 0), 0);
 	assert_int_equal(host_connect_grh(&b, &ga, srnic_qp_num(a.qp), NULL, IBV_MTU_4096, 20, 10,
 					  0x4a, 0), 0);
-	host_fill(remote, ARP_READ_LEN, 12);
+	srnic_test_fill(remote, ARP_READ_LEN, 12);
 	lmr = srnic_reg_mr(a.pd, local, ARP_READ_LEN, IBV_ACCESS_LOCAL_WRITE);
 	rmr = srnic_reg_mr(b.pd, remote, ARP_READ_LEN, IBV_ACCESS_REMOTE_READ);
 	assert_int_equal(host_post(&a, IBV_WR_RDMA_READ, 0x52, local, ARP_READ_LEN,
@@ -408,7 +408,7 @@ test_arp_unknown_host(void **state)
 	/* C learned X from its request: a QP to X sends at once, no ARP. */
 	host_ep_create(&c, T.dev_c, NULL, 0, 16);
 	mr = srnic_reg_mr(c.pd, buf, 256, IBV_ACCESS_LOCAL_WRITE);
-	host_fill(buf, 256, 3);
+	srnic_test_fill(buf, 256, 3);
 	memset(&g, 0, sizeof(g));
 	g.raw[10] = g.raw[11] = 0xff;
 	memcpy(&g.raw[12], ip_x, 4);

@@ -184,8 +184,8 @@ test_nd_read_send(void **state)
 	host_ep_create(&a, T.dev[0], NULL, 0, 64);
 	host_ep_create(&b, T.dev[1], NULL, 0, 64);
 	host_connect_pair(&a, &b, IBV_MTU_4096);
-	host_fill(remote, V6_READ_LEN, 61);
-	host_fill(sbuf, V6_SEND_LEN, 62);
+	srnic_test_fill(remote, V6_READ_LEN, 61);
+	srnic_test_fill(sbuf, V6_SEND_LEN, 62);
 	lmr = srnic_reg_mr(a.pd, local, V6_READ_LEN, IBV_ACCESS_LOCAL_WRITE);
 	rmr = srnic_reg_mr(b.pd, remote, V6_READ_LEN, IBV_ACCESS_REMOTE_READ);
 	smr = srnic_reg_mr(a.pd, sbuf, V6_SEND_LEN, 0);
@@ -299,7 +299,7 @@ test_nd_tclass_flow_label(void **state)
 					  0xb8, 0xabcde), 0);
 	assert_int_equal(host_connect_grh(&b, &ga, srnic_qp_num(a.qp), NULL, IBV_MTU_4096, 20, 10,
 					  0x4a, 0x12345), 0);
-	host_fill(remote, V6_READ_LEN, 63);
+	srnic_test_fill(remote, V6_READ_LEN, 63);
 	lmr = srnic_reg_mr(a.pd, local, V6_READ_LEN, IBV_ACCESS_LOCAL_WRITE);
 	rmr = srnic_reg_mr(b.pd, remote, V6_READ_LEN, IBV_ACCESS_REMOTE_READ);
 	assert_int_equal(host_post(&a, IBV_WR_RDMA_READ, 0x64, local, V6_READ_LEN,

@@ -116,7 +116,7 @@ test_lcore_writes(void **state)
 	host_ep_create(&a, T.dev[0], NULL, 0, LC_SQ);
 	host_ep_create(&b, T.dev[1], NULL, 0, LC_RQ);
 	host_connect_pair(&a, &b, IBV_MTU_1024);
-	host_fill(src, LC_LEN, 7);
+	srnic_test_fill(src, LC_LEN, 7);
 	smr = srnic_reg_mr(a.pd, src, LC_LEN, 0);
 	dmr = srnic_reg_mr(b.pd, dst, LC_LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	assert_non_null(smr);
@@ -279,7 +279,7 @@ test_lcore_control_path(void **state)
 	lmr = srnic_reg_mr(a.pd, local, 65536, IBV_ACCESS_LOCAL_WRITE);
 	assert_non_null(lmr);
 	for (round = 0; round < 20; round++) {
-		host_fill(remote, 65536, 100 + round);
+		srnic_test_fill(remote, 65536, 100 + round);
 		rmr = srnic_reg_mr_cb(b.pd, remote, 65536, IBV_ACCESS_REMOTE_READ, on_release,
 				      NULL);
 		assert_non_null(rmr);

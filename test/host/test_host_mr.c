@@ -174,7 +174,7 @@ test_mr_zero_copy_lifetime(void **state)
 	const struct ibv_wc *wc;
 
 	RTE_SET_USED(state);
-	host_fill(remote, MR_LEN, 4);
+	srnic_test_fill(remote, MR_LEN, 4);
 	lmr = srnic_reg_mr(T.a.pd, local, MR_LEN, IBV_ACCESS_LOCAL_WRITE);
 	rmr = srnic_reg_mr_cb(T.b.pd, remote, MR_LEN, IBV_ACCESS_REMOTE_READ, on_release, &rel);
 	assert_non_null(lmr);
@@ -291,7 +291,7 @@ test_mr_dereg_mid_read(void **state)
 	uint32_t psn, idx[64];
 
 	RTE_SET_USED(state);
-	host_fill(remote, MR_LEN, 5);
+	srnic_test_fill(remote, MR_LEN, 5);
 	lmr = srnic_reg_mr(T.a.pd, local, MR_LEN, IBV_ACCESS_LOCAL_WRITE);
 	rmr = srnic_reg_mr_cb(T.b.pd, remote, MR_LEN, IBV_ACCESS_REMOTE_READ, on_release, &rel);
 	assert_int_equal(host_post(&T.a, IBV_WR_RDMA_READ, 0x45, local, MR_LEN, srnic_mr_lkey(lmr),
@@ -329,7 +329,7 @@ test_stale_lkey_write(void **state)
 	int64_t err0 = host_eng_stat(T.eng[0], "req_local_err");
 
 	RTE_SET_USED(state);
-	host_fill(src, 3 * 1024, 6);
+	srnic_test_fill(src, 3 * 1024, 6);
 	good = srnic_reg_mr(T.a.pd, src, 3 * 1024, 0);
 	stale = srnic_reg_mr(T.a.pd, src + 1024, 1024, 0);
 	rmr = srnic_reg_mr(T.b.pd, dst, 3 * 1024, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
@@ -421,7 +421,7 @@ test_stale_lkey_mid_write(void **state)
 	host_ep_create(&T.a, T.dev[0], T.pd[0], 0, 64);
 	host_ep_create(&T.b, T.dev[1], T.pd[1], 0, 64);
 	host_connect_pair(&T.a, &T.b, IBV_MTU_1024);
-	host_fill(src, 65536, 8);
+	srnic_test_fill(src, 65536, 8);
 	smr = srnic_reg_mr(T.a.pd, src, 65536, 0);
 	rmr = srnic_reg_mr(T.b.pd, dst, 65536, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	assert_int_equal(host_post(&T.a, IBV_WR_RDMA_WRITE, 0x70, src, 65536, srnic_mr_lkey(smr),
@@ -457,7 +457,7 @@ test_stale_lkey_mid_read(void **state)
 	uint32_t i;
 
 	RTE_SET_USED(state);
-	host_fill(remote, MR_LEN, 9);
+	srnic_test_fill(remote, MR_LEN, 9);
 	memset(local, 0xee, MR_LEN);
 	lmr = srnic_reg_mr(T.a.pd, local, MR_LEN, IBV_ACCESS_LOCAL_WRITE);
 	rmr = srnic_reg_mr(T.b.pd, remote, MR_LEN, IBV_ACCESS_REMOTE_READ);
@@ -494,7 +494,7 @@ test_stale_lkey_recv(void **state)
 	const struct ibv_wc *wc;
 
 	RTE_SET_USED(state);
-	host_fill(sbuf, 2048, 10);
+	srnic_test_fill(sbuf, 2048, 10);
 	smr = srnic_reg_mr(T.a.pd, sbuf, 2048, 0);
 	rmr = srnic_reg_mr(T.b.pd, rbuf, 2048, IBV_ACCESS_LOCAL_WRITE);
 	key = srnic_mr_lkey(rmr);

@@ -132,8 +132,8 @@ test_redirect_read(void **state)
 	host_ep_create(&a, T.dev[0], NULL, 1, 64);  /* A's QP on engine 1 */
 	host_ep_create(&b, T.dev[1], NULL, 0, 64);  /* B's QP on engine 0 */
 	host_connect_pair(&a, &b, IBV_MTU_4096);
-	host_fill(remote, RD_LEN, 21);
-	host_fill(sbuf, 3000, 22);
+	srnic_test_fill(remote, RD_LEN, 21);
+	srnic_test_fill(sbuf, 3000, 22);
 	lmr = srnic_reg_mr(a.pd, local, RD_LEN, IBV_ACCESS_LOCAL_WRITE);
 	rmr = srnic_reg_mr(b.pd, remote, RD_LEN, IBV_ACCESS_REMOTE_READ);
 	smr = srnic_reg_mr(a.pd, sbuf, 3000, 0);
@@ -241,7 +241,7 @@ test_redirect_threads(void **state)
 		const struct ibv_wc *wc;
 
 		if (round % 50 == 0)
-			host_fill(remote, RD_LEN, 300 + round); /* no READ in flight */
+			srnic_test_fill(remote, RD_LEN, 300 + round); /* no READ in flight */
 		a.nwc = 0;
 		assert_int_equal(host_post(&a, IBV_WR_RDMA_READ, round, local, RD_LEN,
 					   srnic_mr_lkey(lmr), (uintptr_t)remote,

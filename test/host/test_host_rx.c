@@ -397,8 +397,8 @@ test_host_rx_not_roce(void **state)
 	host_ep_create(&a, T.dev[0], NULL, 0, 64);
 	host_ep_create(&b, T.dev[1], NULL, 0, 64);
 	host_connect_pair(&a, &b, IBV_MTU_1024);
-	host_fill(local, RX_READ_LEN, 1);
-	host_fill(remote, RX_READ_LEN, 2);
+	srnic_test_fill(local, RX_READ_LEN, 1);
+	srnic_test_fill(remote, RX_READ_LEN, 2);
 	lmr = srnic_reg_mr(a.pd, local, RX_READ_LEN, IBV_ACCESS_LOCAL_WRITE |
 				     IBV_ACCESS_REMOTE_READ);
 	rmr = srnic_reg_mr(b.pd, remote, RX_READ_LEN, IBV_ACCESS_LOCAL_WRITE |

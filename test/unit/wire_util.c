@@ -14,52 +14,14 @@
 
 #include "test_eal.h"
 #include "test_pcap.h"
+#include "test_ref.h"
 #include "wire_util.h"
-
-uint32_t
-wt_ref_crc32(uint32_t crc, const uint8_t *buf, uint32_t len)
-{
-	uint32_t i;
-	int b;
-
-	crc = ~crc;
-	for (i = 0; i < len; i++) {
-		crc ^= buf[i];
-		for (b = 0; b < 8; b++)
-			crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1)));
-	}
-	return ~crc;
-}
 
 uint32_t
 wt_ref_icrc(const uint8_t *l3, uint32_t len, int ip_ver)
 {
-	static const uint8_t ones[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-	uint8_t h[40 + 8 + 12];
-	uint32_t iph = ip_ver == 4 ? 20 : 40;
-	uint32_t n = iph + 8 + 12;
-	uint32_t crc;
-
-	assert_true(len >= n);
-	memcpy(h, l3, n);
-	if (ip_ver == 4) {
-		h[1] = 0xff;                    /* TOS (DSCP + ECN) */
-		h[8] = 0xff;                    /* TTL */
-		h[10] = 0xff;                   /* header checksum */
-		h[11] = 0xff;
-	} else {
-		h[0] |= 0x0f;                   /* traffic class, high 4 bits */
-		h[1] = 0xff;                    /* traffic class low 4, flow label high 4 */
-		h[2] = 0xff;                    /* flow label */
-		h[3] = 0xff;
-		h[7] = 0xff;                    /* hop limit */
-	}
-	h[iph + 6] = 0xff;                      /* UDP checksum */
-	h[iph + 7] = 0xff;
-	h[iph + 8 + 4] = 0xff;                  /* BTH FECN, BECN, reserved 6 */
-	crc = wt_ref_crc32(0, ones, sizeof(ones));
-	crc = wt_ref_crc32(crc, h, n);
-	return wt_ref_crc32(crc, l3 + n, len - n);
+	assert_true(len >= srnic_ref_icrc_hdr_len(ip_ver));
+	return srnic_ref_icrc(l3, len, ip_ver);
 }
 
 void
