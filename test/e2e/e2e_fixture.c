@@ -21,7 +21,6 @@ on_rx(uint16_t port_id, int dir, const struct rte_mbuf *m, uint64_t tsc, void *a
 	int side = port_id == e->p.port[1] ? 0 : 1; /* received on B's port: A sent it */
 	struct srnic_pkt pkt;
 	struct e2e_pkt *k;
-	const void *d;
 
 	RTE_SET_USED(dir);
 	if (e->npkts >= E2E_MAX_PKTS)
@@ -35,16 +34,11 @@ on_rx(uint16_t port_id, int dir, const struct rte_mbuf *m, uint64_t tsc, void *a
 	k->port = port_id;
 	k->side = side;
 	k->burst = e->burst;
-	k->len = rte_pktmbuf_pkt_len(m);
-	k->data = malloc(k->len);
+	k->data = srnic_test_frame_copy(m, &k->len);
 	if (k->data == NULL) {
-		k->len = 0;
 		k->parse_rc = -1;
 		return;
 	}
-	d = rte_pktmbuf_read(m, 0, k->len, k->data);
-	if (d != k->data)
-		memcpy(k->data, d, k->len);
 	k->parse_rc = srnic_pkt_parse((struct rte_mbuf *)(uintptr_t)m, &pkt, 0);
 	if (k->parse_rc != SRNIC_PARSE_OK)
 		return;
@@ -279,47 +273,19 @@ int
 e2e_qp_connect(int side, enum ibv_mtu mtu, uint32_t sq_psn, uint32_t rq_psn,
 	       uint8_t max_rd_atomic, uint8_t max_dest_rd_atomic, int access)
 {
-	struct srnic_qp *qp = E->qp[side];
-	struct ibv_qp_attr a;
-	int rc;
+	struct srnic_test_path p = {
+		.access = access, .mtu = mtu, .dest_qpn = srnic_qp_num(E->qp[1 - side]),
+		.rq_psn = rq_psn, .max_dest_rd_atomic = max_dest_rd_atomic, .sq_psn = sq_psn,
+		.timeout = E->conf.timeout != 0 ? E->conf.timeout : 14,
+		.retry_cnt = E->conf.retry_cnt == E2E_RNR_RETRY_0 ? 0 :
+			     E->conf.retry_cnt == 0 ? 7 : E->conf.retry_cnt,
+		.rnr_retry = E->conf.rnr_retry[side] == E2E_RNR_RETRY_0 ? 0 :
+			     E->conf.rnr_retry[side] == 0 ? 7 : E->conf.rnr_retry[side],
+		.max_rd_atomic = max_rd_atomic,
+	};
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = access;
-	rc = srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				     IBV_QP_ACCESS_FLAGS);
-	if (rc != 0)
-		return rc;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = mtu;
-	a.dest_qp_num = srnic_qp_num(E->qp[1 - side]);
-	a.rq_psn = rq_psn;
-	a.max_dest_rd_atomic = max_dest_rd_atomic;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	srnic_dev_gid(E->p.dev[1 - side], 1, &a.ah_attr.grh.dgid);
-	rc = srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	if (rc != 0)
-		return rc;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = sq_psn;
-	a.timeout = E->conf.timeout != 0 ? E->conf.timeout : 14;
-	a.retry_cnt = E->conf.retry_cnt == E2E_RNR_RETRY_0 ? 0 :
-		      E->conf.retry_cnt == 0 ? 7 : E->conf.retry_cnt;
-	a.rnr_retry = E->conf.rnr_retry[side] == E2E_RNR_RETRY_0 ? 0 :
-		      E->conf.rnr_retry[side] == 0 ? 7 : E->conf.rnr_retry[side];
-	a.max_rd_atomic = max_rd_atomic;
-	return srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-				       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				       IBV_QP_MAX_QP_RD_ATOMIC);
+	srnic_dev_gid(E->p.dev[1 - side], 1, &p.dgid);
+	return srnic_test_qp_connect(E->qp[side], &p);
 }
 
 void
@@ -479,27 +445,12 @@ void
 e2e_post_op(int side, enum ibv_wr_opcode op, uint64_t wr_id, struct ibv_sge *sge, int nsge,
 	    uint64_t raddr, uint32_t rkey, unsigned int flags)
 {
-	struct ibv_send_wr wr;
-
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.sg_list = sge;
-	wr.num_sge = nsge;
-	wr.opcode = op;
-	wr.send_flags = flags;
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	e2e_post_send(side, &wr);
+	assert_int_equal(srnic_test_post_send(E->qp[side], op, wr_id, sge, nsge, raddr, rkey,
+					      flags), 0);
 }
 
 void
 e2e_post_rx(int side, uint64_t wr_id, struct ibv_sge *sge, int nsge)
 {
-	struct ibv_recv_wr wr;
-
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.sg_list = sge;
-	wr.num_sge = nsge;
-	e2e_post_recv(side, &wr);
+	assert_int_equal(srnic_test_post_recv(E->qp[side], wr_id, sge, nsge), 0);
 }

@@ -26,6 +26,7 @@
 #include "srnic_link.h"
 #include "srnic_pair.h"
 #include "srnic_wire.h"
+#include "test_rc.h"
 #include "test_ref.h"
 
 /* Generous: ASan debug builds are several times slower. */

@@ -131,48 +131,16 @@ host_connect_grh(struct host_ep *ep, const union ibv_gid *dgid, uint32_t dest_qp
 		 const struct rte_ether_addr *dmac, enum ibv_mtu mtu, uint32_t sq_psn,
 		 uint32_t rq_psn, uint8_t tclass, uint32_t flow_label)
 {
-	struct ibv_qp_attr a;
-	int rc;
+	struct srnic_test_path p = {
+		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
+		.mtu = mtu, .dest_qpn = dest_qpn, .rq_psn = rq_psn, .max_dest_rd_atomic = 16,
+		.dgid = *dgid, .tclass = tclass, .flow_label = flow_label, .dmac = dmac,
+		.sq_psn = sq_psn, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+		.max_rd_atomic = 16,
+	};
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
-			    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
-	rc = srnic_modify_qp(ep->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					 IBV_QP_ACCESS_FLAGS);
-	if (rc != 0)
-		return rc;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = mtu;
-	a.dest_qp_num = dest_qpn;
-	a.rq_psn = rq_psn;
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.grh.traffic_class = tclass;
-	a.ah_attr.grh.flow_label = flow_label;
-	a.ah_attr.grh.dgid = *dgid;
-	rc = srnic_modify_qp_dmac(ep->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
-				  dmac);
-	if (rc != 0)
-		return rc;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = sq_psn;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 16;
-	return srnic_modify_qp(ep->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-					   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					   IBV_QP_MAX_QP_RD_ATOMIC);
+	return srnic_test_qp_connect(ep->qp, &p);
 }
 
 void
@@ -294,7 +262,6 @@ static void
 on_rx(uint16_t port_id, int dir, const struct rte_mbuf *m, uint64_t tsc, void *arg)
 {
 	struct host_frame *k;
-	const void *d;
 	uint32_t l3;
 
 	RTE_SET_USED(dir);
@@ -305,16 +272,11 @@ on_rx(uint16_t port_id, int dir, const struct rte_mbuf *m, uint64_t tsc, void *a
 	k = &H_cap->f[H_cap->n++];
 	memset(k, 0, sizeof(*k));
 	k->port = port_id;
-	k->len = rte_pktmbuf_pkt_len(m);
-	k->data = malloc(k->len);
+	k->data = srnic_test_frame_copy(m, &k->len);
 	if (k->data == NULL) {
-		k->len = 0;
 		k->parse_rc = -1;
 		return;
 	}
-	d = rte_pktmbuf_read(m, 0, k->len, k->data);
-	if (d != k->data)
-		memcpy(k->data, d, k->len);
 	k->parse_rc = srnic_pkt_parse((struct rte_mbuf *)(uintptr_t)m, &k->pkt, 0);
 	if (frame_is_roce(k->data, k->len, &l3)) {
 		const uint8_t *ip = k->data + l3;
@@ -469,30 +431,16 @@ host_post(struct host_ep *ep, enum ibv_wr_opcode op, uint64_t wr_id, void *addr,
 	  uint32_t lkey, uint64_t raddr, uint32_t rkey, unsigned int flags)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)addr, .length = len, .lkey = lkey };
-	struct ibv_send_wr wr, *bad = NULL;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = op;
-	wr.send_flags = flags;
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	return srnic_post_send(ep->qp, &wr, &bad);
+	return srnic_test_post_send(ep->qp, op, wr_id, &sge, 1, raddr, rkey, flags);
 }
 
 int
 host_post_recv(struct host_ep *ep, uint64_t wr_id, void *addr, uint32_t len, uint32_t lkey)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)addr, .length = len, .lkey = lkey };
-	struct ibv_recv_wr wr, *bad = NULL;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	return srnic_post_recv(ep->qp, &wr, &bad);
+	return srnic_test_post_recv(ep->qp, wr_id, &sge, 1);
 }
 
 void
