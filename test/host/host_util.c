@@ -8,6 +8,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_lcore.h>
 #include <rte_malloc.h>
 
 #include "host_util.h"
@@ -53,6 +54,53 @@ host_dev_create(const struct host_dev_conf *c)
 		fprintf(stderr, "srnic_dev_create(%s): %s\n", c->name, rte_strerror(rte_errno));
 	assert_non_null(dev);
 	return dev;
+}
+
+void
+host_dev_conf_init(struct host_dev_conf *c, uint16_t port, uint8_t ip_ver, const uint8_t *ip,
+		   const struct rte_ether_addr *mac, const char *name)
+{
+	memset(c, 0, sizeof(*c));
+	c->port = port;
+	c->ip_ver = ip_ver;
+	memcpy(c->ip, ip, ip_ver == 6 ? 16 : 4);
+	c->mac = *mac;
+	c->name = name;
+}
+
+struct srnic_dev *
+host_dev_new(uint16_t port, uint8_t ip_ver, const uint8_t *ip, const struct rte_ether_addr *mac,
+	     const char *name)
+{
+	struct host_dev_conf c;
+
+	host_dev_conf_init(&c, port, ip_ver, ip, mac, name);
+	return host_dev_create(&c);
+}
+
+int
+host_neigh_pair(struct srnic_dev *const dev[2], const struct rte_ether_addr *mac0,
+		const struct rte_ether_addr *mac1)
+{
+	union ibv_gid g;
+
+	srnic_dev_gid(dev[1], 1, &g);
+	if (srnic_dev_add_neigh(dev[0], &g, mac1) != 0)
+		return -1;
+	srnic_dev_gid(dev[0], 1, &g);
+	return srnic_dev_add_neigh(dev[1], &g, mac0) != 0 ? -1 : 0;
+}
+
+unsigned int
+host_two_workers(unsigned int lcore[2])
+{
+	unsigned int lc, n = 0;
+
+	RTE_LCORE_FOREACH_WORKER(lc) {
+		if (n < 2)
+			lcore[n++] = lc;
+	}
+	return n;
 }
 
 void

@@ -50,6 +50,18 @@ struct host_dev_conf {
 };
 
 struct srnic_dev *host_dev_create(const struct host_dev_conf *c);
+/* c zeroed but for port, IP version, address (4 or 16 bytes), MAC and name. */
+void host_dev_conf_init(struct host_dev_conf *c, uint16_t port, uint8_t ip_ver, const uint8_t *ip,
+			const struct rte_ether_addr *mac, const char *name);
+/* host_dev_create() of such a conf. */
+struct srnic_dev *host_dev_new(uint16_t port, uint8_t ip_ver, const uint8_t *ip,
+			       const struct rte_ether_addr *mac, const char *name);
+/* dev[0] and dev[1] learn each other (GID index 1) as static neighbours
+ * with MACs mac0 and mac1; 0 or -1. */
+int host_neigh_pair(struct srnic_dev *const dev[2], const struct rte_ether_addr *mac0,
+		    const struct rte_ether_addr *mac1);
+/* The first two worker lcores into lcore; returns how many there were (<= 2). */
+unsigned int host_two_workers(unsigned int lcore[2]);
 
 /* A port configured by the test itself (no srnic on it): nq RX/TX queues. */
 void host_raw_port(uint16_t port, uint16_t nq);

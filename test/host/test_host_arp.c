@@ -80,7 +80,6 @@ build_arp(uint8_t *f, const struct rte_ether_addr *edst, uint16_t op,
 static int
 group_setup(void **state)
 {
-	struct host_dev_conf c;
 	int i;
 
 	RTE_SET_USED(state);
@@ -89,25 +88,14 @@ group_setup(void **state)
 	if (srnic_link_ring_pair("arp", 1, HOST_RING_SIZE, &T.port[0], &T.port[1]) != 0)
 		return -1;
 	for (i = 0; i < 2; i++) {
-		memset(&c, 0, sizeof(c));
-		c.port = T.port[i];
-		c.ip_ver = 4;
-		memcpy(c.ip, i == 0 ? ip_a : ip_b, 4);
-		c.mac = i == 0 ? mac_a : mac_b;
-		c.name = i == 0 ? "arpA" : "arpB";
-		T.dev[i] = host_dev_create(&c);
+		T.dev[i] = host_dev_new(T.port[i], 4, i == 0 ? ip_a : ip_b, i == 0 ? &mac_a : &mac_b,
+					i == 0 ? "arpA" : "arpB");
 		T.cap[i] = host_cap_start(T.port[i]);
 	}
 	/* C: a device whose peer is a raw port driven by the test. */
 	if (srnic_link_ring_pair("arpraw", 1, HOST_RING_SIZE, &T.rport[0], &T.rport[1]) != 0)
 		return -1;
-	memset(&c, 0, sizeof(c));
-	c.port = T.rport[0];
-	c.ip_ver = 4;
-	memcpy(c.ip, ip_a, 4);
-	c.mac = mac_a;
-	c.name = "arpC";
-	T.dev_c = host_dev_create(&c);
+	T.dev_c = host_dev_new(T.rport[0], 4, ip_a, &mac_a, "arpC");
 	host_raw_port(T.rport[1], 1);
 	return 0;
 }

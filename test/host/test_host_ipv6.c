@@ -39,7 +39,6 @@ static struct {
 static int
 group_setup(void **state)
 {
-	struct host_dev_conf c;
 	int i;
 
 	RTE_SET_USED(state);
@@ -48,24 +47,13 @@ group_setup(void **state)
 	if (srnic_link_ring_pair("nd6", 1, HOST_RING_SIZE, &T.port[0], &T.port[1]) != 0)
 		return -1;
 	for (i = 0; i < 2; i++) {
-		memset(&c, 0, sizeof(c));
-		c.port = T.port[i];
-		c.ip_ver = 6;
-		memcpy(c.ip, i == 0 ? ip_a : ip_b, 16);
-		c.mac = i == 0 ? mac_a : mac_b;
-		c.name = i == 0 ? "nd6A" : "nd6B";
-		T.dev[i] = host_dev_create(&c);
+		T.dev[i] = host_dev_new(T.port[i], 6, i == 0 ? ip_a : ip_b, i == 0 ? &mac_a : &mac_b,
+					i == 0 ? "nd6A" : "nd6B");
 		T.cap[i] = host_cap_start(T.port[i]);
 	}
 	if (srnic_link_ring_pair("nd6raw", 1, HOST_RING_SIZE, &T.rport[0], &T.rport[1]) != 0)
 		return -1;
-	memset(&c, 0, sizeof(c));
-	c.port = T.rport[0];
-	c.ip_ver = 6;
-	memcpy(c.ip, ip_a, 16);
-	c.mac = mac_a;
-	c.name = "nd6C";
-	T.dev_c = host_dev_create(&c);
+	T.dev_c = host_dev_new(T.rport[0], 6, ip_a, &mac_a, "nd6C");
 	host_raw_port(T.rport[1], 1);
 	return 0;
 }

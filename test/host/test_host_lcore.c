@@ -45,9 +45,6 @@ group_setup(void **state)
 {
 	/* Three lcores on whatever CPUs there are (two will do). */
 	static const char *const args[] = { "--lcores=(0-2)@(0-1)" };
-	struct host_dev_conf c;
-	union ibv_gid g;
-	unsigned int lc;
 	int i;
 
 	RTE_SET_USED(state);
@@ -60,25 +57,14 @@ group_setup(void **state)
 	if (srnic_link_ring_pair("lc", 1, HOST_RING_SIZE, &T.port[0], &T.port[1]) != 0)
 		return -1;
 	for (i = 0; i < 2; i++) {
-		memset(&c, 0, sizeof(c));
-		c.port = T.port[i];
-		c.ip[0] = 127;
-		c.ip[3] = (uint8_t)(1 + i);
-		c.mac = mac[i];
-		c.name = i == 0 ? "lcA" : "lcB";
-		T.dev[i] = host_dev_create(&c);
+		const uint8_t ip[4] = { 127, 0, 0, (uint8_t)(1 + i) };
+
+		T.dev[i] = host_dev_new(T.port[i], 4, ip, &mac[i], i == 0 ? "lcA" : "lcB");
 		T.eng[i] = srnic_dev_engine(T.dev[i], 0);
 	}
-	for (i = 0; i < 2; i++) {
-		srnic_dev_gid(T.dev[1 - i], 1, &g);
-		if (srnic_dev_add_neigh(T.dev[i], &g, &mac[1 - i]) != 0)
-			return -1;
-	}
-	i = 0;
-	RTE_LCORE_FOREACH_WORKER(lc) {
-		if (i < 2)
-			T.lcore[i++] = lc;
-	}
+	if (host_neigh_pair(T.dev, &mac[0], &mac[1]) != 0)
+		return -1;
+	host_two_workers(T.lcore);
 	host_poll_set(T.eng, 2);
 	return 0;
 }

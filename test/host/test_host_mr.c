@@ -59,8 +59,6 @@ on_release(void *addr, size_t length, void *arg)
 static int
 group_setup(void **state)
 {
-	struct host_dev_conf c;
-	union ibv_gid g;
 	int i;
 
 	RTE_SET_USED(state);
@@ -69,24 +67,17 @@ group_setup(void **state)
 	if (srnic_link_ring_pair("mrz", 1, HOST_RING_SIZE, &T.port[0], &T.port[1]) != 0)
 		return -1;
 	for (i = 0; i < 2; i++) {
-		memset(&c, 0, sizeof(c));
-		c.port = T.port[i];
-		c.ip[0] = 127;
-		c.ip[3] = (uint8_t)(1 + i);
-		c.mac = mac[i];
-		c.name = i == 0 ? "mrzA" : "mrzB";
-		T.dev[i] = host_dev_create(&c);
+		const uint8_t ip[4] = { 127, 0, 0, (uint8_t)(1 + i) };
+
+		T.dev[i] = host_dev_new(T.port[i], 4, ip, &mac[i], i == 0 ? "mrzA" : "mrzB");
 		T.eng[i] = srnic_dev_engine(T.dev[i], 0);
 		T.cap[i] = host_cap_start(T.port[i]);
 		T.pd[i] = srnic_alloc_pd(T.dev[i]);
 		if (T.pd[i] == NULL)
 			return -1;
 	}
-	for (i = 0; i < 2; i++) {
-		srnic_dev_gid(T.dev[1 - i], 1, &g);
-		if (srnic_dev_add_neigh(T.dev[i], &g, &mac[1 - i]) != 0)
-			return -1;
-	}
+	if (host_neigh_pair(T.dev, &mac[0], &mac[1]) != 0)
+		return -1;
 	T.ab = rte_ring_lookup("mrz_ab0");
 	T.ba = rte_ring_lookup("mrz_ba0");
 	if (T.ab == NULL || T.ba == NULL)

@@ -39,8 +39,6 @@ group_setup(void **state)
 {
 	static const char *const args[] = { "--lcores=(0-2)@(0-1)" };
 	struct host_dev_conf c;
-	union ibv_gid g;
-	unsigned int lc;
 	int i;
 
 	RTE_SET_USED(state);
@@ -49,29 +47,18 @@ group_setup(void **state)
 	if (srnic_link_ring_pair("rdr", 2, HOST_RING_SIZE, &T.port[0], &T.port[1]) != 0)
 		return -1;
 	for (i = 0; i < 2; i++) {
-		memset(&c, 0, sizeof(c));
-		c.port = T.port[i];
+		const uint8_t ip[4] = { 127, 0, 0, (uint8_t)(1 + i) };
+
+		host_dev_conf_init(&c, T.port[i], 4, ip, &mac[i], i == 0 ? "rdrA" : "rdrB");
 		c.nb_engines = 2;
-		c.ip[0] = 127;
-		c.ip[3] = (uint8_t)(1 + i);
-		c.mac = mac[i];
-		c.name = i == 0 ? "rdrA" : "rdrB";
 		T.dev[i] = host_dev_create(&c);
 		T.eng[i][0] = srnic_dev_engine(T.dev[i], 0);
 		T.eng[i][1] = srnic_dev_engine(T.dev[i], 1);
 		T.cap[i] = host_cap_start(T.port[i]);
 	}
-	for (i = 0; i < 2; i++) {
-		srnic_dev_gid(T.dev[1 - i], 1, &g);
-		if (srnic_dev_add_neigh(T.dev[i], &g, &mac[1 - i]) != 0)
-			return -1;
-	}
-	i = 0;
-	RTE_LCORE_FOREACH_WORKER(lc) {
-		if (i < 2)
-			T.lcore[i++] = lc;
-	}
-	return i == 2 ? 0 : -1;
+	if (host_neigh_pair(T.dev, &mac[0], &mac[1]) != 0)
+		return -1;
+	return host_two_workers(T.lcore) == 2 ? 0 : -1;
 }
 
 static int

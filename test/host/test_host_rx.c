@@ -67,7 +67,6 @@ static int
 group_setup(void **state)
 {
 	struct host_dev_conf c;
-	union ibv_gid g;
 	int i;
 
 	RTE_SET_USED(state);
@@ -76,11 +75,8 @@ group_setup(void **state)
 	if (srnic_link_ring_pair("hrx", 1, HOST_RING_SIZE, &T.port[0], &T.port[1]) != 0)
 		return -1;
 	for (i = 0; i < 2; i++) {
-		memset(&c, 0, sizeof(c));
-		c.port = T.port[i];
-		memcpy(c.ip, i == 0 ? ip_a : ip_b, 4);
-		c.mac = i == 0 ? mac_a : mac_b;
-		c.name = i == 0 ? "hrxA" : "hrxB";
+		host_dev_conf_init(&c, T.port[i], 4, i == 0 ? ip_a : ip_b, i == 0 ? &mac_a : &mac_b,
+				   i == 0 ? "hrxA" : "hrxB");
 		if (i == 0) {
 			c.host_rx = on_host_rx;
 			c.host_rx_arg = &cookie;
@@ -88,11 +84,8 @@ group_setup(void **state)
 		T.dev[i] = host_dev_create(&c);
 		T.eng[i] = srnic_dev_engine(T.dev[i], 0);
 	}
-	for (i = 0; i < 2; i++) {
-		srnic_dev_gid(T.dev[1 - i], 1, &g);
-		if (srnic_dev_add_neigh(T.dev[i], &g, i == 0 ? &mac_b : &mac_a) != 0)
-			return -1;
-	}
+	if (host_neigh_pair(T.dev, &mac_a, &mac_b) != 0)
+		return -1;
 	host_poll_set(T.eng, 2);
 	return 0;
 }
