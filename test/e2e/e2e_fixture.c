@@ -191,6 +191,30 @@ e2e_reset(void)
 	E->cq_err[0] = E->cq_err[1] = 0;
 }
 
+void
+e2e_check_mix_wcs(uint32_t sig, uint32_t nrecv, const uint32_t *lens, const uint8_t *ops)
+{
+	uint32_t i;
+
+	assert_int_equal(E->nwc[0], sig);
+	assert_int_equal(E->nwc[1], nrecv);
+	for (i = 0; i < E->nwc[0]; i++) {
+		assert_int_equal(E->wc[0][i].status, IBV_WC_SUCCESS);
+		if (i > 0)
+			assert_true(E->wc[0][i].wr_id > E->wc[0][i - 1].wr_id);
+	}
+	for (i = 0; i < E->nwc[1]; i++) {
+		const struct ibv_wc *w = &E->wc[1][i];
+
+		assert_int_equal(w->status, IBV_WC_SUCCESS);
+		assert_int_equal(w->byte_len, lens[w->wr_id]);
+		if (ops[w->wr_id] != 0)
+			assert_int_equal(w->imm_data, rte_cpu_to_be_32((uint32_t)w->wr_id));
+		if (i > 0)
+			assert_true(w->wr_id > E->wc[1][i - 1].wr_id);
+	}
+}
+
 uint32_t
 e2e_pkts_from(int side, uint32_t *idx, uint32_t max)
 {

@@ -149,6 +149,12 @@ uint64_t e2e_deadline(void);
 /* Wait until side has n WCs since the last e2e_reset(); returns the n-th. */
 const struct ibv_wc *e2e_wait_wc(int side, uint32_t n);
 
+/* After a run of mixed WRs (wr_id i of lens[i] bytes; a RECV WC of
+ * ops[i] 0 has no immediate, of any other op immediate i): A has sig
+ * successful WCs and B nrecv, each side's in wr_id order, B's with the
+ * right lengths and immediates. */
+void e2e_check_mix_wcs(uint32_t sig, uint32_t nrecv, const uint32_t *lens, const uint8_t *ops);
+
 /* Arm loss injection (see struct e2e_drop); e2e_reset() disarms it. */
 void e2e_drop_arm(int side, int opcode, uint32_t skip, uint32_t count);
 

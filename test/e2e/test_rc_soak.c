@@ -134,23 +134,7 @@ soak(uint64_t seed, uint32_t nwr, double rate)
 		}
 	}
 	e2e_settle(8);
-	assert_int_equal(E->nwc[0], sig);
-	assert_int_equal(E->nwc[1], nrecv);
-	for (i = 0; i < E->nwc[0]; i++) {
-		assert_int_equal(E->wc[0][i].status, IBV_WC_SUCCESS);
-		if (i > 0)
-			assert_true(E->wc[0][i].wr_id > E->wc[0][i - 1].wr_id);
-	}
-	for (i = 0; i < E->nwc[1]; i++) {
-		const struct ibv_wc *w = &E->wc[1][i];
-
-		assert_int_equal(w->status, IBV_WC_SUCCESS);
-		assert_int_equal(w->byte_len, lens[w->wr_id]);
-		if (ops[w->wr_id] != 0)
-			assert_int_equal(w->imm_data, rte_cpu_to_be_32((uint32_t)w->wr_id));
-		if (i > 0)
-			assert_true(w->wr_id > E->wc[1][i - 1].wr_id);
-	}
+	e2e_check_mix_wcs(sig, nrecv, lens, ops);
 	if (*counter != fadds)
 		fail_msg("seed %" PRIu64 ": %u FETCH_ADDs, counter %" PRIu64
 			 " (an atomic executed twice or never)", seed, fadds, *counter);
