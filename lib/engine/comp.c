@@ -69,7 +69,7 @@ srnic_comp_retire(struct srnic_engine *eng, struct srnic_qp *qp)
 		c++;
 		if (w->wc_status != IBV_WC_SUCCESS) {
 			atomic_store_explicit(&qp->sq.comp, c, memory_order_release);
-			srnic_qp_to_err(eng, qp);
+			srnic_qp_to_err(eng, qp, "work request failed");
 			return;
 		}
 	}

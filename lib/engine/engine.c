@@ -146,15 +146,17 @@ srnic_qp_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
 		eng_stat(eng, SRNIC_STAT_CQE_ERR, 1);
 	if (unlikely(srnic_cq_push(cq, wc, wq_next) != 0)) {
 		eng_stat(eng, SRNIC_STAT_CQ_OVERFLOW, 1);
-		srnic_qp_to_err(eng, qp);
+		srnic_qp_to_err(eng, qp, "CQ overflow");
 	}
 }
 
 void
-srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp)
+srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp, const char *why)
 {
 	if (srnic_qp_state(qp) != IBV_QPS_ERR) {
 		eng_stat(eng, SRNIC_STAT_QP_TO_ERR, 1);
+		/* Rare and final for the QP: worth a line. */
+		SRNIC_LOG(NOTICE, "qp %#x to ERR: %s", qp->qpn, why);
 		atomic_store_explicit(&qp->state, IBV_QPS_ERR, memory_order_release);
 	}
 	srnic_eng_activate(eng, qp); /* to flush */

@@ -77,7 +77,7 @@ void srnic_qp_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq
 		  const struct ibv_wc *wc, uint32_t wq_next);
 
 /* Move qp to ERR from the engine; outstanding WQEs are flushed by the loop. */
-void srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp);
+void srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp, const char *why);
 
 /* Receive: parse, validate, dispatch a burst. */
 void srnic_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,

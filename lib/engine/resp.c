@@ -718,6 +718,6 @@ srnic_resp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 		budget--;
 	}
 	if (r->head == r->tail && r->goto_error)
-		srnic_qp_to_err(eng, qp);
+		srnic_qp_to_err(eng, qp, "responder error NAKed");
 	return r->head != r->tail;
 }
