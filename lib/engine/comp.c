@@ -223,7 +223,10 @@ comp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, const uint8_
 		}
 		if (qp->rnr_retry != 7)
 			qp->req.rnr_left--;
-		qp->req.wait_until = eng->now + srnic_rnr_timer_cycles(val);
+		/* From now, not from the poll's start: the NAK may have been
+		 * received well after it (a preempted lcore), and the peer asked
+		 * for at least this long. */
+		qp->req.wait_until = rte_get_timer_cycles() + srnic_rnr_timer_cycles(val);
 		srnic_eng_timer_arm(eng, qp, qp->req.wait_until);
 		qp->req.timer_at = 0; /* the RNR wait is no ACK timeout */
 		comp_rewind(qp, c, psn);
