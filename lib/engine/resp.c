@@ -513,6 +513,10 @@ static enum resp_state
 err_rnr(struct resp_ctx *c)
 {
 	eng_stat(c->eng, SRNIC_STAT_RESP_RNR, 1);
+	/* The rest of this message is dropped quietly until the requester
+	 * comes back to the NAKed PSN: a sequence NAK for it now would make
+	 * the requester resend before the RNR timer (and spend retry_cnt). */
+	c->qp->resp.seq_nak_sent = 1;
 	owe_nak(c->eng, c->qp, srnic_aeth_syndrome_make(SRNIC_AETH_RNR_NAK, c->qp->min_rnr_timer),
 		c->pkt->psn);
 	return RESP_DONE;
