@@ -23,8 +23,10 @@ RTE_LOG_REGISTER_DEFAULT(srnic_logtype, INFO);
  * payload, pad and ICRC. */
 #define DEV_HDR_DATA_ROOM (RTE_PKTMBUF_HEADROOM + SRNIC_PKT_HDR_MAX_LEN + \
 			   SRNIC_MAX_INLINE + SRNIC_PKT_TRAILER_MAX_LEN + 64)
-/* RX mbufs hold a whole jumbo frame (PMTU 4096 + headers) in one segment. */
-#define DEV_RX_DATA_ROOM (RTE_PKTMBUF_HEADROOM + 9216 + 64)
+/* RX mbufs hold a whole jumbo frame (PMTU 4096 + headers) in one segment,
+ * and a 16 KiB af_packet frame (framesz=16384, what a 9000-byte MTU needs
+ * there: its frames are powers of two). */
+#define DEV_RX_DATA_ROOM (RTE_PKTMBUF_HEADROOM + 16384)
 #define DEV_MAX_NAME 32
 /* Headers above the payload that the path MTU must leave room for (rxe). */
 #define DEV_MTU_HDR_ROOM 100
@@ -76,9 +78,16 @@ dev_port_setup(struct srnic_dev *dev, struct rte_mempool *rx_pool)
 	}
 	/* Best effort: virtual PMDs often have no MTU control. */
 	rc = rte_eth_dev_set_mtu(dev->port_id, dev->mtu);
-	if (rc != 0 && rc != -ENOTSUP)
-		SRNIC_LOG(INFO, "%s: port %u: MTU %u not set (%d), continuing", dev->name,
-			  dev->port_id, dev->mtu, rc);
+	if (rc != 0 && rc != -ENOTSUP) {
+		uint16_t mtu;
+
+		/* Keep to what the port carries: path MTUs are clamped to it. */
+		if (rte_eth_dev_get_mtu(dev->port_id, &mtu) == 0 && mtu < dev->mtu) {
+			SRNIC_LOG(NOTICE, "%s: port %u takes MTU %u, not %u: path MTU follows",
+				  dev->name, dev->port_id, mtu, dev->mtu);
+			dev->mtu = mtu;
+		}
+	}
 	rc = rte_eth_dev_start(dev->port_id);
 	if (rc != 0)
 		return rc;
