@@ -82,6 +82,8 @@ srnic_qp_connect(struct srnic_qp *qp, const struct srnic_qp_peer *peer,
 	a.ah_attr.grh.sgid_index = 1;
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.grh.dgid = peer->gid;
+	a.ah_attr.grh.traffic_class = peer->traffic_class;
+	a.ah_attr.grh.flow_label = peer->flow_label;
 	rc = srnic_modify_qp_dmac(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 					  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 					  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,

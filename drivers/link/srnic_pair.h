@@ -52,6 +52,8 @@ struct srnic_qp_peer {
 	uint32_t my_psn;           /**< our first send PSN */
 	struct rte_ether_addr mac; /**< the peer's MAC, if mac_set (else ARP/ND) */
 	bool mac_set;
+	uint8_t traffic_class;     /**< IPv4 TOS / IPv6 traffic class of our packets */
+	uint32_t flow_label;       /**< IPv6 flow label of our packets */
 };
 
 /**

@@ -2,52 +2,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "srnic_pair.h"
 #include "test_rc.h"
 
 int
 srnic_test_qp_connect(struct srnic_qp *qp, const struct srnic_test_path *p)
 {
-	struct ibv_qp_attr a;
-	int rc;
+	struct srnic_pair_qp_conf c = {
+		.path_mtu = p->mtu, .max_rd_atomic = p->max_rd_atomic,
+		.max_dest_rd_atomic = p->max_dest_rd_atomic, .timeout = p->timeout,
+		.retry_cnt = p->retry_cnt, .rnr_retry = p->rnr_retry, .min_rnr_timer = 1,
+		.access = p->access,
+	};
+	struct srnic_qp_peer peer = {
+		.gid = p->dgid, .qpn = p->dest_qpn, .psn = p->rq_psn, .my_psn = p->sq_psn,
+		.traffic_class = p->tclass, .flow_label = p->flow_label,
+	};
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = p->access;
-	rc = srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				     IBV_QP_ACCESS_FLAGS);
-	if (rc != 0)
-		return rc;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = p->mtu;
-	a.dest_qp_num = p->dest_qpn;
-	a.rq_psn = p->rq_psn;
-	a.max_dest_rd_atomic = p->max_dest_rd_atomic;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.grh.traffic_class = p->tclass;
-	a.ah_attr.grh.flow_label = p->flow_label;
-	a.ah_attr.grh.dgid = p->dgid;
-	rc = srnic_modify_qp_dmac(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
-				  p->dmac);
-	if (rc != 0)
-		return rc;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = p->sq_psn;
-	a.timeout = p->timeout;
-	a.retry_cnt = p->retry_cnt;
-	a.rnr_retry = p->rnr_retry;
-	a.max_rd_atomic = p->max_rd_atomic;
-	return srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-				       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				       IBV_QP_MAX_QP_RD_ATOMIC);
+	if (p->dmac != NULL) {
+		peer.mac = *p->dmac;
+		peer.mac_set = true;
+	}
+	return srnic_qp_connect(qp, &peer, &c);
 }
 
 int
