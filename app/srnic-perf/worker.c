@@ -414,6 +414,32 @@ lat_summary(struct req_worker *w, unsigned int nb, double hz, struct perf_result
 	free(all);
 }
 
+/* testpmd's habit: per port (device) packet rates and trouble since the
+ * last line, from the engine counters. */
+static void
+live_port_stats(struct perf_env *env, double secs)
+{
+	static const char *const names[] = { "rx_pkts", "tx_pkts", "retransmit_pkts",
+					     "rx_icrc_err", "rx_malformed", "resp_dup" };
+	static int64_t prev[2][RTE_DIM(names)];
+	unsigned int s, k;
+
+	for (s = 0; s < 2; s++) {
+		int64_t v[RTE_DIM(names)];
+
+		if (env->dev[s] == NULL)
+			continue;
+		for (k = 0; k < RTE_DIM(names); k++)
+			v[k] = srnic_dev_stat(env->dev[s], names[k]);
+		printf("      %-6s RX %8.3f Mpps  TX %8.3f Mpps  retransmit %6" PRId64
+		       "  rx bad %6" PRId64 "  dup req %6" PRId64 "\n",
+		       srnic_dev_name(env->dev[s]), (double)(v[0] - prev[s][0]) / secs / 1e6,
+		       (double)(v[1] - prev[s][1]) / secs / 1e6, v[2] - prev[s][2],
+		       (v[3] - prev[s][3]) + (v[4] - prev[s][4]), v[5] - prev[s][5]);
+		memcpy(prev[s], v, sizeof(v));
+	}
+}
+
 int
 perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 {
@@ -516,6 +542,7 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 			       (double)(m - prev_msgs) * hz / (double)(now - last_stats) / 1e6,
 			       (double)(m - prev_msgs) * size * 8 * hz /
 				       (double)(now - last_stats) / 1e9);
+			live_port_stats(env, (double)(now - last_stats) / hz);
 			fflush(stdout);
 			prev_msgs = m;
 			last_stats = now;
