@@ -503,3 +503,39 @@ host_inject(uint16_t port, uint16_t queue, const void *frame, uint32_t len)
 	memcpy(d, frame, len);
 	assert_int_equal(rte_eth_tx_burst(port, queue, &m, 1), 1);
 }
+
+int
+host_trio_setup(struct host_trio *t, const char *name, uint8_t ip_ver, const uint8_t *ip_a,
+		const uint8_t *ip_b, const struct rte_ether_addr *mac_a,
+		const struct rte_ether_addr *mac_b)
+{
+	char n[32];
+	int i;
+
+	if (srnic_link_ring_pair(name, 1, HOST_RING_SIZE, &t->port[0], &t->port[1]) != 0)
+		return -1;
+	for (i = 0; i < 2; i++) {
+		snprintf(n, sizeof(n), "%s%c", name, 'A' + i);
+		t->dev[i] = host_dev_new(t->port[i], ip_ver, i == 0 ? ip_a : ip_b,
+					 i == 0 ? mac_a : mac_b, n);
+		t->cap[i] = host_cap_start(t->port[i]);
+	}
+	snprintf(n, sizeof(n), "%sraw", name);
+	if (srnic_link_ring_pair(n, 1, HOST_RING_SIZE, &t->rport[0], &t->rport[1]) != 0)
+		return -1;
+	snprintf(n, sizeof(n), "%sC", name);
+	t->dev_c = host_dev_new(t->rport[0], ip_ver, ip_a, mac_a, n);
+	host_raw_port(t->rport[1], 1);
+	return 0;
+}
+
+void
+host_trio_teardown(struct host_trio *t)
+{
+	srnic_capture_stop(t->cap[0]);
+	srnic_capture_stop(t->cap[1]);
+	host_cap_reset();
+	srnic_dev_destroy(t->dev[0]);
+	srnic_dev_destroy(t->dev[1]);
+	srnic_dev_destroy(t->dev_c);
+}

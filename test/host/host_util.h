@@ -138,6 +138,22 @@ extern struct host_cap *H_cap;
 /* Capture every frame port receives (RX). */
 struct srnic_capture *host_cap_start(uint16_t port);
 void host_cap_reset(void);
+
+/* Two srnic devices A and B on a ring pair named name (captured, no
+ * neighbours), and a third, C (ip_a, mac_a), on a ring pair "<name>raw"
+ * whose other port is a raw port the test drives. */
+struct host_trio {
+	uint16_t port[2];
+	struct srnic_dev *dev[2];
+	struct srnic_capture *cap[2];
+	uint16_t rport[2];
+	struct srnic_dev *dev_c;
+};
+
+int host_trio_setup(struct host_trio *t, const char *name, uint8_t ip_ver, const uint8_t *ip_a,
+		    const uint8_t *ip_b, const struct rte_ether_addr *mac_a,
+		    const struct rte_ether_addr *mac_b);
+void host_trio_teardown(struct host_trio *t);
 /* Frames received on port with the EtherType (0: any), into idx. */
 uint32_t host_cap_find(uint16_t port, uint16_t ethertype, uint32_t *idx, uint32_t max);
 /* RoCEv2 frames received on port with opcode (-1: any). */

@@ -26,13 +26,7 @@ static const uint8_t ip_a[4] = { 127, 0, 0, 1 };
 static const uint8_t ip_b[4] = { 127, 0, 0, 2 };
 static const uint8_t ip_x[4] = { 127, 0, 0, 9 };
 
-static struct {
-	uint16_t port[2];       /* A, B: two srnic devices, no neighbours */
-	struct srnic_dev *dev[2];
-	struct srnic_capture *cap[2];
-	uint16_t rport[2];      /* C (srnic) and a raw port */
-	struct srnic_dev *dev_c;
-} T;
+static struct host_trio T;
 
 /* Check an Ethernet + ARP frame field by field. */
 static void
@@ -80,36 +74,18 @@ build_arp(uint8_t *f, const struct rte_ether_addr *edst, uint16_t op,
 static int
 group_setup(void **state)
 {
-	int i;
-
 	RTE_SET_USED(state);
 	if (host_eal_init("host_arp", 0, NULL) != 0)
 		return -1;
-	if (srnic_link_ring_pair("arp", 1, HOST_RING_SIZE, &T.port[0], &T.port[1]) != 0)
-		return -1;
-	for (i = 0; i < 2; i++) {
-		T.dev[i] = host_dev_new(T.port[i], 4, i == 0 ? ip_a : ip_b, i == 0 ? &mac_a : &mac_b,
-					i == 0 ? "arpA" : "arpB");
-		T.cap[i] = host_cap_start(T.port[i]);
-	}
 	/* C: a device whose peer is a raw port driven by the test. */
-	if (srnic_link_ring_pair("arpraw", 1, HOST_RING_SIZE, &T.rport[0], &T.rport[1]) != 0)
-		return -1;
-	T.dev_c = host_dev_new(T.rport[0], 4, ip_a, &mac_a, "arpC");
-	host_raw_port(T.rport[1], 1);
-	return 0;
+	return host_trio_setup(&T, "arp", 4, ip_a, ip_b, &mac_a, &mac_b);
 }
 
 static int
 group_teardown(void **state)
 {
 	RTE_SET_USED(state);
-	srnic_capture_stop(T.cap[0]);
-	srnic_capture_stop(T.cap[1]);
-	host_cap_reset();
-	srnic_dev_destroy(T.dev[0]);
-	srnic_dev_destroy(T.dev[1]);
-	srnic_dev_destroy(T.dev_c);
+	host_trio_teardown(&T);
 	rte_eal_cleanup();
 	return 0;
 }

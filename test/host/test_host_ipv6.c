@@ -28,46 +28,23 @@ static const uint8_t ip_a[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 static const uint8_t ip_b[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2 };
 static const uint8_t ip_x[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x12, 0x34 };
 
-static struct {
-	uint16_t port[2];
-	struct srnic_dev *dev[2];
-	struct srnic_capture *cap[2];
-	uint16_t rport[2];      /* C (srnic, fd00::1) and a raw port */
-	struct srnic_dev *dev_c;
-} T;
+static struct host_trio T;
 
 static int
 group_setup(void **state)
 {
-	int i;
-
 	RTE_SET_USED(state);
 	if (host_eal_init("host_ipv6", 0, NULL) != 0)
 		return -1;
-	if (srnic_link_ring_pair("nd6", 1, HOST_RING_SIZE, &T.port[0], &T.port[1]) != 0)
-		return -1;
-	for (i = 0; i < 2; i++) {
-		T.dev[i] = host_dev_new(T.port[i], 6, i == 0 ? ip_a : ip_b, i == 0 ? &mac_a : &mac_b,
-					i == 0 ? "nd6A" : "nd6B");
-		T.cap[i] = host_cap_start(T.port[i]);
-	}
-	if (srnic_link_ring_pair("nd6raw", 1, HOST_RING_SIZE, &T.rport[0], &T.rport[1]) != 0)
-		return -1;
-	T.dev_c = host_dev_new(T.rport[0], 6, ip_a, &mac_a, "nd6C");
-	host_raw_port(T.rport[1], 1);
-	return 0;
+	/* C: a device whose peer is a raw port driven by the test. */
+	return host_trio_setup(&T, "nd6", 6, ip_a, ip_b, &mac_a, &mac_b);
 }
 
 static int
 group_teardown(void **state)
 {
 	RTE_SET_USED(state);
-	srnic_capture_stop(T.cap[0]);
-	srnic_capture_stop(T.cap[1]);
-	host_cap_reset();
-	srnic_dev_destroy(T.dev[0]);
-	srnic_dev_destroy(T.dev[1]);
-	srnic_dev_destroy(T.dev_c);
+	host_trio_teardown(&T);
 	rte_eal_cleanup();
 	return 0;
 }
