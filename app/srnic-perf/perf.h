@@ -107,6 +107,8 @@ struct perf_qp {
 	uint32_t outstanding;
 	uint32_t unsig_run;           /* WRs since the last signaled one */
 	uint8_t in_ready;             /* in its requester's ready list */
+	uint64_t prev_retx;           /* live stats: retransmits at the last line */
+	uint64_t prev_timeouts;
 	uint64_t t_post;              /* TSC when the last signaled WR was posted */
 	uint64_t recv_posted;         /* SEND: RECVs posted on the responder, ever */
 	uint64_t recv_done;           /* SEND: RECVs completed, ever */

@@ -414,6 +414,39 @@ lat_summary(struct req_worker *w, unsigned int nb, double hz, struct perf_result
 	free(all);
 }
 
+/* Per QP: how many retransmitted since the last line, and the worst one. */
+static void
+live_qp_stats(struct perf_env *env)
+{
+	const struct perf_conf *c = env->conf;
+	uint64_t worst = 0, total = 0, timeouts = 0;
+	uint32_t i, n = 0, worst_qpn = 0;
+
+	if (env->dev[0] == NULL)
+		return;
+	for (i = 0; i < c->qps; i++) {
+		struct perf_qp *q = &env->qps[i];
+		struct srnic_qp_stats st;
+		uint64_t d;
+
+		srnic_qp_get_stats(q->qp[0], &st);
+		d = st.retransmits - q->prev_retx;
+		timeouts += st.timeouts - q->prev_timeouts;
+		q->prev_retx = st.retransmits;
+		q->prev_timeouts = st.timeouts;
+		total += d;
+		n += d > 0;
+		if (d > worst) {
+			worst = d;
+			worst_qpn = srnic_qp_num(q->qp[0]);
+		}
+	}
+	if (total > 0)
+		printf("      QPs with retransmits %u of %u (%" PRIu64 " rewinds, %" PRIu64
+		       " timeouts; worst qp %#x: %" PRIu64 ")\n",
+		       n, c->qps, total, timeouts, worst_qpn, worst);
+}
+
 /* testpmd's habit: per port (device) packet rates and trouble since the
  * last line, from the engine counters. */
 static void
@@ -438,6 +471,7 @@ live_port_stats(struct perf_env *env, double secs)
 		       (v[3] - prev[s][3]) + (v[4] - prev[s][4]), v[5] - prev[s][5]);
 		memcpy(prev[s], v, sizeof(v));
 	}
+	live_qp_stats(env);
 }
 
 int

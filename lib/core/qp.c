@@ -146,6 +146,15 @@ srnic_qp_num(const struct srnic_qp *qp)
 	return qp->qpn;
 }
 
+int
+srnic_qp_get_stats(const struct srnic_qp *qp, struct srnic_qp_stats *st)
+{
+	if (qp == NULL || st == NULL)
+		return -EINVAL;
+	*st = qp->stats;
+	return 0;
+}
+
 enum ibv_qp_state
 srnic_qp_state(const struct srnic_qp *qp)
 {

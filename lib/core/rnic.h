@@ -252,6 +252,7 @@ struct srnic_qp {
 	} req;
 
 	struct srnic_resp resp;
+	struct srnic_qp_stats stats;    /* engine-written */
 };
 
 /* ---- engines ---- */

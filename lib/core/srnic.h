@@ -194,6 +194,19 @@ int srnic_query_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		   struct srnic_qp_init_attr *init);
 enum ibv_qp_state srnic_qp_state(const struct srnic_qp *qp);
 
+/** Per-QP protocol events (the engine counters, per QP). Racy reads. */
+struct srnic_qp_stats {
+	uint64_t retransmits;      /**< go-back-N rewinds (NAK, implied NAK, timeout) */
+	uint64_t timeouts;         /**< local ACK timer expiries */
+	uint64_t naks_rcvd;        /**< NAKs received (sequence, fatal) */
+	uint64_t rnr_naks_rcvd;
+	uint64_t dups_rcvd;        /**< duplicate requests answered */
+	uint64_t out_of_seq_rcvd;  /**< requests after a gap */
+	uint64_t rnr_naks_sent;
+};
+
+int srnic_qp_get_stats(const struct srnic_qp *qp, struct srnic_qp_stats *st);
+
 /** Post send work requests. Returns 0, or an errno with *bad_wr set. */
 int srnic_post_send(struct srnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 /** Post receive work requests. Returns 0, or an errno with *bad_wr set. */

@@ -115,6 +115,7 @@ comp_implied_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c,
 	if (qp->req.read_retry)
 		return;
 	eng_stat(eng, SRNIC_STAT_RETRANSMIT, 1);
+	qp->stats.retransmits++;
 	comp_rewind(qp, c, srnic_psn_add(w->first_psn, w->resp_pkts));
 	qp->req.read_retry = 1;
 }
@@ -212,6 +213,10 @@ comp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, const uint8_
 	uint8_t val = srnic_aeth_value(aeth);
 
 	eng_stat(eng, t == SRNIC_AETH_RNR_NAK ? SRNIC_STAT_COMP_RNR : SRNIC_STAT_COMP_NAK, 1);
+	if (t == SRNIC_AETH_RNR_NAK)
+		qp->stats.rnr_naks_rcvd++;
+	else
+		qp->stats.naks_rcvd++;
 	if (c == qp->sq.req ? c == head || w->state != SRNIC_WQE_SENDING ||
 			      !srnic_psn_in_window(psn, w->first_psn, w->sent_pkts)
 			    : !srnic_psn_in_window(psn, w->first_psn, w->npkts))
@@ -239,6 +244,7 @@ comp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, const uint8_
 		}
 		qp->req.retry_left--;
 		eng_stat(eng, SRNIC_STAT_RETRANSMIT, 1);
+		qp->stats.retransmits++;
 		comp_rewind(qp, c, psn);
 		return;
 	}
@@ -348,6 +354,7 @@ srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (c == head || w->state == SRNIC_WQE_POSTED)
 		return;
 	eng_stat(eng, SRNIC_STAT_TIMEOUT, 1);
+	qp->stats.timeouts++;
 	if (qp->req.retry_left == 0) {
 		/* retry_cnt spent: the WQE fails, the QP goes to ERR (C9-140) */
 		if (c == qp->sq.req)
@@ -358,5 +365,6 @@ srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 	qp->req.retry_left--;
 	eng_stat(eng, SRNIC_STAT_RETRANSMIT, 1);
+	qp->stats.retransmits++;
 	comp_rewind(qp, c, w->first_psn);
 }

@@ -114,6 +114,10 @@ rc, out, err = run(["--op", "read", "--size", "4096", "--iters", "4000", "--drop
 r = json_lines(out)
 check("lossy link: every READ completes with the right data", rc == 0 and r and
       r[0]["msgs"] == 4000 and r[0]["verify_errors"] == 0, out + err)
+rc, out, err = run(["--op", "read", "--size", "4096", "--qps", "4", "--duration", "2.2",
+                    "--drop", "0.01"], "perf_live")
+check("live stats: per device and per QP lines", rc == 0 and "perfa" in out and "RX" in out and
+      "QPs with retransmits" in out, out[-800:] + err[-300:])
 rc, out, err = run(["--help"], "perf_help")
 check("--help documents the options", rc == 0 and "--op" in out and "--peer-qpn" in out, err)
 rc, out, err = run(["--op", "nope"], "perf_bad")
