@@ -188,7 +188,6 @@ struct srnic_qp {
 	uint8_t arp_waiting;        /* engine: in eng->arp_wait */
 	uint64_t tw_tick;           /* engine: the tick of that slot */
 	TAILQ_ENTRY(srnic_qp) tw_link;
-	_Atomic uint8_t err_req;    /* control path asked for ERR: engine flushes */
 	uint8_t sq_sig_all;
 	uint8_t route_ok;           /* destination MAC known */
 

@@ -13,7 +13,6 @@
 #define SRNIC_TX_RESERVE 64            /**< TX slots kept for ACKs/NAKs */
 #define SRNIC_REQ_BUDGET 32            /**< packets one QP's requester builds per poll */
 #define SRNIC_RESP_BUDGET 32           /**< READ response packets one QP builds per poll */
-#define SRNIC_QP_BACKLOG 512           /**< requests held while a READ response is sent */
 #define SRNIC_REDIRECT_RING 4096       /**< packets handed from another engine's RX queue */
 #define SRNIC_MAX_QP 65536             /**< QPs per device */
 #define SRNIC_QPN_BASE 0x11            /**< first QPN (0, 1 are special; rxe starts at 0x11) */
@@ -25,7 +24,6 @@
 #define SRNIC_MAX_INFLIGHT_WQE 1024    /**< un-acked WQEs per QP */
 #define SRNIC_DEFAULT_MBUFS 32767      /**< default mbuf pool size */
 #define SRNIC_MBUF_CACHE 256
-#define SRNIC_HDR_MBUF_SIZE (RTE_PKTMBUF_HEADROOM + 4096 + 256) /**< header mbuf data room */
 #define SRNIC_TX_COPY_MAX 128          /**< SEND/WRITE payload pieces up to this are copied into the header mbuf (cheaper than an attach + trailer); READ responses are always attached */
 #define SRNIC_NEIGH_MAX 256            /**< neighbour table entries */
 #define SRNIC_ARP_RETRY_MS 100         /**< ARP/ND request interval while unresolved */

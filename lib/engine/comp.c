@@ -19,18 +19,6 @@ enum comp_event {
 	COMP_EV_NAK,
 };
 
-static inline bool
-wqe_is_read(const struct srnic_swqe *w)
-{
-	return w->opcode == IBV_WR_RDMA_READ;
-}
-
-static inline bool
-wqe_is_atomic(const struct srnic_swqe *w)
-{
-	return w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
-}
-
 static inline uint32_t
 wqe_last_psn(const struct srnic_swqe *w)
 {

@@ -32,6 +32,25 @@ eng_tx(struct srnic_engine *eng, struct rte_mbuf *m)
 	eng->tx_buf[eng->tx_len++] = m;
 }
 
+/* WQE classes: a READ or atomic completes only with its own response. */
+static inline bool
+wqe_is_read(const struct srnic_swqe *w)
+{
+	return w->opcode == IBV_WR_RDMA_READ;
+}
+
+static inline bool
+wqe_is_atomic(const struct srnic_swqe *w)
+{
+	return w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static inline bool
+wqe_is_rd_atomic(const struct srnic_swqe *w)
+{
+	return wqe_is_read(w) || wqe_is_atomic(w);
+}
+
 static inline enum ibv_wc_opcode
 srnic_wr_to_wc_opcode(uint8_t op)
 {

@@ -28,17 +28,17 @@ static const uint8_t write_ops[2][4] = {
 	  SRNIC_OP_RC_WRITE_ONLY_IMM },
 };
 
-static inline bool
-wqe_is_rd_atomic(const struct srnic_swqe *w)
-{
-	return w->opcode == IBV_WR_RDMA_READ || w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	       w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
-}
-
 static inline uint32_t
 msg_npkts(uint32_t len, uint32_t pmtu)
 {
 	return len == 0 ? 1 : (len + pmtu - 1) / pmtu;
+}
+
+/* PSNs a WQE takes: an atomic one, a SEND/WRITE/READ one per PMTU (>= 1). */
+static inline uint32_t
+wqe_npkts(const struct srnic_swqe *w, uint32_t pmtu)
+{
+	return wqe_is_atomic(w) ? 1 : msg_npkts(w->length, pmtu);
 }
 
 /* Check the WQE's local buffers once, before its first packet. */
@@ -100,6 +100,21 @@ req_gather(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_swq
 		off = 0;
 	}
 	return 0;
+}
+
+/* PSNs in flight stay under SRNIC_MAX_INFLIGHT_PSN (< 2^23, C9-94): a READ
+ * reserves one per response packet, so a few large READs could otherwise
+ * spread PSNs over half the space, where before/after stops meaning. */
+static bool
+req_psn_window_full(const struct srnic_qp *qp, uint32_t comp, const struct srnic_swqe *w)
+{
+	uint32_t oldest;
+
+	if (comp == qp->sq.req)
+		return false; /* nothing in flight: any one message may go */
+	oldest = qp->sq.wqe[comp & qp->sq.mask].first_psn;
+	return ((qp->req.psn - oldest) & SRNIC_PSN_MASK) + wqe_npkts(w, qp->pmtu) >
+	       SRNIC_MAX_INFLIGHT_PSN;
 }
 
 /* A WQE that failed before reaching the wire: it completes in order with
@@ -255,7 +270,8 @@ srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 				eng_stat(eng, SRNIC_STAT_REQ_WAIT_RD_ATOMIC, 1);
 				return false;
 			}
-			if (qp->sq.req - comp >= SRNIC_MAX_INFLIGHT_WQE) {
+			if (qp->sq.req - comp >= SRNIC_MAX_INFLIGHT_WQE ||
+			    req_psn_window_full(qp, comp, w)) {
 				eng_stat(eng, SRNIC_STAT_REQ_WAIT_WINDOW, 1);
 				return false;
 			}
@@ -264,8 +280,7 @@ srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 				req_local_error(eng, qp, w, st);
 				return false;
 			}
-			w->npkts = rd_atomic && w->opcode != IBV_WR_RDMA_READ ? 1
-								: msg_npkts(w->length, qp->pmtu);
+			w->npkts = wqe_npkts(w, qp->pmtu);
 			w->first_psn = qp->req.psn;
 			qp->req.psn = srnic_psn_add(qp->req.psn, w->npkts);
 			w->state = SRNIC_WQE_SENDING;

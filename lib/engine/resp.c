@@ -117,7 +117,7 @@ owe_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t syndrome, uint32_
 	struct srnic_resp_entry *e = fifo_push(&qp->resp);
 
 	if (e == NULL) {
-		eng_stat(eng, SRNIC_STAT_RESP_BACKLOG_DROP, 1);
+		eng_stat(eng, SRNIC_STAT_RESP_FIFO_FULL, 1);
 		return;
 	}
 	e->kind = SRNIC_RESP_NAK;

@@ -47,7 +47,7 @@
 	X(RESP_ATOMIC, "resp_atomic") \
 	X(RESP_ZC_SEGS, "resp_zc_segs")             /* payload segments attached zero-copy */ \
 	X(RESP_ZC_COPY, "resp_zc_copy_fallback")    /* MR refcount full: copied instead */ \
-	X(RESP_BACKLOG_DROP, "resp_backlog_drop") \
+	X(RESP_FIFO_FULL, "resp_fifo_full")          /* NAK/answer dropped: FIFO full */ \
 	X(COMP_ACK, "comp_ack_rcvd") \
 	X(COMP_READ_RESP, "comp_read_resp_rcvd") \
 	X(COMP_ATOMIC_ACK, "comp_atomic_ack_rcvd") \
