@@ -73,3 +73,23 @@ srnic_test_frame_copy(const struct rte_mbuf *m, uint32_t *len)
 		memcpy(data, d, *len);
 	return data;
 }
+
+int
+srnic_test_post_atomic(struct srnic_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
+		       struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t cmp_add,
+		       uint64_t swap, unsigned int flags)
+{
+	struct ibv_send_wr wr, *bad = NULL;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.sg_list = sge;
+	wr.num_sge = 1;
+	wr.opcode = op;
+	wr.send_flags = flags;
+	wr.wr.atomic.remote_addr = raddr;
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.compare_add = cmp_add;
+	wr.wr.atomic.swap = swap;
+	return srnic_post_send(qp, &wr, &bad);
+}

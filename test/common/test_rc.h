@@ -36,6 +36,11 @@ struct srnic_test_path {
 /** RESET -> INIT -> RTR -> RTS; 0 or the first failing modify's result. */
 int srnic_test_qp_connect(struct srnic_qp *qp, const struct srnic_test_path *p);
 
+/** Post one atomic WR (op FETCH_AND_ADD or CMP_AND_SWP) on an 8-byte sge. */
+int srnic_test_post_atomic(struct srnic_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
+			   struct ibv_sge *sge, uint64_t raddr, uint32_t rkey, uint64_t cmp_add,
+			   uint64_t swap, unsigned int flags);
+
 /** Post one send WR of opcode with nsge SGEs (raddr/rkey for RDMA). */
 int srnic_test_post_send(struct srnic_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
 			 struct ibv_sge *sge, int nsge, uint64_t raddr, uint32_t rkey,

@@ -474,6 +474,14 @@ e2e_post_op(int side, enum ibv_wr_opcode op, uint64_t wr_id, struct ibv_sge *sge
 }
 
 void
+e2e_post_atomic(int side, enum ibv_wr_opcode op, uint64_t wr_id, struct ibv_sge *sge,
+		uint64_t raddr, uint32_t rkey, uint64_t cmp_add, uint64_t swap)
+{
+	assert_int_equal(srnic_test_post_atomic(E->qp[side], op, wr_id, sge, raddr, rkey, cmp_add,
+						swap, IBV_SEND_SIGNALED), 0);
+}
+
+void
 e2e_post_rx(int side, uint64_t wr_id, struct ibv_sge *sge, int nsge)
 {
 	assert_int_equal(srnic_test_post_recv(E->qp[side], wr_id, sge, nsge), 0);

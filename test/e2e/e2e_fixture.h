@@ -191,6 +191,9 @@ void e2e_post_recv(int side, struct ibv_recv_wr *wr);
 /* Post one send WR of opcode with the given SGEs (raddr/rkey for RDMA). */
 void e2e_post_op(int side, enum ibv_wr_opcode op, uint64_t wr_id, struct ibv_sge *sge,
 		 int nsge, uint64_t raddr, uint32_t rkey, unsigned int flags);
+/* Post one signaled atomic WR on side's QP (asserts the post succeeds). */
+void e2e_post_atomic(int side, enum ibv_wr_opcode op, uint64_t wr_id, struct ibv_sge *sge,
+		     uint64_t raddr, uint32_t rkey, uint64_t cmp_add, uint64_t swap);
 /* Post one RECV with the given SGEs. */
 void e2e_post_rx(int side, uint64_t wr_id, struct ibv_sge *sge, int nsge);
 

@@ -524,19 +524,8 @@ post_atomic(enum ibv_wr_opcode op, uint64_t wr_id, uint32_t off, uint32_t roff, 
 {
 	struct ibv_sge s = { .addr = (uintptr_t)lbuf + off, .length = 8,
 			     .lkey = srnic_mr_lkey(lmr) };
-	struct ibv_send_wr wr;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.sg_list = &s;
-	wr.num_sge = 1;
-	wr.opcode = op;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.atomic.remote_addr = (uintptr_t)rbuf + roff;
-	wr.wr.atomic.rkey = srnic_mr_rkey(rmr);
-	wr.wr.atomic.compare_add = cmp_add;
-	wr.wr.atomic.swap = swap;
-	e2e_post_send(0, &wr);
+	e2e_post_atomic(0, op, wr_id, &s, (uintptr_t)rbuf + roff, srnic_mr_rkey(rmr), cmp_add, swap);
 }
 
 static void

@@ -39,18 +39,9 @@ post_fadd(uint64_t wr_id, uint32_t off)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)lbuf + off, .length = 8,
 			       .lkey = srnic_mr_lkey(lmr) };
-	struct ibv_send_wr wr;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.atomic.remote_addr = (uintptr_t)rbuf + off;
-	wr.wr.atomic.rkey = srnic_mr_rkey(rmr);
-	wr.wr.atomic.compare_add = 1;
-	e2e_post_send(0, &wr);
+	e2e_post_atomic(0, IBV_WR_ATOMIC_FETCH_AND_ADD, wr_id, &sge, (uintptr_t)rbuf + off,
+			srnic_mr_rkey(rmr), 1, 0);
 }
 
 /* Max over the capture of (READ/atomic requests seen - answered). */

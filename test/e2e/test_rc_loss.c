@@ -179,7 +179,6 @@ static void
 test_lost_atomic_ack(void **state)
 {
 	struct ibv_sge s;
-	struct ibv_send_wr wr;
 	uint64_t *ctr;
 
 	RTE_SET_USED(state);
@@ -188,16 +187,8 @@ test_lost_atomic_ack(void **state)
 	*ctr = 100;
 	e2e_drop_arm(1, SRNIC_OP_RC_ATOMIC_ACK, 0, 1);
 	s = (struct ibv_sge){ .addr = (uintptr_t)lbuf, .length = 8, .lkey = srnic_mr_lkey(lmr) };
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = 1;
-	wr.sg_list = &s;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.atomic.remote_addr = (uintptr_t)ctr;
-	wr.wr.atomic.rkey = srnic_mr_rkey(rmr);
-	wr.wr.atomic.compare_add = 5;
-	e2e_post_send(0, &wr);
+	e2e_post_atomic(0, IBV_WR_ATOMIC_FETCH_AND_ADD, 1, &s, (uintptr_t)ctr, srnic_mr_rkey(rmr),
+			5, 0);
 	all_ok(1);
 	assert_true(count_op(0, SRNIC_OP_RC_FETCH_ADD) >= 2);
 	assert_int_equal(*ctr, 105);                  /* executed once */

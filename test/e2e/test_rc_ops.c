@@ -293,20 +293,9 @@ atomic_op(enum ibv_wr_opcode op, uint64_t *local, struct srnic_mr *lmr, uint64_t
 	  struct srnic_mr *rmr, uint64_t cmp_add, uint64_t swap, uint64_t wr_id)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)local, .length = 8, .lkey = srnic_mr_lkey(lmr) };
-	struct ibv_send_wr wr, *bad;
 	const struct ibv_wc *wc;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = op;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.atomic.remote_addr = (uintptr_t)remote;
-	wr.wr.atomic.rkey = srnic_mr_rkey(rmr);
-	wr.wr.atomic.compare_add = cmp_add;
-	wr.wr.atomic.swap = swap;
-	assert_int_equal(srnic_post_send(E->qp[0], &wr, &bad), 0);
+	e2e_post_atomic(0, op, wr_id, &sge, (uintptr_t)remote, srnic_mr_rkey(rmr), cmp_add, swap);
 	wc = e2e_wait_wc(0, (uint32_t)wr_id);
 	assert_int_equal(wc->status, IBV_WC_SUCCESS);
 	assert_int_equal(wc->wr_id, wr_id);
