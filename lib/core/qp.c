@@ -335,8 +335,10 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 		qp->min_rnr_timer = a->min_rnr_timer;
 	if (mask & IBV_QP_AV)
 		qp_set_route(qp, a, dmac);
-	if (mask & (IBV_QP_AV | IBV_QP_DEST_QPN))
+	if (mask & (IBV_QP_AV | IBV_QP_DEST_QPN)) {
 		qp->route.udp_sport = srnic_roce_sport(qp->qpn, qp->dest_qpn);
+		srnic_hdr_tmpl_build(&qp->tmpl, &qp->route, qp->dest_qpn);
+	}
 
 	/* Publish: the engine reads the attributes after it sees the state. */
 	atomic_store_explicit(&qp->state, next, memory_order_release);

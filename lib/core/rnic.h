@@ -207,6 +207,7 @@ struct srnic_qp {
 	uint32_t rq_psn_init;
 	union ibv_gid dgid;
 	struct srnic_route route;
+	struct srnic_hdr_tmpl tmpl; /* route + dest_qpn prebuilt: every packet starts as a copy */
 	uint16_t ip_id;
 	uint64_t arp_next_tsc;
 
@@ -280,6 +281,7 @@ struct srnic_engine {
 	_Atomic uint8_t stop;
 	unsigned int lcore;
 	uint64_t now;               /* timer cycles, read once per poll */
+	uint8_t last_poll_busy;     /* the previous poll moved a packet */
 	/* Quiescence for the control path: odd while inside srnic_engine_poll(). */
 	_Atomic uint64_t poll_seq;
 	struct rte_ring *redirect;  /* MP/SC: packets for our QPs from other engines' RX */

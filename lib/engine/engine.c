@@ -33,12 +33,11 @@ srnic_pkt_new(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t opcode, uin
 		eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
 		return NULL;
 	}
-	b = srnic_pkt_init(m, &qp->route, opcode, qp->ip_id++);
+	b = srnic_pkt_init_tmpl(m, &qp->tmpl, opcode, qp->ip_id++);
 	if (unlikely(b == NULL)) {
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
-	srnic_bth_set_dqpn(b, qp->dest_qpn);
 	srnic_bth_set_psn(b, psn);
 	*bth = b;
 	return m;
@@ -240,6 +239,7 @@ qp_resolve(struct srnic_engine *eng, struct srnic_qp *qp)
 	uint64_t now;
 
 	if (srnic_neigh_lookup(eng->dev, qp->route.dst_ip, &qp->route.dst_mac) == 0) {
+		srnic_hdr_tmpl_build(&qp->tmpl, &qp->route, qp->dest_qpn);
 		qp->route_ok = 1;
 		return;
 	}
@@ -453,10 +453,17 @@ srnic_engine_poll(struct srnic_engine *eng)
 {
 	struct rte_mbuf *pkts[SRNIC_RX_BURST];
 	uint16_t n, r;
-	uint32_t i, cnt, keep, tx_before;
+	uint32_t i, cnt, keep, tx_before, moved;
+	uint64_t now;
 
 	atomic_fetch_add_explicit(&eng->poll_seq, 1, memory_order_acq_rel); /* odd: inside */
-	eng->now = rte_get_timer_cycles();
+	now = rte_get_timer_cycles();
+	/* The time since the previous poll is charged to busy or idle by what
+	 * that poll did (testpmd's --record-core-cycles, without a 2nd rdtsc). */
+	if (likely(eng->now != 0))
+		eng->stats[eng->last_poll_busy ? SRNIC_STAT_POLL_BUSY_CYCLES :
+						 SRNIC_STAT_POLL_IDLE_CYCLES] += now - eng->now;
+	eng->now = now;
 	tx_before = eng->stats[SRNIC_STAT_TX_PKTS];
 
 	n = rte_eth_rx_burst(eng->port_id, eng->queue, pkts, SRNIC_RX_BURST);
@@ -490,7 +497,9 @@ srnic_engine_poll(struct srnic_engine *eng)
 
 	eng_tx_flush(eng);
 	atomic_fetch_add_explicit(&eng->poll_seq, 1, memory_order_acq_rel); /* even: outside */
-	return n + r + (unsigned int)(eng->stats[SRNIC_STAT_TX_PKTS] - tx_before);
+	moved = n + r + (uint32_t)(eng->stats[SRNIC_STAT_TX_PKTS] - tx_before);
+	eng->last_poll_busy = moved != 0;
+	return moved;
 }
 
 static int

@@ -61,7 +61,9 @@
 	X(QP_TO_ERR, "qp_to_err") \
 	X(TX_NOMBUF, "tx_nombuf") \
 	X(RETRANSMIT, "retransmit_pkts") \
-	X(TIMEOUT, "retry_timeout")
+	X(TIMEOUT, "retry_timeout") \
+	X(POLL_BUSY_CYCLES, "poll_busy_cycles")     /* timer cycles after polls that moved packets */ \
+	X(POLL_IDLE_CYCLES, "poll_idle_cycles")     /* ... after polls that found nothing */
 
 enum srnic_stat {
 #define X(id, name) SRNIC_STAT_##id,

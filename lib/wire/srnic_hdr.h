@@ -46,13 +46,26 @@ extern "C" {
 
 /* ---- unaligned big-endian loads and stores ---- */
 
+/* The compiler's byte swaps, not rte_bswap16()'s inline asm (which DPDK
+ * 22.11 uses on x86 for non-constant values and the compiler cannot fold
+ * into a load or store: movbe, rol). */
+#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
+#define SRNIC_BE16(v) __builtin_bswap16(v)
+#define SRNIC_BE32(v) __builtin_bswap32(v)
+#define SRNIC_BE64(v) __builtin_bswap64(v)
+#else
+#define SRNIC_BE16(v) (v)
+#define SRNIC_BE32(v) (v)
+#define SRNIC_BE64(v) (v)
+#endif
+
 static inline uint16_t
 srnic_ld16(const uint8_t *p)
 {
 	uint16_t v;
 
 	memcpy(&v, p, sizeof(v));
-	return rte_be_to_cpu_16(v);
+	return SRNIC_BE16(v);
 }
 
 static inline uint32_t
@@ -67,7 +80,7 @@ srnic_ld32(const uint8_t *p)
 	uint32_t v;
 
 	memcpy(&v, p, sizeof(v));
-	return rte_be_to_cpu_32(v);
+	return SRNIC_BE32(v);
 }
 
 static inline uint64_t
@@ -76,13 +89,13 @@ srnic_ld64(const uint8_t *p)
 	uint64_t v;
 
 	memcpy(&v, p, sizeof(v));
-	return rte_be_to_cpu_64(v);
+	return SRNIC_BE64(v);
 }
 
 static inline void
 srnic_st16(uint8_t *p, uint16_t v)
 {
-	v = rte_cpu_to_be_16(v);
+	v = SRNIC_BE16(v);
 	memcpy(p, &v, sizeof(v));
 }
 
@@ -97,14 +110,14 @@ srnic_st24(uint8_t *p, uint32_t v)
 static inline void
 srnic_st32(uint8_t *p, uint32_t v)
 {
-	v = rte_cpu_to_be_32(v);
+	v = SRNIC_BE32(v);
 	memcpy(p, &v, sizeof(v));
 }
 
 static inline void
 srnic_st64(uint8_t *p, uint64_t v)
 {
-	v = rte_cpu_to_be_64(v);
+	v = SRNIC_BE64(v);
 	memcpy(p, &v, sizeof(v));
 }
 

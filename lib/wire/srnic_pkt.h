@@ -144,14 +144,63 @@ struct srnic_route {
 #define SRNIC_PKT_TRAILER_MAX_LEN (3 + SRNIC_ICRC_LEN)
 
 /**
- * Start a packet in an empty mbuf: write Ethernet/IP/UDP from the route and
- * a zeroed BTH + extension headers for opcode (BTH opcode and P_Key set,
- * TVer 0; IPv4 identification ip_id, as Linux counts per flow). Sets m->l2_len/l3_len/l4_len. Returns the BTH, or NULL when the
- * mbuf lacks room or the opcode is invalid. Payload is then appended (in
- * this segment or chained ones) and srnic_pkt_finish() closes the packet.
+ * A route's headers, prebuilt once per QP (rebuilt when its route changes):
+ * Ethernet (+ 802.1Q), IP, UDP and the BTH with P_Key and destination QP.
+ * IP and UDP lengths, the IPv4 identification and checksum, and the BTH's
+ * opcode, flags and PSN are 0 in it; srnic_pkt_init_tmpl() and
+ * srnic_pkt_finish() fill them per packet.
+ */
+struct srnic_hdr_tmpl {
+	uint8_t bytes[SRNIC_L2L4_MAX_LEN + SRNIC_BTH_LEN];
+	uint8_t len;             /**< L2 .. BTH */
+	uint8_t l2_len;
+	uint8_t l3_len;
+	uint8_t ip_ver;
+};
+
+/** Fill t from route r, for packets to destination QP dqpn. */
+void srnic_hdr_tmpl_build(struct srnic_hdr_tmpl *t, const struct srnic_route *r,
+			  uint32_t dqpn);
+
+/**
+ * Start a packet in an empty mbuf from a template: the headers through the
+ * BTH copied, the BTH opcode set, the extension headers of opcode zeroed,
+ * the IPv4 identification ip_id (Linux counts it per flow). Sets
+ * m->l2_len/l3_len/l4_len. Returns the BTH, or NULL when the mbuf lacks
+ * room or the opcode is invalid. Payload is then appended (in this segment
+ * or chained ones) and srnic_pkt_finish() closes the packet.
+ */
+uint8_t *srnic_pkt_init_tmpl(struct rte_mbuf *m, const struct srnic_hdr_tmpl *t,
+			     uint8_t opcode, uint16_t ip_id);
+
+/**
+ * Start a packet from a route, not a template (tests and one-off packets):
+ * srnic_pkt_init_tmpl() with a template built on the spot for destination
+ * QP 0 (set it with srnic_bth_set_dqpn()).
  */
 uint8_t *srnic_pkt_init(struct rte_mbuf *m, const struct srnic_route *r,
 			uint8_t opcode, uint16_t ip_id);
+
+/**
+ * One's-complement sum of a 20-byte IPv4 header, folded to 16 bits: 0xFFFF
+ * when the header checksum in it is right; its complement is the checksum
+ * of a header whose checksum field is 0. Five loads, not rte_raw_cksum()'s
+ * general loop.
+ */
+static inline uint16_t
+srnic_ipv4_hdr_sum(const void *ip)
+{
+	uint32_t w[5];
+	uint64_t s;
+
+	memcpy(w, ip, sizeof(w));
+	s = (uint64_t)w[0] + w[1] + w[2] + w[3] + w[4];
+	s = (s & 0xffffffffu) + (s >> 32);
+	s = (s & 0xffffu) + (s >> 16);
+	s = (s & 0xffffu) + (s >> 16);
+	s = (s & 0xffffu) + (s >> 16);
+	return (uint16_t)s;
+}
 
 /**
  * Close a packet started by srnic_pkt_init(): pad the payload to 4 bytes

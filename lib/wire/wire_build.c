@@ -10,22 +10,15 @@
 
 #include "srnic_pkt.h"
 
-uint8_t *
-srnic_pkt_init(struct rte_mbuf *m, const struct srnic_route *r, uint8_t opcode, uint16_t ip_id)
+void
+srnic_hdr_tmpl_build(struct srnic_hdr_tmpl *t, const struct srnic_route *r, uint32_t dqpn)
 {
-	const struct srnic_opcode_info *info = srnic_opcode_info(opcode);
 	uint16_t l2 = RTE_ETHER_HDR_LEN + (r->has_vlan ? 4 : 0);
 	uint16_t l3 = r->ip_ver == 4 ? sizeof(struct rte_ipv4_hdr) : sizeof(struct rte_ipv6_hdr);
-	uint16_t l4 = sizeof(struct rte_udp_hdr);
-	uint8_t *f, *p, *bth;
+	uint8_t *f = t->bytes, *p, *bth;
 	struct rte_udp_hdr *udp;
 
-	if (unlikely(info->mask == 0 || rte_pktmbuf_pkt_len(m) != 0))
-		return NULL;
-	f = (uint8_t *)rte_pktmbuf_append(m, l2 + l3 + l4 + info->hdr_len);
-	if (unlikely(f == NULL))
-		return NULL;
-
+	memset(t, 0, sizeof(*t));
 	memcpy(f, &r->dst_mac, RTE_ETHER_ADDR_LEN);
 	memcpy(f + 6, &r->src_mac, RTE_ETHER_ADDR_LEN);
 	p = f + 12;
@@ -42,12 +35,9 @@ srnic_pkt_init(struct rte_mbuf *m, const struct srnic_route *r, uint8_t opcode, 
 
 		ip->version_ihl = RTE_IPV4_VHL_DEF;
 		ip->type_of_service = r->tclass;
-		ip->total_length = 0;
-		ip->packet_id = rte_cpu_to_be_16(ip_id);
 		ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
 		ip->time_to_live = r->ttl;
 		ip->next_proto_id = IPPROTO_UDP;
-		ip->hdr_checksum = 0;
 		memcpy(&ip->src_addr, r->src_ip, 4);
 		memcpy(&ip->dst_addr, r->dst_ip, 4);
 	} else {
@@ -55,7 +45,6 @@ srnic_pkt_init(struct rte_mbuf *m, const struct srnic_route *r, uint8_t opcode, 
 
 		ip6->vtc_flow = rte_cpu_to_be_32((6u << 28) | ((uint32_t)r->tclass << 20) |
 						 (r->flow_label & 0xFFFFF));
-		ip6->payload_len = 0;
 		ip6->proto = IPPROTO_UDP;
 		ip6->hop_limits = r->ttl;
 		memcpy(ip6->src_addr, r->src_ip, 16);
@@ -64,18 +53,68 @@ srnic_pkt_init(struct rte_mbuf *m, const struct srnic_route *r, uint8_t opcode, 
 	udp = (struct rte_udp_hdr *)(p + l3);
 	udp->src_port = rte_cpu_to_be_16(r->udp_sport);
 	udp->dst_port = rte_cpu_to_be_16(SRNIC_ROCE_UDP_PORT);
-	udp->dgram_len = 0;
-	udp->dgram_cksum = 0; /* allowed for IPv4; rxe sends 0 for IPv6 too */
+	/* checksum 0: allowed for IPv4; rxe sends 0 for IPv6 too */
 
 	bth = (uint8_t *)(udp + 1);
-	memset(bth, 0, info->hdr_len);
-	srnic_bth_set_opcode(bth, opcode);
 	srnic_bth_set_pkey(bth, SRNIC_PKEY_DEFAULT);
+	srnic_bth_set_dqpn(bth, dqpn);
 
-	m->l2_len = l2;
-	m->l3_len = l3;
-	m->l4_len = l4;
+	t->l2_len = (uint8_t)l2;
+	t->l3_len = (uint8_t)l3;
+	t->ip_ver = r->ip_ver;
+	t->len = (uint8_t)(bth + SRNIC_BTH_LEN - f);
+}
+
+/* The common lengths as constant-size copies (a few vector moves), the
+ * others through memcpy(). */
+static inline void
+tmpl_copy(uint8_t *f, const struct srnic_hdr_tmpl *t)
+{
+	switch (t->len) {
+	case RTE_ETHER_HDR_LEN + 20 + 8 + SRNIC_BTH_LEN:
+		memcpy(f, t->bytes, RTE_ETHER_HDR_LEN + 20 + 8 + SRNIC_BTH_LEN);
+		break;
+	case RTE_ETHER_HDR_LEN + 40 + 8 + SRNIC_BTH_LEN:
+		memcpy(f, t->bytes, RTE_ETHER_HDR_LEN + 40 + 8 + SRNIC_BTH_LEN);
+		break;
+	default:
+		memcpy(f, t->bytes, t->len);
+	}
+}
+
+uint8_t *
+srnic_pkt_init_tmpl(struct rte_mbuf *m, const struct srnic_hdr_tmpl *t, uint8_t opcode,
+		    uint16_t ip_id)
+{
+	const struct srnic_opcode_info *info = srnic_opcode_info(opcode);
+	uint8_t *f, *bth;
+
+	if (unlikely(info->mask == 0 || rte_pktmbuf_pkt_len(m) != 0 || t->len == 0))
+		return NULL;
+	f = (uint8_t *)rte_pktmbuf_append(m, t->len - SRNIC_BTH_LEN + info->hdr_len);
+	if (unlikely(f == NULL))
+		return NULL;
+	tmpl_copy(f, t);
+	if (t->ip_ver == 4)
+		srnic_st16(f + t->l2_len + offsetof(struct rte_ipv4_hdr, packet_id), ip_id);
+	bth = f + t->len - SRNIC_BTH_LEN;
+	srnic_bth_set_opcode(bth, opcode);
+	if (info->hdr_len > SRNIC_BTH_LEN)
+		memset(bth + SRNIC_BTH_LEN, 0, info->hdr_len - SRNIC_BTH_LEN);
+
+	m->l2_len = t->l2_len;
+	m->l3_len = t->l3_len;
+	m->l4_len = sizeof(struct rte_udp_hdr);
 	return bth;
+}
+
+uint8_t *
+srnic_pkt_init(struct rte_mbuf *m, const struct srnic_route *r, uint8_t opcode, uint16_t ip_id)
+{
+	struct srnic_hdr_tmpl t;
+
+	srnic_hdr_tmpl_build(&t, r, 0);
+	return srnic_pkt_init_tmpl(m, &t, opcode, ip_id);
 }
 
 int
@@ -119,7 +158,7 @@ srnic_pkt_finish(struct rte_mbuf *m, struct rte_mempool *trailer_pool)
 
 		ip->total_length = rte_cpu_to_be_16((uint16_t)(len - l2));
 		ip->hdr_checksum = 0;
-		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		ip->hdr_checksum = (uint16_t)~srnic_ipv4_hdr_sum(ip);
 	} else {
 		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(f + l2);
 
