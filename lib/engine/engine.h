@@ -17,6 +17,64 @@ eng_stat(struct srnic_engine *eng, enum srnic_stat s, uint64_t n)
 	eng->stats[s] += n;
 }
 
+/*
+ * The mbufs a burst is done with, put back per pool in bulk: a received
+ * packet's segments come from up to three pools (header, external payload,
+ * trailer), and rte_pktmbuf_free() pays the per-lcore cache lookup once per
+ * segment.
+ */
+#define SRNIC_FREE_POOLS 4
+
+struct srnic_free_batch {
+	uint16_t nb_pools;
+	uint16_t n[SRNIC_FREE_POOLS];
+	struct rte_mempool *mp[SRNIC_FREE_POOLS];
+	void *obj[SRNIC_FREE_POOLS][SRNIC_RX_BURST];
+};
+
+static inline void
+srnic_free_batch_flush(struct srnic_free_batch *fb)
+{
+	uint16_t k;
+
+	for (k = 0; k < fb->nb_pools; k++)
+		if (fb->n[k] > 0)
+			rte_mempool_put_bulk(fb->mp[k], fb->obj[k], fb->n[k]);
+	fb->nb_pools = 0;
+}
+
+/* Add every segment of packet m (rte_pktmbuf_free()'s semantics: shared
+ * segments only drop a reference, external buffers are detached). */
+static inline void
+srnic_free_batch_add(struct srnic_free_batch *fb, struct rte_mbuf *m)
+{
+	while (m != NULL) {
+		struct rte_mbuf *next = m->next;
+		struct rte_mbuf *s = rte_pktmbuf_prefree_seg(m);
+		uint16_t k;
+
+		m = next;
+		if (s == NULL)
+			continue;
+		for (k = 0; k < fb->nb_pools && fb->mp[k] != s->pool; k++)
+			;
+		if (k == fb->nb_pools) {
+			if (k == SRNIC_FREE_POOLS) {
+				srnic_free_batch_flush(fb);
+				k = 0;
+			}
+			fb->mp[k] = s->pool;
+			fb->n[k] = 0;
+			fb->nb_pools = (uint16_t)(k + 1);
+		}
+		fb->obj[k][fb->n[k]++] = s;
+		if (fb->n[k] == SRNIC_RX_BURST) {
+			rte_mempool_put_bulk(fb->mp[k], fb->obj[k], fb->n[k]);
+			fb->n[k] = 0;
+		}
+	}
+}
+
 static inline uint32_t
 eng_tx_free(const struct srnic_engine *eng)
 {

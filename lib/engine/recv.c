@@ -56,8 +56,10 @@ srnic_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
 		 unsigned int parse_flags)
 {
 	struct srnic_dev *dev = eng->dev;
+	struct srnic_free_batch fb;
 	uint16_t i;
 
+	fb.nb_pools = 0;
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct srnic_pkt pkt;
@@ -114,6 +116,7 @@ srnic_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
 		/* Something to answer, or room to send more: give it a turn. */
 		srnic_eng_activate(eng, qp);
 drop:
-		rte_pktmbuf_free(m);
+		srnic_free_batch_add(&fb, m);
 	}
+	srnic_free_batch_flush(&fb);
 }

@@ -136,6 +136,31 @@ srnic_pkt_finish(struct rte_mbuf *m, struct rte_mempool *trailer_pool)
 	need = pad + SRNIC_ICRC_LEN;
 	srnic_bth_set_pad(bth, (uint8_t)pad);
 
+	/* Lengths and checksum first, the trailer after: the ICRC's wide
+	 * loads of these bytes then find the small stores already done (a
+	 * load over stores still in flight stalls on store forwarding). */
+	len = rte_pktmbuf_pkt_len(m) + need;
+	if (l3 == sizeof(struct rte_ipv4_hdr)) {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(f + l2);
+		uint16_t tl_old = ip->total_length, ck_old = ip->hdr_checksum;
+		uint16_t tl = SRNIC_BE16((uint16_t)(len - l2));
+		uint32_t sum;
+
+		/* Sum the header as it is, then swap the old length and
+		 * checksum for the new length (one's complement: minus x is
+		 * plus ~x), rather than reload the bytes just stored. */
+		sum = srnic_ipv4_hdr_sum(ip) + (uint16_t)~tl_old + (uint16_t)~ck_old + tl;
+		sum = (sum & 0xffffu) + (sum >> 16);
+		sum = (sum & 0xffffu) + (sum >> 16);
+		ip->total_length = tl;
+		ip->hdr_checksum = (uint16_t)~sum;
+	} else {
+		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(f + l2);
+
+		ip6->payload_len = SRNIC_BE16((uint16_t)(len - l2 - l3));
+	}
+	srnic_st16(f + l2 + l3 + 4, (uint16_t)(len - l2 - l3));
+
 	if (RTE_MBUF_DIRECT(last) && rte_mbuf_refcnt_read(last) == 1 &&
 	    rte_pktmbuf_tailroom(last) >= need) {
 		tail = (uint8_t *)rte_pktmbuf_append(m, need);
@@ -151,20 +176,6 @@ srnic_pkt_finish(struct rte_mbuf *m, struct rte_mempool *trailer_pool)
 		}
 	}
 	memset(tail, 0, pad);
-
-	len = rte_pktmbuf_pkt_len(m);
-	if (l3 == sizeof(struct rte_ipv4_hdr)) {
-		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(f + l2);
-
-		ip->total_length = rte_cpu_to_be_16((uint16_t)(len - l2));
-		ip->hdr_checksum = 0;
-		ip->hdr_checksum = (uint16_t)~srnic_ipv4_hdr_sum(ip);
-	} else {
-		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(f + l2);
-
-		ip6->payload_len = rte_cpu_to_be_16((uint16_t)(len - l2 - l3));
-	}
-	srnic_st16(f + l2 + l3 + 4, (uint16_t)(len - l2 - l3));
 
 	icrc = srnic_icrc_compute(m, l2, len - l2 - SRNIC_ICRC_LEN,
 				  l3 == sizeof(struct rte_ipv4_hdr) ? 4 : 6);
