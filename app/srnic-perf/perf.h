@@ -109,7 +109,7 @@ struct perf_qp {
 	uint8_t in_ready;             /* in its requester's ready list */
 	uint64_t prev_retx;           /* live stats: retransmits at the last line */
 	uint64_t prev_timeouts;
-	uint64_t t_post;              /* TSC when the last signaled WR was posted */
+	uint64_t *t_post;             /* [depth]: TSC when WR n was posted, at n % depth */
 	uint64_t recv_posted;         /* SEND: RECVs posted on the responder, ever */
 	uint64_t recv_done;           /* SEND: RECVs completed, ever */
 	uint64_t recv_run;            /* SEND: RECVs completed in this run */

@@ -136,6 +136,9 @@ perf_setup_qps(struct perf_env *env)
 		struct perf_qp *q = &env->qps[i];
 
 		q->lcore_idx = i % c->nb_lcores;
+		q->t_post = calloc(c->depth, sizeof(*q->t_post));
+		if (q->t_post == NULL)
+			return -ENOMEM;
 		for (s = 0; s < 2; s++) {
 			struct srnic_qp_init_attr qa = {
 				.send_cq = env->cq[s][q->lcore_idx],
@@ -272,6 +275,7 @@ perf_teardown(struct perf_env *env)
 			else
 				rte_free(q->buf[s]);
 		}
+		free(q->t_post);
 	}
 	free(env->qps);
 	env->qps = NULL;

@@ -70,7 +70,7 @@ check_pattern(const uint8_t *p, uint32_t len, uint64_t idx)
 }
 
 static int
-post_one(struct req_worker *w, struct perf_qp *q, uint32_t qi, bool last)
+post_one(struct req_worker *w, struct perf_qp *q, uint32_t qi, bool last, uint64_t now)
 {
 	const struct perf_conf *c = w->env->conf;
 	uint32_t slot_size = RTE_MAX(w->env->max_size, 8u);
@@ -119,7 +119,7 @@ post_one(struct req_worker *w, struct perf_qp *q, uint32_t qi, bool last)
 		return rc;
 	if (sig) {
 		q->unsig_run = 0;
-		q->t_post = rte_rdtsc();
+		q->t_post[slot] = now;
 	} else {
 		q->unsig_run++;
 	}
@@ -177,6 +177,7 @@ req_step(struct req_worker *w)
 	struct srnic_engine *eng = srnic_dev_engine(env->dev[0], (uint16_t)w->idx);
 	struct ibv_wc wc[WC_BURST];
 	uint32_t i, cnt, keep = 0;
+	uint64_t now;
 	int n, k;
 
 	if (req_time_up && !w->time_up_seen) {
@@ -185,7 +186,11 @@ req_step(struct req_worker *w)
 		for (i = w->idx; i < c->qps; i += c->nb_lcores)
 			ready_push(w, &env->qps[i], i);
 	}
+	/* One TSC read per pass, not per WR: WRs posted in one pass share
+	 * their post time, CQEs polled together their completion time (in
+	 * a VM, rdtsc costs tens of cycles; a pass is well under a us). */
 	cnt = w->nb_ready;
+	now = cnt > 0 ? rte_rdtsc() : 0;
 	for (i = 0; i < cnt; i++) {
 		uint32_t qi = w->ready[i];
 		struct perf_qp *q = &env->qps[qi];
@@ -194,7 +199,7 @@ req_step(struct req_worker *w)
 		int rc = 0;
 
 		while (q->outstanding < c->depth && q->posted < target) {
-			rc = post_one(w, q, qi, q->posted + 1 == target);
+			rc = post_one(w, q, qi, q->posted + 1 == target, now);
 			if (rc != 0)
 				break;
 			w->posted++;
@@ -209,6 +214,7 @@ req_step(struct req_worker *w)
 	n = srnic_poll_cq(env->cq[0][w->idx], WC_BURST, wc);
 	if (n < 0)
 		return n;
+	now = n > 0 ? rte_rdtsc() : 0;
 	for (k = 0; k < n; k++) {
 		uint32_t qi = (uint32_t)(wc[k].wr_id >> 32);
 		struct perf_qp *q = &env->qps[qi];
@@ -226,15 +232,16 @@ req_step(struct req_worker *w)
 			printf("  CQE  qp %#x wr_id %#" PRIx64 " status %s opcode %d byte_len %u\n",
 			       wc[k].qp_num, wc[k].wr_id, srnic_wc_status_str(wc[k].status),
 			       wc[k].opcode, wc[k].byte_len);
-		if (w->nb_lat < w->cap_lat)
-			w->lat[w->nb_lat++] = rte_rdtsc() - q->t_post;
+		if (w->nb_lat < w->cap_lat) /* the signaled WR: the last one covered */
+			w->lat[w->nb_lat++] =
+				now - q->t_post[(q->completed + cnt_wr - 1) % c->depth];
 		q->completed += cnt_wr;
 		q->outstanding -= cnt_wr;
 		w->msgs += cnt_wr;
 		ready_push(w, q, qi);
 	}
 	if (n > 0) {
-		w->last_progress = rte_rdtsc();
+		w->last_progress = now;
 		live_msgs[w->idx] = w->msgs;
 	}
 	if (w->nb_ready == 0 && w->msgs == w->posted &&
