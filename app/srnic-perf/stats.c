@@ -103,4 +103,16 @@ perf_print_counters(const struct perf_env *env)
 			printf("   %-28s %16" PRId64 " | %16" PRId64 "\n", srnic_engine_stat_name(i),
 			       v[0], v[1]);
 	}
+	/* how loaded each side's engine lcore was: which one bounds the rate */
+	printf("   %-28s", "engine busy (%)");
+	for (s = 0; s < 2; s++) {
+		double b = 0, t;
+
+		if (env->dev[s] != NULL) {
+			b = (double)srnic_dev_stat(env->dev[s], "poll_busy_cycles");
+			t = b + (double)srnic_dev_stat(env->dev[s], "poll_idle_cycles");
+			b = t > 0 ? 100.0 * b / t : 0;
+		}
+		printf(s == 0 ? " %16.1f |" : " %16.1f\n", b);
+	}
 }
