@@ -36,9 +36,6 @@ srnic_pair_create(struct srnic_pair *p, const char *name, uint16_t nb_engines, u
 		c.mac = &mac[i];
 		snprintf(dname, sizeof(dname), "%.12s%c", name, 'a' + i);
 		c.name = dname;
-		/* Each lcore frees the other side's mbufs: one set of pools,
-		 * so that it builds its next packets from those. */
-		c.share_pools = i > 0 ? p->dev[0] : NULL;
 		p->dev[i] = srnic_dev_create(&c);
 		if (p->dev[i] == NULL)
 			return -rte_errno;

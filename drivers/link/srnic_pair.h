@@ -25,9 +25,7 @@ struct srnic_pair {
 /**
  * Create the ring pair and one srnic device on each side with nb_engines
  * engines and the given Ethernet MTU (9000 gives path MTU 4096). Each
- * device knows the other's MAC statically (no ARP needed); the second
- * builds its packets from the first's mbuf pools (srnic_dev_conf's
- * share_pools).
+ * device knows the other's MAC statically (no ARP needed).
  * Returns 0 or a negative errno.
  */
 int srnic_pair_create(struct srnic_pair *p, const char *name, uint16_t nb_engines,

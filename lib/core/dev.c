@@ -171,18 +171,12 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 		goto fail_nomem;
 
 	nb_mbufs = conf->nb_mbufs != 0 ? conf->nb_mbufs : SRNIC_DEFAULT_MBUFS;
-	if (conf->share_pools != NULL) {
-		dev->pool = conf->share_pools->pool;
-		dev->ext_pool = conf->share_pools->ext_pool;
-		dev->pools_shared = 1;
-	} else {
-		snprintf(pname, sizeof(pname), "%.20s_hdr", dev->name);
-		dev->pool = rte_pktmbuf_pool_create(pname, nb_mbufs, SRNIC_MBUF_CACHE, 0,
-						    DEV_HDR_DATA_ROOM, rte_socket_id());
-		snprintf(pname, sizeof(pname), "%.20s_ext", dev->name);
-		dev->ext_pool = rte_pktmbuf_pool_create(pname, nb_mbufs, SRNIC_MBUF_CACHE, 0, 0,
-							rte_socket_id());
-	}
+	snprintf(pname, sizeof(pname), "%.20s_hdr", dev->name);
+	dev->pool = rte_pktmbuf_pool_create(pname, nb_mbufs, SRNIC_MBUF_CACHE, 0,
+					    DEV_HDR_DATA_ROOM, rte_socket_id());
+	snprintf(pname, sizeof(pname), "%.20s_ext", dev->name);
+	dev->ext_pool = rte_pktmbuf_pool_create(pname, nb_mbufs, SRNIC_MBUF_CACHE, 0, 0,
+						rte_socket_id());
 	snprintf(pname, sizeof(pname), "%.20s_rx", dev->name);
 	rx_pool = rte_pktmbuf_pool_create(pname,
 					  dev->nb_engines * (DEV_RX_DESC + 2 * SRNIC_RX_BURST) + 1024,
@@ -214,10 +208,8 @@ fail:
 	for (i = 0; i < dev->nb_engines; i++)
 		if (dev->engines[i] != NULL)
 			srnic_engine_destroy(dev->engines[i]);
-	if (!dev->pools_shared) {
-		rte_mempool_free(dev->pool);
-		rte_mempool_free(dev->ext_pool);
-	}
+	rte_mempool_free(dev->pool);
+	rte_mempool_free(dev->ext_pool);
 	rte_mempool_free(dev->rx_pool);
 	rte_free(dev->qp_tbl);
 	rte_free(dev->mr_tbl);
@@ -239,8 +231,7 @@ srnic_dev_destroy(struct srnic_dev *dev)
 	rte_eth_dev_stop(dev->port_id);
 	for (i = 0; i < dev->nb_engines; i++)
 		srnic_engine_destroy(dev->engines[i]);
-	/* Pools stay: mbufs of this device may still sit in a peer's rings
-	 * (and another device may build from them: share_pools). */
+	/* Pools stay: mbufs of this device may still sit in a peer's rings. */
 	rte_free(dev->qp_tbl);
 	rte_free(dev->mr_tbl);
 	rte_free(dev->mr_gen);

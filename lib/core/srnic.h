@@ -73,15 +73,6 @@ struct srnic_dev_conf {
 	uint8_t ip[16];            /**< our address, network order (IPv4: first 4 bytes) */
 	const struct rte_ether_addr *mac; /**< NULL: the port's own MAC */
 	uint32_t nb_mbufs;         /**< mbuf pool size; 0: a default */
-	/**
-	 * NULL: the device makes its own pools for the packets it builds.
-	 * Else it builds them from this device's pools: for devices whose
-	 * lcores hand each other mbufs (the two ends of an in-process pair,
-	 * where the receiver frees what the sender allocated), each lcore
-	 * then takes back the mbufs it has just freed, warm in its cache,
-	 * instead of each mbuf crossing back to the lcore of its own device.
-	 */
-	const struct srnic_dev *share_pools;
 	srnic_host_rx_cb host_rx;  /**< NULL: count and drop */
 	void *host_rx_arg;
 	const char *name;          /**< device name, e.g. "srnic0" */
