@@ -499,6 +499,7 @@ srnic_engine_poll(struct srnic_engine *eng)
 	atomic_fetch_add_explicit(&eng->poll_seq, 1, memory_order_acq_rel); /* even: outside */
 	moved = n + r + (uint32_t)(eng->stats[SRNIC_STAT_TX_PKTS] - tx_before);
 	eng->last_poll_busy = moved != 0;
+	eng->stats[SRNIC_STAT_POLL_BUSY] += moved != 0;
 	return moved;
 }
 

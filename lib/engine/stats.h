@@ -62,6 +62,7 @@
 	X(TX_NOMBUF, "tx_nombuf") \
 	X(RETRANSMIT, "retransmit_pkts") \
 	X(TIMEOUT, "retry_timeout") \
+	X(POLL_BUSY, "poll_busy")                   /* polls that moved packets */ \
 	X(POLL_BUSY_CYCLES, "poll_busy_cycles")     /* timer cycles after polls that moved packets */ \
 	X(POLL_IDLE_CYCLES, "poll_idle_cycles")     /* ... after polls that found nothing */
 
