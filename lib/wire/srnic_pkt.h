@@ -152,6 +152,7 @@ struct srnic_route {
  */
 struct srnic_hdr_tmpl {
 	uint8_t bytes[SRNIC_L2L4_MAX_LEN + SRNIC_BTH_LEN];
+	uint64_t tx_offload;     /**< the mbuf's l2_len/l3_len/l4_len, as one word */
 	uint8_t len;             /**< L2 .. BTH */
 	uint8_t l2_len;
 	uint8_t l3_len;
