@@ -69,63 +69,95 @@ check_pattern(const uint8_t *p, uint32_t len, uint64_t idx)
 	return true;
 }
 
-static int
-post_one(struct req_worker *w, struct perf_qp *q, uint32_t qi, bool last, uint64_t now)
+/* WRs per srnic_post_send() call at most: one list per QP and pass, as
+ * perftest's --post_list (one call, one doorbell for the lot) */
+#define POST_LIST_MAX 64
+
+/* Fill wr/sge for WR number idx of q. */
+static void
+fill_wr(struct req_worker *w, struct perf_qp *q, uint32_t qi, uint64_t idx, uint32_t wr_count,
+	bool sig, struct ibv_send_wr *wr, struct ibv_sge *sge)
 {
 	const struct perf_conf *c = w->env->conf;
 	uint32_t slot_size = RTE_MAX(w->env->max_size, 8u);
-	uint64_t idx = q->posted;
 	uint32_t slot = (uint32_t)(idx % c->depth);
 	uint8_t *local = q->buf[0] + (size_t)slot * slot_size;
-	struct ibv_sge sge = { .addr = (uintptr_t)local, .length = w->size,
-			       .lkey = srnic_mr_lkey(q->mr[0]) };
-	struct ibv_send_wr wr, *bad;
-	bool sig = last || q->unsig_run + 1 >= c->unsignaled;
-	int rc;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.wr_id = ((uint64_t)qi << 32) | (q->unsig_run + 1);
-	wr.send_flags = sig ? IBV_SEND_SIGNALED : 0;
-	wr.wr.rdma.remote_addr = q->peer_va + (uint64_t)slot * slot_size;
-	wr.wr.rdma.rkey = q->peer_rkey;
+	memset(wr, 0, sizeof(*wr));
+	sge->addr = (uintptr_t)local;
+	sge->length = w->size;
+	sge->lkey = srnic_mr_lkey(q->mr[0]);
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->wr_id = ((uint64_t)qi << 32) | wr_count;
+	wr->send_flags = sig ? IBV_SEND_SIGNALED : 0;
+	wr->wr.rdma.remote_addr = q->peer_va + (uint64_t)slot * slot_size;
+	wr->wr.rdma.rkey = q->peer_rkey;
 	switch (c->op) {
 	case PERF_OP_READ:
-		wr.opcode = IBV_WR_RDMA_READ;
+		wr->opcode = IBV_WR_RDMA_READ;
 		if (c->verify)
 			memset(local, 0, w->size);
 		break;
 	case PERF_OP_WRITE:
-		wr.opcode = IBV_WR_RDMA_WRITE;
+		wr->opcode = IBV_WR_RDMA_WRITE;
 		if (c->verify)
 			fill_pattern(local, w->size, idx);
 		break;
 	case PERF_OP_SEND:
-		wr.opcode = IBV_WR_SEND;
+		wr->opcode = IBV_WR_SEND;
 		if (c->verify)
 			fill_pattern(local, w->size, idx);
 		break;
 	case PERF_OP_ATOMIC:
-		wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-		sge.length = 8;
-		wr.wr.atomic.remote_addr = q->peer_va; /* one counter per QP */
-		wr.wr.atomic.rkey = q->peer_rkey;
-		wr.wr.atomic.compare_add = 1;
+		wr->opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		sge->length = 8;
+		wr->wr.atomic.remote_addr = q->peer_va; /* one counter per QP */
+		wr->wr.atomic.rkey = q->peer_rkey;
+		wr->wr.atomic.compare_add = 1;
 		break;
 	}
-	rc = srnic_post_send(q->qp[0], &wr, &bad);
-	if (rc != 0)
-		return rc;
-	if (sig) {
-		q->unsig_run = 0;
-		q->t_post[slot] = now;
-	} else {
-		q->unsig_run++;
+}
+
+/* Post what the depth allows on q, up to target WRs in all, as one list.
+ * Adds the number posted to *nb; returns 0 or srnic_post_send()'s error
+ * (SQ full: the rest waits for the next pass). */
+static int
+post_list(struct req_worker *w, struct perf_qp *q, uint32_t qi, uint64_t target, uint64_t now,
+	  uint64_t *nb)
+{
+	const struct perf_conf *c = w->env->conf;
+	struct ibv_send_wr wr[POST_LIST_MAX], *bad = NULL;
+	struct ibv_sge sge[POST_LIST_MAX];
+	uint32_t n = 0, k, done, unsig = q->unsig_run;
+	int rc;
+
+	while (n < POST_LIST_MAX && q->outstanding + n < c->depth && q->posted + n < target) {
+		uint64_t idx = q->posted + n;
+		bool sig = idx + 1 == target || unsig + 1 >= c->unsignaled;
+
+		fill_wr(w, q, qi, idx, unsig + 1, sig, &wr[n], &sge[n]);
+		if (n > 0)
+			wr[n - 1].next = &wr[n];
+		unsig = sig ? 0 : unsig + 1;
+		n++;
 	}
-	q->posted++;
-	q->outstanding++;
-	return 0;
+	if (n == 0)
+		return 0;
+	rc = srnic_post_send(q->qp[0], wr, &bad);
+	done = rc == 0 ? n : (uint32_t)(bad - wr);
+	for (k = 0; k < done; k++) {
+		if (wr[k].send_flags & IBV_SEND_SIGNALED) {
+			q->unsig_run = 0;
+			q->t_post[q->posted % c->depth] = now;
+		} else {
+			q->unsig_run++;
+		}
+		q->posted++;
+		q->outstanding++;
+	}
+	*nb += done;
+	return rc;
 }
 
 /* Data check for the WRs a completion covers: [completed, completed + n). */
@@ -198,12 +230,8 @@ req_step(struct req_worker *w)
 					       : q->posted + (q->unsig_run > 0 ? 1 : 0);
 		int rc = 0;
 
-		while (q->outstanding < c->depth && q->posted < target) {
-			rc = post_one(w, q, qi, q->posted + 1 == target, now);
-			if (rc != 0)
-				break;
-			w->posted++;
-		}
+		while (rc == 0 && q->outstanding < c->depth && q->posted < target)
+			rc = post_list(w, q, qi, target, now, &w->posted);
 		if (rc != 0)
 			w->ready[keep++] = qi; /* SQ full for now: try again */
 		else
