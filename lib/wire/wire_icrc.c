@@ -186,6 +186,13 @@ srnic_icrc_compute(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint
 
 	if (unlikely(len < hl))
 		return 0;
+	if (likely(l3_off + len <= m->data_len)) {
+		/* all in the first segment (received frames, built requests,
+		 * anything with its payload copied): one call, no walk */
+		const uint8_t *p = rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off);
+
+		return crc32_gzip_refl(icrc_seed(p, ip_ver), p, len);
+	}
 	while (seg != NULL && off >= seg->data_len) {
 		off -= seg->data_len;
 		seg = seg->next;
