@@ -300,7 +300,9 @@ struct srnic_engine {
 	uint32_t nb_arp_wait;
 	uint64_t neigh_gen_seen;
 	uint16_t tx_len;
+	uint16_t tx_sealed;         /* tx_buf[0, tx_sealed) have their ICRC */
 	struct rte_mbuf *tx_buf[SRNIC_TX_BUF_SIZE];
+	uint8_t tx_roce[SRNIC_TX_BUF_SIZE]; /* RoCEv2, to seal (not ARP/ND) */
 	uint64_t stats[SRNIC_STAT_COUNT];
 } __rte_cache_aligned;
 

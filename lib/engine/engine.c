@@ -96,12 +96,12 @@ srnic_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *
 int
 srnic_pkt_xmit(struct srnic_engine *eng, struct rte_mbuf *m)
 {
-	if (unlikely(srnic_pkt_finish(m, eng->dev->pool) != 0)) {
+	if (unlikely(srnic_pkt_close(m, eng->dev->pool) != 0)) {
 		eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
 		rte_pktmbuf_free(m);
 		return -ENOMEM;
 	}
-	eng_tx(eng, m);
+	eng_tx_queue(eng, m, 1); /* sealed at the flush */
 	return 0;
 }
 
@@ -440,12 +440,19 @@ eng_tx_flush(struct srnic_engine *eng)
 {
 	uint16_t sent;
 
+	uint16_t i;
+
 	if (eng->tx_len == 0)
 		return;
+	/* ICRCs last, over packets built a while ago (srnic_pkt_seal()) */
+	for (i = eng->tx_sealed; i < eng->tx_len; i++)
+		if (eng->tx_roce[i])
+			srnic_pkt_seal(eng->tx_buf[i]);
 	sent = rte_eth_tx_burst(eng->port_id, eng->queue, eng->tx_buf, eng->tx_len);
 	if (sent < eng->tx_len)
 		memmove(eng->tx_buf, eng->tx_buf + sent, (eng->tx_len - sent) * sizeof(eng->tx_buf[0]));
 	eng->tx_len -= sent;
+	eng->tx_sealed = eng->tx_len;
 }
 
 unsigned int

@@ -81,13 +81,21 @@ eng_tx_free(const struct srnic_engine *eng)
 	return SRNIC_TX_BUF_SIZE - eng->tx_len;
 }
 
-/* Queue a finished packet for TX. The caller checked eng_tx_free(). */
+/* Queue a packet for TX, complete (roce 0) or closed and to be sealed at
+ * the flush (roce 1). The caller checked eng_tx_free(). */
 static inline void
-eng_tx(struct srnic_engine *eng, struct rte_mbuf *m)
+eng_tx_queue(struct srnic_engine *eng, struct rte_mbuf *m, uint8_t roce)
 {
 	eng->stats[SRNIC_STAT_TX_PKTS]++;
 	eng->stats[SRNIC_STAT_TX_BYTES] += rte_pktmbuf_pkt_len(m);
+	eng->tx_roce[eng->tx_len] = roce;
 	eng->tx_buf[eng->tx_len++] = m;
+}
+
+static inline void
+eng_tx(struct srnic_engine *eng, struct rte_mbuf *m)
+{
+	eng_tx_queue(eng, m, 0);
 }
 
 /* WQE classes: a READ or atomic completes only with its own response. */

@@ -117,7 +117,7 @@ srnic_pkt_init(struct rte_mbuf *m, const struct srnic_route *r, uint8_t opcode, 
 }
 
 int
-srnic_pkt_finish(struct rte_mbuf *m, struct rte_mempool *trailer_pool)
+srnic_pkt_close(struct rte_mbuf *m, struct rte_mempool *trailer_pool)
 {
 	uint32_t l2 = m->l2_len, l3 = m->l3_len;
 	uint32_t bth_off = l2 + l3 + m->l4_len;
@@ -125,7 +125,7 @@ srnic_pkt_finish(struct rte_mbuf *m, struct rte_mempool *trailer_pool)
 	uint8_t *bth = f + bth_off;
 	const struct srnic_opcode_info *info = srnic_opcode_info(srnic_bth_opcode(bth));
 	struct rte_mbuf *last = rte_pktmbuf_lastseg(m);
-	uint32_t pay_len, pad, need, len, icrc;
+	uint32_t pay_len, pad, need, len;
 	uint8_t *tail;
 
 	if (unlikely(rte_pktmbuf_pkt_len(m) < bth_off + info->hdr_len))
@@ -176,14 +176,33 @@ srnic_pkt_finish(struct rte_mbuf *m, struct rte_mempool *trailer_pool)
 	}
 	memset(tail, 0, pad);
 
-	icrc = srnic_icrc_compute(m, l2, len - l2 - SRNIC_ICRC_LEN,
-				  l3 == sizeof(struct rte_ipv4_hdr) ? 4 : 6);
-	tail += pad;
+	memset(tail + pad, 0, SRNIC_ICRC_LEN); /* srnic_pkt_seal() */
+	return 0;
+}
+
+void
+srnic_pkt_seal(struct rte_mbuf *m)
+{
+	uint32_t l2 = m->l2_len, len = rte_pktmbuf_pkt_len(m);
+	struct rte_mbuf *last = rte_pktmbuf_lastseg(m);
+	uint8_t *tail = rte_pktmbuf_mtod_offset(last, uint8_t *, last->data_len - SRNIC_ICRC_LEN);
+	uint32_t icrc = srnic_icrc_compute(m, l2, len - l2 - SRNIC_ICRC_LEN,
+					   m->l3_len == sizeof(struct rte_ipv4_hdr) ? 4 : 6);
+
 	tail[0] = (uint8_t)icrc;
 	tail[1] = (uint8_t)(icrc >> 8);
 	tail[2] = (uint8_t)(icrc >> 16);
 	tail[3] = (uint8_t)(icrc >> 24);
-	return 0;
+}
+
+int
+srnic_pkt_finish(struct rte_mbuf *m, struct rte_mempool *trailer_pool)
+{
+	int rc = srnic_pkt_close(m, trailer_pool);
+
+	if (rc == 0)
+		srnic_pkt_seal(m);
+	return rc;
 }
 
 uint16_t
