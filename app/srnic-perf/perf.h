@@ -110,6 +110,8 @@ struct perf_qp {
 	uint64_t prev_retx;           /* live stats: retransmits at the last line */
 	uint64_t prev_timeouts;
 	uint64_t *t_post;             /* [depth]: TSC when WR n was posted, at n % depth */
+	uint32_t post_slot;           /* posted % depth, kept without a division */
+	uint32_t comp_slot;           /* completed % depth */
 	uint64_t recv_posted;         /* SEND: RECVs posted on the responder, ever */
 	uint64_t recv_done;           /* SEND: RECVs completed, ever */
 	uint64_t recv_run;            /* SEND: RECVs completed in this run */

@@ -75,12 +75,11 @@ check_pattern(const uint8_t *p, uint32_t len, uint64_t idx)
 
 /* Fill wr/sge for WR number idx of q. */
 static void
-fill_wr(struct req_worker *w, struct perf_qp *q, uint32_t qi, uint64_t idx, uint32_t wr_count,
-	bool sig, struct ibv_send_wr *wr, struct ibv_sge *sge)
+fill_wr(struct req_worker *w, struct perf_qp *q, uint32_t qi, uint64_t idx, uint32_t slot,
+	uint32_t wr_count, bool sig, struct ibv_send_wr *wr, struct ibv_sge *sge)
 {
 	const struct perf_conf *c = w->env->conf;
 	uint32_t slot_size = RTE_MAX(w->env->max_size, 8u);
-	uint32_t slot = (uint32_t)(idx % c->depth);
 	uint8_t *local = q->buf[0] + (size_t)slot * slot_size;
 
 	memset(wr, 0, sizeof(*wr));
@@ -129,14 +128,17 @@ post_list(struct req_worker *w, struct perf_qp *q, uint32_t qi, uint64_t target,
 	const struct perf_conf *c = w->env->conf;
 	struct ibv_send_wr wr[POST_LIST_MAX], *bad = NULL;
 	struct ibv_sge sge[POST_LIST_MAX];
-	uint32_t n = 0, k, done, unsig = q->unsig_run;
+	uint32_t slots[POST_LIST_MAX];
+	uint32_t n = 0, k, done, unsig = q->unsig_run, slot = q->post_slot;
 	int rc;
 
 	while (n < POST_LIST_MAX && q->outstanding + n < c->depth && q->posted + n < target) {
 		uint64_t idx = q->posted + n;
 		bool sig = idx + 1 == target || unsig + 1 >= c->unsignaled;
 
-		fill_wr(w, q, qi, idx, unsig + 1, sig, &wr[n], &sge[n]);
+		slots[n] = slot;
+		slot = slot + 1 == c->depth ? 0 : slot + 1;
+		fill_wr(w, q, qi, idx, slots[n], unsig + 1, sig, &wr[n], &sge[n]);
 		if (n > 0)
 			wr[n - 1].next = &wr[n];
 		unsig = sig ? 0 : unsig + 1;
@@ -149,13 +151,15 @@ post_list(struct req_worker *w, struct perf_qp *q, uint32_t qi, uint64_t target,
 	for (k = 0; k < done; k++) {
 		if (wr[k].send_flags & IBV_SEND_SIGNALED) {
 			q->unsig_run = 0;
-			q->t_post[q->posted % c->depth] = now;
+			q->t_post[slots[k]] = now;
 		} else {
 			q->unsig_run++;
 		}
 		q->posted++;
 		q->outstanding++;
 	}
+	if (done > 0)
+		q->post_slot = slots[done - 1] + 1 == c->depth ? 0 : slots[done - 1] + 1;
 	*nb += done;
 	return rc;
 }
@@ -247,6 +251,7 @@ req_step(struct req_worker *w)
 		uint32_t qi = (uint32_t)(wc[k].wr_id >> 32);
 		struct perf_qp *q = &env->qps[qi];
 		uint32_t cnt_wr = (uint32_t)(wc[k].wr_id & WRID_COUNT_MASK);
+		uint32_t sig_slot;
 
 		if (wc[k].status != IBV_WC_SUCCESS) {
 			w->errors++;
@@ -260,9 +265,13 @@ req_step(struct req_worker *w)
 			printf("  CQE  qp %#x wr_id %#" PRIx64 " status %s opcode %d byte_len %u\n",
 			       wc[k].qp_num, wc[k].wr_id, srnic_wc_status_str(wc[k].status),
 			       wc[k].opcode, wc[k].byte_len);
-		if (w->nb_lat < w->cap_lat) /* the signaled WR: the last one covered */
-			w->lat[w->nb_lat++] =
-				now - q->t_post[(q->completed + cnt_wr - 1) % c->depth];
+		/* the signaled WR is the last one covered */
+		sig_slot = q->comp_slot + cnt_wr - 1;
+		while (sig_slot >= c->depth)
+			sig_slot -= c->depth;
+		if (w->nb_lat < w->cap_lat)
+			w->lat[w->nb_lat++] = now - q->t_post[sig_slot];
+		q->comp_slot = sig_slot + 1 == c->depth ? 0 : sig_slot + 1;
 		q->completed += cnt_wr;
 		q->outstanding -= cnt_wr;
 		w->msgs += cnt_wr;
@@ -526,6 +535,7 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 		struct perf_qp *q = &env->qps[i];
 
 		q->posted = q->completed = 0;
+		q->post_slot = q->comp_slot = 0;
 		q->outstanding = q->unsig_run = 0;
 	}
 	if (local_resp)

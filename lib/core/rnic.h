@@ -262,12 +262,14 @@ struct srnic_qp {
  * moved later is found when its slot comes round and the QP is put back
  * (re-arming on every packet sent costs a compare). */
 #define SRNIC_TW_SLOTS 1024        /* power of two */
-#define SRNIC_TW_TICK_US 16        /* 1024 x 16 us: a 16 ms turn; later deadlines wait a turn */
+/* 1024 x 16 us: a 16 ms turn; later deadlines wait a turn. The tick is
+ * this rounded down to a power of two of timer cycles (8 to 16 us). */
+#define SRNIC_TW_TICK_US 16
 
 TAILQ_HEAD(srnic_qp_list, srnic_qp);
 
 struct srnic_twheel {
-	uint64_t tick_cycles;
+	uint8_t tick_shift;            /* a tick is 1 << tick_shift timer cycles */
 	uint64_t cur;                  /* next tick to process */
 	struct srnic_qp_list slot[SRNIC_TW_SLOTS];
 };

@@ -297,11 +297,11 @@ srnic_eng_timer_arm(struct srnic_engine *eng, struct srnic_qp *qp, uint64_t dead
 		return;
 	/* Re-armed on every packet sent: the common case is one multiply. */
 	if (qp->in_wheel) {
-		if (qp->tw_tick * eng->tw.tick_cycles <= deadline)
+		if (qp->tw_tick << eng->tw.tick_shift <= deadline)
 			return; /* wakes no later than asked: looked at again then */
 		tw_remove(&eng->tw, qp);
 	}
-	tw_insert(&eng->tw, qp, deadline / eng->tw.tick_cycles);
+	tw_insert(&eng->tw, qp, deadline >> eng->tw.tick_shift);
 }
 
 /* Wake the QPs whose deadline has come; put back those whose moved. */
@@ -309,7 +309,7 @@ static void
 tw_advance(struct srnic_engine *eng)
 {
 	struct srnic_twheel *tw = &eng->tw;
-	uint64_t now_tick = eng->now / tw->tick_cycles;
+	uint64_t now_tick = eng->now >> tw->tick_shift;
 	unsigned int steps = 0;
 
 	while (tw->cur <= now_tick && steps < SRNIC_TW_SLOTS) {
@@ -326,7 +326,7 @@ tw_advance(struct srnic_engine *eng)
 			if (d <= eng->now)
 				srnic_eng_activate(eng, qp);
 			else
-				tw_insert(tw, qp, RTE_MAX(d / tw->tick_cycles, tw->cur + 1));
+				tw_insert(tw, qp, RTE_MAX(d >> tw->tick_shift, tw->cur + 1));
 		}
 		tw->cur++;
 		steps++;
@@ -582,8 +582,11 @@ srnic_engine_create(struct srnic_dev *dev, uint16_t index)
 		rte_free(eng);
 		return NULL;
 	}
-	eng->tw.tick_cycles = RTE_MAX(rte_get_timer_hz() / 1000000 * SRNIC_TW_TICK_US, 1ul);
-	eng->tw.cur = rte_get_timer_cycles() / eng->tw.tick_cycles;
+	/* a power of two of timer cycles, so that ticks are shifts, not
+	 * divisions (tens of cycles each, on every arm) */
+	eng->tw.tick_shift = (uint8_t)rte_bsf64(rte_align64prevpow2(
+		RTE_MAX(rte_get_timer_hz() / 1000000 * SRNIC_TW_TICK_US, 1ul)));
+	eng->tw.cur = rte_get_timer_cycles() >> eng->tw.tick_shift;
 	for (i = 0; i < SRNIC_TW_SLOTS; i++)
 		TAILQ_INIT(&eng->tw.slot[i]);
 	return eng;

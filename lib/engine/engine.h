@@ -75,6 +75,14 @@ srnic_free_batch_add(struct srnic_free_batch *fb, struct rte_mbuf *m)
 	}
 }
 
+/* Packets of a message of len bytes at path MTU pmtu (a power of two:
+ * a shift, not a division). */
+static inline uint32_t
+srnic_msg_npkts(uint64_t len, uint32_t pmtu)
+{
+	return len == 0 ? 1 : (uint32_t)((len + pmtu - 1) >> rte_bsf32(pmtu));
+}
+
 static inline uint32_t
 eng_tx_free(const struct srnic_engine *eng)
 {

@@ -28,17 +28,11 @@ static const uint8_t write_ops[2][4] = {
 	  SRNIC_OP_RC_WRITE_ONLY_IMM },
 };
 
-static inline uint32_t
-msg_npkts(uint32_t len, uint32_t pmtu)
-{
-	return len == 0 ? 1 : (len + pmtu - 1) / pmtu;
-}
-
 /* PSNs a WQE takes: an atomic one, a SEND/WRITE/READ one per PMTU (>= 1). */
 static inline uint32_t
 wqe_npkts(const struct srnic_swqe *w, uint32_t pmtu)
 {
-	return wqe_is_atomic(w) ? 1 : msg_npkts(w->length, pmtu);
+	return wqe_is_atomic(w) ? 1 : srnic_msg_npkts(w->length, pmtu);
 }
 
 /* Check the WQE's local buffers once, before its first packet. */

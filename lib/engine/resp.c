@@ -322,7 +322,7 @@ execute(struct resp_ctx *c)
 		r->write_resid -= pkt->pay_len;
 	} else if (m & SRNIC_OPM_READ) {
 		struct srnic_resp_entry *e = fifo_push(r);
-		uint32_t n = c->len == 0 ? 1 : (c->len + qp->pmtu - 1) / qp->pmtu;
+		uint32_t n = srnic_msg_npkts(c->len, qp->pmtu);
 
 		if (e == NULL)
 			return RESP_ERR_NO_RESOURCE;
@@ -443,7 +443,7 @@ duplicate_read(struct resp_ctx *c)
 	e->kind = SRNIC_RESP_READ;
 	e->psn = c->pkt->psn;
 	e->msn = r->msn;
-	e->npkts = len == 0 ? 1 : (len + qp->pmtu - 1) / qp->pmtu;
+	e->npkts = srnic_msg_npkts(len, qp->pmtu);
 	e->va = va;
 	e->rkey = srnic_reth_rkey(reth);
 	e->length = len;
