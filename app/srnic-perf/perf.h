@@ -113,6 +113,7 @@ struct perf_qp {
 	uint32_t post_slot;           /* posted % depth, kept without a division */
 	uint32_t comp_slot;           /* completed % depth */
 	uint64_t recv_posted;         /* SEND: RECVs posted on the responder, ever */
+	uint32_t recv_slot;           /* recv_posted % depth */
 	uint64_t recv_done;           /* SEND: RECVs completed, ever */
 	uint64_t recv_run;            /* SEND: RECVs completed in this run */
 };

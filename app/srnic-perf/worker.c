@@ -315,7 +315,7 @@ post_recvs(struct perf_env *env, struct perf_qp *q)
 	uint32_t slot_size = RTE_MAX(env->max_size, 8u);
 
 	while (q->recv_posted < q->recv_done + c->depth) {
-		uint32_t slot = (uint32_t)(q->recv_posted % c->depth);
+		uint32_t slot = q->recv_slot;
 		struct ibv_sge sge = { .addr = (uintptr_t)(q->buf[1] + (size_t)slot * slot_size),
 				       .length = slot_size, .lkey = srnic_mr_lkey(q->mr[1]) };
 		struct ibv_recv_wr wr = { .wr_id = q->recv_posted, .sg_list = &sge, .num_sge = 1 };
@@ -324,6 +324,7 @@ post_recvs(struct perf_env *env, struct perf_qp *q)
 		if (srnic_post_recv(q->qp[1], &wr, &bad) != 0)
 			return -1;
 		q->recv_posted++;
+		q->recv_slot = slot + 1 == c->depth ? 0 : slot + 1;
 	}
 	return 0;
 }
@@ -347,15 +348,17 @@ perf_resp_poll_once(struct perf_env *env, uint32_t size, uint64_t *verify_errors
 			/* QPNs of the responder side were handed out in order. */
 			uint32_t qi = wc[k].qp_num - srnic_qp_num(env->qps[0].qp[1]);
 			struct perf_qp *q;
-			const uint8_t *data;
-
 			if (qi >= c->qps)
 				continue;
 			q = &env->qps[qi];
-			data = q->buf[1] + (size_t)(q->recv_done % c->depth) * slot_size;
-			if (c->verify && (wc[k].status != IBV_WC_SUCCESS || wc[k].byte_len != size ||
-					  !check_pattern(data, size, q->recv_run)))
-				(*verify_errors)++;
+			if (c->verify) {
+				const uint8_t *data =
+					q->buf[1] + (size_t)(q->recv_done % c->depth) * slot_size;
+
+				if (wc[k].status != IBV_WC_SUCCESS || wc[k].byte_len != size ||
+				    !check_pattern(data, size, q->recv_run))
+					(*verify_errors)++;
+			}
 			q->recv_run++;
 			q->recv_done++;
 			post_recvs(env, q);
