@@ -316,6 +316,10 @@ srnic_dev_quiesce(struct srnic_dev *dev)
 {
 	uint16_t i;
 
+	/* The caller's stores (a QP's state) before our loads of poll_seq: a
+	 * release store and an acquire load may pass each other (store
+	 * buffer); the engine fences the other way round on entry. */
+	atomic_thread_fence(memory_order_seq_cst);
 	for (i = 0; i < dev->nb_engines; i++) {
 		struct srnic_engine *eng = dev->engines[i];
 		uint64_t s = atomic_load_explicit(&eng->poll_seq, memory_order_acquire);

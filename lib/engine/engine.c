@@ -461,9 +461,11 @@ srnic_engine_poll(struct srnic_engine *eng)
 	struct rte_mbuf *pkts[SRNIC_RX_BURST];
 	uint16_t n, r;
 	uint32_t i, cnt, keep, tx_before, moved;
-	uint64_t now;
+	uint64_t now, seq;
 
-	atomic_fetch_add_explicit(&eng->poll_seq, 1, memory_order_acq_rel); /* odd: inside */
+	/* odd: inside. A full barrier (locked add): our reads of QP state
+	 * below must not pass this store (srnic_dev_quiesce()). */
+	seq = atomic_fetch_add_explicit(&eng->poll_seq, 1, memory_order_seq_cst) + 1;
 	now = rte_get_timer_cycles();
 	/* The time since the previous poll is charged to busy or idle by what
 	 * that poll did (testpmd's --record-core-cycles, without a 2nd rdtsc). */
@@ -503,7 +505,9 @@ srnic_engine_poll(struct srnic_engine *eng)
 	eng->nb_active = keep + (eng->nb_active - cnt);
 
 	eng_tx_flush(eng);
-	atomic_fetch_add_explicit(&eng->poll_seq, 1, memory_order_acq_rel); /* even: outside */
+	/* even: outside; only this engine writes it, and a release store
+	 * (a plain one on x86) orders everything above before it */
+	atomic_store_explicit(&eng->poll_seq, seq + 1, memory_order_release);
 	moved = n + r + (uint32_t)(eng->stats[SRNIC_STAT_TX_PKTS] - tx_before);
 	eng->last_poll_busy = moved != 0;
 	eng->stats[SRNIC_STAT_POLL_BUSY] += moved != 0;
