@@ -144,37 +144,45 @@ enum srnic_resp_msg {
 };
 
 struct srnic_resp {
+	/* per packet (kept together: one line) */
 	uint32_t epsn;              /* expected PSN */
 	uint32_t msn;
+	uint32_t head;              /* FIFO: next entry to send */
+	uint32_t tail;              /* FIFO: next free entry */
 	uint8_t msg;                /* enum srnic_resp_msg */
 	uint8_t seq_nak_sent;       /* one NAK per gap (C9-...) */
 	uint8_t rd_atomic;          /* READ/atomic entries queued */
 	uint8_t rwqe_taken;         /* a receive WQE is being filled */
-	struct srnic_rwqe rwqe;     /* copy of the receive WQE in use */
-	uint32_t rwqe_next;         /* RQ index after it */
+	uint8_t goto_error;         /* fatal error NAKed: QP to ERR once it is sent */
+	uint8_t atomic_next;        /* next atomic_saved slot */
+	uint32_t rwqe_next;         /* RQ index after rwqe */
 	uint32_t recv_off;          /* bytes placed in it */
 	uint64_t write_va;          /* WRITE in progress */
 	uint32_t write_rkey;
 	uint32_t write_resid;
 	uint32_t write_len;         /* RETH DMA length of the WRITE */
-	uint8_t goto_error;         /* fatal error NAKed: QP to ERR once it is sent */
+	/* per message */
+	struct srnic_rwqe rwqe;     /* copy of the receive WQE in use */
 	/* the last atomic results: a duplicate atomic is answered from
 	 * them, never executed again */
-	uint8_t atomic_next;
 	struct {
 		uint8_t valid;
 		uint32_t psn;
 		uint32_t msn;
 		uint64_t orig;
 	} atomic_saved[SRNIC_MAX_RD_ATOMIC];
-	uint32_t head;              /* FIFO: next entry to send */
-	uint32_t tail;              /* FIFO: next free entry */
 	struct srnic_resp_entry fifo[SRNIC_RESP_FIFO];
 };
 
 /* ---- queue pairs ---- */
 
+/*
+ * Laid out by use: what every packet of a QP touches first (a few lines:
+ * with a thousand QPs, each line is a miss), what setup and rare events
+ * touch last.
+ */
 struct srnic_qp {
+	/* per packet */
 	struct srnic_dev *dev;
 	struct srnic_engine *eng;
 	struct srnic_pd *pd;
@@ -185,31 +193,30 @@ struct srnic_qp {
 	_Atomic uint8_t db_pending; /* in eng->doorbell (set by the poster, cleared by the engine) */
 	uint8_t active;             /* engine: in eng->active */
 	uint8_t in_wheel;           /* engine: in a timer wheel slot */
-	uint8_t arp_waiting;        /* engine: in eng->arp_wait */
 	uint64_t tw_tick;           /* engine: the tick of that slot */
-	TAILQ_ENTRY(srnic_qp) tw_link;
-	uint8_t sq_sig_all;
-	uint8_t route_ok;           /* destination MAC known */
-
-	/* attributes */
 	uint32_t dest_qpn;
 	uint32_t pmtu;              /* bytes */
-	enum ibv_mtu pmtu_enum;
 	int access;                 /* qp_access_flags */
 	uint8_t max_rd_atomic;
 	uint8_t max_dest_rd_atomic;
-	uint8_t timeout;
-	uint8_t retry_cnt;
-	uint8_t rnr_retry;
-	uint8_t min_rnr_timer;
-	uint64_t timeout_cycles;    /* local ACK timeout in timer cycles; 0: none */
-	uint32_t sq_psn_init;
-	uint32_t rq_psn_init;
-	union ibv_gid dgid;
-	struct srnic_route route;
-	struct srnic_hdr_tmpl tmpl; /* route + dest_qpn prebuilt: every packet starts as a copy */
+	uint8_t sq_sig_all;
+	uint8_t route_ok;           /* destination MAC known */
 	uint16_t ip_id;
-	uint64_t arp_next_tsc;
+	uint64_t timeout_cycles;    /* local ACK timeout in timer cycles; 0: none */
+
+	/* requester */
+	struct {
+		uint32_t psn;           /* next PSN to assign */
+		uint32_t rd_atomic;     /* READs/atomics in flight */
+		uint8_t stalled;        /* a WQE failed locally: send nothing more */
+		uint8_t retry_left;     /* sequence-error / timeout retries left */
+		uint8_t rnr_left;       /* RNR retries left (rnr_retry 7: forever) */
+		uint8_t read_retry;     /* READ re-asked after a response gap: once per rewind */
+		uint64_t wait_until;    /* timer cycles: RNR wait before resending */
+		uint64_t timer_at;      /* timer cycles: local ACK timeout; 0: not armed */
+	} req;
+
+	struct srnic_hdr_tmpl tmpl; /* route + dest_qpn prebuilt: every packet starts as a copy */
 
 	/* send queue: application produces at head; engine sends at req and
 	 * retires at comp (published so the application can reuse slots) */
@@ -239,19 +246,21 @@ struct srnic_qp {
 		_Atomic uint32_t app_free;  /* as sq.app_free */
 	} rq;
 
-	/* requester */
-	struct {
-		uint32_t psn;           /* next PSN to assign */
-		uint32_t rd_atomic;     /* READs/atomics in flight */
-		uint8_t stalled;        /* a WQE failed locally: send nothing more */
-		uint8_t retry_left;     /* sequence-error / timeout retries left */
-		uint8_t rnr_left;       /* RNR retries left (rnr_retry 7: forever) */
-		uint64_t wait_until;    /* timer cycles: RNR wait before resending */
-		uint64_t timer_at;      /* timer cycles: local ACK timeout; 0: not armed */
-		uint8_t read_retry;     /* READ re-asked after a response gap: once per rewind */
-	} req;
-
 	struct srnic_resp resp;
+
+	/* setup, timers, rare events */
+	uint8_t arp_waiting;        /* engine: in eng->arp_wait */
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t min_rnr_timer;
+	enum ibv_mtu pmtu_enum;
+	TAILQ_ENTRY(srnic_qp) tw_link;
+	uint32_t sq_psn_init;
+	uint32_t rq_psn_init;
+	uint64_t arp_next_tsc;
+	union ibv_gid dgid;
+	struct srnic_route route;
 	struct srnic_qp_stats stats;    /* engine-written */
 };
 

@@ -22,17 +22,19 @@ pkt_is_for_us(const struct srnic_dev *dev, const struct srnic_pkt *p)
 	return memcmp(f + p->l3_off + offsetof(struct rte_ipv6_hdr, dst_addr), dev->ip, 16) == 0;
 }
 
-/* The peer's address must be the one the QP is connected to. */
+/* The peer's address must be the one the QP is connected to (read from
+ * the QP's header template, on a line the packet's answer uses anyway). */
 static bool
 pkt_from_peer(const struct srnic_qp *qp, const struct srnic_pkt *p)
 {
 	const uint8_t *f = rte_pktmbuf_mtod(p->mbuf, const uint8_t *);
+	const uint8_t *peer = qp->tmpl.bytes + qp->tmpl.l2_len;
 
 	if (p->ip_ver == 4)
 		return memcmp(f + p->l3_off + offsetof(struct rte_ipv4_hdr, src_addr),
-			      qp->route.dst_ip, 4) == 0;
+			      peer + offsetof(struct rte_ipv4_hdr, dst_addr), 4) == 0;
 	return memcmp(f + p->l3_off + offsetof(struct rte_ipv6_hdr, src_addr),
-		      qp->route.dst_ip, 16) == 0;
+		      peer + offsetof(struct rte_ipv6_hdr, dst_addr), 16) == 0;
 }
 
 static void
