@@ -568,6 +568,8 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 		w[i].lat = malloc(w[i].cap_lat * sizeof(uint64_t));
 		if (w[i].lat == NULL)
 			w[i].cap_lat = 0;
+		else /* fault its pages in now, not inside the timed run */
+			memset(w[i].lat, 0, w[i].cap_lat * sizeof(uint64_t));
 		w[i].ready = malloc(c->qps * sizeof(uint32_t));
 		if (w[i].ready == NULL)
 			return -ENOMEM;
