@@ -151,13 +151,14 @@ struct srnic_route {
  * srnic_pkt_finish() fill them per packet.
  */
 struct srnic_hdr_tmpl {
-	uint8_t bytes[SRNIC_L2L4_MAX_LEN + SRNIC_BTH_LEN];
-	uint64_t tx_offload;     /**< the mbuf's l2_len/l3_len/l4_len, as one word */
 	uint8_t len;             /**< L2 .. BTH */
 	uint8_t l2_len;
 	uint8_t l3_len;
 	uint8_t ip_ver;
-};
+	/** the bytes; with the four above, an untagged IPv4 template (54
+	 * bytes) is one cache line */
+	uint8_t bytes[SRNIC_L2L4_MAX_LEN + SRNIC_BTH_LEN];
+} __rte_cache_aligned;
 
 /** Fill t from route r, for packets to destination QP dqpn. */
 void srnic_hdr_tmpl_build(struct srnic_hdr_tmpl *t, const struct srnic_route *r,

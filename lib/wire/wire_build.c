@@ -63,7 +63,6 @@ srnic_hdr_tmpl_build(struct srnic_hdr_tmpl *t, const struct srnic_route *r, uint
 	t->l3_len = (uint8_t)l3;
 	t->ip_ver = r->ip_ver;
 	t->len = (uint8_t)(bth + SRNIC_BTH_LEN - f);
-	t->tx_offload = rte_mbuf_tx_offload(l2, l3, sizeof(struct rte_udp_hdr), 0, 0, 0, 0);
 }
 
 /* The common lengths as constant-size copies (a few vector moves), the
@@ -103,7 +102,9 @@ srnic_pkt_init_tmpl(struct rte_mbuf *m, const struct srnic_hdr_tmpl *t, uint8_t 
 	if (info->hdr_len > SRNIC_BTH_LEN)
 		memset(bth + SRNIC_BTH_LEN, 0, info->hdr_len - SRNIC_BTH_LEN);
 
-	m->tx_offload = t->tx_offload; /* l2_len, l3_len, l4_len in one store */
+	/* l2_len, l3_len, l4_len in one store */
+	m->tx_offload = rte_mbuf_tx_offload(t->l2_len, t->l3_len, sizeof(struct rte_udp_hdr),
+					    0, 0, 0, 0);
 	return bth;
 }
 
