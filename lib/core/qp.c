@@ -293,6 +293,8 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 		atomic_store(&qp->rq.tail, 0);
 		memset(&qp->req, 0, sizeof(qp->req));
 		memset(&qp->resp, 0, sizeof(qp->resp));
+		qp->req_idle = 0;
+		qp->resp_owed = 0;
 		return 0;
 	}
 

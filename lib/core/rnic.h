@@ -201,6 +201,11 @@ struct srnic_qp {
 	uint8_t max_dest_rd_atomic;
 	uint8_t sq_sig_all;
 	uint8_t route_ok;           /* destination MAC known */
+	/* engine: which side has work, so that a QP's turn does not touch
+	 * the other side's lines (cold, with many QPs) for nothing */
+	uint8_t resp_owed;          /* the responder FIFO holds answers (set by fifo_push) */
+	uint8_t req_idle;           /* every posted WQE was sent at the last run; a
+				     * doorbell or a rewind clears it */
 	uint16_t ip_id;
 	uint64_t timeout_cycles;    /* local ACK timeout in timer cycles; 0: none */
 

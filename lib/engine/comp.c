@@ -90,6 +90,7 @@ comp_rewind(struct srnic_qp *qp, uint32_t c, uint32_t psn)
 		w->state = SRNIC_WQE_SENDING;
 	}
 	qp->sq.req = c;
+	qp->req_idle = 0;
 	qp->req.read_retry = 0;
 }
 

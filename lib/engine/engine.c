@@ -214,6 +214,7 @@ srnic_qp_flush(struct srnic_engine *eng, struct srnic_qp *qp)
 		flush_cqe(eng, qp, qp->scq, w->wr_id, srnic_wr_to_wc_opcode(w->opcode), c + 1);
 	}
 	qp->sq.req = c;
+	qp->req_idle = 0;
 	qp->req.rd_atomic = 0;
 	qp->req.timer_at = 0;
 	qp->req.wait_until = 0;
@@ -364,6 +365,7 @@ eng_doorbells(struct srnic_engine *eng)
 	while ((n = rte_ring_sc_dequeue_burst(eng->doorbell, (void **)q, RTE_DIM(q), NULL)) > 0)
 		for (i = 0; i < n; i++) {
 			atomic_store_explicit(&q[i]->db_pending, 0, memory_order_seq_cst);
+			q[i]->req_idle = 0; /* posted to (or moved): look at the SQ */
 			srnic_eng_activate(eng, q[i]);
 		}
 }
@@ -425,7 +427,7 @@ eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 		if (!qp->route_ok)
 			return false; /* the wheel wakes it for the next ARP/ND */
 	}
-	more = srnic_resp_run(eng, qp);
+	more = qp->resp_owed ? srnic_resp_run(eng, qp) : false;
 	if (st == IBV_QPS_RTS) {
 		srnic_comp_timer(eng, qp);
 		more |= srnic_req_run(eng, qp);
@@ -438,9 +440,7 @@ eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 static void
 eng_tx_flush(struct srnic_engine *eng)
 {
-	uint16_t sent;
-
-	uint16_t i;
+	uint16_t sent, i;
 
 	if (eng->tx_len == 0)
 		return;

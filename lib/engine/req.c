@@ -233,9 +233,12 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w)
 bool
 srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
 	unsigned int budget = SRNIC_REQ_BUDGET;
+	uint32_t head;
 
+	if (qp->req_idle)
+		return false; /* nothing posted since: the SQ's lines stay untouched */
+	head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
 	if (unlikely(qp->req.stalled))
 		return false;
 	if (unlikely(qp->req.wait_until != 0)) {
@@ -290,5 +293,6 @@ srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 			qp->sq.req++;
 		}
 	}
-	return qp->sq.req != head; /* budget spent with work left */
+	qp->req_idle = qp->sq.req == head;
+	return !qp->req_idle; /* budget spent with work left */
 }

@@ -88,6 +88,7 @@ fifo_push(struct srnic_resp *r)
 
 	if (r->tail - r->head >= SRNIC_RESP_FIFO)
 		return NULL;
+	container_of(r, struct srnic_qp, resp)->resp_owed = 1;
 	e = &r->fifo[r->tail & (SRNIC_RESP_FIFO - 1)];
 	memset(e, 0, sizeof(*e));
 	r->tail++;
@@ -726,5 +727,6 @@ srnic_resp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 	if (r->head == r->tail && r->goto_error)
 		srnic_qp_to_err(eng, qp, "responder error NAKed");
-	return r->head != r->tail;
+	qp->resp_owed = r->head != r->tail;
+	return qp->resp_owed;
 }
