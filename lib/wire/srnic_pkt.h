@@ -116,6 +116,13 @@ int srnic_pkt_describe(struct rte_mbuf *m, char *buf, size_t len);
 uint32_t srnic_icrc_compute(const struct rte_mbuf *m, uint32_t l3_off,
 			    uint32_t len, uint8_t ip_ver);
 
+/**
+ * Whether the ICRC stored after len bytes from l3_off (as srnic_pkt_parse()
+ * finds it) is the one computed over them: one walk over the chain for
+ * both.
+ */
+bool srnic_icrc_check(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint8_t ip_ver);
+
 /** Same over one flat buffer starting at the IP header. */
 uint32_t srnic_icrc_compute_flat(const uint8_t *l3, uint32_t len, uint8_t ip_ver);
 

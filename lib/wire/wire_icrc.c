@@ -177,12 +177,18 @@ srnic_icrc_compute_flat(const uint8_t *l3, uint32_t len, uint8_t ip_ver)
 	return crc32_gzip_refl(icrc_seed(l3, ip_ver), l3, len);
 }
 
-uint32_t
-srnic_icrc_compute(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint8_t ip_ver)
+/* The ICRC over len bytes from l3_off; *end_seg / *end_off (if asked for)
+ * get where the byte after them is (*end_seg NULL past the chain). */
+static uint32_t
+icrc_walk(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint8_t ip_ver,
+	  const struct rte_mbuf **end_seg, uint32_t *end_off)
 {
 	uint32_t hl = ip_ver == 4 ? ICRC_HL4 : ICRC_HL6;
 	const struct rte_mbuf *seg = m;
 	uint32_t crc, corr, off = l3_off, left = len;
+
+	*end_seg = NULL;
+	*end_off = 0;
 
 	if (unlikely(len < hl))
 		return 0;
@@ -191,6 +197,8 @@ srnic_icrc_compute(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint
 		 * anything with its payload copied): one call, no walk */
 		const uint8_t *p = rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off);
 
+		*end_seg = m;
+		*end_off = l3_off + len;
 		return crc32_gzip_refl(icrc_seed(p, ip_ver), p, len);
 	}
 	while (seg != NULL && off >= seg->data_len) {
@@ -229,8 +237,51 @@ srnic_icrc_compute(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint
 
 		crc = crc32_gzip_refl(crc, rte_pktmbuf_mtod_offset(seg, const uint8_t *, off), n);
 		left -= n;
+		if (left == 0) {
+			*end_seg = seg;
+			*end_off = off + n;
+			return crc;
+		}
 		off = 0;
 		seg = seg->next;
 	}
+	*end_seg = seg;
+	*end_off = off;
 	return crc;
+}
+
+uint32_t
+srnic_icrc_compute(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint8_t ip_ver)
+{
+	const struct rte_mbuf *seg;
+	uint32_t off;
+
+	return icrc_walk(m, l3_off, len, ip_ver, &seg, &off);
+}
+
+bool
+srnic_icrc_check(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint8_t ip_ver)
+{
+	const struct rte_mbuf *seg = NULL;
+	uint32_t off = 0, stored;
+	uint32_t icrc = icrc_walk(m, l3_off, len, ip_ver, &seg, &off);
+	uint8_t tmp[SRNIC_ICRC_LEN];
+	const uint8_t *p;
+
+	if (unlikely(len < (ip_ver == 4 ? ICRC_HL4 : ICRC_HL6)))
+		return false;
+	/* the stored ICRC follows where the walk ended: no second walk */
+	if (seg != NULL && off == seg->data_len) {
+		seg = seg->next;
+		off = 0;
+	}
+	if (likely(seg != NULL && off + SRNIC_ICRC_LEN <= seg->data_len))
+		p = rte_pktmbuf_mtod_offset(seg, const uint8_t *, off);
+	else
+		p = rte_pktmbuf_read(m, l3_off + len, SRNIC_ICRC_LEN, tmp);
+	if (unlikely(p == NULL))
+		return false;
+	stored = (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+		 ((uint32_t)p[3] << 24);
+	return icrc == stored;
 }

@@ -50,10 +50,8 @@ srnic_pkt_parse(struct rte_mbuf *m, struct srnic_pkt *p, unsigned int flags)
 	const uint32_t seg_len = rte_pktmbuf_data_len(m);
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
 	const struct srnic_opcode_info *info;
-	uint32_t off, ip_end, ip_hl, rest, icrc_stored, icrc;
+	uint32_t off, ip_end, ip_hl, rest;
 	uint16_t etype;
-	uint8_t tmp[SRNIC_ICRC_LEN];
-	const uint8_t *icrc_p;
 
 	p->mbuf = m;
 	p->has_vlan = 0;
@@ -180,17 +178,9 @@ srnic_pkt_parse(struct rte_mbuf *m, struct srnic_pkt *p, unsigned int flags)
 	p->pay_len = rest - p->pad;
 
 	/* ICRC, stored little-endian after the pad. */
-	if (!(flags & SRNIC_PARSE_F_NO_ICRC)) {
-		icrc_p = rte_pktmbuf_read(m, ip_end - SRNIC_ICRC_LEN, SRNIC_ICRC_LEN, tmp);
-		if (unlikely(icrc_p == NULL))
-			return SRNIC_PARSE_TRUNC_BTH;
-		icrc_stored = (uint32_t)icrc_p[0] | ((uint32_t)icrc_p[1] << 8) |
-			      ((uint32_t)icrc_p[2] << 16) | ((uint32_t)icrc_p[3] << 24);
-		icrc = srnic_icrc_compute(m, p->l3_off, ip_end - SRNIC_ICRC_LEN - p->l3_off,
-					  p->ip_ver);
-		if (unlikely(icrc != icrc_stored))
-			return SRNIC_PARSE_ICRC;
-	}
+	if (!(flags & SRNIC_PARSE_F_NO_ICRC) &&
+	    unlikely(!srnic_icrc_check(m, p->l3_off, ip_end - SRNIC_ICRC_LEN - p->l3_off, p->ip_ver)))
+		return SRNIC_PARSE_ICRC;
 	return SRNIC_PARSE_OK;
 }
 
