@@ -158,7 +158,7 @@ srnic_qp_get_stats(const struct srnic_qp *qp, struct srnic_qp_stats *st)
 enum ibv_qp_state
 srnic_qp_state(const struct srnic_qp *qp)
 {
-	return (enum ibv_qp_state)atomic_load_explicit(&qp->state, memory_order_acquire);
+	return srnic_qp_cur_state(qp);
 }
 
 /* Is cur -> next a transition verbs allows for RC, with the right mask? */

@@ -269,6 +269,13 @@ struct srnic_qp {
 	struct srnic_qp_stats stats;    /* engine-written */
 };
 
+/* srnic_qp_state() for the engine's hot path: inline, no call. */
+static inline enum ibv_qp_state
+srnic_qp_cur_state(const struct srnic_qp *qp)
+{
+	return (enum ibv_qp_state)atomic_load_explicit(&qp->state, memory_order_acquire);
+}
+
 /* ---- engines ---- */
 
 /* The timer wheel: QPs with a deadline (ACK timeout, RNR wait, ARP retry),

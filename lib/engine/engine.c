@@ -152,7 +152,7 @@ srnic_qp_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
 void
 srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp, const char *why)
 {
-	if (srnic_qp_state(qp) != IBV_QPS_ERR) {
+	if (srnic_qp_cur_state(qp) != IBV_QPS_ERR) {
 		eng_stat(eng, SRNIC_STAT_QP_TO_ERR, 1);
 		/* Rare and final for the QP: worth a line. */
 		SRNIC_LOG(NOTICE, "qp %#x to ERR: %s", qp->qpn, why);
@@ -413,7 +413,7 @@ eng_neigh_changed(struct srnic_engine *eng)
 static bool
 eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	enum ibv_qp_state st = srnic_qp_state(qp);
+	enum ibv_qp_state st = srnic_qp_cur_state(qp);
 	bool more;
 
 	if (st == IBV_QPS_ERR) {
@@ -432,7 +432,7 @@ eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 		srnic_comp_timer(eng, qp);
 		more |= srnic_req_run(eng, qp);
 	}
-	return more || srnic_qp_state(qp) == IBV_QPS_ERR;
+	return more || srnic_qp_cur_state(qp) == IBV_QPS_ERR;
 }
 
 /* ---- the loop ---- */

@@ -105,7 +105,7 @@ srnic_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
 			eng_stat(eng, SRNIC_STAT_RX_BAD_TRANSPORT, 1);
 			goto drop;
 		}
-		st = srnic_qp_state(qp);
+		st = srnic_qp_cur_state(qp);
 		if (unlikely(st < IBV_QPS_RTR || st == IBV_QPS_ERR || !pkt_from_peer(qp, &pkt) ||
 			     ((pkt.mask & SRNIC_OPM_RESP) && st < IBV_QPS_RTS))) {
 			eng_stat(eng, SRNIC_STAT_RX_QP_STATE, 1);
