@@ -296,7 +296,7 @@ srnic_eng_timer_arm(struct srnic_engine *eng, struct srnic_qp *qp, uint64_t dead
 {
 	if (deadline == 0)
 		return;
-	/* Re-armed on every packet sent: the common case is one multiply. */
+	/* Re-armed on every packet sent: the common case is one shift. */
 	if (qp->in_wheel) {
 		if (qp->tw_tick << eng->tw.tick_shift <= deadline)
 			return; /* wakes no later than asked: looked at again then */
