@@ -154,8 +154,8 @@ struct srnic_route {
  * A route's headers, prebuilt once per QP (rebuilt when its route changes):
  * Ethernet (+ 802.1Q), IP, UDP and the BTH with P_Key and destination QP.
  * IP and UDP lengths, the IPv4 identification and checksum, and the BTH's
- * opcode, flags and PSN are 0 in it; srnic_pkt_init_tmpl() and
- * srnic_pkt_finish() fill them per packet.
+ * opcode, flags and PSN are 0 in it; srnic_pkt_init_tmpl(), the builder and
+ * srnic_pkt_finish() (or srnic_pkt_close()) fill them per packet.
  */
 struct srnic_hdr_tmpl {
 	uint8_t len;             /**< L2 .. BTH */
