@@ -87,6 +87,7 @@ struct perf_result {
 	double floor_gbps;        /* ICRC + memcpy per byte, same size, same run */
 	double floor_mpps;        /* plain mbuf round trip on a net_ring pair */
 	size_t qp_mem_bytes;      /* memory per QP (both sides' objects and buffers) */
+	double busy_pct[2];       /* engine busy share during the run, side A / B; < 0: remote */
 };
 
 /* parameters.c */

@@ -51,6 +51,9 @@ perf_print_result(const struct perf_conf *c, const struct perf_result *r)
 			       "\"ratio_mpps\":%.4f",
 			       r->floor_gbps, r->gbps / r->floor_gbps, r->floor_mpps,
 			       r->floor_mpps > 0 ? r->mops / r->floor_mpps : 0.0);
+		if (r->busy_pct[0] >= 0 && r->busy_pct[1] >= 0)
+			printf(",\"busy_pct\":{\"req\":%.1f,\"resp\":%.1f}", r->busy_pct[0],
+			       r->busy_pct[1]);
 		printf("}\n");
 		fflush(stdout);
 		return;
@@ -63,6 +66,9 @@ perf_print_result(const struct perf_conf *c, const struct perf_result *r)
 		       "%.3f M/s -> ratio %.3f\n",
 		       r->floor_gbps, r->gbps / r->floor_gbps, r->floor_mpps,
 		       r->floor_mpps > 0 ? r->mops / r->floor_mpps : 0.0);
+	if (r->busy_pct[0] >= 0 && r->busy_pct[1] >= 0)
+		printf("   engine busy: requester side %.1f%%, responder side %.1f%%\n",
+		       r->busy_pct[0], r->busy_pct[1]);
 	if (r->errors || r->verify_errors)
 		printf("   ERRORS: %" PRIu64 " failed WRs, %" PRIu64 " data mismatches\n", r->errors,
 		       r->verify_errors);

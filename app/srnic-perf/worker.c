@@ -521,6 +521,17 @@ live_port_stats(struct perf_env *env, double secs)
 	live_qp_stats(env);
 }
 
+/* A device's engines' busy and idle poll cycles so far; false if remote. */
+static bool
+dev_busy(struct srnic_dev *dev, uint64_t *busy, uint64_t *idle)
+{
+	if (dev == NULL)
+		return false;
+	*busy = (uint64_t)srnic_dev_stat(dev, "poll_busy_cycles");
+	*idle = (uint64_t)srnic_dev_stat(dev, "poll_idle_cycles");
+	return true;
+}
+
 int
 perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 {
@@ -530,7 +541,7 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 	unsigned int lcores[RTE_MAX_LCORE], nb_workers = 0, lc, i, q;
 	uint64_t t0, t1, hz = rte_get_tsc_hz(), last_stats, prev_msgs = 0;
 	bool local_resp = env->dev[1] != NULL, resp_on_lcore;
-	uint64_t *posted = NULL;
+	uint64_t *posted = NULL, busy0[2] = { 0, 0 }, idle0[2] = { 0, 0 };
 	int rc = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -584,6 +595,8 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 	req_time_up = false;
 	if (resp_on_lcore)
 		rte_eal_remote_launch(resp_main, &rw, lcores[c->nb_lcores - 1]);
+	for (i = 0; i < 2; i++)
+		dev_busy(env->dev[i], &busy0[i], &idle0[i]);
 	t0 = rte_rdtsc();
 	for (i = 1; i < c->nb_lcores; i++) {
 		w[i].last_progress = t0;
@@ -633,6 +646,14 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 		}
 	}
 	t1 = rte_rdtsc();
+	for (i = 0; i < 2; i++) {
+		uint64_t b, id;
+
+		r->busy_pct[i] = -1;
+		if (dev_busy(env->dev[i], &b, &id) && b + id > busy0[i] + idle0[i])
+			r->busy_pct[i] = 100.0 * (double)(b - busy0[i]) /
+					 (double)(b + id - busy0[i] - idle0[i]);
+	}
 	for (i = 1; i < c->nb_lcores; i++)
 		if (rte_eal_wait_lcore(lcores[i - 1]) != 0 && rc == 0)
 			rc = w[i].rc;

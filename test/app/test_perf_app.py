@@ -58,6 +58,9 @@ for op, sizes in (("read", "0,64,5000"), ("write", "1,4096,70000"), ("send", "64
         check(f"{op} {r.get('size')}: percentiles ordered",
               r["lat_us"]["min"] <= r["lat_us"]["p50"] <= r["lat_us"]["p99"] <= r["lat_us"]["max"],
               str(r))
+        b = r.get("busy_pct", {})
+        check(f"{op} {r.get('size')}: engine busy shares of the run",
+              all(0 < b.get(k, -1) <= 100 for k in ("req", "resp")), str(r))
 
 # 2. latency mode, unsignaled, several requester lcores, duration
 rc, out, err = run(["--op", "read", "--size", "64", "--lat", "--iters", "2000", "--json"], "perf_lat")

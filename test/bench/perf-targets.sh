@@ -27,7 +27,7 @@ done
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 print(f"{'op':6} {'size':>6} {'qps':>5} {'depth':>5} {'Gb/s':>8} {'M/s':>7} {'p50 us':>8} {'p99 us':>8} "
-      f"{'floor':>8} {'ratio':>6} {'B/QP':>7}")
+      f"{'floor':>8} {'ratio':>6} {'B/QP':>7} {'busy A/B %':>11}")
 for r in rows:
     floor, ratio = "", ""
     if "floor_gbps" in r:
@@ -35,6 +35,7 @@ for r in rows:
         floor = f"{r['floor_gbps']:.1f}G" if big else f"{r['floor_mpps']:.2f}M"
         ratio = f"{r['ratio_gbps']:.3f}" if big else f"{r['ratio_mpps']:.3f}"
     print(f"{r['op']:6} {r['size']:>6} {r['qps']:>5} {r['depth']:>5} {r['gbps']:>8.2f} {r['mops']:>7.3f} "
-          f"{r['lat_us']['p50']:>8.2f} {r['lat_us']['p99']:>8.2f} {floor:>8} {ratio:>6} {r['qp_mem_bytes']:>7}")
+          f"{r['lat_us']['p50']:>8.2f} {r['lat_us']['p99']:>8.2f} {floor:>8} {ratio:>6} {r['qp_mem_bytes']:>7} "
+          f"{'%.0f/%.0f' % (r['busy_pct']['req'], r['busy_pct']['resp']) if 'busy_pct' in r else '':>11}")
 PY
 rm -f "$out"
