@@ -121,6 +121,24 @@ srnic_st64(uint8_t *p, uint64_t v)
 	memcpy(p, &v, sizeof(v));
 }
 
+/* The ICRC is the one little-endian field (stored as the CRC register's
+ * bytes, low first). */
+static inline uint32_t
+srnic_icrc_load(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return rte_le_to_cpu_32(v);
+}
+
+static inline void
+srnic_icrc_store(uint8_t *p, uint32_t icrc)
+{
+	icrc = rte_cpu_to_le_32(icrc);
+	memcpy(p, &icrc, sizeof(icrc));
+}
+
 /* ---- BTH: Base Transport Header ---- */
 
 #define SRNIC_BTH_SE 0x80

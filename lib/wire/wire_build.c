@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Packet construction: headers from a per-QP route, then, once the payload
- * is in place (copied or attached), pad + ICRC and the IP/UDP lengths.
+ * Packet construction: headers copied from a per-QP template (built from
+ * the route), then, once the payload is in place (copied or attached),
+ * close (pad, trailer, IP/UDP lengths, IPv4 checksum) and seal (ICRC).
  * Field values follow the rxe captures: DF set, UDP checksum 0, P_Key
  * 0xFFFF, MigReq 0, TVer 0.
  */
@@ -138,22 +139,15 @@ srnic_pkt_close(struct rte_mbuf *m, struct rte_mempool *trailer_pool)
 
 	/* Lengths and checksum first, the trailer after: the ICRC's wide
 	 * loads of these bytes then find the small stores already done (a
-	 * load over stores still in flight stalls on store forwarding). */
+	 * load over stores still in flight stalls on store forwarding; the
+	 * checksum's 16-bit loads match the 16-bit stores, so they do not). */
 	len = rte_pktmbuf_pkt_len(m) + need;
 	if (l3 == sizeof(struct rte_ipv4_hdr)) {
 		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(f + l2);
-		uint16_t tl_old = ip->total_length, ck_old = ip->hdr_checksum;
-		uint16_t tl = SRNIC_BE16((uint16_t)(len - l2));
-		uint32_t sum;
 
-		/* Sum the header as it is, then swap the old length and
-		 * checksum for the new length (one's complement: minus x is
-		 * plus ~x), rather than reload the bytes just stored. */
-		sum = srnic_ipv4_hdr_sum(ip) + (uint16_t)~tl_old + (uint16_t)~ck_old + tl;
-		sum = (sum & 0xffffu) + (sum >> 16);
-		sum = (sum & 0xffffu) + (sum >> 16);
-		ip->total_length = tl;
-		ip->hdr_checksum = (uint16_t)~sum;
+		ip->total_length = SRNIC_BE16((uint16_t)(len - l2));
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = (uint16_t)~srnic_ipv4_hdr_sum(ip);
 	} else {
 		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(f + l2);
 
@@ -175,9 +169,7 @@ srnic_pkt_close(struct rte_mbuf *m, struct rte_mempool *trailer_pool)
 			return -EINVAL;
 		}
 	}
-	memset(tail, 0, pad);
-
-	memset(tail + pad, 0, SRNIC_ICRC_LEN); /* srnic_pkt_seal() */
+	memset(tail, 0, need); /* pad, and the ICRC srnic_pkt_seal() writes */
 	return 0;
 }
 
@@ -190,10 +182,7 @@ srnic_pkt_seal(struct rte_mbuf *m)
 	uint32_t icrc = srnic_icrc_compute(m, l2, len - l2 - SRNIC_ICRC_LEN,
 					   m->l3_len == sizeof(struct rte_ipv4_hdr) ? 4 : 6);
 
-	tail[0] = (uint8_t)icrc;
-	tail[1] = (uint8_t)(icrc >> 8);
-	tail[2] = (uint8_t)(icrc >> 16);
-	tail[3] = (uint8_t)(icrc >> 24);
+	srnic_icrc_store(tail, icrc);
 }
 
 int

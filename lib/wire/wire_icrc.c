@@ -177,8 +177,8 @@ srnic_icrc_compute_flat(const uint8_t *l3, uint32_t len, uint8_t ip_ver)
 	return crc32_gzip_refl(icrc_seed(l3, ip_ver), l3, len);
 }
 
-/* The ICRC over len bytes from l3_off; *end_seg / *end_off (if asked for)
- * get where the byte after them is (*end_seg NULL past the chain). */
+/* The ICRC over len bytes from l3_off; *end_seg / *end_off get where the
+ * byte after them is (*end_seg NULL past the chain or on a short one). */
 static uint32_t
 icrc_walk(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint8_t ip_ver,
 	  const struct rte_mbuf **end_seg, uint32_t *end_off)
@@ -199,7 +199,7 @@ icrc_walk(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint8_t ip_ve
 
 		*end_seg = m;
 		*end_off = l3_off + len;
-		return crc32_gzip_refl(icrc_seed(p, ip_ver), p, len);
+		return srnic_icrc_compute_flat(p, len, ip_ver);
 	}
 	while (seg != NULL && off >= seg->data_len) {
 		off -= seg->data_len;
@@ -262,8 +262,8 @@ srnic_icrc_compute(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint
 bool
 srnic_icrc_check(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint8_t ip_ver)
 {
-	const struct rte_mbuf *seg = NULL;
-	uint32_t off = 0, stored;
+	const struct rte_mbuf *seg;
+	uint32_t off;
 	uint32_t icrc = icrc_walk(m, l3_off, len, ip_ver, &seg, &off);
 	uint8_t tmp[SRNIC_ICRC_LEN];
 	const uint8_t *p;
@@ -281,7 +281,5 @@ srnic_icrc_check(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint8_
 		p = rte_pktmbuf_read(m, l3_off + len, SRNIC_ICRC_LEN, tmp);
 	if (unlikely(p == NULL))
 		return false;
-	stored = (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-		 ((uint32_t)p[3] << 24);
-	return icrc == stored;
+	return icrc == srnic_icrc_load(p);
 }
