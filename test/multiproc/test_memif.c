@@ -24,6 +24,8 @@
 #include <rte_malloc.h>
 
 #include "srnic.h"
+#include "srnic_pair.h"
+#include "test_eal.h"
 
 #define READ_LEN (64 * 1024)
 #define SEND_LEN 3000
@@ -50,18 +52,15 @@ struct side {
 static int
 side_init(struct side *s, int server, const char *sock)
 {
-	char prefix[64], vdev[160];
-	char *argv[] = { "test_memif", "--no-huge", "--no-pci", "-m", "256", prefix, vdev,
-			 "--log-level=lib.eal:error", "--log-level=pmd.net.memif:error" };
+	char vdev[160];
+	const char *extra[] = { vdev, "--log-level=pmd.net.memif:error" };
 	struct srnic_dev_conf dc;
 	struct srnic_qp_init_attr qa;
 	uint16_t port;
 
-	snprintf(prefix, sizeof(prefix), "--file-prefix=srnic_memif_%s_%d", server ? "s" : "c",
-		 (int)getpid());
 	snprintf(vdev, sizeof(vdev), "--vdev=net_memif0,role=%s,id=0,socket=%s,bsize=4096",
 		 server ? "server" : "client", sock);
-	if (rte_eal_init((int)RTE_DIM(argv), argv) < 0)
+	if (srnic_test_eal_init(server ? "memif_s" : "memif_c", (int)RTE_DIM(extra), extra) != 0)
 		return -1;
 	if (rte_eth_dev_get_port_by_name("net_memif0", &port) != 0)
 		return -1;
@@ -95,43 +94,19 @@ side_init(struct side *s, int server, const char *sock)
 	return s->mr == NULL ? -1 : 0;
 }
 
+/* RESET -> RTS toward the peer the pipe described (its MAC found by ARP). */
 static int
 side_connect(struct side *s, const struct peer_info *me, const struct peer_info *peer)
 {
-	struct ibv_qp_attr a;
-	int rc;
+	const struct srnic_qp_peer p = { .gid = peer->gid, .qpn = peer->qpn,
+					 .psn = peer->psn, .my_psn = me->psn };
+	const struct srnic_pair_qp_conf c = {
+		.path_mtu = IBV_MTU_1024, .max_rd_atomic = 4, .timeout = 14, .retry_cnt = 7,
+		.rnr_retry = 7, .min_rnr_timer = 1,
+		.access = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
+	};
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
-	rc = srnic_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					IBV_QP_ACCESS_FLAGS);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qpn;
-	a.rq_psn = peer->psn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	rc |= srnic_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					 IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = me->psn;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	rc |= srnic_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-					 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					 IBV_QP_MAX_QP_RD_ATOMIC);
-	return rc;
+	return srnic_qp_connect(s->qp, &p, &c);
 }
 
 /* Poll until n completions arrived in wc[], or the timeout. */
