@@ -52,6 +52,29 @@ srnic_ref_icrc(const uint8_t *l3, uint32_t len, int ip_ver)
 	return srnic_ref_crc32(crc, l3 + n, len - n);
 }
 
+uint32_t
+srnic_ref_sum16(uint32_t acc, const uint8_t *p, uint32_t len)
+{
+	uint32_t i;
+
+	for (i = 0; i + 1 < len; i += 2) {
+		acc += (uint32_t)p[i] << 8 | p[i + 1];
+		if (acc & 0x80000000u)          /* end-around carry before overflow */
+			acc = (acc & 0xffff) + (acc >> 16);
+	}
+	if (len & 1)
+		acc += (uint32_t)p[len - 1] << 8;
+	return acc;
+}
+
+uint16_t
+srnic_ref_cksum_fold(uint32_t acc)
+{
+	while (acc >> 16)
+		acc = (acc & 0xffff) + (acc >> 16);
+	return (uint16_t)~acc;
+}
+
 void
 srnic_test_fill(void *buf, size_t len, uint32_t seed)
 {

@@ -31,6 +31,19 @@ srnic_ref_icrc_hdr_len(int ip_ver)
 	return (ip_ver == 4 ? 20 : 40) + 8 + 12;
 }
 
+/**
+ * Internet checksum (RFC 1071), written here rather than taken from
+ * lib/wire: add the big-endian 16-bit words of p[0..len) to the running
+ * one's-complement sum acc (0 to start; an odd last byte is padded with a
+ * zero byte, so only the last piece may have an odd length). The result is
+ * not folded; pass it on, or to srnic_ref_cksum_fold().
+ */
+uint32_t srnic_ref_sum16(uint32_t acc, const uint8_t *p, uint32_t len);
+
+/** Fold the carries of acc into 16 bits and complement: the checksum to
+ * put in a header, or 0 when summed over data holding a correct one. */
+uint16_t srnic_ref_cksum_fold(uint32_t acc);
+
 /** Fill with a pseudo-random pattern depending on seed. */
 void srnic_test_fill(void *buf, size_t len, uint32_t seed);
 

@@ -421,20 +421,16 @@ uint16_t
 host_cksum6(const uint8_t *src, const uint8_t *dst, uint8_t proto, const uint8_t *l4,
 	    uint32_t len)
 {
-	uint32_t sum = 0, i;
+	uint8_t ph[40] = { 0 };         /* RFC 8200 8.1 pseudo header */
 
-	for (i = 0; i < 16; i += 2)
-		sum += host_be(src + i, 2) + host_be(dst + i, 2);
-	sum += len >> 16;
-	sum += len & 0xffff;
-	sum += proto;
-	for (i = 0; i + 1 < len; i += 2)
-		sum += host_be(l4 + i, 2);
-	if (len & 1)
-		sum += (uint32_t)l4[len - 1] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
+	memcpy(ph, src, 16);
+	memcpy(ph + 16, dst, 16);
+	ph[32] = (uint8_t)(len >> 24);
+	ph[33] = (uint8_t)(len >> 16);
+	ph[34] = (uint8_t)(len >> 8);
+	ph[35] = (uint8_t)len;
+	ph[39] = proto;
+	return srnic_ref_cksum_fold(srnic_ref_sum16(srnic_ref_sum16(0, ph, sizeof(ph)), l4, len));
 }
 
 /* ---- misc ---- */

@@ -105,15 +105,7 @@ group_teardown(void **state)
 static uint16_t
 csum(const uint8_t *p, uint32_t n)
 {
-	uint32_t s = 0, i;
-
-	for (i = 0; i + 1 < n; i += 2)
-		s += host_be(p + i, 2);
-	if (n & 1)
-		s += (uint32_t)p[n - 1] << 8;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
+	return srnic_ref_cksum_fold(srnic_ref_sum16(0, p, n));
 }
 
 static void
