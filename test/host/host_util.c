@@ -119,6 +119,14 @@ host_raw_port(uint16_t port, uint16_t nq)
 	assert_int_equal(rte_eth_dev_start(port), 0);
 }
 
+struct rte_mbuf *
+host_raw_rx(uint16_t port)
+{
+	struct rte_mbuf *m;
+
+	return rte_eth_rx_burst(port, 0, &m, 1) == 1 ? m : NULL;
+}
+
 void
 host_ep_create(struct host_ep *ep, struct srnic_dev *dev, struct srnic_pd *pd, uint16_t engine,
 	       uint32_t depth)

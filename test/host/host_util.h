@@ -65,6 +65,8 @@ unsigned int host_two_workers(unsigned int lcore[2]);
 
 /* A port configured by the test itself (no srnic on it): nq RX/TX queues. */
 void host_raw_port(uint16_t port, uint16_t nq);
+/* One frame from a raw port's RX queue 0, or NULL. */
+struct rte_mbuf *host_raw_rx(uint16_t port);
 
 /** One RC endpoint: PD, CQ and QP on one engine of a device. */
 struct host_ep {

@@ -318,14 +318,6 @@ test_ipv4_tos(void **state)
 	rte_free(remote);
 }
 
-static struct rte_mbuf *
-raw_rx(uint16_t port)
-{
-	struct rte_mbuf *m;
-
-	return rte_eth_rx_burst(port, 0, &m, 1) == 1 ? m : NULL;
-}
-
 /* An unknown host asks for C's address: every field of the reply. */
 static void
 test_arp_unknown_host(void **state)
@@ -347,7 +339,7 @@ test_arp_unknown_host(void **state)
 	len = build_arp(f, &bcast, RTE_ARP_OP_REQUEST, &mac_x, ip_x, &zero_mac, ip_a);
 	host_inject(T.rport[1], 0, f, len);
 	host_settle();
-	m = raw_rx(T.rport[1]);
+	m = host_raw_rx(T.rport[1]);
 	assert_non_null(m);
 	assert_int_equal(rte_pktmbuf_pkt_len(m), len); /* answered in place, padding kept */
 	d = rte_pktmbuf_mtod(m, const uint8_t *);
@@ -361,7 +353,7 @@ test_arp_unknown_host(void **state)
 	len = build_arp(f, &bcast, RTE_ARP_OP_REQUEST, &mac_x, ip_x, &zero_mac, ip_other);
 	host_inject(T.rport[1], 0, f, len);
 	host_settle();
-	assert_null(raw_rx(T.rport[1]));
+	assert_null(host_raw_rx(T.rport[1]));
 	assert_int_equal(host_eng_stat(eng, "rx_arp"), 2);
 	assert_int_equal(host_eng_stat(eng, "tx_arp"), 1);
 	assert_int_equal(host_eng_stat(eng, "rx_host_drop"), 0);
@@ -377,7 +369,7 @@ test_arp_unknown_host(void **state)
 	assert_int_equal(host_post(&c, IBV_WR_SEND, 1, buf, 256, srnic_mr_lkey(mr), 0, 0,
 				   IBV_SEND_SIGNALED), 0);
 	srnic_engine_poll(eng);
-	m = raw_rx(T.rport[1]);
+	m = host_raw_rx(T.rport[1]);
 	assert_non_null(m);
 	assert_int_equal(host_eng_stat(eng, "tx_arp"), 1);
 	len = rte_pktmbuf_pkt_len(m);
@@ -401,7 +393,7 @@ test_arp_unknown_host(void **state)
 	assert_int_equal(srnic_dereg_mr(mr), 0);
 	host_ep_destroy(&c);
 	/* The retries of the unanswered SEND, if any, went to the raw port. */
-	while ((m = raw_rx(T.rport[1])) != NULL)
+	while ((m = host_raw_rx(T.rport[1])) != NULL)
 		rte_pktmbuf_free(m);
 	rte_free(buf);
 }

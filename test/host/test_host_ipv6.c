@@ -330,14 +330,6 @@ build_ns(uint8_t *f, const struct rte_ether_addr *edst, const uint8_t *dip, cons
 	return 14 + 40 + 32;
 }
 
-static struct rte_mbuf *
-raw_rx(uint16_t port)
-{
-	struct rte_mbuf *m;
-
-	return rte_eth_rx_burst(port, 0, &m, 1) == 1 ? m : NULL;
-}
-
 /* An unknown host solicits C's address, to the solicited-node group and
  * unicast: each gets a solicited advertisement to the host. */
 static void
@@ -358,7 +350,7 @@ test_nd_unknown_host(void **state)
 			       true);
 		host_inject(T.rport[1], 0, f, len);
 		host_settle();
-		m = raw_rx(T.rport[1]);
+		m = host_raw_rx(T.rport[1]);
 		assert_non_null(m);
 		assert_int_equal(rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m));
 		check_nd(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_pkt_len(m), &mac_x,
@@ -371,7 +363,7 @@ test_nd_unknown_host(void **state)
 	len = build_ns(f, &mac_a, ip_a, ip_x, 255, true);
 	host_inject(T.rport[1], 0, f, len);
 	host_settle();
-	assert_null(raw_rx(T.rport[1]));
+	assert_null(host_raw_rx(T.rport[1]));
 	assert_int_equal(host_eng_stat(eng, "tx_nd"), 2);
 	assert_int_equal(host_eng_stat(eng, "rx_host_drop"), 0);
 	/* RFC 4861 7.1.1: hop limit other than 255, or a bad checksum: discarded */
@@ -379,7 +371,7 @@ test_nd_unknown_host(void **state)
 		len = build_ns(f, &mac_a, ip_a, ip_a, i == 0 ? 64 : 255, i == 0);
 		host_inject(T.rport[1], 0, f, len);
 		host_settle();
-		assert_null(raw_rx(T.rport[1]));
+		assert_null(host_raw_rx(T.rport[1]));
 	}
 	assert_int_equal(host_eng_stat(eng, "tx_nd"), 2);
 	assert_int_equal(host_eng_stat(eng, "rx_malformed"), 2);
@@ -426,7 +418,7 @@ drain_raw(const uint8_t *target, uint32_t *ns, uint32_t *roce, struct rte_ether_
 {
 	struct rte_mbuf *m;
 
-	while ((m = raw_rx(T.rport[1])) != NULL) {
+	while ((m = host_raw_rx(T.rport[1])) != NULL) {
 		const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
 
 		assert_int_equal(host_be(f + 12, 2), RTE_ETHER_TYPE_IPV6);
@@ -547,12 +539,12 @@ test_nd_dad(void **state)
 	icmp[3] = (uint8_t)ck;
 	host_inject(T.rport[1], 0, f, 14 + 40 + 24);
 	host_settle();
-	m = raw_rx(T.rport[1]);
+	m = host_raw_rx(T.rport[1]);
 	assert_non_null(m);
 	check_nd(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_pkt_len(m), &all_nodes_mac,
 		 &mac_a, ip_a, all_nodes, ND_NA, 0x20 /* O only */, ip_a, 2, &mac_a);
 	rte_pktmbuf_free(m);
-	assert_null(raw_rx(T.rport[1]));
+	assert_null(host_raw_rx(T.rport[1]));
 }
 
 /* ARP on an IPv6 device is not srnic's: a host frame (here: no callback,
@@ -583,7 +575,7 @@ test_nd_arp_is_host(void **state)
 	f[41] = 1;
 	host_inject(T.rport[1], 0, f, sizeof(f));
 	host_settle();
-	assert_null(raw_rx(T.rport[1]));
+	assert_null(host_raw_rx(T.rport[1]));
 	assert_int_equal(host_eng_stat(eng, "rx_host_drop") - drop0, 1);
 }
 
