@@ -34,6 +34,9 @@
 #define E2E_MAX_PKTS 65536
 #define E2E_MAX_WC 8192
 #define E2E_RNR_RETRY_0 0xFF
+/* Local write and every remote access: the usual MR and QP access flags. */
+#define E2E_RALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | \
+		  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)
 
 struct e2e_conf {
 	enum ibv_mtu mtu;           /* 0: IBV_MTU_4096 */

@@ -133,33 +133,30 @@ run_case(int w, size_t rlen, int raccess, uint32_t len, int64_t roff, int key_de
 	}
 }
 
-#define RALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | \
-	      IBV_ACCESS_REMOTE_ATOMIC)
-
 static void
 test_bad_rkey_write(void **state)
 {
 	RTE_SET_USED(state);
 	/* another index */
-	run_case(W_WRITE, 4096, RALL, 100, 0, 0x100, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
+	run_case(W_WRITE, 4096, E2E_RALL, 100, 0, 0x100, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
 	/* same index, stale generation byte */
-	run_case(W_WRITE, 4096, RALL, 100, 0, 1, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
+	run_case(W_WRITE, 4096, E2E_RALL, 100, 0, 1, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
 	/* an index beyond the table */
-	run_case(W_WRITE, 4096, RALL, 100, 0, 0x7F000000, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
+	run_case(W_WRITE, 4096, E2E_RALL, 100, 0, 0x7F000000, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
 }
 
 static void
 test_bad_rkey_read(void **state)
 {
 	RTE_SET_USED(state);
-	run_case(W_READ, 4096, RALL, 100, 0, 0x100, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
+	run_case(W_READ, 4096, E2E_RALL, 100, 0, 0x100, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
 }
 
 static void
 test_bad_rkey_atomic(void **state)
 {
 	RTE_SET_USED(state);
-	run_case(W_FADD, 64, RALL, 8, 0, 0x100, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
+	run_case(W_FADD, 64, E2E_RALL, 8, 0, 0x100, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
 }
 
 static void
@@ -191,34 +188,34 @@ test_oob_write(void **state)
 {
 	RTE_SET_USED(state);
 	/* one byte past the end, single packet */
-	run_case(W_WRITE, 4096, RALL, 100, 4096 - 99, 0, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
+	run_case(W_WRITE, 4096, E2E_RALL, 100, 4096 - 99, 0, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
 	/* one byte past the end, multi-packet (checked on the FIRST) */
-	run_case(W_WRITE, 16384, RALL, 16385, 0, 0, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
+	run_case(W_WRITE, 16384, E2E_RALL, 16385, 0, 0, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
 	/* one byte before the start */
-	run_case(W_WRITE, 4096, RALL, 100, -1, 0, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
+	run_case(W_WRITE, 4096, E2E_RALL, 100, -1, 0, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
 }
 
 static void
 test_oob_read(void **state)
 {
 	RTE_SET_USED(state);
-	run_case(W_READ, 4096, RALL, 4097, 0, 0, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
-	run_case(W_READ, 4096, RALL, 1, 4096, 0, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
+	run_case(W_READ, 4096, E2E_RALL, 4097, 0, 0, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
+	run_case(W_READ, 4096, E2E_RALL, 1, 4096, 0, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
 }
 
 static void
 test_oob_atomic(void **state)
 {
 	RTE_SET_USED(state);
-	run_case(W_FADD, 64, RALL, 8, 64, 0, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
+	run_case(W_FADD, 64, E2E_RALL, 8, 64, 0, NAK_REM_ACCESS, IBV_WC_REM_ACCESS_ERR);
 }
 
 static void
 test_misaligned_atomic(void **state)
 {
 	RTE_SET_USED(state);
-	run_case(W_FADD, 64, RALL, 8, 4, 0, NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR);
-	run_case(W_CAS, 64, RALL, 8, 1, 0, NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR);
+	run_case(W_FADD, 64, E2E_RALL, 8, 4, 0, NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR);
+	run_case(W_CAS, 64, E2E_RALL, 8, 1, 0, NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR);
 }
 
 static void
@@ -241,7 +238,7 @@ test_send_too_long(void **state)
 		const struct ibv_wc *wc;
 
 		e2e_qps_renew(&c);
-		bufs(&b, 64, RALL);
+		bufs(&b, 64, E2E_RALL);
 		recv = e2e_buf(1, 16384, IBV_ACCESS_LOCAL_WRITE, &vmr);
 		rsge = (struct ibv_sge){ .addr = (uintptr_t)recv, .length = lens[t][1],
 					 .lkey = srnic_mr_lkey(vmr) };
@@ -275,7 +272,7 @@ test_qp_access(void **state)
 
 	RTE_SET_USED(state);
 	e2e_qps_renew(&c);
-	bufs(&b, 4096, RALL);
+	bufs(&b, 4096, E2E_RALL);
 	post(W_WRITE, 1, &b, 100, (uintptr_t)b.remote, srnic_mr_rkey(b.rmr));
 	post(W_WRITE, 2, &b, 16, (uintptr_t)b.remote, srnic_mr_rkey(b.rmr));
 	expect_nak(W_WRITE, &b, NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR, PSN_A);

@@ -52,8 +52,6 @@
 #define UNPOISON(p, n) POISON(p, n)
 #endif
 
-#define RALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | \
-	      IBV_ACCESS_REMOTE_ATOMIC)
 /* A's first PSN: multi-packet messages cross the 2^24 wrap. */
 #define PSN_A 0xFFFFFAu
 #define PSN_B 77u
@@ -478,7 +476,7 @@ fresh(const struct e2e_conf *c)
 	e2e_qps_renew(c);
 	tap_reset();
 	lbuf = e2e_buf(0, BUFLEN, IBV_ACCESS_LOCAL_WRITE, &lmr);
-	rbuf = e2e_buf(1, BUFLEN, RALL, &rmr);
+	rbuf = e2e_buf(1, BUFLEN, E2E_RALL, &rmr);
 	vbuf = e2e_buf(1, BUFLEN, IBV_ACCESS_LOCAL_WRITE, &vmr);
 	srnic_test_fill(lbuf, BUFLEN, 11);
 	srnic_test_fill(rbuf, BUFLEN, 22);
@@ -1242,7 +1240,7 @@ qp2_create(void)
 {
 	struct srnic_pair_qp_conf pc = { .path_mtu = IBV_MTU_1024, .psn = { 500, 600 },
 					 .max_rd_atomic = 16, .timeout = 14, .retry_cnt = 7,
-					 .rnr_retry = 7, .min_rnr_timer = 1, .access = RALL };
+					 .rnr_retry = 7, .min_rnr_timer = 1, .access = E2E_RALL };
 	int i;
 
 	for (i = 0; i < 2; i++) {
@@ -1617,13 +1615,13 @@ test_evil_write_len(void **state)
 	struct gbuf *g;
 
 	RTE_SET_USED(state);
-	g = evil_fresh(4096, RALL);
+	g = evil_fresh(4096, E2E_RALL);
 	inject(&(struct evil){ .op = SRNIC_OP_RC_WRITE_FIRST, .psn = PSN(0), .va = (uintptr_t)g->p,
 			       .rkey = srnic_mr_rkey(g->mr), .len = 4096 + PMTU, .pay = PMTU });
 	w_ack(PSN(0), SYN_NAK_ACCESS, 0);
 	evil_check(g, true);
 
-	g = evil_fresh(512, RALL);
+	g = evil_fresh(512, E2E_RALL);
 	inject(&(struct evil){ .op = SRNIC_OP_RC_WRITE_ONLY, .psn = PSN(0), .ackreq = true,
 			       .va = (uintptr_t)g->p, .rkey = srnic_mr_rkey(g->mr), .len = PMTU,
 			       .pay = PMTU });
@@ -1639,28 +1637,28 @@ test_evil_read_range(void **state)
 	struct gbuf *g;
 
 	RTE_SET_USED(state);
-	g = evil_fresh(4096, RALL);
+	g = evil_fresh(4096, E2E_RALL);
 	inject(&(struct evil){ .op = SRNIC_OP_RC_READ_REQ, .psn = PSN(0), .ackreq = true,
 			       .va = UINT64_MAX - 1023, .rkey = srnic_mr_rkey(g->mr),
 			       .len = 4096 });
 	w_ack(PSN(0), SYN_NAK_ACCESS, 0);
 	evil_check(g, true);
 
-	g = evil_fresh(4096, RALL);
+	g = evil_fresh(4096, E2E_RALL);
 	inject(&(struct evil){ .op = SRNIC_OP_RC_READ_REQ, .psn = PSN(0), .ackreq = true,
 			       .va = (uintptr_t)g->p + 4096 - 16, .rkey = srnic_mr_rkey(g->mr),
 			       .len = UINT32_MAX - 8 });
 	w_ack(PSN(0), SYN_NAK_INV, 0);
 	evil_check(g, true);
 
-	g = evil_fresh(4096, RALL);
+	g = evil_fresh(4096, E2E_RALL);
 	inject(&(struct evil){ .op = SRNIC_OP_RC_READ_REQ, .psn = PSN(0), .ackreq = true,
 			       .va = (uintptr_t)g->p, .rkey = srnic_mr_rkey(g->mr),
 			       .len = (1u << 31) + 1 });
 	w_ack(PSN(0), SYN_NAK_INV, 0);
 	evil_check(g, true);
 
-	g = evil_fresh(4096, RALL);
+	g = evil_fresh(4096, E2E_RALL);
 	inject(&(struct evil){ .op = SRNIC_OP_RC_READ_REQ, .psn = PSN(0), .ackreq = true,
 			       .va = (uintptr_t)g->p, .rkey = srnic_mr_rkey(g->mr),
 			       .len = 1u << 31 });
@@ -1677,7 +1675,7 @@ test_evil_write_no_first(void **state)
 
 	RTE_SET_USED(state);
 	for (i = 0; i < RTE_DIM(ops); i++) {
-		struct gbuf *g = evil_fresh(4096, RALL);
+		struct gbuf *g = evil_fresh(4096, E2E_RALL);
 
 		inject(&(struct evil){ .op = ops[i], .psn = PSN(0), .ackreq = true, .pay = PMTU });
 		w_ack(PSN(0), SYN_NAK_INV, 0);
@@ -1701,7 +1699,7 @@ test_evil_write_last_too_long(void **state)
 	srnic_test_fill(pattern99, PMTU, 99);
 	for (i = 0; i < RTE_DIM(tail); i++) {
 		const uint32_t len = PMTU + 100;
-		struct gbuf *g = evil_fresh(4096, RALL);
+		struct gbuf *g = evil_fresh(4096, E2E_RALL);
 		uint64_t va = (uintptr_t)g->p + 4096 - len;
 
 		inject(&(struct evil){ .op = SRNIC_OP_RC_WRITE_FIRST, .psn = PSN(0), .va = va,
@@ -1800,7 +1798,7 @@ test_evil_duplicates(void **state)
 
 	RTE_SET_USED(state);
 	srnic_test_fill(pattern99, PMTU, 99);
-	g = evil_fresh(4096, RALL);
+	g = evil_fresh(4096, E2E_RALL);
 	rkey = srnic_mr_rkey(g->mr);
 	/* PSN 0: READ of 1024 at the MR's start, answered */
 	inject(&(struct evil){ .op = SRNIC_OP_RC_READ_REQ, .psn = PSN(0), .ackreq = true,

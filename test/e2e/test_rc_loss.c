@@ -11,8 +11,6 @@
 
 #include "e2e_fixture.h"
 
-#define RALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | \
-	      IBV_ACCESS_REMOTE_ATOMIC)
 #define PSN0 500
 /* timeout 10: 4.096 us * 2^10 = 4.2 ms, short enough for many retries */
 #define TMO 10
@@ -28,7 +26,7 @@ fresh(uint8_t retry_cnt)
 
 	e2e_qps_renew(&c);
 	lbuf = e2e_buf(0, 1 << 16, IBV_ACCESS_LOCAL_WRITE, &lmr);
-	rbuf = e2e_buf(1, 1 << 16, RALL, &rmr);
+	rbuf = e2e_buf(1, 1 << 16, E2E_RALL, &rmr);
 	vbuf = e2e_buf(1, 1 << 16, IBV_ACCESS_LOCAL_WRITE, &vmr);
 	srnic_test_fill(lbuf, 1 << 16, 1);
 	srnic_test_fill(rbuf, 1 << 16, 2);

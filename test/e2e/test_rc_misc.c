@@ -13,8 +13,6 @@
 
 #include "e2e_fixture.h"
 
-#define RALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | \
-	      IBV_ACCESS_REMOTE_ATOMIC)
 
 static struct srnic_mr *lmr, *rmr, *vmr;
 static uint8_t *lbuf, *rbuf, *vbuf;
@@ -26,7 +24,7 @@ fresh(const struct e2e_conf *c)
 {
 	e2e_qps_renew(c);
 	lbuf = e2e_buf(0, BUF_LEN, IBV_ACCESS_LOCAL_WRITE, &lmr);
-	rbuf = e2e_buf(1, BUF_LEN, RALL, &rmr);
+	rbuf = e2e_buf(1, BUF_LEN, E2E_RALL, &rmr);
 	vbuf = e2e_buf(1, BUF_LEN, IBV_ACCESS_LOCAL_WRITE, &vmr);
 	srnic_test_fill(lbuf, BUF_LEN, 1);
 	srnic_test_fill(rbuf, BUF_LEN, 2);

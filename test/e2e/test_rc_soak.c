@@ -16,8 +16,6 @@
 #include "srnic_lossy.h"
 #include "test_eal.h"
 
-#define RALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | \
-	      IBV_ACCESS_REMOTE_ATOMIC)
 #define BUF_LEN (1u << 20)
 #define SLOTS 64
 #define SLOT_LEN 8192
@@ -45,7 +43,7 @@ soak(uint64_t seed, uint32_t nwr, double rate)
 	print_message("soak seed %" PRIu64 ", %u WRs, rate %.3f\n", seed, nwr, rate);
 	e2e_qps_renew(&c);
 	lbuf = e2e_buf(0, BUF_LEN, IBV_ACCESS_LOCAL_WRITE, &lmr);
-	rbuf = e2e_buf(1, BUF_LEN, RALL, &rmr);
+	rbuf = e2e_buf(1, BUF_LEN, E2E_RALL, &rmr);
 	vbuf = e2e_buf(1, BUF_LEN, IBV_ACCESS_LOCAL_WRITE, &vmr);
 	srnic_test_fill(lbuf, BUF_LEN, 1);
 	srnic_test_fill(rbuf, BUF_LEN, 2);
