@@ -202,12 +202,21 @@ host_connect_grh(struct host_ep *ep, const union ibv_gid *dgid, uint32_t dest_qp
 void
 host_connect_pair(struct host_ep *a, struct host_ep *b, enum ibv_mtu mtu)
 {
+	host_connect_pair_grh(a, b, mtu, 0, 0, 0, 0);
+}
+
+void
+host_connect_pair_grh(struct host_ep *a, struct host_ep *b, enum ibv_mtu mtu, uint8_t tclass_ab,
+		      uint32_t flow_ab, uint8_t tclass_ba, uint32_t flow_ba)
+{
 	union ibv_gid ga, gb;
 
 	assert_int_equal(srnic_dev_gid(a->dev, 1, &ga), 0);
 	assert_int_equal(srnic_dev_gid(b->dev, 1, &gb), 0);
-	assert_int_equal(host_connect(a, &gb, srnic_qp_num(b->qp), NULL, mtu, 1000, 5000), 0);
-	assert_int_equal(host_connect(b, &ga, srnic_qp_num(a->qp), NULL, mtu, 5000, 1000), 0);
+	assert_int_equal(host_connect_grh(a, &gb, srnic_qp_num(b->qp), NULL, mtu, 1000, 5000,
+					  tclass_ab, flow_ab), 0);
+	assert_int_equal(host_connect_grh(b, &ga, srnic_qp_num(a->qp), NULL, mtu, 5000, 1000,
+					  tclass_ba, flow_ba), 0);
 }
 
 /* ---- poll loop ---- */

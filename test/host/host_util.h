@@ -95,6 +95,11 @@ int host_connect_grh(struct host_ep *ep, const union ibv_gid *dgid, uint32_t des
 		     uint32_t rq_psn, uint8_t tclass, uint32_t flow_label);
 /* Connect a and b to each other (peer GID index 1, no dmac), PMTU mtu. */
 void host_connect_pair(struct host_ep *a, struct host_ep *b, enum ibv_mtu mtu);
+/* Same with the GRH's traffic class and flow label of a's frames to b
+ * (_ab) and of b's to a (_ba). */
+void host_connect_pair_grh(struct host_ep *a, struct host_ep *b, enum ibv_mtu mtu,
+			   uint8_t tclass_ab, uint32_t flow_ab, uint8_t tclass_ba,
+			   uint32_t flow_ba);
 
 /* ---- the poll loop ---- */
 

@@ -249,7 +249,6 @@ test_nd_tclass_flow_label(void **state)
 	uint8_t *local = host_alloc(V6_READ_LEN), *remote = host_alloc(V6_READ_LEN);
 	struct srnic_mr *lmr, *rmr;
 	struct host_ep a, b;
-	union ibv_gid ga, gb;
 	uint32_t idx[16], n, i;
 	int port;
 
@@ -258,12 +257,7 @@ test_nd_tclass_flow_label(void **state)
 	host_poll_set(eng, 2);
 	host_ep_create(&a, T.dev[0], NULL, 0, 64);
 	host_ep_create(&b, T.dev[1], NULL, 0, 64);
-	srnic_dev_gid(T.dev[0], 1, &ga);
-	srnic_dev_gid(T.dev[1], 1, &gb);
-	assert_int_equal(host_connect_grh(&a, &gb, srnic_qp_num(b.qp), NULL, IBV_MTU_4096, 10, 20,
-					  0xb8, 0xabcde), 0);
-	assert_int_equal(host_connect_grh(&b, &ga, srnic_qp_num(a.qp), NULL, IBV_MTU_4096, 20, 10,
-					  0x4a, 0x12345), 0);
+	host_connect_pair_grh(&a, &b, IBV_MTU_4096, 0xb8, 0xabcde, 0x4a, 0x12345);
 	srnic_test_fill(remote, V6_READ_LEN, 63);
 	lmr = srnic_reg_mr(a.pd, local, V6_READ_LEN, IBV_ACCESS_LOCAL_WRITE);
 	rmr = srnic_reg_mr(b.pd, remote, V6_READ_LEN, IBV_ACCESS_REMOTE_READ);
