@@ -85,6 +85,46 @@ check_nd(const uint8_t *f, uint32_t len, const struct rte_ether_addr *edst,
 	assert_memory_equal(icmp + 26, ll, 6);
 }
 
+/* Build an Ethernet + IPv6 + ND frame, the fields as check_nd() takes
+ * them: one link-layer address option of type opt with address ll (opt
+ * 0: none), hop limit hl, a good or a broken checksum; returns its length. */
+static uint32_t
+build_nd(uint8_t *f, const struct rte_ether_addr *edst, const struct rte_ether_addr *esrc,
+	 const uint8_t *sip, const uint8_t *dip, uint8_t type, uint8_t flags,
+	 const uint8_t *target, uint8_t opt, const struct rte_ether_addr *ll, uint8_t hl,
+	 bool good_csum)
+{
+	uint8_t *ip6 = f + 14, *icmp = ip6 + 40;
+	uint32_t mlen = opt != 0 ? 32 : 24;
+	uint16_t ck;
+
+	memset(f, 0, 14 + 40 + mlen);
+	memcpy(f, edst, 6);
+	memcpy(f + 6, esrc, 6);
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	ip6[0] = 0x60;
+	ip6[5] = (uint8_t)mlen;
+	ip6[6] = IPPROTO_ICMPV6;
+	ip6[7] = hl;
+	memcpy(ip6 + 8, sip, 16);
+	memcpy(ip6 + 24, dip, 16);
+	icmp[0] = type;
+	icmp[4] = flags;
+	memcpy(icmp + 8, target, 16);
+	if (opt != 0) {
+		icmp[24] = opt;
+		icmp[25] = 1;
+		memcpy(icmp + 26, ll, 6);
+	}
+	ck = host_cksum6(sip, dip, IPPROTO_ICMPV6, icmp, mlen);
+	if (!good_csum)
+		ck ^= 0x1234;
+	icmp[2] = (uint8_t)(ck >> 8);
+	icmp[3] = (uint8_t)ck;
+	return 14 + 40 + mlen;
+}
+
 /* The IPv6/UDP/BTH headers of every RoCE frame received on port. */
 static uint32_t
 check_roce6(uint16_t port, const uint8_t *sip, const uint8_t *dip,
@@ -291,39 +331,6 @@ test_nd_tclass_flow_label(void **state)
 	rte_free(remote);
 }
 
-/* An NS from X (unknown) for target, to dip / edst, with hop limit hl
- * and a good or a broken checksum. */
-static uint32_t
-build_ns(uint8_t *f, const struct rte_ether_addr *edst, const uint8_t *dip, const uint8_t *target,
-	 uint8_t hl, bool good_csum)
-{
-	uint8_t *ip6 = f + 14, *icmp = ip6 + 40;
-	uint16_t ck;
-
-	memset(f, 0, 14 + 40 + 32);
-	memcpy(f, edst, 6);
-	memcpy(f + 6, &mac_x, 6);
-	f[12] = 0x86;
-	f[13] = 0xdd;
-	ip6[0] = 0x60;
-	ip6[5] = 32;
-	ip6[6] = IPPROTO_ICMPV6;
-	ip6[7] = hl;
-	memcpy(ip6 + 8, ip_x, 16);
-	memcpy(ip6 + 24, dip, 16);
-	icmp[0] = ND_NS;
-	memcpy(icmp + 8, target, 16);
-	icmp[24] = 1;
-	icmp[25] = 1;
-	memcpy(icmp + 26, &mac_x, 6);
-	ck = host_cksum6(ip_x, dip, IPPROTO_ICMPV6, icmp, 32);
-	if (!good_csum)
-		ck ^= 0x1234;
-	icmp[2] = (uint8_t)(ck >> 8);
-	icmp[3] = (uint8_t)ck;
-	return 14 + 40 + 32;
-}
-
 /* An unknown host solicits C's address, to the solicited-node group and
  * unicast: each gets a solicited advertisement to the host. */
 static void
@@ -340,8 +347,8 @@ test_nd_unknown_host(void **state)
 	RTE_SET_USED(state);
 	host_poll_set(&eng, 1);
 	for (i = 0; i < 2; i++) {
-		len = build_ns(f, i == 0 ? &snm_mac_a : &mac_a, i == 0 ? snm_a : ip_a, ip_a, 255,
-			       true);
+		len = build_nd(f, i == 0 ? &snm_mac_a : &mac_a, &mac_x, ip_x,
+			       i == 0 ? snm_a : ip_a, ND_NS, 0, ip_a, 1, &mac_x, 255, true);
 		host_inject(T.rport[1], 0, f, len);
 		host_settle();
 		m = host_raw_rx(T.rport[1]);
@@ -354,7 +361,7 @@ test_nd_unknown_host(void **state)
 		assert_int_equal(host_eng_stat(eng, "tx_nd"), i + 1);
 	}
 	/* A solicitation for another target: no answer. */
-	len = build_ns(f, &mac_a, ip_a, ip_x, 255, true);
+	len = build_nd(f, &mac_a, &mac_x, ip_x, ip_a, ND_NS, 0, ip_x, 1, &mac_x, 255, true);
 	host_inject(T.rport[1], 0, f, len);
 	host_settle();
 	assert_null(host_raw_rx(T.rport[1]));
@@ -362,47 +369,14 @@ test_nd_unknown_host(void **state)
 	assert_int_equal(host_eng_stat(eng, "rx_host_drop"), 0);
 	/* RFC 4861 7.1.1: hop limit other than 255, or a bad checksum: discarded */
 	for (i = 0; i < 2; i++) {
-		len = build_ns(f, &mac_a, ip_a, ip_a, i == 0 ? 64 : 255, i == 0);
+		len = build_nd(f, &mac_a, &mac_x, ip_x, ip_a, ND_NS, 0, ip_a, 1, &mac_x,
+			       i == 0 ? 64 : 255, i == 0);
 		host_inject(T.rport[1], 0, f, len);
 		host_settle();
 		assert_null(host_raw_rx(T.rport[1]));
 	}
 	assert_int_equal(host_eng_stat(eng, "tx_nd"), 2);
 	assert_int_equal(host_eng_stat(eng, "rx_malformed"), 2);
-}
-
-/* An NA from X for target with link-layer address ll, hop limit hl,
- * a good or a broken checksum. */
-static uint32_t
-build_na(uint8_t *f, const uint8_t *target, const struct rte_ether_addr *ll, uint8_t hl,
-	 bool good_csum)
-{
-	uint8_t *ip6 = f + 14, *icmp = ip6 + 40;
-	uint16_t ck;
-
-	memset(f, 0, 14 + 40 + 32);
-	memcpy(f, &mac_a, 6);
-	memcpy(f + 6, ll, 6);
-	f[12] = 0x86;
-	f[13] = 0xdd;
-	ip6[0] = 0x60;
-	ip6[5] = 32;
-	ip6[6] = IPPROTO_ICMPV6;
-	ip6[7] = hl;
-	memcpy(ip6 + 8, target, 16);
-	memcpy(ip6 + 24, ip_a, 16);
-	icmp[0] = ND_NA;
-	icmp[4] = 0x60;
-	memcpy(icmp + 8, target, 16);
-	icmp[24] = 2;
-	icmp[25] = 1;
-	memcpy(icmp + 26, ll, 6);
-	ck = host_cksum6(target, ip_a, IPPROTO_ICMPV6, icmp, 32);
-	if (!good_csum)
-		ck ^= 0x1234;
-	icmp[2] = (uint8_t)(ck >> 8);
-	icmp[3] = (uint8_t)ck;
-	return 14 + 40 + 32;
 }
 
 /* Frames C sent to the raw port: how many solicitations for target, how
@@ -464,7 +438,8 @@ test_nd_invalid_na(void **state)
 	nd0 = host_eng_stat(eng, "rx_nd");
 	for (i = 0; i < 3; i++) {
 		/* hop limit 64 (valid otherwise); a bad checksum; code 1 */
-		len = build_na(f, ip_t, &mac_evil, i == 1 ? 255 : 64, i != 1);
+		len = build_nd(f, &mac_a, &mac_evil, ip_t, ip_a, ND_NA, 0x60, ip_t, 2, &mac_evil,
+			       i == 1 ? 255 : 64, i != 1);
 		if (i == 2) {
 			f[14 + 40 + 1] = 1; /* code 1 */
 			f[14 + 40 + 2] = f[14 + 40 + 3] = 0;
@@ -485,7 +460,7 @@ test_nd_invalid_na(void **state)
 	assert_int_equal(host_eng_stat(eng, "rx_malformed") - bad0, 3);
 	assert_int_equal(host_eng_stat(eng, "rx_nd"), nd0);
 	/* The valid advertisement: the SEND goes to its MAC. */
-	len = build_na(f, ip_t, &mac_t, 255, true);
+	len = build_nd(f, &mac_a, &mac_t, ip_t, ip_a, ND_NA, 0x60, ip_t, 2, &mac_t, 255, true);
 	host_inject(T.rport[1], 0, f, len);
 	host_settle();
 	drain_raw(ip_t, &ns, &roce, &dst);
@@ -509,29 +484,16 @@ test_nd_dad(void **state)
 	static const struct rte_ether_addr snm_mac_a = { { 0x33, 0x33, 0xff, 0, 0, 1 } };
 	static const struct rte_ether_addr all_nodes_mac = { { 0x33, 0x33, 0, 0, 0, 1 } };
 	struct srnic_engine *eng = srnic_dev_engine(T.dev_c, 0);
-	uint8_t f[128], *ip6 = f + 14, *icmp = ip6 + 40;
+	uint8_t f[128];
 	struct rte_mbuf *m;
-	uint16_t ck;
+	uint32_t len;
 
 	RTE_SET_USED(state);
 	host_poll_set(&eng, 1);
 	/* no source link-layer option from the unspecified address (7.1.1) */
-	memset(f, 0, sizeof(f));
-	memcpy(f, &snm_mac_a, 6);
-	memcpy(f + 6, &mac_x, 6);
-	f[12] = 0x86;
-	f[13] = 0xdd;
-	ip6[0] = 0x60;
-	ip6[5] = 24;
-	ip6[6] = IPPROTO_ICMPV6;
-	ip6[7] = 255;
-	memcpy(ip6 + 24, snm_a, 16);
-	icmp[0] = ND_NS;
-	memcpy(icmp + 8, ip_a, 16);
-	ck = host_cksum6(unspec, snm_a, IPPROTO_ICMPV6, icmp, 24);
-	icmp[2] = (uint8_t)(ck >> 8);
-	icmp[3] = (uint8_t)ck;
-	host_inject(T.rport[1], 0, f, 14 + 40 + 24);
+	len = build_nd(f, &snm_mac_a, &mac_x, unspec, snm_a, ND_NS, 0, ip_a, 0, NULL, 255, true);
+	assert_int_equal(len, 14 + 40 + 24);
+	host_inject(T.rport[1], 0, f, len);
 	host_settle();
 	m = host_raw_rx(T.rport[1]);
 	assert_non_null(m);
