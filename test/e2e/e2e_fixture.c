@@ -278,6 +278,55 @@ e2e_buf(int side, size_t len, int access, struct srnic_mr **mr)
 }
 
 void
+e2e_bufs_new(struct e2e_bufs *b, size_t len, int laccess)
+{
+	b->len = len;
+	b->l = e2e_buf(0, len, laccess, &b->lmr);
+	b->r = e2e_buf(1, len, E2E_RALL, &b->rmr);
+	b->v = e2e_buf(1, len, IBV_ACCESS_LOCAL_WRITE, &b->vmr);
+}
+
+void
+e2e_bufs_fill(struct e2e_bufs *b, uint32_t lseed, uint32_t rseed)
+{
+	srnic_test_fill(b->l, b->len, lseed);
+	srnic_test_fill(b->r, b->len, rseed);
+}
+
+void
+e2e_bufs_post(const struct e2e_bufs *b, struct srnic_qp *qp, enum ibv_wr_opcode op,
+	      uint64_t wr_id, uint32_t off, uint32_t len, uint32_t roff, unsigned int flags)
+{
+	struct ibv_sge s = { .addr = (uintptr_t)b->l + off, .length = len,
+			     .lkey = srnic_mr_lkey(b->lmr) };
+
+	assert_int_equal(srnic_test_post_send(qp, op, wr_id, &s, 1, (uintptr_t)b->r + roff,
+					      srnic_mr_rkey(b->rmr), flags), 0);
+}
+
+void
+e2e_bufs_atomic(const struct e2e_bufs *b, struct srnic_qp *qp, enum ibv_wr_opcode op,
+		uint64_t wr_id, uint32_t off, uint32_t roff, uint64_t cmp_add, uint64_t swap,
+		unsigned int flags)
+{
+	struct ibv_sge s = { .addr = (uintptr_t)b->l + off, .length = 8,
+			     .lkey = srnic_mr_lkey(b->lmr) };
+
+	assert_int_equal(srnic_test_post_atomic(qp, op, wr_id, &s, (uintptr_t)b->r + roff,
+						srnic_mr_rkey(b->rmr), cmp_add, swap, flags), 0);
+}
+
+void
+e2e_bufs_recv(const struct e2e_bufs *b, struct srnic_qp *qp, uint64_t wr_id, uint32_t off,
+	      uint32_t len)
+{
+	struct ibv_sge s = { .addr = (uintptr_t)b->v + off, .length = len,
+			     .lkey = srnic_mr_lkey(b->vmr) };
+
+	assert_int_equal(srnic_test_post_recv(qp, wr_id, &s, 1), 0);
+}
+
+void
 e2e_post_send(int side, struct ibv_send_wr *wr)
 {
 	struct ibv_send_wr *bad = NULL;

@@ -131,6 +131,32 @@ int e2e_qp_connect(int side, enum ibv_mtu mtu, uint32_t sq_psn, uint32_t rq_psn,
 /* Allocate (zeroed) and register len bytes on a side. */
 void *e2e_buf(int side, size_t len, int access, struct srnic_mr **mr);
 
+/* The usual three buffers of a test, len bytes each: l on A (the local side
+ * of A's WRs), r on B (the target of RDMA and atomics, E2E_RALL) and v on B
+ * (where B's RECVs land, local write). Registered with e2e_buf(), so the
+ * per-test teardown releases them: there is no free. */
+struct e2e_bufs {
+	uint8_t *l, *r, *v;
+	struct srnic_mr *lmr, *rmr, *vmr;
+	size_t len;
+};
+
+/* Allocate (zeroed) and register b's buffers; l with laccess. */
+void e2e_bufs_new(struct e2e_bufs *b, size_t len, int laccess);
+/* Fill l and r with srnic_test_fill() patterns of the two seeds. */
+void e2e_bufs_fill(struct e2e_bufs *b, uint32_t lseed, uint32_t rseed);
+/* Post op of len bytes at l + off (to/from r + roff for RDMA) on qp;
+ * asserts the post succeeds. */
+void e2e_bufs_post(const struct e2e_bufs *b, struct srnic_qp *qp, enum ibv_wr_opcode op,
+		   uint64_t wr_id, uint32_t off, uint32_t len, uint32_t roff, unsigned int flags);
+/* Post an atomic on qp: 8-byte result at l + off, target r + roff. */
+void e2e_bufs_atomic(const struct e2e_bufs *b, struct srnic_qp *qp, enum ibv_wr_opcode op,
+		     uint64_t wr_id, uint32_t off, uint32_t roff, uint64_t cmp_add, uint64_t swap,
+		     unsigned int flags);
+/* Post a RECV of len bytes at v + off on qp. */
+void e2e_bufs_recv(const struct e2e_bufs *b, struct srnic_qp *qp, uint64_t wr_id, uint32_t off,
+		   uint32_t len);
+
 /* Drive both engines once; drain the CQs into E->wc unless no_drain. */
 void e2e_poll(void);
 /* Poll until nothing moves for a few rounds (and at least n rounds). */

@@ -68,8 +68,7 @@
 /* IPv4, no VLAN: where the BTH of a frame that does not parse is. */
 #define RAW_BTH_OFF (RTE_ETHER_HDR_LEN + 20 + 8)
 
-static struct srnic_mr *lmr, *rmr, *vmr;
-static uint8_t *lbuf, *rbuf, *vbuf;
+static struct e2e_bufs bufs;
 static struct rte_mempool *pool;
 static uint16_t inj_ip_id;
 
@@ -475,11 +474,8 @@ fresh(const struct e2e_conf *c)
 	lossy_off();
 	e2e_qps_renew(c);
 	tap_reset();
-	lbuf = e2e_buf(0, BUFLEN, IBV_ACCESS_LOCAL_WRITE, &lmr);
-	rbuf = e2e_buf(1, BUFLEN, E2E_RALL, &rmr);
-	vbuf = e2e_buf(1, BUFLEN, IBV_ACCESS_LOCAL_WRITE, &vmr);
-	srnic_test_fill(lbuf, BUFLEN, 11);
-	srnic_test_fill(rbuf, BUFLEN, 22);
+	e2e_bufs_new(&bufs, BUFLEN, IBV_ACCESS_LOCAL_WRITE);
+	e2e_bufs_fill(&bufs, 11, 22);
 }
 
 static int
@@ -505,35 +501,6 @@ teardown(void **state)
 }
 
 /* ---- posting ---- */
-
-static void
-post(enum ibv_wr_opcode op, uint64_t wr_id, uint32_t off, uint32_t len, uint32_t roff)
-{
-	struct ibv_sge s = { .addr = (uintptr_t)lbuf + off, .length = len,
-			     .lkey = srnic_mr_lkey(lmr) };
-
-	e2e_post_op(0, op, wr_id, &s, 1, (uintptr_t)rbuf + roff, srnic_mr_rkey(rmr),
-		    IBV_SEND_SIGNALED);
-}
-
-static void
-post_atomic(enum ibv_wr_opcode op, uint64_t wr_id, uint32_t off, uint32_t roff, uint64_t cmp_add,
-	    uint64_t swap)
-{
-	struct ibv_sge s = { .addr = (uintptr_t)lbuf + off, .length = 8,
-			     .lkey = srnic_mr_lkey(lmr) };
-
-	e2e_post_atomic(0, op, wr_id, &s, (uintptr_t)rbuf + roff, srnic_mr_rkey(rmr), cmp_add, swap);
-}
-
-static void
-post_recv(uint64_t wr_id, uint32_t off, uint32_t len)
-{
-	struct ibv_sge s = { .addr = (uintptr_t)vbuf + off, .length = len,
-			     .lkey = srnic_mr_lkey(vmr) };
-
-	e2e_post_rx(1, wr_id, &s, 1);
-}
 
 /* Side's WCs are exactly n, the i-th with wr_id ids[i] and status st[i]. */
 static void
@@ -763,13 +730,13 @@ read_with_lost_resp(uint32_t len, uint8_t op, uint32_t skip)
 	struct e2e_conf c = conf_default();
 
 	fresh(&c);
-	memcpy(saved, lbuf, BUFLEN);
+	memcpy(saved, bufs.l, BUFLEN);
 	e2e_drop_arm(1, op, skip, 1);
-	post(IBV_WR_RDMA_READ, 1, 0, len, 0);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, 1, 0, len, 0, IBV_SEND_SIGNALED);
 	expect_one_ok(IBV_WC_RDMA_READ, len);
 	assert_int_equal(E->drop.dropped, 1);
-	assert_memory_equal(lbuf, rbuf, len);
-	assert_memory_equal(lbuf + len, saved + len, BUFLEN - len); /* nothing past it */
+	assert_memory_equal(bufs.l, bufs.r, len);
+	assert_memory_equal(bufs.l + len, saved + len, BUFLEN - len); /* nothing past it */
 }
 
 /* FIRST lost: the MIDDLE after it shows the gap; the retry asks for all of
@@ -782,7 +749,7 @@ test_read_lost_first(void **state)
 
 	RTE_SET_USED(state);
 	read_with_lost_resp(len, SRNIC_OP_RC_READ_RESP_FIRST, 0);
-	va = (uintptr_t)rbuf;
+	va = (uintptr_t)bufs.r;
 	w_rreq(PSN(0), va, len);
 	w_rreq(PSN(0), va, len);
 	expect_frames(0, 0, 0);
@@ -803,7 +770,7 @@ test_read_lost_middle(void **state)
 
 	RTE_SET_USED(state);
 	read_with_lost_resp(len, SRNIC_OP_RC_READ_RESP_MIDDLE, k - 1);
-	va = (uintptr_t)rbuf;
+	va = (uintptr_t)bufs.r;
 	w_rreq(PSN(0), va, len);
 	w_rreq(PSN(k), va + k * PMTU, len - k * PMTU);
 	expect_frames(0, 0, 0);
@@ -826,7 +793,7 @@ test_read_lost_last(void **state)
 	RTE_SET_USED(state);
 	read_with_lost_resp(len, SRNIC_OP_RC_READ_RESP_LAST, 0);
 	assert_int_equal(stat(0, "retry_timeout") - tmo, 1);
-	va = (uintptr_t)rbuf;
+	va = (uintptr_t)bufs.r;
 	w_rreq(PSN(0), va, len);
 	w_rreq(PSN(7), va + 7 * PMTU, 512);
 	expect_frames(0, 0, 0);
@@ -888,14 +855,14 @@ test_dup_read(void **state)
 	fresh(&c);
 	lossy_rule_set(SRNIC_OP_RC_READ_REQ, -1, SRNIC_LOSSY_DUP, 1);
 	lossy_on(&lc);
-	post(IBV_WR_RDMA_READ, 1, 0, len, 0);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, 1, 0, len, 0, IBV_SEND_SIGNALED);
 	expect_one_ok(IBV_WC_RDMA_READ, len);
 	assert_int_equal(lrule.hits, 1);
-	assert_memory_equal(lbuf, rbuf, len);
+	assert_memory_equal(bufs.l, bufs.r, len);
 	assert_int_equal(stat(1, "resp_dup") - dup, 1);
 	assert_int_equal(stat(0, "comp_dup_ack") - dupack, len / PMTU);
 	/* sent once, delivered twice */
-	w_rreq(PSN(0), (uintptr_t)rbuf, len);
+	w_rreq(PSN(0), (uintptr_t)bufs.r, len);
 	expect_frames(0, 0, 0);
 	assert_int_equal(ndlv, 2);
 	assert_int_equal(dlv[0].opcode, SRNIC_OP_RC_READ_REQ);
@@ -907,20 +874,20 @@ test_dup_read(void **state)
 
 	/* later: new remote data, the same request again */
 	req = find_frame(0, SRNIC_OP_RC_READ_REQ, PSN(0));
-	memcpy(saved, lbuf, len);
-	srnic_test_fill(rbuf, len, 33);
+	memcpy(saved, bufs.l, len);
+	srnic_test_fill(bufs.r, len, 33);
 	replay(req);
 	e2e_settle(64);
 	assert_int_equal(stat(1, "resp_dup") - dup, 2);
 	assert_int_equal(E->nwc[0], 1);
-	assert_memory_equal(lbuf, saved, len);
+	assert_memory_equal(bufs.l, saved, len);
 	assert_int_equal(srnic_qp_state(E->qp[0]), IBV_QPS_RTS);
 	assert_int_equal(srnic_qp_state(E->qp[1]), IBV_QPS_RTS);
 	/* and the QPs go on */
-	post(IBV_WR_RDMA_READ, 2, 0, 3000, 0);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, 2, 0, 3000, 0, IBV_SEND_SIGNALED);
 	e2e_wait_wc(0, 2);
 	assert_int_equal(E->wc[0][1].status, IBV_WC_SUCCESS);
-	assert_memory_equal(lbuf, rbuf, 3000);
+	assert_memory_equal(bufs.l, bufs.r, 3000);
 }
 
 /* The lossy link duplicates a FETCH_AND_ADD and a COMPARE_AND_SWAP: each is
@@ -940,21 +907,23 @@ test_dup_atomic(void **state)
 	c = conf_default();
 
 	fresh(&c);
-	ctr = (uint64_t *)(rbuf + 64);
+	ctr = (uint64_t *)(bufs.r + 64);
 	*ctr = 100;
 	lossy_rule_set(SRNIC_OP_RC_FETCH_ADD, SRNIC_OP_RC_CMP_SWAP, SRNIC_LOSSY_DUP, 2);
 	lossy_on(&lc);
-	post_atomic(IBV_WR_ATOMIC_FETCH_AND_ADD, 1, 0, 64, 5, 0);
+	e2e_bufs_atomic(&bufs, E->qp[0], IBV_WR_ATOMIC_FETCH_AND_ADD, 1, 0, 64, 5, 0,
+			IBV_SEND_SIGNALED);
 	expect_one_ok(IBV_WC_FETCH_ADD, 8);
 	assert_int_equal(*ctr, 105);                    /* executed once */
-	assert_int_equal(*(uint64_t *)lbuf, 100);
-	post_atomic(IBV_WR_ATOMIC_CMP_AND_SWP, 2, 8, 64, 105, 7);
+	assert_int_equal(*(uint64_t *)bufs.l, 100);
+	e2e_bufs_atomic(&bufs, E->qp[0], IBV_WR_ATOMIC_CMP_AND_SWP, 2, 8, 64, 105, 7,
+			IBV_SEND_SIGNALED);
 	e2e_wait_wc(0, 2);
 	e2e_settle(16);
 	assert_int_equal(E->nwc[0], 2);
 	assert_int_equal(E->wc[0][1].status, IBV_WC_SUCCESS);
 	assert_int_equal(*ctr, 7);
-	assert_int_equal(*(uint64_t *)(lbuf + 8), 105);
+	assert_int_equal(*(uint64_t *)(bufs.l + 8), 105);
 	assert_int_equal(lrule.hits, 2);
 	assert_int_equal(stat(1, "resp_atomic") - ran, 2);
 	assert_int_equal(stat(1, "resp_dup") - dup, 2);
@@ -973,7 +942,7 @@ test_dup_atomic(void **state)
 	assert_int_equal(*ctr, 1000);
 	assert_int_equal(stat(1, "resp_atomic") - ran, 2);
 	assert_int_equal(E->nwc[0], 2);
-	assert_int_equal(*(uint64_t *)lbuf, 100);
+	assert_int_equal(*(uint64_t *)bufs.l, 100);
 	w_aack(PSN(0), 1, 100);
 	w_aack(PSN(0), 1, 100);
 	w_aack(PSN(1), 2, 105);
@@ -1005,9 +974,9 @@ test_reorder_write(void **state)
 	fresh(&c);
 	lossy_rule_set(SRNIC_OP_RC_WRITE_FIRST, -1, SRNIC_LOSSY_REORDER, 1);
 	lossy_on(&lc);
-	post(IBV_WR_RDMA_WRITE, 1, 0, len, 0);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, len, 0, IBV_SEND_SIGNALED);
 	expect_one_ok(IBV_WC_RDMA_WRITE, len);
-	assert_memory_equal(rbuf, lbuf, len);
+	assert_memory_equal(bufs.r, bufs.l, len);
 	assert_int_equal(stat(1, "resp_out_of_seq") - oos, 1);
 	assert_int_equal(stat(1, "resp_nak_seq_sent") - naks, 1);
 	assert_int_equal(stat(1, "resp_out_of_seq_drop") - drop, 6);
@@ -1051,14 +1020,14 @@ test_corrupt_payload(void **state)
 	fresh(&c);
 	rule_arm(0, SRNIC_OP_RC_WRITE_MIDDLE, 0, 0, 1, F_CORRUPT);
 	rule.corrupt_off = 100;
-	post(IBV_WR_RDMA_WRITE, 1, 0, len, 0);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, len, 0, IBV_SEND_SIGNALED);
 	expect_one_ok(IBV_WC_RDMA_WRITE, len);
 	assert_int_equal(rule.hits, 1);
 	assert_int_equal(stat(1, "rx_icrc_err") - icrc, 1);
 	assert_int_equal(stat(1, "rx_malformed") - bad, 0);
-	assert_memory_equal(rbuf, lbuf, len);
+	assert_memory_equal(bufs.r, bufs.l, len);
 	srnic_test_fill(saved, BUFLEN, 11);
-	assert_memory_equal(lbuf, saved, len); /* the sender's memory untouched */
+	assert_memory_equal(bufs.l, saved, len); /* the sender's memory untouched */
 	w_req(SRNIC_OP_RC_WRITE_FIRST, PSN(0), PMTU);
 	w_bad(SRNIC_PARSE_ICRC, SRNIC_OP_RC_WRITE_MIDDLE, PSN(1));
 	w_req(SRNIC_OP_RC_WRITE_MIDDLE, PSN(2), PMTU);
@@ -1093,13 +1062,13 @@ test_corrupt_lossy(void **state)
 	fresh(&c);
 	lossy_rule_set(SRNIC_OP_RC_WRITE_ONLY, -1, SRNIC_LOSSY_CORRUPT, 1);
 	lossy_on(&lc);
-	post(IBV_WR_RDMA_WRITE, 1, 0, 4096, 0);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 4096, 0, IBV_SEND_SIGNALED);
 	expect_one_ok(IBV_WC_RDMA_WRITE, 4096);
 	srnic_lossy_get_stats(lossy, &st);
 	assert_int_equal(st.n[SRNIC_LOSSY_CORRUPT], 1);
 	assert_int_equal(stat(1, "rx_icrc_err") - icrc + stat(1, "rx_malformed") - bad +
 			 stat(1, "rx_host_drop") - host, 1);
-	assert_memory_equal(rbuf, lbuf, 4096);
+	assert_memory_equal(bufs.r, bufs.l, 4096);
 	want(SRNIC_OP_RC_WRITE_ONLY, PSN(0), C_PAY)->pay = 4096;
 	want(SRNIC_OP_RC_WRITE_ONLY, PSN(0), C_PAY)->pay = 4096;
 	expect_frames(0, 0, 0);
@@ -1132,10 +1101,10 @@ test_rnr_late_recv(void **state)
 
 	fresh(&c);
 	assert_int_equal(srnic_modify_qp(E->qp[1], &a, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER), 0);
-	post(IBV_WR_SEND, 1, 0, 700, 0);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_SEND, 1, 0, 700, 0, IBV_SEND_SIGNALED);
 	E2E_RUN_UNTIL(stat(1, "resp_rnr_nak_sent") - rnr0 >= 3);
 	assert_int_equal(E->nwc[0], 0);
-	post_recv(10, 0, 4096);
+	e2e_bufs_recv(&bufs, E->qp[1], 10, 0, 4096);
 	e2e_wait_wc(0, 1);
 	e2e_wait_wc(1, 1);
 	e2e_settle(16);
@@ -1147,7 +1116,7 @@ test_rnr_late_recv(void **state)
 	assert_int_equal(E->wc[1][0].status, IBV_WC_SUCCESS);
 	assert_int_equal(E->wc[1][0].opcode, IBV_WC_RECV);
 	assert_int_equal(E->wc[1][0].byte_len, 700);
-	assert_memory_equal(vbuf, lbuf, 700);
+	assert_memory_equal(bufs.v, bufs.l, 700);
 	/* on the wire: SEND, RNR NAK, SEND, RNR NAK, ..., SEND, ACK; each
 	 * retry at least the RNR timer after the NAK */
 	for (i = 0; i < nsent; i++) {
@@ -1202,11 +1171,11 @@ test_rnr_exhausted(void **state)
 
 	c.rnr_retry[0] = 2;
 	fresh(&c);
-	post(IBV_WR_SEND, 1, 0, 300, 0);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_SEND, 1, 0, 300, 0, IBV_SEND_SIGNALED);
 	e2e_wait_wc(0, 1);
 	E2E_RUN_UNTIL(srnic_qp_state(E->qp[0]) == IBV_QPS_ERR);
-	post(IBV_WR_SEND, 2, 0, 300, 0);
-	post(IBV_WR_RDMA_WRITE, 3, 0, 300, 0);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_SEND, 2, 0, 300, 0, IBV_SEND_SIGNALED);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 3, 0, 300, 0, IBV_SEND_SIGNALED);
 	e2e_wait_wc(0, 3);
 	e2e_settle(64);
 	expect_wcs(0, 3, ids, st);
@@ -1261,8 +1230,8 @@ qp2_create(void)
 static void
 post2_read(uint64_t wr_id, uint32_t off, uint32_t len)
 {
-	struct ibv_sge s = { .addr = (uintptr_t)lbuf + off, .length = len,
-			     .lkey = srnic_mr_lkey(lmr) };
+	struct ibv_sge s = { .addr = (uintptr_t)bufs.l + off, .length = len,
+			     .lkey = srnic_mr_lkey(bufs.lmr) };
 	struct ibv_send_wr wr, *bad;
 
 	memset(&wr, 0, sizeof(wr));
@@ -1271,8 +1240,8 @@ post2_read(uint64_t wr_id, uint32_t off, uint32_t len)
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_RDMA_READ;
 	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = (uintptr_t)rbuf + off;
-	wr.wr.rdma.rkey = srnic_mr_rkey(rmr);
+	wr.wr.rdma.remote_addr = (uintptr_t)bufs.r + off;
+	wr.wr.rdma.rkey = srnic_mr_rkey(bufs.rmr);
 	assert_int_equal(srnic_post_send(qp2[0], &wr, &bad), 0);
 }
 
@@ -1301,32 +1270,33 @@ test_peer_gone(void **state)
 	c.retry_cnt = 3;
 	fresh(&c);
 	qp2_create();
-	post(IBV_WR_RDMA_WRITE, 1, 0, 1000, 0);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 1000, 0, IBV_SEND_SIGNALED);
 	e2e_wait_wc(0, 1);
 	e2e_settle(16);
 	cap_mark = E->npkts;
 	tap_mark = nsent;
 	rule_arm(0, -1, qpn(1), 0, UINT32_MAX, F_DROP);
-	post(IBV_WR_RDMA_WRITE, 2, 0, 100, 0);            /* PSN 1 */
-	post(IBV_WR_RDMA_WRITE, 3, 4096, 3000, 4096);     /* PSN 2..4 */
-	post(IBV_WR_RDMA_READ, 4, 8192, 2000, 8192);      /* PSN 5..6 */
-	post(IBV_WR_SEND, 5, 0, 10, 0);                   /* PSN 7 */
+	/* PSN 1, 2..4, 5..6 and 7 */
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 2, 0, 100, 0, IBV_SEND_SIGNALED);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 3, 4096, 3000, 4096, IBV_SEND_SIGNALED);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, 4, 8192, 2000, 8192, IBV_SEND_SIGNALED);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_SEND, 5, 0, 10, 0, IBV_SEND_SIGNALED);
 	post2_read(21, 16384, 5000);
 	E2E_RUN_UNTIL(E->nwc[0] >= 5 && poll2() >= 1);
 	assert_int_equal(srnic_qp_state(E->qp[0]), IBV_QPS_ERR);
 	assert_int_equal(wc2[0].wr_id, 21);
 	assert_int_equal(wc2[0].status, IBV_WC_SUCCESS);
-	assert_memory_equal(lbuf + 16384, rbuf + 16384, 5000);
+	assert_memory_equal(bufs.l + 16384, bufs.r + 16384, 5000);
 	/* the failed QP takes WRs and flushes them */
-	post(IBV_WR_RDMA_WRITE, 6, 0, 10, 0);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 6, 0, 10, 0, IBV_SEND_SIGNALED);
 	e2e_wait_wc(0, 6);
 	/* the second pair still works after the first failed */
-	srnic_test_fill(rbuf + 32768, 3000, 44);
+	srnic_test_fill(bufs.r + 32768, 3000, 44);
 	post2_read(22, 32768, 3000);
 	E2E_RUN_UNTIL(poll2() >= 2);
 	assert_int_equal(wc2[1].wr_id, 22);
 	assert_int_equal(wc2[1].status, IBV_WC_SUCCESS);
-	assert_memory_equal(lbuf + 32768, rbuf + 32768, 3000);
+	assert_memory_equal(bufs.l + 32768, bufs.r + 32768, 3000);
 	e2e_settle(16);
 	expect_wcs(0, 6, ids, st);
 	for (i = 1; i < 6; i++)
@@ -1393,9 +1363,9 @@ test_long_write_nak_seq(void **state)
 	c = conf_default();
 	fresh(&c);
 	e2e_drop_arm(0, SRNIC_OP_RC_WRITE_MIDDLE, 4, 1);
-	post(IBV_WR_RDMA_WRITE, 1, 0, LONG_LEN, 0);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, LONG_LEN, 0, IBV_SEND_SIGNALED);
 	expect_one_ok(IBV_WC_RDMA_WRITE, LONG_LEN);
-	assert_memory_equal(rbuf, lbuf, LONG_LEN);
+	assert_memory_equal(bufs.r, bufs.l, LONG_LEN);
 	assert_int_equal(stat(0, "retry_timeout") - tmo, 0);
 	w_msg(SRNIC_OP_RC_WRITE_FIRST, SRNIC_OP_RC_WRITE_MIDDLE, SRNIC_OP_RC_WRITE_LAST, 0, 5);
 	w_msg(SRNIC_OP_RC_WRITE_FIRST, SRNIC_OP_RC_WRITE_MIDDLE, SRNIC_OP_RC_WRITE_LAST, 6, 32);
@@ -1422,10 +1392,10 @@ test_long_send_rnr(void **state)
 	c = conf_default();
 	c.retry_cnt = 1;
 	fresh(&c);
-	post(IBV_WR_SEND, 1, 0, LONG_LEN, 0);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_SEND, 1, 0, LONG_LEN, 0, IBV_SEND_SIGNALED);
 	E2E_RUN_UNTIL(stat(1, "resp_rnr_nak_sent") - rnr0 >= 3 || E->nwc[0] > 0);
 	assert_int_equal(E->nwc[0], 0);
-	post_recv(10, 0, LONG_LEN);
+	e2e_bufs_recv(&bufs, E->qp[1], 10, 0, LONG_LEN);
 	e2e_wait_wc(0, 1);
 	e2e_wait_wc(1, 1);
 	e2e_settle(16);
@@ -1434,7 +1404,7 @@ test_long_send_rnr(void **state)
 	assert_int_equal(E->nwc[1], 1);
 	assert_int_equal(E->wc[1][0].status, IBV_WC_SUCCESS);
 	assert_int_equal(E->wc[1][0].byte_len, LONG_LEN);
-	assert_memory_equal(vbuf, lbuf, LONG_LEN);
+	assert_memory_equal(bufs.v, bufs.l, LONG_LEN);
 	/* B->A: one RNR NAK per refused try (the rest of that try is dropped
 	 * quietly: no sequence NAK to hurry the requester), then one ACK */
 	for (i = 0; i < E->npkts; i++) {
@@ -1477,11 +1447,11 @@ test_long_write_nak_fatal(void **state)
 	c = conf_default();
 	c.retry_cnt = 1;
 	fresh(&c);
-	s = (struct ibv_sge){ .addr = (uintptr_t)lbuf, .length = LONG_LEN,
-			      .lkey = srnic_mr_lkey(lmr) };
-	e2e_post_op(0, IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)vbuf, srnic_mr_rkey(vmr),
+	s = (struct ibv_sge){ .addr = (uintptr_t)bufs.l, .length = LONG_LEN,
+			      .lkey = srnic_mr_lkey(bufs.lmr) };
+	e2e_post_op(0, IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)bufs.v, srnic_mr_rkey(bufs.vmr),
 		    IBV_SEND_SIGNALED);
-	post(IBV_WR_RDMA_WRITE, 2, 0, 8, 0);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 2, 0, 8, 0, IBV_SEND_SIGNALED);
 	e2e_wait_wc(0, 2);
 	e2e_settle(16);
 	expect_wcs(0, 2, ids, st);

@@ -11,37 +11,15 @@
 
 #define NAK_INV_REQ 0x61
 
-static struct srnic_mr *lmr, *rmr;
-static uint8_t *lbuf, *rbuf;
+static struct e2e_bufs bufs;
 
 static void
 fresh(const struct e2e_conf *c)
 {
 	e2e_qps_renew(c);
-	lbuf = e2e_buf(0, 1 << 17, IBV_ACCESS_LOCAL_WRITE, &lmr);
-	rbuf = e2e_buf(1, 1 << 17, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
-		       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC, &rmr);
-	srnic_test_fill(rbuf, 1 << 17, 3);
-}
-
-static void
-post_read(uint64_t wr_id, uint32_t off, uint32_t len)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)lbuf + off, .length = len,
-			       .lkey = srnic_mr_lkey(lmr) };
-
-	e2e_post_op(0, IBV_WR_RDMA_READ, wr_id, &sge, 1, (uintptr_t)rbuf + off,
-		    srnic_mr_rkey(rmr), IBV_SEND_SIGNALED);
-}
-
-static void
-post_fadd(uint64_t wr_id, uint32_t off)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)lbuf + off, .length = 8,
-			       .lkey = srnic_mr_lkey(lmr) };
-
-	e2e_post_atomic(0, IBV_WR_ATOMIC_FETCH_AND_ADD, wr_id, &sge, (uintptr_t)rbuf + off,
-			srnic_mr_rkey(rmr), 1, 0);
+	/* (v unused here) A's buffer stays zeroed: only B's is filled */
+	e2e_bufs_new(&bufs, 1 << 17, IBV_ACCESS_LOCAL_WRITE);
+	srnic_test_fill(bufs.r, 1 << 17, 3);
 }
 
 /* Max over the capture of (READ/atomic requests seen - answered). */
@@ -76,31 +54,33 @@ test_requester_limit(void **state)
 	RTE_SET_USED(state);
 	fresh(&c);
 	for (i = 0; i < 8; i++)
-		post_read(i, i * 8192, 8192);
+		e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, i, i * 8192, 8192, i * 8192,
+			      IBV_SEND_SIGNALED);
 	e2e_wait_wc(0, 8);
 	e2e_settle(4);
 	for (i = 0; i < 8; i++) {
 		assert_int_equal(E->wc[0][i].status, IBV_WC_SUCCESS);
 		assert_int_equal(E->wc[0][i].wr_id, i);
 	}
-	assert_memory_equal(lbuf, rbuf, 8 * 8192);
+	assert_memory_equal(bufs.l, bufs.r, 8 * 8192);
 	assert_int_equal(max_outstanding(), 2);
 	assert_true(srnic_dev_stat(E->p.dev[0], "req_wait_rd_atomic") > waits);
 
 	/* atomics count too: max_rd_atomic 1 */
 	c.max_rd_atomic[0] = 1;
 	fresh(&c);
-	memset(rbuf, 0, 8 * 64);
+	memset(bufs.r, 0, 8 * 64);
 	for (i = 0; i < 8; i++)
-		post_fadd(i, (i % 2) * 64);
-	post_read(8, 4096, 100);
+		e2e_bufs_atomic(&bufs, E->qp[0], IBV_WR_ATOMIC_FETCH_AND_ADD, i, (i % 2) * 64,
+				(i % 2) * 64, 1, 0, IBV_SEND_SIGNALED);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, 8, 4096, 100, 4096, IBV_SEND_SIGNALED);
 	e2e_wait_wc(0, 9);
 	e2e_settle(4);
 	for (i = 0; i < 9; i++)
 		assert_int_equal(E->wc[0][i].status, IBV_WC_SUCCESS);
 	assert_int_equal(max_outstanding(), 1);
-	assert_int_equal(*(uint64_t *)rbuf, 4);
-	assert_int_equal(*(uint64_t *)(rbuf + 64), 4);
+	assert_int_equal(*(uint64_t *)bufs.r, 4);
+	assert_int_equal(*(uint64_t *)(bufs.r + 64), 4);
 }
 
 /*
@@ -121,7 +101,8 @@ test_responder_limit(void **state)
 	RTE_SET_USED(state);
 	fresh(&c);
 	for (i = 0; i < 4; i++)
-		post_read(i, i * 4096, 4096);
+		e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, i, i * 4096, 4096, i * 4096,
+			      IBV_SEND_SIGNALED);
 	/* all four requests leave A before B looks at its RX queue */
 	for (k = 0; k < 3; k++)
 		e2e_poll_side(0);
@@ -150,7 +131,7 @@ test_responder_limit(void **state)
 
 	assert_int_equal(E->wc[0][0].wr_id, 0);
 	assert_int_equal(E->wc[0][0].status, IBV_WC_SUCCESS);
-	assert_memory_equal(lbuf, rbuf, 4096);
+	assert_memory_equal(bufs.l, bufs.r, 4096);
 	assert_int_equal(E->wc[0][1].wr_id, 1);
 	assert_int_equal(E->wc[0][1].status, IBV_WC_REM_INV_REQ_ERR);
 	for (i = 2; i < 4; i++) {
@@ -173,14 +154,15 @@ test_responder_limit_ok(void **state)
 	RTE_SET_USED(state);
 	fresh(&c);
 	for (i = 0; i < 4; i++)
-		post_read(i, i * 4096, 4096);
+		e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, i, i * 4096, 4096, i * 4096,
+			      IBV_SEND_SIGNALED);
 	for (k = 0; k < 3; k++)
 		e2e_poll_side(0);
 	e2e_wait_wc(0, 4);
 	e2e_settle(4);
 	for (i = 0; i < 4; i++)
 		assert_int_equal(E->wc[0][i].status, IBV_WC_SUCCESS);
-	assert_memory_equal(lbuf, rbuf, 4 * 4096);
+	assert_memory_equal(bufs.l, bufs.r, 4 * 4096);
 }
 
 /*
@@ -201,11 +183,11 @@ test_cq_overflow(void **state)
 	fresh(&c);
 	E->no_drain = true;
 	for (i = 0; i < 16; i++) {
-		struct ibv_sge sge = { .addr = (uintptr_t)lbuf + i * 64, .length = 64,
-				       .lkey = srnic_mr_lkey(lmr) };
+		struct ibv_sge sge = { .addr = (uintptr_t)bufs.l + i * 64, .length = 64,
+				       .lkey = srnic_mr_lkey(bufs.lmr) };
 
-		e2e_post_op(0, IBV_WR_RDMA_WRITE, i, &sge, 1, (uintptr_t)rbuf + i * 64,
-			    srnic_mr_rkey(rmr), IBV_SEND_SIGNALED);
+		e2e_post_op(0, IBV_WR_RDMA_WRITE, i, &sge, 1, (uintptr_t)bufs.r + i * 64,
+			    srnic_mr_rkey(bufs.rmr), IBV_SEND_SIGNALED);
 	}
 	dl = e2e_deadline();
 	while (srnic_qp_state(E->qp[0]) != IBV_QPS_ERR) {

@@ -15,8 +15,7 @@
 /* timeout 10: 4.096 us * 2^10 = 4.2 ms, short enough for many retries */
 #define TMO 10
 
-static struct srnic_mr *lmr, *rmr, *vmr;
-static uint8_t *lbuf, *rbuf, *vbuf;
+static struct e2e_bufs bufs;
 
 static void
 fresh(uint8_t retry_cnt)
@@ -25,30 +24,8 @@ fresh(uint8_t retry_cnt)
 			      .retry_cnt = retry_cnt };
 
 	e2e_qps_renew(&c);
-	lbuf = e2e_buf(0, 1 << 16, IBV_ACCESS_LOCAL_WRITE, &lmr);
-	rbuf = e2e_buf(1, 1 << 16, E2E_RALL, &rmr);
-	vbuf = e2e_buf(1, 1 << 16, IBV_ACCESS_LOCAL_WRITE, &vmr);
-	srnic_test_fill(lbuf, 1 << 16, 1);
-	srnic_test_fill(rbuf, 1 << 16, 2);
-}
-
-static void
-post(enum ibv_wr_opcode op, uint64_t wr_id, uint32_t off, uint32_t len, uint32_t roff)
-{
-	struct ibv_sge s = { .addr = (uintptr_t)lbuf + off, .length = len,
-			     .lkey = srnic_mr_lkey(lmr) };
-
-	e2e_post_op(0, op, wr_id, &s, 1, (uintptr_t)rbuf + roff, srnic_mr_rkey(rmr),
-		    IBV_SEND_SIGNALED);
-}
-
-static void
-post_recv(uint64_t wr_id, uint32_t off, uint32_t len)
-{
-	struct ibv_sge s = { .addr = (uintptr_t)vbuf + off, .length = len,
-			     .lkey = srnic_mr_lkey(vmr) };
-
-	e2e_post_rx(1, wr_id, &s, 1);
+	e2e_bufs_new(&bufs, 1 << 16, IBV_ACCESS_LOCAL_WRITE);
+	e2e_bufs_fill(&bufs, 1, 2);
 }
 
 static uint32_t
@@ -86,11 +63,11 @@ test_lost_write_middle(void **state)
 	RTE_SET_USED(state);
 	fresh(7);
 	e2e_drop_arm(0, SRNIC_OP_RC_WRITE_MIDDLE, 1, 1);
-	post(IBV_WR_RDMA_WRITE, 1, 0, 8192, 0);
-	post(IBV_WR_RDMA_WRITE, 2, 8192, 4096, 8192);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 8192, 0, IBV_SEND_SIGNALED);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 2, 8192, 4096, 8192, IBV_SEND_SIGNALED);
 	all_ok(2);
 	assert_int_equal(E->drop.dropped, 1);
-	assert_memory_equal(rbuf, lbuf, 8192 + 4096);
+	assert_memory_equal(bufs.r, bufs.l, 8192 + 4096);
 	for (i = 0; i < E->npkts; i++) {
 		const struct e2e_pkt *k = &E->pkts[i];
 
@@ -109,15 +86,15 @@ test_lost_send_last(void **state)
 {
 	RTE_SET_USED(state);
 	fresh(7);
-	post_recv(10, 0, 8192);
+	e2e_bufs_recv(&bufs, E->qp[1], 10, 0, 8192);
 	e2e_drop_arm(0, SRNIC_OP_RC_SEND_LAST, 0, 1);
-	post(IBV_WR_SEND, 1, 0, 3000, 0);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_SEND, 1, 0, 3000, 0, IBV_SEND_SIGNALED);
 	all_ok(1);
 	e2e_wait_wc(1, 1);
 	assert_int_equal(E->nwc[1], 1);
 	assert_int_equal(E->wc[1][0].status, IBV_WC_SUCCESS);
 	assert_int_equal(E->wc[1][0].byte_len, 3000);
-	assert_memory_equal(vbuf, lbuf, 3000);
+	assert_memory_equal(bufs.v, bufs.l, 3000);
 }
 
 /* A lost ACK: the SEND is retransmitted, the responder sees a duplicate,
@@ -129,20 +106,20 @@ test_lost_ack(void **state)
 
 	RTE_SET_USED(state);
 	fresh(7);
-	post_recv(10, 0, 8192);
-	post_recv(11, 8192, 8192);
+	e2e_bufs_recv(&bufs, E->qp[1], 10, 0, 8192);
+	e2e_bufs_recv(&bufs, E->qp[1], 11, 8192, 8192);
 	e2e_drop_arm(1, SRNIC_OP_RC_ACK, 0, 1);
-	post(IBV_WR_SEND, 1, 0, 2000, 0);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_SEND, 1, 0, 2000, 0, IBV_SEND_SIGNALED);
 	all_ok(1);
 	assert_true(count_op(0, SRNIC_OP_RC_SEND_FIRST) >= 2); /* sent again */
 	assert_int_equal(E->nwc[1], 1);
 	assert_int_equal(E->wc[1][0].wr_id, 10);
 	assert_true(srnic_dev_stat(E->p.dev[1], "resp_dup") > dup);
 	/* the second RECV is still there for the next SEND */
-	post(IBV_WR_SEND, 2, 100, 500, 0);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_SEND, 2, 100, 500, 0, IBV_SEND_SIGNALED);
 	all_ok(2);
 	assert_int_equal(E->wc[1][1].wr_id, 11);
-	assert_memory_equal(vbuf + 8192, lbuf + 100, 500);
+	assert_memory_equal(bufs.v + 8192, bufs.l + 100, 500);
 }
 
 /* A lost READ response MIDDLE: the READ is asked again and completes. */
@@ -152,11 +129,11 @@ test_lost_read_resp(void **state)
 	RTE_SET_USED(state);
 	fresh(7);
 	e2e_drop_arm(1, SRNIC_OP_RC_READ_RESP_MIDDLE, 2, 1);
-	post(IBV_WR_RDMA_READ, 1, 0, 8192, 0);
-	post(IBV_WR_RDMA_WRITE, 2, 16384, 100, 16384);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, 1, 0, 8192, 0, IBV_SEND_SIGNALED);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 2, 16384, 100, 16384, IBV_SEND_SIGNALED);
 	all_ok(2);
-	assert_memory_equal(lbuf, rbuf, 8192);
-	assert_memory_equal(rbuf + 16384, lbuf + 16384, 100);
+	assert_memory_equal(bufs.l, bufs.r, 8192);
+	assert_memory_equal(bufs.r + 16384, bufs.l + 16384, 100);
 }
 
 /* A lost READ request. */
@@ -166,9 +143,9 @@ test_lost_read_req(void **state)
 	RTE_SET_USED(state);
 	fresh(7);
 	e2e_drop_arm(0, SRNIC_OP_RC_READ_REQ, 0, 1);
-	post(IBV_WR_RDMA_READ, 1, 0, 3000, 0);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, 1, 0, 3000, 0, IBV_SEND_SIGNALED);
 	all_ok(1);
-	assert_memory_equal(lbuf, rbuf, 3000);
+	assert_memory_equal(bufs.l, bufs.r, 3000);
 }
 
 /* A lost atomic ACK: the atomic is sent again and answered from the saved
@@ -176,21 +153,19 @@ test_lost_read_req(void **state)
 static void
 test_lost_atomic_ack(void **state)
 {
-	struct ibv_sge s;
 	uint64_t *ctr;
 
 	RTE_SET_USED(state);
 	fresh(7);
-	ctr = (uint64_t *)rbuf;
+	ctr = (uint64_t *)bufs.r;
 	*ctr = 100;
 	e2e_drop_arm(1, SRNIC_OP_RC_ATOMIC_ACK, 0, 1);
-	s = (struct ibv_sge){ .addr = (uintptr_t)lbuf, .length = 8, .lkey = srnic_mr_lkey(lmr) };
-	e2e_post_atomic(0, IBV_WR_ATOMIC_FETCH_AND_ADD, 1, &s, (uintptr_t)ctr, srnic_mr_rkey(rmr),
-			5, 0);
+	e2e_bufs_atomic(&bufs, E->qp[0], IBV_WR_ATOMIC_FETCH_AND_ADD, 1, 0, 0, 5, 0,
+			IBV_SEND_SIGNALED);
 	all_ok(1);
 	assert_true(count_op(0, SRNIC_OP_RC_FETCH_ADD) >= 2);
 	assert_int_equal(*ctr, 105);                  /* executed once */
-	assert_int_equal(*(uint64_t *)lbuf, 100);     /* the original value */
+	assert_int_equal(*(uint64_t *)bufs.l, 100);   /* the original value */
 }
 
 /* Nobody answers: retry_cnt retries, then IBV_WC_RETRY_EXC_ERR, QP in ERR,
@@ -203,8 +178,8 @@ test_retry_exceeded(void **state)
 	RTE_SET_USED(state);
 	fresh(2);
 	e2e_drop_arm(0, -1, 0, UINT32_MAX); /* A's frames never arrive */
-	post(IBV_WR_RDMA_WRITE, 1, 0, 100, 0);
-	post(IBV_WR_RDMA_WRITE, 2, 0, 100, 0);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 100, 0, IBV_SEND_SIGNALED);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 2, 0, 100, 0, IBV_SEND_SIGNALED);
 	e2e_wait_wc(0, 2);
 	assert_int_equal(E->wc[0][0].wr_id, 1);
 	assert_int_equal(E->wc[0][0].status, IBV_WC_RETRY_EXC_ERR);

@@ -14,8 +14,7 @@
 #include "e2e_fixture.h"
 
 
-static struct srnic_mr *lmr, *rmr, *vmr;
-static uint8_t *lbuf, *rbuf, *vbuf;
+static struct e2e_bufs bufs;
 
 #define BUF_LEN (1u << 20)
 
@@ -23,27 +22,15 @@ static void
 fresh(const struct e2e_conf *c)
 {
 	e2e_qps_renew(c);
-	lbuf = e2e_buf(0, BUF_LEN, IBV_ACCESS_LOCAL_WRITE, &lmr);
-	rbuf = e2e_buf(1, BUF_LEN, E2E_RALL, &rmr);
-	vbuf = e2e_buf(1, BUF_LEN, IBV_ACCESS_LOCAL_WRITE, &vmr);
-	srnic_test_fill(lbuf, BUF_LEN, 1);
-	srnic_test_fill(rbuf, BUF_LEN, 2);
+	e2e_bufs_new(&bufs, BUF_LEN, IBV_ACCESS_LOCAL_WRITE);
+	e2e_bufs_fill(&bufs, 1, 2);
 }
 
 static struct ibv_sge
 lsge(uint32_t off, uint32_t len)
 {
-	return (struct ibv_sge){ .addr = (uintptr_t)lbuf + off, .length = len,
-				 .lkey = srnic_mr_lkey(lmr) };
-}
-
-static void
-recv_at(uint64_t wr_id, uint32_t off, uint32_t len)
-{
-	struct ibv_sge s = { .addr = (uintptr_t)vbuf + off, .length = len,
-			     .lkey = srnic_mr_lkey(vmr) };
-
-	e2e_post_rx(1, wr_id, &s, 1);
+	return (struct ibv_sge){ .addr = (uintptr_t)bufs.l + off, .length = len,
+				 .lkey = srnic_mr_lkey(bufs.lmr) };
 }
 
 /* Small SQ and RQ used many times round: slots are reused correctly, and
@@ -61,7 +48,7 @@ test_ring_wrap(void **state)
 		for (i = 0; i < 4; i++) {
 			struct ibv_sge s = lsge((n % 64) * 2048, 1500 + i);
 
-			recv_at(1000 + n, (n % 64) * 2048, 2048);
+			e2e_bufs_recv(&bufs, E->qp[1], 1000 + n, (n % 64) * 2048, 2048);
 			e2e_post_op(0, IBV_WR_SEND, n, &s, 1, 0, 0, IBV_SEND_SIGNALED);
 			n++;
 		}
@@ -94,7 +81,8 @@ test_ring_wrap(void **state)
 	}
 	/* the last 64 messages are in place */
 	for (i = n - 64; i < n; i++)
-		assert_memory_equal(vbuf + (i % 64) * 2048, lbuf + (i % 64) * 2048, 1500 + i % 4);
+		assert_memory_equal(bufs.v + (i % 64) * 2048, bufs.l + (i % 64) * 2048,
+				    1500 + i % 4);
 }
 
 /* Several QP pairs on the same two CQs, traffic interleaved: every
@@ -131,8 +119,8 @@ test_many_qps(void **state)
 		for (q = 0; q < NQ; q++) {
 			uint32_t slot = q * PER + i, off = slot * LEN;
 			struct ibv_sge s = lsge(off, LEN), r = {
-				.addr = (uintptr_t)vbuf + off, .length = LEN,
-				.lkey = srnic_mr_lkey(vmr) };
+				.addr = (uintptr_t)bufs.v + off, .length = LEN,
+				.lkey = srnic_mr_lkey(bufs.vmr) };
 			struct ibv_send_wr wr, *bad;
 			struct ibv_recv_wr rwr, *rbad;
 
@@ -152,13 +140,13 @@ test_many_qps(void **state)
 				break;
 			case 1:
 				wr.opcode = IBV_WR_RDMA_WRITE;
-				wr.wr.rdma.remote_addr = (uintptr_t)rbuf + off;
-				wr.wr.rdma.rkey = srnic_mr_rkey(rmr);
+				wr.wr.rdma.remote_addr = (uintptr_t)bufs.r + off;
+				wr.wr.rdma.rkey = srnic_mr_rkey(bufs.rmr);
 				break;
 			default:
 				wr.opcode = IBV_WR_RDMA_READ;
-				wr.wr.rdma.remote_addr = (uintptr_t)rbuf + BUF_LEN / 2 + off;
-				wr.wr.rdma.rkey = srnic_mr_rkey(rmr);
+				wr.wr.rdma.remote_addr = (uintptr_t)bufs.r + BUF_LEN / 2 + off;
+				wr.wr.rdma.rkey = srnic_mr_rkey(bufs.rmr);
 				break;
 			}
 			assert_int_equal(srnic_post_send(qa[q], &wr, &bad), 0);
@@ -193,11 +181,11 @@ test_many_qps(void **state)
 			uint32_t off = (q * PER + i) * LEN;
 
 			if (i % 3 == 0)
-				assert_memory_equal(vbuf + off, lbuf + off, LEN);
+				assert_memory_equal(bufs.v + off, bufs.l + off, LEN);
 			else if (i % 3 == 1)
-				assert_memory_equal(rbuf + off, lbuf + off, LEN);
+				assert_memory_equal(bufs.r + off, bufs.l + off, LEN);
 			else
-				assert_memory_equal(lbuf + off, rbuf + BUF_LEN / 2 + off, LEN);
+				assert_memory_equal(bufs.l + off, bufs.r + BUF_LEN / 2 + off, LEN);
 		}
 	}
 	for (q = 0; q < NQ; q++) {
@@ -218,16 +206,12 @@ static void
 test_fence(void **state)
 {
 	uint32_t i, last_resp = 0, write_at = 0;
-	struct ibv_sge s;
 
 	RTE_SET_USED(state);
 	fresh(&(struct e2e_conf){ .mtu = IBV_MTU_1024 });
-	s = lsge(0, 8192);
-	e2e_post_op(0, IBV_WR_RDMA_READ, 1, &s, 1, (uintptr_t)rbuf, srnic_mr_rkey(rmr),
-		    IBV_SEND_SIGNALED);
-	s = lsge(65536, 100);
-	e2e_post_op(0, IBV_WR_RDMA_WRITE, 2, &s, 1, (uintptr_t)rbuf + 65536, srnic_mr_rkey(rmr),
-		    IBV_SEND_SIGNALED | IBV_SEND_FENCE);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, 1, 0, 8192, 0, IBV_SEND_SIGNALED);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 2, 65536, 100, 65536,
+		      IBV_SEND_SIGNALED | IBV_SEND_FENCE);
 	e2e_wait_wc(0, 2);
 	e2e_settle(4);
 	for (i = 0; i < E->npkts; i++) {
@@ -239,8 +223,8 @@ test_fence(void **state)
 	assert_true(write_at > last_resp);
 	assert_int_equal(E->wc[0][0].wr_id, 1);
 	assert_int_equal(E->wc[0][1].wr_id, 2);
-	assert_memory_equal(lbuf, rbuf, 8192);
-	assert_memory_equal(rbuf + 65536, lbuf + 65536, 100);
+	assert_memory_equal(bufs.l, bufs.r, 8192);
+	assert_memory_equal(bufs.r + 65536, bufs.l + 65536, 100);
 }
 
 /* IBV_SEND_SOLICITED sets SE on the last packet of a SEND only. */
@@ -252,8 +236,8 @@ test_solicited(void **state)
 
 	RTE_SET_USED(state);
 	fresh(&(struct e2e_conf){ .mtu = IBV_MTU_1024 });
-	recv_at(1, 0, 4096);
-	recv_at(2, 4096, 4096);
+	e2e_bufs_recv(&bufs, E->qp[1], 1, 0, 4096);
+	e2e_bufs_recv(&bufs, E->qp[1], 2, 4096, 4096);
 	s = lsge(0, 3000);
 	e2e_post_op(0, IBV_WR_SEND, 1, &s, 1, 0, 0, IBV_SEND_SIGNALED | IBV_SEND_SOLICITED);
 	e2e_post_op(0, IBV_WR_SEND, 2, &s, 1, 0, 0, IBV_SEND_SIGNALED);
@@ -290,13 +274,13 @@ test_rnr(void **state)
 	for (k = 0; k < 200; k++)
 		e2e_poll();
 	assert_int_equal(E->nwc[0], 0);
-	recv_at(7, 0, 4096);
+	e2e_bufs_recv(&bufs, E->qp[1], 7, 0, 4096);
 	e2e_wait_wc(0, 1);
 	e2e_wait_wc(1, 1);
 	assert_int_equal(E->wc[0][0].status, IBV_WC_SUCCESS);
 	assert_int_equal(E->wc[1][0].status, IBV_WC_SUCCESS);
 	assert_int_equal(E->wc[1][0].byte_len, 2500);
-	assert_memory_equal(vbuf, lbuf, 2500);
+	assert_memory_equal(bufs.v, bufs.l, 2500);
 	for (i = 0; i < E->npkts; i++) {
 		const struct e2e_pkt *p = &E->pkts[i];
 
@@ -340,13 +324,13 @@ test_rnr_write_imm(void **state)
 	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
 	wr.send_flags = IBV_SEND_SIGNALED;
 	wr.imm_data = rte_cpu_to_be_32(0x1234);
-	wr.wr.rdma.remote_addr = (uintptr_t)rbuf + 8;
-	wr.wr.rdma.rkey = srnic_mr_rkey(rmr);
+	wr.wr.rdma.remote_addr = (uintptr_t)bufs.r + 8;
+	wr.wr.rdma.rkey = srnic_mr_rkey(bufs.rmr);
 	e2e_post_send(0, &wr);
 	for (k = 0; k < 200; k++)
 		e2e_poll();
 	assert_int_equal(E->nwc[0], 0);
-	recv_at(9, 0, 0);
+	e2e_bufs_recv(&bufs, E->qp[1], 9, 0, 0);
 	e2e_wait_wc(0, 1);
 	e2e_wait_wc(1, 1);
 	assert_int_equal(E->wc[0][0].status, IBV_WC_SUCCESS);
@@ -354,7 +338,7 @@ test_rnr_write_imm(void **state)
 	assert_int_equal(E->wc[1][0].opcode, IBV_WC_RECV_RDMA_WITH_IMM);
 	assert_int_equal(E->wc[1][0].imm_data, rte_cpu_to_be_32(0x1234));
 	assert_int_equal(E->wc[1][0].byte_len, 5000);
-	assert_memory_equal(rbuf + 8, lbuf, 5000);
+	assert_memory_equal(bufs.r + 8, bufs.l, 5000);
 }
 
 /* PSN wrap inside multi-packet SEND and WRITE. */
@@ -367,22 +351,18 @@ test_psn_wrap(void **state)
 
 	RTE_SET_USED(state);
 	fresh(&c);
-	recv_at(1, 0, 4096);
+	e2e_bufs_recv(&bufs, E->qp[1], 1, 0, 4096);
 	s = lsge(0, 3000);   /* 12 packets: 0xFFFFFA .. 0x000005 */
 	e2e_post_op(0, IBV_WR_SEND, 1, &s, 1, 0, 0, IBV_SEND_SIGNALED);
-	s = lsge(8192, 3000);
-	e2e_post_op(0, IBV_WR_RDMA_WRITE, 2, &s, 1, (uintptr_t)rbuf, srnic_mr_rkey(rmr),
-		    IBV_SEND_SIGNALED);
-	s = lsge(16384, 3000);
-	e2e_post_op(0, IBV_WR_RDMA_READ, 3, &s, 1, (uintptr_t)rbuf + 65536, srnic_mr_rkey(rmr),
-		    IBV_SEND_SIGNALED);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 2, 8192, 3000, 0, IBV_SEND_SIGNALED);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, 3, 16384, 3000, 65536, IBV_SEND_SIGNALED);
 	e2e_wait_wc(0, 3);
 	e2e_wait_wc(1, 1);
 	for (i = 0; i < 3; i++)
 		assert_int_equal(E->wc[0][i].status, IBV_WC_SUCCESS);
-	assert_memory_equal(vbuf, lbuf, 3000);
-	assert_memory_equal(rbuf, lbuf + 8192, 3000);
-	assert_memory_equal(lbuf + 16384, rbuf + 65536, 3000);
+	assert_memory_equal(bufs.v, bufs.l, 3000);
+	assert_memory_equal(bufs.r, bufs.l + 8192, 3000);
+	assert_memory_equal(bufs.l + 16384, bufs.r + 65536, 3000);
 	for (i = 0; i < E->npkts; i++)
 		if (E->pkts[i].side == 0) {
 			assert_int_equal(E->pkts[i].psn, (0xFFFFFA + n) & SRNIC_PSN_MASK);
@@ -403,10 +383,10 @@ test_local_errors(void **state)
 	fresh(&(struct e2e_conf){ .mtu = IBV_MTU_1024 });
 	s = lsge(0, 100);
 	s.lkey ^= 0x80; /* stale generation */
-	e2e_post_op(0, IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)rbuf, srnic_mr_rkey(rmr),
+	e2e_post_op(0, IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)bufs.r, srnic_mr_rkey(bufs.rmr),
 		    IBV_SEND_SIGNALED);
 	s = lsge(0, 100);
-	e2e_post_op(0, IBV_WR_RDMA_WRITE, 2, &s, 1, (uintptr_t)rbuf, srnic_mr_rkey(rmr), 0);
+	e2e_post_op(0, IBV_WR_RDMA_WRITE, 2, &s, 1, (uintptr_t)bufs.r, srnic_mr_rkey(bufs.rmr), 0);
 	e2e_wait_wc(0, 2);
 	assert_int_equal(E->wc[0][0].status, IBV_WC_LOC_PROT_ERR);
 	assert_int_equal(E->wc[0][1].status, IBV_WC_WR_FLUSH_ERR);
@@ -417,7 +397,7 @@ test_local_errors(void **state)
 	fresh(&(struct e2e_conf){ .mtu = IBV_MTU_1024 });
 	ro = e2e_buf(0, 4096, 0, &romr);
 	s = (struct ibv_sge){ .addr = (uintptr_t)ro, .length = 100, .lkey = srnic_mr_lkey(romr) };
-	e2e_post_op(0, IBV_WR_RDMA_READ, 1, &s, 1, (uintptr_t)rbuf, srnic_mr_rkey(rmr), 0);
+	e2e_post_op(0, IBV_WR_RDMA_READ, 1, &s, 1, (uintptr_t)bufs.r, srnic_mr_rkey(bufs.rmr), 0);
 	e2e_wait_wc(0, 1);
 	assert_int_equal(E->wc[0][0].status, IBV_WC_LOC_PROT_ERR);
 	assert_int_equal(ro[0], 0);
@@ -441,8 +421,8 @@ test_sig_all(void **state)
 	fresh(&c);
 	for (i = 0; i < 5; i++) {
 		s = lsge(i * 100, 100);
-		e2e_post_op(0, IBV_WR_RDMA_WRITE, i, &s, 1, (uintptr_t)rbuf + i * 100,
-			    srnic_mr_rkey(rmr), 0);
+		e2e_post_op(0, IBV_WR_RDMA_WRITE, i, &s, 1, (uintptr_t)bufs.r + i * 100,
+			    srnic_mr_rkey(bufs.rmr), 0);
 	}
 	e2e_wait_wc(0, 5);
 	e2e_settle(4);
@@ -466,7 +446,7 @@ test_pipelined_mix(void **state)
 
 	RTE_SET_USED(state);
 	fresh(&c);
-	counter = (uint64_t *)(rbuf + BUF_LEN - 64);
+	counter = (uint64_t *)(bufs.r + BUF_LEN - 64);
 	*counter = 0;
 	for (i = 0; i < N; i++) {
 		uint32_t off = (i % 64) * 8192;
@@ -485,18 +465,18 @@ test_pipelined_mix(void **state)
 		wr.send_flags = (i % 3 == 0 || ops[i] == 5 || i % 64 == 63 || i == N - 1) ?
 				IBV_SEND_SIGNALED : 0;
 		sig += wr.send_flags != 0;
-		wr.wr.rdma.remote_addr = (uintptr_t)rbuf + off;
-		wr.wr.rdma.rkey = srnic_mr_rkey(rmr);
+		wr.wr.rdma.remote_addr = (uintptr_t)bufs.r + off;
+		wr.wr.rdma.rkey = srnic_mr_rkey(bufs.rmr);
 		switch (ops[i]) {
 		case 0:
 			wr.opcode = IBV_WR_SEND;
-			recv_at(i, off, 8192);
+			e2e_bufs_recv(&bufs, E->qp[1], i, off, 8192);
 			nrecv++;
 			break;
 		case 1:
 			wr.opcode = IBV_WR_SEND_WITH_IMM;
 			wr.imm_data = rte_cpu_to_be_32(i);
-			recv_at(i, off, 8192);
+			e2e_bufs_recv(&bufs, E->qp[1], i, off, 8192);
 			nrecv++;
 			break;
 		case 2:
@@ -505,18 +485,18 @@ test_pipelined_mix(void **state)
 		case 3:
 			wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
 			wr.imm_data = rte_cpu_to_be_32(i);
-			recv_at(i, 0, 0);
+			e2e_bufs_recv(&bufs, E->qp[1], i, 0, 0);
 			nrecv++;
 			break;
 		case 4:
 			wr.opcode = IBV_WR_RDMA_READ;
-			wr.wr.rdma.remote_addr = (uintptr_t)rbuf + BUF_LEN / 2 + off;
+			wr.wr.rdma.remote_addr = (uintptr_t)bufs.r + BUF_LEN / 2 + off;
 			break;
 		default:
 			wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
 			s = lsge(BUF_LEN - 8 * 1024 + (i % 64) * 8, 8);
 			wr.wr.atomic.remote_addr = (uintptr_t)counter;
-			wr.wr.atomic.rkey = srnic_mr_rkey(rmr);
+			wr.wr.atomic.rkey = srnic_mr_rkey(bufs.rmr);
 			wr.wr.atomic.compare_add = 1;
 			fadds++;
 			break;
@@ -535,14 +515,14 @@ test_pipelined_mix(void **state)
 				switch (ops[j]) {
 				case 0:
 				case 1:
-					assert_memory_equal(vbuf + o, lbuf + o, lens[j]);
+					assert_memory_equal(bufs.v + o, bufs.l + o, lens[j]);
 					break;
 				case 2:
 				case 3:
-					assert_memory_equal(rbuf + o, lbuf + o, lens[j]);
+					assert_memory_equal(bufs.r + o, bufs.l + o, lens[j]);
 					break;
 				case 4:
-					assert_memory_equal(lbuf + o, rbuf + BUF_LEN / 2 + o,
+					assert_memory_equal(bufs.l + o, bufs.r + BUF_LEN / 2 + o,
 							    lens[j]);
 					break;
 				default:
@@ -550,7 +530,7 @@ test_pipelined_mix(void **state)
 				}
 			}
 			/* refill what READs overwrote */
-			srnic_test_fill(lbuf, BUF_LEN / 2, i);
+			srnic_test_fill(bufs.l, BUF_LEN / 2, i);
 		}
 	}
 	e2e_settle(4);

@@ -20,8 +20,7 @@
 #define SLOTS 64
 #define SLOT_LEN 8192
 
-static struct srnic_mr *lmr, *rmr, *vmr;
-static uint8_t *lbuf, *rbuf, *vbuf;
+static struct e2e_bufs bufs;
 
 static void
 soak(uint64_t seed, uint32_t nwr, double rate)
@@ -42,12 +41,9 @@ soak(uint64_t seed, uint32_t nwr, double rate)
 	assert_non_null(ops);
 	print_message("soak seed %" PRIu64 ", %u WRs, rate %.3f\n", seed, nwr, rate);
 	e2e_qps_renew(&c);
-	lbuf = e2e_buf(0, BUF_LEN, IBV_ACCESS_LOCAL_WRITE, &lmr);
-	rbuf = e2e_buf(1, BUF_LEN, E2E_RALL, &rmr);
-	vbuf = e2e_buf(1, BUF_LEN, IBV_ACCESS_LOCAL_WRITE, &vmr);
-	srnic_test_fill(lbuf, BUF_LEN, 1);
-	srnic_test_fill(rbuf, BUF_LEN, 2);
-	counter = (uint64_t *)(rbuf + BUF_LEN - 64);
+	e2e_bufs_new(&bufs, BUF_LEN, IBV_ACCESS_LOCAL_WRITE);
+	e2e_bufs_fill(&bufs, 1, 2);
+	counter = (uint64_t *)(bufs.r + BUF_LEN - 64);
 	*counter = 0;
 	for (s = 0; s < 2; s++) {
 		lc.seed = seed * 2 + (uint64_t)s;
@@ -57,9 +53,10 @@ soak(uint64_t seed, uint32_t nwr, double rate)
 
 	for (i = 0; i < nwr; i++) {
 		uint32_t off = (i % SLOTS) * SLOT_LEN;
-		struct ibv_sge sg = { .addr = (uintptr_t)lbuf + off, .lkey = srnic_mr_lkey(lmr) };
-		struct ibv_sge rs = { .addr = (uintptr_t)vbuf + off, .length = SLOT_LEN,
-				      .lkey = srnic_mr_lkey(vmr) };
+		struct ibv_sge sg = { .addr = (uintptr_t)bufs.l + off,
+				      .lkey = srnic_mr_lkey(bufs.lmr) };
+		struct ibv_sge rs = { .addr = (uintptr_t)bufs.v + off, .length = SLOT_LEN,
+				      .lkey = srnic_mr_lkey(bufs.vmr) };
 		struct ibv_send_wr wr;
 
 		x = x * 1103515245u + 12345;
@@ -74,8 +71,8 @@ soak(uint64_t seed, uint32_t nwr, double rate)
 		wr.send_flags = (i % 4 == 0 || ops[i] == 5 || i % SLOTS == SLOTS - 1 ||
 				 i == nwr - 1) ? IBV_SEND_SIGNALED : 0;
 		sig += wr.send_flags != 0;
-		wr.wr.rdma.remote_addr = (uintptr_t)rbuf + off;
-		wr.wr.rdma.rkey = srnic_mr_rkey(rmr);
+		wr.wr.rdma.remote_addr = (uintptr_t)bufs.r + off;
+		wr.wr.rdma.rkey = srnic_mr_rkey(bufs.rmr);
 		switch (ops[i]) {
 		case 0:
 		case 1:
@@ -95,14 +92,14 @@ soak(uint64_t seed, uint32_t nwr, double rate)
 			break;
 		case 4:
 			wr.opcode = IBV_WR_RDMA_READ;
-			wr.wr.rdma.remote_addr = (uintptr_t)rbuf + BUF_LEN / 2 + off;
+			wr.wr.rdma.remote_addr = (uintptr_t)bufs.r + BUF_LEN / 2 + off;
 			break;
 		default:
 			wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-			sg.addr = (uintptr_t)lbuf + BUF_LEN - 4096 + (i % SLOTS) * 8;
+			sg.addr = (uintptr_t)bufs.l + BUF_LEN - 4096 + (i % SLOTS) * 8;
 			sg.length = 8;
 			wr.wr.atomic.remote_addr = (uintptr_t)counter;
-			wr.wr.atomic.rkey = srnic_mr_rkey(rmr);
+			wr.wr.atomic.rkey = srnic_mr_rkey(bufs.rmr);
 			wr.wr.atomic.compare_add = 1;
 			fadds++;
 			break;
@@ -120,15 +117,16 @@ soak(uint64_t seed, uint32_t nwr, double rate)
 						 srnic_wc_status_str(E->wc[0][j].status));
 			for (j = i - (i % SLOTS); j <= i; j++) {
 				uint32_t o = (j % SLOTS) * SLOT_LEN;
-				const uint8_t *got = ops[j] <= 1 ? vbuf + o :
-						     ops[j] <= 3 ? rbuf + o : lbuf + o;
-				const uint8_t *want = ops[j] == 4 ? rbuf + BUF_LEN / 2 + o : lbuf + o;
+				const uint8_t *got = ops[j] <= 1 ? bufs.v + o :
+						     ops[j] <= 3 ? bufs.r + o : bufs.l + o;
+				const uint8_t *want = ops[j] == 4 ? bufs.r + BUF_LEN / 2 + o :
+						      bufs.l + o;
 
 				if (ops[j] < 5 && memcmp(got, want, lens[j]) != 0)
 					fail_msg("seed %" PRIu64 ": data of wr %u (op %u, %u bytes) wrong",
 						 seed, j, ops[j], lens[j]);
 			}
-			srnic_test_fill(lbuf, BUF_LEN / 2, i + (uint32_t)seed);
+			srnic_test_fill(bufs.l, BUF_LEN / 2, i + (uint32_t)seed);
 		}
 	}
 	e2e_settle(8);

@@ -181,51 +181,17 @@ check_all_frames(void)
 
 /* ---- scenarios ---- */
 
-static struct srnic_mr *lmr, *rmr, *vmr;
-static uint8_t *lbuf, *rbuf, *vbuf;
+static struct e2e_bufs bufs;
 
 static void
 fresh(enum ibv_mtu mtu, uint32_t psn_a, uint32_t psn_b)
 {
 	struct e2e_conf c = { .mtu = mtu, .psn = { psn_a, psn_b } };
-	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
-		  IBV_ACCESS_REMOTE_ATOMIC;
 
 	e2e_qps_renew(&c);
-	lbuf = e2e_buf(0, 1 << 18, acc, &lmr);
-	rbuf = e2e_buf(1, 1 << 18, acc, &rmr);
-	vbuf = e2e_buf(1, 1 << 18, IBV_ACCESS_LOCAL_WRITE, &vmr);
-	srnic_test_fill(lbuf, 1 << 18, 1);
-	srnic_test_fill(rbuf, 1 << 18, 2);
-}
-
-static void
-op(enum ibv_wr_opcode o, uint64_t wr_id, uint32_t len, uint32_t roff)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)lbuf + roff, .length = len,
-			       .lkey = srnic_mr_lkey(lmr) };
-
-	e2e_post_op(0, o, wr_id, &sge, 1, (uintptr_t)rbuf + roff, srnic_mr_rkey(rmr),
-		    IBV_SEND_SIGNALED);
-}
-
-static void
-fadd(uint64_t wr_id, uint32_t off)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)lbuf + off, .length = 8,
-			       .lkey = srnic_mr_lkey(lmr) };
-
-	e2e_post_atomic(0, IBV_WR_ATOMIC_FETCH_AND_ADD, wr_id, &sge, (uintptr_t)rbuf + off,
-			srnic_mr_rkey(rmr), 1, 0);
-}
-
-static void
-recv_post(uint64_t wr_id, uint32_t len)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)vbuf, .length = len,
-			       .lkey = srnic_mr_lkey(vmr) };
-
-	e2e_post_rx(1, wr_id, &sge, 1);
+	/* A's buffer has every access too, unlike the other tests' */
+	e2e_bufs_new(&bufs, 1 << 18, E2E_RALL);
+	e2e_bufs_fill(&bufs, 1, 2);
 }
 
 static void
@@ -236,7 +202,7 @@ test_read_golden(void **state)
 	RTE_SET_USED(state);
 	fresh(IBV_MTU_1024, 1088140, 500);
 	for (i = 0; i < 5; i++) {
-		op(IBV_WR_RDMA_READ, i, 8192, 0);
+		e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, i, 0, 8192, 0, IBV_SEND_SIGNALED);
 		e2e_wait_wc(0, i + 1);
 	}
 	e2e_settle(4);
@@ -255,7 +221,7 @@ test_read_golden(void **state)
 
 	fresh(IBV_MTU_4096, 6352000, 500);
 	for (i = 0; i < 5; i++) {
-		op(IBV_WR_RDMA_READ, i, 8192, 0);
+		e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, i, 0, 8192, 0, IBV_SEND_SIGNALED);
 		e2e_wait_wc(0, i + 1);
 	}
 	e2e_settle(4);
@@ -271,12 +237,13 @@ test_write_golden(void **state)
 	RTE_SET_USED(state);
 	fresh(IBV_MTU_1024, 2454582, 500);
 	for (i = 0; i < 5; i++)
-		op(IBV_WR_RDMA_WRITE, i, 8192, i * 8192);
+		e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, i, i * 8192, 8192, i * 8192,
+			      IBV_SEND_SIGNALED);
 	e2e_wait_wc(0, 5);
 	e2e_settle(4);
 	check_all_frames();
 	compare_golden("write_8k_mtu1024.pcap");
-	assert_memory_equal(rbuf, lbuf, 5 * 8192);
+	assert_memory_equal(bufs.r, bufs.l, 5 * 8192);
 	/* FIRST has a RETH for the whole message, MIDDLEs none, LAST AckReq */
 	for (i = 0, n = 0; i < E->npkts; i++) {
 		const struct e2e_pkt *k = &E->pkts[i];
@@ -291,9 +258,9 @@ test_write_golden(void **state)
 		if (k->opcode == SRNIC_OP_RC_WRITE_FIRST) {
 			assert_int_equal(srnic_reth_len(e2e_hdr(k, SRNIC_HDR_RETH)), 8192);
 			assert_int_equal(srnic_reth_va(e2e_hdr(k, SRNIC_HDR_RETH)),
-					 (uintptr_t)rbuf + n / 8 * 8192);
+					 (uintptr_t)bufs.r + n / 8 * 8192);
 			assert_int_equal(srnic_reth_rkey(e2e_hdr(k, SRNIC_HDR_RETH)),
-					 srnic_mr_rkey(rmr));
+					 srnic_mr_rkey(bufs.rmr));
 		}
 		n++;
 	}
@@ -316,7 +283,8 @@ test_write_golden(void **state)
 
 	fresh(IBV_MTU_4096, 15555033, 500);
 	for (i = 0; i < 5; i++)
-		op(IBV_WR_RDMA_WRITE, i, 16384, i * 16384);
+		e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, i, i * 16384, 16384, i * 16384,
+			      IBV_SEND_SIGNALED);
 	e2e_wait_wc(0, 5);
 	e2e_settle(4);
 	check_all_frames();
@@ -324,7 +292,7 @@ test_write_golden(void **state)
 
 	fresh(IBV_MTU_1024, 5621162, 6183208);
 	for (i = 0; i < 5; i++) {
-		op(IBV_WR_RDMA_WRITE, i, 2048, 0);
+		e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, i, 0, 2048, 0, IBV_SEND_SIGNALED);
 		e2e_wait_wc(0, i + 1);
 	}
 	e2e_settle(4);
@@ -350,11 +318,12 @@ test_send_golden(void **state)
 	for (t = 0; t < RTE_DIM(g); t++) {
 		fresh(IBV_MTU_1024, 530338, 500);
 		for (i = 0; i < 5; i++) {
-			recv_post(i, g[t].len);
-			op(IBV_WR_SEND, i, g[t].len, i * 64);
+			e2e_bufs_recv(&bufs, E->qp[1], i, 0, g[t].len);
+			e2e_bufs_post(&bufs, E->qp[0], IBV_WR_SEND, i, i * 64, g[t].len, i * 64,
+				      IBV_SEND_SIGNALED);
 			e2e_wait_wc(0, i + 1);
 			e2e_wait_wc(1, i + 1);
-			assert_memory_equal(vbuf, lbuf + i * 64, g[t].len);
+			assert_memory_equal(bufs.v, bufs.l + i * 64, g[t].len);
 		}
 		e2e_settle(4);
 		check_all_frames();
@@ -379,9 +348,10 @@ test_atomic_golden(void **state)
 	RTE_SET_USED(state);
 	/* ib_atomic_bw: 5 pipelined FETCH_ADDs, 5 atomic ACKs */
 	fresh(IBV_MTU_1024, 6086982, 500);
-	memset(rbuf, 0, 64 * 5);
+	memset(bufs.r, 0, 64 * 5);
 	for (i = 0; i < 5; i++)
-		fadd(i, i * 64);
+		e2e_bufs_atomic(&bufs, E->qp[0], IBV_WR_ATOMIC_FETCH_AND_ADD, i, i * 64, i * 64, 1,
+				0, IBV_SEND_SIGNALED);
 	e2e_wait_wc(0, 5);
 	e2e_settle(4);
 	check_all_frames();
@@ -393,8 +363,9 @@ test_atomic_golden(void **state)
 			const uint8_t *a = e2e_hdr(k, SRNIC_HDR_ATMETH);
 
 			assert_true(srnic_bth_ackreq(e2e_bth(k)));
-			assert_int_equal(srnic_atmeth_va(a), (uintptr_t)rbuf + (k->psn - 6086982) * 64);
-			assert_int_equal(srnic_atmeth_rkey(a), srnic_mr_rkey(rmr));
+			assert_int_equal(srnic_atmeth_va(a),
+					 (uintptr_t)bufs.r + (k->psn - 6086982) * 64);
+			assert_int_equal(srnic_atmeth_rkey(a), srnic_mr_rkey(bufs.rmr));
 			assert_int_equal(srnic_atmeth_swap_add(a), 1);
 			assert_int_equal(srnic_atmeth_compare(a), 0);
 		} else {
@@ -410,8 +381,8 @@ test_atomic_golden(void **state)
 
 	fresh(IBV_MTU_1024, 13903470, 500);
 	for (i = 0; i < 5; i++) {
-		struct ibv_sge sge = { .addr = (uintptr_t)lbuf, .length = 8,
-				       .lkey = srnic_mr_lkey(lmr) };
+		struct ibv_sge sge = { .addr = (uintptr_t)bufs.l, .length = 8,
+				       .lkey = srnic_mr_lkey(bufs.lmr) };
 		struct ibv_send_wr wr;
 
 		memset(&wr, 0, sizeof(wr));
@@ -420,8 +391,8 @@ test_atomic_golden(void **state)
 		wr.num_sge = 1;
 		wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
 		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.atomic.remote_addr = (uintptr_t)rbuf;
-		wr.wr.atomic.rkey = srnic_mr_rkey(rmr);
+		wr.wr.atomic.remote_addr = (uintptr_t)bufs.r;
+		wr.wr.atomic.rkey = srnic_mr_rkey(bufs.rmr);
 		e2e_post_send(0, &wr);
 		e2e_wait_wc(0, i + 1);
 	}
@@ -443,7 +414,8 @@ coalesce(uint32_t len, enum ibv_mtu mtu)
 
 	fresh(mtu, 100, 500);
 	for (i = 0; i < 4; i++)
-		op(IBV_WR_RDMA_WRITE, i, len, i * len);
+		e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, i, i * len, len, i * len,
+			      IBV_SEND_SIGNALED);
 	/* A builds all of them in one poll (budget 32), B receives one burst */
 	e2e_poll_side(0);
 	e2e_poll_side(1);
@@ -467,7 +439,7 @@ coalesce(uint32_t len, enum ibv_mtu mtu)
 	assert_non_null(last);
 	assert_int_equal(last->psn, 100 + 4 * per - 1);
 	assert_int_equal(srnic_aeth_msn(e2e_hdr(last, SRNIC_HDR_AETH)), 4);
-	assert_memory_equal(rbuf, lbuf, 4 * len);
+	assert_memory_equal(bufs.r, bufs.l, 4 * len);
 }
 
 static void
@@ -489,8 +461,8 @@ test_sport_per_qp(void **state)
 	RTE_SET_USED(state);
 	for (r = 0; r < 2; r++) {
 		fresh(IBV_MTU_1024, 100, 500);
-		op(IBV_WR_RDMA_WRITE, 1, 100, 0);
-		op(IBV_WR_RDMA_READ, 2, 100, 0);
+		e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 100, 0, IBV_SEND_SIGNALED);
+		e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, 2, 0, 100, 0, IBV_SEND_SIGNALED);
 		e2e_wait_wc(0, 2);
 		e2e_settle(4);
 		check_all_frames();
