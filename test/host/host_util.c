@@ -505,6 +505,43 @@ host_post_recv(struct host_ep *ep, uint64_t wr_id, void *addr, uint32_t len, uin
 }
 
 void
+host_xfer_setup(struct host_xfer *x, const struct host_ep *a, const struct host_ep *b,
+		uint32_t len, int laccess, int raccess, uint32_t seed)
+{
+	x->len = len;
+	x->local = host_alloc(len);
+	x->remote = host_alloc(len);
+	srnic_test_fill(x->remote, len, seed);
+	x->lmr = srnic_reg_mr(a->pd, x->local, len, laccess);
+	x->rmr = srnic_reg_mr(b->pd, x->remote, len, raccess);
+	assert_non_null(x->lmr);
+	assert_non_null(x->rmr);
+}
+
+int
+host_xfer_read(const struct host_xfer *x, struct host_ep *a, uint64_t wr_id)
+{
+	return host_post(a, IBV_WR_RDMA_READ, wr_id, x->local, x->len, srnic_mr_lkey(x->lmr),
+			 (uintptr_t)x->remote, srnic_mr_rkey(x->rmr), IBV_SEND_SIGNALED);
+}
+
+void
+host_xfer_dereg(struct host_xfer *x)
+{
+	assert_int_equal(srnic_dereg_mr(x->lmr), 0);
+	assert_int_equal(srnic_dereg_mr(x->rmr), 0);
+	x->lmr = x->rmr = NULL;
+}
+
+void
+host_xfer_free(struct host_xfer *x)
+{
+	rte_free(x->local);
+	rte_free(x->remote);
+	x->local = x->remote = NULL;
+}
+
+void
 host_inject(uint16_t port, uint16_t queue, const void *frame, uint32_t len)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(srnic_test_pool());

@@ -199,6 +199,26 @@ void *host_alloc(size_t len);
 int host_post(struct host_ep *ep, enum ibv_wr_opcode op, uint64_t wr_id, void *addr,
 	      uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey, unsigned int flags);
 int host_post_recv(struct host_ep *ep, uint64_t wr_id, void *addr, uint32_t len, uint32_t lkey);
+
+/** A READ between two endpoints: a's local buffer, b's remote one. */
+struct host_xfer {
+	uint32_t len;
+	uint8_t *local, *remote;    /* host_alloc()'d */
+	struct srnic_mr *lmr, *rmr; /* on a's PD, on b's PD */
+};
+
+/* Allocate both buffers of len bytes, fill remote with srnic_test_fill()
+ * (seed), register local on a's PD with laccess and remote on b's with
+ * raccess (both asserted non-NULL). */
+void host_xfer_setup(struct host_xfer *x, const struct host_ep *a, const struct host_ep *b,
+		     uint32_t len, int laccess, int raccess, uint32_t seed);
+/* Post on a the signalled READ of all of remote into local. */
+int host_xfer_read(const struct host_xfer *x, struct host_ep *a, uint64_t wr_id);
+/* Deregister both MRs (asserted), before the endpoints' PDs go. */
+void host_xfer_dereg(struct host_xfer *x);
+/* Free both buffers: after the endpoints are destroyed, as responses built
+ * over remote may be in flight until then. */
+void host_xfer_free(struct host_xfer *x);
 /* Send one raw frame on port/queue (a copy in the test pool). */
 void host_inject(uint16_t port, uint16_t queue, const void *frame, uint32_t len);
 

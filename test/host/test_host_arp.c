@@ -106,8 +106,7 @@ test_arp_resolve(void **state)
 	struct srnic_engine *eng[2] = { srnic_dev_engine(T.dev[0], 0),
 					srnic_dev_engine(T.dev[1], 0) };
 	struct host_ep a, b;
-	struct srnic_mr *lmr, *rmr;
-	uint8_t *local = host_alloc(ARP_READ_LEN), *remote = host_alloc(ARP_READ_LEN);
+	struct host_xfer x;
 	const struct ibv_wc *wc;
 	uint32_t idx[64], n, i;
 	uint64_t t0, t_reply;
@@ -117,14 +116,8 @@ test_arp_resolve(void **state)
 	host_ep_create(&a, T.dev[0], NULL, 0, 64);
 	host_ep_create(&b, T.dev[1], NULL, 0, 64);
 	host_connect_pair(&a, &b, IBV_MTU_4096);
-	srnic_test_fill(remote, ARP_READ_LEN, 11);
-	lmr = srnic_reg_mr(a.pd, local, ARP_READ_LEN, IBV_ACCESS_LOCAL_WRITE);
-	rmr = srnic_reg_mr(b.pd, remote, ARP_READ_LEN, IBV_ACCESS_REMOTE_READ);
-	assert_non_null(lmr);
-	assert_non_null(rmr);
-	assert_int_equal(host_post(&a, IBV_WR_RDMA_READ, 0x51, local, ARP_READ_LEN,
-				   srnic_mr_lkey(lmr), (uintptr_t)remote, srnic_mr_rkey(rmr),
-				   IBV_SEND_SIGNALED), 0);
+	host_xfer_setup(&x, &a, &b, ARP_READ_LEN, IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_READ, 11);
+	assert_int_equal(host_xfer_read(&x, &a, 0x51), 0);
 
 	/* A alone: one ARP request, then silence until the retry interval
 	 * (100 ms); no RoCE packet while the MAC is unknown. */
@@ -167,7 +160,7 @@ test_arp_resolve(void **state)
 	assert_int_equal(wc->opcode, IBV_WC_RDMA_READ);
 	assert_int_equal(wc->wr_id, 0x51);
 	assert_int_equal(wc->byte_len, ARP_READ_LEN);
-	assert_memory_equal(local, remote, ARP_READ_LEN);
+	assert_memory_equal(x.local, x.remote, ARP_READ_LEN);
 	host_settle();
 
 	/* Counters: A's requests, each answered by B, nothing else; one of
@@ -200,12 +193,10 @@ test_arp_resolve(void **state)
 		assert_true(k->icrc_ok);
 	}
 
-	assert_int_equal(srnic_dereg_mr(lmr), 0);
-	assert_int_equal(srnic_dereg_mr(rmr), 0);
+	host_xfer_dereg(&x);
 	host_ep_destroy(&a);
 	host_ep_destroy(&b);
-	rte_free(local);
-	rte_free(remote);
+	host_xfer_free(&x);
 }
 
 /* Nobody answers for 127.0.0.77: A asks again every 100 ms, B (asked
@@ -230,6 +221,7 @@ test_arp_retry(void **state)
 	host_poll_set(eng, 2);
 	host_ep_create(&a, T.dev[0], NULL, 0, 16);
 	mr = srnic_reg_mr(a.pd, buf, 64, IBV_ACCESS_LOCAL_WRITE);
+	assert_non_null(mr);
 	memset(&g, 0, sizeof(g));
 	g.raw[10] = g.raw[11] = 0xff;
 	memcpy(&g.raw[12], ip_none, 4);
@@ -264,8 +256,7 @@ test_ipv4_tos(void **state)
 {
 	struct srnic_engine *eng[2] = { srnic_dev_engine(T.dev[0], 0),
 					srnic_dev_engine(T.dev[1], 0) };
-	uint8_t *local = host_alloc(ARP_READ_LEN), *remote = host_alloc(ARP_READ_LEN);
-	struct srnic_mr *lmr, *rmr;
+	struct host_xfer x;
 	struct host_ep a, b;
 	uint32_t idx[16], n, i;
 	int port;
@@ -276,14 +267,10 @@ test_ipv4_tos(void **state)
 	host_ep_create(&a, T.dev[0], NULL, 0, 64);
 	host_ep_create(&b, T.dev[1], NULL, 0, 64);
 	host_connect_pair_grh(&a, &b, IBV_MTU_4096, 0xb8, 0, 0x4a, 0);
-	srnic_test_fill(remote, ARP_READ_LEN, 12);
-	lmr = srnic_reg_mr(a.pd, local, ARP_READ_LEN, IBV_ACCESS_LOCAL_WRITE);
-	rmr = srnic_reg_mr(b.pd, remote, ARP_READ_LEN, IBV_ACCESS_REMOTE_READ);
-	assert_int_equal(host_post(&a, IBV_WR_RDMA_READ, 0x52, local, ARP_READ_LEN,
-				   srnic_mr_lkey(lmr), (uintptr_t)remote, srnic_mr_rkey(rmr),
-				   IBV_SEND_SIGNALED), 0);
+	host_xfer_setup(&x, &a, &b, ARP_READ_LEN, IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_READ, 12);
+	assert_int_equal(host_xfer_read(&x, &a, 0x52), 0);
 	assert_int_equal(host_wait_wc(&a, 1)->status, IBV_WC_SUCCESS);
-	assert_memory_equal(local, remote, ARP_READ_LEN);
+	assert_memory_equal(x.local, x.remote, ARP_READ_LEN);
 	host_settle();
 	for (port = 0; port < 2; port++) {
 		n = host_cap_roce(T.port[port], -1, idx, RTE_DIM(idx));
@@ -304,12 +291,10 @@ test_ipv4_tos(void **state)
 			assert_true(k->icrc_ok);
 		}
 	}
-	assert_int_equal(srnic_dereg_mr(lmr), 0);
-	assert_int_equal(srnic_dereg_mr(rmr), 0);
+	host_xfer_dereg(&x);
 	host_ep_destroy(&a);
 	host_ep_destroy(&b);
-	rte_free(local);
-	rte_free(remote);
+	host_xfer_free(&x);
 }
 
 /* An unknown host asks for C's address: every field of the reply. */
@@ -355,6 +340,7 @@ test_arp_unknown_host(void **state)
 	/* C learned X from its request: a QP to X sends at once, no ARP. */
 	host_ep_create(&c, T.dev_c, NULL, 0, 16);
 	mr = srnic_reg_mr(c.pd, buf, 256, IBV_ACCESS_LOCAL_WRITE);
+	assert_non_null(mr);
 	srnic_test_fill(buf, 256, 3);
 	memset(&g, 0, sizeof(g));
 	g.raw[10] = g.raw[11] = 0xff;

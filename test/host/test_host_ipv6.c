@@ -169,8 +169,8 @@ test_nd_read_send(void **state)
 	struct srnic_engine *eng[2] = { srnic_dev_engine(T.dev[0], 0),
 					srnic_dev_engine(T.dev[1], 0) };
 	struct host_ep a, b;
-	struct srnic_mr *lmr, *rmr, *smr, *rcvmr;
-	uint8_t *local = host_alloc(V6_READ_LEN), *remote = host_alloc(V6_READ_LEN);
+	struct srnic_mr *smr, *rcvmr;
+	struct host_xfer x;
 	uint8_t *sbuf = host_alloc(V6_SEND_LEN), *rbuf = host_alloc(V6_SEND_LEN + 100);
 	union ibv_gid g;
 	const struct ibv_wc *wc;
@@ -189,16 +189,12 @@ test_nd_read_send(void **state)
 	host_ep_create(&a, T.dev[0], NULL, 0, 64);
 	host_ep_create(&b, T.dev[1], NULL, 0, 64);
 	host_connect_pair(&a, &b, IBV_MTU_4096);
-	srnic_test_fill(remote, V6_READ_LEN, 61);
 	srnic_test_fill(sbuf, V6_SEND_LEN, 62);
-	lmr = srnic_reg_mr(a.pd, local, V6_READ_LEN, IBV_ACCESS_LOCAL_WRITE);
-	rmr = srnic_reg_mr(b.pd, remote, V6_READ_LEN, IBV_ACCESS_REMOTE_READ);
+	host_xfer_setup(&x, &a, &b, V6_READ_LEN, IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_READ, 61);
 	smr = srnic_reg_mr(a.pd, sbuf, V6_SEND_LEN, 0);
 	rcvmr = srnic_reg_mr(b.pd, rbuf, V6_SEND_LEN + 100, IBV_ACCESS_LOCAL_WRITE);
-	assert_true(lmr != NULL && rmr != NULL && smr != NULL && rcvmr != NULL);
-	assert_int_equal(host_post(&a, IBV_WR_RDMA_READ, 0x61, local, V6_READ_LEN,
-				   srnic_mr_lkey(lmr), (uintptr_t)remote, srnic_mr_rkey(rmr),
-				   IBV_SEND_SIGNALED), 0);
+	assert_true(smr != NULL && rcvmr != NULL);
+	assert_int_equal(host_xfer_read(&x, &a, 0x61), 0);
 
 	/* A: a solicitation for fd00::2, to its solicited-node group. */
 	srnic_engine_poll(eng[0]);
@@ -228,7 +224,7 @@ test_nd_read_send(void **state)
 	assert_int_equal(wc->status, IBV_WC_SUCCESS);
 	assert_int_equal(wc->opcode, IBV_WC_RDMA_READ);
 	assert_int_equal(wc->byte_len, V6_READ_LEN);
-	assert_memory_equal(local, remote, V6_READ_LEN);
+	assert_memory_equal(x.local, x.remote, V6_READ_LEN);
 
 	assert_int_equal(host_post_recv(&b, 0x62, rbuf, V6_SEND_LEN + 100, srnic_mr_lkey(rcvmr)),
 			 0);
@@ -266,14 +262,12 @@ test_nd_read_send(void **state)
 	assert_int_equal(srnic_dev_stat(T.dev[0], "rx_icrc_err"), 0);
 	assert_int_equal(srnic_dev_stat(T.dev[1], "rx_icrc_err"), 0);
 
-	assert_int_equal(srnic_dereg_mr(lmr), 0);
-	assert_int_equal(srnic_dereg_mr(rmr), 0);
+	host_xfer_dereg(&x);
 	assert_int_equal(srnic_dereg_mr(smr), 0);
 	assert_int_equal(srnic_dereg_mr(rcvmr), 0);
 	host_ep_destroy(&a);
 	host_ep_destroy(&b);
-	rte_free(local);
-	rte_free(remote);
+	host_xfer_free(&x);
 	rte_free(sbuf);
 	rte_free(rbuf);
 }
@@ -286,8 +280,7 @@ test_nd_tclass_flow_label(void **state)
 {
 	struct srnic_engine *eng[2] = { srnic_dev_engine(T.dev[0], 0),
 					srnic_dev_engine(T.dev[1], 0) };
-	uint8_t *local = host_alloc(V6_READ_LEN), *remote = host_alloc(V6_READ_LEN);
-	struct srnic_mr *lmr, *rmr;
+	struct host_xfer x;
 	struct host_ep a, b;
 	uint32_t idx[16], n, i;
 	int port;
@@ -298,14 +291,10 @@ test_nd_tclass_flow_label(void **state)
 	host_ep_create(&a, T.dev[0], NULL, 0, 64);
 	host_ep_create(&b, T.dev[1], NULL, 0, 64);
 	host_connect_pair_grh(&a, &b, IBV_MTU_4096, 0xb8, 0xabcde, 0x4a, 0x12345);
-	srnic_test_fill(remote, V6_READ_LEN, 63);
-	lmr = srnic_reg_mr(a.pd, local, V6_READ_LEN, IBV_ACCESS_LOCAL_WRITE);
-	rmr = srnic_reg_mr(b.pd, remote, V6_READ_LEN, IBV_ACCESS_REMOTE_READ);
-	assert_int_equal(host_post(&a, IBV_WR_RDMA_READ, 0x64, local, V6_READ_LEN,
-				   srnic_mr_lkey(lmr), (uintptr_t)remote, srnic_mr_rkey(rmr),
-				   IBV_SEND_SIGNALED), 0);
+	host_xfer_setup(&x, &a, &b, V6_READ_LEN, IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_READ, 63);
+	assert_int_equal(host_xfer_read(&x, &a, 0x64), 0);
 	assert_int_equal(host_wait_wc(&a, 1)->status, IBV_WC_SUCCESS);
-	assert_memory_equal(local, remote, V6_READ_LEN);
+	assert_memory_equal(x.local, x.remote, V6_READ_LEN);
 	host_settle();
 	for (port = 0; port < 2; port++) {
 		/* received on port 1: A's frames */
@@ -323,12 +312,10 @@ test_nd_tclass_flow_label(void **state)
 					 "traffic class and flow label set", idx[i]);
 		}
 	}
-	assert_int_equal(srnic_dereg_mr(lmr), 0);
-	assert_int_equal(srnic_dereg_mr(rmr), 0);
+	host_xfer_dereg(&x);
 	host_ep_destroy(&a);
 	host_ep_destroy(&b);
-	rte_free(local);
-	rte_free(remote);
+	host_xfer_free(&x);
 }
 
 /* An unknown host solicits C's address, to the solicited-node group and

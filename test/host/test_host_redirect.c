@@ -105,9 +105,9 @@ static void
 test_redirect_read(void **state)
 {
 	struct srnic_engine *all[4] = { T.eng[0][0], T.eng[0][1], T.eng[1][0], T.eng[1][1] };
-	uint8_t *local = host_alloc(RD_LEN), *remote = host_alloc(RD_LEN);
 	uint8_t *sbuf = host_alloc(3000), *rbuf = host_alloc(3000);
-	struct srnic_mr *lmr, *rmr, *smr, *rcvmr;
+	struct srnic_mr *smr, *rcvmr;
+	struct host_xfer x;
 	struct host_ep a, b;
 	struct rd_snap s0, s1;
 	const struct ibv_wc *wc;
@@ -119,20 +119,19 @@ test_redirect_read(void **state)
 	host_ep_create(&a, T.dev[0], NULL, 1, 64);  /* A's QP on engine 1 */
 	host_ep_create(&b, T.dev[1], NULL, 0, 64);  /* B's QP on engine 0 */
 	host_connect_pair(&a, &b, IBV_MTU_4096);
-	srnic_test_fill(remote, RD_LEN, 21);
+	host_xfer_setup(&x, &a, &b, RD_LEN, IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_READ, 21);
 	srnic_test_fill(sbuf, 3000, 22);
-	lmr = srnic_reg_mr(a.pd, local, RD_LEN, IBV_ACCESS_LOCAL_WRITE);
-	rmr = srnic_reg_mr(b.pd, remote, RD_LEN, IBV_ACCESS_REMOTE_READ);
 	smr = srnic_reg_mr(a.pd, sbuf, 3000, 0);
 	rcvmr = srnic_reg_mr(b.pd, rbuf, 3000, IBV_ACCESS_LOCAL_WRITE);
+	assert_non_null(smr);
+	assert_non_null(rcvmr);
 	snap(&s0);
 
-	assert_int_equal(host_post(&a, IBV_WR_RDMA_READ, 0x71, local, RD_LEN, srnic_mr_lkey(lmr),
-				   (uintptr_t)remote, srnic_mr_rkey(rmr), IBV_SEND_SIGNALED), 0);
+	assert_int_equal(host_xfer_read(&x, &a, 0x71), 0);
 	wc = host_wait_wc(&a, 1);
 	assert_int_equal(wc->status, IBV_WC_SUCCESS);
 	assert_int_equal(wc->byte_len, RD_LEN);
-	assert_memory_equal(local, remote, RD_LEN);
+	assert_memory_equal(x.local, x.remote, RD_LEN);
 	assert_int_equal(host_post_recv(&b, 0x72, rbuf, 3000, srnic_mr_lkey(rcvmr)), 0);
 	assert_int_equal(host_post(&a, IBV_WR_SEND, 0x73, sbuf, 3000, srnic_mr_lkey(smr), 0, 0,
 				   IBV_SEND_SIGNALED), 0);
@@ -185,14 +184,12 @@ test_redirect_read(void **state)
 	assert_int_equal(s0.redirect[1][1], s1.redirect[1][1]);
 	assert_int_equal(s0.rx[1][0], s1.rx[1][0]);
 
-	assert_int_equal(srnic_dereg_mr(lmr), 0);
-	assert_int_equal(srnic_dereg_mr(rmr), 0);
+	host_xfer_dereg(&x);
 	assert_int_equal(srnic_dereg_mr(smr), 0);
 	assert_int_equal(srnic_dereg_mr(rcvmr), 0);
 	host_ep_destroy(&a);
 	host_ep_destroy(&b);
-	rte_free(local);
-	rte_free(remote);
+	host_xfer_free(&x);
 	rte_free(sbuf);
 	rte_free(rbuf);
 }
@@ -204,8 +201,7 @@ static void
 test_redirect_threads(void **state)
 {
 	struct srnic_engine *all[4] = { T.eng[0][0], T.eng[0][1], T.eng[1][0], T.eng[1][1] };
-	uint8_t *local = host_alloc(RD_LEN), *remote = host_alloc(RD_LEN);
-	struct srnic_mr *lmr, *rmr;
+	struct host_xfer x;
 	struct host_ep a, b;
 	struct rd_snap s0, s1;
 	int round;
@@ -216,8 +212,9 @@ test_redirect_threads(void **state)
 	host_ep_create(&a, T.dev[0], NULL, 1, 64);
 	host_ep_create(&b, T.dev[1], NULL, 0, 64);
 	host_connect_pair(&a, &b, IBV_MTU_4096);
-	lmr = srnic_reg_mr(a.pd, local, RD_LEN, IBV_ACCESS_LOCAL_WRITE);
-	rmr = srnic_reg_mr(b.pd, remote, RD_LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	/* remote refilled below, every 50 rounds */
+	host_xfer_setup(&x, &a, &b, RD_LEN, IBV_ACCESS_LOCAL_WRITE,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ, 300);
 	/* no capture while engines run on workers: keep the RX hooks quiet */
 	srnic_capture_stop(T.cap[1]);
 	T.cap[1] = NULL;
@@ -228,16 +225,14 @@ test_redirect_threads(void **state)
 		const struct ibv_wc *wc;
 
 		if (round % 50 == 0)
-			srnic_test_fill(remote, RD_LEN, 300 + round); /* no READ in flight */
+			srnic_test_fill(x.remote, RD_LEN, 300 + round); /* no READ in flight */
 		a.nwc = 0;
-		assert_int_equal(host_post(&a, IBV_WR_RDMA_READ, round, local, RD_LEN,
-					   srnic_mr_lkey(lmr), (uintptr_t)remote,
-					   srnic_mr_rkey(rmr), IBV_SEND_SIGNALED), 0);
+		assert_int_equal(host_xfer_read(&x, &a, round), 0);
 		wc = host_wait_wc(&a, 1);
 		if (wc->status != IBV_WC_SUCCESS)
 			fail_msg("READ %d: %s", round, srnic_wc_status_str(wc->status));
 		assert_int_equal(wc->wr_id, round);
-		assert_memory_equal(local, remote, RD_LEN);
+		assert_memory_equal(x.local, x.remote, RD_LEN);
 		if (round % 8 == 0)
 			sched_yield();
 	}
@@ -249,13 +244,11 @@ test_redirect_threads(void **state)
 	assert_int_equal(s1.redirect_drop[1][1], s0.redirect_drop[1][1]);
 	assert_int_equal(s1.redirect_drop[0][0], s0.redirect_drop[0][0]);
 	T.cap[1] = host_cap_start(T.port[1]);
-	assert_int_equal(srnic_dereg_mr(lmr), 0);
-	assert_int_equal(srnic_dereg_mr(rmr), 0);
+	host_xfer_dereg(&x);
 	host_poll_set(all, 4); /* all engines on this thread again */
 	host_ep_destroy(&a);
 	host_ep_destroy(&b);
-	rte_free(local);
-	rte_free(remote);
+	host_xfer_free(&x);
 }
 
 int

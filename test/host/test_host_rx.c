@@ -350,8 +350,7 @@ test_host_rx_not_roce(void **state)
 	int64_t bad0 = host_eng_stat(T.eng[0], "rx_malformed");
 	int64_t arp0 = host_eng_stat(T.eng[0], "rx_arp");
 	struct host_ep a, b;
-	struct srnic_mr *lmr, *rmr;
-	uint8_t *local = host_alloc(RX_READ_LEN), *remote = host_alloc(RX_READ_LEN);
+	struct host_xfer x;
 	uint8_t *p;
 
 	RTE_SET_USED(state);
@@ -382,32 +381,27 @@ test_host_rx_not_roce(void **state)
 	host_ep_create(&a, T.dev[0], NULL, 0, 64);
 	host_ep_create(&b, T.dev[1], NULL, 0, 64);
 	host_connect_pair(&a, &b, IBV_MTU_1024);
-	srnic_test_fill(local, RX_READ_LEN, 1);
-	srnic_test_fill(remote, RX_READ_LEN, 2);
-	lmr = srnic_reg_mr(a.pd, local, RX_READ_LEN, IBV_ACCESS_LOCAL_WRITE |
-				     IBV_ACCESS_REMOTE_READ);
-	rmr = srnic_reg_mr(b.pd, remote, RX_READ_LEN, IBV_ACCESS_LOCAL_WRITE |
-				      IBV_ACCESS_REMOTE_READ);
-	assert_int_equal(host_post(&a, IBV_WR_RDMA_READ, 1, local, RX_READ_LEN / 2,
-				   srnic_mr_lkey(lmr), (uintptr_t)remote, srnic_mr_rkey(rmr),
+	host_xfer_setup(&x, &a, &b, RX_READ_LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ, 2);
+	srnic_test_fill(x.local, RX_READ_LEN, 1);
+	assert_int_equal(host_post(&a, IBV_WR_RDMA_READ, 1, x.local, RX_READ_LEN / 2,
+				   srnic_mr_lkey(x.lmr), (uintptr_t)x.remote, srnic_mr_rkey(x.rmr),
 				   IBV_SEND_SIGNALED), 0);
-	assert_int_equal(host_post(&b, IBV_WR_RDMA_READ, 2, remote + RX_READ_LEN / 2,
-				   RX_READ_LEN / 2, srnic_mr_lkey(rmr),
-				   (uintptr_t)local + RX_READ_LEN / 2, srnic_mr_rkey(lmr),
+	assert_int_equal(host_post(&b, IBV_WR_RDMA_READ, 2, x.remote + RX_READ_LEN / 2,
+				   RX_READ_LEN / 2, srnic_mr_lkey(x.rmr),
+				   (uintptr_t)x.local + RX_READ_LEN / 2, srnic_mr_rkey(x.lmr),
 				   IBV_SEND_SIGNALED), 0);
 	assert_int_equal(host_wait_wc(&a, 1)->status, IBV_WC_SUCCESS);
 	assert_int_equal(host_wait_wc(&b, 1)->status, IBV_WC_SUCCESS);
 	host_settle();
-	assert_memory_equal(local, remote, RX_READ_LEN);
+	assert_memory_equal(x.local, x.remote, RX_READ_LEN);
 	assert_true(host_eng_stat(T.eng[0], "rx_pkts") > 16);
 	assert_int_equal(T.ncb, 0);
 	assert_int_equal(host_eng_stat(T.eng[0], "rx_host"), host0);
-	assert_int_equal(srnic_dereg_mr(lmr), 0);
-	assert_int_equal(srnic_dereg_mr(rmr), 0);
+	host_xfer_dereg(&x);
 	host_ep_destroy(&a);
 	host_ep_destroy(&b);
-	rte_free(local);
-	rte_free(remote);
+	host_xfer_free(&x);
 }
 
 /* Without a callback: the same frames are counted and dropped (freed). */
