@@ -285,6 +285,8 @@ test_mr_dereg_mid_read(void **state)
 	srnic_test_fill(remote, MR_LEN, 5);
 	lmr = srnic_reg_mr(T.a.pd, local, MR_LEN, IBV_ACCESS_LOCAL_WRITE);
 	rmr = srnic_reg_mr_cb(T.b.pd, remote, MR_LEN, IBV_ACCESS_REMOTE_READ, on_release, &rel);
+	assert_non_null(lmr);
+	assert_non_null(rmr);
 	assert_int_equal(host_post(&T.a, IBV_WR_RDMA_READ, 0x45, local, MR_LEN, srnic_mr_lkey(lmr),
 				   (uintptr_t)remote, srnic_mr_rkey(rmr), IBV_SEND_SIGNALED), 0);
 	srnic_engine_poll(T.eng[0]);
@@ -324,6 +326,9 @@ test_stale_lkey_write(void **state)
 	good = srnic_reg_mr(T.a.pd, src, 3 * 1024, 0);
 	stale = srnic_reg_mr(T.a.pd, src + 1024, 1024, 0);
 	rmr = srnic_reg_mr(T.b.pd, dst, 3 * 1024, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	assert_non_null(good);
+	assert_non_null(stale);
+	assert_non_null(rmr);
 	stale_key = srnic_mr_lkey(stale);
 	assert_int_equal(srnic_dereg_mr(stale), 0);
 	for (i = 0; i < 3; i++)
@@ -375,6 +380,8 @@ test_stale_lkey_read(void **state)
 		}
 		mr = srnic_reg_mr(T.a.pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
 		rmr = srnic_reg_mr(T.b.pd, remote, 4096, IBV_ACCESS_REMOTE_READ);
+		assert_non_null(mr);
+		assert_non_null(rmr);
 		key = srnic_mr_lkey(mr);
 		assert_int_equal(srnic_dereg_mr(mr), 0);
 		assert_int_equal(host_post(&T.a, op == 0 ? IBV_WR_RDMA_READ : IBV_WR_SEND, 0x60,
@@ -415,6 +422,8 @@ test_stale_lkey_mid_write(void **state)
 	srnic_test_fill(src, 65536, 8);
 	smr = srnic_reg_mr(T.a.pd, src, 65536, 0);
 	rmr = srnic_reg_mr(T.b.pd, dst, 65536, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	assert_non_null(smr);
+	assert_non_null(rmr);
 	assert_int_equal(host_post(&T.a, IBV_WR_RDMA_WRITE, 0x70, src, 65536, srnic_mr_lkey(smr),
 				   (uintptr_t)dst, srnic_mr_rkey(rmr), IBV_SEND_SIGNALED), 0);
 	srnic_engine_poll(T.eng[0]);
@@ -452,6 +461,8 @@ test_stale_lkey_mid_read(void **state)
 	memset(local, 0xee, MR_LEN);
 	lmr = srnic_reg_mr(T.a.pd, local, MR_LEN, IBV_ACCESS_LOCAL_WRITE);
 	rmr = srnic_reg_mr(T.b.pd, remote, MR_LEN, IBV_ACCESS_REMOTE_READ);
+	assert_non_null(lmr);
+	assert_non_null(rmr);
 	assert_int_equal(host_post(&T.a, IBV_WR_RDMA_READ, 0x80, local, MR_LEN,
 				   srnic_mr_lkey(lmr), (uintptr_t)remote, srnic_mr_rkey(rmr),
 				   IBV_SEND_SIGNALED), 0);
@@ -488,6 +499,8 @@ test_stale_lkey_recv(void **state)
 	srnic_test_fill(sbuf, 2048, 10);
 	smr = srnic_reg_mr(T.a.pd, sbuf, 2048, 0);
 	rmr = srnic_reg_mr(T.b.pd, rbuf, 2048, IBV_ACCESS_LOCAL_WRITE);
+	assert_non_null(smr);
+	assert_non_null(rmr);
 	key = srnic_mr_lkey(rmr);
 	assert_int_equal(srnic_dereg_mr(rmr), 0);
 	assert_int_equal(host_post_recv(&T.b, 0x90, rbuf, 2048, key), 0);
