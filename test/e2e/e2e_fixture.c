@@ -327,6 +327,38 @@ e2e_bufs_recv(const struct e2e_bufs *b, struct srnic_qp *qp, uint64_t wr_id, uin
 }
 
 void
+e2e_bufs_mix_post(const struct e2e_bufs *b, uint8_t op, uint32_t wr_id, uint32_t off,
+		  uint32_t len, uint32_t roff, uint64_t *counter, unsigned int flags)
+{
+	static const enum ibv_wr_opcode opc[] = {
+		IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_WRITE,
+		IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_READ,
+	};
+	struct ibv_sge s = { .addr = (uintptr_t)b->l + off, .length = len,
+			     .lkey = srnic_mr_lkey(b->lmr) };
+	struct ibv_send_wr wr;
+
+	if (op == 5) {
+		assert_int_equal(srnic_test_post_atomic(E->qp[0], IBV_WR_ATOMIC_FETCH_AND_ADD,
+							wr_id, &s, (uintptr_t)counter,
+							srnic_mr_rkey(b->rmr), 1, 0, flags), 0);
+		return;
+	}
+	assert_true(op < RTE_DIM(opc));
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	wr.opcode = opc[op];
+	wr.send_flags = flags;
+	if (op == 1 || op == 3)
+		wr.imm_data = rte_cpu_to_be_32(wr_id);
+	wr.wr.rdma.remote_addr = (uintptr_t)b->r + roff;
+	wr.wr.rdma.rkey = srnic_mr_rkey(b->rmr);
+	e2e_post_send(0, &wr);
+}
+
+void
 e2e_post_send(int side, struct ibv_send_wr *wr)
 {
 	struct ibv_send_wr *bad = NULL;

@@ -157,6 +157,14 @@ void e2e_bufs_atomic(const struct e2e_bufs *b, struct srnic_qp *qp, enum ibv_wr_
 void e2e_bufs_recv(const struct e2e_bufs *b, struct srnic_qp *qp, uint64_t wr_id, uint32_t off,
 		   uint32_t len);
 
+/* One WR wr_id of a mixed run (see e2e_check_mix_wcs) on A's QP, from
+ * len bytes at l + off: op 0 SEND, 1 SEND_WITH_IMM, 2 RDMA_WRITE, 3
+ * RDMA_WRITE_WITH_IMM (to r + roff), 4 RDMA_READ (from r + roff), 5
+ * FETCH_AND_ADD of 1 on *counter (len must be 8); immediates are wr_id.
+ * The RECVs B needs are the caller's to post. */
+void e2e_bufs_mix_post(const struct e2e_bufs *b, uint8_t op, uint32_t wr_id, uint32_t off,
+		       uint32_t len, uint32_t roff, uint64_t *counter, unsigned int flags);
+
 /* Drive both engines once; drain the CQs into E->wc unless no_drain. */
 void e2e_poll(void);
 /* Poll until nothing moves for a few rounds (and at least n rounds). */

@@ -449,59 +449,25 @@ test_pipelined_mix(void **state)
 	counter = (uint64_t *)(bufs.r + BUF_LEN - 64);
 	*counter = 0;
 	for (i = 0; i < N; i++) {
-		uint32_t off = (i % 64) * 8192;
-		struct ibv_sge s;
-		struct ibv_send_wr wr;
+		uint32_t off = (i % 64) * 8192, aoff = BUF_LEN - 8 * 1024 + (i % 64) * 8;
+		unsigned int flags;
 
 		seed = seed * 1103515245u + 12345;
 		ops[i] = (uint8_t)((seed >> 16) % 6);
 		lens[i] = (seed >> 8) % 8129; /* slot 63 of the READ half ends before the counter */
-		s = lsge(off, lens[i]);
-		memset(&wr, 0, sizeof(wr));
-		wr.wr_id = i;
-		wr.sg_list = &s;
-		wr.num_sge = 1;
 		/* the last of a batch is signaled: its CQE says the batch is done */
-		wr.send_flags = (i % 3 == 0 || ops[i] == 5 || i % 64 == 63 || i == N - 1) ?
-				IBV_SEND_SIGNALED : 0;
-		sig += wr.send_flags != 0;
-		wr.wr.rdma.remote_addr = (uintptr_t)bufs.r + off;
-		wr.wr.rdma.rkey = srnic_mr_rkey(bufs.rmr);
-		switch (ops[i]) {
-		case 0:
-			wr.opcode = IBV_WR_SEND;
+		flags = (i % 3 == 0 || ops[i] == 5 || i % 64 == 63 || i == N - 1) ?
+			IBV_SEND_SIGNALED : 0;
+		sig += flags != 0;
+		if (ops[i] <= 1)
 			e2e_bufs_recv(&bufs, E->qp[1], i, off, 8192);
-			nrecv++;
-			break;
-		case 1:
-			wr.opcode = IBV_WR_SEND_WITH_IMM;
-			wr.imm_data = rte_cpu_to_be_32(i);
-			e2e_bufs_recv(&bufs, E->qp[1], i, off, 8192);
-			nrecv++;
-			break;
-		case 2:
-			wr.opcode = IBV_WR_RDMA_WRITE;
-			break;
-		case 3:
-			wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-			wr.imm_data = rte_cpu_to_be_32(i);
+		if (ops[i] == 3)
 			e2e_bufs_recv(&bufs, E->qp[1], i, 0, 0);
-			nrecv++;
-			break;
-		case 4:
-			wr.opcode = IBV_WR_RDMA_READ;
-			wr.wr.rdma.remote_addr = (uintptr_t)bufs.r + BUF_LEN / 2 + off;
-			break;
-		default:
-			wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-			s = lsge(BUF_LEN - 8 * 1024 + (i % 64) * 8, 8);
-			wr.wr.atomic.remote_addr = (uintptr_t)counter;
-			wr.wr.atomic.rkey = srnic_mr_rkey(bufs.rmr);
-			wr.wr.atomic.compare_add = 1;
-			fadds++;
-			break;
-		}
-		e2e_post_send(0, &wr);
+		nrecv += ops[i] <= 1 || ops[i] == 3;
+		fadds += ops[i] == 5;
+		e2e_bufs_mix_post(&bufs, ops[i], i, ops[i] == 5 ? aoff : off,
+				  ops[i] == 5 ? 8 : lens[i], ops[i] == 4 ? BUF_LEN / 2 + off : off,
+				  counter, flags);
 		/* let it run sometimes, so data of the same slot is checked
 		 * before being reused: wait for everything every 64 WRs */
 		if (i % 64 == 63 || i == N - 1) {
