@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "perf.h"
+#include "srnic_hdr.h"
 
 static const char *const op_names[] = {
 	[PERF_OP_READ] = "read", [PERF_OP_WRITE] = "write", [PERF_OP_SEND] = "send",
@@ -77,6 +78,19 @@ parse_size(const char *s, uint32_t *out)
 	if (*end != '\0' || v > (1ull << 30))
 		return -1;
 	*out = (uint32_t)v;
+	return 0;
+}
+
+int
+perf_check_cq(const struct perf_conf *c)
+{
+	uint32_t per_lcore = (c->qps + c->nb_lcores - 1) / c->nb_lcores;
+
+	if ((uint64_t)per_lcore * c->depth > SRNIC_MAX_CQE) {
+		fprintf(stderr, "srnic-perf: %u QPs x depth %u on an lcore exceed a CQ (%u CQEs)\n",
+			per_lcore, c->depth, SRNIC_MAX_CQE);
+		return -1;
+	}
 	return 0;
 }
 
@@ -280,7 +294,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 			c->peer_cmdline = true;
 			break;
 		case O_PEER_PSN:
-			c->peer_psn = (uint32_t)strtoul(optarg, NULL, 0) & 0xFFFFFF;
+			c->peer_psn = (uint32_t)strtoul(optarg, NULL, 0) & SRNIC_PSN_MASK;
 			break;
 		case O_PEER_IP:
 			if (inet_pton(AF_INET, optarg, c->peer_ip) != 1)
@@ -316,9 +330,9 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 	}
 	if (c->unsignaled > c->depth)
 		c->unsignaled = c->depth; /* else the SQ fills before a CQE comes */
-	if (c->nb_lcores > c->qps)
-		c->nb_lcores = c->qps;
-	return 0;
+	if (c->nb_lcores > c->qps && c->role != PERF_ROLE_SERVER)
+		c->nb_lcores = c->qps; /* a server learns the QP count from its client */
+	return perf_check_cq(c);
 bad:
 	fprintf(stderr, "srnic-perf: bad value for an option: %s\n", optarg != NULL ? optarg : "");
 bad_usage:

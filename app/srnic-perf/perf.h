@@ -78,7 +78,6 @@ struct perf_result {
 	uint64_t bytes;
 	double seconds;
 	double gbps;
-	double gbps_peak;
 	double mops;
 	double lat_us[5];         /* min, p50, p99, p999, max */
 	double lat_avg_us;
@@ -92,6 +91,8 @@ struct perf_result {
 
 /* parameters.c */
 int perf_parse_args(int argc, char **argv, struct perf_conf *c);
+/** 0 if a CQ holds the completions of the QPs on one lcore, else -1 (printed). */
+int perf_check_cq(const struct perf_conf *c);
 const char *perf_op_name(enum perf_op op);
 
 /* setup.c: the endpoints and QPs of a run */

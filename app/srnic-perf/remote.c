@@ -32,6 +32,8 @@
 #include "perf.h"
 
 #define LINE_MAX_LEN 512
+/* "DONE" and every QP's WR count (at most 20 digits and a space each) */
+#define DONE_LINE_MAX (8 + PERF_MAX_QPS * 21)
 #define TCP_CONNECT_TRIES 100       /* 100 x 100 ms: the server may start later */
 
 static volatile sig_atomic_t force_quit;
@@ -306,6 +308,8 @@ perf_remote_setup(struct perf_env *env)
 			fprintf(stderr, "srnic-perf: bad HELLO from the client: %s\n", line);
 			return -EPROTO;
 		}
+		if (perf_check_cq(c) != 0)
+			return -EINVAL;
 		c->op = (enum perf_op)op;
 		c->mtu = (enum ibv_mtu)mtu;
 		c->nb_sizes = 1;
@@ -337,13 +341,13 @@ perf_remote_run_begin(struct perf_env *env, uint32_t size)
 int
 perf_remote_run_end(struct perf_env *env, uint32_t size, uint64_t *verify_errors)
 {
-	char line[LINE_MAX_LEN * 4];
+	char line[DONE_LINE_MAX];
 	size_t n;
 	uint32_t i;
 
 	RTE_SET_USED(size);
 	n = (size_t)snprintf(line, sizeof(line), "DONE");
-	for (i = 0; i < env->conf->qps && n < sizeof(line) - 24; i++)
+	for (i = 0; i < env->conf->qps; i++)
 		n += (size_t)snprintf(line + n, sizeof(line) - n, " %" PRIu64, env->qps[i].posted);
 	snprintf(line + n, sizeof(line) - n, "\n");
 	if (write(env->sock, line, strlen(line)) != (ssize_t)strlen(line) ||
@@ -367,7 +371,7 @@ int
 perf_serve(struct perf_env *env)
 {
 	struct perf_conf *c = env->conf;
-	char line[LINE_MAX_LEN * 4];
+	char line[DONE_LINE_MAX];
 	uint32_t size = env->max_size;
 
 	if (c->peer_cmdline) {
@@ -399,6 +403,10 @@ perf_serve(struct perf_env *env)
 
 			for (i = 0; i < c->qps; i++) {
 				posted[i] = strtoull(p, &end, 10);
+				if (end == p) {
+					fprintf(stderr, "srnic-perf: DONE without QP %u's count\n", i);
+					return -EPROTO;
+				}
 				p = end;
 			}
 			/* The last SENDs' RECV completions may still be queued. */

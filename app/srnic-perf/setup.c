@@ -114,7 +114,7 @@ perf_setup_qps(struct perf_env *env)
 {
 	struct perf_conf *c = env->conf;
 	uint32_t per_lcore = (c->qps + c->nb_lcores - 1) / c->nb_lcores;
-	size_t before = heap_used(), slot_bytes;
+	size_t before = heap_used(), slot_bytes, buf_bytes = 0;
 	unsigned int i, s;
 
 	for (i = 0; i < c->nb_sizes; i++)
@@ -122,9 +122,9 @@ perf_setup_qps(struct perf_env *env)
 	slot_bytes = RTE_MAX(env->max_size, 8u);
 	for (s = 0; s < 2; s++)
 		for (i = 0; env->dev[s] != NULL && i < c->nb_lcores; i++) {
+			/* each side completes one direction: at most depth per QP */
 			env->cq[s][i] = srnic_create_cq(env->dev[s],
-						       (int)RTE_MAX(PERF_CQE_MIN,
-								    per_lcore * c->depth * 2),
+						       (int)RTE_MAX(PERF_CQE_MIN, per_lcore * c->depth),
 						       srnic_dev_engine(env->dev[s], (uint16_t)i));
 			if (env->cq[s][i] == NULL)
 				return -ENOMEM;
@@ -150,8 +150,12 @@ perf_setup_qps(struct perf_env *env)
 
 			if (env->dev[s] == NULL)
 				continue;
+			size_t heap0;
+
 			q->qp[s] = srnic_create_qp(env->pd[s], &qa);
+			heap0 = heap_used();
 			q->buf[s] = buf_alloc(len, &q->buf_heap[s]);
+			buf_bytes += heap_used() - heap0; /* 0 when it came from the C heap */
 			if (q->qp[s] == NULL || q->buf[s] == NULL)
 				return -ENOMEM;
 			memset(q->buf[s], 0, len);
@@ -168,8 +172,7 @@ perf_setup_qps(struct perf_env *env)
 	}
 	/* Memory per QP: control objects of the local side(s), CQs shared,
 	 * data buffers apart (heap delta over the QP count). */
-	env->qp_mem = (heap_used() - before - (size_t)slot_bytes * c->depth * c->qps *
-		       ((env->dev[0] != NULL) + (env->dev[1] != NULL))) / c->qps;
+	env->qp_mem = (heap_used() - before - buf_bytes) / c->qps;
 	return 0;
 }
 

@@ -189,9 +189,7 @@ verify_done(struct req_worker *w, struct perf_qp *q, uint32_t n)
 	}
 }
 
-/* One pass of a requester worker: post what the depth allows, poll the
- * engine, poll the CQ. Returns 1 when its QPs are done, 0 to go on, or a
- * negative errno. */
+/* Put q on its worker's ready list (QPs with room to post), once. */
 static inline void
 ready_push(struct req_worker *w, struct perf_qp *q, uint32_t qi)
 {
@@ -318,7 +316,9 @@ post_recvs(struct perf_env *env, struct perf_qp *q)
 		uint32_t slot = q->recv_slot;
 		struct ibv_sge sge = { .addr = (uintptr_t)(q->buf[1] + (size_t)slot * slot_size),
 				       .length = slot_size, .lkey = srnic_mr_lkey(q->mr[1]) };
-		struct ibv_recv_wr wr = { .wr_id = q->recv_posted, .sg_list = &sge, .num_sge = 1 };
+		/* the QP's index: completions name it without a QPN lookup */
+		struct ibv_recv_wr wr = { .wr_id = (uint64_t)(q - env->qps), .sg_list = &sge,
+					  .num_sge = 1 };
 		struct ibv_recv_wr *bad;
 
 		if (srnic_post_recv(q->qp[1], &wr, &bad) != 0)
@@ -345,11 +345,13 @@ perf_resp_poll_once(struct perf_env *env, uint32_t size, uint64_t *verify_errors
 			continue;
 		n = srnic_poll_cq(env->cq[1][e], WC_BURST, wc);
 		for (k = 0; k < n; k++) {
-			/* QPNs of the responder side were handed out in order. */
-			uint32_t qi = wc[k].qp_num - srnic_qp_num(env->qps[0].qp[1]);
+			uint64_t qi = wc[k].wr_id; /* post_recvs() put the QP's index there */
 			struct perf_qp *q;
-			if (qi >= c->qps)
+
+			if (qi >= c->qps) {
+				(*verify_errors)++;
 				continue;
+			}
 			q = &env->qps[qi];
 			if (c->verify) {
 				const uint8_t *data =
@@ -361,7 +363,8 @@ perf_resp_poll_once(struct perf_env *env, uint32_t size, uint64_t *verify_errors
 			}
 			q->recv_run++;
 			q->recv_done++;
-			post_recvs(env, q);
+			if (post_recvs(env, q) != 0)
+				(*verify_errors)++; /* the RQ refused: the run will show it */
 		}
 	}
 }
@@ -381,8 +384,8 @@ perf_prepare_size(struct perf_env *env, uint32_t size)
 				fill_pattern(q->buf[1] + (size_t)s * slot_size, size, s);
 		if (c->op == PERF_OP_ATOMIC)
 			memset(q->buf[1], 0, 8);
-		if (c->op == PERF_OP_SEND)
-			post_recvs(env, q);
+		if (c->op == PERF_OP_SEND && post_recvs(env, q) != 0)
+			fprintf(stderr, "srnic-perf: qp %u: RECVs refused\n", i);
 	}
 }
 
@@ -552,10 +555,6 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 		q->post_slot = q->comp_slot = 0;
 		q->outstanding = q->unsig_run = 0;
 	}
-	if (local_resp)
-		perf_prepare_size(env, size);
-	else if (perf_remote_run_begin(env, size) != 0)
-		return -EIO;
 	RTE_LCORE_FOREACH_WORKER(lc)
 		lcores[nb_workers++] = lc;
 	/* Requester worker 0 is the main lcore, workers 1.. the next lcores;
@@ -566,6 +565,10 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 			c->nb_lcores, c->nb_lcores);
 		return -EINVAL;
 	}
+	if (local_resp)
+		perf_prepare_size(env, size);
+	else if (perf_remote_run_begin(env, size) != 0)
+		return -EIO;
 	for (i = 0; i < c->nb_lcores; i++) {
 		memset(&w[i], 0, sizeof(w[i]));
 		w[i].env = env;
@@ -582,8 +585,13 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 		else /* fault its pages in now, not inside the timed run */
 			memset(w[i].lat, 0, w[i].cap_lat * sizeof(uint64_t));
 		w[i].ready = malloc(c->qps * sizeof(uint32_t));
-		if (w[i].ready == NULL)
+		if (w[i].ready == NULL) {
+			for (q = 0; q <= i; q++)
+				free(w[q].lat);
+			for (q = 0; q < i; q++)
+				free(w[q].ready);
 			return -ENOMEM;
+		}
 		for (q = i; q < c->qps; q += c->nb_lcores) {
 			env->qps[q].in_ready = 1;
 			w[i].ready[w[i].nb_ready++] = q;
@@ -692,7 +700,6 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 	r->gbps = (double)r->bytes * 8 / r->seconds / 1e9;
 	r->mops = (double)r->msgs / r->seconds / 1e6;
 	lat_summary(w, c->nb_lcores, (double)hz, r);
-	r->gbps_peak = r->gbps;
 	r->qp_mem_bytes = env->qp_mem;
 	return rc;
 }

@@ -29,6 +29,7 @@ struct lossy_q {
 	const struct rte_eth_rxtx_callback *cb;
 	uint64_t rng;
 	uint64_t seq;                 /* packets seen on this queue */
+	struct srnic_lossy_stats st;  /* this queue's: each RX queue has its own lcore */
 	uint32_t nb_held;
 	struct held held[LOSSY_HOLD];
 };
@@ -38,7 +39,6 @@ struct srnic_lossy {
 	uint16_t nb_queues;
 	struct srnic_lossy_conf conf;
 	uint64_t delay_tsc;
-	struct srnic_lossy_stats st;
 	struct lossy_q q[LOSSY_MAX_QUEUES];
 };
 
@@ -139,7 +139,7 @@ lossy_rx(uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts, uint16_t nb, 
 		enum srnic_lossy_action a;
 
 		q->seq++;
-		l->st.n[SRNIC_LOSSY_PASS]++;
+		q->st.n[SRNIC_LOSSY_PASS]++;
 		if (out >= max) {
 			/* The burst is full (duplicates, released packets): keep
 			 * the rest for the next call rather than lose them. */
@@ -194,7 +194,7 @@ lossy_rx(uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts, uint16_t nb, 
 			break;
 		}
 		if (a != SRNIC_LOSSY_PASS)
-			l->st.n[a]++;
+			q->st.n[a]++;
 	}
 	return out;
 }
@@ -246,24 +246,38 @@ srnic_lossy_detach(struct srnic_lossy *l)
 {
 	uint16_t i;
 	uint32_t h;
+	int rc = 0;
 
 	if (l == NULL)
 		return -EINVAL;
 	for (i = 0; i < l->nb_queues; i++) {
-		rte_eth_remove_rx_callback(l->port_id, i, l->q[i].cb);
+		if (l->q[i].cb == NULL)
+			continue; /* removed by an earlier call */
+		if (rte_eth_remove_rx_callback(l->port_id, i, l->q[i].cb) != 0) {
+			rc = -EBUSY; /* still linked: it and l must stay */
+			continue;
+		}
 		for (h = 0; h < l->q[i].nb_held; h++)
 			rte_pktmbuf_free(l->q[i].held[h].m);
-	}
-	/* rte_eth_remove_rx_callback() unlinks but does not free: no lcore
-	 * polls the port now (the caller's promise), so both can go. */
-	for (i = 0; i < l->nb_queues; i++)
+		l->q[i].nb_held = 0;
+		/* unlinked but not freed by DPDK: no lcore polls the port now
+		 * (the caller's promise), so it can go */
 		rte_free((void *)(uintptr_t)l->q[i].cb);
-	rte_free(l);
-	return 0;
+		l->q[i].cb = NULL;
+	}
+	if (rc == 0)
+		rte_free(l);
+	return rc;
 }
 
 void
 srnic_lossy_get_stats(const struct srnic_lossy *l, struct srnic_lossy_stats *st)
 {
-	*st = l->st;
+	uint16_t i;
+	unsigned int a;
+
+	memset(st, 0, sizeof(*st));
+	for (i = 0; i < l->nb_queues; i++)
+		for (a = 0; a < SRNIC_LOSSY_ACTION_COUNT; a++)
+			st->n[a] += l->q[i].st.n[a];
 }

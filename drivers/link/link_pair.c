@@ -37,19 +37,35 @@ srnic_pair_create(struct srnic_pair *p, const char *name, uint16_t nb_engines, u
 		snprintf(dname, sizeof(dname), "%.12s%c", name, 'a' + i);
 		c.name = dname;
 		p->dev[i] = srnic_dev_create(&c);
-		if (p->dev[i] == NULL)
-			return -rte_errno;
+		if (p->dev[i] == NULL) {
+			rc = -rte_errno;
+			goto fail;
+		}
 		p->pd[i] = srnic_alloc_pd(p->dev[i]);
-		if (p->pd[i] == NULL)
-			return -rte_errno;
+		if (p->pd[i] == NULL) {
+			rc = -rte_errno;
+			goto fail;
+		}
 	}
 	for (i = 0; i < 2; i++) {
-		srnic_dev_gid(p->dev[1 - i], 1, &gid);
-		rc = srnic_dev_add_neigh(p->dev[i], &gid, &mac[1 - i]);
+		rc = srnic_dev_gid(p->dev[1 - i], 1, &gid);
+		if (rc == 0)
+			rc = srnic_dev_add_neigh(p->dev[i], &gid, &mac[1 - i]);
 		if (rc != 0)
-			return rc;
+			goto fail;
 	}
 	return 0;
+fail:
+	/* what was made goes (the ring ports stay: the EAL owns them) */
+	for (i = 0; i < 2; i++) {
+		if (p->pd[i] != NULL)
+			srnic_dealloc_pd(p->pd[i]);
+		if (p->dev[i] != NULL)
+			srnic_dev_destroy(p->dev[i]);
+		p->pd[i] = NULL;
+		p->dev[i] = NULL;
+	}
+	return rc;
 }
 
 int

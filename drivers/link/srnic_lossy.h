@@ -64,7 +64,9 @@ struct srnic_lossy;
  * Returns NULL and sets rte_errno (EINVAL, ENOMEM) on failure.
  */
 struct srnic_lossy *srnic_lossy_attach(uint16_t port_id, const struct srnic_lossy_conf *conf);
-/** Remove it (no lcore may poll the port meanwhile); held packets are freed. */
+/** Remove it (no lcore may poll the port meanwhile); held packets are freed.
+ * Returns 0, or -EBUSY if DPDK kept a queue's callback (then l stays valid
+ * and a later call retries). Counters are per RX queue, summed on read. */
 int srnic_lossy_detach(struct srnic_lossy *l);
 void srnic_lossy_get_stats(const struct srnic_lossy *l, struct srnic_lossy_stats *st);
 /** Name of an action, e.g. "drop". */

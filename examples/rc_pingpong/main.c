@@ -29,6 +29,7 @@
 
 #include "srnic.h"
 #include "srnic_pair.h"
+#include "srnic_hdr.h"
 
 #define PP_MSG_LEN 52               /* sizeof "0000:000000:000000:" + 32 hex + NUL */
 #define PP_RECV_WRID 1
@@ -236,7 +237,7 @@ main(int argc, char **argv)
 	p.mr = srnic_reg_mr(p.pd, p.buf, p.size, IBV_ACCESS_LOCAL_WRITE);
 	if (p.mr == NULL)
 		return 1;
-	peer.my_psn = (uint32_t)(rte_rdtsc() & 0xFFFFFF);
+	peer.my_psn = (uint32_t)(rte_rdtsc() & SRNIC_PSN_MASK);
 	srnic_dev_gid(p.dev, 1, &gid);
 	gid_to_wire(&gid, wgid);
 	snprintf(mine, sizeof(mine), "%04x:%06x:%06x:%s", 0, srnic_qp_num(p.qp), peer.my_psn, wgid);

@@ -156,8 +156,8 @@ main(int argc, char **argv)
 	       wc.opcode == IBV_WC_RDMA_READ ? "RDMA_READ" : "?", wc.byte_len, size, bad);
 	printf("  A's next request will take PSN %u; READ responses sent zero-copy: %" PRId64
 	       " segments attached, %" PRId64 " copied; ACK packets sent by B: %" PRId64 "\n",
-	       (WALK_PSN + (size == 0 ? 1 : (size + (128u << qc.path_mtu) - 1) /
-					     (128u << qc.path_mtu))) & 0xFFFFFF,
+	       srnic_psn_add(WALK_PSN, size == 0 ? 1 : (size + (128u << qc.path_mtu) - 1) /
+							   (128u << qc.path_mtu)),
 	       srnic_dev_stat(p.dev[1], "resp_zc_segs"),
 	       srnic_dev_stat(p.dev[1], "resp_zc_copy_fallback"),
 	       srnic_dev_stat(p.dev[1], "resp_ack_sent"));
