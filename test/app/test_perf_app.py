@@ -125,6 +125,9 @@ rc, out, err = run(["--help"], "perf_help")
 check("--help documents the options", rc == 0 and "--op" in out and "--peer-qpn" in out, err)
 rc, out, err = run(["--op", "nope"], "perf_bad")
 check("bad option: non-zero", rc != 0)
+rc, out, err = run(["--qps", "128", "--depth", "1024", "--iters", "10"], "perf_cq")
+check("more completions per lcore than a CQ holds: refused up front",
+      rc != 0 and "exceed a CQ" in err, out[-300:] + err[-300:])
 
 
 # 6. two processes over net_memif: server + client, TCP exchange on loopback
