@@ -3,39 +3,74 @@
 # The issue-5 benchmark set on the embedded pair (2 lcores: requester on the
 # first, responder on the second; hugepages when reserved), one JSON line per
 # figure, then a summary table. Figures and ratios in doc/performance.md.
-#   test/bench/perf-targets.sh [EXTRA_EAL_ARGS...]
+#   test/bench/perf-targets.sh [--runs N] [EXTRA_EAL_ARGS...]
+# With --runs N the whole set runs N times in a row and the table gives, for
+# each figure, the median of the N runs (ratios: the median of each run's
+# ratio to the floor measured in that run) and every run's value.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 perf=build/app/srnic-perf/srnic-perf
 [ -x "$perf" ] || { echo "build first: usertools/srnic build" >&2; exit 1; }
+runs=1
+if [ "${1:-}" = "--runs" ]; then
+	runs=$2
+	shift 2
+	[[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "--runs wants a positive count" >&2; exit 1; }
+fi
 eal=(-l 0,1 --no-pci --file-prefix srnic-targets --log-level=lib.eal:error "$@")
 out=$(mktemp)
+trap 'rm -f "$out"' EXIT
 run() { "$perf" "${eal[@]}" -- --quiet --json "$@" | grep '^{' | tee -a "$out"; }
 
-run --op read --size 64K --qps 1 --depth 16 --iters 100000 --floors
-run --op read --size 64 --qps 8 --depth 16 --iters 4000000 --floors
-run --op read --size 64 --lat --iters 200000
-for op in write send; do
-	run --op $op --size 64K --qps 1 --depth 16 --iters 100000 --floors
-	run --op $op --size 64 --qps 8 --depth 16 --iters 4000000 --floors
-	run --op $op --size 64 --lat --iters 200000
+for ((r = 1; r <= runs; r++)); do
+	[ "$runs" -gt 1 ] && echo "--- run $r of $runs ($(date -u +%H:%M:%S) UTC)"
+	run --op read --size 64K --qps 1 --depth 16 --iters 100000 --floors
+	run --op read --size 64 --qps 8 --depth 16 --iters 4000000 --floors
+	run --op read --size 64 --lat --iters 200000
+	for op in write send; do
+		run --op $op --size 64K --qps 1 --depth 16 --iters 100000 --floors
+		run --op $op --size 64 --qps 8 --depth 16 --iters 4000000 --floors
+		run --op $op --size 64 --lat --iters 200000
+	done
+	for q in 1 8 64 1024; do
+		run --op read --size 64 --qps $q --depth 16 --iters 2000000
+	done
 done
-for q in 1 8 64 1024; do
-	run --op read --size 64 --qps $q --depth 16 --iters 2000000
-done
-/usr/bin/python3 - "$out" <<'PY'
-import json, sys
+/usr/bin/python3 - "$out" "$runs" <<'PY'
+import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
+runs = int(sys.argv[2])
+per = len(rows) // runs
+sets = [rows[i * per:(i + 1) * per] for i in range(runs)]
+med = statistics.median
+
+def big(r):
+    return r["size"] >= 4096
+
+def fig(r):  # the figure a row is about: Gb/s for large messages, else M/s
+    return r["gbps"] if big(r) else r["mops"]
+
 print(f"{'op':6} {'size':>6} {'qps':>5} {'depth':>5} {'Gb/s':>8} {'M/s':>7} {'p50 us':>8} {'p99 us':>8} "
-      f"{'floor':>8} {'ratio':>6} {'B/QP':>7} {'busy A/B %':>11}")
-for r in rows:
+      f"{'floor':>8} {'ratio':>6} {'B/QP':>7} {'busy A/B %':>11}" + ("  runs" if runs > 1 else ""))
+for i in range(per):
+    rs = [s[i] for s in sets]
+    r0 = rs[0]
     floor, ratio = "", ""
-    if "floor_gbps" in r:
-        big = r["size"] >= 4096
-        floor = f"{r['floor_gbps']:.1f}G" if big else f"{r['floor_mpps']:.2f}M"
-        ratio = f"{r['ratio_gbps']:.3f}" if big else f"{r['ratio_mpps']:.3f}"
-    print(f"{r['op']:6} {r['size']:>6} {r['qps']:>5} {r['depth']:>5} {r['gbps']:>8.2f} {r['mops']:>7.3f} "
-          f"{r['lat_us']['p50']:>8.2f} {r['lat_us']['p99']:>8.2f} {floor:>8} {ratio:>6} {r['qp_mem_bytes']:>7} "
-          f"{'%.0f/%.0f' % (r['busy_pct']['req'], r['busy_pct']['resp']) if 'busy_pct' in r else '':>11}")
+    if "floor_gbps" in r0:
+        if big(r0):
+            floor = f"{med(r['floor_gbps'] for r in rs):.1f}G"
+            ratio = f"{med(r['ratio_gbps'] for r in rs):.3f}"
+        else:
+            floor = f"{med(r['floor_mpps'] for r in rs):.2f}M"
+            ratio = f"{med(r['ratio_mpps'] for r in rs):.3f}"
+    busy = ""
+    if all("busy_pct" in r for r in rs):
+        busy = "%.0f/%.0f" % (med(r["busy_pct"]["req"] for r in rs), med(r["busy_pct"]["resp"] for r in rs))
+    line = (f"{r0['op']:6} {r0['size']:>6} {r0['qps']:>5} {r0['depth']:>5} "
+            f"{med(r['gbps'] for r in rs):>8.2f} {med(r['mops'] for r in rs):>7.3f} "
+            f"{med(r['lat_us']['p50'] for r in rs):>8.2f} {med(r['lat_us']['p99'] for r in rs):>8.2f} "
+            f"{floor:>8} {ratio:>6} {r0['qp_mem_bytes']:>7} {busy:>11}")
+    if runs > 1:
+        line += "  " + " / ".join(f"{fig(r):.2f}" for r in rs)
+    print(line)
 PY
-rm -f "$out"
