@@ -4,13 +4,22 @@
  * - bandwidth: the per-byte work no RoCE endpoint avoids, ICRC over the
  *   payload (ISA-L) plus one memcpy into the destination;
  * - message rate: DPDK's plain mbuf round trip (alloc, TX, RX, TX back, RX,
- *   free) on a net_ring pair of its own, one lcore.
+ *   free) on a net_ring pair of its own, one lcore;
+ * - message rate across two lcores: the mbufs one message moves, carried
+ *   between the two lcores the engines use, on a net_ring pair of its own,
+ *   nothing built or read: a request of one mbuf, an answer of three
+ *   segments (header, an external-buffer attachment, trailer) for a READ,
+ *   the other way round for a WRITE or SEND, one mbuf each way for an
+ *   atomic. What the in-process pair costs before any RoCE work.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <isa-l/crc.h>
 #include <rte_cycles.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
@@ -21,6 +30,14 @@
 #define FLOOR_BUF (4u << 20)
 #define FLOOR_RT_PKTS (1u << 20)
 #define FLOOR_BURST 32
+#define FLOOR_XC_MSGS (1u << 20)     /* messages per repetition, two lcores */
+#define FLOOR_XC_WINDOW 128          /* in flight: 8 QPs x 16 */
+#define FLOOR_XC_MBUFS 4095
+#define FLOOR_XC_HDR 58              /* Ethernet .. AETH of a READ response */
+#define FLOOR_XC_REQ 74              /* Ethernet .. RETH + ICRC of a READ request */
+#define FLOOR_XC_TRAILER 4
+#define FLOOR_XC_PAYLOAD 64
+#define FLOOR_XC_CREDITS 64          /* shinfo references taken at a time, as the engine */
 
 static int
 cmp_d(const void *a, const void *b)
@@ -113,6 +130,162 @@ perf_floor_mpps(void)
 			done += n;
 		}
 		g[r] = (double)done * rte_get_tsc_hz() / (double)(rte_rdtsc() - t0) / 1e6;
+	}
+	qsort(g, FLOOR_REPS, sizeof(g[0]), cmp_d);
+	return g[FLOOR_REPS / 2];
+}
+
+/* ---- the two-lcore floor ---- */
+
+struct xc_floor {
+	uint16_t port[2];                /* side A (this lcore), side B (worker) */
+	struct rte_mempool *pool[2];     /* direct mbufs of each side */
+	struct rte_mempool *ext_pool;    /* side B's attachments (READ shape) */
+	struct rte_mempool *ext_pool_a;  /* side A's (WRITE/SEND shape) */
+	uint8_t *payload;
+	rte_iova_t payload_iova;
+	struct rte_mbuf_ext_shared_info shinfo;
+	uint32_t credits[2];
+	uint8_t chain[2];                /* side s sends 3-segment chains */
+	volatile bool stop;
+};
+
+static void
+xc_noop_free(void *addr __rte_unused, void *opaque __rte_unused)
+{
+}
+
+/* A message of side s: one mbuf, or header + attachment + trailer. */
+static struct rte_mbuf *
+xc_build(struct xc_floor *x, int s)
+{
+	struct rte_mempool *ep = s == 0 ? x->ext_pool_a : x->ext_pool;
+	struct rte_mbuf *h, *e, *t;
+
+	h = rte_pktmbuf_alloc(x->pool[s]);
+	if (h == NULL)
+		return NULL;
+	if (!x->chain[s]) {
+		rte_pktmbuf_append(h, FLOOR_XC_REQ);
+		return h;
+	}
+	rte_pktmbuf_append(h, FLOOR_XC_HDR);
+	e = rte_pktmbuf_alloc(ep);
+	t = rte_pktmbuf_alloc(x->pool[s]);
+	if (e == NULL || t == NULL) {
+		rte_pktmbuf_free(h);
+		rte_pktmbuf_free(e);
+		rte_pktmbuf_free(t);
+		return NULL;
+	}
+	if (x->credits[s] == 0) {
+		__atomic_add_fetch(&x->shinfo.refcnt, FLOOR_XC_CREDITS, __ATOMIC_ACQ_REL);
+		x->credits[s] = FLOOR_XC_CREDITS;
+	}
+	x->credits[s]--;
+	rte_pktmbuf_attach_extbuf(e, x->payload, x->payload_iova, FLOOR_XC_PAYLOAD, &x->shinfo);
+	e->data_len = FLOOR_XC_PAYLOAD;
+	e->pkt_len = FLOOR_XC_PAYLOAD;
+	rte_pktmbuf_append(t, FLOOR_XC_TRAILER);
+	rte_pktmbuf_chain(h, e);
+	rte_pktmbuf_chain(h, t);
+	return h;
+}
+
+/* Side B: answer every message with one of its own until told to stop. */
+static int
+xc_side_b(void *arg)
+{
+	struct xc_floor *x = arg;
+	struct rte_mbuf *rx[FLOOR_BURST], *tx[FLOOR_BURST];
+
+	while (!x->stop) {
+		uint16_t n = rte_eth_rx_burst(x->port[1], 0, rx, FLOOR_BURST), k, sent;
+
+		for (k = 0; k < n; k++) {
+			tx[k] = xc_build(x, 1);
+			if (tx[k] == NULL)
+				break;
+		}
+		rte_pktmbuf_free_bulk(rx, n);
+		sent = rte_eth_tx_burst(x->port[1], 0, tx, k);
+		rte_pktmbuf_free_bulk(tx + sent, k - sent);
+	}
+	return 0;
+}
+
+/* Side A: FLOOR_XC_WINDOW messages in flight; returns answers per second,
+ * or 0 if a message was lost. */
+static double
+xc_side_a(struct xc_floor *x)
+{
+	struct rte_mbuf *m[FLOOR_BURST];
+	uint64_t sent = 0, done = 0, t0 = rte_rdtsc();
+	uint64_t give_up = t0 + 10 * rte_get_tsc_hz();
+
+	while (done < FLOOR_XC_MSGS) {
+		uint16_t n, k;
+
+		for (k = 0; k < FLOOR_BURST && sent + k < FLOOR_XC_MSGS &&
+			    sent + k - done < FLOOR_XC_WINDOW; k++) {
+			m[k] = xc_build(x, 0);
+			if (m[k] == NULL)
+				break;
+		}
+		n = rte_eth_tx_burst(x->port[0], 0, m, k);
+		rte_pktmbuf_free_bulk(m + n, k - n);
+		sent += n;
+		n = rte_eth_rx_burst(x->port[0], 0, m, FLOOR_BURST);
+		rte_pktmbuf_free_bulk(m, n);
+		done += n;
+		if (n == 0 && rte_rdtsc() > give_up)
+			return 0;
+	}
+	return (double)done * rte_get_tsc_hz() / (double)(rte_rdtsc() - t0) / 1e6;
+}
+
+double
+perf_floor_xcore_mpps(enum perf_op op)
+{
+	static struct xc_floor x;
+	static bool made;
+	unsigned int lcore = rte_get_next_lcore(rte_lcore_id(), 1, 0);
+	double g[FLOOR_REPS];
+	int r;
+
+	if (lcore >= RTE_MAX_LCORE || rte_eal_get_lcore_state(lcore) != WAIT)
+		return 0; /* needs a second lcore */
+	if (!made) {
+		x.pool[0] = rte_pktmbuf_pool_create("perf_xfa", FLOOR_XC_MBUFS, 256, 0, 256,
+						    rte_socket_id());
+		x.pool[1] = rte_pktmbuf_pool_create("perf_xfb", FLOOR_XC_MBUFS, 256, 0, 256,
+						    rte_socket_id());
+		x.ext_pool = rte_pktmbuf_pool_create("perf_xfe", FLOOR_XC_MBUFS, 256, 0, 0,
+						     rte_socket_id());
+		x.ext_pool_a = rte_pktmbuf_pool_create("perf_xfea", FLOOR_XC_MBUFS, 256, 0, 0,
+						       rte_socket_id());
+		x.payload = rte_zmalloc("perf_xfp", FLOOR_XC_PAYLOAD, RTE_CACHE_LINE_SIZE);
+		if (x.pool[0] == NULL || x.pool[1] == NULL || x.ext_pool == NULL ||
+		    x.ext_pool_a == NULL || x.payload == NULL ||
+		    srnic_link_ring_pair("perfxfloor", 1, 4096, &x.port[0], &x.port[1]) != 0 ||
+		    floor_port(x.port[0], x.pool[0]) != 0 || floor_port(x.port[1], x.pool[1]) != 0)
+			return 0;
+		x.payload_iova = rte_malloc_virt2iova(x.payload);
+		x.shinfo.free_cb = xc_noop_free;
+		rte_mbuf_ext_refcnt_set(&x.shinfo, 1); /* ours, never dropped */
+		made = true;
+	}
+	x.chain[0] = op == PERF_OP_WRITE || op == PERF_OP_SEND;
+	x.chain[1] = op == PERF_OP_READ;
+	for (r = 0; r < FLOOR_REPS; r++) {
+		x.stop = false;
+		if (rte_eal_remote_launch(xc_side_b, &x, lcore) != 0)
+			return 0;
+		g[r] = xc_side_a(&x);
+		x.stop = true;
+		rte_eal_wait_lcore(lcore);
+		if (g[r] == 0)
+			return 0;
 	}
 	qsort(g, FLOOR_REPS, sizeof(g[0]), cmp_d);
 	return g[FLOOR_REPS / 2];

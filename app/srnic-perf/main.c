@@ -16,7 +16,7 @@ main(int argc, char **argv)
 	struct perf_conf conf;
 	struct perf_env env;
 	struct perf_result r;
-	double floor_mpps = 0;
+	double floor_mpps = 0, floor_xc_mpps = 0;
 	unsigned int i;
 	int rc, failed = 0;
 
@@ -37,14 +37,17 @@ main(int argc, char **argv)
 		perf_teardown(&env);
 		return rc == 0 ? 0 : 1;
 	}
-	if (conf.floors)
+	if (conf.floors) {
 		floor_mpps = perf_floor_mpps();
+		floor_xc_mpps = perf_floor_xcore_mpps(conf.op);
+	}
 	perf_print_header(&conf);
 	for (i = 0; i < conf.nb_sizes; i++) {
 		rc = perf_run(&env, conf.sizes[i], &r);
 		if (conf.floors) {
 			r.floor_gbps = perf_floor_gbps(conf.sizes[i]);
 			r.floor_mpps = floor_mpps;
+			r.floor_xc_mpps = floor_xc_mpps;
 		}
 		perf_print_result(&conf, &r);
 		if (rc != 0 || r.errors != 0 || r.verify_errors != 0) {

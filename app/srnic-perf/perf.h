@@ -85,6 +85,7 @@ struct perf_result {
 	uint64_t verify_errors;
 	double floor_gbps;        /* ICRC + memcpy per byte, same size, same run */
 	double floor_mpps;        /* plain mbuf round trip on a net_ring pair */
+	double floor_xc_mpps;     /* the op's mbufs carried across the two lcores */
 	size_t qp_mem_bytes;      /* memory per QP (both sides' objects and buffers) */
 	double busy_pct[2];       /* engine busy share during the run, side A / B; < 0: remote */
 };
@@ -172,5 +173,6 @@ double perf_percentile(uint64_t *sorted, size_t n, double p);
 /* floor.c */
 double perf_floor_gbps(uint32_t size);
 double perf_floor_mpps(void);
+double perf_floor_xcore_mpps(enum perf_op op);
 
 #endif

@@ -51,6 +51,9 @@ perf_print_result(const struct perf_conf *c, const struct perf_result *r)
 			       "\"ratio_mpps\":%.4f",
 			       r->floor_gbps, r->gbps / r->floor_gbps, r->floor_mpps,
 			       r->floor_mpps > 0 ? r->mops / r->floor_mpps : 0.0);
+		if (r->floor_xc_mpps > 0)
+			printf(",\"floor_xc_mpps\":%.3f,\"ratio_xc_mpps\":%.4f", r->floor_xc_mpps,
+			       r->mops / r->floor_xc_mpps);
 		if (r->busy_pct[0] >= 0 && r->busy_pct[1] >= 0)
 			printf(",\"busy_pct\":{\"req\":%.1f,\"resp\":%.1f}", r->busy_pct[0],
 			       r->busy_pct[1]);
@@ -66,6 +69,10 @@ perf_print_result(const struct perf_conf *c, const struct perf_result *r)
 		       "%.3f M/s -> ratio %.3f\n",
 		       r->floor_gbps, r->gbps / r->floor_gbps, r->floor_mpps,
 		       r->floor_mpps > 0 ? r->mops / r->floor_mpps : 0.0);
+	if (r->floor_xc_mpps > 0)
+		printf("   floor across the two lcores (this op's mbufs carried, nothing built): "
+		       "%.3f M/s -> ratio %.3f\n",
+		       r->floor_xc_mpps, r->mops / r->floor_xc_mpps);
 	if (r->busy_pct[0] >= 0 && r->busy_pct[1] >= 0)
 		printf("   engine busy: requester side %.1f%%, responder side %.1f%%\n",
 		       r->busy_pct[0], r->busy_pct[1]);

@@ -76,6 +76,21 @@ r = json_lines(out)
 check("duration + 2 requester lcores", rc == 0 and r and r[0]["msgs"] > 0 and
       0.4 < r[0]["seconds"] < 5, out + err)
 
+# 2b. floors: measured in the same process, each ratio the figure over its floor
+rc, out, err = run(["--op", "read", "--size", "64", "--qps", "2", "--depth", "8", "--iters", "3000",
+                    "--floors", "--json"], "perf_floors")
+r = json_lines(out)
+check("floors: exit 0, one line", rc == 0 and len(r) == 1, out + err)
+if r:
+    r = r[0]
+    check("floors: all three measured",
+          all(r.get(k, 0) > 0 for k in ("floor_gbps", "floor_mpps", "floor_xc_mpps")), str(r))
+    check("floors: ratios are figure / floor",
+          all(abs(r.get(rk, -1) - r[fk] / r.get(f, 1)) < 1e-3 * max(1.0, r[fk] / r.get(f, 1))
+              for rk, fk, f in (("ratio_gbps", "gbps", "floor_gbps"),
+                                ("ratio_mpps", "mops", "floor_mpps"),
+                                ("ratio_xc_mpps", "mops", "floor_xc_mpps"))), str(r))
+
 # 3. the READ walk: --trace prints each packet and the CQE
 rc, out, err = run(["--op", "read", "--size", "8192", "--iters", "1", "--depth", "1",
                     "--trace", "--quiet"], "perf_trace")

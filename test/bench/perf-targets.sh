@@ -6,7 +6,9 @@
 #   test/bench/perf-targets.sh [--runs N] [EXTRA_EAL_ARGS...]
 # With --runs N the whole set runs N times in a row and the table gives, for
 # each figure, the median of the N runs (ratios: the median of each run's
-# ratio to the floor measured in that run) and every run's value.
+# ratio to the floor measured in that run) and every run's value. xfloor /
+# xratio: the floor across the two lcores (the op's mbufs carried between
+# them, nothing built or read) for the message-rate rows.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 perf=build/app/srnic-perf/srnic-perf
@@ -51,7 +53,7 @@ def fig(r):  # the figure a row is about: Gb/s for large messages, else M/s
     return r["gbps"] if big(r) else r["mops"]
 
 print(f"{'op':6} {'size':>6} {'qps':>5} {'depth':>5} {'Gb/s':>8} {'M/s':>7} {'p50 us':>8} {'p99 us':>8} "
-      f"{'floor':>8} {'ratio':>6} {'B/QP':>7} {'busy A/B %':>11}" + ("  runs" if runs > 1 else ""))
+      f"{'floor':>8} {'ratio':>6} {'xfloor':>7} {'xratio':>6} {'B/QP':>7} {'busy A/B %':>11}" + ("  runs" if runs > 1 else ""))
 for i in range(per):
     rs = [s[i] for s in sets]
     r0 = rs[0]
@@ -63,13 +65,17 @@ for i in range(per):
         else:
             floor = f"{med(r['floor_mpps'] for r in rs):.2f}M"
             ratio = f"{med(r['ratio_mpps'] for r in rs):.3f}"
+    xfloor, xratio = "", ""
+    if not big(r0) and all("floor_xc_mpps" in r for r in rs):
+        xfloor = f"{med(r['floor_xc_mpps'] for r in rs):.2f}M"
+        xratio = f"{med(r['ratio_xc_mpps'] for r in rs):.3f}"
     busy = ""
     if all("busy_pct" in r for r in rs):
         busy = "%.0f/%.0f" % (med(r["busy_pct"]["req"] for r in rs), med(r["busy_pct"]["resp"] for r in rs))
     line = (f"{r0['op']:6} {r0['size']:>6} {r0['qps']:>5} {r0['depth']:>5} "
             f"{med(r['gbps'] for r in rs):>8.2f} {med(r['mops'] for r in rs):>7.3f} "
             f"{med(r['lat_us']['p50'] for r in rs):>8.2f} {med(r['lat_us']['p99'] for r in rs):>8.2f} "
-            f"{floor:>8} {ratio:>6} {r0['qp_mem_bytes']:>7} {busy:>11}")
+            f"{floor:>8} {ratio:>6} {xfloor:>7} {xratio:>6} {r0['qp_mem_bytes']:>7} {busy:>11}")
     if runs > 1:
         line += "  " + " / ".join(f"{fig(r):.2f}" for r in rs)
     print(line)
