@@ -140,8 +140,7 @@ perf_floor_mpps(void)
 struct xc_floor {
 	uint16_t port[2];                /* side A (this lcore), side B (worker) */
 	struct rte_mempool *pool[2];     /* direct mbufs of each side */
-	struct rte_mempool *ext_pool;    /* side B's attachments (READ shape) */
-	struct rte_mempool *ext_pool_a;  /* side A's (WRITE/SEND shape) */
+	struct rte_mempool *ext_pool[2]; /* attachments of each side (no data room) */
 	uint8_t *payload;
 	rte_iova_t payload_iova;
 	struct rte_mbuf_ext_shared_info shinfo;
@@ -159,7 +158,6 @@ xc_noop_free(void *addr __rte_unused, void *opaque __rte_unused)
 static struct rte_mbuf *
 xc_build(struct xc_floor *x, int s)
 {
-	struct rte_mempool *ep = s == 0 ? x->ext_pool_a : x->ext_pool;
 	struct rte_mbuf *h, *e, *t;
 
 	h = rte_pktmbuf_alloc(x->pool[s]);
@@ -170,7 +168,7 @@ xc_build(struct xc_floor *x, int s)
 		return h;
 	}
 	rte_pktmbuf_append(h, FLOOR_XC_HDR);
-	e = rte_pktmbuf_alloc(ep);
+	e = rte_pktmbuf_alloc(x->ext_pool[s]);
 	t = rte_pktmbuf_alloc(x->pool[s]);
 	if (e == NULL || t == NULL) {
 		rte_pktmbuf_free(h);
@@ -260,13 +258,13 @@ perf_floor_xcore_mpps(enum perf_op op)
 						    rte_socket_id());
 		x.pool[1] = rte_pktmbuf_pool_create("perf_xfb", FLOOR_XC_MBUFS, 256, 0, 256,
 						    rte_socket_id());
-		x.ext_pool = rte_pktmbuf_pool_create("perf_xfe", FLOOR_XC_MBUFS, 256, 0, 0,
-						     rte_socket_id());
-		x.ext_pool_a = rte_pktmbuf_pool_create("perf_xfea", FLOOR_XC_MBUFS, 256, 0, 0,
-						       rte_socket_id());
+		x.ext_pool[0] = rte_pktmbuf_pool_create("perf_xfea", FLOOR_XC_MBUFS, 256, 0, 0,
+							rte_socket_id());
+		x.ext_pool[1] = rte_pktmbuf_pool_create("perf_xfeb", FLOOR_XC_MBUFS, 256, 0, 0,
+							rte_socket_id());
 		x.payload = rte_zmalloc("perf_xfp", FLOOR_XC_PAYLOAD, RTE_CACHE_LINE_SIZE);
-		if (x.pool[0] == NULL || x.pool[1] == NULL || x.ext_pool == NULL ||
-		    x.ext_pool_a == NULL || x.payload == NULL ||
+		if (x.pool[0] == NULL || x.pool[1] == NULL || x.ext_pool[0] == NULL ||
+		    x.ext_pool[1] == NULL || x.payload == NULL ||
 		    srnic_link_ring_pair("perfxfloor", 1, 4096, &x.port[0], &x.port[1]) != 0 ||
 		    floor_port(x.port[0], x.pool[0]) != 0 || floor_port(x.port[1], x.pool[1]) != 0)
 			return 0;
