@@ -106,8 +106,8 @@ srnic_pkt_xmit(struct srnic_engine *eng, struct rte_mbuf *m)
 }
 
 enum srnic_key_err
-srnic_sge_copy_in(struct srnic_qp *qp, const struct ibv_sge *sge, unsigned int nsge, uint64_t off,
-		  const struct srnic_pkt *pkt, uint32_t len)
+srnic_sge_copy_in_sgl(struct srnic_qp *qp, const struct ibv_sge *sge, unsigned int nsge,
+		      uint64_t off, const struct srnic_pkt *pkt, uint32_t len)
 {
 	uint32_t done = 0;
 	unsigned int i;

@@ -159,11 +159,29 @@ int srnic_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_
 /* Pad, ICRC, lengths, then queue for TX. Frees m on failure. */
 int srnic_pkt_xmit(struct srnic_engine *eng, struct rte_mbuf *m);
 
+/* srnic_sge_copy_in() for any scatter list and offset. */
+enum srnic_key_err srnic_sge_copy_in_sgl(struct srnic_qp *qp, const struct ibv_sge *sge,
+					 unsigned int nsge, uint64_t off,
+					 const struct srnic_pkt *pkt, uint32_t len);
+
 /* Copy len bytes of pkt's payload into the scatter list at message offset
- * off, checking every piece against the keys (local write). */
-enum srnic_key_err srnic_sge_copy_in(struct srnic_qp *qp, const struct ibv_sge *sge,
-				     unsigned int nsge, uint64_t off, const struct srnic_pkt *pkt,
-				     uint32_t len);
+ * off, checking every piece against the keys (local write). The common case,
+ * one SGE holding the whole piece, is one key check and one copy, inline. */
+static inline enum srnic_key_err
+srnic_sge_copy_in(struct srnic_qp *qp, const struct ibv_sge *sge, unsigned int nsge, uint64_t off,
+		  const struct srnic_pkt *pkt, uint32_t len)
+{
+	struct srnic_mr *mr;
+	enum srnic_key_err ke;
+
+	if (unlikely(nsge != 1 || len == 0 || off >= sge->length || len > sge->length - off))
+		return srnic_sge_copy_in_sgl(qp, sge, nsge, off, pkt, len);
+	ke = srnic_mr_check(qp->dev, qp->pd, sge->lkey, IBV_ACCESS_LOCAL_WRITE, sge->addr + off,
+			    len, &mr);
+	if (likely(ke == SRNIC_KEY_OK))
+		srnic_pkt_copy_payload(pkt, 0, (void *)(uintptr_t)(sge->addr + off), len);
+	return ke;
+}
 
 /* Add a completion; on CQ overflow the QP goes to ERR. */
 void srnic_qp_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
