@@ -82,7 +82,10 @@ fill_wr(struct req_worker *w, struct perf_qp *q, uint32_t qi, uint64_t idx, uint
 	uint32_t slot_size = RTE_MAX(w->env->max_size, 8u);
 	uint8_t *local = q->buf[0] + (size_t)slot * slot_size;
 
-	memset(wr, 0, sizeof(*wr));
+	/* the fields srnic_post_send() reads for these opcodes, each set here:
+	 * no memset of the whole WR per post */
+	wr->next = NULL;
+	wr->imm_data = 0;
 	sge->addr = (uintptr_t)local;
 	sge->length = w->size;
 	sge->lkey = srnic_mr_lkey(q->mr[0]);
@@ -114,6 +117,7 @@ fill_wr(struct req_worker *w, struct perf_qp *q, uint32_t qi, uint64_t idx, uint
 		wr->wr.atomic.remote_addr = q->peer_va; /* one counter per QP */
 		wr->wr.atomic.rkey = q->peer_rkey;
 		wr->wr.atomic.compare_add = 1;
+		wr->wr.atomic.swap = 0;
 		break;
 	}
 }
