@@ -101,7 +101,7 @@ srnic_pkt_parse(struct rte_mbuf *m, struct srnic_pkt *p, unsigned int flags)
 			return SRNIC_PARSE_IP_FRAGMENT;
 		if (!(flags & SRNIC_PARSE_F_NO_IPCSUM) &&
 		    (m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_GOOD &&
-		    unlikely(srnic_ipv4_hdr_sum(ip) != 0xffff))
+		    unlikely(srnic_ipv4_hdr_sum_rx(ip) != 0xffff))
 			return SRNIC_PARSE_IP_CSUM;
 		p->ip_ver = 4;
 		ip_end = off + tot;

@@ -875,8 +875,9 @@ test_copy_payload(void **state)
 	rte_pktmbuf_free(m);
 }
 
-/* srnic_ipv4_hdr_sum() against DPDK's general rte_raw_cksum() on random
- * headers, and a built header's checksum verifies with both. */
+/* srnic_ipv4_hdr_sum() and srnic_ipv4_hdr_sum_rx() against DPDK's general
+ * rte_raw_cksum() on random headers, and a built header's checksum verifies
+ * with all three. */
 static void
 test_ipv4_hdr_sum(void **state)
 {
@@ -892,6 +893,7 @@ test_ipv4_hdr_sum(void **state)
 			memset(h + 4, 0xff, 12);
 		h[0] = 0x45;
 		assert_int_equal(srnic_ipv4_hdr_sum(h), rte_raw_cksum(h, sizeof(h)));
+		assert_int_equal(srnic_ipv4_hdr_sum_rx(h), rte_raw_cksum(h, sizeof(h)));
 		h[10] = h[11] = 0;
 		{
 			uint16_t c = (uint16_t)~srnic_ipv4_hdr_sum(h);
@@ -899,6 +901,7 @@ test_ipv4_hdr_sum(void **state)
 			memcpy(h + 10, &c, 2);
 		}
 		assert_int_equal(srnic_ipv4_hdr_sum(h), 0xffff);
+		assert_int_equal(srnic_ipv4_hdr_sum_rx(h), 0xffff);
 		assert_int_equal(rte_raw_cksum(h, sizeof(h)), 0xffff);
 	}
 }
