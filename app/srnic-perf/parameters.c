@@ -60,6 +60,10 @@ usage(const char *prog)
 	       "                               server only: the peer from the command line, no\n"
 	       "                               TCP; prints this end's qpn, psn, rkey, va, gid as\n"
 	       "                               one JSON line, serves until --duration or a signal\n"
+	       "  --perftest                   with --server / --client: speak perftest's own\n"
+	       "                               exchange (version 6.06), an unmodified ib_read_bw\n"
+	       "                               or ib_write_bw as the other end (same --size,\n"
+	       "                               -q as --qps; perftest's default port 18515)\n"
 	       "  --help                       this text\n",
 	       prog, PERF_MAX_QPS, PERF_MAX_DEPTH, PERF_DEFAULT_ITERS, PERF_DEFAULT_TCP_PORT);
 }
@@ -101,7 +105,8 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 	enum { O_OP = 256, O_SIZE, O_SIZES, O_QPS, O_DEPTH, O_MTU, O_ITERS, O_DURATION, O_LAT,
 	       O_LCORES, O_UNSIG, O_JSON, O_VERIFY, O_TRACE, O_PCAP, O_QUIET, O_FLOORS, O_HELP,
 	       O_DROP, O_DUP, O_REORDER, O_CORRUPT, O_DELAY, O_LOSS_SEED, O_SERVER, O_CLIENT,
-	       O_TCP_PORT, O_PORT_ID, O_IP, O_PEER_QPN, O_PEER_PSN, O_PEER_IP, O_PEER_MAC };
+	       O_TCP_PORT, O_PORT_ID, O_IP, O_PEER_QPN, O_PEER_PSN, O_PEER_IP, O_PEER_MAC,
+	       O_PERFTEST };
 	static const struct option opts[] = {
 		{ "op", required_argument, NULL, O_OP },
 		{ "size", required_argument, NULL, O_SIZE },
@@ -136,6 +141,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		{ "peer-psn", required_argument, NULL, O_PEER_PSN },
 		{ "peer-ip", required_argument, NULL, O_PEER_IP },
 		{ "peer-mac", required_argument, NULL, O_PEER_MAC },
+		{ "perftest", no_argument, NULL, O_PERFTEST },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool ip_set = false;
@@ -301,6 +307,9 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 			if (inet_pton(AF_INET, optarg, c->peer_ip) != 1)
 				goto bad;
 			break;
+		case O_PERFTEST:
+			c->perftest = true;
+			break;
 		case O_PEER_MAC:
 			if (rte_ether_unformat_addr(optarg, &c->peer_mac) != 0)
 				goto bad;
@@ -321,6 +330,14 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 	}
 	if (c->role != PERF_ROLE_BOTH && (c->lossy || c->floors)) {
 		fprintf(stderr, "srnic-perf: --drop.. and --floors need the embedded pair\n");
+		return -1;
+	}
+	if (c->perftest && (c->role == PERF_ROLE_BOTH || c->peer_cmdline || c->nb_sizes != 1 ||
+			    c->lat || c->verify ||
+			    (c->op != PERF_OP_READ && c->op != PERF_OP_WRITE))) {
+		fprintf(stderr, "srnic-perf: --perftest goes with --server or --client, one --size,\n"
+				"  --op read or write, bandwidth mode, no --verify (ib_read_bw,\n"
+				"  ib_write_bw as the peer)\n");
 		return -1;
 	}
 	if (c->lat)

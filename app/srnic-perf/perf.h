@@ -32,6 +32,8 @@ enum perf_role {
 };
 
 #define PERF_DEFAULT_TCP_PORT 18515     /* perftest's */
+#define PERF_PSN_REQ 2000    /* requester's first PSN, as in the READ walk */
+#define PERF_PSN_RESP 7000
 
 struct perf_conf {
 	enum perf_op op;
@@ -66,6 +68,7 @@ struct perf_conf {
 	uint8_t peer_ip[4];
 	struct rte_ether_addr peer_mac;
 	bool peer_mac_set;
+	bool perftest;            /* --perftest: perftest's exchange, its tools as the peer */
 };
 
 struct perf_result {
@@ -104,6 +107,7 @@ struct perf_qp {
 	struct srnic_mr *mr[2];
 	uint32_t peer_rkey;           /* responder buffer key seen by the requester */
 	uint64_t peer_va;
+	uint32_t peer_stride;         /* bytes between WR slots on the peer (0: one address) */
 	uint32_t lcore_idx;           /* requester worker */
 	uint64_t posted;
 	uint64_t completed;
@@ -151,8 +155,19 @@ void perf_teardown(struct perf_env *env);
 /* remote.c: the two-process control channel (perftest's habit) */
 int perf_remote_setup(struct perf_env *env);
 int perf_remote_run_begin(struct perf_env *env, uint32_t size);
-int perf_remote_run_end(struct perf_env *env, uint32_t size, uint64_t *verify_errors);
+int perf_remote_run_end(struct perf_env *env, const struct perf_result *r,
+			uint64_t *verify_errors);
 void perf_remote_bye(struct perf_env *env);
+/* a signal asked the two-process roles to stop */
+bool perf_remote_quitting(void);
+/* TCP for the control connection: a socket, or -1 */
+int perf_tcp_client(const char *host, uint16_t port);
+int perf_tcp_server(uint16_t port);
+
+/* perftest.c: perftest's own exchange (--perftest), its tools as the peer */
+int perf_pt_setup(struct perf_env *env, int side);
+int perf_pt_run_end(struct perf_env *env, const struct perf_result *r);
+int perf_pt_serve(struct perf_env *env);
 int perf_serve(struct perf_env *env);
 
 /* worker.c */

@@ -45,6 +45,12 @@ on_signal(int sig)
 	force_quit = 1;
 }
 
+bool
+perf_remote_quitting(void)
+{
+	return force_quit != 0;
+}
+
 static int
 send_line(int fd, const char *fmt, ...)
 {
@@ -168,6 +174,7 @@ recv_and_connect(struct perf_env *env, int side, uint32_t my_psn)
 		if (side == 0) {
 			q->peer_rkey = rkey;
 			q->peer_va = va;
+			q->peer_stride = RTE_MAX(env->max_size, 8u); /* the server's slots */
 		}
 		rc = srnic_qp_connect(q->qp[side], &peer, &qc);
 		if (rc != 0) {
@@ -181,8 +188,8 @@ recv_and_connect(struct perf_env *env, int side, uint32_t my_psn)
 	return 0;
 }
 
-static int
-tcp_client(const char *host, uint16_t port)
+int
+perf_tcp_client(const char *host, uint16_t port)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai;
 	char ps[8];
@@ -204,8 +211,8 @@ tcp_client(const char *host, uint16_t port)
 	return fd;
 }
 
-static int
-tcp_server(uint16_t port)
+int
+perf_tcp_server(uint16_t port)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
 				  .sin_addr.s_addr = htonl(INADDR_ANY) };
@@ -269,10 +276,16 @@ perf_remote_setup(struct perf_env *env)
 			rc = cmdline_peer(env);
 		return rc;
 	}
+	if (c->perftest) {
+		rc = perf_pt_setup(env, side);
+		if (rc == 0)
+			perf_capture_start(env);
+		return rc;
+	}
 	if (side == 0) {
 		/* The server starts its port before it listens: once TCP is up,
 		 * a port that connects at start (memif client) finds it. */
-		env->sock = tcp_client(c->peer_host, c->tcp_port);
+		env->sock = perf_tcp_client(c->peer_host, c->tcp_port);
 		if (env->sock < 0) {
 			fprintf(stderr, "srnic-perf: cannot reach %s:%u\n", c->peer_host, c->tcp_port);
 			return -ECONNREFUSED;
@@ -297,7 +310,7 @@ perf_remote_setup(struct perf_env *env)
 		rc = perf_setup_dev(env, 1); /* engines: this side's own --lcores */
 		if (rc != 0)
 			return rc;
-		env->sock = tcp_server(c->tcp_port);
+		env->sock = perf_tcp_server(c->tcp_port);
 		if (env->sock < 0)
 			return -EADDRINUSE;
 		if (get_line(env, line, sizeof(line), false) != 0 ||
@@ -332,6 +345,9 @@ perf_remote_run_begin(struct perf_env *env, uint32_t size)
 {
 	char line[LINE_MAX_LEN];
 
+	if (env->conf->perftest)
+		return 0; /* one size, agreed on the command lines */
+
 	if (send_line(env->sock, "RUN %u\n", size) != 0 ||
 	    get_line(env, line, sizeof(line), false) != 0 || strcmp(line, "OK") != 0)
 		return -EPROTO;
@@ -339,13 +355,14 @@ perf_remote_run_begin(struct perf_env *env, uint32_t size)
 }
 
 int
-perf_remote_run_end(struct perf_env *env, uint32_t size, uint64_t *verify_errors)
+perf_remote_run_end(struct perf_env *env, const struct perf_result *r, uint64_t *verify_errors)
 {
 	char line[DONE_LINE_MAX];
 	size_t n;
 	uint32_t i;
 
-	RTE_SET_USED(size);
+	if (env->conf->perftest)
+		return perf_pt_run_end(env, r);
 	n = (size_t)snprintf(line, sizeof(line), "DONE");
 	for (i = 0; i < env->conf->qps; i++)
 		n += (size_t)snprintf(line + n, sizeof(line) - n, " %" PRIu64, env->qps[i].posted);
@@ -360,6 +377,10 @@ perf_remote_run_end(struct perf_env *env, uint32_t size, uint64_t *verify_errors
 void
 perf_remote_bye(struct perf_env *env)
 {
+	if (env->sock >= 0 && env->conf->perftest) {
+		close(env->sock); /* perf_pt_run_end() said goodbye */
+		env->sock = -1;
+	}
 	if (env->sock >= 0) {
 		send_line(env->sock, "BYE\n");
 		close(env->sock);
@@ -374,6 +395,8 @@ perf_serve(struct perf_env *env)
 	char line[DONE_LINE_MAX];
 	uint32_t size = env->max_size;
 
+	if (c->perftest)
+		return perf_pt_serve(env);
 	if (c->peer_cmdline) {
 		/* Serve until the duration ends or a signal comes. */
 		uint64_t end = c->duration > 0 ? rte_get_timer_cycles() +

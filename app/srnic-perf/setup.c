@@ -18,8 +18,6 @@
 #include "srnic_wire.h"
 
 #define PERF_CQE_MIN 256u
-#define PERF_PSN_REQ 2000    /* requester's first PSN, as in the READ walk */
-#define PERF_PSN_RESP 7000
 
 static struct srnic_pcap *pcap;
 static struct srnic_capture *cap[2];
@@ -168,6 +166,7 @@ perf_setup_qps(struct perf_env *env)
 		if (q->mr[1] != NULL) {
 			q->peer_rkey = srnic_mr_rkey(q->mr[1]);
 			q->peer_va = (uintptr_t)q->buf[1];
+			q->peer_stride = RTE_MAX(env->max_size, 8u);
 		}
 	}
 	/* Memory per QP: control objects of the local side(s), CQs shared,

@@ -93,7 +93,7 @@ fill_wr(struct req_worker *w, struct perf_qp *q, uint32_t qi, uint64_t idx, uint
 	wr->num_sge = 1;
 	wr->wr_id = ((uint64_t)qi << 32) | wr_count;
 	wr->send_flags = sig ? IBV_SEND_SIGNALED : 0;
-	wr->wr.rdma.remote_addr = q->peer_va + (uint64_t)slot * slot_size;
+	wr->wr.rdma.remote_addr = q->peer_va + (uint64_t)slot * q->peer_stride;
 	wr->wr.rdma.rkey = q->peer_rkey;
 	switch (c->op) {
 	case PERF_OP_READ:
@@ -685,6 +685,9 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 		r->errors += w[i].errors;
 		r->verify_errors += w[i].verify_errors;
 	}
+	r->bytes = r->msgs * (c->op == PERF_OP_ATOMIC ? 8 : size);
+	r->gbps = (double)r->bytes * 8 / r->seconds / 1e9;
+	r->mops = (double)r->msgs / r->seconds / 1e6;
 	posted = calloc(c->qps, sizeof(*posted));
 	for (i = 0; posted != NULL && i < c->qps; i++)
 		posted[i] = env->qps[i].posted;
@@ -695,14 +698,11 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 	} else if (posted != NULL) {
 		uint64_t remote_errs = 0;
 
-		if (perf_remote_run_end(env, size, &remote_errs) != 0 && rc == 0)
+		if (perf_remote_run_end(env, r, &remote_errs) != 0 && rc == 0)
 			rc = -EIO;
 		r->verify_errors += remote_errs;
 	}
 	free(posted);
-	r->bytes = r->msgs * (c->op == PERF_OP_ATOMIC ? 8 : size);
-	r->gbps = (double)r->bytes * 8 / r->seconds / 1e9;
-	r->mops = (double)r->msgs / r->seconds / 1e6;
 	lat_summary(w, c->nb_lcores, (double)hz, r);
 	r->qp_mem_bytes = env->qp_mem;
 	return rc;

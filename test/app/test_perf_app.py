@@ -146,7 +146,7 @@ check("more completions per lcore than a CQ holds: refused up front",
 
 
 # 6. two processes over net_memif: server + client, TCP exchange on loopback
-def two_process(op, sizes, port):
+def two_process(op, sizes, port, extra=()):
     sock = f"/tmp/srnic-perf-test-{os.getpid()}-{port}.sock"
     try:
         os.unlink(sock)
@@ -154,14 +154,15 @@ def two_process(op, sizes, port):
         pass
     srv = subprocess.Popen([PERF, "-l", "1", "--file-prefix", f"ps_{os.getpid()}_{port}"] + EAL +
                            [f"--vdev=net_memif0,role=server,socket={sock},bsize=10240", "--",
-                            "--server", "--tcp-port", str(port)],
+                            "--server", "--tcp-port", str(port)] + list(extra),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         time.sleep(0.5)
         cl = subprocess.run([PERF, "-l", "0", "--file-prefix", f"pc_{os.getpid()}_{port}"] + EAL +
                             [f"--vdev=net_memif0,role=client,socket={sock},bsize=10240", "--",
                              "--client", "127.0.0.1", "--tcp-port", str(port), "--op", op,
-                             "--sizes", sizes, "--iters", "5000", "--verify", "--json"],
+                             "--sizes", sizes, "--iters", "5000", "--json"] +
+                            (list(extra) if extra else ["--verify"]),
                             capture_output=True, text=True, timeout=180)
         sout, serr = srv.communicate(timeout=30)
     finally:
@@ -179,6 +180,86 @@ for op, sizes, port in (("read", "64,8192", 18710), ("send", "100,6000", 18711),
     check(f"memif {op}: all sizes, all messages, data verified",
           len(r) == len(sizes.split(",")) and all(x["msgs"] == 5000 and x["verify_errors"] == 0
                                                   for x in r), cl.stdout[-600:])
+
+# 6b. perftest's own exchange (--perftest) on both ends, over memif
+for op, port in (("read", 18713), ("write", 18714)):
+    cl, src, sout = two_process(op, "8192", port, ("--perftest", "--size", "8192"))
+    r = json_lines(cl.stdout)
+    check(f"perftest exchange {op}: both exit 0, every message",
+          cl.returncode == 0 and src == 0 and len(r) == 1 and r[0]["msgs"] == 5000,
+          cl.stdout[-400:] + cl.stderr[-400:] + sout[-400:])
+    check(f"perftest exchange {op}: the server prints the client's report",
+          "perftest client reports 5000 x 8192 bytes" in sout, sout[-400:])
+
+
+# 6c. an unmodified ib_read_bw client's bytes (rdma_rxe, golden capture)
+# replayed against srnic-perf --server --perftest: every reply in perftest's
+# format, the report understood
+def golden_client_msgs(pcap):
+    out = subprocess.run(["tshark", "-r", pcap, "-Y", "tcp.len>0 && ip.src==10.77.0.2",
+                          "-T", "fields", "-e", "tcp.payload"],
+                         capture_output=True, text=True, timeout=60).stdout
+    return [bytes.fromhex(x.replace(":", "")) for x in out.split()]
+
+
+def recv_n(s, n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            break
+        b += c
+    return b
+
+
+GOLDEN = os.environ.get("SRNIC_GOLDEN_DIR", "")
+gpcap = os.path.join(GOLDEN, "read_bw_8k_mtu1024.pcap")
+if shutil.which("tshark") and os.path.exists(gpcap):
+    import socket
+    msgs = golden_client_msgs(gpcap)
+    port = 18715
+    srv = subprocess.Popen([PERF, "-l", "0", "--file-prefix", f"pg_{os.getpid()}"] + EAL +
+                           ["--vdev=net_null0", "--", "--server", "--perftest", "--size", "8192",
+                            "--ip", "10.77.0.10", "--tcp-port", str(port)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    replies = []
+    try:
+        s = None
+        for _ in range(100):
+            try:
+                s = socket.create_connection(("127.0.0.1", port), timeout=10)
+                break
+            except OSError:
+                time.sleep(0.1)
+        for m in msgs[:-1]:         # all but the final "done"
+            s.sendall(m)
+            replies.append(recv_n(s, len(m)))
+        s.sendall(msgs[-1])
+        replies.append(recv_n(s, 5))
+        s.close()
+        sout, serr = srv.communicate(timeout=30)
+    except Exception as e:  # reported by the checks below
+        sout, serr = "", str(e)
+        srv.kill()
+    check("perftest golden: 15 client messages (version .. done)", len(msgs) == 15,
+          str([len(m) for m in msgs]))
+    ok = len(replies) == 15
+    check("perftest golden: version, page size, cache line, MTU answered",
+          ok and replies[0].rstrip(b"\0") == b"6.06" and len(replies[0]) == 16 and
+          int.from_bytes(replies[1], "big") == 4096 and int.from_bytes(replies[2], "big") == 64
+          and replies[3][:1].isdigit() and replies[3][1:] == b"\0", str(replies[:4]))
+    dests = [r for r in replies if len(r) == 108]
+    good = len(dests) == 5
+    for d in dests:
+        f = d.rstrip(b"\0").decode(errors="replace").split(":")
+        good = good and len(f) == 24 and f[-1] == "" and int(f[1], 16) > 0 and \
+            int(f[3], 16) == 7000 and [int(x, 16) for x in f[6:22]] == \
+            [0] * 10 + [0xff, 0xff, 10, 77, 0, 10]
+    check("perftest golden: every dest in perftest's format (OUT_READS, PSN, GID of 10.77.0.10)",
+          good, str(dests[:1]))
+    check("perftest golden: done, server exit 0, the client's report read",
+          ok and replies[-1] == b"done\0" and srv.returncode == 0 and
+          "perftest client reports 5 x 8192 bytes, 7.05 MB/s" in sout, sout[-300:] + serr[-300:])
 
 # 7. a server whose peer is on the command line prints its parameters as JSON
 rc, out, err = run(["--server", "--peer-qpn", "0x25", "--peer-psn", "100", "--peer-ip",
