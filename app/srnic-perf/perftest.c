@@ -51,22 +51,6 @@ struct pt_dest {
 	union ibv_gid gid;
 };
 
-static int
-pt_write(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n <= 0)
-			return -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Run this side's engines once: while we wait on TCP, the peer's kernel
  * resolves our MAC by ARP (its QP's move to RTR fails without an answer). */
 static void
@@ -83,25 +67,27 @@ pt_poll_engines(struct perf_env *env)
 		srnic_engine_poll(srnic_dev_engine(env->dev[0], (uint16_t)e));
 }
 
+/* All len bytes out (wr) or in; waiting for input runs the engines. */
 static int
-pt_read(struct perf_env *env, void *buf, size_t len)
+pt_io(struct perf_env *env, void *buf, size_t len, bool wr)
 {
 	uint8_t *p = buf;
-	int fd = env->sock;
 
 	while (len > 0) {
-		struct pollfd pf = { .fd = fd, .events = POLLIN };
+		struct pollfd pf = { .fd = env->sock, .events = POLLIN };
 		ssize_t n;
-		int rc = poll(&pf, 1, 0);
 
-		if (perf_remote_quitting() || rc < 0)
-			return -EINTR;
-		if (rc == 0) {
-			pt_poll_engines(env);
-			continue;
+		if (!wr) {
+			int rc = poll(&pf, 1, 0);
+
+			if (perf_remote_quitting() || rc < 0)
+				return -EINTR;
+			if (rc == 0) {
+				pt_poll_engines(env);
+				continue;
+			}
 		}
-		n = read(fd, p, len);
-
+		n = wr ? write(env->sock, p, len) : read(env->sock, p, len);
 		if (n <= 0)
 			return -EIO;
 		p += n;
@@ -114,11 +100,11 @@ pt_read(struct perf_env *env, void *buf, size_t len)
 static int
 pt_xchg(struct perf_env *env, const void *mine, void *theirs, size_t len)
 {
-	int fd = env->sock;
+	void *out = (void *)(uintptr_t)mine;
 
 	if (env->conf->role == PERF_ROLE_CLIENT)
-		return pt_write(fd, mine, len) == 0 ? pt_read(env, theirs, len) : -EIO;
-	return pt_read(env, theirs, len) == 0 ? pt_write(fd, mine, len) : -EIO;
+		return pt_io(env, out, len, true) == 0 ? pt_io(env, theirs, len, false) : -EIO;
+	return pt_io(env, theirs, len, false) == 0 ? pt_io(env, out, len, true) : -EIO;
 }
 
 static void
@@ -309,7 +295,7 @@ pt_finish(struct perf_env *env, int side, const struct perf_result *r)
 	if (rc == 0)
 		rc = pt_handshake(env, side, 1, side == 0 ? PERF_PSN_REQ : PERF_PSN_RESP, NULL);
 	if (rc == 0)
-		rc = pt_write(env->sock, PT_DONE, sizeof(PT_DONE));
+		rc = pt_io(env, (void *)(uintptr_t)PT_DONE, sizeof(PT_DONE), true);
 	if (rc == 0 && side == 1) {
 		double mbs, mpps;
 		uint64_t b;

@@ -190,31 +190,56 @@ uint8_t *srnic_pkt_init_tmpl(struct rte_mbuf *m, const struct srnic_hdr_tmpl *t,
 uint8_t *srnic_pkt_init(struct rte_mbuf *m, const struct srnic_route *r,
 			uint8_t opcode, uint16_t ip_id);
 
+/** A one's-complement sum in a 64-bit accumulator, folded to 16 bits. */
+static inline uint16_t
+srnic_csum_fold(uint64_t s)
+{
+	s = (s & 0xffffffffu) + (s >> 32);
+	s = (s & 0xffffu) + (s >> 16);
+	s = (s & 0xffffu) + (s >> 16);
+	return (uint16_t)((s & 0xffffu) + (s >> 16));
+}
+
+/* The sum of a 20-byte IPv4 header by loads of width bytes (2 or 4; a
+ * constant once inlined). */
+static inline uint16_t
+srnic_ipv4_sum_by(const void *ip, unsigned int width)
+{
+	const uint8_t *b = (const uint8_t *)ip;
+	uint64_t s = 0;
+	unsigned int k;
+
+#pragma GCC unroll 10
+	for (k = 0; k < 20; k += width) {
+		uint16_t w16;
+		uint32_t w32;
+
+		if (width == sizeof(w16)) {
+			memcpy(&w16, b + k, sizeof(w16));
+			s += w16;
+		} else {
+			memcpy(&w32, b + k, sizeof(w32));
+			s += w32;
+		}
+	}
+	if (width == sizeof(uint16_t)) { /* ten 16-bit words: 20 bits, two folds */
+		s = (s & 0xffffu) + (s >> 16);
+		return (uint16_t)((s & 0xffffu) + (s >> 16));
+	}
+	return srnic_csum_fold(s);
+}
+
 /**
  * One's-complement sum of a 20-byte IPv4 header, folded to 16 bits: 0xFFFF
  * when the header checksum in it is right; its complement is the checksum
- * of a header whose checksum field is 0. Ten loads and adds, not
- * rte_raw_cksum()'s general loop.
+ * of a header whose checksum field is 0. Ten 16-bit loads: a header just
+ * written by several stores (a template copy, then fields) is read without
+ * a load spanning two of them, which store forwarding cannot serve.
  */
 static inline uint16_t
 srnic_ipv4_hdr_sum(const void *ip)
 {
-	const uint8_t *b = (const uint8_t *)ip;
-	uint32_t s = 0;
-	unsigned int k;
-
-	/* 16-bit loads: a header just written by several stores (a template
-	 * copy, then fields) is read without a load spanning two of them,
-	 * which store forwarding cannot serve */
-	for (k = 0; k < 20; k += 2) {
-		uint16_t w;
-
-		memcpy(&w, b + k, sizeof(w));
-		s += w;
-	}
-	s = (s & 0xffffu) + (s >> 16);
-	s = (s & 0xffffu) + (s >> 16);
-	return (uint16_t)s;
+	return srnic_ipv4_sum_by(ip, sizeof(uint16_t));
 }
 
 /**
@@ -224,21 +249,7 @@ srnic_ipv4_hdr_sum(const void *ip)
 static inline uint16_t
 srnic_ipv4_hdr_sum_rx(const void *ip)
 {
-	const uint8_t *b = (const uint8_t *)ip;
-	uint64_t s = 0;
-	unsigned int k;
-
-	for (k = 0; k < 20; k += 4) {
-		uint32_t w;
-
-		memcpy(&w, b + k, sizeof(w));
-		s += w;
-	}
-	s = (s & 0xffffffffu) + (s >> 32);
-	s = (s & 0xffffu) + (s >> 16);
-	s = (s & 0xffffu) + (s >> 16);
-	s = (s & 0xffffu) + (s >> 16);
-	return (uint16_t)s;
+	return srnic_ipv4_sum_by(ip, sizeof(uint32_t));
 }
 
 /**
