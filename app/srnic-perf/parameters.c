@@ -61,9 +61,9 @@ usage(const char *prog)
 	       "                               TCP; prints this end's qpn, psn, rkey, va, gid as\n"
 	       "                               one JSON line, serves until --duration or a signal\n"
 	       "  --perftest                   with --server / --client: speak perftest's own\n"
-	       "                               exchange (version 6.06), an unmodified ib_read_bw\n"
-	       "                               or ib_write_bw as the other end (same --size,\n"
-	       "                               -q as --qps; perftest's default port 18515)\n"
+	       "                               exchange (version 6.06), an unmodified ib_read_bw,\n"
+	       "                               ib_write_bw or (--lat) ib_read_lat as the other\n"
+	       "                               end (same --size, -q as --qps; port 18515)\n"
 	       "  --help                       this text\n",
 	       prog, PERF_MAX_QPS, PERF_MAX_DEPTH, PERF_DEFAULT_ITERS, PERF_DEFAULT_TCP_PORT);
 }
@@ -333,11 +333,11 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		return -1;
 	}
 	if (c->perftest && (c->role == PERF_ROLE_BOTH || c->peer_cmdline || c->nb_sizes != 1 ||
-			    c->lat || c->verify ||
-			    (c->op != PERF_OP_READ && c->op != PERF_OP_WRITE))) {
+			    c->verify || (c->op != PERF_OP_READ && c->op != PERF_OP_WRITE) ||
+			    (c->lat && c->op != PERF_OP_READ))) {
 		fprintf(stderr, "srnic-perf: --perftest goes with --server or --client, one --size,\n"
-				"  --op read or write, bandwidth mode, no --verify (ib_read_bw,\n"
-				"  ib_write_bw as the peer)\n");
+				"  --op read or write (--lat: read), no --verify (ib_read_bw,\n"
+				"  ib_write_bw, ib_read_lat as the peer)\n");
 		return -1;
 	}
 	if (c->lat)

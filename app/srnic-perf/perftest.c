@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * --perftest: the out-of-band exchange of perftest's bandwidth tools
- * (ib_read_bw, ib_write_bw; version 6.06, as Debian 12 ships it) over TCP,
+ * (ib_read_bw, ib_write_bw) and of ib_read_lat (--lat; version 6.06, as
+ * Debian 12 ships it) over TCP,
  * so that an unmodified perftest on a hardware RNIC or on rdma_rxe is the
  * other end: srnic-perf --client against "ib_read_bw" (server), or
  * srnic-perf --server against "ib_read_bw HOST" (client). The sequence, as
@@ -17,7 +18,7 @@
  *   per QP      the same again (after connecting), then once more (after RTR)
  *   ...traffic (the client posts; the server's side only answers)...
  *   dest        once (the client is done)
- *   report      size, iterations (8 bytes each, network order), BW peak,
+ *   report      (bandwidth tools only) size, iterations (8 bytes each, network order), BW peak,
  *               BW average (MB/s as perftest counts them, 2^20 bytes), message
  *               rate (Mpps): doubles, byte-swapped to network order
  *   dest        once, then "done" and its NUL from each side; close
@@ -290,13 +291,16 @@ pt_finish(struct perf_env *env, int side, const struct perf_result *r)
 
 	rc = pt_handshake(env, side, 1, side == 0 ? PERF_PSN_REQ : PERF_PSN_RESP, NULL);
 	pt_report(r, mine);
-	for (k = 0; rc == 0 && k < PT_REPORT_FIELDS; k++)
+	/* bandwidth tools trade reports; latency tools (ib_read_lat) do not */
+	for (k = 0; rc == 0 && !env->conf->lat && k < PT_REPORT_FIELDS; k++)
 		rc = pt_xchg(env, &mine[k], &theirs[k], sizeof(mine[k]));
 	if (rc == 0)
 		rc = pt_handshake(env, side, 1, side == 0 ? PERF_PSN_REQ : PERF_PSN_RESP, NULL);
 	if (rc == 0)
 		rc = pt_io(env, (void *)(uintptr_t)PT_DONE, sizeof(PT_DONE), true);
-	if (rc == 0 && side == 1) {
+	if (rc == 0 && side == 1 && env->conf->lat) {
+		printf("srnic-perf: perftest client done\n");
+	} else if (rc == 0 && side == 1) {
 		double mbs, mpps;
 		uint64_t b;
 

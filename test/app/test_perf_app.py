@@ -192,9 +192,9 @@ for op, port in (("read", 18713), ("write", 18714)):
           "perftest client reports 5000 x 8192 bytes" in sout, sout[-400:])
 
 
-# 6c. an unmodified ib_read_bw client's bytes (rdma_rxe, golden capture)
-# replayed against srnic-perf --server --perftest: every reply in perftest's
-# format, the report understood
+# 6c. an unmodified ib_read_bw / ib_read_lat client's bytes (rdma_rxe, golden
+# captures) replayed against srnic-perf --server --perftest: every reply in
+# perftest's format, the report (bandwidth) or the end (latency) understood
 def golden_client_msgs(pcap):
     out = subprocess.run(["tshark", "-r", pcap, "-Y", "tcp.len>0 && ip.src==10.77.0.2",
                           "-T", "fields", "-e", "tcp.payload"],
@@ -213,14 +213,20 @@ def recv_n(s, n):
 
 
 GOLDEN = os.environ.get("SRNIC_GOLDEN_DIR", "")
-gpcap = os.path.join(GOLDEN, "read_bw_8k_mtu1024.pcap")
-if shutil.which("tshark") and os.path.exists(gpcap):
+
+
+def golden_replay(name, extra, nb_msgs, done_line, port):
+    """Replay the perftest client's bytes of a golden capture against
+    srnic-perf --server --perftest (on net_null: no RoCE traffic needed)."""
     import socket
-    msgs = golden_client_msgs(gpcap)
-    port = 18715
-    srv = subprocess.Popen([PERF, "-l", "0", "--file-prefix", f"pg_{os.getpid()}"] + EAL +
+    pcap = os.path.join(GOLDEN, name)
+    if not (shutil.which("tshark") and os.path.exists(pcap)):
+        check(f"perftest golden {name}: capture and tshark present", False, pcap)
+        return
+    msgs = golden_client_msgs(pcap)
+    srv = subprocess.Popen([PERF, "-l", "0", "--file-prefix", f"pg_{os.getpid()}_{port}"] + EAL +
                            ["--vdev=net_null0", "--", "--server", "--perftest", "--size", "8192",
-                            "--ip", "10.77.0.10", "--tcp-port", str(port)],
+                            "--ip", "10.77.0.10", "--tcp-port", str(port)] + extra,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     replies = []
     try:
@@ -241,10 +247,10 @@ if shutil.which("tshark") and os.path.exists(gpcap):
     except Exception as e:  # reported by the checks below
         sout, serr = "", str(e)
         srv.kill()
-    check("perftest golden: 15 client messages (version .. done)", len(msgs) == 15,
-          str([len(m) for m in msgs]))
-    ok = len(replies) == 15
-    check("perftest golden: version, page size, cache line, MTU answered",
+    check(f"perftest golden {name}: {nb_msgs} client messages (version .. done)",
+          len(msgs) == nb_msgs, str([len(m) for m in msgs]))
+    ok = len(replies) == nb_msgs
+    check(f"perftest golden {name}: version, page size, cache line, MTU answered",
           ok and replies[0].rstrip(b"\0") == b"6.06" and len(replies[0]) == 16 and
           int.from_bytes(replies[1], "big") == 4096 and int.from_bytes(replies[2], "big") == 64
           and replies[3][:1].isdigit() and replies[3][1:] == b"\0", str(replies[:4]))
@@ -255,11 +261,16 @@ if shutil.which("tshark") and os.path.exists(gpcap):
         good = good and len(f) == 24 and f[-1] == "" and int(f[1], 16) > 0 and \
             int(f[3], 16) == 7000 and [int(x, 16) for x in f[6:22]] == \
             [0] * 10 + [0xff, 0xff, 10, 77, 0, 10]
-    check("perftest golden: every dest in perftest's format (OUT_READS, PSN, GID of 10.77.0.10)",
+    check(f"perftest golden {name}: every dest in perftest's format (OUT_READS, PSN, GID)",
           good, str(dests[:1]))
-    check("perftest golden: done, server exit 0, the client's report read",
-          ok and replies[-1] == b"done\0" and srv.returncode == 0 and
-          "perftest client reports 5 x 8192 bytes, 7.05 MB/s" in sout, sout[-300:] + serr[-300:])
+    check(f"perftest golden {name}: done, server exit 0, the client's end read",
+          ok and replies[-1] == b"done\0" and srv.returncode == 0 and done_line in sout,
+          sout[-300:] + serr[-300:])
+
+
+golden_replay("read_bw_8k_mtu1024.pcap", [], 15,
+              "perftest client reports 5 x 8192 bytes, 7.05 MB/s", 18715)
+golden_replay("read_8k_mtu1024.pcap", ["--lat"], 10, "perftest client done", 18716)
 
 # 7. a server whose peer is on the command line prints its parameters as JSON
 rc, out, err = run(["--server", "--peer-qpn", "0x25", "--peer-psn", "100", "--peer-ip",

@@ -9,15 +9,17 @@
 #                 responder, WRITEs into its memory).
 # Every packet captured on the bridge side of dpdk0, every ICRC checked by the
 # peer kit's checker. Not in CI (the guest is emulated: minutes).
-#   test/interop/rxe-perftest.sh [OP [ROLE [SIZE [ITERS]]]]
-#   (default: read, write x srnic-client, srnic-server; 8192 bytes, 200 iterations)
+#   test/interop/rxe-perftest.sh [OPS [ROLES [SIZE [ITERS]]]]
+#   OPS: read, write (ib_*_bw), read_lat (ib_read_lat; srnic-perf --lat)
+#   (default: read, write, read_lat x srnic-client, srnic-server; 8192 bytes,
+#   200 iterations)
 # Needs ../shared/rxe-peer (README there) and root.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 peer=$(cd ../shared/rxe-peer && pwd)
 bin=build/app/srnic-perf/srnic-perf
 [ -x "$bin" ] || { echo "build first: usertools/srnic build" >&2; exit 1; }
-ops=${1:-"read write"} roles=${2:-"srnic-client srnic-server"} size=${3:-8192} iters=${4:-200}
+ops=${1:-"read write read_lat"} roles=${2:-"srnic-client srnic-server"} size=${3:-8192} iters=${4:-200}
 mtu=1024                     # net_af_packet takes 1500 here: path MTU 1024
 guest_ip=10.77.0.2 srnic_ip=10.77.0.10 ns_ip=10.77.0.1
 [ -f "$peer/build/rootfs.img" ] || (cd "$peer" && ./build-image.sh)
@@ -28,7 +30,13 @@ eal=(-l 0 --no-pci --no-huge -m 512 --file-prefix srnic-perftest --log-level=lib
 fail=0
 for op in $ops; do
 	for role in $roles; do
-		tool="ib_${op}_bw -d rxe0 -x 1 -s $size -n $iters -m $mtu"
+		if [ "$op" = read_lat ]; then
+			tool="ib_read_lat -d rxe0 -x 1 -s $size -n $iters -m $mtu"
+			sop=(--op read --lat)
+		else
+			tool="ib_${op}_bw -d rxe0 -x 1 -s $size -n $iters -m $mtu"
+			sop=(--op "$op")
+		fi
 		pcap=$(mktemp --suffix=.pcap)
 		log=$(mktemp)
 		(cd "$peer" && ./guest-run.sh A 'pkill ib_; true')
@@ -41,7 +49,7 @@ for op in $ops; do
 			job=$(cd "$peer" && ./guest-run.sh -b A "$tool")
 			(cd "$peer" && ./guest-run.sh A 'for i in $(seq 150); do ss -ltn | grep -q ":18515 " && exit 0; sleep 0.1; done; exit 1')
 			timeout 120 ip netns exec rxenet "$bin" "${eal[@]}" -- --client $guest_ip --perftest \
-				--ip $srnic_ip --op "$op" --size "$size" --mtu $mtu --iters "$iters" \
+				--ip $srnic_ip "${sop[@]}" --size "$size" --mtu $mtu --iters "$iters" \
 				--depth 16 --quiet >"$log" 2>&1 || rc=$?
 			grep -E "^ +$size " "$log" || true
 			(cd "$peer" && ./guest-run.sh -w "$job" -t 60 A) | tail -3 || rc=$?
@@ -49,12 +57,12 @@ for op in $ops; do
 			# the guest reaches srnic-perf's TCP port on the namespace's own address;
 			# the RoCE traffic goes to srnic's address on dpdk0
 			timeout 120 ip netns exec rxenet "$bin" "${eal[@]}" -- --server --perftest \
-				--ip $srnic_ip --size "$size" --mtu $mtu >"$log" 2>&1 &
+				--ip $srnic_ip "${sop[@]}" --size "$size" --mtu $mtu >"$log" 2>&1 &
 			srv=$!
 			sleep 3
 			(cd "$peer" && ./guest-run.sh -t 90 A "$tool $ns_ip") | tail -3 || rc=$?
 			wait $srv || rc=$?
-			grep "perftest client reports" "$log" || rc=1
+			grep -E "perftest client (reports|done)" "$log" || rc=1
 		fi
 		sleep 1
 		kill "$dump" 2>/dev/null || true
