@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * --perftest: the out-of-band exchange of perftest's bandwidth tools
- * (ib_read_bw, ib_write_bw) and of ib_read_lat (--lat; version 6.06, as
- * Debian 12 ships it) over TCP,
+ * (ib_read_bw, ib_write_bw, ib_atomic_bw) and of ib_read_lat and
+ * ib_atomic_lat (--lat; version 6.06, as Debian 12 ships it) over TCP,
  * so that an unmodified perftest on a hardware RNIC or on rdma_rxe is the
  * other end: srnic-perf --client against "ib_read_bw" (server), or
  * srnic-perf --server against "ib_read_bw HOST" (client). The sequence, as

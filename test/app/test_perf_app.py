@@ -192,8 +192,8 @@ for op, port in (("read", 18713), ("write", 18714)):
           "perftest client reports 5000 x 8192 bytes" in sout, sout[-400:])
 
 
-# 6c. an unmodified ib_read_bw / ib_read_lat client's bytes (rdma_rxe, golden
-# captures) replayed against srnic-perf --server --perftest: every reply in
+# 6c. an unmodified ib_read_bw / ib_read_lat / ib_atomic_bw / ib_atomic_lat
+# client's bytes (rdma_rxe, golden captures) replayed against srnic-perf --server --perftest: every reply in
 # perftest's format, the report (bandwidth) or the end (latency) understood
 def golden_client_msgs(pcap):
     out = subprocess.run(["tshark", "-r", pcap, "-Y", "tcp.len>0 && ip.src==10.77.0.2",
@@ -271,6 +271,9 @@ def golden_replay(name, extra, nb_msgs, done_line, port):
 golden_replay("read_bw_8k_mtu1024.pcap", [], 15,
               "perftest client reports 5 x 8192 bytes, 7.05 MB/s", 18715)
 golden_replay("read_8k_mtu1024.pcap", ["--lat"], 10, "perftest client done", 18716)
+golden_replay("atomic_fadd_bw.pcap", ["--op", "atomic"], 15, "perftest client reports 5 x 8 bytes",
+              18717)
+golden_replay("atomic_cas_lat.pcap", ["--op", "atomic", "--lat"], 10, "perftest client done", 18718)
 
 # 7. a server whose peer is on the command line prints its parameters as JSON
 rc, out, err = run(["--server", "--peer-qpn", "0x25", "--peer-psn", "100", "--peer-ip",
