@@ -41,6 +41,7 @@
 #define PT_DEST_LEN 108              /* KEY_MSG_SIZE_GID with its NUL */
 #define PT_MTU_LEN 2
 #define PT_CYCLE_BUFFER 4096         /* perftest's default: the page size */
+#define PT_CYCLE_BUFFER_MAX (1u << 21) /* a peer's larger one is refused (2 MiB pages) */
 #define PT_CACHE_LINE 64
 #define PT_REPORT_FIELDS 5
 #define PT_MB (1024.0 * 1024.0)      /* perftest's MB/sec */
@@ -224,8 +225,12 @@ perf_pt_setup(struct perf_env *env, int side)
 	if (pt_xchg(env, &page, &rpage, sizeof(page)) != 0 ||
 	    pt_xchg(env, &cl, &rcl, sizeof(cl)) != 0)
 		return -EIO;
-	if (ntohl(rpage) > PT_CYCLE_BUFFER)
-		env->max_size = RTE_MAX(env->max_size, ntohl(rpage));
+	if (ntohl(rpage) > PT_CYCLE_BUFFER_MAX) {
+		fprintf(stderr, "srnic-perf: perftest's cycle buffer %u is over %u\n", ntohl(rpage),
+			PT_CYCLE_BUFFER_MAX);
+		return -EPROTO;
+	}
+	env->max_size = RTE_MAX(env->max_size, ntohl(rpage));
 	memset(mtu, 0, sizeof(mtu));
 	memset(rmtu, 0, sizeof(rmtu));
 	snprintf(mtu, sizeof(mtu), "%d", (int)c->mtu);

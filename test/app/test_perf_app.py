@@ -275,6 +275,42 @@ golden_replay("atomic_fadd_bw.pcap", ["--op", "atomic"], 15, "perftest client re
               18717)
 golden_replay("atomic_cas_lat.pcap", ["--op", "atomic", "--lat"], 10, "perftest client done", 18718)
 
+
+# 6d. a peer that is not perftest: garbage dests and an absurd cycle buffer
+# are refused (non-zero exit, a message), never trusted
+def bad_peer(port, msgs, want):
+    import socket
+    srv = subprocess.Popen([PERF, "-l", "0", "--file-prefix", f"pb_{os.getpid()}_{port}"] + EAL +
+                           ["--vdev=net_null0", "--", "--server", "--perftest", "--size", "64",
+                            "--tcp-port", str(port)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        s = None
+        for _ in range(100):
+            try:
+                s = socket.create_connection(("127.0.0.1", port), timeout=10)
+                break
+            except OSError:
+                time.sleep(0.1)
+        for m in msgs:
+            s.sendall(m)
+            recv_n(s, len(m))
+        sout, serr = srv.communicate(timeout=30)
+        s.close()
+    except Exception as e:  # reported by the check below
+        sout, serr = "", str(e)
+        srv.kill()
+    return srv.returncode, serr
+
+
+hello = [b"6.06".ljust(16, b"\0")]
+rc, err = bad_peer(18719, hello + [(1 << 30).to_bytes(4, "big"), (64).to_bytes(4, "big")],
+                   "cycle buffer")
+check("perftest peer: a 1 GiB cycle buffer refused", rc != 0 and "cycle buffer" in err, err[-300:])
+rc, err = bad_peer(18720, hello + [(4096).to_bytes(4, "big"), (64).to_bytes(4, "big"), b"3\0",
+                                   b"x" * 107 + b"\0"], "dest")
+check("perftest peer: a garbage dest refused", rc != 0 and "bad perftest dest" in err, err[-300:])
+
 # 7. a server whose peer is on the command line prints its parameters as JSON
 rc, out, err = run(["--server", "--peer-qpn", "0x25", "--peer-psn", "100", "--peer-ip",
                     "127.0.1.9", "--peer-mac", "02:00:00:00:00:09", "--duration", "0.3",
