@@ -215,28 +215,33 @@ def recv_n(s, n):
 GOLDEN = os.environ.get("SRNIC_GOLDEN_DIR", "")
 
 
+def pt_server(port, args):
+    """srnic-perf --server --perftest on net_null (no RoCE traffic needed)
+    and a TCP connection to it: (process, socket or None)."""
+    import socket
+    srv = subprocess.Popen([PERF, "-l", "0", "--file-prefix", f"pt_{os.getpid()}_{port}"] + EAL +
+                           ["--vdev=net_null0", "--", "--server", "--perftest", "--tcp-port",
+                            str(port)] + args,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(100):
+        try:
+            return srv, socket.create_connection(("127.0.0.1", port), timeout=10)
+        except OSError:
+            time.sleep(0.1)
+    return srv, None
+
+
 def golden_replay(name, extra, nb_msgs, done_line, port):
     """Replay the perftest client's bytes of a golden capture against
     srnic-perf --server --perftest (on net_null: no RoCE traffic needed)."""
-    import socket
     pcap = os.path.join(GOLDEN, name)
     if not (shutil.which("tshark") and os.path.exists(pcap)):
         check(f"perftest golden {name}: capture and tshark present", False, pcap)
         return
     msgs = golden_client_msgs(pcap)
-    srv = subprocess.Popen([PERF, "-l", "0", "--file-prefix", f"pg_{os.getpid()}_{port}"] + EAL +
-                           ["--vdev=net_null0", "--", "--server", "--perftest", "--size", "8192",
-                            "--ip", "10.77.0.10", "--tcp-port", str(port)] + extra,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    srv, s = pt_server(port, ["--size", "8192", "--ip", "10.77.0.10"] + extra)
     replies = []
     try:
-        s = None
-        for _ in range(100):
-            try:
-                s = socket.create_connection(("127.0.0.1", port), timeout=10)
-                break
-            except OSError:
-                time.sleep(0.1)
         for m in msgs[:-1]:         # all but the final "done"
             s.sendall(m)
             replies.append(recv_n(s, len(m)))
@@ -278,20 +283,9 @@ golden_replay("atomic_cas_lat.pcap", ["--op", "atomic", "--lat"], 10, "perftest 
 
 # 6d. a peer that is not perftest: garbage dests and an absurd cycle buffer
 # are refused (non-zero exit, a message), never trusted
-def bad_peer(port, msgs, want):
-    import socket
-    srv = subprocess.Popen([PERF, "-l", "0", "--file-prefix", f"pb_{os.getpid()}_{port}"] + EAL +
-                           ["--vdev=net_null0", "--", "--server", "--perftest", "--size", "64",
-                            "--tcp-port", str(port)],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def bad_peer(port, msgs):
+    srv, s = pt_server(port, ["--size", "64"])
     try:
-        s = None
-        for _ in range(100):
-            try:
-                s = socket.create_connection(("127.0.0.1", port), timeout=10)
-                break
-            except OSError:
-                time.sleep(0.1)
         for m in msgs:
             s.sendall(m)
             recv_n(s, len(m))
@@ -304,11 +298,10 @@ def bad_peer(port, msgs, want):
 
 
 hello = [b"6.06".ljust(16, b"\0")]
-rc, err = bad_peer(18719, hello + [(1 << 30).to_bytes(4, "big"), (64).to_bytes(4, "big")],
-                   "cycle buffer")
+rc, err = bad_peer(18719, hello + [(1 << 30).to_bytes(4, "big"), (64).to_bytes(4, "big")])
 check("perftest peer: a 1 GiB cycle buffer refused", rc != 0 and "cycle buffer" in err, err[-300:])
 rc, err = bad_peer(18720, hello + [(4096).to_bytes(4, "big"), (64).to_bytes(4, "big"), b"3\0",
-                                   b"x" * 107 + b"\0"], "dest")
+                                   b"x" * 107 + b"\0"])
 check("perftest peer: a garbage dest refused", rc != 0 and "bad perftest dest" in err, err[-300:])
 
 # 7. a server whose peer is on the command line prints its parameters as JSON
