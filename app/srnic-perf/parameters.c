@@ -40,6 +40,8 @@ usage(const char *prog)
 	       "  --verify                     check data on every completion\n"
 	       "  --trace                      print every packet and CQE (the READ walk)\n"
 	       "  --pcap FILE                  write every packet of both directions\n"
+	       "  --mr-per-qp                  a buffer and MR per QP (perftest's --mr_per_qp);\n"
+	       "                               default: one per side for all QPs, as perftest\n"
 	       "  --floors                     also measure the reference floors (memcpy+ICRC,\n"
 	       "                               plain mbuf round trip on one lcore, the op's\n"
 	       "                               mbufs carried across two) and print ratios\n"
@@ -107,7 +109,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 	       O_LCORES, O_UNSIG, O_JSON, O_VERIFY, O_TRACE, O_PCAP, O_QUIET, O_FLOORS, O_HELP,
 	       O_DROP, O_DUP, O_REORDER, O_CORRUPT, O_DELAY, O_LOSS_SEED, O_SERVER, O_CLIENT,
 	       O_TCP_PORT, O_PORT_ID, O_IP, O_PEER_QPN, O_PEER_PSN, O_PEER_IP, O_PEER_MAC,
-	       O_PERFTEST };
+	       O_PERFTEST, O_MR_PER_QP };
 	static const struct option opts[] = {
 		{ "op", required_argument, NULL, O_OP },
 		{ "size", required_argument, NULL, O_SIZE },
@@ -143,6 +145,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		{ "peer-ip", required_argument, NULL, O_PEER_IP },
 		{ "peer-mac", required_argument, NULL, O_PEER_MAC },
 		{ "perftest", no_argument, NULL, O_PERFTEST },
+		{ "mr-per-qp", no_argument, NULL, O_MR_PER_QP },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool ip_set = false;
@@ -310,6 +313,9 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 			break;
 		case O_PERFTEST:
 			c->perftest = true;
+			break;
+		case O_MR_PER_QP:
+			c->mr_per_qp = true;
 			break;
 		case O_PEER_MAC:
 			if (rte_ether_unformat_addr(optarg, &c->peer_mac) != 0)

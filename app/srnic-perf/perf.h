@@ -53,6 +53,7 @@ struct perf_conf {
 	unsigned int nb_lcores;   /* requester lcores (engines per device) */
 	bool quiet;               /* no live stats */
 	bool floors;              /* measure reference floors */
+	bool mr_per_qp;           /* an MR per QP and side (perftest's --mr_per_qp); else one */
 	struct srnic_lossy_conf loss; /* fault injection, both directions */
 	bool lossy;
 	/* two processes (--server / --client HOST), any DPDK port */
@@ -138,6 +139,10 @@ struct perf_env {
 	uint32_t max_size;
 	size_t qp_mem;
 	struct srnic_lossy *loss[2]; /* on port A (B->A) and port B (A->B) */
+	/* without --mr-per-qp: one buffer and MR per side, every QP's slots in it */
+	uint8_t *buf_all[2];
+	bool buf_all_heap[2];
+	struct srnic_mr *mr_all[2];
 };
 
 int perf_setup(struct perf_env *env, struct perf_conf *c);

@@ -18,6 +18,8 @@
 #include "srnic_wire.h"
 
 #define PERF_CQE_MIN 256u
+#define PERF_MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | \
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)
 
 static struct srnic_pcap *pcap;
 static struct srnic_capture *cap[2];
@@ -130,6 +132,22 @@ perf_setup_qps(struct perf_env *env)
 	env->qps = calloc(c->qps, sizeof(*env->qps));
 	if (env->qps == NULL)
 		return -ENOMEM;
+	/* One registered buffer per side for every QP, as perftest does by
+	 * default: one MR's lines on the data path, not one MR per QP. */
+	for (s = 0; s < 2 && !c->mr_per_qp; s++) {
+		size_t len = slot_bytes * c->depth * c->qps, heap0 = heap_used();
+
+		if (env->dev[s] == NULL)
+			continue;
+		env->buf_all[s] = buf_alloc(len, &env->buf_all_heap[s]);
+		buf_bytes += heap_used() - heap0;
+		if (env->buf_all[s] == NULL)
+			return -ENOMEM;
+		memset(env->buf_all[s], 0, len);
+		env->mr_all[s] = srnic_reg_mr(env->pd[s], env->buf_all[s], len, PERF_MR_ACCESS);
+		if (env->mr_all[s] == NULL)
+			return -ENOMEM;
+	}
 	for (i = 0; i < c->qps; i++) {
 		struct perf_qp *q = &env->qps[i];
 
@@ -151,15 +169,20 @@ perf_setup_qps(struct perf_env *env)
 			size_t heap0;
 
 			q->qp[s] = srnic_create_qp(env->pd[s], &qa);
+			if (q->qp[s] == NULL)
+				return -ENOMEM;
+			if (!c->mr_per_qp) {
+				q->buf[s] = env->buf_all[s] + (size_t)i * len;
+				q->mr[s] = env->mr_all[s];
+				continue;
+			}
 			heap0 = heap_used();
 			q->buf[s] = buf_alloc(len, &q->buf_heap[s]);
 			buf_bytes += heap_used() - heap0; /* 0 when it came from the C heap */
-			if (q->qp[s] == NULL || q->buf[s] == NULL)
+			if (q->buf[s] == NULL)
 				return -ENOMEM;
 			memset(q->buf[s], 0, len);
-			q->mr[s] = srnic_reg_mr(env->pd[s], q->buf[s], len,
-						IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
-						IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+			q->mr[s] = srnic_reg_mr(env->pd[s], q->buf[s], len, PERF_MR_ACCESS);
 			if (q->mr[s] == NULL)
 				return -ENOMEM;
 		}
@@ -268,16 +291,27 @@ perf_teardown(struct perf_env *env)
 		struct perf_qp *q = &env->qps[i];
 
 		for (s = 0; s < 2; s++) {
-			if (q->mr[s] != NULL)
-				srnic_dereg_mr(q->mr[s]);
 			if (q->qp[s] != NULL)
 				srnic_destroy_qp(q->qp[s]);
+			if (q->mr[s] == NULL || q->mr[s] == env->mr_all[s])
+				continue; /* not its own */
+			srnic_dereg_mr(q->mr[s]);
 			if (q->buf_heap[s])
 				free(q->buf[s]);
 			else
 				rte_free(q->buf[s]);
 		}
 		free(q->t_post);
+	}
+	for (s = 0; s < 2; s++) {
+		if (env->mr_all[s] != NULL)
+			srnic_dereg_mr(env->mr_all[s]);
+		if (env->buf_all_heap[s])
+			free(env->buf_all[s]);
+		else
+			rte_free(env->buf_all[s]);
+		env->mr_all[s] = NULL;
+		env->buf_all[s] = NULL;
 	}
 	free(env->qps);
 	env->qps = NULL;

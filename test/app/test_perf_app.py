@@ -62,6 +62,16 @@ for op, sizes in (("read", "0,64,5000"), ("write", "1,4096,70000"), ("send", "64
         check(f"{op} {r.get('size')}: engine busy shares of the run",
               all(0 < b.get(k, -1) <= 100 for k in ("req", "resp")), str(r))
 
+# 1b. --mr-per-qp (perftest's --mr_per_qp): a buffer and MR per QP instead
+# of one per side; data still checked on every completion
+for op in ("read", "write", "send"):
+    rc, out, err = run(["--op", op, "--size", "1000", "--qps", "4", "--depth", "8", "--iters",
+                        "4000", "--verify", "--json", "--mr-per-qp"], f"perf_mrqp_{op}")
+    r = json_lines(out)
+    check(f"{op} --mr-per-qp: all messages, data verified",
+          rc == 0 and len(r) == 1 and r[0]["msgs"] == 4000 and r[0]["verify_errors"] == 0,
+          out[-300:] + err[-300:])
+
 # 2. latency mode, unsignaled, several requester lcores, duration
 rc, out, err = run(["--op", "read", "--size", "64", "--lat", "--iters", "2000", "--json"], "perf_lat")
 r = json_lines(out)
