@@ -64,6 +64,23 @@ heap_used(void)
 	return st.heap_allocsz_bytes;
 }
 
+/* A zeroed buffer of len bytes registered in pd; *bytes grows by what it
+ * took from the DPDK heap (0 from the C heap). */
+static int
+buf_reg(struct srnic_pd *pd, size_t len, uint8_t **buf, bool *heap, struct srnic_mr **mr,
+	size_t *bytes)
+{
+	size_t heap0 = heap_used();
+
+	*buf = buf_alloc(len, heap);
+	*bytes += heap_used() - heap0;
+	if (*buf == NULL)
+		return -ENOMEM;
+	memset(*buf, 0, len);
+	*mr = srnic_reg_mr(pd, *buf, len, PERF_MR_ACCESS);
+	return *mr == NULL ? -ENOMEM : 0;
+}
+
 void
 perf_qp_conf(const struct perf_conf *c, struct srnic_pair_qp_conf *qc)
 {
@@ -134,20 +151,11 @@ perf_setup_qps(struct perf_env *env)
 		return -ENOMEM;
 	/* One registered buffer per side for every QP, as perftest does by
 	 * default: one MR's lines on the data path, not one MR per QP. */
-	for (s = 0; s < 2 && !c->mr_per_qp; s++) {
-		size_t len = slot_bytes * c->depth * c->qps, heap0 = heap_used();
-
-		if (env->dev[s] == NULL)
-			continue;
-		env->buf_all[s] = buf_alloc(len, &env->buf_all_heap[s]);
-		buf_bytes += heap_used() - heap0;
-		if (env->buf_all[s] == NULL)
+	for (s = 0; s < 2 && !c->mr_per_qp; s++)
+		if (env->dev[s] != NULL &&
+		    buf_reg(env->pd[s], slot_bytes * c->depth * c->qps, &env->buf_all[s],
+			    &env->buf_all_heap[s], &env->mr_all[s], &buf_bytes) != 0)
 			return -ENOMEM;
-		memset(env->buf_all[s], 0, len);
-		env->mr_all[s] = srnic_reg_mr(env->pd[s], env->buf_all[s], len, PERF_MR_ACCESS);
-		if (env->mr_all[s] == NULL)
-			return -ENOMEM;
-	}
 	for (i = 0; i < c->qps; i++) {
 		struct perf_qp *q = &env->qps[i];
 
@@ -166,25 +174,16 @@ perf_setup_qps(struct perf_env *env)
 
 			if (env->dev[s] == NULL)
 				continue;
-			size_t heap0;
-
 			q->qp[s] = srnic_create_qp(env->pd[s], &qa);
 			if (q->qp[s] == NULL)
 				return -ENOMEM;
 			if (!c->mr_per_qp) {
 				q->buf[s] = env->buf_all[s] + (size_t)i * len;
 				q->mr[s] = env->mr_all[s];
-				continue;
+			} else if (buf_reg(env->pd[s], len, &q->buf[s], &q->buf_heap[s], &q->mr[s],
+					   &buf_bytes) != 0) {
+				return -ENOMEM;
 			}
-			heap0 = heap_used();
-			q->buf[s] = buf_alloc(len, &q->buf_heap[s]);
-			buf_bytes += heap_used() - heap0; /* 0 when it came from the C heap */
-			if (q->buf[s] == NULL)
-				return -ENOMEM;
-			memset(q->buf[s], 0, len);
-			q->mr[s] = srnic_reg_mr(env->pd[s], q->buf[s], len, PERF_MR_ACCESS);
-			if (q->mr[s] == NULL)
-				return -ENOMEM;
 		}
 		if (q->mr[1] != NULL) {
 			q->peer_rkey = srnic_mr_rkey(q->mr[1]);
