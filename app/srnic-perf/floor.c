@@ -38,6 +38,7 @@
 #define FLOOR_XC_TRAILER 4
 #define FLOOR_XC_PAYLOAD 64
 #define FLOOR_XC_CREDITS 64          /* shinfo references taken at a time, as the engine */
+#define FLOOR_XC_STALL_S 10          /* no answer for this long: a message was lost */
 
 static int
 cmp_d(const void *a, const void *b)
@@ -219,7 +220,7 @@ xc_side_a(struct xc_floor *x)
 {
 	struct rte_mbuf *m[FLOOR_BURST];
 	uint64_t sent = 0, done = 0, t0 = rte_rdtsc();
-	uint64_t give_up = t0 + 10 * rte_get_tsc_hz();
+	uint64_t give_up = t0 + FLOOR_XC_STALL_S * rte_get_tsc_hz();
 
 	while (done < FLOOR_XC_MSGS) {
 		uint16_t n, k;
@@ -236,7 +237,9 @@ xc_side_a(struct xc_floor *x)
 		n = rte_eth_rx_burst(x->port[0], 0, m, FLOOR_BURST);
 		rte_pktmbuf_free_bulk(m, n);
 		done += n;
-		if (n == 0 && rte_rdtsc() > give_up)
+		if (n > 0)
+			give_up = rte_rdtsc() + FLOOR_XC_STALL_S * rte_get_tsc_hz();
+		else if (rte_rdtsc() > give_up)
 			return 0;
 	}
 	return (double)done * rte_get_tsc_hz() / (double)(rte_rdtsc() - t0) / 1e6;

@@ -15,9 +15,10 @@
  *   path MTU    2 bytes, the ibv_mtu value as a decimal string (the smaller wins)
  *   per QP      the QP's "dest", 108 bytes:
  *               LID:OUT_READS:QPN:PSN:RKEY:VADDR:GID[0]:...:GID[15]:SRQN:  (hex) NUL
+ *               (latency tools: QP 0's dest once before this round)
  *   per QP      the same again (after connecting), then once more (after RTR)
  *   ...traffic (the client posts; the server's side only answers)...
- *   dest        once (the client is done)
+ *   dest        once (the client is done; bandwidth tools only)
  *   report      (bandwidth tools only) size, iterations (8 bytes each, network order), BW peak,
  *               BW average (MB/s as perftest counts them, 2^20 bytes), message
  *               rate (Mpps): doubles, byte-swapped to network order
@@ -104,9 +105,14 @@ pt_xchg(struct perf_env *env, const void *mine, void *theirs, size_t len)
 {
 	void *out = (void *)(uintptr_t)mine;
 
-	if (env->conf->role == PERF_ROLE_CLIENT)
-		return pt_io(env, out, len, true) == 0 ? pt_io(env, theirs, len, false) : -EIO;
-	return pt_io(env, theirs, len, false) == 0 ? pt_io(env, out, len, true) : -EIO;
+	bool client = env->conf->role == PERF_ROLE_CLIENT;
+	int rc = client ? pt_io(env, out, len, true) : pt_io(env, theirs, len, false);
+
+	if (rc == 0)
+		rc = client ? pt_io(env, theirs, len, false) : pt_io(env, out, len, true);
+	if (rc == -EIO)
+		fprintf(stderr, "srnic-perf: the perftest peer closed or broke the connection\n");
+	return rc;
 }
 
 static void
@@ -178,9 +184,14 @@ pt_handshake(struct perf_env *env, int side, uint32_t nb, uint32_t psn, struct p
 		struct pt_dest mine, theirs;
 		char out[PT_DEST_LEN], in[PT_DEST_LEN];
 
+		int rc;
+
 		pt_my_dest(env, side, i, psn, &mine);
 		pt_dest_format(&mine, out);
-		if (pt_xchg(env, out, in, PT_DEST_LEN) != 0 || pt_dest_parse(in, &theirs) != 0) {
+		rc = pt_xchg(env, out, in, PT_DEST_LEN);
+		if (rc != 0)
+			return rc;
+		if (pt_dest_parse(in, &theirs) != 0) {
 			fprintf(stderr, "srnic-perf: bad perftest dest from the peer\n");
 			return -EPROTO;
 		}
@@ -216,15 +227,21 @@ perf_pt_setup(struct perf_env *env, int side)
 		return -ECONNREFUSED;
 	}
 	memset(rver, 0, sizeof(rver));
-	if (pt_xchg(env, ver, rver, PT_VERSION_LEN) != 0)
-		return -EIO;
+	rc = pt_xchg(env, ver, rver, PT_VERSION_LEN);
+	if (rc != 0)
+		return rc;
 	if (atof(rver) < 5.33) {
 		fprintf(stderr, "srnic-perf: perftest %s is older than 5.33: not spoken\n", rver);
 		return -EPROTO;
 	}
-	if (pt_xchg(env, &page, &rpage, sizeof(page)) != 0 ||
-	    pt_xchg(env, &cl, &rcl, sizeof(cl)) != 0)
-		return -EIO;
+	if (strcmp(rver, PT_VERSION) != 0)
+		fprintf(stderr, "srnic-perf: the peer is perftest %s; this speaks %s's exchange\n",
+			rver, PT_VERSION);
+	rc = pt_xchg(env, &page, &rpage, sizeof(page));
+	if (rc == 0)
+		rc = pt_xchg(env, &cl, &rcl, sizeof(cl));
+	if (rc != 0)
+		return rc;
 	if (ntohl(rpage) > PT_CYCLE_BUFFER_MAX) {
 		fprintf(stderr, "srnic-perf: perftest's cycle buffer %u is over %u\n", ntohl(rpage),
 			PT_CYCLE_BUFFER_MAX);
@@ -234,8 +251,9 @@ perf_pt_setup(struct perf_env *env, int side)
 	memset(mtu, 0, sizeof(mtu));
 	memset(rmtu, 0, sizeof(rmtu));
 	snprintf(mtu, sizeof(mtu), "%d", (int)c->mtu);
-	if (pt_xchg(env, mtu, rmtu, PT_MTU_LEN) != 0)
-		return -EIO;
+	rc = pt_xchg(env, mtu, rmtu, PT_MTU_LEN);
+	if (rc != 0)
+		return rc;
 	rm = strtol(rmtu, NULL, 10);
 	if (rm >= IBV_MTU_256 && rm < (long)c->mtu)
 		c->mtu = (enum ibv_mtu)rm;
@@ -246,13 +264,21 @@ perf_pt_setup(struct perf_env *env, int side)
 	remote = calloc(c->qps, sizeof(*remote));
 	if (remote == NULL)
 		return -ENOMEM;
-	rc = pt_handshake(env, side, c->qps, psn, remote);
+	/* latency tools trade QP 0's dest once before the per-QP round */
+	rc = c->lat ? pt_handshake(env, side, 1, psn, NULL) : 0;
+	if (rc == 0)
+		rc = pt_handshake(env, side, c->qps, psn, remote);
 	perf_qp_conf(c, &qc);
 	for (i = 0; rc == 0 && i < c->qps; i++) {
 		struct perf_qp *q = &env->qps[i];
 		struct srnic_qp_peer peer = { .qpn = remote[i].qpn, .psn = remote[i].psn,
 					      .my_psn = psn, .gid = remote[i].gid };
 
+		/* no more READs / atomics in flight than the peer answers; we
+		 * answer what we announced */
+		qc.max_rd_atomic = (uint8_t)RTE_MAX(1u, RTE_MIN((uint32_t)SRNIC_MAX_RD_ATOMIC,
+								 remote[i].out_reads));
+		qc.max_dest_rd_atomic = SRNIC_MAX_RD_ATOMIC;
 		q->peer_rkey = remote[i].rkey;
 		q->peer_va = remote[i].vaddr;
 		q->peer_stride = 0; /* perftest's buffer: read or write its start */
@@ -294,13 +320,16 @@ pt_finish(struct perf_env *env, int side, const struct perf_result *r)
 	unsigned int k;
 	int rc;
 
-	rc = pt_handshake(env, side, 1, side == 0 ? PERF_PSN_REQ : PERF_PSN_RESP, NULL);
+	uint32_t psn = side == 0 ? PERF_PSN_REQ : PERF_PSN_RESP;
+
+	/* bandwidth tools sync and trade reports; latency tools go straight
+	 * to the goodbye */
+	rc = env->conf->lat ? 0 : pt_handshake(env, side, 1, psn, NULL);
 	pt_report(r, mine);
-	/* bandwidth tools trade reports; latency tools (ib_read_lat) do not */
 	for (k = 0; rc == 0 && !env->conf->lat && k < PT_REPORT_FIELDS; k++)
 		rc = pt_xchg(env, &mine[k], &theirs[k], sizeof(mine[k]));
 	if (rc == 0)
-		rc = pt_handshake(env, side, 1, side == 0 ? PERF_PSN_REQ : PERF_PSN_RESP, NULL);
+		rc = pt_handshake(env, side, 1, psn, NULL);
 	if (rc == 0)
 		rc = pt_io(env, (void *)(uintptr_t)PT_DONE, sizeof(PT_DONE), true);
 	if (rc == 0 && side == 1 && env->conf->lat) {

@@ -268,6 +268,7 @@ perf_remote_setup(struct perf_env *env)
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN); /* a peer gone mid-write is an error, not a kill */
 	if (side == 1 && c->peer_cmdline) {
 		rc = perf_setup_dev(env, 1);
 		if (rc == 0)

@@ -292,9 +292,10 @@ perf_teardown(struct perf_env *env)
 		for (s = 0; s < 2; s++) {
 			if (q->qp[s] != NULL)
 				srnic_destroy_qp(q->qp[s]);
-			if (q->mr[s] == NULL || q->mr[s] == env->mr_all[s])
-				continue; /* not its own */
-			srnic_dereg_mr(q->mr[s]);
+			if (!env->conf->mr_per_qp)
+				continue; /* slots of buf_all, mr_all's */
+			if (q->mr[s] != NULL)
+				srnic_dereg_mr(q->mr[s]);
 			if (q->buf_heap[s])
 				free(q->buf[s]);
 			else
