@@ -64,6 +64,18 @@ heap_used(void)
 	return st.heap_allocsz_bytes;
 }
 
+/* buf_reg()'s undo, for whatever part of it was done. */
+static void
+buf_unreg(uint8_t *buf, bool heap, struct srnic_mr *mr)
+{
+	if (mr != NULL)
+		srnic_dereg_mr(mr);
+	if (heap)
+		free(buf);
+	else
+		rte_free(buf);
+}
+
 /* A zeroed buffer of len bytes registered in pd; *bytes grows by what it
  * took from the DPDK heap (0 from the C heap). */
 static int
@@ -292,24 +304,13 @@ perf_teardown(struct perf_env *env)
 		for (s = 0; s < 2; s++) {
 			if (q->qp[s] != NULL)
 				srnic_destroy_qp(q->qp[s]);
-			if (!env->conf->mr_per_qp)
-				continue; /* slots of buf_all, mr_all's */
-			if (q->mr[s] != NULL)
-				srnic_dereg_mr(q->mr[s]);
-			if (q->buf_heap[s])
-				free(q->buf[s]);
-			else
-				rte_free(q->buf[s]);
+			if (env->conf->mr_per_qp) /* else slots of buf_all, mr_all's */
+				buf_unreg(q->buf[s], q->buf_heap[s], q->mr[s]);
 		}
 		free(q->t_post);
 	}
 	for (s = 0; s < 2; s++) {
-		if (env->mr_all[s] != NULL)
-			srnic_dereg_mr(env->mr_all[s]);
-		if (env->buf_all_heap[s])
-			free(env->buf_all[s]);
-		else
-			rte_free(env->buf_all[s]);
+		buf_unreg(env->buf_all[s], env->buf_all_heap[s], env->mr_all[s]);
 		env->mr_all[s] = NULL;
 		env->buf_all[s] = NULL;
 	}
