@@ -64,9 +64,10 @@ usage(const char *prog)
 	       "                               one JSON line, serves until --duration or a signal\n"
 	       "  --perftest                   with --server / --client: speak perftest's own\n"
 	       "                               exchange (version 6.06): an unmodified ib_read_bw,\n"
-	       "                               ib_write_bw, ib_atomic_bw or (--lat) ib_read_lat,\n"
-	       "                               ib_atomic_lat is the other end (same --size, -q\n"
-	       "                               as --qps; perftest's port 18515)\n"
+	       "                               ib_write_bw, ib_atomic_bw, ib_send_bw or (--lat)\n"
+	       "                               ib_read_lat, ib_atomic_lat is the other end (same\n"
+	       "                               --op and --size on a server, -q as --qps; port\n"
+	       "                               18515 as perftest's)\n"
 	       "  --help                       this text\n",
 	       prog, PERF_MAX_QPS, PERF_MAX_DEPTH, PERF_DEFAULT_ITERS, PERF_DEFAULT_TCP_PORT);
 }
@@ -340,11 +341,10 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		return -1;
 	}
 	if (c->perftest && (c->role == PERF_ROLE_BOTH || c->peer_cmdline || c->nb_sizes != 1 ||
-			    c->verify || c->op == PERF_OP_SEND ||
-			    (c->lat && c->op == PERF_OP_WRITE))) {
+			    c->verify || (c->lat && (c->op == PERF_OP_WRITE || c->op == PERF_OP_SEND)))) {
 		fprintf(stderr, "srnic-perf: --perftest goes with --server or --client, one --size,\n"
-				"  --op read, write or atomic (--lat: read or atomic), no --verify\n"
-				"  (ib_read_bw, ib_write_bw, ib_atomic_bw, ib_read_lat, ib_atomic_lat\n"
+				"  no --verify, --lat with --op read or atomic only (ib_read_bw,\n"
+				"  ib_write_bw, ib_atomic_bw, ib_send_bw, ib_read_lat, ib_atomic_lat\n"
 				"  as the peer)\n");
 		return -1;
 	}

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * --perftest: the out-of-band exchange of perftest's bandwidth tools
- * (ib_read_bw, ib_write_bw, ib_atomic_bw) and of ib_read_lat and
- * ib_atomic_lat (--lat; version 6.06, as Debian 12 ships it) over TCP,
+ * (ib_read_bw, ib_write_bw, ib_atomic_bw, ib_send_bw) and of ib_read_lat
+ * and ib_atomic_lat (--lat; version 6.06, as Debian 12 ships it) over TCP,
  * so that an unmodified perftest on a hardware RNIC or on rdma_rxe is the
  * other end: srnic-perf --client against "ib_read_bw" (server), or
  * srnic-perf --server against "ib_read_bw HOST" (client). The sequence, as
@@ -16,10 +16,12 @@
  *   per QP      the QP's "dest", 108 bytes:
  *               LID:OUT_READS:QPN:PSN:RKEY:VADDR:GID[0]:...:GID[15]:SRQN:  (hex) NUL
  *               (latency tools: QP 0's dest once before this round)
- *   per QP      the same again (after connecting), then once more (after RTR)
- *   ...traffic (the client posts; the server's side only answers)...
- *   dest        once (the client is done; bandwidth tools only)
- *   report      (bandwidth tools only) size, iterations (8 bytes each, network order), BW peak,
+ *   per QP      the same again (after connecting; ib_send_bw: QP 0's once
+ *               before it), then once more (after RTR)
+ *   ...traffic (the client posts; the server answers, or receives)...
+ *   READ/WRITE/atomic bandwidth tools only:
+ *   dest        once (the client is done)
+ *   report      size, iterations (8 bytes each, network order), BW peak,
  *               BW average (MB/s as perftest counts them, 2^20 bytes), message
  *               rate (Mpps): doubles, byte-swapped to network order
  *   dest        once, then "done" and its NUL from each side; close
@@ -48,6 +50,19 @@
 #define PT_MB (1024.0 * 1024.0)      /* perftest's MB/sec */
 #define PT_DONE "done"
 
+/* The exchange's shape differs by tool. */
+enum pt_kind {
+	PT_BW,       /* ib_read_bw, ib_write_bw, ib_atomic_bw: the server waits, reports */
+	PT_LAT,      /* ib_read_lat, ib_atomic_lat: QP 0's dest first, no report */
+	PT_SEND_BW,  /* ib_send_bw: the server receives; QP 0's dest inside, no report */
+};
+
+static enum pt_kind
+pt_kind(const struct perf_conf *c)
+{
+	return c->op == PERF_OP_SEND ? PT_SEND_BW : c->lat ? PT_LAT : PT_BW;
+}
+
 struct pt_dest {
 	uint32_t lid, out_reads, qpn, psn, rkey, srqn;
 	uint64_t vaddr;
@@ -59,15 +74,16 @@ struct pt_dest {
 static void
 pt_poll_engines(struct perf_env *env)
 {
+	int side = env->conf->role == PERF_ROLE_SERVER ? 1 : 0;
 	unsigned int e;
 	uint64_t errs = 0;
 
-	if (env->conf->role == PERF_ROLE_SERVER) {
+	if (side == 1 && env->qps != NULL) { /* QPs and CQs made: RECVs reposted too */
 		perf_resp_poll_once(env, env->max_size, &errs);
 		return;
 	}
 	for (e = 0; e < env->conf->nb_lcores; e++)
-		srnic_engine_poll(srnic_dev_engine(env->dev[0], (uint16_t)e));
+		srnic_engine_poll(srnic_dev_engine(env->dev[side], (uint16_t)e));
 }
 
 /* All len bytes out (wr) or in; waiting for input runs the engines. */
@@ -265,7 +281,7 @@ perf_pt_setup(struct perf_env *env, int side)
 	if (remote == NULL)
 		return -ENOMEM;
 	/* latency tools trade QP 0's dest once before the per-QP round */
-	rc = c->lat ? pt_handshake(env, side, 1, psn, NULL) : 0;
+	rc = pt_kind(c) == PT_LAT ? pt_handshake(env, side, 1, psn, NULL) : 0;
 	if (rc == 0)
 		rc = pt_handshake(env, side, c->qps, psn, remote);
 	perf_qp_conf(c, &qc);
@@ -288,7 +304,10 @@ perf_pt_setup(struct perf_env *env, int side)
 				srnic_qp_num(q->qp[side]), rc);
 	}
 	free(remote);
-	/* again after connecting, and once after RTR, as perftest does */
+	/* again after connecting (ib_send_bw: QP 0's first), and once after
+	 * RTR (ib_send_bw: after posting its receives), as perftest does */
+	if (rc == 0 && pt_kind(c) == PT_SEND_BW)
+		rc = pt_handshake(env, side, 1, psn, NULL);
 	if (rc == 0)
 		rc = pt_handshake(env, side, c->qps, psn, NULL);
 	if (rc == 0)
@@ -324,15 +343,17 @@ pt_finish(struct perf_env *env, int side, const struct perf_result *r)
 
 	/* bandwidth tools sync and trade reports; latency tools go straight
 	 * to the goodbye */
-	rc = env->conf->lat ? 0 : pt_handshake(env, side, 1, psn, NULL);
+	bool reports = pt_kind(env->conf) == PT_BW;
+
+	rc = reports ? pt_handshake(env, side, 1, psn, NULL) : 0;
 	pt_report(r, mine);
-	for (k = 0; rc == 0 && !env->conf->lat && k < PT_REPORT_FIELDS; k++)
+	for (k = 0; rc == 0 && reports && k < PT_REPORT_FIELDS; k++)
 		rc = pt_xchg(env, &mine[k], &theirs[k], sizeof(mine[k]));
 	if (rc == 0)
 		rc = pt_handshake(env, side, 1, psn, NULL);
 	if (rc == 0)
 		rc = pt_io(env, (void *)(uintptr_t)PT_DONE, sizeof(PT_DONE), true);
-	if (rc == 0 && side == 1 && env->conf->lat) {
+	if (rc == 0 && side == 1 && !reports) {
 		printf("srnic-perf: perftest client done\n");
 	} else if (rc == 0 && side == 1) {
 		double mbs, mpps;

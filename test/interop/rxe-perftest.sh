@@ -10,16 +10,16 @@
 # Every packet captured on the bridge side of dpdk0, every ICRC checked by the
 # peer kit's checker. Not in CI (the guest is emulated: minutes).
 #   test/interop/rxe-perftest.sh [OPS [ROLES [SIZE [ITERS]]]]
-#   OPS: read, write, atomic (ib_*_bw), read_lat, atomic_lat (ib_*_lat;
+#   OPS: read, write, atomic, send (ib_*_bw), read_lat, atomic_lat (ib_*_lat;
 #   srnic-perf --lat); atomics are FETCH_AND_ADD
-#   (default: all five x srnic-client, srnic-server; 8192 bytes, 200 iterations)
+#   (default: all six x srnic-client, srnic-server; 8192 bytes, 200 iterations)
 # Needs ../shared/rxe-peer (README there) and root.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 peer=$(cd ../shared/rxe-peer && pwd)
 bin=build/app/srnic-perf/srnic-perf
 [ -x "$bin" ] || { echo "build first: usertools/srnic build" >&2; exit 1; }
-ops=${1:-"read write atomic read_lat atomic_lat"} roles=${2:-"srnic-client srnic-server"} size=${3:-8192} iters=${4:-200}
+ops=${1:-"read write atomic send read_lat atomic_lat"} roles=${2:-"srnic-client srnic-server"} size=${3:-8192} iters=${4:-200}
 mtu=1024                     # net_af_packet takes 1500 here: path MTU 1024
 guest_ip=10.77.0.2 srnic_ip=10.77.0.10 ns_ip=10.77.0.1
 [ -f "$peer/build/rootfs.img" ] || (cd "$peer" && ./build-image.sh)
