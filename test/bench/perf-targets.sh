@@ -52,6 +52,7 @@ def big(r):
 def fig(r):  # the figure a row is about: Gb/s for large messages, else M/s
     return r["gbps"] if big(r) else r["mops"]
 
+marked = False
 print(f"{'op':6} {'size':>6} {'qps':>5} {'depth':>5} {'Gb/s':>8} {'M/s':>7} {'p50 us':>8} {'p99 us':>8} "
       f"{'floor':>8} {'ratio':>6} {'xfloor':>7} {'xratio':>6} {'B/QP':>7} {'busy A/B %':>11}" + ("  runs" if runs > 1 else ""))
 for i in range(per):
@@ -77,6 +78,12 @@ for i in range(per):
             f"{med(r['lat_us']['p50'] for r in rs):>8.2f} {med(r['lat_us']['p99'] for r in rs):>8.2f} "
             f"{floor:>8} {ratio:>6} {xfloor:>7} {xratio:>6} {r0['qp_mem_bytes']:>7} {busy:>11}")
     if runs > 1:
-        line += "  " + " / ".join(f"{fig(r):.2f}" for r in rs)
+        xmed = med(r["floor_xc_mpps"] for r in rs) if all("floor_xc_mpps" in r for r in rs) else 0
+        slow = [xmed > 0 and r["floor_xc_mpps"] < xmed / 2 for r in rs]
+        marked = marked or any(slow)
+        line += "  " + " / ".join(f"{fig(r):.2f}{'*' if sl else ''}" for r, sl in zip(rs, slow))
     print(line)
+if marked:
+    print("* the two-lcore floor measured in that run's process was under half its median:"
+          " the host's path between the two vCPUs was slow then (the run stays in the median)")
 PY
