@@ -27,9 +27,9 @@ srnic_test_qp_connect(struct srnic_qp *qp, const struct srnic_test_path *p)
 }
 
 int
-srnic_test_post_send(struct srnic_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
-		     struct ibv_sge *sge, int nsge, uint64_t raddr, uint32_t rkey,
-		     unsigned int flags)
+srnic_test_post_send_imm(struct srnic_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
+			 struct ibv_sge *sge, int nsge, uint64_t raddr, uint32_t rkey,
+			 uint32_t imm_be, unsigned int flags)
 {
 	struct ibv_send_wr wr, *bad = NULL;
 
@@ -39,9 +39,18 @@ srnic_test_post_send(struct srnic_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
 	wr.num_sge = nsge;
 	wr.opcode = op;
 	wr.send_flags = flags;
+	wr.imm_data = imm_be;
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
 	return srnic_post_send(qp, &wr, &bad);
+}
+
+int
+srnic_test_post_send(struct srnic_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
+		     struct ibv_sge *sge, int nsge, uint64_t raddr, uint32_t rkey,
+		     unsigned int flags)
+{
+	return srnic_test_post_send_imm(qp, op, wr_id, sge, nsge, raddr, rkey, 0, flags);
 }
 
 int

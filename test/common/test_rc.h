@@ -45,6 +45,10 @@ int srnic_test_post_atomic(struct srnic_qp *qp, enum ibv_wr_opcode op, uint64_t 
 int srnic_test_post_send(struct srnic_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
 			 struct ibv_sge *sge, int nsge, uint64_t raddr, uint32_t rkey,
 			 unsigned int flags);
+/** The same with immediate data (big endian, as in ibv_send_wr). */
+int srnic_test_post_send_imm(struct srnic_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
+			     struct ibv_sge *sge, int nsge, uint64_t raddr, uint32_t rkey,
+			     uint32_t imm_be, unsigned int flags);
 /** Post one RECV with nsge SGEs. */
 int srnic_test_post_recv(struct srnic_qp *qp, uint64_t wr_id, struct ibv_sge *sge, int nsge);
 

@@ -336,7 +336,6 @@ e2e_bufs_mix_post(const struct e2e_bufs *b, uint8_t op, uint32_t wr_id, uint32_t
 	};
 	struct ibv_sge s = { .addr = (uintptr_t)b->l + off, .length = len,
 			     .lkey = srnic_mr_lkey(b->lmr) };
-	struct ibv_send_wr wr;
 
 	if (op == 5) {
 		assert_int_equal(srnic_test_post_atomic(E->qp[0], IBV_WR_ATOMIC_FETCH_AND_ADD,
@@ -345,17 +344,10 @@ e2e_bufs_mix_post(const struct e2e_bufs *b, uint8_t op, uint32_t wr_id, uint32_t
 		return;
 	}
 	assert_true(op < RTE_DIM(opc));
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.sg_list = &s;
-	wr.num_sge = 1;
-	wr.opcode = opc[op];
-	wr.send_flags = flags;
-	if (op == 1 || op == 3)
-		wr.imm_data = rte_cpu_to_be_32(wr_id);
-	wr.wr.rdma.remote_addr = (uintptr_t)b->r + roff;
-	wr.wr.rdma.rkey = srnic_mr_rkey(b->rmr);
-	e2e_post_send(0, &wr);
+	assert_int_equal(srnic_test_post_send_imm(E->qp[0], opc[op], wr_id, &s, 1,
+						  (uintptr_t)b->r + roff, srnic_mr_rkey(b->rmr),
+						  op == 1 || op == 3 ? rte_cpu_to_be_32(wr_id) : 0,
+						  flags), 0);
 }
 
 void

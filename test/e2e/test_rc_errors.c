@@ -41,23 +41,13 @@ post(int w, uint64_t wr_id, struct case_buf *b, uint32_t len, uint64_t raddr, ui
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)b->local, .length = len,
 			       .lkey = srnic_mr_lkey(b->lmr) };
-	struct ibv_send_wr wr, *bad;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = wr_ops[w];
-	wr.send_flags = IBV_SEND_SIGNALED;
-	if (w == W_FADD || w == W_CAS) {
-		wr.wr.atomic.remote_addr = raddr;
-		wr.wr.atomic.rkey = rkey;
-		wr.wr.atomic.compare_add = 1;
-	} else {
-		wr.wr.rdma.remote_addr = raddr;
-		wr.wr.rdma.rkey = rkey;
-	}
-	assert_int_equal(srnic_post_send(E->qp[0], &wr, &bad), 0);
+	if (w == W_FADD || w == W_CAS)
+		assert_int_equal(srnic_test_post_atomic(E->qp[0], wr_ops[w], wr_id, &sge, raddr,
+							rkey, 1, 0, IBV_SEND_SIGNALED), 0);
+	else
+		assert_int_equal(srnic_test_post_send(E->qp[0], wr_ops[w], wr_id, &sge, 1, raddr,
+						      rkey, IBV_SEND_SIGNALED), 0);
 }
 
 /*
