@@ -81,14 +81,17 @@ fifo_tail(struct srnic_resp *r)
 	return r->tail != r->head ? &r->fifo[(r->tail - 1) & (SRNIC_RESP_FIFO - 1)] : NULL;
 }
 
+/* A new entry at the tail of qp's FIFO (the QP then owes an answer), or
+ * NULL when full. */
 static struct srnic_resp_entry *
-fifo_push(struct srnic_resp *r)
+fifo_push(struct srnic_qp *qp)
 {
+	struct srnic_resp *r = &qp->resp;
 	struct srnic_resp_entry *e;
 
 	if (r->tail - r->head >= SRNIC_RESP_FIFO)
 		return NULL;
-	container_of(r, struct srnic_qp, resp)->resp_owed = 1;
+	qp->resp_owed = 1;
 	e = &r->fifo[r->tail & (SRNIC_RESP_FIFO - 1)];
 	memset(e, 0, sizeof(*e));
 	r->tail++;
@@ -103,7 +106,7 @@ owe_ack(struct srnic_qp *qp, uint32_t psn)
 	struct srnic_resp_entry *e = fifo_tail(r);
 
 	if (e == NULL || e->kind != SRNIC_RESP_ACK)
-		e = fifo_push(r);
+		e = fifo_push(qp);
 	if (e == NULL)
 		return; /* cannot happen: the FIFO holds twice the READ slots */
 	e->kind = SRNIC_RESP_ACK;
@@ -115,7 +118,7 @@ owe_ack(struct srnic_qp *qp, uint32_t psn)
 static void
 owe_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t syndrome, uint32_t psn)
 {
-	struct srnic_resp_entry *e = fifo_push(&qp->resp);
+	struct srnic_resp_entry *e = fifo_push(qp);
 
 	if (e == NULL) {
 		eng_stat(eng, SRNIC_STAT_RESP_FIFO_FULL, 1);
@@ -322,7 +325,7 @@ execute(struct resp_ctx *c)
 		r->write_va += pkt->pay_len;
 		r->write_resid -= pkt->pay_len;
 	} else if (m & SRNIC_OPM_READ) {
-		struct srnic_resp_entry *e = fifo_push(r);
+		struct srnic_resp_entry *e = fifo_push(qp);
 		uint32_t n = srnic_msg_npkts(c->len, qp->pmtu);
 
 		if (e == NULL)
@@ -339,7 +342,7 @@ execute(struct resp_ctx *c)
 		r->epsn = srnic_psn_add(r->epsn, n);
 		return RESP_DONE;
 	} else if (m & SRNIC_OPM_ATOMIC) {
-		struct srnic_resp_entry *e = fifo_push(r);
+		struct srnic_resp_entry *e = fifo_push(qp);
 
 		if (e == NULL)
 			return RESP_ERR_NO_RESOURCE;
@@ -438,7 +441,7 @@ duplicate_read(struct resp_ctx *c)
 	    (len > 0 && srnic_mr_check(qp->dev, qp->pd, srnic_reth_rkey(reth),
 				       IBV_ACCESS_REMOTE_READ, va, len, &mr) != SRNIC_KEY_OK))
 		return; /* dropped: the requester asks again or gives up */
-	e = fifo_push(r);
+	e = fifo_push(qp);
 	if (e == NULL)
 		return;
 	e->kind = SRNIC_RESP_READ;
@@ -464,7 +467,7 @@ duplicate_atomic(struct resp_ctx *c)
 			break;
 	if (i == SRNIC_MAX_RD_ATOMIC || !dup_has_room(r))
 		return; /* too old to answer, or no room: dropped */
-	e = fifo_push(r);
+	e = fifo_push(c->qp);
 	if (e == NULL)
 		return;
 	e->kind = SRNIC_RESP_ATOMIC;
