@@ -69,6 +69,13 @@ check_pattern(const uint8_t *p, uint32_t len, uint64_t idx)
 	return true;
 }
 
+/* The WR slot after slot in a ring of depth (no division on the data path). */
+static inline uint32_t
+slot_next(uint32_t slot, uint32_t depth)
+{
+	return slot + 1 == depth ? 0 : slot + 1;
+}
+
 /* WRs per srnic_post_send() call at most: one list per QP and pass, as
  * perftest's --post_list (one call, one doorbell for the lot) */
 #define POST_LIST_MAX 64
@@ -141,7 +148,7 @@ post_list(struct req_worker *w, struct perf_qp *q, uint32_t qi, uint64_t target,
 		bool sig = idx + 1 == target || unsig + 1 >= c->unsignaled;
 
 		slots[n] = slot;
-		slot = slot + 1 == c->depth ? 0 : slot + 1;
+		slot = slot_next(slot, c->depth);
 		fill_wr(w, q, qi, idx, slots[n], unsig + 1, sig, &wr[n], &sge[n]);
 		if (n > 0)
 			wr[n - 1].next = &wr[n];
@@ -163,7 +170,7 @@ post_list(struct req_worker *w, struct perf_qp *q, uint32_t qi, uint64_t target,
 		q->outstanding++;
 	}
 	if (done > 0)
-		q->post_slot = slots[done - 1] + 1 == c->depth ? 0 : slots[done - 1] + 1;
+		q->post_slot = slot_next(slots[done - 1], c->depth);
 	*nb += done;
 	return rc;
 }
@@ -273,7 +280,7 @@ req_step(struct req_worker *w)
 			sig_slot -= c->depth;
 		if (w->nb_lat < w->cap_lat)
 			w->lat[w->nb_lat++] = now - q->t_post[sig_slot];
-		q->comp_slot = sig_slot + 1 == c->depth ? 0 : sig_slot + 1;
+		q->comp_slot = slot_next(sig_slot, c->depth);
 		q->completed += cnt_wr;
 		q->outstanding -= cnt_wr;
 		w->msgs += cnt_wr;
@@ -328,7 +335,7 @@ post_recvs(struct perf_env *env, struct perf_qp *q)
 		if (srnic_post_recv(q->qp[1], &wr, &bad) != 0)
 			return -1;
 		q->recv_posted++;
-		q->recv_slot = slot + 1 == c->depth ? 0 : slot + 1;
+		q->recv_slot = slot_next(slot, c->depth);
 	}
 	return 0;
 }
