@@ -103,8 +103,7 @@ comp_implied_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c,
 {
 	if (qp->req.read_retry)
 		return;
-	eng_stat(eng, SRNIC_STAT_RETRANSMIT, 1);
-	qp->stats.retransmits++;
+	eng_qp_stat(eng, SRNIC_STAT_RETRANSMIT, &qp->stats.retransmits);
 	comp_rewind(qp, c, srnic_psn_add(w->first_psn, w->resp_pkts));
 	qp->req.read_retry = 1;
 }
@@ -201,11 +200,10 @@ comp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, const uint8_
 	enum srnic_aeth_type t = srnic_aeth_type(aeth);
 	uint8_t val = srnic_aeth_value(aeth);
 
-	eng_stat(eng, t == SRNIC_AETH_RNR_NAK ? SRNIC_STAT_COMP_RNR : SRNIC_STAT_COMP_NAK, 1);
 	if (t == SRNIC_AETH_RNR_NAK)
-		qp->stats.rnr_naks_rcvd++;
+		eng_qp_stat(eng, SRNIC_STAT_COMP_RNR, &qp->stats.rnr_naks_rcvd);
 	else
-		qp->stats.naks_rcvd++;
+		eng_qp_stat(eng, SRNIC_STAT_COMP_NAK, &qp->stats.naks_rcvd);
 	if (c == qp->sq.req ? c == head || w->state != SRNIC_WQE_SENDING ||
 			      !srnic_psn_in_window(psn, w->first_psn, w->sent_pkts)
 			    : !srnic_psn_in_window(psn, w->first_psn, w->npkts))
@@ -232,8 +230,7 @@ comp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, const uint8_
 			return;
 		}
 		qp->req.retry_left--;
-		eng_stat(eng, SRNIC_STAT_RETRANSMIT, 1);
-		qp->stats.retransmits++;
+		eng_qp_stat(eng, SRNIC_STAT_RETRANSMIT, &qp->stats.retransmits);
 		comp_rewind(qp, c, psn);
 		return;
 	}
@@ -342,8 +339,7 @@ srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 	if (c == head || w->state == SRNIC_WQE_POSTED)
 		return;
-	eng_stat(eng, SRNIC_STAT_TIMEOUT, 1);
-	qp->stats.timeouts++;
+	eng_qp_stat(eng, SRNIC_STAT_TIMEOUT, &qp->stats.timeouts);
 	if (qp->req.retry_left == 0) {
 		/* retry_cnt spent: the WQE fails, the QP goes to ERR (C9-140) */
 		if (c == qp->sq.req)
@@ -353,7 +349,6 @@ srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 		return;
 	}
 	qp->req.retry_left--;
-	eng_stat(eng, SRNIC_STAT_RETRANSMIT, 1);
-	qp->stats.retransmits++;
+	eng_qp_stat(eng, SRNIC_STAT_RETRANSMIT, &qp->stats.retransmits);
 	comp_rewind(qp, c, w->first_psn);
 }

@@ -17,6 +17,15 @@ eng_stat(struct srnic_engine *eng, enum srnic_stat s, uint64_t n)
 	eng->stats[s] += n;
 }
 
+/* A protocol event counted for the engine and for the QP it happened on
+ * (srnic_qp_get_stats()). */
+static inline void
+eng_qp_stat(struct srnic_engine *eng, enum srnic_stat s, uint64_t *qp_count)
+{
+	eng_stat(eng, s, 1);
+	(*qp_count)++;
+}
+
 /*
  * The mbufs a burst is done with, put back per pool in bulk: a received
  * packet's segments come from up to three pools (header, external payload,

@@ -482,8 +482,7 @@ duplicate(struct resp_ctx *c)
 {
 	struct srnic_qp *qp = c->qp;
 
-	eng_stat(c->eng, SRNIC_STAT_RESP_DUP, 1);
-	qp->stats.dups_rcvd++;
+	eng_qp_stat(c->eng, SRNIC_STAT_RESP_DUP, &qp->stats.dups_rcvd);
 	/* SEND/WRITE are never executed twice: re-ACK with the current MSN
 	 * (C9-101); READ is executed again, atomics answered from the saved
 	 * result. */
@@ -506,8 +505,7 @@ err_out_of_seq(struct resp_ctx *c)
 		return RESP_DONE;
 	}
 	/* One NAK per gap, carrying the PSN we expect (C9-...). */
-	eng_stat(c->eng, SRNIC_STAT_RESP_OUT_OF_SEQ, 1);
-	c->qp->stats.out_of_seq_rcvd++;
+	eng_qp_stat(c->eng, SRNIC_STAT_RESP_OUT_OF_SEQ, &c->qp->stats.out_of_seq_rcvd);
 	eng_stat(c->eng, SRNIC_STAT_RESP_NAK_SEQ, 1);
 	r->seq_nak_sent = 1;
 	owe_nak(c->eng, c->qp, srnic_aeth_syndrome_make(SRNIC_AETH_NAK, SRNIC_NAK_PSN_SEQ_ERR),
@@ -518,8 +516,7 @@ err_out_of_seq(struct resp_ctx *c)
 static enum resp_state
 err_rnr(struct resp_ctx *c)
 {
-	eng_stat(c->eng, SRNIC_STAT_RESP_RNR, 1);
-	c->qp->stats.rnr_naks_sent++;
+	eng_qp_stat(c->eng, SRNIC_STAT_RESP_RNR, &c->qp->stats.rnr_naks_sent);
 	/* The rest of this message is dropped quietly until the requester
 	 * comes back to the NAKed PSN: a sequence NAK for it now would make
 	 * the requester resend before the RNR timer (and spend retry_cnt). */
