@@ -26,6 +26,19 @@ srnic_test_qp_connect(struct srnic_qp *qp, const struct srnic_test_path *p)
 	return srnic_qp_connect(qp, &peer, &c);
 }
 
+/* The fields every send WR of these helpers has; the rest zero. */
+static void
+wr_init(struct ibv_send_wr *wr, enum ibv_wr_opcode op, uint64_t wr_id, struct ibv_sge *sge,
+	int nsge, unsigned int flags)
+{
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = wr_id;
+	wr->sg_list = sge;
+	wr->num_sge = nsge;
+	wr->opcode = op;
+	wr->send_flags = flags;
+}
+
 int
 srnic_test_post_send_imm(struct srnic_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
 			 struct ibv_sge *sge, int nsge, uint64_t raddr, uint32_t rkey,
@@ -33,12 +46,7 @@ srnic_test_post_send_imm(struct srnic_qp *qp, enum ibv_wr_opcode op, uint64_t wr
 {
 	struct ibv_send_wr wr, *bad = NULL;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.sg_list = sge;
-	wr.num_sge = nsge;
-	wr.opcode = op;
-	wr.send_flags = flags;
+	wr_init(&wr, op, wr_id, sge, nsge, flags);
 	wr.imm_data = imm_be;
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
@@ -90,12 +98,7 @@ srnic_test_post_atomic(struct srnic_qp *qp, enum ibv_wr_opcode op, uint64_t wr_i
 {
 	struct ibv_send_wr wr, *bad = NULL;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.sg_list = sge;
-	wr.num_sge = 1;
-	wr.opcode = op;
-	wr.send_flags = flags;
+	wr_init(&wr, op, wr_id, sge, 1, flags);
 	wr.wr.atomic.remote_addr = raddr;
 	wr.wr.atomic.rkey = rkey;
 	wr.wr.atomic.compare_add = cmp_add;
