@@ -322,12 +322,15 @@ srnic_comp_outstanding(const struct srnic_qp *qp)
 void
 srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 {
-	uint32_t c = atomic_load_explicit(&qp->sq.comp, memory_order_relaxed);
-	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
+	uint32_t c, head;
 	struct srnic_swqe *w = NULL;
 
+	/* the deadline first: the SQ's lines stay untouched on every turn
+	 * but the rare one where the timer is due */
 	if (likely(qp->req.timer_at == 0 || eng->now < qp->req.timer_at))
 		return;
+	c = atomic_load_explicit(&qp->sq.comp, memory_order_relaxed);
+	head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
 	qp->req.timer_at = 0;
 	if (!srnic_comp_outstanding(qp))
 		return;

@@ -238,7 +238,6 @@ srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 
 	if (qp->req_idle)
 		return false; /* nothing posted since: the SQ's lines stay untouched */
-	head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
 	if (unlikely(qp->req.stalled))
 		return false;
 	if (unlikely(qp->req.wait_until != 0)) {
@@ -246,6 +245,13 @@ srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 			return false; /* RNR wait: the timer wheel wakes the QP */
 		qp->req.wait_until = 0;
 	}
+	/* No room to build into: leave before the SQ's lines are read (with
+	 * a thousand QPs, each is a miss, for every turn spent waiting). */
+	if (unlikely(eng_tx_free(eng) <= SRNIC_TX_RESERVE)) {
+		eng_stat(eng, SRNIC_STAT_REQ_TX_FULL, 1);
+		return true;
+	}
+	head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
 	while (budget > 0 && qp->sq.req != head) {
 		struct srnic_swqe *w = &qp->sq.wqe[qp->sq.req & qp->sq.mask];
 
