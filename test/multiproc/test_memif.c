@@ -198,6 +198,12 @@ run_side(int server, const char *sock, int rfd, int wfd)
 			while (rte_get_timer_cycles() < end)
 				srnic_engine_poll(s.eng);
 		}
+		/* Done polling: only now may the client go. Its exit takes
+		 * the memif connection down, and DPDK 22.11's memif unmaps
+		 * the rings from its control thread while rx_burst may be
+		 * reading them (a crash in the PMD, 1 run in 10 here). */
+		if (write(wfd, "d", 1) != 1)
+			return 18;
 		return srnic_dev_stat(s.dev, "rx_arp") > 0 || srnic_dev_stat(s.dev, "tx_arp") > 0
 			       ? 0 : 16;
 	} else {
@@ -235,6 +241,9 @@ run_side(int server, const char *sock, int rfd, int wfd)
 		if (n != 1 || wc[0].status != IBV_WC_SUCCESS || wc[0].opcode != IBV_WC_SEND ||
 		    wc[0].wr_id != 2)
 			return 24;
+		/* stay connected (not polling) until the server stops polling */
+		if (read(rfd, &ready, 1) != 1 || ready != 'd')
+			return 27;
 		return srnic_dev_stat(s.dev, "rx_arp") > 0 ? 0 : 25;
 	}
 }
