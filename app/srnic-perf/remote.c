@@ -9,9 +9,12 @@
  *   C: QP <qpn> <psn> 0 0 <gid hex> <mac>           (one per QP), END
  *   S: READY
  *   per size:  C: RUN <size>   S: OK   ...traffic...   C: DONE <posted per QP>   S: ERR <n>
- *   C: BYE
+ *   C: BYE   S: BYE
  *
- * The server polls its engines while it waits for the next line. A server
+ * The server polls its engines while it waits for the next line; its BYE
+ * says it has stopped, and only then does the client go (a client leaving
+ * takes the port's link down, and some PMDs, DPDK 22.11's memif among
+ * them, unmap their rings under an rx_burst still running). A server
  * may instead take its one peer from the command line (--peer-*) and print
  * its own parameters as one JSON line, for scripts and external tools.
  */
@@ -383,7 +386,11 @@ perf_remote_bye(struct perf_env *env)
 		env->sock = -1;
 	}
 	if (env->sock >= 0) {
-		send_line(env->sock, "BYE\n");
+		char line[LINE_MAX_LEN];
+
+		/* the answer, or the server's end of the socket closing */
+		if (send_line(env->sock, "BYE\n") == 0)
+			(void)get_line(env, line, sizeof(line), false);
 		close(env->sock);
 		env->sock = -1;
 	}
@@ -444,6 +451,8 @@ perf_serve(struct perf_env *env)
 			if (send_line(env->sock, "ERR %" PRIu64 "\n", env->remote_verify_errors) != 0)
 				return -EIO;
 		} else if (strcmp(line, "BYE") == 0) {
+			/* no more polling from here: the client may go */
+			(void)send_line(env->sock, "BYE\n");
 			return 0;
 		} else {
 			fprintf(stderr, "srnic-perf: unknown request: %s\n", line);
