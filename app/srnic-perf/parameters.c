@@ -65,11 +65,14 @@ usage(const char *prog)
 	       "  --perftest                   with --server / --client: speak perftest's own\n"
 	       "                               exchange (version 6.06): an unmodified ib_read_bw,\n"
 	       "                               ib_write_bw, ib_atomic_bw, ib_send_bw or (--lat)\n"
-	       "                               ib_read_lat, ib_atomic_lat is the other end (same\n"
-	       "                               --op and --size on a server, -q as --qps; port\n"
-	       "                               18515 as perftest's)\n"
+	       "                               ib_read_lat, ib_atomic_lat, ib_write_lat,\n"
+	       "                               ib_send_lat is the other end (same --op and --size\n"
+	       "                               on a server, -q as --qps; port 18515 as\n"
+	       "                               perftest's); ib_write_lat and ib_send_lat are\n"
+	       "                               ping-pongs: --iters as their -n (default %d here)\n"
 	       "  --help                       this text\n",
-	       prog, PERF_MAX_QPS, PERF_MAX_DEPTH, PERF_DEFAULT_ITERS, PERF_DEFAULT_TCP_PORT);
+	       prog, PERF_MAX_QPS, PERF_MAX_DEPTH, PERF_DEFAULT_ITERS, PERF_DEFAULT_TCP_PORT,
+	       PERF_PT_PINGPONG_ITERS);
 }
 
 static int
@@ -149,6 +152,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		{ "mr-per-qp", no_argument, NULL, O_MR_PER_QP },
 		{ NULL, 0, NULL, 0 },
 	};
+	bool iters_given = false;
 	bool ip_set = false;
 	int o;
 
@@ -223,6 +227,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 			c->iters = strtoull(optarg, NULL, 0);
 			if (c->iters == 0)
 				goto bad;
+			iters_given = true;
 			break;
 		case O_DURATION:
 			c->duration = strtod(optarg, NULL);
@@ -341,15 +346,21 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		return -1;
 	}
 	if (c->perftest && (c->role == PERF_ROLE_BOTH || c->peer_cmdline || c->nb_sizes != 1 ||
-			    c->verify || (c->lat && (c->op == PERF_OP_WRITE || c->op == PERF_OP_SEND)))) {
+			    c->verify || (c->lat && c->qps != 1) ||
+			    (perf_pt_pingpong(c) && c->duration > 0))) {
 		fprintf(stderr, "srnic-perf: --perftest goes with --server or --client, one --size,\n"
-				"  no --verify, --lat with --op read or atomic only (ib_read_bw,\n"
-				"  ib_write_bw, ib_atomic_bw, ib_send_bw, ib_read_lat, ib_atomic_lat\n"
-				"  as the peer)\n");
+				"  no --verify; --lat with one QP (the latency tools' only), and\n"
+				"  --iters, not --duration, for ib_write_lat / ib_send_lat\n");
 		return -1;
 	}
-	if (c->lat)
+	if (perf_pt_pingpong(c)) {
+		/* both ends count the same turns: perftest's default, unless given */
+		if (!iters_given)
+			c->iters = PERF_PT_PINGPONG_ITERS;
+		c->depth = 2; /* a slot to receive into, one to send from */
+	} else if (c->lat) {
 		c->depth = 1;
+	}
 	if (c->op == PERF_OP_ATOMIC) {
 		c->sizes[0] = 8;
 		c->nb_sizes = 1;

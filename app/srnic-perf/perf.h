@@ -32,6 +32,7 @@ enum perf_role {
 };
 
 #define PERF_DEFAULT_TCP_PORT 18515     /* perftest's */
+#define PERF_PT_PINGPONG_ITERS 1000     /* ib_write_lat / ib_send_lat's default -n */
 #define PERF_PSN_REQ 2000    /* requester's first PSN, as in the READ walk */
 #define PERF_PSN_RESP 7000
 
@@ -173,6 +174,9 @@ int perf_tcp_server(uint16_t port);
 int perf_pt_setup(struct perf_env *env, int side);
 int perf_pt_run_end(struct perf_env *env, const struct perf_result *r);
 int perf_pt_serve(struct perf_env *env);
+/* ib_write_lat / ib_send_lat: both ends send, each answering the other */
+bool perf_pt_pingpong(const struct perf_conf *c);
+int perf_pt_pingpong_run(struct perf_env *env, uint32_t size, struct perf_result *r);
 int perf_serve(struct perf_env *env);
 
 /* worker.c */
@@ -189,6 +193,8 @@ void perf_print_header(const struct perf_conf *c);
 void perf_print_result(const struct perf_conf *c, const struct perf_result *r);
 void perf_print_counters(const struct perf_env *env);
 double perf_percentile(uint64_t *sorted, size_t n, double p);
+/* Sort n latency samples (TSC cycles) and fill r's min, percentiles, max, avg. */
+void perf_lat_fill(struct perf_result *r, uint64_t *samples, size_t n, double hz);
 
 /* floor.c */
 double perf_floor_gbps(uint32_t size);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * --perftest: the out-of-band exchange of perftest's bandwidth tools
- * (ib_read_bw, ib_write_bw, ib_atomic_bw, ib_send_bw) and of ib_read_lat
- * and ib_atomic_lat (--lat; version 6.06, as Debian 12 ships it) over TCP,
+ * (ib_read_bw, ib_write_bw, ib_atomic_bw, ib_send_bw) and of its latency
+ * tools ib_read_lat, ib_atomic_lat, ib_write_lat and ib_send_lat (--lat;
+ * version 6.06, as Debian 12 ships it) over TCP,
  * so that an unmodified perftest on a hardware RNIC or on rdma_rxe is the
  * other end: srnic-perf --client against "ib_read_bw" (server), or
  * srnic-perf --server against "ib_read_bw HOST" (client). The sequence, as
@@ -25,6 +26,8 @@
  *               BW average (MB/s as perftest counts them, 2^20 bytes), message
  *               rate (Mpps): doubles, byte-swapped to network order
  *   dest        once, then "done" and its NUL from each side; close
+ *               (ib_write_lat: nothing after its ping-pong, just the close;
+ *               golden/write_lat_2k_mtu1024.pcap, send_lat_8k_mtu1024.pcap)
  */
 #include <arpa/inet.h>
 #include <inttypes.h>
@@ -52,15 +55,28 @@
 
 /* The exchange's shape differs by tool. */
 enum pt_kind {
-	PT_BW,       /* ib_read_bw, ib_write_bw, ib_atomic_bw: the server waits, reports */
-	PT_LAT,      /* ib_read_lat, ib_atomic_lat: QP 0's dest first, no report */
-	PT_SEND_BW,  /* ib_send_bw: the server receives; QP 0's dest inside, no report */
+	PT_BW,        /* ib_read_bw, ib_write_bw, ib_atomic_bw: the server waits, reports */
+	PT_LAT,       /* ib_read_lat, ib_atomic_lat: QP 0's dest first, no report */
+	PT_SEND_BW,   /* ib_send_bw: the server receives; QP 0's dest inside, no report */
+	PT_WRITE_LAT, /* ib_write_lat: ping-pong, the server opens; nothing after it */
+	PT_SEND_LAT,  /* ib_send_lat: ping-pong, the client opens; goodbye as PT_LAT */
 };
 
 static enum pt_kind
 pt_kind(const struct perf_conf *c)
 {
-	return c->op == PERF_OP_SEND ? PT_SEND_BW : c->lat ? PT_LAT : PT_BW;
+	if (c->lat)
+		return c->op == PERF_OP_WRITE ? PT_WRITE_LAT :
+		       c->op == PERF_OP_SEND  ? PT_SEND_LAT : PT_LAT;
+	return c->op == PERF_OP_SEND ? PT_SEND_BW : PT_BW;
+}
+
+bool
+perf_pt_pingpong(const struct perf_conf *c)
+{
+	enum pt_kind k = pt_kind(c);
+
+	return c->perftest && (k == PT_WRITE_LAT || k == PT_SEND_LAT);
 }
 
 struct pt_dest {
@@ -78,7 +94,9 @@ pt_poll_engines(struct perf_env *env)
 	unsigned int e;
 	uint64_t errs = 0;
 
-	if (side == 1 && env->qps != NULL) { /* QPs and CQs made: RECVs reposted too */
+	/* the ping-pongs' completions are their run's own to take */
+	if (side == 1 && env->qps != NULL && !perf_pt_pingpong(env->conf)) {
+		/* QPs and CQs made: RECVs reposted too */
 		perf_resp_poll_once(env, env->max_size, &errs);
 		return;
 	}
@@ -217,6 +235,48 @@ pt_handshake(struct perf_env *env, int side, uint32_t nb, uint32_t psn, struct p
 	return 0;
 }
 
+/* The ping-pongs' two slots of QP 0's buffer: the peer's messages land in
+ * the first (our dest's vaddr), ours leave from the second. */
+static uint8_t *
+pt_rx_slot(struct perf_env *env, int side)
+{
+	return env->qps[0].buf[side];
+}
+
+static uint8_t *
+pt_tx_slot(struct perf_env *env, int side)
+{
+	return env->qps[0].buf[side] + RTE_MAX(env->max_size, 8u);
+}
+
+static int
+pt_post_recv(struct perf_env *env, int side)
+{
+	struct perf_qp *q = &env->qps[0];
+	struct ibv_sge sge = { .addr = (uintptr_t)pt_rx_slot(env, side),
+			       .length = RTE_MAX(env->max_size, 8u),
+			       .lkey = srnic_mr_lkey(q->mr[side]) };
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return srnic_post_recv(q->qp[side], &wr, &bad);
+}
+
+/* Before the last syncs, after which the opener's first message may come:
+ * RECVs posted (ib_send_lat), the byte polled for a WRITE not yet its turn's
+ * number (ib_write_lat). */
+static int
+pt_pingpong_ready(struct perf_env *env, int side)
+{
+	const struct perf_conf *c = env->conf;
+	uint32_t i;
+
+	memset(pt_rx_slot(env, side), 0, RTE_MAX(env->max_size, 8u));
+	for (i = 0; pt_kind(c) == PT_SEND_LAT && i < c->depth; i++)
+		if (pt_post_recv(env, side) != 0)
+			return -ENOMEM;
+	return 0;
+}
+
 int
 perf_pt_setup(struct perf_env *env, int side)
 {
@@ -281,7 +341,7 @@ perf_pt_setup(struct perf_env *env, int side)
 	if (remote == NULL)
 		return -ENOMEM;
 	/* latency tools trade QP 0's dest once before the per-QP round */
-	rc = pt_kind(c) == PT_LAT ? pt_handshake(env, side, 1, psn, NULL) : 0;
+	rc = c->lat ? pt_handshake(env, side, 1, psn, NULL) : 0;
 	if (rc == 0)
 		rc = pt_handshake(env, side, c->qps, psn, remote);
 	perf_qp_conf(c, &qc);
@@ -304,6 +364,8 @@ perf_pt_setup(struct perf_env *env, int side)
 				srnic_qp_num(q->qp[side]), rc);
 	}
 	free(remote);
+	if (rc == 0 && perf_pt_pingpong(c))
+		rc = pt_pingpong_ready(env, side);
 	/* again after connecting (ib_send_bw: QP 0's first), and once after
 	 * RTR (ib_send_bw: after posting its receives), as perftest does */
 	if (rc == 0 && pt_kind(c) == PT_SEND_BW)
@@ -345,6 +407,12 @@ pt_finish(struct perf_env *env, int side, const struct perf_result *r)
 	 * to the goodbye */
 	bool reports = pt_kind(env->conf) == PT_BW;
 
+	if (pt_kind(env->conf) == PT_WRITE_LAT) {
+		/* the ping-pong was its own sync: ib_write_lat just closes */
+		close(env->sock);
+		env->sock = -1;
+		return 0;
+	}
 	rc = reports ? pt_handshake(env, side, 1, psn, NULL) : 0;
 	pt_report(r, mine);
 	for (k = 0; rc == 0 && reports && k < PT_REPORT_FIELDS; k++)
@@ -372,6 +440,117 @@ pt_finish(struct perf_env *env, int side, const struct perf_result *r)
 	return rc;
 }
 
+/*
+ * ib_write_lat / ib_send_lat on QP 0: the opener (ib_write_lat's server,
+ * ib_send_lat's client) sends, and each end answers every message of the
+ * other with its own, iters times each way. A WRITE is seen arriving by its
+ * last byte, which carries its turn's number (mod 256) as perftest writes
+ * and polls it; a SEND by its RECV's completion (the RECV reposted at once).
+ * The latency is perftest's figure: half the time between two of our posts,
+ * one round trip.
+ */
+int
+perf_pt_pingpong_run(struct perf_env *env, uint32_t size, struct perf_result *r)
+{
+	const struct perf_conf *c = env->conf;
+	int side = c->role == PERF_ROLE_SERVER ? 1 : 0;
+	enum pt_kind k = pt_kind(c);
+	struct perf_qp *q = &env->qps[0];
+	struct srnic_engine *eng = srnic_dev_engine(env->dev[side], 0);
+	volatile const uint8_t *last_in = pt_rx_slot(env, side) + size - 1;
+	uint8_t *tx = pt_tx_slot(env, side);
+	struct ibv_sge sge = { .addr = (uintptr_t)tx, .length = size,
+			       .lkey = srnic_mr_lkey(q->mr[side]) };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .send_flags = IBV_SEND_SIGNALED,
+				  .opcode = k == PT_WRITE_LAT ? IBV_WR_RDMA_WRITE : IBV_WR_SEND };
+	uint64_t iters = c->iters, scnt = 0, rcnt = 0, ccnt = 0, recvd = 0, i;
+	uint64_t hz = rte_get_tsc_hz(), *t_post = calloc(iters, sizeof(*t_post));
+	uint64_t t0 = rte_rdtsc(), last_progress = t0;
+	bool my_turn = (k == PT_WRITE_LAT) == (side == 1);
+	int rc = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->busy_pct[0] = r->busy_pct[1] = -1;
+	if (t_post == NULL || size == 0 || size > env->max_size)
+		rc = -EINVAL;
+	wr.wr.rdma.remote_addr = q->peer_va;
+	wr.wr.rdma.rkey = q->peer_rkey;
+	while (rc == 0 && (scnt < iters || rcnt < iters || ccnt < iters)) {
+		struct ibv_wc wc[4];
+		uint64_t now;
+		bool moved;
+		int n, j;
+
+		srnic_engine_poll(eng);
+		n = srnic_poll_cq(env->cq[side][0], (int)RTE_DIM(wc), wc);
+		for (j = 0; j < n && rc == 0; j++) {
+			if (wc[j].status != IBV_WC_SUCCESS) {
+				fprintf(stderr, "srnic-perf: qp %#x: %s\n", wc[j].qp_num,
+					srnic_wc_status_str(wc[j].status));
+				r->errors++;
+				rc = -EIO;
+			} else if (wc[j].opcode == IBV_WC_RECV) {
+				r->verify_errors += wc[j].byte_len != size;
+				recvd++;
+				rc = pt_post_recv(env, side);
+			} else {
+				ccnt++;
+			}
+		}
+		moved = n > 0;
+		if (!my_turn && rcnt < iters &&
+		    (k == PT_WRITE_LAT ? *last_in == (uint8_t)(rcnt + 1) : recvd > rcnt)) {
+			rcnt++;
+			my_turn = moved = true;
+		}
+		now = rte_rdtsc();
+		if (rc == 0 && my_turn && scnt < iters) {
+			struct ibv_send_wr *bad;
+
+			tx[size - 1] = (uint8_t)(scnt + 1);
+			wr.wr_id = scnt;
+			/* a full SQ (the last ACK still on its way) is tried again */
+			if (srnic_post_send(q->qp[side], &wr, &bad) == 0) {
+				t_post[scnt++] = now;
+				my_turn = false;
+				moved = true;
+			}
+		}
+		if (moved)
+			last_progress = now;
+		if (perf_remote_quitting()) {
+			rc = -EINTR;
+		} else if (now - last_progress > PERF_RUN_TIMEOUT_S * hz) {
+			fprintf(stderr, "srnic-perf: ping-pong: nothing for %d s (%" PRIu64
+				" sent, %" PRIu64 " received; the peer's -n must be --iters)\n",
+				PERF_RUN_TIMEOUT_S, scnt, rcnt);
+			rc = -ETIMEDOUT;
+		}
+	}
+	r->op = c->op;
+	r->size = size;
+	r->qps = 1;
+	r->depth = 1;
+	r->mtu = 128u << c->mtu;
+	r->msgs = scnt;
+	r->bytes = scnt * size;
+	r->seconds = (double)(rte_rdtsc() - t0) / (double)hz;
+	if (r->seconds > 0) {
+		r->gbps = (double)r->bytes * 8 / r->seconds / 1e9;
+		r->mops = (double)r->msgs / r->seconds / 1e6;
+	}
+	/* one round trip between consecutive posts: half of it, in place */
+	for (i = 0; t_post != NULL && i + 1 < scnt; i++)
+		t_post[i] = (t_post[i + 1] - t_post[i]) / 2;
+	if (t_post != NULL && scnt > 1)
+		perf_lat_fill(r, t_post, scnt - 1, (double)hz);
+	free(t_post);
+	r->qp_mem_bytes = env->qp_mem;
+	if (rc == 0)
+		rc = pt_finish(env, side, r);
+	return rc;
+}
+
 int
 perf_pt_run_end(struct perf_env *env, const struct perf_result *r)
 {
@@ -383,6 +562,15 @@ perf_pt_serve(struct perf_env *env)
 {
 	uint64_t errs = 0;
 
+	if (perf_pt_pingpong(env->conf)) {
+		/* both ends measure: the server prints its table too, as perftest */
+		struct perf_result r;
+		int rc = perf_pt_pingpong_run(env, env->conf->sizes[0], &r);
+
+		perf_print_header(env->conf);
+		perf_print_result(env->conf, &r);
+		return rc != 0 || r.errors != 0 || r.verify_errors != 0 ? -EIO : 0;
+	}
 	perf_prepare_size(env, env->max_size);
 	/* The traffic is the client's; answer it until its sync arrives. */
 	for (;;) {

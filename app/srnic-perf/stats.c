@@ -16,6 +16,33 @@ perf_percentile(uint64_t *sorted, size_t n, double p)
 	return (double)sorted[i == 0 ? 0 : RTE_MIN(i, n) - 1];
 }
 
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+void
+perf_lat_fill(struct perf_result *r, uint64_t *samples, size_t n, double hz)
+{
+	double sum = 0;
+	size_t k;
+
+	if (n == 0)
+		return;
+	qsort(samples, n, sizeof(uint64_t), cmp_u64);
+	for (k = 0; k < n; k++)
+		sum += (double)samples[k];
+	r->lat_us[0] = (double)samples[0] * 1e6 / hz;
+	r->lat_us[1] = perf_percentile(samples, n, 50) * 1e6 / hz;
+	r->lat_us[2] = perf_percentile(samples, n, 99) * 1e6 / hz;
+	r->lat_us[3] = perf_percentile(samples, n, 99.9) * 1e6 / hz;
+	r->lat_us[4] = (double)samples[n - 1] * 1e6 / hz;
+	r->lat_avg_us = sum / (double)n * 1e6 / hz;
+}
+
 void
 perf_print_header(const struct perf_conf *c)
 {
@@ -25,7 +52,9 @@ perf_print_header(const struct perf_conf *c)
 	printf(" srnic-perf: RDMA_%s, %u QP(s), depth %u, path MTU %u, %u requester lcore(s)%s%s\n",
 	       c->op == PERF_OP_READ ? "Read" : c->op == PERF_OP_WRITE ? "Write" :
 	       c->op == PERF_OP_SEND ? "Send" : "Fetch_Add",
-	       c->qps, c->depth, 128u << c->mtu, c->nb_lcores, c->lat ? ", latency mode" : "",
+	       c->qps, perf_pt_pingpong(c) ? 1 : c->depth, 128u << c->mtu, c->nb_lcores,
+	       perf_pt_pingpong(c) ? ", ping-pong latency (half a round trip, as perftest)" :
+	       c->lat ? ", latency mode" : "",
 	       c->verify ? ", data verified" : "");
 	printf("---------------------------------------------------------------------------------------------------\n");
 	printf(" %9s %12s %10s %10s %10s %9s %9s %9s %9s %9s\n", "#bytes", "#iterations",

@@ -433,21 +433,12 @@ resp_main(void *arg)
 	return 0;
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 static void
 lat_summary(struct req_worker *w, unsigned int nb, double hz, struct perf_result *r)
 {
 	uint64_t *all;
-	size_t n = 0, k;
+	size_t n = 0;
 	unsigned int i;
-	double sum = 0;
 
 	for (i = 0; i < nb; i++)
 		n += w[i].nb_lat;
@@ -459,19 +450,8 @@ lat_summary(struct req_worker *w, unsigned int nb, double hz, struct perf_result
 		n += w[i].nb_lat;
 		free(w[i].lat);
 	}
-	if (all == NULL || n == 0) {
-		free(all);
-		return;
-	}
-	qsort(all, n, sizeof(uint64_t), cmp_u64);
-	for (k = 0; k < n; k++)
-		sum += (double)all[k];
-	r->lat_us[0] = (double)all[0] * 1e6 / hz;
-	r->lat_us[1] = perf_percentile(all, n, 50) * 1e6 / hz;
-	r->lat_us[2] = perf_percentile(all, n, 99) * 1e6 / hz;
-	r->lat_us[3] = perf_percentile(all, n, 99.9) * 1e6 / hz;
-	r->lat_us[4] = (double)all[n - 1] * 1e6 / hz;
-	r->lat_avg_us = sum / (double)n * 1e6 / hz;
+	if (all != NULL)
+		perf_lat_fill(r, all, n, hz);
 	free(all);
 }
 
@@ -558,6 +538,8 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 	uint64_t *posted = NULL, busy0[2] = { 0, 0 }, idle0[2] = { 0, 0 };
 	int rc = 0;
 
+	if (perf_pt_pingpong(c)) /* ib_write_lat / ib_send_lat at the other end */
+		return perf_pt_pingpong_run(env, size, r);
 	memset(r, 0, sizeof(*r));
 	for (i = 0; i < c->qps; i++) {
 		struct perf_qp *q = &env->qps[i];

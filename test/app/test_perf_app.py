@@ -5,6 +5,7 @@ ports (net_ring pair in one process, net_memif between two) and reads what
 it prints. Prints 'N passed, N failed' and exits non-zero on any failure."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -202,6 +203,19 @@ for op, port in (("read", 18713), ("write", 18714), ("send", 18721)):
     check(f"perftest exchange {op}: the server prints the client's end",
           ("perftest client done" if op == "send" else
            "perftest client reports 5000 x 8192 bytes") in sout, sout[-400:])
+
+# 6b'. ib_write_lat / ib_send_lat's ping-pong (--perftest --lat, write or send):
+# both ends send, the same turns on each (--iters as perftest's -n)
+for op, port in (("write", 18722), ("send", 18723)):
+    cl, src, sout = two_process(op, "64", port, ("--perftest", "--lat", "--size", "64", "--op", op,
+                                                 "--iters", "2000"))
+    r = json_lines(cl.stdout)
+    check(f"perftest ping-pong {op}: both exit 0, 2000 turns, a latency",
+          cl.returncode == 0 and src == 0 and len(r) == 1 and r[0]["msgs"] == 2000 and
+          r[0]["errors"] == 0 and r[0]["verify_errors"] == 0 and 0 < r[0]["lat_us"]["p50"],
+          cl.stdout[-400:] + cl.stderr[-400:] + sout[-400:])
+    check(f"perftest ping-pong {op}: the server measured its 2000 turns too",
+          re.search(r"^ +64 +2000 ", sout, re.M) is not None, sout[-600:])
 
 
 # 6c. an unmodified ib_read_bw / ib_read_lat / ib_atomic_bw / ib_atomic_lat

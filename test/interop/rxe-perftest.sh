@@ -10,16 +10,17 @@
 # Every packet captured on the bridge side of dpdk0, every ICRC checked by the
 # peer kit's checker. Not in CI (the guest is emulated: minutes).
 #   test/interop/rxe-perftest.sh [OPS [ROLES [SIZE [ITERS]]]]
-#   OPS: read, write, atomic, send (ib_*_bw), read_lat, atomic_lat (ib_*_lat;
-#   srnic-perf --lat); atomics are FETCH_AND_ADD
-#   (default: all six x srnic-client, srnic-server; 8192 bytes, 200 iterations)
+#   OPS: read, write, atomic, send (ib_*_bw), read_lat, atomic_lat, write_lat,
+#   send_lat (ib_*_lat; srnic-perf --lat; the last two are ping-pongs, both
+#   ends send); atomics are FETCH_AND_ADD
+#   (default: all eight x srnic-client, srnic-server; 8192 bytes, 200 iterations)
 # Needs ../shared/rxe-peer (README there) and root.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 peer=$(cd ../shared/rxe-peer && pwd)
 bin=build/app/srnic-perf/srnic-perf
 [ -x "$bin" ] || { echo "build first: usertools/srnic build" >&2; exit 1; }
-ops=${1:-"read write atomic send read_lat atomic_lat"} roles=${2:-"srnic-client srnic-server"} size=${3:-8192} iters=${4:-200}
+ops=${1:-"read write atomic send read_lat atomic_lat write_lat send_lat"} roles=${2:-"srnic-client srnic-server"} size=${3:-8192} iters=${4:-200}
 mtu=1024                     # net_af_packet takes 1500 here: path MTU 1024
 guest_ip=10.77.0.2 srnic_ip=10.77.0.10 ns_ip=10.77.0.1
 [ -f "$peer/build/rootfs.img" ] || (cd "$peer" && ./build-image.sh)
@@ -30,9 +31,9 @@ eal=(-l 0 --no-pci --no-huge -m 512 --file-prefix srnic-perftest --log-level=lib
 fail=0
 for op in $ops; do
 	for role in $roles; do
-		if [ "$op" = read_lat ]; then
-			tool="ib_read_lat -d rxe0 -x 1 -s $size -n $iters -m $mtu"
-			sop=(--op read --lat)
+		if [ "$op" = read_lat ] || [ "$op" = write_lat ] || [ "$op" = send_lat ]; then
+			tool="ib_$op -d rxe0 -x 1 -s $size -n $iters -m $mtu"
+			sop=(--op "${op%_lat}" --lat)
 		elif [ "$op" = atomic ] || [ "$op" = atomic_lat ]; then
 			kind=bw
 			sop=(--op atomic)
@@ -62,12 +63,14 @@ for op in $ops; do
 			# the guest reaches srnic-perf's TCP port on the namespace's own address;
 			# the RoCE traffic goes to srnic's address on dpdk0
 			timeout 120 ip netns exec rxenet "$bin" "${eal[@]}" -- --server --perftest \
-				--ip $srnic_ip "${sop[@]}" --size "$size" --mtu $mtu >"$log" 2>&1 &
+				--ip $srnic_ip "${sop[@]}" --size "$size" --mtu $mtu --iters "$iters" \
+				>"$log" 2>&1 &
 			srv=$!
 			sleep 3
 			(cd "$peer" && ./guest-run.sh -t 90 A "$tool $ns_ip") | tail -3 || rc=$?
 			wait $srv || rc=$?
-			grep -E "perftest client (reports|done)" "$log" || rc=1
+			# the ping-pongs' server measures too: its own result row
+			grep -E "perftest client (reports|done)|^ +$size +$iters " "$log" || rc=1
 		fi
 		sleep 1
 		kill "$dump" 2>/dev/null || true
