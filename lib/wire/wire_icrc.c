@@ -256,6 +256,10 @@ srnic_icrc_compute(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint
 	const struct rte_mbuf *seg;
 	uint32_t off;
 
+	/* a flat packet (a request, an ACK): one call, no walk */
+	if (likely(l3_off + len <= m->data_len))
+		return srnic_icrc_compute_flat(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off),
+					       len, ip_ver);
 	return icrc_walk(m, l3_off, len, ip_ver, &seg, &off);
 }
 
@@ -263,13 +267,19 @@ bool
 srnic_icrc_check(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint8_t ip_ver)
 {
 	const struct rte_mbuf *seg;
-	uint32_t off;
-	uint32_t icrc = icrc_walk(m, l3_off, len, ip_ver, &seg, &off);
+	uint32_t off, icrc;
 	uint8_t tmp[SRNIC_ICRC_LEN];
 	const uint8_t *p;
 
 	if (unlikely(len < (ip_ver == 4 ? ICRC_HL4 : ICRC_HL6)))
 		return false;
+	if (likely(l3_off + len + SRNIC_ICRC_LEN <= m->data_len)) {
+		/* flat, the stored ICRC too (a received request, any copied
+		 * frame): one call, no walk */
+		p = rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off);
+		return crc32_gzip_refl(icrc_seed(p, ip_ver), p, len) == srnic_icrc_load(p + len);
+	}
+	icrc = icrc_walk(m, l3_off, len, ip_ver, &seg, &off);
 	/* the stored ICRC follows where the walk ended: no second walk */
 	if (seg != NULL && off == seg->data_len) {
 		seg = seg->next;
