@@ -26,6 +26,8 @@ usage(const char *prog)
 	       "Two srnic endpoints in this process over a net_ring pair; the requester's\n"
 	       "engines run on the main lcore(s), the responder's on the next ones.\n\n"
 	       "  --op read|write|send|atomic  operation (default read)\n"
+	       "  --atomic fadd|cas            --op atomic's: FETCH_AND_ADD (default) or\n"
+	       "                               CMP_AND_SWAP (perftest's -A names work too)\n"
 	       "  --size BYTES                 message size (default 65536; suffixes K, M)\n"
 	       "  --sizes A,B,...              sweep of sizes (e.g. 8,64,4K,64K,1M)\n"
 	       "  --qps N                      QPs (default 1, at most %d)\n"
@@ -113,7 +115,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 	       O_LCORES, O_UNSIG, O_JSON, O_VERIFY, O_TRACE, O_PCAP, O_QUIET, O_FLOORS, O_HELP,
 	       O_DROP, O_DUP, O_REORDER, O_CORRUPT, O_DELAY, O_LOSS_SEED, O_SERVER, O_CLIENT,
 	       O_TCP_PORT, O_PORT_ID, O_IP, O_PEER_QPN, O_PEER_PSN, O_PEER_IP, O_PEER_MAC,
-	       O_PERFTEST, O_MR_PER_QP };
+	       O_PERFTEST, O_MR_PER_QP, O_ATOMIC };
 	static const struct option opts[] = {
 		{ "op", required_argument, NULL, O_OP },
 		{ "size", required_argument, NULL, O_SIZE },
@@ -150,6 +152,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		{ "peer-mac", required_argument, NULL, O_PEER_MAC },
 		{ "perftest", no_argument, NULL, O_PERFTEST },
 		{ "mr-per-qp", no_argument, NULL, O_MR_PER_QP },
+		{ "atomic", required_argument, NULL, O_ATOMIC },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool iters_given = false;
@@ -319,6 +322,14 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 			break;
 		case O_PERFTEST:
 			c->perftest = true;
+			break;
+		case O_ATOMIC:
+			if (strcmp(optarg, "cas") == 0 || strcmp(optarg, "CMP_AND_SWAP") == 0)
+				c->cas = true;
+			else if (strcmp(optarg, "fadd") == 0 || strcmp(optarg, "FETCH_AND_ADD") == 0)
+				c->cas = false;
+			else
+				goto bad;
 			break;
 		case O_MR_PER_QP:
 			c->mr_per_qp = true;

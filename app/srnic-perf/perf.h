@@ -71,6 +71,7 @@ struct perf_conf {
 	struct rte_ether_addr peer_mac;
 	bool peer_mac_set;
 	bool perftest;            /* --perftest: perftest's exchange, its tools as the peer */
+	bool cas;                 /* --atomic cas: CMP_AND_SWAP, else FETCH_AND_ADD */
 };
 
 struct perf_result {

@@ -51,7 +51,7 @@ perf_print_header(const struct perf_conf *c)
 	printf("---------------------------------------------------------------------------------------------------\n");
 	printf(" srnic-perf: RDMA_%s, %u QP(s), depth %u, path MTU %u, %u requester lcore(s)%s%s\n",
 	       c->op == PERF_OP_READ ? "Read" : c->op == PERF_OP_WRITE ? "Write" :
-	       c->op == PERF_OP_SEND ? "Send" : "Fetch_Add",
+	       c->op == PERF_OP_SEND ? "Send" : c->cas ? "Cmp_Swap" : "Fetch_Add",
 	       c->qps, perf_pt_pingpong(c) ? 1 : c->depth, 128u << c->mtu, c->nb_lcores,
 	       perf_pt_pingpong(c) ? ", ping-pong latency (half a round trip, as perftest)" :
 	       c->lat ? ", latency mode" : "",
@@ -75,6 +75,8 @@ perf_print_result(const struct perf_conf *c, const struct perf_result *r)
 		       r->seconds, r->gbps, r->mops, r->lat_us[0], r->lat_us[1], r->lat_us[2],
 		       r->lat_us[3], r->lat_us[4], r->lat_avg_us, r->errors, r->verify_errors,
 		       r->qp_mem_bytes);
+		if (r->op == PERF_OP_ATOMIC)
+			printf(",\"atomic\":\"%s\"", c->cas ? "cas" : "fadd");
 		if (r->floor_gbps > 0)
 			printf(",\"floor_gbps\":%.3f,\"ratio_gbps\":%.4f,\"floor_mpps\":%.3f,"
 			       "\"ratio_mpps\":%.4f",

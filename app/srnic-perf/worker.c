@@ -119,12 +119,15 @@ fill_wr(struct req_worker *w, struct perf_qp *q, uint32_t qi, uint64_t idx, uint
 			fill_pattern(local, w->size, idx);
 		break;
 	case PERF_OP_ATOMIC:
-		wr->opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		/* One counter per QP, each WR taking it from idx to idx + 1: the
+		 * responder runs a QP's atomics in order, so a CMP_AND_SWAP finds
+		 * idx there and both return the count so far. */
+		wr->opcode = c->cas ? IBV_WR_ATOMIC_CMP_AND_SWP : IBV_WR_ATOMIC_FETCH_AND_ADD;
 		sge->length = 8;
-		wr->wr.atomic.remote_addr = q->peer_va; /* one counter per QP */
+		wr->wr.atomic.remote_addr = q->peer_va;
 		wr->wr.atomic.rkey = q->peer_rkey;
-		wr->wr.atomic.compare_add = 1;
-		wr->wr.atomic.swap = 0;
+		wr->wr.atomic.compare_add = c->cas ? idx : 1;
+		wr->wr.atomic.swap = c->cas ? idx + 1 : 0;
 		break;
 	}
 }
@@ -193,8 +196,8 @@ verify_done(struct req_worker *w, struct perf_qp *q, uint32_t n)
 			ok = check_pattern(l, w->size, slot); /* responder slots hold pattern(slot) */
 		else if (c->op == PERF_OP_WRITE && q->buf[1] != NULL)
 			ok = memcmp(l, r, w->size) == 0 && check_pattern(r, w->size, idx);
-		else if (c->op == PERF_OP_ATOMIC && c->unsignaled == 1 && c->depth == 1)
-			ok = *(const uint64_t *)l == idx; /* FETCH_ADD returns the count so far */
+		else if (c->op == PERF_OP_ATOMIC)
+			ok = *(const uint64_t *)l == idx; /* the count so far (fill_wr()) */
 		if (!ok)
 			w->verify_errors++;
 	}

@@ -63,6 +63,22 @@ for op, sizes in (("read", "0,64,5000"), ("write", "1,4096,70000"), ("send", "64
         check(f"{op} {r.get('size')}: engine busy shares of the run",
               all(0 < b.get(k, -1) <= 100 for k in ("req", "resp")), str(r))
 
+# 1a. --atomic cas: CMP_AND_SWAP on the wire, each returning the count so far
+# (data checked at depth 8 and unsignaled too), the JSON says which atomic
+for extra in ((), ("--unsignaled", "4")):
+    rc, out, err = run(["--op", "atomic", "--atomic", "cas", "--iters", "3000", "--verify", "--json",
+                        "--qps", "2", "--depth", "8"] + list(extra), "perf_cas")
+    r = json_lines(out)
+    check(f"atomic cas {' '.join(extra)}: all messages, every original value right",
+          rc == 0 and len(r) == 1 and r[0]["msgs"] == 3000 and r[0]["errors"] == 0 and
+          r[0]["verify_errors"] == 0 and r[0].get("atomic") == "cas", out[-400:] + err[-300:])
+rc, out, err = run(["--op", "atomic", "--atomic", "CMP_AND_SWAP", "--iters", "3", "--trace"],
+                   "perf_cas_trace")
+cas = [l for l in out.splitlines() if "RC_COMPARE_SWAP" in l]
+check("atomic cas --trace: CMP_AND_SWAP requests, compare idx, swap idx + 1",
+      rc == 0 and len(cas) == 3 and "swap_add=1 cmp=0" in cas[0] and "swap_add=3 cmp=2" in cas[2]
+      and out.count("RC_ATOMIC_ACKNOWLEDGE") == 3, out[-600:])
+
 # 1b. --mr-per-qp (perftest's --mr_per_qp): a buffer and MR per QP instead
 # of one per side; data still checked on every completion
 for op in ("read", "write", "send"):

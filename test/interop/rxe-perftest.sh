@@ -12,15 +12,16 @@
 #   test/interop/rxe-perftest.sh [OPS [ROLES [SIZE [ITERS]]]]
 #   OPS: read, write, atomic, send (ib_*_bw), read_lat, atomic_lat, write_lat,
 #   send_lat (ib_*_lat; srnic-perf --lat; the last two are ping-pongs, both
-#   ends send); atomics are FETCH_AND_ADD
-#   (default: all eight x srnic-client, srnic-server; 8192 bytes, 200 iterations)
+#   ends send); atomic* are FETCH_AND_ADD, cas / cas_lat the same tools with
+#   CMP_AND_SWAP (srnic-perf --atomic cas)
+#   (default: all ten x srnic-client, srnic-server; 8192 bytes, 200 iterations)
 # Needs ../shared/rxe-peer (README there) and root.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 peer=$(cd ../shared/rxe-peer && pwd)
 bin=build/app/srnic-perf/srnic-perf
 [ -x "$bin" ] || { echo "build first: usertools/srnic build" >&2; exit 1; }
-ops=${1:-"read write atomic send read_lat atomic_lat write_lat send_lat"} roles=${2:-"srnic-client srnic-server"} size=${3:-8192} iters=${4:-200}
+ops=${1:-"read write atomic send read_lat atomic_lat write_lat send_lat cas cas_lat"} roles=${2:-"srnic-client srnic-server"} size=${3:-8192} iters=${4:-200}
 mtu=1024                     # net_af_packet takes 1500 here: path MTU 1024
 guest_ip=10.77.0.2 srnic_ip=10.77.0.10 ns_ip=10.77.0.1
 [ -f "$peer/build/rootfs.img" ] || (cd "$peer" && ./build-image.sh)
@@ -34,11 +35,12 @@ for op in $ops; do
 		if [ "$op" = read_lat ] || [ "$op" = write_lat ] || [ "$op" = send_lat ]; then
 			tool="ib_$op -d rxe0 -x 1 -s $size -n $iters -m $mtu"
 			sop=(--op "${op%_lat}" --lat)
-		elif [ "$op" = atomic ] || [ "$op" = atomic_lat ]; then
-			kind=bw
+		elif [ "${op%_lat}" = atomic ] || [ "${op%_lat}" = cas ]; then
+			kind=bw atype=FETCH_AND_ADD
 			sop=(--op atomic)
-			[ "$op" = atomic_lat ] && kind=lat && sop+=(--lat)
-			tool="ib_atomic_$kind -d rxe0 -x 1 -A FETCH_AND_ADD -n $iters -m $mtu"
+			[ "${op%_lat}" = cas ] && atype=CMP_AND_SWAP && sop+=(--atomic cas)
+			[ "${op%_lat}" != "$op" ] && kind=lat && sop+=(--lat)
+			tool="ib_atomic_$kind -d rxe0 -x 1 -A $atype -n $iters -m $mtu"
 		else
 			tool="ib_${op}_bw -d rxe0 -x 1 -s $size -n $iters -m $mtu"
 			sop=(--op "$op")
