@@ -260,14 +260,27 @@ test_memif_read_send(void **state)
 	unlink(sock);
 	assert_int_equal(pipe(p2c), 0);
 	assert_int_equal(pipe(c2p), 0);
+	/* Each side keeps only its own pipe ends, the parent none: a side
+	 * that returns early closes its write end and the other's read sees
+	 * the end instead of waiting for ever. */
 	srv = fork();
 	assert_true(srv >= 0);
-	if (srv == 0)
+	if (srv == 0) {
+		close(p2c[0]);
+		close(c2p[1]);
 		_exit(run_side(1, sock, c2p[0], p2c[1]));
+	}
 	cli = fork();
 	assert_true(cli >= 0);
-	if (cli == 0)
+	if (cli == 0) {
+		close(c2p[0]);
+		close(p2c[1]);
 		_exit(run_side(0, sock, p2c[0], c2p[1]));
+	}
+	close(p2c[0]);
+	close(p2c[1]);
+	close(c2p[0]);
+	close(c2p[1]);
 	assert_int_equal(waitpid(cli, &status, 0), cli);
 	print_message("client exit %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	assert_true(WIFEXITED(status));
