@@ -34,6 +34,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <rte_byteorder.h>
@@ -52,6 +53,8 @@
 #define PT_REPORT_FIELDS 5
 #define PT_MB (1024.0 * 1024.0)      /* perftest's MB/sec */
 #define PT_DONE "done"
+#define PT_LINGER_S 5                /* ib_write_lat's end: the wait for the peer's close */
+#define PT_LINGER_POLL_MS 100
 
 /* The exchange's shape differs by tool. */
 enum pt_kind {
@@ -393,6 +396,34 @@ pt_report(const struct perf_result *r, uint64_t out[PT_REPORT_FIELDS])
 	out[4] = rte_cpu_to_be_64(b);
 }
 
+/*
+ * ib_write_lat ends with each side closing, no goodbye. The server keeps its
+ * engines running (a last ACK lost: the client's WRITE again) until the
+ * client's end of the socket closes; the client, whose turns are all
+ * acknowledged, waits for the server's close without polling. So neither
+ * leaves, taking its link down (under some PMDs' rx_burst, memif's), while
+ * the other still polls. At most PT_LINGER_S either way.
+ */
+static void
+pt_linger(struct perf_env *env, int side)
+{
+	uint64_t end = rte_get_timer_cycles() + PT_LINGER_S * rte_get_timer_hz();
+	struct srnic_engine *eng = srnic_dev_engine(env->dev[side], 0);
+
+	if (shutdown(env->sock, SHUT_WR) != 0)
+		return;
+	while (rte_get_timer_cycles() < end && !perf_remote_quitting()) {
+		struct pollfd p = { .fd = env->sock, .events = POLLIN };
+		char buf[64];
+		int rc = poll(&p, 1, side == 1 ? 0 : PT_LINGER_POLL_MS);
+
+		if (rc < 0 || (rc > 0 && read(env->sock, buf, sizeof(buf)) <= 0))
+			return; /* the peer's end closed (or broke) */
+		if (side == 1)
+			srnic_engine_poll(eng);
+	}
+}
+
 /* After the traffic: sync, reports, goodbye (perftest's order). */
 static int
 pt_finish(struct perf_env *env, int side, const struct perf_result *r)
@@ -409,6 +440,7 @@ pt_finish(struct perf_env *env, int side, const struct perf_result *r)
 
 	if (pt_kind(env->conf) == PT_WRITE_LAT) {
 		/* the ping-pong was its own sync: ib_write_lat just closes */
+		pt_linger(env, side);
 		close(env->sock);
 		env->sock = -1;
 		return 0;
@@ -464,15 +496,28 @@ perf_pt_pingpong_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .send_flags = IBV_SEND_SIGNALED,
 				  .opcode = k == PT_WRITE_LAT ? IBV_WR_RDMA_WRITE : IBV_WR_SEND };
 	uint64_t iters = c->iters, scnt = 0, rcnt = 0, ccnt = 0, recvd = 0, i;
-	uint64_t hz = rte_get_tsc_hz(), *t_post = calloc(iters, sizeof(*t_post));
-	uint64_t t0 = rte_rdtsc(), last_progress = t0;
+	/* post times of the first turns, as many as latency samples are kept */
+	uint64_t nb_t = RTE_MIN(iters, (uint64_t)PERF_LAT_SAMPLES_MAX);
+	uint64_t hz = rte_get_tsc_hz(), *t_post = malloc(nb_t * sizeof(*t_post));
+	uint64_t t0, last_progress;
 	bool my_turn = (k == PT_WRITE_LAT) == (side == 1);
 	int rc = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->busy_pct[0] = r->busy_pct[1] = -1;
-	if (t_post == NULL || size == 0 || size > env->max_size)
-		rc = -EINVAL;
+	if (size == 0 || size > env->max_size) {
+		/* the turn's number rides in the last byte */
+		fprintf(stderr, "srnic-perf: ping-pong: --size 1 to %u\n", env->max_size);
+		free(t_post);
+		return -EINVAL;
+	}
+	if (t_post == NULL) {
+		fprintf(stderr, "srnic-perf: ping-pong: no memory for %" PRIu64 " post times\n",
+			nb_t);
+		return -ENOMEM;
+	}
+	memset(t_post, 0, nb_t * sizeof(*t_post)); /* its pages faulted in now, not timed */
+	t0 = last_progress = rte_rdtsc();
 	wr.wr.rdma.remote_addr = q->peer_va;
 	wr.wr.rdma.rkey = q->peer_rkey;
 	while (rc == 0 && (scnt < iters || rcnt < iters || ccnt < iters)) {
@@ -511,7 +556,9 @@ perf_pt_pingpong_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 			wr.wr_id = scnt;
 			/* a full SQ (the last ACK still on its way) is tried again */
 			if (srnic_post_send(q->qp[side], &wr, &bad) == 0) {
-				t_post[scnt++] = now;
+				if (scnt < nb_t)
+					t_post[scnt] = now;
+				scnt++;
 				my_turn = false;
 				moved = true;
 			}
@@ -540,10 +587,11 @@ perf_pt_pingpong_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 		r->mops = (double)r->msgs / r->seconds / 1e6;
 	}
 	/* one round trip between consecutive posts: half of it, in place */
-	for (i = 0; t_post != NULL && i + 1 < scnt; i++)
+	nb_t = RTE_MIN(nb_t, scnt);
+	for (i = 0; i + 1 < nb_t; i++)
 		t_post[i] = (t_post[i + 1] - t_post[i]) / 2;
-	if (t_post != NULL && scnt > 1)
-		perf_lat_fill(r, t_post, scnt - 1, (double)hz);
+	if (nb_t > 1)
+		perf_lat_fill(r, t_post, nb_t - 1, (double)hz);
 	free(t_post);
 	r->qp_mem_bytes = env->qp_mem;
 	if (rc == 0)
@@ -567,8 +615,10 @@ perf_pt_serve(struct perf_env *env)
 		struct perf_result r;
 		int rc = perf_pt_pingpong_run(env, env->conf->sizes[0], &r);
 
-		perf_print_header(env->conf);
-		perf_print_result(env->conf, &r);
+		if (rc == 0 || r.msgs > 0) {
+			perf_print_header(env->conf);
+			perf_print_result(env->conf, &r);
+		}
 		return rc != 0 || r.errors != 0 || r.verify_errors != 0 ? -EIO : 0;
 	}
 	perf_prepare_size(env, env->max_size);

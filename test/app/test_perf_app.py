@@ -173,7 +173,7 @@ check("more completions per lcore than a CQ holds: refused up front",
 
 
 # 6. two processes over net_memif: server + client, TCP exchange on loopback
-def two_process(op, sizes, port, extra=()):
+def two_process(op, sizes, port, extra=(), srv_extra=()):
     sock = f"/tmp/srnic-perf-test-{os.getpid()}-{port}.sock"
     try:
         os.unlink(sock)
@@ -181,7 +181,7 @@ def two_process(op, sizes, port, extra=()):
         pass
     srv = subprocess.Popen([PERF, "-l", "1", "--file-prefix", f"ps_{os.getpid()}_{port}"] + EAL +
                            [f"--vdev=net_memif0,role=server,socket={sock},bsize=10240", "--",
-                            "--server", "--tcp-port", str(port)] + list(extra),
+                            "--server", "--tcp-port", str(port)] + list(extra) + list(srv_extra),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         time.sleep(0.5)
@@ -222,10 +222,33 @@ for op, port in (("read", 18713), ("write", 18714), ("send", 18721)):
 
 # 6b'. ib_write_lat / ib_send_lat's ping-pong (--perftest --lat, write or send):
 # both ends send, the same turns on each (--iters as perftest's -n)
+def first_roce_src(pcap):
+    """IPv4 source of the first RoCEv2 frame of a classic pcap file, or None."""
+    import struct
+    with open(pcap, "rb") as f:
+        data = f.read()
+    off = 24
+    while off + 16 <= len(data):
+        incl = struct.unpack_from("<I", data, off + 8)[0]
+        fr = data[off + 16:off + 16 + incl]
+        off += 16 + incl
+        if len(fr) > 38 and fr[12:14] == b"\x08\x00" and fr[23] == 17 and \
+                struct.unpack_from(">H", fr, 36)[0] == 4791:
+            return ".".join(str(b) for b in fr[26:30])
+    return None
+
+
 for op, port in (("write", 18722), ("send", 18723)):
+    pcap = os.path.join(tempfile.gettempdir(), f"srnic-pp-{os.getpid()}-{op}.pcap")
     cl, src, sout = two_process(op, "64", port, ("--perftest", "--lat", "--size", "64", "--op", op,
-                                                 "--iters", "2000"))
+                                                 "--iters", "2000"), ("--pcap", pcap))
     r = json_lines(cl.stdout)
+    # perftest's roles: ib_write_lat's server opens, ib_send_lat's client
+    opener = first_roce_src(pcap) if os.path.exists(pcap) else None
+    check(f"perftest ping-pong {op}: the {'server' if op == 'write' else 'client'} sends first",
+          opener == ("127.0.1.1" if op == "write" else "127.0.1.2"), str(opener))
+    if os.path.exists(pcap):
+        os.unlink(pcap)
     check(f"perftest ping-pong {op}: both exit 0, 2000 turns, a latency",
           cl.returncode == 0 and src == 0 and len(r) == 1 and r[0]["msgs"] == 2000 and
           r[0]["errors"] == 0 and r[0]["verify_errors"] == 0 and 0 < r[0]["lat_us"]["p50"],
