@@ -155,7 +155,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		{ "atomic", required_argument, NULL, O_ATOMIC },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool iters_given = false;
+	bool iters_given = false, atomic_given = false;
 	bool ip_set = false;
 	int o;
 
@@ -330,6 +330,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 				c->cas = false;
 			else
 				goto bad;
+			atomic_given = true;
 			break;
 		case O_MR_PER_QP:
 			c->mr_per_qp = true;
@@ -352,6 +353,10 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		fprintf(stderr, "srnic-perf: --peer-* go with --server\n");
 		return -1;
 	}
+	if (atomic_given && c->op != PERF_OP_ATOMIC) {
+		fprintf(stderr, "srnic-perf: --atomic goes with --op atomic\n");
+		return -1;
+	}
 	if (c->role != PERF_ROLE_BOTH && (c->lossy || c->floors)) {
 		fprintf(stderr, "srnic-perf: --drop.. and --floors need the embedded pair\n");
 		return -1;
@@ -368,6 +373,10 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		/* both ends count the same turns: perftest's default, unless given */
 		if (!iters_given)
 			c->iters = PERF_PT_PINGPONG_ITERS;
+		if (c->iters < 2) {
+			fprintf(stderr, "srnic-perf: a ping-pong's latency takes --iters 2 or more\n");
+			return -1;
+		}
 		c->depth = 2; /* a slot to receive into, one to send from */
 	} else if (c->lat) {
 		c->depth = 1;
