@@ -184,7 +184,8 @@ int perf_serve(struct perf_env *env);
 int perf_run(struct perf_env *env, uint32_t size, struct perf_result *r);
 /* Responder-side preparation for one size (READ source, atomic counters). */
 void perf_prepare_size(struct perf_env *env, uint32_t size);
-/* Responder-side check after a run of WRITEs: each slot holds its last WR. */
+/* Responder-side check after a run of WRITEs (each slot holds its last WR)
+ * or atomics (each QP's counter ends at its WR count). */
 uint64_t perf_check_writes(struct perf_env *env, uint32_t size, const uint64_t *posted);
 /* Poll the responder side once (engines; SEND: RECVs reposted and checked). */
 void perf_resp_poll_once(struct perf_env *env, uint32_t size, uint64_t *verify_errors);

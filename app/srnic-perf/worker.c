@@ -410,7 +410,15 @@ perf_check_writes(struct perf_env *env, uint32_t size, const uint64_t *posted)
 	uint32_t slot_size = RTE_MAX(env->max_size, 8u), i;
 	uint64_t errs = 0, idx;
 
-	if (!c->verify || c->op != PERF_OP_WRITE)
+	if (!c->verify)
+		return 0;
+	if (c->op == PERF_OP_ATOMIC) {
+		/* each WR took its QP's counter one step: it ends at the count */
+		for (i = 0; i < c->qps; i++)
+			errs += *(const uint64_t *)env->qps[i].buf[1] != posted[i];
+		return errs;
+	}
+	if (c->op != PERF_OP_WRITE)
 		return 0;
 	for (i = 0; i < c->qps; i++)
 		for (idx = posted[i] > c->depth ? posted[i] - c->depth : 0; idx < posted[i]; idx++)
