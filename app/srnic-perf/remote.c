@@ -38,6 +38,7 @@
 /* "DONE" and every QP's WR count (at most 20 digits and a space each) */
 #define DONE_LINE_MAX (8 + PERF_MAX_QPS * 21)
 #define TCP_CONNECT_TRIES 100       /* 100 x 100 ms: the server may start later */
+#define BYE_WAIT_MS 5000            /* the client's wait for the server's BYE */
 
 static volatile sig_atomic_t force_quit;
 
@@ -388,8 +389,11 @@ perf_remote_bye(struct perf_env *env)
 	if (env->sock >= 0) {
 		char line[LINE_MAX_LEN];
 
-		/* the answer, or the server's end of the socket closing */
-		if (send_line(env->sock, "BYE\n") == 0)
+		struct pollfd p = { .fd = env->sock, .events = POLLIN };
+
+		/* the answer, or the server's end of the socket closing; a
+		 * server that says neither is not waited for long */
+		if (send_line(env->sock, "BYE\n") == 0 && poll(&p, 1, BYE_WAIT_MS) > 0)
 			(void)get_line(env, line, sizeof(line), false);
 		close(env->sock);
 		env->sock = -1;
