@@ -20,6 +20,7 @@
 #define PERF_LAT_SAMPLES_MAX (1u << 22)  /* latency samples kept per run */
 #define PERF_DEFAULT_ITERS 100000
 #define PERF_STATS_PERIOD_MS 1000
+#define PERF_PEAK_WINDOW_MS 10          /* BW peak: the best rate over windows of this length */
 #define PERF_RUN_TIMEOUT_S 120            /* a run that stalls this long fails */
 
 enum perf_op { PERF_OP_READ, PERF_OP_WRITE, PERF_OP_SEND, PERF_OP_ATOMIC };
@@ -85,6 +86,8 @@ struct perf_result {
 	double seconds;
 	double gbps;
 	double mops;
+	double gbps_peak;         /* the best PERF_PEAK_WINDOW_MS window (perftest's BW peak) */
+	double mops_peak;
 	double lat_us[5];         /* min, p50, p99, p999, max */
 	double lat_avg_us;
 	uint64_t errors;

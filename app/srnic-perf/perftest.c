@@ -385,13 +385,16 @@ static void
 pt_report(const struct perf_result *r, uint64_t out[PT_REPORT_FIELDS])
 {
 	double mbs = r != NULL && r->seconds > 0 ? (double)r->bytes / r->seconds / PT_MB : 0;
+	double peak = r != NULL ? r->gbps_peak * 1e9 / 8 / PT_MB : 0;
 	double mpps = r != NULL ? r->mops : 0;
 	uint64_t b;
 
 	out[0] = rte_cpu_to_be_64(r != NULL ? r->size : 0);
 	out[1] = rte_cpu_to_be_64(r != NULL ? r->msgs : 0);
+	memcpy(&b, &peak, sizeof(b));
+	out[2] = rte_cpu_to_be_64(b);
 	memcpy(&b, &mbs, sizeof(b));
-	out[2] = out[3] = rte_cpu_to_be_64(b); /* peak: the average (no per-interval peak) */
+	out[3] = rte_cpu_to_be_64(b);
 	memcpy(&b, &mpps, sizeof(b));
 	out[4] = rte_cpu_to_be_64(b);
 }
@@ -586,6 +589,8 @@ perf_pt_pingpong_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 		r->gbps = (double)r->bytes * 8 / r->seconds / 1e9;
 		r->mops = (double)r->msgs / r->seconds / 1e6;
 	}
+	r->gbps_peak = r->gbps; /* one message at a time: no peak apart */
+	r->mops_peak = r->mops;
 	/* one round trip between consecutive posts: half of it, in place */
 	nb_t = RTE_MIN(nb_t, scnt);
 	for (i = 0; i + 1 < nb_t; i++)

@@ -57,9 +57,10 @@ perf_print_header(const struct perf_conf *c)
 	       c->lat ? ", latency mode" : "",
 	       c->verify ? ", data verified" : "");
 	printf("---------------------------------------------------------------------------------------------------\n");
-	printf(" %9s %12s %10s %10s %10s %9s %9s %9s %9s %9s\n", "#bytes", "#iterations",
-	       "BW[Gb/s]", "MsgRate", "t_min[us]", "t_p50", "t_p99", "t_p99.9", "t_max", "t_avg");
-	printf(" %9s %12s %10s %10s\n", "", "", "", "[Mpps]");
+	printf(" %9s %12s %10s %10s %10s %10s %9s %9s %9s %9s %9s\n", "#bytes", "#iterations",
+	       "BW peak", "BW avg", "MsgRate", "t_min[us]", "t_p50", "t_p99", "t_p99.9", "t_max",
+	       "t_avg");
+	printf(" %9s %12s %10s %10s %10s\n", "", "", "[Gb/s]", "[Gb/s]", "[Mpps]");
 }
 
 void
@@ -68,11 +69,13 @@ perf_print_result(const struct perf_conf *c, const struct perf_result *r)
 	if (c->json) {
 		printf("{\"op\":\"%s\",\"size\":%u,\"qps\":%u,\"depth\":%u,\"mtu\":%u,"
 		       "\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"seconds\":%.6f,"
-		       "\"gbps\":%.3f,\"mops\":%.4f,\"lat_us\":{\"min\":%.3f,\"p50\":%.3f,"
+		       "\"gbps\":%.3f,\"mops\":%.4f,\"gbps_peak\":%.3f,\"mops_peak\":%.4f,"
+		       "\"lat_us\":{\"min\":%.3f,\"p50\":%.3f,"
 		       "\"p99\":%.3f,\"p999\":%.3f,\"max\":%.3f,\"avg\":%.3f},"
 		       "\"errors\":%" PRIu64 ",\"verify_errors\":%" PRIu64 ",\"qp_mem_bytes\":%zu",
 		       perf_op_name(r->op), r->size, r->qps, r->depth, r->mtu, r->msgs, r->bytes,
-		       r->seconds, r->gbps, r->mops, r->lat_us[0], r->lat_us[1], r->lat_us[2],
+		       r->seconds, r->gbps, r->mops, r->gbps_peak, r->mops_peak, r->lat_us[0],
+		       r->lat_us[1], r->lat_us[2],
 		       r->lat_us[3], r->lat_us[4], r->lat_avg_us, r->errors, r->verify_errors,
 		       r->qp_mem_bytes);
 		if (r->op == PERF_OP_ATOMIC)
@@ -92,9 +95,9 @@ perf_print_result(const struct perf_conf *c, const struct perf_result *r)
 		fflush(stdout);
 		return;
 	}
-	printf(" %9u %12" PRIu64 " %10.2f %10.3f %10.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n", r->size,
-	       r->msgs, r->gbps, r->mops, r->lat_us[0], r->lat_us[1], r->lat_us[2], r->lat_us[3],
-	       r->lat_us[4], r->lat_avg_us);
+	printf(" %9u %12" PRIu64 " %10.2f %10.2f %10.3f %10.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n",
+	       r->size, r->msgs, r->gbps_peak, r->gbps, r->mops, r->lat_us[0], r->lat_us[1],
+	       r->lat_us[2], r->lat_us[3], r->lat_us[4], r->lat_avg_us);
 	if (r->floor_gbps > 0)
 		printf("   floors (same run): ICRC+memcpy %.2f Gb/s -> ratio %.3f; mbuf round trip "
 		       "%.3f M/s -> ratio %.3f\n",

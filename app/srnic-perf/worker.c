@@ -545,6 +545,8 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 	struct resp_worker rw = { .env = env, .size = size };
 	unsigned int lcores[RTE_MAX_LCORE], nb_workers = 0, lc, i, q;
 	uint64_t t0, t1, hz = rte_get_tsc_hz(), last_stats, prev_msgs = 0;
+	uint64_t peak_t, peak_m = 0, peak_win = hz * PERF_PEAK_WINDOW_MS / 1000;
+	double peak_rate = 0;
 	bool local_resp = env->dev[1] != NULL, resp_on_lcore;
 	uint64_t *posted = NULL, busy0[2] = { 0, 0 }, idle0[2] = { 0, 0 };
 	int rc = 0;
@@ -616,12 +618,23 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 	}
 
 	/* Main lcore: requester worker 0 (and the responder when alone),
-	 * the duration timer, live statistics. */
-	last_stats = t0;
+	 * the duration timer, live statistics, the peak rate. */
+	last_stats = peak_t = t0;
 	w[0].last_progress = t0;
 	for (;;) {
 		uint64_t now = rte_rdtsc();
 		int st;
+
+		if (now - peak_t >= peak_win) {
+			uint64_t m = 0;
+
+			for (i = 0; i < c->nb_lcores; i++)
+				m += live_msgs[i];
+			peak_rate = RTE_MAX(peak_rate, (double)(m - peak_m) * (double)hz /
+						       (double)(now - peak_t));
+			peak_m = m;
+			peak_t = now;
+		}
 
 		if (c->duration > 0 && !req_time_up && now - t0 > (uint64_t)(c->duration * hz))
 			req_time_up = true;
@@ -688,6 +701,9 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 	r->bytes = r->msgs * (c->op == PERF_OP_ATOMIC ? 8 : size);
 	r->gbps = (double)r->bytes * 8 / r->seconds / 1e9;
 	r->mops = (double)r->msgs / r->seconds / 1e6;
+	/* the whole run is a window too: a peak is never under the average */
+	r->mops_peak = RTE_MAX(peak_rate / 1e6, r->mops);
+	r->gbps_peak = r->msgs > 0 ? r->gbps * r->mops_peak / r->mops : 0;
 	posted = calloc(c->qps, sizeof(*posted));
 	for (i = 0; posted != NULL && i < c->qps; i++)
 		posted[i] = env->qps[i].posted;

@@ -56,6 +56,8 @@ for op, sizes in (("read", "0,64,5000"), ("write", "1,4096,70000"), ("send", "64
               r["msgs"] == 3000 and r["errors"] == 0 and r.get("verify_errors") == 0, str(r))
         check(f"{op} {r.get('size')}: bytes", r["bytes"] == r["msgs"] * (8 if op == "atomic" else r["size"]),
               str(r))
+        check(f"{op} {r.get('size')}: BW peak (best 10 ms window) at least the average",
+              r.get("gbps_peak", -1) >= r["gbps"] >= 0 and r.get("mops_peak", -1) >= r["mops"] > 0, str(r))
         check(f"{op} {r.get('size')}: percentiles ordered",
               r["lat_us"]["min"] <= r["lat_us"]["p50"] <= r["lat_us"]["p99"] <= r["lat_us"]["max"],
               str(r))
@@ -163,6 +165,10 @@ rc, out, err = run(["--op", "read", "--size", "4096", "--qps", "4", "--duration"
                     "--drop", "0.01"], "perf_live")
 check("live stats: per device and per QP lines", rc == 0 and "perfa" in out and "RX" in out and
       "QPs with retransmits" in out, out[-800:] + err[-300:])
+row = [l.split() for l in out.splitlines() if l.split()[:1] == ["4096"]]
+check("table: perftest's columns, BW peak >= BW avg over a 2 s run",
+      "BW peak" in out and "BW avg" in out and len(row) == 1 and
+      float(row[0][2]) >= float(row[0][3]) > 0, out[:1200])
 rc, out, err = run(["--help"], "perf_help")
 check("--help documents the options", rc == 0 and "--op" in out and "--peer-qpn" in out, err)
 rc, out, err = run(["--op", "nope"], "perf_bad")
