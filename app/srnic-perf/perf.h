@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include <rte_atomic.h>
+#include <rte_common.h>
 
 #include "srnic.h"
 #include "srnic_link.h"
@@ -149,6 +150,16 @@ struct perf_env {
 	bool buf_all_heap[2];
 	struct srnic_mr *mr_all[2];
 };
+
+/* Bytes between two WR slots of a QP's buffer: the largest message, and at
+ * least an atomic's 8-byte result. */
+#define PERF_SLOT_MIN 8u
+
+static inline uint32_t
+perf_slot_bytes(const struct perf_env *env)
+{
+	return RTE_MAX(env->max_size, PERF_SLOT_MIN);
+}
 
 int perf_setup(struct perf_env *env, struct perf_conf *c);
 /* The local device of a two-process role (side 0: client, 1: server). */

@@ -249,7 +249,7 @@ pt_rx_slot(struct perf_env *env, int side)
 static uint8_t *
 pt_tx_slot(struct perf_env *env, int side)
 {
-	return env->qps[0].buf[side] + RTE_MAX(env->max_size, 8u);
+	return env->qps[0].buf[side] + perf_slot_bytes(env);
 }
 
 static int
@@ -257,7 +257,7 @@ pt_post_recv(struct perf_env *env, int side)
 {
 	struct perf_qp *q = &env->qps[0];
 	struct ibv_sge sge = { .addr = (uintptr_t)pt_rx_slot(env, side),
-			       .length = RTE_MAX(env->max_size, 8u),
+			       .length = perf_slot_bytes(env),
 			       .lkey = srnic_mr_lkey(q->mr[side]) };
 	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
 
@@ -273,7 +273,7 @@ pt_pingpong_ready(struct perf_env *env, int side)
 	const struct perf_conf *c = env->conf;
 	uint32_t i;
 
-	memset(pt_rx_slot(env, side), 0, RTE_MAX(env->max_size, 8u));
+	memset(pt_rx_slot(env, side), 0, perf_slot_bytes(env));
 	for (i = 0; pt_kind(c) == PT_SEND_LAT && i < c->depth; i++)
 		if (pt_post_recv(env, side) != 0)
 			return -ENOMEM;

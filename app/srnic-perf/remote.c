@@ -178,7 +178,7 @@ recv_and_connect(struct perf_env *env, int side, uint32_t my_psn)
 		if (side == 0) {
 			q->peer_rkey = rkey;
 			q->peer_va = va;
-			q->peer_stride = RTE_MAX(env->max_size, 8u); /* the server's slots */
+			q->peer_stride = perf_slot_bytes(env); /* the server's slots */
 		}
 		rc = srnic_qp_connect(q->qp[side], &peer, &qc);
 		if (rc != 0) {
@@ -257,7 +257,7 @@ cmdline_peer(struct perf_env *env)
 	printf("{\"qpn\":%u,\"psn\":%u,\"rkey\":%u,\"va\":%" PRIu64 ",\"len\":%zu,\"gid\":\"%s\","
 	       "\"ip\":\"%u.%u.%u.%u\"}\n",
 	       srnic_qp_num(q->qp[1]), peer.my_psn, srnic_mr_rkey(q->mr[1]),
-	       (uint64_t)(uintptr_t)q->buf[1], (size_t)RTE_MAX(env->max_size, 8u) * c->depth, ghex,
+	       (uint64_t)(uintptr_t)q->buf[1], (size_t)perf_slot_bytes(env) * c->depth, ghex,
 	       c->ip[0], c->ip[1], c->ip[2], c->ip[3]);
 	fflush(stdout);
 	return srnic_qp_connect(q->qp[1], &peer, &qc);

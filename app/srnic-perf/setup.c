@@ -148,7 +148,7 @@ perf_setup_qps(struct perf_env *env)
 
 	for (i = 0; i < c->nb_sizes; i++)
 		env->max_size = RTE_MAX(env->max_size, c->sizes[i]);
-	slot_bytes = RTE_MAX(env->max_size, 8u);
+	slot_bytes = perf_slot_bytes(env);
 	for (s = 0; s < 2; s++)
 		for (i = 0; env->dev[s] != NULL && i < c->nb_lcores; i++) {
 			/* each side completes one direction: at most depth per QP */
@@ -200,7 +200,7 @@ perf_setup_qps(struct perf_env *env)
 		if (q->mr[1] != NULL) {
 			q->peer_rkey = srnic_mr_rkey(q->mr[1]);
 			q->peer_va = (uintptr_t)q->buf[1];
-			q->peer_stride = RTE_MAX(env->max_size, 8u);
+			q->peer_stride = perf_slot_bytes(env);
 		}
 	}
 	/* Memory per QP: control objects of the local side(s), CQs shared,

@@ -86,7 +86,7 @@ fill_wr(struct req_worker *w, struct perf_qp *q, uint32_t qi, uint64_t idx, uint
 	uint32_t wr_count, bool sig, struct ibv_send_wr *wr, struct ibv_sge *sge)
 {
 	const struct perf_conf *c = w->env->conf;
-	uint32_t slot_size = RTE_MAX(w->env->max_size, 8u);
+	uint32_t slot_size = perf_slot_bytes(w->env);
 	uint8_t *local = q->buf[0] + (size_t)slot * slot_size;
 
 	/* the fields srnic_post_send() reads for these opcodes, each set here:
@@ -183,7 +183,7 @@ static void
 verify_done(struct req_worker *w, struct perf_qp *q, uint32_t n)
 {
 	const struct perf_conf *c = w->env->conf;
-	uint32_t slot_size = RTE_MAX(w->env->max_size, 8u);
+	uint32_t slot_size = perf_slot_bytes(w->env);
 	uint64_t idx;
 
 	for (idx = q->completed; idx < q->completed + n; idx++) {
@@ -324,7 +324,7 @@ static int
 post_recvs(struct perf_env *env, struct perf_qp *q)
 {
 	const struct perf_conf *c = env->conf;
-	uint32_t slot_size = RTE_MAX(env->max_size, 8u);
+	uint32_t slot_size = perf_slot_bytes(env);
 
 	while (q->recv_posted < q->recv_done + c->depth) {
 		uint32_t slot = q->recv_slot;
@@ -347,7 +347,7 @@ void
 perf_resp_poll_once(struct perf_env *env, uint32_t size, uint64_t *verify_errors)
 {
 	const struct perf_conf *c = env->conf;
-	uint32_t slot_size = RTE_MAX(env->max_size, 8u);
+	uint32_t slot_size = perf_slot_bytes(env);
 	unsigned int e;
 
 	for (e = 0; e < c->nb_lcores; e++) {
@@ -387,7 +387,7 @@ void
 perf_prepare_size(struct perf_env *env, uint32_t size)
 {
 	const struct perf_conf *c = env->conf;
-	uint32_t slot_size = RTE_MAX(env->max_size, 8u), i, s;
+	uint32_t slot_size = perf_slot_bytes(env), i, s;
 
 	for (i = 0; i < c->qps; i++) {
 		struct perf_qp *q = &env->qps[i];
@@ -407,7 +407,7 @@ uint64_t
 perf_check_writes(struct perf_env *env, uint32_t size, const uint64_t *posted)
 {
 	const struct perf_conf *c = env->conf;
-	uint32_t slot_size = RTE_MAX(env->max_size, 8u), i;
+	uint32_t slot_size = perf_slot_bytes(env), i;
 	uint64_t errs = 0, idx;
 
 	if (!c->verify)

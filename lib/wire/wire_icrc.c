@@ -275,7 +275,9 @@ srnic_icrc_check(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint8_
 		return false;
 	if (likely(l3_off + len + SRNIC_ICRC_LEN <= m->data_len)) {
 		/* flat, the stored ICRC too (a received request, any copied
-		 * frame): one call, no walk */
+		 * frame): one call, no walk (srnic_icrc_compute_flat()'s body
+		 * without its length check, done above: calling it costs ~15
+		 * instructions per packet, measured) */
 		p = rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off);
 		return crc32_gzip_refl(icrc_seed(p, ip_ver), p, len) == srnic_icrc_load(p + len);
 	}
