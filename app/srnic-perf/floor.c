@@ -30,6 +30,10 @@
 #define FLOOR_BUF (4u << 20)
 #define FLOOR_RT_PKTS (1u << 20)
 #define FLOOR_BURST 32
+#define FLOOR_RING 4096              /* entries per net_ring direction, as the pair's */
+#define FLOOR_POOL_CACHE 256         /* per-lcore mempool cache, as the engine's pools */
+#define FLOOR_DATA_ROOM 256          /* direct mbufs: headers only */
+#define FLOOR_RT_MBUFS 8191
 #define FLOOR_XC_MSGS (1u << 20)     /* messages per repetition, two lcores */
 #define FLOOR_XC_WINDOW 128          /* in flight: 8 QPs x 16 */
 #define FLOOR_XC_MBUFS 4095
@@ -105,8 +109,9 @@ perf_floor_mpps(void)
 	int r;
 
 	if (!made) {
-		mp = rte_pktmbuf_pool_create("perf_floor", 8191, 256, 0, 256, rte_socket_id());
-		if (mp == NULL || srnic_link_ring_pair("perffloor", 1, 4096, &pa, &pb) != 0 ||
+		mp = rte_pktmbuf_pool_create("perf_floor", FLOOR_RT_MBUFS, FLOOR_POOL_CACHE, 0,
+					     FLOOR_DATA_ROOM, rte_socket_id());
+		if (mp == NULL || srnic_link_ring_pair("perffloor", 1, FLOOR_RING, &pa, &pb) != 0 ||
 		    floor_port(pa, mp) != 0 || floor_port(pb, mp) != 0)
 			return 0;
 		made = true;
@@ -252,23 +257,27 @@ perf_floor_xcore_mpps(enum perf_op op)
 	static bool made;
 	unsigned int lcore = rte_get_next_lcore(rte_lcore_id(), 1, 0);
 	double g[FLOOR_REPS];
-	int r;
+	int r, s;
 
 	if (lcore >= RTE_MAX_LCORE || rte_eal_get_lcore_state(lcore) != WAIT)
 		return 0; /* needs a second lcore */
 	if (!made) {
-		x.pool[0] = rte_pktmbuf_pool_create("perf_xfa", FLOOR_XC_MBUFS, 256, 0, 256,
-						    rte_socket_id());
-		x.pool[1] = rte_pktmbuf_pool_create("perf_xfb", FLOOR_XC_MBUFS, 256, 0, 256,
-						    rte_socket_id());
-		x.ext_pool[0] = rte_pktmbuf_pool_create("perf_xfea", FLOOR_XC_MBUFS, 256, 0, 0,
-							rte_socket_id());
-		x.ext_pool[1] = rte_pktmbuf_pool_create("perf_xfeb", FLOOR_XC_MBUFS, 256, 0, 0,
-							rte_socket_id());
+		for (s = 0; s < 2; s++) { /* each side's headers and attachments */
+			char name[RTE_MEMPOOL_NAMESIZE];
+
+			snprintf(name, sizeof(name), "perf_xf%c", 'a' + s);
+			x.pool[s] = rte_pktmbuf_pool_create(name, FLOOR_XC_MBUFS, FLOOR_POOL_CACHE,
+							    0, FLOOR_DATA_ROOM, rte_socket_id());
+			snprintf(name, sizeof(name), "perf_xfe%c", 'a' + s);
+			x.ext_pool[s] = rte_pktmbuf_pool_create(name, FLOOR_XC_MBUFS,
+								FLOOR_POOL_CACHE, 0, 0,
+								rte_socket_id());
+			if (x.pool[s] == NULL || x.ext_pool[s] == NULL)
+				return 0;
+		}
 		x.payload = rte_zmalloc("perf_xfp", FLOOR_XC_PAYLOAD, RTE_CACHE_LINE_SIZE);
-		if (x.pool[0] == NULL || x.pool[1] == NULL || x.ext_pool[0] == NULL ||
-		    x.ext_pool[1] == NULL || x.payload == NULL ||
-		    srnic_link_ring_pair("perfxfloor", 1, 4096, &x.port[0], &x.port[1]) != 0 ||
+		if (x.payload == NULL ||
+		    srnic_link_ring_pair("perfxfloor", 1, FLOOR_RING, &x.port[0], &x.port[1]) != 0 ||
 		    floor_port(x.port[0], x.pool[0]) != 0 || floor_port(x.port[1], x.pool[1]) != 0)
 			return 0;
 		x.payload_iova = rte_malloc_virt2iova(x.payload);

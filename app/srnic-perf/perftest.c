@@ -432,14 +432,12 @@ static int
 pt_finish(struct perf_env *env, int side, const struct perf_result *r)
 {
 	uint64_t mine[PT_REPORT_FIELDS], theirs[PT_REPORT_FIELDS];
-	unsigned int k;
-	int rc;
-
 	uint32_t psn = side == 0 ? PERF_PSN_REQ : PERF_PSN_RESP;
-
 	/* bandwidth tools sync and trade reports; latency tools go straight
 	 * to the goodbye */
 	bool reports = pt_kind(env->conf) == PT_BW;
+	unsigned int k;
+	int rc;
 
 	if (pt_kind(env->conf) == PT_WRITE_LAT) {
 		/* the ping-pong was its own sync: ib_write_lat just closes */

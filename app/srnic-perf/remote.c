@@ -388,7 +388,6 @@ perf_remote_bye(struct perf_env *env)
 	}
 	if (env->sock >= 0) {
 		char line[LINE_MAX_LEN];
-
 		struct pollfd p = { .fd = env->sock, .events = POLLIN };
 
 		/* the answer, or the server's end of the socket closing; a
