@@ -234,19 +234,10 @@ for op, port in (("read", 18713), ("write", 18714), ("send", 18721)):
 # 6b'. ib_write_lat / ib_send_lat's ping-pong (--perftest --lat, write or send):
 # both ends send, the same turns on each (--iters as perftest's -n)
 def first_roce_src(pcap):
-    """IPv4 source of the first RoCEv2 frame of a classic pcap file, or None."""
-    import struct
-    with open(pcap, "rb") as f:
-        data = f.read()
-    off = 24
-    while off + 16 <= len(data):
-        incl = struct.unpack_from("<I", data, off + 8)[0]
-        fr = data[off + 16:off + 16 + incl]
-        off += 16 + incl
-        if len(fr) > 38 and fr[12:14] == b"\x08\x00" and fr[23] == 17 and \
-                struct.unpack_from(">H", fr, 36)[0] == 4791:
-            return ".".join(str(b) for b in fr[26:30])
-    return None
+    """IPv4 source of a pcap's first RoCEv2 frame (tshark), or None."""
+    out = subprocess.run(["tshark", "-r", pcap, "-Y", "udp.dstport==4791", "-T", "fields",
+                          "-e", "ip.src"], capture_output=True, text=True, timeout=60).stdout
+    return out.split()[0] if out.split() else None
 
 
 for op, port in (("write", 18722), ("send", 18723)):
