@@ -8,7 +8,9 @@
 # each figure, the median of the N runs (ratios: the median of each run's
 # ratio to the floor measured in that run) and every run's value. xfloor /
 # xratio: the floor across the two lcores (the op's mbufs carried between
-# them, nothing built or read) for the message-rate rows.
+# them, nothing built or read) for the message-rate rows. In the runs column
+# a run is marked * when its two-lcore floor, + when its one-lcore floor was
+# down (the host was slow then; such runs stay in the medians).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 perf=build/app/srnic-perf/srnic-perf
@@ -19,7 +21,7 @@ if [ "${1:-}" = "--runs" ]; then
 	shift 2
 	[[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "--runs wants a positive count" >&2; exit 1; }
 fi
-eal=(-l 0,1 --no-pci --file-prefix srnic-targets --log-level=lib.eal:error "$@")
+eal=(-l 0,1 --no-pci --file-prefix srnic-targets --log-level=lib.eal:error --no-telemetry "$@")
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 run() { "$perf" "${eal[@]}" -- --quiet --json "$@" | grep '^{' | tee -a "$out"; }
@@ -52,7 +54,10 @@ def big(r):
 def fig(r):  # the figure a row is about: Gb/s for large messages, else M/s
     return r["gbps"] if big(r) else r["mops"]
 
-marked = False
+marked = wmarked = False
+# a run whose one-lcore floor fell under this share of the set's median: the
+# vCPU itself was slow (the floor is a fixed piece of work on one lcore)
+ONE_LCORE_SLOW = 0.75
 print(f"{'op':6} {'size':>6} {'qps':>5} {'depth':>5} {'Gb/s':>8} {'M/s':>7} {'p50 us':>8} {'p99 us':>8} "
       f"{'floor':>8} {'ratio':>6} {'xfloor':>7} {'xratio':>6} {'B/QP':>7} {'busy A/B %':>11}" + ("  runs" if runs > 1 else ""))
 for i in range(per):
@@ -80,10 +85,18 @@ for i in range(per):
     if runs > 1:
         xmed = med(r["floor_xc_mpps"] for r in rs) if all("floor_xc_mpps" in r for r in rs) else 0
         slow = [xmed > 0 and r["floor_xc_mpps"] < xmed / 2 for r in rs]
+        fkey = "floor_gbps" if big(r0) else "floor_mpps"
+        fmed = med(r[fkey] for r in rs) if all(fkey in r for r in rs) else 0
+        weak = [fmed > 0 and r[fkey] < fmed * ONE_LCORE_SLOW for r in rs]
         marked = marked or any(slow)
-        line += "  " + " / ".join(f"{fig(r):.2f}{'*' if sl else ''}" for r, sl in zip(rs, slow))
+        wmarked = wmarked or any(weak)
+        line += "  " + " / ".join(f"{fig(r):.2f}{'*' if sl else ''}{'+' if wk else ''}"
+                                  for r, sl, wk in zip(rs, slow, weak))
     print(line)
 if marked:
     print("* the two-lcore floor measured in that run's process was under half its median:"
           " the host's path between the two vCPUs was slow then (the run stays in the median)")
+if wmarked:
+    print(f"+ the one-lcore floor measured in that run's process was under {ONE_LCORE_SLOW:.2f} of its"
+          " median: that vCPU was slow then (the run stays in the median)")
 PY
