@@ -20,7 +20,8 @@ RTE_LOG_REGISTER_DEFAULT(srnic_logtype, INFO);
 #define DEV_RX_DESC 1024
 #define DEV_TX_DESC 1024
 /* Room in a header mbuf: headroom, L2-L4 + BTH + extension headers, inline
- * payload, pad and ICRC. */
+ * payload (SEND/WRITE inline data or copied pieces, READ responses up to
+ * read_inline_max), pad and ICRC. */
 #define DEV_HDR_DATA_ROOM (RTE_PKTMBUF_HEADROOM + SRNIC_PKT_HDR_MAX_LEN + \
 			   SRNIC_MAX_INLINE + SRNIC_PKT_TRAILER_MAX_LEN + 64)
 /* RX mbufs hold a whole jumbo frame (PMTU 4096 + headers) in one segment,
@@ -135,7 +136,8 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 	uint16_t i;
 
 	if (conf == NULL || conf->nb_engines == 0 || conf->nb_engines > SRNIC_MAX_ENGINES_PER_DEV ||
-	    (conf->ip_ver != 4 && conf->ip_ver != 6) || !rte_eth_dev_is_valid_port(conf->port_id)) {
+	    (conf->ip_ver != 4 && conf->ip_ver != 6) || !rte_eth_dev_is_valid_port(conf->port_id) ||
+	    conf->read_inline_max > SRNIC_MAX_READ_INLINE) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -153,6 +155,7 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 	dev->nb_engines = conf->nb_engines;
 	dev->mtu = conf->mtu != 0 ? conf->mtu : SRNIC_DEFAULT_MTU;
 	dev->ip_ver = conf->ip_ver;
+	dev->read_inline_max = conf->read_inline_max;
 	memcpy(dev->ip, conf->ip, sizeof(dev->ip));
 	dev->host_rx = conf->host_rx;
 	dev->host_rx_arg = conf->host_rx_arg;

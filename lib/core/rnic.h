@@ -350,6 +350,7 @@ struct srnic_dev {
 	uint16_t port_id;
 	uint16_t nb_engines;
 	uint16_t mtu;
+	uint16_t read_inline_max;   /* srnic_dev_conf.read_inline_max */
 	uint8_t ip_ver;
 	uint8_t ip[16];
 	struct rte_ether_addr mac;

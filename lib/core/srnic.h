@@ -54,6 +54,7 @@ struct rte_mbuf;
 /* ---- limits (see also srnic_param.h for engine internals) ---- */
 #define SRNIC_MAX_SGE 8            /**< SGEs per work request */
 #define SRNIC_MAX_INLINE 256       /**< bytes of inline data per send WR */
+#define SRNIC_MAX_READ_INLINE SRNIC_MAX_INLINE /**< srnic_dev_conf.read_inline_max at most */
 #define SRNIC_MAX_QP_WR 4096       /**< SQ/RQ depth at most */
 #define SRNIC_MAX_CQE 65536        /**< CQ depth at most */
 #define SRNIC_MAX_RD_ATOMIC 16     /**< max_rd_atomic / max_dest_rd_atomic */
@@ -76,6 +77,16 @@ struct srnic_dev_conf {
 	srnic_host_rx_cb host_rx;  /**< NULL: count and drop */
 	void *host_rx_arg;
 	const char *name;          /**< device name, e.g. "srnic0" */
+	/**
+	 * READ response packets whose payload is at most this many bytes
+	 * carry a copy of it in their header mbuf (one mbuf per packet)
+	 * instead of a zero-copy segment over the registered memory (three:
+	 * headers, the segment, the ICRC trailer), as small SEND/WRITE
+	 * payloads always do. For small-READ message rates; at most
+	 * SRNIC_MAX_READ_INLINE. 0, the default: every READ response is
+	 * zero-copy.
+	 */
+	uint16_t read_inline_max;
 };
 
 struct srnic_dev *srnic_dev_create(const struct srnic_dev_conf *conf);

@@ -47,6 +47,7 @@
 	X(RESP_ATOMIC, "resp_atomic") \
 	X(RESP_ZC_SEGS, "resp_zc_segs")             /* payload segments attached zero-copy */ \
 	X(RESP_ZC_COPY, "resp_zc_copy_fallback")    /* MR refcount full: copied instead */ \
+	X(RESP_READ_INLINE, "resp_read_inline")     /* READ payloads copied: <= read_inline_max */ \
 	X(RESP_FIFO_FULL, "resp_fifo_full")          /* NAK/answer dropped: FIFO full */ \
 	X(COMP_ACK, "comp_ack_rcvd") \
 	X(COMP_READ_RESP, "comp_read_resp_rcvd") \

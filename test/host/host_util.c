@@ -49,6 +49,7 @@ host_dev_create(const struct host_dev_conf *c)
 	dc.host_rx = c->host_rx;
 	dc.host_rx_arg = c->host_rx_arg;
 	dc.name = c->name;
+	dc.read_inline_max = c->read_inline_max;
 	dev = srnic_dev_create(&dc);
 	if (dev == NULL)
 		fprintf(stderr, "srnic_dev_create(%s): %s\n", c->name, rte_strerror(rte_errno));

@@ -47,6 +47,7 @@ struct host_dev_conf {
 	srnic_host_rx_cb host_rx;
 	void *host_rx_arg;
 	const char *name;
+	uint16_t read_inline_max;   /* srnic_dev_conf.read_inline_max */
 };
 
 struct srnic_dev *host_dev_create(const struct host_dev_conf *c);
