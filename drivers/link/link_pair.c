@@ -11,6 +11,17 @@
 int
 srnic_pair_create(struct srnic_pair *p, const char *name, uint16_t nb_engines, uint16_t mtu)
 {
+	struct srnic_dev_conf base;
+
+	memset(&base, 0, sizeof(base));
+	base.nb_engines = nb_engines;
+	base.mtu = mtu;
+	return srnic_pair_create_conf(p, name, &base);
+}
+
+int
+srnic_pair_create_conf(struct srnic_pair *p, const char *name, const struct srnic_dev_conf *base)
+{
 	static const struct rte_ether_addr mac[2] = {
 		{ { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 } },
 		{ { 0x02, 0x00, 0x00, 0x00, 0x00, 0x02 } },
@@ -20,17 +31,18 @@ srnic_pair_create(struct srnic_pair *p, const char *name, uint16_t nb_engines, u
 	int rc, i;
 
 	memset(p, 0, sizeof(*p));
-	rc = srnic_link_ring_pair(name, nb_engines, PAIR_RING_SIZE, &p->port[0], &p->port[1]);
+	if (base == NULL)
+		return -EINVAL;
+	rc = srnic_link_ring_pair(name, base->nb_engines, PAIR_RING_SIZE, &p->port[0], &p->port[1]);
 	if (rc != 0)
 		return rc;
 	for (i = 0; i < 2; i++) {
 		struct srnic_dev_conf c;
 
-		memset(&c, 0, sizeof(c));
+		c = *base;
 		c.port_id = p->port[i];
-		c.nb_engines = nb_engines;
-		c.mtu = mtu;
 		c.ip_ver = 4;
+		memset(c.ip, 0, sizeof(c.ip));
 		c.ip[0] = 127;
 		c.ip[3] = (uint8_t)(1 + i);
 		c.mac = &mac[i];

@@ -31,6 +31,14 @@ struct srnic_pair {
 int srnic_pair_create(struct srnic_pair *p, const char *name, uint16_t nb_engines,
 		      uint16_t mtu);
 
+/**
+ * The same with the rest of both devices' configuration from base (engines,
+ * MTU, mbufs, read_inline_max, host_rx); the pair sets port, addresses, MAC
+ * and name.
+ */
+int srnic_pair_create_conf(struct srnic_pair *p, const char *name,
+			   const struct srnic_dev_conf *base);
+
 /** What srnic_pair_connect() sets on both QPs. */
 struct srnic_pair_qp_conf {
 	enum ibv_mtu path_mtu;
