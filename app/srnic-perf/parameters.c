@@ -44,6 +44,10 @@ usage(const char *prog)
 	       "  --pcap FILE                  write every packet of both directions\n"
 	       "  --mr-per-qp                  a buffer and MR per QP (perftest's --mr_per_qp);\n"
 	       "                               default: one per side for all QPs, as perftest\n"
+	       "  --read-inline BYTES          READ response packets with at most this much\n"
+	       "                               payload carry a copy of it, not a zero-copy\n"
+	       "                               segment (srnic_dev_conf.read_inline_max, at most\n"
+	       "                               %d; default 0: all zero-copy)\n"
 	       "  --floors                     also measure the reference floors (memcpy+ICRC,\n"
 	       "                               plain mbuf round trip on one lcore, the op's\n"
 	       "                               mbufs carried across two) and print ratios\n"
@@ -73,8 +77,8 @@ usage(const char *prog)
 	       "                               perftest's); ib_write_lat and ib_send_lat are\n"
 	       "                               ping-pongs: --iters as their -n (default %d here)\n"
 	       "  --help                       this text\n",
-	       prog, PERF_MAX_QPS, PERF_MAX_DEPTH, PERF_DEFAULT_ITERS, PERF_DEFAULT_TCP_PORT,
-	       PERF_PT_PINGPONG_ITERS);
+	       prog, PERF_MAX_QPS, PERF_MAX_DEPTH, PERF_DEFAULT_ITERS, SRNIC_MAX_READ_INLINE,
+	       PERF_DEFAULT_TCP_PORT, PERF_PT_PINGPONG_ITERS);
 }
 
 static int
@@ -115,7 +119,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 	       O_LCORES, O_UNSIG, O_JSON, O_VERIFY, O_TRACE, O_PCAP, O_QUIET, O_FLOORS, O_HELP,
 	       O_DROP, O_DUP, O_REORDER, O_CORRUPT, O_DELAY, O_LOSS_SEED, O_SERVER, O_CLIENT,
 	       O_TCP_PORT, O_PORT_ID, O_IP, O_PEER_QPN, O_PEER_PSN, O_PEER_IP, O_PEER_MAC,
-	       O_PERFTEST, O_MR_PER_QP, O_ATOMIC };
+	       O_PERFTEST, O_MR_PER_QP, O_ATOMIC, O_READ_INLINE };
 	static const struct option opts[] = {
 		{ "op", required_argument, NULL, O_OP },
 		{ "size", required_argument, NULL, O_SIZE },
@@ -153,6 +157,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		{ "perftest", no_argument, NULL, O_PERFTEST },
 		{ "mr-per-qp", no_argument, NULL, O_MR_PER_QP },
 		{ "atomic", required_argument, NULL, O_ATOMIC },
+		{ "read-inline", required_argument, NULL, O_READ_INLINE },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool iters_given = false, atomic_given = false;
@@ -335,6 +340,14 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		case O_MR_PER_QP:
 			c->mr_per_qp = true;
 			break;
+		case O_READ_INLINE: {
+			uint32_t v;
+
+			if (parse_size(optarg, &v) != 0 || v > SRNIC_MAX_READ_INLINE)
+				goto bad;
+			c->read_inline = (uint16_t)v;
+			break;
+		}
 		case O_PEER_MAC:
 			if (rte_ether_unformat_addr(optarg, &c->peer_mac) != 0)
 				goto bad;

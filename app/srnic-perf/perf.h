@@ -57,6 +57,7 @@ struct perf_conf {
 	bool quiet;               /* no live stats */
 	bool floors;              /* measure reference floors */
 	bool mr_per_qp;           /* an MR per QP and side (perftest's --mr_per_qp); else one */
+	uint16_t read_inline;     /* srnic_dev_conf.read_inline_max of our device(s) */
 	struct srnic_lossy_conf loss; /* fault injection, both directions */
 	bool lossy;
 	/* two processes (--server / --client HOST), any DPDK port */

@@ -124,6 +124,7 @@ perf_setup_dev(struct perf_env *env, int side)
 	dc.ip_ver = 4;
 	memcpy(dc.ip, c->ip, 4);
 	dc.name = side == 0 ? "perfc" : "perfs";
+	dc.read_inline_max = c->read_inline;
 	if (!rte_eth_dev_is_valid_port(c->port_id)) {
 		fprintf(stderr, "srnic-perf: no port %u (give one with the EAL's --vdev)\n",
 			c->port_id);
@@ -237,6 +238,7 @@ int
 perf_setup(struct perf_env *env, struct perf_conf *c)
 {
 	struct srnic_pair_qp_conf qc;
+	struct srnic_dev_conf dc;
 	unsigned int i, s;
 	int rc;
 
@@ -246,7 +248,11 @@ perf_setup(struct perf_env *env, struct perf_conf *c)
 	if (c->role != PERF_ROLE_BOTH)
 		return perf_remote_setup(env);
 
-	rc = srnic_pair_create(&env->pair, "perf", (uint16_t)c->nb_lcores, 9000);
+	memset(&dc, 0, sizeof(dc));
+	dc.nb_engines = (uint16_t)c->nb_lcores;
+	dc.mtu = 9000;
+	dc.read_inline_max = c->read_inline;
+	rc = srnic_pair_create_conf(&env->pair, "perf", &dc);
 	if (rc != 0) {
 		fprintf(stderr, "srnic-perf: cannot create the pair: %d\n", rc);
 		return rc;

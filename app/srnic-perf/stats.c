@@ -56,6 +56,9 @@ perf_print_header(const struct perf_conf *c)
 	       perf_pt_pingpong(c) ? ", ping-pong latency (half a round trip, as perftest)" :
 	       c->lat ? ", latency mode" : "",
 	       c->verify ? ", data verified" : "");
+	if (c->read_inline > 0)
+		printf(" READ responses of up to %u payload bytes copied, not zero-copy (--read-inline)\n",
+		       c->read_inline);
 	printf("---------------------------------------------------------------------------------------------------\n");
 	printf(" %9s %12s %10s %10s %10s %10s %9s %9s %9s %9s %9s\n", "#bytes", "#iterations",
 	       "BW peak", "BW avg", "MsgRate", "t_min[us]", "t_p50", "t_p99", "t_p99.9", "t_max",
@@ -80,6 +83,7 @@ perf_print_result(const struct perf_conf *c, const struct perf_result *r)
 		       r->qp_mem_bytes);
 		if (r->op == PERF_OP_ATOMIC)
 			printf(",\"atomic\":\"%s\"", c->cas ? "cas" : "fadd");
+		printf(",\"read_inline\":%u", c->read_inline);
 		if (r->floor_gbps > 0)
 			printf(",\"floor_gbps\":%.3f,\"ratio_gbps\":%.4f,\"floor_mpps\":%.3f,"
 			       "\"ratio_mpps\":%.4f",
