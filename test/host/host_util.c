@@ -10,6 +10,7 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
+#include <rte_ring.h>
 
 #include "host_util.h"
 #include "test_eal.h"
@@ -589,4 +590,72 @@ host_trio_teardown(struct host_trio *t)
 	srnic_dev_destroy(t->dev[0]);
 	srnic_dev_destroy(t->dev[1]);
 	srnic_dev_destroy(t->dev_c);
+}
+
+int
+host_duo_setup(struct host_duo *d, const char *name, const struct rte_ether_addr mac[2],
+	       const uint16_t *read_inline_max)
+{
+	char n[32];
+	int i;
+
+	memset(d, 0, sizeof(*d));
+	if (srnic_link_ring_pair(name, 1, HOST_RING_SIZE, &d->port[0], &d->port[1]) != 0)
+		return -1;
+	for (i = 0; i < 2; i++) {
+		const uint8_t ip[4] = { 127, 0, 0, (uint8_t)(1 + i) };
+		struct host_dev_conf c;
+
+		snprintf(n, sizeof(n), "%s%c", name, 'A' + i);
+		host_dev_conf_init(&c, d->port[i], 4, ip, &mac[i], n);
+		c.read_inline_max = read_inline_max != NULL ? read_inline_max[i] : 0;
+		d->dev[i] = host_dev_create(&c);
+		d->eng[i] = srnic_dev_engine(d->dev[i], 0);
+		d->cap[i] = host_cap_start(d->port[i]);
+		d->pd[i] = srnic_alloc_pd(d->dev[i]);
+		if (d->pd[i] == NULL)
+			return -1;
+	}
+	if (host_neigh_pair(d->dev, &mac[0], &mac[1]) != 0)
+		return -1;
+	/* srnic_link_ring_pair()'s rings: <name>_ab0 and <name>_ba0 */
+	snprintf(n, sizeof(n), "%s_ab0", name);
+	d->ab = rte_ring_lookup(n);
+	snprintf(n, sizeof(n), "%s_ba0", name);
+	d->ba = rte_ring_lookup(n);
+	if (d->ab == NULL || d->ba == NULL)
+		return -1;
+	host_poll_set(d->eng, 2);
+	return 0;
+}
+
+void
+host_duo_teardown(struct host_duo *d)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		srnic_capture_stop(d->cap[i]);
+	host_cap_reset();
+	for (i = 0; i < 2; i++) {
+		srnic_dealloc_pd(d->pd[i]);
+		srnic_dev_destroy(d->dev[i]);
+	}
+}
+
+void
+host_duo_connect(struct host_duo *d, struct host_ep *a, struct host_ep *b, uint32_t depth,
+		 enum ibv_mtu mtu)
+{
+	host_cap_reset();
+	host_ep_create(a, d->dev[0], d->pd[0], 0, depth);
+	host_ep_create(b, d->dev[1], d->pd[1], 0, depth);
+	host_connect_pair(a, b, mtu);
+}
+
+void
+host_duo_disconnect(struct host_ep *a, struct host_ep *b)
+{
+	host_ep_destroy(a);
+	host_ep_destroy(b);
 }

@@ -22,6 +22,7 @@
 
 #include <rte_ether.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 
 #include "srnic.h"
 #include "srnic_link.h"
@@ -162,6 +163,29 @@ int host_trio_setup(struct host_trio *t, const char *name, uint8_t ip_ver, const
 		    const uint8_t *ip_b, const struct rte_ether_addr *mac_a,
 		    const struct rte_ether_addr *mac_b);
 void host_trio_teardown(struct host_trio *t);
+/* Two srnic devices A and B (IPv4 127.0.0.1 and .2, MACs mac[0], mac[1],
+ * devices "<name>A", "<name>B") on a ring pair named name, each captured,
+ * with a PD each, knowing each other statically, the pair's rings (A -> B,
+ * B -> A) and host_poll_set() on their engines 0. read_inline_max: each
+ * side's srnic_dev_conf.read_inline_max (NULL: 0). */
+struct host_duo {
+	uint16_t port[2];
+	struct srnic_dev *dev[2];
+	struct srnic_engine *eng[2];
+	struct srnic_capture *cap[2];
+	struct srnic_pd *pd[2];
+	struct rte_ring *ab, *ba;
+};
+
+int host_duo_setup(struct host_duo *d, const char *name, const struct rte_ether_addr mac[2],
+		   const uint16_t *read_inline_max);
+void host_duo_teardown(struct host_duo *d);
+/* The capture emptied, fresh endpoints a on A and b on B (engine 0, the
+ * duo's PDs, depth WRs) connected to each other at mtu. */
+void host_duo_connect(struct host_duo *d, struct host_ep *a, struct host_ep *b, uint32_t depth,
+		      enum ibv_mtu mtu);
+/* host_ep_destroy() of both. */
+void host_duo_disconnect(struct host_ep *a, struct host_ep *b);
 /* Frames received on port with the EtherType (0: any), into idx. */
 uint32_t host_cap_find(uint16_t port, uint16_t ethertype, uint32_t *idx, uint32_t max);
 /* RoCEv2 frames received on port with opcode (-1: any). */

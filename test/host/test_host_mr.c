@@ -28,13 +28,8 @@ static const struct rte_ether_addr mac[2] = {
 	{ { 0x02, 0x00, 0x00, 0x00, 0x3b, 0x02 } },
 };
 
+static struct host_duo D;              /* PDs outlive the QPs (and MRs outlive them) */
 static struct {
-	uint16_t port[2];
-	struct srnic_dev *dev[2];
-	struct srnic_engine *eng[2];
-	struct srnic_capture *cap[2];
-	struct srnic_pd *pd[2];         /* outlive the QPs (and MRs outlive them) */
-	struct rte_ring *ab, *ba;       /* A -> B, B -> A */
 	struct host_ep a, b;
 } T;
 
@@ -59,44 +54,17 @@ on_release(void *addr, size_t length, void *arg)
 static int
 group_setup(void **state)
 {
-	int i;
-
 	RTE_SET_USED(state);
 	if (host_eal_init("host_mr", 0, NULL) != 0)
 		return -1;
-	if (srnic_link_ring_pair("mrz", 1, HOST_RING_SIZE, &T.port[0], &T.port[1]) != 0)
-		return -1;
-	for (i = 0; i < 2; i++) {
-		const uint8_t ip[4] = { 127, 0, 0, (uint8_t)(1 + i) };
-
-		T.dev[i] = host_dev_new(T.port[i], 4, ip, &mac[i], i == 0 ? "mrzA" : "mrzB");
-		T.eng[i] = srnic_dev_engine(T.dev[i], 0);
-		T.cap[i] = host_cap_start(T.port[i]);
-		T.pd[i] = srnic_alloc_pd(T.dev[i]);
-		if (T.pd[i] == NULL)
-			return -1;
-	}
-	if (host_neigh_pair(T.dev, &mac[0], &mac[1]) != 0)
-		return -1;
-	T.ab = rte_ring_lookup("mrz_ab0");
-	T.ba = rte_ring_lookup("mrz_ba0");
-	if (T.ab == NULL || T.ba == NULL)
-		return -1;
-	host_poll_set(T.eng, 2);
-	return 0;
+	return host_duo_setup(&D, "mrz", mac, NULL);
 }
 
 static int
 group_teardown(void **state)
 {
 	RTE_SET_USED(state);
-	srnic_capture_stop(T.cap[0]);
-	srnic_capture_stop(T.cap[1]);
-	host_cap_reset();
-	srnic_dealloc_pd(T.pd[0]);
-	srnic_dealloc_pd(T.pd[1]);
-	srnic_dev_destroy(T.dev[0]);
-	srnic_dev_destroy(T.dev[1]);
+	host_duo_teardown(&D);
 	rte_eal_cleanup();
 	return 0;
 }
@@ -105,10 +73,7 @@ static int
 setup(void **state)
 {
 	RTE_SET_USED(state);
-	host_cap_reset();
-	host_ep_create(&T.a, T.dev[0], T.pd[0], 0, 64);
-	host_ep_create(&T.b, T.dev[1], T.pd[1], 0, 64);
-	host_connect_pair(&T.a, &T.b, IBV_MTU_4096);
+	host_duo_connect(&D, &T.a, &T.b, 64, IBV_MTU_4096);
 	return 0;
 }
 
@@ -116,8 +81,7 @@ static int
 teardown(void **state)
 {
 	RTE_SET_USED(state);
-	host_ep_destroy(&T.a);
-	host_ep_destroy(&T.b);
+	host_duo_disconnect(&T.a, &T.b);
 	return 0;
 }
 
@@ -127,7 +91,7 @@ check_access_nak(uint32_t psn)
 {
 	uint32_t idx[64], n, i, found = 0;
 
-	n = host_cap_roce(T.port[0], SRNIC_OP_RC_ACK, idx, RTE_DIM(idx));
+	n = host_cap_roce(D.port[0], SRNIC_OP_RC_ACK, idx, RTE_DIM(idx));
 	for (i = 0; i < n; i++) {
 		const struct host_frame *k = &H_cap->f[idx[i]];
 		const uint8_t *aeth = k->data + k->pkt.bth_off + SRNIC_BTH_LEN;
@@ -146,7 +110,7 @@ check_access_nak(uint32_t psn)
 static uint32_t
 last_read_psn(void)
 {
-	uint32_t idx[64], n = host_cap_roce(T.port[1], SRNIC_OP_RC_READ_REQ, idx, RTE_DIM(idx));
+	uint32_t idx[64], n = host_cap_roce(D.port[1], SRNIC_OP_RC_READ_REQ, idx, RTE_DIM(idx));
 
 	assert_true(n >= 1);
 	return H_cap->f[idx[n - 1]].pkt.psn;
@@ -158,9 +122,9 @@ test_mr_zero_copy_lifetime(void **state)
 	struct release rel = { 0 };
 	uint8_t *local = host_alloc(MR_LEN), *remote = host_alloc(MR_LEN);
 	struct srnic_mr *lmr, *rmr, *mr;
-	int64_t zc0 = host_eng_stat(T.eng[1], "resp_zc_segs");
-	int64_t copy0 = host_eng_stat(T.eng[1], "resp_zc_copy_fallback");
-	int64_t nak0 = host_eng_stat(T.eng[1], "resp_nak_rem_access_sent");
+	int64_t zc0 = host_eng_stat(D.eng[1], "resp_zc_segs");
+	int64_t copy0 = host_eng_stat(D.eng[1], "resp_zc_copy_fallback");
+	int64_t nak0 = host_eng_stat(D.eng[1], "resp_nak_rem_access_sent");
 	uint32_t old_key, key, i, spins;
 	const struct ibv_wc *wc;
 
@@ -175,28 +139,28 @@ test_mr_zero_copy_lifetime(void **state)
 				   (uintptr_t)remote, old_key, IBV_SEND_SIGNALED), 0);
 
 	/* A sends the request; B alone builds all 48 responses, zero-copy. */
-	srnic_engine_poll(T.eng[0]);
-	assert_int_equal(rte_ring_count(T.ab), 1);
-	for (spins = 0; host_eng_stat(T.eng[1], "resp_read_pkts") < MR_NPKTS; spins++) {
+	srnic_engine_poll(D.eng[0]);
+	assert_int_equal(rte_ring_count(D.ab), 1);
+	for (spins = 0; host_eng_stat(D.eng[1], "resp_read_pkts") < MR_NPKTS; spins++) {
 		assert_true(spins < 1000);
-		srnic_engine_poll(T.eng[1]);
+		srnic_engine_poll(D.eng[1]);
 	}
-	assert_int_equal(host_eng_stat(T.eng[1], "resp_zc_segs") - zc0, MR_NPKTS);
-	assert_int_equal(host_eng_stat(T.eng[1], "resp_zc_copy_fallback") - copy0, 0);
-	assert_int_equal(rte_ring_count(T.ba), MR_NPKTS);
+	assert_int_equal(host_eng_stat(D.eng[1], "resp_zc_segs") - zc0, MR_NPKTS);
+	assert_int_equal(host_eng_stat(D.eng[1], "resp_zc_copy_fallback") - copy0, 0);
+	assert_int_equal(rte_ring_count(D.ba), MR_NPKTS);
 
 	/* (a) dereg returns while they are in flight, (b) no release yet */
 	assert_int_equal(srnic_dereg_mr(rmr), 0);
 	assert_int_equal(rel.count, 0);
 
 	/* (c) A takes one RX burst (32): 16 responses still hold the memory */
-	srnic_engine_poll(T.eng[0]);
-	assert_int_equal(rte_ring_count(T.ba), MR_NPKTS - 32);
+	srnic_engine_poll(D.eng[0]);
+	assert_int_equal(rte_ring_count(D.ba), MR_NPKTS - 32);
 	assert_int_equal(rel.count, 0);
 	assert_int_equal(T.a.nwc, 0);
 	/* the last ones: released once, with what was registered */
-	srnic_engine_poll(T.eng[0]);
-	assert_int_equal(rte_ring_count(T.ba), 0);
+	srnic_engine_poll(D.eng[0]);
+	assert_int_equal(rte_ring_count(D.ba), 0);
 	assert_int_equal(rel.count, 1);
 	assert_ptr_equal(rel.addr, remote);
 	assert_int_equal(rel.length, MR_LEN);
@@ -219,7 +183,7 @@ test_mr_zero_copy_lifetime(void **state)
 	assert_int_equal(wc->status, IBV_WC_REM_ACCESS_ERR);
 	host_settle();
 	check_access_nak(last_read_psn());
-	assert_int_equal(host_eng_stat(T.eng[1], "resp_nak_rem_access_sent") - nak0, 1);
+	assert_int_equal(host_eng_stat(D.eng[1], "resp_nak_rem_access_sent") - nak0, 1);
 	assert_int_equal(srnic_qp_state(T.a.qp), IBV_QPS_ERR);
 	assert_int_equal(srnic_qp_state(T.b.qp), IBV_QPS_ERR);
 	assert_int_equal(rel.count, 1);
@@ -277,7 +241,7 @@ test_mr_dereg_mid_read(void **state)
 	struct release rel = { 0 };
 	uint8_t *local = host_alloc(MR_LEN), *remote = host_alloc(MR_LEN);
 	struct srnic_mr *lmr, *rmr;
-	int64_t resp0 = host_eng_stat(T.eng[1], "resp_read_pkts");
+	int64_t resp0 = host_eng_stat(D.eng[1], "resp_read_pkts");
 	const struct ibv_wc *wc;
 	uint32_t psn, idx[64];
 
@@ -289,14 +253,14 @@ test_mr_dereg_mid_read(void **state)
 	assert_non_null(rmr);
 	assert_int_equal(host_post(&T.a, IBV_WR_RDMA_READ, 0x45, local, MR_LEN, srnic_mr_lkey(lmr),
 				   (uintptr_t)remote, srnic_mr_rkey(rmr), IBV_SEND_SIGNALED), 0);
-	srnic_engine_poll(T.eng[0]);
-	srnic_engine_poll(T.eng[1]); /* one budget: 32 responses */
-	assert_int_equal(host_eng_stat(T.eng[1], "resp_read_pkts") - resp0, 32);
+	srnic_engine_poll(D.eng[0]);
+	srnic_engine_poll(D.eng[1]); /* one budget: 32 responses */
+	assert_int_equal(host_eng_stat(D.eng[1], "resp_read_pkts") - resp0, 32);
 	assert_int_equal(srnic_dereg_mr(rmr), 0);
 	assert_int_equal(rel.count, 0);
-	srnic_engine_poll(T.eng[1]); /* the rest: a NAK */
-	assert_int_equal(host_eng_stat(T.eng[1], "resp_read_pkts") - resp0, 32);
-	assert_int_equal(rte_ring_count(T.ba), 33);
+	srnic_engine_poll(D.eng[1]); /* the rest: a NAK */
+	assert_int_equal(host_eng_stat(D.eng[1], "resp_read_pkts") - resp0, 32);
+	assert_int_equal(rte_ring_count(D.ba), 33);
 	assert_int_equal(rel.count, 0);
 	wc = host_wait_wc(&T.a, 1);
 	assert_int_equal(wc->status, IBV_WC_REM_ACCESS_ERR);
@@ -304,7 +268,7 @@ test_mr_dereg_mid_read(void **state)
 	assert_int_equal(rel.count, 1);
 	psn = last_read_psn();
 	check_access_nak((psn + 32) & SRNIC_PSN_MASK);
-	assert_int_equal(host_cap_roce(T.port[0], SRNIC_OP_RC_READ_RESP_MIDDLE, idx, 64), 31);
+	assert_int_equal(host_cap_roce(D.port[0], SRNIC_OP_RC_READ_RESP_MIDDLE, idx, 64), 31);
 	assert_int_equal(srnic_dereg_mr(lmr), 0);
 	rte_free(local);
 	rte_free(remote);
@@ -319,7 +283,7 @@ test_stale_lkey_write(void **state)
 	uint8_t *src = host_alloc(3 * 1024), *dst = host_alloc(3 * 1024);
 	struct srnic_mr *good, *stale, *rmr;
 	uint32_t stale_key, idx[64], n, i;
-	int64_t err0 = host_eng_stat(T.eng[0], "req_local_err");
+	int64_t err0 = host_eng_stat(D.eng[0], "req_local_err");
 
 	RTE_SET_USED(state);
 	srnic_test_fill(src, 3 * 1024, 6);
@@ -346,9 +310,9 @@ test_stale_lkey_write(void **state)
 	assert_int_equal(T.a.wc[2].wr_id, 0x52);
 	assert_int_equal(T.a.wc[2].status, IBV_WC_WR_FLUSH_ERR);
 	assert_int_equal(T.a.nwc, 3);
-	assert_int_equal(host_eng_stat(T.eng[0], "req_local_err") - err0, 1);
+	assert_int_equal(host_eng_stat(D.eng[0], "req_local_err") - err0, 1);
 	/* one request packet: the first WRITE */
-	n = host_cap_roce(T.port[1], -1, idx, RTE_DIM(idx));
+	n = host_cap_roce(D.port[1], -1, idx, RTE_DIM(idx));
 	assert_int_equal(n, 1);
 	assert_int_equal(H_cap->f[idx[0]].pkt.opcode, SRNIC_OP_RC_WRITE_ONLY);
 	assert_int_equal(H_cap->f[idx[0]].pkt.pay_len, 1024);
@@ -391,7 +355,7 @@ test_stale_lkey_read(void **state)
 		host_settle();
 		assert_int_equal(T.a.wc[0].status, IBV_WC_LOC_PROT_ERR);
 		assert_int_equal(T.a.wc[0].opcode, op == 0 ? IBV_WC_RDMA_READ : IBV_WC_SEND);
-		assert_int_equal(host_cap_roce(T.port[1], -1, idx, RTE_DIM(idx)), 0);
+		assert_int_equal(host_cap_roce(D.port[1], -1, idx, RTE_DIM(idx)), 0);
 		assert_int_equal(srnic_dereg_mr(rmr), 0);
 	}
 	rte_free(buf);
@@ -407,8 +371,8 @@ test_stale_lkey_mid_write(void **state)
 {
 	uint8_t *src = host_alloc(65536), *dst = host_alloc(65536);
 	struct srnic_mr *smr, *rmr;
-	int64_t req0 = host_eng_stat(T.eng[0], "req_pkts");
-	int64_t to0 = host_eng_stat(T.eng[0], "retry_timeout");
+	int64_t req0 = host_eng_stat(D.eng[0], "req_pkts");
+	int64_t to0 = host_eng_stat(D.eng[0], "retry_timeout");
 	const struct ibv_wc *wc;
 	uint32_t sent;
 
@@ -416,8 +380,8 @@ test_stale_lkey_mid_write(void **state)
 	/* PMTU 1024: 64 packets, 32 per poll */
 	teardown(NULL);
 	host_cap_reset();
-	host_ep_create(&T.a, T.dev[0], T.pd[0], 0, 64);
-	host_ep_create(&T.b, T.dev[1], T.pd[1], 0, 64);
+	host_ep_create(&T.a, D.dev[0], D.pd[0], 0, 64);
+	host_ep_create(&T.b, D.dev[1], D.pd[1], 0, 64);
 	host_connect_pair(&T.a, &T.b, IBV_MTU_1024);
 	srnic_test_fill(src, 65536, 8);
 	smr = srnic_reg_mr(T.a.pd, src, 65536, 0);
@@ -426,8 +390,8 @@ test_stale_lkey_mid_write(void **state)
 	assert_non_null(rmr);
 	assert_int_equal(host_post(&T.a, IBV_WR_RDMA_WRITE, 0x70, src, 65536, srnic_mr_lkey(smr),
 				   (uintptr_t)dst, srnic_mr_rkey(rmr), IBV_SEND_SIGNALED), 0);
-	srnic_engine_poll(T.eng[0]);
-	sent = (uint32_t)(host_eng_stat(T.eng[0], "req_pkts") - req0);
+	srnic_engine_poll(D.eng[0]);
+	sent = (uint32_t)(host_eng_stat(D.eng[0], "req_pkts") - req0);
 	assert_true(sent > 0 && sent < 64);
 	assert_int_equal(srnic_dereg_mr(smr), 0);
 	wc = host_wait_wc(&T.a, 1);
@@ -436,10 +400,10 @@ test_stale_lkey_mid_write(void **state)
 	if (wc->status != IBV_WC_LOC_PROT_ERR)
 		fail_msg("WRITE whose source was deregistered half-way: %s (retry_timeout %" PRId64
 			 ", req_pkts %" PRId64 ")", srnic_wc_status_str(wc->status),
-			 host_eng_stat(T.eng[0], "retry_timeout") - to0,
-			 host_eng_stat(T.eng[0], "req_pkts") - req0);
-	assert_int_equal(host_eng_stat(T.eng[0], "req_pkts") - req0, sent);
-	assert_int_equal(host_eng_stat(T.eng[0], "retry_timeout") - to0, 0);
+			 host_eng_stat(D.eng[0], "retry_timeout") - to0,
+			 host_eng_stat(D.eng[0], "req_pkts") - req0);
+	assert_int_equal(host_eng_stat(D.eng[0], "req_pkts") - req0, sent);
+	assert_int_equal(host_eng_stat(D.eng[0], "retry_timeout") - to0, 0);
 	assert_int_equal(srnic_qp_state(T.a.qp), IBV_QPS_ERR);
 	assert_int_equal(srnic_dereg_mr(rmr), 0);
 	rte_free(src);
@@ -466,10 +430,10 @@ test_stale_lkey_mid_read(void **state)
 	assert_int_equal(host_post(&T.a, IBV_WR_RDMA_READ, 0x80, local, MR_LEN,
 				   srnic_mr_lkey(lmr), (uintptr_t)remote, srnic_mr_rkey(rmr),
 				   IBV_SEND_SIGNALED), 0);
-	srnic_engine_poll(T.eng[0]);
-	srnic_engine_poll(T.eng[1]);
-	srnic_engine_poll(T.eng[1]);
-	assert_int_equal(rte_ring_count(T.ba), MR_NPKTS);
+	srnic_engine_poll(D.eng[0]);
+	srnic_engine_poll(D.eng[1]);
+	srnic_engine_poll(D.eng[1]);
+	assert_int_equal(rte_ring_count(D.ba), MR_NPKTS);
 	assert_int_equal(srnic_dereg_mr(lmr), 0);
 	wc = host_wait_wc(&T.a, 1);
 	host_settle();
@@ -513,7 +477,7 @@ test_stale_lkey_recv(void **state)
 	assert_int_equal(wc->wr_id, 0x91);
 	assert_int_equal(wc->status, IBV_WC_REM_OP_ERR);
 	host_settle();
-	n = host_cap_roce(T.port[0], SRNIC_OP_RC_ACK, idx, RTE_DIM(idx));
+	n = host_cap_roce(D.port[0], SRNIC_OP_RC_ACK, idx, RTE_DIM(idx));
 	assert_int_equal(n, 1);
 	assert_int_equal(H_cap->f[idx[0]].data[H_cap->f[idx[0]].pkt.bth_off + SRNIC_BTH_LEN], 0x63);
 	for (i = 0; i < 2048; i++)

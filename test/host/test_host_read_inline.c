@@ -25,17 +25,12 @@
 #define RI_BUF (64 * 1024)
 
 static const struct rte_ether_addr mac[2] = {
-	{ { 0x02, 0x00, 0x00, 0x00, 0x4a, 0x01 } },
-	{ { 0x02, 0x00, 0x00, 0x00, 0x4b, 0x02 } },
+	{ { 0x02, 0x00, 0x00, 0x00, 0x5a, 0x01 } },
+	{ { 0x02, 0x00, 0x00, 0x00, 0x5b, 0x02 } },
 };
 
+static struct host_duo D;
 static struct {
-	uint16_t port[2];
-	struct srnic_dev *dev[2];
-	struct srnic_engine *eng[2];
-	struct srnic_capture *cap[2];
-	struct srnic_pd *pd[2];
-	struct rte_ring *ab, *ba;       /* A -> B, B -> A */
 	struct host_ep a, b;
 	uint8_t *buf[2];                /* A's and B's registered buffers */
 	struct srnic_mr *mr[2];
@@ -44,38 +39,23 @@ static struct {
 static int
 group_setup(void **state)
 {
+	/* B copies up to the limit, A (the default) never */
+	const uint16_t read_inline_max[2] = { 0, SRNIC_MAX_READ_INLINE };
 	int i;
 
 	RTE_SET_USED(state);
-	if (host_eal_init("host_read_inline", 0, NULL) != 0)
-		return -1;
-	if (srnic_link_ring_pair("rin", 1, HOST_RING_SIZE, &T.port[0], &T.port[1]) != 0)
+	if (host_eal_init("host_read_inline", 0, NULL) != 0 ||
+	    host_duo_setup(&D, "rin", mac, read_inline_max) != 0)
 		return -1;
 	for (i = 0; i < 2; i++) {
-		const uint8_t ip[4] = { 127, 0, 0, (uint8_t)(1 + i) };
-		struct host_dev_conf c;
-
-		host_dev_conf_init(&c, T.port[i], 4, ip, &mac[i], i == 0 ? "rinA" : "rinB");
-		c.read_inline_max = i == 1 ? SRNIC_MAX_READ_INLINE : 0;
-		T.dev[i] = host_dev_create(&c);
-		T.eng[i] = srnic_dev_engine(T.dev[i], 0);
-		T.cap[i] = host_cap_start(T.port[i]);
-		T.pd[i] = srnic_alloc_pd(T.dev[i]);
 		T.buf[i] = host_alloc(RI_BUF);
-		if (T.pd[i] == NULL || T.buf[i] == NULL)
+		if (T.buf[i] == NULL)
 			return -1;
-		T.mr[i] = srnic_reg_mr(T.pd[i], T.buf[i], RI_BUF,
+		T.mr[i] = srnic_reg_mr(D.pd[i], T.buf[i], RI_BUF,
 				       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
 		if (T.mr[i] == NULL)
 			return -1;
 	}
-	if (host_neigh_pair(T.dev, &mac[0], &mac[1]) != 0)
-		return -1;
-	T.ab = rte_ring_lookup("rin_ab0");
-	T.ba = rte_ring_lookup("rin_ba0");
-	if (T.ab == NULL || T.ba == NULL)
-		return -1;
-	host_poll_set(T.eng, 2);
 	return 0;
 }
 
@@ -85,35 +65,20 @@ group_teardown(void **state)
 	int i;
 
 	RTE_SET_USED(state);
-	for (i = 0; i < 2; i++) {
-		srnic_capture_stop(T.cap[i]);
+	for (i = 0; i < 2; i++)
 		srnic_dereg_mr(T.mr[i]);
-	}
-	host_cap_reset();
-	for (i = 0; i < 2; i++) {
-		srnic_dealloc_pd(T.pd[i]);
-		srnic_dev_destroy(T.dev[i]);
+	host_duo_teardown(&D);
+	for (i = 0; i < 2; i++)
 		rte_free(T.buf[i]);
-	}
 	rte_eal_cleanup();
 	return 0;
-}
-
-static void
-connect_mtu(enum ibv_mtu mtu)
-{
-	host_cap_reset();
-	host_ep_create(&T.a, T.dev[0], T.pd[0], 0, 64);
-	host_ep_create(&T.b, T.dev[1], T.pd[1], 0, 64);
-	host_connect_pair(&T.a, &T.b, mtu);
 }
 
 static int
 teardown(void **state)
 {
 	RTE_SET_USED(state);
-	host_ep_destroy(&T.a);
-	host_ep_destroy(&T.b);
+	host_duo_disconnect(&T.a, &T.b);
 	return 0;
 }
 
@@ -165,12 +130,12 @@ test_read_inline_sizes(void **state)
 					 SRNIC_MAX_READ_INLINE + 1, 4096 };
 	const uint8_t *src[RTE_DIM(size)];
 	uint32_t i, off = 0, copied = 0, bytes;
-	int64_t in0 = host_eng_stat(T.eng[1], "resp_read_inline");
-	int64_t zc0 = host_eng_stat(T.eng[1], "resp_zc_segs");
+	int64_t in0 = host_eng_stat(D.eng[1], "resp_read_inline");
+	int64_t zc0 = host_eng_stat(D.eng[1], "resp_zc_segs");
 	const struct ibv_wc *wc;
 
 	RTE_SET_USED(state);
-	connect_mtu(IBV_MTU_4096);
+	host_duo_connect(&D, &T.a, &T.b, 64, IBV_MTU_4096);
 	srnic_test_fill(T.buf[1], RI_BUF, 21);
 	memset(T.buf[0], 0, RI_BUF);
 	for (i = 0; i < RTE_DIM(size); i++) {
@@ -194,9 +159,9 @@ test_read_inline_sizes(void **state)
 		assert_int_equal(T.buf[0][off + size[i]], 0); /* nothing past it */
 		off += size[i] + 8;
 	}
-	assert_int_equal(host_eng_stat(T.eng[1], "resp_read_inline") - in0, copied);
-	assert_int_equal(host_eng_stat(T.eng[1], "resp_zc_segs") - zc0, RTE_DIM(size) - copied);
-	check_responses(T.port[0], src, size, RTE_DIM(size), &bytes);
+	assert_int_equal(host_eng_stat(D.eng[1], "resp_read_inline") - in0, copied);
+	assert_int_equal(host_eng_stat(D.eng[1], "resp_zc_segs") - zc0, RTE_DIM(size) - copied);
+	check_responses(D.port[0], src, size, RTE_DIM(size), &bytes);
 	assert_int_equal(bytes, off - 8 * RTE_DIM(size));
 }
 
@@ -208,15 +173,15 @@ test_read_inline_multi_packet(void **state)
 {
 	const uint32_t len = 2 * 1024 + 99, small = 64;
 	const uint8_t *src[1];
-	int64_t in0 = host_eng_stat(T.eng[1], "resp_read_inline");
-	int64_t zc0 = host_eng_stat(T.eng[1], "resp_zc_segs");
-	int64_t ain0 = host_eng_stat(T.eng[0], "resp_read_inline");
-	int64_t azc0 = host_eng_stat(T.eng[0], "resp_zc_segs");
+	int64_t in0 = host_eng_stat(D.eng[1], "resp_read_inline");
+	int64_t zc0 = host_eng_stat(D.eng[1], "resp_zc_segs");
+	int64_t ain0 = host_eng_stat(D.eng[0], "resp_read_inline");
+	int64_t azc0 = host_eng_stat(D.eng[0], "resp_zc_segs");
 	uint32_t idx[16], bytes;
 	const struct ibv_wc *wc;
 
 	RTE_SET_USED(state);
-	connect_mtu(IBV_MTU_1024);
+	host_duo_connect(&D, &T.a, &T.b, 64, IBV_MTU_1024);
 	srnic_test_fill(T.buf[1], RI_BUF, 22);
 	srnic_test_fill(T.buf[0] + RI_BUF / 2, RI_BUF / 2, 23);
 	memset(T.buf[0], 0, RI_BUF / 2);
@@ -229,13 +194,13 @@ test_read_inline_multi_packet(void **state)
 	assert_int_equal(wc->byte_len, len);
 	assert_memory_equal(T.buf[0], src[0], len);
 	host_settle();
-	assert_int_equal(host_eng_stat(T.eng[1], "resp_read_inline") - in0, 1);
-	assert_int_equal(host_eng_stat(T.eng[1], "resp_zc_segs") - zc0, 2);
-	assert_int_equal(host_cap_roce(T.port[0], SRNIC_OP_RC_READ_RESP_FIRST, idx, 16), 1);
-	assert_int_equal(host_cap_roce(T.port[0], SRNIC_OP_RC_READ_RESP_MIDDLE, idx, 16), 1);
-	assert_int_equal(host_cap_roce(T.port[0], SRNIC_OP_RC_READ_RESP_LAST, idx, 16), 1);
+	assert_int_equal(host_eng_stat(D.eng[1], "resp_read_inline") - in0, 1);
+	assert_int_equal(host_eng_stat(D.eng[1], "resp_zc_segs") - zc0, 2);
+	assert_int_equal(host_cap_roce(D.port[0], SRNIC_OP_RC_READ_RESP_FIRST, idx, 16), 1);
+	assert_int_equal(host_cap_roce(D.port[0], SRNIC_OP_RC_READ_RESP_MIDDLE, idx, 16), 1);
+	assert_int_equal(host_cap_roce(D.port[0], SRNIC_OP_RC_READ_RESP_LAST, idx, 16), 1);
 	assert_int_equal(H_cap->f[idx[0]].pkt.pay_len, 99);
-	check_responses(T.port[0], src, &len, 1, &bytes);
+	check_responses(D.port[0], src, &len, 1, &bytes);
 	assert_int_equal(bytes, len);
 
 	/* the other way: A's responses stay zero-copy at any size */
@@ -246,8 +211,8 @@ test_read_inline_multi_packet(void **state)
 	assert_int_equal(wc->status, IBV_WC_SUCCESS);
 	assert_memory_equal(T.buf[1] + RI_BUF / 2, T.buf[0] + RI_BUF / 2, small);
 	host_settle();
-	assert_int_equal(host_eng_stat(T.eng[0], "resp_read_inline") - ain0, 0);
-	assert_int_equal(host_eng_stat(T.eng[0], "resp_zc_segs") - azc0, 1);
+	assert_int_equal(host_eng_stat(D.eng[0], "resp_read_inline") - ain0, 0);
+	assert_int_equal(host_eng_stat(D.eng[0], "resp_zc_segs") - azc0, 1);
 }
 
 struct release {
@@ -276,27 +241,27 @@ test_read_inline_copy_owns_bytes(void **state)
 	struct srnic_mr *rmr;
 	const struct ibv_wc *wc;
 	uint32_t spins;
-	int64_t resp0 = host_eng_stat(T.eng[1], "resp_read_pkts");
+	int64_t resp0 = host_eng_stat(D.eng[1], "resp_read_pkts");
 
 	RTE_SET_USED(state);
 	assert_non_null(remote);
 	assert_non_null(want);
-	connect_mtu(IBV_MTU_4096);
+	host_duo_connect(&D, &T.a, &T.b, 64, IBV_MTU_4096);
 	srnic_test_fill(remote, 4096, 24);
 	memcpy(want, remote, len);
 	memset(T.buf[0], 0, len + 8);
-	rmr = srnic_reg_mr_cb(T.pd[1], remote, 4096, IBV_ACCESS_REMOTE_READ, on_release, &rel);
+	rmr = srnic_reg_mr_cb(D.pd[1], remote, 4096, IBV_ACCESS_REMOTE_READ, on_release, &rel);
 	assert_non_null(rmr);
 	assert_int_equal(host_post(&T.a, IBV_WR_RDMA_READ, 0x300, T.buf[0], len,
 				   srnic_mr_lkey(T.mr[0]), (uintptr_t)remote, srnic_mr_rkey(rmr),
 				   IBV_SEND_SIGNALED), 0);
-	srnic_engine_poll(T.eng[0]);
-	assert_int_equal(rte_ring_count(T.ab), 1);
-	for (spins = 0; host_eng_stat(T.eng[1], "resp_read_pkts") - resp0 < 1; spins++) {
+	srnic_engine_poll(D.eng[0]);
+	assert_int_equal(rte_ring_count(D.ab), 1);
+	for (spins = 0; host_eng_stat(D.eng[1], "resp_read_pkts") - resp0 < 1; spins++) {
 		assert_true(spins < 1000);
-		srnic_engine_poll(T.eng[1]);
+		srnic_engine_poll(D.eng[1]);
 	}
-	assert_int_equal(rte_ring_count(T.ba), 1);
+	assert_int_equal(rte_ring_count(D.ba), 1);
 	assert_int_equal(srnic_dereg_mr(rmr), 0);
 	assert_int_equal(rel.count, 1);
 	memset(remote, 0xee, 4096);
