@@ -23,7 +23,8 @@ RTE_LOG_REGISTER_DEFAULT(srnic_logtype, INFO);
  * payload (SEND/WRITE inline data or copied pieces, READ responses up to
  * read_inline_max), pad and ICRC. */
 #define DEV_HDR_DATA_ROOM (RTE_PKTMBUF_HEADROOM + SRNIC_PKT_HDR_MAX_LEN + \
-			   SRNIC_MAX_INLINE + SRNIC_PKT_TRAILER_MAX_LEN + 64)
+			   RTE_MAX(SRNIC_MAX_INLINE, SRNIC_MAX_READ_INLINE) + \
+			   SRNIC_PKT_TRAILER_MAX_LEN + 64)
 /* RX mbufs hold a whole jumbo frame (PMTU 4096 + headers) in one segment,
  * and a 16 KiB af_packet frame (framesz=16384, what a 9000-byte MTU needs
  * there: its frames are powers of two). */

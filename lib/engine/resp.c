@@ -677,17 +677,12 @@ send_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_resp_
 								 SRNIC_AETH_CREDIT_INVALID));
 		srnic_aeth_set_msn(bth + oi->offset[SRNIC_HDR_AETH], e->msn);
 	}
-	if (len > 0 && len <= qp->dev->read_inline_max) {
+	if (len > 0 && len <= qp->dev->read_inline_max &&
+	    rte_pktmbuf_tailroom(m) >= len + SRNIC_PKT_TRAILER_MAX_LEN) {
 		/* the device's opt-in: a copy in the header mbuf (room for
 		 * SRNIC_MAX_READ_INLINE by construction), one mbuf, not three */
-		void *d = rte_pktmbuf_append(m, (uint16_t)len);
-
-		if (unlikely(d == NULL)) {
-			rte_pktmbuf_free(m);
-			eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
-			return -1;
-		}
-		rte_memcpy(d, (const void *)(uintptr_t)(e->va + off), len);
+		rte_memcpy(rte_pktmbuf_append(m, (uint16_t)len),
+			   (const void *)(uintptr_t)(e->va + off), len);
 		eng_stat(eng, SRNIC_STAT_RESP_READ_INLINE, 1);
 	} else if (len > 0 && srnic_pkt_attach(eng, m, mr, e->va + off, len) != 0) {
 		rte_pktmbuf_free(m);
