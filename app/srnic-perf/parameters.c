@@ -370,6 +370,13 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		fprintf(stderr, "srnic-perf: --atomic goes with --op atomic\n");
 		return -1;
 	}
+	if (c->read_inline > 0 && (c->op != PERF_OP_READ || c->role == PERF_ROLE_CLIENT)) {
+		/* the responder's device builds READ responses: a client's
+		 * setting would change nothing and be reported as if it did */
+		fprintf(stderr, "srnic-perf: --read-inline goes with --op read, on the side that\n"
+				"  answers (the embedded pair or --server)\n");
+		return -1;
+	}
 	if (c->role != PERF_ROLE_BOTH && (c->lossy || c->floors)) {
 		fprintf(stderr, "srnic-perf: --drop.. and --floors need the embedded pair\n");
 		return -1;

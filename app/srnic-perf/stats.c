@@ -56,7 +56,7 @@ perf_print_header(const struct perf_conf *c)
 	       perf_pt_pingpong(c) ? ", ping-pong latency (half a round trip, as perftest)" :
 	       c->lat ? ", latency mode" : "",
 	       c->verify ? ", data verified" : "");
-	if (c->read_inline > 0)
+	if (c->read_inline > 0 && c->op == PERF_OP_READ)
 		printf(" READ responses of up to %u payload bytes copied, not zero-copy (--read-inline)\n",
 		       c->read_inline);
 	printf("---------------------------------------------------------------------------------------------------\n");
