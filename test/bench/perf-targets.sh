@@ -69,7 +69,7 @@ for i in range(per):
     rs = [s[i] for s in sets]
     r0 = rs[0]
     floor, ratio = "", ""
-    if "floor_gbps" in r0:
+    if all("floor_gbps" in r for r in rs):  # absent from a run whose floor failed
         if big(r0):
             floor = f"{med(r['floor_gbps'] for r in rs):.1f}G"
             ratio = f"{med(r['ratio_gbps'] for r in rs):.3f}"

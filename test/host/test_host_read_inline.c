@@ -235,9 +235,9 @@ on_release(void *addr, size_t length, void *arg)
 static void
 test_read_inline_copy_owns_bytes(void **state)
 {
-	const uint32_t len = 200;
+	uint8_t *remote = host_alloc(4096), want[200];
+	const uint32_t len = sizeof(want);
 	struct release rel = { 0 };
-	uint8_t *remote = host_alloc(4096), *want = malloc(len);
 	struct srnic_mr *rmr;
 	const struct ibv_wc *wc;
 	uint32_t spins;
@@ -245,7 +245,6 @@ test_read_inline_copy_owns_bytes(void **state)
 
 	RTE_SET_USED(state);
 	assert_non_null(remote);
-	assert_non_null(want);
 	host_duo_connect(&D, &T.a, &T.b, 64, IBV_MTU_4096);
 	srnic_test_fill(remote, 4096, 24);
 	memcpy(want, remote, len);
@@ -272,7 +271,6 @@ test_read_inline_copy_owns_bytes(void **state)
 	host_settle();
 	assert_int_equal(rel.count, 1);
 	rte_free(remote);
-	free(want);
 }
 
 /* The limit: one byte over SRNIC_MAX_READ_INLINE is refused at creation. */
