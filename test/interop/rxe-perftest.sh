@@ -15,6 +15,8 @@
 #   ends send); atomic* are FETCH_AND_ADD, cas / cas_lat the same tools with
 #   CMP_AND_SWAP (srnic-perf --atomic cas)
 #   (default: all ten x srnic-client, srnic-server; 8192 bytes, 200 iterations)
+#   SRNIC_PERF_EXTRA: more srnic-perf options for both roles, e.g.
+#   SRNIC_PERF_EXTRA="--read-inline 256" ... read srnic-server 2148
 # Needs ../shared/rxe-peer (README there) and root.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,6 +31,7 @@ ip netns exec rxenet true 2>/dev/null && ip -n rxenet link show rxtap-A >/dev/nu
 	(cd "$peer" && ./start-vm.sh A $guest_ip/24 9000)
 eal=(-l 0 --no-pci --no-huge -m 512 --file-prefix srnic-perftest --log-level=lib.eal:error
 	--no-telemetry --vdev=net_af_packet0,iface=dpdk0)
+read -r -a extra <<<"${SRNIC_PERF_EXTRA:-}"
 fail=0
 for op in $ops; do
 	for role in $roles; do
@@ -58,7 +61,7 @@ for op in $ops; do
 			(cd "$peer" && ./guest-run.sh A 'for i in $(seq 150); do ss -ltn | grep -q ":18515 " && exit 0; sleep 0.1; done; exit 1')
 			timeout 120 ip netns exec rxenet "$bin" "${eal[@]}" -- --client $guest_ip --perftest \
 				--ip $srnic_ip "${sop[@]}" --size "$size" --mtu $mtu --iters "$iters" \
-				--depth 16 --quiet >"$log" 2>&1 || rc=$?
+				--depth 16 --quiet "${extra[@]}" >"$log" 2>&1 || rc=$?
 			grep -E "^ +$size " "$log" || true
 			(cd "$peer" && ./guest-run.sh -w "$job" -t 60 A) | tail -3 || rc=$?
 		else
@@ -66,7 +69,7 @@ for op in $ops; do
 			# the RoCE traffic goes to srnic's address on dpdk0
 			timeout 120 ip netns exec rxenet "$bin" "${eal[@]}" -- --server --perftest \
 				--ip $srnic_ip "${sop[@]}" --size "$size" --mtu $mtu --iters "$iters" \
-				>"$log" 2>&1 &
+				"${extra[@]}" >"$log" 2>&1 &
 			srv=$!
 			sleep 3
 			(cd "$peer" && ./guest-run.sh -t 90 A "$tool $ns_ip") | tail -3 || rc=$?
