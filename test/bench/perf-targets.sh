@@ -12,7 +12,8 @@
 # a run is marked * when its two-lcore floor, + when its one-lcore floor was
 # down (the host was slow then; such runs stay in the medians). read+i128:
 # the READ 64 B row with --read-inline 128 (small READ payloads copied, the
-# device's opt-in), for comparison; the target rows are zero-copy.
+# device's opt-in), for comparison; the target rows are zero-copy. Last, the
+# issue's targets judged on the medians, each ok or MISS.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 perf=build/app/srnic-perf/srnic-perf
@@ -105,4 +106,36 @@ if marked:
 if wmarked:
     print(f"+ the one-lcore floor measured in that run's process was under {ONE_LCORE_SLOW:.2f} of its"
           " median: that vCPU was slow then (the run stays in the median)")
+
+
+def rows_of(op, size, qps, depth, last=False):
+    """Every run's row of a figure (zero-copy rows only); the first match,
+    or the last (the scaling rows come after the target rows)."""
+    hits = [i for i in range(per) if (sets[0][i]["op"], sets[0][i]["size"], sets[0][i]["qps"],
+                                      sets[0][i]["depth"], sets[0][i].get("read_inline", 0))
+            == (op, size, qps, depth, 0)]
+    return [s[hits[-1 if last else 0]] for s in sets] if hits else None
+
+
+# issue 5's targets, judged on the medians above
+checks = []
+for op in ("read", "write", "send"):
+    rs = rows_of(op, 65536, 1, 16)
+    if rs:
+        checks.append((f"{op.upper()} 64 KiB, 1 QP x 16", med(r["gbps"] for r in rs), ">=", 100, "Gb/s"))
+    rs = rows_of(op, 64, 8, 16)
+    if rs:
+        checks.append((f"{op.upper()} 64 B, 8 QPs x 16", med(r["mops"] for r in rs), ">=", 5, "M/s"))
+rs = rows_of("read", 64, 1, 1)
+if rs:
+    checks.append(("READ 64 B latency p50", med(r["lat_us"]["p50"] for r in rs), "<=", 2, "us"))
+big_n, eight = rows_of("read", 64, 1024, 16), rows_of("read", 64, 8, 16, last=True)
+if big_n and eight:
+    checks.append(("READ 64 B, 1024 vs 8 QPs", med(r["mops"] for r in big_n) /
+                   med(r["mops"] for r in eight), ">=", 0.7, "x"))
+if checks:
+    met = [v >= t if cmp == ">=" else v <= t for _, v, cmp, t, _ in checks]
+    print(f"targets (issue 5) on the medians: {sum(met)} of {len(checks)} met")
+    for (name, v, cmp, t, unit), ok in zip(checks, met):
+        print(f"  {'ok  ' if ok else 'MISS'} {name:28} {v:8.3f} {unit:4} (target {cmp} {t})")
 PY
