@@ -194,6 +194,13 @@ rc, out, err = run(["--op", "read", "--size", "64", "--iters", "2000", "--read-i
 r = json_lines(out)
 check("--read-inline in the JSON line", rc == 0 and r and r[0].get("read_inline") == 64 and
       r[0]["verify_errors"] == 0, out[-500:] + err[-300:])
+rc, out, err = run(["--op", "read", "--sizes", "300,5000", "--mtu", "256", "--iters", "2000",
+                    "--read-inline", "256", "--drop", "0.01", "--dup", "0.005", "--reorder", "0.005",
+                    "--corrupt", "0.001", "--verify", "--json"], "perf_rinl_lossy")
+r = json_lines(out)
+check("--read-inline on a lossy link: every READ completes with the right data (resent answers "
+      "copied again)", rc == 0 and len(r) == 2 and all(x["msgs"] == 2000 and x["verify_errors"] == 0
+                                                      for x in r), out[-500:] + err[-300:])
 rc, out, err = run(["--read-inline", "257"], "perf_rinl_bad")
 check("--read-inline over SRNIC_MAX_READ_INLINE: refused", rc != 0 and "bad value" in err, err[-300:])
 for bad in (["--op", "write", "--read-inline", "64"], ["--client", "127.0.0.1", "--read-inline", "64"]):
