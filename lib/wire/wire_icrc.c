@@ -190,17 +190,11 @@ icrc_walk(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint8_t ip_ve
 	*end_seg = NULL;
 	*end_off = 0;
 
+	/* flat packets took the API entries' one-call paths; what comes here
+	 * is a chain (or, rarely, a flat packet whose stored ICRC is in the
+	 * next segment: the loop below does it in one call too) */
 	if (unlikely(len < hl))
 		return 0;
-	if (likely(l3_off + len <= m->data_len)) {
-		/* all in the first segment (received frames, built requests,
-		 * anything with its payload copied): one call, no walk */
-		const uint8_t *p = rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off);
-
-		*end_seg = m;
-		*end_off = l3_off + len;
-		return srnic_icrc_compute_flat(p, len, ip_ver);
-	}
 	while (seg != NULL && off >= seg->data_len) {
 		off -= seg->data_len;
 		seg = seg->next;

@@ -809,6 +809,47 @@ test_init_finish_errors(void **state)
 }
 
 /* srnic_pkt_copy_payload across many segment boundaries. */
+/* Headers and payload flat in one segment, the pad and ICRC in the next
+ * (srnic_pkt_close() when the header mbuf is full): srnic_icrc_check()'s
+ * walk, not its flat path, for every pad; a flipped payload bit fails. */
+static void
+test_icrc_trailer_apart(void **state)
+{
+	struct srnic_route r;
+	unsigned int pay_len;
+
+	(void)state;
+	for (pay_len = 61; pay_len <= 64; pay_len++) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(wt_pool()), *t;
+		uint32_t len, l2, tail;
+		uint16_t buf_len;
+		uint8_t *p;
+
+		wt_route(&r, 4, false);
+		assert_non_null(m);
+		assert_non_null(srnic_pkt_init(m, &r, SRNIC_OP_RC_SEND_ONLY, 3));
+		append_copy(m, pattern, pay_len);
+		/* leave the header mbuf exactly full: the trailer must go apart */
+		buf_len = m->buf_len;
+		m->buf_len = (uint16_t)(m->data_off + m->data_len);
+		assert_int_equal(srnic_pkt_finish(m, trailer_pool), 0);
+		assert_int_equal(m->nb_segs, 2);
+		t = m->next;
+		tail = t->data_len;
+		assert_int_equal(tail, ((4 - (pay_len & 3)) & 3) + SRNIC_ICRC_LEN);
+		l2 = RTE_ETHER_HDR_LEN;
+		len = rte_pktmbuf_pkt_len(m) - l2 - SRNIC_ICRC_LEN;
+		assert_true(srnic_icrc_check(m, l2, len, 4));
+		assert_int_equal(srnic_pkt_parse(m, &(struct srnic_pkt){ 0 }, 0), SRNIC_PARSE_OK);
+		p = rte_pktmbuf_mtod_offset(m, uint8_t *, m->data_len - 1);
+		*p ^= 1;
+		assert_false(srnic_icrc_check(m, l2, len, 4));
+		*p ^= 1;
+		m->buf_len = buf_len; /* the pool's mbuf as it was */
+		rte_pktmbuf_free(m);
+	}
+}
+
 static void
 test_copy_payload(void **state)
 {
@@ -985,6 +1026,7 @@ main(void)
 		cmocka_unit_test(test_eth_padding),
 		cmocka_unit_test(test_init_finish_errors),
 		cmocka_unit_test(test_copy_payload),
+		cmocka_unit_test(test_icrc_trailer_apart),
 		cmocka_unit_test(test_ipv4_hdr_sum),
 		cmocka_unit_test(test_hdr_tmpl),
 	};
