@@ -77,6 +77,20 @@ struct perf_conf {
 	bool cas;                 /* --atomic cas: CMP_AND_SWAP, else FETCH_AND_ADD */
 };
 
+/* A two-process role's side of the pair (0: the client, requester; 1: the
+ * server) and the first PSN that side sends with. */
+static inline int
+perf_side(const struct perf_conf *c)
+{
+	return c->role == PERF_ROLE_SERVER ? 1 : 0;
+}
+
+static inline uint32_t
+perf_first_psn(int side)
+{
+	return side == 0 ? PERF_PSN_REQ : PERF_PSN_RESP;
+}
+
 struct perf_result {
 	enum perf_op op;
 	uint32_t size;

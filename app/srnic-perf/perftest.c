@@ -82,6 +82,26 @@ perf_pt_pingpong(const struct perf_conf *c)
 	return c->perftest && (k == PT_WRITE_LAT || k == PT_SEND_LAT);
 }
 
+/* The report's doubles travel as their bits in network order. */
+static uint64_t
+pt_double_to_be(double v)
+{
+	uint64_t b;
+
+	memcpy(&b, &v, sizeof(b));
+	return rte_cpu_to_be_64(b);
+}
+
+static double
+pt_double_from_be(uint64_t be)
+{
+	uint64_t b = rte_be_to_cpu_64(be);
+	double v;
+
+	memcpy(&v, &b, sizeof(v));
+	return v;
+}
+
 struct pt_dest {
 	uint32_t lid, out_reads, qpn, psn, rkey, srqn;
 	uint64_t vaddr;
@@ -93,7 +113,7 @@ struct pt_dest {
 static void
 pt_poll_engines(struct perf_env *env)
 {
-	int side = env->conf->role == PERF_ROLE_SERVER ? 1 : 0;
+	int side = perf_side(env->conf);
 	unsigned int e;
 	uint64_t errs = 0;
 
@@ -289,7 +309,7 @@ perf_pt_setup(struct perf_env *env, int side)
 	char mtu[PT_MTU_LEN + 1], rmtu[PT_MTU_LEN + 1];
 	struct srnic_pair_qp_conf qc;
 	struct pt_dest *remote;
-	uint32_t psn = side == 0 ? PERF_PSN_REQ : PERF_PSN_RESP, i;
+	uint32_t psn = perf_first_psn(side), i;
 	long rm;
 	int rc;
 
@@ -387,16 +407,12 @@ pt_report(const struct perf_result *r, uint64_t out[PT_REPORT_FIELDS])
 	double mbs = r != NULL && r->seconds > 0 ? (double)r->bytes / r->seconds / PT_MB : 0;
 	double peak = r != NULL ? r->gbps_peak * 1e9 / 8 / PT_MB : 0;
 	double mpps = r != NULL ? r->mops : 0;
-	uint64_t b;
 
 	out[0] = rte_cpu_to_be_64(r != NULL ? r->size : 0);
 	out[1] = rte_cpu_to_be_64(r != NULL ? r->msgs : 0);
-	memcpy(&b, &peak, sizeof(b));
-	out[2] = rte_cpu_to_be_64(b);
-	memcpy(&b, &mbs, sizeof(b));
-	out[3] = rte_cpu_to_be_64(b);
-	memcpy(&b, &mpps, sizeof(b));
-	out[4] = rte_cpu_to_be_64(b);
+	out[2] = pt_double_to_be(peak);
+	out[3] = pt_double_to_be(mbs);
+	out[4] = pt_double_to_be(mpps);
 }
 
 /*
@@ -432,7 +448,7 @@ static int
 pt_finish(struct perf_env *env, int side, const struct perf_result *r)
 {
 	uint64_t mine[PT_REPORT_FIELDS], theirs[PT_REPORT_FIELDS];
-	uint32_t psn = side == 0 ? PERF_PSN_REQ : PERF_PSN_RESP;
+	uint32_t psn = perf_first_psn(side);
 	/* bandwidth tools sync and trade reports; latency tools go straight
 	 * to the goodbye */
 	bool reports = pt_kind(env->conf) == PT_BW;
@@ -457,16 +473,10 @@ pt_finish(struct perf_env *env, int side, const struct perf_result *r)
 	if (rc == 0 && side == 1 && !reports) {
 		printf("srnic-perf: perftest client done\n");
 	} else if (rc == 0 && side == 1) {
-		double mbs, mpps;
-		uint64_t b;
-
-		b = rte_be_to_cpu_64(theirs[3]);
-		memcpy(&mbs, &b, sizeof(mbs));
-		b = rte_be_to_cpu_64(theirs[4]);
-		memcpy(&mpps, &b, sizeof(mpps));
 		printf("srnic-perf: perftest client reports %" PRIu64 " x %" PRIu64
 		       " bytes, %.2f MB/s, %.6f Mpps\n",
-		       rte_be_to_cpu_64(theirs[1]), rte_be_to_cpu_64(theirs[0]), mbs, mpps);
+		       rte_be_to_cpu_64(theirs[1]), rte_be_to_cpu_64(theirs[0]),
+		       pt_double_from_be(theirs[3]), pt_double_from_be(theirs[4]));
 	}
 	close(env->sock);
 	env->sock = -1;
@@ -486,7 +496,7 @@ int
 perf_pt_pingpong_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 {
 	const struct perf_conf *c = env->conf;
-	int side = c->role == PERF_ROLE_SERVER ? 1 : 0;
+	int side = perf_side(c);
 	enum pt_kind k = pt_kind(c);
 	struct perf_qp *q = &env->qps[0];
 	struct srnic_engine *eng = srnic_dev_engine(env->dev[side], 0);

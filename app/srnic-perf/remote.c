@@ -268,7 +268,7 @@ perf_remote_setup(struct perf_env *env)
 {
 	struct perf_conf *c = env->conf;
 	char line[LINE_MAX_LEN];
-	int side = c->role == PERF_ROLE_CLIENT ? 0 : 1, rc;
+	int side = perf_side(c), rc;
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -303,9 +303,9 @@ perf_remote_setup(struct perf_env *env)
 		if (send_line(env->sock, "HELLO %u %u %u %u %u %u %u\n", c->op, c->qps, c->depth,
 			      c->mtu, env->max_size, c->nb_lcores, c->verify) != 0)
 			return -EIO;
-		rc = recv_and_connect(env, 0, 2000);
+		rc = recv_and_connect(env, 0, perf_first_psn(0));
 		if (rc == 0)
-			rc = send_qps(env, 0, 2000);
+			rc = send_qps(env, 0, perf_first_psn(0));
 		if (rc == 0 && (get_line(env, line, sizeof(line), false) != 0 ||
 				strcmp(line, "READY") != 0))
 			rc = -EPROTO;
@@ -334,9 +334,9 @@ perf_remote_setup(struct perf_env *env)
 		c->verify = verify != 0;
 		rc = perf_setup_qps(env);
 		if (rc == 0)
-			rc = send_qps(env, 1, 7000);
+			rc = send_qps(env, 1, perf_first_psn(1));
 		if (rc == 0)
-			rc = recv_and_connect(env, 1, 7000);
+			rc = recv_and_connect(env, 1, perf_first_psn(1));
 		if (rc == 0)
 			rc = send_line(env->sock, "READY\n");
 	}
