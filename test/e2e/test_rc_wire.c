@@ -42,7 +42,7 @@ golden_load(const char *file, struct golden *g)
 	FILE *f;
 
 	memset(g, 0, sizeof(*g));
-	snprintf(path, sizeof(path), "%s/%s", dir != NULL ? dir : "../shared/golden", file);
+	snprintf(path, sizeof(path), "%s/%s", dir != NULL ? dir : "test/data/rxe", file);
 	f = fopen(path, "rb");
 	if (f == NULL)
 		return -errno;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The wire layer against real traffic: the rdma_rxe captures in
- * SRNIC_GOLDEN_DIR (= ../shared/golden, see its README.md and SUMMARY.txt),
+ * SRNIC_GOLDEN_DIR (= test/data/rxe, see its README.md and SUMMARY.txt),
  * and two hand-computed IPv6 vectors (scapy's RoCE layer has no IPv6 ICRC).
  *
  * Provenance of the numbers below: frame counts from tshark
