@@ -427,34 +427,52 @@ with tempfile.TemporaryDirectory() as d:
           p.returncode == 0 and len(j) == 1 and {"qpn", "psn", "rkey", "va", "gid"} <= set(j[0])
           and j[0]["gid"].startswith("00000000000000000000ffff"), p.stdout + p.stderr)
 
-# 8. counters through DPDK telemetry while a run is going
+# 8. counters through DPDK telemetry while a run is going. Waits for the
+# conditions themselves (both devices listed, the run counted), bounded,
+# never for a time: under ASan on a loaded host the second device appeared
+# 4.3 s after the socket. The run is long and stopped once they hold.
 import socket
+TEL_WAIT_S = 120
 prefix = f"perf_tel_{os.getpid()}"
 p = subprocess.Popen([PERF, "-l", "0,1", "--file-prefix", prefix] + EAL +
-                     ["--", "--op", "read", "--size", "64", "--duration", "3", "--quiet", "--json"],
+                     ["--", "--op", "read", "--size", "64", "--duration", str(TEL_WAIT_S), "--quiet",
+                      "--json"],
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 stats, devs = None, None
-try:
-    path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
-    for _ in range(40):
-        if os.path.exists(path):
-            break
-        time.sleep(0.1)
-    time.sleep(1.0)
-    def ask(cmd):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
+
+
+def ask(cmd):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
         s.connect(path)
         s.recv(1024)  # greeting
         s.send(cmd.encode())
-        reply = json.loads(s.recv(65536).decode())
+        return json.loads(s.recv(65536).decode())
+    finally:
         s.close()
-        return reply
-    devs = ask("/srnic/devs")
-    stats = ask("/srnic/stats,perfa")
-except Exception as e:  # reported by the checks below
-    print(f"telemetry: {e}")
+
+
+def tel_ready():
+    global devs, stats
+    try:
+        devs = ask("/srnic/devs")
+        if not set(devs.get("/srnic/devs", [])) >= {"perfa", "perfb"}:
+            return False
+        stats = ask("/srnic/stats,perfa")
+        return stats["/srnic/stats"].get("req_pkts", 0) > 0
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+try:
+    deadline = time.monotonic() + TEL_WAIT_S
+    while p.poll() is None and time.monotonic() < deadline and not tel_ready():
+        time.sleep(0.05)  # poll interval, not a wait for the outcome
 finally:
+    p.kill()
     p.communicate(timeout=60)
+    shutil.rmtree(f"/var/run/dpdk/{prefix}", ignore_errors=True)
 check("telemetry: /srnic/devs lists both devices",
       devs is not None and set(devs.get("/srnic/devs", [])) >= {"perfa", "perfb"}, str(devs))
 check("telemetry: /srnic/stats counts the run",
