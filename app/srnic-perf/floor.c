@@ -43,6 +43,17 @@
 #define FLOOR_XC_PAYLOAD 64
 #define FLOOR_XC_CREDITS 64          /* shinfo references taken at a time, as the engine */
 #define FLOOR_XC_STALL_S 10          /* no answer for this long: a message was lost */
+/* A repetition ends after its work or after this long, whichever comes
+ * first (the rate is over what was done): the work above takes 10-300 ms
+ * on a quiet host, but minutes in an ASan build on a loaded one. */
+#define FLOOR_REP_MAX_MS 1000
+#define FLOOR_CRC_CHECK_EVERY 256    /* copies between two looks at the clock */
+
+static inline uint64_t
+floor_rep_end(uint64_t t0)
+{
+	return t0 + rte_get_tsc_hz() / 1000 * FLOOR_REP_MAX_MS;
+}
 
 static int
 cmp_d(const void *a, const void *b)
@@ -69,15 +80,20 @@ perf_floor_gbps(uint32_t size)
 	memset(src, 0x5a, FLOOR_BUF);
 	memset(dst, 0, FLOOR_BUF);
 	for (r = 0; r < FLOOR_REPS; r++) {
-		uint64_t t0 = rte_rdtsc(), t;
+		uint64_t t0 = rte_rdtsc(), t, end = floor_rep_end(t0);
 
 		for (i = 0; i < n; i++) {
 			sink += crc32_gzip_refl(0, src + off, per);
 			memcpy(dst + off, src + off, per);
 			off = (off + per) % (FLOOR_BUF - per + 1);
+			if (i % FLOOR_CRC_CHECK_EVERY == FLOOR_CRC_CHECK_EVERY - 1 &&
+			    rte_rdtsc() > end) {
+				i++;
+				break;
+			}
 		}
 		t = rte_rdtsc() - t0;
-		g[r] = (double)n * per * 8 * rte_get_tsc_hz() / (double)t / 1e9;
+		g[r] = (double)i * per * 8 * rte_get_tsc_hz() / (double)t / 1e9;
 	}
 	free(src);
 	free(dst);
@@ -117,9 +133,9 @@ perf_floor_mpps(void)
 		made = true;
 	}
 	for (r = 0; r < FLOOR_REPS; r++) {
-		uint64_t t0 = rte_rdtsc(), done = 0;
+		uint64_t t0 = rte_rdtsc(), done = 0, end = floor_rep_end(t0);
 
-		while (done < FLOOR_RT_PKTS) {
+		while (done < FLOOR_RT_PKTS && rte_rdtsc() < end) {
 			uint16_t n, k;
 
 			if (rte_pktmbuf_alloc_bulk(mp, m, FLOOR_BURST) != 0)
@@ -224,13 +240,17 @@ static double
 xc_side_a(struct xc_floor *x)
 {
 	struct rte_mbuf *m[FLOOR_BURST];
-	uint64_t sent = 0, done = 0, t0 = rte_rdtsc();
+	uint64_t sent = 0, done = 0, t0 = rte_rdtsc(), end = floor_rep_end(t0);
 	uint64_t give_up = t0 + FLOOR_XC_STALL_S * rte_get_tsc_hz();
 
-	while (done < FLOOR_XC_MSGS) {
+	/* past the time cap: no new messages; the window drains */
+	for (;;) {
+		bool more = done < FLOOR_XC_MSGS && rte_rdtsc() < end; /* once per burst */
 		uint16_t n, k;
 
-		for (k = 0; k < FLOOR_BURST && sent + k < FLOOR_XC_MSGS &&
+		if (!more && done >= sent)
+			break;
+		for (k = 0; more && k < FLOOR_BURST && sent + k < FLOOR_XC_MSGS &&
 			    sent + k - done < FLOOR_XC_WINDOW; k++) {
 			m[k] = xc_build(x, 0);
 			if (m[k] == NULL)
