@@ -3,12 +3,75 @@
  * srnic-perf: RDMA benchmark over srnic, perftest's figures with testpmd's
  * habits. EAL arguments first, then "--" and srnic-perf's own (--help).
  * Exit status: 0, or 1 if any work request failed or any byte was wrong.
+ * The first SIGINT/SIGTERM stops cleanly (partial results, counters, exit
+ * status as above); a second exits at once with 128 + the signal.
  */
 #include <stdlib.h>
+#include <stdbool.h>
+#include <string.h>
 
 #include <rte_eal.h>
 
 #include "perf.h"
+
+#define PERF_TELEMETRY_QUIET "--log-level=lib.telemetry:error"
+
+/* Did the EAL options set the telemetry's log level (by name, a
+ * pattern, or a global level)? */
+static bool
+log_level_given(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *v = NULL;
+
+		if (strncmp(argv[i], "--log-level=", 12) == 0)
+			v = argv[i] + 12;
+		else if (strcmp(argv[i], "--log-level") == 0 && i + 1 < argc)
+			v = argv[i + 1];
+		if (v != NULL && (strstr(v, "telemetry") != NULL || strchr(v, '*') != NULL ||
+				  strchr(v, ':') == NULL))
+			return true;
+	}
+	return false;
+}
+
+/* What needs no EAL: --help (before or after "--"), and srnic-perf's
+ * options given without the "--" in front of them. Returns an exit status,
+ * or -1 to go on. */
+static int
+args_before_eal(int argc, char **argv)
+{
+	int i, dd = argc;
+
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			dd = i;
+			break;
+		}
+	for (i = dd + 1; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0) {
+			perf_usage(argv[0]);
+			return 0;
+		}
+	for (i = 1; i < dd; i++) {
+		if (strcmp(argv[i], "--help") == 0) {
+			perf_usage(argv[0]);
+			printf("\nEAL options (before \"--\"): any of DPDK's, e.g. -l 0,1, --vdev=..., "
+			       "-a PCI, --no-huge -m MB,\n--file-prefix NAME; \"%s -h --\" lists "
+			       "them all.\n", argv[0]);
+			return 0;
+		}
+		if (perf_is_own_option(argv[i])) {
+			fprintf(stderr, "srnic-perf: %s is srnic-perf's option: put srnic-perf's options "
+					"after \"--\", the EAL's before it\n  (e.g. %s -l 0,1 "
+					"--no-pci -- --op read)\n", argv[i], argv[0]);
+			return 1;
+		}
+	}
+	return -1;
+}
 
 int
 main(int argc, char **argv)
@@ -17,9 +80,26 @@ main(int argc, char **argv)
 	struct perf_env env;
 	struct perf_result r;
 	double floor_mpps = 0, floor_xc_mpps = 0;
+	char **eal_argv;
 	unsigned int i;
 	int rc, failed = 0;
 
+	rc = args_before_eal(argc, argv);
+	if (rc >= 0)
+		return rc;
+	/* "TELEMETRY: No legacy callbacks, legacy socket not created" (a
+	 * WARNING) is news to nobody: silenced unless the user set the
+	 * telemetry's level (or every type's) themselves. */
+	eal_argv = malloc(sizeof(*eal_argv) * ((size_t)argc + 2));
+	if (eal_argv == NULL)
+		return 1;
+	if (!log_level_given(argc, argv)) {
+		eal_argv[0] = argv[0];
+		eal_argv[1] = (char *)(uintptr_t)PERF_TELEMETRY_QUIET;
+		memcpy(&eal_argv[2], &argv[1], sizeof(*argv) * (size_t)argc); /* incl. the NULL */
+		argc++;
+		argv = eal_argv;
+	}
 	rc = rte_eal_init(argc, argv);
 	if (rc < 0) {
 		fprintf(stderr, "srnic-perf: EAL init failed\n");
@@ -28,8 +108,9 @@ main(int argc, char **argv)
 	argv[rc] = argv[0];
 	if (perf_parse_args(argc - rc, argv + rc, &conf) != 0)
 		return 1;
+	perf_signals_install();
 	if (perf_setup(&env, &conf) != 0)
-		return 1;
+		return perf_quitting() ? 0 : 1; /* stopped while setting up: said so */
 	if (conf.role == PERF_ROLE_SERVER) {
 		rc = perf_serve(&env);
 		perf_capture_close(&env);
@@ -54,6 +135,15 @@ main(int argc, char **argv)
 			failed = 1;
 			if (rc != 0)
 				break;
+		}
+		if (perf_quitting()) {
+			if (i + 1 < conf.nb_sizes)
+				printf("srnic-perf: stopped by signal %d: %u of %u sizes run, the last "
+				       "one partly\n", perf_quit_signal(), i + 1, conf.nb_sizes);
+			else
+				printf("srnic-perf: stopped by signal %d: the run above is partial\n",
+				       perf_quit_signal());
+			break;
 		}
 	}
 	perf_remote_bye(&env);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* srnic-perf options (after the EAL's and "--"). */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,8 @@ perf_op_name(enum perf_op op)
 	return op_names[op];
 }
 
-static void
-usage(const char *prog)
+void
+perf_usage(const char *prog)
 {
 	printf("usage: %s [EAL options] -- [options]\n"
 	       "Two srnic endpoints in this process over a net_ring pair; the requester's\n"
@@ -36,7 +37,8 @@ usage(const char *prog)
 	       "  --iters N                    messages per size over all QPs (default %d)\n"
 	       "  --duration SECONDS           run each size this long instead of --iters\n"
 	       "  --lat                        latency mode: one outstanding WR, per-op times\n"
-	       "  --lcores N                   requester lcores (QP i on lcore i %% N; default 1)\n"
+	       "  --req-lcores N               requester lcores (QP i on lcore i %% N; default 1;\n"
+	       "                               the responder's engines take as many)\n"
 	       "  --unsignaled N               signal every Nth WR (default 1: all)\n"
 	       "  --json                       one JSON object per result line\n"
 	       "  --verify                     check data on every completion\n"
@@ -81,12 +83,61 @@ usage(const char *prog)
 	       PERF_DEFAULT_TCP_PORT, PERF_PT_PINGPONG_ITERS);
 }
 
+#define SIZE_WHY "bytes, with K or M (e.g. 64, 4K, 1M), at most 1G"
+
+/* The option being parsed, for one-line errors that name it. */
+static const char *cur_opt;
+
+/* "srnic-perf: --opt VALUE: why" and nothing else (no usage dump). */
+static int
+bad_opt(const char *value, const char *why)
+{
+	fprintf(stderr, "srnic-perf: --%s %s: %s (--help lists every option)\n", cur_opt,
+		value != NULL ? value : "", why);
+	return -1;
+}
+
+/* A whole unsigned number in [min, max] (0x.. too), else -1. */
+static int
+parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (s == NULL || *s == '\0' || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* A whole number in [min, max], else a one-line error naming the range. */
+static int
+opt_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+	uint64_t v;
+	char why[96];
+
+	if (parse_u64(s, min, max, &v) != 0) {
+		snprintf(why, sizeof(why), "a whole number from %u to %u", min, max);
+		return bad_opt(s, why);
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
 static int
 parse_size(const char *s, uint32_t *out)
 {
 	char *end;
-	unsigned long long v = strtoull(s, &end, 0);
+	unsigned long long v;
 
+	if (*s < '0' || *s > '9')
+		return -1;
+	v = strtoull(s, &end, 0);
 	if (end == s)
 		return -1;
 	if (*end == 'K' || *end == 'k')
@@ -97,6 +148,70 @@ parse_size(const char *s, uint32_t *out)
 		return -1;
 	*out = (uint32_t)v;
 	return 0;
+}
+
+enum { O_OP = 256, O_SIZE, O_SIZES, O_QPS, O_DEPTH, O_MTU, O_ITERS, O_DURATION, O_LAT,
+       O_LCORES, O_UNSIG, O_JSON, O_VERIFY, O_TRACE, O_PCAP, O_QUIET, O_FLOORS, O_HELP,
+       O_DROP, O_DUP, O_REORDER, O_CORRUPT, O_DELAY, O_LOSS_SEED, O_SERVER, O_CLIENT,
+       O_TCP_PORT, O_PORT_ID, O_IP, O_PEER_QPN, O_PEER_PSN, O_PEER_IP, O_PEER_MAC,
+       O_PERFTEST, O_MR_PER_QP, O_ATOMIC, O_READ_INLINE, O_REQ_LCORES };
+static const struct option opts[] = {
+	{ "op", required_argument, NULL, O_OP },
+	{ "size", required_argument, NULL, O_SIZE },
+	{ "sizes", required_argument, NULL, O_SIZES },
+	{ "qps", required_argument, NULL, O_QPS },
+	{ "depth", required_argument, NULL, O_DEPTH },
+	{ "mtu", required_argument, NULL, O_MTU },
+	{ "iters", required_argument, NULL, O_ITERS },
+	{ "duration", required_argument, NULL, O_DURATION },
+	{ "lat", no_argument, NULL, O_LAT },
+	{ "lcores", required_argument, NULL, O_LCORES },
+	{ "req-lcores", required_argument, NULL, O_REQ_LCORES },
+	{ "unsignaled", required_argument, NULL, O_UNSIG },
+	{ "json", no_argument, NULL, O_JSON },
+	{ "verify", no_argument, NULL, O_VERIFY },
+	{ "trace", no_argument, NULL, O_TRACE },
+	{ "pcap", required_argument, NULL, O_PCAP },
+	{ "quiet", no_argument, NULL, O_QUIET },
+	{ "floors", no_argument, NULL, O_FLOORS },
+	{ "help", no_argument, NULL, O_HELP },
+	{ "drop", required_argument, NULL, O_DROP },
+	{ "dup", required_argument, NULL, O_DUP },
+	{ "reorder", required_argument, NULL, O_REORDER },
+	{ "corrupt", required_argument, NULL, O_CORRUPT },
+	{ "delay", required_argument, NULL, O_DELAY },
+	{ "loss-seed", required_argument, NULL, O_LOSS_SEED },
+	{ "server", no_argument, NULL, O_SERVER },
+	{ "client", required_argument, NULL, O_CLIENT },
+	{ "tcp-port", required_argument, NULL, O_TCP_PORT },
+	{ "port-id", required_argument, NULL, O_PORT_ID },
+	{ "ip", required_argument, NULL, O_IP },
+	{ "peer-qpn", required_argument, NULL, O_PEER_QPN },
+	{ "peer-psn", required_argument, NULL, O_PEER_PSN },
+	{ "peer-ip", required_argument, NULL, O_PEER_IP },
+	{ "peer-mac", required_argument, NULL, O_PEER_MAC },
+	{ "perftest", no_argument, NULL, O_PERFTEST },
+	{ "mr-per-qp", no_argument, NULL, O_MR_PER_QP },
+	{ "atomic", required_argument, NULL, O_ATOMIC },
+	{ "read-inline", required_argument, NULL, O_READ_INLINE },
+	{ NULL, 0, NULL, 0 },
+};
+
+bool
+perf_is_own_option(const char *arg)
+{
+	unsigned int i;
+	size_t n;
+
+	if (strncmp(arg, "--", 2) != 0)
+		return false;
+	arg += 2;
+	n = strcspn(arg, "=");
+	for (i = 0; opts[i].name != NULL; i++)
+		if (strlen(opts[i].name) == n && strncmp(opts[i].name, arg, n) == 0)
+			/* the EAL has these too */
+			return strcmp(opts[i].name, "lcores") != 0 && strcmp(opts[i].name, "help") != 0;
+	return false;
 }
 
 int
@@ -115,54 +230,9 @@ perf_check_cq(const struct perf_conf *c)
 int
 perf_parse_args(int argc, char **argv, struct perf_conf *c)
 {
-	enum { O_OP = 256, O_SIZE, O_SIZES, O_QPS, O_DEPTH, O_MTU, O_ITERS, O_DURATION, O_LAT,
-	       O_LCORES, O_UNSIG, O_JSON, O_VERIFY, O_TRACE, O_PCAP, O_QUIET, O_FLOORS, O_HELP,
-	       O_DROP, O_DUP, O_REORDER, O_CORRUPT, O_DELAY, O_LOSS_SEED, O_SERVER, O_CLIENT,
-	       O_TCP_PORT, O_PORT_ID, O_IP, O_PEER_QPN, O_PEER_PSN, O_PEER_IP, O_PEER_MAC,
-	       O_PERFTEST, O_MR_PER_QP, O_ATOMIC, O_READ_INLINE };
-	static const struct option opts[] = {
-		{ "op", required_argument, NULL, O_OP },
-		{ "size", required_argument, NULL, O_SIZE },
-		{ "sizes", required_argument, NULL, O_SIZES },
-		{ "qps", required_argument, NULL, O_QPS },
-		{ "depth", required_argument, NULL, O_DEPTH },
-		{ "mtu", required_argument, NULL, O_MTU },
-		{ "iters", required_argument, NULL, O_ITERS },
-		{ "duration", required_argument, NULL, O_DURATION },
-		{ "lat", no_argument, NULL, O_LAT },
-		{ "lcores", required_argument, NULL, O_LCORES },
-		{ "unsignaled", required_argument, NULL, O_UNSIG },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "verify", no_argument, NULL, O_VERIFY },
-		{ "trace", no_argument, NULL, O_TRACE },
-		{ "pcap", required_argument, NULL, O_PCAP },
-		{ "quiet", no_argument, NULL, O_QUIET },
-		{ "floors", no_argument, NULL, O_FLOORS },
-		{ "help", no_argument, NULL, O_HELP },
-		{ "drop", required_argument, NULL, O_DROP },
-		{ "dup", required_argument, NULL, O_DUP },
-		{ "reorder", required_argument, NULL, O_REORDER },
-		{ "corrupt", required_argument, NULL, O_CORRUPT },
-		{ "delay", required_argument, NULL, O_DELAY },
-		{ "loss-seed", required_argument, NULL, O_LOSS_SEED },
-		{ "server", no_argument, NULL, O_SERVER },
-		{ "client", required_argument, NULL, O_CLIENT },
-		{ "tcp-port", required_argument, NULL, O_TCP_PORT },
-		{ "port-id", required_argument, NULL, O_PORT_ID },
-		{ "ip", required_argument, NULL, O_IP },
-		{ "peer-qpn", required_argument, NULL, O_PEER_QPN },
-		{ "peer-psn", required_argument, NULL, O_PEER_PSN },
-		{ "peer-ip", required_argument, NULL, O_PEER_IP },
-		{ "peer-mac", required_argument, NULL, O_PEER_MAC },
-		{ "perftest", no_argument, NULL, O_PERFTEST },
-		{ "mr-per-qp", no_argument, NULL, O_MR_PER_QP },
-		{ "atomic", required_argument, NULL, O_ATOMIC },
-		{ "read-inline", required_argument, NULL, O_READ_INLINE },
-		{ NULL, 0, NULL, 0 },
-	};
 	bool iters_given = false, atomic_given = false;
-	bool ip_set = false;
-	int o;
+	bool ip_set = false, peer_psn_set = false, peer_ip_set = false;
+	int o, idx;
 
 	memset(c, 0, sizeof(*c));
 	c->tcp_port = PERF_DEFAULT_TCP_PORT;
@@ -177,7 +247,8 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 	c->nb_lcores = 1;
 	c->loss.seed = 1;
 	optind = 1;
-	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "", opts, &idx)) != -1) {
+		cur_opt = o >= O_OP ? opts[idx].name : "?";
 		switch (o) {
 		case O_OP: {
 			unsigned int i;
@@ -186,74 +257,86 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 				if (strcmp(optarg, op_names[i]) == 0)
 					break;
 			if (i == RTE_DIM(op_names))
-				goto bad;
+				return bad_opt(optarg, "one of read, write, send, atomic");
 			c->op = (enum perf_op)i;
 			break;
 		}
 		case O_SIZE:
 			if (parse_size(optarg, &c->sizes[0]) != 0)
-				goto bad;
+				return bad_opt(optarg, SIZE_WHY);
 			c->nb_sizes = 1;
 			break;
 		case O_SIZES: {
-			char *dup = strdup(optarg), *tok, *save = NULL;
+			/* every item a size: "64,,4K" and a trailing comma are errors */
+			const char *p = optarg;
 
 			c->nb_sizes = 0;
-			for (tok = strtok_r(dup, ",", &save); tok != NULL;
-			     tok = strtok_r(NULL, ",", &save)) {
-				if (c->nb_sizes == PERF_MAX_SIZES ||
-				    parse_size(tok, &c->sizes[c->nb_sizes]) != 0) {
-					free(dup);
-					goto bad;
-				}
+			for (;;) {
+				const char *comma = strchr(p, ',');
+				size_t n = comma != NULL ? (size_t)(comma - p) : strlen(p);
+				char tok[32];
+
+				if (c->nb_sizes == PERF_MAX_SIZES)
+					return bad_opt(optarg, "at most " RTE_STR(PERF_MAX_SIZES)
+							       " sizes");
+				if (n == 0 || n >= sizeof(tok))
+					return bad_opt(optarg, "a comma-separated list of sizes, "
+							       "none empty (e.g. 64,4K,64K)");
+				memcpy(tok, p, n);
+				tok[n] = '\0';
+				if (parse_size(tok, &c->sizes[c->nb_sizes]) != 0)
+					return bad_opt(optarg, SIZE_WHY);
 				c->nb_sizes++;
+				if (comma == NULL)
+					break;
+				p = comma + 1;
 			}
-			free(dup);
-			if (c->nb_sizes == 0)
-				goto bad;
 			break;
 		}
 		case O_QPS:
-			c->qps = (uint32_t)strtoul(optarg, NULL, 0);
-			if (c->qps == 0 || c->qps > PERF_MAX_QPS)
-				goto bad;
+			if (opt_u32(optarg, 1, PERF_MAX_QPS, &c->qps) != 0)
+				return -1;
 			break;
 		case O_DEPTH:
-			c->depth = (uint32_t)strtoul(optarg, NULL, 0);
-			if (c->depth == 0 || c->depth > PERF_MAX_DEPTH)
-				goto bad;
+			if (opt_u32(optarg, 1, PERF_MAX_DEPTH, &c->depth) != 0)
+				return -1;
 			break;
 		case O_MTU: {
-			unsigned long v = strtoul(optarg, NULL, 0);
+			uint64_t v;
 
-			if (v != 256 && v != 512 && v != 1024 && v != 2048 && v != 4096)
-				goto bad;
+			if (parse_u64(optarg, 256, 4096, &v) != 0 || (v & (v - 1)) != 0)
+				return bad_opt(optarg, "one of 256, 512, 1024, 2048, 4096 "
+						       "(the IB path MTUs)");
 			c->mtu = (enum ibv_mtu)(__builtin_ctzl(v) - 7);
 			break;
 		}
 		case O_ITERS:
-			c->iters = strtoull(optarg, NULL, 0);
-			if (c->iters == 0)
-				goto bad;
+			if (parse_u64(optarg, 1, UINT64_MAX, &c->iters) != 0)
+				return bad_opt(optarg, "a whole number, at least 1");
 			iters_given = true;
 			break;
-		case O_DURATION:
-			c->duration = strtod(optarg, NULL);
-			if (c->duration <= 0)
-				goto bad;
+		case O_DURATION: {
+			char *end;
+
+			c->duration = strtod(optarg, &end);
+			if (end == optarg || *end != '\0' || !(c->duration > 0))
+				return bad_opt(optarg, "seconds, more than 0 (e.g. 10 or 0.5)");
 			break;
+		}
 		case O_LAT:
 			c->lat = true;
 			break;
 		case O_LCORES:
-			c->nb_lcores = (unsigned int)strtoul(optarg, NULL, 0);
-			if (c->nb_lcores == 0 || c->nb_lcores > PERF_MAX_LCORES)
-				goto bad;
+			fprintf(stderr, "srnic-perf: --lcores is the EAL's option; srnic-perf's is "
+					"--req-lcores N (requester lcores)\n");
+			return -1;
+		case O_REQ_LCORES:
+			if (opt_u32(optarg, 1, PERF_MAX_LCORES, &c->nb_lcores) != 0)
+				return -1;
 			break;
 		case O_UNSIG:
-			c->unsignaled = (unsigned int)strtoul(optarg, NULL, 0);
-			if (c->unsignaled == 0)
-				goto bad;
+			if (opt_u32(optarg, 1, PERF_MAX_DEPTH, &c->unsignaled) != 0)
+				return -1;
 			break;
 		case O_JSON:
 			c->json = true;
@@ -274,7 +357,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 			c->floors = true;
 			break;
 		case O_HELP:
-			usage(argv[0]);
+			perf_usage(argv[0]);
 			exit(0);
 		case O_DROP:
 		case O_DUP:
@@ -285,14 +368,15 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 			double *f[] = { &c->loss.drop, &c->loss.dup, &c->loss.reorder,
 					&c->loss.corrupt, &c->loss.delay };
 
-			if (v < 0 || v > 1)
-				goto bad;
+			if (!(v >= 0 && v <= 1))
+				return bad_opt(optarg, "a probability from 0 to 1 (e.g. 0.01)");
 			*f[o - O_DROP] = v;
 			c->lossy = true;
 			break;
 		}
 		case O_LOSS_SEED:
-			c->loss.seed = strtoull(optarg, NULL, 0);
+			if (parse_u64(optarg, 0, UINT64_MAX, &c->loss.seed) != 0)
+				return bad_opt(optarg, "a whole number");
 			break;
 		case O_SERVER:
 			c->role = PERF_ROLE_SERVER;
@@ -301,29 +385,41 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 			c->role = PERF_ROLE_CLIENT;
 			c->peer_host = optarg;
 			break;
-		case O_TCP_PORT:
-			c->tcp_port = (uint16_t)strtoul(optarg, NULL, 0);
-			if (c->tcp_port == 0)
-				goto bad;
+		case O_TCP_PORT: {
+			uint32_t v;
+
+			if (opt_u32(optarg, 1, UINT16_MAX, &v) != 0)
+				return -1;
+			c->tcp_port = (uint16_t)v;
 			break;
-		case O_PORT_ID:
-			c->port_id = (uint16_t)strtoul(optarg, NULL, 0);
+		}
+		case O_PORT_ID: {
+			uint32_t v;
+
+			if (opt_u32(optarg, 0, RTE_MAX_ETHPORTS - 1, &v) != 0)
+				return -1;
+			c->port_id = (uint16_t)v;
 			break;
+		}
 		case O_IP:
 			if (inet_pton(AF_INET, optarg, c->ip) != 1)
-				goto bad;
+				return bad_opt(optarg, "an IPv4 address A.B.C.D");
 			ip_set = true;
 			break;
 		case O_PEER_QPN:
-			c->peer_qpn = (uint32_t)strtoul(optarg, NULL, 0);
+			if (opt_u32(optarg, 1, SRNIC_QPN_MASK, &c->peer_qpn) != 0)
+				return -1;
 			c->peer_cmdline = true;
 			break;
 		case O_PEER_PSN:
-			c->peer_psn = (uint32_t)strtoul(optarg, NULL, 0) & SRNIC_PSN_MASK;
+			if (opt_u32(optarg, 0, SRNIC_PSN_MASK, &c->peer_psn) != 0)
+				return -1;
+			peer_psn_set = true;
 			break;
 		case O_PEER_IP:
 			if (inet_pton(AF_INET, optarg, c->peer_ip) != 1)
-				goto bad;
+				return bad_opt(optarg, "an IPv4 address A.B.C.D");
+			peer_ip_set = true;
 			break;
 		case O_PERFTEST:
 			c->perftest = true;
@@ -334,7 +430,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 			else if (strcmp(optarg, "fadd") == 0 || strcmp(optarg, "FETCH_AND_ADD") == 0)
 				c->cas = false;
 			else
-				goto bad;
+				return bad_opt(optarg, "fadd (FETCH_AND_ADD) or cas (CMP_AND_SWAP)");
 			atomic_given = true;
 			break;
 		case O_MR_PER_QP:
@@ -344,18 +440,30 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 			uint32_t v;
 
 			if (parse_size(optarg, &v) != 0 || v > SRNIC_MAX_READ_INLINE)
-				goto bad;
+				return bad_opt(optarg, "bytes from 0 to " RTE_STR(SRNIC_MAX_READ_INLINE));
 			c->read_inline = (uint16_t)v;
 			break;
 		}
 		case O_PEER_MAC:
 			if (rte_ether_unformat_addr(optarg, &c->peer_mac) != 0)
-				goto bad;
+				return bad_opt(optarg, "a MAC address XX:XX:XX:XX:XX:XX");
 			c->peer_mac_set = true;
 			break;
 		default:
-			goto bad_usage;
+			/* getopt said which one */
+			fprintf(stderr, "srnic-perf: --help lists every option\n");
+			return -1;
 		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "srnic-perf: unexpected argument '%s' (--help lists every option)\n",
+			argv[optind]);
+		return -1;
+	}
+	if (c->peer_cmdline && (!peer_psn_set || !peer_ip_set)) {
+		fprintf(stderr, "srnic-perf: --peer-qpn needs --peer-psn and --peer-ip too (the "
+				"peer's first PSN and its address)\n");
+		return -1;
 	}
 	if (!ip_set) {
 		c->ip[0] = 127;
@@ -407,12 +515,12 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 	}
 	if (c->unsignaled > c->depth)
 		c->unsignaled = c->depth; /* else the SQ fills before a CQE comes */
-	if (c->nb_lcores > c->qps && c->role != PERF_ROLE_SERVER)
-		c->nb_lcores = c->qps; /* a server learns the QP count from its client */
+	if (c->nb_lcores > c->qps && c->role != PERF_ROLE_SERVER) {
+		/* a server learns the QP count from its client */
+		fprintf(stderr, "srnic-perf: --req-lcores %u with --qps %u: each requester lcore "
+				"needs a QP of its own (at most --req-lcores %u)\n", c->nb_lcores,
+			c->qps, c->qps);
+		return -1;
+	}
 	return perf_check_cq(c);
-bad:
-	fprintf(stderr, "srnic-perf: bad value for an option: %s\n", optarg != NULL ? optarg : "");
-bad_usage:
-	usage(argv[0]);
-	return -1;
 }

@@ -23,6 +23,7 @@
 #define PERF_STATS_PERIOD_MS 1000
 #define PERF_PEAK_WINDOW_MS 10          /* BW peak: the best rate over windows of this length */
 #define PERF_RUN_TIMEOUT_S 120            /* a run that stalls this long fails */
+#define PERF_DEV_MEM_MB 96                /* DPDK memory a device takes (default pools; measured) */
 
 enum perf_op { PERF_OP_READ, PERF_OP_WRITE, PERF_OP_SEND, PERF_OP_ATOMIC };
 
@@ -115,8 +116,17 @@ struct perf_result {
 	double busy_pct[2];       /* engine busy share during the run, side A / B; < 0: remote */
 };
 
+/* signals.c: the first SIGINT/SIGTERM stops the run cleanly, a second exits */
+void perf_signals_install(void);
+bool perf_quitting(void);
+/* The signal that asked to stop, 0 if none. */
+int perf_quit_signal(void);
+
 /* parameters.c */
 int perf_parse_args(int argc, char **argv, struct perf_conf *c);
+void perf_usage(const char *prog);
+/* Is arg one of srnic-perf's own --options (not also an EAL option)? */
+bool perf_is_own_option(const char *arg);
 /** 0 if a CQ holds the completions of the QPs on one lcore, else -1 (printed). */
 int perf_check_cq(const struct perf_conf *c);
 const char *perf_op_name(enum perf_op op);
@@ -194,8 +204,6 @@ int perf_remote_run_begin(struct perf_env *env, uint32_t size);
 int perf_remote_run_end(struct perf_env *env, const struct perf_result *r,
 			uint64_t *verify_errors);
 void perf_remote_bye(struct perf_env *env);
-/* a signal asked the two-process roles to stop */
-bool perf_remote_quitting(void);
 /* TCP for the control connection: a socket, or -1 */
 int perf_tcp_client(const char *host, uint16_t port);
 int perf_tcp_server(uint16_t port);

@@ -140,7 +140,7 @@ pt_io(struct perf_env *env, void *buf, size_t len, bool wr)
 		if (!wr) {
 			int rc = poll(&pf, 1, 0);
 
-			if (perf_remote_quitting() || rc < 0)
+			if (perf_quitting() || rc < 0)
 				return -EINTR;
 			if (rc == 0) {
 				pt_poll_engines(env);
@@ -383,8 +383,8 @@ perf_pt_setup(struct perf_env *env, int side)
 		q->peer_stride = 0; /* perftest's buffer: read or write its start */
 		rc = srnic_qp_connect(q->qp[side], &peer, &qc);
 		if (rc != 0)
-			fprintf(stderr, "srnic-perf: QP %#x: connect failed: %d\n",
-				srnic_qp_num(q->qp[side]), rc);
+			fprintf(stderr, "srnic-perf: QP %#x: connect failed: %s\n",
+				srnic_qp_num(q->qp[side]), strerror(-rc));
 	}
 	free(remote);
 	if (rc == 0 && perf_pt_pingpong(c))
@@ -431,7 +431,7 @@ pt_linger(struct perf_env *env, int side)
 
 	if (shutdown(env->sock, SHUT_WR) != 0)
 		return;
-	while (rte_get_timer_cycles() < end && !perf_remote_quitting()) {
+	while (rte_get_timer_cycles() < end && !perf_quitting()) {
 		struct pollfd p = { .fd = env->sock, .events = POLLIN };
 		char buf[64];
 		int rc = poll(&p, 1, side == 1 ? 0 : PT_LINGER_POLL_MS);
@@ -576,7 +576,7 @@ perf_pt_pingpong_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 		}
 		if (moved)
 			last_progress = now;
-		if (perf_remote_quitting()) {
+		if (perf_quitting()) {
 			rc = -EINTR;
 		} else if (now - last_progress > PERF_RUN_TIMEOUT_S * hz) {
 			fprintf(stderr, "srnic-perf: ping-pong: nothing for %d s (%" PRIu64
@@ -640,7 +640,7 @@ perf_pt_serve(struct perf_env *env)
 		struct pollfd p = { .fd = env->sock, .events = POLLIN };
 		int rc = poll(&p, 1, 0);
 
-		if (perf_remote_quitting())
+		if (perf_quitting())
 			return 0;
 		if (rc < 0)
 			return -EIO;

@@ -19,6 +19,8 @@
  * its own parameters as one JSON line, for scripts and external tools.
  */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <poll.h>
@@ -37,23 +39,14 @@
 #define LINE_MAX_LEN 512
 /* "DONE" and every QP's WR count (at most 20 digits and a space each) */
 #define DONE_LINE_MAX (8 + PERF_MAX_QPS * 21)
-#define TCP_CONNECT_TRIES 100       /* 100 x 100 ms: the server may start later */
+#define TCP_CONNECT_WAIT_S 10       /* how long a client waits for its server to come up */
+#define TCP_CONNECT_TRY_MS 1000     /* one attempt at most (an address where nothing answers) */
+#define TCP_RETRY_MS 100            /* between attempts */
 #define BYE_WAIT_MS 5000            /* the client's wait for the server's BYE */
 
-static volatile sig_atomic_t force_quit;
-
-static void
-on_signal(int sig)
-{
-	RTE_SET_USED(sig);
-	force_quit = 1;
-}
-
-bool
-perf_remote_quitting(void)
-{
-	return force_quit != 0;
-}
+/* The client is ending a run (DONE/ERR, BYE): a first signal lets that
+ * exchange finish, so the server's figures still arrive. */
+static bool finishing;
 
 static int
 send_line(int fd, const char *fmt, ...)
@@ -81,7 +74,7 @@ get_line(struct perf_env *env, char *buf, size_t len, bool serve)
 		char ch;
 		int rc = poll(&p, 1, serve ? 0 : 1000);
 
-		if (force_quit)
+		if (perf_quitting() && (serve || !finishing))
 			return -EINTR;
 		if (rc == 0) {
 			if (serve) {
@@ -182,8 +175,8 @@ recv_and_connect(struct perf_env *env, int side, uint32_t my_psn)
 		}
 		rc = srnic_qp_connect(q->qp[side], &peer, &qc);
 		if (rc != 0) {
-			fprintf(stderr, "srnic-perf: QP %#x: connect failed: %d\n",
-				srnic_qp_num(q->qp[side]), rc);
+			fprintf(stderr, "srnic-perf: QP %#x: connect failed: %s\n",
+				srnic_qp_num(q->qp[side]), strerror(-rc));
 			return rc;
 		}
 	}
@@ -192,26 +185,80 @@ recv_and_connect(struct perf_env *env, int side, uint32_t my_psn)
 	return 0;
 }
 
+/* One non-blocking connect, at most TCP_CONNECT_TRY_MS: 0 or an errno. */
+static int
+tcp_try(const struct addrinfo *ai, int *out)
+{
+	struct pollfd p;
+	socklen_t len = sizeof(int);
+	int fd, err = 0, fl;
+
+	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return errno;
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+		err = errno;
+		if (err == EINPROGRESS) {
+			p.fd = fd;
+			p.events = POLLOUT;
+			p.revents = 0;
+			err = poll(&p, 1, TCP_CONNECT_TRY_MS);
+			if (err == 0)
+				err = ETIMEDOUT;
+			else if (err < 0)
+				err = errno;
+			else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+				err = errno;
+		}
+	}
+	if (err != 0) {
+		close(fd);
+		return err;
+	}
+	fl = fcntl(fd, F_GETFL);
+	fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	*out = fd;
+	return 0;
+}
+
 int
 perf_tcp_client(const char *host, uint16_t port)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai;
+	uint64_t deadline = rte_get_timer_cycles() + TCP_CONNECT_WAIT_S * rte_get_timer_hz();
+	bool said = false;
 	char ps[8];
-	int fd = -1, t;
+	int fd = -1, err, gai;
 
 	snprintf(ps, sizeof(ps), "%u", port);
-	if (getaddrinfo(host, ps, &hints, &ai) != 0)
+	gai = getaddrinfo(host, ps, &hints, &ai);
+	if (gai != 0) {
+		fprintf(stderr, "srnic-perf: cannot resolve the server's address %s: %s\n", host,
+			gai_strerror(gai));
 		return -1;
-	for (t = 0; t < TCP_CONNECT_TRIES && !force_quit; t++) {
-		fd = socket(ai->ai_family, ai->ai_socktype, 0);
-		if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+	}
+	for (;;) {
+		err = tcp_try(ai, &fd);
+		if (err == 0 || perf_quitting() || rte_get_timer_cycles() >= deadline)
 			break;
-		if (fd >= 0)
-			close(fd);
-		fd = -1;
-		rte_delay_ms(100);
+		if (!said) {
+			printf("srnic-perf: waiting up to %d s for the server at %s:%u (%s)\n",
+			       TCP_CONNECT_WAIT_S, host, port, strerror(err));
+			fflush(stdout);
+			said = true;
+		}
+		usleep(TCP_RETRY_MS * 1000); /* sleeps: no spinning while we wait */
 	}
 	freeaddrinfo(ai);
+	if (err != 0) {
+		if (perf_quitting())
+			fprintf(stderr, "srnic-perf: stopped while waiting for the server\n");
+		else
+			fprintf(stderr, "srnic-perf: cannot reach the server at %s:%u: %s (is "
+				"srnic-perf --server, or the perftest server, running there on that "
+				"port? --tcp-port sets it)\n", host, port, strerror(err));
+		return -1;
+	}
 	return fd;
 }
 
@@ -222,16 +269,30 @@ perf_tcp_server(uint16_t port)
 				  .sin_addr.s_addr = htonl(INADDR_ANY) };
 	int one = 1, lfd = socket(AF_INET, SOCK_STREAM, 0), fd;
 
-	if (lfd < 0)
+	if (lfd < 0) {
+		fprintf(stderr, "srnic-perf: cannot open a TCP socket: %s\n", strerror(errno));
 		return -1;
+	}
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(lfd, 1) != 0) {
+		int err = errno;
+
+		fprintf(stderr, "srnic-perf: cannot listen on TCP port %u: %s%s\n", port,
+			strerror(err), err == EADDRINUSE ?
+			" (another server has it: stop it, or pick another with --tcp-port)" : "");
 		close(lfd);
 		return -1;
 	}
 	printf("srnic-perf: server waiting for a client on TCP port %u\n", port);
 	fflush(stdout);
-	fd = accept(lfd, NULL, NULL);
+	do
+		fd = accept(lfd, NULL, NULL);
+	while (fd < 0 && errno == EINTR && !perf_quitting());
+	if (fd < 0 && perf_quitting())
+		printf("srnic-perf: stopped while waiting for a client\n");
+	else if (fd < 0)
+		fprintf(stderr, "srnic-perf: accepting a client on TCP port %u: %s\n", port,
+			strerror(errno));
 	close(lfd);
 	return fd;
 }
@@ -270,9 +331,6 @@ perf_remote_setup(struct perf_env *env)
 	char line[LINE_MAX_LEN];
 	int side = perf_side(c), rc;
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGPIPE, SIG_IGN); /* a peer gone mid-write is an error, not a kill */
 	if (side == 1 && c->peer_cmdline) {
 		rc = perf_setup_dev(env, 1);
 		if (rc == 0)
@@ -291,10 +349,8 @@ perf_remote_setup(struct perf_env *env)
 		/* The server starts its port before it listens: once TCP is up,
 		 * a port that connects at start (memif client) finds it. */
 		env->sock = perf_tcp_client(c->peer_host, c->tcp_port);
-		if (env->sock < 0) {
-			fprintf(stderr, "srnic-perf: cannot reach %s:%u\n", c->peer_host, c->tcp_port);
-			return -ECONNREFUSED;
-		}
+		if (env->sock < 0)
+			return -ECONNREFUSED; /* said why */
 		rc = perf_setup_dev(env, 0);
 		if (rc == 0)
 			rc = perf_setup_qps(env);
@@ -352,6 +408,7 @@ perf_remote_run_begin(struct perf_env *env, uint32_t size)
 
 	if (env->conf->perftest)
 		return 0; /* one size, agreed on the command lines */
+	finishing = false;
 
 	if (send_line(env->sock, "RUN %u\n", size) != 0 ||
 	    get_line(env, line, sizeof(line), false) != 0 || strcmp(line, "OK") != 0)
@@ -368,6 +425,7 @@ perf_remote_run_end(struct perf_env *env, const struct perf_result *r, uint64_t 
 
 	if (env->conf->perftest)
 		return perf_pt_run_end(env, r);
+	finishing = true;
 	n = (size_t)snprintf(line, sizeof(line), "DONE");
 	for (i = 0; i < env->conf->qps; i++)
 		n += (size_t)snprintf(line + n, sizeof(line) - n, " %" PRIu64, env->qps[i].posted);
@@ -382,6 +440,7 @@ perf_remote_run_end(struct perf_env *env, const struct perf_result *r, uint64_t 
 void
 perf_remote_bye(struct perf_env *env)
 {
+	finishing = true;
 	if (env->sock >= 0 && env->conf->perftest) {
 		close(env->sock); /* perf_pt_run_end() said goodbye */
 		env->sock = -1;
@@ -415,7 +474,7 @@ perf_serve(struct perf_env *env)
 		uint64_t errs = 0;
 
 		perf_prepare_size(env, size);
-		while (!force_quit && (end == 0 || rte_get_timer_cycles() < end))
+		while (!perf_quitting() && (end == 0 || rte_get_timer_cycles() < end))
 			perf_resp_poll_once(env, size, &errs);
 		return 0;
 	}

@@ -8,9 +8,11 @@
  * registered.
  */
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 #include <rte_cycles.h>
+#include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 
@@ -62,6 +64,25 @@ heap_used(void)
 	memset(&st, 0, sizeof(st));
 	rte_malloc_get_socket_stats((int)rte_socket_id(), &st);
 	return st.heap_allocsz_bytes;
+}
+
+/* Why srnic could not come up, in words: what ran short or what is wrong,
+ * and what to do about it (never a bare errno). */
+static void
+dev_fail_why(const char *what, int err)
+{
+	struct rte_malloc_socket_stats st;
+
+	memset(&st, 0, sizeof(st));
+	rte_malloc_get_socket_stats((int)rte_socket_id(), &st);
+	if (err == ENOMEM || err == ENOSPC)
+		fprintf(stderr, "srnic-perf: cannot create %s: out of DPDK memory (%zu MiB in the "
+				"EAL's heap, %zu MiB free; srnic-perf needs about %u MiB per device):\n"
+				"  give the EAL more (-m 512 or more with --no-huge) or reserve hugepages\n",
+			what, st.heap_totalsz_bytes >> 20, st.heap_freesz_bytes >> 20,
+			PERF_DEV_MEM_MB);
+	else
+		fprintf(stderr, "srnic-perf: cannot create %s: %s\n", what, rte_strerror(err));
 }
 
 /* buf_reg()'s undo, for whatever part of it was done. */
@@ -132,7 +153,10 @@ perf_setup_dev(struct perf_env *env, int side)
 	}
 	env->dev[side] = srnic_dev_create(&dc);
 	if (env->dev[side] == NULL) {
-		fprintf(stderr, "srnic-perf: cannot bring srnic up on port %u\n", c->port_id);
+		char what[64];
+
+		snprintf(what, sizeof(what), "the srnic device on port %u", c->port_id);
+		dev_fail_why(what, rte_errno);
 		return -ENODEV;
 	}
 	env->pd[side] = srnic_alloc_pd(env->dev[side]);
@@ -254,7 +278,7 @@ perf_setup(struct perf_env *env, struct perf_conf *c)
 	dc.read_inline_max = c->read_inline;
 	rc = srnic_pair_create_conf(&env->pair, "perf", &dc);
 	if (rc != 0) {
-		fprintf(stderr, "srnic-perf: cannot create the pair: %d\n", rc);
+		dev_fail_why("the two srnic devices over a net_ring pair", -rc);
 		return rc;
 	}
 	for (s = 0; s < 2; s++) {

@@ -636,8 +636,9 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 			peak_t = now;
 		}
 
-		if (c->duration > 0 && !req_time_up && now - t0 > (uint64_t)(c->duration * hz))
-			req_time_up = true;
+		if (!req_time_up && ((c->duration > 0 && now - t0 > (uint64_t)(c->duration * hz)) ||
+				     perf_quitting()))
+			req_time_up = true; /* a signal ends the run as its duration would */
 		if (local_resp && !resp_on_lcore)
 			perf_resp_poll_once(env, size, &rw.verify_errors);
 		st = w[0].rc == 0 ? req_step(&w[0]) : 1;

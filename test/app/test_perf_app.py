@@ -30,14 +30,44 @@ def check(name, cond, detail=""):
         print(f"FAIL {name} {detail}")
 
 
-def run(args, prefix, lcores="0,1", timeout=180):
-    cmd = [PERF, "-l", lcores, "--file-prefix", f"{prefix}_{os.getpid()}"] + EAL + ["--"] + args
+def run(args, prefix, lcores="0,1", timeout=180, vdev=None):
+    cmd = [PERF, "-l", lcores, "--file-prefix", f"{prefix}_{os.getpid()}"] + EAL + \
+          ([vdev] if vdev else []) + ["--"] + args
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr
 
 
 def json_lines(out):
     return [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+
+
+# How long a server may take to come up (ASan, --no-huge, a loaded host).
+SERVER_UP_S = 120
+
+
+def tcp_listening(port):
+    """Is something listening on TCP port (IPv4 or IPv6)? From /proc/net."""
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(f) as fh:
+                next(fh)
+                for line in fh:
+                    w = line.split()
+                    if w[3] == "0A" and int(w[1].rsplit(":", 1)[1], 16) == port:
+                        return True
+        except OSError:
+            pass
+    return False
+
+
+def wait_listening(proc, port):
+    """Wait until proc listens on port (True), or exits or SERVER_UP_S pass (False)."""
+    deadline = time.monotonic() + SERVER_UP_S
+    while proc.poll() is None and time.monotonic() < deadline:
+        if tcp_listening(port):
+            return True
+        time.sleep(0.05)  # poll interval, not a wait for the outcome
+    return False
 
 
 # 1. every op, embedded pair, --json --verify: the figures and keys
@@ -99,7 +129,7 @@ rc, out, err = run(["--op", "write", "--size", "256", "--unsignaled", "8", "--de
                     "--iters", "16000", "--verify", "--json"], "perf_unsig")
 r = json_lines(out)
 check("unsignaled 8: every WR counted", rc == 0 and r and r[0]["msgs"] == 16000, out + err)
-rc, out, err = run(["--op", "read", "--size", "128", "--qps", "4", "--lcores", "2",
+rc, out, err = run(["--op", "read", "--size", "128", "--qps", "4", "--req-lcores", "2",
                     "--duration", "0.5", "--verify", "--json"], "perf_lcores", lcores="0,1")
 r = json_lines(out)
 check("duration + 2 requester lcores", rc == 0 and r and r[0]["msgs"] > 0 and
@@ -114,8 +144,20 @@ if r:
     r = r[0]
     check("floors: all three measured",
           all(r.get(k, 0) > 0 for k in ("floor_gbps", "floor_mpps", "floor_xc_mpps")), str(r))
+    def half_ulp(x):
+        """Half a unit in the last printed decimal of a JSON number."""
+        t = repr(float(x))
+        return 0.5 * 10 ** -(len(t.split(".")[1]) if "." in t and "e" not in t else 0)
+
+    def ratio_ok(ratio, fig, flo):
+        # the figure and the floor are printed rounded: the ratio of the
+        # rounded values may differ from the printed ratio by their errors
+        q = fig / flo
+        tol = q * (half_ulp(fig) / fig + half_ulp(flo) / flo) + half_ulp(ratio) + 1e-9
+        return abs(ratio - q) <= tol
+
     check("floors: ratios are figure / floor",
-          all(abs(r.get(rk, -1) - r[fk] / r.get(f, 1)) < 1e-3 * max(1.0, r[fk] / r.get(f, 1))
+          all(r.get(f, 0) > 0 and r[fk] > 0 and ratio_ok(r.get(rk, -1), r[fk], r[f])
               for rk, fk, f in (("ratio_gbps", "gbps", "floor_gbps"),
                                 ("ratio_mpps", "mops", "floor_mpps"),
                                 ("ratio_xc_mpps", "mops", "floor_xc_mpps"))), str(r))
@@ -202,7 +244,8 @@ check("--read-inline on a lossy link: every READ completes with the right data (
       "copied again)", rc == 0 and len(r) == 2 and all(x["msgs"] == 2000 and x["verify_errors"] == 0
                                                       for x in r), out[-500:] + err[-300:])
 rc, out, err = run(["--read-inline", "257"], "perf_rinl_bad")
-check("--read-inline over SRNIC_MAX_READ_INLINE: refused", rc != 0 and "bad value" in err, err[-300:])
+check("--read-inline over SRNIC_MAX_READ_INLINE: refused, naming the range",
+      rc != 0 and "--read-inline 257: bytes from 0 to 256" in err, err[-300:])
 for bad in (["--op", "write", "--read-inline", "64"], ["--client", "127.0.0.1", "--read-inline", "64"]):
     rc, out, err = run(bad, "perf_rinl_side")
     check(f"--read-inline with {bad[:2]}: refused (only the READ responder's device uses it)",
@@ -233,7 +276,7 @@ def two_process(op, sizes, port, extra=(), srv_extra=()):
                             "--server", "--tcp-port", str(port)] + list(extra) + list(srv_extra),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(0.5)
+        wait_listening(srv, port)
         cl = subprocess.run([PERF, "-l", "0", "--file-prefix", f"pc_{os.getpid()}_{port}"] + EAL +
                             [f"--vdev=net_memif0,role=client,socket={sock},bsize=10240", "--",
                              "--client", "127.0.0.1", "--tcp-port", str(port), "--op", op,
@@ -328,11 +371,11 @@ def pt_server(port, args):
                            ["--vdev=net_null0", "--", "--server", "--perftest", "--tcp-port",
                             str(port)] + args,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    for _ in range(100):
+    if wait_listening(srv, port):
         try:
             return srv, socket.create_connection(("127.0.0.1", port), timeout=10)
         except OSError:
-            time.sleep(0.1)
+            pass
     return srv, None
 
 
@@ -478,6 +521,130 @@ check("telemetry: /srnic/devs lists both devices",
 check("telemetry: /srnic/stats counts the run",
       stats is not None and stats["/srnic/stats"].get("req_pkts", 0) > 0 and
       "rx_icrc_err" in stats["/srnic/stats"], str(stats)[:300])
+
+# 9. stopping and failing like testpmd: the first SIGINT/SIGTERM ends the run
+# cleanly (partial row, counters, exit 0), in one process and as a
+# two-process client; a server waiting for a client stops too; a second
+# server on the port, and a client with no server, say what is wrong.
+import signal as _signal
+
+
+def popen_perf(args, prefix, lcores="0,1", vdev=None):
+    cmd = [PERF, "-l", lcores, "--file-prefix", f"{prefix}_{os.getpid()}"] + EAL + \
+          ([vdev] if vdev else []) + ["--"] + args
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def read_until(proc, pattern, lines):
+    """Read proc's output into lines until a line matches (True) or it ends."""
+    for line in proc.stdout:
+        lines.append(line)
+        if re.search(pattern, line):
+            return True
+    return False
+
+
+def finish(proc, lines, timeout=120):
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        lines.append(out)
+        return proc.returncode
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None
+
+
+LIVE = r"^  \.\.\. "
+for sig in (_signal.SIGINT, _signal.SIGTERM):
+    p = popen_perf(["--op", "write", "--size", "64", "--duration", "600"], f"perf_sig{int(sig)}")
+    lines = []
+    started = read_until(p, LIVE, lines)
+    p.send_signal(sig)
+    rc = finish(p, lines)
+    out = "".join(lines)
+    check(f"one process, {sig.name} mid-run: exit 0, the partial row, the counters",
+          started and rc == 0 and re.search(r"^\s+64\s+\d+\s", out, re.M) and
+          "engine counters" in out and f"stopped by signal {int(sig)}" in out, out[-800:])
+
+sock = f"/tmp/srnic-perf-test-{os.getpid()}-sig.sock"
+port = 18730
+srv = popen_perf(["--server", "--tcp-port", str(port)], "perf_sig_srv", lcores="1",
+                 vdev=f"--vdev=net_memif0,role=server,socket={sock},bsize=10240")
+up = wait_listening(srv, port)
+cl = popen_perf(["--client", "127.0.0.1", "--tcp-port", str(port), "--op", "read", "--size", "64",
+                 "--duration", "600"], "perf_sig_cl", lcores="0",
+                vdev=f"--vdev=net_memif0,role=client,socket={sock},bsize=10240")
+lines = []
+started = read_until(cl, LIVE, lines)
+cl.send_signal(_signal.SIGINT)
+crc = finish(cl, lines)
+srv_lines = []
+src = finish(srv, srv_lines)
+out = "".join(lines)
+check("two-process client, SIGINT mid-run: both exit 0, the client's partial row and counters",
+      up and started and crc == 0 and src == 0 and re.search(r"^\s+64\s+\d+\s", out, re.M) and
+      "engine counters" in out, out[-800:] + "".join(srv_lines)[-400:])
+
+srv = popen_perf(["--server", "--tcp-port", str(port + 1)], "perf_sig_wait", lcores="1",
+                 vdev=f"--vdev=net_memif0,role=server,socket={sock}.w")
+up = wait_listening(srv, port + 1)
+rc, out, err = run(["--server", "--tcp-port", str(port + 1)], "perf_sig_dup", lcores="0",
+                   vdev="--vdev=net_null0")
+check("a second server on the same TCP port: exit 1, 'address in use' and what to do",
+      up and rc == 1 and "Address already in use" in err and "--tcp-port" in err, err[-400:])
+srv.send_signal(_signal.SIGTERM)
+lines = []
+rc = finish(srv, lines)
+check("a server waiting for a client, SIGTERM: exit 0 at once, says so",
+      up and rc == 0 and "stopped while waiting for a client" in "".join(lines), "".join(lines)[-400:])
+
+rc, out, err = run(["--client", "127.0.0.1", "--tcp-port", str(port + 2)], "perf_noserver",
+                   lcores="0")
+check("a client with no server: says what it waits for, then a clear error, exit 1",
+      rc == 1 and "waiting up to" in out and "cannot reach the server at 127.0.0.1" in err and
+      "Connection refused" in err, out[-300:] + err[-300:])
+
+# 10. bad options: one line naming the option and what it takes, exit 1, no
+# usage dump; --help without the EAL; srnic-perf's options without "--".
+for args, want in ((["--mtu", "5000"], "--mtu 5000: one of 256, 512, 1024, 2048, 4096"),
+                   (["--qps", "5000"], "--qps 5000: a whole number from 1 to 1024"),
+                   (["--qps", "2x"], "--qps 2x: a whole number from 1 to 1024"),
+                   (["--op", "foo"], "--op foo: one of read, write, send, atomic"),
+                   (["--sizes", "64,,4K"], "--sizes 64,,4K: a comma-separated list of sizes, none empty"),
+                   (["--sizes", "64,"], "--sizes 64,: a comma-separated list of sizes, none empty"),
+                   (["--duration", "x"], "--duration x: seconds"),
+                   (["--lcores", "2"], "srnic-perf's is --req-lcores"),
+                   (["--qps", "2", "--req-lcores", "3"], "--req-lcores 3 with --qps 2"),
+                   (["--server", "--peer-qpn", "17"], "--peer-qpn needs --peer-psn and --peer-ip"),
+                   (["--server", "--peer-qpn", "17", "--peer-psn", "1"],
+                    "--peer-qpn needs --peer-psn and --peer-ip")):
+    rc, out, err = run(args, "perf_badopt")
+    lines = [l for l in err.splitlines() if l.startswith("srnic-perf:")]
+    check(f"bad option {' '.join(args)}: exit 1, one line naming it",
+          rc == 1 and len(lines) == 1 and want in lines[0] and "usage:" not in out + err,
+          out[-300:] + err[-300:])
+for argv in ([PERF, "--", "--help"], [PERF, "--help"]):
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    check(f"{' '.join(argv[1:])}: srnic-perf's options, exit 0, no EAL brought up",
+          p.returncode == 0 and "--req-lcores" in p.stdout and "--perftest" in p.stdout and
+          "EAL:" not in p.stdout + p.stderr and "TELEMETRY" not in p.stdout + p.stderr,
+          p.stdout[-300:] + p.stderr[-300:])
+p = subprocess.run([PERF, "-l", "0,1", "--op", "read"], capture_output=True, text=True, timeout=60)
+check("srnic-perf's options without '--': one line saying where they go, exit 1",
+      p.returncode == 1 and "put srnic-perf's options after \"--\"" in p.stderr and
+      len(p.stderr.splitlines()) <= 2, p.stderr[-400:])
+
+p = subprocess.run([PERF, "-l", "0,1", "--file-prefix", f"perf_nomem_{os.getpid()}", "--no-pci",
+                    "--no-huge", "--log-level=lib.eal:error", "--", "--iters", "10"],
+                   capture_output=True, text=True, timeout=120)
+check("--no-huge without -m: says what ran short and what to pass, no bare errno, exit 1",
+      p.returncode == 1 and "out of DPDK memory" in p.stderr and "-m 512" in p.stderr and
+      not re.search(r": -\d+$", p.stderr, re.M), p.stderr[-400:])
+
+rc, out, err = run(["--iters", "10", "--size", "64", "--quiet"], "perf_quietlog")
+check("no 'TELEMETRY: No legacy callbacks' line on a plain run",
+      rc == 0 and "TELEMETRY" not in out + err, (out + err)[-300:])
 
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
