@@ -94,15 +94,32 @@ comp_rewind(struct srnic_qp *qp, uint32_t c, uint32_t psn)
 	qp->req.read_retry = 0;
 }
 
+/* w (at c) fails. One still being sent (at sq.req) leaves the requester
+ * so that it retires, in order, with its error. */
+static void
+comp_fail(struct srnic_qp *qp, uint32_t c, struct srnic_swqe *w, enum ibv_wc_status st)
+{
+	if (c == qp->sq.req)
+		qp->sq.req++;
+	wqe_done(qp, w, st);
+}
+
 /* Something answers a PSN after a READ or atomic whose own response has
  * not (all) arrived: the responder answers in order, so that response was
- * lost. Ask again now, once per gap (rxe: implied NAK), not at the timer. */
+ * lost. Ask again now, once per gap (rxe: implied NAK), not at the timer.
+ * A resend like a timeout's: it spends one of retry_cnt (rxe's
+ * COMPST_ERROR_RETRY), or fails the WQE when they are spent. */
 static void
 comp_implied_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c,
-		 const struct srnic_swqe *w)
+		 struct srnic_swqe *w)
 {
 	if (qp->req.read_retry)
 		return;
+	if (qp->req.retry_left == 0) {
+		comp_fail(qp, c, w, IBV_WC_RETRY_EXC_ERR);
+		return;
+	}
+	qp->req.retry_left--;
 	eng_qp_stat(eng, SRNIC_STAT_RETRANSMIT, &qp->stats.retransmits);
 	comp_rewind(qp, c, srnic_psn_add(w->first_psn, w->resp_pkts));
 	qp->req.read_retry = 1;
@@ -131,8 +148,14 @@ comp_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, struct
 	pos_ok = i == n - 1 ? SRNIC_OPM_LAST : 0;
 	off = i * qp->pmtu;
 	want = RTE_MIN(qp->pmtu, w->length - off);
-	if (unlikely((m & SRNIC_OPM_LAST) != pos_ok || pkt->pay_len != want)) {
-		eng_stat(eng, SRNIC_STAT_COMP_UNEXPECTED, 1);
+	/* Dropped, placing nothing (the retry asks for it again); each kind
+	 * counted apart: a peer that gets them wrong shows up (item 12). */
+	if (unlikely((m & SRNIC_OPM_LAST) != pos_ok)) {
+		eng_stat(eng, SRNIC_STAT_COMP_READ_POS_ERR, 1);
+		return;
+	}
+	if (unlikely(pkt->pay_len != want)) {
+		eng_stat(eng, SRNIC_STAT_COMP_READ_LEN_ERR, 1);
 		return;
 	}
 	if (unlikely(srnic_sge_copy_in(qp, w->sge, w->num_sge, off, pkt, want) != SRNIC_KEY_OK)) {
@@ -175,16 +198,6 @@ nak_to_status(uint8_t code)
 	default:
 		return IBV_WC_REM_OP_ERR;
 	}
-}
-
-/* w (at c) fails. One still being sent (at sq.req) leaves the requester
- * so that it retires, in order, with its error. */
-static void
-comp_fail(struct srnic_qp *qp, uint32_t c, struct srnic_swqe *w, enum ibv_wc_status st)
-{
-	if (c == qp->sq.req)
-		qp->sq.req++;
-	wqe_done(qp, w, st);
 }
 
 /* NAK at psn: everything before psn is acknowledged (C9-...), the WQE

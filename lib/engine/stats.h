@@ -56,6 +56,8 @@
 	X(COMP_RNR, "comp_rnr_rcvd") \
 	X(COMP_UNEXPECTED, "comp_unexpected")       /* response matching no WQE */ \
 	X(COMP_DUP_ACK, "comp_dup_ack") \
+	X(COMP_READ_LEN_ERR, "comp_read_resp_len_err") /* READ response of the wrong length: dropped */ \
+	X(COMP_READ_POS_ERR, "comp_read_resp_pos_err") /* LAST where not last, or not where last */ \
 	X(CQE, "cqe") \
 	X(CQE_ERR, "cqe_err") \
 	X(CQ_OVERFLOW, "cq_overflow") \
