@@ -368,3 +368,43 @@ srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 	eng_qp_stat(eng, SRNIC_STAT_RETRANSMIT, &qp->stats.retransmits);
 	comp_rewind(qp, c, w->first_psn);
 }
+
+/* The peer's MAC is not known yet (ARP/ND unanswered): nothing has gone,
+ * but the local ACK timer runs as if the first request had (rxe sends into
+ * the neighbour miss and its retransmit timer fires), so that a peer that
+ * never resolves fails the QP instead of hanging it (C9-140). Armed when
+ * the first WQE waits; each expiry spends one of retry_cnt (true: ask for
+ * the MAC again); spent, the first WQE completes with RETRY_EXC_ERR and the
+ * QP goes to ERR (the rest is flushed). */
+bool
+srnic_comp_timer_unresolved(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	uint32_t c = atomic_load_explicit(&qp->sq.comp, memory_order_relaxed);
+	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
+	struct srnic_swqe *w;
+
+	if (qp->timeout == 0 || c == head || c != qp->sq.req)
+		return false; /* no timer, nothing posted, or something went */
+	if (qp->req.timer_at == 0) {
+		qp->req.timer_at = eng->now + qp->timeout_cycles;
+		srnic_eng_timer_arm(eng, qp, qp->req.timer_at);
+		return false;
+	}
+	if (eng->now < qp->req.timer_at)
+		return false;
+	eng_qp_stat(eng, SRNIC_STAT_TIMEOUT, &qp->stats.timeouts);
+	if (qp->req.retry_left == 0) {
+		w = &qp->sq.wqe[c & qp->sq.mask];
+		/* never started: no READ/atomic slot to give back */
+		w->state = SRNIC_WQE_DONE;
+		w->wc_status = IBV_WC_RETRY_EXC_ERR;
+		qp->sq.req++;
+		qp->req.timer_at = 0;
+		srnic_comp_retire(eng, qp);
+		return false;
+	}
+	qp->req.retry_left--;
+	qp->req.timer_at = eng->now + qp->timeout_cycles;
+	srnic_eng_timer_arm(eng, qp, qp->req.timer_at);
+	return true;
+}

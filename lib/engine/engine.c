@@ -424,8 +424,16 @@ eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 		return false;
 	if (unlikely(!qp->route_ok)) {
 		qp_resolve(eng, qp);
-		if (!qp->route_ok)
-			return false; /* the wheel wakes it for the next ARP/ND */
+		if (!qp->route_ok) {
+			/* Nothing can go, but the ACK timer runs (item 9): an
+			 * expiry spends a retry and asks for the MAC again. */
+			if (st == IBV_QPS_RTS && srnic_comp_timer_unresolved(eng, qp)) {
+				qp->arp_next_tsc = 0;
+				qp_resolve(eng, qp);
+			}
+			/* the wheel wakes it for the next ARP/ND or expiry */
+			return srnic_qp_cur_state(qp) == IBV_QPS_ERR;
+		}
 	}
 	more = qp->resp_owed ? srnic_resp_run(eng, qp) : false;
 	if (st == IBV_QPS_RTS) {
