@@ -99,6 +99,7 @@ struct srnic_swqe {
 	uint32_t npkts;             /* PSNs the message takes */
 	uint32_t sent_pkts;         /* packets built so far */
 	uint32_t resp_pkts;         /* READ responses received */
+	uint32_t acked_pkts;        /* SEND/WRITE packets an ACK inside the message covered */
 	struct ibv_sge sge[SRNIC_MAX_SGE];
 };
 

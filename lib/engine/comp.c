@@ -250,6 +250,23 @@ comp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, const uint8_
 	comp_fail(qp, c, w, t == SRNIC_AETH_NAK ? nak_to_status(val) : IBV_WC_REM_OP_ERR);
 }
 
+/* An ACK at psn inside a SEND/WRITE (AckReq every SRNIC_ACK_REQ_INTERVAL
+ * packets): the packets up to psn need no resend; a timeout resumes after
+ * them. True if that is further than before (progress). */
+static bool
+comp_ack_inside(struct srnic_swqe *w, uint32_t psn, uint32_t sent)
+{
+	uint32_t n;
+
+	if (!srnic_psn_in_window(psn, w->first_psn, sent))
+		return false;
+	n = ((psn - w->first_psn) & SRNIC_PSN_MASK) + 1;
+	if (n <= w->acked_pkts)
+		return false;
+	w->acked_pkts = n;
+	return true;
+}
+
 void
 srnic_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt)
 {
@@ -299,10 +316,21 @@ srnic_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *p
 		if (w->state != SRNIC_WQE_SENT)
 			break;
 		if (ev == COMP_EV_NAK ? srnic_psn_diff(psn, wqe_last_psn(w)) <= 0
-				      : srnic_psn_diff(psn, wqe_last_psn(w)) < 0)
+				      : srnic_psn_diff(psn, wqe_last_psn(w)) < 0) {
+			if (ev == COMP_EV_ACK)
+				progress |= comp_ack_inside(w, psn, w->npkts);
 			break;
+		}
 		wqe_done(qp, w, IBV_WC_SUCCESS);
 		progress = true;
+	}
+	if (ev == COMP_EV_ACK && c == qp->sq.req &&
+	    c != atomic_load_explicit(&qp->sq.head, memory_order_acquire)) {
+		struct srnic_swqe *w = &qp->sq.wqe[c & qp->sq.mask];
+
+		/* an ACK inside the message still being sent */
+		if (w->state == SRNIC_WQE_SENDING && !wqe_is_rd_atomic(w))
+			progress |= comp_ack_inside(w, psn, w->sent_pkts);
 	}
 	if (ev == COMP_EV_NAK)
 		comp_nak(eng, qp, c, aeth, psn);
@@ -366,7 +394,9 @@ srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 	qp->req.retry_left--;
 	eng_qp_stat(eng, SRNIC_STAT_RETRANSMIT, &qp->stats.retransmits);
-	comp_rewind(qp, c, w->first_psn);
+	/* from the first packet no ACK covered (a READ asks for what is
+	 * missing, an atomic is one packet) */
+	comp_rewind(qp, c, srnic_psn_add(w->first_psn, wqe_is_rd_atomic(w) ? 0 : w->acked_pkts));
 }
 
 /* The peer's MAC is not known yet (ARP/ND unanswered): nothing has gone,

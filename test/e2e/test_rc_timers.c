@@ -14,6 +14,9 @@
 #include "test_eal.h"
 
 #define PSN0 1000
+#define TAIL_PKTS 200                 /* a WRITE of 200 packets of 1024 bytes */
+#define ACK_EVERY 64                  /* SRNIC_ACK_REQ_INTERVAL, as rxe */
+#define TMO_LONG 14                   /* 67 ms: no spurious timeout while 200 packets go */
 #define TMO_SHORT 10                  /* 4.2 ms */
 
 static struct e2e_bufs bufs;
@@ -37,6 +40,64 @@ count_op(int side, uint8_t opcode)
 	for (i = 0; i < E->npkts; i++)
 		n += E->pkts[i].side == side && E->pkts[i].opcode == opcode;
 	return n;
+}
+
+/* Item 11: a 200-packet WRITE asks for an ACK at packets 64, 128, 192 and
+ * the last; the last ACK is lost. The timeout resends from the first PSN
+ * no ACK covered (PSN0 + 192): 8 packets, not 200. */
+static void
+test_tail_loss_resends_tail(void **state)
+{
+	const uint32_t len = TAIL_PKTS * 1024;
+	int64_t tmo = srnic_dev_stat(E->p.dev[0], "retry_timeout");
+	uint32_t i, writes = 0, resent = 0, acks = 0, ackreq = 0;
+	uint32_t ack_psn[8];
+
+	RTE_SET_USED(state);
+	fresh(TMO_LONG, 7, 256 * 1024);
+	e2e_drop_arm(1, SRNIC_OP_RC_ACK, 3, 1); /* B's 4th ACK: the one for the last PSN */
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, len, 0, IBV_SEND_SIGNALED);
+	e2e_wait_wc(0, 1);
+	e2e_settle(4);
+	if (E->wc[0][0].status != IBV_WC_SUCCESS)
+		e2e_dump();
+	assert_int_equal(E->wc[0][0].status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[0][0].wr_id, 1);
+	assert_memory_equal(bufs.r, bufs.l, len);
+	assert_int_equal(E->drop.dropped, 1);
+	assert_int_equal(srnic_dev_stat(E->p.dev[0], "retry_timeout") - tmo, 1);
+	for (i = 0; i < E->npkts; i++) {
+		const struct e2e_pkt *k = &E->pkts[i];
+		uint32_t off = (k->psn - PSN0) & SRNIC_PSN_MASK;
+
+		if (k->side == 1 && k->opcode == SRNIC_OP_RC_ACK) {
+			assert_true(acks < RTE_DIM(ack_psn));
+			ack_psn[acks++] = k->psn;
+			continue;
+		}
+		if (k->side != 0)
+			continue;
+		writes++;
+		if (writes > TAIL_PKTS) {
+			/* the resent ones: 192..199, in order */
+			assert_int_equal(off, TAIL_PKTS - (TAIL_PKTS % ACK_EVERY) + resent);
+			resent++;
+			continue;
+		}
+		assert_int_equal(off, writes - 1);
+		if (srnic_bth_ackreq(e2e_bth(k))) {
+			assert_true(off + 1 == TAIL_PKTS || (off + 1) % ACK_EVERY == 0);
+			ackreq++;
+		}
+	}
+	assert_int_equal(ackreq, TAIL_PKTS / ACK_EVERY + 1);
+	assert_int_equal(resent, TAIL_PKTS % ACK_EVERY);
+	/* ACKs seen by A: 63, 127, 191 (the 199 one lost), then 199 again */
+	assert_int_equal(acks, 4);
+	assert_int_equal(ack_psn[0], PSN0 + 63);
+	assert_int_equal(ack_psn[1], PSN0 + 127);
+	assert_int_equal(ack_psn[2], PSN0 + 191);
+	assert_int_equal(ack_psn[3], PSN0 + TAIL_PKTS - 1);
 }
 
 /* Item 12: every READ response is lost, the WRITE behind the READ is
@@ -145,6 +206,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_tail_loss_resends_tail, e2e_setup,
+						e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_implied_nak_spends_retry, e2e_setup,
 						e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_read_resp_counted, e2e_setup,
