@@ -394,6 +394,7 @@ srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 	qp->req.retry_left--;
 	eng_qp_stat(eng, SRNIC_STAT_RETRANSMIT, &qp->stats.retransmits);
+	srnic_eng_route_refresh(eng, qp); /* the peer may have moved */
 	/* from the first packet no ACK covered (a READ asks for what is
 	 * missing, an atomic is one packet) */
 	comp_rewind(qp, c, srnic_psn_add(w->first_psn, wqe_is_rd_atomic(w) ? 0 : w->acked_pkts));

@@ -17,6 +17,7 @@
 	X(TX_ARP, "tx_arp") \
 	X(RX_ND, "rx_nd") \
 	X(TX_ND, "tx_nd") \
+	X(NEIGH_MAC_MOVED, "neigh_mac_moved")       /* a QP took its peer's new MAC at a retry timeout */ \
 	X(RX_MALFORMED, "rx_malformed")             /* parse failed (any reason but ICRC) */ \
 	X(RX_ICRC_ERR, "rx_icrc_err") \
 	X(RX_NOT_FOR_US, "rx_not_for_us")           /* destination IP/MAC not ours */ \
