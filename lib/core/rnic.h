@@ -99,6 +99,7 @@ struct srnic_swqe {
 	uint32_t npkts;             /* PSNs the message takes */
 	uint32_t sent_pkts;         /* packets built so far */
 	uint32_t resp_pkts;         /* READ responses received */
+	uint32_t acked_pkts;        /* SEND/WRITE packets an ACK inside the message covered */
 	struct ibv_sge sge[SRNIC_MAX_SGE];
 };
 
@@ -331,11 +332,20 @@ struct srnic_engine {
 
 /* ---- neighbours ---- */
 
+enum srnic_neigh_state {
+	SRNIC_NEIGH_FREE,
+	SRNIC_NEIGH_PENDING,        /* a QP asked: solicited, no MAC yet */
+	SRNIC_NEIGH_LEARNED,        /* from a reply, or from a host that asked us */
+	SRNIC_NEIGH_STATIC,         /* srnic_dev_add_neigh(): never evicted nor changed by the wire */
+};
+
 struct srnic_neigh {
 	uint8_t ip[16];
 	uint8_t ip_ver;
-	uint8_t valid;
+	uint8_t state;              /* enum srnic_neigh_state */
+	uint8_t live;               /* a QP looked it up: only a QP's need evicts it */
 	struct rte_ether_addr mac;
+	uint64_t last_used;         /* dev->neigh_clock at the last lookup or learn (LRU) */
 };
 
 /* ---- the device ---- */
@@ -371,6 +381,7 @@ struct srnic_dev {
 
 	rte_spinlock_t neigh_lock;
 	struct srnic_neigh neigh[SRNIC_NEIGH_MAX];
+	uint64_t neigh_clock;           /* under neigh_lock: ticks per lookup/learn, for LRU */
 	_Atomic uint64_t neigh_gen;     /* bumped on every update: wakes QPs waiting for a MAC */
 };
 

@@ -98,7 +98,16 @@ int srnic_dev_query(const struct srnic_dev *dev, struct ibv_device_attr *attr);
 int srnic_dev_query_port(const struct srnic_dev *dev, struct ibv_port_attr *attr);
 struct srnic_engine *srnic_dev_engine(struct srnic_dev *dev, uint16_t index);
 uint16_t srnic_dev_nb_engines(const struct srnic_dev *dev);
-/** Add a static neighbour (no ARP/ND needed for this address). */
+/**
+ * Add a static neighbour (no ARP/ND needed for this address). Static
+ * entries are never evicted nor changed by ARP/ND from the wire. The table
+ * (SRNIC_NEIGH_MAX entries) learns only addresses a QP asked for and hosts
+ * that asked for ours, refreshes them from replies and gratuitous ARP (a QP
+ * takes a moved MAC at its next retry timeout, which also asks again), and
+ * evicts the least recently used entry no QP uses.
+ * @return 0; -EINVAL (bad arguments, GID of the other IP version);
+ *   -ENOSPC (the table is full of static entries).
+ */
 int srnic_dev_add_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
 			const struct rte_ether_addr *mac);
 

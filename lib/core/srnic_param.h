@@ -22,6 +22,7 @@
 #define SRNIC_ZC_CREDIT_BATCH 64       /**< MR references an engine takes at a time */
 #define SRNIC_MAX_INFLIGHT_PSN (1u << 22) /**< send window in PSNs (< 2^23, C9-94) */
 #define SRNIC_MAX_INFLIGHT_WQE 1024    /**< un-acked WQEs per QP */
+#define SRNIC_ACK_REQ_INTERVAL 64      /**< AckReq on every this many packets inside a SEND/WRITE, not only its last (rxe: 64): a timeout resends from the first packet no ACK covered */
 #define SRNIC_DEFAULT_MBUFS 32767      /**< default mbuf pool size */
 #define SRNIC_MBUF_CACHE 256
 #define SRNIC_TX_COPY_MAX 128          /**< SEND/WRITE payload pieces up to this are copied into the header mbuf (cheaper than an attach + trailer); READ responses are attached unless the device's read_inline_max says otherwise */

@@ -94,15 +94,32 @@ comp_rewind(struct srnic_qp *qp, uint32_t c, uint32_t psn)
 	qp->req.read_retry = 0;
 }
 
+/* w (at c) fails. One still being sent (at sq.req) leaves the requester
+ * so that it retires, in order, with its error. */
+static void
+comp_fail(struct srnic_qp *qp, uint32_t c, struct srnic_swqe *w, enum ibv_wc_status st)
+{
+	if (c == qp->sq.req)
+		qp->sq.req++;
+	wqe_done(qp, w, st);
+}
+
 /* Something answers a PSN after a READ or atomic whose own response has
  * not (all) arrived: the responder answers in order, so that response was
- * lost. Ask again now, once per gap (rxe: implied NAK), not at the timer. */
+ * lost. Ask again now, once per gap (rxe: implied NAK), not at the timer.
+ * A resend like a timeout's: it spends one of retry_cnt (rxe's
+ * COMPST_ERROR_RETRY), or fails the WQE when they are spent. */
 static void
 comp_implied_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c,
-		 const struct srnic_swqe *w)
+		 struct srnic_swqe *w)
 {
 	if (qp->req.read_retry)
 		return;
+	if (qp->req.retry_left == 0) {
+		comp_fail(qp, c, w, IBV_WC_RETRY_EXC_ERR);
+		return;
+	}
+	qp->req.retry_left--;
 	eng_qp_stat(eng, SRNIC_STAT_RETRANSMIT, &qp->stats.retransmits);
 	comp_rewind(qp, c, srnic_psn_add(w->first_psn, w->resp_pkts));
 	qp->req.read_retry = 1;
@@ -131,8 +148,14 @@ comp_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, struct
 	pos_ok = i == n - 1 ? SRNIC_OPM_LAST : 0;
 	off = i * qp->pmtu;
 	want = RTE_MIN(qp->pmtu, w->length - off);
-	if (unlikely((m & SRNIC_OPM_LAST) != pos_ok || pkt->pay_len != want)) {
-		eng_stat(eng, SRNIC_STAT_COMP_UNEXPECTED, 1);
+	/* Dropped, placing nothing (the retry asks for it again); each kind
+	 * counted apart: a peer that gets them wrong shows up (item 12). */
+	if (unlikely((m & SRNIC_OPM_LAST) != pos_ok)) {
+		eng_stat(eng, SRNIC_STAT_COMP_READ_POS_ERR, 1);
+		return;
+	}
+	if (unlikely(pkt->pay_len != want)) {
+		eng_stat(eng, SRNIC_STAT_COMP_READ_LEN_ERR, 1);
 		return;
 	}
 	if (unlikely(srnic_sge_copy_in(qp, w->sge, w->num_sge, off, pkt, want) != SRNIC_KEY_OK)) {
@@ -175,16 +198,6 @@ nak_to_status(uint8_t code)
 	default:
 		return IBV_WC_REM_OP_ERR;
 	}
-}
-
-/* w (at c) fails. One still being sent (at sq.req) leaves the requester
- * so that it retires, in order, with its error. */
-static void
-comp_fail(struct srnic_qp *qp, uint32_t c, struct srnic_swqe *w, enum ibv_wc_status st)
-{
-	if (c == qp->sq.req)
-		qp->sq.req++;
-	wqe_done(qp, w, st);
 }
 
 /* NAK at psn: everything before psn is acknowledged (C9-...), the WQE
@@ -237,6 +250,23 @@ comp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, const uint8_
 	comp_fail(qp, c, w, t == SRNIC_AETH_NAK ? nak_to_status(val) : IBV_WC_REM_OP_ERR);
 }
 
+/* An ACK at psn inside a SEND/WRITE (AckReq every SRNIC_ACK_REQ_INTERVAL
+ * packets): the packets up to psn need no resend; a timeout resumes after
+ * them. True if that is further than before (progress). */
+static bool
+comp_ack_inside(struct srnic_swqe *w, uint32_t psn, uint32_t sent)
+{
+	uint32_t n;
+
+	if (!srnic_psn_in_window(psn, w->first_psn, sent))
+		return false;
+	n = ((psn - w->first_psn) & SRNIC_PSN_MASK) + 1;
+	if (n <= w->acked_pkts)
+		return false;
+	w->acked_pkts = n;
+	return true;
+}
+
 void
 srnic_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt)
 {
@@ -286,10 +316,21 @@ srnic_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *p
 		if (w->state != SRNIC_WQE_SENT)
 			break;
 		if (ev == COMP_EV_NAK ? srnic_psn_diff(psn, wqe_last_psn(w)) <= 0
-				      : srnic_psn_diff(psn, wqe_last_psn(w)) < 0)
+				      : srnic_psn_diff(psn, wqe_last_psn(w)) < 0) {
+			if (ev == COMP_EV_ACK)
+				progress |= comp_ack_inside(w, psn, w->npkts);
 			break;
+		}
 		wqe_done(qp, w, IBV_WC_SUCCESS);
 		progress = true;
+	}
+	if (ev == COMP_EV_ACK && c == qp->sq.req &&
+	    c != atomic_load_explicit(&qp->sq.head, memory_order_acquire)) {
+		struct srnic_swqe *w = &qp->sq.wqe[c & qp->sq.mask];
+
+		/* an ACK inside the message still being sent */
+		if (w->state == SRNIC_WQE_SENDING && !wqe_is_rd_atomic(w))
+			progress |= comp_ack_inside(w, psn, w->sent_pkts);
 	}
 	if (ev == COMP_EV_NAK)
 		comp_nak(eng, qp, c, aeth, psn);
@@ -353,5 +394,48 @@ srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 	qp->req.retry_left--;
 	eng_qp_stat(eng, SRNIC_STAT_RETRANSMIT, &qp->stats.retransmits);
-	comp_rewind(qp, c, w->first_psn);
+	srnic_eng_route_refresh(eng, qp); /* the peer may have moved */
+	/* from the first packet no ACK covered (a READ asks for what is
+	 * missing, an atomic is one packet) */
+	comp_rewind(qp, c, srnic_psn_add(w->first_psn, wqe_is_rd_atomic(w) ? 0 : w->acked_pkts));
+}
+
+/* The peer's MAC is not known yet (ARP/ND unanswered): nothing has gone,
+ * but the local ACK timer runs as if the first request had (rxe sends into
+ * the neighbour miss and its retransmit timer fires), so that a peer that
+ * never resolves fails the QP instead of hanging it (C9-140). Armed when
+ * the first WQE waits; each expiry spends one of retry_cnt (true: ask for
+ * the MAC again); spent, the first WQE completes with RETRY_EXC_ERR and the
+ * QP goes to ERR (the rest is flushed). */
+bool
+srnic_comp_timer_unresolved(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	uint32_t c = atomic_load_explicit(&qp->sq.comp, memory_order_relaxed);
+	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
+	struct srnic_swqe *w;
+
+	if (qp->timeout == 0 || c == head || c != qp->sq.req)
+		return false; /* no timer, nothing posted, or something went */
+	if (qp->req.timer_at == 0) {
+		qp->req.timer_at = eng->now + qp->timeout_cycles;
+		srnic_eng_timer_arm(eng, qp, qp->req.timer_at);
+		return false;
+	}
+	if (eng->now < qp->req.timer_at)
+		return false;
+	eng_qp_stat(eng, SRNIC_STAT_TIMEOUT, &qp->stats.timeouts);
+	if (qp->req.retry_left == 0) {
+		w = &qp->sq.wqe[c & qp->sq.mask];
+		/* never started: no READ/atomic slot to give back */
+		w->state = SRNIC_WQE_DONE;
+		w->wc_status = IBV_WC_RETRY_EXC_ERR;
+		qp->sq.req++;
+		qp->req.timer_at = 0;
+		srnic_comp_retire(eng, qp);
+		return false;
+	}
+	qp->req.retry_left--;
+	qp->req.timer_at = eng->now + qp->timeout_cycles;
+	srnic_eng_timer_arm(eng, qp, qp->req.timer_at);
+	return true;
 }

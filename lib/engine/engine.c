@@ -244,6 +244,7 @@ qp_resolve(struct srnic_engine *eng, struct srnic_qp *qp)
 		qp->route_ok = 1;
 		return;
 	}
+	srnic_neigh_want(eng->dev, qp->route.dst_ip); /* the reply is learned */
 	if (!qp->arp_waiting && eng->nb_arp_wait < SRNIC_ARP_WAIT_MAX) {
 		qp->arp_waiting = 1;
 		eng->arp_wait[eng->nb_arp_wait++] = qp;
@@ -254,6 +255,29 @@ qp_resolve(struct srnic_engine *eng, struct srnic_qp *qp)
 		srnic_neigh_solicit(eng, qp->route.dst_ip);
 	}
 	srnic_eng_timer_arm(eng, qp, qp->arp_next_tsc);
+}
+
+/* A retry timeout of a QP whose route is resolved: its peer's MAC may have
+ * moved (item 14). Take what the table knows now (a reply or gratuitous
+ * ARP since); if nothing changed, ask again, so that the reply refreshes
+ * the entry for the next retry. Static entries, and MACs the address
+ * vector gave (no entry), are left alone. One request per expiry at most:
+ * the ACK timeout and retry_cnt bound them. */
+void
+srnic_eng_route_refresh(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	struct rte_ether_addr mac;
+	bool is_static;
+
+	if (srnic_neigh_peek(eng->dev, qp->route.dst_ip, &mac, &is_static) != 0 || is_static)
+		return;
+	if (!rte_is_same_ether_addr(&mac, &qp->route.dst_mac)) {
+		qp->route.dst_mac = mac;
+		srnic_hdr_tmpl_build(&qp->tmpl, &qp->route, qp->dest_qpn);
+		eng_stat(eng, SRNIC_STAT_NEIGH_MAC_MOVED, 1);
+		return;
+	}
+	srnic_neigh_solicit(eng, qp->route.dst_ip);
 }
 
 /* ---- the timer wheel ---- */
@@ -424,8 +448,16 @@ eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 		return false;
 	if (unlikely(!qp->route_ok)) {
 		qp_resolve(eng, qp);
-		if (!qp->route_ok)
-			return false; /* the wheel wakes it for the next ARP/ND */
+		if (!qp->route_ok) {
+			/* Nothing can go, but the ACK timer runs (item 9): an
+			 * expiry spends a retry and asks for the MAC again. */
+			if (st == IBV_QPS_RTS && srnic_comp_timer_unresolved(eng, qp)) {
+				qp->arp_next_tsc = 0;
+				qp_resolve(eng, qp);
+			}
+			/* the wheel wakes it for the next ARP/ND or expiry */
+			return srnic_qp_cur_state(qp) == IBV_QPS_ERR;
+		}
 	}
 	more = qp->resp_owed ? srnic_resp_run(eng, qp) : false;
 	if (st == IBV_QPS_RTS) {

@@ -223,6 +223,14 @@ bool srnic_comp_outstanding(const struct srnic_qp *qp);
  * unacknowledged request or fail it once retry_cnt is spent. */
 void srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp);
 
+/* A retry timeout: refresh the peer's MAC from the neighbour table, or
+ * ask for it again (engine.c). */
+void srnic_eng_route_refresh(struct srnic_engine *eng, struct srnic_qp *qp);
+
+/* Completer: the local ACK timer of a QP whose peer's MAC is unknown (its
+ * WQEs wait); true when an expiry spent a retry (ask for the MAC again). */
+bool srnic_comp_timer_unresolved(struct srnic_engine *eng, struct srnic_qp *qp);
+
 /* Retire finished WQEs in order from sq.comp: CQEs for signaled ones and
  * for errors (an error moves the QP to ERR). */
 void srnic_comp_retire(struct srnic_engine *eng, struct srnic_qp *qp);

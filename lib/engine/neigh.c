@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The device as a well-behaved host: it answers ARP requests and IPv6
- * neighbour solicitations for its address, learns peers from what it
- * hears, and asks for a QP's peer when the address vector gave only a GID.
- * Not the data path: the table is small and behind a spinlock.
+ * neighbour solicitations for its address, and asks for a QP's peer when
+ * the address vector gave only a GID. It learns only what a QP asked for
+ * (a pending entry) or what asked for us, refreshes what it knows from
+ * replies and gratuitous ARP (a MAC move), keeps the application's static
+ * entries and evicts the least recently used. Not the data path: the
+ * table is small and behind a spinlock.
  */
 #include <rte_arp.h>
 #include <rte_icmp.h>
@@ -28,53 +31,152 @@ ip_len(const struct srnic_dev *dev)
 	return dev->ip_ver == 4 ? 4 : 16;
 }
 
+/* Under neigh_lock. */
+static struct srnic_neigh *
+neigh_find(struct srnic_dev *dev, const uint8_t *ip)
+{
+	unsigned int i;
+
+	for (i = 0; i < SRNIC_NEIGH_MAX; i++) {
+		struct srnic_neigh *n = &dev->neigh[i];
+
+		if (n->state != SRNIC_NEIGH_FREE && memcmp(n->ip, ip, ip_len(dev)) == 0)
+			return n;
+	}
+	return NULL;
+}
+
+/* A slot for a new entry, under neigh_lock: a free one, else the least
+ * recently used entry that may go. Static entries never go; live ones (a
+ * QP looked them up) and pending ones (a QP waits) only for a QP's need,
+ * so that a flood of ARP on the segment evicts nothing a QP uses. */
+static struct srnic_neigh *
+neigh_victim(struct srnic_dev *dev, bool for_qp)
+{
+	struct srnic_neigh *v = NULL;
+	unsigned int i;
+
+	for (i = 0; i < SRNIC_NEIGH_MAX; i++) {
+		struct srnic_neigh *n = &dev->neigh[i];
+
+		if (n->state == SRNIC_NEIGH_FREE)
+			return n;
+		if (n->state == SRNIC_NEIGH_STATIC ||
+		    (!for_qp && (n->live || n->state == SRNIC_NEIGH_PENDING)))
+			continue;
+		if (v == NULL || n->last_used < v->last_used)
+			v = n;
+	}
+	return v;
+}
+
+static void
+neigh_fill(struct srnic_dev *dev, struct srnic_neigh *n, const uint8_t *ip,
+	   const struct rte_ether_addr *mac, enum srnic_neigh_state st, bool live)
+{
+	memset(n, 0, sizeof(*n));
+	memcpy(n->ip, ip, ip_len(dev));
+	n->ip_ver = dev->ip_ver;
+	if (mac != NULL)
+		n->mac = *mac;
+	n->state = (uint8_t)st;
+	n->live = live;
+	n->last_used = ++dev->neigh_clock;
+}
+
+int
+srnic_neigh_peek(struct srnic_dev *dev, const uint8_t *ip, struct rte_ether_addr *mac,
+		 bool *is_static)
+{
+	struct srnic_neigh *n;
+	int rc = -ENOENT;
+
+	rte_spinlock_lock(&dev->neigh_lock);
+	n = neigh_find(dev, ip);
+	if (n != NULL && n->state != SRNIC_NEIGH_PENDING) {
+		*mac = n->mac;
+		*is_static = n->state == SRNIC_NEIGH_STATIC;
+		rc = 0;
+	}
+	rte_spinlock_unlock(&dev->neigh_lock);
+	return rc;
+}
+
 int
 srnic_neigh_lookup(struct srnic_dev *dev, const uint8_t *ip, struct rte_ether_addr *mac)
 {
+	struct srnic_neigh *n;
 	int rc = -ENOENT;
-	unsigned int i;
 
 	rte_spinlock_lock(&dev->neigh_lock);
-	for (i = 0; i < SRNIC_NEIGH_MAX; i++) {
-		const struct srnic_neigh *n = &dev->neigh[i];
-
-		if (n->valid && memcmp(n->ip, ip, ip_len(dev)) == 0) {
-			*mac = n->mac;
-			rc = 0;
-			break;
-		}
+	n = neigh_find(dev, ip);
+	if (n != NULL && n->state != SRNIC_NEIGH_PENDING) {
+		*mac = n->mac;
+		n->live = 1;
+		n->last_used = ++dev->neigh_clock;
+		rc = 0;
 	}
 	rte_spinlock_unlock(&dev->neigh_lock);
 	return rc;
 }
 
 void
-srnic_neigh_update(struct srnic_dev *dev, const uint8_t *ip, const struct rte_ether_addr *mac)
+srnic_neigh_want(struct srnic_dev *dev, const uint8_t *ip)
 {
-	struct srnic_neigh *free_slot = NULL;
-	unsigned int i;
+	struct srnic_neigh *n;
 
 	rte_spinlock_lock(&dev->neigh_lock);
-	for (i = 0; i < SRNIC_NEIGH_MAX; i++) {
-		struct srnic_neigh *n = &dev->neigh[i];
-
-		if (n->valid && memcmp(n->ip, ip, ip_len(dev)) == 0) {
-			n->mac = *mac;
-			atomic_fetch_add_explicit(&dev->neigh_gen, 1, memory_order_release);
-	rte_spinlock_unlock(&dev->neigh_lock);
-			return;
-		}
-		if (!n->valid && free_slot == NULL)
-			free_slot = n;
+	n = neigh_find(dev, ip);
+	if (n != NULL) {
+		n->live = 1;
+		n->last_used = ++dev->neigh_clock;
+	} else if ((n = neigh_victim(dev, true)) != NULL) {
+		neigh_fill(dev, n, ip, NULL, SRNIC_NEIGH_PENDING, true);
 	}
-	if (free_slot == NULL)
-		free_slot = &dev->neigh[ip[ip_len(dev) - 1] % SRNIC_NEIGH_MAX]; /* evict */
-	memset(free_slot->ip, 0, sizeof(free_slot->ip));
-	memcpy(free_slot->ip, ip, ip_len(dev));
-	free_slot->mac = *mac;
-	free_slot->valid = 1;
-	atomic_fetch_add_explicit(&dev->neigh_gen, 1, memory_order_release);
 	rte_spinlock_unlock(&dev->neigh_lock);
+}
+
+int
+srnic_neigh_update(struct srnic_dev *dev, const uint8_t *ip, const struct rte_ether_addr *mac,
+		   enum srnic_neigh_src src)
+{
+	struct srnic_neigh *n;
+	int rc = 0;
+
+	rte_spinlock_lock(&dev->neigh_lock);
+	n = neigh_find(dev, ip);
+	if (n != NULL) {
+		/* The application's entries are not the wire's to change. */
+		if (n->state == SRNIC_NEIGH_STATIC && src != SRNIC_NEIGH_SRC_STATIC)
+			goto out;
+		/* A reply or gratuitous ARP for an address we know refreshes
+		 * it: a MAC move reaches the QPs (they take it at their next
+		 * retry timeout, srnic_eng_route_refresh()). */
+		if (n->state == SRNIC_NEIGH_PENDING || !rte_is_same_ether_addr(&n->mac, mac) ||
+		    src == SRNIC_NEIGH_SRC_STATIC) {
+			n->mac = *mac;
+			n->state = src == SRNIC_NEIGH_SRC_STATIC ? SRNIC_NEIGH_STATIC
+								 : SRNIC_NEIGH_LEARNED;
+			atomic_fetch_add_explicit(&dev->neigh_gen, 1, memory_order_release);
+		}
+		n->last_used = ++dev->neigh_clock;
+		goto out;
+	}
+	/* Learn only what asked us (we will talk to it) or what the
+	 * application set; other hosts' chatter is not ours to keep. */
+	if (src == SRNIC_NEIGH_SRC_HEARD)
+		goto out;
+	n = neigh_victim(dev, src == SRNIC_NEIGH_SRC_STATIC);
+	if (n == NULL) {
+		rc = -ENOSPC;
+		goto out;
+	}
+	neigh_fill(dev, n, ip, mac,
+		   src == SRNIC_NEIGH_SRC_STATIC ? SRNIC_NEIGH_STATIC : SRNIC_NEIGH_LEARNED, false);
+	atomic_fetch_add_explicit(&dev->neigh_gen, 1, memory_order_release);
+out:
+	rte_spinlock_unlock(&dev->neigh_lock);
+	return rc;
 }
 
 int
@@ -84,8 +186,8 @@ srnic_dev_add_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
 	if (dev == NULL || gid == NULL || mac == NULL ||
 	    srnic_gid_is_v4mapped(gid) != (dev->ip_ver == 4))
 		return -EINVAL;
-	srnic_neigh_update(dev, dev->ip_ver == 4 ? &gid->raw[12] : gid->raw, mac);
-	return 0;
+	return srnic_neigh_update(dev, dev->ip_ver == 4 ? &gid->raw[12] : gid->raw, mac,
+				  SRNIC_NEIGH_SRC_STATIC);
 }
 
 static void
@@ -106,6 +208,7 @@ arp_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint32_t l2)
 	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	struct rte_arp_hdr *arp;
 	uint32_t sip, tip;
+	bool asks_us;
 
 	/* Not the Ethernet/IPv4 ARP of an IPv4 device: the host's. */
 	if (rte_pktmbuf_data_len(m) < l2 + sizeof(*arp) || dev->ip_ver != 4)
@@ -118,10 +221,12 @@ arp_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint32_t l2)
 	eng_stat(eng, SRNIC_STAT_RX_ARP, 1);
 	sip = arp->arp_data.arp_sip;
 	tip = arp->arp_data.arp_tip;
+	asks_us = arp->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) &&
+		  memcmp(&tip, dev->ip, 4) == 0;
 	if (sip != 0)
-		srnic_neigh_update(dev, (const uint8_t *)&sip, &arp->arp_data.arp_sha);
-	if (arp->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) &&
-	    memcmp(&tip, dev->ip, 4) == 0) {
+		srnic_neigh_update(dev, (const uint8_t *)&sip, &arp->arp_data.arp_sha,
+				   asks_us ? SRNIC_NEIGH_SRC_ASKED_US : SRNIC_NEIGH_SRC_HEARD);
+	if (asks_us) {
 		/* Answer in place. */
 		arp->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REPLY);
 		arp->arp_data.arp_tha = arp->arp_data.arp_sha;
@@ -231,7 +336,8 @@ nd_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint32_t l2)
 		    (icmp[0] == ND_NA && icmp[o] == ND_OPT_TGT_LL))
 			ll = (const struct rte_ether_addr *)(icmp + o + 2);
 	if (icmp[0] == ND_NA) {
-		srnic_neigh_update(dev, icmp + 8, ll != NULL ? ll : &eth->src_addr);
+		srnic_neigh_update(dev, icmp + 8, ll != NULL ? ll : &eth->src_addr,
+				   SRNIC_NEIGH_SRC_HEARD);
 	} else if (memcmp(icmp + 8, dev->ip, 16) == 0) {
 		static const uint8_t unspec[16];
 		static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 1 };
@@ -245,7 +351,8 @@ nd_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint32_t l2)
 			r = nd_build(eng, ND_NA, &all_nodes_mac, all_nodes, dev->ip,
 				     ND_NA_FLAG_OVERRIDE);
 		} else {
-			srnic_neigh_update(dev, ip6->src_addr, ll != NULL ? ll : &eth->src_addr);
+			srnic_neigh_update(dev, ip6->src_addr, ll != NULL ? ll : &eth->src_addr,
+					   SRNIC_NEIGH_SRC_ASKED_US);
 			r = nd_build(eng, ND_NA, &eth->src_addr, ip6->src_addr, dev->ip,
 				     ND_NA_FLAG_SOLICITED | ND_NA_FLAG_OVERRIDE);
 		}

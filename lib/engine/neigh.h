@@ -17,8 +17,24 @@ srnic_gid_is_v4mapped(const union ibv_gid *g)
 	return memcmp(g->raw, pfx, sizeof(pfx)) == 0;
 }
 
+/* Where a neighbour's MAC comes from: what may be learned (item 14). */
+enum srnic_neigh_src {
+	SRNIC_NEIGH_SRC_STATIC,     /* the application: kept, never evicted */
+	SRNIC_NEIGH_SRC_ASKED_US,   /* an ARP request / NS for our address */
+	SRNIC_NEIGH_SRC_HEARD,      /* a reply, gratuitous ARP, NA: only for an address we know or want */
+};
+
+/* The MAC of ip if known (a QP's lookup: the entry becomes live); -ENOENT. */
 int srnic_neigh_lookup(struct srnic_dev *dev, const uint8_t *ip, struct rte_ether_addr *mac);
-void srnic_neigh_update(struct srnic_dev *dev, const uint8_t *ip, const struct rte_ether_addr *mac);
+/* The same without marking it; *is_static says whether the application set it. */
+int srnic_neigh_peek(struct srnic_dev *dev, const uint8_t *ip, struct rte_ether_addr *mac,
+		     bool *is_static);
+/* A QP needs ip: a pending entry, so that the reply is learned. */
+void srnic_neigh_want(struct srnic_dev *dev, const uint8_t *ip);
+/* Learn or refresh ip -> mac as src allows; 0, or -ENOSPC (table full of
+ * entries src may not evict). */
+int srnic_neigh_update(struct srnic_dev *dev, const uint8_t *ip, const struct rte_ether_addr *mac,
+		       enum srnic_neigh_src src);
 /* ARP / ND frame for us: answer or learn. Returns true if consumed (m freed). */
 bool srnic_neigh_rx(struct srnic_engine *eng, struct rte_mbuf *m);
 /* Ask who has ip (ARP request or neighbour solicitation). */

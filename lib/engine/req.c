@@ -2,7 +2,8 @@
 /*
  * Requester: send queue WQEs -> request packets. Segments SEND/WRITE by the
  * path MTU, assigns PSNs (a READ reserves one PSN per response packet,
- * IBTA 9.7.1), sets AckReq on the last packet of each message, honours
+ * IBTA 9.7.1), sets AckReq on the last packet of each message and every
+ * SRNIC_ACK_REQ_INTERVAL packets inside a long one, honours
  * fences and max_rd_atomic. Payload is attached zero-copy from the
  * registered memory the SGEs name; inline data is copied.
  */
@@ -202,6 +203,10 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w)
 		if (last) {
 			srnic_bth_set_ackreq(bth, true);
 			srnic_bth_set_se(bth, w->solicited && !write);
+		} else if ((w->sent_pkts + 1) % SRNIC_ACK_REQ_INTERVAL == 0) {
+			/* inside a long message too: a timeout then resends
+			 * only what no ACK covered (comp.c, acked_pkts) */
+			srnic_bth_set_ackreq(bth, true);
 		}
 		rc = req_gather(eng, qp, w, m, off, len);
 		if (rc != 0) {
@@ -285,6 +290,7 @@ srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 			}
 			w->npkts = wqe_npkts(w, qp->pmtu);
 			w->first_psn = qp->req.psn;
+			w->acked_pkts = 0;
 			qp->req.psn = srnic_psn_add(qp->req.psn, w->npkts);
 			w->state = SRNIC_WQE_SENDING;
 			if (rd_atomic)

@@ -17,6 +17,7 @@
 	X(TX_ARP, "tx_arp") \
 	X(RX_ND, "rx_nd") \
 	X(TX_ND, "tx_nd") \
+	X(NEIGH_MAC_MOVED, "neigh_mac_moved")       /* a QP took its peer's new MAC at a retry timeout */ \
 	X(RX_MALFORMED, "rx_malformed")             /* parse failed (any reason but ICRC) */ \
 	X(RX_ICRC_ERR, "rx_icrc_err") \
 	X(RX_NOT_FOR_US, "rx_not_for_us")           /* destination IP/MAC not ours */ \
@@ -56,6 +57,8 @@
 	X(COMP_RNR, "comp_rnr_rcvd") \
 	X(COMP_UNEXPECTED, "comp_unexpected")       /* response matching no WQE */ \
 	X(COMP_DUP_ACK, "comp_dup_ack") \
+	X(COMP_READ_LEN_ERR, "comp_read_resp_len_err") /* READ response of the wrong length: dropped */ \
+	X(COMP_READ_POS_ERR, "comp_read_resp_pos_err") /* LAST where not last, or not where last */ \
 	X(CQE, "cqe") \
 	X(CQE_ERR, "cqe_err") \
 	X(CQ_OVERFLOW, "cq_overflow") \

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Requester and completer timers (issue 12, items 11 and 12): AckReq
+ * every SRNIC_ACK_REQ_INTERVAL packets inside a long message, so that a
+ * timeout resends only what no ACK covered; an implied NAK (a READ's
+ * response lost, a later PSN answered) spends retry_cnt like a timeout;
+ * READ responses of the wrong length or position are dropped and counted.
+ */
+#include <string.h>
+
+#include <rte_ethdev.h>
+
+#include "e2e_fixture.h"
+#include "test_eal.h"
+
+#define PSN0 1000
+#define TAIL_PKTS 200                 /* a WRITE of 200 packets of 1024 bytes */
+#define ACK_EVERY 64                  /* SRNIC_ACK_REQ_INTERVAL, as rxe */
+#define TMO_LONG 14                   /* 67 ms: no spurious timeout while 200 packets go */
+#define TMO_SHORT 10                  /* 4.2 ms */
+
+static struct e2e_bufs bufs;
+
+static void
+fresh(uint8_t timeout, uint8_t retry_cnt, size_t len)
+{
+	struct e2e_conf c = { .mtu = IBV_MTU_1024, .psn = { PSN0, 900 }, .timeout = timeout,
+			      .retry_cnt = retry_cnt };
+
+	e2e_qps_renew(&c);
+	e2e_bufs_new(&bufs, len, IBV_ACCESS_LOCAL_WRITE);
+	e2e_bufs_fill(&bufs, 3, 4);
+}
+
+static uint32_t
+count_op(int side, uint8_t opcode)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < E->npkts; i++)
+		n += E->pkts[i].side == side && E->pkts[i].opcode == opcode;
+	return n;
+}
+
+/* Item 11: a 200-packet WRITE asks for an ACK at packets 64, 128, 192 and
+ * the last; the last ACK is lost. The timeout resends from the first PSN
+ * no ACK covered (PSN0 + 192): 8 packets, not 200. */
+static void
+test_tail_loss_resends_tail(void **state)
+{
+	const uint32_t len = TAIL_PKTS * 1024;
+	int64_t tmo = srnic_dev_stat(E->p.dev[0], "retry_timeout");
+	uint32_t i, writes = 0, resent = 0, acks = 0, ackreq = 0;
+	uint32_t ack_psn[8];
+
+	RTE_SET_USED(state);
+	fresh(TMO_LONG, 7, 256 * 1024);
+	e2e_drop_arm(1, SRNIC_OP_RC_ACK, 3, 1); /* B's 4th ACK: the one for the last PSN */
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, len, 0, IBV_SEND_SIGNALED);
+	e2e_wait_wc(0, 1);
+	e2e_settle(4);
+	if (E->wc[0][0].status != IBV_WC_SUCCESS)
+		e2e_dump();
+	assert_int_equal(E->wc[0][0].status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[0][0].wr_id, 1);
+	assert_memory_equal(bufs.r, bufs.l, len);
+	assert_int_equal(E->drop.dropped, 1);
+	assert_int_equal(srnic_dev_stat(E->p.dev[0], "retry_timeout") - tmo, 1);
+	for (i = 0; i < E->npkts; i++) {
+		const struct e2e_pkt *k = &E->pkts[i];
+		uint32_t off = (k->psn - PSN0) & SRNIC_PSN_MASK;
+
+		if (k->side == 1 && k->opcode == SRNIC_OP_RC_ACK) {
+			assert_true(acks < RTE_DIM(ack_psn));
+			ack_psn[acks++] = k->psn;
+			continue;
+		}
+		if (k->side != 0)
+			continue;
+		writes++;
+		if (writes > TAIL_PKTS) {
+			/* the resent ones: 192..199, in order */
+			assert_int_equal(off, TAIL_PKTS - (TAIL_PKTS % ACK_EVERY) + resent);
+			resent++;
+			continue;
+		}
+		assert_int_equal(off, writes - 1);
+		if (srnic_bth_ackreq(e2e_bth(k))) {
+			assert_true(off + 1 == TAIL_PKTS || (off + 1) % ACK_EVERY == 0);
+			ackreq++;
+		}
+	}
+	assert_int_equal(ackreq, TAIL_PKTS / ACK_EVERY + 1);
+	assert_int_equal(resent, TAIL_PKTS % ACK_EVERY);
+	/* ACKs seen by A: 63, 127, 191 (the 199 one lost), then 199 again */
+	assert_int_equal(acks, 4);
+	assert_int_equal(ack_psn[0], PSN0 + 63);
+	assert_int_equal(ack_psn[1], PSN0 + 127);
+	assert_int_equal(ack_psn[2], PSN0 + 191);
+	assert_int_equal(ack_psn[3], PSN0 + TAIL_PKTS - 1);
+}
+
+/* Item 12: every READ response is lost, the WRITE behind the READ is
+ * ACKed: each ACK for the later PSN is an implied NAK for the READ. Each
+ * resend, whether implied NAK or timeout, spends one of retry_cnt: the
+ * READ goes out 1 + retry_cnt times, then fails, and the WRITE is flushed. */
+static void
+test_implied_nak_spends_retry(void **state)
+{
+	const uint8_t retry = 3;
+
+	RTE_SET_USED(state);
+	fresh(TMO_SHORT, retry, 1 << 16);
+	e2e_drop_arm(1, SRNIC_OP_RC_READ_RESP_ONLY, 0, UINT32_MAX);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, 1, 0, 512, 0, IBV_SEND_SIGNALED);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 2, 4096, 100, 4096, IBV_SEND_SIGNALED);
+	e2e_wait_wc(0, 2);
+	e2e_settle(4);
+	assert_int_equal(E->wc[0][0].wr_id, 1);
+	assert_int_equal(E->wc[0][0].status, IBV_WC_RETRY_EXC_ERR);
+	assert_int_equal(E->wc[0][1].wr_id, 2);
+	assert_int_equal(E->wc[0][1].status, IBV_WC_WR_FLUSH_ERR);
+	assert_int_equal(srnic_qp_state(E->qp[0]), IBV_QPS_ERR);
+	assert_int_equal(count_op(0, SRNIC_OP_RC_READ_REQ), 1 + retry);
+	assert_true(E->drop.dropped >= 1u + retry);
+}
+
+/* A copy of B's READ response k with PSN psn, opcode op and drop bytes of
+ * payload fewer, IPv4/UDP lengths, header checksum and ICRC fixed, sent
+ * into A's RX. */
+static void
+inject_resp(const struct e2e_pkt *k, uint32_t psn, uint8_t op, uint32_t drop)
+{
+	uint8_t f[2048];
+	uint32_t len = k->len - drop, l3 = k->l3_off, l4 = k->l4_off, icrc;
+	uint16_t c;
+	struct rte_mbuf *m;
+
+	assert_true(k->len <= sizeof(f));
+	assert_int_equal(k->data[l3] >> 4, 4); /* IPv4 */
+	memcpy(f, k->data, k->len - 4 - drop);
+	f[k->bth_off] = op;
+	srnic_bth_set_psn(f + k->bth_off, psn);
+	srnic_st16(f + l3 + 2, (uint16_t)(srnic_ld16(f + l3 + 2) - drop));
+	f[l3 + 10] = f[l3 + 11] = 0;
+	c = srnic_ref_cksum_fold(srnic_ref_sum16(0, f + l3, 20));
+	srnic_st16(f + l3 + 10, c);
+	srnic_st16(f + l4 + 4, (uint16_t)(srnic_ld16(f + l4 + 4) - drop));
+	icrc = srnic_ref_icrc(f + l3, len - 4 - l3, 4);
+	f[len - 4] = (uint8_t)icrc;
+	f[len - 3] = (uint8_t)(icrc >> 8);
+	f[len - 2] = (uint8_t)(icrc >> 16);
+	f[len - 1] = (uint8_t)(icrc >> 24);
+	m = rte_pktmbuf_alloc(srnic_test_pool());
+	assert_non_null(m);
+	memcpy(rte_pktmbuf_append(m, (uint16_t)len), f, len);
+	assert_int_equal(rte_eth_tx_burst(E->p.port[1], 0, &m, 1), 1);
+}
+
+/* Item 12: READ responses of the wrong length or position are dropped,
+ * each under its own counter, and place nothing; the READ's retry then
+ * completes it. */
+static void
+test_bad_read_resp_counted(void **state)
+{
+	int64_t len_err = srnic_dev_stat(E->p.dev[0], "comp_read_resp_len_err");
+	int64_t pos_err = srnic_dev_stat(E->p.dev[0], "comp_read_resp_pos_err");
+	const struct e2e_pkt *tmpl = NULL;
+	uint32_t i, psn = 0;
+
+	RTE_SET_USED(state);
+	assert_true(len_err >= 0);
+	assert_true(pos_err >= 0);
+	fresh(TMO_SHORT, 7, 1 << 16);
+	/* a READ answered normally: its response is the template */
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, 1, 0, 1024, 0, IBV_SEND_SIGNALED);
+	e2e_wait_wc(0, 1);
+	e2e_settle(2);
+	assert_int_equal(E->wc[0][0].status, IBV_WC_SUCCESS);
+	for (i = 0; i < E->npkts; i++)
+		if (E->pkts[i].side == 1 && E->pkts[i].opcode == SRNIC_OP_RC_READ_RESP_ONLY)
+			tmpl = &E->pkts[i];
+	assert_non_null(tmpl);
+
+	/* the second READ's response is lost: it stays outstanding */
+	e2e_drop_arm(1, SRNIC_OP_RC_READ_RESP_ONLY, 0, 1);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, 2, 8192, 1024, 8192, IBV_SEND_SIGNALED);
+	E2E_RUN_UNTIL(E->drop.dropped == 1);
+	for (i = 0; i < E->npkts; i++)
+		if (E->pkts[i].side == 0 && E->pkts[i].opcode == SRNIC_OP_RC_READ_REQ)
+			psn = E->pkts[i].psn;
+	assert_int_equal(psn, PSN0 + 1);
+	inject_resp(tmpl, psn, SRNIC_OP_RC_READ_RESP_ONLY, 4); /* 1020 bytes of 1024 */
+	inject_resp(tmpl, psn, SRNIC_OP_RC_READ_RESP_FIRST, 0); /* FIRST of a 1-packet READ */
+	E2E_RUN_UNTIL(srnic_dev_stat(E->p.dev[0], "comp_read_resp_pos_err") > pos_err);
+	assert_int_equal(srnic_dev_stat(E->p.dev[0], "comp_read_resp_len_err") - len_err, 1);
+	assert_int_equal(srnic_dev_stat(E->p.dev[0], "comp_read_resp_pos_err") - pos_err, 1);
+	e2e_wait_wc(0, 2);
+	assert_int_equal(E->wc[0][1].wr_id, 2);
+	assert_int_equal(E->wc[0][1].status, IBV_WC_SUCCESS);
+	assert_memory_equal(bufs.l + 8192, bufs.r + 8192, 1024);
+	assert_memory_equal(bufs.l, bufs.r, 1024);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_tail_loss_resends_tail, e2e_setup,
+						e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_implied_nak_spends_retry, e2e_setup,
+						e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_bad_read_resp_counted, e2e_setup,
+						e2e_teardown),
+	};
+
+	return cmocka_run_group_tests_name("rc_timers", tests, e2e_group_setup,
+					   e2e_group_teardown);
+}
