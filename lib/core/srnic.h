@@ -61,6 +61,8 @@ struct rte_mbuf;
 #define SRNIC_MAX_MSG_SIZE (1u << 31) /**< bytes per message */
 #define SRNIC_MAX_ENGINES_PER_DEV 16 /**< RX/TX queue pairs used on one port */
 #define SRNIC_GID_TBL_LEN 2        /**< 0: link-local from MAC, 1: IP-based RoCEv2 */
+#define SRNIC_GID_INDEX_LL 0       /**< fe80:: from the MAC: listed, not a source (see srnic_modify_qp) */
+#define SRNIC_GID_INDEX_IP 1       /**< the device's address: the one sgid_index a QP takes */
 
 /** Callback for frames that are not RoCEv2 (nor ARP/ND srnic answers). */
 typedef void (*srnic_host_rx_cb)(struct srnic_dev *dev, struct rte_mbuf *m, void *arg);
@@ -195,6 +197,13 @@ uint32_t srnic_qp_num(const struct srnic_qp *qp);
  * IBV_QP_MAX_DEST_RD_ATOMIC, IBV_QP_MIN_RNR_TIMER. RTS needs IBV_QP_SQ_PSN,
  * IBV_QP_TIMEOUT, IBV_QP_RETRY_CNT, IBV_QP_RNR_RETRY, IBV_QP_MAX_QP_RD_ATOMIC.
  * The peer's MAC comes from a static neighbour or ARP/ND; set dmac to skip it.
+ * The AV's grh.sgid_index must be SRNIC_GID_INDEX_IP: srnic sends and
+ * receives on its one configured address only, so the link-local GID 0 it
+ * lists (as rxe does) is refused with -EINVAL rather than accepted and
+ * ignored (perftest needs -x 1; rdma_cm picks the IP's GID by itself).
+ * grh.hop_limit is the IPv4 TTL / IPv6 hop limit (0: 64, SRNIC_IP_TTL);
+ * grh.flow_label the IPv6 flow label and the UDP source port's entropy; 0
+ * means the one Linux derives from the two QPNs (rdma_calc_flow_label()).
  * Returns -EINVAL for a bad transition or attribute.
  */
 int srnic_modify_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask);

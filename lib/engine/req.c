@@ -201,7 +201,9 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w)
 			srnic_immdt_set_be(bth + oi->offset[SRNIC_HDR_IMMDT], w->imm_data);
 		if (last) {
 			srnic_bth_set_ackreq(bth, true);
-			srnic_bth_set_se(bth, w->solicited && !write);
+			/* SE belongs to the messages that consume a RECV (IBTA ch. 9 BTH):
+			 * SEND and WRITE with immediate, as rxe sets it. */
+			srnic_bth_set_se(bth, w->solicited && (!write || imm));
 		}
 		rc = req_gather(eng, qp, w, m, off, len);
 		if (rc != 0) {
