@@ -30,7 +30,8 @@ srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
 	struct srnic_qp *qp;
 	uint32_t i, idx = 0, sq_size, rq_size;
 
-	if (pd == NULL || a == NULL || a->send_cq == NULL || a->recv_cq == NULL) {
+	if (pd == NULL || a == NULL || a->send_cq == NULL || a->recv_cq == NULL ||
+	    (a->comp_mask & ~(SRNIC_QP_INIT_ATTR_RESERVED - 1)) != 0) {
 		rte_errno = EINVAL;
 		return NULL;
 	}

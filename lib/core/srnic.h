@@ -67,6 +67,21 @@ struct rte_mbuf;
 /** Callback for frames that are not RoCEv2 (nor ARP/ND srnic answers). */
 typedef void (*srnic_host_rx_cb)(struct srnic_dev *dev, struct rte_mbuf *m, void *arg);
 
+/**
+ * srnic_dev_conf.comp_mask: one bit per field added after the base ones,
+ * as rdma-core's _ex structs. A field whose bit is clear is not read (its
+ * default applies), so a caller that zeroes the struct keeps the behaviour
+ * of the version it was written for; bits from SRNIC_DEV_CONF_RESERVED up
+ * are fields this library does not know (a caller built against a newer
+ * srnic.h) and make srnic_dev_create() fail with EINVAL, as rdma-core
+ * refuses unknown comp_mask bits (EOPNOTSUPP stays for known fields whose
+ * value is not supported).
+ */
+enum srnic_dev_conf_mask {
+	SRNIC_DEV_CONF_READ_INLINE_MAX = 1u << 0, /**< read_inline_max is set */
+	SRNIC_DEV_CONF_RESERVED = 1u << 1,        /**< this bit and above: refused */
+};
+
 /** Device configuration. */
 struct srnic_dev_conf {
 	uint16_t port_id;          /**< a DPDK ethdev, not yet configured */
@@ -79,8 +94,10 @@ struct srnic_dev_conf {
 	srnic_host_rx_cb host_rx;  /**< NULL: count and drop */
 	void *host_rx_arg;
 	const char *name;          /**< device name, e.g. "srnic0" */
+	/* ---- the base ends here; later fields need their comp_mask bit ---- */
+	uint32_t comp_mask;        /**< enum srnic_dev_conf_mask bits; 0: base only */
 	/**
-	 * READ response packets whose payload is at most this many bytes
+	 * SRNIC_DEV_CONF_READ_INLINE_MAX. READ response packets whose payload is at most this many bytes
 	 * carry a copy of it in their header mbuf (one mbuf per packet)
 	 * instead of a zero-copy segment over the registered memory (three:
 	 * headers, the segment, the ICRC trailer), as small SEND/WRITE
@@ -91,6 +108,15 @@ struct srnic_dev_conf {
 	uint16_t read_inline_max;
 };
 
+/**
+ * srnic_qp_init_attr.comp_mask: as srnic_dev_conf.comp_mask; no field has
+ * been added after the base yet, so every bit is refused (EINVAL).
+ */
+enum srnic_qp_init_attr_mask {
+	SRNIC_QP_INIT_ATTR_RESERVED = 1u << 0,    /**< this bit and above: refused */
+};
+
+/** NULL with rte_errno EINVAL for a bad field or an unknown comp_mask bit. */
 struct srnic_dev *srnic_dev_create(const struct srnic_dev_conf *conf);
 int srnic_dev_destroy(struct srnic_dev *dev);
 const char *srnic_dev_name(const struct srnic_dev *dev);
@@ -182,9 +208,14 @@ struct srnic_qp_init_attr {
 	uint32_t max_inline_data;
 	int sq_sig_all;            /**< every send WR signaled */
 	enum ibv_qp_type qp_type;  /**< IBV_QPT_RC */
+	/* ---- the base ends here; later fields need their comp_mask bit ---- */
+	uint32_t comp_mask;        /**< enum srnic_qp_init_attr_mask bits; 0: base only */
 };
 
-/** A QP served by the engine of its CQs. */
+/**
+ * A QP served by the engine of its CQs. NULL with rte_errno EINVAL for a
+ * bad attribute or an unknown comp_mask bit, EOPNOTSUPP for a type not RC.
+ */
 struct srnic_qp *srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *attr);
 int srnic_destroy_qp(struct srnic_qp *qp);
 uint32_t srnic_qp_num(const struct srnic_qp *qp);
