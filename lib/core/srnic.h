@@ -61,7 +61,7 @@ struct rte_mbuf;
 #define SRNIC_MAX_MSG_SIZE (1u << 31) /**< bytes per message */
 #define SRNIC_MAX_ENGINES_PER_DEV 16 /**< RX/TX queue pairs used on one port */
 #define SRNIC_GID_TBL_LEN 2        /**< 0: link-local from MAC, 1: IP-based RoCEv2 */
-#define SRNIC_GID_INDEX_LL 0       /**< fe80:: from the MAC: listed, not a source (see srnic_modify_qp) */
+#define SRNIC_GID_INDEX_LL 0       /**< fe80:: from the MAC: listed, no source (srnic_modify_qp) */
 #define SRNIC_GID_INDEX_IP 1       /**< the device's address: the one sgid_index a QP takes */
 
 /** Callback for frames that are not RoCEv2 (nor ARP/ND srnic answers). */
@@ -97,13 +97,13 @@ struct srnic_dev_conf {
 	/* ---- the base ends here; later fields need their comp_mask bit ---- */
 	uint32_t comp_mask;        /**< enum srnic_dev_conf_mask bits; 0: base only */
 	/**
-	 * SRNIC_DEV_CONF_READ_INLINE_MAX. READ response packets whose payload is at most this many bytes
-	 * carry a copy of it in their header mbuf (one mbuf per packet)
-	 * instead of a zero-copy segment over the registered memory (three:
-	 * headers, the segment, the ICRC trailer), as small SEND/WRITE
-	 * payloads always do. For small-READ message rates; at most
-	 * SRNIC_MAX_READ_INLINE. 0, the default: every READ response is
-	 * zero-copy.
+	 * SRNIC_DEV_CONF_READ_INLINE_MAX. READ response packets whose
+	 * payload is at most this many bytes carry a copy of it in their
+	 * header mbuf (one mbuf per packet) instead of a zero-copy segment
+	 * over the registered memory (three: headers, the segment, the ICRC
+	 * trailer), as small SEND/WRITE payloads always do. For small-READ
+	 * message rates; at most SRNIC_MAX_READ_INLINE. 0 (or the bit clear),
+	 * the default: every READ response is zero-copy.
 	 */
 	uint16_t read_inline_max;
 };

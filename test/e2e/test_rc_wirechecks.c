@@ -161,7 +161,8 @@ test_solicited_write_imm(void **state)
 	for (i = 0; i < 3; i++)
 		e2e_bufs_recv(&b, E->qp[1], 100 + i, 0, 4096);
 	e2e_reset();
-	s = (struct ibv_sge){ .addr = (uintptr_t)b.l, .length = 3000, .lkey = srnic_mr_lkey(b.lmr) };
+	s = (struct ibv_sge){ .addr = (uintptr_t)b.l, .length = 3000,
+			      .lkey = srnic_mr_lkey(b.lmr) };
 	/* PSNs: 2000..2002 (WRITE_IMM, SE), 2003 (WRITE_IMM), 2004 (WRITE,
 	 * flag ignored), 2005 (SEND, SE) */
 	assert_int_equal(srnic_test_post_send_imm(E->qp[0], IBV_WR_RDMA_WRITE_WITH_IMM, 1, &s, 1,

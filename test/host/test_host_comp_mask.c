@@ -69,7 +69,8 @@ read_copied(const char *name, uint32_t comp_mask)
 	host_ep_create(&a, p.dev[0], p.pd[0], 0, 16);
 	host_ep_create(&b, p.dev[1], p.pd[1], 0, 16);
 	host_connect_pair(&a, &b, IBV_MTU_1024);
-	host_xfer_setup(&x, &a, &b, CM_READ_LEN, IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_READ, 21);
+	host_xfer_setup(&x, &a, &b, CM_READ_LEN, IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_READ,
+			21);
 	in0 = host_eng_stat(eng[1], "resp_read_inline");
 	zc0 = host_eng_stat(eng[1], "resp_zc_segs");
 	assert_int_equal(host_xfer_read(&x, &a, 1), 0);
