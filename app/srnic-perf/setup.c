@@ -145,6 +145,7 @@ perf_setup_dev(struct perf_env *env, int side)
 	dc.ip_ver = 4;
 	memcpy(dc.ip, c->ip, 4);
 	dc.name = side == 0 ? "perfc" : "perfs";
+	dc.comp_mask = SRNIC_DEV_CONF_READ_INLINE_MAX;
 	dc.read_inline_max = c->read_inline;
 	if (!rte_eth_dev_is_valid_port(c->port_id)) {
 		fprintf(stderr, "srnic-perf: no port %u (give one with the EAL's --vdev)\n",
@@ -275,6 +276,7 @@ perf_setup(struct perf_env *env, struct perf_conf *c)
 	memset(&dc, 0, sizeof(dc));
 	dc.nb_engines = (uint16_t)c->nb_lcores;
 	dc.mtu = 9000;
+	dc.comp_mask = SRNIC_DEV_CONF_READ_INLINE_MAX;
 	dc.read_inline_max = c->read_inline;
 	rc = srnic_pair_create_conf(&env->pair, "perf", &dc);
 	if (rc != 0) {

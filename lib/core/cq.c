@@ -34,9 +34,11 @@ srnic_create_cq(struct srnic_dev *dev, int cqe, struct srnic_engine *eng)
 	}
 	cq->ring = rte_zmalloc("srnic_cq_ring", sizeof(*cq->ring) * size, RTE_CACHE_LINE_SIZE);
 	cq->wq_next = rte_zmalloc("srnic_cq_wq", sizeof(*cq->wq_next) * size, RTE_CACHE_LINE_SIZE);
-	if (cq->ring == NULL || cq->wq_next == NULL) {
+	cq->solicited = rte_zmalloc("srnic_cq_se", size, RTE_CACHE_LINE_SIZE);
+	if (cq->ring == NULL || cq->wq_next == NULL || cq->solicited == NULL) {
 		rte_free(cq->ring);
 		rte_free(cq->wq_next);
+		rte_free(cq->solicited);
 		rte_free(cq);
 		rte_errno = ENOMEM;
 		return NULL;
@@ -55,6 +57,7 @@ srnic_destroy_cq(struct srnic_cq *cq)
 		return -EINVAL;
 	rte_free(cq->ring);
 	rte_free(cq->wq_next);
+	rte_free(cq->solicited);
 	rte_free(cq);
 	return 0;
 }

@@ -8,7 +8,7 @@
  * wq_next. Returns 0, or -1 when the CQ is full
  * (the CQ is then marked overflowed and the caller moves the QP to ERR). */
 static inline int
-srnic_cq_push(struct srnic_cq *cq, const struct ibv_wc *wc, uint32_t wq_next)
+srnic_cq_push_se(struct srnic_cq *cq, const struct ibv_wc *wc, uint32_t wq_next, bool solicited)
 {
 	uint32_t prod = atomic_load_explicit(&cq->prod, memory_order_relaxed);
 	uint32_t cons = atomic_load_explicit(&cq->cons, memory_order_acquire);
@@ -19,8 +19,25 @@ srnic_cq_push(struct srnic_cq *cq, const struct ibv_wc *wc, uint32_t wq_next)
 	}
 	cq->ring[prod & cq->mask] = *wc;
 	cq->wq_next[prod & cq->mask] = wq_next;
+	cq->solicited[prod & cq->mask] = solicited;
 	atomic_store_explicit(&cq->prod, prod + 1, memory_order_release);
 	return 0;
+}
+
+/* A completion whose message asked for no solicited event. */
+static inline int
+srnic_cq_push(struct srnic_cq *cq, const struct ibv_wc *wc, uint32_t wq_next)
+{
+	return srnic_cq_push_se(cq, wc, wq_next, false);
+}
+
+/* Whether the pos-th completion ever pushed (pos from 0, modulo 2^32) was
+ * of a message with BTH.SE set: for solicited-only notification. Valid
+ * until the ring wraps over it. */
+static inline bool
+srnic_cq_solicited(const struct srnic_cq *cq, uint32_t pos)
+{
+	return cq->solicited[pos & cq->mask] != 0;
 }
 
 #endif

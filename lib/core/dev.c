@@ -134,11 +134,18 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 	char pname[RTE_MEMPOOL_NAMESIZE];
 	uint32_t nb_mbufs;
 	int rc, id;
-	uint16_t i;
+	uint16_t i, read_inline_max;
 
-	if (conf == NULL || conf->nb_engines == 0 || conf->nb_engines > SRNIC_MAX_ENGINES_PER_DEV ||
+	/* Unknown comp_mask bits first: the struct may be a newer, larger one. */
+	if (conf == NULL || (conf->comp_mask & ~(SRNIC_DEV_CONF_RESERVED - 1)) != 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	read_inline_max = (conf->comp_mask & SRNIC_DEV_CONF_READ_INLINE_MAX) ? conf->read_inline_max
+									     : 0;
+	if (conf->nb_engines == 0 || conf->nb_engines > SRNIC_MAX_ENGINES_PER_DEV ||
 	    (conf->ip_ver != 4 && conf->ip_ver != 6) || !rte_eth_dev_is_valid_port(conf->port_id) ||
-	    conf->read_inline_max > SRNIC_MAX_READ_INLINE) {
+	    read_inline_max > SRNIC_MAX_READ_INLINE) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -156,7 +163,7 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 	dev->nb_engines = conf->nb_engines;
 	dev->mtu = conf->mtu != 0 ? conf->mtu : SRNIC_DEFAULT_MTU;
 	dev->ip_ver = conf->ip_ver;
-	dev->read_inline_max = conf->read_inline_max;
+	dev->read_inline_max = read_inline_max;
 	memcpy(dev->ip, conf->ip, sizeof(dev->ip));
 	dev->host_rx = conf->host_rx;
 	dev->host_rx_arg = conf->host_rx_arg;

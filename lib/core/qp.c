@@ -30,7 +30,8 @@ srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
 	struct srnic_qp *qp;
 	uint32_t i, idx = 0, sq_size, rq_size;
 
-	if (pd == NULL || a == NULL || a->send_cq == NULL || a->recv_cq == NULL) {
+	if (pd == NULL || a == NULL || a->send_cq == NULL || a->recv_cq == NULL ||
+	    (a->comp_mask & ~(SRNIC_QP_INIT_ATTR_RESERVED - 1)) != 0) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -224,7 +225,7 @@ qp_check_attr(const struct srnic_qp *qp, const struct ibv_qp_attr *a, int mask)
 		const struct ibv_ah_attr *ah = &a->ah_attr;
 		bool v4 = srnic_gid_is_v4mapped(&ah->grh.dgid);
 
-		if (!ah->is_global || ah->grh.sgid_index >= SRNIC_GID_TBL_LEN ||
+		if (!ah->is_global || ah->grh.sgid_index != SRNIC_GID_INDEX_IP ||
 		    (v4 ? 4 : 6) != qp->dev->ip_ver)
 			return -EINVAL;
 	}
@@ -242,10 +243,12 @@ qp_set_route(struct srnic_qp *qp, const struct ibv_qp_attr *a, const struct rte_
 	qp->dgid = a->ah_attr.grh.dgid;
 	r->src_mac = dev->mac;
 	r->ip_ver = dev->ip_ver;
-	r->ttl = SRNIC_IP_TTL;
+	/* rxe sends the AV's hop limit; a zeroed AV keeps rxe's usual 64. */
+	qp->av_hop_limit = a->ah_attr.grh.hop_limit;
+	r->ttl = qp->av_hop_limit != 0 ? qp->av_hop_limit : SRNIC_IP_TTL;
 	r->tclass = a->ah_attr.grh.traffic_class;
-	r->flow_label = a->ah_attr.grh.flow_label;
-	memcpy(r->src_ip, dev->ip, 16);
+	qp->av_flow_label = a->ah_attr.grh.flow_label & SRNIC_FLOW_LABEL_MASK;
+	memcpy(r->src_ip, dev->ip, 16); /* sgid_index SRNIC_GID_INDEX_IP */
 	if (dev->ip_ver == 4)
 		memcpy(r->dst_ip, &qp->dgid.raw[12], 4);
 	else
@@ -338,7 +341,13 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 	if (mask & IBV_QP_AV)
 		qp_set_route(qp, a, dmac);
 	if (mask & (IBV_QP_AV | IBV_QP_DEST_QPN)) {
-		qp->route.udp_sport = srnic_roce_sport(qp->qpn, qp->dest_qpn);
+		/* As Linux (rdma_get_udp_sport()): the AV's flow label, or one
+		 * from the QPNs, in the IPv6 header and folded into the port. */
+		uint32_t fl = qp->av_flow_label != 0 ? qp->av_flow_label
+						     : srnic_roce_flow_label(qp->qpn, qp->dest_qpn);
+
+		qp->route.flow_label = fl;
+		qp->route.udp_sport = srnic_roce_fl_sport(fl);
 		srnic_hdr_tmpl_build(&qp->tmpl, &qp->route, qp->dest_qpn);
 	}
 
@@ -380,7 +389,10 @@ srnic_query_qp(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 	a->ah_attr.is_global = 1;
 	a->ah_attr.port_num = 1;
 	a->ah_attr.grh.dgid = qp->dgid;
-	a->ah_attr.grh.sgid_index = 1;
+	a->ah_attr.grh.sgid_index = SRNIC_GID_INDEX_IP;
+	a->ah_attr.grh.hop_limit = qp->av_hop_limit;
+	a->ah_attr.grh.flow_label = qp->av_flow_label;
+	a->ah_attr.grh.traffic_class = qp->route.tclass;
 	a->cap.max_send_wr = qp->sq.size;
 	a->cap.max_recv_wr = qp->rq.size;
 	a->cap.max_send_sge = qp->sq.max_sge;

@@ -59,6 +59,8 @@ struct srnic_cq {
 	/* beside each entry: the work queue index after the WQE it completes;
 	 * polling it gives the slots up to there back to the application */
 	uint32_t *wq_next;
+	/* beside each entry: BTH.SE of the message it completes (receives) */
+	uint8_t *solicited;
 	uint32_t size;              /* power of two */
 	uint32_t mask;
 	/* producer side: the engine */
@@ -266,6 +268,8 @@ struct srnic_qp {
 	uint32_t rq_psn_init;
 	uint64_t arp_next_tsc;
 	union ibv_gid dgid;
+	uint32_t av_flow_label;         /* the AV's; 0: derived from the QPNs */
+	uint8_t av_hop_limit;           /* the AV's; 0: SRNIC_IP_TTL */
 	struct srnic_route route;
 	struct srnic_qp_stats stats;    /* engine-written */
 };

@@ -61,9 +61,26 @@ struct rte_mbuf;
 #define SRNIC_MAX_MSG_SIZE (1u << 31) /**< bytes per message */
 #define SRNIC_MAX_ENGINES_PER_DEV 16 /**< RX/TX queue pairs used on one port */
 #define SRNIC_GID_TBL_LEN 2        /**< 0: link-local from MAC, 1: IP-based RoCEv2 */
+#define SRNIC_GID_INDEX_LL 0       /**< fe80:: from the MAC: listed, no source (srnic_modify_qp) */
+#define SRNIC_GID_INDEX_IP 1       /**< the device's address: the one sgid_index a QP takes */
 
 /** Callback for frames that are not RoCEv2 (nor ARP/ND srnic answers). */
 typedef void (*srnic_host_rx_cb)(struct srnic_dev *dev, struct rte_mbuf *m, void *arg);
+
+/**
+ * srnic_dev_conf.comp_mask: one bit per field added after the base ones,
+ * as rdma-core's _ex structs. A field whose bit is clear is not read (its
+ * default applies), so a caller that zeroes the struct keeps the behaviour
+ * of the version it was written for; bits from SRNIC_DEV_CONF_RESERVED up
+ * are fields this library does not know (a caller built against a newer
+ * srnic.h) and make srnic_dev_create() fail with EINVAL, as rdma-core
+ * refuses unknown comp_mask bits (EOPNOTSUPP stays for known fields whose
+ * value is not supported).
+ */
+enum srnic_dev_conf_mask {
+	SRNIC_DEV_CONF_READ_INLINE_MAX = 1u << 0, /**< read_inline_max is set */
+	SRNIC_DEV_CONF_RESERVED = 1u << 1,        /**< this bit and above: refused */
+};
 
 /** Device configuration. */
 struct srnic_dev_conf {
@@ -77,18 +94,29 @@ struct srnic_dev_conf {
 	srnic_host_rx_cb host_rx;  /**< NULL: count and drop */
 	void *host_rx_arg;
 	const char *name;          /**< device name, e.g. "srnic0" */
+	/* ---- the base ends here; later fields need their comp_mask bit ---- */
+	uint32_t comp_mask;        /**< enum srnic_dev_conf_mask bits; 0: base only */
 	/**
-	 * READ response packets whose payload is at most this many bytes
-	 * carry a copy of it in their header mbuf (one mbuf per packet)
-	 * instead of a zero-copy segment over the registered memory (three:
-	 * headers, the segment, the ICRC trailer), as small SEND/WRITE
-	 * payloads always do. For small-READ message rates; at most
-	 * SRNIC_MAX_READ_INLINE. 0, the default: every READ response is
-	 * zero-copy.
+	 * SRNIC_DEV_CONF_READ_INLINE_MAX. READ response packets whose
+	 * payload is at most this many bytes carry a copy of it in their
+	 * header mbuf (one mbuf per packet) instead of a zero-copy segment
+	 * over the registered memory (three: headers, the segment, the ICRC
+	 * trailer), as small SEND/WRITE payloads always do. For small-READ
+	 * message rates; at most SRNIC_MAX_READ_INLINE. 0 (or the bit clear),
+	 * the default: every READ response is zero-copy.
 	 */
 	uint16_t read_inline_max;
 };
 
+/**
+ * srnic_qp_init_attr.comp_mask: as srnic_dev_conf.comp_mask; no field has
+ * been added after the base yet, so every bit is refused (EINVAL).
+ */
+enum srnic_qp_init_attr_mask {
+	SRNIC_QP_INIT_ATTR_RESERVED = 1u << 0,    /**< this bit and above: refused */
+};
+
+/** NULL with rte_errno EINVAL for a bad field or an unknown comp_mask bit. */
 struct srnic_dev *srnic_dev_create(const struct srnic_dev_conf *conf);
 int srnic_dev_destroy(struct srnic_dev *dev);
 const char *srnic_dev_name(const struct srnic_dev *dev);
@@ -189,9 +217,14 @@ struct srnic_qp_init_attr {
 	uint32_t max_inline_data;
 	int sq_sig_all;            /**< every send WR signaled */
 	enum ibv_qp_type qp_type;  /**< IBV_QPT_RC */
+	/* ---- the base ends here; later fields need their comp_mask bit ---- */
+	uint32_t comp_mask;        /**< enum srnic_qp_init_attr_mask bits; 0: base only */
 };
 
-/** A QP served by the engine of its CQs. */
+/**
+ * A QP served by the engine of its CQs. NULL with rte_errno EINVAL for a
+ * bad attribute or an unknown comp_mask bit, EOPNOTSUPP for a type not RC.
+ */
 struct srnic_qp *srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *attr);
 int srnic_destroy_qp(struct srnic_qp *qp);
 uint32_t srnic_qp_num(const struct srnic_qp *qp);
@@ -204,6 +237,13 @@ uint32_t srnic_qp_num(const struct srnic_qp *qp);
  * IBV_QP_MAX_DEST_RD_ATOMIC, IBV_QP_MIN_RNR_TIMER. RTS needs IBV_QP_SQ_PSN,
  * IBV_QP_TIMEOUT, IBV_QP_RETRY_CNT, IBV_QP_RNR_RETRY, IBV_QP_MAX_QP_RD_ATOMIC.
  * The peer's MAC comes from a static neighbour or ARP/ND; set dmac to skip it.
+ * The AV's grh.sgid_index must be SRNIC_GID_INDEX_IP: srnic sends and
+ * receives on its one configured address only, so the link-local GID 0 it
+ * lists (as rxe does) is refused with -EINVAL rather than accepted and
+ * ignored (perftest needs -x 1; rdma_cm picks the IP's GID by itself).
+ * grh.hop_limit is the IPv4 TTL / IPv6 hop limit (0: 64, SRNIC_IP_TTL);
+ * grh.flow_label the IPv6 flow label and the UDP source port's entropy; 0
+ * means the one Linux derives from the two QPNs (rdma_calc_flow_label()).
  * Returns -EINVAL for a bad transition or attribute.
  */
 int srnic_modify_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask);

@@ -140,10 +140,17 @@ void
 srnic_qp_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
 	     const struct ibv_wc *wc, uint32_t wq_next)
 {
+	srnic_qp_cqe_se(eng, qp, cq, wc, wq_next, false);
+}
+
+void
+srnic_qp_cqe_se(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
+		const struct ibv_wc *wc, uint32_t wq_next, bool solicited)
+{
 	eng_stat(eng, SRNIC_STAT_CQE, 1);
 	if (wc->status != IBV_WC_SUCCESS)
 		eng_stat(eng, SRNIC_STAT_CQE_ERR, 1);
-	if (unlikely(srnic_cq_push(cq, wc, wq_next) != 0)) {
+	if (unlikely(srnic_cq_push_se(cq, wc, wq_next, solicited) != 0)) {
 		eng_stat(eng, SRNIC_STAT_CQ_OVERFLOW, 1);
 		srnic_qp_to_err(eng, qp, "CQ overflow");
 	}

@@ -195,6 +195,9 @@ srnic_sge_copy_in(struct srnic_qp *qp, const struct ibv_sge *sge, unsigned int n
 /* Add a completion; on CQ overflow the QP goes to ERR. */
 void srnic_qp_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
 		  const struct ibv_wc *wc, uint32_t wq_next);
+/* The same, for a receive completion whose message had BTH.SE set or not. */
+void srnic_qp_cqe_se(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
+		     const struct ibv_wc *wc, uint32_t wq_next, bool solicited);
 
 /* Move qp to ERR from the engine; outstanding WQEs are flushed by the loop. */
 void srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp, const char *why);

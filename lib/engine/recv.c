@@ -2,8 +2,8 @@
 /*
  * Receive and dispatch, in the order of rxe's receive path: frame and
  * header lengths, version, ICRC (srnic_pkt_parse), then destination
- * address, QP lookup, QP's engine, transport and state; requests go to the
- * responder, responses to the completer. Every drop has its counter.
+ * address, QP lookup, QP's engine, transport and state, P_Key; requests go
+ * to the responder, responses to the completer. Every drop has its counter.
  */
 #include <rte_ip.h>
 
@@ -109,6 +109,13 @@ srnic_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
 		if (unlikely(st < IBV_QPS_RTR || st == IBV_QPS_ERR || !pkt_from_peer(qp, &pkt) ||
 			     ((pkt.mask & SRNIC_OPM_RESP) && st < IBV_QPS_RTS))) {
 			eng_stat(eng, SRNIC_STAT_RX_QP_STATE, 1);
+			goto drop;
+		}
+		/* rxe's check_keys: every QP has pkey index 0, the default
+		 * full-member key; a mismatch is silently dropped (IBTA 9.6 header
+		 * validation: no NAK for a bad P_Key). */
+		if (unlikely(!srnic_pkey_match(srnic_bth_pkey(pkt.bth), SRNIC_PKEY_DEFAULT))) {
+			eng_stat(eng, SRNIC_STAT_RX_BAD_PKEY, 1);
 			goto drop;
 		}
 		if (pkt.mask & SRNIC_OPM_REQ)

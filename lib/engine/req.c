@@ -202,7 +202,9 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w)
 			srnic_immdt_set_be(bth + oi->offset[SRNIC_HDR_IMMDT], w->imm_data);
 		if (last) {
 			srnic_bth_set_ackreq(bth, true);
-			srnic_bth_set_se(bth, w->solicited && !write);
+			/* SE belongs to the messages that consume a RECV (IBTA ch. 9 BTH):
+			 * SEND and WRITE with immediate, as rxe sets it. */
+			srnic_bth_set_se(bth, w->solicited && (!write || imm));
 		} else if ((w->sent_pkts + 1) % SRNIC_ACK_REQ_INTERVAL == 0) {
 			/* inside a long message too: a timeout then resends
 			 * only what no ACK covered (comp.c, acked_pkts) */

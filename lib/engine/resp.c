@@ -394,10 +394,10 @@ complete(struct resp_ctx *c)
 		wc.imm_data = srnic_immdt_be(srnic_pkt_hdr(c->pkt, SRNIC_HDR_IMMDT));
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 	}
-	if (srnic_bth_se(c->pkt->bth))
-		wc.wc_flags |= 0; /* solicited events: notification is the verbs layer's */
 	r->rwqe_taken = 0;
-	srnic_qp_cqe(c->eng, qp, qp->rcq, &wc, r->rwqe_next);
+	/* SE of the message's last packet, kept beside the CQE for solicited
+	 * notification (srnic_cq_solicited()); ibv_wc has no flag for it. */
+	srnic_qp_cqe_se(c->eng, qp, qp->rcq, &wc, r->rwqe_next, srnic_bth_se(c->pkt->bth));
 	return RESP_ACKNOWLEDGE;
 }
 

@@ -24,6 +24,7 @@
 	X(RX_NO_QP, "rx_no_qp")                     /* unknown destination QPN */ \
 	X(RX_QP_STATE, "rx_qp_state_drop")          /* QP not in RTR/RTS */ \
 	X(RX_BAD_TRANSPORT, "rx_bad_transport")     /* UC/UD/CNP on an RC QP */ \
+	X(RX_BAD_PKEY, "rx_bad_pkey")               /* BTH P_Key not the QP's (IBTA 10.9) */ \
 	X(RX_REDIRECT, "rx_redirect")               /* handed to the QP's own engine */ \
 	X(RX_REDIRECT_DROP, "rx_redirect_drop") \
 	X(REQ_PKTS, "req_pkts")                     /* request packets sent */ \

@@ -25,6 +25,7 @@ extern "C" {
 #define SRNIC_ROCE_UDP_PORT 4791
 /** First UDP source port of the RoCEv2 entropy range (Annex A17.2.1). */
 #define SRNIC_ROCE_SPORT_MIN 0xC000
+#define SRNIC_FLOW_LABEL_MASK 0xFFFFFu /**< IPv6 flow label: 20 bits */
 
 /* Header sizes in bytes. */
 #define SRNIC_BTH_LEN 12
@@ -39,7 +40,9 @@ extern "C" {
 /** CNP: BTH followed by 16 reserved bytes (Annex A17.9.3). */
 #define SRNIC_CNP_RSVD_LEN 16
 
-#define SRNIC_PKEY_DEFAULT 0xFFFF
+#define SRNIC_PKEY_DEFAULT 0xFFFF      /**< pkey index 0: the default key, full member */
+#define SRNIC_PKEY_FULL_MEMBER 0x8000  /**< P_Key bit 15: full (1) or limited (0) member */
+#define SRNIC_PKEY_BASE_MASK 0x7FFF    /**< P_Key bits 14-0: the partition */
 #define SRNIC_QPN_MASK 0xFFFFFFu
 #define SRNIC_PSN_MASK 0xFFFFFFu
 #define SRNIC_MSN_MASK 0xFFFFFFu
@@ -160,6 +163,15 @@ srnic_bth_pad(const uint8_t *b)
 }
 static inline uint8_t srnic_bth_tver(const uint8_t *b) { return b[1] & SRNIC_BTH_TVER_MASK; }
 static inline uint16_t srnic_bth_pkey(const uint8_t *b) { return srnic_ld16(b + 2); }
+/* IBTA 10.9 (partitioning): two P_Keys match when their partitions (low 15 bits) are
+ * equal, not the invalid partition 0, and at least one is a full member
+ * (two limited members may not talk). */
+static inline bool
+srnic_pkey_match(uint16_t a, uint16_t b)
+{
+	return ((a ^ b) & SRNIC_PKEY_BASE_MASK) == 0 && (a & SRNIC_PKEY_BASE_MASK) != 0 &&
+	       ((a | b) & SRNIC_PKEY_FULL_MEMBER) != 0;
+}
 static inline bool srnic_bth_fecn(const uint8_t *b) { return b[4] & SRNIC_BTH_FECN; }
 static inline bool srnic_bth_becn(const uint8_t *b) { return b[4] & SRNIC_BTH_BECN; }
 static inline uint32_t srnic_bth_dqpn(const uint8_t *b) { return srnic_ld24(b + 5); }

@@ -279,6 +279,20 @@ void srnic_pkt_seal(struct rte_mbuf *m);
  */
 uint16_t srnic_roce_sport(uint32_t lqpn, uint32_t rqpn);
 
+/**
+ * The 20-bit flow label Linux gives a connection whose address vector has
+ * none (rdma_calc_flow_label(): lqpn * rqpn folded); never 0 for QPNs > 0.
+ */
+uint32_t srnic_roce_flow_label(uint32_t lqpn, uint32_t rqpn);
+
+/**
+ * RoCEv2 UDP source port of a flow label (rdma_flow_label_to_udp_sport():
+ * the top 6 of its 20 bits folded into the low 14, | 0xC000). An address
+ * vector's non-zero flow label gives the port; a zero one,
+ * srnic_roce_flow_label() of the QPNs (so srnic_roce_sport()).
+ */
+uint16_t srnic_roce_fl_sport(uint32_t flow_label);
+
 #ifdef __cplusplus
 }
 #endif

@@ -45,7 +45,7 @@ srnic_hdr_tmpl_build(struct srnic_hdr_tmpl *t, const struct srnic_route *r, uint
 		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)p;
 
 		ip6->vtc_flow = rte_cpu_to_be_32((6u << 28) | ((uint32_t)r->tclass << 20) |
-						 (r->flow_label & 0xFFFFF));
+						 (r->flow_label & SRNIC_FLOW_LABEL_MASK));
 		ip6->proto = IPPROTO_UDP;
 		ip6->hop_limits = r->ttl;
 		memcpy(ip6->src_addr, r->src_ip, 16);
@@ -195,17 +195,29 @@ srnic_pkt_finish(struct rte_mbuf *m, struct rte_mempool *trailer_pool)
 	return rc;
 }
 
-uint16_t
-srnic_roce_sport(uint32_t lqpn, uint32_t rqpn)
+uint32_t
+srnic_roce_flow_label(uint32_t lqpn, uint32_t rqpn)
 {
-	/* Linux: flow label = fold(lqpn * rqpn) to 20 bits, then the top 6
-	 * bits folded into the low 14, in the RoCEv2 range 0xC000..0xFFFF. */
+	/* Linux: the 64-bit product folded to 20 bits. */
 	uint64_t v = (uint64_t)lqpn * rqpn;
-	uint32_t fl, lo;
 
 	v ^= v >> 20;
 	v ^= v >> 40;
-	fl = (uint32_t)v & 0xFFFFF;
-	lo = (fl & 0x3FFF) ^ ((fl & 0xFC000) >> 14);
+	return (uint32_t)v & SRNIC_FLOW_LABEL_MASK;
+}
+
+uint16_t
+srnic_roce_fl_sport(uint32_t flow_label)
+{
+	/* The top 6 bits folded into the low 14, in 0xC000..0xFFFF. */
+	uint32_t fl = flow_label & SRNIC_FLOW_LABEL_MASK;
+	uint32_t lo = (fl & 0x3FFF) ^ ((fl & 0xFC000) >> 14);
+
 	return (uint16_t)(lo | SRNIC_ROCE_SPORT_MIN);
+}
+
+uint16_t
+srnic_roce_sport(uint32_t lqpn, uint32_t rqpn)
+{
+	return srnic_roce_fl_sport(srnic_roce_flow_label(lqpn, rqpn));
 }

@@ -50,6 +50,7 @@ host_dev_create(const struct host_dev_conf *c)
 	dc.host_rx = c->host_rx;
 	dc.host_rx_arg = c->host_rx_arg;
 	dc.name = c->name;
+	dc.comp_mask = SRNIC_DEV_CONF_READ_INLINE_MAX;
 	dc.read_inline_max = c->read_inline_max;
 	dev = srnic_dev_create(&dc);
 	if (dev == NULL)

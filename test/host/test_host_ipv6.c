@@ -125,12 +125,35 @@ build_nd(uint8_t *f, const struct rte_ether_addr *edst, const struct rte_ether_a
 	return 14 + 40 + mlen;
 }
 
-/* The IPv6/UDP/BTH headers of every RoCE frame received on port. */
+/* Linux's flow label of a QP pair whose AV has none (rdma_calc_flow_label())
+ * and the UDP source port of a flow label, computed here. */
+static uint32_t
+ref_flow_label(uint32_t lqpn, uint32_t rqpn)
+{
+	uint64_t v = (uint64_t)lqpn * rqpn;
+
+	v ^= v >> 20;
+	v ^= v >> 40;
+	return (uint32_t)(v & 0xFFFFF);
+}
+
+static uint16_t
+ref_fl_sport(uint32_t fl)
+{
+	return (uint16_t)(0xC000 | ((fl & 0x3FFF) ^ ((fl >> 14) & 0x3F)));
+}
+
+/* The IPv6/UDP/BTH headers of every RoCE frame received on port, sent by
+ * QP lqpn to rqpn with a zeroed flow label in the AV: the IPv6 header
+ * carries the label Linux derives from the QPNs, the port its fold. */
 static uint32_t
 check_roce6(uint16_t port, const uint8_t *sip, const uint8_t *dip,
-	    const struct rte_ether_addr *edst, const struct rte_ether_addr *esrc, uint16_t sport)
+	    const struct rte_ether_addr *edst, const struct rte_ether_addr *esrc, uint32_t lqpn,
+	    uint32_t rqpn)
 {
 	uint32_t idx[256], n = host_cap_roce(port, -1, idx, RTE_DIM(idx)), i;
+	uint32_t fl = ref_flow_label(lqpn, rqpn);
+	uint16_t sport = ref_fl_sport(fl);
 
 	for (i = 0; i < n; i++) {
 		const struct host_frame *k = &H_cap->f[idx[i]];
@@ -139,7 +162,8 @@ check_roce6(uint16_t port, const uint8_t *sip, const uint8_t *dip,
 		assert_memory_equal(k->data, edst, 6);
 		assert_memory_equal(k->data + 6, esrc, 6);
 		assert_int_equal(host_be(k->data + 12, 2), RTE_ETHER_TYPE_IPV6);
-		assert_int_equal(host_be(ip6, 4), 0x60000000);
+		assert_int_not_equal(fl, 0);
+		assert_int_equal(host_be(ip6, 4), 0x60000000 | fl); /* class 0 */
 		assert_int_equal(host_be(ip6 + 4, 2), k->len - 14 - 40);
 		assert_int_equal(ip6[6], IPPROTO_UDP);
 		assert_int_equal(ip6[7], 64);
@@ -242,10 +266,10 @@ test_nd_read_send(void **state)
 	host_settle();
 
 	/* A -> B: READ request, SEND ONLY; B -> A: READ FIRST, LAST, ACK. */
-	assert_int_equal(check_roce6(T.port[1], ip_a, ip_b, &mac_b, &mac_a,
-				     srnic_roce_sport(srnic_qp_num(a.qp), srnic_qp_num(b.qp))), 2);
-	assert_int_equal(check_roce6(T.port[0], ip_b, ip_a, &mac_a, &mac_b,
-				     srnic_roce_sport(srnic_qp_num(b.qp), srnic_qp_num(a.qp))), 3);
+	assert_int_equal(check_roce6(T.port[1], ip_a, ip_b, &mac_b, &mac_a, srnic_qp_num(a.qp),
+				     srnic_qp_num(b.qp)), 2);
+	assert_int_equal(check_roce6(T.port[0], ip_b, ip_a, &mac_a, &mac_b, srnic_qp_num(b.qp),
+				     srnic_qp_num(a.qp)), 3);
 	assert_int_equal(host_cap_roce(T.port[1], SRNIC_OP_RC_READ_REQ, idx, 16), 1);
 	assert_int_equal(host_cap_roce(T.port[1], SRNIC_OP_RC_SEND_ONLY, idx, 16), 1);
 	assert_int_equal(H_cap->f[idx[0]].pkt.pay_len, V6_SEND_LEN);
@@ -306,6 +330,8 @@ test_nd_tclass_flow_label(void **state)
 			const struct host_frame *k = &H_cap->f[idx[i]];
 
 			assert_int_equal(host_be(k->data + 14, 4), vtc);
+			/* the AV's flow label gives the port (rdma_get_udp_sport()) */
+			assert_int_equal(host_be(k->data + 14 + 40, 2), ref_fl_sport(vtc & 0xFFFFF));
 			assert_int_equal(k->parse_rc, SRNIC_PARSE_OK);
 			if (!k->icrc_ok)
 				fail_msg("frame %u: srnic and the independent ICRC disagree with "

@@ -290,6 +290,7 @@ test_read_inline_limit(void **state)
 	dc.ip[3] = 9;
 	dc.nb_mbufs = HOST_NB_MBUFS;
 	dc.name = "rlim";
+	dc.comp_mask = SRNIC_DEV_CONF_READ_INLINE_MAX;
 	dc.read_inline_max = SRNIC_MAX_READ_INLINE + 1;
 	assert_null(srnic_dev_create(&dc));
 	assert_int_equal(rte_errno, EINVAL);
