@@ -16,6 +16,10 @@
 
 #define PERF_TELEMETRY_QUIET "--log-level=lib.telemetry:error"
 
+/* The EAL's argv with that in front: lives as long as the process (the EAL
+ * may keep pointers into it). */
+static char **eal_argv;
+
 /* Did the EAL options set the telemetry's log level (by name, a
  * pattern, or a global level)? */
 static bool
@@ -80,7 +84,6 @@ main(int argc, char **argv)
 	struct perf_env env;
 	struct perf_result r;
 	double floor_mpps = 0, floor_xc_mpps = 0;
-	char **eal_argv;
 	unsigned int i;
 	int rc, failed = 0;
 
