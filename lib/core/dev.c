@@ -51,13 +51,31 @@ mtu_to_ib(uint16_t eth_mtu)
 	return IBV_MTU_256;
 }
 
+/* Segments per TX packet the port takes: its descriptor limits (0 when a
+ * PMD leaves them unset), 1 without MULTI_SEGS, tightened by the knob. */
+static uint16_t
+dev_tx_seg_max(const struct rte_eth_dev_info *info, uint16_t knob)
+{
+	uint16_t max = UINT16_MAX;
+
+	if (!(info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS))
+		max = 1;
+	if (info->tx_desc_lim.nb_mtu_seg_max != 0)
+		max = RTE_MIN(max, info->tx_desc_lim.nb_mtu_seg_max);
+	if (info->tx_desc_lim.nb_seg_max != 0)
+		max = RTE_MIN(max, info->tx_desc_lim.nb_seg_max);
+	if (knob != 0)
+		max = RTE_MIN(max, knob);
+	return max;
+}
+
 static int
-dev_port_setup(struct srnic_dev *dev, struct rte_mempool *rx_pool)
+dev_port_setup(struct srnic_dev *dev, struct rte_mempool *rx_pool, uint16_t tx_seg_knob)
 {
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
 	int rc, socket = rte_eth_dev_socket_id(dev->port_id);
-	uint16_t q;
+	uint16_t q, seg_max;
 
 	memset(&conf, 0, sizeof(conf));
 	rc = rte_eth_dev_info_get(dev->port_id, &info);
@@ -65,6 +83,7 @@ dev_port_setup(struct srnic_dev *dev, struct rte_mempool *rx_pool)
 		return rc;
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	seg_max = dev_tx_seg_max(&info, tx_seg_knob);
 	if (dev->nb_engines > info.max_rx_queues || dev->nb_engines > info.max_tx_queues)
 		return -EINVAL;
 	rc = rte_eth_dev_configure(dev->port_id, dev->nb_engines, dev->nb_engines, &conf);
@@ -77,6 +96,7 @@ dev_port_setup(struct srnic_dev *dev, struct rte_mempool *rx_pool)
 		rc = rte_eth_tx_queue_setup(dev->port_id, q, DEV_TX_DESC, socket, NULL);
 		if (rc != 0)
 			return rc;
+		dev->engines[q]->tx_seg_max = seg_max;
 	}
 	/* Best effort: virtual PMDs often have no MTU control. */
 	rc = rte_eth_dev_set_mtu(dev->port_id, dev->mtu);
@@ -194,7 +214,7 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 		if (dev->engines[i] == NULL)
 			goto fail_nomem;
 	}
-	rc = dev_port_setup(dev, rx_pool);
+	rc = dev_port_setup(dev, rx_pool, conf->tx_seg_max);
 	if (rc != 0) {
 		SRNIC_LOG(ERR, "%s: port %u setup failed: %d", dev->name, dev->port_id, rc);
 		rte_errno = -rc;

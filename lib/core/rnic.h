@@ -326,6 +326,9 @@ struct srnic_engine {
 	uint16_t tx_sealed;         /* tx_buf[0, tx_sealed) have their ICRC */
 	struct rte_mbuf *tx_buf[SRNIC_TX_BUF_SIZE];
 	uint8_t tx_roce[SRNIC_TX_BUF_SIZE]; /* RoCEv2, to seal (not ARP/ND) */
+	/* What the port takes, set by port setup: segments per packet
+	 * (more: linearised). */
+	uint16_t tx_seg_max;
 	uint64_t stats[SRNIC_STAT_COUNT];
 } __rte_cache_aligned;
 

@@ -87,6 +87,17 @@ struct srnic_dev_conf {
 	 * zero-copy.
 	 */
 	uint16_t read_inline_max;
+	/**
+	 * Segments a TX packet may have at most; 0: what the port takes
+	 * (rte_eth_dev_info tx_desc_lim.nb_mtu_seg_max and nb_seg_max, 1
+	 * if it lacks RTE_ETH_TX_OFFLOAD_MULTI_SEGS). A packet with more
+	 * (headers, one attached piece per SGE, the pad + ICRC trailer:
+	 * 10 with 8 SGEs, where i40e/ice take 8) is copied into one mbuf
+	 * before TX (counter tx_linearised). A value above the port's limit
+	 * is lowered to it: the knob only tightens (tests, PMDs whose
+	 * limits are not in their dev_info).
+	 */
+	uint16_t tx_seg_max;
 };
 
 struct srnic_dev *srnic_dev_create(const struct srnic_dev_conf *conf);

@@ -93,6 +93,34 @@ srnic_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *
 	return 0;
 }
 
+/* A packet of more segments than the port takes, copied into one mbuf of
+ * the RX pool (its data room holds a jumbo frame). Frees m (and with it
+ * the MR references of its attached pieces); NULL when out of mbufs. */
+static __rte_noinline struct rte_mbuf *
+eng_linearise(struct srnic_engine *eng, struct rte_mbuf *m)
+{
+	struct rte_mbuf *n = rte_pktmbuf_alloc(eng->dev->rx_pool);
+	const struct rte_mbuf *s;
+	uint8_t *d;
+
+	if (unlikely(n == NULL || rte_pktmbuf_tailroom(n) < rte_pktmbuf_pkt_len(m))) {
+		rte_pktmbuf_free(n);
+		rte_pktmbuf_free(m);
+		eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
+		return NULL;
+	}
+	d = (uint8_t *)rte_pktmbuf_append(n, (uint16_t)rte_pktmbuf_pkt_len(m));
+	for (s = m; s != NULL; s = s->next) {
+		rte_memcpy(d, rte_pktmbuf_mtod(s, const uint8_t *), s->data_len);
+		d += s->data_len;
+	}
+	n->tx_offload = m->tx_offload;
+	n->ol_flags |= m->ol_flags & RTE_MBUF_F_TX_OFFLOAD_MASK;
+	rte_pktmbuf_free(m);
+	eng_stat(eng, SRNIC_STAT_TX_LINEARISED, 1);
+	return n;
+}
+
 int
 srnic_pkt_xmit(struct srnic_engine *eng, struct rte_mbuf *m)
 {
@@ -100,6 +128,12 @@ srnic_pkt_xmit(struct srnic_engine *eng, struct rte_mbuf *m)
 		eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
 		rte_pktmbuf_free(m);
 		return -ENOMEM;
+	}
+	/* Before the seal: the ICRC then runs over the copy, one flat piece. */
+	if (unlikely(m->nb_segs > eng->tx_seg_max)) {
+		m = eng_linearise(eng, m);
+		if (m == NULL)
+			return -ENOMEM;
 	}
 	eng_tx_queue(eng, m, 1); /* sealed at the flush */
 	return 0;
@@ -448,6 +482,23 @@ eng_tx_flush(struct srnic_engine *eng)
 	for (i = eng->tx_sealed; i < eng->tx_len; i++)
 		if (eng->tx_roce[i])
 			srnic_pkt_seal(eng->tx_buf[i]);
+	/* The PMD's checks and fix-ups (e.g. i40e refuses more than 8
+	 * segments), once per packet: those left over were prepared. One
+	 * call when it takes them all (no callback: it returns at once). */
+	i = eng->tx_sealed;
+	while (i < eng->tx_len) {
+		i += rte_eth_tx_prepare(eng->port_id, eng->queue, &eng->tx_buf[i],
+					(uint16_t)(eng->tx_len - i));
+		if (likely(i == eng->tx_len))
+			break;
+		/* tx_buf[i] refused (rte_errno): dropped like a lost packet,
+		 * the requester's retry or the peer's resends recover */
+		eng_stat(eng, SRNIC_STAT_TX_PREPARE_DROP, 1);
+		rte_pktmbuf_free(eng->tx_buf[i]);
+		memmove(&eng->tx_buf[i], &eng->tx_buf[i + 1],
+			(eng->tx_len - i - 1) * sizeof(eng->tx_buf[0]));
+		eng->tx_len--;
+	}
 	sent = rte_eth_tx_burst(eng->port_id, eng->queue, eng->tx_buf, eng->tx_len);
 	if (sent < eng->tx_len)
 		memmove(eng->tx_buf, eng->tx_buf + sent, (eng->tx_len - sent) * sizeof(eng->tx_buf[0]));
