@@ -327,8 +327,10 @@ struct srnic_engine {
 	struct rte_mbuf *tx_buf[SRNIC_TX_BUF_SIZE];
 	uint8_t tx_roce[SRNIC_TX_BUF_SIZE]; /* RoCEv2, to seal (not ARP/ND) */
 	/* What the port takes, set by port setup: segments per packet
-	 * (more: linearised). */
+	 * (more: linearised), and ol_flags for IPv4 packets (the PMD's
+	 * IPv4 header checksum offload, when offered). */
 	uint16_t tx_seg_max;
+	uint64_t tx_ol_ipv4;
 	uint64_t stats[SRNIC_STAT_COUNT];
 } __rte_cache_aligned;
 

@@ -39,6 +39,8 @@ srnic_pkt_new(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t opcode, uin
 		return NULL;
 	}
 	srnic_bth_set_psn(b, psn);
+	if (qp->tmpl.ip_ver == 4)
+		m->ol_flags |= eng->tx_ol_ipv4; /* the NIC's IPv4 checksum, if offered */
 	*bth = b;
 	return m;
 }
