@@ -34,6 +34,11 @@ struct srnic_mr {
 	uint8_t *addr;
 	uint64_t length;
 	rte_iova_t iova;            /* of addr; RTE_BAD_IOVA if unknown */
+	/* Not IOVA-contiguous (IOVA-PA, or memsegs of scattered IOVAs): the
+	 * IOVA of each page from pg_base, else NULL (iova + offset holds). */
+	rte_iova_t *iova_pg;
+	uintptr_t pg_base;
+	uint8_t pg_shift;
 	uint32_t key;               /* lkey == rkey: index << 8 | generation byte */
 	int access;
 	uint8_t extmem;             /* we registered it with rte_extmem_register */

@@ -149,7 +149,11 @@ typedef void (*srnic_mr_release_cb)(void *addr, size_t length, void *arg);
  * Register memory for local and remote access (IBV_ACCESS_* flags). The
  * memory may be hugepage memory from rte_malloc or any application memory;
  * for PMDs that DMA, it is made known to DPDK (rte_extmem_register) when
- * DPDK does not already manage it.
+ * DPDK does not already manage it. DPDK memory's IOVAs are taken page by
+ * page from its memsegs (IOVA-PA: not contiguous; zero-copy pieces are split
+ * where they jump). In IOVA-PA mode application memory has no IOVA a NIC
+ * could use: NULL with rte_errno EFAULT (use rte_malloc memory, register it
+ * with rte_extmem_register() and its IOVAs first, or --iova-mode=va).
  */
 struct srnic_mr *srnic_reg_mr(struct srnic_pd *pd, void *addr, size_t length, int access);
 /** As srnic_reg_mr(), with a callback for when the memory is free to reuse. */
