@@ -70,7 +70,8 @@ dev_tx_seg_max(const struct rte_eth_dev_info *info, uint16_t knob)
 }
 
 /* RSS over the engines' queues: UDP ports if the port hashes them, else IP
- * addresses; without either, packets land on queue 0 and are redirected. */
+ * addresses; without either the PMD's own queue choice stands (a NIC: queue
+ * 0), and packets for another engine's QP are redirected. */
 static void
 dev_rss_conf(struct srnic_dev *dev, const struct rte_eth_dev_info *info,
 	     struct rte_eth_conf *conf)
@@ -82,7 +83,7 @@ dev_rss_conf(struct srnic_dev *dev, const struct rte_eth_dev_info *info,
 	if (hf == 0)
 		hf = info->flow_type_rss_offloads & SRNIC_RSS_HF_IP;
 	if (hf == 0) {
-		SRNIC_LOG(NOTICE, "%s: port %u has no UDP/IP RSS: %u engines share queue 0's traffic",
+		SRNIC_LOG(INFO, "%s: port %u has no UDP/IP RSS: its own queue choice feeds %u engines",
 			  dev->name, dev->port_id, dev->nb_engines);
 		return;
 	}
