@@ -51,13 +51,55 @@ mtu_to_ib(uint16_t eth_mtu)
 	return IBV_MTU_256;
 }
 
+/* Segments per TX packet the port takes: its descriptor limits (0 when a
+ * PMD leaves them unset), 1 without MULTI_SEGS, tightened by the knob. */
+static uint16_t
+dev_tx_seg_max(const struct rte_eth_dev_info *info, uint16_t knob)
+{
+	uint16_t max = UINT16_MAX;
+
+	if (!(info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS))
+		max = 1;
+	if (info->tx_desc_lim.nb_mtu_seg_max != 0)
+		max = RTE_MIN(max, info->tx_desc_lim.nb_mtu_seg_max);
+	if (info->tx_desc_lim.nb_seg_max != 0)
+		max = RTE_MIN(max, info->tx_desc_lim.nb_seg_max);
+	if (knob != 0)
+		max = RTE_MIN(max, knob);
+	return max;
+}
+
+/* RSS over the engines' queues: UDP ports if the port hashes them, else IP
+ * addresses; without either the PMD's own queue choice stands (a NIC: queue
+ * 0), and packets for another engine's QP are redirected. */
+static void
+dev_rss_conf(struct srnic_dev *dev, const struct rte_eth_dev_info *info,
+	     struct rte_eth_conf *conf)
+{
+	uint64_t hf = info->flow_type_rss_offloads & SRNIC_RSS_HF_UDP;
+
+	if (dev->nb_engines < 2)
+		return;
+	if (hf == 0)
+		hf = info->flow_type_rss_offloads & SRNIC_RSS_HF_IP;
+	if (hf == 0) {
+		SRNIC_LOG(INFO, "%s: port %u has no UDP/IP RSS: its own queue choice feeds %u engines",
+			  dev->name, dev->port_id, dev->nb_engines);
+		return;
+	}
+	conf->rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+	conf->rx_adv_conf.rss_conf.rss_key = NULL; /* the PMD's default key */
+	conf->rx_adv_conf.rss_conf.rss_hf = hf;
+}
+
 static int
-dev_port_setup(struct srnic_dev *dev, struct rte_mempool *rx_pool)
+dev_port_setup(struct srnic_dev *dev, struct rte_mempool *rx_pool, uint16_t tx_seg_knob)
 {
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
 	int rc, socket = rte_eth_dev_socket_id(dev->port_id);
-	uint16_t q;
+	uint16_t q, seg_max;
+	uint64_t ol_ipv4 = 0;
 
 	memset(&conf, 0, sizeof(conf));
 	rc = rte_eth_dev_info_get(dev->port_id, &info);
@@ -65,8 +107,16 @@ dev_port_setup(struct srnic_dev *dev, struct rte_mempool *rx_pool)
 		return rc;
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	/* The IPv4 header checksum by the NIC; the ICRC masks that field, so
+	 * sealing before the NIC writes it is fine. */
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) {
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
+		ol_ipv4 = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+	}
+	seg_max = dev_tx_seg_max(&info, tx_seg_knob);
 	if (dev->nb_engines > info.max_rx_queues || dev->nb_engines > info.max_tx_queues)
 		return -EINVAL;
+	dev_rss_conf(dev, &info, &conf);
 	rc = rte_eth_dev_configure(dev->port_id, dev->nb_engines, dev->nb_engines, &conf);
 	if (rc != 0)
 		return rc;
@@ -77,6 +127,8 @@ dev_port_setup(struct srnic_dev *dev, struct rte_mempool *rx_pool)
 		rc = rte_eth_tx_queue_setup(dev->port_id, q, DEV_TX_DESC, socket, NULL);
 		if (rc != 0)
 			return rc;
+		dev->engines[q]->tx_seg_max = seg_max;
+		dev->engines[q]->tx_ol_ipv4 = ol_ipv4;
 	}
 	/* Best effort: virtual PMDs often have no MTU control. */
 	rc = rte_eth_dev_set_mtu(dev->port_id, dev->mtu);
@@ -201,7 +253,7 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 		if (dev->engines[i] == NULL)
 			goto fail_nomem;
 	}
-	rc = dev_port_setup(dev, rx_pool);
+	rc = dev_port_setup(dev, rx_pool, conf->tx_seg_max);
 	if (rc != 0) {
 		SRNIC_LOG(ERR, "%s: port %u setup failed: %d", dev->name, dev->port_id, rc);
 		rte_errno = -rc;

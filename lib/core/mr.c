@@ -47,6 +47,7 @@ mr_final(struct srnic_mr *mr)
 	}
 	if (mr->release != NULL)
 		mr->release(mr->addr, mr->length, mr->release_arg);
+	rte_free(mr->iova_pg);
 	rte_free(mr);
 }
 
@@ -57,23 +58,100 @@ mr_ext_free(void *addr __rte_unused, void *opaque)
 	mr_final(opaque);
 }
 
+/* IOVA of va in DPDK memory (its memseg's, as rte_malloc_virt2iova());
+ * in IOVA-VA mode memory registered without IOVAs is its VA. */
 static rte_iova_t
-mr_iova(void *addr, size_t len, uint8_t *extmem)
+mr_seg_iova(const struct rte_memseg_list *msl, const void *va)
+{
+	const struct rte_memseg *ms = rte_mem_virt2memseg(va, msl);
+
+	if (ms == NULL || ms->iova == RTE_BAD_IOVA)
+		return rte_eal_iova_mode() == RTE_IOVA_VA ? (rte_iova_t)(uintptr_t)va : RTE_BAD_IOVA;
+	return ms->iova + (rte_iova_t)((uintptr_t)va - (uintptr_t)ms->addr);
+}
+
+/*
+ * The IOVA of DPDK memory [addr, addr + len), page by page from its memsegs:
+ * in IOVA-PA mode (or memory registered with scattered IOVAs) consecutive
+ * pages need not have consecutive IOVAs, and iova + offset would point a
+ * NIC's DMA elsewhere. Contiguous: mr->iova alone; else a table per page
+ * (srnic_pkt_attach() splits a piece at a discontinuity). -EFAULT for a
+ * page without an IOVA.
+ */
+static int
+mr_iova_dpdk(struct srnic_mr *mr, const struct rte_memseg_list *msl)
+{
+	uintptr_t a = (uintptr_t)mr->addr, end = a + mr->length, pg = msl->page_sz, base, va;
+	size_t i, n;
+	rte_iova_t first = RTE_BAD_IOVA, *t = NULL;
+	int pass;
+
+	base = RTE_ALIGN_FLOOR(a, pg);
+	n = (end - base + pg - 1) / pg;
+	/* pass 0 checks; pass 1, for a region that is not contiguous, fills */
+	for (pass = 0; pass < 2; pass++) {
+		bool contig = true;
+
+		for (i = 0, va = base; i < n; i++, va += pg) {
+			rte_iova_t io;
+
+			if (va < (uintptr_t)msl->base_va || va >= (uintptr_t)msl->base_va + msl->len)
+				msl = rte_mem_virt2memseg_list((void *)va);
+			if (msl == NULL || msl->page_sz != pg)
+				goto fault;
+			io = mr_seg_iova(msl, (void *)va);
+			if (io == RTE_BAD_IOVA)
+				goto fault;
+			if (i == 0)
+				first = io;
+			else if (io != first + (va - base))
+				contig = false;
+			if (t != NULL)
+				t[i] = io;
+		}
+		mr->iova = first + (a - base);
+		if (contig || t != NULL)
+			break;
+		t = rte_malloc("srnic_mr_iova", n * sizeof(*t), 0);
+		if (t == NULL)
+			return -ENOMEM;
+	}
+	mr->iova_pg = t;
+	mr->pg_base = base;
+	mr->pg_shift = (uint8_t)rte_log2_u64(pg);
+	return 0;
+fault:
+	rte_free(t);
+	return -EFAULT;
+}
+
+static int
+mr_iova(struct srnic_mr *mr)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	const struct rte_memseg_list *msl;
 
-	*extmem = 0;
-	if (rte_mem_virt2memseg(addr, NULL) != NULL)
-		return rte_mem_virt2iova(addr);
-	if (rte_eal_iova_mode() == RTE_IOVA_VA) {
-		/* Application memory: make it known to DPDK so PMDs that DMA
-		 * can map it (rte_dev_dma_map); virtual PMDs need nothing. */
-		if (((uintptr_t)addr % pg) == 0 && (len % pg) == 0 &&
-		    rte_extmem_register(addr, len, NULL, 0, pg) == 0)
-			*extmem = 1;
-		return (rte_iova_t)(uintptr_t)addr;
+	mr->extmem = 0;
+	mr->iova = RTE_BAD_IOVA;
+	if (mr->length == 0)
+		return 0;
+	msl = rte_mem_virt2memseg_list(mr->addr);
+	if (msl != NULL)
+		return mr_iova_dpdk(mr, msl);
+	if (rte_eal_iova_mode() != RTE_IOVA_VA) {
+		/* IOVA-PA: application memory has no IOVA a NIC could DMA
+		 * from (its pages are neither pinned nor known to DPDK). */
+		SRNIC_LOG(ERR, "reg_mr %p: IOVA-PA mode needs DPDK memory (rte_malloc, or "
+			  "rte_extmem_register() with IOVAs) or --iova-mode=va", mr->addr);
+		return -EFAULT;
 	}
-	return RTE_BAD_IOVA;
+	/* Application memory: make it known to DPDK so PMDs that DMA can map
+	 * it (rte_dev_dma_map); virtual PMDs need nothing. */
+	if (((uintptr_t)mr->addr % pg) == 0 && (mr->length % pg) == 0 &&
+	    rte_extmem_register(mr->addr, mr->length, NULL, 0, pg) == 0)
+		mr->extmem = 1;
+	mr->iova = (rte_iova_t)(uintptr_t)mr->addr;
+	return 0;
 }
 
 struct srnic_mr *
@@ -83,6 +161,7 @@ srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
 	struct srnic_dev *dev;
 	struct srnic_mr *mr;
 	uint32_t i, idx = 0;
+	int rc;
 
 	/* verbs: remote write or atomic need local write (IBTA 10.6.3.1) */
 	if (pd == NULL || (addr == NULL && length != 0) ||
@@ -104,7 +183,12 @@ srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
 	mr->access = access;
 	mr->release = release;
 	mr->release_arg = arg;
-	mr->iova = mr_iova(addr, length, &mr->extmem);
+	rc = mr_iova(mr);
+	if (rc != 0) {
+		rte_free(mr);
+		rte_errno = -rc;
+		return NULL;
+	}
 	mr->shinfo.free_cb = mr_ext_free;
 	mr->shinfo.fcb_opaque = mr;
 	rte_mbuf_ext_refcnt_set(&mr->shinfo, 1);
@@ -119,6 +203,7 @@ srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
 		rte_spinlock_unlock(&dev->lock);
 		if (mr->extmem)
 			rte_extmem_unregister(addr, length);
+		rte_free(mr->iova_pg);
 		rte_free(mr);
 		rte_errno = ENOSPC;
 		return NULL;

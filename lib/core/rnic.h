@@ -34,6 +34,11 @@ struct srnic_mr {
 	uint8_t *addr;
 	uint64_t length;
 	rte_iova_t iova;            /* of addr; RTE_BAD_IOVA if unknown */
+	/* Not IOVA-contiguous (IOVA-PA, or memsegs of scattered IOVAs): the
+	 * IOVA of each page from pg_base, else NULL (iova + offset holds). */
+	rte_iova_t *iova_pg;
+	uintptr_t pg_base;
+	uint8_t pg_shift;
 	uint32_t key;               /* lkey == rkey: index << 8 | generation byte */
 	int access;
 	uint8_t extmem;             /* we registered it with rte_extmem_register */
@@ -331,6 +336,11 @@ struct srnic_engine {
 	uint16_t tx_sealed;         /* tx_buf[0, tx_sealed) have their ICRC */
 	struct rte_mbuf *tx_buf[SRNIC_TX_BUF_SIZE];
 	uint8_t tx_roce[SRNIC_TX_BUF_SIZE]; /* RoCEv2, to seal (not ARP/ND) */
+	/* What the port takes, set by port setup: segments per packet
+	 * (more: linearised), and ol_flags for IPv4 packets (the PMD's
+	 * IPv4 header checksum offload, when offered). */
+	uint16_t tx_seg_max;
+	uint64_t tx_ol_ipv4;
 	uint64_t stats[SRNIC_STAT_COUNT];
 } __rte_cache_aligned;
 

@@ -106,6 +106,17 @@ struct srnic_dev_conf {
 	 * the default: every READ response is zero-copy.
 	 */
 	uint16_t read_inline_max;
+	/**
+	 * Segments a TX packet may have at most; 0: what the port takes
+	 * (rte_eth_dev_info tx_desc_lim.nb_mtu_seg_max and nb_seg_max, 1
+	 * if it lacks RTE_ETH_TX_OFFLOAD_MULTI_SEGS). A packet with more
+	 * (headers, one attached piece per SGE, the pad + ICRC trailer:
+	 * 10 with 8 SGEs, where i40e/ice take 8) is copied into one mbuf
+	 * before TX (counter tx_linearised). A value above the port's limit
+	 * is lowered to it: the knob only tightens (tests, PMDs whose
+	 * limits are not in their dev_info).
+	 */
+	uint16_t tx_seg_max;
 };
 
 /**
@@ -175,7 +186,11 @@ typedef void (*srnic_mr_release_cb)(void *addr, size_t length, void *arg);
  * Register memory for local and remote access (IBV_ACCESS_* flags). The
  * memory may be hugepage memory from rte_malloc or any application memory;
  * for PMDs that DMA, it is made known to DPDK (rte_extmem_register) when
- * DPDK does not already manage it.
+ * DPDK does not already manage it. DPDK memory's IOVAs are taken page by
+ * page from its memsegs (IOVA-PA: not contiguous; zero-copy pieces are split
+ * where they jump). In IOVA-PA mode application memory has no IOVA a NIC
+ * could use: NULL with rte_errno EFAULT (use rte_malloc memory, register it
+ * with rte_extmem_register() and its IOVAs first, or --iova-mode=va).
  */
 struct srnic_mr *srnic_reg_mr(struct srnic_pd *pd, void *addr, size_t length, int access);
 /** As srnic_reg_mr(), with a callback for when the memory is free to reuse. */

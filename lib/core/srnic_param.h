@@ -31,5 +31,10 @@
 #define SRNIC_ARP_WAIT_MAX 256         /**< QPs per engine woken at once by a neighbour update */
 #define SRNIC_IP_TTL 64                /**< as rxe (golden) */
 #define SRNIC_DEFAULT_MTU 1500
+/* RSS over the engines' RX queues (nb_engines > 1): RoCEv2's UDP source
+ * port comes from the QPNs (srnic_roce_sport), so a hash over UDP ports
+ * spreads QPs; a port without UDP hashing gets the IP one (spreads peers). */
+#define SRNIC_RSS_HF_UDP (RTE_ETH_RSS_NONFRAG_IPV4_UDP | RTE_ETH_RSS_NONFRAG_IPV6_UDP)
+#define SRNIC_RSS_HF_IP (RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_IPV6)
 
 #endif /* SRNIC_PARAM_H */

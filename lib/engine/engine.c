@@ -39,8 +39,71 @@ srnic_pkt_new(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t opcode, uin
 		return NULL;
 	}
 	srnic_bth_set_psn(b, psn);
+	if (qp->tmpl.ip_ver == 4)
+		m->ol_flags |= eng->tx_ol_ipv4; /* the NIC's IPv4 checksum, if offered */
 	*bth = b;
 	return m;
+}
+
+/* One zero-copy segment over [va, va + len) of mr at iova, chained to m. */
+static inline int
+pkt_attach_seg(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *mr, uint64_t va,
+	       rte_iova_t iova, uint32_t len)
+{
+	struct rte_mbuf *e = rte_pktmbuf_alloc(eng->dev->ext_pool);
+
+	if (unlikely(e == NULL)) {
+		eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
+		return -ENOMEM;
+	}
+	mr->zc_credit[eng->index].n--; /* the mbuf's reference, prepaid */
+	rte_pktmbuf_attach_extbuf(e, (void *)(uintptr_t)va, iova, (uint16_t)len, &mr->shinfo);
+	e->data_len = (uint16_t)len;
+	e->pkt_len = len;
+	eng_stat(eng, SRNIC_STAT_RESP_ZC_SEGS, 1);
+	if (unlikely(rte_pktmbuf_chain(m, e) != 0)) {
+		rte_pktmbuf_free(e);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* An MR that is not IOVA-contiguous: a segment per run of pages whose IOVAs
+ * follow each other (a piece of at most a PMTU crosses one page boundary
+ * on 4 KiB pages, none on huge pages). */
+static __rte_noinline int
+pkt_attach_split(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *mr, uint64_t va,
+		 uint32_t len)
+{
+	uint64_t pg = 1ull << mr->pg_shift;
+
+	while (len > 0) {
+		uint64_t off = va - mr->pg_base;
+		uint64_t p = off >> mr->pg_shift;
+		rte_iova_t iova = mr->iova_pg[p] + (off & (pg - 1));
+		uint32_t n = (uint32_t)RTE_MIN((uint64_t)len, pg - (off & (pg - 1)));
+		int rc;
+
+		while (n < len && mr->iova_pg[p + 1] == mr->iova_pg[p] + pg) {
+			n = (uint32_t)RTE_MIN((uint64_t)len, n + pg);
+			p++;
+		}
+		if (n < len)
+			eng_stat(eng, SRNIC_STAT_TX_IOVA_SPLIT, 1);
+		/* The caller had a reference for the first segment; the few
+		 * more a split takes fit in the room above SRNIC_MR_MAX_ZC_REFS. */
+		if (mr->zc_credit[eng->index].n == 0) {
+			__atomic_add_fetch(&mr->shinfo.refcnt, SRNIC_ZC_CREDIT_BATCH,
+					   __ATOMIC_ACQ_REL);
+			mr->zc_credit[eng->index].n = SRNIC_ZC_CREDIT_BATCH;
+		}
+		rc = pkt_attach_seg(eng, m, mr, va, iova, n);
+		if (rc != 0)
+			return rc;
+		va += n;
+		len -= n;
+	}
+	return 0;
 }
 
 int
@@ -48,7 +111,6 @@ srnic_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *
 		 uint32_t len)
 {
 	struct rte_mbuf *e;
-	rte_iova_t iova;
 
 	if (len == 0)
 		return 0;
@@ -62,35 +124,55 @@ srnic_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *
 		__atomic_add_fetch(&mr->shinfo.refcnt, SRNIC_ZC_CREDIT_BATCH, __ATOMIC_ACQ_REL);
 		mr->zc_credit[eng->index].n = SRNIC_ZC_CREDIT_BATCH;
 	}
-	if (unlikely(mr->zc_credit[eng->index].n == 0)) {
-		/* The 16-bit shared refcount is nearly full: copy this one. */
-		e = rte_pktmbuf_alloc(eng->dev->rx_pool);
-		if (e == NULL || rte_pktmbuf_tailroom(e) < len) {
-			rte_pktmbuf_free(e);
-			eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
-			return -ENOMEM;
-		}
-		rte_memcpy(rte_pktmbuf_append(e, (uint16_t)len), (void *)(uintptr_t)va, len);
-		eng_stat(eng, SRNIC_STAT_RESP_ZC_COPY, 1);
-	} else {
-		e = rte_pktmbuf_alloc(eng->dev->ext_pool);
-		if (unlikely(e == NULL)) {
-			eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
-			return -ENOMEM;
-		}
-		iova = mr->iova == RTE_BAD_IOVA ? RTE_BAD_IOVA :
-		       mr->iova + (va - (uint64_t)(uintptr_t)mr->addr);
-		mr->zc_credit[eng->index].n--; /* the mbuf's reference, prepaid */
-		rte_pktmbuf_attach_extbuf(e, (void *)(uintptr_t)va, iova, (uint16_t)len, &mr->shinfo);
-		e->data_len = (uint16_t)len;
-		e->pkt_len = len;
-		eng_stat(eng, SRNIC_STAT_RESP_ZC_SEGS, 1);
+	if (likely(mr->zc_credit[eng->index].n != 0)) {
+		if (unlikely(mr->iova_pg != NULL))
+			return pkt_attach_split(eng, m, mr, va, len);
+		return pkt_attach_seg(eng, m, mr, va,
+				      mr->iova == RTE_BAD_IOVA ? RTE_BAD_IOVA :
+				      mr->iova + (va - (uint64_t)(uintptr_t)mr->addr), len);
 	}
+	/* The 16-bit shared refcount is nearly full: copy this one. */
+	e = rte_pktmbuf_alloc(eng->dev->rx_pool);
+	if (e == NULL || rte_pktmbuf_tailroom(e) < len) {
+		rte_pktmbuf_free(e);
+		eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
+		return -ENOMEM;
+	}
+	rte_memcpy(rte_pktmbuf_append(e, (uint16_t)len), (void *)(uintptr_t)va, len);
+	eng_stat(eng, SRNIC_STAT_RESP_ZC_COPY, 1);
 	if (unlikely(rte_pktmbuf_chain(m, e) != 0)) {
 		rte_pktmbuf_free(e);
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/* A packet of more segments than the port takes, copied into one mbuf of
+ * the RX pool (its data room holds a jumbo frame). Frees m (and with it
+ * the MR references of its attached pieces); NULL when out of mbufs. */
+static __rte_noinline struct rte_mbuf *
+eng_linearise(struct srnic_engine *eng, struct rte_mbuf *m)
+{
+	struct rte_mbuf *n = rte_pktmbuf_alloc(eng->dev->rx_pool);
+	const struct rte_mbuf *s;
+	uint8_t *d;
+
+	if (unlikely(n == NULL || rte_pktmbuf_tailroom(n) < rte_pktmbuf_pkt_len(m))) {
+		rte_pktmbuf_free(n);
+		rte_pktmbuf_free(m);
+		eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
+		return NULL;
+	}
+	d = (uint8_t *)rte_pktmbuf_append(n, (uint16_t)rte_pktmbuf_pkt_len(m));
+	for (s = m; s != NULL; s = s->next) {
+		rte_memcpy(d, rte_pktmbuf_mtod(s, const uint8_t *), s->data_len);
+		d += s->data_len;
+	}
+	n->tx_offload = m->tx_offload;
+	n->ol_flags |= m->ol_flags & RTE_MBUF_F_TX_OFFLOAD_MASK;
+	rte_pktmbuf_free(m);
+	eng_stat(eng, SRNIC_STAT_TX_LINEARISED, 1);
+	return n;
 }
 
 int
@@ -100,6 +182,12 @@ srnic_pkt_xmit(struct srnic_engine *eng, struct rte_mbuf *m)
 		eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
 		rte_pktmbuf_free(m);
 		return -ENOMEM;
+	}
+	/* Before the seal: the ICRC then runs over the copy, one flat piece. */
+	if (unlikely(m->nb_segs > eng->tx_seg_max)) {
+		m = eng_linearise(eng, m);
+		if (m == NULL)
+			return -ENOMEM;
 	}
 	eng_tx_queue(eng, m, 1); /* sealed at the flush */
 	return 0;
@@ -487,6 +575,23 @@ eng_tx_flush(struct srnic_engine *eng)
 	for (i = eng->tx_sealed; i < eng->tx_len; i++)
 		if (eng->tx_roce[i])
 			srnic_pkt_seal(eng->tx_buf[i]);
+	/* The PMD's checks and fix-ups (e.g. i40e refuses more than 8
+	 * segments), once per packet: those left over were prepared. One
+	 * call when it takes them all (no callback: it returns at once). */
+	i = eng->tx_sealed;
+	while (i < eng->tx_len) {
+		i += rte_eth_tx_prepare(eng->port_id, eng->queue, &eng->tx_buf[i],
+					(uint16_t)(eng->tx_len - i));
+		if (likely(i == eng->tx_len))
+			break;
+		/* tx_buf[i] refused (rte_errno): dropped like a lost packet,
+		 * the requester's retry or the peer's resends recover */
+		eng_stat(eng, SRNIC_STAT_TX_PREPARE_DROP, 1);
+		rte_pktmbuf_free(eng->tx_buf[i]);
+		memmove(&eng->tx_buf[i], &eng->tx_buf[i + 1],
+			(eng->tx_len - i - 1) * sizeof(eng->tx_buf[0]));
+		eng->tx_len--;
+	}
 	sent = rte_eth_tx_burst(eng->port_id, eng->queue, eng->tx_buf, eng->tx_len);
 	if (sent < eng->tx_len)
 		memmove(eng->tx_buf, eng->tx_buf + sent, (eng->tx_len - sent) * sizeof(eng->tx_buf[0]));

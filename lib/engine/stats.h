@@ -65,6 +65,9 @@
 	X(CQ_OVERFLOW, "cq_overflow") \
 	X(QP_TO_ERR, "qp_to_err") \
 	X(TX_NOMBUF, "tx_nombuf") \
+	X(TX_LINEARISED, "tx_linearised")           /* more segments than the port takes: copied */ \
+	X(TX_PREPARE_DROP, "tx_prepare_drop")       /* refused by rte_eth_tx_prepare(): dropped */ \
+	X(TX_IOVA_SPLIT, "tx_iova_split")           /* piece split at an IOVA discontinuity */ \
 	X(RETRANSMIT, "retransmit_pkts") \
 	X(TIMEOUT, "retry_timeout") \
 	X(POLL_BUSY, "poll_busy")                   /* polls that moved packets */ \

@@ -268,6 +268,8 @@ int srnic_pkt_finish(struct rte_mbuf *m, struct rte_mempool *trailer_pool);
  * them all just before the TX burst: the CRC's wide loads then read header
  * bytes whose small stores are long done, instead of stalling on store
  * forwarding right after them. Nothing may change the packet in between.
+ * An IPv4 packet with RTE_MBUF_F_TX_IP_CKSUM in ol_flags gets header
+ * checksum 0, for the NIC to fill (the ICRC masks that field).
  */
 int srnic_pkt_close(struct rte_mbuf *m, struct rte_mempool *trailer_pool);
 void srnic_pkt_seal(struct rte_mbuf *m);

@@ -147,7 +147,9 @@ srnic_pkt_close(struct rte_mbuf *m, struct rte_mempool *trailer_pool)
 
 		ip->total_length = SRNIC_BE16((uint16_t)(len - l2));
 		ip->hdr_checksum = 0;
-		ip->hdr_checksum = (uint16_t)~srnic_ipv4_hdr_sum(ip);
+		/* else the NIC's (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM); ICRC masks it */
+		if (!(m->ol_flags & RTE_MBUF_F_TX_IP_CKSUM))
+			ip->hdr_checksum = (uint16_t)~srnic_ipv4_hdr_sum(ip);
 	} else {
 		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(f + l2);
 

@@ -413,7 +413,8 @@ e2e_qps_create(const struct e2e_conf *conf)
 	for (i = 0; i < 2; i++) {
 		struct srnic_qp_init_attr qa = { .max_send_wr = c.max_send_wr,
 						 .max_recv_wr = c.max_recv_wr,
-						 .max_send_sge = 4, .max_recv_sge = 4,
+						 .max_send_sge = c.max_sge != 0 ? c.max_sge : 4,
+						 .max_recv_sge = c.max_sge != 0 ? c.max_sge : 4,
 						 .max_inline_data = c.max_inline,
 						 .sq_sig_all = c.sq_sig_all,
 						 .qp_type = IBV_QPT_RC };
@@ -476,9 +477,20 @@ e2e_qps_renew(const struct e2e_conf *conf)
 int
 e2e_group_setup(void **state)
 {
-	int rc, i;
+	struct srnic_dev_conf base;
 
 	RTE_SET_USED(state);
+	memset(&base, 0, sizeof(base));
+	base.nb_engines = 1;
+	base.mtu = 9000;
+	return e2e_group_setup_conf(&base);
+}
+
+int
+e2e_group_setup_conf(const struct srnic_dev_conf *base)
+{
+	int rc, i;
+
 	rc = srnic_test_eal_init("e2e", 0, NULL);
 	if (rc != 0) {
 		fprintf(stderr, "EAL init failed: %d\n", rc);
@@ -487,9 +499,9 @@ e2e_group_setup(void **state)
 	E = calloc(1, sizeof(*E));
 	if (E == NULL)
 		return -1;
-	rc = srnic_pair_create(&E->p, "e2e", 1, 9000);
+	rc = srnic_pair_create_conf(&E->p, "e2e", base);
 	if (rc != 0) {
-		fprintf(stderr, "srnic_pair_create: %d\n", rc);
+		fprintf(stderr, "srnic_pair_create_conf: %d\n", rc);
 		return -1;
 	}
 	for (i = 0; i < 2; i++) {

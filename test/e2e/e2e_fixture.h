@@ -48,6 +48,7 @@ struct e2e_conf {
 	uint32_t max_send_wr;       /* 0: 1024 */
 	uint32_t max_recv_wr;       /* 0: 1024 */
 	uint32_t max_inline;
+	uint32_t max_sge;           /* SGEs per WR, send and recv; 0: 4 */
 	uint8_t timeout;            /* local ACK timeout code; 0: 14 (67 ms) */
 	uint8_t retry_cnt;          /* 0: 7; E2E_RNR_RETRY_0 for 0 */
 	uint8_t rnr_retry[2];       /* 0: 7 (forever); E2E_RNR_RETRY_0 for 0 */
@@ -115,6 +116,9 @@ extern struct e2e *E;
 /* cmocka group setup/teardown (EAL + the pair) and per-test ones. */
 int e2e_group_setup(void **state);
 int e2e_group_teardown(void **state);
+/* e2e_group_setup() with both devices' configuration from base (engines,
+ * MTU, tx_seg_max, ...): srnic_pair_create_conf(). */
+int e2e_group_setup_conf(const struct srnic_dev_conf *base);
 /* Fresh QPs with the default conf (PMTU 4096). */
 int e2e_setup(void **state);
 int e2e_teardown(void **state);
