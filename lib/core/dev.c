@@ -253,7 +253,8 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 		if (dev->engines[i] == NULL)
 			goto fail_nomem;
 	}
-	rc = dev_port_setup(dev, rx_pool, conf->tx_seg_max);
+	rc = dev_port_setup(dev, rx_pool,
+			    (conf->comp_mask & SRNIC_DEV_CONF_TX_SEG_MAX) ? conf->tx_seg_max : 0);
 	if (rc != 0) {
 		SRNIC_LOG(ERR, "%s: port %u setup failed: %d", dev->name, dev->port_id, rc);
 		rte_errno = -rc;

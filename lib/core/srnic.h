@@ -79,7 +79,8 @@ typedef void (*srnic_host_rx_cb)(struct srnic_dev *dev, struct rte_mbuf *m, void
  */
 enum srnic_dev_conf_mask {
 	SRNIC_DEV_CONF_READ_INLINE_MAX = 1u << 0, /**< read_inline_max is set */
-	SRNIC_DEV_CONF_RESERVED = 1u << 1,        /**< this bit and above: refused */
+	SRNIC_DEV_CONF_TX_SEG_MAX = 1u << 1,      /**< tx_seg_max is set */
+	SRNIC_DEV_CONF_RESERVED = 1u << 2,        /**< this bit and above: refused */
 };
 
 /** Device configuration. */
@@ -107,7 +108,8 @@ struct srnic_dev_conf {
 	 */
 	uint16_t read_inline_max;
 	/**
-	 * Segments a TX packet may have at most; 0: what the port takes
+	 * SRNIC_DEV_CONF_TX_SEG_MAX. Segments a TX packet may have at most;
+	 * 0 (or the bit clear): what the port takes
 	 * (rte_eth_dev_info tx_desc_lim.nb_mtu_seg_max and nb_seg_max, 1
 	 * if it lacks RTE_ETH_TX_OFFLOAD_MULTI_SEGS). A packet with more
 	 * (headers, one attached piece per SGE, the pad + ICRC trailer:

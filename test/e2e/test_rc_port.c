@@ -107,6 +107,7 @@ group_setup(void **state)
 	base.nb_engines = 1;
 	base.mtu = 9000;
 	base.tx_seg_max = PORT_SEG_MAX;
+	base.comp_mask |= SRNIC_DEV_CONF_TX_SEG_MAX;
 	if (e2e_group_setup_conf(&base) != 0)
 		return -1;
 	for (i = 0; i < 2; i++) {
