@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Memory regions. A key is index << 8 | generation: the generation byte
- * changes each time an index is reused, so a stale key fails the lookup.
+ * Memory regions. A key is index << 8 | a key byte: random per
+ * registration and never the index's previous one, so a stale key fails the
+ * lookup and a peer cannot guess the next one.
  * Engines look keys up without locks in dev->mr_tbl; deregistration clears
  * the entry and waits for every engine to leave its current poll, so no
  * access starts after srnic_dereg_mr() returns. Zero-copy mbufs hold a
@@ -18,6 +19,8 @@
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 #include <rte_memory.h>
+
+#include <rte_random.h>
 
 #include "rnic.h"
 
@@ -154,6 +157,20 @@ mr_iova(struct srnic_mr *mr)
 	return 0;
 }
 
+/* The key byte of a new registration: random, so that a peer cannot guess
+ * an rkey from the last one it saw (a counter made the first rkey 0x101),
+ * and never the index's previous byte, so a stale key still fails. */
+static uint8_t
+mr_key_byte(uint8_t prev)
+{
+	uint8_t b;
+
+	do
+		b = (uint8_t)rte_rand();
+	while (b == prev);
+	return b;
+}
+
 struct srnic_mr *
 srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
 		srnic_mr_release_cb release, void *arg)
@@ -211,7 +228,7 @@ srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
 	if (mr->extmem)
 		mr_dma_map(mr, true);
 	dev->mr_next = idx;
-	dev->mr_gen[idx]++;
+	dev->mr_gen[idx] = mr_key_byte(dev->mr_gen[idx]);
 	mr->key = idx << 8 | dev->mr_gen[idx];
 	__atomic_store_n(&dev->mr_tbl[idx], mr, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&dev->lock);

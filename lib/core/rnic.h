@@ -133,6 +133,8 @@ struct srnic_resp_entry {
 	uint8_t kind;               /* enum srnic_resp_kind */
 	uint8_t syndrome;           /* ACK/NAK */
 	uint8_t dup;                /* answer to a duplicate: holds no READ/atomic slot */
+	uint8_t copy;               /* READ: a retry, answered from a copy (not zero-copy) */
+	uint32_t res_id;            /* READ/ATOMIC: srnic_resp_res.id it answers (0: none) */
 	uint32_t psn;               /* ACK/NAK psn; READ/ATOMIC: first PSN */
 	uint32_t msn;
 	uint32_t npkts;             /* READ: PSNs reserved */
@@ -151,6 +153,27 @@ enum srnic_resp_msg {
 	SRNIC_MSG_WRITE,            /* inside a multi-packet WRITE */
 };
 
+/* Responder resources (IBTA 9.7.5.1.4, o9-20: max_dest_rd_atomic of
+ * them; rxe's resp_res): what the responder remembers of each READ and
+ * atomic it executed, the oldest replaced. A duplicate READ or atomic is
+ * answered only from one of them: a duplicate READ that matches none (or
+ * asks for something else than the tail of the original) is dropped, never
+ * executed. PSNs are kept extended with the count of 2^24 wraps, so an
+ * entry a whole PSN lap old never matches. */
+struct srnic_resp_res {
+	uint8_t kind;               /* SRNIC_RESP_READ or SRNIC_RESP_ATOMIC */
+	uint32_t id;                /* 1 + its number in the QP's sequence (0: unused) */
+	uint32_t npkts;             /* PSNs it took */
+	uint32_t msn;
+	uint32_t fifo_pos;          /* READ: FIFO index of its answer (live while that
+				     * entry has this id and is not finished) */
+	uint32_t rkey;
+	uint32_t length;
+	uint64_t psn_ext;           /* first PSN | wraps << 24 */
+	uint64_t va;                /* READ: the original RETH */
+	uint64_t orig;              /* ATOMIC: the original value returned */
+};
+
 struct srnic_resp {
 	/* per packet (kept together: one line) */
 	uint32_t epsn;              /* expected PSN */
@@ -162,7 +185,7 @@ struct srnic_resp {
 	uint8_t rd_atomic;          /* READ/atomic entries queued */
 	uint8_t rwqe_taken;         /* a receive WQE is being filled */
 	uint8_t goto_error;         /* fatal error NAKed: QP to ERR once it is sent */
-	uint8_t atomic_next;        /* next atomic_saved slot */
+	uint32_t epsn_wraps;        /* times epsn wrapped past 2^24 (extends PSNs) */
 	uint32_t rwqe_next;         /* RQ index after rwqe */
 	uint32_t recv_off;          /* bytes placed in it */
 	uint64_t write_va;          /* WRITE in progress */
@@ -171,14 +194,10 @@ struct srnic_resp {
 	uint32_t write_len;         /* RETH DMA length of the WRITE */
 	/* per message */
 	struct srnic_rwqe rwqe;     /* copy of the receive WQE in use */
-	/* the last atomic results: a duplicate atomic is answered from
-	 * them, never executed again */
-	struct {
-		uint8_t valid;
-		uint32_t psn;
-		uint32_t msn;
-		uint64_t orig;
-	} atomic_saved[SRNIC_MAX_RD_ATOMIC];
+	/* the last READs and atomics executed: duplicates are answered from
+	 * them (newest first), never executed again */
+	uint32_t res_count;         /* resources ever made; the next one's id - 1 */
+	struct srnic_resp_res res[SRNIC_MAX_RD_ATOMIC];
 	struct srnic_resp_entry fifo[SRNIC_RESP_FIFO];
 };
 

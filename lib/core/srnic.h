@@ -206,6 +206,8 @@ struct srnic_mr *srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length,
  */
 int srnic_dereg_mr(struct srnic_mr *mr);
 uint32_t srnic_mr_lkey(const struct srnic_mr *mr);
+/** The rkey (== lkey): index << 8 | a key byte that is random per
+ * registration (never the index's previous one), so a peer cannot guess it. */
 uint32_t srnic_mr_rkey(const struct srnic_mr *mr);
 
 /* ---- CQ ---- */
@@ -277,9 +279,10 @@ struct srnic_qp_stats {
 	uint64_t timeouts;         /**< local ACK timer expiries */
 	uint64_t naks_rcvd;        /**< NAKs received (sequence, fatal) */
 	uint64_t rnr_naks_rcvd;
-	uint64_t dups_rcvd;        /**< duplicate requests answered */
+	uint64_t dups_rcvd;        /**< duplicate requests (a READ/atomic matching no remembered one is dropped) */
 	uint64_t out_of_seq_rcvd;  /**< requests after a gap */
 	uint64_t rnr_naks_sent;
+	uint64_t rkey_errs;        /**< requests with an R_Key that failed (a guessing peer shows here) */
 };
 
 int srnic_qp_get_stats(const struct srnic_qp *qp, struct srnic_qp_stats *st);

@@ -599,6 +599,16 @@ eng_tx_flush(struct srnic_engine *eng)
 	eng->tx_sealed = eng->tx_len;
 }
 
+/* active[0, n): the first one to the end of them. */
+static __rte_noinline void
+eng_active_rotate(struct srnic_engine *eng, uint32_t n)
+{
+	struct srnic_qp *first = eng->active[0];
+
+	memmove(&eng->active[0], &eng->active[1], (n - 1) * sizeof(eng->active[0]));
+	eng->active[n - 1] = first;
+}
+
 unsigned int
 srnic_engine_poll(struct srnic_engine *eng)
 {
@@ -647,6 +657,13 @@ srnic_engine_poll(struct srnic_engine *eng)
 		memmove(&eng->active[keep], &eng->active[cnt],
 			(eng->nb_active - cnt) * sizeof(eng->active[0]));
 	eng->nb_active = keep + (eng->nb_active - cnt);
+	/* Out of TX room: the QPs first in the list took it all. The first
+	 * goes last, so that under a TX-bound load every QP's turn comes
+	 * (issue 12 item 15: else the last QPs sent nothing for seconds and
+	 * their requesters timed out on a lossless link). Per poll, not per
+	 * packet, and only when TX-bound. */
+	if (unlikely(eng_tx_free(eng) <= SRNIC_TX_RESERVE) && keep > 1)
+		eng_active_rotate(eng, keep);
 
 	eng_tx_flush(eng);
 	/* even: outside; only this engine writes it, and a release store

@@ -130,6 +130,72 @@ owe_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t syndrome, uint32_
 	e->msn = qp->resp.msn;
 }
 
+/* ---- responder resources (struct srnic_resp_res) ---- */
+
+/* Move ePSN on by n, counting the wraps (they extend PSNs to 64 bits). */
+static inline void
+epsn_add(struct srnic_resp *r, uint32_t n)
+{
+	uint32_t e = srnic_psn_add(r->epsn, n);
+
+	r->epsn_wraps += e < r->epsn;
+	r->epsn = e;
+}
+
+/* psn (at most 2^23 behind or ahead of ePSN) with the wraps. */
+static inline uint64_t
+psn_ext(const struct srnic_resp *r, uint32_t psn)
+{
+	return ((uint64_t)r->epsn_wraps << 24 | r->epsn) + (int64_t)srnic_psn_diff(psn, r->epsn);
+}
+
+/* A new resource for the READ/atomic at psn, replacing the oldest. Only
+ * the last max_dest_rd_atomic are looked at, and no more of them are
+ * in flight (check_resource), so the one replaced is finished. */
+static struct srnic_resp_res *
+res_new(struct srnic_resp *r, uint8_t kind, uint32_t psn, uint32_t npkts)
+{
+	struct srnic_resp_res *x = &r->res[r->res_count % SRNIC_MAX_RD_ATOMIC];
+
+	memset(x, 0, sizeof(*x));
+	x->kind = kind;
+	x->id = ++r->res_count;
+	x->psn_ext = psn_ext(r, psn);
+	x->npkts = npkts;
+	x->msn = r->msn;
+	return x;
+}
+
+/* The newest remembered resource holding the PSN psn_x (extended), or NULL. */
+static struct srnic_resp_res *
+res_find(struct srnic_qp *qp, uint64_t psn_x)
+{
+	struct srnic_resp *r = &qp->resp;
+	uint32_t k, n = RTE_MIN(r->res_count, (uint32_t)qp->max_dest_rd_atomic);
+
+	for (k = 1; k <= n; k++) {
+		struct srnic_resp_res *x = &r->res[(r->res_count - k) % SRNIC_MAX_RD_ATOMIC];
+
+		if (psn_x - x->psn_ext < x->npkts)
+			return x;
+	}
+	return NULL;
+}
+
+/* The FIFO entry still answering READ x (not all of it built), or NULL. */
+static struct srnic_resp_entry *
+res_live_entry(struct srnic_resp *r, const struct srnic_resp_res *x)
+{
+	struct srnic_resp_entry *e;
+
+	if (x->fifo_pos - r->head >= r->tail - r->head)
+		return NULL;
+	e = &r->fifo[x->fifo_pos & (SRNIC_RESP_FIFO - 1)];
+	if (e->res_id != x->id || e->kind != SRNIC_RESP_READ || e->sent >= e->npkts)
+		return NULL;
+	return e;
+}
+
 /* ---- steps ---- */
 
 static enum resp_state
@@ -298,6 +364,7 @@ execute(struct resp_ctx *c)
 	struct srnic_qp *qp = c->qp;
 	struct srnic_resp *r = &qp->resp;
 	const struct srnic_pkt *pkt = c->pkt;
+	struct srnic_resp_res *x;
 	uint32_t m = c->mask;
 
 	if (m & SRNIC_OPM_SEND) {
@@ -331,6 +398,11 @@ execute(struct resp_ctx *c)
 		if (e == NULL)
 			return RESP_ERR_NO_RESOURCE;
 		r->msn = (r->msn + 1) & SRNIC_MSN_MASK;
+		x = res_new(r, SRNIC_RESP_READ, pkt->psn, n);
+		x->fifo_pos = r->tail - 1;
+		x->va = c->va;
+		x->rkey = c->rkey;
+		x->length = c->len;
 		e->kind = SRNIC_RESP_READ;
 		e->psn = pkt->psn;
 		e->msn = r->msn;
@@ -338,8 +410,9 @@ execute(struct resp_ctx *c)
 		e->va = c->va;
 		e->rkey = c->rkey;
 		e->length = c->len;
+		e->res_id = x->id;
 		r->rd_atomic++;
-		r->epsn = srnic_psn_add(r->epsn, n);
+		epsn_add(r, n);
 		return RESP_DONE;
 	} else if (m & SRNIC_OPM_ATOMIC) {
 		struct srnic_resp_entry *e = fifo_push(qp);
@@ -351,17 +424,15 @@ execute(struct resp_ctx *c)
 		e->psn = pkt->psn;
 		e->msn = r->msn;
 		e->atomic_orig = do_atomic(c);
-		r->atomic_saved[r->atomic_next].valid = 1;
-		r->atomic_saved[r->atomic_next].psn = e->psn;
-		r->atomic_saved[r->atomic_next].msn = e->msn;
-		r->atomic_saved[r->atomic_next].orig = e->atomic_orig;
-		r->atomic_next = (uint8_t)((r->atomic_next + 1) % SRNIC_MAX_RD_ATOMIC);
+		x = res_new(r, SRNIC_RESP_ATOMIC, pkt->psn, 1);
+		x->orig = e->atomic_orig;
+		e->res_id = x->id;
 		r->rd_atomic++;
-		r->epsn = srnic_psn_add(r->epsn, 1);
+		epsn_add(r, 1);
 		eng_stat(c->eng, SRNIC_STAT_RESP_ATOMIC, 1);
 		return RESP_DONE;
 	}
-	r->epsn = srnic_psn_add(r->epsn, 1);
+	epsn_add(r, 1);
 	if (m & SRNIC_OPM_LAST) {
 		r->msg = SRNIC_MSG_NONE;
 		r->msn = (r->msn + 1) & SRNIC_MSN_MASK;
@@ -421,59 +492,87 @@ dup_has_room(const struct srnic_resp *r)
 	return r->tail - r->head < SRNIC_RESP_FIFO - 2 * SRNIC_MAX_RD_ATOMIC - 2;
 }
 
-/* A duplicate READ request: the requester lost (some of) the responses.
- * Execute it again for what it asks now, with the checks a new READ
- * gets (IBTA 9.7.5.1.4: duplicate READs are re-executed); it never moves
- * ePSN or the MSN. */
+/* A duplicate READ request: the requester lost (some of) the responses
+ * and asks again for the rest (IBTA 9.7.5.1.4). It is served only when it
+ * names a READ the responder executed and still remembers: the same R_Key,
+ * and exactly the original's tail from the packet its PSN names (what
+ * comp.c asks for). If that READ is still being answered, it restarts at
+ * the PSN asked for, a new response message from there; otherwise the tail
+ * is queued again. What goes back over packets already sent is answered
+ * from a copy (the retry of a response whose memory changed under the
+ * ICRC goes through: item 16).
+ * Anything else is dropped and counted, never executed: a duplicate is no
+ * way to read memory a READ never asked for, nor to make one request
+ * answer many times. It never moves ePSN or the MSN. */
 static void
-duplicate_read(struct resp_ctx *c)
+duplicate_read(struct resp_ctx *c, uint64_t psn_x)
 {
 	struct srnic_qp *qp = c->qp;
 	struct srnic_resp *r = &qp->resp;
 	const uint8_t *reth = srnic_pkt_hdr(c->pkt, SRNIC_HDR_RETH);
-	uint32_t len = srnic_reth_len(reth);
-	uint64_t va = srnic_reth_va(reth);
+	struct srnic_resp_res *x = res_find(qp, psn_x);
 	struct srnic_resp_entry *e;
-	struct srnic_mr *mr;
+	uint8_t copy = 1;
+	uint32_t k;
+	uint64_t skip;
 
-	if (!(qp->access & IBV_ACCESS_REMOTE_READ) || !dup_has_room(r) ||
-	    len > SRNIC_MAX_MSG_SIZE ||
-	    (len > 0 && srnic_mr_check(qp->dev, qp->pd, srnic_reth_rkey(reth),
-				       IBV_ACCESS_REMOTE_READ, va, len, &mr) != SRNIC_KEY_OK))
-		return; /* dropped: the requester asks again or gives up */
-	e = fifo_push(qp);
-	if (e == NULL)
-		return;
-	e->kind = SRNIC_RESP_READ;
+	if (x == NULL || x->kind != SRNIC_RESP_READ || !(qp->access & IBV_ACCESS_REMOTE_READ))
+		goto drop;
+	k = (uint32_t)(psn_x - x->psn_ext);
+	skip = (uint64_t)k * qp->pmtu;
+	if (srnic_reth_rkey(reth) != x->rkey) {
+		eng_qp_stat(c->eng, SRNIC_STAT_RESP_RKEY_ERR, &qp->stats.rkey_errs);
+		goto drop;
+	}
+	if (srnic_reth_va(reth) != x->va + skip || srnic_reth_len(reth) != x->length - skip)
+		goto drop;
+	e = res_live_entry(r, x);
+	if (e != NULL) {
+		/* a copy from here only if it goes back over packets sent */
+		copy = e->copy ||
+		       srnic_psn_diff(srnic_psn_add(e->psn, e->sent), c->pkt->psn) > 0;
+		eng_stat(c->eng, SRNIC_STAT_RESP_DUP_RESTART, 1);
+	} else {
+		if (!dup_has_room(r) || (e = fifo_push(qp)) == NULL)
+			goto drop;
+		e->kind = SRNIC_RESP_READ;
+		e->msn = x->msn;
+		e->rkey = x->rkey;
+		e->res_id = x->id;
+		e->dup = 1;
+		x->fifo_pos = r->tail - 1;
+	}
 	e->psn = c->pkt->psn;
-	e->msn = r->msn;
-	e->npkts = srnic_msg_npkts(len, qp->pmtu);
-	e->va = va;
-	e->rkey = srnic_reth_rkey(reth);
-	e->length = len;
-	e->dup = 1;
+	e->npkts = x->npkts - k;
+	e->va = x->va + skip;
+	e->length = (uint32_t)(x->length - skip);
+	e->sent = 0;
+	e->copy = copy;
+	return;
+drop:
+	eng_stat(c->eng, SRNIC_STAT_RESP_DUP_DROP, 1);
 }
 
-/* A duplicate atomic: answer with the saved result, never execute again. */
+/* A duplicate atomic: answer with the saved result, never execute again.
+ * Only a remembered atomic at exactly that PSN (newest first, the wraps
+ * counted: one a PSN lap old is not it) has one. */
 static void
-duplicate_atomic(struct resp_ctx *c)
+duplicate_atomic(struct resp_ctx *c, uint64_t psn_x)
 {
 	struct srnic_resp *r = &c->qp->resp;
+	struct srnic_resp_res *x = res_find(c->qp, psn_x);
 	struct srnic_resp_entry *e;
-	unsigned int i;
 
-	for (i = 0; i < SRNIC_MAX_RD_ATOMIC; i++)
-		if (r->atomic_saved[i].valid && r->atomic_saved[i].psn == c->pkt->psn)
-			break;
-	if (i == SRNIC_MAX_RD_ATOMIC || !dup_has_room(r))
-		return; /* too old to answer, or no room: dropped */
-	e = fifo_push(c->qp);
-	if (e == NULL)
-		return;
+	if (x == NULL || x->kind != SRNIC_RESP_ATOMIC || !dup_has_room(r) ||
+	    (e = fifo_push(c->qp)) == NULL) {
+		eng_stat(c->eng, SRNIC_STAT_RESP_DUP_DROP, 1);
+		return; /* too old, not an atomic, or no room: dropped */
+	}
 	e->kind = SRNIC_RESP_ATOMIC;
 	e->psn = c->pkt->psn;
-	e->msn = r->atomic_saved[i].msn;
-	e->atomic_orig = r->atomic_saved[i].orig;
+	e->msn = x->msn;
+	e->atomic_orig = x->orig;
+	e->res_id = x->id;
 	e->dup = 1;
 }
 
@@ -484,12 +583,12 @@ duplicate(struct resp_ctx *c)
 
 	eng_qp_stat(c->eng, SRNIC_STAT_RESP_DUP, &qp->stats.dups_rcvd);
 	/* SEND/WRITE are never executed twice: re-ACK with the current MSN
-	 * (C9-101); READ is executed again, atomics answered from the saved
-	 * result. */
+	 * (C9-101); READ is answered again from what the responder remembers
+	 * of it, atomics from the saved result. */
 	if (c->mask & SRNIC_OPM_READ)
-		duplicate_read(c);
+		duplicate_read(c, psn_ext(&qp->resp, c->pkt->psn));
 	else if (c->mask & SRNIC_OPM_ATOMIC)
-		duplicate_atomic(c);
+		duplicate_atomic(c, psn_ext(&qp->resp, c->pkt->psn));
 	else
 		owe_ack(qp, srnic_psn_add(qp->resp.epsn, SRNIC_PSN_MASK)); /* epsn - 1 */
 	return RESP_DONE;
@@ -594,6 +693,7 @@ srnic_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *p
 			st = err_fatal(&c, st, SRNIC_NAK_INVALID_REQ, IBV_WC_LOC_LEN_ERR);
 			break;
 		case RESP_ERR_RKEY:
+			eng_qp_stat(eng, SRNIC_STAT_RESP_RKEY_ERR, &qp->stats.rkey_errs);
 			st = err_fatal(&c, st, SRNIC_NAK_REM_ACCESS_ERR, IBV_WC_REM_ACCESS_ERR);
 			break;
 		case RESP_ERR_RECV_LKEY:
@@ -644,6 +744,30 @@ send_atomic_ack(struct srnic_engine *eng, struct srnic_qp *qp, const struct srni
 	return srnic_pkt_xmit(eng, m);
 }
 
+/* A retry's payload, copied now into its own segment (the RX pool's
+ * mbufs hold a PMTU): the ICRC sealed over it stays right whatever the
+ * application stores to the memory until the peer has read the packet
+ * (a zero-copy retry would fail the same way as the response it
+ * replaces). Retries only: the first answer stays zero-copy. */
+static __rte_noinline int
+retry_copy(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t va, uint32_t len)
+{
+	struct rte_mbuf *s = rte_pktmbuf_alloc(eng->dev->rx_pool);
+
+	if (s == NULL || rte_pktmbuf_tailroom(s) < len) {
+		rte_pktmbuf_free(s);
+		eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
+		return -ENOMEM;
+	}
+	rte_memcpy(rte_pktmbuf_append(s, (uint16_t)len), (const void *)(uintptr_t)va, len);
+	if (rte_pktmbuf_chain(m, s) != 0) {
+		rte_pktmbuf_free(s);
+		return -ENOMEM;
+	}
+	eng_stat(eng, SRNIC_STAT_RESP_READ_RETRY_COPY, 1);
+	return 0;
+}
+
 /* One READ response packet: FIRST/LAST/ONLY carry an AETH, MIDDLE none. */
 static int
 send_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_resp_entry *e)
@@ -684,6 +808,11 @@ send_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_resp_
 		rte_memcpy(rte_pktmbuf_append(m, (uint16_t)len),
 			   (const void *)(uintptr_t)(e->va + off), len);
 		eng_stat(eng, SRNIC_STAT_RESP_READ_INLINE, 1);
+	} else if (len > 0 && e->copy) {
+		if (retry_copy(eng, m, e->va + off, len) != 0) {
+			rte_pktmbuf_free(m);
+			return -1;
+		}
 	} else if (len > 0 && srnic_pkt_attach(eng, m, mr, e->va + off, len) != 0) {
 		rte_pktmbuf_free(m);
 		return -1;

@@ -51,6 +51,10 @@
 	X(RESP_ZC_COPY, "resp_zc_copy_fallback")    /* MR refcount full: copied instead */ \
 	X(RESP_READ_INLINE, "resp_read_inline")     /* READ payloads copied: <= read_inline_max */ \
 	X(RESP_FIFO_FULL, "resp_fifo_full")          /* NAK/answer dropped: FIFO full */ \
+	X(RESP_DUP_DROP, "resp_dup_drop")           /* duplicate READ/atomic matching no remembered one: dropped */ \
+	X(RESP_DUP_RESTART, "resp_dup_read_restart") /* duplicate READ still being answered: restarted in place */ \
+	X(RESP_READ_RETRY_COPY, "resp_read_retry_copy") /* READ retry payloads copied (not zero-copy) */ \
+	X(RESP_RKEY_ERR, "resp_rkey_err")           /* R_Key failures (per QP: rkey_errs) */ \
 	X(COMP_ACK, "comp_ack_rcvd") \
 	X(COMP_READ_RESP, "comp_read_resp_rcvd") \
 	X(COMP_ATOMIC_ACK, "comp_atomic_ack_rcvd") \
