@@ -4,11 +4,12 @@
 
 #include "rnic.h"
 
-/* Engine side: add one completion of the WQE before work queue index
+/* Engine side: add one completion of qp's WQE before work queue index
  * wq_next. Returns 0, or -1 when the CQ is full
  * (the CQ is then marked overflowed and the caller moves the QP to ERR). */
 static inline int
-srnic_cq_push(struct srnic_cq *cq, const struct ibv_wc *wc, uint32_t wq_next)
+srnic_cq_push(struct srnic_cq *cq, const struct ibv_wc *wc, struct srnic_qp *qp,
+	      uint32_t wq_next)
 {
 	uint32_t prod = atomic_load_explicit(&cq->prod, memory_order_relaxed);
 	uint32_t cons = atomic_load_explicit(&cq->cons, memory_order_acquire);
@@ -19,6 +20,7 @@ srnic_cq_push(struct srnic_cq *cq, const struct ibv_wc *wc, uint32_t wq_next)
 	}
 	cq->ring[prod & cq->mask] = *wc;
 	cq->wq_next[prod & cq->mask] = wq_next;
+	cq->qp[prod & cq->mask] = qp;
 	atomic_store_explicit(&cq->prod, prod + 1, memory_order_release);
 	return 0;
 }

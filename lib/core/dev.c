@@ -229,6 +229,11 @@ srnic_dev_destroy(struct srnic_dev *dev)
 
 	if (dev == NULL)
 		return -EINVAL;
+	/* verbs (ibv_close_device aside): EBUSY while objects live; their
+	 * engines and tables would go under them */
+	if (atomic_load(&dev->nb_pd) != 0 || atomic_load(&dev->nb_cq) != 0 ||
+	    atomic_load(&dev->nb_mr) != 0 || atomic_load(&dev->nb_qp) != 0)
+		return -EBUSY;
 	srnic_telemetry_del(dev);
 	for (i = 0; i < dev->nb_engines; i++)
 		srnic_engine_stop(dev->engines[i]);
@@ -339,13 +344,19 @@ srnic_dev_quiesce(struct srnic_dev *dev)
 struct srnic_pd *
 srnic_alloc_pd(struct srnic_dev *dev)
 {
-	struct srnic_pd *pd = rte_zmalloc("srnic_pd", sizeof(*pd), 0);
+	struct srnic_pd *pd;
 
+	if (dev == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	pd = rte_zmalloc("srnic_pd", sizeof(*pd), 0);
 	if (pd == NULL) {
 		rte_errno = ENOMEM;
 		return NULL;
 	}
 	pd->dev = dev;
+	atomic_fetch_add(&dev->nb_pd, 1);
 	return pd;
 }
 
@@ -356,6 +367,7 @@ srnic_dealloc_pd(struct srnic_pd *pd)
 		return -EINVAL;
 	if (atomic_load(&pd->refs) != 0)
 		return -EBUSY;
+	atomic_fetch_sub(&pd->dev->nb_pd, 1);
 	rte_free(pd);
 	return 0;
 }

@@ -131,6 +131,7 @@ srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
 	__atomic_store_n(&dev->mr_tbl[idx], mr, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&dev->lock);
 	atomic_fetch_add(&pd->refs, 1);
+	atomic_fetch_add(&dev->nb_mr, 1);
 	return mr;
 }
 
@@ -154,6 +155,7 @@ srnic_dereg_mr(struct srnic_mr *mr)
 	rte_spinlock_unlock(&dev->lock);
 	srnic_dev_quiesce(dev);
 	atomic_fetch_sub(&mr->pd->refs, 1);
+	atomic_fetch_sub(&dev->nb_mr, 1);
 	/* No engine finds the key now: give back what they prepaid, then the
 	 * registration's own reference. */
 	for (i = 0; i < SRNIC_MAX_ENGINES_PER_DEV; i++) {

@@ -27,7 +27,14 @@
  * - CQ: the engine is the single producer, the application the single
  *   consumer (srnic_poll_cq()).
  * Posting to one QP or polling one CQ from two threads at once needs the
- * caller's own lock; different QPs and CQs need none.
+ * caller's own lock; different QPs and CQs need none. Polling a CQ on one
+ * thread while another destroys or resets one of its QPs is safe: a QP's
+ * completions are removed from its CQs on RESET and destroy (as libmlx5
+ * does), under a lock srnic_poll_cq() takes once per call.
+ *
+ * Lifetimes: srnic_destroy_cq() is -EBUSY while a QP uses the CQ,
+ * srnic_dealloc_pd() while a QP or MR uses the PD, srnic_dev_destroy()
+ * while any PD, CQ, MR or QP of the device lives.
  *
  * Control functions return 0 or a negative errno; constructors return NULL
  * and set rte_errno.
@@ -90,6 +97,7 @@ struct srnic_dev_conf {
 };
 
 struct srnic_dev *srnic_dev_create(const struct srnic_dev_conf *conf);
+/** -EBUSY while a PD, CQ, MR or QP of the device lives. */
 int srnic_dev_destroy(struct srnic_dev *dev);
 const char *srnic_dev_name(const struct srnic_dev *dev);
 /** Our RoCEv2 GID at index (0: link-local from the MAC, 1: IP-based). */
@@ -158,10 +166,12 @@ uint32_t srnic_mr_rkey(const struct srnic_mr *mr);
 
 /** A CQ of at least cqe entries, served by engine eng (its QPs' engine). */
 struct srnic_cq *srnic_create_cq(struct srnic_dev *dev, int cqe, struct srnic_engine *eng);
+/** -EBUSY while a QP uses it (as send or recv CQ). */
 int srnic_destroy_cq(struct srnic_cq *cq);
 /**
  * Poll up to n completions. Returns the count, or -EOVERFLOW once the CQ
  * has overflowed (completions were lost: the CQ and its QPs are in error).
+ * A QP moved to RESET or destroyed leaves no completion behind.
  */
 int srnic_poll_cq(struct srnic_cq *cq, int n, struct ibv_wc *wc);
 
@@ -184,6 +194,7 @@ struct srnic_qp_init_attr {
 
 /** A QP served by the engine of its CQs. */
 struct srnic_qp *srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *attr);
+/** Its completions still in its CQs go with it. */
 int srnic_destroy_qp(struct srnic_qp *qp);
 uint32_t srnic_qp_num(const struct srnic_qp *qp);
 
@@ -195,7 +206,8 @@ uint32_t srnic_qp_num(const struct srnic_qp *qp);
  * IBV_QP_MAX_DEST_RD_ATOMIC, IBV_QP_MIN_RNR_TIMER. RTS needs IBV_QP_SQ_PSN,
  * IBV_QP_TIMEOUT, IBV_QP_RETRY_CNT, IBV_QP_RNR_RETRY, IBV_QP_MAX_QP_RD_ATOMIC.
  * The peer's MAC comes from a static neighbour or ARP/ND; set dmac to skip it.
- * Returns -EINVAL for a bad transition or attribute.
+ * Returns -EINVAL for a bad transition or attribute. RESET removes the QP's
+ * completions from its CQs.
  */
 int srnic_modify_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 /** Same, with the peer's MAC given (as ah_attr carries in rdma-core's extended form). */

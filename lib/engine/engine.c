@@ -143,7 +143,7 @@ srnic_qp_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
 	eng_stat(eng, SRNIC_STAT_CQE, 1);
 	if (wc->status != IBV_WC_SUCCESS)
 		eng_stat(eng, SRNIC_STAT_CQE_ERR, 1);
-	if (unlikely(srnic_cq_push(cq, wc, wq_next) != 0)) {
+	if (unlikely(srnic_cq_push(cq, wc, qp, wq_next) != 0)) {
 		eng_stat(eng, SRNIC_STAT_CQ_OVERFLOW, 1);
 		srnic_qp_to_err(eng, qp, "CQ overflow");
 	}
@@ -174,7 +174,7 @@ flush_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq, ui
 	wc.qp_num = qp->qpn;
 	eng_stat(eng, SRNIC_STAT_CQE, 1);
 	eng_stat(eng, SRNIC_STAT_CQE_ERR, 1);
-	if (srnic_cq_push(cq, &wc, wq_next) != 0)
+	if (srnic_cq_push(cq, &wc, qp, wq_next) != 0)
 		eng_stat(eng, SRNIC_STAT_CQ_OVERFLOW, 1);
 }
 
