@@ -325,9 +325,11 @@ srnic_dev_quiesce(struct srnic_dev *dev)
 {
 	uint16_t i;
 
-	/* The caller's stores (a QP's state) before our loads of poll_seq: a
-	 * release store and an acquire load may pass each other (store
-	 * buffer); the engine fences the other way round on entry. */
+	/* Dekker, control side: the caller's stores (a QP's state, a QP or
+	 * MR table entry), this fence, then poll_seq. Engine side
+	 * (srnic_engine_poll()): poll_seq odd, its fence, then those loads.
+	 * Either we see the odd poll_seq and wait it out, or that poll (and
+	 * every later one) sees our stores. */
 	atomic_thread_fence(memory_order_seq_cst);
 	for (i = 0; i < dev->nb_engines; i++) {
 		struct srnic_engine *eng = dev->engines[i];
