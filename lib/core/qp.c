@@ -140,6 +140,8 @@ srnic_destroy_qp(struct srnic_qp *qp)
 	if (qp == NULL)
 		return -EINVAL;
 	dev = qp->dev;
+	if (srnic_dev_in_poll(dev))
+		return -EDEADLK; /* the quiesce below would wait for our own poll */
 	atomic_store(&qp->state, IBV_QPS_RESET);
 	rte_spinlock_lock(&dev->lock);
 	__atomic_store_n(&dev->qp_tbl[qp->qpn - SRNIC_QPN_BASE], NULL, __ATOMIC_RELEASE);
@@ -300,6 +302,8 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 	}
 
 	if (next == IBV_QPS_RESET && cur != IBV_QPS_RESET) {
+		if (srnic_dev_in_poll(qp->dev))
+			return -EDEADLK; /* the quiesce would wait for our own poll */
 		/* The engine skips RESET QPs; once quiescent, rewind the rings. */
 		atomic_store_explicit(&qp->state, IBV_QPS_RESET, memory_order_release);
 		srnic_dev_quiesce(qp->dev);

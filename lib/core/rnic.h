@@ -446,6 +446,17 @@ uint64_t srnic_ack_timeout_cycles(uint8_t code);
 
 /* Wait until no engine of dev is inside a poll that began before this call. */
 void srnic_dev_quiesce(struct srnic_dev *dev);
+
+/* Set by srnic_engine_poll() for its duration (per thread). */
+extern _Thread_local const struct srnic_dev *srnic_poll_dev;
+
+/* Is this thread inside a poll of one of dev's engines? A quiesce would
+ * wait for our own poll to end: the control path answers -EDEADLK. */
+static inline bool
+srnic_dev_in_poll(const struct srnic_dev *dev)
+{
+	return srnic_poll_dev == dev;
+}
 /* Remove every CQE of qp from cq (engines quiesced for qp: it produces no
  * more). Control path; takes cq->poll_lock. */
 void srnic_cq_clean(struct srnic_cq *cq, const struct srnic_qp *qp);

@@ -34,7 +34,12 @@
  *
  * Lifetimes: srnic_destroy_cq() is -EBUSY while a QP uses the CQ,
  * srnic_dealloc_pd() while a QP or MR uses the PD, srnic_dev_destroy()
- * while any PD, CQ, MR or QP of the device lives.
+ * while any PD, CQ, MR or QP of the device lives. A device can be created
+ * again on its port under the same name once destroyed. From inside
+ * srnic_engine_poll() (a host_rx callback), srnic_dereg_mr(),
+ * srnic_destroy_qp(), srnic_modify_qp() to RESET and srnic_dev_destroy()
+ * of that device return -EDEADLK: they wait for every engine of the
+ * device to leave its poll, this one included.
  *
  * Control functions return 0 or a negative errno; constructors return NULL
  * and set rte_errno.
@@ -97,7 +102,10 @@ struct srnic_dev_conf {
 };
 
 struct srnic_dev *srnic_dev_create(const struct srnic_dev_conf *conf);
-/** -EBUSY while a PD, CQ, MR or QP of the device lives. */
+/**
+ * -EBUSY while a PD, CQ, MR or QP of the device lives. Its mbuf pools are
+ * freed once every mbuf is back (a peer's RX ring may still hold some).
+ */
 int srnic_dev_destroy(struct srnic_dev *dev);
 const char *srnic_dev_name(const struct srnic_dev *dev);
 /** Our RoCEv2 GID at index (0: link-local from the MAC, 1: IP-based). */
@@ -156,9 +164,28 @@ struct srnic_mr *srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length,
  * Deregister: no access passes the key check once this returns, and srnic
  * reads or writes the memory no more, except that mbufs already built over
  * it (zero-copy responses in flight) keep it until they are freed; the
- * release callback says when.
+ * release callback says when. Returns 0, or -EDEADLK when called from
+ * inside srnic_engine_poll() of this device (a host_rx callback): it waits
+ * for every engine of the device to leave its poll, ours included.
  */
 int srnic_dereg_mr(struct srnic_mr *mr);
+/**
+ * Deregister and wait (at most timeout_us) until no mbuf refers to the
+ * memory any more: ibv_dereg_mr()'s contract, what a program that free()s
+ * the memory right after needs (srnic_dereg_mr() is the non-blocking form
+ * for callers that use the release callback instead).
+ *
+ * In-flight mbufs are freed by polls of other threads meanwhile: the PMD
+ * frees sent ones in this device's later TX bursts, a ring pair's peer
+ * when its engine receives them. The caller must not be the only thread
+ * polling those engines (it would wait on itself): then, or when the
+ * peer never drains, this returns -ETIMEDOUT after timeout_us with the
+ * region deregistered all the same, its memory still referenced, and the
+ * release callback still to come. 0: the memory is free to reuse (the
+ * release callback has run). -EDEADLK from inside srnic_engine_poll()
+ * of this device.
+ */
+int srnic_dereg_mr_wait(struct srnic_mr *mr, uint64_t timeout_us);
 uint32_t srnic_mr_lkey(const struct srnic_mr *mr);
 uint32_t srnic_mr_rkey(const struct srnic_mr *mr);
 
@@ -194,7 +221,7 @@ struct srnic_qp_init_attr {
 
 /** A QP served by the engine of its CQs. */
 struct srnic_qp *srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *attr);
-/** Its completions still in its CQs go with it. */
+/** Its completions still in its CQs go with it. -EDEADLK from inside a poll of its device. */
 int srnic_destroy_qp(struct srnic_qp *qp);
 uint32_t srnic_qp_num(const struct srnic_qp *qp);
 
@@ -207,7 +234,7 @@ uint32_t srnic_qp_num(const struct srnic_qp *qp);
  * IBV_QP_TIMEOUT, IBV_QP_RETRY_CNT, IBV_QP_RNR_RETRY, IBV_QP_MAX_QP_RD_ATOMIC.
  * The peer's MAC comes from a static neighbour or ARP/ND; set dmac to skip it.
  * Returns -EINVAL for a bad transition or attribute. RESET removes the QP's
- * completions from its CQs.
+ * completions from its CQs; it is -EDEADLK from inside a poll of its device.
  */
 int srnic_modify_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 /** Same, with the peer's MAC given (as ah_attr carries in rdma-core's extended form). */

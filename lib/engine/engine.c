@@ -336,6 +336,10 @@ tw_advance(struct srnic_engine *eng)
 		tw->cur = now_tick; /* idle for more than a turn: every slot was seen */
 }
 
+/* The device whose engine this thread is polling (inside
+ * srnic_engine_poll(), e.g. in a host_rx callback); NULL outside. */
+_Thread_local const struct srnic_dev *srnic_poll_dev;
+
 /* ---- doorbells and the graveyard ---- */
 
 void
@@ -467,6 +471,7 @@ srnic_engine_poll(struct srnic_engine *eng)
 	uint16_t n, r;
 	uint32_t i, cnt, keep, tx_before, moved;
 	uint64_t now, seq;
+	const struct srnic_dev *prev_dev;
 
 	/* odd: inside. Only this engine writes poll_seq: a relaxed store.
 	 * Two Dekker pairs meet at the one fence below (C11: a seq_cst fence
@@ -482,6 +487,8 @@ srnic_engine_poll(struct srnic_engine *eng)
 	 * On x86 the fence is the poll's one mfence (it was a lock xadd). */
 	seq = atomic_load_explicit(&eng->poll_seq, memory_order_relaxed) + 1;
 	atomic_store_explicit(&eng->poll_seq, seq, memory_order_relaxed);
+	prev_dev = srnic_poll_dev;
+	srnic_poll_dev = eng->dev;
 	eng_doorbells(eng);
 	atomic_thread_fence(memory_order_seq_cst);
 	now = rte_get_timer_cycles();
@@ -525,6 +532,7 @@ srnic_engine_poll(struct srnic_engine *eng)
 	/* even: outside; only this engine writes it, and a release store
 	 * (a plain one on x86) orders everything above before it */
 	atomic_store_explicit(&eng->poll_seq, seq + 1, memory_order_release);
+	srnic_poll_dev = prev_dev;
 	moved = n + r + (uint32_t)(eng->stats[SRNIC_STAT_TX_PKTS] - tx_before);
 	eng->last_poll_busy = moved != 0;
 	eng->stats[SRNIC_STAT_POLL_BUSY] += moved != 0;
