@@ -35,10 +35,12 @@ srnic_create_cq(struct srnic_dev *dev, int cqe, struct srnic_engine *eng)
 	cq->ring = rte_zmalloc("srnic_cq_ring", sizeof(*cq->ring) * size, RTE_CACHE_LINE_SIZE);
 	cq->wq_next = rte_zmalloc("srnic_cq_wq", sizeof(*cq->wq_next) * size, RTE_CACHE_LINE_SIZE);
 	cq->solicited = rte_zmalloc("srnic_cq_se", size, RTE_CACHE_LINE_SIZE);
-	if (cq->ring == NULL || cq->wq_next == NULL || cq->solicited == NULL) {
+	cq->qp = rte_zmalloc("srnic_cq_qp", sizeof(*cq->qp) * size, RTE_CACHE_LINE_SIZE);
+	if (cq->ring == NULL || cq->wq_next == NULL || cq->solicited == NULL || cq->qp == NULL) {
 		rte_free(cq->ring);
 		rte_free(cq->wq_next);
 		rte_free(cq->solicited);
+		rte_free(cq->qp);
 		rte_free(cq);
 		rte_errno = ENOMEM;
 		return NULL;
@@ -47,6 +49,8 @@ srnic_create_cq(struct srnic_dev *dev, int cqe, struct srnic_engine *eng)
 	cq->eng = eng;
 	cq->size = size;
 	cq->mask = size - 1;
+	rte_spinlock_init(&cq->poll_lock);
+	atomic_fetch_add(&dev->nb_cq, 1);
 	return cq;
 }
 
@@ -55,34 +59,74 @@ srnic_destroy_cq(struct srnic_cq *cq)
 {
 	if (cq == NULL)
 		return -EINVAL;
+	/* verbs: EBUSY while a QP uses it (its engine still writes the ring) */
+	if (atomic_load(&cq->refs) != 0)
+		return -EBUSY;
+	atomic_fetch_sub(&cq->dev->nb_cq, 1);
 	rte_free(cq->ring);
 	rte_free(cq->wq_next);
 	rte_free(cq->solicited);
+	rte_free(cq->qp);
 	rte_free(cq);
 	return 0;
+}
+
+void
+srnic_cq_clean(struct srnic_cq *cq, const struct srnic_qp *qp)
+{
+	uint32_t cons, prod, i, nfreed = 0;
+
+	rte_spinlock_lock(&cq->poll_lock);
+	cons = atomic_load_explicit(&cq->cons, memory_order_relaxed);
+	prod = atomic_load_explicit(&cq->prod, memory_order_acquire);
+	/* As libmlx5's cq clean: newest to oldest, each kept entry moves up
+	 * over the removed ones, then cons passes the hole. The engine may
+	 * push other QPs' CQEs meanwhile, at prod and later only: the slots
+	 * written here are all in [cons + nfreed, prod), still ours. */
+	for (i = prod; i != cons; i--) {
+		uint32_t from = (i - 1) & cq->mask;
+
+		if (cq->qp[from] == qp) {
+			nfreed++;
+		} else if (nfreed > 0) {
+			uint32_t to = (i - 1 + nfreed) & cq->mask;
+
+			cq->ring[to] = cq->ring[from];
+			cq->wq_next[to] = cq->wq_next[from];
+			cq->qp[to] = cq->qp[from];
+			cq->solicited[to] = cq->solicited[from];
+		}
+	}
+	if (nfreed > 0)
+		atomic_store_explicit(&cq->cons, cons + nfreed, memory_order_release);
+	rte_spinlock_unlock(&cq->poll_lock);
 }
 
 int
 srnic_poll_cq(struct srnic_cq *cq, int n, struct ibv_wc *wc)
 {
-	uint32_t cons = atomic_load_explicit(&cq->cons, memory_order_relaxed);
-	uint32_t prod = atomic_load_explicit(&cq->prod, memory_order_acquire);
-	uint32_t k = RTE_MIN((uint32_t)RTE_MAX(n, 0), prod - cons), i;
+	uint32_t cons, prod, k, i;
 
+	/* One uncontended lock per call: srnic_cq_clean() (RESET, destroy of
+	 * a QP, from any thread) edits the ring and frees nothing under us;
+	 * every cq->qp[] entry read here is a live QP. */
+	rte_spinlock_lock(&cq->poll_lock);
+	cons = atomic_load_explicit(&cq->cons, memory_order_relaxed);
+	prod = atomic_load_explicit(&cq->prod, memory_order_acquire);
+	k = RTE_MIN((uint32_t)RTE_MAX(n, 0), prod - cons);
 	for (i = 0; i < k; i++) {
 		uint32_t slot = (cons + i) & cq->mask;
-		struct srnic_qp *qp;
+		struct srnic_qp *qp = cq->qp[slot];
 
 		wc[i] = cq->ring[slot];
 		/* The WQE's slots go back to the application now, as with a
 		 * hardware RNIC: a CQ as deep as its work queues never overflows. */
-		qp = srnic_dev_qp(cq->dev, wc[i].qp_num);
-		if (qp != NULL)
-			atomic_store_explicit((wc[i].opcode & IBV_WC_RECV) ? &qp->rq.app_free
-									  : &qp->sq.app_free,
-					      cq->wq_next[slot], memory_order_release);
+		atomic_store_explicit((wc[i].opcode & IBV_WC_RECV) ? &qp->rq.app_free
+								  : &qp->sq.app_free,
+				      cq->wq_next[slot], memory_order_release);
 	}
 	atomic_store_explicit(&cq->cons, cons + k, memory_order_release);
+	rte_spinlock_unlock(&cq->poll_lock);
 	if (k == 0 && atomic_load_explicit(&cq->overflow, memory_order_relaxed))
 		return -EOVERFLOW;
 	return (int)k;

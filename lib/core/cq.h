@@ -4,11 +4,12 @@
 
 #include "rnic.h"
 
-/* Engine side: add one completion of the WQE before work queue index
+/* Engine side: add one completion of qp's WQE before work queue index
  * wq_next. Returns 0, or -1 when the CQ is full
  * (the CQ is then marked overflowed and the caller moves the QP to ERR). */
 static inline int
-srnic_cq_push_se(struct srnic_cq *cq, const struct ibv_wc *wc, uint32_t wq_next, bool solicited)
+srnic_cq_push_se(struct srnic_cq *cq, const struct ibv_wc *wc, struct srnic_qp *qp,
+		 uint32_t wq_next, bool solicited)
 {
 	uint32_t prod = atomic_load_explicit(&cq->prod, memory_order_relaxed);
 	uint32_t cons = atomic_load_explicit(&cq->cons, memory_order_acquire);
@@ -20,20 +21,23 @@ srnic_cq_push_se(struct srnic_cq *cq, const struct ibv_wc *wc, uint32_t wq_next,
 	cq->ring[prod & cq->mask] = *wc;
 	cq->wq_next[prod & cq->mask] = wq_next;
 	cq->solicited[prod & cq->mask] = solicited;
+	cq->qp[prod & cq->mask] = qp;
 	atomic_store_explicit(&cq->prod, prod + 1, memory_order_release);
 	return 0;
 }
 
 /* A completion whose message asked for no solicited event. */
 static inline int
-srnic_cq_push(struct srnic_cq *cq, const struct ibv_wc *wc, uint32_t wq_next)
+srnic_cq_push(struct srnic_cq *cq, const struct ibv_wc *wc, struct srnic_qp *qp,
+	      uint32_t wq_next)
 {
-	return srnic_cq_push_se(cq, wc, wq_next, false);
+	return srnic_cq_push_se(cq, wc, qp, wq_next, false);
 }
 
-/* Whether the pos-th completion ever pushed (pos from 0, modulo 2^32) was
- * of a message with BTH.SE set: for solicited-only notification. Valid
- * until the ring wraps over it. */
+/* Whether the completion at ring position pos (cons-relative positions, as
+ * prod and cons count them) was of a message with BTH.SE set: for
+ * solicited-only notification. srnic_cq_clean() moves it with its entry.
+ * Valid until the ring wraps over it. */
 static inline bool
 srnic_cq_solicited(const struct srnic_cq *cq, uint32_t pos)
 {

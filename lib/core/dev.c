@@ -34,6 +34,64 @@ RTE_LOG_REGISTER_DEFAULT(srnic_logtype, INFO);
 #define DEV_MTU_HDR_ROOM 100
 
 static int dev_count;
+/* Pool names: one number per device created, so a device made again
+ * under its old name never meets a pool of its predecessor. */
+static _Atomic uint32_t pool_seq;
+
+/* Pools of destroyed devices that still had mbufs out (in a peer's RX
+ * ring of a net_ring pair, in a PMD's queue): freeing them would pull the
+ * memory from under those mbufs. They wait here and go once every mbuf is
+ * back, checked on each srnic_dev_create() and srnic_dev_destroy(). */
+static struct {
+	rte_spinlock_t lock;
+	uint32_t n;
+	struct rte_mempool *pool[SRNIC_ORPHAN_POOLS_MAX];
+} orphans = { .lock = RTE_SPINLOCK_INITIALIZER };
+
+static void
+orphans_reap_locked(void)
+{
+	uint32_t i = 0;
+
+	while (i < orphans.n) {
+		if (rte_mempool_full(orphans.pool[i])) {
+			rte_mempool_free(orphans.pool[i]);
+			orphans.pool[i] = orphans.pool[--orphans.n];
+		} else {
+			i++;
+		}
+	}
+}
+
+static void
+orphans_reap(void)
+{
+	rte_spinlock_lock(&orphans.lock);
+	orphans_reap_locked();
+	rte_spinlock_unlock(&orphans.lock);
+}
+
+/* Free a device's pool now if every mbuf is back, else once they are. */
+static void
+dev_pool_release(struct rte_mempool *mp)
+{
+	if (mp == NULL)
+		return;
+	rte_spinlock_lock(&orphans.lock);
+	if (rte_mempool_full(mp)) {
+		rte_mempool_free(mp);
+	} else if (orphans.n < SRNIC_ORPHAN_POOLS_MAX) {
+		orphans.pool[orphans.n++] = mp;
+	} else {
+		orphans_reap_locked();
+		if (orphans.n < SRNIC_ORPHAN_POOLS_MAX)
+			orphans.pool[orphans.n++] = mp;
+		else
+			SRNIC_LOG(ERR, "pool %s: %u mbufs out, no orphan slot: left allocated",
+				  mp->name, rte_mempool_in_use_count(mp));
+	}
+	rte_spinlock_unlock(&orphans.lock);
+}
 
 static enum ibv_mtu
 mtu_to_ib(uint16_t eth_mtu)
@@ -182,9 +240,8 @@ struct srnic_dev *
 srnic_dev_create(const struct srnic_dev_conf *conf)
 {
 	struct srnic_dev *dev;
-	struct rte_mempool *rx_pool;
 	char pname[RTE_MEMPOOL_NAMESIZE];
-	uint32_t nb_mbufs;
+	uint32_t nb_mbufs, pid;
 	int rc, id;
 	uint16_t i, read_inline_max;
 
@@ -233,27 +290,29 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 	if (dev->qp_tbl == NULL || dev->mr_tbl == NULL || dev->mr_gen == NULL)
 		goto fail_nomem;
 
+	orphans_reap();
 	nb_mbufs = conf->nb_mbufs != 0 ? conf->nb_mbufs : SRNIC_DEFAULT_MBUFS;
-	snprintf(pname, sizeof(pname), "%.20s_hdr", dev->name);
+	pid = atomic_fetch_add(&pool_seq, 1);
+	snprintf(pname, sizeof(pname), "%.12s_h%u", dev->name, pid);
 	dev->pool = rte_pktmbuf_pool_create(pname, nb_mbufs, SRNIC_MBUF_CACHE, 0,
 					    DEV_HDR_DATA_ROOM, rte_socket_id());
-	snprintf(pname, sizeof(pname), "%.20s_ext", dev->name);
+	snprintf(pname, sizeof(pname), "%.12s_e%u", dev->name, pid);
 	dev->ext_pool = rte_pktmbuf_pool_create(pname, nb_mbufs, SRNIC_MBUF_CACHE, 0, 0,
 						rte_socket_id());
-	snprintf(pname, sizeof(pname), "%.20s_rx", dev->name);
-	rx_pool = rte_pktmbuf_pool_create(pname,
-					  dev->nb_engines * (DEV_RX_DESC + 2 * SRNIC_RX_BURST) + 1024,
-					  SRNIC_MBUF_CACHE, 0, DEV_RX_DATA_ROOM, rte_socket_id());
-	if (dev->pool == NULL || dev->ext_pool == NULL || rx_pool == NULL)
+	snprintf(pname, sizeof(pname), "%.12s_r%u", dev->name, pid);
+	dev->rx_pool = rte_pktmbuf_pool_create(pname,
+					       dev->nb_engines * (DEV_RX_DESC + 2 * SRNIC_RX_BURST) +
+					       1024, SRNIC_MBUF_CACHE, 0, DEV_RX_DATA_ROOM,
+					       rte_socket_id());
+	if (dev->pool == NULL || dev->ext_pool == NULL || dev->rx_pool == NULL)
 		goto fail_nomem;
-	dev->rx_pool = rx_pool;
 
 	for (i = 0; i < dev->nb_engines; i++) {
 		dev->engines[i] = srnic_engine_create(dev, i);
 		if (dev->engines[i] == NULL)
 			goto fail_nomem;
 	}
-	rc = dev_port_setup(dev, rx_pool,
+	rc = dev_port_setup(dev, dev->rx_pool,
 			    (conf->comp_mask & SRNIC_DEV_CONF_TX_SEG_MAX) ? conf->tx_seg_max : 0);
 	if (rc != 0) {
 		SRNIC_LOG(ERR, "%s: port %u setup failed: %d", dev->name, dev->port_id, rc);
@@ -272,9 +331,10 @@ fail:
 	for (i = 0; i < dev->nb_engines; i++)
 		if (dev->engines[i] != NULL)
 			srnic_engine_destroy(dev->engines[i]);
-	rte_mempool_free(dev->pool);
-	rte_mempool_free(dev->ext_pool);
-	rte_mempool_free(dev->rx_pool);
+	/* the port may hold RX mbufs if its setup got that far */
+	dev_pool_release(dev->pool);
+	dev_pool_release(dev->ext_pool);
+	dev_pool_release(dev->rx_pool);
 	rte_free(dev->qp_tbl);
 	rte_free(dev->mr_tbl);
 	rte_free(dev->mr_gen);
@@ -289,13 +349,25 @@ srnic_dev_destroy(struct srnic_dev *dev)
 
 	if (dev == NULL)
 		return -EINVAL;
+	if (srnic_dev_in_poll(dev))
+		return -EDEADLK; /* its own engine would stop under us */
+	/* verbs (ibv_close_device aside): EBUSY while objects live; their
+	 * engines and tables would go under them */
+	if (atomic_load(&dev->nb_pd) != 0 || atomic_load(&dev->nb_cq) != 0 ||
+	    atomic_load(&dev->nb_mr) != 0 || atomic_load(&dev->nb_qp) != 0)
+		return -EBUSY;
 	srnic_telemetry_del(dev);
 	for (i = 0; i < dev->nb_engines; i++)
 		srnic_engine_stop(dev->engines[i]);
 	rte_eth_dev_stop(dev->port_id);
 	for (i = 0; i < dev->nb_engines; i++)
 		srnic_engine_destroy(dev->engines[i]);
-	/* Pools stay: mbufs of this device may still sit in a peer's rings. */
+	/* Mbufs of this device may still sit in a peer's rings: each pool
+	 * goes when its last mbuf is back (dev_pool_release()). */
+	dev_pool_release(dev->pool);
+	dev_pool_release(dev->ext_pool);
+	dev_pool_release(dev->rx_pool);
+	orphans_reap();
 	rte_free(dev->qp_tbl);
 	rte_free(dev->mr_tbl);
 	rte_free(dev->mr_gen);
@@ -380,9 +452,11 @@ srnic_dev_quiesce(struct srnic_dev *dev)
 {
 	uint16_t i;
 
-	/* The caller's stores (a QP's state) before our loads of poll_seq: a
-	 * release store and an acquire load may pass each other (store
-	 * buffer); the engine fences the other way round on entry. */
+	/* Dekker, control side: the caller's stores (a QP's state, a QP or
+	 * MR table entry), this fence, then poll_seq. Engine side
+	 * (srnic_engine_poll()): poll_seq odd, its fence, then those loads.
+	 * Either we see the odd poll_seq and wait it out, or that poll (and
+	 * every later one) sees our stores. */
 	atomic_thread_fence(memory_order_seq_cst);
 	for (i = 0; i < dev->nb_engines; i++) {
 		struct srnic_engine *eng = dev->engines[i];
@@ -399,13 +473,19 @@ srnic_dev_quiesce(struct srnic_dev *dev)
 struct srnic_pd *
 srnic_alloc_pd(struct srnic_dev *dev)
 {
-	struct srnic_pd *pd = rte_zmalloc("srnic_pd", sizeof(*pd), 0);
+	struct srnic_pd *pd;
 
+	if (dev == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	pd = rte_zmalloc("srnic_pd", sizeof(*pd), 0);
 	if (pd == NULL) {
 		rte_errno = ENOMEM;
 		return NULL;
 	}
 	pd->dev = dev;
+	atomic_fetch_add(&dev->nb_pd, 1);
 	return pd;
 }
 
@@ -416,6 +496,7 @@ srnic_dealloc_pd(struct srnic_pd *pd)
 		return -EINVAL;
 	if (atomic_load(&pd->refs) != 0)
 		return -EBUSY;
+	atomic_fetch_sub(&pd->dev->nb_pd, 1);
 	rte_free(pd);
 	return 0;
 }

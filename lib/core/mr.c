@@ -14,11 +14,13 @@
 
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_dev.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 #include <rte_memory.h>
+#include <rte_pause.h>
 
 #include <rte_random.h>
 
@@ -233,6 +235,7 @@ srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
 	__atomic_store_n(&dev->mr_tbl[idx], mr, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&dev->lock);
 	atomic_fetch_add(&pd->refs, 1);
+	atomic_fetch_add(&dev->nb_mr, 1);
 	return mr;
 }
 
@@ -242,29 +245,67 @@ srnic_reg_mr(struct srnic_pd *pd, void *addr, size_t length, int access)
 	return srnic_reg_mr_cb(pd, addr, length, access, NULL, NULL);
 }
 
-int
-srnic_dereg_mr(struct srnic_mr *mr)
+/* Unpublish the key and wait out the engines; returns the references the
+ * registration and the engines' prepaid credits hold (to drop). */
+static unsigned int
+mr_unpublish(struct srnic_mr *mr)
 {
-	struct srnic_dev *dev;
+	struct srnic_dev *dev = mr->dev;
 	unsigned int i, back = 0;
 
-	if (mr == NULL)
-		return -EINVAL;
-	dev = mr->dev;
 	rte_spinlock_lock(&dev->lock);
 	__atomic_store_n(&dev->mr_tbl[SRNIC_MR_KEY_INDEX(mr->key)], NULL, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&dev->lock);
 	srnic_dev_quiesce(dev);
 	atomic_fetch_sub(&mr->pd->refs, 1);
+	atomic_fetch_sub(&dev->nb_mr, 1);
 	/* No engine finds the key now: give back what they prepaid, then the
 	 * registration's own reference. */
 	for (i = 0; i < SRNIC_MAX_ENGINES_PER_DEV; i++) {
 		back += mr->zc_credit[i].n;
 		mr->zc_credit[i].n = 0;
 	}
-	if (rte_mbuf_ext_refcnt_update(&mr->shinfo, (int16_t)-(back + 1)) == 0)
+	return back + 1;
+}
+
+int
+srnic_dereg_mr(struct srnic_mr *mr)
+{
+	if (mr == NULL)
+		return -EINVAL;
+	if (srnic_dev_in_poll(mr->dev))
+		return -EDEADLK; /* the quiesce would wait for our own poll */
+	if (rte_mbuf_ext_refcnt_update(&mr->shinfo, (int16_t)-mr_unpublish(mr)) == 0)
 		mr_final(mr);
 	return 0;
+}
+
+int
+srnic_dereg_mr_wait(struct srnic_mr *mr, uint64_t timeout_us)
+{
+	uint64_t deadline;
+	unsigned int refs;
+
+	if (mr == NULL)
+		return -EINVAL;
+	if (srnic_dev_in_poll(mr->dev))
+		return -EDEADLK;
+	/* Keep one reference of our own while we wait: with the key gone and
+	 * the credits back, nothing takes a new one, so the count only falls
+	 * as in-flight mbufs are freed (by the PMD after TX, by a peer's RX
+	 * on a ring pair: other threads' polls). At 1 it is ours alone. */
+	refs = mr_unpublish(mr);
+	rte_mbuf_ext_refcnt_update(&mr->shinfo, (int16_t)-(int)(refs - 1));
+	deadline = rte_get_timer_cycles() + timeout_us * (rte_get_timer_hz() / 1000000);
+	while (rte_mbuf_ext_refcnt_read(&mr->shinfo) > 1 && rte_get_timer_cycles() < deadline)
+		rte_pause();
+	if (rte_mbuf_ext_refcnt_update(&mr->shinfo, -1) == 0) {
+		mr_final(mr);
+		return 0;
+	}
+	/* Deregistered all the same; the release callback says when the
+	 * memory is free (as srnic_dereg_mr()). */
+	return -ETIMEDOUT;
 }
 
 uint32_t

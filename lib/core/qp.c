@@ -97,6 +97,9 @@ srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
 	a->max_send_wr = sq_size;
 	a->max_recv_wr = rq_size;
 	atomic_fetch_add(&pd->refs, 1);
+	atomic_fetch_add(&qp->scq->refs, 1);
+	atomic_fetch_add(&qp->rcq->refs, 1);
+	atomic_fetch_add(&dev->nb_qp, 1);
 	return qp;
 
 nomem:
@@ -120,6 +123,16 @@ srnic_qp_free(struct srnic_qp *qp)
 	rte_free(qp);
 }
 
+/* The QP's engine produces no more CQEs for it (RESET, engines quiesced):
+ * take its CQEs out of its CQs. */
+static void
+qp_clean_cqs(struct srnic_qp *qp)
+{
+	srnic_cq_clean(qp->scq, qp);
+	if (qp->rcq != qp->scq)
+		srnic_cq_clean(qp->rcq, qp);
+}
+
 int
 srnic_destroy_qp(struct srnic_qp *qp)
 {
@@ -128,6 +141,8 @@ srnic_destroy_qp(struct srnic_qp *qp)
 	if (qp == NULL)
 		return -EINVAL;
 	dev = qp->dev;
+	if (srnic_dev_in_poll(dev))
+		return -EDEADLK; /* the quiesce below would wait for our own poll */
 	atomic_store(&qp->state, IBV_QPS_RESET);
 	rte_spinlock_lock(&dev->lock);
 	__atomic_store_n(&dev->qp_tbl[qp->qpn - SRNIC_QPN_BASE], NULL, __ATOMIC_RELEASE);
@@ -136,7 +151,13 @@ srnic_destroy_qp(struct srnic_qp *qp)
 	 * engine may still hold it in its active list or timer wheel, so the
 	 * engine itself unlinks and frees it. */
 	srnic_dev_quiesce(dev);
+	/* No CQE outlives its QP (libmlx5 does the same): a poll after this
+	 * never touches the QP, whichever thread polls. */
+	qp_clean_cqs(qp);
 	atomic_fetch_sub(&qp->pd->refs, 1);
+	atomic_fetch_sub(&qp->scq->refs, 1);
+	atomic_fetch_sub(&qp->rcq->refs, 1);
+	atomic_fetch_sub(&dev->nb_qp, 1);
 	srnic_engine_bury_qp(qp->eng, qp);
 	return 0;
 }
@@ -284,9 +305,15 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 	}
 
 	if (next == IBV_QPS_RESET && cur != IBV_QPS_RESET) {
+		if (srnic_dev_in_poll(qp->dev))
+			return -EDEADLK; /* the quiesce would wait for our own poll */
 		/* The engine skips RESET QPs; once quiescent, rewind the rings. */
 		atomic_store_explicit(&qp->state, IBV_QPS_RESET, memory_order_release);
 		srnic_dev_quiesce(qp->dev);
+		/* Its CQEs go too (verbs: a QP in RESET has none), before the
+		 * rings rewind: polling one later would give the application
+		 * slots that are no longer free. */
+		qp_clean_cqs(qp);
 		atomic_store(&qp->sq.head, 0);
 		atomic_store(&qp->sq.comp, 0);
 		atomic_store(&qp->sq.app_free, 0);

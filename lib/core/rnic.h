@@ -66,13 +66,22 @@ struct srnic_cq {
 	uint32_t *wq_next;
 	/* beside each entry: BTH.SE of the message it completes (receives) */
 	uint8_t *solicited;
+	/* beside each entry: the QP it belongs to. A CQE never outlives its
+	 * QP (srnic_cq_clean() on RESET and destroy), so polling needs no
+	 * QPN lookup and a reused QPN never sees an old incarnation's CQEs */
+	struct srnic_qp **qp;
 	uint32_t size;              /* power of two */
 	uint32_t mask;
+	_Atomic uint32_t refs;      /* QPs using it (as send or recv CQ, each counted) */
 	/* producer side: the engine */
 	alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t prod;
 	_Atomic uint8_t overflow;
-	/* consumer side: the application */
+	/* consumer side: the application. poll_lock is taken once per
+	 * srnic_poll_cq() call and by srnic_cq_clean(), which compacts
+	 * [cons, prod) from the control path; the engine (producer) never
+	 * takes it */
 	alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t cons;
+	rte_spinlock_t poll_lock;
 };
 
 /* ---- work queues ---- */
@@ -405,6 +414,12 @@ struct srnic_dev {
 	void *host_rx_arg;
 	struct srnic_engine *engines[SRNIC_MAX_ENGINES_PER_DEV];
 
+	/* live objects: srnic_dev_destroy() is -EBUSY while any */
+	_Atomic uint32_t nb_pd;
+	_Atomic uint32_t nb_cq;
+	_Atomic uint32_t nb_mr;
+	_Atomic uint32_t nb_qp;
+
 	rte_spinlock_t lock;            /* control path: tables below */
 	struct srnic_qp **qp_tbl;       /* by QPN - SRNIC_QPN_BASE */
 	uint32_t qp_next;
@@ -475,6 +490,20 @@ uint64_t srnic_ack_timeout_cycles(uint8_t code);
 
 /* Wait until no engine of dev is inside a poll that began before this call. */
 void srnic_dev_quiesce(struct srnic_dev *dev);
+
+/* Set by srnic_engine_poll() for its duration (per thread). */
+extern _Thread_local const struct srnic_dev *srnic_poll_dev;
+
+/* Is this thread inside a poll of one of dev's engines? A quiesce would
+ * wait for our own poll to end: the control path answers -EDEADLK. */
+static inline bool
+srnic_dev_in_poll(const struct srnic_dev *dev)
+{
+	return srnic_poll_dev == dev;
+}
+/* Remove every CQE of qp from cq (engines quiesced for qp: it produces no
+ * more). Control path; takes cq->poll_lock. */
+void srnic_cq_clean(struct srnic_cq *cq, const struct srnic_qp *qp);
 
 /* DPDK telemetry (/srnic/devs, /srnic/stats,<dev>) sees the device. */
 void srnic_telemetry_add(struct srnic_dev *dev);

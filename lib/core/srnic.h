@@ -27,7 +27,19 @@
  * - CQ: the engine is the single producer, the application the single
  *   consumer (srnic_poll_cq()).
  * Posting to one QP or polling one CQ from two threads at once needs the
- * caller's own lock; different QPs and CQs need none.
+ * caller's own lock; different QPs and CQs need none. Polling a CQ on one
+ * thread while another destroys or resets one of its QPs is safe: a QP's
+ * completions are removed from its CQs on RESET and destroy (as libmlx5
+ * does), under a lock srnic_poll_cq() takes once per call.
+ *
+ * Lifetimes: srnic_destroy_cq() is -EBUSY while a QP uses the CQ,
+ * srnic_dealloc_pd() while a QP or MR uses the PD, srnic_dev_destroy()
+ * while any PD, CQ, MR or QP of the device lives. A device can be created
+ * again on its port under the same name once destroyed. From inside
+ * srnic_engine_poll() (a host_rx callback), srnic_dereg_mr(),
+ * srnic_destroy_qp(), srnic_modify_qp() to RESET and srnic_dev_destroy()
+ * of that device return -EDEADLK: they wait for every engine of the
+ * device to leave its poll, this one included.
  *
  * Control functions return 0 or a negative errno; constructors return NULL
  * and set rte_errno.
@@ -131,6 +143,10 @@ enum srnic_qp_init_attr_mask {
 
 /** NULL with rte_errno EINVAL for a bad field or an unknown comp_mask bit. */
 struct srnic_dev *srnic_dev_create(const struct srnic_dev_conf *conf);
+/**
+ * -EBUSY while a PD, CQ, MR or QP of the device lives. Its mbuf pools are
+ * freed once every mbuf is back (a peer's RX ring may still hold some).
+ */
 int srnic_dev_destroy(struct srnic_dev *dev);
 const char *srnic_dev_name(const struct srnic_dev *dev);
 /** Our RoCEv2 GID at index (0: link-local from the MAC, 1: IP-based). */
@@ -202,9 +218,28 @@ struct srnic_mr *srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length,
  * Deregister: no access passes the key check once this returns, and srnic
  * reads or writes the memory no more, except that mbufs already built over
  * it (zero-copy responses in flight) keep it until they are freed; the
- * release callback says when.
+ * release callback says when. Returns 0, or -EDEADLK when called from
+ * inside srnic_engine_poll() of this device (a host_rx callback): it waits
+ * for every engine of the device to leave its poll, ours included.
  */
 int srnic_dereg_mr(struct srnic_mr *mr);
+/**
+ * Deregister and wait (at most timeout_us) until no mbuf refers to the
+ * memory any more: ibv_dereg_mr()'s contract, what a program that free()s
+ * the memory right after needs (srnic_dereg_mr() is the non-blocking form
+ * for callers that use the release callback instead).
+ *
+ * In-flight mbufs are freed by polls of other threads meanwhile: the PMD
+ * frees sent ones in this device's later TX bursts, a ring pair's peer
+ * when its engine receives them. The caller must not be the only thread
+ * polling those engines (it would wait on itself): then, or when the
+ * peer never drains, this returns -ETIMEDOUT after timeout_us with the
+ * region deregistered all the same, its memory still referenced, and the
+ * release callback still to come. 0: the memory is free to reuse (the
+ * release callback has run). -EDEADLK from inside srnic_engine_poll()
+ * of this device.
+ */
+int srnic_dereg_mr_wait(struct srnic_mr *mr, uint64_t timeout_us);
 uint32_t srnic_mr_lkey(const struct srnic_mr *mr);
 /** The rkey (== lkey): index << 8 | a key byte that is random per
  * registration (never the index's previous one), so a peer cannot guess it. */
@@ -214,10 +249,12 @@ uint32_t srnic_mr_rkey(const struct srnic_mr *mr);
 
 /** A CQ of at least cqe entries, served by engine eng (its QPs' engine). */
 struct srnic_cq *srnic_create_cq(struct srnic_dev *dev, int cqe, struct srnic_engine *eng);
+/** -EBUSY while a QP uses it (as send or recv CQ). */
 int srnic_destroy_cq(struct srnic_cq *cq);
 /**
  * Poll up to n completions. Returns the count, or -EOVERFLOW once the CQ
  * has overflowed (completions were lost: the CQ and its QPs are in error).
+ * A QP moved to RESET or destroyed leaves no completion behind.
  */
 int srnic_poll_cq(struct srnic_cq *cq, int n, struct ibv_wc *wc);
 
@@ -245,6 +282,7 @@ struct srnic_qp_init_attr {
  * bad attribute or an unknown comp_mask bit, EOPNOTSUPP for a type not RC.
  */
 struct srnic_qp *srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *attr);
+/** Its completions still in its CQs go with it. -EDEADLK from inside a poll of its device. */
 int srnic_destroy_qp(struct srnic_qp *qp);
 uint32_t srnic_qp_num(const struct srnic_qp *qp);
 
@@ -263,7 +301,8 @@ uint32_t srnic_qp_num(const struct srnic_qp *qp);
  * grh.hop_limit is the IPv4 TTL / IPv6 hop limit (0: 64, SRNIC_IP_TTL);
  * grh.flow_label the IPv6 flow label and the UDP source port's entropy; 0
  * means the one Linux derives from the two QPNs (rdma_calc_flow_label()).
- * Returns -EINVAL for a bad transition or attribute.
+ * Returns -EINVAL for a bad transition or attribute. RESET removes the QP's
+ * completions from its CQs; it is -EDEADLK from inside a poll of its device.
  */
 int srnic_modify_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 /** Same, with the peer's MAC given (as ah_attr carries in rdma-core's extended form). */

@@ -25,6 +25,7 @@
 #define SRNIC_ACK_REQ_INTERVAL 64      /**< AckReq on every this many packets inside a SEND/WRITE, not only its last (rxe: 64): a timeout resends from the first packet no ACK covered */
 #define SRNIC_DEFAULT_MBUFS 32767      /**< default mbuf pool size */
 #define SRNIC_MBUF_CACHE 256
+#define SRNIC_ORPHAN_POOLS_MAX 64      /**< pools of destroyed devices kept until their mbufs are back */
 #define SRNIC_TX_COPY_MAX 128          /**< SEND/WRITE payload pieces up to this are copied into the header mbuf (cheaper than an attach + trailer); READ responses are attached unless the device's read_inline_max says otherwise */
 #define SRNIC_NEIGH_MAX 256            /**< neighbour table entries */
 #define SRNIC_ARP_RETRY_MS 100         /**< ARP/ND request interval while unresolved */

@@ -238,7 +238,7 @@ srnic_qp_cqe_se(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *
 	eng_stat(eng, SRNIC_STAT_CQE, 1);
 	if (wc->status != IBV_WC_SUCCESS)
 		eng_stat(eng, SRNIC_STAT_CQE_ERR, 1);
-	if (unlikely(srnic_cq_push_se(cq, wc, wq_next, solicited) != 0)) {
+	if (unlikely(srnic_cq_push_se(cq, wc, qp, wq_next, solicited) != 0)) {
 		eng_stat(eng, SRNIC_STAT_CQ_OVERFLOW, 1);
 		srnic_qp_to_err(eng, qp, "CQ overflow");
 	}
@@ -269,7 +269,7 @@ flush_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq, ui
 	wc.qp_num = qp->qpn;
 	eng_stat(eng, SRNIC_STAT_CQE, 1);
 	eng_stat(eng, SRNIC_STAT_CQE_ERR, 1);
-	if (srnic_cq_push(cq, &wc, wq_next) != 0)
+	if (srnic_cq_push(cq, &wc, qp, wq_next) != 0)
 		eng_stat(eng, SRNIC_STAT_CQ_OVERFLOW, 1);
 }
 
@@ -455,14 +455,21 @@ tw_advance(struct srnic_engine *eng)
 		tw->cur = now_tick; /* idle for more than a turn: every slot was seen */
 }
 
+/* The device whose engine this thread is polling (inside
+ * srnic_engine_poll(), e.g. in a host_rx callback); NULL outside. */
+_Thread_local const struct srnic_dev *srnic_poll_dev;
+
 /* ---- doorbells and the graveyard ---- */
 
 void
 srnic_qp_doorbell(struct srnic_qp *qp)
 {
-	/* Dekker with the engine: the poster published sq/rq head before;
-	 * the engine clears db_pending before it reads the heads. */
-	if (!atomic_exchange_explicit(&qp->db_pending, 1, memory_order_seq_cst) &&
+	/* Dekker, poster side: the sq/rq head (or state) store above, this
+	 * fence, then db_pending. Engine side: db_pending cleared in
+	 * eng_doorbells(), the fence in srnic_engine_poll(), then the heads.
+	 * Either the engine sees our head, or we see its 0 and enqueue. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_exchange_explicit(&qp->db_pending, 1, memory_order_relaxed) &&
 	    rte_ring_mp_enqueue(qp->eng->doorbell, qp) != 0)
 		atomic_store(&qp->db_pending, 0); /* cannot happen: one entry per QP */
 }
@@ -480,10 +487,12 @@ eng_doorbells(struct srnic_engine *eng)
 	struct srnic_qp *q[SRNIC_RX_BURST];
 	unsigned int n, i;
 
-	/* Drain it all: the graveyard below must not free a QP still here. */
+	/* Drain it all: the graveyard below must not free a QP still here.
+	 * The clear is relaxed: the fence after it in srnic_engine_poll()
+	 * orders it before our reads of the heads (srnic_qp_doorbell()). */
 	while ((n = rte_ring_sc_dequeue_burst(eng->doorbell, (void **)q, RTE_DIM(q), NULL)) > 0)
 		for (i = 0; i < n; i++) {
-			atomic_store_explicit(&q[i]->db_pending, 0, memory_order_seq_cst);
+			atomic_store_explicit(&q[i]->db_pending, 0, memory_order_relaxed);
 			q[i]->req_idle = 0; /* posted to (or moved): look at the SQ */
 			srnic_eng_activate(eng, q[i]);
 		}
@@ -616,10 +625,26 @@ srnic_engine_poll(struct srnic_engine *eng)
 	uint16_t n, r;
 	uint32_t i, cnt, keep, tx_before, moved;
 	uint64_t now, seq;
+	const struct srnic_dev *prev_dev;
 
-	/* odd: inside. A full barrier (locked add): our reads of QP state
-	 * below must not pass this store (srnic_dev_quiesce()). */
-	seq = atomic_fetch_add_explicit(&eng->poll_seq, 1, memory_order_seq_cst) + 1;
+	/* odd: inside. Only this engine writes poll_seq: a relaxed store.
+	 * Two Dekker pairs meet at the one fence below (C11: a seq_cst fence
+	 * on each side between the store and the load; a seq_cst RMW
+	 * followed by an acquire load is not enough, and ARMv8.3 LDAPR lets
+	 * the load pass):
+	 * - quiesce: poll_seq odd, fence, then QP state / QP and MR tables;
+	 *   the control path stores those, fences, then reads poll_seq
+	 *   (srnic_dev_quiesce()).
+	 * - doorbells: db_pending cleared (eng_doorbells()), fence, then the
+	 *   SQ/RQ heads; the poster stores a head, fences, then sets
+	 *   db_pending (srnic_qp_doorbell()).
+	 * On x86 the fence is the poll's one mfence (it was a lock xadd). */
+	seq = atomic_load_explicit(&eng->poll_seq, memory_order_relaxed) + 1;
+	atomic_store_explicit(&eng->poll_seq, seq, memory_order_relaxed);
+	prev_dev = srnic_poll_dev;
+	srnic_poll_dev = eng->dev;
+	eng_doorbells(eng);
+	atomic_thread_fence(memory_order_seq_cst);
 	now = rte_get_timer_cycles();
 	/* The time since the previous poll is charged to busy or idle by what
 	 * that poll did (testpmd's --record-core-cycles, without a 2nd rdtsc). */
@@ -635,7 +660,6 @@ srnic_engine_poll(struct srnic_engine *eng)
 	r = (uint16_t)rte_ring_sc_dequeue_burst(eng->redirect, (void **)pkts, SRNIC_RX_BURST, NULL);
 	if (r > 0) /* ICRC was checked by the engine that received them */
 		srnic_recv_burst(eng, pkts, r, SRNIC_PARSE_F_NO_ICRC);
-	eng_doorbells(eng);
 	eng_bury(eng);
 	tw_advance(eng);
 	if (unlikely(eng->nb_arp_wait > 0) &&
@@ -669,6 +693,7 @@ srnic_engine_poll(struct srnic_engine *eng)
 	/* even: outside; only this engine writes it, and a release store
 	 * (a plain one on x86) orders everything above before it */
 	atomic_store_explicit(&eng->poll_seq, seq + 1, memory_order_release);
+	srnic_poll_dev = prev_dev;
 	moved = n + r + (uint32_t)(eng->stats[SRNIC_STAT_TX_PKTS] - tx_before);
 	eng->last_poll_busy = moved != 0;
 	eng->stats[SRNIC_STAT_POLL_BUSY] += moved != 0;

@@ -524,6 +524,9 @@ e2e_group_teardown(void **state)
 	srnic_capture_stop(E->cap[0]);
 	srnic_capture_stop(E->cap[1]);
 	e2e_reset();
+	/* a device is EBUSY while its PD lives */
+	srnic_dealloc_pd(E->p.pd[0]);
+	srnic_dealloc_pd(E->p.pd[1]);
 	srnic_dev_destroy(E->p.dev[0]);
 	srnic_dev_destroy(E->p.dev[1]);
 	free(E);
