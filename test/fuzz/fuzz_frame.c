@@ -61,19 +61,30 @@ aim_bth(uint8_t *bth, size_t room, const struct fuzz_target *t, uint32_t *rnd)
 		srnic_bth_set_tver(bth, 0);
 		srnic_bth_set_pkey(bth, SRNIC_PKEY_DEFAULT);
 	}
-	if (!one_in(rnd, 4)) {
-		base = (oi->mask & SRNIC_OPM_REQ) ? t->req_psn : t->resp_psn;
+	/* the expected PSN itself a third of the time: only it executes */
+	base = (oi->mask & SRNIC_OPM_REQ) ? t->req_psn : t->resp_psn;
+	switch (fuzz_rand(rnd) % 3) {
+	case 0:
+		srnic_bth_set_psn(bth, base);
+		break;
+	case 1:
 		srnic_bth_set_psn(bth, base + fuzz_rand(rnd) % PSN_SPREAD - PSN_BEFORE);
+		break;
+	default:
+		break;
 	}
 	if (oi->mask == 0 || oi->hdr_len > room)
 		return;
 	if ((oi->mask & SRNIC_OPM_RETH) && !one_in(rnd, 2)) {
 		uint8_t *h = bth + oi->offset[SRNIC_HDR_RETH];
 
+		uint32_t off = fuzz_rand(rnd) % t->mr_len;
+
 		srnic_reth_set_rkey(h, t->rkey);
-		srnic_reth_set_va(h, t->va + fuzz_rand(rnd) % t->mr_len);
-		if (one_in(rnd, 2))
-			srnic_reth_set_len(h, fuzz_rand(rnd) % (t->mr_len + 1));
+		srnic_reth_set_va(h, t->va + off);
+		/* mostly inside the MR, now and then up to its end and past */
+		if (!one_in(rnd, 4))
+			srnic_reth_set_len(h, fuzz_rand(rnd) % (t->mr_len - off + (one_in(rnd, 8) ? 2 : 1)));
 	}
 	if ((oi->mask & SRNIC_OPM_ATMETH) && !one_in(rnd, 2)) {
 		uint8_t *h = bth + oi->offset[SRNIC_HDR_ATMETH];
@@ -83,12 +94,38 @@ aim_bth(uint8_t *bth, size_t room, const struct fuzz_target *t, uint32_t *rnd)
 	}
 }
 
+/* The frame length the opcode wants, most of the time: its headers alone
+ * when it has no payload, a path MTU of payload for FIRST and MIDDLE, the
+ * pad count that rounds the payload to 4 bytes. New bytes are zero. */
+static size_t
+fit_length(uint8_t *bth, size_t bth_off, size_t len, size_t cap, const struct fuzz_target *t,
+	   uint32_t *rnd)
+{
+	const struct srnic_opcode_info *oi = srnic_opcode_info(srnic_bth_opcode(bth));
+	size_t want = len, hdr_end = bth_off + oi->hdr_len;
+
+	if (oi->mask == 0 || one_in(rnd, 8))
+		return len;
+	if (!(oi->mask & SRNIC_OPM_PAYLOAD))
+		want = hdr_end + SRNIC_ICRC_LEN;
+	else if (t != NULL && t->pmtu != 0 && (oi->mask & (SRNIC_OPM_FIRST | SRNIC_OPM_MIDDLE)) &&
+		 !(oi->mask & SRNIC_OPM_LAST) && !one_in(rnd, 4))
+		want = hdr_end + t->pmtu + SRNIC_ICRC_LEN;
+	if (want > cap)
+		return len;
+	if (want > len)
+		memset(bth - bth_off + len, 0, want - len);
+	if (want >= hdr_end + SRNIC_ICRC_LEN && (oi->mask & SRNIC_OPM_PAYLOAD))
+		srnic_bth_set_pad(bth, (uint8_t)(-(want - hdr_end - SRNIC_ICRC_LEN) & 3));
+	return want;
+}
+
 size_t
 fuzz_frame_fixup(uint8_t *f, size_t len, size_t cap, const struct fuzz_target *t,
 		 uint32_t *rnd)
 {
 	size_t l2 = ETH_LEN, l3_len, bth_off;
-	uint16_t type;
+	uint16_t type, csum;
 	uint8_t *ip, *udp;
 	uint8_t ver;
 
@@ -115,6 +152,7 @@ fuzz_frame_fixup(uint8_t *f, size_t len, size_t cap, const struct fuzz_target *t
 	bth_off = l2 + l3_len + UDP_LEN;
 	if (len < bth_off + SRNIC_BTH_LEN + SRNIC_ICRC_LEN)
 		return len;
+	len = fit_length(f + bth_off, bth_off, len, cap, t, rnd);
 	ip = f + l2;
 	udp = ip + l3_len;
 	if (ver == 4) {
@@ -129,8 +167,11 @@ fuzz_frame_fixup(uint8_t *f, size_t len, size_t cap, const struct fuzz_target *t
 			memcpy(ip + 12, t->src_ip, 4);
 			memcpy(ip + 16, t->dst_ip, 4);
 		}
-		srnic_st16(ip + 10, 0);
-		srnic_st16(ip + 10, (uint16_t)~srnic_ipv4_hdr_sum(ip));
+		csum = 0;
+		memcpy(ip + 10, &csum, sizeof(csum));
+		/* the sum is of the header's words as loaded: stored as is */
+		csum = (uint16_t)~srnic_ipv4_hdr_sum(ip);
+		memcpy(ip + 10, &csum, sizeof(csum));
 	} else {
 		ip[0] = (uint8_t)(0x60 | (ip[0] & 0x0F));
 		srnic_st16(ip + 4, (uint16_t)(len - l2 - IPV6_LEN));

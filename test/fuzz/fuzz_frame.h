@@ -60,6 +60,7 @@ struct fuzz_target {
 	uint32_t rkey;                 /* an MR of the side with remote rights */
 	uint64_t va;                   /* its start */
 	uint32_t mr_len;
+	uint32_t pmtu;                 /* path MTU of its QP, bytes */
 };
 
 /*

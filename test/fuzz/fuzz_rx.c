@@ -45,6 +45,8 @@
 #define FZ_PSN_A 2000
 #define FZ_PSN_B 7000
 #define FZ_MR_LEN (64u * 1024)
+#define FZ_MTU IBV_MTU_1024
+#define FZ_PMTU 1024
 /* Fixed addresses for the MRs, so that VAs in saved inputs stay valid
  * (ASan's high application memory, away from its allocator). */
 #define FZ_MR_BASE 0x520000000000ull
@@ -90,6 +92,7 @@ static struct {
 	struct rte_mempool *inj;
 	int64_t mbuf_base;            /* mbufs in use with both QPs drained; -1: not yet */
 	uint64_t inputs, frames, peer_drops;
+	bool verbose;                 /* FUZZ_RX_VERBOSE set: each frame described */
 } F = { .mbuf_base = -1 };
 
 static void __attribute__((noreturn))
@@ -262,7 +265,7 @@ static void
 connect_and_post(void)
 {
 	struct srnic_pair_qp_conf c = {
-		.path_mtu = IBV_MTU_1024, .psn = { FZ_PSN_A, FZ_PSN_B },
+		.path_mtu = FZ_MTU, .psn = { FZ_PSN_A, FZ_PSN_B },
 		.max_rd_atomic = SRNIC_MAX_RD_ATOMIC,
 		.timeout = 0,      /* no ACK timer: an input's run does not depend on time */
 		.retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 1,
@@ -366,6 +369,7 @@ fill_target(int side)
 	t->rkey = srnic_mr_rkey(s->mr[MR_R]);
 	t->va = (uintptr_t)s->buf[MR_R];
 	t->mr_len = FZ_MR_LEN;
+	t->pmtu = FZ_PMTU;
 }
 
 int
@@ -384,6 +388,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	RTE_SET_USED(argc);
 	RTE_SET_USED(argv);
 	snprintf(prefix, sizeof(prefix), "--file-prefix=srnic_fuzz_%d", (int)getpid());
+	F.verbose = getenv("FUZZ_RX_VERBOSE") != NULL;
 	if (rte_eal_init((int)RTE_DIM(eal), eal) < 0)
 		fz_die("EAL init failed");
 	if (srnic_pair_create(&F.p, FZ_NAME, 1, 9000) != 0)
@@ -463,6 +468,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		}
 		memcpy(d, rec[i].data, rec[i].len);
+		if (F.verbose) {
+			char line[256];
+
+			srnic_pkt_describe(m, line, sizeof(line));
+			fprintf(stderr, "fuzz_rx: -> %c %s\n", 'A' + (rec[i].side & 1), line);
+		}
 		if (rte_ring_enqueue(F.s[rec[i].side & 1].rx_ring, m) != 0)
 			rte_pktmbuf_free(m);
 		F.frames++;
@@ -476,10 +487,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
 
+/* The BTH of an untagged IPv4 frame (Ethernet 14 + IPv4 20 + UDP 8). */
+#define FZ_BTH_OFF 42
+#define FZ_BTH_END (FZ_BTH_OFF + SRNIC_BTH_LEN)
+
 /* Room for the records while the mutator works on them. */
 static uint8_t mut_frames[FUZZ_MAX_RECORDS][FUZZ_FRAME_MAX];
 
-enum mut_op { MUT_BYTES, MUT_DUP, MUT_DROP, MUT_SWAP, MUT_SIDE, MUT_OPCODE, MUT_OPS };
+enum mut_op { MUT_BYTES, MUT_DUP, MUT_DROP, MUT_SWAP, MUT_SIDE, MUT_OPCODE, MUT_NEXT_PSN, MUT_OPS };
 
 size_t
 LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
@@ -543,14 +558,27 @@ LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned in
 		break;
 	case MUT_OPCODE:
 		/* an RC opcode: the table's interesting half */
-		if (len[i] > 42)
-			mut_frames[i][42] = (uint8_t)(fuzz_rand(&rnd) % 0x18);
+		if (len[i] > FZ_BTH_OFF)
+			mut_frames[i][FZ_BTH_OFF] = (uint8_t)(fuzz_rand(&rnd) % 0x18);
+		break;
+	case MUT_NEXT_PSN:
+		/* the PSN after the previous frame's of the same side: a
+		 * message sequence (unless the fix-up moves it again) */
+		for (j = i; j-- > 0;)
+			if ((side[j] & 1) == (side[i] & 1) && len[j] >= FZ_BTH_END && len[i] >= FZ_BTH_END) {
+				srnic_bth_set_psn(mut_frames[i] + FZ_BTH_OFF,
+						  srnic_bth_psn(mut_frames[j] + FZ_BTH_OFF) + 1);
+				break;
+			}
 		break;
 	default:
 		len[i] = (uint16_t)LLVMFuzzerMutate(mut_frames[i], len[i], FUZZ_FRAME_MAX);
 		break;
 	}
-	if (fuzz_rand(&rnd) % 8 != 0)
+	if (op == MUT_NEXT_PSN) /* lengths and ICRC only: keep that PSN */
+		len[i] = (uint16_t)fuzz_frame_fixup(mut_frames[i], len[i], FUZZ_FRAME_MAX, NULL,
+						    &rnd);
+	else if (fuzz_rand(&rnd) % 8 != 0)
 		len[i] = (uint16_t)fuzz_frame_fixup(mut_frames[i], len[i], FUZZ_FRAME_MAX,
 						    &F.s[side[i] & 1].tgt, &rnd);
 	for (i = 0; i < n && out + FUZZ_REC_HDR + len[i] <= max_size; i++) {
