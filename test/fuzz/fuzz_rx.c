@@ -13,8 +13,8 @@
  * After the frames: the engines polled until quiet (bounded: abort if they
  * never settle), every CQE checked (a WR we posted, completed at most
  * once, a RECV no longer than its buffer), then both QPs to ERR and
- * drained: every WR completed exactly once and the mbuf pools back to their
- * baseline; then RESET, reconnected and reposted, so every input starts
+ * drained: every WR completed exactly once, local memory written only where
+ * a WR said, and the mbuf pools back to their baseline; then RESET, reconnected and reposted, so every input starts
  * from the same state (the QPNs, keys and buffer addresses are the same in
  * every run: a saved input replays).
  *
@@ -279,6 +279,27 @@ connect_and_post(void)
 	settle();
 }
 
+static bool
+all_zero(const uint8_t *p, size_t len)
+{
+	return len == 0 || (p[0] == 0 && memcmp(p, p + 1, len - 1) == 0);
+}
+
+/* The engines write a side's local buffers only where its WRs said: READ
+ * and atomic results into l, RECVs into the first FZ_NB_RECV slots of v
+ * (nothing else ever writes there: the rest stays zero). */
+static void
+check_local_writes(const struct fz_side *s)
+{
+	const uint8_t *l = s->buf[MR_L], *v = s->buf[MR_V];
+
+	if (!all_zero(l + FZ_ATOMIC_OFF + 16, FZ_READ2_OFF - FZ_ATOMIC_OFF - 16) ||
+	    !all_zero(l + FZ_READ2_OFF + FZ_READ2_LEN, FZ_MR_LEN - FZ_READ2_OFF - FZ_READ2_LEN))
+		fz_die("a write into local memory no WR named");
+	if (!all_zero(v + FZ_NB_RECV * FZ_RECV_LEN, FZ_MR_LEN - FZ_NB_RECV * FZ_RECV_LEN))
+		fz_die("a RECV wrote past the posted buffers");
+}
+
 /* Both QPs to ERR and drained: every WR completed once, no mbuf kept. */
 static void
 drain_and_check(void)
@@ -301,6 +322,8 @@ drain_and_check(void)
 			if (F.s[i].wc_seen[id] != 1)
 				fz_die("a RECV did not complete after ERR");
 	}
+	check_local_writes(&F.s[0]);
+	check_local_writes(&F.s[1]);
 	used = mbufs_in_use();
 	if (F.mbuf_base < 0)
 		F.mbuf_base = used;
