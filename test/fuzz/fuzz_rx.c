@@ -404,6 +404,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	char *eal[] = { (char *)(uintptr_t)"fuzz_rx", (char *)(uintptr_t)"--no-huge",
 			(char *)(uintptr_t)"--no-pci", (char *)(uintptr_t)"-m",
 			(char *)(uintptr_t)FZ_EAL_MEM, prefix, (char *)(uintptr_t)"--no-telemetry",
+			/* the MRs are mmap'd application memory: IOVA = VA */
+			(char *)(uintptr_t)"--iova-mode=va",
 			(char *)(uintptr_t)"--log-level=*:error" }; /* the QP error logs: counted anyway */
 	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
 			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
