@@ -15,7 +15,8 @@
 #include "srnic_build_config.h"
 #include "rnic.h"
 
-RTE_LOG_REGISTER_DEFAULT(srnic_logtype, INFO);
+RTE_LOG_REGISTER(srnic_logtype_core, srnic.core, INFO);
+RTE_LOG_REGISTER(srnic_logtype_engine, srnic.engine, INFO);
 
 #define DEV_RX_DESC 1024
 #define DEV_TX_DESC 1024

@@ -22,9 +22,16 @@
 #include "srnic_wire.h"
 #include "stats.h"
 
-extern int srnic_logtype;
+/* One log type per layer (--log-level='srnic.*:debug', 'srnic.engine:error'):
+ * srnic.core (control path, lib/core), srnic.engine (lib/engine: engine.h
+ * sets SRNIC_LOGTYPE before including this), srnic.link (drivers/link). */
+extern int srnic_logtype_core;
+extern int srnic_logtype_engine;
+#ifndef SRNIC_LOGTYPE
+#define SRNIC_LOGTYPE srnic_logtype_core
+#endif
 #define SRNIC_LOG(level, fmt, ...) \
-	rte_log(RTE_LOG_##level, srnic_logtype, "srnic: " fmt "\n", ##__VA_ARGS__)
+	rte_log(RTE_LOG_##level, SRNIC_LOGTYPE, "srnic: " fmt "\n", ##__VA_ARGS__)
 
 /* ---- memory regions ---- */
 

@@ -8,6 +8,7 @@
  * and the loop with its TX buffer (engine.c). Engine context only.
  */
 
+#define SRNIC_LOGTYPE srnic_logtype_engine
 #include "rnic.h"
 #include "cq.h"
 

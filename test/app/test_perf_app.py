@@ -197,6 +197,18 @@ with tempfile.TemporaryDirectory() as d:
 rc, out, err = run(["--op", "write", "--size", "64", "--iters", "10", "--drop", "1", "--quiet"],
                    "perf_fail")
 check("all packets dropped: exit status non-zero", rc != 0, out + err)
+check("the engine's log line names the QP going to ERR (log type srnic.engine)",
+      "to ERR" in err, err[-400:])
+rc, out, err = run(["--op", "write", "--size", "64", "--iters", "10", "--drop", "1", "--quiet"],
+                   "perf_fail_quiet")
+# run() sets --log-level=lib.eal:error; one more, for the engine's type only
+cmd_err = err
+p = subprocess.run([PERF, "-l", "0,1", "--file-prefix", f"perf_logtype_{os.getpid()}"] + EAL +
+                   ["--log-level=srnic.engine:error", "--", "--op", "write", "--size", "64",
+                    "--iters", "10", "--drop", "1", "--quiet"],
+                   capture_output=True, text=True, timeout=180)
+check("--log-level=srnic.engine:error silences the engine's NOTICE lines (one type per layer)",
+      p.returncode != 0 and "to ERR" not in p.stderr and "to ERR" in cmd_err, p.stderr[-400:])
 rc, out, err = run(["--op", "read", "--size", "4096", "--iters", "4000", "--drop", "0.01",
                     "--dup", "0.005", "--reorder", "0.005", "--corrupt", "0.001", "--verify",
                     "--json"], "perf_lossy")
