@@ -207,6 +207,11 @@ struct srnic_qp {
 	uint8_t req_idle;           /* every posted WQE was sent at the last run; a
 				     * doorbell or a rewind clears it */
 	uint16_t ip_id;
+	/* SQD->SQD with IBV_QP_AV: the control path leaves the new route in
+	 * route_next and sets this; the engine, sole writer of the route
+	 * and header template from RTR on, applies it at the QP's next turn
+	 * (srnic_qp_av_handoff()), so no packet is built from a torn one */
+	_Atomic uint8_t av_pending;
 	uint64_t timeout_cycles;    /* local ACK timeout in timer cycles; 0: none */
 
 	/* requester */
@@ -266,6 +271,14 @@ struct srnic_qp {
 	uint64_t arp_next_tsc;
 	union ibv_gid dgid;
 	struct srnic_route route;
+	struct srnic_route route_next;  /* control path: the AV handed off (av_pending) */
+	uint8_t route_next_ok;          /* route_next's dst_mac is known */
+	/* SQD: every entry into SQD bumps sqd_gen (control path, before the
+	 * state); the engine raises IBV_EVENT_SQ_DRAINED once per generation
+	 * (sqd_done_gen, engine-owned) if sqd_notify asked for it */
+	_Atomic uint32_t sqd_gen;
+	uint32_t sqd_done_gen;
+	uint8_t sqd_notify;             /* IBV_QP_EN_SQD_ASYNC_NOTIFY of the RTS->SQD */
 	struct srnic_qp_stats stats;    /* engine-written */
 };
 

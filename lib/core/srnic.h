@@ -195,7 +195,14 @@ uint32_t srnic_qp_num(const struct srnic_qp *qp);
  * IBV_QP_MAX_DEST_RD_ATOMIC, IBV_QP_MIN_RNR_TIMER. RTS needs IBV_QP_SQ_PSN,
  * IBV_QP_TIMEOUT, IBV_QP_RETRY_CNT, IBV_QP_RNR_RETRY, IBV_QP_MAX_QP_RD_ATOMIC.
  * The peer's MAC comes from a static neighbour or ARP/ND; set dmac to skip it.
- * Returns -EINVAL for a bad transition or attribute.
+ * Every transition takes exactly the attributes verbs allows for it (IBTA
+ * 10.3; the kernel's ib_modify_qp_is_ok() table): the required ones and any
+ * of the optional ones. RTS -> RTS and SQD -> RTS may change access flags and
+ * min_rnr_timer; SQD -> SQD also the AV, timeout, retry counts and the
+ * rd_atomic limits, safely under a running engine. IBV_QP_ALT_PATH and
+ * IBV_QP_PATH_MIG_STATE are accepted where allowed and ignored (no APM).
+ * Returns -EINVAL for a bad transition, a missing or extra attribute bit, or
+ * an attribute out of range; then nothing changed.
  */
 int srnic_modify_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 /** Same, with the peer's MAC given (as ah_attr carries in rdma-core's extended form). */

@@ -409,12 +409,26 @@ eng_neigh_changed(struct srnic_engine *eng)
 	eng->nb_arp_wait = 0;
 }
 
+/* Install the AV an SQD -> SQD modify handed off (qp->av_pending): from
+ * RTR on, only the engine writes the route and the header template. */
+static __rte_noinline void
+qp_av_install(struct srnic_qp *qp)
+{
+	qp->route = qp->route_next;
+	qp->route_ok = qp->route_next_ok;
+	srnic_hdr_tmpl_build(&qp->tmpl, &qp->route, qp->dest_qpn);
+}
+
 /* One QP's turn. Returns true if it has work left for the next poll. */
 static bool
 eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	enum ibv_qp_state st = srnic_qp_cur_state(qp);
 	bool more;
+
+	if (unlikely(atomic_load_explicit(&qp->av_pending, memory_order_relaxed)) &&
+	    atomic_exchange_explicit(&qp->av_pending, 0, memory_order_acquire))
+		qp_av_install(qp);
 
 	if (st == IBV_QPS_ERR) {
 		srnic_qp_flush(eng, qp);
