@@ -409,6 +409,7 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 		     const struct rte_ether_addr *dmac)
 {
 	enum ibv_qp_state cur, next;
+	uint8_t expect;
 	int rc;
 
 	if (qp == NULL || a == NULL)
@@ -449,8 +450,20 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 	if (next == IBV_QPS_SQD && cur != IBV_QPS_SQD)
 		atomic_fetch_add_explicit(&qp->sqd_gen, 1, memory_order_relaxed);
 
-	/* Publish: the engine reads the attributes after it sees the state. */
-	atomic_store_explicit(&qp->state, next, memory_order_release);
+	/* Publish, only if the state is still the one checked: the engine
+	 * may have moved the QP to ERR since (srnic_qp_to_err()). The engine
+	 * reads the attributes after it sees the state (release). */
+	expect = (uint8_t)cur;
+	if (!atomic_compare_exchange_strong_explicit(&qp->state, &expect, (uint8_t)next,
+						     memory_order_acq_rel, memory_order_acquire)) {
+		SRNIC_LOG(DEBUG, "qp %#x: %s -> %s lost to the engine's %s", qp->qpn,
+			  qp_state_names[cur], qp_state_names[next],
+			  expect < QP_ST_COUNT ? qp_state_names[expect] : "?");
+		/* To ERR, and the engine got there first: done, as asked. */
+		if (!(expect == IBV_QPS_ERR && next == IBV_QPS_ERR &&
+		      qp_check_transition(IBV_QPT_RC, IBV_QPS_ERR, IBV_QPS_ERR, mask) == 0))
+			return -EINVAL;
+	}
 	if (next >= IBV_QPS_RTR)
 		srnic_qp_doorbell(qp); /* resolve the peer, start, drain, install an AV, or flush */
 	return 0;

@@ -203,6 +203,11 @@ uint32_t srnic_qp_num(const struct srnic_qp *qp);
  * IBV_QP_PATH_MIG_STATE are accepted where allowed and ignored (no APM).
  * Returns -EINVAL for a bad transition, a missing or extra attribute bit, or
  * an attribute out of range; then nothing changed.
+ * The state changes atomically: the new state is published only if the QP
+ * is still in the state checked, so if the engine moves the QP to ERR (a
+ * failed work request) during the call, the call returns -EINVAL and the
+ * QP stays in ERR (a move to ERR then succeeds). RESET always wins: the
+ * engine never takes a QP out of RESET.
  */
 int srnic_modify_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 /** Same, with the peer's MAC given (as ah_attr carries in rdma-core's extended form). */

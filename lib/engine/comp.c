@@ -41,21 +41,25 @@ srnic_comp_retire(struct srnic_engine *eng, struct srnic_qp *qp)
 
 	while (c != qp->sq.req) {
 		struct srnic_swqe *w = &qp->sq.wqe[c & qp->sq.mask];
+		enum ibv_wc_status st;
 		struct ibv_wc wc;
 
 		if (w->state != SRNIC_WQE_DONE)
 			break;
-		if (w->signaled || w->wc_status != IBV_WC_SUCCESS) {
+		/* Read before the CQE is out: once polled, the slot is the
+		 * application's to post into again. */
+		st = (enum ibv_wc_status)w->wc_status;
+		if (w->signaled || st != IBV_WC_SUCCESS) {
 			memset(&wc, 0, sizeof(wc));
 			wc.wr_id = w->wr_id;
-			wc.status = (enum ibv_wc_status)w->wc_status;
+			wc.status = st;
 			wc.opcode = srnic_wr_to_wc_opcode(w->opcode);
 			wc.byte_len = w->length;
 			wc.qp_num = qp->qpn;
 			srnic_qp_cqe(eng, qp, qp->scq, &wc, c + 1);
 		}
 		c++;
-		if (w->wc_status != IBV_WC_SUCCESS) {
+		if (st != IBV_WC_SUCCESS) {
 			atomic_store_explicit(&qp->sq.comp, c, memory_order_release);
 			srnic_qp_to_err(eng, qp, "work request failed");
 			return;

@@ -152,12 +152,24 @@ srnic_qp_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
 void
 srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp, const char *why)
 {
-	if (srnic_qp_cur_state(qp) != IBV_QPS_ERR) {
-		eng_stat(eng, SRNIC_STAT_QP_TO_ERR, 1);
-		/* Rare and final for the QP: worth a line. */
-		SRNIC_LOG(NOTICE, "qp %#x to ERR: %s", qp->qpn, why);
-		atomic_store_explicit(&qp->state, IBV_QPS_ERR, memory_order_release);
+	uint8_t s = atomic_load_explicit(&qp->state, memory_order_relaxed);
+
+	/* A compare-and-swap, never a store: the application may be moving
+	 * the QP at the same time. A QP it put in RESET stays there (its
+	 * rings are being rewound); a modify that checked the old state
+	 * fails its own swap instead of bringing the QP back. */
+	while (s != IBV_QPS_ERR && s != IBV_QPS_RESET) {
+		if (atomic_compare_exchange_weak_explicit(&qp->state, &s, IBV_QPS_ERR,
+							  memory_order_acq_rel,
+							  memory_order_relaxed)) {
+			eng_stat(eng, SRNIC_STAT_QP_TO_ERR, 1);
+			/* Rare and final for the QP: worth a line. */
+			SRNIC_LOG(NOTICE, "qp %#x to ERR: %s", qp->qpn, why);
+			break;
+		}
 	}
+	if (s == IBV_QPS_RESET)
+		return;
 	srnic_eng_activate(eng, qp); /* to flush */
 }
 
