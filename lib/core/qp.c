@@ -496,6 +496,10 @@ srnic_query_qp(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 	a->retry_cnt = qp->retry_cnt;
 	a->rnr_retry = qp->rnr_retry;
 	a->min_rnr_timer = qp->min_rnr_timer;
+	a->en_sqd_async_notify = qp->sqd_notify;
+	/* racy read of the engine's side, as a snapshot */
+	a->sq_draining = a->qp_state == IBV_QPS_SQD &&
+			 qp->sqd_done_gen != atomic_load_explicit(&qp->sqd_gen, memory_order_relaxed);
 	a->port_num = 1;
 	a->ah_attr.is_global = 1;
 	a->ah_attr.port_num = 1;

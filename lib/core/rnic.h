@@ -326,6 +326,9 @@ struct srnic_engine {
 	struct rte_ring *doorbell;
 	/* MP/SC: destroyed QPs, unlinked and freed by the engine */
 	struct rte_ring *graveyard;
+	/* SP/MC of struct srnic_async_event: the engine's async events, read
+	 * by srnic_get_async_event() */
+	struct rte_ring *events;
 	struct srnic_qp **active;   /* engine-owned: QPs with work this poll */
 	uint32_t nb_active;
 	uint32_t active_cap;

@@ -165,6 +165,7 @@ srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp, const char *why)
 			eng_stat(eng, SRNIC_STAT_QP_TO_ERR, 1);
 			/* Rare and final for the QP: worth a line. */
 			SRNIC_LOG(NOTICE, "qp %#x to ERR: %s", qp->qpn, why);
+			srnic_eng_event(eng, IBV_EVENT_QP_FATAL, qp);
 			break;
 		}
 	}
@@ -431,6 +432,33 @@ qp_av_install(struct srnic_qp *qp)
 	srnic_hdr_tmpl_build(&qp->tmpl, &qp->route, qp->dest_qpn);
 }
 
+/* Every WQE the requester started is done: nothing in flight, and the next
+ * one (if any) not begun. */
+static inline bool
+qp_sq_drained(const struct srnic_qp *qp)
+{
+	uint32_t c = atomic_load_explicit(&qp->sq.comp, memory_order_relaxed);
+	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
+
+	return c == qp->sq.req &&
+	       (c == head || qp->sq.wqe[c & qp->sq.mask].state == SRNIC_WQE_POSTED);
+}
+
+/* SQD: raise IBV_EVENT_SQ_DRAINED once per entry into SQD (sqd_gen), if
+ * the RTS -> SQD asked for it (IBV_QP_EN_SQD_ASYNC_NOTIFY). */
+static __rte_noinline void
+eng_sqd_check(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	uint32_t gen = atomic_load_explicit(&qp->sqd_gen, memory_order_relaxed);
+
+	if (qp->sqd_done_gen == gen || !qp_sq_drained(qp))
+		return;
+	qp->sqd_done_gen = gen;
+	eng_stat(eng, SRNIC_STAT_SQD_DRAINED, 1);
+	if (qp->sqd_notify)
+		srnic_eng_event(eng, IBV_EVENT_SQ_DRAINED, qp);
+}
+
 /* One QP's turn. Returns true if it has work left for the next poll. */
 static bool
 eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
@@ -454,9 +482,15 @@ eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 			return false; /* the wheel wakes it for the next ARP/ND */
 	}
 	more = qp->resp_owed ? srnic_resp_run(eng, qp) : false;
-	if (st == IBV_QPS_RTS) {
+	/* SQD drains (IBTA 10.3.1): the ACK timer, retries and the
+	 * message in progress go on as in RTS; the requester starts no new
+	 * WQE (srnic_req_run()), and once the last one started is done the
+	 * application hears of it once. */
+	if (st == IBV_QPS_RTS || st == IBV_QPS_SQD) {
 		srnic_comp_timer(eng, qp);
 		more |= srnic_req_run(eng, qp);
+		if (unlikely(st == IBV_QPS_SQD))
+			eng_sqd_check(eng, qp);
 	}
 	return more || srnic_qp_cur_state(qp) == IBV_QPS_ERR;
 }
@@ -601,10 +635,12 @@ srnic_engine_create(struct srnic_dev *dev, uint16_t index)
 	snprintf(name, sizeof(name), "%.20s_gy%u", dev->name, index);
 	eng->graveyard = rte_ring_create(name, SRNIC_MAX_QP, rte_socket_id(),
 					 RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	eng->events = srnic_eng_events_create(dev, index);
 	eng->active_cap = SRNIC_MAX_QP;
 	eng->active = rte_zmalloc("srnic_active", sizeof(eng->active[0]) * eng->active_cap, 0);
 	if (eng->redirect == NULL || eng->doorbell == NULL || eng->graveyard == NULL ||
-	    eng->active == NULL) {
+	    eng->events == NULL || eng->active == NULL) {
+		rte_ring_free(eng->events);
 		rte_ring_free(eng->redirect);
 		rte_ring_free(eng->doorbell);
 		rte_ring_free(eng->graveyard);
@@ -635,6 +671,7 @@ srnic_engine_destroy(struct srnic_engine *eng)
 	rte_ring_free(eng->redirect);
 	rte_ring_free(eng->doorbell);
 	rte_ring_free(eng->graveyard);
+	rte_ring_free(eng->events);
 	rte_pktmbuf_free_bulk(eng->tx_buf, eng->tx_len);
 	rte_free(eng->active);
 	rte_free(eng);
