@@ -294,15 +294,16 @@ qp_check_attr(const struct srnic_qp *qp, const struct ibv_qp_attr *a, int mask)
 	return 0;
 }
 
-/* Build into r the route (everything below the BTH) for the peer in the
- * AV; returns whether the peer's MAC is known. */
-static bool
-qp_route_build(struct srnic_qp *qp, const struct ibv_qp_attr *a, const struct rte_ether_addr *dmac,
-	       struct srnic_route *r)
+/* Build the route (everything below the BTH) for the peer in the AV into
+ * r (the QP's own, or route_next for a handoff); route_ok: MAC known. */
+static void
+qp_set_route(struct srnic_qp *qp, const struct ibv_qp_attr *a, const struct rte_ether_addr *dmac,
+	     struct srnic_route *r, uint8_t *route_ok)
 {
 	struct srnic_dev *dev = qp->dev;
 
 	memset(r, 0, sizeof(*r));
+	qp->dgid = a->ah_attr.grh.dgid;
 	r->src_mac = dev->mac;
 	r->ip_ver = dev->ip_ver;
 	r->ttl = SRNIC_IP_TTL;
@@ -310,15 +311,15 @@ qp_route_build(struct srnic_qp *qp, const struct ibv_qp_attr *a, const struct rt
 	r->flow_label = a->ah_attr.grh.flow_label;
 	memcpy(r->src_ip, dev->ip, 16);
 	if (dev->ip_ver == 4)
-		memcpy(r->dst_ip, &a->ah_attr.grh.dgid.raw[12], 4);
+		memcpy(r->dst_ip, &qp->dgid.raw[12], 4);
 	else
-		memcpy(r->dst_ip, a->ah_attr.grh.dgid.raw, 16);
-	r->udp_sport = srnic_roce_sport(qp->qpn, qp->dest_qpn);
+		memcpy(r->dst_ip, qp->dgid.raw, 16);
 	if (dmac != NULL) {
 		r->dst_mac = *dmac;
-		return true;
+		*route_ok = 1;
+	} else {
+		*route_ok = srnic_neigh_lookup(dev, r->dst_ip, &r->dst_mac) == 0;
 	}
-	return srnic_neigh_lookup(dev, r->dst_ip, &r->dst_mac) == 0;
 }
 
 /* SQD -> SQD with a new AV: the engine builds packets from the route and
@@ -331,8 +332,8 @@ qp_av_handoff(struct srnic_qp *qp, const struct ibv_qp_attr *a, const struct rte
 	 * one it took may still be being copied: wait for that poll to end. */
 	if (atomic_exchange_explicit(&qp->av_pending, 0, memory_order_acq_rel) == 0)
 		srnic_dev_quiesce(qp->dev);
-	qp->route_next_ok = qp_route_build(qp, a, dmac, &qp->route_next);
-	qp->dgid = a->ah_attr.grh.dgid;
+	qp_set_route(qp, a, dmac, &qp->route_next, &qp->route_next_ok);
+	qp->route_next.udp_sport = srnic_roce_sport(qp->qpn, qp->dest_qpn);
 	atomic_store_explicit(&qp->av_pending, 1, memory_order_release);
 }
 
@@ -393,14 +394,16 @@ qp_apply_attrs(struct srnic_qp *qp, enum ibv_qp_state cur, struct ibv_qp_attr *a
 	/* IBV_QP_ALT_PATH, IBV_QP_PATH_MIG_STATE: no automatic path
 	 * migration (srnic_dev_query() does not claim it); accepted where
 	 * verbs allows them and ignored. */
-	if (mask & IBV_QP_AV) {
-		if (cur == IBV_QPS_SQD) {
-			qp_av_handoff(qp, a, dmac);
-		} else { /* INIT -> RTR: the engine does not look at the QP yet */
-			qp->route_ok = qp_route_build(qp, a, dmac, &qp->route);
-			qp->dgid = a->ah_attr.grh.dgid;
-			srnic_hdr_tmpl_build(&qp->tmpl, &qp->route, qp->dest_qpn);
-		}
+	if ((mask & IBV_QP_AV) && cur == IBV_QPS_SQD) {
+		qp_av_handoff(qp, a, dmac);
+		return;
+	}
+	/* INIT -> RTR: the engine does not look at the QP yet */
+	if (mask & IBV_QP_AV)
+		qp_set_route(qp, a, dmac, &qp->route, &qp->route_ok);
+	if (mask & (IBV_QP_AV | IBV_QP_DEST_QPN)) {
+		qp->route.udp_sport = srnic_roce_sport(qp->qpn, qp->dest_qpn);
+		srnic_hdr_tmpl_build(&qp->tmpl, &qp->route, qp->dest_qpn);
 	}
 }
 
