@@ -10,12 +10,85 @@
 #include "rnic.h"
 #include "neigh.h"
 
-/* Attribute masks per transition (RC). */
-#define QP_REQ_RESET_INIT (IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)
-#define QP_REQ_INIT_RTR (IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | \
-			 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
-#define QP_REQ_RTR_RTS (IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | \
-			IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)
+/*
+ * modify_qp's attribute table (IBTA 10.3, o10-2.2: required and optional
+ * attributes per transition and QP type, as verbs enforces it through the
+ * kernel's ib_modify_qp_is_ok()). A transition is allowed when valid, with
+ * every required bit and no bit that is neither required nor optional
+ * (IBV_QP_STATE aside). One column per QP type: RC now; UC and UD are one
+ * more column each.
+ */
+enum qp_tbl_col {
+	QP_COL_RC,
+	QP_COL_COUNT,
+};
+
+#define QP_ST_COUNT (IBV_QPS_ERR + 1)
+
+struct qp_trans {
+	bool valid;
+	int req[QP_COL_COUNT];
+	int opt[QP_COL_COUNT];
+};
+
+#define QP_PATH_OPT (IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | \
+		     IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MIG_STATE)
+
+static const struct qp_trans qp_trans_tbl[QP_ST_COUNT][QP_ST_COUNT] = {
+	[IBV_QPS_RESET] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_INIT] = { .valid = true,
+			.req = { [QP_COL_RC] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS } },
+	},
+	[IBV_QPS_INIT] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true },
+		[IBV_QPS_INIT] = { .valid = true,
+			.opt = { [QP_COL_RC] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS } },
+		[IBV_QPS_RTR] = { .valid = true,
+			.req = { [QP_COL_RC] = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					       IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+					       IBV_QP_MIN_RNR_TIMER },
+			.opt = { [QP_COL_RC] = IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
+					       IBV_QP_PKEY_INDEX } },
+	},
+	[IBV_QPS_RTR] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true },
+		[IBV_QPS_RTS] = { .valid = true,
+			.req = { [QP_COL_RC] = IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC },
+			.opt = { [QP_COL_RC] = QP_PATH_OPT } },
+	},
+	[IBV_QPS_RTS] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true },
+		[IBV_QPS_RTS] = { .valid = true, .opt = { [QP_COL_RC] = QP_PATH_OPT } },
+		[IBV_QPS_SQD] = { .valid = true,
+			.opt = { [QP_COL_RC] = IBV_QP_EN_SQD_ASYNC_NOTIFY } },
+	},
+	[IBV_QPS_SQD] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true },
+		[IBV_QPS_RTS] = { .valid = true, .opt = { [QP_COL_RC] = QP_PATH_OPT } },
+		[IBV_QPS_SQD] = { .valid = true,
+			.opt = { [QP_COL_RC] = IBV_QP_PORT | IBV_QP_AV | IBV_QP_TIMEOUT |
+					       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					       IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC |
+					       IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
+					       IBV_QP_PKEY_INDEX | IBV_QP_MIN_RNR_TIMER |
+					       IBV_QP_PATH_MIG_STATE } },
+	},
+	[IBV_QPS_SQE] = { /* RC never enters SQE: its send errors are fatal */
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true },
+		[IBV_QPS_RTS] = { .valid = true },
+	},
+	[IBV_QPS_ERR] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true },
+	},
+};
 
 static const char *const qp_state_names[] = {
 	[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT", [IBV_QPS_RTR] = "RTR",
@@ -183,39 +256,29 @@ srnic_qp_state(const struct srnic_qp *qp)
 	return srnic_qp_cur_state(qp);
 }
 
-/* Is cur -> next a transition verbs allows for RC, with the right mask? */
+/* Is cur -> next a transition verbs allows for the QP type, with exactly
+ * the required and allowed attribute bits? */
 static int
-qp_check_transition(enum ibv_qp_state cur, enum ibv_qp_state next, int mask)
+qp_check_transition(enum ibv_qp_type type, enum ibv_qp_state cur, enum ibv_qp_state next,
+		    int mask)
 {
-	if (next == IBV_QPS_RESET || next == IBV_QPS_ERR)
-		return 0;
-	switch (cur) {
-	case IBV_QPS_RESET:
-		if (next == IBV_QPS_INIT && (mask & QP_REQ_RESET_INIT) == QP_REQ_RESET_INIT)
-			return 0;
-		break;
-	case IBV_QPS_INIT:
-		if (next == IBV_QPS_INIT)
-			return 0;
-		if (next == IBV_QPS_RTR && (mask & QP_REQ_INIT_RTR) == QP_REQ_INIT_RTR)
-			return 0;
-		break;
-	case IBV_QPS_RTR:
-		if (next == IBV_QPS_RTS && (mask & QP_REQ_RTR_RTS) == QP_REQ_RTR_RTS)
-			return 0;
-		break;
-	case IBV_QPS_RTS:
-		if (next == IBV_QPS_RTS || next == IBV_QPS_SQD)
-			return 0;
-		break;
-	case IBV_QPS_SQD:
-		if (next == IBV_QPS_RTS || next == IBV_QPS_SQD)
-			return 0;
-		break;
-	default:
-		break;
-	}
-	return -EINVAL;
+	const struct qp_trans *t;
+	enum qp_tbl_col col;
+
+	if (type != IBV_QPT_RC)
+		return -EINVAL;
+	col = QP_COL_RC;
+	if ((unsigned int)cur >= QP_ST_COUNT || (unsigned int)next >= QP_ST_COUNT)
+		return -EINVAL;
+	/* Naming the current state only makes sense where it can be two things. */
+	if ((mask & IBV_QP_CUR_STATE) && cur != IBV_QPS_RTR && cur != IBV_QPS_RTS &&
+	    cur != IBV_QPS_SQD && cur != IBV_QPS_SQE)
+		return -EINVAL;
+	t = &qp_trans_tbl[cur][next];
+	if (!t->valid || (mask & t->req[col]) != t->req[col] ||
+	    (mask & ~(t->req[col] | t->opt[col] | IBV_QP_STATE)) != 0)
+		return -EINVAL;
+	return 0;
 }
 
 /* Range checks of the attributes present in mask. */
@@ -253,12 +316,13 @@ qp_check_attr(const struct srnic_qp *qp, const struct ibv_qp_attr *a, int mask)
 	return 0;
 }
 
-/* Build the route (everything below the BTH) for the peer in the AV. */
+/* Build the route (everything below the BTH) for the peer in the AV into
+ * r (the QP's own, or route_next for a handoff); route_ok: MAC known. */
 static void
-qp_set_route(struct srnic_qp *qp, const struct ibv_qp_attr *a, const struct rte_ether_addr *dmac)
+qp_set_route(struct srnic_qp *qp, const struct ibv_qp_attr *a, const struct rte_ether_addr *dmac,
+	     struct srnic_route *r, uint8_t *route_ok)
 {
 	struct srnic_dev *dev = qp->dev;
-	struct srnic_route *r = &qp->route;
 
 	memset(r, 0, sizeof(*r));
 	qp->dgid = a->ah_attr.grh.dgid;
@@ -276,9 +340,106 @@ qp_set_route(struct srnic_qp *qp, const struct ibv_qp_attr *a, const struct rte_
 		memcpy(r->dst_ip, qp->dgid.raw, 16);
 	if (dmac != NULL) {
 		r->dst_mac = *dmac;
-		qp->route_ok = 1;
+		*route_ok = 1;
 	} else {
-		qp->route_ok = srnic_neigh_lookup(dev, r->dst_ip, &r->dst_mac) == 0;
+		*route_ok = srnic_neigh_lookup(dev, r->dst_ip, &r->dst_mac) == 0;
+	}
+}
+
+/* As Linux (rdma_get_udp_sport()): the AV's flow label, or one from the
+ * QPNs, in the IPv6 header and folded into the UDP source port. */
+static void
+qp_route_flow(const struct srnic_qp *qp, struct srnic_route *r)
+{
+	uint32_t fl = qp->av_flow_label != 0 ? qp->av_flow_label
+					     : srnic_roce_flow_label(qp->qpn, qp->dest_qpn);
+
+	r->flow_label = fl;
+	r->udp_sport = srnic_roce_fl_sport(fl);
+}
+
+/* SQD -> SQD with a new AV: the engine builds packets from the route and
+ * template under us, so the new route goes through a handoff
+ * (qp->av_pending) and the engine installs it. */
+static void
+qp_av_handoff(struct srnic_qp *qp, const struct ibv_qp_attr *a, const struct rte_ether_addr *dmac)
+{
+	/* A previous handoff the engine has not taken is ours to overwrite;
+	 * one it took may still be being copied: wait for that poll to end. */
+	if (atomic_exchange_explicit(&qp->av_pending, 0, memory_order_acq_rel) == 0)
+		srnic_dev_quiesce(qp->dev);
+	qp_set_route(qp, a, dmac, &qp->route_next, &qp->route_next_ok);
+	qp_route_flow(qp, &qp->route_next);
+	atomic_store_explicit(&qp->av_pending, 1, memory_order_release);
+}
+
+/* Write the attributes of mask (checked) into the QP in state cur. Those
+ * a transition out of RTS or SQD may carry are read by a running engine:
+ * each is one aligned word, written once, or handed off (the AV). */
+static void
+qp_apply_attrs(struct srnic_qp *qp, enum ibv_qp_state cur, struct ibv_qp_attr *a, int mask,
+	       const struct rte_ether_addr *dmac)
+{
+	/* Before RTS the requester is not running: its counters are ours. */
+	bool req_idle = cur < IBV_QPS_RTS;
+
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		qp->access = a->qp_access_flags;
+	if (mask & IBV_QP_PATH_MTU) { /* INIT -> RTR only */
+		struct ibv_port_attr pa;
+
+		srnic_dev_query_port(qp->dev, &pa);
+		qp->pmtu_enum = RTE_MIN(a->path_mtu, pa.active_mtu);
+		qp->pmtu = srnic_mtu_bytes(qp->pmtu_enum);
+	}
+	if (mask & IBV_QP_DEST_QPN) /* INIT -> RTR only */
+		qp->dest_qpn = a->dest_qp_num;
+	if (mask & IBV_QP_RQ_PSN) { /* INIT -> RTR only */
+		qp->rq_psn_init = a->rq_psn & SRNIC_PSN_MASK;
+		qp->resp.epsn = qp->rq_psn_init;
+	}
+	if (mask & IBV_QP_SQ_PSN) { /* RTR -> RTS only */
+		qp->sq_psn_init = a->sq_psn & SRNIC_PSN_MASK;
+		qp->req.psn = qp->sq_psn_init;
+	}
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		qp->max_rd_atomic = a->max_rd_atomic;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		qp->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & IBV_QP_TIMEOUT) {
+		/* the engine arms with timeout_cycles when timeout != 0 */
+		qp->timeout_cycles = srnic_ack_timeout_cycles(a->timeout);
+		qp->timeout = a->timeout;
+	}
+	/* In SQD the engine owns the counters left; it reloads them from
+	 * these at the next progress. */
+	if (mask & IBV_QP_RETRY_CNT) {
+		qp->retry_cnt = a->retry_cnt;
+		if (req_idle)
+			qp->req.retry_left = a->retry_cnt;
+	}
+	if (mask & IBV_QP_RNR_RETRY) {
+		qp->rnr_retry = a->rnr_retry;
+		if (req_idle)
+			qp->req.rnr_left = a->rnr_retry;
+	}
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = a->min_rnr_timer;
+	if (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY)
+		qp->sqd_notify = a->en_sqd_async_notify != 0;
+	/* IBV_QP_ALT_PATH, IBV_QP_PATH_MIG_STATE: no automatic path
+	 * migration (srnic_dev_query() does not claim it); accepted where
+	 * verbs allows them and ignored. */
+	if ((mask & IBV_QP_AV) && cur == IBV_QPS_SQD) {
+		qp_av_handoff(qp, a, dmac);
+		return;
+	}
+	/* INIT -> RTR: the engine does not look at the QP yet */
+	if (mask & IBV_QP_AV)
+		qp_set_route(qp, a, dmac, &qp->route, &qp->route_ok);
+	if (mask & (IBV_QP_AV | IBV_QP_DEST_QPN)) {
+		qp_route_flow(qp, &qp->route);
+		srnic_hdr_tmpl_build(&qp->tmpl, &qp->route, qp->dest_qpn);
 	}
 }
 
@@ -287,6 +448,7 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 		     const struct rte_ether_addr *dmac)
 {
 	enum ibv_qp_state cur, next;
+	uint8_t expect;
 	int rc;
 
 	if (qp == NULL || a == NULL)
@@ -295,12 +457,13 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 	next = (mask & IBV_QP_STATE) ? a->qp_state : cur;
 	if ((mask & IBV_QP_CUR_STATE) && a->cur_qp_state != cur)
 		return -EINVAL;
-	rc = qp_check_transition(cur, next, mask);
+	rc = qp_check_transition(IBV_QPT_RC, cur, next, mask);
 	if (rc == 0)
 		rc = qp_check_attr(qp, a, mask);
 	if (rc != 0) {
 		SRNIC_LOG(DEBUG, "qp %#x: %s -> %s (mask %#x) refused", qp->qpn,
-			  qp_state_names[cur], qp_state_names[next], mask);
+			  (unsigned int)cur < QP_ST_COUNT ? qp_state_names[cur] : "?",
+			  (unsigned int)next < QP_ST_COUNT ? qp_state_names[next] : "?", mask);
 		return rc;
 	}
 
@@ -328,60 +491,26 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 		return 0;
 	}
 
-	if (mask & IBV_QP_ACCESS_FLAGS)
-		qp->access = a->qp_access_flags;
-	if (mask & IBV_QP_PATH_MTU) {
-		struct ibv_port_attr pa;
+	qp_apply_attrs(qp, cur, a, mask, dmac);
+	if (next == IBV_QPS_SQD && cur != IBV_QPS_SQD)
+		atomic_fetch_add_explicit(&qp->sqd_gen, 1, memory_order_relaxed);
 
-		srnic_dev_query_port(qp->dev, &pa);
-		qp->pmtu_enum = RTE_MIN(a->path_mtu, pa.active_mtu);
-		qp->pmtu = srnic_mtu_bytes(qp->pmtu_enum);
+	/* Publish, only if the state is still the one checked: the engine
+	 * may have moved the QP to ERR since (srnic_qp_to_err()). The engine
+	 * reads the attributes after it sees the state (release). */
+	expect = (uint8_t)cur;
+	if (!atomic_compare_exchange_strong_explicit(&qp->state, &expect, (uint8_t)next,
+						     memory_order_acq_rel, memory_order_acquire)) {
+		SRNIC_LOG(DEBUG, "qp %#x: %s -> %s lost to the engine's %s", qp->qpn,
+			  qp_state_names[cur], qp_state_names[next],
+			  expect < QP_ST_COUNT ? qp_state_names[expect] : "?");
+		/* To ERR, and the engine got there first: done, as asked. */
+		if (!(expect == IBV_QPS_ERR && next == IBV_QPS_ERR &&
+		      qp_check_transition(IBV_QPT_RC, IBV_QPS_ERR, IBV_QPS_ERR, mask) == 0))
+			return -EINVAL;
 	}
-	if (mask & IBV_QP_DEST_QPN)
-		qp->dest_qpn = a->dest_qp_num;
-	if (mask & IBV_QP_RQ_PSN) {
-		qp->rq_psn_init = a->rq_psn & SRNIC_PSN_MASK;
-		qp->resp.epsn = qp->rq_psn_init;
-	}
-	if (mask & IBV_QP_SQ_PSN) {
-		qp->sq_psn_init = a->sq_psn & SRNIC_PSN_MASK;
-		qp->req.psn = qp->sq_psn_init;
-	}
-	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
-		qp->max_rd_atomic = a->max_rd_atomic;
-	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
-		qp->max_dest_rd_atomic = a->max_dest_rd_atomic;
-	if (mask & IBV_QP_TIMEOUT) {
-		qp->timeout = a->timeout;
-		qp->timeout_cycles = srnic_ack_timeout_cycles(a->timeout);
-	}
-	if (mask & IBV_QP_RETRY_CNT) {
-		qp->retry_cnt = a->retry_cnt;
-		qp->req.retry_left = a->retry_cnt;
-	}
-	if (mask & IBV_QP_RNR_RETRY) {
-		qp->rnr_retry = a->rnr_retry;
-		qp->req.rnr_left = a->rnr_retry;
-	}
-	if (mask & IBV_QP_MIN_RNR_TIMER)
-		qp->min_rnr_timer = a->min_rnr_timer;
-	if (mask & IBV_QP_AV)
-		qp_set_route(qp, a, dmac);
-	if (mask & (IBV_QP_AV | IBV_QP_DEST_QPN)) {
-		/* As Linux (rdma_get_udp_sport()): the AV's flow label, or one
-		 * from the QPNs, in the IPv6 header and folded into the port. */
-		uint32_t fl = qp->av_flow_label != 0 ? qp->av_flow_label
-						     : srnic_roce_flow_label(qp->qpn, qp->dest_qpn);
-
-		qp->route.flow_label = fl;
-		qp->route.udp_sport = srnic_roce_fl_sport(fl);
-		srnic_hdr_tmpl_build(&qp->tmpl, &qp->route, qp->dest_qpn);
-	}
-
-	/* Publish: the engine reads the attributes after it sees the state. */
-	atomic_store_explicit(&qp->state, next, memory_order_release);
 	if (next >= IBV_QPS_RTR)
-		srnic_qp_doorbell(qp); /* resolve the peer, start, or flush */
+		srnic_qp_doorbell(qp); /* resolve the peer, start, drain, install an AV, or flush */
 	return 0;
 }
 
@@ -412,6 +541,10 @@ srnic_query_qp(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 	a->retry_cnt = qp->retry_cnt;
 	a->rnr_retry = qp->rnr_retry;
 	a->min_rnr_timer = qp->min_rnr_timer;
+	a->en_sqd_async_notify = qp->sqd_notify;
+	/* racy read of the engine's side, as a snapshot */
+	a->sq_draining = a->qp_state == IBV_QPS_SQD &&
+			 qp->sqd_done_gen != atomic_load_explicit(&qp->sqd_gen, memory_order_relaxed);
 	a->port_num = 1;
 	a->ah_attr.is_global = 1;
 	a->ah_attr.port_num = 1;

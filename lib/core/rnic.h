@@ -250,6 +250,11 @@ struct srnic_qp {
 	uint8_t req_idle;           /* every posted WQE was sent at the last run; a
 				     * doorbell or a rewind clears it */
 	uint16_t ip_id;
+	/* SQD->SQD with IBV_QP_AV: the control path leaves the new route in
+	 * route_next and sets this; the engine, sole writer of the route
+	 * and header template from RTR on, applies it at the QP's next turn
+	 * (srnic_qp_av_handoff()), so no packet is built from a torn one */
+	_Atomic uint8_t av_pending;
 	uint64_t timeout_cycles;    /* local ACK timeout in timer cycles; 0: none */
 
 	/* requester */
@@ -311,6 +316,14 @@ struct srnic_qp {
 	uint32_t av_flow_label;         /* the AV's; 0: derived from the QPNs */
 	uint8_t av_hop_limit;           /* the AV's; 0: SRNIC_IP_TTL */
 	struct srnic_route route;
+	struct srnic_route route_next;  /* control path: the AV handed off (av_pending) */
+	uint8_t route_next_ok;          /* route_next's dst_mac is known */
+	/* SQD: every entry into SQD bumps sqd_gen (control path, before the
+	 * state); the engine raises IBV_EVENT_SQ_DRAINED once per generation
+	 * (sqd_done_gen, engine-owned) if sqd_notify asked for it */
+	_Atomic uint32_t sqd_gen;
+	uint32_t sqd_done_gen;
+	uint8_t sqd_notify;             /* IBV_QP_EN_SQD_ASYNC_NOTIFY of the RTS->SQD */
 	struct srnic_qp_stats stats;    /* engine-written */
 };
 
@@ -358,6 +371,9 @@ struct srnic_engine {
 	struct rte_ring *doorbell;
 	/* MP/SC: destroyed QPs, unlinked and freed by the engine */
 	struct rte_ring *graveyard;
+	/* SP/MC of struct srnic_async_event: the engine's async events, read
+	 * by srnic_get_async_event() */
+	struct rte_ring *events;
 	struct srnic_qp **active;   /* engine-owned: QPs with work this poll */
 	uint32_t nb_active;
 	uint32_t active_cap;

@@ -301,8 +301,24 @@ uint32_t srnic_qp_num(const struct srnic_qp *qp);
  * grh.hop_limit is the IPv4 TTL / IPv6 hop limit (0: 64, SRNIC_IP_TTL);
  * grh.flow_label the IPv6 flow label and the UDP source port's entropy; 0
  * means the one Linux derives from the two QPNs (rdma_calc_flow_label()).
- * Returns -EINVAL for a bad transition or attribute. RESET removes the QP's
+ * Every transition takes exactly the attributes verbs allows for it (IBTA
+ * 10.3; the kernel's ib_modify_qp_is_ok() table): the required ones and any
+ * of the optional ones. RTS -> RTS and SQD -> RTS may change access flags and
+ * min_rnr_timer; SQD -> SQD also the AV, timeout, retry counts and the
+ * rd_atomic limits, safely under a running engine. IBV_QP_ALT_PATH and
+ * IBV_QP_PATH_MIG_STATE are accepted where allowed and ignored (no APM).
+ * Returns -EINVAL for a bad transition, a missing or extra attribute bit, or
+ * an attribute out of range; then nothing changed. RESET removes the QP's
  * completions from its CQs; it is -EDEADLK from inside a poll of its device.
+ * The state changes atomically: the new state is published only if the QP
+ * is still in the state checked, so if the engine moves the QP to ERR (a
+ * failed work request) during the call, the call returns -EINVAL and the
+ * QP stays in ERR (a move to ERR then succeeds). RESET always wins: the
+ * engine never takes a QP out of RESET.
+ * RTS -> SQD drains the send queue: work requests already started finish
+ * (with their retries), new ones wait until SQD -> RTS; with
+ * IBV_QP_EN_SQD_ASYNC_NOTIFY the end of the drain is an
+ * IBV_EVENT_SQ_DRAINED (srnic_get_async_event()).
  */
 int srnic_modify_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 /** Same, with the peer's MAC given (as ah_attr carries in rdma-core's extended form). */
@@ -325,6 +341,32 @@ struct srnic_qp_stats {
 };
 
 int srnic_qp_get_stats(const struct srnic_qp *qp, struct srnic_qp_stats *st);
+
+/* ---- asynchronous events ---- */
+
+/**
+ * An asynchronous event (rdma-core's struct ibv_async_event, QP events
+ * only for now): its type and the QP it is about.
+ */
+struct srnic_async_event {
+	enum ibv_event_type event_type; /**< IBV_EVENT_SQ_DRAINED or IBV_EVENT_QP_FATAL */
+	uint32_t qp_num;                /**< the QP's number, always valid */
+	struct srnic_qp *qp;            /**< the QP, unless the application destroyed it since */
+};
+
+/**
+ * Take the oldest pending asynchronous event of a device, without
+ * blocking. Events come from the engines: IBV_EVENT_SQ_DRAINED once a QP
+ * moved to SQD with IBV_QP_EN_SQD_ASYNC_NOTIFY (en_sqd_async_notify 1) has
+ * no work request left in flight (posted ones wait for SQD -> RTS);
+ * IBV_EVENT_QP_FATAL when an engine moved a QP to ERR (a failed work
+ * request, a fatal NAK, a CQ overflow: the CQE says which), not when the
+ * application did. In order per engine; each engine holds up to
+ * SRNIC_ASYNC_EVENT_RING, more are dropped and counted (async_event_drop).
+ * Any thread, several at once. Nothing to acknowledge: the event is a copy.
+ * Returns 0, -EAGAIN when there is none, -EINVAL.
+ */
+int srnic_get_async_event(struct srnic_dev *dev, struct srnic_async_event *ev);
 
 /** Post send work requests. Returns 0, or an errno with *bad_wr set. */
 int srnic_post_send(struct srnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);

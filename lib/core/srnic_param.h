@@ -30,6 +30,7 @@
 #define SRNIC_NEIGH_MAX 256            /**< neighbour table entries */
 #define SRNIC_ARP_RETRY_MS 100         /**< ARP/ND request interval while unresolved */
 #define SRNIC_ARP_WAIT_MAX 256         /**< QPs per engine woken at once by a neighbour update */
+#define SRNIC_ASYNC_EVENT_RING 1024    /**< async events an engine holds for the application */
 #define SRNIC_IP_TTL 64                /**< as rxe (golden) */
 #define SRNIC_DEFAULT_MTU 1500
 /* RSS over the engines' RX queues (nb_engines > 1): RoCEv2's UDP source

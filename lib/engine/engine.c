@@ -247,12 +247,25 @@ srnic_qp_cqe_se(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *
 void
 srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp, const char *why)
 {
-	if (srnic_qp_cur_state(qp) != IBV_QPS_ERR) {
-		eng_stat(eng, SRNIC_STAT_QP_TO_ERR, 1);
-		/* Rare and final for the QP: worth a line. */
-		SRNIC_LOG(NOTICE, "qp %#x to ERR: %s", qp->qpn, why);
-		atomic_store_explicit(&qp->state, IBV_QPS_ERR, memory_order_release);
+	uint8_t s = atomic_load_explicit(&qp->state, memory_order_relaxed);
+
+	/* A compare-and-swap, never a store: the application may be moving
+	 * the QP at the same time. A QP it put in RESET stays there (its
+	 * rings are being rewound); a modify that checked the old state
+	 * fails its own swap instead of bringing the QP back. */
+	while (s != IBV_QPS_ERR && s != IBV_QPS_RESET) {
+		if (atomic_compare_exchange_weak_explicit(&qp->state, &s, IBV_QPS_ERR,
+							  memory_order_acq_rel,
+							  memory_order_relaxed)) {
+			eng_stat(eng, SRNIC_STAT_QP_TO_ERR, 1);
+			/* Rare and final for the QP: worth a line. */
+			SRNIC_LOG(NOTICE, "qp %#x to ERR: %s", qp->qpn, why);
+			srnic_eng_event(eng, IBV_EVENT_QP_FATAL, qp);
+			break;
+		}
 	}
+	if (s == IBV_QPS_RESET)
+		return;
 	srnic_eng_activate(eng, qp); /* to flush */
 }
 
@@ -537,12 +550,53 @@ eng_neigh_changed(struct srnic_engine *eng)
 	eng->nb_arp_wait = 0;
 }
 
+/* Install the AV an SQD -> SQD modify handed off (qp->av_pending): from
+ * RTR on, only the engine writes the route and the header template. */
+static __rte_noinline void
+qp_av_install(struct srnic_qp *qp)
+{
+	qp->route = qp->route_next;
+	qp->route_ok = qp->route_next_ok;
+	srnic_hdr_tmpl_build(&qp->tmpl, &qp->route, qp->dest_qpn);
+}
+
+/* Every WQE the requester started is done: nothing in flight, and the next
+ * one (if any) not begun. */
+static inline bool
+qp_sq_drained(const struct srnic_qp *qp)
+{
+	uint32_t c = atomic_load_explicit(&qp->sq.comp, memory_order_relaxed);
+	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
+
+	return c == qp->sq.req &&
+	       (c == head || qp->sq.wqe[c & qp->sq.mask].state == SRNIC_WQE_POSTED);
+}
+
+/* SQD: raise IBV_EVENT_SQ_DRAINED once per entry into SQD (sqd_gen), if
+ * the RTS -> SQD asked for it (IBV_QP_EN_SQD_ASYNC_NOTIFY). */
+static __rte_noinline void
+eng_sqd_check(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	uint32_t gen = atomic_load_explicit(&qp->sqd_gen, memory_order_relaxed);
+
+	if (qp->sqd_done_gen == gen || !qp_sq_drained(qp))
+		return;
+	qp->sqd_done_gen = gen;
+	eng_stat(eng, SRNIC_STAT_SQD_DRAINED, 1);
+	if (qp->sqd_notify)
+		srnic_eng_event(eng, IBV_EVENT_SQ_DRAINED, qp);
+}
+
 /* One QP's turn. Returns true if it has work left for the next poll. */
 static bool
 eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	enum ibv_qp_state st = srnic_qp_cur_state(qp);
 	bool more;
+
+	if (unlikely(atomic_load_explicit(&qp->av_pending, memory_order_relaxed)) &&
+	    atomic_exchange_explicit(&qp->av_pending, 0, memory_order_acquire))
+		qp_av_install(qp);
 
 	if (st == IBV_QPS_ERR) {
 		srnic_qp_flush(eng, qp);
@@ -564,9 +618,15 @@ eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 		}
 	}
 	more = qp->resp_owed ? srnic_resp_run(eng, qp) : false;
-	if (st == IBV_QPS_RTS) {
+	/* SQD drains (IBTA 10.3.1): the ACK timer, retries and the
+	 * message in progress go on as in RTS; the requester starts no new
+	 * WQE (srnic_req_run()), and once the last one started is done the
+	 * application hears of it once. */
+	if (st == IBV_QPS_RTS || st == IBV_QPS_SQD) {
 		srnic_comp_timer(eng, qp);
 		more |= srnic_req_run(eng, qp);
+		if (unlikely(st == IBV_QPS_SQD))
+			eng_sqd_check(eng, qp);
 	}
 	return more || srnic_qp_cur_state(qp) == IBV_QPS_ERR;
 }
@@ -761,10 +821,12 @@ srnic_engine_create(struct srnic_dev *dev, uint16_t index)
 	snprintf(name, sizeof(name), "%.20s_gy%u", dev->name, index);
 	eng->graveyard = rte_ring_create(name, SRNIC_MAX_QP, rte_socket_id(),
 					 RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	eng->events = srnic_eng_events_create(dev, index);
 	eng->active_cap = SRNIC_MAX_QP;
 	eng->active = rte_zmalloc("srnic_active", sizeof(eng->active[0]) * eng->active_cap, 0);
 	if (eng->redirect == NULL || eng->doorbell == NULL || eng->graveyard == NULL ||
-	    eng->active == NULL) {
+	    eng->events == NULL || eng->active == NULL) {
+		rte_ring_free(eng->events);
 		rte_ring_free(eng->redirect);
 		rte_ring_free(eng->doorbell);
 		rte_ring_free(eng->graveyard);
@@ -795,6 +857,7 @@ srnic_engine_destroy(struct srnic_engine *eng)
 	rte_ring_free(eng->redirect);
 	rte_ring_free(eng->doorbell);
 	rte_ring_free(eng->graveyard);
+	rte_ring_free(eng->events);
 	rte_pktmbuf_free_bulk(eng->tx_buf, eng->tx_len);
 	rte_free(eng->active);
 	rte_free(eng);

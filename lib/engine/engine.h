@@ -203,6 +203,11 @@ void srnic_qp_cqe_se(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic
 /* Move qp to ERR from the engine; outstanding WQEs are flushed by the loop. */
 void srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp, const char *why);
 
+/* Asynchronous events (event.c): the engine's ring, and one event about qp
+ * into it (dropped and counted when full, never waits). */
+struct rte_ring *srnic_eng_events_create(const struct srnic_dev *dev, uint16_t index);
+void srnic_eng_event(struct srnic_engine *eng, enum ibv_event_type type, struct srnic_qp *qp);
+
 /* Receive: parse, validate, dispatch a burst. */
 void srnic_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
 		      unsigned int parse_flags);

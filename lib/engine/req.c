@@ -241,6 +241,7 @@ bool
 srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	unsigned int budget = SRNIC_REQ_BUDGET;
+	bool sqd;
 	uint32_t head;
 
 	if (qp->req_idle)
@@ -258,6 +259,7 @@ srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 		eng_stat(eng, SRNIC_STAT_REQ_TX_FULL, 1);
 		return true;
 	}
+	sqd = srnic_qp_cur_state(qp) == IBV_QPS_SQD;
 	head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
 	while (budget > 0 && qp->sq.req != head) {
 		struct srnic_swqe *w = &qp->sq.wqe[qp->sq.req & qp->sq.mask];
@@ -271,6 +273,13 @@ srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 			enum ibv_wc_status st;
 			uint32_t comp = atomic_load_explicit(&qp->sq.comp, memory_order_relaxed);
 
+			/* SQD: what was started is finished (and retried),
+			 * nothing new starts (IBTA 10.3.1); SQD -> RTS rings
+			 * the doorbell. */
+			if (unlikely(sqd)) {
+				eng_stat(eng, SRNIC_STAT_REQ_WAIT_SQD, 1);
+				return false;
+			}
 			/* A fenced WQE waits for every earlier READ/atomic (IBTA 10.8.3.3). */
 			if (w->fence && qp->req.rd_atomic > 0) {
 				eng_stat(eng, SRNIC_STAT_REQ_WAIT_FENCE, 1);

@@ -68,6 +68,10 @@
 	X(CQE_ERR, "cqe_err") \
 	X(CQ_OVERFLOW, "cq_overflow") \
 	X(QP_TO_ERR, "qp_to_err") \
+	X(SQD_DRAINED, "sqd_drained")               /* SQD QPs whose last outstanding WQE completed */ \
+	X(REQ_WAIT_SQD, "req_wait_sqd")             /* requester turns stopped at a WQE posted in SQD */ \
+	X(ASYNC_EVENT, "async_event") \
+	X(ASYNC_EVENT_DROP, "async_event_drop")     /* the engine's event ring was full */ \
 	X(TX_NOMBUF, "tx_nombuf") \
 	X(TX_LINEARISED, "tx_linearised")           /* more segments than the port takes: copied */ \
 	X(TX_PREPARE_DROP, "tx_prepare_drop")       /* refused by rte_eth_tx_prepare(): dropped */ \
