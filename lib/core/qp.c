@@ -187,15 +187,6 @@ fail:
 	return NULL;
 }
 
-void
-srnic_qp_free(struct srnic_qp *qp)
-{
-	rte_free(qp->sq.wqe);
-	rte_free(qp->rq.wqe);
-	rte_free(qp->sq.inline_buf);
-	rte_free(qp);
-}
-
 /* The QP's engine produces no more CQEs for it (RESET, engines quiesced):
  * take its CQEs out of its CQs. */
 static void

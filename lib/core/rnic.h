@@ -537,8 +537,6 @@ void srnic_qp_doorbell(struct srnic_qp *qp);
 /* Hand a destroyed QP (no longer reachable by lookup, engines quiesced)
  * to its engine, which unlinks and frees it. */
 void srnic_engine_bury_qp(struct srnic_engine *eng, struct srnic_qp *qp);
-/* Free a QP's memory. */
-void srnic_qp_free(struct srnic_qp *qp);
 struct srnic_engine *srnic_engine_create(struct srnic_dev *dev, uint16_t index);
 void srnic_engine_destroy(struct srnic_engine *eng);
 

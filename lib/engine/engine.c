@@ -487,6 +487,18 @@ srnic_qp_doorbell(struct srnic_qp *qp)
 		atomic_store(&qp->db_pending, 0); /* cannot happen: one entry per QP */
 }
 
+/* A buried QP's memory: the engine that served it frees it (the control
+ * path hands it over and never calls back up here: lib/core uses the
+ * engines, the engines never call lib/core). */
+static void
+eng_qp_free(struct srnic_qp *qp)
+{
+	rte_free(qp->sq.wqe);
+	rte_free(qp->rq.wqe);
+	rte_free(qp->sq.inline_buf);
+	rte_free(qp);
+}
+
 void
 srnic_engine_bury_qp(struct srnic_engine *eng, struct srnic_qp *qp)
 {
@@ -532,7 +544,7 @@ eng_bury(struct srnic_engine *eng)
 					eng->active[i] = eng->active[--eng->nb_active];
 					break;
 				}
-		srnic_qp_free(qp);
+		eng_qp_free(qp);
 	}
 }
 
@@ -853,7 +865,7 @@ srnic_engine_destroy(struct srnic_engine *eng)
 	while (rte_ring_dequeue(eng->redirect, (void **)&m) == 0)
 		rte_pktmbuf_free(m);
 	while (rte_ring_dequeue(eng->graveyard, (void **)&qp) == 0)
-		srnic_qp_free(qp);
+		eng_qp_free(qp);
 	rte_ring_free(eng->redirect);
 	rte_ring_free(eng->doorbell);
 	rte_ring_free(eng->graveyard);

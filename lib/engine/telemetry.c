@@ -56,7 +56,7 @@ tel_devs_cb(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_spinlock_lock(&tel_lock);
 	for (i = 0; i < TEL_MAX_DEVS; i++)
 		if (tel_devs[i] != NULL)
-			rte_tel_data_add_array_string(d, srnic_dev_name(tel_devs[i]));
+			rte_tel_data_add_array_string(d, tel_devs[i]->name);
 	rte_spinlock_unlock(&tel_lock);
 	return 0;
 }
@@ -73,7 +73,7 @@ tel_stats_cb(const char *cmd, const char *params, struct rte_tel_data *d)
 		return -EINVAL;
 	rte_spinlock_lock(&tel_lock);
 	for (i = 0; i < TEL_MAX_DEVS; i++)
-		if (tel_devs[i] != NULL && strcmp(srnic_dev_name(tel_devs[i]), params) == 0)
+		if (tel_devs[i] != NULL && strcmp(tel_devs[i]->name, params) == 0)
 			dev = tel_devs[i];
 	if (dev != NULL) {
 		rte_tel_data_start_dict(d);
