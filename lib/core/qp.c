@@ -37,6 +37,7 @@ struct qp_trans {
 static const struct qp_trans qp_trans_tbl[QP_ST_COUNT][QP_ST_COUNT] = {
 	[IBV_QPS_RESET] = {
 		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true }, /* as the kernel's table allows */
 		[IBV_QPS_INIT] = { .valid = true,
 			.req = { [QP_COL_RC] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS } },
 	},

@@ -287,8 +287,9 @@ int srnic_destroy_qp(struct srnic_qp *qp);
 uint32_t srnic_qp_num(const struct srnic_qp *qp);
 
 /**
- * Move a QP through RESET -> INIT -> RTR -> RTS (-> SQD) and to ERR, with
- * the attributes verbs names for each transition (IBV_QP_* mask).
+ * Move a QP through RESET -> INIT -> RTR -> RTS (-> SQD) and to ERR (from
+ * any state, RESET included, as the kernel's table allows), with the
+ * attributes verbs names for each transition (IBV_QP_* mask).
  * RTR needs IBV_QP_AV (ah_attr.grh.dgid: the peer's GID; is_global 1),
  * IBV_QP_PATH_MTU, IBV_QP_DEST_QPN, IBV_QP_RQ_PSN,
  * IBV_QP_MAX_DEST_RD_ATOMIC, IBV_QP_MIN_RNR_TIMER. RTS needs IBV_QP_SQ_PSN,

@@ -28,6 +28,8 @@ struct ref_trans {
 static const struct ref_trans ref[NSTATES][NSTATES] = {
 	[IBV_QPS_RESET] = {
 		[IBV_QPS_RESET] = { true, 0, 0 },
+		/* the kernel's ib_modify_qp_is_ok() allows it (issue 12 item E) */
+		[IBV_QPS_ERR] = { true, 0, 0 },
 		[IBV_QPS_INIT] = { true, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0 },
 	},
 	[IBV_QPS_INIT] = {
