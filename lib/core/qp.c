@@ -467,6 +467,9 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 			  (unsigned int)next < QP_ST_COUNT ? qp_state_names[next] : "?", mask);
 		return rc;
 	}
+	/* An SQD -> SQD AV hands off through a quiesce (qp_av_handoff()) */
+	if ((mask & IBV_QP_AV) && cur == IBV_QPS_SQD && srnic_dev_in_poll(qp->dev))
+		return -EDEADLK; /* it would wait for our own poll */
 
 	if (next == IBV_QPS_RESET && cur != IBV_QPS_RESET) {
 		if (srnic_dev_in_poll(qp->dev))

@@ -310,7 +310,9 @@ uint32_t srnic_qp_num(const struct srnic_qp *qp);
  * IBV_QP_PATH_MIG_STATE are accepted where allowed and ignored (no APM).
  * Returns -EINVAL for a bad transition, a missing or extra attribute bit, or
  * an attribute out of range; then nothing changed. RESET removes the QP's
- * completions from its CQs; it is -EDEADLK from inside a poll of its device.
+ * completions from its CQs; it, and an SQD -> SQD modify with IBV_QP_AV
+ * (the engine takes the new AV over a quiesce), are -EDEADLK from inside a
+ * poll of its device (e.g. a host_rx callback), with nothing changed.
  * The state changes atomically: the new state is published only if the QP
  * is still in the state checked, so if the engine moves the QP to ERR (a
  * failed work request) during the call, the call returns -EINVAL and the
