@@ -477,6 +477,9 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 		/* The engine skips RESET QPs; once quiescent, rewind the rings. */
 		atomic_store_explicit(&qp->state, IBV_QPS_RESET, memory_order_release);
 		srnic_dev_quiesce(qp->dev);
+		/* An SQD -> SQD AV the engine did not take is stale now: the
+		 * next connection's INIT -> RTR builds the route itself. */
+		atomic_store_explicit(&qp->av_pending, 0, memory_order_relaxed);
 		/* Its CQEs go too (verbs: a QP in RESET has none), before the
 		 * rings rewind: polling one later would give the application
 		 * slots that are no longer free. */

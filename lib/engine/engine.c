@@ -594,7 +594,10 @@ eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 	enum ibv_qp_state st = srnic_qp_cur_state(qp);
 	bool more;
 
+	/* Only in the states an SQD -> SQD AV can still be meant for (SQD,
+	 * or RTS when SQD -> RTS came before this poll); RESET drops it. */
 	if (unlikely(atomic_load_explicit(&qp->av_pending, memory_order_relaxed)) &&
+	    (st == IBV_QPS_SQD || st == IBV_QPS_RTS) &&
 	    atomic_exchange_explicit(&qp->av_pending, 0, memory_order_acquire))
 		qp_av_install(qp);
 
