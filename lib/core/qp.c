@@ -499,8 +499,6 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 	}
 
 	qp_apply_attrs(qp, cur, a, mask, dmac);
-	if (next == IBV_QPS_SQD && cur != IBV_QPS_SQD)
-		atomic_fetch_add_explicit(&qp->sqd_gen, 1, memory_order_relaxed);
 
 	/* Publish, only if the state is still the one checked: the engine
 	 * may have moved the QP to ERR since (srnic_qp_to_err()). The engine
@@ -515,6 +513,10 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 		if (!(expect == IBV_QPS_ERR && next == IBV_QPS_ERR &&
 		      qp_check_transition(IBV_QPT_RC, IBV_QPS_ERR, IBV_QPS_ERR, mask) == 0))
 			return -EINVAL;
+	} else if (next == IBV_QPS_SQD && cur != IBV_QPS_SQD) {
+		/* a new entry into SQD, only once it is one: the engine's
+		 * drain check runs at the doorbell below */
+		atomic_fetch_add_explicit(&qp->sqd_gen, 1, memory_order_relaxed);
 	}
 	if (next >= IBV_QPS_RTR)
 		srnic_qp_doorbell(qp); /* resolve the peer, start, drain, install an AV, or flush */

@@ -316,7 +316,9 @@ uint32_t srnic_qp_num(const struct srnic_qp *qp);
  * The state changes atomically: the new state is published only if the QP
  * is still in the state checked, so if the engine moves the QP to ERR (a
  * failed work request) during the call, the call returns -EINVAL and the
- * QP stays in ERR (a move to ERR then succeeds). RESET always wins: the
+ * QP stays in ERR (a move to ERR then succeeds); the call's attributes
+ * may then have been applied all the same (query shows them), but the QP
+ * is in ERR and must go through RESET, which sets them again. RESET always wins: the
  * engine never takes a QP out of RESET.
  * RTS -> SQD drains the send queue: work requests already started finish
  * (with their retries), new ones wait until SQD -> RTS; with
