@@ -37,6 +37,7 @@ struct qp_trans {
 static const struct qp_trans qp_trans_tbl[QP_ST_COUNT][QP_ST_COUNT] = {
 	[IBV_QPS_RESET] = {
 		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true }, /* as the kernel's table allows */
 		[IBV_QPS_INIT] = { .valid = true,
 			.req = { [QP_COL_RC] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS } },
 	},
@@ -457,6 +458,9 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 			  (unsigned int)next < QP_ST_COUNT ? qp_state_names[next] : "?", mask);
 		return rc;
 	}
+	/* An SQD -> SQD AV hands off through a quiesce (qp_av_handoff()) */
+	if ((mask & IBV_QP_AV) && cur == IBV_QPS_SQD && srnic_dev_in_poll(qp->dev))
+		return -EDEADLK; /* it would wait for our own poll */
 
 	if (next == IBV_QPS_RESET && cur != IBV_QPS_RESET) {
 		if (srnic_dev_in_poll(qp->dev))
@@ -464,6 +468,9 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 		/* The engine skips RESET QPs; once quiescent, rewind the rings. */
 		atomic_store_explicit(&qp->state, IBV_QPS_RESET, memory_order_release);
 		srnic_dev_quiesce(qp->dev);
+		/* An SQD -> SQD AV the engine did not take is stale now: the
+		 * next connection's INIT -> RTR builds the route itself. */
+		atomic_store_explicit(&qp->av_pending, 0, memory_order_relaxed);
 		/* Its CQEs go too (verbs: a QP in RESET has none), before the
 		 * rings rewind: polling one later would give the application
 		 * slots that are no longer free. */
@@ -483,8 +490,6 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 	}
 
 	qp_apply_attrs(qp, cur, a, mask, dmac);
-	if (next == IBV_QPS_SQD && cur != IBV_QPS_SQD)
-		atomic_fetch_add_explicit(&qp->sqd_gen, 1, memory_order_relaxed);
 
 	/* Publish, only if the state is still the one checked: the engine
 	 * may have moved the QP to ERR since (srnic_qp_to_err()). The engine
@@ -499,6 +504,10 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 		if (!(expect == IBV_QPS_ERR && next == IBV_QPS_ERR &&
 		      qp_check_transition(IBV_QPT_RC, IBV_QPS_ERR, IBV_QPS_ERR, mask) == 0))
 			return -EINVAL;
+	} else if (next == IBV_QPS_SQD && cur != IBV_QPS_SQD) {
+		/* a new entry into SQD, only once it is one: the engine's
+		 * drain check runs at the doorbell below */
+		atomic_fetch_add_explicit(&qp->sqd_gen, 1, memory_order_relaxed);
 	}
 	if (next >= IBV_QPS_RTR)
 		srnic_qp_doorbell(qp); /* resolve the peer, start, drain, install an AV, or flush */

@@ -287,8 +287,9 @@ int srnic_destroy_qp(struct srnic_qp *qp);
 uint32_t srnic_qp_num(const struct srnic_qp *qp);
 
 /**
- * Move a QP through RESET -> INIT -> RTR -> RTS (-> SQD) and to ERR, with
- * the attributes verbs names for each transition (IBV_QP_* mask).
+ * Move a QP through RESET -> INIT -> RTR -> RTS (-> SQD) and to ERR (from
+ * any state, RESET included, as the kernel's table allows), with the
+ * attributes verbs names for each transition (IBV_QP_* mask).
  * RTR needs IBV_QP_AV (ah_attr.grh.dgid: the peer's GID; is_global 1),
  * IBV_QP_PATH_MTU, IBV_QP_DEST_QPN, IBV_QP_RQ_PSN,
  * IBV_QP_MAX_DEST_RD_ATOMIC, IBV_QP_MIN_RNR_TIMER. RTS needs IBV_QP_SQ_PSN,
@@ -309,11 +310,15 @@ uint32_t srnic_qp_num(const struct srnic_qp *qp);
  * IBV_QP_PATH_MIG_STATE are accepted where allowed and ignored (no APM).
  * Returns -EINVAL for a bad transition, a missing or extra attribute bit, or
  * an attribute out of range; then nothing changed. RESET removes the QP's
- * completions from its CQs; it is -EDEADLK from inside a poll of its device.
+ * completions from its CQs; it, and an SQD -> SQD modify with IBV_QP_AV
+ * (the engine takes the new AV over a quiesce), are -EDEADLK from inside a
+ * poll of its device (e.g. a host_rx callback), with nothing changed.
  * The state changes atomically: the new state is published only if the QP
  * is still in the state checked, so if the engine moves the QP to ERR (a
  * failed work request) during the call, the call returns -EINVAL and the
- * QP stays in ERR (a move to ERR then succeeds). RESET always wins: the
+ * QP stays in ERR (a move to ERR then succeeds); the call's attributes
+ * may then have been applied all the same (query shows them), but the QP
+ * is in ERR and must go through RESET, which sets them again. RESET always wins: the
  * engine never takes a QP out of RESET.
  * RTS -> SQD drains the send queue: work requests already started finish
  * (with their retries), new ones wait until SQD -> RTS; with

@@ -599,6 +599,31 @@ eng_sqd_check(struct srnic_engine *eng, struct srnic_qp *qp)
 		srnic_eng_event(eng, IBV_EVENT_SQ_DRAINED, qp);
 }
 
+/* The peer's MAC is unknown (RTS or SQD): nothing can go, but the ACK
+ * timer runs (item 9). For requests already sent (before an SQD -> SQD AV
+ * moved the peer) it is the usual one: an expiry spends a retry and
+ * rewinds, spent it gives RETRY_EXC_ERR; then, or if nothing was sent, the
+ * one that runs as if the first WQE had gone (not in SQD when the drain is
+ * over: SQD starts nothing). True when an expiry spent a retry: ask for
+ * the MAC again. */
+static __rte_noinline bool
+eng_unresolved_timer(struct srnic_engine *eng, struct srnic_qp *qp, enum ibv_qp_state st)
+{
+	bool spent = false;
+
+	if (srnic_comp_outstanding(qp)) {
+		uint8_t left = qp->req.retry_left;
+
+		srnic_comp_timer(eng, qp);
+		spent = qp->req.retry_left != left;
+		if (srnic_comp_outstanding(qp) || srnic_qp_cur_state(qp) == IBV_QPS_ERR)
+			return spent;
+	}
+	if (st == IBV_QPS_SQD && qp_sq_drained(qp))
+		return spent;
+	return srnic_comp_timer_unresolved(eng, qp) || spent;
+}
+
 /* One QP's turn. Returns true if it has work left for the next poll. */
 static bool
 eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
@@ -606,7 +631,10 @@ eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 	enum ibv_qp_state st = srnic_qp_cur_state(qp);
 	bool more;
 
+	/* Only in the states an SQD -> SQD AV can still be meant for (SQD,
+	 * or RTS when SQD -> RTS came before this poll); RESET drops it. */
 	if (unlikely(atomic_load_explicit(&qp->av_pending, memory_order_relaxed)) &&
+	    (st == IBV_QPS_SQD || st == IBV_QPS_RTS) &&
 	    atomic_exchange_explicit(&qp->av_pending, 0, memory_order_acquire))
 		qp_av_install(qp);
 
@@ -621,7 +649,8 @@ eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 		if (!qp->route_ok) {
 			/* Nothing can go, but the ACK timer runs (item 9): an
 			 * expiry spends a retry and asks for the MAC again. */
-			if (st == IBV_QPS_RTS && srnic_comp_timer_unresolved(eng, qp)) {
+			if ((st == IBV_QPS_RTS || st == IBV_QPS_SQD) &&
+			    eng_unresolved_timer(eng, qp, st)) {
 				qp->arp_next_tsc = 0;
 				qp_resolve(eng, qp);
 			}

@@ -38,6 +38,7 @@
 #define DL_WAIT_S 20
 #define DL_MSG 8192             /* zero-copy WRITE: mbufs over the MR */
 #define DL_ETHERTYPE 0x88b5     /* IEEE local experimental: a host frame */
+#define SQD_AV_TCLASS 0x68      /* the traffic class an SQD -> SQD AV would set */
 
 static const struct rte_ether_addr mac[2] = {
 	{ { 0x02, 0x00, 0x00, 0x00, 0xd1, 0x01 } },
@@ -54,6 +55,7 @@ static struct {
 	/* host_rx callback: what the control path answered from inside */
 	uint32_t ncb;
 	int rc_dereg, rc_dereg_wait, rc_reset, rc_destroy_qp, rc_dev_destroy;
+	int rc_sqd_av;              /* SQD -> SQD with an AV, from the callback */
 	/* release callback */
 	_Atomic int released;
 } T;
@@ -106,6 +108,17 @@ on_host_rx(struct srnic_dev *dev, struct rte_mbuf *m, void *arg)
 
 	RTE_SET_USED(arg);
 	T.ncb++;
+	/* issue 12 item B: the AV handoff quiesces too */
+	T.rc_sqd_av = -1;
+	if (srnic_qp_state(T.qp[0]) == IBV_QPS_SQD) {
+		struct ibv_qp_attr q;
+
+		if (srnic_query_qp(T.qp[0], &q, 0, NULL) == 0) {
+			q.qp_state = IBV_QPS_SQD;
+			q.ah_attr.grh.traffic_class = SQD_AV_TCLASS;
+			T.rc_sqd_av = srnic_modify_qp(T.qp[0], &q, IBV_QP_STATE | IBV_QP_AV);
+		}
+	}
 	T.rc_dereg = srnic_dereg_mr(T.mr[0]);
 	T.rc_dereg_wait = srnic_dereg_mr_wait(T.mr[0], 1000);
 	T.rc_reset = srnic_modify_qp(T.qp[0], &a, IBV_QP_STATE);
@@ -371,7 +384,9 @@ test_pool_outlives_device(void **state)
 
 /* Item 5: from a host_rx callback (inside srnic_engine_poll()), dereg,
  * RESET, destroy of a QP and of the device are -EDEADLK, not a hang; the
- * same calls work once the poll has returned. */
+ * same calls work once the poll has returned. Issue 12 item B: so is an
+ * SQD -> SQD modify with an AV (its handoff quiesces), which changes
+ * nothing. */
 static void
 test_control_from_host_rx(void **state)
 {
@@ -386,6 +401,10 @@ test_control_from_host_rx(void **state)
 	pair_new(on_host_rx);
 	qps_new();
 	T.ncb = 0;
+	/* A in SQD (idle, so drained): the callback tries an SQD -> SQD AV */
+	a.qp_state = IBV_QPS_SQD;
+	assert_int_equal(srnic_modify_qp(T.qp[0], &a, IBV_QP_STATE), 0);
+	a.qp_state = IBV_QPS_RESET;
 	m = rte_pktmbuf_alloc(mp);
 	assert_non_null(m);
 	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, 60);
@@ -405,7 +424,17 @@ test_control_from_host_rx(void **state)
 	assert_int_equal(T.rc_reset, -EDEADLK);
 	assert_int_equal(T.rc_destroy_qp, -EDEADLK);
 	assert_int_equal(T.rc_dev_destroy, -EDEADLK);
-	/* nothing changed: the QP still works */
+	assert_int_equal(T.rc_sqd_av, -EDEADLK);
+	/* nothing changed: the AV is the old one, the QP still works */
+	assert_int_equal(srnic_qp_state(T.qp[0]), IBV_QPS_SQD);
+	{
+		struct ibv_qp_attr q;
+
+		assert_int_equal(srnic_query_qp(T.qp[0], &q, 0, NULL), 0);
+		assert_int_not_equal(q.ah_attr.grh.traffic_class, SQD_AV_TCLASS);
+		q.qp_state = IBV_QPS_RTS;
+		assert_int_equal(srnic_modify_qp(T.qp[0], &q, IBV_QP_STATE), 0);
+	}
 	assert_int_equal(srnic_qp_state(T.qp[0]), IBV_QPS_RTS);
 	post_write();
 	poll_until_memequal();

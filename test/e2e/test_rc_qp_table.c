@@ -28,6 +28,8 @@ struct ref_trans {
 static const struct ref_trans ref[NSTATES][NSTATES] = {
 	[IBV_QPS_RESET] = {
 		[IBV_QPS_RESET] = { true, 0, 0 },
+		/* the kernel's ib_modify_qp_is_ok() allows it (issue 12 item E) */
+		[IBV_QPS_ERR] = { true, 0, 0 },
 		[IBV_QPS_INIT] = { true, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0 },
 	},
 	[IBV_QPS_INIT] = {
@@ -302,12 +304,67 @@ test_live_changes(void **state)
 	}
 }
 
+/* The traffic class of every request A sent since the last e2e_reset(). */
+static void
+check_tclass(uint8_t want)
+{
+	uint32_t idx[64], n = e2e_pkts_from(0, idx, RTE_DIM(idx)), i;
+
+	assert_true(n >= 1);
+	for (i = 0; i < n; i++) {
+		const uint8_t *ip = E->pkts[idx[i]].data + E->pkts[idx[i]].l3_off;
+		uint8_t tc = (ip[0] >> 4) == 4 ? ip[1] : (uint8_t)((ip[0] << 4) | (ip[1] >> 4));
+
+		assert_int_equal(tc, want);
+	}
+}
+
+/* Issue 12 item A: an SQD -> SQD AV the engine has not installed yet does
+ * not outlive RESET. A goes SQD, gets an AV with TCLASS, is reset before
+ * any poll, then connected again with its usual AV (traffic class 0):
+ * what it sends carries the new connection's AV, not the stale one. */
+static void
+test_av_handoff_reset(void **state)
+{
+	struct ibv_qp_attr a;
+	struct e2e_bufs b;
+
+	RTE_SET_USED(state);
+	e2e_bufs_new(&b, 4096, IBV_ACCESS_LOCAL_WRITE);
+	e2e_bufs_fill(&b, 7, 8);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_SQD;
+	assert_int_equal(srnic_modify_qp(E->qp[0], &a, IBV_QP_STATE), 0);
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.sgid_index = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.traffic_class = TCLASS;
+	srnic_dev_gid(E->p.dev[1], 1, &a.ah_attr.grh.dgid);
+	assert_int_equal(srnic_modify_qp(E->qp[0], &a, IBV_QP_STATE | IBV_QP_AV), 0);
+	/* no poll in between: the handoff is still pending */
+	a.qp_state = IBV_QPS_RESET;
+	assert_int_equal(srnic_modify_qp(E->qp[0], &a, IBV_QP_STATE), 0);
+	assert_int_equal(e2e_qp_connect(0, IBV_MTU_4096, E->conf.psn[0], E->conf.psn[1], 16, 16,
+					E2E_RALL), 0);
+	assert_int_equal(srnic_qp_state(E->qp[0]), IBV_QPS_RTS);
+	e2e_reset();
+	e2e_bufs_post(&b, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 4096, 0, IBV_SEND_SIGNALED);
+	e2e_wait_wc(0, 1);
+	assert_int_equal(E->wc[0][0].status, IBV_WC_SUCCESS);
+	assert_memory_equal(b.r, b.l, 4096);
+	check_tclass(0);
+	assert_int_equal(srnic_query_qp(E->qp[0], &a, 0, NULL), 0);
+	assert_int_equal(a.ah_attr.grh.traffic_class, 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_table, setup_reset, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_live_changes, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_av_handoff_reset, e2e_setup, e2e_teardown),
 	};
 
 	return cmocka_run_group_tests_name("e2e_rc_qp_table", tests, e2e_group_setup,

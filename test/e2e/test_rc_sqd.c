@@ -13,6 +13,9 @@
 #define W2_LEN 8192
 #define W2_OFF W1_LEN
 #define BUF_LEN (W1_LEN + W2_LEN)
+#define UNRES_TIMEOUT 10           /* local ACK timeout code: ~4 ms */
+#define UNRES_RETRY 3
+#define UNRES_HOST 77              /* the last GID byte of an address nobody answers */
 
 static void
 events_drain(void)
@@ -108,6 +111,52 @@ test_sqd_drains_lost_ack(void **state)
 	assert_int_equal(srnic_get_async_event(E->p.dev[0], &ev), -EAGAIN);
 }
 
+/* Issue 12 item C: a WRITE whose ACK is lost, SQD, then an SQD -> SQD AV
+ * to an address nobody answers (ARP/ND unanswered). The drain must still
+ * end: the ACK timer of what is outstanding runs while the route is
+ * unresolved, each expiry spends a retry and asks for the MAC again, and
+ * once retry_cnt is spent the WRITE fails with RETRY_EXC_ERR. */
+static void
+test_sqd_av_unresolved_times_out(void **state)
+{
+	struct e2e_conf c = { .timeout = UNRES_TIMEOUT, .retry_cnt = UNRES_RETRY };
+	int64_t arp0, tmo0;
+	struct ibv_qp_attr a;
+	struct e2e_bufs b;
+
+	RTE_SET_USED(state);
+	events_drain();
+	e2e_qps_renew(&c);
+	e2e_reset();
+	e2e_bufs_new(&b, W1_LEN, IBV_ACCESS_LOCAL_WRITE);
+	e2e_bufs_fill(&b, 13, 14);
+	e2e_drop_arm(1, SRNIC_OP_RC_ACK, 0, 1);
+	e2e_bufs_post(&b, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, W1_LEN, 0, IBV_SEND_SIGNALED);
+	E2E_RUN_UNTIL(E->drop.dropped == 1);
+	assert_int_equal(E->nwc[0], 0);
+	to_sqd(E->qp[0], false);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_SQD;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.sgid_index = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	srnic_dev_gid(E->p.dev[1], 1, &a.ah_attr.grh.dgid);
+	a.ah_attr.grh.dgid.raw[15] = UNRES_HOST;
+	arp0 = srnic_dev_stat(E->p.dev[0], "tx_arp") + srnic_dev_stat(E->p.dev[0], "tx_nd");
+	tmo0 = srnic_dev_stat(E->p.dev[0], "retry_timeout");
+	assert_int_equal(srnic_modify_qp(E->qp[0], &a, IBV_QP_STATE | IBV_QP_AV), 0);
+	E2E_RUN_UNTIL(E->nwc[0] >= 1);
+	assert_int_equal(E->wc[0][0].wr_id, 1);
+	assert_int_equal(E->wc[0][0].status, IBV_WC_RETRY_EXC_ERR);
+	assert_int_equal(srnic_qp_state(E->qp[0]), IBV_QPS_ERR);
+	/* every retry spent (the first expiry may have come before the AV) */
+	assert_true(srnic_dev_stat(E->p.dev[0], "retry_timeout") - tmo0 >= UNRES_RETRY);
+	/* asked for the new peer's MAC, at least once per expiry after it */
+	assert_true(srnic_dev_stat(E->p.dev[0], "tx_arp") + srnic_dev_stat(E->p.dev[0], "tx_nd") -
+		    arp0 >= UNRES_RETRY);
+}
+
 /* An idle QP is drained at once; without IBV_QP_EN_SQD_ASYNC_NOTIFY (or
  * with 0) nothing is raised; each entry into SQD raises at most one. */
 static void
@@ -187,6 +236,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_sqd_drains_lost_ack, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_sqd_idle_and_notify, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_qp_fatal_event, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_sqd_av_unresolved_times_out, e2e_setup,
+						e2e_teardown),
 	};
 
 	return cmocka_run_group_tests_name("e2e_rc_sqd", tests, e2e_group_setup,
