@@ -149,7 +149,7 @@ struct srnic_resp_entry {
 	uint8_t kind;               /* enum srnic_resp_kind */
 	uint8_t syndrome;           /* ACK/NAK */
 	uint8_t dup;                /* answer to a duplicate: holds no READ/atomic slot */
-	uint8_t copy;               /* READ: a retry, answered from a copy (not zero-copy) */
+	uint32_t copy_npkts;        /* READ: packets [0, this) go back over ones sent: copied */
 	uint32_t res_id;            /* READ/ATOMIC: srnic_resp_res.id it answers (0: none) */
 	uint32_t psn;               /* ACK/NAK psn; READ/ATOMIC: first PSN */
 	uint32_t msn;
