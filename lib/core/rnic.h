@@ -377,6 +377,7 @@ struct srnic_engine {
 	struct srnic_qp **active;   /* engine-owned: QPs with work this poll */
 	uint32_t nb_active;
 	uint32_t active_cap;
+	uint8_t active_rotate;      /* engine-owned: last poll TX-bound, first QP runs last */
 	struct srnic_twheel tw;
 	/* QPs waiting for their peer's MAC, woken when the neighbour table
 	 * changes (else by the wheel at their next ARP/ND retry) */

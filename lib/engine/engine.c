@@ -668,22 +668,13 @@ eng_tx_flush(struct srnic_engine *eng)
 	eng->tx_sealed = eng->tx_len;
 }
 
-/* active[0, n): the first one to the end of them. */
-static __rte_noinline void
-eng_active_rotate(struct srnic_engine *eng, uint32_t n)
-{
-	struct srnic_qp *first = eng->active[0];
-
-	memmove(&eng->active[0], &eng->active[1], (n - 1) * sizeof(eng->active[0]));
-	eng->active[n - 1] = first;
-}
-
 unsigned int
 srnic_engine_poll(struct srnic_engine *eng)
 {
 	struct rte_mbuf *pkts[SRNIC_RX_BURST];
 	uint16_t n, r;
-	uint32_t i, cnt, keep, tx_before, moved;
+	uint32_t i, cnt, keep, start, tx_before, moved;
+	struct srnic_qp *head;
 	uint64_t now, seq;
 	const struct srnic_dev *prev_dev;
 
@@ -727,10 +718,16 @@ srnic_engine_poll(struct srnic_engine *eng)
 		eng_neigh_changed(eng);
 
 	/* Only QPs with work: woken by a packet, a doorbell or the wheel. */
+	/* After a TX-bound poll the first QP runs last: the compaction below
+	 * moves every kept QP anyway, so it rotates the list one place at no
+	 * cost (active[0] saved, read last). */
 	cnt = eng->nb_active;
 	keep = 0;
-	for (i = 0; i < cnt; i++) {
-		struct srnic_qp *qp = eng->active[i];
+	start = eng->active_rotate && cnt > 1;
+	eng->active_rotate = 0;
+	head = cnt > 0 ? eng->active[0] : NULL;
+	for (i = start; i < cnt + start; i++) {
+		struct srnic_qp *qp = i < cnt ? eng->active[i] : head;
 
 		if (eng_qp_run(eng, qp))
 			eng->active[keep++] = qp;
@@ -745,9 +742,10 @@ srnic_engine_poll(struct srnic_engine *eng)
 	 * goes last, so that under a TX-bound load every QP's turn comes
 	 * (issue 12 item 15: else the last QPs sent nothing for seconds and
 	 * their requesters timed out on a lossless link). Per poll, not per
-	 * packet, and only when TX-bound. */
+	 * packet, and only when TX-bound: O(1), the next poll's compaction
+	 * does the move (issue 12 item J: it was a memmove of the list). */
 	if (unlikely(eng_tx_free(eng) <= SRNIC_TX_RESERVE) && keep > 1)
-		eng_active_rotate(eng, keep);
+		eng->active_rotate = 1;
 
 	eng_tx_flush(eng);
 	/* even: outside; only this engine writes it, and a release store
