@@ -244,6 +244,7 @@ struct srnic_qp {
 	uint8_t max_dest_rd_atomic;
 	uint8_t sq_sig_all;
 	uint8_t route_ok;           /* destination MAC known */
+	uint8_t route_dmac;         /* the MAC is the application's (srnic_modify_qp_dmac): kept */
 	/* engine: which side has work, so that a QP's turn does not touch
 	 * the other side's lines (cold, with many QPs) for nothing */
 	uint8_t resp_owed;          /* the responder FIFO holds answers (set by fifo_push) */

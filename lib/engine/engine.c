@@ -369,7 +369,8 @@ qp_resolve(struct srnic_engine *eng, struct srnic_qp *qp)
  * moved (item 14). Take what the table knows now (a reply or gratuitous
  * ARP since); if nothing changed, ask again, so that the reply refreshes
  * the entry for the next retry. Static entries, and MACs the address
- * vector gave (no entry), are left alone. One request per expiry at most:
+ * vector gave (no entry, or the application's dmac whatever the table
+ * says), are left alone. One request per expiry at most:
  * the ACK timeout and retry_cnt bound them. */
 void
 srnic_eng_route_refresh(struct srnic_engine *eng, struct srnic_qp *qp)
@@ -377,7 +378,8 @@ srnic_eng_route_refresh(struct srnic_engine *eng, struct srnic_qp *qp)
 	struct rte_ether_addr mac;
 	bool is_static;
 
-	if (srnic_neigh_peek(eng->dev, qp->route.dst_ip, &mac, &is_static) != 0 || is_static)
+	if (qp->route_dmac ||
+	    srnic_neigh_peek(eng->dev, qp->route.dst_ip, &mac, &is_static) != 0 || is_static)
 		return;
 	if (!rte_is_same_ether_addr(&mac, &qp->route.dst_mac)) {
 		qp->route.dst_mac = mac;
