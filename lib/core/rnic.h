@@ -49,6 +49,7 @@ struct srnic_mr {
 	uint32_t key;               /* lkey == rkey: index << 8 | generation byte */
 	int access;
 	uint8_t extmem;             /* we registered it with rte_extmem_register */
+	uint16_t port_id;           /* dev's port, for mr_final (may run after dev is freed) */
 	srnic_mr_release_cb release;
 	void *release_arg;
 	/* One reference for the registration, one per mbuf attached to the

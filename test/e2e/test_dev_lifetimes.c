@@ -17,6 +17,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -28,6 +30,23 @@
 #include <cmocka.h>
 
 #include "srnic.h"
+#include "rnic.h" /* sizeof(struct srnic_dev): item F poisons a freed one */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define DL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DL_ASAN 1
+#endif
+#endif
+#ifdef DL_ASAN
+#include <sanitizer/asan_interface.h>
+#define DL_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define DL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define DL_POISON(p, n) RTE_SET_USED(p)
+#define DL_UNPOISON(p, n) RTE_SET_USED(p)
+#endif
 #include "srnic_link.h"
 #include "srnic_pair.h"
 #include "test_eal.h"
@@ -369,6 +388,84 @@ test_pool_outlives_device(void **state)
 	rte_free(T.buf[1]);
 }
 
+/* Item F: the freed device of test_extmem_mr_outlives_device, poisoned
+ * (rte_free'd memory is not, to ASan) until the release callback runs. */
+static void *dl_dead_dev;
+
+static void
+on_release_unpoison(void *addr, size_t length, void *arg)
+{
+	RTE_SET_USED(addr);
+	RTE_SET_USED(length);
+	RTE_SET_USED(arg);
+	if (dl_dead_dev != NULL)
+		DL_UNPOISON(dl_dead_dev, sizeof(struct srnic_dev));
+	atomic_fetch_add(&T.released, 1);
+}
+
+/* Issue 12 item F: A's WRITE over an MR of application memory (mmap'd,
+ * page-aligned: registered as extmem) sits in B's RX ring when A (QP, CQ,
+ * MR, PD, device) is destroyed. The last mbuf, freed when B receives it,
+ * frees the MR: that must not read the freed device. The device's memory
+ * is poisoned for ASan meanwhile (unpoisoned by the release callback, so
+ * what mr_final does after it is not flagged). B gets the bytes, the
+ * callback runs once. Before, mr_final read mr->dev->port_id: ASan
+ * use-after-poison. */
+static void
+test_extmem_mr_outlives_device(void **state)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = RTE_ALIGN_CEIL(DL_MSG, pg);
+	struct srnic_engine *ea, *eb;
+	uint8_t *ext;
+	uint64_t dl;
+
+	RTE_SET_USED(state);
+	pair_new(NULL);
+	qps_new();
+	/* A's MR again, over application memory */
+	assert_int_equal(srnic_dereg_mr(T.mr[0]), 0);
+	assert_int_equal(atomic_load(&T.released), 1);
+	atomic_store(&T.released, 0);
+	rte_free(T.buf[0]);
+	ext = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(ext != MAP_FAILED);
+	T.buf[0] = ext;
+	T.mr[0] = srnic_reg_mr_cb(T.p.pd[0], ext, len, IBV_ACCESS_LOCAL_WRITE,
+				  on_release_unpoison, NULL);
+	assert_non_null(T.mr[0]);
+	ea = srnic_dev_engine(T.p.dev[0], 0);
+	eb = srnic_dev_engine(T.p.dev[1], 0);
+	post_write();
+	dl = rte_get_timer_cycles() + DL_WAIT_S * rte_get_timer_hz();
+	while (srnic_dev_stat(T.p.dev[0], "tx_pkts") < 2) {
+		assert_true(rte_get_timer_cycles() < dl);
+		srnic_engine_poll(ea);
+	}
+	dl_dead_dev = T.p.dev[0];
+	side_destroy(0);
+	assert_int_equal(atomic_load(&T.released), 0); /* B's ring holds the memory */
+	DL_POISON(dl_dead_dev, sizeof(struct srnic_dev));
+	dl = rte_get_timer_cycles() + DL_WAIT_S * rte_get_timer_hz();
+	while (memcmp(T.buf[0], T.buf[1], DL_MSG) != 0 || atomic_load(&T.released) == 0) {
+		assert_true(rte_get_timer_cycles() < dl);
+		srnic_engine_poll(eb);
+	}
+	assert_int_equal(atomic_load(&T.released), 1);
+	dl_dead_dev = NULL;
+	atomic_store(&T.released, 0);
+	/* B's ACK sits in A's port: a new A frees it when it polls */
+	T.p.dev[0] = dev_new(0, 1, DL_MBUFS, NULL);
+	assert_non_null(T.p.dev[0]);
+	T.p.pd[0] = srnic_alloc_pd(T.p.dev[0]);
+	assert_non_null(T.p.pd[0]);
+	srnic_engine_poll(srnic_dev_engine(T.p.dev[0], 0));
+	side_destroy(0);
+	side_destroy(1);
+	assert_int_equal(munmap(ext, len), 0);
+	rte_free(T.buf[1]);
+}
+
 /* Item 5: from a host_rx callback (inside srnic_engine_poll()), dereg,
  * RESET, destroy of a QP and of the device are -EDEADLK, not a hang; the
  * same calls work once the poll has returned. */
@@ -534,6 +631,7 @@ main(void)
 		cmocka_unit_test(test_create_fail_no_leak),
 		cmocka_unit_test(test_recreate_loop),
 		cmocka_unit_test(test_pool_outlives_device),
+		cmocka_unit_test(test_extmem_mr_outlives_device),
 		cmocka_unit_test(test_control_from_host_rx),
 		cmocka_unit_test(test_dereg_wait),
 	};
