@@ -132,7 +132,7 @@ srnic_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *
 				      mr->iova + (va - (uint64_t)(uintptr_t)mr->addr), len);
 	}
 	/* The 16-bit shared refcount is nearly full: copy this one. */
-	e = rte_pktmbuf_alloc(eng->dev->rx_pool);
+	e = rte_pktmbuf_alloc(eng->dev->tx_copy_pool);
 	if (e == NULL || rte_pktmbuf_tailroom(e) < len) {
 		rte_pktmbuf_free(e);
 		eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
@@ -148,12 +148,12 @@ srnic_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *
 }
 
 /* A packet of more segments than the port takes, copied into one mbuf of
- * the RX pool (its data room holds a jumbo frame). Frees m (and with it
+ * the TX copy pool (its data room holds a jumbo frame). Frees m (and with it
  * the MR references of its attached pieces); NULL when out of mbufs. */
 static __rte_noinline struct rte_mbuf *
 eng_linearise(struct srnic_engine *eng, struct rte_mbuf *m)
 {
-	struct rte_mbuf *n = rte_pktmbuf_alloc(eng->dev->rx_pool);
+	struct rte_mbuf *n = rte_pktmbuf_alloc(eng->dev->tx_copy_pool);
 	const struct rte_mbuf *s;
 	uint8_t *d;
 

@@ -749,7 +749,7 @@ send_atomic_ack(struct srnic_engine *eng, struct srnic_qp *qp, const struct srni
 	return srnic_pkt_xmit(eng, m);
 }
 
-/* A retry's payload, copied now into its own segment (the RX pool's
+/* A retry's payload, copied now into its own segment (the TX copy pool's
  * mbufs hold a PMTU): the ICRC sealed over it stays right whatever the
  * application stores to the memory until the peer has read the packet
  * (a zero-copy retry would fail the same way as the response it
@@ -757,7 +757,7 @@ send_atomic_ack(struct srnic_engine *eng, struct srnic_qp *qp, const struct srni
 static __rte_noinline int
 retry_copy(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t va, uint32_t len)
 {
-	struct rte_mbuf *s = rte_pktmbuf_alloc(eng->dev->rx_pool);
+	struct rte_mbuf *s = rte_pktmbuf_alloc(eng->dev->tx_copy_pool);
 
 	if (s == NULL || rte_pktmbuf_tailroom(s) < len) {
 		rte_pktmbuf_free(s);

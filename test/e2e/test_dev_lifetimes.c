@@ -142,6 +142,9 @@ on_release(void *addr, size_t length, void *arg)
 	atomic_fetch_add(&T.released, 1);
 }
 
+/* A's tx_seg_max knob for the next dev_new (0: the port's) */
+static uint16_t dl_tx_seg_max;
+
 static struct srnic_dev *
 dev_new(int side, uint16_t nb_engines, uint32_t nb_mbufs, srnic_host_rx_cb host_rx)
 {
@@ -158,6 +161,10 @@ dev_new(int side, uint16_t nb_engines, uint32_t nb_mbufs, srnic_host_rx_cb host_
 	c.nb_mbufs = nb_mbufs;
 	c.host_rx = host_rx;
 	c.name = side == 0 ? "dlA" : "dlB";
+	if (side == 0 && dl_tx_seg_max != 0) { /* item H: A's TX copies every packet */
+		c.comp_mask |= SRNIC_DEV_CONF_TX_SEG_MAX;
+		c.tx_seg_max = dl_tx_seg_max;
+	}
 	return srnic_dev_create(&c);
 }
 
@@ -365,9 +372,9 @@ test_pool_outlives_device(void **state)
 	pools = pool_count();
 	side_destroy(0);
 	assert_int_equal(atomic_load(&T.released), 0); /* B's ring holds the memory */
-	/* A's header and attach pools wait for their mbufs; its RX pool
-	 * (nothing out on a ring port) is gone */
-	assert_int_equal(pool_count(), pools - 1);
+	/* A's header and attach pools wait for their mbufs; its RX and TX
+	 * copy pools (nothing out on a ring port) are gone */
+	assert_int_equal(pool_count(), pools - 2);
 	dl = rte_get_timer_cycles() + DL_WAIT_S * rte_get_timer_hz();
 	while (memcmp(T.buf[0], T.buf[1], DL_MSG) != 0) {
 		assert_true(rte_get_timer_cycles() < dl);
@@ -463,6 +470,42 @@ test_extmem_mr_outlives_device(void **state)
 	side_destroy(0);
 	side_destroy(1);
 	assert_int_equal(munmap(ext, len), 0);
+	rte_free(T.buf[1]);
+}
+
+/* Issue 12 item H: TX copies come from their own pool, not the RX pool
+ * the port refills its RX ring from. A takes one segment per packet (every
+ * packet is linearised); its WRITE's packets sit in B's RX ring (B does not
+ * poll): none of A's RX mbufs is out, the copies are. B then gets the
+ * bytes. Before, each copy was an RX mbuf: a TX ring of them left the RX
+ * ring nothing to refill from. */
+static void
+test_tx_copies_spare_rx_pool(void **state)
+{
+	struct srnic_engine *ea;
+	int64_t lin;
+	uint64_t dl;
+
+	RTE_SET_USED(state);
+	dl_tx_seg_max = 1;
+	pair_new(NULL);
+	dl_tx_seg_max = 0;
+	qps_new();
+	ea = srnic_dev_engine(T.p.dev[0], 0);
+	lin = srnic_dev_stat(T.p.dev[0], "tx_linearised");
+	post_write();
+	dl = rte_get_timer_cycles() + DL_WAIT_S * rte_get_timer_hz();
+	while (srnic_dev_stat(T.p.dev[0], "tx_pkts") < 2) {
+		assert_true(rte_get_timer_cycles() < dl);
+		srnic_engine_poll(ea);
+	}
+	assert_true(srnic_dev_stat(T.p.dev[0], "tx_linearised") - lin >= 2);
+	assert_int_equal(rte_mempool_in_use_count(T.p.dev[0]->rx_pool), 0);
+	assert_true(rte_mempool_in_use_count(T.p.dev[0]->tx_copy_pool) >= 2);
+	poll_until_memequal();
+	side_destroy(0);
+	side_destroy(1);
+	rte_free(T.buf[0]);
 	rte_free(T.buf[1]);
 }
 
@@ -632,6 +675,7 @@ main(void)
 		cmocka_unit_test(test_recreate_loop),
 		cmocka_unit_test(test_pool_outlives_device),
 		cmocka_unit_test(test_extmem_mr_outlives_device),
+		cmocka_unit_test(test_tx_copies_spare_rx_pool),
 		cmocka_unit_test(test_control_from_host_rx),
 		cmocka_unit_test(test_dereg_wait),
 	};
