@@ -23,7 +23,7 @@
 #define PERF_STATS_PERIOD_MS 1000
 #define PERF_PEAK_WINDOW_MS 10          /* BW peak: the best rate over windows of this length */
 #define PERF_RUN_TIMEOUT_S 120            /* a run that stalls this long fails */
-#define PERF_DEV_MEM_MB 96                /* DPDK memory a device takes (default pools; measured) */
+#define PERF_DEV_MEM_MB 128               /* DPDK memory a device takes (default pools; measured) */
 
 enum perf_op { PERF_OP_READ, PERF_OP_WRITE, PERF_OP_SEND, PERF_OP_ATOMIC };
 

@@ -305,7 +305,15 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 					       dev->nb_engines * (DEV_RX_DESC + 2 * SRNIC_RX_BURST) +
 					       1024, SRNIC_MBUF_CACHE, 0, DEV_RX_DATA_ROOM,
 					       rte_socket_id());
-	if (dev->pool == NULL || dev->ext_pool == NULL || dev->rx_pool == NULL)
+	/* TX copies have their own pool (item H): a TX ring full of them
+	 * (a PMD that takes one segment) must not starve the RX refill */
+	snprintf(pname, sizeof(pname), "%.12s_t%u", dev->name, pid);
+	dev->tx_copy_pool = rte_pktmbuf_pool_create(pname,
+						    dev->nb_engines * DEV_TX_DESC + SRNIC_TX_COPY_MARGIN,
+						    SRNIC_MBUF_CACHE, 0, DEV_RX_DATA_ROOM,
+						    rte_socket_id());
+	if (dev->pool == NULL || dev->ext_pool == NULL || dev->rx_pool == NULL ||
+	    dev->tx_copy_pool == NULL)
 		goto fail_nomem;
 
 	for (i = 0; i < dev->nb_engines; i++) {
@@ -336,6 +344,7 @@ fail:
 	dev_pool_release(dev->pool);
 	dev_pool_release(dev->ext_pool);
 	dev_pool_release(dev->rx_pool);
+	dev_pool_release(dev->tx_copy_pool);
 	rte_free(dev->qp_tbl);
 	rte_free(dev->mr_tbl);
 	rte_free(dev->mr_gen);
@@ -368,6 +377,7 @@ srnic_dev_destroy(struct srnic_dev *dev)
 	dev_pool_release(dev->pool);
 	dev_pool_release(dev->ext_pool);
 	dev_pool_release(dev->rx_pool);
+	dev_pool_release(dev->tx_copy_pool);
 	orphans_reap();
 	rte_free(dev->qp_tbl);
 	rte_free(dev->mr_tbl);

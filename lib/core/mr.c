@@ -34,7 +34,7 @@ mr_dma_map(struct srnic_mr *mr, bool map)
 	struct rte_eth_dev_info info;
 	int rc;
 
-	if (rte_eth_dev_info_get(mr->dev->port_id, &info) != 0 || info.device == NULL)
+	if (rte_eth_dev_info_get(mr->port_id, &info) != 0 || info.device == NULL)
 		return;
 	rc = map ? rte_dev_dma_map(info.device, mr->addr, mr->iova, mr->length)
 		 : rte_dev_dma_unmap(info.device, mr->addr, mr->iova, mr->length);
@@ -43,6 +43,8 @@ mr_dma_map(struct srnic_mr *mr, bool map)
 			  rte_strerror(rte_errno));
 }
 
+/* The last reference may go after the device was destroyed (an mbuf over
+ * the memory still on a ring): nothing here reads mr->dev (item F). */
 static void
 mr_final(struct srnic_mr *mr)
 {
@@ -196,6 +198,7 @@ srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
 		return NULL;
 	}
 	mr->dev = dev;
+	mr->port_id = dev->port_id; /* mr_final's, which may outlive dev */
 	mr->pd = pd;
 	mr->addr = addr;
 	mr->length = length;

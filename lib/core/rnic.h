@@ -49,6 +49,7 @@ struct srnic_mr {
 	uint32_t key;               /* lkey == rkey: index << 8 | generation byte */
 	int access;
 	uint8_t extmem;             /* we registered it with rte_extmem_register */
+	uint16_t port_id;           /* dev's port, for mr_final (may run after dev is freed) */
 	srnic_mr_release_cb release;
 	void *release_arg;
 	/* One reference for the registration, one per mbuf attached to the
@@ -149,7 +150,7 @@ struct srnic_resp_entry {
 	uint8_t kind;               /* enum srnic_resp_kind */
 	uint8_t syndrome;           /* ACK/NAK */
 	uint8_t dup;                /* answer to a duplicate: holds no READ/atomic slot */
-	uint8_t copy;               /* READ: a retry, answered from a copy (not zero-copy) */
+	uint32_t copy_npkts;        /* READ: packets [0, this) go back over ones sent: copied */
 	uint32_t res_id;            /* READ/ATOMIC: srnic_resp_res.id it answers (0: none) */
 	uint32_t psn;               /* ACK/NAK psn; READ/ATOMIC: first PSN */
 	uint32_t msn;
@@ -244,6 +245,7 @@ struct srnic_qp {
 	uint8_t max_dest_rd_atomic;
 	uint8_t sq_sig_all;
 	uint8_t route_ok;           /* destination MAC known */
+	uint8_t route_dmac;         /* the MAC is the application's (srnic_modify_qp_dmac): kept */
 	/* engine: which side has work, so that a QP's turn does not touch
 	 * the other side's lines (cold, with many QPs) for nothing */
 	uint8_t resp_owed;          /* the responder FIFO holds answers (set by fifo_push) */
@@ -377,6 +379,7 @@ struct srnic_engine {
 	struct srnic_qp **active;   /* engine-owned: QPs with work this poll */
 	uint32_t nb_active;
 	uint32_t active_cap;
+	uint8_t active_rotate;      /* engine-owned: last poll TX-bound, first QP runs last */
 	struct srnic_twheel tw;
 	/* QPs waiting for their peer's MAC, woken when the neighbour table
 	 * changes (else by the wheel at their next ARP/ND retry) */
@@ -433,6 +436,7 @@ struct srnic_dev {
 	struct rte_mempool *pool;       /* header and RX mbufs */
 	struct rte_mempool *ext_pool;   /* zero-copy attachments (no data room) */
 	struct rte_mempool *rx_pool;    /* RX descriptors */
+	struct rte_mempool *tx_copy_pool; /* TX copies: linearised, READ retry, zero-copy fallback */
 	srnic_host_rx_cb host_rx;
 	void *host_rx_arg;
 	struct srnic_engine *engines[SRNIC_MAX_ENGINES_PER_DEV];

@@ -326,7 +326,9 @@ uint32_t srnic_qp_num(const struct srnic_qp *qp);
  * IBV_EVENT_SQ_DRAINED (srnic_get_async_event()).
  */
 int srnic_modify_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
-/** Same, with the peer's MAC given (as ah_attr carries in rdma-core's extended form). */
+/** Same, with the peer's MAC given (as ah_attr carries in rdma-core's extended form).
+ * That MAC is the route until the next AV: a retry timeout never replaces
+ * it with the neighbour table's (only a MAC resolved by ARP/ND is refreshed). */
 int srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 			 const struct rte_ether_addr *dmac);
 int srnic_query_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask,

@@ -26,6 +26,7 @@
 #define SRNIC_DEFAULT_MBUFS 32767      /**< default mbuf pool size */
 #define SRNIC_MBUF_CACHE 256
 #define SRNIC_ORPHAN_POOLS_MAX 64      /**< pools of destroyed devices kept until their mbufs are back */
+#define SRNIC_TX_COPY_MARGIN 1024     /**< TX copy pool: mbufs beyond the TX rings' (in the engines' TX buffers) */
 #define SRNIC_TX_COPY_MAX 128          /**< SEND/WRITE payload pieces up to this are copied into the header mbuf (cheaper than an attach + trailer); READ responses are attached unless the device's read_inline_max says otherwise */
 #define SRNIC_NEIGH_MAX 256            /**< neighbour table entries */
 #define SRNIC_ARP_RETRY_MS 100         /**< ARP/ND request interval while unresolved */

@@ -132,7 +132,7 @@ srnic_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *
 				      mr->iova + (va - (uint64_t)(uintptr_t)mr->addr), len);
 	}
 	/* The 16-bit shared refcount is nearly full: copy this one. */
-	e = rte_pktmbuf_alloc(eng->dev->rx_pool);
+	e = rte_pktmbuf_alloc(eng->dev->tx_copy_pool);
 	if (e == NULL || rte_pktmbuf_tailroom(e) < len) {
 		rte_pktmbuf_free(e);
 		eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
@@ -148,12 +148,12 @@ srnic_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *
 }
 
 /* A packet of more segments than the port takes, copied into one mbuf of
- * the RX pool (its data room holds a jumbo frame). Frees m (and with it
+ * the TX copy pool (its data room holds a jumbo frame). Frees m (and with it
  * the MR references of its attached pieces); NULL when out of mbufs. */
 static __rte_noinline struct rte_mbuf *
 eng_linearise(struct srnic_engine *eng, struct rte_mbuf *m)
 {
-	struct rte_mbuf *n = rte_pktmbuf_alloc(eng->dev->rx_pool);
+	struct rte_mbuf *n = rte_pktmbuf_alloc(eng->dev->tx_copy_pool);
 	const struct rte_mbuf *s;
 	uint8_t *d;
 
@@ -369,7 +369,8 @@ qp_resolve(struct srnic_engine *eng, struct srnic_qp *qp)
  * moved (item 14). Take what the table knows now (a reply or gratuitous
  * ARP since); if nothing changed, ask again, so that the reply refreshes
  * the entry for the next retry. Static entries, and MACs the address
- * vector gave (no entry), are left alone. One request per expiry at most:
+ * vector gave (no entry, or the application's dmac whatever the table
+ * says), are left alone. One request per expiry at most:
  * the ACK timeout and retry_cnt bound them. */
 void
 srnic_eng_route_refresh(struct srnic_engine *eng, struct srnic_qp *qp)
@@ -377,7 +378,8 @@ srnic_eng_route_refresh(struct srnic_engine *eng, struct srnic_qp *qp)
 	struct rte_ether_addr mac;
 	bool is_static;
 
-	if (srnic_neigh_peek(eng->dev, qp->route.dst_ip, &mac, &is_static) != 0 || is_static)
+	if (qp->route_dmac ||
+	    srnic_neigh_peek(eng->dev, qp->route.dst_ip, &mac, &is_static) != 0 || is_static)
 		return;
 	if (!rte_is_same_ether_addr(&mac, &qp->route.dst_mac)) {
 		qp->route.dst_mac = mac;
@@ -709,22 +711,13 @@ eng_tx_flush(struct srnic_engine *eng)
 	eng->tx_sealed = eng->tx_len;
 }
 
-/* active[0, n): the first one to the end of them. */
-static __rte_noinline void
-eng_active_rotate(struct srnic_engine *eng, uint32_t n)
-{
-	struct srnic_qp *first = eng->active[0];
-
-	memmove(&eng->active[0], &eng->active[1], (n - 1) * sizeof(eng->active[0]));
-	eng->active[n - 1] = first;
-}
-
 unsigned int
 srnic_engine_poll(struct srnic_engine *eng)
 {
 	struct rte_mbuf *pkts[SRNIC_RX_BURST];
 	uint16_t n, r;
-	uint32_t i, cnt, keep, tx_before, moved;
+	uint32_t i, cnt, keep, start, tx_before, moved;
+	struct srnic_qp *head;
 	uint64_t now, seq;
 	const struct srnic_dev *prev_dev;
 
@@ -768,10 +761,16 @@ srnic_engine_poll(struct srnic_engine *eng)
 		eng_neigh_changed(eng);
 
 	/* Only QPs with work: woken by a packet, a doorbell or the wheel. */
+	/* After a TX-bound poll the first QP runs last: the compaction below
+	 * moves every kept QP anyway, so it rotates the list one place at no
+	 * cost (active[0] saved, read last). */
 	cnt = eng->nb_active;
 	keep = 0;
-	for (i = 0; i < cnt; i++) {
-		struct srnic_qp *qp = eng->active[i];
+	start = eng->active_rotate && cnt > 1;
+	eng->active_rotate = 0;
+	head = cnt > 0 ? eng->active[0] : NULL;
+	for (i = start; i < cnt + start; i++) {
+		struct srnic_qp *qp = i < cnt ? eng->active[i] : head;
 
 		if (eng_qp_run(eng, qp))
 			eng->active[keep++] = qp;
@@ -786,9 +785,10 @@ srnic_engine_poll(struct srnic_engine *eng)
 	 * goes last, so that under a TX-bound load every QP's turn comes
 	 * (issue 12 item 15: else the last QPs sent nothing for seconds and
 	 * their requesters timed out on a lossless link). Per poll, not per
-	 * packet, and only when TX-bound. */
+	 * packet, and only when TX-bound: O(1), the next poll's compaction
+	 * does the move (issue 12 item J: it was a memmove of the list). */
 	if (unlikely(eng_tx_free(eng) <= SRNIC_TX_RESERVE) && keep > 1)
-		eng_active_rotate(eng, keep);
+		eng->active_rotate = 1;
 
 	eng_tx_flush(eng);
 	/* even: outside; only this engine writes it, and a release store

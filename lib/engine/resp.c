@@ -512,7 +512,7 @@ duplicate_read(struct resp_ctx *c, uint64_t psn_x)
 	const uint8_t *reth = srnic_pkt_hdr(c->pkt, SRNIC_HDR_RETH);
 	struct srnic_resp_res *x = res_find(qp, psn_x);
 	struct srnic_resp_entry *e;
-	uint8_t copy = 1;
+	uint32_t copy_npkts;
 	uint32_t k;
 	uint64_t skip;
 
@@ -528,9 +528,13 @@ duplicate_read(struct resp_ctx *c, uint64_t psn_x)
 		goto drop;
 	e = res_live_entry(r, x);
 	if (e != NULL) {
-		/* a copy from here only if it goes back over packets sent */
-		copy = e->copy ||
-		       srnic_psn_diff(srnic_psn_add(e->psn, e->sent), c->pkt->psn) > 0;
+		/* a copy only of what goes back over packets sent: up to the
+		 * furthest this READ got (sent, or copied for an earlier
+		 * restart), the rest zero-copy */
+		uint32_t high = RTE_MAX(e->sent, e->copy_npkts);
+		int32_t back = srnic_psn_diff(srnic_psn_add(e->psn, high), c->pkt->psn);
+
+		copy_npkts = back > 0 ? (uint32_t)back : 0;
 		eng_stat(c->eng, SRNIC_STAT_RESP_DUP_RESTART, 1);
 	} else {
 		if (!dup_has_room(r) || (e = fifo_push(qp)) == NULL)
@@ -541,13 +545,14 @@ duplicate_read(struct resp_ctx *c, uint64_t psn_x)
 		e->res_id = x->id;
 		e->dup = 1;
 		x->fifo_pos = r->tail - 1;
+		copy_npkts = x->npkts - k; /* all of it was sent */
 	}
 	e->psn = c->pkt->psn;
 	e->npkts = x->npkts - k;
 	e->va = x->va + skip;
 	e->length = (uint32_t)(x->length - skip);
 	e->sent = 0;
-	e->copy = copy;
+	e->copy_npkts = copy_npkts;
 	return;
 drop:
 	eng_stat(c->eng, SRNIC_STAT_RESP_DUP_DROP, 1);
@@ -744,7 +749,7 @@ send_atomic_ack(struct srnic_engine *eng, struct srnic_qp *qp, const struct srni
 	return srnic_pkt_xmit(eng, m);
 }
 
-/* A retry's payload, copied now into its own segment (the RX pool's
+/* A retry's payload, copied now into its own segment (the TX copy pool's
  * mbufs hold a PMTU): the ICRC sealed over it stays right whatever the
  * application stores to the memory until the peer has read the packet
  * (a zero-copy retry would fail the same way as the response it
@@ -752,7 +757,7 @@ send_atomic_ack(struct srnic_engine *eng, struct srnic_qp *qp, const struct srni
 static __rte_noinline int
 retry_copy(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t va, uint32_t len)
 {
-	struct rte_mbuf *s = rte_pktmbuf_alloc(eng->dev->rx_pool);
+	struct rte_mbuf *s = rte_pktmbuf_alloc(eng->dev->tx_copy_pool);
 
 	if (s == NULL || rte_pktmbuf_tailroom(s) < len) {
 		rte_pktmbuf_free(s);
@@ -808,7 +813,7 @@ send_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_resp_
 		rte_memcpy(rte_pktmbuf_append(m, (uint16_t)len),
 			   (const void *)(uintptr_t)(e->va + off), len);
 		eng_stat(eng, SRNIC_STAT_RESP_READ_INLINE, 1);
-	} else if (len > 0 && e->copy) {
+	} else if (len > 0 && i < e->copy_npkts) {
 		if (retry_copy(eng, m, e->va + off, len) != 0) {
 			rte_pktmbuf_free(m);
 			return -1;

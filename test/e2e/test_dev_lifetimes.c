@@ -17,6 +17,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -28,6 +30,23 @@
 #include <cmocka.h>
 
 #include "srnic.h"
+#include "rnic.h" /* sizeof(struct srnic_dev): item F poisons a freed one */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define DL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DL_ASAN 1
+#endif
+#endif
+#ifdef DL_ASAN
+#include <sanitizer/asan_interface.h>
+#define DL_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define DL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define DL_POISON(p, n) RTE_SET_USED(p)
+#define DL_UNPOISON(p, n) RTE_SET_USED(p)
+#endif
 #include "srnic_link.h"
 #include "srnic_pair.h"
 #include "test_eal.h"
@@ -136,6 +155,9 @@ on_release(void *addr, size_t length, void *arg)
 	atomic_fetch_add(&T.released, 1);
 }
 
+/* A's tx_seg_max knob for the next dev_new (0: the port's) */
+static uint16_t dl_tx_seg_max;
+
 static struct srnic_dev *
 dev_new(int side, uint16_t nb_engines, uint32_t nb_mbufs, srnic_host_rx_cb host_rx)
 {
@@ -152,6 +174,10 @@ dev_new(int side, uint16_t nb_engines, uint32_t nb_mbufs, srnic_host_rx_cb host_
 	c.nb_mbufs = nb_mbufs;
 	c.host_rx = host_rx;
 	c.name = side == 0 ? "dlA" : "dlB";
+	if (side == 0 && dl_tx_seg_max != 0) { /* item H: A's TX copies every packet */
+		c.comp_mask |= SRNIC_DEV_CONF_TX_SEG_MAX;
+		c.tx_seg_max = dl_tx_seg_max;
+	}
 	return srnic_dev_create(&c);
 }
 
@@ -359,9 +385,9 @@ test_pool_outlives_device(void **state)
 	pools = pool_count();
 	side_destroy(0);
 	assert_int_equal(atomic_load(&T.released), 0); /* B's ring holds the memory */
-	/* A's header and attach pools wait for their mbufs; its RX pool
-	 * (nothing out on a ring port) is gone */
-	assert_int_equal(pool_count(), pools - 1);
+	/* A's header and attach pools wait for their mbufs; its RX and TX
+	 * copy pools (nothing out on a ring port) are gone */
+	assert_int_equal(pool_count(), pools - 2);
 	dl = rte_get_timer_cycles() + DL_WAIT_S * rte_get_timer_hz();
 	while (memcmp(T.buf[0], T.buf[1], DL_MSG) != 0) {
 		assert_true(rte_get_timer_cycles() < dl);
@@ -378,6 +404,120 @@ test_pool_outlives_device(void **state)
 	side_destroy(0);
 	side_destroy(1);
 	assert_int_equal(mz_count(), mz);
+	rte_free(T.buf[0]);
+	rte_free(T.buf[1]);
+}
+
+/* Item F: the freed device of test_extmem_mr_outlives_device, poisoned
+ * (rte_free'd memory is not, to ASan) until the release callback runs. */
+static void *dl_dead_dev;
+
+static void
+on_release_unpoison(void *addr, size_t length, void *arg)
+{
+	RTE_SET_USED(addr);
+	RTE_SET_USED(length);
+	RTE_SET_USED(arg);
+	if (dl_dead_dev != NULL)
+		DL_UNPOISON(dl_dead_dev, sizeof(struct srnic_dev));
+	atomic_fetch_add(&T.released, 1);
+}
+
+/* Issue 12 item F: A's WRITE over an MR of application memory (mmap'd,
+ * page-aligned: registered as extmem) sits in B's RX ring when A (QP, CQ,
+ * MR, PD, device) is destroyed. The last mbuf, freed when B receives it,
+ * frees the MR: that must not read the freed device. The device's memory
+ * is poisoned for ASan meanwhile (unpoisoned by the release callback, so
+ * what mr_final does after it is not flagged). B gets the bytes, the
+ * callback runs once. Before, mr_final read mr->dev->port_id: ASan
+ * use-after-poison. */
+static void
+test_extmem_mr_outlives_device(void **state)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = RTE_ALIGN_CEIL(DL_MSG, pg);
+	struct srnic_engine *ea, *eb;
+	uint8_t *ext;
+	uint64_t dl;
+
+	RTE_SET_USED(state);
+	pair_new(NULL);
+	qps_new();
+	/* A's MR again, over application memory */
+	assert_int_equal(srnic_dereg_mr(T.mr[0]), 0);
+	assert_int_equal(atomic_load(&T.released), 1);
+	atomic_store(&T.released, 0);
+	rte_free(T.buf[0]);
+	ext = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(ext != MAP_FAILED);
+	T.buf[0] = ext;
+	T.mr[0] = srnic_reg_mr_cb(T.p.pd[0], ext, len, IBV_ACCESS_LOCAL_WRITE,
+				  on_release_unpoison, NULL);
+	assert_non_null(T.mr[0]);
+	ea = srnic_dev_engine(T.p.dev[0], 0);
+	eb = srnic_dev_engine(T.p.dev[1], 0);
+	post_write();
+	dl = rte_get_timer_cycles() + DL_WAIT_S * rte_get_timer_hz();
+	while (srnic_dev_stat(T.p.dev[0], "tx_pkts") < 2) {
+		assert_true(rte_get_timer_cycles() < dl);
+		srnic_engine_poll(ea);
+	}
+	dl_dead_dev = T.p.dev[0];
+	side_destroy(0);
+	assert_int_equal(atomic_load(&T.released), 0); /* B's ring holds the memory */
+	DL_POISON(dl_dead_dev, sizeof(struct srnic_dev));
+	dl = rte_get_timer_cycles() + DL_WAIT_S * rte_get_timer_hz();
+	while (memcmp(T.buf[0], T.buf[1], DL_MSG) != 0 || atomic_load(&T.released) == 0) {
+		assert_true(rte_get_timer_cycles() < dl);
+		srnic_engine_poll(eb);
+	}
+	assert_int_equal(atomic_load(&T.released), 1);
+	dl_dead_dev = NULL;
+	atomic_store(&T.released, 0);
+	/* B's ACK sits in A's port: a new A frees it when it polls */
+	T.p.dev[0] = dev_new(0, 1, DL_MBUFS, NULL);
+	assert_non_null(T.p.dev[0]);
+	T.p.pd[0] = srnic_alloc_pd(T.p.dev[0]);
+	assert_non_null(T.p.pd[0]);
+	srnic_engine_poll(srnic_dev_engine(T.p.dev[0], 0));
+	side_destroy(0);
+	side_destroy(1);
+	assert_int_equal(munmap(ext, len), 0);
+	rte_free(T.buf[1]);
+}
+
+/* Issue 12 item H: TX copies come from their own pool, not the RX pool
+ * the port refills its RX ring from. A takes one segment per packet (every
+ * packet is linearised); its WRITE's packets sit in B's RX ring (B does not
+ * poll): none of A's RX mbufs is out, the copies are. B then gets the
+ * bytes. Before, each copy was an RX mbuf: a TX ring of them left the RX
+ * ring nothing to refill from. */
+static void
+test_tx_copies_spare_rx_pool(void **state)
+{
+	struct srnic_engine *ea;
+	int64_t lin;
+	uint64_t dl;
+
+	RTE_SET_USED(state);
+	dl_tx_seg_max = 1;
+	pair_new(NULL);
+	dl_tx_seg_max = 0;
+	qps_new();
+	ea = srnic_dev_engine(T.p.dev[0], 0);
+	lin = srnic_dev_stat(T.p.dev[0], "tx_linearised");
+	post_write();
+	dl = rte_get_timer_cycles() + DL_WAIT_S * rte_get_timer_hz();
+	while (srnic_dev_stat(T.p.dev[0], "tx_pkts") < 2) {
+		assert_true(rte_get_timer_cycles() < dl);
+		srnic_engine_poll(ea);
+	}
+	assert_true(srnic_dev_stat(T.p.dev[0], "tx_linearised") - lin >= 2);
+	assert_int_equal(rte_mempool_in_use_count(T.p.dev[0]->rx_pool), 0);
+	assert_true(rte_mempool_in_use_count(T.p.dev[0]->tx_copy_pool) >= 2);
+	poll_until_memequal();
+	side_destroy(0);
+	side_destroy(1);
 	rte_free(T.buf[0]);
 	rte_free(T.buf[1]);
 }
@@ -563,6 +703,8 @@ main(void)
 		cmocka_unit_test(test_create_fail_no_leak),
 		cmocka_unit_test(test_recreate_loop),
 		cmocka_unit_test(test_pool_outlives_device),
+		cmocka_unit_test(test_extmem_mr_outlives_device),
+		cmocka_unit_test(test_tx_copies_spare_rx_pool),
 		cmocka_unit_test(test_control_from_host_rx),
 		cmocka_unit_test(test_dereg_wait),
 	};

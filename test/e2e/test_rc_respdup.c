@@ -141,6 +141,16 @@ read_resps(uint32_t *first_psn, uint32_t *msgs)
 	return n;
 }
 
+/* Poll only B until cond holds (A leaves B's responses on the link). */
+#define E2E_RUN_UNTIL_SIDE1(cond) do { \
+	uint64_t dl__ = e2e_deadline(); \
+	while (!(cond)) { \
+		if (e2e_deadline_passed(dl__)) \
+			fail_msg("timeout waiting for %s", #cond); \
+		e2e_poll_side(1); \
+	} \
+} while (0)
+
 /* ---- setup ---- */
 
 static struct e2e_conf
@@ -312,6 +322,39 @@ test_dup_read_restart(void **state)
 	assert_int_equal(read_resps(&first, &msgs), BUFLEN / PMTU - 40);
 	assert_int_equal(first, PSN(64 + 40));
 	assert_int_equal(stat(1, "resp_dup_read_restart") - restart, 2);
+	assert_int_equal(srnic_qp_state(E->qp[1]), IBV_QPS_RTS);
+}
+
+/* A READ of 64 KiB that B has begun answering (one poll of B: some of
+ * its responses sent, not all), then its duplicate from its first PSN: B
+ * restarts it there. Only the packets it goes back over (those sent
+ * before the restart) are answered from a copy; the rest stay zero-copy.
+ * Before, the whole restarted READ was copied (64 copies). */
+static void
+test_dup_read_restart_copy_part(void **state)
+{
+	const uint64_t va = (uintptr_t)bufs.r;
+	const uint32_t rkey = srnic_mr_rkey(bufs.rmr);
+	const uint32_t n = BUFLEN / PMTU;
+	int64_t copies = stat(1, "resp_read_retry_copy"), zc = stat(1, "resp_zc_segs");
+	int64_t pkts = stat(1, "resp_read_pkts"), restart = stat(1, "resp_dup_read_restart");
+	int64_t sent;
+	struct req r = { .op = SRNIC_OP_RC_READ_REQ, .psn = PSN(0), .va = va, .rkey = rkey,
+			 .len = BUFLEN };
+	struct rte_mbuf *m;
+
+	RTE_SET_USED(state);
+	m = req_build(&r);
+	assert_int_equal(rte_eth_tx_burst(E->p.port[0], 0, &m, 1), 1);
+	E2E_RUN_UNTIL_SIDE1(stat(1, "resp_read_pkts") - pkts > 0);
+	sent = stat(1, "resp_read_pkts") - pkts;
+	assert_true(sent > 0 && sent < n);
+	inject(&r, 1);
+	assert_int_equal(stat(1, "resp_dup_read_restart") - restart, 1);
+	assert_int_equal(stat(1, "resp_read_pkts") - pkts, sent + n);
+	assert_int_equal(stat(1, "resp_read_retry_copy") - copies, sent);
+	/* the first answer's sent packets and the restart's n - sent */
+	assert_int_equal(stat(1, "resp_zc_segs") - zc, sent + (n - sent));
 	assert_int_equal(srnic_qp_state(E->qp[1]), IBV_QPS_RTS);
 }
 
@@ -546,6 +589,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_rkey_errs_counted, setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_rkey_random, setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_dup_read_restart, setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_dup_read_restart_copy_part, setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_read_storm, setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_retry_copy_icrc, setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_dup_atomic_after_wrap, setup, e2e_teardown),

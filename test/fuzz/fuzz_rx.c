@@ -68,7 +68,7 @@
 #define FZ_INJ_MBUFS 255
 #define FZ_SETTLE_QUIET 16
 #define FZ_SETTLE_MAX 200000          /* polls: far beyond any input's work */
-#define FZ_EAL_MEM "256"
+#define FZ_EAL_MEM "512"
 #define FZ_RAND_SEED 0x5eed
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

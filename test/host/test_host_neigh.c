@@ -261,6 +261,69 @@ test_mac_move(void **state)
 	host_xfer_free(&x);
 }
 
+/* Item I: a MAC the application gave (srnic_modify_qp_dmac) is the
+ * route, whatever the neighbour table says. A knows ip_b at mac_b (B
+ * asked for A's address); A's QP is told to send to ip_b through mac_x
+ * (a switch that drops them all). Each retry timeout leaves mac_x: every
+ * RoCE frame goes to mac_x, the SEND fails with RETRY_EXC_ERR, no MAC
+ * moved. Before, the first timeout took mac_b from the table and the
+ * SEND reached B. */
+static void
+test_dmac_kept_on_retry(void **state)
+{
+	struct srnic_engine *eng[2] = { srnic_dev_engine(T.dev[0], 0),
+					srnic_dev_engine(T.dev[1], 0) };
+	uint8_t *buf = host_alloc(64);
+	int64_t moved = host_eng_stat(eng[0], "neigh_mac_moved");
+	int64_t tmo = host_eng_stat(eng[0], "retry_timeout");
+	uint32_t idx[HOST_MAX_FRAMES], n, i, wrong = b_wrong_mac;
+	struct host_ep a, b;
+	const struct ibv_wc *wc;
+	struct srnic_mr *mr;
+	union ibv_gid g;
+	uint8_t f[64];
+
+	RTE_SET_USED(state);
+	hide_b = 0;
+	host_poll_set(eng, 2);
+	/* B asks for A's address: A learns ip_b at mac_b */
+	build_arp(f, &bcast, RTE_ARP_OP_REQUEST, &mac_b, ip_b, &zero_mac, ip_a);
+	host_inject(T.port[1], 0, f, 60);
+	host_settle();
+	host_cap_reset();
+	host_ep_create(&a, T.dev[0], NULL, 0, 16);
+	host_ep_create(&b, T.dev[1], NULL, 0, 16);
+	mr = srnic_reg_mr(a.pd, buf, 64, IBV_ACCESS_LOCAL_WRITE);
+	assert_non_null(mr);
+	v4_gid(&g, ip_b);
+	{
+		struct srnic_test_path p = {
+			.access = IBV_ACCESS_LOCAL_WRITE, .mtu = IBV_MTU_1024,
+			.dest_qpn = srnic_qp_num(b.qp), .rq_psn = 1, .max_dest_rd_atomic = 16,
+			.dgid = g, .dmac = &mac_x, .sq_psn = 1, .timeout = NEIGH_TMO,
+			.retry_cnt = NEIGH_RETRY, .rnr_retry = 7, .max_rd_atomic = 16,
+		};
+
+		assert_int_equal(srnic_test_qp_connect(a.qp, &p), 0);
+	}
+	assert_int_equal(host_post(&a, IBV_WR_SEND, 1, buf, 64, srnic_mr_lkey(mr), 0, 0,
+				   IBV_SEND_SIGNALED), 0);
+	wc = host_wait_wc(&a, 1);
+	assert_int_equal(wc->status, IBV_WC_RETRY_EXC_ERR);
+	assert_int_equal(host_eng_stat(eng[0], "retry_timeout") - tmo, NEIGH_RETRY + 1);
+	assert_int_equal(host_eng_stat(eng[0], "neigh_mac_moved") - moved, 0);
+	n = host_cap_roce(T.port[1], -1, idx, RTE_DIM(idx));
+	assert_int_equal(n, NEIGH_RETRY + 1); /* the SEND and its retries */
+	for (i = 0; i < n; i++)
+		assert_memory_equal(H_cap->f[idx[i]].data, &mac_x, 6);
+	assert_int_equal(b_wrong_mac - wrong, n);
+	host_settle();
+	assert_int_equal(srnic_dereg_mr(mr), 0);
+	host_ep_destroy(&a);
+	host_ep_destroy(&b);
+	rte_free(buf);
+}
+
 /* One SEND from a fresh QP on C to ip (GID), polled once: it must leave
  * at once (no ARP) with dst MAC mac. */
 static void
@@ -355,6 +418,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unresolved_times_out),
 		cmocka_unit_test(test_mac_move),
+		cmocka_unit_test(test_dmac_kept_on_retry),
 		cmocka_unit_test(test_flood_keeps_static_and_live),
 	};
 
