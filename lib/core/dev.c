@@ -305,7 +305,7 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 					       dev->nb_engines * (DEV_RX_DESC + 2 * SRNIC_RX_BURST) +
 					       1024, SRNIC_MBUF_CACHE, 0, DEV_RX_DATA_ROOM,
 					       rte_socket_id());
-	/* TX copies have their own pool (item H): a TX ring full of them
+	/* TX copies have their own pool: a TX ring full of them
 	 * (a PMD that takes one segment) must not starve the RX refill */
 	snprintf(pname, sizeof(pname), "%.12s_t%u", dev->name, pid);
 	dev->tx_copy_pool = rte_pktmbuf_pool_create(pname,

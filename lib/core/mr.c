@@ -44,7 +44,7 @@ mr_dma_map(struct srnic_mr *mr, bool map)
 }
 
 /* The last reference may go after the device was destroyed (an mbuf over
- * the memory still on a ring): nothing here reads mr->dev (item F). */
+ * the memory still on a ring): nothing here reads mr->dev. */
 static void
 mr_final(struct srnic_mr *mr)
 {

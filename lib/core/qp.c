@@ -317,7 +317,7 @@ qp_set_route(struct srnic_qp *qp, const struct ibv_qp_attr *a, const struct rte_
 	struct srnic_dev *dev = qp->dev;
 
 	memset(r, 0, sizeof(*r));
-	qp->route_dmac = dmac != NULL; /* a retry timeout keeps it (item I) */
+	qp->route_dmac = dmac != NULL; /* a retry timeout keeps it */
 	qp->dgid = a->ah_attr.grh.dgid;
 	r->src_mac = dev->mac;
 	r->ip_ver = dev->ip_ver;

@@ -786,7 +786,7 @@ srnic_engine_poll(struct srnic_engine *eng)
 	 * (issue 12 item 15: else the last QPs sent nothing for seconds and
 	 * their requesters timed out on a lossless link). Per poll, not per
 	 * packet, and only when TX-bound: O(1), the next poll's compaction
-	 * does the move (issue 12 item J: it was a memmove of the list). */
+	 * does the move (no memmove of the list). */
 	if (unlikely(eng_tx_free(eng) <= SRNIC_TX_RESERVE) && keep > 1)
 		eng->active_rotate = 1;
 

@@ -30,7 +30,7 @@
 #include <cmocka.h>
 
 #include "srnic.h"
-#include "rnic.h" /* sizeof(struct srnic_dev): item F poisons a freed one */
+#include "rnic.h" /* sizeof(struct srnic_dev): the MR-outlives-device test poisons a freed one */
 
 #if defined(__SANITIZE_ADDRESS__)
 #define DL_ASAN 1
@@ -127,7 +127,7 @@ on_host_rx(struct srnic_dev *dev, struct rte_mbuf *m, void *arg)
 
 	RTE_SET_USED(arg);
 	T.ncb++;
-	/* issue 12 item B: the AV handoff quiesces too */
+	/* the SQD AV handoff quiesces too */
 	T.rc_sqd_av = -1;
 	if (srnic_qp_state(T.qp[0]) == IBV_QPS_SQD) {
 		struct ibv_qp_attr q;
@@ -174,7 +174,7 @@ dev_new(int side, uint16_t nb_engines, uint32_t nb_mbufs, srnic_host_rx_cb host_
 	c.nb_mbufs = nb_mbufs;
 	c.host_rx = host_rx;
 	c.name = side == 0 ? "dlA" : "dlB";
-	if (side == 0 && dl_tx_seg_max != 0) { /* item H: A's TX copies every packet */
+	if (side == 0 && dl_tx_seg_max != 0) { /* A's TX copies every packet */
 		c.comp_mask |= SRNIC_DEV_CONF_TX_SEG_MAX;
 		c.tx_seg_max = dl_tx_seg_max;
 	}
@@ -423,7 +423,7 @@ on_release_unpoison(void *addr, size_t length, void *arg)
 	atomic_fetch_add(&T.released, 1);
 }
 
-/* Issue 12 item F: A's WRITE over an MR of application memory (mmap'd,
+/* An MR outliving its device: A's WRITE over an MR of application memory (mmap'd,
  * page-aligned: registered as extmem) sits in B's RX ring when A (QP, CQ,
  * MR, PD, device) is destroyed. The last mbuf, freed when B receives it,
  * frees the MR: that must not read the freed device. The device's memory
@@ -486,7 +486,7 @@ test_extmem_mr_outlives_device(void **state)
 	rte_free(T.buf[1]);
 }
 
-/* Issue 12 item H: TX copies come from their own pool, not the RX pool
+/* TX copies come from their own pool, not the RX pool
  * the port refills its RX ring from. A takes one segment per packet (every
  * packet is linearised); its WRITE's packets sit in B's RX ring (B does not
  * poll): none of A's RX mbufs is out, the copies are. B then gets the
@@ -524,7 +524,7 @@ test_tx_copies_spare_rx_pool(void **state)
 
 /* Item 5: from a host_rx callback (inside srnic_engine_poll()), dereg,
  * RESET, destroy of a QP and of the device are -EDEADLK, not a hang; the
- * same calls work once the poll has returned. Issue 12 item B: so is an
+ * same calls work once the poll has returned. So is an
  * SQD -> SQD modify with an AV (its handoff quiesces), which changes
  * nothing. */
 static void

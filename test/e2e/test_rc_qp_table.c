@@ -28,7 +28,7 @@ struct ref_trans {
 static const struct ref_trans ref[NSTATES][NSTATES] = {
 	[IBV_QPS_RESET] = {
 		[IBV_QPS_RESET] = { true, 0, 0 },
-		/* the kernel's ib_modify_qp_is_ok() allows it (issue 12 item E) */
+		/* the kernel's ib_modify_qp_is_ok() allows it */
 		[IBV_QPS_ERR] = { true, 0, 0 },
 		[IBV_QPS_INIT] = { true, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0 },
 	},
@@ -319,7 +319,7 @@ check_tclass(uint8_t want)
 	}
 }
 
-/* Issue 12 item A: an SQD -> SQD AV the engine has not installed yet does
+/* An SQD -> SQD AV the engine has not installed yet does
  * not outlive RESET. A goes SQD, gets an AV with TCLASS, is reset before
  * any poll, then connected again with its usual AV (traffic class 0):
  * what it sends carries the new connection's AV, not the stale one. */

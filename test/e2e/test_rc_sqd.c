@@ -111,7 +111,7 @@ test_sqd_drains_lost_ack(void **state)
 	assert_int_equal(srnic_get_async_event(E->p.dev[0], &ev), -EAGAIN);
 }
 
-/* Issue 12 item C: a WRITE whose ACK is lost, SQD, then an SQD -> SQD AV
+/* A WRITE whose ACK is lost, SQD, then an SQD -> SQD AV
  * to an address nobody answers (ARP/ND unanswered). The drain must still
  * end: the ACK timer of what is outstanding runs while the route is
  * unresolved, each expiry spends a retry and asks for the MAC again, and
