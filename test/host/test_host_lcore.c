@@ -205,11 +205,19 @@ test_lcore_writes(void **state)
 		for (j = wr_len(i); j < LC_SLOT; j++)
 			assert_int_equal(d[j], 0);
 	}
-	assert_int_equal(host_eng_stat(T.eng[0], "req_msgs"), LC_NWR);
+	/* Messages started: one each, plus what resends started again (the
+	 * two engines share vCPUs with the rest of the host: a 67 ms ACK
+	 * timer may expire under load). Exact when nothing was resent. */
+	if (host_eng_stat(T.eng[0], "retransmit_pkts") == 0) {
+		assert_int_equal(host_eng_stat(T.eng[0], "req_msgs"), LC_NWR);
+		assert_int_equal(host_eng_stat(T.eng[1], "resp_pkts"), LC_NWR);
+	} else {
+		assert_true(host_eng_stat(T.eng[0], "req_msgs") >= LC_NWR);
+		assert_true(host_eng_stat(T.eng[1], "resp_pkts") >= LC_NWR);
+	}
 	assert_int_equal(host_eng_stat(T.eng[0], "cqe"), LC_NWR);
 	assert_int_equal(host_eng_stat(T.eng[0], "cqe_err"), 0);
 	assert_int_equal(host_eng_stat(T.eng[1], "cqe"), LC_NWR / LC_IMM_EVERY);
-	assert_int_equal(host_eng_stat(T.eng[1], "resp_pkts"), LC_NWR);
 
 	/* Stopped: the main thread owns the engines again. */
 	memset(dst, 0, LC_SLOT);
