@@ -110,8 +110,6 @@ int
 srnic_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *mr, uint64_t va,
 		 uint32_t len)
 {
-	struct rte_mbuf *e;
-
 	if (len == 0)
 		return 0;
 	/* References on the MR are bought in batches per engine: one atomic
@@ -132,14 +130,23 @@ srnic_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *
 				      mr->iova + (va - (uint64_t)(uintptr_t)mr->addr), len);
 	}
 	/* The 16-bit shared refcount is nearly full: copy this one. */
-	e = rte_pktmbuf_alloc(eng->dev->tx_copy_pool);
+	if (srnic_pkt_attach_copy(eng, m, va, len) != 0)
+		return -ENOMEM;
+	eng_stat(eng, SRNIC_STAT_RESP_ZC_COPY, 1);
+	return 0;
+}
+
+int
+srnic_pkt_attach_copy(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t va, uint32_t len)
+{
+	struct rte_mbuf *e = rte_pktmbuf_alloc(eng->dev->tx_copy_pool);
+
 	if (e == NULL || rte_pktmbuf_tailroom(e) < len) {
 		rte_pktmbuf_free(e);
 		eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
 		return -ENOMEM;
 	}
-	rte_memcpy(rte_pktmbuf_append(e, (uint16_t)len), (void *)(uintptr_t)va, len);
-	eng_stat(eng, SRNIC_STAT_RESP_ZC_COPY, 1);
+	rte_memcpy(rte_pktmbuf_append(e, (uint16_t)len), (const void *)(uintptr_t)va, len);
 	if (unlikely(rte_pktmbuf_chain(m, e) != 0)) {
 		rte_pktmbuf_free(e);
 		return -ENOMEM;

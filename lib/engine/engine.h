@@ -166,6 +166,11 @@ struct rte_mbuf *srnic_pkt_new(struct srnic_engine *eng, struct srnic_qp *qp, ui
 int srnic_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *mr,
 		     uint64_t va, uint32_t len);
 
+/* Chain a copy of len bytes at va behind m (a segment of the TX copy
+ * pool): for what must not stay zero-copy. Returns 0 or -ENOMEM (counted). */
+int srnic_pkt_attach_copy(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t va,
+			  uint32_t len);
+
 /* Pad, ICRC, lengths, then queue for TX. Frees m on failure. */
 int srnic_pkt_xmit(struct srnic_engine *eng, struct rte_mbuf *m);
 

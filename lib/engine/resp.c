@@ -757,18 +757,8 @@ send_atomic_ack(struct srnic_engine *eng, struct srnic_qp *qp, const struct srni
 static __rte_noinline int
 retry_copy(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t va, uint32_t len)
 {
-	struct rte_mbuf *s = rte_pktmbuf_alloc(eng->dev->tx_copy_pool);
-
-	if (s == NULL || rte_pktmbuf_tailroom(s) < len) {
-		rte_pktmbuf_free(s);
-		eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
+	if (srnic_pkt_attach_copy(eng, m, va, len) != 0)
 		return -ENOMEM;
-	}
-	rte_memcpy(rte_pktmbuf_append(s, (uint16_t)len), (const void *)(uintptr_t)va, len);
-	if (rte_pktmbuf_chain(m, s) != 0) {
-		rte_pktmbuf_free(s);
-		return -ENOMEM;
-	}
 	eng_stat(eng, SRNIC_STAT_RESP_READ_RETRY_COPY, 1);
 	return 0;
 }
