@@ -15,11 +15,12 @@
  * attributes per transition and QP type, as verbs enforces it through the
  * kernel's ib_modify_qp_is_ok()). A transition is allowed when valid, with
  * every required bit and no bit that is neither required nor optional
- * (IBV_QP_STATE aside). One column per QP type: RC now; UC and UD are one
- * more column each.
+ * (IBV_QP_STATE aside). One column per QP type.
  */
 enum qp_tbl_col {
 	QP_COL_RC,
+	QP_COL_UC,
+	QP_COL_UD,
 	QP_COL_COUNT,
 };
 
@@ -33,57 +34,88 @@ struct qp_trans {
 
 #define QP_PATH_OPT (IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | \
 		     IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MIG_STATE)
+/* RTR -> RTS, RTS -> RTS, SQD -> RTS for UC (no RNR timer) and UD */
+#define QP_UC_PATH_OPT (IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | \
+			IBV_QP_PATH_MIG_STATE)
+#define QP_UD_OPT (IBV_QP_CUR_STATE | IBV_QP_QKEY)
 
 static const struct qp_trans qp_trans_tbl[QP_ST_COUNT][QP_ST_COUNT] = {
 	[IBV_QPS_RESET] = {
 		[IBV_QPS_RESET] = { .valid = true },
 		[IBV_QPS_ERR] = { .valid = true }, /* as the kernel's table allows */
 		[IBV_QPS_INIT] = { .valid = true,
-			.req = { [QP_COL_RC] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS } },
+			.req = { [QP_COL_RC] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+				 [QP_COL_UC] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+				 [QP_COL_UD] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY } },
 	},
 	[IBV_QPS_INIT] = {
 		[IBV_QPS_RESET] = { .valid = true },
 		[IBV_QPS_ERR] = { .valid = true },
 		[IBV_QPS_INIT] = { .valid = true,
-			.opt = { [QP_COL_RC] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS } },
+			.opt = { [QP_COL_RC] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+				 [QP_COL_UC] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+				 [QP_COL_UD] = IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY } },
 		[IBV_QPS_RTR] = { .valid = true,
 			.req = { [QP_COL_RC] = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 					       IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-					       IBV_QP_MIN_RNR_TIMER },
+					       IBV_QP_MIN_RNR_TIMER,
+				 [QP_COL_UC] = IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					       IBV_QP_RQ_PSN },
 			.opt = { [QP_COL_RC] = IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
-					       IBV_QP_PKEY_INDEX } },
+					       IBV_QP_PKEY_INDEX,
+				 [QP_COL_UC] = IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
+					       IBV_QP_PKEY_INDEX,
+				 [QP_COL_UD] = IBV_QP_PKEY_INDEX | IBV_QP_QKEY } },
 	},
 	[IBV_QPS_RTR] = {
 		[IBV_QPS_RESET] = { .valid = true },
 		[IBV_QPS_ERR] = { .valid = true },
 		[IBV_QPS_RTS] = { .valid = true,
 			.req = { [QP_COL_RC] = IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC },
-			.opt = { [QP_COL_RC] = QP_PATH_OPT } },
+					       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC,
+				 [QP_COL_UC] = IBV_QP_SQ_PSN,
+				 [QP_COL_UD] = IBV_QP_SQ_PSN },
+			.opt = { [QP_COL_RC] = QP_PATH_OPT,
+				 [QP_COL_UC] = QP_UC_PATH_OPT,
+				 [QP_COL_UD] = QP_UD_OPT } },
 	},
 	[IBV_QPS_RTS] = {
 		[IBV_QPS_RESET] = { .valid = true },
 		[IBV_QPS_ERR] = { .valid = true },
-		[IBV_QPS_RTS] = { .valid = true, .opt = { [QP_COL_RC] = QP_PATH_OPT } },
+		[IBV_QPS_RTS] = { .valid = true,
+			.opt = { [QP_COL_RC] = QP_PATH_OPT, [QP_COL_UC] = QP_UC_PATH_OPT,
+				 [QP_COL_UD] = QP_UD_OPT } },
 		[IBV_QPS_SQD] = { .valid = true,
-			.opt = { [QP_COL_RC] = IBV_QP_EN_SQD_ASYNC_NOTIFY } },
+			.opt = { [QP_COL_RC] = IBV_QP_EN_SQD_ASYNC_NOTIFY,
+				 [QP_COL_UC] = IBV_QP_EN_SQD_ASYNC_NOTIFY,
+				 [QP_COL_UD] = IBV_QP_EN_SQD_ASYNC_NOTIFY } },
 	},
 	[IBV_QPS_SQD] = {
 		[IBV_QPS_RESET] = { .valid = true },
 		[IBV_QPS_ERR] = { .valid = true },
-		[IBV_QPS_RTS] = { .valid = true, .opt = { [QP_COL_RC] = QP_PATH_OPT } },
+		[IBV_QPS_RTS] = { .valid = true,
+			.opt = { [QP_COL_RC] = QP_PATH_OPT, [QP_COL_UC] = QP_UC_PATH_OPT,
+				 [QP_COL_UD] = QP_UD_OPT } },
 		[IBV_QPS_SQD] = { .valid = true,
 			.opt = { [QP_COL_RC] = IBV_QP_PORT | IBV_QP_AV | IBV_QP_TIMEOUT |
 					       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 					       IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC |
 					       IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
 					       IBV_QP_PKEY_INDEX | IBV_QP_MIN_RNR_TIMER |
-					       IBV_QP_PATH_MIG_STATE } },
+					       IBV_QP_PATH_MIG_STATE,
+				 [QP_COL_UC] = IBV_QP_AV | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
+					       IBV_QP_PKEY_INDEX | IBV_QP_PATH_MIG_STATE,
+				 [QP_COL_UD] = IBV_QP_PKEY_INDEX | IBV_QP_QKEY } },
 	},
-	[IBV_QPS_SQE] = { /* RC never enters SQE: its send errors are fatal */
+	/* srnic never moves a QP to SQE (RC send errors are fatal; a UD or
+	 * UC send cannot fail on the wire), but verbs lets the application
+	 * name the transition */
+	[IBV_QPS_SQE] = {
 		[IBV_QPS_RESET] = { .valid = true },
 		[IBV_QPS_ERR] = { .valid = true },
-		[IBV_QPS_RTS] = { .valid = true },
+		[IBV_QPS_RTS] = { .valid = true,
+			.opt = { [QP_COL_UC] = IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS,
+				 [QP_COL_UD] = IBV_QP_CUR_STATE | IBV_QP_QKEY } },
 	},
 	[IBV_QPS_ERR] = {
 		[IBV_QPS_RESET] = { .valid = true },
@@ -97,6 +129,31 @@ static const char *const qp_state_names[] = {
 	[IBV_QPS_ERR] = "ERR",
 };
 
+/* A UD QP has no one peer: its template holds our side (MACs and
+ * addresses of the destination are written per packet from the WQE's
+ * copy of the AH), its UDP source port rxe's for the QPN, its path MTU
+ * the port's active MTU. The route is "known": nothing to resolve per QP. */
+static void
+qp_ud_init(struct srnic_qp *qp)
+{
+	struct srnic_dev *dev = qp->dev;
+	struct ibv_port_attr pa;
+	struct srnic_route r;
+
+	srnic_dev_query_port(dev, &pa);
+	qp->pmtu_enum = pa.active_mtu;
+	qp->pmtu = srnic_mtu_bytes(pa.active_mtu);
+	memset(&r, 0, sizeof(r));
+	r.src_mac = dev->mac;
+	r.ip_ver = dev->ip_ver;
+	r.ttl = SRNIC_IP_TTL;
+	r.udp_sport = srnic_roce_ud_sport(qp->qpn);
+	memcpy(r.src_ip, dev->ip, 16);
+	qp->route = r;
+	qp->route_ok = 1;
+	srnic_hdr_tmpl_build(&qp->tmpl, &qp->route, 0);
+}
+
 struct srnic_qp *
 srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
 {
@@ -109,7 +166,7 @@ srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
 		rte_errno = EINVAL;
 		return NULL;
 	}
-	if (a->qp_type != IBV_QPT_RC) {
+	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC && a->qp_type != IBV_QPT_UD) {
 		rte_errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -151,6 +208,9 @@ srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
 	qp->rq.max_sge = RTE_MAX(a->max_recv_sge, 1u);
 	qp->pmtu_enum = IBV_MTU_1024;
 	qp->pmtu = srnic_mtu_bytes(IBV_MTU_1024);
+	qp->type = (uint8_t)a->qp_type;
+	qp->transport = a->qp_type == IBV_QPT_UD ? SRNIC_OPM_UD :
+			a->qp_type == IBV_QPT_UC ? SRNIC_OPM_UC : SRNIC_OPM_RC;
 	atomic_store(&qp->state, IBV_QPS_RESET);
 
 	rte_spinlock_lock(&dev->lock);
@@ -166,6 +226,8 @@ srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
 	}
 	dev->qp_next = idx + 1;
 	qp->qpn = SRNIC_QPN_BASE + idx;
+	if (a->qp_type == IBV_QPT_UD)
+		qp_ud_init(qp);
 	__atomic_store_n(&dev->qp_tbl[idx], qp, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&dev->lock);
 	a->max_send_wr = sq_size;
@@ -257,9 +319,12 @@ qp_check_transition(enum ibv_qp_type type, enum ibv_qp_state cur, enum ibv_qp_st
 	const struct qp_trans *t;
 	enum qp_tbl_col col;
 
-	if (type != IBV_QPT_RC)
-		return -EINVAL;
-	col = QP_COL_RC;
+	switch (type) {
+	case IBV_QPT_RC: col = QP_COL_RC; break;
+	case IBV_QPT_UC: col = QP_COL_UC; break;
+	case IBV_QPT_UD: col = QP_COL_UD; break;
+	default: return -EINVAL;
+	}
 	if ((unsigned int)cur >= QP_ST_COUNT || (unsigned int)next >= QP_ST_COUNT)
 		return -EINVAL;
 	/* Naming the current state only makes sense where it can be two things. */
@@ -378,6 +443,8 @@ qp_apply_attrs(struct srnic_qp *qp, enum ibv_qp_state cur, struct ibv_qp_attr *a
 
 	if (mask & IBV_QP_ACCESS_FLAGS)
 		qp->access = a->qp_access_flags;
+	if (mask & IBV_QP_QKEY) /* UD: read by the engine per packet, one word */
+		__atomic_store_n(&qp->qkey, a->qkey, __ATOMIC_RELAXED);
 	if (mask & IBV_QP_PATH_MTU) { /* INIT -> RTR only */
 		struct ibv_port_attr pa;
 
@@ -450,7 +517,7 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 	next = (mask & IBV_QP_STATE) ? a->qp_state : cur;
 	if ((mask & IBV_QP_CUR_STATE) && a->cur_qp_state != cur)
 		return -EINVAL;
-	rc = qp_check_transition(IBV_QPT_RC, cur, next, mask);
+	rc = qp_check_transition((enum ibv_qp_type)qp->type, cur, next, mask);
 	if (rc == 0)
 		rc = qp_check_attr(qp, a, mask);
 	if (rc != 0) {
@@ -503,7 +570,8 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 			  expect < QP_ST_COUNT ? qp_state_names[expect] : "?");
 		/* To ERR, and the engine got there first: done, as asked. */
 		if (!(expect == IBV_QPS_ERR && next == IBV_QPS_ERR &&
-		      qp_check_transition(IBV_QPT_RC, IBV_QPS_ERR, IBV_QPS_ERR, mask) == 0))
+		      qp_check_transition((enum ibv_qp_type)qp->type, IBV_QPS_ERR, IBV_QPS_ERR,
+					  mask) == 0))
 			return -EINVAL;
 	} else if (next == IBV_QPS_SQD && cur != IBV_QPS_SQD) {
 		/* a new entry into SQD, only once it is one: the engine's
@@ -543,17 +611,20 @@ srnic_query_qp(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 	a->rnr_retry = qp->rnr_retry;
 	a->min_rnr_timer = qp->min_rnr_timer;
 	a->en_sqd_async_notify = qp->sqd_notify;
+	a->qkey = qp->qkey;
 	/* racy read of the engine's side, as a snapshot */
 	a->sq_draining = a->qp_state == IBV_QPS_SQD &&
 			 qp->sqd_done_gen != atomic_load_explicit(&qp->sqd_gen, memory_order_relaxed);
 	a->port_num = 1;
-	a->ah_attr.is_global = 1;
-	a->ah_attr.port_num = 1;
-	a->ah_attr.grh.dgid = qp->dgid;
-	a->ah_attr.grh.sgid_index = SRNIC_GID_INDEX_IP;
-	a->ah_attr.grh.hop_limit = qp->av_hop_limit;
-	a->ah_attr.grh.flow_label = qp->av_flow_label;
-	a->ah_attr.grh.traffic_class = qp->route.tclass;
+	if (qp->type != IBV_QPT_UD) { /* UD: no AV, each WR names its own */
+		a->ah_attr.is_global = 1;
+		a->ah_attr.port_num = 1;
+		a->ah_attr.grh.dgid = qp->dgid;
+		a->ah_attr.grh.sgid_index = SRNIC_GID_INDEX_IP;
+		a->ah_attr.grh.hop_limit = qp->av_hop_limit;
+		a->ah_attr.grh.flow_label = qp->av_flow_label;
+		a->ah_attr.grh.traffic_class = qp->route.tclass;
+	}
 	a->cap.max_send_wr = qp->sq.size;
 	a->cap.max_recv_wr = qp->rq.size;
 	a->cap.max_send_sge = qp->sq.max_sge;
@@ -569,12 +640,49 @@ srnic_query_qp(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 		init->max_recv_sge = qp->rq.max_sge;
 		init->max_inline_data = qp->sq.max_inline;
 		init->sq_sig_all = qp->sq_sig_all;
-		init->qp_type = IBV_QPT_RC;
+		init->qp_type = (enum ibv_qp_type)qp->type;
 	}
 	return 0;
 }
 
 /* ---- posting ---- */
+
+/* Which QP types take each work request opcode (rxe's wr_opcode_info
+ * masks): UC has no READ or atomics, UD only SENDs. */
+#define WR_RC (1u << IBV_QPT_RC)
+#define WR_UC (1u << IBV_QPT_UC)
+#define WR_UD (1u << IBV_QPT_UD)
+
+static const uint8_t wr_qp_types[] = {
+	[IBV_WR_RDMA_WRITE] = WR_RC | WR_UC,
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = WR_RC | WR_UC,
+	[IBV_WR_SEND] = WR_RC | WR_UC | WR_UD,
+	[IBV_WR_SEND_WITH_IMM] = WR_RC | WR_UC | WR_UD,
+	[IBV_WR_RDMA_READ] = WR_RC,
+	[IBV_WR_ATOMIC_CMP_AND_SWP] = WR_RC,
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = WR_RC,
+};
+
+/* A UD WR's destination into its WQE: a copy of the AH's, so the AH may
+ * be destroyed once posted. The MAC, if the AH had none, is looked up now
+ * and else by the engine at send time. */
+static int
+post_ud_dest(struct srnic_qp *qp, const struct ibv_send_wr *wr, struct srnic_swqe *w)
+{
+	struct srnic_ah *ah = srnic_ah_from_ibv(wr->wr.ud.ah);
+
+	if (ah == NULL || ah->pd != qp->pd)
+		return EINVAL; /* an AH of the QP's PD (IBTA 10.2.3) */
+	w->ud = ah->dest;
+	if (!w->ud.mac_ok)
+		w->ud.mac_ok = srnic_neigh_lookup(qp->dev, w->ud.ip, &w->ud.mac) == 0;
+	w->ud.qpn = wr->wr.ud.remote_qpn & SRNIC_QPN_MASK;
+	/* The controlled Q_Key rule (IBTA 10.2.5): a high bit asks for the
+	 * QP's own Q_Key, which only it may send. */
+	w->ud.qkey = (wr->wr.ud.remote_qkey & SRNIC_QKEY_CONTROLLED) ?
+		     __atomic_load_n(&qp->qkey, __ATOMIC_RELAXED) : wr->wr.ud.remote_qkey;
+	return 0;
+}
 
 static int
 post_one_send(struct srnic_qp *qp, const struct ibv_send_wr *wr, uint32_t head)
@@ -602,8 +710,16 @@ post_one_send(struct srnic_qp *qp, const struct ibv_send_wr *wr, uint32_t head)
 	default:
 		return EOPNOTSUPP;
 	}
+	if (!(wr_qp_types[wr->opcode] & (1u << qp->type)))
+		return EINVAL; /* READ/atomic on UC, WRITE on UD */
 	if (len > SRNIC_MAX_MSG_SIZE)
 		return EINVAL;
+	if (qp->type == IBV_QPT_UD) {
+		int rc = post_ud_dest(qp, wr, w);
+
+		if (rc != 0)
+			return rc;
+	}
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		if (wr->opcode == IBV_WR_RDMA_READ || wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || len > qp->sq.max_inline)

@@ -92,6 +92,33 @@ struct srnic_cq {
 	rte_spinlock_t poll_lock;
 };
 
+/* ---- address handles ---- */
+
+/* Where a UD work request goes: what the packet needs of its AH, copied
+ * into the send WQE at post time. */
+struct srnic_ud_dest {
+	uint32_t qpn;               /* remote_qpn */
+	uint32_t qkey;              /* DETH Q_Key to send (controlled Q_Key resolved at post) */
+	uint32_t flow_label;        /* IPv6 flow label (the AH's, 0: none) */
+	uint8_t ttl;                /* IPv4 TTL / IPv6 hop limit */
+	uint8_t tclass;
+	uint8_t mac_ok;             /* mac known at post time, else looked up at send */
+	struct rte_ether_addr mac;
+	uint8_t ip[16];             /* IPv4 in the first 4 bytes */
+	uint64_t resolve_by;        /* engine: timer cycles to wait for mac until (0: not yet) */
+};
+
+/* An address handle: rdma-core's struct ibv_ah inside (the verbs layer
+ * hands that very pointer to the application; srnic_ah_from_ibv() goes
+ * back), the attributes it was made with and the destination it names. */
+struct srnic_ah {
+	struct ibv_ah ibv;
+	struct srnic_pd *pd;
+	struct ibv_ah_attr attr;
+	struct srnic_ud_dest dest;  /* qpn, qkey 0: set per work request */
+	uint8_t dmac_given;         /* srnic_create_ah_dmac(): never looked up */
+};
+
 /* ---- work queues ---- */
 
 enum srnic_wqe_state {
@@ -125,6 +152,9 @@ struct srnic_swqe {
 	uint32_t resp_pkts;         /* READ responses received */
 	uint32_t acked_pkts;        /* SEND/WRITE packets an ACK inside the message covered */
 	struct ibv_sge sge[SRNIC_MAX_SGE];
+	/* UD: the destination, copied from the AH at post time (as libmlx5
+	 * copies the AV into the WQE), so the AH may go right after */
+	struct srnic_ud_dest ud;
 };
 
 struct srnic_rwqe {
@@ -202,6 +232,7 @@ struct srnic_resp {
 	uint8_t rd_atomic;          /* READ/atomic entries queued */
 	uint8_t rwqe_taken;         /* a receive WQE is being filled */
 	uint8_t goto_error;         /* fatal error NAKed: QP to ERR once it is sent */
+	uint8_t uc_drop;            /* UC: the message in progress is dropped until a FIRST/ONLY */
 	uint32_t epsn_wraps;        /* times epsn wrapped past 2^24 (extends PSNs) */
 	uint32_t rwqe_next;         /* RQ index after rwqe */
 	uint32_t recv_off;          /* bytes placed in it */
@@ -233,6 +264,9 @@ struct srnic_qp {
 	struct srnic_cq *scq;
 	struct srnic_cq *rcq;
 	uint32_t qpn;
+	uint32_t transport;         /* SRNIC_OPM_RC, _UC or _UD: the opcodes it takes */
+	uint32_t qkey;              /* UD: its Q_Key (IBV_QP_QKEY) */
+	uint8_t type;               /* enum ibv_qp_type */
 	_Atomic uint8_t state;      /* enum ibv_qp_state */
 	_Atomic uint8_t db_pending; /* in eng->doorbell (set by the poster, cleared by the engine) */
 	uint8_t active;             /* engine: in eng->active */
@@ -449,6 +483,9 @@ struct srnic_dev {
 
 	rte_spinlock_t lock;            /* control path: tables below */
 	struct srnic_qp **qp_tbl;       /* by QPN - SRNIC_QPN_BASE */
+	/* QPNs below SRNIC_QPN_BASE (1: the GSI QP rdma_cm needs, issue 15):
+	 * looked up here, none created yet */
+	struct srnic_qp *qp_special[SRNIC_QPN_BASE];
 	uint32_t qp_next;
 	struct srnic_mr **mr_tbl;       /* by key index; entries read by engines */
 	uint8_t *mr_gen;
@@ -468,7 +505,8 @@ srnic_dev_qp(const struct srnic_dev *dev, uint32_t qpn)
 	uint32_t i = qpn - SRNIC_QPN_BASE;
 
 	if (unlikely(i >= SRNIC_MAX_QP))
-		return NULL;
+		return qpn < SRNIC_QPN_BASE ?
+		       __atomic_load_n(&dev->qp_special[qpn], __ATOMIC_ACQUIRE) : NULL;
 	return __atomic_load_n(&dev->qp_tbl[i], __ATOMIC_ACQUIRE);
 }
 

@@ -7,7 +7,8 @@
  * srnic: a software RoCEv2 RNIC on a DPDK port. The public API.
  *
  * Objects follow verbs: a device on an ethdev port, protection domains,
- * memory regions, completion queues, RC queue pairs. Work requests and
+ * memory regions, completion queues, RC, UC and UD queue pairs, address
+ * handles. Work requests and
  * completions are rdma-core's own types (struct ibv_send_wr, ibv_recv_wr,
  * ibv_wc, ibv_qp_attr), so a verbs layer over srnic stays thin.
  *
@@ -33,7 +34,7 @@
  * does), under a lock srnic_poll_cq() takes once per call.
  *
  * Lifetimes: srnic_destroy_cq() is -EBUSY while a QP uses the CQ,
- * srnic_dealloc_pd() while a QP or MR uses the PD, srnic_dev_destroy()
+ * srnic_dealloc_pd() while a QP, MR or AH uses the PD, srnic_dev_destroy()
  * while any PD, CQ, MR or QP of the device lives. A device can be created
  * again on its port under the same name once destroyed. From inside
  * srnic_engine_poll() (a host_rx callback), srnic_dereg_mr(),
@@ -61,6 +62,7 @@ struct srnic_pd;
 struct srnic_mr;
 struct srnic_cq;
 struct srnic_qp;
+struct srnic_ah;
 struct rte_mbuf;
 
 /* ---- limits (see also srnic_param.h for engine internals) ---- */
@@ -75,6 +77,9 @@ struct rte_mbuf;
 #define SRNIC_GID_TBL_LEN 2        /**< 0: link-local from MAC, 1: IP-based RoCEv2 */
 #define SRNIC_GID_INDEX_LL 0       /**< fe80:: from the MAC: listed, no source (srnic_modify_qp) */
 #define SRNIC_GID_INDEX_IP 1       /**< the device's address: the one sgid_index a QP takes */
+#define SRNIC_GRH_LEN 40           /**< the GRH area at the front of every UD receive buffer */
+#define SRNIC_QKEY_CONTROLLED 0x80000000u /**< Q_Key high bit: a UD WR's remote_qkey with it means the QP's own (IBTA 10.2.5) */
+#define SRNIC_GSI_QKEY 0x80010000u /**< the well-known Q_Key of QP1 (CM MADs) */
 
 /** Callback for frames that are not RoCEv2 (nor ARP/ND srnic answers). */
 typedef void (*srnic_host_rx_cb)(struct srnic_dev *dev, struct rte_mbuf *m, void *arg);
@@ -272,14 +277,43 @@ struct srnic_qp_init_attr {
 	uint32_t max_recv_sge;
 	uint32_t max_inline_data;
 	int sq_sig_all;            /**< every send WR signaled */
-	enum ibv_qp_type qp_type;  /**< IBV_QPT_RC */
+	enum ibv_qp_type qp_type;  /**< IBV_QPT_RC, IBV_QPT_UC or IBV_QPT_UD */
 	/* ---- the base ends here; later fields need their comp_mask bit ---- */
 	uint32_t comp_mask;        /**< enum srnic_qp_init_attr_mask bits; 0: base only */
 };
 
 /**
  * A QP served by the engine of its CQs. NULL with rte_errno EINVAL for a
- * bad attribute or an unknown comp_mask bit, EOPNOTSUPP for a type not RC.
+ * bad attribute or an unknown comp_mask bit, EOPNOTSUPP for a type other
+ * than RC, UC and UD.
+ *
+ * UC (IBTA 9.8): SEND and RDMA WRITE, with or without immediate, split by
+ * the path MTU as RC, with no ACK, no retransmission, no READ or atomics
+ * (EINVAL at post). A send WR completes once its last packet is built for
+ * TX. The responder takes a message only from its FIRST (or ONLY) packet
+ * on: a PSN gap or an out-of-sequence opcode drops the message in progress
+ * (its receive WQE is reused for the next message, no completion) and
+ * every packet until the next FIRST/ONLY, which resyncs the expected PSN
+ * (IBTA 9.7.5.1.x for UC, as rxe does); a bad R_Key, a length that does
+ * not add up or no receive WQE drop the message too (counted, no NAK).
+ *
+ * UD (IBTA 9.8.4): SEND and SEND with immediate only, one packet each
+ * (BTH + DETH [+ ImmDt]) to the AH, remote_qpn and remote_qkey of the WR
+ * (wr.ud); a remote_qkey with SRNIC_QKEY_CONTROLLED set sends the QP's own
+ * Q_Key instead. A message longer than the port's active MTU sends no packet
+ * and completes successfully (C10-93.1.1, as rxe), counted as
+ * req_ud_too_long. The send CQE comes once the packet is built for TX (no
+ * ACK); each packet takes the next SQ PSN, which the receiver does not
+ * check. The UDP source port is the QP's (Linux rxe: 0xC000 | a hash of
+ * the QPN, 55410 for QP1 as in the rdma_cm capture). A receive takes a
+ * packet whose DETH Q_Key is the QP's (else dropped, rx_ud_qkey_err) and
+ * whose payload fits the path MTU (else rx_ud_too_long): the receive buffer
+ * gets SRNIC_GRH_LEN bytes first, as Linux fills them for RoCEv2 (IPv4: 20
+ * zero bytes then the packet's IPv4 header; IPv6: its IPv6 header), then
+ * the payload; byte_len counts both. wc.src_qp is the DETH's source QP,
+ * wc_flags has IBV_WC_GRH, pkey_index is 0, sl the 802.1Q priority (0
+ * untagged), slid 0. A receive WQE too small for GRH + payload completes
+ * with IBV_WC_LOC_LEN_ERR and the QP goes to ERR.
  */
 struct srnic_qp *srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *attr);
 /** Its completions still in its CQs go with it. -EDEADLK from inside a poll of its device. */
@@ -335,6 +369,18 @@ int srnic_query_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		   struct srnic_qp_init_attr *init);
 enum ibv_qp_state srnic_qp_state(const struct srnic_qp *qp);
 
+/**
+ * UD and UC QPs take the kernel's ib_modify_qp_is_ok() table for their
+ * type: UD RESET -> INIT needs IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+ * IBV_QP_QKEY, INIT -> RTR nothing (optional PKEY_INDEX, QKEY), RTR -> RTS
+ * IBV_QP_SQ_PSN (optional QKEY); UC RESET -> INIT needs PKEY_INDEX | PORT |
+ * ACCESS_FLAGS, INIT -> RTR IBV_QP_AV | PATH_MTU | DEST_QPN | RQ_PSN,
+ * RTR -> RTS IBV_QP_SQ_PSN; the optional bits per transition as that table
+ * says. A UD QP's path MTU is the port's active MTU (query_qp shows it).
+ * Any Q_Key is taken, the controlled ones (high bit) included: there is no
+ * privilege to check in one process.
+ */
+
 /** Per-QP protocol events (the engine counters, per QP). Racy reads. */
 struct srnic_qp_stats {
 	uint64_t retransmits;      /**< go-back-N rewinds (NAK, implied NAK, timeout) */
@@ -348,6 +394,55 @@ struct srnic_qp_stats {
 };
 
 int srnic_qp_get_stats(const struct srnic_qp *qp, struct srnic_qp_stats *st);
+
+/* ---- address handles (UD) ---- */
+
+/**
+ * An address handle for UD work requests (ibv_create_ah()). RoCE needs the
+ * GRH: is_global 1, grh.dgid the peer's GID (of the device's IP version,
+ * unicast), grh.sgid_index SRNIC_GID_INDEX_IP; port_num 1. grh.hop_limit
+ * (0: SRNIC_IP_TTL), traffic_class and (IPv6) flow_label go into the
+ * packets as given. The peer's MAC comes from the neighbour table (a
+ * static entry, or ARP/ND: a send to an address not yet resolved asks for
+ * it and waits for the reply up to SRNIC_UD_RESOLVE_MS, then the datagram
+ * is dropped, counted as req_ud_no_route, and the WR completes, as a
+ * datagram the kernel's neighbour layer gave up on).
+ * NULL with rte_errno EINVAL (bad arguments), EOPNOTSUPP (multicast).
+ */
+struct srnic_ah *srnic_create_ah(struct srnic_pd *pd, const struct ibv_ah_attr *attr);
+/** The same with the peer's MAC given (rdma-core's extended AH): no lookup. */
+struct srnic_ah *srnic_create_ah_dmac(struct srnic_pd *pd, const struct ibv_ah_attr *attr,
+				      const struct rte_ether_addr *dmac);
+/**
+ * Destroy an AH. Work requests already posted with it are unaffected (they
+ * carry a copy of its address). 0 or -EINVAL.
+ */
+int srnic_destroy_ah(struct srnic_ah *ah);
+/**
+ * The struct ibv_ah inside the AH: the pointer a UD ibv_send_wr names in
+ * wr.ud.ah. Its context, pd and handle are the verbs layer's to set (srnic
+ * does not read them), so the application can be handed this very pointer.
+ */
+struct ibv_ah *srnic_ah_ibv(struct srnic_ah *ah);
+/** Back from srnic_ah_ibv()'s pointer (container_of). */
+struct srnic_ah *srnic_ah_from_ibv(struct ibv_ah *ah);
+/** The attributes the AH was created with. 0 or -EINVAL. */
+int srnic_query_ah(const struct srnic_ah *ah, struct ibv_ah_attr *attr);
+/**
+ * Fill attr for a reply to the sender of a UD receive completion wc (what
+ * ibv_init_ah_from_wc() needs): grh is the receive buffer's first
+ * SRNIC_GRH_LEN bytes. dgid is the sender's address as a GID (IPv4:
+ * ::ffff:a.b.c.d), sgid_index SRNIC_GID_INDEX_IP (the packet must have been
+ * sent to the device's address), hop_limit 0xFF and traffic_class /
+ * flow_label from the header, as the kernel's ib_init_ah_attr_from_wc()
+ * does; sl from wc, port_num 1. 0, or -EINVAL (no IBV_WC_GRH in wc, a GRH
+ * area that holds neither header, not sent to us).
+ */
+int srnic_init_ah_from_wc(struct srnic_dev *dev, const struct ibv_wc *wc, const void *grh,
+			  struct ibv_ah_attr *attr);
+/** srnic_init_ah_from_wc() then srnic_create_ah() (ibv_create_ah_from_wc()). */
+struct srnic_ah *srnic_create_ah_from_wc(struct srnic_pd *pd, const struct ibv_wc *wc,
+					 const void *grh);
 
 /* ---- asynchronous events ---- */
 

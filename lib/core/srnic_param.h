@@ -31,6 +31,8 @@
 #define SRNIC_NEIGH_MAX 256            /**< neighbour table entries */
 #define SRNIC_ARP_RETRY_MS 100         /**< ARP/ND request interval while unresolved */
 #define SRNIC_ARP_WAIT_MAX 256         /**< QPs per engine woken at once by a neighbour update */
+#define SRNIC_UD_RESOLVE_MS 1000       /**< a UD send waits this long for its AH's MAC (ARP/ND), then is dropped */
+#define SRNIC_UD_RESOLVE_POLL_US 100   /**< ... looking at the neighbour table this often meanwhile */
 #define SRNIC_ASYNC_EVENT_RING 1024    /**< async events an engine holds for the application */
 #define SRNIC_IP_TTL 64                /**< as rxe (golden) */
 #define SRNIC_DEFAULT_MTU 1500

@@ -227,6 +227,11 @@ void srnic_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_p
 /* Returns true while the responder still owes something. */
 bool srnic_resp_run(struct srnic_engine *eng, struct srnic_qp *qp);
 
+/* UD receive (ud.c): Q_Key, length, a receive WQE with the GRH area. */
+void srnic_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt);
+/* UC responder (uc.c): SEND/WRITE without ACKs; a gap drops the message. */
+void srnic_uc_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt);
+
 /* Completer: one ACK / NAK / READ response / atomic ACK. */
 void srnic_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt);
 

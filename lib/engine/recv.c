@@ -2,8 +2,9 @@
 /*
  * Receive and dispatch, in the order of rxe's receive path: frame and
  * header lengths, version, ICRC (srnic_pkt_parse), then destination
- * address, QP lookup, QP's engine, transport and state, P_Key; requests go
- * to the responder, responses to the completer. Every drop has its counter.
+ * address, QP lookup, QP's engine, transport and state, P_Key; RC requests
+ * go to the responder, responses to the completer, UD and UC packets to
+ * their receive paths (ud.c, uc.c). Every drop has its counter.
  */
 #include <rte_ip.h>
 
@@ -101,12 +102,14 @@ srnic_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
 			eng_stat(eng, SRNIC_STAT_RX_REDIRECT, 1);
 			continue;
 		}
-		if (unlikely(!(pkt.mask & SRNIC_OPM_RC))) {
+		if (unlikely(!(pkt.mask & qp->transport))) {
 			eng_stat(eng, SRNIC_STAT_RX_BAD_TRANSPORT, 1);
 			goto drop;
 		}
 		st = srnic_qp_cur_state(qp);
-		if (unlikely(st < IBV_QPS_RTR || st == IBV_QPS_ERR || !pkt_from_peer(qp, &pkt) ||
+		/* UD takes datagrams from anyone; RC and UC from their peer */
+		if (unlikely(st < IBV_QPS_RTR || st == IBV_QPS_ERR ||
+			     (qp->transport != SRNIC_OPM_UD && !pkt_from_peer(qp, &pkt)) ||
 			     ((pkt.mask & SRNIC_OPM_RESP) && st < IBV_QPS_RTS))) {
 			eng_stat(eng, SRNIC_STAT_RX_QP_STATE, 1);
 			goto drop;
@@ -116,6 +119,14 @@ srnic_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
 		 * validation: no NAK for a bad P_Key). */
 		if (unlikely(!srnic_pkey_match(srnic_bth_pkey(pkt.bth), SRNIC_PKEY_DEFAULT))) {
 			eng_stat(eng, SRNIC_STAT_RX_BAD_PKEY, 1);
+			goto drop;
+		}
+		if (unlikely(qp->transport != SRNIC_OPM_RC)) {
+			/* nothing to answer: no turn needed */
+			if (qp->transport == SRNIC_OPM_UD)
+				srnic_ud_rx(eng, qp, &pkt);
+			else
+				srnic_uc_rx(eng, qp, &pkt);
 			goto drop;
 		}
 		if (pkt.mask & SRNIC_OPM_REQ)

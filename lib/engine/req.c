@@ -6,10 +6,17 @@
  * SRNIC_ACK_REQ_INTERVAL packets inside a long one, honours
  * fences and max_rd_atomic. Payload is attached zero-copy from the
  * registered memory the SGEs name; inline data is copied.
+ *
+ * UC takes the same path with UC opcodes; UD builds one packet per WR
+ * (BTH + DETH [+ ImmDt]) from the QP's template with the destination of
+ * the WQE's copy of its AH written in. Neither waits for an ACK: a WR is
+ * done once its last packet is queued for TX.
  */
 #include <rte_cycles.h>
+#include <rte_ip.h>
 
 #include "engine.h"
+#include "neigh.h"
 
 /* Opcodes of a message by position: [op][pos], pos 0 FIRST, 1 MIDDLE,
  * 2 LAST, 3 ONLY. */
@@ -126,15 +133,131 @@ req_local_error(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe
 	srnic_comp_retire(eng, qp);
 }
 
+/* The destination of a UD WQE into a packet started from the QP's
+ * template (our MAC, address and UDP port; theirs zero). */
+static void
+ud_set_dest(const struct srnic_qp *qp, struct rte_mbuf *m, uint8_t *bth,
+	    const struct srnic_ud_dest *d)
+{
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	uint8_t *l3 = f + qp->tmpl.l2_len;
+
+	memcpy(f, &d->mac, RTE_ETHER_ADDR_LEN);
+	if (qp->tmpl.ip_ver == 4) {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)l3;
+
+		ip->type_of_service = d->tclass;
+		ip->time_to_live = d->ttl;
+		memcpy(&ip->dst_addr, d->ip, 4);
+	} else {
+		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)l3;
+
+		ip6->vtc_flow = rte_cpu_to_be_32((6u << 28) | ((uint32_t)d->tclass << 20) |
+						 (d->flow_label & SRNIC_FLOW_LABEL_MASK));
+		ip6->hop_limits = d->ttl;
+		memcpy(ip6->dst_addr, d->ip, 16);
+	}
+	srnic_bth_set_dqpn(bth, d->qpn);
+}
+
+/* A UD WQE whose peer's MAC was unknown at post: look again, ask (ARP/ND,
+ * once per SRNIC_ARP_RETRY_MS per QP), wait a little through the timer
+ * wheel (req.wait_until). 0: known now; 1: wait; -1: given up
+ * (SRNIC_UD_RESOLVE_MS), the datagram is dropped. */
+static __rte_noinline int
+ud_resolve(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w)
+{
+	uint64_t hz = rte_get_timer_hz();
+
+	if (srnic_neigh_lookup(eng->dev, w->ud.ip, &w->ud.mac) == 0) {
+		w->ud.mac_ok = 1;
+		return 0;
+	}
+	if (w->ud.resolve_by == 0)
+		w->ud.resolve_by = eng->now + hz / 1000 * SRNIC_UD_RESOLVE_MS;
+	else if (eng->now >= w->ud.resolve_by)
+		return -1;
+	srnic_neigh_want(eng->dev, w->ud.ip);
+	if (eng->now >= qp->arp_next_tsc) {
+		qp->arp_next_tsc = eng->now + hz / 1000 * SRNIC_ARP_RETRY_MS;
+		srnic_neigh_solicit(eng, w->ud.ip);
+	}
+	qp->req.wait_until = eng->now + hz / 1000000 * SRNIC_UD_RESOLVE_POLL_US;
+	srnic_eng_timer_arm(eng, qp, qp->req.wait_until);
+	return 1;
+}
+
+/* The one packet of a UD WQE. 0: sent, or completed without a packet
+ * (too long, no route); -1: stop for now (mbufs, or waiting for the MAC:
+ * *wait set). */
+static int
+req_build_ud(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w, uint32_t psn,
+	     bool *wait)
+{
+	bool imm = w->opcode == IBV_WR_SEND_WITH_IMM;
+	uint8_t op = imm ? SRNIC_OP_UD_SEND_ONLY_IMM : SRNIC_OP_UD_SEND_ONLY;
+	const struct srnic_opcode_info *oi = srnic_opcode_info(op);
+	struct rte_mbuf *m;
+	uint8_t *bth, *deth;
+	int rc;
+
+	/* C10-93.1.1: longer than the port's MTU, no packet and no error
+	 * (rxe's fake UD send) */
+	if (unlikely(w->length > qp->pmtu)) {
+		eng_stat(eng, SRNIC_STAT_REQ_UD_TOO_LONG, 1);
+		w->sent_pkts = 1;
+		return 0;
+	}
+	if (unlikely(!w->ud.mac_ok)) {
+		rc = ud_resolve(eng, qp, w);
+		if (rc > 0) {
+			*wait = true;
+			return -1;
+		}
+		if (rc < 0) {
+			eng_stat(eng, SRNIC_STAT_REQ_UD_NO_ROUTE, 1);
+			w->sent_pkts = 1;
+			return 0;
+		}
+	}
+	m = srnic_pkt_new(eng, qp, op, psn, &bth);
+	if (m == NULL)
+		return -1;
+	ud_set_dest(qp, m, bth, &w->ud);
+	deth = bth + oi->offset[SRNIC_HDR_DETH];
+	srnic_deth_set_qkey(deth, w->ud.qkey);
+	srnic_deth_set_sqpn(deth, qp->qpn);
+	if (imm)
+		srnic_immdt_set_be(bth + oi->offset[SRNIC_HDR_IMMDT], w->imm_data);
+	/* AckReq on the last packet of a message, as rxe (the rdma_cm capture) */
+	srnic_bth_set_ackreq(bth, true);
+	srnic_bth_set_se(bth, w->solicited);
+	rc = req_gather(eng, qp, w, m, 0, w->length);
+	if (rc != 0) {
+		rte_pktmbuf_free(m);
+		if (rc == -EACCES)
+			req_local_error(eng, qp, w, IBV_WC_LOC_PROT_ERR);
+		return -1;
+	}
+	if (srnic_pkt_xmit(eng, m) != 0)
+		return -1;
+	eng_stat(eng, SRNIC_STAT_REQ_PKTS, 1);
+	w->sent_pkts = 1;
+	return 0;
+}
+
 /* Build and queue the next packet of w. Returns 0, or -1 to stop for now. */
 static int
-req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w)
+req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w, bool *wait)
 {
 	uint32_t psn = srnic_psn_add(w->first_psn, w->sent_pkts);
 	struct rte_mbuf *m;
 	uint8_t *bth;
 	uint8_t op;
 	int rc;
+
+	if (qp->transport == SRNIC_OPM_UD)
+		return req_build_ud(eng, qp, w, psn, wait);
 
 	switch (w->opcode) {
 	case IBV_WR_RDMA_READ: {
@@ -187,6 +310,8 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w)
 		const struct srnic_opcode_info *oi;
 
 		op = write ? write_ops[imm][pos] : send_ops[imm][pos];
+		if (qp->transport == SRNIC_OPM_UC)
+			op += SRNIC_OP_UC_SEND_FIRST; /* the same family, UC's range */
 		oi = srnic_opcode_info(op);
 		m = srnic_pkt_new(eng, qp, op, psn, &bth);
 		if (m == NULL)
@@ -241,7 +366,7 @@ bool
 srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	unsigned int budget = SRNIC_REQ_BUDGET;
-	bool sqd;
+	bool sqd, wait = false;
 	uint32_t head;
 
 	if (qp->req_idle)
@@ -299,7 +424,8 @@ srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 				req_local_error(eng, qp, w, st);
 				return false;
 			}
-			w->npkts = wqe_npkts(w, qp->pmtu);
+			/* UD: one packet, or none when too long */
+			w->npkts = qp->transport == SRNIC_OPM_UD ? 1 : wqe_npkts(w, qp->pmtu);
 			w->first_psn = qp->req.psn;
 			w->acked_pkts = 0;
 			qp->req.psn = srnic_psn_add(qp->req.psn, w->npkts);
@@ -308,12 +434,17 @@ srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 				qp->req.rd_atomic++;
 			eng_stat(eng, SRNIC_STAT_REQ_MSGS, 1);
 		}
-		if (req_build(eng, qp, w) != 0)
-			return true; /* out of mbufs or gone: try again next poll */
+		if (req_build(eng, qp, w, &wait) != 0)
+			return !wait; /* out of mbufs or gone: try again next poll */
 		budget--;
 		if (w->sent_pkts == w->npkts) {
-			w->state = SRNIC_WQE_SENT;
+			/* UC and UD wait for no ACK: done once queued for TX */
+			bool acked = qp->transport == SRNIC_OPM_RC;
+
+			w->state = acked ? SRNIC_WQE_SENT : SRNIC_WQE_DONE;
 			qp->sq.req++;
+			if (!acked)
+				srnic_comp_retire(eng, qp);
 		}
 	}
 	qp->req_idle = qp->sq.req == head;

@@ -23,10 +23,24 @@
 	X(RX_NOT_FOR_US, "rx_not_for_us")           /* destination IP/MAC not ours */ \
 	X(RX_NO_QP, "rx_no_qp")                     /* unknown destination QPN */ \
 	X(RX_QP_STATE, "rx_qp_state_drop")          /* QP not in RTR/RTS */ \
-	X(RX_BAD_TRANSPORT, "rx_bad_transport")     /* UC/UD/CNP on an RC QP */ \
+	X(RX_BAD_TRANSPORT, "rx_bad_transport")     /* opcode of another transport than the QP's (or CNP) */ \
 	X(RX_BAD_PKEY, "rx_bad_pkey")               /* BTH P_Key not the QP's (IBTA 10.9) */ \
 	X(RX_REDIRECT, "rx_redirect")               /* handed to the QP's own engine */ \
 	X(RX_REDIRECT_DROP, "rx_redirect_drop") \
+	X(RX_UD_PKTS, "rx_ud_pkts")                 /* UD datagrams delivered to a receive WQE */ \
+	X(RX_UD_QKEY_ERR, "rx_ud_qkey_err")         /* DETH Q_Key not the QP's: dropped (IBTA 10.2.5) */ \
+	X(RX_UD_TOO_LONG, "rx_ud_too_long")         /* payload beyond the path MTU: dropped */ \
+	X(RX_UD_NO_RECV, "rx_ud_no_recv_wqe")       /* no receive WQE posted: dropped (UD has no RNR) */ \
+	X(RX_UD_RECV_TOO_SMALL, "rx_ud_recv_too_small") /* GRH + payload beyond the WQE: LOC_LEN_ERR */ \
+	X(RX_UC_PKTS, "rx_uc_pkts")                 /* UC packets taken */ \
+	X(RX_UC_PSN_GAP, "rx_uc_psn_gap")           /* FIRST/ONLY after a PSN gap: resynced there */ \
+	X(RX_UC_DROP, "rx_uc_drop")                 /* UC packets dropped: a gap, or inside a dropped message */ \
+	X(RX_UC_MSG_DROP, "rx_uc_msg_drop")         /* UC messages abandoned part way (gap, op sequence) */ \
+	X(RX_UC_OPSEQ, "rx_uc_opseq_err")           /* UC opcode out of sequence: message dropped */ \
+	X(RX_UC_ERR_DROP, "rx_uc_err_drop")         /* UC length, access or R_Key error: message dropped */ \
+	X(RX_UC_NO_RECV, "rx_uc_no_recv_wqe")       /* UC SEND / WRITE with IMM and no receive WQE: dropped */ \
+	X(REQ_UD_TOO_LONG, "req_ud_too_long")       /* UD send beyond the MTU: no packet, success (C10-93.1.1) */ \
+	X(REQ_UD_NO_ROUTE, "req_ud_no_route")       /* UD send whose MAC stayed unknown: dropped */ \
 	X(REQ_PKTS, "req_pkts")                     /* request packets sent */ \
 	X(REQ_MSGS, "req_msgs") \
 	X(REQ_LOCAL_ERR, "req_local_err")           /* bad lkey/length at the requester */ \

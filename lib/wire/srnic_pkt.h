@@ -295,6 +295,13 @@ uint32_t srnic_roce_flow_label(uint32_t lqpn, uint32_t rqpn);
  */
 uint16_t srnic_roce_fl_sport(uint32_t flow_label);
 
+/**
+ * RoCEv2 UDP source port of a UD QP, as Linux rxe sets it
+ * (RXE_ROCE_V2_SPORT + hash_32(qpn, 14)): a UD QP has no one peer to mix
+ * in. Golden (rdma_cm capture): QP1 sends from 55410.
+ */
+uint16_t srnic_roce_ud_sport(uint32_t qpn);
+
 #ifdef __cplusplus
 }
 #endif

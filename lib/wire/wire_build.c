@@ -223,3 +223,12 @@ srnic_roce_sport(uint32_t lqpn, uint32_t rqpn)
 {
 	return srnic_roce_fl_sport(srnic_roce_flow_label(lqpn, rqpn));
 }
+
+uint16_t
+srnic_roce_ud_sport(uint32_t qpn)
+{
+	/* The kernel's hash_32(): the golden-ratio multiply, top 14 bits. */
+	uint32_t h = (uint32_t)(qpn * 0x61C88647u) >> (32 - 14);
+
+	return (uint16_t)(SRNIC_ROCE_SPORT_MIN | (h & 0x3FFF));
+}
