@@ -417,7 +417,8 @@ e2e_qps_create(const struct e2e_conf *conf)
 						 .max_recv_sge = c.max_sge != 0 ? c.max_sge : 4,
 						 .max_inline_data = c.max_inline,
 						 .sq_sig_all = c.sq_sig_all,
-						 .qp_type = IBV_QPT_RC };
+						 .qp_type = c.qp_type != 0 ? c.qp_type
+									   : IBV_QPT_RC };
 
 		E->cq[i] = srnic_create_cq(E->p.dev[i], c.cqe, E->eng[i]);
 		assert_non_null(E->cq[i]);

@@ -54,6 +54,7 @@ struct e2e_conf {
 	uint8_t rnr_retry[2];       /* 0: 7 (forever); E2E_RNR_RETRY_0 for 0 */
 	bool sq_sig_all;
 	bool no_connect;            /* leave the QPs in RESET */
+	enum ibv_qp_type qp_type;   /* 0: IBV_QPT_RC (UC and UD: connect them yourself) */
 };
 
 /** One captured frame. */
