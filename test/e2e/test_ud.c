@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <netinet/in.h>
 
@@ -17,6 +18,7 @@
 #include <rte_malloc.h>
 
 #include "e2e_fixture.h"
+#include "test_pcap.h"
 
 #define QKEY 0x11223344u
 #define UD_PSN 500
@@ -492,6 +494,65 @@ test_ud_ah(void **state)
 	assert_int_equal(srnic_destroy_ah(reply), 0);
 }
 
+/* An independent decode: the frames the engine sent, written to a pcap
+ * and read back by tshark's InfiniBand dissector (skipped without tshark). */
+static void
+test_ud_tshark(void **state)
+{
+	struct srnic_mr *smr, *rmr;
+	uint8_t *src = e2e_buf(0, 256, IBV_ACCESS_LOCAL_WRITE, &smr);
+	uint8_t *dst = e2e_buf(1, 1024, IBV_ACCESS_LOCAL_WRITE, &rmr);
+	struct srnic_ah *ah = ah_to_peer(0);
+	uint32_t aqpn = srnic_qp_num(E->qp[0]), bqpn = srnic_qp_num(E->qp[1]), idx[8], n, i;
+	char path[] = "/tmp/srnic_ud_XXXXXX", cmd[512], line[256], want[256];
+	FILE *f, *t;
+	int fd;
+
+	RTE_SET_USED(state);
+	if (system("command -v tshark > /dev/null 2>&1") != 0)
+		skip();
+	fill(src, 256, 4);
+	ud_recv(E->qp[1], 1, dst, 512, rmr);
+	ud_recv(E->qp[1], 2, dst + 512, 512, rmr);
+	assert_int_equal(ud_post(E->qp[0], ah, bqpn, QKEY, IBV_WR_SEND, 1, src, 64, smr, 0), 0);
+	assert_int_equal(ud_post(E->qp[0], ah, bqpn, QKEY, IBV_WR_SEND_WITH_IMM, 2, src, 99, smr,
+				 0x1234), 0);
+	E2E_RUN_UNTIL(E->nwc[1] == 2);
+	n = e2e_pkts_from(0, idx, 8);
+	assert_int_equal(n, 2);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	f = srnic_test_pcap_create(path);
+	assert_non_null(f);
+	for (i = 0; i < n; i++) {
+		/* a classic pcap record: ts_sec, ts_usec, incl_len, orig_len */
+		uint32_t rec[4] = { 0, i, E->pkts[idx[i]].len, E->pkts[idx[i]].len };
+
+		assert_int_equal(fwrite(rec, sizeof(rec), 1, f), 1);
+		assert_int_equal(fwrite(E->pkts[idx[i]].data, E->pkts[idx[i]].len, 1, f), 1);
+	}
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "tshark -r %s -d udp.port==4791,infiniband -T fields "
+		 "-E separator=, -E occurrence=f -e infiniband.bth.opcode -e infiniband.bth.destqp "
+		 "-e infiniband.bth.psn -e infiniband.deth.q_key -e infiniband.deth.srcqp "
+		 "-e infiniband.immdt -e udp.srcport -e udp.dstport 2>/dev/null", path);
+	t = popen(cmd, "r");
+	assert_non_null(t);
+	for (i = 0; i < n; i++) {
+		assert_non_null(fgets(line, sizeof(line), t));
+		line[strcspn(line, "\n")] = 0;
+		snprintf(want, sizeof(want), "%u,0x%06x,%u,0x%016x,0x%08x,%s,%u,4791",
+			 i == 0 ? 100 : 101, bqpn, E->pkts[idx[i]].psn, QKEY, aqpn,
+			 i == 0 ? "" : "00001234", srnic_roce_ud_sport(aqpn));
+		assert_string_equal(line, want);
+	}
+	assert_null(fgets(line, sizeof(line), t));
+	assert_int_equal(pclose(t), 0);
+	unlink(path);
+	assert_int_equal(srnic_destroy_ah(ah), 0);
+}
+
 /* ---- IPv6: a second pair of devices ---- */
 
 struct v6 {
@@ -558,7 +619,8 @@ test_ud_ipv6(void **state)
 		c.nb_mbufs = 2047;
 		c.name = i == 0 ? "ud6a" : "ud6b";
 		v->dev[i] = srnic_dev_create(&c);
-		assert_non_null(v->dev[i]);
+		if (v->dev[i] == NULL)
+			fail_msg("srnic_dev_create (IPv6): %s", rte_strerror(rte_errno));
 		v->pd[i] = srnic_alloc_pd(v->dev[i]);
 		v->cq[i] = srnic_create_cq(v->dev[i], 64, srnic_dev_engine(v->dev[i], 0));
 		assert_non_null(v->cq[i]);
@@ -666,6 +728,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_ud_mtu, ud_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_ud_many_to_one, ud_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_ud_ah, ud_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_ud_tshark, ud_setup, e2e_teardown),
 		cmocka_unit_test(test_ud_ipv6),
 	};
 
