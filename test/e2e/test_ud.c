@@ -494,6 +494,96 @@ test_ud_ah(void **state)
 	assert_int_equal(srnic_destroy_ah(reply), 0);
 }
 
+/* A UD frame onto the wire as if from A's port, from src_ip (network
+ * order), to B's QP dqpn with q_key, payload len bytes of seed. */
+static void
+inject_ud(struct rte_mempool *mp, uint8_t opcode, const uint8_t *src_ip, uint32_t dqpn,
+	  uint32_t qkey, uint32_t sqpn, uint32_t len, uint32_t seed)
+{
+	static const struct rte_ether_addr mac[2] = {
+		{ { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 } },
+		{ { 0x02, 0x00, 0x00, 0x00, 0x00, 0x02 } },
+	};
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+	const struct srnic_opcode_info *oi = srnic_opcode_info(opcode);
+	struct srnic_route r;
+	union ibv_gid g;
+	uint8_t *bth, *p;
+
+	assert_non_null(m);
+	memset(&r, 0, sizeof(r));
+	r.src_mac = mac[0];
+	r.dst_mac = mac[1];
+	r.ip_ver = 4;
+	r.ttl = 33;
+	r.tclass = 0x10;
+	memcpy(r.src_ip, src_ip, 4);
+	assert_int_equal(srnic_dev_gid(E->p.dev[1], SRNIC_GID_INDEX_IP, &g), 0);
+	memcpy(r.dst_ip, &g.raw[12], 4);
+	r.udp_sport = srnic_roce_ud_sport(sqpn);
+	bth = srnic_pkt_init(m, &r, opcode, 1);
+	assert_non_null(bth);
+	srnic_bth_set_dqpn(bth, dqpn);
+	srnic_bth_set_psn(bth, 12345);
+	if (oi->mask & SRNIC_OPM_DETH) {
+		srnic_deth_set_qkey(bth + oi->offset[SRNIC_HDR_DETH], qkey);
+		srnic_deth_set_sqpn(bth + oi->offset[SRNIC_HDR_DETH], sqpn);
+	}
+	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
+	assert_non_null(p);
+	fill(p, len, seed);
+	assert_int_equal(srnic_pkt_finish(m, mp), 0);
+	assert_int_equal(rte_eth_tx_burst(E->p.port[0], 0, &m, 1), 1);
+	e2e_settle(4);
+}
+
+/* Frames no srnic sender makes: a payload beyond the path MTU, another
+ * transport's opcode, a datagram from a host B has never heard of (taken:
+ * UD needs no peer), one with no receive WQE. */
+static void
+test_ud_injected(void **state)
+{
+	struct rte_mempool *mp = rte_pktmbuf_pool_create("ud_inj", 15, 0, 0,
+							 RTE_PKTMBUF_HEADROOM + 8192, SOCKET_ID_ANY);
+	struct srnic_mr *rmr;
+	uint8_t *dst = e2e_buf(1, 8192, IBV_ACCESS_LOCAL_WRITE, &rmr);
+	static const uint8_t stranger[4] = { 127, 0, 0, 99 };
+	uint32_t bqpn = srnic_qp_num(E->qp[1]);
+	int64_t too_long = stat1(1, "rx_ud_too_long"), bad_tr = stat1(1, "rx_bad_transport");
+	int64_t norecv = stat1(1, "rx_ud_no_recv_wqe");
+	struct ibv_ah_attr aa;
+	uint8_t ref[300];
+
+	RTE_SET_USED(state);
+	assert_non_null(mp);
+	ud_recv(E->qp[1], 1, dst, 8192, rmr);
+	inject_ud(mp, SRNIC_OP_UD_SEND_ONLY, stranger, bqpn, QKEY, 0x123456, 4097, 1);
+	assert_int_equal(stat1(1, "rx_ud_too_long"), too_long + 1);
+	inject_ud(mp, SRNIC_OP_UC_SEND_ONLY, stranger, bqpn, QKEY, 0x123456, 100, 1);
+	assert_int_equal(stat1(1, "rx_bad_transport"), bad_tr + 1);
+	assert_int_equal(E->nwc[1], 0);
+	inject_ud(mp, SRNIC_OP_UD_SEND_ONLY, stranger, bqpn, QKEY, 0x123456, 300, 2);
+	E2E_RUN_UNTIL(E->nwc[1] == 1);
+	assert_int_equal(E->wc[1][0].status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[1][0].src_qp, 0x123456);
+	assert_int_equal(E->wc[1][0].byte_len, SRNIC_GRH_LEN + 300);
+	fill(ref, 300, 2);
+	assert_memory_equal(dst + SRNIC_GRH_LEN, ref, 300);
+	assert_memory_equal(dst + 20 + 12, stranger, 4);  /* the IPv4 source in the GRH area */
+	assert_int_equal(dst[20 + 8], 33);                /* its TTL */
+	assert_int_equal(srnic_init_ah_from_wc(E->p.dev[1], &E->wc[1][0], dst, &aa), 0);
+	assert_memory_equal(&aa.grh.dgid.raw[12], stranger, 4);
+	assert_int_equal(aa.grh.dgid.raw[10], 0xff);
+	assert_int_equal(aa.grh.traffic_class, 0x10);
+	/* no receive WQE left: dropped, counted */
+	inject_ud(mp, SRNIC_OP_UD_SEND_ONLY, stranger, bqpn, QKEY, 0x123456, 10, 3);
+	assert_int_equal(stat1(1, "rx_ud_no_recv_wqe"), norecv + 1);
+	assert_int_equal(E->nwc[1], 1);
+	assert_int_equal(srnic_qp_state(E->qp[1]), IBV_QPS_RTS);
+	e2e_settle(4);
+	rte_mempool_free(mp);
+}
+
 /* An independent decode: the frames the engine sent, written to a pcap
  * and read back by tshark's InfiniBand dissector (skipped without tshark). */
 static void
@@ -728,6 +818,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_ud_mtu, ud_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_ud_many_to_one, ud_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_ud_ah, ud_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_ud_injected, ud_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_ud_tshark, ud_setup, e2e_teardown),
 		cmocka_unit_test(test_ud_ipv6),
 	};
