@@ -55,8 +55,12 @@ aim_bth(uint8_t *bth, size_t room, const struct fuzz_target *t, uint32_t *rnd)
 	const struct srnic_opcode_info *oi = srnic_opcode_info(op);
 	uint32_t base;
 
+	/* the side's QP of the opcode's transport */
 	if (!one_in(rnd, 8))
-		srnic_bth_set_dqpn(bth, t->qpn);
+		srnic_bth_set_dqpn(bth, (oi->mask & SRNIC_OPM_UD) ? t->ud_qpn :
+					(oi->mask & SRNIC_OPM_UC) ? t->uc_qpn : t->qpn);
+	if ((oi->mask & SRNIC_OPM_DETH) && oi->hdr_len <= room && !one_in(rnd, 8))
+		srnic_deth_set_qkey(bth + oi->offset[SRNIC_HDR_DETH], t->qkey);
 	if (!one_in(rnd, 16)) {
 		srnic_bth_set_tver(bth, 0);
 		srnic_bth_set_pkey(bth, SRNIC_PKEY_DEFAULT);

@@ -54,7 +54,10 @@ fuzz_rand(uint32_t *s)
 struct fuzz_target {
 	uint8_t dst_mac[6], src_mac[6];
 	uint8_t dst_ip[4], src_ip[4];  /* the side's and its peer's IPv4 */
-	uint32_t qpn;                  /* the side's QPN */
+	uint32_t qpn;                  /* the side's QPN (RC) */
+	uint32_t ud_qpn;               /* its UD QP: UD opcodes are aimed there */
+	uint32_t uc_qpn;               /* its UC QP: UC opcodes */
+	uint32_t qkey;                 /* the UD QP's Q_Key */
 	uint32_t req_psn;              /* ePSN of its responder */
 	uint32_t resp_psn;             /* first PSN its requester has outstanding */
 	uint32_t rkey;                 /* an MR of the side with remote rights */

@@ -4,7 +4,8 @@
  * (EAL brought up once, --no-huge, its own --file-prefix), one RC QP each in
  * RTS at path MTU 1024, each with a READ of 8 KiB, a READ of 100 bytes, a
  * COMPARE_SWAP, a FETCH_ADD, a WRITE and a SEND outstanding and four RECVs
- * posted; MRs with remote rights over mmap'd memory with PROT_NONE guard
+ * posted; beside it a UD QP (QPN 0x12, Q_Key FZ_QKEY) and a UC QP (0x13,
+ * connected to the peer's) in RTS with four RECVs each; MRs with remote rights over mmap'd memory with PROT_NONE guard
  * pages before and after. What the real peer sends is dropped on arrival,
  * so each side's RX sees only the input's frames (fuzz_frame.h: records of
  * side + frame), injected into its net_ring RX ring, and its QP keeps its
@@ -63,6 +64,9 @@
 #define FZ_NB_SEND_WR 6               /* wr_id 1 .. 6 */
 #define FZ_NB_RECV 4                  /* wr_id FZ_RECV_ID0 .. + 3 */
 #define FZ_RECV_ID0 100
+#define FZ_UD_RECV_ID0 200           /* the UD QP's RECVs: v after the RC ones */
+#define FZ_UC_RECV_ID0 300           /* the UC QP's: after those */
+#define FZ_QKEY 0x11111111u
 #define FZ_RECV_LEN 4096
 #define FZ_CQE 64
 #define FZ_INJ_MBUFS 255
@@ -79,11 +83,13 @@ struct fz_side {
 	struct srnic_engine *eng;
 	struct srnic_cq *cq;
 	struct srnic_qp *qp;
+	struct srnic_qp *ud_qp;
+	struct srnic_qp *uc_qp;
 	uint8_t *buf[FZ_NB_MR];
 	struct srnic_mr *mr[FZ_NB_MR];
 	struct rte_ring *rx_ring;     /* what the side's port receives */
 	struct fuzz_target tgt;
-	uint32_t wc_seen[FZ_RECV_ID0 + FZ_NB_RECV]; /* CQEs per wr_id this incarnation */
+	uint32_t wc_seen[FZ_UC_RECV_ID0 + FZ_NB_RECV]; /* CQEs per wr_id this incarnation */
 };
 
 enum { MR_R, MR_L, MR_V };
@@ -165,7 +171,9 @@ check_wc(struct fz_side *s, const struct ibv_wc *wc)
 {
 	uint64_t id = wc->wr_id;
 
-	if (id == 0 || id >= RTE_DIM(s->wc_seen) || (id > FZ_NB_SEND_WR && id < FZ_RECV_ID0))
+	if (id == 0 || id >= RTE_DIM(s->wc_seen) || (id > FZ_NB_SEND_WR && id < FZ_RECV_ID0) ||
+	    (id >= FZ_RECV_ID0 + FZ_NB_RECV && id < FZ_UD_RECV_ID0) ||
+	    (id >= FZ_UD_RECV_ID0 + FZ_NB_RECV && id < FZ_UC_RECV_ID0))
 		fz_die("CQE for a WR never posted");
 	if (++s->wc_seen[id] > 1)
 		fz_die("a WR completed twice");
@@ -233,13 +241,17 @@ post_all(int side)
 	unsigned int i;
 
 	memset(s->wc_seen, 0, sizeof(s->wc_seen));
-	for (i = 0; i < FZ_NB_RECV; i++) {
+	/* v: the RC QP's RECVs, then the UD QP's, then the UC QP's */
+	for (i = 0; i < 3 * FZ_NB_RECV; i++) {
 		struct ibv_sge sge = { .addr = (uintptr_t)(s->buf[MR_V] + i * FZ_RECV_LEN),
 				       .length = FZ_RECV_LEN, .lkey = srnic_mr_lkey(s->mr[MR_V]) };
-		struct ibv_recv_wr wr = { .wr_id = FZ_RECV_ID0 + i, .sg_list = &sge, .num_sge = 1 };
+		unsigned int k = i / FZ_NB_RECV, j = i % FZ_NB_RECV;
+		struct ibv_recv_wr wr = { .wr_id = (k == 0 ? FZ_RECV_ID0 : k == 1 ? FZ_UD_RECV_ID0
+								       : FZ_UC_RECV_ID0) + j,
+					  .sg_list = &sge, .num_sge = 1 };
 		struct ibv_recv_wr *bad = NULL;
 
-		if (srnic_post_recv(s->qp, &wr, &bad) != 0)
+		if (srnic_post_recv(k == 0 ? s->qp : k == 1 ? s->ud_qp : s->uc_qp, &wr, &bad) != 0)
 			fz_die("post_recv failed");
 	}
 	for (i = 0; i < FZ_NB_SEND_WR; i++) {
@@ -263,6 +275,54 @@ post_all(int side)
 	}
 }
 
+/* The side's UD QP (Q_Key FZ_QKEY) and UC QP (to the peer's) into RTS. */
+static void
+connect_ud_uc(int side)
+{
+	struct fz_side *s = &F.s[side];
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = FZ_QKEY;
+	if (srnic_modify_qp(s->ud_qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					  IBV_QP_QKEY) != 0)
+		fz_die("UD to INIT failed");
+	a.qp_state = IBV_QPS_RTR;
+	if (srnic_modify_qp(s->ud_qp, &a, IBV_QP_STATE) != 0)
+		fz_die("UD to RTR failed");
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = side == 0 ? FZ_PSN_A : FZ_PSN_B;
+	if (srnic_modify_qp(s->ud_qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) != 0)
+		fz_die("UD to RTS failed");
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	if (srnic_modify_qp(s->uc_qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					  IBV_QP_ACCESS_FLAGS) != 0)
+		fz_die("UC to INIT failed");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = FZ_MTU;
+	a.dest_qp_num = srnic_qp_num(F.s[1 - side].uc_qp);
+	a.rq_psn = side == 0 ? FZ_PSN_B : FZ_PSN_A;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.sgid_index = 1;
+	srnic_dev_gid(F.p.dev[1 - side], 1, &a.ah_attr.grh.dgid);
+	if (srnic_modify_qp(s->uc_qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN) != 0)
+		fz_die("UC to RTR failed");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = side == 0 ? FZ_PSN_A : FZ_PSN_B;
+	if (srnic_modify_qp(s->uc_qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) != 0)
+		fz_die("UC to RTS failed");
+}
+
 static void
 connect_and_post(void)
 {
@@ -275,6 +335,8 @@ connect_and_post(void)
 
 	if (srnic_pair_connect(&F.p, F.s[0].qp, F.s[1].qp, &c) != 0)
 		fz_die("connect failed");
+	connect_ud_uc(0);
+	connect_ud_uc(1);
 	post_all(0);
 	post_all(1);
 	/* The requests go out (and are dropped at the peer): outstanding. */
@@ -298,7 +360,7 @@ check_local_writes(const struct fz_side *s)
 	if (!all_zero(l + FZ_ATOMIC_OFF + 16, FZ_READ2_OFF - FZ_ATOMIC_OFF - 16) ||
 	    !all_zero(l + FZ_READ2_OFF + FZ_READ2_LEN, FZ_MR_LEN - FZ_READ2_OFF - FZ_READ2_LEN))
 		fz_die("a write into local memory no WR named");
-	if (!all_zero(v + FZ_NB_RECV * FZ_RECV_LEN, FZ_MR_LEN - FZ_NB_RECV * FZ_RECV_LEN))
+	if (!all_zero(v + 3 * FZ_NB_RECV * FZ_RECV_LEN, FZ_MR_LEN - 3 * FZ_NB_RECV * FZ_RECV_LEN))
 		fz_die("a RECV wrote past the posted buffers");
 }
 
@@ -312,7 +374,9 @@ drain_and_check(void)
 	for (i = 0; i < 2; i++) {
 		struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 
-		if (srnic_modify_qp(F.s[i].qp, &a, IBV_QP_STATE) != 0)
+		if (srnic_modify_qp(F.s[i].qp, &a, IBV_QP_STATE) != 0 ||
+		    srnic_modify_qp(F.s[i].ud_qp, &a, IBV_QP_STATE) != 0 ||
+		    srnic_modify_qp(F.s[i].uc_qp, &a, IBV_QP_STATE) != 0)
 			fz_die("modify to ERR failed");
 	}
 	settle();
@@ -320,8 +384,10 @@ drain_and_check(void)
 		for (id = 1; id <= FZ_NB_SEND_WR; id++)
 			if (F.s[i].wc_seen[id] != 1)
 				fz_die("a send WR did not complete after ERR");
-		for (id = FZ_RECV_ID0; id < FZ_RECV_ID0 + FZ_NB_RECV; id++)
-			if (F.s[i].wc_seen[id] != 1)
+		for (id = 0; id < FZ_NB_RECV; id++)
+			if (F.s[i].wc_seen[FZ_RECV_ID0 + id] != 1 ||
+			    F.s[i].wc_seen[FZ_UD_RECV_ID0 + id] != 1 ||
+			    F.s[i].wc_seen[FZ_UC_RECV_ID0 + id] != 1)
 				fz_die("a RECV did not complete after ERR");
 	}
 	check_local_writes(&F.s[0]);
@@ -345,7 +411,9 @@ renew(void)
 	for (i = 0; i < 2; i++) {
 		struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
 
-		if (srnic_modify_qp(F.s[i].qp, &a, IBV_QP_STATE) != 0)
+		if (srnic_modify_qp(F.s[i].qp, &a, IBV_QP_STATE) != 0 ||
+		    srnic_modify_qp(F.s[i].ud_qp, &a, IBV_QP_STATE) != 0 ||
+		    srnic_modify_qp(F.s[i].uc_qp, &a, IBV_QP_STATE) != 0)
 			fz_die("modify to RESET failed");
 	}
 	connect_and_post();
@@ -389,6 +457,9 @@ fill_target(int side)
 	srnic_dev_gid(F.p.dev[1 - side], 1, &gid);
 	memcpy(t->src_ip, gid.raw + 12, 4);
 	t->qpn = srnic_qp_num(s->qp);
+	t->ud_qpn = srnic_qp_num(s->ud_qp);
+	t->uc_qpn = srnic_qp_num(s->uc_qp);
+	t->qkey = FZ_QKEY;
 	t->req_psn = side == 0 ? FZ_PSN_B : FZ_PSN_A;
 	t->resp_psn = side == 0 ? FZ_PSN_A : FZ_PSN_B;
 	t->rkey = srnic_mr_rkey(s->mr[MR_R]);
@@ -443,7 +514,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 			fz_die("engine or CQ missing");
 		qa.send_cq = qa.recv_cq = s->cq;
 		s->qp = srnic_create_qp(F.p.pd[i], &qa);
-		if (s->qp == NULL)
+		qa.qp_type = IBV_QPT_UD;
+		s->ud_qp = srnic_create_qp(F.p.pd[i], &qa);
+		qa.qp_type = IBV_QPT_UC;
+		s->uc_qp = srnic_create_qp(F.p.pd[i], &qa);
+		if (s->qp == NULL || s->ud_qp == NULL || s->uc_qp == NULL)
 			fz_die("create_qp failed");
 		for (k = 0; k < FZ_NB_MR; k++) {
 			s->buf[k] = guarded_map(i * FZ_NB_MR + k, FZ_MR_LEN);
@@ -458,9 +533,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	for (i = 0; i < 2; i++) {
 		fill_target((int)i);
 		/* what a hand-made input needs to aim at */
-		fprintf(stderr, "fuzz_rx: side %c: qpn %#x rkey %#x va %#" PRIx64 " epsn %u psn %u\n",
+		fprintf(stderr, "fuzz_rx: side %c: qpn %#x rkey %#x va %#" PRIx64 " epsn %u psn %u"
+			" (UD qpn %#x qkey %#x, UC qpn %#x)\n",
 			'A' + i, F.s[i].tgt.qpn, F.s[i].tgt.rkey, F.s[i].tgt.va,
-			F.s[i].tgt.req_psn, F.s[i].tgt.resp_psn);
+			F.s[i].tgt.req_psn, F.s[i].tgt.resp_psn, srnic_qp_num(F.s[i].ud_qp), FZ_QKEY,
+			srnic_qp_num(F.s[i].uc_qp));
 	}
 	connect_and_post();
 	renew();

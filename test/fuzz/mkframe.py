@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Hand-made fuzz_rx inputs (regression inputs of test/fuzz/corpus/rx).
 
-usage: test/fuzz/mkframe.py OUT SIDE OPCODE PSN [reth=VA,RKEY,LEN] [pay=N]
+usage: test/fuzz/mkframe.py OUT SIDE OPCODE PSN [qpn=N] [deth=QKEY,SQPN] [reth=VA,RKEY,LEN]
+                            [imm=V] [pay=N]
 
 One record (fuzz_frame.h) with a well-formed RoCEv2 frame for SIDE (0: A,
-1: B) of fuzz_rx's pair, to its QP (QPN 0x11 on both sides), ICRC right.
+1: B) of fuzz_rx's pair, to its RC QP (QPN 0x11 on both sides; qpn=0x12 its
+UD QP, 0x13 its UC QP), ICRC right. Extension headers in wire order: DETH,
+RETH, ImmDt.
 fuzz_rx prints the QPNs, keys, VAs and PSNs it sets up.
 """
 import struct
@@ -23,9 +26,9 @@ def ipv4_csum(h):
     return (~s) & 0xFFFF
 
 
-def frame(side, opcode, psn, ext, payload):
+def frame(side, opcode, psn, ext, payload, qpn=QPN):
     pad = (-len(payload)) % 4
-    bth = struct.pack('>BBHI', opcode, pad << 4, 0xFFFF, QPN) + struct.pack('>I', 0x80000000 | psn)
+    bth = struct.pack('>BBHI', opcode, pad << 4, 0xFFFF, qpn) + struct.pack('>I', 0x80000000 | psn)
     roce = bth + ext + payload + b'\0' * pad
     udp = struct.pack('>HHHH', 0xC000, 4791, 8 + len(roce) + 4, 0)
     ip = bytearray(struct.pack('>BBHHHBBH4s4s', 0x45, 0, 20 + len(udp) + len(roce) + 4, 1,
@@ -45,15 +48,22 @@ def frame(side, opcode, psn, ext, payload):
 
 def main():
     out, side, opcode, psn = sys.argv[1], int(sys.argv[2]), int(sys.argv[3], 0), int(sys.argv[4], 0)
-    ext, payload = b'', b''
+    deth, reth, imm, payload, qpn = b'', b'', b'', b'', QPN
     for a in sys.argv[5:]:
         k, v = a.split('=')
         if k == 'reth':
             va, rkey, ln = (int(x, 0) for x in v.split(','))
-            ext += struct.pack('>QII', va, rkey, ln)
+            reth = struct.pack('>QII', va, rkey, ln)
+        elif k == 'deth':
+            qkey, sqpn = (int(x, 0) for x in v.split(','))
+            deth = struct.pack('>II', qkey, sqpn & 0xFFFFFF)
+        elif k == 'imm':
+            imm = struct.pack('>I', int(v, 0))
+        elif k == 'qpn':
+            qpn = int(v, 0)
         elif k == 'pay':
             payload = bytes(i & 0xFF for i in range(int(v, 0)))
-    fr = frame(side, opcode, psn, ext, payload)
+    fr = frame(side, opcode, psn, deth + reth + imm, payload, qpn)
     with open(out, 'wb') as f:
         f.write(struct.pack('>BH', side, len(fr)) + fr)
 
