@@ -51,7 +51,7 @@ ud_up(struct srnic_qp *qp, uint32_t qkey, uint32_t sq_psn)
 static int
 ud_setup(void **state)
 {
-	struct e2e_conf c = { .qp_type = IBV_QPT_UD, .no_connect = true };
+	struct e2e_conf c = { .qp_type = IBV_QPT_UD, .no_connect = true, .max_inline = 64 };
 
 	RTE_SET_USED(state);
 	e2e_qps_create(&c);
@@ -494,6 +494,61 @@ test_ud_ah(void **state)
 	assert_int_equal(srnic_destroy_ah(reply), 0);
 }
 
+/* Inline data and a gather list of three SGEs in one datagram. */
+static void
+test_ud_inline_sgl(void **state)
+{
+	struct srnic_mr *smr, *rmr;
+	uint8_t *src = e2e_buf(0, 4096, IBV_ACCESS_LOCAL_WRITE, &smr);
+	uint8_t *dst = e2e_buf(1, 4096, IBV_ACCESS_LOCAL_WRITE, &rmr);
+	struct srnic_ah *ah = ah_to_peer(0);
+	struct ibv_sge sge[3] = {
+		{ .addr = (uintptr_t)src, .length = 10, .lkey = srnic_mr_lkey(smr) },
+		{ .addr = (uintptr_t)src + 1000, .length = 300, .lkey = srnic_mr_lkey(smr) },
+		{ .addr = (uintptr_t)src + 3000, .length = 1, .lkey = srnic_mr_lkey(smr) },
+	};
+	struct ibv_send_wr wr, *bad = NULL;
+	uint8_t want[311], inl[64];
+
+	RTE_SET_USED(state);
+	fill(src, 4096, 21);
+	memcpy(want, src, 10);
+	memcpy(want + 10, src + 1000, 300);
+	want[310] = src[3000];
+	ud_recv(E->qp[1], 1, dst, 2048, rmr);
+	ud_recv(E->qp[1], 2, dst + 2048, 2048, rmr);
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.sg_list = sge;
+	wr.num_sge = 3;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.ud.ah = srnic_ah_ibv(ah);
+	wr.wr.ud.remote_qpn = srnic_qp_num(E->qp[1]);
+	wr.wr.ud.remote_qkey = QKEY;
+	assert_int_equal(srnic_post_send(E->qp[0], &wr, &bad), 0);
+	/* inline: the buffer is ours again once posted (max_inline_data 64) */
+	fill(inl, sizeof(inl), 99);
+	sge[0].addr = (uintptr_t)inl;
+	sge[0].length = sizeof(inl);
+	sge[0].lkey = 0;
+	wr.wr_id = 2;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	assert_int_equal(srnic_post_send(E->qp[0], &wr, &bad), 0);
+	memset(inl, 0, sizeof(inl));
+	E2E_RUN_UNTIL(E->nwc[1] == 2 && E->nwc[0] == 2);
+	assert_int_equal(E->wc[1][0].byte_len, SRNIC_GRH_LEN + 311);
+	assert_memory_equal(dst + SRNIC_GRH_LEN, want, 311);
+	assert_int_equal(E->wc[1][1].byte_len, SRNIC_GRH_LEN + 64);
+	fill(inl, sizeof(inl), 99);
+	assert_memory_equal(dst + 2048 + SRNIC_GRH_LEN, inl, 64);
+	/* more inline than the QP takes: EINVAL */
+	sge[0].length = 65;
+	assert_int_equal(srnic_post_send(E->qp[0], &wr, &bad), EINVAL);
+	assert_int_equal(srnic_destroy_ah(ah), 0);
+}
+
 /* A UD frame onto the wire as if from A's port, from src_ip (network
  * order), to B's QP dqpn with q_key, payload len bytes of seed. */
 static void
@@ -818,6 +873,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_ud_mtu, ud_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_ud_many_to_one, ud_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_ud_ah, ud_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_ud_inline_sgl, ud_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_ud_injected, ud_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_ud_tshark, ud_setup, e2e_teardown),
 		cmocka_unit_test(test_ud_ipv6),
