@@ -314,8 +314,7 @@ struct srnic_qp_init_attr {
  * wc_flags has IBV_WC_GRH, pkey_index is 0, sl the 802.1Q priority (0
  * untagged), slid 0. A receive WQE too small for GRH + payload completes
  * with IBV_WC_LOC_LEN_ERR and the QP goes to ERR. A UD WR's AH must be of
- * the QP's PD (else EINVAL at post, as must be a remote_qpn-less one: no
- * AH). srnic has no SQE state: a local error of a UC or UD send WR (a bad
+ * the QP's PD (else EINVAL at post, as for a WR with no AH). srnic has no SQE state: a local error of a UC or UD send WR (a bad
  * lkey) moves the QP to ERR, as for RC.
  */
 struct srnic_qp *srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *attr);
