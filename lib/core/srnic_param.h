@@ -32,6 +32,8 @@
 #define SRNIC_ARP_RETRY_MS 100         /**< ARP/ND request interval while unresolved */
 #define SRNIC_ARP_WAIT_MAX 256         /**< QPs per engine woken at once by a neighbour update */
 #define SRNIC_ASYNC_EVENT_RING 1024    /**< async events an engine holds for the application */
+#define SRNIC_DEV_EVENT_RING 64        /**< port events the device holds (srnic_get_async_event()) */
+#define SRNIC_LINK_CHECK_MS 10         /**< srnic_get_async_event() reads the link state at most this often */
 #define SRNIC_IP_TTL 64                /**< as rxe (golden) */
 #define SRNIC_DEFAULT_MTU 1500
 /* RSS over the engines' RX queues (nb_engines > 1): RoCEv2's UDP source

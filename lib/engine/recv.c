@@ -118,6 +118,8 @@ srnic_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
 			eng_stat(eng, SRNIC_STAT_RX_BAD_PKEY, 1);
 			goto drop;
 		}
+		if (unlikely(st == IBV_QPS_RTR) && !qp->comm_est_raised)
+			srnic_eng_comm_est(eng, qp);
 		if (pkt.mask & SRNIC_OPM_REQ)
 			srnic_resp_rx(eng, qp, &pkt);
 		else
