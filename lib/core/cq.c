@@ -109,10 +109,33 @@ srnic_destroy_cq(struct srnic_cq *cq)
 	return 0;
 }
 
+/* Stop the CQ's producer, its engine, before it writes the ring again:
+ * a new odd generation in cq->frozen, then wait until the engine either
+ * acknowledged it (a push saw it and waits) or left the poll it was in
+ * (every later poll sees it: the fence pairs with the one at the start of
+ * srnic_engine_poll()). Not srnic_dev_quiesce(): a poll that waits in a
+ * push never ends. Returns the generation; frozen = it + 1 thaws. */
+static uint32_t
+cq_freeze(struct srnic_cq *cq)
+{
+	struct srnic_engine *eng = cq->eng;
+	uint32_t gen = atomic_load_explicit(&cq->frozen, memory_order_relaxed) + 1;
+	uint64_t s;
+
+	atomic_store_explicit(&cq->frozen, gen, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	s = atomic_load_explicit(&eng->poll_seq, memory_order_acquire);
+	if (s & 1)
+		while (atomic_load_explicit(&eng->poll_seq, memory_order_acquire) == s &&
+		       atomic_load_explicit(&cq->frozen_ack, memory_order_acquire) != gen)
+			rte_pause();
+	return gen;
+}
+
 int
 srnic_resize_cq(struct srnic_cq *cq, int cqe)
 {
-	uint32_t size, cons, prod, i;
+	uint32_t size, cons, prod, i, gen;
 	struct ibv_wc *ring;
 	uint32_t *wq_next;
 	uint8_t *solicited;
@@ -131,18 +154,14 @@ srnic_resize_cq(struct srnic_cq *cq, int cqe)
 		cq_bufs_free(ring, wq_next, solicited, qps);
 		return -ENOMEM;
 	}
-	/* The engine (the producer) stops before its next push and every poll
-	 * that began before the freeze is over: the ring is ours, and the
-	 * consumers' with poll_lock. */
-	atomic_store_explicit(&cq->frozen, 1, memory_order_relaxed);
-	srnic_dev_quiesce(cq->dev); /* its fence orders the store before the polls' loads */
+	gen = cq_freeze(cq);
 	rte_spinlock_lock(&cq->poll_lock);
 	cons = atomic_load_explicit(&cq->cons, memory_order_relaxed);
 	prod = atomic_load_explicit(&cq->prod, memory_order_acquire);
 	if (prod - cons > (uint32_t)cqe) {
 		/* rxe: EINVAL below the completions it holds */
 		rte_spinlock_unlock(&cq->poll_lock);
-		atomic_store_explicit(&cq->frozen, 0, memory_order_release);
+		atomic_store_explicit(&cq->frozen, gen + 1, memory_order_release);
 		cq_bufs_free(ring, wq_next, solicited, qps);
 		return -EINVAL;
 	}
@@ -161,7 +180,7 @@ srnic_resize_cq(struct srnic_cq *cq, int cqe)
 	cq->mask = size - 1;
 	cq->cqe = cqe;
 	rte_spinlock_unlock(&cq->poll_lock);
-	atomic_store_explicit(&cq->frozen, 0, memory_order_release);
+	atomic_store_explicit(&cq->frozen, gen + 1, memory_order_release); /* thaw */
 	cq_bufs_free(ring, wq_next, solicited, qps); /* the old ones */
 	return 0;
 }

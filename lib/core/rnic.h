@@ -88,9 +88,12 @@ struct srnic_cq {
 	/* producer side: the engine */
 	alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t prod;
 	_Atomic uint8_t overflow;
-	/* srnic_resize_cq(): set while the control path swaps the ring; the
-	 * engine waits for it to clear before its next push (cq_thaw_wait()) */
-	_Atomic uint8_t frozen;
+	/* srnic_resize_cq(): a generation, odd while the control path swaps
+	 * the ring. The engine's push that sees it odd acknowledges it
+	 * (frozen_ack = that generation: it writes nothing until it moves
+	 * on) and waits for the next, even one (srnic_cq_thaw_wait()) */
+	_Atomic uint32_t frozen;
+	_Atomic uint32_t frozen_ack;
 	/* consumer side: the application. poll_lock is taken once per
 	 * srnic_poll_cq() call and by srnic_cq_clean(), which compacts
 	 * [cons, prod) from the control path; the engine (producer) never

@@ -122,6 +122,7 @@ static int
 srq_resize(struct srnic_srq *srq, uint32_t max_wr)
 {
 	uint32_t size = rte_align32pow2(max_wr), head, tail, i;
+
 	struct srnic_rwqe *wqe;
 
 	wqe = rte_zmalloc("srnic_srq_wqe", sizeof(*wqe) * size, RTE_CACHE_LINE_SIZE);
@@ -130,10 +131,10 @@ srq_resize(struct srnic_srq *srq, uint32_t max_wr)
 	rte_spinlock_lock(&srq->lock);
 	head = atomic_load_explicit(&srq->head, memory_order_relaxed);
 	tail = atomic_load_explicit(&srq->tail, memory_order_relaxed);
-	if (head - tail > size) {
+	if (head - tail > max_wr) {
 		rte_spinlock_unlock(&srq->lock);
 		rte_free(wqe);
-		return -EINVAL; /* rxe: the WQEs posted must fit */
+		return -EINVAL; /* rxe: the WQEs posted must fit in max_wr */
 	}
 	for (i = tail; i != head; i++)
 		wqe[i & (size - 1)] = srq->wqe[i & srq->mask];
