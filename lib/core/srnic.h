@@ -398,7 +398,7 @@ int srnic_qp_get_stats(const struct srnic_qp *qp, struct srnic_qp_stats *st);
  * An empty SRQ makes the responder answer RNR NAK, as an empty RQ does.
  * The WQE's lkeys are checked against the PD of the QP that takes it.
  * A QP moved to ERR flushes only the WQE it had taken (if any), then
- * raises IBV_EVENT_QP_LAST_WQE_REACHED (IBTA 10.3.1, o10-37.2.1): the
+ * raises IBV_EVENT_QP_LAST_WQE_REACHED (an affiliated event, IBTA 11.6.3): the
  * SRQ's other WQEs stay for its other QPs.
  *
  * NULL with rte_errno EINVAL (bad argument, engine of another device),
@@ -410,7 +410,7 @@ struct srnic_srq *srnic_create_srq(struct srnic_pd *pd, struct ibv_srq_init_attr
  * ibv_modify_srq(). IBV_SRQ_LIMIT sets srq_limit: nonzero arms
  * IBV_EVENT_SRQ_LIMIT_REACHED, which fires once when a QP's take leaves
  * fewer than srq_limit WQEs posted, then disarms (srq_limit reads 0 again;
- * set it again to re-arm), as IBTA 11.5.2.4 and rxe do; 0 disarms.
+ * set it again to re-arm), as rxe does; 0 disarms.
  * IBV_SRQ_MAX_WR resizes (rxe does), keeping the posted WQEs; safe with the
  * engine running (it waits on the SRQ's lock for the copy); no post may run
  * meanwhile (the single producer is the caller).
@@ -476,7 +476,7 @@ struct srnic_async_event {
  * IBV_EVENT_QP_FATAL when an engine moved a QP to ERR (a failed work
  * request, a fatal NAK, a CQ overflow: the CQE says which), not when the
  * application did; IBV_EVENT_COMM_EST at the first packet a QP receives in
- * RTR (once per connection: IBTA 11.6.3.1; the application should move it
+ * RTR (once per connection; the application should move it
  * to RTS); IBV_EVENT_QP_LAST_WQE_REACHED when a QP with an SRQ is in ERR
  * and has flushed the WQE it had taken (once per entry into ERR, however
  * it got there); IBV_EVENT_SRQ_LIMIT_REACHED (srnic_modify_srq());

@@ -232,7 +232,7 @@ srnic_sge_copy_in_sgl(struct srnic_qp *qp, const struct ibv_sge *sge, unsigned i
 /* ---- QPs ---- */
 
 /* A CQ overflowed (a completion is lost): IBV_EVENT_CQ_ERR, at the first
- * only (IBTA 11.6.3.3: the CQ is in error from then on). */
+ * only (the CQ is in error from then on). */
 static __rte_noinline void
 eng_cq_err(struct srnic_engine *eng, struct srnic_cq *cq)
 {
@@ -357,7 +357,7 @@ srnic_qp_flush(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (qp->srq != NULL) {
 		/* The SRQ's WQEs are its other QPs': only the one taken was
 		 * flushed. The QP takes no more (ERR): the last WQE event
-		 * (IBTA 10.3.1, o10-37.2.1), once per entry into ERR. */
+		 * (as rdmavt and the HCAs raise it), once per entry into ERR. */
 		if (!qp->last_wqe_raised && srnic_qp_cur_state(qp) == IBV_QPS_ERR) {
 			qp->last_wqe_raised = 1;
 			eng_stat(eng, SRNIC_STAT_SRQ_LAST_WQE, 1);

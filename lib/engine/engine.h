@@ -216,7 +216,7 @@ void srnic_eng_event_srq(struct srnic_engine *eng, enum ibv_event_type type, str
 void srnic_eng_event_cq(struct srnic_engine *eng, enum ibv_event_type type, struct srnic_cq *cq);
 
 /* IBV_EVENT_COMM_EST: the first packet a QP received in RTR (once per
- * connection; IBTA 11.6.3.1, as rdmavt's rvt_comm_est()). */
+ * connection; an affiliated event of IBTA 11.6.3, as rdmavt's rvt_comm_est()). */
 static inline void
 srnic_eng_comm_est(struct srnic_engine *eng, struct srnic_qp *qp)
 {

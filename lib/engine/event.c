@@ -98,8 +98,12 @@ dev_link_check(struct srnic_dev *dev)
 	uint64_t now = rte_get_timer_cycles();
 	uint8_t up;
 
-	if (now < dev->link_check_tsc || !rte_spinlock_trylock(&dev->lock))
+	if (!rte_spinlock_trylock(&dev->lock))
 		return;
+	if (now < dev->link_check_tsc) {
+		rte_spinlock_unlock(&dev->lock);
+		return;
+	}
 	dev->link_check_tsc = now + rte_get_timer_hz() / 1000 * SRNIC_LINK_CHECK_MS;
 	if (rte_eth_link_get_nowait(dev->port_id, &link) == 0) {
 		up = link.link_status == RTE_ETH_LINK_UP;

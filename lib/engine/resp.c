@@ -250,7 +250,7 @@ check_op_valid(struct resp_ctx *c)
 
 /* Take the oldest WQE of a shared receive queue (copied: its slot is
  * free at once, as rxe's get_srq_wqe()); then the limit event, once, when
- * fewer than srq_limit WQEs are left (IBTA 11.5.2.4: the limit disarms). */
+ * fewer than srq_limit WQEs are left (the limit disarms, as rxe). */
 static bool
 srq_take(struct srnic_engine *eng, struct srnic_srq *srq, struct srnic_rwqe *out)
 {
