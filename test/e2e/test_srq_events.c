@@ -507,6 +507,50 @@ test_srq_last_wqe(void **state)
 	check_bytes(0, 200, 31);
 }
 
+/* ---- a message in progress when its SRQ QP goes to ERR ---- */
+
+static void
+test_srq_err_mid_message(void **state)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct srnic_async_event ev;
+	uint32_t k;
+
+	RTE_SET_USED(state);
+	T.srq = mk_srq(16, 0);
+	mk_pairs(2, T.srq, 64);
+	for (k = 0; k < 3; k++)
+		post_srq(T.srq, k, k);
+	/* 6001 bytes: SEND_FIRST, SEND_LAST; the LAST never arrives */
+	e2e_drop_arm(0, SRNIC_OP_RC_SEND_LAST, 0, 1000);
+	send_from(0, 1, 0, 1 + MSG_MAX, 9);
+	T_RUN_UNTIL(E->drop.dropped >= 1);
+	e2e_settle(4);
+	assert_int_equal(T.nwc[1], 0);
+	assert_int_equal(srnic_modify_qp(T.b[0], &a, IBV_QP_STATE), 0);
+	/* the WQE it had taken is flushed on its CQ, then the event */
+	T_RUN_UNTIL(T.nwc[1] == 1);
+	assert_int_equal(T.wc[1][0].status, IBV_WC_WR_FLUSH_ERR);
+	assert_int_equal(T.wc[1][0].wr_id, 0);
+	assert_int_equal(T.wc[1][0].qp_num, srnic_qp_num(T.b[0]));
+	wait_event(1, &ev);
+	assert_int_equal(ev.event_type, IBV_EVENT_QP_LAST_WQE_REACHED);
+	assert_ptr_equal(ev.qp, T.b[0]);
+	assert_no_event(1);
+	/* the other two are the other QP's, in order */
+	e2e_reset();
+	send_from(1, 2, 1, 100, 21);
+	send_from(1, 3, 2, 200, 22);
+	T_RUN_UNTIL(T.nwc[1] == 3);
+	for (k = 1; k < 3; k++) {
+		assert_int_equal(T.wc[1][k].status, IBV_WC_SUCCESS);
+		assert_int_equal(T.wc[1][k].wr_id, k);
+		assert_int_equal(T.wc[1][k].qp_num, srnic_qp_num(T.b[1]));
+	}
+	check_bytes(1, 100, 21);
+	check_bytes(2, 200, 22);
+}
+
 /* ---- COMM_EST: the first packet received in RTR ---- */
 
 static void
@@ -563,7 +607,8 @@ test_qp_fatal_remote_access(void **state)
 			       .lkey = srnic_mr_lkey(T.smr) };
 
 	RTE_SET_USED(state);
-	mk_pairs(1, NULL, 64);
+	T.srq = mk_srq(8, 0); /* B's QP with an SRQ: LAST_WQE follows its QP_FATAL */
+	mk_pairs(1, T.srq, 64);
 	assert_int_equal(srnic_test_post_send(T.a[0], IBV_WR_RDMA_WRITE, 1, &sge, 1,
 					      (uintptr_t)T.rbuf, srnic_mr_rkey(T.rmr) ^ 0x80,
 					      IBV_SEND_SIGNALED), 0);
@@ -576,6 +621,9 @@ test_qp_fatal_remote_access(void **state)
 	/* the responder NAKed a QP-fatal error: its QP goes to ERR too */
 	wait_event(1, &ev);
 	assert_int_equal(ev.event_type, IBV_EVENT_QP_FATAL);
+	assert_ptr_equal(ev.qp, T.b[0]);
+	wait_event(1, &ev);
+	assert_int_equal(ev.event_type, IBV_EVENT_QP_LAST_WQE_REACHED);
 	assert_ptr_equal(ev.qp, T.b[0]);
 	assert_int_equal(srnic_qp_state(T.a[0]), IBV_QPS_ERR);
 	assert_int_equal(srnic_qp_state(T.b[0]), IBV_QPS_ERR);
@@ -987,6 +1035,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_srq_limit_once, t_setup, t_teardown),
 		cmocka_unit_test_setup_teardown(test_srq_resize, t_setup, t_teardown),
 		cmocka_unit_test_setup_teardown(test_srq_last_wqe, t_setup, t_teardown),
+		cmocka_unit_test_setup_teardown(test_srq_err_mid_message, t_setup, t_teardown),
 		cmocka_unit_test_setup_teardown(test_comm_est, t_setup, t_teardown),
 		cmocka_unit_test_setup_teardown(test_qp_fatal_remote_access, t_setup, t_teardown),
 		cmocka_unit_test_setup_teardown(test_cq_err_overflow, t_setup, t_teardown),
