@@ -10,6 +10,39 @@
 #include "rnic.h"
 #include "cq.h"
 
+static void
+cq_bufs_free(struct ibv_wc *ring, uint32_t *wq_next, uint8_t *solicited, struct srnic_qp **qp)
+{
+	rte_free(ring);
+	rte_free(wq_next);
+	rte_free(solicited);
+	rte_free(qp);
+}
+
+/* A number and an incarnation; srnic_get_async_event() finds live CQs here. */
+static int
+cq_tbl_add(struct srnic_dev *dev, struct srnic_cq *cq)
+{
+	uint32_t i, idx = 0;
+
+	rte_spinlock_lock(&dev->lock);
+	for (i = 0; i < SRNIC_MAX_CQ; i++) {
+		idx = (dev->cq_next + i) % SRNIC_MAX_CQ;
+		if (dev->cq_tbl[idx] == NULL)
+			break;
+	}
+	if (i == SRNIC_MAX_CQ) {
+		rte_spinlock_unlock(&dev->lock);
+		return -ENOSPC;
+	}
+	dev->cq_next = idx + 1;
+	cq->cq_num = idx;
+	cq->gen = srnic_dev_next_gen(dev);
+	dev->cq_tbl[idx] = cq;
+	rte_spinlock_unlock(&dev->lock);
+	return 0;
+}
+
 struct srnic_cq *
 srnic_create_cq(struct srnic_dev *dev, int cqe, struct srnic_engine *eng)
 {
@@ -37,10 +70,7 @@ srnic_create_cq(struct srnic_dev *dev, int cqe, struct srnic_engine *eng)
 	cq->solicited = rte_zmalloc("srnic_cq_se", size, RTE_CACHE_LINE_SIZE);
 	cq->qp = rte_zmalloc("srnic_cq_qp", sizeof(*cq->qp) * size, RTE_CACHE_LINE_SIZE);
 	if (cq->ring == NULL || cq->wq_next == NULL || cq->solicited == NULL || cq->qp == NULL) {
-		rte_free(cq->ring);
-		rte_free(cq->wq_next);
-		rte_free(cq->solicited);
-		rte_free(cq->qp);
+		cq_bufs_free(cq->ring, cq->wq_next, cq->solicited, cq->qp);
 		rte_free(cq);
 		rte_errno = ENOMEM;
 		return NULL;
@@ -49,7 +79,14 @@ srnic_create_cq(struct srnic_dev *dev, int cqe, struct srnic_engine *eng)
 	cq->eng = eng;
 	cq->size = size;
 	cq->mask = size - 1;
+	cq->cqe = cqe;
 	rte_spinlock_init(&cq->poll_lock);
+	if (cq_tbl_add(dev, cq) != 0) {
+		cq_bufs_free(cq->ring, cq->wq_next, cq->solicited, cq->qp);
+		rte_free(cq);
+		rte_errno = ENOSPC;
+		return NULL;
+	}
 	atomic_fetch_add(&dev->nb_cq, 1);
 	return cq;
 }
@@ -62,13 +99,102 @@ srnic_destroy_cq(struct srnic_cq *cq)
 	/* verbs: EBUSY while a QP uses it (its engine still writes the ring) */
 	if (atomic_load(&cq->refs) != 0)
 		return -EBUSY;
+	/* out of the table first: an event about it now comes without it */
+	rte_spinlock_lock(&cq->dev->lock);
+	cq->dev->cq_tbl[cq->cq_num] = NULL;
+	rte_spinlock_unlock(&cq->dev->lock);
 	atomic_fetch_sub(&cq->dev->nb_cq, 1);
-	rte_free(cq->ring);
-	rte_free(cq->wq_next);
-	rte_free(cq->solicited);
-	rte_free(cq->qp);
+	cq_bufs_free(cq->ring, cq->wq_next, cq->solicited, cq->qp);
 	rte_free(cq);
 	return 0;
+}
+
+/* Stop the CQ's producer, its engine, before it writes the ring again:
+ * a new odd generation in cq->frozen, then wait until the engine either
+ * acknowledged it (a push saw it and waits) or left the poll it was in
+ * (every later poll sees it: the fence pairs with the one at the start of
+ * srnic_engine_poll()). Not srnic_dev_quiesce(): a poll that waits in a
+ * push never ends. Returns the generation; frozen = it + 1 thaws. */
+static uint32_t
+cq_freeze(struct srnic_cq *cq)
+{
+	struct srnic_engine *eng = cq->eng;
+	uint32_t gen = atomic_load_explicit(&cq->frozen, memory_order_relaxed) + 1;
+	uint64_t s;
+
+	atomic_store_explicit(&cq->frozen, gen, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	s = atomic_load_explicit(&eng->poll_seq, memory_order_acquire);
+	if (s & 1)
+		while (atomic_load_explicit(&eng->poll_seq, memory_order_acquire) == s &&
+		       atomic_load_explicit(&cq->frozen_ack, memory_order_acquire) != gen)
+			rte_pause();
+	return gen;
+}
+
+int
+srnic_resize_cq(struct srnic_cq *cq, int cqe)
+{
+	uint32_t size, cons, prod, i, gen;
+	struct ibv_wc *ring;
+	uint32_t *wq_next;
+	uint8_t *solicited;
+	struct srnic_qp **qps;
+
+	if (cq == NULL || cqe < 1 || cqe > SRNIC_MAX_CQE)
+		return -EINVAL;
+	if (srnic_dev_in_poll(cq->dev))
+		return -EDEADLK; /* the quiesce below would wait for our own poll */
+	size = rte_align32pow2((uint32_t)cqe + 1);
+	ring = rte_zmalloc("srnic_cq_ring", sizeof(*ring) * size, RTE_CACHE_LINE_SIZE);
+	wq_next = rte_zmalloc("srnic_cq_wq", sizeof(*wq_next) * size, RTE_CACHE_LINE_SIZE);
+	solicited = rte_zmalloc("srnic_cq_se", size, RTE_CACHE_LINE_SIZE);
+	qps = rte_zmalloc("srnic_cq_qp", sizeof(*qps) * size, RTE_CACHE_LINE_SIZE);
+	if (ring == NULL || wq_next == NULL || solicited == NULL || qps == NULL) {
+		cq_bufs_free(ring, wq_next, solicited, qps);
+		return -ENOMEM;
+	}
+	gen = cq_freeze(cq);
+	rte_spinlock_lock(&cq->poll_lock);
+	cons = atomic_load_explicit(&cq->cons, memory_order_relaxed);
+	prod = atomic_load_explicit(&cq->prod, memory_order_acquire);
+	if (prod - cons > (uint32_t)cqe) {
+		/* rxe: EINVAL below the completions it holds */
+		rte_spinlock_unlock(&cq->poll_lock);
+		atomic_store_explicit(&cq->frozen, gen + 1, memory_order_release);
+		cq_bufs_free(ring, wq_next, solicited, qps);
+		return -EINVAL;
+	}
+	/* same positions (prod and cons run free), new mask */
+	for (i = cons; i != prod; i++) {
+		ring[i & (size - 1)] = cq->ring[i & cq->mask];
+		wq_next[i & (size - 1)] = cq->wq_next[i & cq->mask];
+		solicited[i & (size - 1)] = cq->solicited[i & cq->mask];
+		qps[i & (size - 1)] = cq->qp[i & cq->mask];
+	}
+	RTE_SWAP(ring, cq->ring);
+	RTE_SWAP(wq_next, cq->wq_next);
+	RTE_SWAP(solicited, cq->solicited);
+	RTE_SWAP(qps, cq->qp);
+	cq->size = size;
+	cq->mask = size - 1;
+	cq->cqe = cqe;
+	rte_spinlock_unlock(&cq->poll_lock);
+	atomic_store_explicit(&cq->frozen, gen + 1, memory_order_release); /* thaw */
+	cq_bufs_free(ring, wq_next, solicited, qps); /* the old ones */
+	return 0;
+}
+
+int
+srnic_cq_cqe(const struct srnic_cq *cq)
+{
+	return cq != NULL ? cq->cqe : -EINVAL;
+}
+
+uint32_t
+srnic_cq_gen(const struct srnic_cq *cq)
+{
+	return cq->gen;
 }
 
 void

@@ -7,12 +7,30 @@
 /* Engine side: add one completion of qp's WQE before work queue index
  * wq_next. Returns 0, or -1 when the CQ is full
  * (the CQ is then marked overflowed and the caller moves the QP to ERR). */
+/* srnic_resize_cq() is swapping the ring (generation f, odd): say we
+ * stopped before writing anything, and wait (the copy's few microseconds)
+ * for the new ring. Cold. */
+static __rte_noinline void
+srnic_cq_thaw_wait(struct srnic_cq *cq, uint32_t f)
+{
+	atomic_store_explicit(&cq->frozen_ack, f, memory_order_release);
+	while (atomic_load_explicit(&cq->frozen, memory_order_acquire) == f)
+		rte_pause();
+}
+
 static inline int
 srnic_cq_push_se(struct srnic_cq *cq, const struct ibv_wc *wc, struct srnic_qp *qp,
 		 uint32_t wq_next, bool solicited)
 {
-	uint32_t prod = atomic_load_explicit(&cq->prod, memory_order_relaxed);
-	uint32_t cons = atomic_load_explicit(&cq->cons, memory_order_acquire);
+	/* acquire: the ring, mask and size a resize installed before its
+	 * generation went even */
+	uint32_t f = atomic_load_explicit(&cq->frozen, memory_order_acquire);
+	uint32_t prod, cons;
+
+	if (unlikely(f & 1))
+		srnic_cq_thaw_wait(cq, f);
+	prod = atomic_load_explicit(&cq->prod, memory_order_relaxed);
+	cons = atomic_load_explicit(&cq->cons, memory_order_acquire);
 
 	if (unlikely(prod - cons >= cq->size)) {
 		atomic_store_explicit(&cq->overflow, 1, memory_order_relaxed);

@@ -5,6 +5,8 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -237,6 +239,17 @@ dev_make_gids(struct srnic_dev *dev)
 	}
 }
 
+/* The device's event ring, fd and SRQ/CQ tables (create's failure path too). */
+static void
+dev_events_free(struct srnic_dev *dev)
+{
+	rte_ring_free(dev->events);
+	if (dev->event_fd >= 0)
+		close(dev->event_fd);
+	rte_free(dev->srq_tbl);
+	rte_free(dev->cq_tbl);
+}
+
 struct srnic_dev *
 srnic_dev_create(const struct srnic_dev_conf *conf)
 {
@@ -277,6 +290,7 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 	memcpy(dev->ip, conf->ip, sizeof(dev->ip));
 	dev->host_rx = conf->host_rx;
 	dev->host_rx_arg = conf->host_rx_arg;
+	dev->event_fd = -1;
 	rte_spinlock_init(&dev->lock);
 	rte_spinlock_init(&dev->neigh_lock);
 	if (conf->mac != NULL)
@@ -288,7 +302,16 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 	dev->qp_tbl = rte_zmalloc("srnic_qp_tbl", sizeof(*dev->qp_tbl) * SRNIC_MAX_QP, 0);
 	dev->mr_tbl = rte_zmalloc("srnic_mr_tbl", sizeof(*dev->mr_tbl) * SRNIC_MAX_MR, 0);
 	dev->mr_gen = rte_zmalloc("srnic_mr_gen", SRNIC_MAX_MR, 0);
-	if (dev->qp_tbl == NULL || dev->mr_tbl == NULL || dev->mr_gen == NULL)
+	dev->srq_tbl = rte_zmalloc("srnic_srq_tbl", sizeof(*dev->srq_tbl) * SRNIC_MAX_SRQ, 0);
+	dev->cq_tbl = rte_zmalloc("srnic_cq_tbl", sizeof(*dev->cq_tbl) * SRNIC_MAX_CQ, 0);
+	snprintf(pname, sizeof(pname), "%.20s_dev", dev->name);
+	dev->events = rte_ring_create_elem(pname, sizeof(struct srnic_async_event),
+					   SRNIC_DEV_EVENT_RING, rte_socket_id(), RING_F_EXACT_SZ);
+	/* the engines signal it when they queue an event (srnic_dev_event_fd()) */
+	dev->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (dev->qp_tbl == NULL || dev->mr_tbl == NULL || dev->mr_gen == NULL ||
+	    dev->srq_tbl == NULL || dev->cq_tbl == NULL || dev->events == NULL ||
+	    dev->event_fd < 0)
 		goto fail_nomem;
 
 	orphans_reap();
@@ -328,6 +351,13 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 		rte_errno = -rc;
 		goto fail;
 	}
+	/* port events report changes from here on (srnic_get_async_event()) */
+	{
+		struct rte_eth_link link;
+
+		dev->link_up = rte_eth_link_get_nowait(dev->port_id, &link) == 0 &&
+			       link.link_status == RTE_ETH_LINK_UP;
+	}
 	srnic_telemetry_add(dev);
 	return dev;
 
@@ -345,6 +375,7 @@ fail:
 	dev_pool_release(dev->ext_pool);
 	dev_pool_release(dev->rx_pool);
 	dev_pool_release(dev->tx_copy_pool);
+	dev_events_free(dev);
 	rte_free(dev->qp_tbl);
 	rte_free(dev->mr_tbl);
 	rte_free(dev->mr_gen);
@@ -364,7 +395,8 @@ srnic_dev_destroy(struct srnic_dev *dev)
 	/* verbs (ibv_close_device aside): EBUSY while objects live; their
 	 * engines and tables would go under them */
 	if (atomic_load(&dev->nb_pd) != 0 || atomic_load(&dev->nb_cq) != 0 ||
-	    atomic_load(&dev->nb_mr) != 0 || atomic_load(&dev->nb_qp) != 0)
+	    atomic_load(&dev->nb_mr) != 0 || atomic_load(&dev->nb_qp) != 0 ||
+	    atomic_load(&dev->nb_srq) != 0)
 		return -EBUSY;
 	srnic_telemetry_del(dev);
 	for (i = 0; i < dev->nb_engines; i++)
@@ -379,6 +411,7 @@ srnic_dev_destroy(struct srnic_dev *dev)
 	dev_pool_release(dev->rx_pool);
 	dev_pool_release(dev->tx_copy_pool);
 	orphans_reap();
+	dev_events_free(dev);
 	rte_free(dev->qp_tbl);
 	rte_free(dev->mr_tbl);
 	rte_free(dev->mr_gen);
@@ -425,10 +458,13 @@ srnic_dev_query(const struct srnic_dev *dev, struct ibv_device_attr *a)
 	a->vendor_id = 0xFFFFFF;
 	a->max_qp = SRNIC_MAX_QP;
 	a->max_qp_wr = SRNIC_MAX_QP_WR;
-	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN;
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SRQ_RESIZE;
 	a->max_sge = SRNIC_MAX_SGE;
 	a->max_sge_rd = SRNIC_MAX_SGE;
-	a->max_cq = SRNIC_MAX_QP;
+	a->max_cq = SRNIC_MAX_CQ;
+	a->max_srq = SRNIC_MAX_SRQ;
+	a->max_srq_wr = SRNIC_MAX_SRQ_WR;
+	a->max_srq_sge = SRNIC_MAX_SGE;
 	a->max_cqe = SRNIC_MAX_CQE;
 	a->max_mr = SRNIC_MAX_MR;
 	a->max_pd = SRNIC_MAX_PD;

@@ -159,6 +159,7 @@ srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
 {
 	struct srnic_dev *dev;
 	struct srnic_qp *qp;
+	struct srnic_srq *srq = NULL;
 	uint32_t i, idx = 0, sq_size, rq_size;
 
 	if (pd == NULL || a == NULL || a->send_cq == NULL || a->recv_cq == NULL ||
@@ -170,6 +171,14 @@ srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
 		rte_errno = EOPNOTSUPP;
 		return NULL;
 	}
+	if (a->comp_mask & SRNIC_QP_INIT_ATTR_SRQ) {
+		srq = a->srq;
+		/* An SRQ has one consumer: its engine, the QP's (its CQs') */
+		if (srq == NULL || srq->dev != pd->dev || srq->eng != a->recv_cq->eng) {
+			rte_errno = EINVAL;
+			return NULL;
+		}
+	}
 	/* A CQ has one producer: all its QPs live on its engine. */
 	if (a->send_cq->eng != a->recv_cq->eng || a->max_send_wr == 0 ||
 	    a->max_send_wr > SRNIC_MAX_QP_WR || a->max_recv_wr > SRNIC_MAX_QP_WR ||
@@ -180,7 +189,8 @@ srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
 	}
 	dev = pd->dev;
 	sq_size = rte_align32pow2(a->max_send_wr);
-	rq_size = rte_align32pow2(RTE_MAX(a->max_recv_wr, 1u));
+	/* with an SRQ the QP's own RQ is never used: one slot */
+	rq_size = srq != NULL ? 1 : rte_align32pow2(RTE_MAX(a->max_recv_wr, 1u));
 	qp = rte_zmalloc("srnic_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE);
 	if (qp == NULL)
 		goto nomem;
@@ -197,6 +207,7 @@ srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
 	qp->pd = pd;
 	qp->scq = a->send_cq;
 	qp->rcq = a->recv_cq;
+	qp->srq = srq;
 	qp->eng = a->send_cq->eng;
 	qp->sq_sig_all = a->sq_sig_all != 0;
 	qp->sq.size = sq_size;
@@ -228,10 +239,15 @@ srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
 	qp->qpn = SRNIC_QPN_BASE + idx;
 	if (a->qp_type == IBV_QPT_UD)
 		qp_ud_init(qp);
+	qp->gen = srnic_dev_next_gen(dev);
 	__atomic_store_n(&dev->qp_tbl[idx], qp, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&dev->lock);
 	a->max_send_wr = sq_size;
-	a->max_recv_wr = rq_size;
+	a->max_recv_wr = srq != NULL ? 0 : rq_size;
+	if (srq != NULL) {
+		a->max_recv_sge = 0;
+		atomic_fetch_add(&srq->refs, 1);
+	}
 	atomic_fetch_add(&pd->refs, 1);
 	atomic_fetch_add(&qp->scq->refs, 1);
 	atomic_fetch_add(&qp->rcq->refs, 1);
@@ -284,6 +300,8 @@ srnic_destroy_qp(struct srnic_qp *qp)
 	atomic_fetch_sub(&qp->pd->refs, 1);
 	atomic_fetch_sub(&qp->scq->refs, 1);
 	atomic_fetch_sub(&qp->rcq->refs, 1);
+	if (qp->srq != NULL)
+		atomic_fetch_sub(&qp->srq->refs, 1);
 	atomic_fetch_sub(&dev->nb_qp, 1);
 	srnic_engine_bury_qp(qp->eng, qp);
 	return 0;
@@ -293,6 +311,12 @@ uint32_t
 srnic_qp_num(const struct srnic_qp *qp)
 {
 	return qp->qpn;
+}
+
+uint32_t
+srnic_qp_gen(const struct srnic_qp *qp)
+{
+	return qp->gen;
 }
 
 int
@@ -554,6 +578,9 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 		memset(&qp->resp, 0, sizeof(qp->resp));
 		qp->req_idle = 0;
 		qp->resp_owed = 0;
+		/* a new connection raises its own COMM_EST and LAST_WQE */
+		qp->comm_est_raised = 0;
+		qp->last_wqe_raised = 0;
 		return 0;
 	}
 
@@ -626,18 +653,22 @@ srnic_query_qp(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 		a->ah_attr.grh.traffic_class = qp->route.tclass;
 	}
 	a->cap.max_send_wr = qp->sq.size;
-	a->cap.max_recv_wr = qp->rq.size;
+	a->cap.max_recv_wr = qp->srq != NULL ? 0 : qp->rq.size;
 	a->cap.max_send_sge = qp->sq.max_sge;
-	a->cap.max_recv_sge = qp->rq.max_sge;
+	a->cap.max_recv_sge = qp->srq != NULL ? 0 : qp->rq.max_sge;
 	a->cap.max_inline_data = qp->sq.max_inline;
 	if (init != NULL) {
 		memset(init, 0, sizeof(*init));
 		init->send_cq = qp->scq;
 		init->recv_cq = qp->rcq;
 		init->max_send_wr = qp->sq.size;
-		init->max_recv_wr = qp->rq.size;
+		init->max_recv_wr = qp->srq != NULL ? 0 : qp->rq.size;
 		init->max_send_sge = qp->sq.max_sge;
-		init->max_recv_sge = qp->rq.max_sge;
+		init->max_recv_sge = qp->srq != NULL ? 0 : qp->rq.max_sge;
+		if (qp->srq != NULL) {
+			init->comp_mask = SRNIC_QP_INIT_ATTR_SRQ;
+			init->srq = qp->srq;
+		}
 		init->max_inline_data = qp->sq.max_inline;
 		init->sq_sig_all = qp->sq_sig_all;
 		init->qp_type = (enum ibv_qp_type)qp->type;
@@ -803,7 +834,8 @@ srnic_post_recv(struct srnic_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr 
 	uint32_t head = atomic_load_explicit(&qp->rq.head, memory_order_relaxed);
 	int rc = 0, i;
 
-	if (srnic_qp_state(qp) == IBV_QPS_RESET) {
+	/* verbs (rxe, mlx5): a QP with an SRQ has no receive queue of its own */
+	if (srnic_qp_state(qp) == IBV_QPS_RESET || qp->srq != NULL) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

@@ -68,6 +68,10 @@ struct srnic_mr {
 struct srnic_cq {
 	struct srnic_dev *dev;
 	struct srnic_engine *eng;
+	uint32_t cq_num;            /* index in dev->cq_tbl */
+	uint32_t gen;               /* incarnation (async events) */
+	int cqe;                    /* entries asked for (srnic_cq_cqe()) */
+	uint8_t err_raised;         /* engine: IBV_EVENT_CQ_ERR raised (first overflow) */
 	struct ibv_wc *ring;
 	/* beside each entry: the work queue index after the WQE it completes;
 	 * polling it gives the slots up to there back to the application */
@@ -84,6 +88,12 @@ struct srnic_cq {
 	/* producer side: the engine */
 	alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t prod;
 	_Atomic uint8_t overflow;
+	/* srnic_resize_cq(): a generation, odd while the control path swaps
+	 * the ring. The engine's push that sees it odd acknowledges it
+	 * (frozen_ack = that generation: it writes nothing until it moves
+	 * on) and waits for the next, even one (srnic_cq_thaw_wait()) */
+	_Atomic uint32_t frozen;
+	_Atomic uint32_t frozen_ack;
 	/* consumer side: the application. poll_lock is taken once per
 	 * srnic_poll_cq() call and by srnic_cq_clean(), which compacts
 	 * [cons, prod) from the control path; the engine (producer) never
@@ -162,6 +172,34 @@ struct srnic_rwqe {
 	uint32_t length;
 	uint8_t num_sge;
 	struct ibv_sge sge[SRNIC_MAX_SGE];
+};
+
+/* ---- shared receive queues ---- */
+
+/*
+ * The application produces at head (srnic_post_srq_recv()); the one
+ * engine of the SRQ consumes at tail, copying the WQE out (a slot is the
+ * application's again once tail passed it). lock serialises the engine's
+ * takes with a resize (srnic_modify_srq() IBV_SRQ_MAX_WR), which swaps
+ * wqe/size/mask; the engine takes it once per message received.
+ */
+struct srnic_srq {
+	struct srnic_dev *dev;
+	struct srnic_pd *pd;
+	struct srnic_engine *eng;
+	struct srnic_rwqe *wqe;
+	uint32_t size;              /* power of two: what it holds (max_wr) */
+	uint32_t mask;
+	uint32_t max_sge;
+	uint32_t srq_num;           /* index in dev->srq_tbl */
+	uint32_t gen;               /* incarnation (async events) */
+	_Atomic uint32_t refs;      /* QPs using it */
+	/* srq_limit; 0: not armed. Set by modify, cleared by the engine's
+	 * take that fires IBV_EVENT_SRQ_LIMIT_REACHED (a compare-and-swap) */
+	_Atomic uint32_t limit;
+	rte_spinlock_t lock;
+	alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t head;
+	alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t tail;
 };
 
 /* ---- responder ---- */
@@ -263,6 +301,7 @@ struct srnic_qp {
 	struct srnic_pd *pd;
 	struct srnic_cq *scq;
 	struct srnic_cq *rcq;
+	struct srnic_srq *srq;      /* receive WQEs from here, not rq (NULL: rq) */
 	uint32_t qpn;
 	uint32_t transport;         /* SRNIC_OPM_RC, _UC or _UD: the opcodes it takes */
 	uint32_t qkey;              /* UD: its Q_Key (IBV_QP_QKEY) */
@@ -360,6 +399,11 @@ struct srnic_qp {
 	_Atomic uint32_t sqd_gen;
 	uint32_t sqd_done_gen;
 	uint8_t sqd_notify;             /* IBV_QP_EN_SQD_ASYNC_NOTIFY of the RTS->SQD */
+	/* engine-owned, cleared by RESET (engines quiesced): events raised
+	 * once per connection / per entry into ERR */
+	uint8_t comm_est_raised;        /* IBV_EVENT_COMM_EST (first packet in RTR) */
+	uint8_t last_wqe_raised;        /* IBV_EVENT_QP_LAST_WQE_REACHED (SRQ QP in ERR, flushed) */
+	uint32_t gen;                   /* incarnation (async events) */
 	struct srnic_qp_stats stats;    /* engine-written */
 };
 
@@ -480,6 +524,8 @@ struct srnic_dev {
 	_Atomic uint32_t nb_cq;
 	_Atomic uint32_t nb_mr;
 	_Atomic uint32_t nb_qp;
+	_Atomic uint32_t nb_srq;
+	_Atomic uint32_t obj_gen;       /* incarnations of QPs, SRQs, CQs: the last given */
 
 	rte_spinlock_t lock;            /* control path: tables below */
 	struct srnic_qp **qp_tbl;       /* by QPN - SRNIC_QPN_BASE */
@@ -490,6 +536,20 @@ struct srnic_dev {
 	struct srnic_mr **mr_tbl;       /* by key index; entries read by engines */
 	uint8_t *mr_gen;
 	uint32_t mr_next;
+	/* live SRQs and CQs, by number: srnic_get_async_event() checks an
+	 * event's object is still there (under lock) before handing it out */
+	struct srnic_srq **srq_tbl;
+	uint32_t srq_next;
+	struct srnic_cq **cq_tbl;
+	uint32_t cq_next;
+
+	/* async events: the engines' rings (eng->events) and this MP/MC one
+	 * for what the control path finds (port events); event_fd is written
+	 * by an engine when it queues an event */
+	struct rte_ring *events;
+	int event_fd;
+	uint8_t link_up;                /* last link state seen (port events) */
+	uint64_t link_check_tsc;        /* next time to read it */
 
 	rte_spinlock_t neigh_lock;
 	struct srnic_neigh neigh[SRNIC_NEIGH_MAX];
@@ -566,6 +626,15 @@ srnic_dev_in_poll(const struct srnic_dev *dev)
 {
 	return srnic_poll_dev == dev;
 }
+/* A new incarnation number for a QP, SRQ or CQ (never 0). */
+static inline uint32_t
+srnic_dev_next_gen(struct srnic_dev *dev)
+{
+	uint32_t g = atomic_fetch_add_explicit(&dev->obj_gen, 1, memory_order_relaxed) + 1;
+
+	return g != 0 ? g : atomic_fetch_add_explicit(&dev->obj_gen, 1, memory_order_relaxed) + 1;
+}
+
 /* Remove every CQE of qp from cq (engines quiesced for qp: it produces no
  * more). Control path; takes cq->poll_lock. */
 void srnic_cq_clean(struct srnic_cq *cq, const struct srnic_qp *qp);

@@ -34,8 +34,9 @@
  * does), under a lock srnic_poll_cq() takes once per call.
  *
  * Lifetimes: srnic_destroy_cq() is -EBUSY while a QP uses the CQ,
- * srnic_dealloc_pd() while a QP, MR or AH uses the PD, srnic_dev_destroy()
- * while any PD, CQ, MR or QP of the device lives. A device can be created
+ * srnic_destroy_srq() while a QP uses the SRQ, srnic_dealloc_pd() while a
+ * QP, SRQ, MR or AH uses the PD, srnic_dev_destroy() while any PD, CQ, MR,
+ * SRQ or QP of the device lives. A device can be created
  * again on its port under the same name once destroyed. From inside
  * srnic_engine_poll() (a host_rx callback), srnic_dereg_mr(),
  * srnic_destroy_qp(), srnic_modify_qp() to RESET and srnic_dev_destroy()
@@ -63,6 +64,7 @@ struct srnic_mr;
 struct srnic_cq;
 struct srnic_qp;
 struct srnic_ah;
+struct srnic_srq;
 struct rte_mbuf;
 
 /* ---- limits (see also srnic_param.h for engine internals) ---- */
@@ -71,6 +73,9 @@ struct rte_mbuf;
 #define SRNIC_MAX_READ_INLINE SRNIC_MAX_INLINE /**< srnic_dev_conf.read_inline_max at most */
 #define SRNIC_MAX_QP_WR 4096       /**< SQ/RQ depth at most */
 #define SRNIC_MAX_CQE 65536        /**< CQ depth at most */
+#define SRNIC_MAX_CQ 65536         /**< CQs per device */
+#define SRNIC_MAX_SRQ 4096         /**< SRQs per device */
+#define SRNIC_MAX_SRQ_WR 16384     /**< SRQ depth at most */
 #define SRNIC_MAX_RD_ATOMIC 16     /**< max_rd_atomic / max_dest_rd_atomic */
 #define SRNIC_MAX_MSG_SIZE (1u << 31) /**< bytes per message */
 #define SRNIC_MAX_ENGINES_PER_DEV 16 /**< RX/TX queue pairs used on one port */
@@ -139,11 +144,13 @@ struct srnic_dev_conf {
 };
 
 /**
- * srnic_qp_init_attr.comp_mask: as srnic_dev_conf.comp_mask; no field has
- * been added after the base yet, so every bit is refused (EINVAL).
+ * srnic_qp_init_attr.comp_mask: as srnic_dev_conf.comp_mask: a field added
+ * after the base is read only with its bit set; bits from
+ * SRNIC_QP_INIT_ATTR_RESERVED up are refused (EINVAL).
  */
 enum srnic_qp_init_attr_mask {
-	SRNIC_QP_INIT_ATTR_RESERVED = 1u << 0,    /**< this bit and above: refused */
+	SRNIC_QP_INIT_ATTR_SRQ = 1u << 0,         /**< srq is set */
+	SRNIC_QP_INIT_ATTR_RESERVED = 1u << 1,    /**< this bit and above: refused */
 };
 
 /** NULL with rte_errno EINVAL for a bad field or an unknown comp_mask bit. */
@@ -257,6 +264,18 @@ struct srnic_cq *srnic_create_cq(struct srnic_dev *dev, int cqe, struct srnic_en
 /** -EBUSY while a QP uses it (as send or recv CQ). */
 int srnic_destroy_cq(struct srnic_cq *cq);
 /**
+ * ibv_resize_cq(): make the CQ hold at least cqe entries (larger or
+ * smaller), keeping the completions it holds, in order. Safe while its
+ * engine runs and other threads poll it: the engine's next completion for
+ * the CQ waits (a few microseconds: the copy) until the new ring is in
+ * place. 0; -EINVAL for cqe < 1, above SRNIC_MAX_CQE, or below the count
+ * of completions the CQ holds now (rxe's rule); -ENOMEM; -EDEADLK from
+ * inside a poll of its device (it waits for the engines' polls).
+ */
+int srnic_resize_cq(struct srnic_cq *cq, int cqe);
+/** Entries the CQ holds at most (the cqe asked for, or more). */
+int srnic_cq_cqe(const struct srnic_cq *cq);
+/**
  * Poll up to n completions. Returns the count, or -EOVERFLOW once the CQ
  * has overflowed (completions were lost: the CQ and its QPs are in error).
  * A QP moved to RESET or destroyed leaves no completion behind.
@@ -280,6 +299,15 @@ struct srnic_qp_init_attr {
 	enum ibv_qp_type qp_type;  /**< IBV_QPT_RC, IBV_QPT_UC or IBV_QPT_UD */
 	/* ---- the base ends here; later fields need their comp_mask bit ---- */
 	uint32_t comp_mask;        /**< enum srnic_qp_init_attr_mask bits; 0: base only */
+	/**
+	 * SRNIC_QP_INIT_ATTR_SRQ. The shared receive queue the QP takes its
+	 * receive WQEs from (NULL: its own RQ). max_recv_wr and max_recv_sge
+	 * are then ignored (reported 0, as verbs), srnic_post_recv() on the
+	 * QP is refused (EINVAL), and the SRQ must be on the engine of the
+	 * QP's CQs (srnic_create_srq()). The QP's receive completions carry
+	 * its own qp_num.
+	 */
+	struct srnic_srq *srq;
 };
 
 /**
@@ -446,16 +474,95 @@ int srnic_init_ah_from_wc(struct srnic_dev *dev, const struct ibv_wc *wc, const 
 struct srnic_ah *srnic_create_ah_from_wc(struct srnic_pd *pd, const struct ibv_wc *wc,
 					 const void *grh);
 
+/* ---- shared receive queues ---- */
+
+/**
+ * A shared receive queue (ibv_create_srq()): receive WQEs that any QP
+ * created with it (srnic_qp_init_attr.srq) takes, in posting order, as
+ * its messages arrive. attr.max_wr (1 .. SRNIC_MAX_SRQ_WR) and
+ * attr.max_sge (0 .. SRNIC_MAX_SGE; 0 is 1) are raised to what the SRQ
+ * holds (written back, as verbs); attr.srq_limit arms the limit event at
+ * once when nonzero (rxe takes the init limit too).
+ *
+ * Engines: an SRQ belongs to one engine, eng (NULL: the device's first),
+ * and every QP using it must be on that engine (its CQs' engine):
+ * srnic_create_qp() refuses another one with EINVAL. The engine is then
+ * the SRQ's single consumer, the application its single producer
+ * (srnic_post_srq_recv(); two posting threads need the caller's lock).
+ *
+ * A WQE's slot is free again as soon as a QP's responder takes it (it
+ * copies the WQE, as rxe does): a message in progress holds no SRQ slot.
+ * An empty SRQ makes the responder answer RNR NAK, as an empty RQ does.
+ * The WQE's lkeys are checked against the PD of the QP that takes it.
+ * A QP moved to ERR flushes only the WQE it had taken (if any), then
+ * raises IBV_EVENT_QP_LAST_WQE_REACHED (an affiliated event, IBTA 11.6.3): the
+ * SRQ's other WQEs stay for its other QPs.
+ *
+ * NULL with rte_errno EINVAL (bad argument, engine of another device),
+ * ENOSPC (SRNIC_MAX_SRQ live), ENOMEM.
+ */
+struct srnic_srq *srnic_create_srq(struct srnic_pd *pd, struct ibv_srq_init_attr *attr,
+				   struct srnic_engine *eng);
+/**
+ * ibv_modify_srq(). IBV_SRQ_LIMIT sets srq_limit: nonzero arms
+ * IBV_EVENT_SRQ_LIMIT_REACHED, which fires once when a QP's take leaves
+ * fewer than srq_limit WQEs posted, then disarms (srq_limit reads 0 again;
+ * set it again to re-arm), as rxe does; 0 disarms.
+ * IBV_SRQ_MAX_WR resizes (rxe does), keeping the posted WQEs; safe with the
+ * engine running (it waits on the SRQ's lock for the copy); no post may run
+ * meanwhile (the single producer is the caller).
+ * 0; -EINVAL (as rxe: unknown mask bits, max_wr 0 or above
+ * SRNIC_MAX_SRQ_WR or below the limit armed or the WQEs posted, srq_limit
+ * above what the SRQ holds); -ENOMEM (nothing changed).
+ */
+int srnic_modify_srq(struct srnic_srq *srq, struct ibv_srq_attr *attr, int attr_mask);
+/** max_wr, max_sge and srq_limit (0 when disarmed). 0 or -EINVAL. */
+int srnic_query_srq(struct srnic_srq *srq, struct ibv_srq_attr *attr);
+/** -EBUSY while a QP uses it (destroy the QPs first), -EINVAL. WQEs still posted are dropped. */
+int srnic_destroy_srq(struct srnic_srq *srq);
+/** The SRQ's number (ibv_get_srq_num()): unique among the device's live SRQs. */
+uint32_t srnic_srq_num(const struct srnic_srq *srq);
+/**
+ * Post receive WQEs to the SRQ (ibv_post_srq_recv()). Returns 0, or an
+ * errno with *bad_wr set: ENOMEM when the SRQ is full, EINVAL for more
+ * SGEs than its max_sge (or a NULL srq: bad_wr is then the first WR).
+ */
+int srnic_post_srq_recv(struct srnic_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
 /* ---- asynchronous events ---- */
 
 /**
- * An asynchronous event (rdma-core's struct ibv_async_event, QP events
- * only for now): its type and the QP it is about.
+ * An asynchronous event (rdma-core's struct ibv_async_event): its type,
+ * the object it is about (as ibv_async_event.element: qp, srq or cq by
+ * type, or the port number) and that object's incarnation.
+ *
+ * QP events: IBV_EVENT_QP_FATAL, IBV_EVENT_SQ_DRAINED, IBV_EVENT_COMM_EST,
+ * IBV_EVENT_QP_LAST_WQE_REACHED (qp, qp_num). SRQ events:
+ * IBV_EVENT_SRQ_LIMIT_REACHED (srq). CQ events: IBV_EVENT_CQ_ERR (cq).
+ * Port events: IBV_EVENT_PORT_ACTIVE, IBV_EVENT_PORT_ERR (port_num 1).
+ *
+ * Pointers are safe: an event about an object destroyed since (or whose
+ * memory went to a new object) comes with a NULL pointer, never a stale
+ * one. gen is the object's incarnation (srnic_qp_gen(), srnic_srq_gen(),
+ * srnic_cq_gen(); unique per device until 2^32 creations), so a consumer
+ * that keeps its own table of objects (a verbs layer) can tell too.
+ * A consumer that destroys objects on one thread while another takes events
+ * gets either the live pointer or NULL: the check and the copy happen
+ * under the device's lock, which destroy takes.
  */
 struct srnic_async_event {
-	enum ibv_event_type event_type; /**< IBV_EVENT_SQ_DRAINED or IBV_EVENT_QP_FATAL */
-	uint32_t qp_num;                /**< the QP's number, always valid */
-	struct srnic_qp *qp;            /**< the QP, unless the application destroyed it since */
+	enum ibv_event_type event_type;
+	uint32_t qp_num;                /**< QP events: the QP's number, always valid */
+	union {
+		struct srnic_qp *qp;    /**< QP events: the QP, NULL if destroyed since */
+		struct srnic_srq *srq;  /**< SRQ events: the SRQ, NULL if destroyed since */
+		struct srnic_cq *cq;    /**< CQ events: the CQ, NULL if destroyed since */
+	};
+	uint32_t gen;                   /**< the object's incarnation (0: port events) */
+	uint32_t port_num;              /**< port events: 1; else 0 */
+	uint32_t srq_num;               /**< SRQ events: srnic_srq_num(), always valid */
+	uint32_t cq_num;                /**< CQ events: the CQ's number on its device */
+	uint64_t reserved;              /**< zero: room for a field to come */
 };
 
 /**
@@ -465,16 +572,48 @@ struct srnic_async_event {
  * no work request left in flight (posted ones wait for SQD -> RTS);
  * IBV_EVENT_QP_FATAL when an engine moved a QP to ERR (a failed work
  * request, a fatal NAK, a CQ overflow: the CQE says which), not when the
- * application did. In order per engine; each engine holds up to
- * SRNIC_ASYNC_EVENT_RING, more are dropped and counted (async_event_drop).
- * Any thread, several at once. Nothing to acknowledge: the event is a copy.
+ * application did; IBV_EVENT_COMM_EST at the first packet a QP receives in
+ * RTR (once per connection; the application should move it
+ * to RTS); IBV_EVENT_QP_LAST_WQE_REACHED when a QP with an SRQ is in ERR
+ * and has flushed the WQE it had taken (once per entry into ERR, however
+ * it got there); IBV_EVENT_SRQ_LIMIT_REACHED (srnic_modify_srq());
+ * IBV_EVENT_CQ_ERR at a CQ's first overflow (a completion lost: the QP
+ * whose completion it was goes to ERR with its own QP_FATAL).
+ * Port events come from the link state, read here (at most every
+ * SRNIC_LINK_CHECK_MS): IBV_EVENT_PORT_ERR when the port's link went
+ * down, IBV_EVENT_PORT_ACTIVE when it came back (as rxe on netdev
+ * carrier changes; none for the state at srnic_dev_create(), as a verbs
+ * context opened later sees none).
+ * In order per engine; each engine holds up to SRNIC_ASYNC_EVENT_RING,
+ * more are dropped and counted (async_event_drop).
+ * Any thread, several at once. Nothing to acknowledge: the event is a copy
+ * (ibv_ack_async_event() maps to nothing).
  * Returns 0, -EAGAIN when there is none, -EINVAL.
  */
 int srnic_get_async_event(struct srnic_dev *dev, struct srnic_async_event *ev);
 
+/**
+ * A file descriptor that becomes readable when an engine queues an
+ * asynchronous event (an eventfd the device owns: do not close it), for
+ * poll()/epoll instead of spinning (ibv_get_async_event()'s blocking
+ * form). Read it (8 bytes) to clear it, then take events until -EAGAIN:
+ * an event queued after the read makes it readable again. Port events are
+ * found by srnic_get_async_event() itself and do not signal it. -1 with
+ * rte_errno EINVAL for a NULL device.
+ */
+int srnic_dev_event_fd(const struct srnic_dev *dev);
+
+/** Incarnations: what srnic_async_event.gen holds for the object. */
+uint32_t srnic_qp_gen(const struct srnic_qp *qp);
+uint32_t srnic_srq_gen(const struct srnic_srq *srq);
+uint32_t srnic_cq_gen(const struct srnic_cq *cq);
+
 /** Post send work requests. Returns 0, or an errno with *bad_wr set. */
 int srnic_post_send(struct srnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
-/** Post receive work requests. Returns 0, or an errno with *bad_wr set. */
+/**
+ * Post receive work requests. Returns 0, or an errno with *bad_wr set;
+ * EINVAL on a QP created with an SRQ (post to the SRQ), as verbs does.
+ */
 int srnic_post_recv(struct srnic_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 
 #ifdef __cplusplus

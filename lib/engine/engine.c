@@ -231,6 +231,18 @@ srnic_sge_copy_in_sgl(struct srnic_qp *qp, const struct ibv_sge *sge, unsigned i
 
 /* ---- QPs ---- */
 
+/* A CQ overflowed (a completion is lost): IBV_EVENT_CQ_ERR, at the first
+ * only (the CQ is in error from then on). */
+static __rte_noinline void
+eng_cq_err(struct srnic_engine *eng, struct srnic_cq *cq)
+{
+	if (cq->err_raised)
+		return;
+	cq->err_raised = 1;
+	eng_stat(eng, SRNIC_STAT_CQ_ERR, 1);
+	srnic_eng_event_cq(eng, IBV_EVENT_CQ_ERR, cq);
+}
+
 void
 srnic_qp_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
 	     const struct ibv_wc *wc, uint32_t wq_next)
@@ -247,6 +259,7 @@ srnic_qp_cqe_se(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *
 		eng_stat(eng, SRNIC_STAT_CQE_ERR, 1);
 	if (unlikely(srnic_cq_push_se(cq, wc, qp, wq_next, solicited) != 0)) {
 		eng_stat(eng, SRNIC_STAT_CQ_OVERFLOW, 1);
+		eng_cq_err(eng, cq);
 		srnic_qp_to_err(eng, qp, "CQ overflow");
 	}
 }
@@ -289,8 +302,10 @@ flush_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq, ui
 	wc.qp_num = qp->qpn;
 	eng_stat(eng, SRNIC_STAT_CQE, 1);
 	eng_stat(eng, SRNIC_STAT_CQE_ERR, 1);
-	if (srnic_cq_push(cq, &wc, qp, wq_next) != 0)
+	if (srnic_cq_push(cq, &wc, qp, wq_next) != 0) {
 		eng_stat(eng, SRNIC_STAT_CQ_OVERFLOW, 1);
+		eng_cq_err(eng, cq);
+	}
 }
 
 /* RNR NAK timer values in units of 10 us (IBTA table 45); code 0 is 655.36 ms. */
@@ -338,6 +353,19 @@ srnic_qp_flush(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (qp->resp.rwqe_taken) {
 		flush_cqe(eng, qp, qp->rcq, qp->resp.rwqe.wr_id, IBV_WC_RECV, qp->resp.rwqe_next);
 		qp->resp.rwqe_taken = 0;
+	}
+	if (qp->srq != NULL) {
+		/* The SRQ's WQEs are its other QPs': only the one taken was
+		 * flushed. The QP takes no more (ERR): the last WQE event
+		 * (as rdmavt and the HCAs raise it), once per entry into ERR. */
+		if (!qp->last_wqe_raised && srnic_qp_cur_state(qp) == IBV_QPS_ERR) {
+			qp->last_wqe_raised = 1;
+			eng_stat(eng, SRNIC_STAT_SRQ_LAST_WQE, 1);
+			srnic_eng_event(eng, IBV_EVENT_QP_LAST_WQE_REACHED, qp);
+		}
+		qp->resp.head = qp->resp.tail = 0;
+		qp->resp.rd_atomic = 0;
+		return;
 	}
 	t = atomic_load_explicit(&qp->rq.tail, memory_order_relaxed);
 	rh = atomic_load_explicit(&qp->rq.head, memory_order_acquire);

@@ -212,6 +212,18 @@ void srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp, const char *
  * into it (dropped and counted when full, never waits). */
 struct rte_ring *srnic_eng_events_create(const struct srnic_dev *dev, uint16_t index);
 void srnic_eng_event(struct srnic_engine *eng, enum ibv_event_type type, struct srnic_qp *qp);
+void srnic_eng_event_srq(struct srnic_engine *eng, enum ibv_event_type type, struct srnic_srq *srq);
+void srnic_eng_event_cq(struct srnic_engine *eng, enum ibv_event_type type, struct srnic_cq *cq);
+
+/* IBV_EVENT_COMM_EST: the first packet a QP received in RTR (once per
+ * connection; an affiliated event of IBTA 11.6.3, as rdmavt's rvt_comm_est()). */
+static inline void
+srnic_eng_comm_est(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	qp->comm_est_raised = 1;
+	eng_stat(eng, SRNIC_STAT_COMM_EST, 1);
+	srnic_eng_event(eng, IBV_EVENT_COMM_EST, qp);
+}
 
 /* Receive: parse, validate, dispatch a burst. */
 void srnic_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,

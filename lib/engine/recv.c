@@ -121,6 +121,8 @@ srnic_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
 			eng_stat(eng, SRNIC_STAT_RX_BAD_PKEY, 1);
 			goto drop;
 		}
+		if (unlikely(st == IBV_QPS_RTR) && !qp->comm_est_raised)
+			srnic_eng_comm_est(eng, qp);
 		if (unlikely(qp->transport != SRNIC_OPM_RC)) {
 			/* nothing to answer: no turn needed */
 			if (qp->transport == SRNIC_OPM_UD)

@@ -248,6 +248,34 @@ check_op_valid(struct resp_ctx *c)
 	return RESP_CHECK_RESOURCE;
 }
 
+/* Take the oldest WQE of a shared receive queue (copied: its slot is
+ * free at once, as rxe's get_srq_wqe()); then the limit event, once, when
+ * fewer than srq_limit WQEs are left (the limit disarms, as rxe). */
+static bool
+srq_take(struct srnic_engine *eng, struct srnic_srq *srq, struct srnic_rwqe *out)
+{
+	uint32_t tail, head, limit;
+
+	rte_spinlock_lock(&srq->lock); /* uncontended but for a resize */
+	tail = atomic_load_explicit(&srq->tail, memory_order_relaxed);
+	head = atomic_load_explicit(&srq->head, memory_order_acquire);
+	if (tail == head) {
+		rte_spinlock_unlock(&srq->lock);
+		return false;
+	}
+	*out = srq->wqe[tail & srq->mask];
+	atomic_store_explicit(&srq->tail, tail + 1, memory_order_release);
+	rte_spinlock_unlock(&srq->lock);
+	limit = atomic_load_explicit(&srq->limit, memory_order_acquire);
+	if (unlikely(limit != 0 && head - (tail + 1) < limit) &&
+	    atomic_compare_exchange_strong_explicit(&srq->limit, &limit, 0, memory_order_acq_rel,
+						    memory_order_relaxed)) {
+		eng_stat(eng, SRNIC_STAT_SRQ_LIMIT, 1);
+		srnic_eng_event_srq(eng, IBV_EVENT_SRQ_LIMIT_REACHED, srq);
+	}
+	return true;
+}
+
 static enum resp_state
 check_resource(struct resp_ctx *c)
 {
@@ -260,6 +288,15 @@ check_resource(struct resp_ctx *c)
 		return RESP_CHECK_LENGTH;
 	}
 	if ((c->mask & SRNIC_OPM_RECV) && !r->rwqe_taken &&
+	    ((c->mask & SRNIC_OPM_SEND) || (c->mask & SRNIC_OPM_LAST)) && qp->srq != NULL) {
+		if (!srq_take(c->eng, qp->srq, &r->rwqe)) {
+			eng_stat(c->eng, SRNIC_STAT_SRQ_RNR, 1);
+			return RESP_ERR_RNR;
+		}
+		r->rwqe_next = 0; /* no slot of the QP's own RQ to give back */
+		r->rwqe_taken = 1;
+		r->recv_off = 0;
+	} else if ((c->mask & SRNIC_OPM_RECV) && !r->rwqe_taken &&
 	    ((c->mask & SRNIC_OPM_SEND) || (c->mask & SRNIC_OPM_LAST))) {
 		uint32_t tail = atomic_load_explicit(&qp->rq.tail, memory_order_relaxed);
 		uint32_t head = atomic_load_explicit(&qp->rq.head, memory_order_acquire);

@@ -86,6 +86,12 @@
 	X(REQ_WAIT_SQD, "req_wait_sqd")             /* requester turns stopped at a WQE posted in SQD */ \
 	X(ASYNC_EVENT, "async_event") \
 	X(ASYNC_EVENT_DROP, "async_event_drop")     /* the engine's event ring was full */ \
+	X(ASYNC_EVENT_FD_ERR, "async_event_fd_err") /* the event fd's write failed (the event is queued) */ \
+	X(COMM_EST, "comm_est")                     /* QPs whose first packet arrived in RTR */ \
+	X(SRQ_RNR, "srq_empty_rnr")                 /* messages RNR NAKed: their QP's SRQ was empty */ \
+	X(SRQ_LIMIT, "srq_limit_reached")           /* SRQ limit events fired */ \
+	X(SRQ_LAST_WQE, "srq_last_wqe_reached")     /* SRQ QPs in ERR done with the SRQ */ \
+	X(CQ_ERR, "cq_err")                         /* CQs that overflowed (IBV_EVENT_CQ_ERR) */ \
 	X(TX_NOMBUF, "tx_nombuf") \
 	X(TX_LINEARISED, "tx_linearised")           /* more segments than the port takes: copied */ \
 	X(TX_PREPARE_DROP, "tx_prepare_drop")       /* refused by rte_eth_tx_prepare(): dropped */ \
