@@ -240,6 +240,9 @@ void srnic_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_p
 bool srnic_resp_run(struct srnic_engine *eng, struct srnic_qp *qp);
 
 /* UD receive (ud.c): Q_Key, length, a receive WQE with the GRH area. */
+/* Take the oldest WQE of an SRQ into *out (a copy: the slot is free at
+ * once); false when it is empty. Raises the SRQ limit event. resp.c. */
+bool srnic_srq_take(struct srnic_engine *eng, struct srnic_srq *srq, struct srnic_rwqe *out);
 void srnic_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt);
 /* UC responder (uc.c): SEND/WRITE without ACKs; a gap drops the message. */
 void srnic_uc_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt);

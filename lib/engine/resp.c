@@ -251,8 +251,8 @@ check_op_valid(struct resp_ctx *c)
 /* Take the oldest WQE of a shared receive queue (copied: its slot is
  * free at once, as rxe's get_srq_wqe()); then the limit event, once, when
  * fewer than srq_limit WQEs are left (the limit disarms, as rxe). */
-static bool
-srq_take(struct srnic_engine *eng, struct srnic_srq *srq, struct srnic_rwqe *out)
+bool
+srnic_srq_take(struct srnic_engine *eng, struct srnic_srq *srq, struct srnic_rwqe *out)
 {
 	uint32_t tail, head, limit;
 
@@ -289,7 +289,7 @@ check_resource(struct resp_ctx *c)
 	}
 	if ((c->mask & SRNIC_OPM_RECV) && !r->rwqe_taken &&
 	    ((c->mask & SRNIC_OPM_SEND) || (c->mask & SRNIC_OPM_LAST)) && qp->srq != NULL) {
-		if (!srq_take(c->eng, qp->srq, &r->rwqe)) {
+		if (!srnic_srq_take(c->eng, qp->srq, &r->rwqe)) {
 			eng_stat(c->eng, SRNIC_STAT_SRQ_RNR, 1);
 			return RESP_ERR_RNR;
 		}

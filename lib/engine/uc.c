@@ -114,7 +114,7 @@ uc_recv_too_small(struct srnic_engine *eng, struct srnic_qp *qp)
 
 /* Take a receive WQE for the message, if it needs one and has none. */
 static bool
-uc_take_rwqe(struct srnic_qp *qp, uint32_t m)
+uc_take_rwqe(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t m)
 {
 	struct srnic_resp *r = &qp->resp;
 	uint32_t tail, head;
@@ -122,6 +122,16 @@ uc_take_rwqe(struct srnic_qp *qp, uint32_t m)
 	if (!(m & SRNIC_OPM_RECV) || r->rwqe_taken ||
 	    !((m & SRNIC_OPM_SEND) || (m & SRNIC_OPM_LAST)))
 		return true;
+	if (qp->srq != NULL) {
+		if (!srnic_srq_take(eng, qp->srq, &r->rwqe)) {
+			eng_stat(eng, SRNIC_STAT_SRQ_RNR, 1);
+			return false;
+		}
+		r->rwqe_next = 0; /* no slot of the QP's own RQ to give back */
+		r->rwqe_taken = 1;
+		r->recv_off = 0;
+		return true;
+	}
 	tail = atomic_load_explicit(&qp->rq.tail, memory_order_relaxed);
 	head = atomic_load_explicit(&qp->rq.head, memory_order_acquire);
 	if (tail == head)
@@ -148,7 +158,7 @@ uc_execute(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_pkt
 		eng_stat(eng, SRNIC_STAT_RX_UC_ERR_DROP, 1);
 		return UC_DROP_MSG;
 	}
-	if (!uc_take_rwqe(qp, m)) {
+	if (!uc_take_rwqe(eng, qp, m)) {
 		eng_stat(eng, SRNIC_STAT_RX_UC_NO_RECV, 1);
 		return UC_DROP_MSG;
 	}

@@ -80,6 +80,7 @@ srnic_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt
 {
 	const uint8_t *deth = srnic_pkt_hdr(pkt, SRNIC_HDR_DETH);
 	uint8_t grh[SRNIC_GRH_LEN];
+	struct srnic_rwqe srq_wqe;
 	const struct srnic_rwqe *w;
 	uint32_t tail, head;
 	struct ibv_wc wc;
@@ -93,14 +94,24 @@ srnic_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt
 		eng_stat(eng, SRNIC_STAT_RX_UD_TOO_LONG, 1);
 		return;
 	}
-	tail = atomic_load_explicit(&qp->rq.tail, memory_order_relaxed);
-	head = atomic_load_explicit(&qp->rq.head, memory_order_acquire);
-	if (unlikely(tail == head)) {
-		eng_stat(eng, SRNIC_STAT_RX_UD_NO_RECV, 1);
-		return;
+	if (qp->srq != NULL) {
+		/* a copy of the SRQ's oldest WQE; no RQ slot to give back */
+		if (unlikely(!srnic_srq_take(eng, qp->srq, &srq_wqe))) {
+			eng_stat(eng, SRNIC_STAT_RX_UD_NO_RECV, 1);
+			return;
+		}
+		w = &srq_wqe;
+		tail = (uint32_t)-1; /* tail + 1 == 0, as resp.c's SRQ rwqe_next */
+	} else {
+		tail = atomic_load_explicit(&qp->rq.tail, memory_order_relaxed);
+		head = atomic_load_explicit(&qp->rq.head, memory_order_acquire);
+		if (unlikely(tail == head)) {
+			eng_stat(eng, SRNIC_STAT_RX_UD_NO_RECV, 1);
+			return;
+		}
+		w = &qp->rq.wqe[tail & qp->rq.mask];
+		atomic_store_explicit(&qp->rq.tail, tail + 1, memory_order_release);
 	}
-	w = &qp->rq.wqe[tail & qp->rq.mask];
-	atomic_store_explicit(&qp->rq.tail, tail + 1, memory_order_release);
 	if (unlikely(SRNIC_GRH_LEN + (uint64_t)pkt->pay_len > w->length)) {
 		eng_stat(eng, SRNIC_STAT_RX_UD_RECV_TOO_SMALL, 1);
 		ud_recv_error(eng, qp, w, tail + 1, IBV_WC_LOC_LEN_ERR);
