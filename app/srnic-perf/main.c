@@ -114,6 +114,7 @@ main(int argc, char **argv)
 	perf_signals_install();
 	if (perf_setup(&env, &conf) != 0)
 		return perf_quitting() ? 0 : 1; /* stopped while setting up: said so */
+	perf_note_pmtu(&env); /* the path MTU the QPs took, the port's clamp explained */
 	if (conf.role == PERF_ROLE_SERVER) {
 		rc = perf_serve(&env);
 		perf_capture_close(&env);

@@ -34,7 +34,11 @@ perf_usage(const char *prog)
 	       "  --qps N                      QPs (default 1, at most %d)\n"
 	       "  --depth N                    outstanding WRs per QP (default 16, at most %d)\n"
 	       "  --mtu 256..4096              path MTU (default 4096)\n"
-	       "  --iters N                    messages per size over all QPs (default %d)\n"
+	       "  --iters N                    messages per size over all QPs, the same at\n"
+	       "                               every size (default: about %llu MiB per size, at\n"
+	       "                               least %d and at most %d messages: %d up to\n"
+	       "                               2 KiB, 4096 at 64 KiB, %d from 512 KiB; perftest\n"
+	       "                               runs -n 1000, 5000 for ib_write_bw, at every size)\n"
 	       "  --duration SECONDS           run each size this long instead of --iters\n"
 	       "  --lat                        latency mode: one outstanding WR, per-op times\n"
 	       "  --req-lcores N               requester lcores (QP i on lcore i %% N; default 1;\n"
@@ -53,7 +57,17 @@ perf_usage(const char *prog)
 	       "  --floors                     also measure the reference floors (memcpy+ICRC,\n"
 	       "                               plain mbuf round trip on one lcore, the op's\n"
 	       "                               mbufs carried across two) and print ratios\n"
-	       "  --quiet                      no live statistics\n"
+	       "  --quiet                      no live statistics (--stats-period 0)\n"
+	       "  --stats-period SECONDS       a live line every SECONDS (default 1; 0: off;\n"
+	       "                               with --json, JSON lines {\"live\":...})\n"
+	       "  --pcap-snaplen BYTES         bytes of each frame --pcap keeps (default %d:\n"
+	       "                               every header, some payload; 0: whole frames)\n"
+	       "  --pcap-max MB                --pcap stops writing at this file size, and says\n"
+	       "                               so (default %d; 0: no limit)\n"
+	       "  --remote-access LIST         remote rights granted beyond the op's own (read,\n"
+	       "                               write, atomic, comma-separated; default none: as\n"
+	       "                               perftest, READ grants remote read, WRITE remote\n"
+	       "                               write, atomics remote atomic, SEND none)\n"
 	       "  --drop P, --dup P, --reorder P, --corrupt P, --delay P\n"
 	       "                               fault injection: probability per packet, each\n"
 	       "                               direction (e.g. --drop 0.01)\n"
@@ -69,7 +83,9 @@ perf_usage(const char *prog)
 	       "  --peer-qpn N --peer-psn N --peer-ip A.B.C.D [--peer-mac MAC]\n"
 	       "                               server only: the peer from the command line, no\n"
 	       "                               TCP; prints this end's qpn, psn, rkey, va, gid as\n"
-	       "                               one JSON line, serves until --duration or a signal\n"
+	       "                               one JSON line (len: the region, depth slots of\n"
+	       "                               max(--size, 8) bytes; pmtu: the path MTU the port\n"
+	       "                               allows), serves until --duration or a signal\n"
 	       "  --perftest                   with --server / --client: speak perftest's own\n"
 	       "                               exchange (version 6.06): an unmodified ib_read_bw,\n"
 	       "                               ib_write_bw, ib_atomic_bw, ib_send_bw or (--lat)\n"
@@ -79,7 +95,9 @@ perf_usage(const char *prog)
 	       "                               perftest's); ib_write_lat and ib_send_lat are\n"
 	       "                               ping-pongs: --iters as their -n (default %d here)\n"
 	       "  --help                       this text\n",
-	       prog, PERF_MAX_QPS, PERF_MAX_DEPTH, PERF_DEFAULT_ITERS, SRNIC_MAX_READ_INLINE,
+	       prog, PERF_MAX_QPS, PERF_MAX_DEPTH, PERF_DEFAULT_BYTES >> 20, PERF_DEFAULT_ITERS_MIN,
+	       PERF_DEFAULT_ITERS, PERF_DEFAULT_ITERS, PERF_DEFAULT_ITERS_MIN, SRNIC_MAX_READ_INLINE,
+	       PERF_PCAP_SNAPLEN_DEFAULT, PERF_PCAP_MAX_MB_DEFAULT,
 	       PERF_DEFAULT_TCP_PORT, PERF_PT_PINGPONG_ITERS);
 }
 
@@ -155,6 +173,8 @@ enum { O_OP = 256, O_SIZE, O_SIZES, O_QPS, O_DEPTH, O_MTU, O_ITERS, O_DURATION, 
        O_DROP, O_DUP, O_REORDER, O_CORRUPT, O_DELAY, O_LOSS_SEED, O_SERVER, O_CLIENT,
        O_TCP_PORT, O_PORT_ID, O_IP, O_PEER_QPN, O_PEER_PSN, O_PEER_IP, O_PEER_MAC,
        O_PERFTEST, O_MR_PER_QP, O_ATOMIC, O_READ_INLINE, O_REQ_LCORES };
+/* output and defaults (issue 13 items 9, 10, 12, 14) */
+enum { O_STATS_PERIOD = 512, O_PCAP_SNAPLEN, O_PCAP_MAX, O_REMOTE_ACCESS };
 static const struct option opts[] = {
 	{ "op", required_argument, NULL, O_OP },
 	{ "size", required_argument, NULL, O_SIZE },
@@ -194,8 +214,89 @@ static const struct option opts[] = {
 	{ "mr-per-qp", no_argument, NULL, O_MR_PER_QP },
 	{ "atomic", required_argument, NULL, O_ATOMIC },
 	{ "read-inline", required_argument, NULL, O_READ_INLINE },
+	/* output and defaults (issue 13 items 9, 10, 12, 14) */
+	{ "stats-period", required_argument, NULL, O_STATS_PERIOD },
+	{ "pcap-snaplen", required_argument, NULL, O_PCAP_SNAPLEN },
+	{ "pcap-max", required_argument, NULL, O_PCAP_MAX },
+	{ "remote-access", required_argument, NULL, O_REMOTE_ACCESS },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* ---- output and defaults (issue 13 items 9, 10, 12, 14) ---- */
+
+static const struct {
+	const char *name;
+	int flag;
+} access_names[] = {
+	{ "read", IBV_ACCESS_REMOTE_READ },
+	{ "write", IBV_ACCESS_REMOTE_WRITE },
+	{ "atomic", IBV_ACCESS_REMOTE_ATOMIC },
+};
+
+/* "read,write,..." into IBV_ACCESS_REMOTE_* bits; -1 if a word is unknown. */
+static int
+parse_access(const char *s, int *out)
+{
+	int acc = 0;
+
+	while (*s != '\0') {
+		size_t n = strcspn(s, ",");
+		unsigned int i;
+
+		for (i = 0; i < RTE_DIM(access_names); i++)
+			if (strlen(access_names[i].name) == n &&
+			    strncmp(access_names[i].name, s, n) == 0)
+				break;
+		if (i == RTE_DIM(access_names))
+			return -1;
+		acc |= access_names[i].flag;
+		s += n;
+		if (*s == ',' && *++s == '\0')
+			return -1;
+	}
+	*out = acc;
+	return acc != 0 ? 0 : -1;
+}
+
+const char *
+perf_access_str(int access)
+{
+	static char buf[32];
+	size_t n = 0;
+	unsigned int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < RTE_DIM(access_names); i++)
+		if (access & access_names[i].flag)
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", n > 0 ? "," : "",
+					      access_names[i].name);
+	return buf;
+}
+
+int
+perf_access(const struct perf_conf *c)
+{
+	/* perftest's: the op's own right, on the MR and the QP alike */
+	static const int op_right[] = {
+		[PERF_OP_READ] = IBV_ACCESS_REMOTE_READ,
+		[PERF_OP_WRITE] = IBV_ACCESS_REMOTE_WRITE,
+		[PERF_OP_SEND] = 0,
+		[PERF_OP_ATOMIC] = IBV_ACCESS_REMOTE_ATOMIC,
+	};
+
+	return IBV_ACCESS_LOCAL_WRITE | op_right[c->op] | c->remote_access;
+}
+
+uint64_t
+perf_iters(const struct perf_conf *c, uint32_t size)
+{
+	uint64_t n;
+
+	if (c->iters_given)
+		return c->iters;
+	n = PERF_DEFAULT_BYTES / RTE_MAX(size, 1u);
+	return RTE_MAX((uint64_t)PERF_DEFAULT_ITERS_MIN, RTE_MIN(n, (uint64_t)PERF_DEFAULT_ITERS));
+}
 
 bool
 perf_is_own_option(const char *arg)
@@ -232,6 +333,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 {
 	bool iters_given = false, atomic_given = false;
 	bool ip_set = false, peer_psn_set = false, peer_ip_set = false;
+	bool stats_given = false;
 	int o, idx;
 
 	memset(c, 0, sizeof(*c));
@@ -246,6 +348,9 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 	c->unsignaled = 1;
 	c->nb_lcores = 1;
 	c->loss.seed = 1;
+	c->stats_period = PERF_STATS_PERIOD_DEFAULT;
+	c->pcap_snaplen = PERF_PCAP_SNAPLEN_DEFAULT;
+	c->pcap_max_bytes = (uint64_t)PERF_PCAP_MAX_MB_DEFAULT << 20;
 	optind = 1;
 	while ((o = getopt_long(argc, argv, "", opts, &idx)) != -1) {
 		cur_opt = o >= O_OP ? opts[idx].name : "?";
@@ -444,6 +549,35 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 			c->read_inline = (uint16_t)v;
 			break;
 		}
+		/* output and defaults (issue 13 items 9, 10, 12, 14) */
+		case O_STATS_PERIOD: {
+			char *end;
+
+			c->stats_period = strtod(optarg, &end);
+			if (end == optarg || *end != '\0' || !(c->stats_period >= 0))
+				return bad_opt(optarg, "seconds, 0 (off) or more (e.g. 1 or 0.5)");
+			stats_given = true;
+			break;
+		}
+		case O_PCAP_SNAPLEN:
+			if (opt_u32(optarg, 0, SRNIC_PCAP_SNAPLEN, &c->pcap_snaplen) != 0)
+				return -1;
+			if (c->pcap_snaplen == 0)
+				c->pcap_snaplen = SRNIC_PCAP_SNAPLEN;
+			break;
+		case O_PCAP_MAX: {
+			uint64_t v;
+
+			if (parse_u64(optarg, 0, UINT32_MAX, &v) != 0)
+				return bad_opt(optarg, "MiB, a whole number (0: no limit)");
+			c->pcap_max_bytes = v << 20;
+			break;
+		}
+		case O_REMOTE_ACCESS:
+			if (parse_access(optarg, &c->remote_access) != 0)
+				return bad_opt(optarg, "read, write, atomic or a comma-separated list "
+						       "of them (e.g. read,write)");
+			break;
 		case O_PEER_MAC:
 			if (rte_ether_unformat_addr(optarg, &c->peer_mac) != 0)
 				return bad_opt(optarg, "a MAC address XX:XX:XX:XX:XX:XX");
@@ -455,6 +589,11 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 			return -1;
 		}
 	}
+	c->iters_given = iters_given;
+	if (c->quiet && !stats_given)
+		c->stats_period = 0;
+	else if (c->json && !stats_given)
+		c->stats_period = 0; /* one JSON line per result, unless asked */
 	if (optind < argc) {
 		fprintf(stderr, "srnic-perf: unexpected argument '%s' (--help lists every option)\n",
 			argv[optind]);
@@ -501,6 +640,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		/* both ends count the same turns: perftest's default, unless given */
 		if (!iters_given)
 			c->iters = PERF_PT_PINGPONG_ITERS;
+		c->iters_given = true; /* the same count at every size */
 		if (c->iters < 2) {
 			fprintf(stderr, "srnic-perf: a ping-pong's latency takes --iters 2 or more\n");
 			return -1;

@@ -19,8 +19,7 @@
 #define PERF_MAX_LCORES 16
 #define PERF_MAX_DEPTH 1024
 #define PERF_LAT_SAMPLES_MAX (1u << 22)  /* latency samples kept per run */
-#define PERF_DEFAULT_ITERS 100000
-#define PERF_STATS_PERIOD_MS 1000
+#define PERF_DEFAULT_ITERS 100000        /* small sizes; see perf_iters() */
 #define PERF_PEAK_WINDOW_MS 10          /* BW peak: the best rate over windows of this length */
 #define PERF_RUN_TIMEOUT_S 120            /* a run that stalls this long fails */
 #define PERF_DEV_MEM_MB 128               /* DPDK memory a device takes (default pools; measured) */
@@ -76,6 +75,14 @@ struct perf_conf {
 	bool peer_mac_set;
 	bool perftest;            /* --perftest: perftest's exchange, its tools as the peer */
 	bool cas;                 /* --atomic cas: CMP_AND_SWAP, else FETCH_AND_ADD */
+	/* ---- output and defaults (issue 13 items 9, 10, 12, 14) ---- */
+	bool iters_given;         /* --iters: that many at every size */
+	uint32_t pcap_snaplen;    /* --pcap-snaplen: bytes of a frame kept */
+	uint64_t pcap_max_bytes;  /* --pcap-max: file size cap (0: none) */
+	double stats_period;      /* --stats-period: live lines every this many s (0: off) */
+	int remote_access;        /* IBV_ACCESS_REMOTE_* granted: the op's, plus --remote-access */
+	enum ibv_mtu pmtu_eff;    /* the path MTU the QPs took (the port may clamp --mtu) */
+	uint16_t port_mtu;        /* the Ethernet MTU the port took (two-process) */
 };
 
 /* A two-process role's side of the pair (0: the client, requester; 1: the
@@ -115,6 +122,18 @@ struct perf_result {
 	size_t qp_mem_bytes;      /* memory per QP (both sides' objects and buffers) */
 	double busy_pct[2];       /* engine busy share during the run, side A / B; < 0: remote */
 };
+
+/* ---- output and defaults (issue 13 items 9, 10, 12, 14) ---- */
+
+/* Default iterations per size, when --iters is not given: a default run
+ * moves about PERF_DEFAULT_BYTES per size, at least PERF_DEFAULT_ITERS_MIN
+ * messages (perftest's DEF_ITERS) and at most PERF_DEFAULT_ITERS. perftest
+ * runs the same -n (1000; 5000 for ib_write_bw) at every size. */
+#define PERF_DEFAULT_BYTES (256ull << 20)
+#define PERF_DEFAULT_ITERS_MIN 1000
+#define PERF_STATS_PERIOD_DEFAULT 1.0     /* seconds between live lines */
+#define PERF_PCAP_SNAPLEN_DEFAULT 128     /* every RoCEv2 header and some payload */
+#define PERF_PCAP_MAX_MB_DEFAULT 256      /* --pcap stops writing at this file size */
 
 /* signals.c: the first SIGINT/SIGTERM stops the run cleanly, a second exits */
 void perf_signals_install(void);
@@ -239,5 +258,19 @@ void perf_lat_fill(struct perf_result *r, uint64_t *samples, size_t n, double hz
 double perf_floor_gbps(uint32_t size);
 double perf_floor_mpps(void);
 double perf_floor_xcore_mpps(enum perf_op op);
+
+/* ---- output and defaults (issue 13 items 9, 10, 12, 14) ---- */
+/* Messages a run of size bytes takes (the duration aside). */
+uint64_t perf_iters(const struct perf_conf *c, uint32_t size);
+/* IBV_ACCESS_* of the buffers and QPs: local write and the op's remote right. */
+int perf_access(const struct perf_conf *c);
+/* "read,write" for the rights in access (static buffer). */
+const char *perf_access_str(int access);
+/* The QPs' path MTU in bytes, and the port's clamp explained (stderr). */
+void perf_note_pmtu(struct perf_env *env);
+/* --json: one line with every nonzero engine counter of the local device(s). */
+void perf_print_counters_json(const struct perf_env *env);
+/* The name of a work completion's opcode (IBV_WC_*). */
+const char *perf_wc_opcode_name(enum ibv_wc_opcode op);
 
 #endif

@@ -308,6 +308,7 @@ perf_pt_setup(struct perf_env *env, int side)
 	uint32_t page = htonl(PT_CYCLE_BUFFER), cl = htonl(PT_CACHE_LINE), rpage, rcl;
 	char mtu[PT_MTU_LEN + 1], rmtu[PT_MTU_LEN + 1];
 	struct srnic_pair_qp_conf qc;
+	struct ibv_port_attr pa;
 	struct pt_dest *remote;
 	uint32_t psn = perf_first_psn(side), i;
 	long rm;
@@ -349,7 +350,12 @@ perf_pt_setup(struct perf_env *env, int side)
 	env->max_size = RTE_MAX(env->max_size, ntohl(rpage));
 	memset(mtu, 0, sizeof(mtu));
 	memset(rmtu, 0, sizeof(rmtu));
-	snprintf(mtu, sizeof(mtu), "%d", (int)c->mtu);
+	/* announce what our QPs will take: --mtu, or less if the port's frames
+	 * are smaller (net_af_packet: 1518 bytes), never more than we carry */
+	if (srnic_dev_query_port(env->dev[side], &pa) == 0 && pa.active_mtu < c->mtu)
+		snprintf(mtu, sizeof(mtu), "%d", (int)pa.active_mtu);
+	else
+		snprintf(mtu, sizeof(mtu), "%d", (int)c->mtu);
 	rc = pt_xchg(env, mtu, rmtu, PT_MTU_LEN);
 	if (rc != 0)
 		return rc;
@@ -473,10 +479,13 @@ pt_finish(struct perf_env *env, int side, const struct perf_result *r)
 	if (rc == 0 && side == 1 && !reports) {
 		printf("srnic-perf: perftest client done\n");
 	} else if (rc == 0 && side == 1) {
+		double mbs = pt_double_from_be(theirs[3]);
+
+		/* perftest's MB/s (2^20 bytes), and in srnic-perf's Gb/s */
 		printf("srnic-perf: perftest client reports %" PRIu64 " x %" PRIu64
-		       " bytes, %.2f MB/s, %.6f Mpps\n",
-		       rte_be_to_cpu_64(theirs[1]), rte_be_to_cpu_64(theirs[0]),
-		       pt_double_from_be(theirs[3]), pt_double_from_be(theirs[4]));
+		       " bytes, %.2f MB/s (%.3f Gb/s), %.6f Mpps\n",
+		       rte_be_to_cpu_64(theirs[1]), rte_be_to_cpu_64(theirs[0]), mbs,
+		       mbs * PT_MB * 8 / 1e9, pt_double_from_be(theirs[4]));
 	}
 	close(env->sock);
 	env->sock = -1;
@@ -589,7 +598,7 @@ perf_pt_pingpong_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 	r->size = size;
 	r->qps = 1;
 	r->depth = 1;
-	r->mtu = 128u << c->mtu;
+	r->mtu = 128u << (c->pmtu_eff != 0 ? c->pmtu_eff : c->mtu);
 	r->msgs = scnt;
 	r->bytes = scnt * size;
 	r->seconds = (double)(rte_rdtsc() - t0) / (double)hz;

@@ -297,7 +297,9 @@ perf_tcp_server(uint16_t port)
 	return fd;
 }
 
-/* The server's one peer from the command line: print ours as JSON, connect. */
+/* The server's one peer from the command line: connect, print ours as JSON
+ * (what the connection took: the path MTU after the port's clamp, the
+ * rights the region and the QP grant). */
 static int
 cmdline_peer(struct perf_env *env)
 {
@@ -306,22 +308,42 @@ cmdline_peer(struct perf_env *env)
 	struct srnic_pair_qp_conf qc;
 	struct srnic_qp_peer peer = { .qpn = c->peer_qpn, .psn = c->peer_psn,
 				      .mac = c->peer_mac, .mac_set = c->peer_mac_set };
+	struct srnic_qp_init_attr init;
+	struct ibv_qp_attr a;
+	struct rte_ether_addr ea;
+	char mac[RTE_ETHER_ADDR_FMT_SIZE];
 	union ibv_gid gid;
 	char ghex[33];
+	int rc;
 
 	perf_qp_conf(c, &qc);
 	peer.my_psn = qc.psn[1];
 	peer.gid.raw[10] = peer.gid.raw[11] = 0xff;
 	memcpy(&peer.gid.raw[12], c->peer_ip, 4);
+	rc = srnic_qp_connect(q->qp[1], &peer, &qc);
+	if (rc != 0) {
+		fprintf(stderr, "srnic-perf: QP %#x: connect failed: %s\n", srnic_qp_num(q->qp[1]),
+			strerror(-rc));
+		return rc;
+	}
+	rc = srnic_query_qp(q->qp[1], &a, IBV_QP_PATH_MTU | IBV_QP_ACCESS_FLAGS, &init);
+	if (rc != 0)
+		return rc;
 	srnic_dev_gid(env->dev[1], 1, &gid);
 	gid_hex(&gid, ghex);
-	printf("{\"qpn\":%u,\"psn\":%u,\"rkey\":%u,\"va\":%" PRIu64 ",\"len\":%zu,\"gid\":\"%s\","
-	       "\"ip\":\"%u.%u.%u.%u\"}\n",
+	rte_eth_macaddr_get(c->port_id, &ea);
+	rte_ether_format_addr(mac, sizeof(mac), &ea);
+	/* len: the whole region, depth slots of max(size, 8) bytes (an
+	 * atomic's 8-byte target at least); slot says the stride */
+	printf("{\"qpn\":%u,\"psn\":%u,\"rkey\":%u,\"va\":%" PRIu64 ",\"len\":%zu,"
+	       "\"slot\":%u,\"depth\":%u,\"gid\":\"%s\",\"ip\":\"%u.%u.%u.%u\",\"mac\":\"%s\","
+	       "\"pmtu\":%u,\"access\":\"%s\"}\n",
 	       srnic_qp_num(q->qp[1]), peer.my_psn, srnic_mr_rkey(q->mr[1]),
-	       (uint64_t)(uintptr_t)q->buf[1], (size_t)perf_slot_bytes(env) * c->depth, ghex,
-	       c->ip[0], c->ip[1], c->ip[2], c->ip[3]);
+	       (uint64_t)(uintptr_t)q->buf[1], (size_t)perf_slot_bytes(env) * c->depth,
+	       perf_slot_bytes(env), c->depth, ghex, c->ip[0], c->ip[1], c->ip[2], c->ip[3], mac,
+	       128u << a.path_mtu, perf_access_str(a.qp_access_flags));
 	fflush(stdout);
-	return srnic_qp_connect(q->qp[1], &peer, &qc);
+	return 0;
 }
 
 int
@@ -337,6 +359,8 @@ perf_remote_setup(struct perf_env *env)
 			rc = perf_setup_qps(env);
 		if (rc == 0)
 			rc = cmdline_peer(env);
+		if (rc == 0)
+			perf_capture_start(env); /* --pcap, --trace */
 		return rc;
 	}
 	if (c->perftest) {

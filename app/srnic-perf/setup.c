@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -20,10 +21,9 @@
 #include "srnic_wire.h"
 
 #define PERF_CQE_MIN 256u
-#define PERF_MR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | \
-			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)
 
 static struct srnic_pcap *pcap;
+static bool pcap_full;       /* --pcap-max reached: no more records */
 static struct srnic_capture *cap[2];
 static uint16_t trace_port_b;
 
@@ -32,8 +32,17 @@ on_packet(uint16_t port_id, int dir, const struct rte_mbuf *m, uint64_t tsc, voi
 {
 	const struct perf_conf *c = arg;
 
-	if (pcap != NULL)
-		srnic_pcap_write(pcap, m, srnic_pcap_tsc_to_ns(pcap, tsc));
+	if (pcap != NULL && !pcap_full) {
+		if (c->pcap_max_bytes > 0 && srnic_pcap_bytes(pcap) >= c->pcap_max_bytes) {
+			/* lcores race to here: one of them says it */
+			if (!__atomic_exchange_n(&pcap_full, true, __ATOMIC_RELAXED))
+				fprintf(stderr, "srnic-perf: %s reached --pcap-max %" PRIu64 " MiB: "
+						"no more packets written to it (--pcap-max 0: no "
+						"limit)\n", c->pcap, c->pcap_max_bytes >> 20);
+		} else {
+			srnic_pcap_write(pcap, m, srnic_pcap_tsc_to_ns(pcap, tsc));
+		}
+	}
 	if (c->trace) {
 		char line[256];
 
@@ -100,8 +109,8 @@ buf_unreg(uint8_t *buf, bool heap, struct srnic_mr *mr)
 /* A zeroed buffer of len bytes registered in pd; *bytes grows by what it
  * took from the DPDK heap (0 from the C heap). */
 static int
-buf_reg(struct srnic_pd *pd, size_t len, uint8_t **buf, bool *heap, struct srnic_mr **mr,
-	size_t *bytes)
+buf_reg(struct srnic_pd *pd, size_t len, int access, uint8_t **buf, bool *heap,
+	struct srnic_mr **mr, size_t *bytes)
 {
 	size_t heap0 = heap_used();
 
@@ -110,7 +119,7 @@ buf_reg(struct srnic_pd *pd, size_t len, uint8_t **buf, bool *heap, struct srnic
 	if (*buf == NULL)
 		return -ENOMEM;
 	memset(*buf, 0, len);
-	*mr = srnic_reg_mr(pd, *buf, len, PERF_MR_ACCESS);
+	*mr = srnic_reg_mr(pd, *buf, len, access);
 	return *mr == NULL ? -ENOMEM : 0;
 }
 
@@ -130,6 +139,8 @@ perf_qp_conf(const struct perf_conf *c, struct srnic_pair_qp_conf *qc)
 	qc->retry_cnt = 7;
 	qc->rnr_retry = 7;
 	qc->min_rnr_timer = 1;
+	/* the op's remote right, as perftest's QPs; more with --remote-access */
+	qc->access = perf_access(c);
 }
 
 int
@@ -191,7 +202,8 @@ perf_setup_qps(struct perf_env *env)
 	 * default: one MR's lines on the data path, not one MR per QP. */
 	for (s = 0; s < 2 && !c->mr_per_qp; s++)
 		if (env->dev[s] != NULL &&
-		    buf_reg(env->pd[s], slot_bytes * c->depth * c->qps, &env->buf_all[s],
+		    buf_reg(env->pd[s], slot_bytes * c->depth * c->qps, perf_access(c),
+			    &env->buf_all[s],
 			    &env->buf_all_heap[s], &env->mr_all[s], &buf_bytes) != 0)
 			return -ENOMEM;
 	for (i = 0; i < c->qps; i++) {
@@ -218,8 +230,8 @@ perf_setup_qps(struct perf_env *env)
 			if (!c->mr_per_qp) {
 				q->buf[s] = env->buf_all[s] + (size_t)i * len;
 				q->mr[s] = env->mr_all[s];
-			} else if (buf_reg(env->pd[s], len, &q->buf[s], &q->buf_heap[s], &q->mr[s],
-					   &buf_bytes) != 0) {
+			} else if (buf_reg(env->pd[s], len, perf_access(c), &q->buf[s],
+					   &q->buf_heap[s], &q->mr[s], &buf_bytes) != 0) {
 				return -ENOMEM;
 			}
 		}
@@ -243,7 +255,8 @@ perf_capture_start(struct perf_env *env)
 	int s;
 
 	if (c->pcap != NULL && pcap == NULL) {
-		pcap = srnic_pcap_open(c->pcap);
+		pcap = srnic_pcap_open_snaplen(c->pcap, c->pcap_snaplen);
+		pcap_full = false;
 		if (pcap == NULL)
 			fprintf(stderr, "srnic-perf: cannot open %s\n", c->pcap);
 	}

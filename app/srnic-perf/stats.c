@@ -2,6 +2,9 @@
 /* Result tables (perftest's columns), JSON lines, engine counters. */
 #include <inttypes.h>
 #include <math.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
 
 #include "perf.h"
 
@@ -52,10 +55,14 @@ perf_print_header(const struct perf_conf *c)
 	printf(" srnic-perf: RDMA_%s, %u QP(s), depth %u, path MTU %u, %u requester lcore(s)%s%s\n",
 	       c->op == PERF_OP_READ ? "Read" : c->op == PERF_OP_WRITE ? "Write" :
 	       c->op == PERF_OP_SEND ? "Send" : c->cas ? "Cmp_Swap" : "Fetch_Add",
-	       c->qps, perf_pt_pingpong(c) ? 1 : c->depth, 128u << c->mtu, c->nb_lcores,
+	       c->qps, perf_pt_pingpong(c) ? 1 : c->depth,
+	       128u << (c->pmtu_eff != 0 ? c->pmtu_eff : c->mtu), c->nb_lcores,
 	       perf_pt_pingpong(c) ? ", ping-pong latency (half a round trip, as perftest)" :
 	       c->lat ? ", latency mode" : "",
 	       c->verify ? ", data verified" : "");
+	if (c->pmtu_eff != 0 && c->pmtu_eff < c->mtu)
+		printf(" path MTU %u, not the %u asked: the port carries Ethernet MTU %u (see the "
+		       "warning above)\n", 128u << c->pmtu_eff, 128u << c->mtu, c->port_mtu);
 	if (c->read_inline > 0 && c->op == PERF_OP_READ)
 		printf(" READ responses of up to %u payload bytes copied, not zero-copy (--read-inline)\n",
 		       c->read_inline);
@@ -71,12 +78,14 @@ perf_print_result(const struct perf_conf *c, const struct perf_result *r)
 {
 	if (c->json) {
 		printf("{\"op\":\"%s\",\"size\":%u,\"qps\":%u,\"depth\":%u,\"mtu\":%u,"
+		       "\"mtu_asked\":%u,"
 		       "\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"seconds\":%.6f,"
 		       "\"gbps\":%.3f,\"mops\":%.4f,\"gbps_peak\":%.3f,\"mops_peak\":%.4f,"
 		       "\"lat_us\":{\"min\":%.3f,\"p50\":%.3f,"
 		       "\"p99\":%.3f,\"p999\":%.3f,\"max\":%.3f,\"avg\":%.3f},"
 		       "\"errors\":%" PRIu64 ",\"verify_errors\":%" PRIu64 ",\"qp_mem_bytes\":%zu",
-		       perf_op_name(r->op), r->size, r->qps, r->depth, r->mtu, r->msgs, r->bytes,
+		       perf_op_name(r->op), r->size, r->qps, r->depth, r->mtu, 128u << c->mtu,
+		       r->msgs, r->bytes,
 		       r->seconds, r->gbps, r->mops, r->gbps_peak, r->mops_peak, r->lat_us[0],
 		       r->lat_us[1], r->lat_us[2],
 		       r->lat_us[3], r->lat_us[4], r->lat_avg_us, r->errors, r->verify_errors,
@@ -120,17 +129,39 @@ perf_print_result(const struct perf_conf *c, const struct perf_result *r)
 	fflush(stdout);
 }
 
+/* The local devices' sides (0: requester, 1: responder), and how many. */
+static unsigned int
+local_sides(const struct perf_env *env, unsigned int *sides)
+{
+	unsigned int s, n = 0;
+
+	for (s = 0; s < 2; s++)
+		if (env->dev[s] != NULL)
+			sides[n++] = s;
+	return n;
+}
+
+static const char *const side_names[2] = { "requester side A", "responder side B" };
+
 void
 perf_print_counters(const struct perf_env *env)
 {
 	const struct perf_conf *c = env->conf;
-	unsigned int n = srnic_engine_stats_count(), i, s;
+	unsigned int n = srnic_engine_stats_count(), i, s, k, sides[2], nb;
 
-	if (c->json)
+	if (c->json) {
+		perf_print_counters_json(env);
+		return;
+	}
+	nb = local_sides(env, sides);
+	if (nb == 0)
 		return;
 	printf("---------------------------------------------------------------------------------------------------\n");
-	printf(" engine counters (nonzero), requester side A | responder side B; memory per QP %zu bytes\n",
-	       env->qp_mem);
+	/* two processes: this process's device only, no column of zeros
+	 * for the other side's (its own counters are printed there) */
+	printf(" engine counters (nonzero), %s%s%s%s; memory per QP %zu bytes\n",
+	       side_names[sides[0]], nb == 2 ? " | " : "", nb == 2 ? side_names[sides[1]] : "",
+	       nb == 1 ? (sides[0] == 0 ? " (this client)" : " (this server)") : "", env->qp_mem);
 	for (s = 0; s < 2; s++) {
 		struct srnic_lossy_stats ls;
 		unsigned int a;
@@ -146,24 +177,91 @@ perf_print_counters(const struct perf_env *env)
 	}
 	for (i = 0; i < n; i++) {
 		int64_t v[2];
+		bool any = false;
 
-		for (s = 0; s < 2; s++)
-			v[s] = env->dev[s] != NULL ?
-				srnic_dev_stat(env->dev[s], srnic_engine_stat_name(i)) : 0;
-		if (v[0] != 0 || v[1] != 0)
-			printf("   %-28s %16" PRId64 " | %16" PRId64 "\n", srnic_engine_stat_name(i),
-			       v[0], v[1]);
+		for (k = 0; k < nb; k++) {
+			v[k] = srnic_dev_stat(env->dev[sides[k]], srnic_engine_stat_name(i));
+			any |= v[k] != 0;
+		}
+		if (!any)
+			continue;
+		printf("   %-28s %16" PRId64, srnic_engine_stat_name(i), v[0]);
+		if (nb == 2)
+			printf(" | %16" PRId64, v[1]);
+		printf("\n");
 	}
 	/* how loaded each side's engine lcore was: which one bounds the rate */
 	printf("   %-28s", "engine busy (%)");
-	for (s = 0; s < 2; s++) {
-		double b = 0, t;
+	for (k = 0; k < nb; k++) {
+		struct srnic_dev *dev = env->dev[sides[k]];
+		double b, t;
 
-		if (env->dev[s] != NULL) {
-			b = (double)srnic_dev_stat(env->dev[s], "poll_busy_cycles");
-			t = b + (double)srnic_dev_stat(env->dev[s], "poll_idle_cycles");
-			b = t > 0 ? 100.0 * b / t : 0;
-		}
-		printf(s == 0 ? " %16.1f |" : " %16.1f\n", b);
+		b = (double)srnic_dev_stat(dev, "poll_busy_cycles");
+		t = b + (double)srnic_dev_stat(dev, "poll_idle_cycles");
+		b = t > 0 ? 100.0 * b / t : 0;
+		printf(k == 0 ? " %16.1f" : " | %16.1f", b);
 	}
+	printf("\n");
+}
+
+void
+perf_print_counters_json(const struct perf_env *env)
+{
+	static const char *const keys[2] = { "req", "resp" };
+	unsigned int n = srnic_engine_stats_count(), i, k, sides[2], nb;
+
+	nb = local_sides(env, sides);
+	if (nb == 0)
+		return;
+	/* its own key, no "op": a reader of result lines tells it apart */
+	printf("{\"counters\":{");
+	for (k = 0; k < nb; k++) {
+		struct srnic_dev *dev = env->dev[sides[k]];
+
+		printf("%s\"%s\":{\"dev\":\"%s\"", k > 0 ? "," : "", keys[sides[k]],
+		       srnic_dev_name(dev));
+		for (i = 0; i < n; i++) {
+			int64_t v = srnic_dev_stat(dev, srnic_engine_stat_name(i));
+
+			if (v != 0)
+				printf(",\"%s\":%" PRId64, srnic_engine_stat_name(i), v);
+		}
+		printf("}");
+	}
+	printf("},\"qp_mem_bytes\":%zu}\n", env->qp_mem);
+	fflush(stdout);
+}
+
+void
+perf_note_pmtu(struct perf_env *env)
+{
+	struct perf_conf *c = env->conf;
+	struct rte_eth_dev_info info;
+	struct srnic_qp_init_attr init;
+	struct ibv_qp_attr a;
+	int side = env->dev[0] != NULL ? 0 : 1;
+
+	if (env->qps == NULL || env->qps[0].qp[side] == NULL ||
+	    srnic_query_qp(env->qps[0].qp[side], &a, IBV_QP_PATH_MTU, &init) != 0)
+		return;
+	c->pmtu_eff = a.path_mtu;
+	if (c->role == PERF_ROLE_BOTH || c->pmtu_eff >= c->mtu)
+		return;
+	/* The device kept to the Ethernet MTU the port takes (a NOTICE line
+	 * of srnic's, a WARNING of DPDK's above): say what it means here. */
+	memset(&info, 0, sizeof(info));
+	if (rte_eth_dev_get_mtu(c->port_id, &c->port_mtu) != 0)
+		c->port_mtu = 0;
+	rte_eth_dev_info_get(c->port_id, &info);
+	fprintf(stderr, "srnic-perf: WARNING: path MTU %u, not the %u asked (--mtu): port %u (%s) "
+			"takes Ethernet MTU %u, frames of at most %u bytes\n",
+		128u << c->pmtu_eff, 128u << c->mtu, c->port_id,
+		info.driver_name != NULL ? info.driver_name : "?", c->port_mtu, info.max_rx_pktlen);
+	if (info.driver_name != NULL && strcmp(info.driver_name, "net_af_packet") == 0)
+		fprintf(stderr, "  net_af_packet's frame limit: for jumbo frames use net_pcap on the "
+				"same interface (--vdev=net_pcap0,iface=IFACE)\n  with the interface's "
+				"MTU raised (ip link set IFACE mtu 9000)\n");
+	else
+		fprintf(stderr, "  for a larger path MTU give the port (and the link) a larger MTU, or "
+				"pass --mtu %u\n", 128u << c->pmtu_eff);
 }

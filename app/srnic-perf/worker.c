@@ -69,6 +69,23 @@ check_pattern(const uint8_t *p, uint32_t len, uint64_t idx)
 	return true;
 }
 
+/* Work completion opcodes by name (verbs' IBV_WC_*), for --trace. */
+static const char *const wc_opcode_names[] = {
+	[IBV_WC_SEND] = "SEND", [IBV_WC_RDMA_WRITE] = "RDMA_WRITE",
+	[IBV_WC_RDMA_READ] = "RDMA_READ", [IBV_WC_COMP_SWAP] = "COMP_SWAP",
+	[IBV_WC_FETCH_ADD] = "FETCH_ADD", [IBV_WC_BIND_MW] = "BIND_MW",
+	[IBV_WC_LOCAL_INV] = "LOCAL_INV", [IBV_WC_TSO] = "TSO",
+	[IBV_WC_RECV] = "RECV", [IBV_WC_RECV_RDMA_WITH_IMM] = "RECV_RDMA_WITH_IMM",
+};
+
+const char *
+perf_wc_opcode_name(enum ibv_wc_opcode op)
+{
+	if ((unsigned int)op < RTE_DIM(wc_opcode_names) && wc_opcode_names[op] != NULL)
+		return wc_opcode_names[op];
+	return "UNKNOWN";
+}
+
 /* The WR slot after slot in a ring of depth (no division on the data path). */
 static inline uint32_t
 slot_next(uint32_t slot, uint32_t depth)
@@ -83,7 +100,7 @@ slot_next(uint32_t slot, uint32_t depth)
 /* Fill wr/sge for WR number idx of q. */
 static void
 fill_wr(struct req_worker *w, struct perf_qp *q, uint32_t qi, uint64_t idx, uint32_t slot,
-	uint32_t wr_count, bool sig, struct ibv_send_wr *wr, struct ibv_sge *sge)
+	bool sig, struct ibv_send_wr *wr, struct ibv_sge *sge)
 {
 	const struct perf_conf *c = w->env->conf;
 	uint32_t slot_size = perf_slot_bytes(w->env);
@@ -98,7 +115,10 @@ fill_wr(struct req_worker *w, struct perf_qp *q, uint32_t qi, uint64_t idx, uint
 	sge->lkey = srnic_mr_lkey(q->mr[0]);
 	wr->sg_list = sge;
 	wr->num_sge = 1;
-	wr->wr_id = ((uint64_t)qi << 32) | wr_count;
+	/* the QP's index and the WR's number in this run (low 32 bits): each
+	 * WR its own wr_id; a CQE covers its WR and the unsignaled ones
+	 * before it since the QP's last CQE */
+	wr->wr_id = ((uint64_t)qi << 32) | (idx & WRID_COUNT_MASK);
 	wr->send_flags = sig ? IBV_SEND_SIGNALED : 0;
 	wr->wr.rdma.remote_addr = q->peer_va + (uint64_t)slot * q->peer_stride;
 	wr->wr.rdma.rkey = q->peer_rkey;
@@ -152,7 +172,7 @@ post_list(struct req_worker *w, struct perf_qp *q, uint32_t qi, uint64_t target,
 
 		slots[n] = slot;
 		slot = slot_next(slot, c->depth);
-		fill_wr(w, q, qi, idx, slots[n], unsig + 1, sig, &wr[n], &sge[n]);
+		fill_wr(w, q, qi, idx, slots[n], sig, &wr[n], &sge[n]);
 		if (n > 0)
 			wr[n - 1].next = &wr[n];
 		unsig = sig ? 0 : unsig + 1;
@@ -262,7 +282,9 @@ req_step(struct req_worker *w)
 	for (k = 0; k < n; k++) {
 		uint32_t qi = (uint32_t)(wc[k].wr_id >> 32);
 		struct perf_qp *q = &env->qps[qi];
-		uint32_t cnt_wr = (uint32_t)(wc[k].wr_id & WRID_COUNT_MASK);
+		/* WRs complete in order on a QP, at most depth of them out */
+		uint32_t cnt_wr = (uint32_t)(wc[k].wr_id & WRID_COUNT_MASK) -
+				  (uint32_t)q->completed + 1;
 		uint32_t sig_slot;
 
 		if (wc[k].status != IBV_WC_SUCCESS) {
@@ -274,9 +296,11 @@ req_step(struct req_worker *w)
 		if (c->verify)
 			verify_done(w, q, cnt_wr);
 		if (c->trace)
-			printf("  CQE  qp %#x wr_id %#" PRIx64 " status %s opcode %d byte_len %u\n",
-			       wc[k].qp_num, wc[k].wr_id, srnic_wc_status_str(wc[k].status),
-			       wc[k].opcode, wc[k].byte_len);
+			printf("  CQE  qp %#x wr_id %#" PRIx64 " (QP %u's WR %u, %u WR(s) done) status "
+			       "%s opcode %s byte_len %u\n", wc[k].qp_num, wc[k].wr_id, qi,
+			       (uint32_t)(wc[k].wr_id & WRID_COUNT_MASK), cnt_wr,
+			       srnic_wc_status_str(wc[k].status), perf_wc_opcode_name(wc[k].opcode),
+			       wc[k].byte_len);
 		/* the signaled WR is the last one covered */
 		sig_slot = q->comp_slot + cnt_wr - 1;
 		while (sig_slot >= c->depth)
@@ -549,6 +573,7 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 	double peak_rate = 0;
 	bool local_resp = env->dev[1] != NULL, resp_on_lcore;
 	uint64_t *posted = NULL, busy0[2] = { 0, 0 }, idle0[2] = { 0, 0 };
+	uint64_t stats_cycles = (uint64_t)(c->stats_period * (double)hz);
 	int rc = 0;
 
 	if (perf_pt_pingpong(c)) /* ib_write_lat / ib_send_lat at the other end */
@@ -581,7 +606,7 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 		w[i].idx = i;
 		w[i].size = size;
 		w[i].target_per_qp = c->duration > 0 ? UINT64_MAX
-						     : (c->iters + c->qps - 1) / c->qps;
+						     : (perf_iters(c, size) + c->qps - 1) / c->qps;
 		w[i].cap_lat = RTE_MIN((size_t)PERF_LAT_SAMPLES_MAX,
 				       c->duration > 0 ? PERF_LAT_SAMPLES_MAX
 						       : (size_t)w[i].target_per_qp * c->qps + 16);
@@ -655,17 +680,23 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 			if (!others)
 				break;
 		}
-		if (!c->quiet && !c->json && now - last_stats > hz * PERF_STATS_PERIOD_MS / 1000) {
+		if (stats_cycles > 0 && now - last_stats > stats_cycles) {
 			uint64_t m = 0;
+			double secs = (double)(now - last_stats) / hz;
 
 			for (i = 0; i < c->nb_lcores; i++)
 				m += live_msgs[i];
-			printf("  ... %7.2f s %12" PRIu64 " msgs %9.3f Mpps %9.2f Gbps\n",
-			       (double)(now - t0) / hz, m,
-			       (double)(m - prev_msgs) * hz / (double)(now - last_stats) / 1e6,
-			       (double)(m - prev_msgs) * size * 8 * hz /
-				       (double)(now - last_stats) / 1e9);
-			live_port_stats(env, (double)(now - last_stats) / hz);
+			if (c->json)
+				printf("{\"live\":{\"op\":\"%s\",\"size\":%u,\"t\":%.3f,\"msgs\":%" PRIu64
+				       ",\"mops\":%.4f,\"gbps\":%.3f}}\n", perf_op_name(c->op), size,
+				       (double)(now - t0) / hz, m, (double)(m - prev_msgs) / secs / 1e6,
+				       (double)(m - prev_msgs) * size * 8 / secs / 1e9);
+			else
+				printf("  ... %7.2f s %12" PRIu64 " msgs %9.3f Mpps %9.2f Gbps\n",
+				       (double)(now - t0) / hz, m, (double)(m - prev_msgs) / secs / 1e6,
+				       (double)(m - prev_msgs) * size * 8 / secs / 1e9);
+			if (!c->json)
+				live_port_stats(env, secs);
 			fflush(stdout);
 			prev_msgs = m;
 			last_stats = now;
@@ -691,7 +722,7 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 	r->size = size;
 	r->qps = c->qps;
 	r->depth = c->depth;
-	r->mtu = 128u << c->mtu;
+	r->mtu = 128u << (c->pmtu_eff != 0 ? c->pmtu_eff : c->mtu); /* what packets carry */
 	r->seconds = (double)(t1 - t0) / hz;
 	for (i = 0; i < c->nb_lcores; i++) {
 		free(w[i].ready);

@@ -47,23 +47,31 @@ struct srnic_pcap {
 	uint64_t tsc0;       /* TSC and wall clock read together at open */
 	uint64_t ns0;
 	uint64_t hz;
+	uint32_t snaplen;    /* bytes of a frame kept */
+	uint64_t bytes;      /* written so far, the file header included */
 };
 
 struct srnic_pcap *
 srnic_pcap_open(const char *path)
 {
+	return srnic_pcap_open_snaplen(path, SRNIC_PCAP_SNAPLEN);
+}
+
+struct srnic_pcap *
+srnic_pcap_open_snaplen(const char *path, uint32_t snaplen)
+{
 	const struct pcap_file_hdr h = {
 		.magic = PCAP_MAGIC_NSEC,
 		.version_major = PCAP_VERSION_MAJOR,
 		.version_minor = PCAP_VERSION_MINOR,
-		.snaplen = SRNIC_PCAP_SNAPLEN,
+		.snaplen = snaplen,
 		.linktype = PCAP_LINKTYPE_ETHERNET,
 	};
 	struct srnic_pcap *p;
 	struct timespec ts;
 	int err;
 
-	if (path == NULL) {
+	if (path == NULL || snaplen == 0 || snaplen > SRNIC_PCAP_SNAPLEN) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -73,6 +81,8 @@ srnic_pcap_open(const char *path)
 		return NULL;
 	}
 	rte_spinlock_init(&p->lock);
+	p->snaplen = snaplen;
+	p->bytes = sizeof(h);
 	p->f = fopen(path, "wb");
 	if (p->f == NULL) {
 		err = errno;
@@ -127,7 +137,7 @@ srnic_pcap_write(struct srnic_pcap *p, const struct rte_mbuf *m,
 	r.ts_sec = (uint32_t)(ns_timestamp / PCAP_NS_PER_S);
 	r.ts_nsec = (uint32_t)(ns_timestamp % PCAP_NS_PER_S);
 	r.orig_len = rte_pktmbuf_pkt_len(m);
-	r.incl_len = RTE_MIN(r.orig_len, (uint32_t)SRNIC_PCAP_SNAPLEN);
+	r.incl_len = RTE_MIN(r.orig_len, p->snaplen);
 
 	rte_spinlock_lock(&p->lock);
 	if (p->failed || fwrite(&r, sizeof(r), 1, p->f) != 1)
@@ -144,6 +154,7 @@ srnic_pcap_write(struct srnic_pcap *p, const struct rte_mbuf *m,
 	for (; left > 0; left--)
 		if (fputc(0, p->f) == EOF)
 			goto fail;
+	__atomic_store_n(&p->bytes, p->bytes + sizeof(r) + r.incl_len, __ATOMIC_RELAXED);
 	rte_spinlock_unlock(&p->lock);
 	return 0;
 
@@ -152,6 +163,12 @@ fail:
 	rc = -EIO;
 	rte_spinlock_unlock(&p->lock);
 	return rc;
+}
+
+uint64_t
+srnic_pcap_bytes(const struct srnic_pcap *p)
+{
+	return p != NULL ? __atomic_load_n(&p->bytes, __ATOMIC_RELAXED) : 0;
 }
 
 int

@@ -192,8 +192,33 @@ struct srnic_pcap;
 struct srnic_pcap *srnic_pcap_open(const char *path);
 
 /**
+ * srnic_pcap_open() with a snap length of its own: records keep at most
+ * snaplen bytes of each frame (the headers, say, not a 64 KiB READ's
+ * payload), with the frame's original length; the file header says so.
+ *
+ * @param path
+ *   File to write.
+ * @param snaplen
+ *   Bytes kept per frame, 1 to SRNIC_PCAP_SNAPLEN.
+ * @return
+ *   As srnic_pcap_open(); EINVAL also for a snaplen out of range.
+ */
+struct srnic_pcap *srnic_pcap_open_snaplen(const char *path, uint32_t snaplen);
+
+/**
+ * Bytes written to the file so far (its header and every record), e.g. to
+ * stop capturing at a size. Thread safe, may lag a record being written.
+ *
+ * @param p
+ *   Writer from srnic_pcap_open(), or NULL (0).
+ * @return
+ *   The file's size in bytes.
+ */
+uint64_t srnic_pcap_bytes(const struct srnic_pcap *p);
+
+/**
  * Append one frame. A multi-segment mbuf is written as one frame (all
- * segments in order); frames longer than SRNIC_PCAP_SNAPLEN are cut, with
+ * segments in order); frames longer than the snap length are cut, with
  * their original length recorded.
  *
  * @param p

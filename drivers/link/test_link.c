@@ -411,12 +411,84 @@ test_ring_pair_traffic(void **state)
 	}
 }
 
+/* A snap length of its own: the file header says it, records keep that
+ * many bytes of longer frames (their original length noted, the bytes the
+ * frame's own, across segments) and all of shorter ones; srnic_pcap_bytes()
+ * is the file's size. */
+static void
+test_pcap_snaplen(void **state)
+{
+	enum { SNAP = 64, LONG_LEN = 200, SHORT_LEN = 40 };
+	uint32_t fh[6], rh[4];
+	uint8_t head[LONG_LEN], rec[LONG_LEN];
+	struct srnic_pcap *p;
+	struct rte_mbuf *m, *tail;
+	char path[256];
+	const char *dir;
+	uint8_t *d;
+	FILE *f;
+	int i;
+
+	(void)state;
+	assert_null(srnic_pcap_open_snaplen("/tmp/x.pcap", 0));
+	assert_int_equal(rte_errno, EINVAL);
+	assert_null(srnic_pcap_open_snaplen("/tmp/x.pcap", SRNIC_PCAP_SNAPLEN + 1));
+	assert_int_equal(rte_errno, EINVAL);
+	assert_int_equal(srnic_pcap_bytes(NULL), 0);
+
+	dir = getenv("SRNIC_TEST_TMPDIR");
+	if (dir == NULL || dir[0] == '\0')
+		dir = "/tmp";
+	snprintf(path, sizeof(path), "%s/test_link_snap_%d.pcap", dir, (int)getpid());
+	p = srnic_pcap_open_snaplen(path, SNAP);
+	assert_non_null(p);
+	assert_int_equal(srnic_pcap_bytes(p), 24);
+	/* 200 bytes in two segments (30 + 170): the cut falls in the second */
+	m = rte_pktmbuf_alloc(pool);
+	tail = rte_pktmbuf_alloc(pool);
+	assert_non_null(m);
+	assert_non_null(tail);
+	d = (uint8_t *)rte_pktmbuf_append(m, 30);
+	for (i = 0; i < 30; i++)
+		d[i] = head[i] = (uint8_t)(i * 7 + 1);
+	d = (uint8_t *)rte_pktmbuf_append(tail, LONG_LEN - 30);
+	for (i = 30; i < LONG_LEN; i++)
+		d[i - 30] = head[i] = (uint8_t)(i * 7 + 1);
+	assert_int_equal(rte_pktmbuf_chain(m, tail), 0);
+	assert_int_equal(srnic_pcap_write(p, m, 1000000000ull), 0);
+	assert_int_equal(srnic_pcap_bytes(p), 24 + 16 + SNAP);
+	rte_pktmbuf_trim(m, LONG_LEN - SHORT_LEN); /* drops the second segment's bytes */
+	assert_int_equal(srnic_pcap_write(p, m, 2000000000ull), 0);
+	assert_int_equal(srnic_pcap_bytes(p), 24 + 16 + SNAP + 16 + SHORT_LEN);
+	rte_pktmbuf_free(m);
+	assert_int_equal(srnic_pcap_close(p), 0);
+
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(fh, sizeof(fh), 1, f), 1);
+	assert_int_equal(fh[4], SNAP);
+	assert_int_equal(fread(rh, sizeof(rh), 1, f), 1);
+	assert_int_equal(rh[2], SNAP);
+	assert_int_equal(rh[3], LONG_LEN);
+	assert_int_equal(fread(rec, SNAP, 1, f), 1);
+	assert_memory_equal(rec, head, SNAP);
+	assert_int_equal(fread(rh, sizeof(rh), 1, f), 1);
+	assert_int_equal(rh[2], SHORT_LEN);
+	assert_int_equal(rh[3], SHORT_LEN);
+	assert_int_equal(fread(rec, SHORT_LEN, 1, f), 1);
+	assert_memory_equal(rec, head, SHORT_LEN);
+	assert_int_equal(fread(rh, 1, 1, f), 0); /* nothing after */
+	fclose(f);
+	unlink(path);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ring_pair_args),
 		cmocka_unit_test(test_ring_pair_traffic),
+		cmocka_unit_test(test_pcap_snaplen),
 	};
 
 	return cmocka_run_group_tests_name("link", tests, eal_setup, eal_teardown);

@@ -38,7 +38,14 @@ def run(args, prefix, lcores="0,1", timeout=180, vdev=None):
 
 
 def json_lines(out):
-    return [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+    """The result lines (each has "op"); not the live or counters lines."""
+    return [j for j in (json.loads(l) for l in out.splitlines() if l.startswith("{"))
+            if "live" not in j and "counters" not in j]
+
+
+def json_kind(out, key):
+    """The JSON lines with key (e.g. "live", "counters")."""
+    return [j for j in (json.loads(l) for l in out.splitlines() if l.startswith("{")) if key in j]
 
 
 # How long a server may take to come up (ASan, --no-huge, a loaded host).
@@ -323,6 +330,12 @@ for op, port in (("read", 18713), ("write", 18714), ("send", 18721)):
     check(f"perftest exchange {op}: the server prints the client's end",
           ("perftest client done" if op == "send" else
            "perftest client reports 5000 x 8192 bytes") in sout, sout[-400:])
+    if op != "send":
+        # perftest's MB/s (2^20 bytes) and beside it srnic-perf's Gb/s
+        m = re.search(r"([\d.]+) MB/s \(([\d.]+) Gb/s\)", sout)
+        check(f"perftest exchange {op}: the server's MB/s and the same in Gb/s beside it",
+              m is not None and abs(float(m.group(1)) * 2**20 * 8 / 1e9 - float(m.group(2))) <=
+              0.001 + float(m.group(2)) * 0.001, sout[-400:])
 
 # 6b'. ib_write_lat / ib_send_lat's ping-pong (--perftest --lat, write or send):
 # both ends send, the same turns on each (--iters as perftest's -n)
@@ -657,6 +670,255 @@ check("--no-huge without -m: says what ran short and what to pass, no bare errno
 rc, out, err = run(["--iters", "10", "--size", "64", "--quiet"], "perf_quietlog")
 check("no 'TELEMETRY: No legacy callbacks' line on a plain run",
       rc == 0 and "TELEMETRY" not in out + err, (out + err)[-300:])
+
+# 11. a new user's first hour (issue 13 items 9, 10, 12, 14): what srnic-perf
+# prints and what its defaults cost.
+import struct as _struct
+
+
+def pcap_records(path):
+    """(snaplen of the file header, [(incl_len, orig_len), ...]) of a classic pcap."""
+    with open(path, "rb") as f:
+        b = f.read()
+    snap = _struct.unpack("<I", b[16:20])[0]
+    recs, off = [], 24
+    while off + 16 <= len(b):
+        incl, orig = _struct.unpack("<II", b[off + 8:off + 16])
+        recs.append((incl, orig))
+        off += 16 + incl
+    return snap, recs, off == len(b)
+
+
+# 14. --trace: CQE opcodes by name, every WR its own wr_id (QP index, WR
+# number), and how many WRs a CQE of an unsignaled run covers
+rc, out, err = run(["--op", "read", "--size", "64", "--iters", "6", "--depth", "2", "--trace",
+                    "--quiet"], "fh_trace")
+cqes = [l for l in out.splitlines() if l.lstrip().startswith("CQE")]
+ids = [re.search(r"wr_id (0x[0-9a-f]+|0)", l).group(1) for l in cqes]
+check("--trace CQE: the opcode's name (RDMA_READ), not a number",
+      rc == 0 and len(cqes) == 6 and all("opcode RDMA_READ " in l for l in cqes), out[-800:])
+check("--trace CQE: six WRs, six wr_ids (QP 0's WRs 0..5)",
+      sorted(int(i, 16) for i in ids) == list(range(6)) and "QP 0's WR 5, 1 WR(s) done" in out,
+      str(ids))
+rc, out, err = run(["--op", "write", "--size", "64", "--iters", "8", "--depth", "4", "--unsignaled",
+                    "4", "--trace", "--quiet"], "fh_trace_unsig")
+cqes = [l for l in out.splitlines() if l.lstrip().startswith("CQE")]
+check("--trace CQE, --unsignaled 4: two CQEs, WRs 3 and 7, each covering 4, opcode RDMA_WRITE",
+      rc == 0 and len(cqes) == 2 and "WR 3, 4 WR(s) done" in cqes[0] and
+      "WR 7, 4 WR(s) done" in cqes[1] and all("opcode RDMA_WRITE " in l for l in cqes),
+      out[-800:])
+
+# 14. live statistics every --stats-period seconds (0: off), as JSON lines
+# with --json; and in --json mode a last line with the engine counters
+rc, out, err = run(["--op", "read", "--size", "4096", "--duration", "1.5", "--stats-period",
+                    "0.25"], "fh_period")
+live = [l for l in out.splitlines() if re.match(LIVE, l)]
+check("--stats-period 0.25 over 1.5 s: a live line every 0.25 s (at least 3, at most 7)",
+      rc == 0 and 3 <= len(live) <= 7, out[-600:])
+rc, out, err = run(["--op", "read", "--size", "4096", "--duration", "1.2", "--stats-period", "0"],
+                   "fh_period0")
+check("--stats-period 0: no live line, the result row still there",
+      rc == 0 and not [l for l in out.splitlines() if re.match(LIVE, l)] and
+      re.search(r"^\s+4096\s+\d+\s", out, re.M), out[-600:])
+rc, out, err = run(["--op", "write", "--sizes", "64,4096", "--iters", "3000", "--json"], "fh_cnt")
+res, cnt = json_lines(out), json_kind(out, "counters")
+c = cnt[0]["counters"] if len(cnt) == 1 else {}
+check("--json: one result line per size, then one counters line (both devices, by side)",
+      rc == 0 and len(res) == 2 and out.strip().splitlines()[-1].startswith('{"counters"') and
+      c.get("req", {}).get("dev") == "perfa" and c.get("resp", {}).get("dev") == "perfb",
+      out[-800:])
+check("--json counters: the requester sent every WRITE, the responder took them",
+      c.get("req", {}).get("req_msgs", 0) >= 6000 and c.get("resp", {}).get("resp_pkts", 0) >= 6000
+      and "rx_icrc_err" not in c.get("req", {}), str(c)[:600])
+rc, out, err = run(["--op", "read", "--size", "4096", "--duration", "1", "--json",
+                    "--stats-period", "0.25"], "fh_live_json")
+lj = json_kind(out, "live")
+check("--json --stats-period 0.25: JSON live lines ({\"live\":...}), the result line apart",
+      rc == 0 and len(lj) >= 2 and all(x["live"]["size"] == 4096 and x["live"]["msgs"] > 0
+                                      for x in lj) and len(json_lines(out)) == 1, out[-600:])
+
+# 12. default iterations per size: about 256 MiB a size (at least 1000, at
+# most 100000 messages), not 100000 at every size
+rc, out, err = run(["--op", "write", "--size", "64K", "--json"], "fh_iters")
+r = json_lines(out)
+check("no --iters, 64 KiB: 4096 messages (256 MiB)", rc == 0 and len(r) == 1 and
+      r[0]["msgs"] == 4096, out[-400:] + err[-300:])
+rc, out, err = run(["--help"], "fh_help")
+check("--help says what the default iterations are and what perftest does",
+      "4096 at 64 KiB" in out and "perftest" in out and "--stats-period" in out and
+      "--pcap-snaplen" in out and "--pcap-max" in out and "--remote-access" in out, out[-800:])
+
+# 12. --pcap keeps the headers and a little payload (snap length 128),
+# --pcap-snaplen 0 whole frames, --pcap-max stops the file at a size
+with tempfile.TemporaryDirectory() as d:
+    f = os.path.join(d, "snap.pcap")
+    rc, out, err = run(["--op", "read", "--size", "8192", "--iters", "3", "--depth", "1", "--pcap",
+                        f, "--quiet"], "fh_snap")
+    snap, recs, whole = pcap_records(f) if os.path.exists(f) else (0, [], False)
+    check("--pcap default: snap length 128 in the file header, 9 records, each cut to 128 bytes "
+          "with its frame's length", rc == 0 and snap == 128 and whole and len(recs) == 9 and
+          all(i == min(o, 128) for i, o in recs) and max(o for _, o in recs) > 4096,
+          f"{snap} {recs}")
+    rc, out, err = run(["--op", "read", "--size", "8192", "--iters", "3", "--depth", "1", "--pcap",
+                        f, "--pcap-snaplen", "0", "--quiet"], "fh_snap0")
+    snap, recs, whole = pcap_records(f) if os.path.exists(f) else (0, [], False)
+    check("--pcap-snaplen 0: whole frames", rc == 0 and snap == 65535 and whole and
+          len(recs) == 9 and all(i == o for i, o in recs), f"{snap} {recs}")
+    rc, out, err = run(["--op", "read", "--size", "64K", "--iters", "200", "--pcap", f,
+                        "--pcap-snaplen", "0", "--pcap-max", "1", "--quiet"], "fh_pcapmax")
+    size = os.path.getsize(f) if os.path.exists(f) else -1
+    snap, recs, whole = pcap_records(f) if os.path.exists(f) else (0, [], False)
+    # 200 READs of 64 KiB are 3400 frames, 13 MiB: the file stops at 1 MiB
+    # (one record past it at most), whole records only
+    check("--pcap-max 1: the file stops at 1 MiB (plus a frame), says so once, the run goes on",
+          rc == 0 and (1 << 20) <= size <= (1 << 20) + 9000 + 16 and whole and
+          err.count("reached --pcap-max 1 MiB") == 1 and re.search(r"^\s+65536\s+200\s", out, re.M),
+          f"{size} " + err[-400:])
+rc, out, err = run(["--pcap-snaplen", "70000"], "fh_snap_bad")
+check("--pcap-snaplen over 65535: refused naming the range",
+      rc == 1 and "--pcap-snaplen 70000: a whole number from 0 to 65535" in err, err[-300:])
+rc, out, err = run(["--remote-access", "read,exec"], "fh_acc_bad")
+check("--remote-access with an unknown right: refused naming the words",
+      rc == 1 and "--remote-access read,exec: read, write, atomic" in err, err[-300:])
+
+
+# 9, 10. Over net_af_packet on a veth pair in a netns made here: the path
+# MTU the port allows (1518-byte frames: 1024, not the 4096 asked) in the
+# header, the JSON and the warning, and on the wire; a server with its peer
+# on the command line honours --trace and --pcap, prints its MAC, path MTU
+# and rights, and grants the op's right only (perftest's), more with
+# --remote-access. The peer of the command-line server is roce_peer.py.
+NS = f"srnic-fh-{os.getpid()}"
+PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "roce_peer.py")
+SRV_MAC, PEER_MAC = "02:00:00:00:0a:01", "02:00:00:00:0a:02"
+
+
+def netns_up():
+    cmds = [["ip", "netns", "add", NS],
+            ["ip", "-n", NS, "link", "add", "fhs", "type", "veth", "peer", "name", "fhp"],
+            ["ip", "-n", NS, "link", "set", "fhs", "address", SRV_MAC],
+            ["ip", "-n", NS, "link", "set", "fhp", "address", PEER_MAC],
+            ["ip", "-n", NS, "link", "set", "lo", "up"],
+            ["ip", "-n", NS, "link", "set", "fhs", "up"],
+            ["ip", "-n", NS, "link", "set", "fhp", "up"]]
+    for c in cmds:
+        if subprocess.run(c, capture_output=True).returncode != 0:
+            return False
+    return True
+
+
+def in_ns(args, prefix, vdev, lcores="0"):
+    return ["ip", "netns", "exec", NS, PERF, "-l", lcores, "--file-prefix",
+            f"{prefix}_{os.getpid()}"] + EAL + [vdev, "--"] + args
+
+
+def cmdline_server(extra, pcap):
+    """srnic-perf --server --peer-* on fhs, its JSON line, the peer's ops, the server's output."""
+    srv = subprocess.Popen(in_ns(["--server", "--peer-qpn", "0x11", "--peer-psn", "100",
+                                  "--peer-ip", "10.9.0.2", "--peer-mac", PEER_MAC, "--ip",
+                                  "10.9.0.1", "--size", "4096", "--depth", "2", "--mtu", "4096",
+                                  "--trace", "--pcap", pcap] + extra, "fh_srv",
+                                 "--vdev=net_af_packet0,iface=fhs"),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines, j, peer = [], None, None
+    try:
+        if read_until(srv, r"^\{", lines):
+            j = json.loads(lines[-1])
+            ops = "read:4096,write:8"
+            p = subprocess.run(["ip", "netns", "exec", NS, sys.executable, PEER, "fhp",
+                                lines[-1], "10.9.0.2", "0x11", "100", ops],
+                               capture_output=True, text=True, timeout=180)
+            peer = json.loads(p.stdout) if p.returncode == 0 else {"err": p.stderr[-400:]}
+    finally:
+        srv.send_signal(_signal.SIGTERM)
+        try:
+            o, e = srv.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+            o, e = srv.communicate()
+    return j, peer, "".join(lines) + o, e, srv.returncode
+
+
+if os.geteuid() != 0 or shutil.which("ip") is None or not netns_up():
+    print("note: no netns/veth here (root and iproute2 needed): af_packet checks not run")
+else:
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            pc = os.path.join(d, "srv.pcap")
+            j, peer, out, err, src = cmdline_server(["--op", "read"], pc)
+            check("af_packet cmdline server: JSON with mac, pmtu, len (depth x max(size, 8)), "
+                  "slot, access", j is not None and j.get("mac", "").lower() == SRV_MAC and
+                  j.get("len") == 2 * 4096 and j.get("slot") == 4096 and j.get("depth") == 2 and
+                  j.get("access") == "read", str(j))
+            check("af_packet: path MTU 1024 in the JSON (the port's 1518-byte frames), not 4096",
+                  j is not None and j.get("pmtu") == 1024, str(j))
+            check("af_packet: the clamp warned about, naming the port's limit and net_pcap",
+                  "WARNING: path MTU 1024, not the 4096 asked" in err and "net_af_packet" in err
+                  and "net_pcap" in err, err[-600:])
+            ops = peer.get("ops", []) if peer else []
+            rd = ops[0]["answers"] if len(ops) > 0 else []
+            check("af_packet: a 4096-byte READ answered FIRST, MIDDLE, MIDDLE, LAST on PSN 100..103, "
+                  "each carrying the printed path MTU (1024)",
+                  [(a[0], a[1], a[2]) for a in rd] == [(0x0D, 100, 1024), (0x0E, 101, 1024),
+                                                       (0x0E, 102, 1024), (0x0F, 103, 1024)],
+                  str(peer))
+            wr = ops[1]["answers"] if len(ops) > 1 else []
+            # --op read: the region and the QP grant remote read only (perftest's);
+            # a WRITE to a QP without remote write gets NAK Invalid Request
+            # (AETH syndrome 0x61; rxe's check_op_valid answers the same)
+            check("af_packet: --op read grants no remote write: a WRITE gets NAK invalid request",
+                  len(wr) == 1 and wr[0][0] == 0x11 and wr[0][3] == 0x61, str(peer))
+            check("af_packet cmdline server: --trace prints the packets in and out",
+                  re.search(r"in +.*RC_RDMA_READ_REQUEST", out) is not None and
+                  re.search(r"out +.*READ_RESPONSE_LAST", out) is not None, out[-800:])
+            snap, recs, whole = pcap_records(pc) if os.path.exists(pc) else (0, [], False)
+            check("af_packet cmdline server: --pcap written (the READ and its 4 answers at least)",
+                  src == 0 and whole and len(recs) >= 5, f"{src} {len(recs)} " + err[-300:])
+            j, peer, out, err, src = cmdline_server(["--op", "read", "--remote-access", "write"], pc)
+            ops = peer.get("ops", []) if peer else []
+            wr = ops[1]["answers"] if len(ops) > 1 else []
+            check("af_packet: --remote-access write: granted (access read,write), the WRITE ACKed",
+                  j is not None and j.get("access") == "read,write" and len(wr) == 1 and
+                  wr[0][0] == 0x11 and wr[0][3] >> 5 == 0, str(j) + str(peer))
+
+            # two processes over the veth pair: the client's header and JSON
+            # say the path MTU the packets carry
+            srv = subprocess.Popen(in_ns(["--server", "--tcp-port", "18750"], "fh_tps",
+                                         "--vdev=net_af_packet0,iface=fhs", "1"),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            srv_lines = []
+            read_until(srv, "waiting for a client", srv_lines)
+            cp = os.path.join(d, "cl.pcap")
+            cl = subprocess.run(in_ns(["--client", "127.0.0.1", "--tcp-port", "18750", "--op",
+                                       "read", "--size", "8192", "--iters", "20", "--mtu", "4096",
+                                       "--pcap", cp, "--quiet"], "fh_tpc",
+                                      "--vdev=net_af_packet0,iface=fhp"),
+                                capture_output=True, text=True, timeout=240)
+            try:
+                so, se = srv.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                srv.kill()
+                so, se = srv.communicate()
+            so = "".join(srv_lines) + so
+            check("af_packet two processes: the client's header says path MTU 1024 and why",
+                  cl.returncode == 0 and "path MTU 1024, 1 requester" in cl.stdout and
+                  "not the 4096 asked" in cl.stdout and "net_pcap" in cl.stderr,
+                  cl.stdout[-800:] + cl.stderr[-400:] + se[-300:])
+            t = subprocess.run(["tshark", "-r", cp, "-d", "udp.port==4791,infiniband", "-Y",
+                                "infiniband.bth.opcode==13 || infiniband.bth.opcode==14 || "
+                                "infiniband.bth.opcode==15", "-T", "fields", "-e", "udp.length"],
+                               capture_output=True, text=True) if shutil.which("tshark") else None
+            lens = [int(x) for x in t.stdout.split()] if t else []
+            # UDP length = 8 + BTH 12 + AETH 4 (FIRST, LAST) + 1024 + ICRC 4
+            check("af_packet two processes: every READ response carries 1024 bytes (8 per READ)",
+                  len(lens) == 20 * 8 and max(lens) <= 8 + 12 + 4 + 1024 + 4 and
+                  min(lens) >= 8 + 12 + 1024 + 4, str(lens[:12]))
+            check("af_packet two processes: the server's counter table has one column, its own",
+                  srv.returncode == 0 and "responder side B (this server)" in so and
+                  not [l for l in so.splitlines() if " | " in l and "rx_pkts" in l],
+                  so[-600:] + se[-300:])
+    finally:
+        subprocess.run(["ip", "netns", "del", NS], capture_output=True)
 
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -27,7 +27,7 @@ fi
 eal=(-l 0,1 --no-pci --file-prefix srnic-targets --log-level=lib.eal:error --no-telemetry "$@")
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-run() { "$perf" "${eal[@]}" -- --quiet --json "$@" | grep '^{' | tee -a "$out"; }
+run() { "$perf" "${eal[@]}" -- --quiet --json "$@" | grep '^{"op"' | tee -a "$out"; }
 
 for ((r = 1; r <= runs; r++)); do
 	[ "$runs" -gt 1 ] && echo "--- run $r of $runs ($(date -u +%H:%M:%S) UTC)"
