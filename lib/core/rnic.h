@@ -90,6 +90,9 @@ struct srnic_cq {
 	 * takes it */
 	alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t cons;
 	rte_spinlock_t poll_lock;
+	/* enum srnic_cq_arm: set by srnic_cq_arm(), cleared by the
+	 * srnic_cq_notify_due() that finds the completion it waited for */
+	_Atomic uint8_t arm;
 };
 
 /* ---- work queues ---- */
