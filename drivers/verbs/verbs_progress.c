@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -214,7 +215,9 @@ progress_main(void *arg)
 			continue;
 		}
 		if (now - last_work < spin) {
-			rte_pause();
+			/* spinning, but a core shared with the program's own
+			 * spinning thread (or the peer's) goes to them first */
+			sched_yield();
 			continue;
 		}
 		sleep_us(nap);
