@@ -34,6 +34,7 @@
  * while idle: far below their millisecond-range timeouts). */
 #define SV_HANDOVER_US 50
 #define SV_SPIN_US 2000
+#define SV_EVENT_SPIN_US 500       /* ibv_get_cq_event() polls before it blocks */
 #define SV_SLEEP_MIN_US 20
 #define SV_SLEEP_MAX_US 1000
 #define SV_DEREG_TIMEOUT_US 1000000 /* ibv_dereg_mr(): wait for in-flight zero-copy mbufs */

@@ -316,7 +316,7 @@ device_start(void)
 	struct sv_conf c;
 	struct srnic_dev_conf dc;
 	struct sv_device *dev;
-	char devname[128];
+	char devname[sizeof(((struct sv_conf *)0)->port)];
 	struct in_addr ip;
 	uint16_t port;
 	int i;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_errno.h>
 
 #include "verbs.h"
@@ -186,11 +187,28 @@ sv_channel_wfd(struct ibv_comp_channel *channel)
 	return container_of(channel, struct sv_channel, ch)->wfd;
 }
 
+/* Waiting for an event drives the engine itself for a short while
+ * (SV_EVENT_SPIN_US): in a ping-pong the next completion is a round trip
+ * away, and a hand-over to the progress thread and back costs two wake-ups.
+ * Then the progress thread takes over and this blocks in read(), as
+ * rdma-core does (a non-blocking fd does not wait at all). */
 int
 ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
 {
+	struct sv_device *dev = sv_ctx(channel->context)->dev;
+	struct pollfd pfd = { .fd = channel->fd, .events = POLLIN };
+	int flags = fcntl(channel->fd, F_GETFL);
 	struct ibv_cq *c;
 
+	if (flags >= 0 && !(flags & O_NONBLOCK)) {
+		uint64_t end = rte_rdtsc() + dev->tsc_hz / 1000000 * SV_EVENT_SPIN_US;
+
+		while (poll(&pfd, 1, 0) == 0 && rte_rdtsc() < end)
+			sv_progress(dev, false);
+	}
+	/* the program stops polling: the progress thread takes over now,
+	 * not a handover later */
+	atomic_store_explicit(&dev->app_poll_tsc, 0, memory_order_relaxed);
 	if (read(channel->fd, &c, sizeof(c)) != sizeof(c))
 		return -1;
 	*cq = c;

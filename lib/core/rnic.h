@@ -93,6 +93,7 @@ struct srnic_cq {
 	/* enum srnic_cq_arm: set by srnic_cq_arm(), cleared by the
 	 * srnic_cq_notify_due() that finds the completion it waited for */
 	_Atomic uint8_t arm;
+	_Atomic uint32_t arm_prod;  /* prod when armed: completions from here on count */
 };
 
 /* ---- work queues ---- */

@@ -269,9 +269,10 @@ enum srnic_cq_arm {
  * Arm the CQ for one completion event (ibv_req_notify_cq()). The engine
  * signals nothing by itself: whoever drives the engine asks
  * srnic_cq_notify_due() afterwards and delivers the event its own way
- * (a verbs layer: the completion channel's fd). As with libmlx5, a CQ armed
- * while it still holds unpolled completions of the kind it waits for is
- * due at once. Arming an armed CQ for any completion widens a
+ * (a verbs layer: the completion channel's fd). The event is for a
+ * completion added after the arm (IBTA 11.4.2.2): completions already in
+ * the CQ are the caller's to poll, as the verbs pattern (arm, then poll)
+ * expects. Arming an armed CQ for any completion widens a
  * solicited-only arm; a solicited-only arm never narrows one.
  * @return 0; -EINVAL.
  */
