@@ -221,7 +221,8 @@ is_pci_addr(const char *s)
 	       sscanf(s, "%x:%x.%x", &a, &b, &c) == 3;
 }
 
-/* A memif server's socket path (the file it creates), or "". */
+/* A memif server's socket file, or "": DPDK 22.11's memif listens on an
+ * abstract socket (nothing on disk) unless socket-abstract=no. */
 static void
 memif_sock(const char *port)
 {
@@ -229,7 +230,8 @@ memif_sock(const char *port)
 	size_t n;
 
 	sv_sock_path[0] = '\0';
-	if (strncmp(port, "net_memif", 9) != 0 || strstr(port, "role=client") != NULL)
+	if (strncmp(port, "net_memif", 9) != 0 || strstr(port, "role=client") != NULL ||
+	    strstr(port, "socket-abstract=no") == NULL)
 		return;
 	p = strstr(port, "socket=");
 	if (p == NULL) {
@@ -238,8 +240,8 @@ memif_sock(const char *port)
 	}
 	p += strlen("socket=");
 	n = strcspn(p, ",");
-	if (n >= sizeof(sv_sock_path) || (p[0] == '@'))
-		return;     /* abstract sockets leave no file */
+	if (n >= sizeof(sv_sock_path))
+		return;
 	memcpy(sv_sock_path, p, n);
 	sv_sock_path[n] = '\0';
 }
