@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <getopt.h>
 
+#include <rte_alarm.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -32,6 +33,7 @@
 #define SV_EAL_ARGV_MAX 64
 #define SV_SOCK_PATH_MAX 256
 #define SV_MEMIF_DEFAULT_SOCK "/run/memif.sock"
+#define SV_TEARDOWN_WAIT_MS 2000  /* for the port to go down at exit */
 
 static pthread_mutex_t sv_init_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sv_device *sv_dev;
@@ -39,6 +41,7 @@ static bool sv_init_done;       /* tried once: a failed start is not retried */
 static char sv_sock_path[SV_SOCK_PATH_MAX];  /* a memif server's socket, unlinked at exit */
 static char sv_run_dir[SV_SOCK_PATH_MAX];    /* EAL's runtime dir (empty with --no-shconf), removed at exit */
 static struct sigaction sv_old_int, sv_old_term;
+static atomic_bool sv_port_down;
 
 void
 sv_log(const char *fmt, ...)
@@ -151,23 +154,43 @@ sv_conf_load(struct sv_conf *c)
 
 /* ---- exit and signals ---- */
 
+/* The port goes down on EAL's interrupt thread (an alarm): memif handles
+ * its peer's disconnect there, and a stop on another thread at the same
+ * moment (both peers exiting together) freed its regions twice
+ * ("EAL: Error: Invalid memory" at exit). */
 static void
-sv_teardown(void)
+teardown_port(void *arg)
 {
-	struct sv_device *dev = sv_dev;
+	struct sv_device *dev = arg;
 
-	if (dev == NULL)
-		return;
-	sv_progress_stop(dev);
 	/* A program that exits holding objects leaves the device busy: the
 	 * port is closed all the same, which is what frees its files. */
 	if (srnic_dev_destroy(dev->sdev) == 0)
 		dev->sdev = NULL;
 	rte_eth_dev_stop(dev->port_id);
 	rte_eth_dev_close(dev->port_id);
+	atomic_store(&sv_port_down, true);
+}
+
+static void
+sv_teardown(void)
+{
+	struct sv_device *dev = sv_dev;
+	unsigned int waited = 0;
+
+	if (dev == NULL)
+		return;
+	sv_progress_stop(dev);
+	atomic_store(&sv_port_down, false);
+	if (rte_eal_alarm_set(1, teardown_port, dev) != 0)
+		teardown_port(dev);
+	while (!atomic_load(&sv_port_down) && waited++ < SV_TEARDOWN_WAIT_MS)
+		usleep(1000);
 	if (sv_sock_path[0] != '\0')
 		unlink(sv_sock_path);
-	rte_eal_cleanup();
+	/* an interrupt thread that never ran the alarm may still use EAL memory */
+	if (atomic_load(&sv_port_down))
+		rte_eal_cleanup();
 	if (sv_run_dir[0] != '\0')
 		rmdir(sv_run_dir);
 	sv_dev = NULL;
