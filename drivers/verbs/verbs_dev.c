@@ -18,7 +18,6 @@
 #include <unistd.h>
 #include <getopt.h>
 
-#include <rte_alarm.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -33,7 +32,6 @@
 #define SV_EAL_ARGV_MAX 64
 #define SV_SOCK_PATH_MAX 256
 #define SV_MEMIF_DEFAULT_SOCK "/run/memif.sock"
-#define SV_TEARDOWN_WAIT_MS 2000  /* for the port to go down at exit */
 
 static pthread_mutex_t sv_init_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sv_device *sv_dev;
@@ -41,7 +39,6 @@ static bool sv_init_done;       /* tried once: a failed start is not retried */
 static char sv_sock_path[SV_SOCK_PATH_MAX];  /* a memif server's socket, unlinked at exit */
 static char sv_run_dir[SV_SOCK_PATH_MAX];    /* EAL's runtime dir (empty with --no-shconf), removed at exit */
 static struct sigaction sv_old_int, sv_old_term;
-static atomic_bool sv_port_down;
 
 void
 sv_log(const char *fmt, ...)
@@ -154,46 +151,27 @@ sv_conf_load(struct sv_conf *c)
 
 /* ---- exit and signals ---- */
 
-/* The port goes down on EAL's interrupt thread (an alarm): memif handles
- * its peer's disconnect there, and a stop on another thread at the same
- * moment (both peers exiting together) freed its regions twice
- * ("EAL: Error: Invalid memory" at exit). */
-static void
-teardown_port(void *arg)
-{
-	struct sv_device *dev = arg;
-
-	/* A program that exits holding objects leaves the device busy: the
-	 * port is closed all the same, which is what frees its files. */
-	if (srnic_dev_destroy(dev->sdev) == 0)
-		dev->sdev = NULL;
-	rte_eth_dev_stop(dev->port_id);
-	rte_eth_dev_close(dev->port_id);
-	atomic_store(&sv_port_down, true);
-}
-
+/* At exit: the progress thread stops (no engine poll under the exit
+ * handlers), and what would outlive the process goes: a memif socket file
+ * and EAL's runtime dir. The port is not stopped nor closed and EAL not
+ * cleaned up: memif handles its peer's disconnect on EAL's interrupt
+ * thread, and a stop or close from this thread at the same moment (both
+ * peers exiting together) freed its regions twice ("EAL: Error: Invalid
+ * memory"), run on that thread instead it crashed it. Everything else
+ * (anonymous or memfd memory with --no-huge/--in-memory, the memif and
+ * packet sockets, a VFIO device) is the kernel's to release at exit. */
 static void
 sv_teardown(void)
 {
 	struct sv_device *dev = sv_dev;
-	unsigned int waited = 0;
 
 	if (dev == NULL)
 		return;
 	sv_progress_stop(dev);
-	atomic_store(&sv_port_down, false);
-	if (rte_eal_alarm_set(1, teardown_port, dev) != 0)
-		teardown_port(dev);
-	while (!atomic_load(&sv_port_down) && waited++ < SV_TEARDOWN_WAIT_MS)
-		usleep(1000);
 	if (sv_sock_path[0] != '\0')
 		unlink(sv_sock_path);
-	/* an interrupt thread that never ran the alarm may still use EAL memory */
-	if (atomic_load(&sv_port_down))
-		rte_eal_cleanup();
 	if (sv_run_dir[0] != '\0')
 		rmdir(sv_run_dir);
-	sv_dev = NULL;
 }
 
 /* Async-signal-safe part only: what would otherwise stay on disk. */
