@@ -172,7 +172,7 @@ def perftest(tool, args, label=None, nrows=1):
     col = 4
     for r in rows:
         check(len(r) > col and r[col] > 0, "%s: zero figure in row %s" % (name, r))
-    print("ok %s: %s" % (name, "; ".join("%d B %.2f" % (r[0], r[col]) for r in rows)), flush=True)
+    print("ok %s: %s" % (name, "; ".join("%d B %g" % (r[0], r[col]) for r in rows)), flush=True)
 
 
 def case_perftest_bw():
