@@ -258,6 +258,63 @@ srnic_poll_cq(struct srnic_cq *cq, int n, struct ibv_wc *wc)
 	return (int)k;
 }
 
+int
+srnic_cq_arm(struct srnic_cq *cq, bool solicited_only)
+{
+	uint8_t want = solicited_only ? SRNIC_CQ_ARM_SOLICITED : SRNIC_CQ_ARM_NEXT;
+	uint8_t cur;
+
+	if (cq == NULL)
+		return -EINVAL;
+	cur = atomic_load_explicit(&cq->arm, memory_order_relaxed);
+	/* an event is for a completion added after the arm (IBTA 11.4.2.2):
+	 * one already there is the caller's to poll (rdma-core's examples and
+	 * perftest arm, then poll; an event for what they poll right after
+	 * would be an empty one on their next wait) */
+	if (cur == SRNIC_CQ_ARM_NONE)
+		atomic_store_explicit(&cq->arm_prod,
+				      atomic_load_explicit(&cq->prod, memory_order_acquire),
+				      memory_order_relaxed);
+	/* NEXT covers SOLICITED: keep the wider arm */
+	while (cur != SRNIC_CQ_ARM_NEXT &&
+	       !atomic_compare_exchange_weak_explicit(&cq->arm, &cur, want,
+						      memory_order_release, memory_order_relaxed))
+		;
+	/* the arm must be visible before the caller's next look at prod, so
+	 * a completion pushed meanwhile is seen by one of the two */
+	atomic_thread_fence(memory_order_seq_cst);
+	return 0;
+}
+
+bool
+srnic_cq_notify_due(struct srnic_cq *cq)
+{
+	uint8_t arm = atomic_load_explicit(&cq->arm, memory_order_acquire);
+	uint32_t from, prod, i;
+
+	if (arm == SRNIC_CQ_ARM_NONE)
+		return false;
+	prod = atomic_load_explicit(&cq->prod, memory_order_acquire);
+	from = atomic_load_explicit(&cq->arm_prod, memory_order_relaxed);
+	/* polled past (or cleaned to) the arm point: start at cons */
+	if ((int32_t)(atomic_load_explicit(&cq->cons, memory_order_acquire) - from) > 0)
+		from = atomic_load_explicit(&cq->cons, memory_order_acquire);
+	if ((int32_t)(prod - from) <= 0)
+		return false;
+	if (arm == SRNIC_CQ_ARM_SOLICITED) {
+		/* IBTA 11.4.2.2: solicited-only fires for a solicited
+		 * receive or for any completion in error */
+		for (i = from; i != prod; i++)
+			if (srnic_cq_solicited(cq, i) ||
+			    cq->ring[i & cq->mask].status != IBV_WC_SUCCESS)
+				break;
+		if (i == prod)
+			return false;
+	}
+	return atomic_compare_exchange_strong_explicit(&cq->arm, &arm, SRNIC_CQ_ARM_NONE,
+						       memory_order_acq_rel, memory_order_relaxed);
+}
+
 const char *
 srnic_wc_status_str(enum ibv_wc_status status)
 {

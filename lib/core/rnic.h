@@ -100,6 +100,10 @@ struct srnic_cq {
 	 * takes it */
 	alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t cons;
 	rte_spinlock_t poll_lock;
+	/* enum srnic_cq_arm: set by srnic_cq_arm(), cleared by the
+	 * srnic_cq_notify_due() that finds the completion it waited for */
+	_Atomic uint8_t arm;
+	_Atomic uint32_t arm_prod;  /* prod when armed: completions from here on count */
 };
 
 /* ---- address handles ---- */

@@ -282,6 +282,32 @@ int srnic_cq_cqe(const struct srnic_cq *cq);
  */
 int srnic_poll_cq(struct srnic_cq *cq, int n, struct ibv_wc *wc);
 
+/** What an armed CQ waits for (srnic_cq_arm()). */
+enum srnic_cq_arm {
+	SRNIC_CQ_ARM_NONE = 0,      /**< not armed */
+	SRNIC_CQ_ARM_NEXT = 1,      /**< any completion */
+	SRNIC_CQ_ARM_SOLICITED = 2, /**< a solicited one (BTH.SE) or an error */
+};
+
+/**
+ * Arm the CQ for one completion event (ibv_req_notify_cq()). The engine
+ * signals nothing by itself: whoever drives the engine asks
+ * srnic_cq_notify_due() afterwards and delivers the event its own way
+ * (a verbs layer: the completion channel's fd). The event is for a
+ * completion added after the arm (IBTA 11.4.2.2): completions already in
+ * the CQ are the caller's to poll, as the verbs pattern (arm, then poll)
+ * expects. Arming an armed CQ for any completion widens a
+ * solicited-only arm; a solicited-only arm never narrows one.
+ * @return 0; -EINVAL.
+ */
+int srnic_cq_arm(struct srnic_cq *cq, bool solicited_only);
+/**
+ * Whether an armed CQ holds a completion its arm waits for; if so the arm
+ * is consumed (one event per arm) and this returns true exactly once. Any
+ * thread; cheap when the CQ is not armed (one load).
+ */
+bool srnic_cq_notify_due(struct srnic_cq *cq);
+
 /** Name of a work completion status, as rdma-core prints it (no libibverbs needed). */
 const char *srnic_wc_status_str(enum ibv_wc_status status);
 

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SRNIC_VERBS_H
+#define SRNIC_VERBS_H
+
+/*
+ * srnic's libibverbs.so.1: internal objects. Each embeds rdma-core's public
+ * struct exactly as a provider's does (rdma-core's inline ibv_post_send(),
+ * ibv_poll_cq(), ibv_req_notify_cq() and the ibv_query_port() macro are
+ * compiled into the applications and reach through them), and converts
+ * with container_of (sv_ctx(), sv_cq(), ...). doc/verbs.md has the design:
+ * objects, the progress model and the thread contract.
+ */
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rte_spinlock.h>
+
+#include "srnic.h"
+
+#define SV_DEV_NAME "srnic0"
+#define SV_MAX_CONTEXTS 16          /* ibv_open_device() at once per process */
+#define SV_MAX_ARMED_CQ 1024        /* CQs armed (ibv_req_notify_cq) at once */
+#define SV_ASYNC_RING 64            /* async events queued per context */
+#define SV_POLL_CQ_BURST 1          /* engine polls per ibv_poll_cq() that found nothing */
+/* The progress thread takes the engine over when no application call has
+ * polled it for this long, spins while there is traffic and for
+ * SV_SPIN_US after the last packet, then sleeps in steps growing from
+ * SV_SLEEP_MIN_US to SV_SLEEP_MAX_US (the ACK and RNR timers' resolution
+ * while idle: far below their millisecond-range timeouts). */
+#define SV_HANDOVER_US 50
+#define SV_SPIN_US 2000
+#define SV_EVENT_SPIN_US 500       /* ibv_get_cq_event() polls before it blocks */
+#define SV_SLEEP_MIN_US 20
+#define SV_SLEEP_MAX_US 1000
+#define SV_DEREG_TIMEOUT_US 1000000 /* ibv_dereg_mr(): wait for in-flight zero-copy mbufs */
+#define SV_DEFAULT_MEM_MB 512       /* --no-huge -m */
+#define SV_DEFAULT_MTU 1500
+
+#ifndef container_of
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+#endif
+
+/* The configuration (environment, SRNIC_CONFIG file; doc/verbs.md). */
+struct sv_conf {
+	char port[512];             /* SRNIC_PORT: DPDK devargs (vdev or PCI) */
+	char ip[64];                /* SRNIC_IP */
+	char lcores[64];            /* SRNIC_LCORES: EAL -l */
+	char eal_args[512];         /* SRNIC_EAL_ARGS: more EAL arguments */
+	unsigned int mem_mb;        /* SRNIC_MEM_MB */
+	unsigned int mtu;           /* SRNIC_MTU */
+	bool huge;                  /* SRNIC_HUGE=1: hugepages (--in-memory) */
+	bool no_progress_thread;    /* SRNIC_PROGRESS=app: only application calls drive the engine */
+	char log_level[64];         /* SRNIC_LOG_LEVEL: EAL --log-level */
+};
+
+struct sv_context;
+
+/* The one device: the srnic engine of this process. */
+struct sv_device {
+	struct ibv_device ibdev;    /* what ibv_get_device_list() hands out */
+	struct srnic_dev *sdev;
+	struct srnic_engine *eng;
+	uint16_t port_id;
+	union ibv_gid gid[SRNIC_GID_TBL_LEN];
+
+	/* The engine's one-poller rule: whoever wins busy runs it. */
+	alignas(64) atomic_bool busy;
+	_Atomic uint64_t app_poll_tsc;  /* last engine poll from an application call */
+	uint64_t tsc_hz;
+
+	/* armed CQs, checked after each engine poll */
+	rte_spinlock_t arm_lock;
+	_Atomic uint32_t nb_armed;
+	struct sv_cq *armed[SV_MAX_ARMED_CQ];
+
+	/* open contexts and live QPs, for async events (under ctx_lock) */
+	pthread_mutex_t ctx_lock;
+	struct sv_context *ctx[SV_MAX_CONTEXTS];
+	struct sv_qp *qps;
+
+	pthread_t progress;
+	bool progress_started;
+	atomic_bool stop;
+};
+
+struct sv_context {
+	struct verbs_context vctx;  /* ibv_context last, as rdma-core's layout needs */
+	struct sv_device *dev;
+	pthread_mutex_t async_lock;
+	uint32_t async_head, async_tail;
+	struct ibv_async_event async[SV_ASYNC_RING];
+};
+
+struct sv_pd {
+	struct ibv_pd ibpd;
+	struct srnic_pd *spd;
+};
+
+struct sv_mr {
+	struct ibv_mr ibmr;
+	struct srnic_mr *smr;
+};
+
+struct sv_cq {
+	struct ibv_cq ibcq;
+	struct srnic_cq *scq;
+	struct sv_device *dev;
+	rte_spinlock_t poll_lock;   /* ibv_poll_cq() from several threads */
+	bool in_armed;              /* under dev->arm_lock */
+};
+
+struct sv_qp {
+	struct ibv_qp ibqp;
+	struct srnic_qp *sqp;
+	struct sv_device *dev;
+	rte_spinlock_t sq_lock;     /* ibv_post_send() from several threads */
+	rte_spinlock_t rq_lock;
+	struct sv_qp *next;         /* dev->qps, under dev->ctx_lock */
+};
+
+static inline struct sv_context *
+sv_ctx(struct ibv_context *c)
+{
+	return container_of(container_of(c, struct verbs_context, context), struct sv_context, vctx);
+}
+
+static inline struct sv_pd *sv_pd(struct ibv_pd *p) { return container_of(p, struct sv_pd, ibpd); }
+static inline struct sv_mr *sv_mr(struct ibv_mr *m) { return container_of(m, struct sv_mr, ibmr); }
+static inline struct sv_cq *sv_cq(struct ibv_cq *c) { return container_of(c, struct sv_cq, ibcq); }
+static inline struct sv_qp *sv_qp(struct ibv_qp *q) { return container_of(q, struct sv_qp, ibqp); }
+
+/* verbs_dev.c */
+struct sv_device *sv_device_get(void);
+int sv_conf_load(struct sv_conf *c);
+void sv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* verbs_progress.c: the engine's driving (doc/verbs.md, "Progress") */
+unsigned int sv_progress(struct sv_device *dev, bool app);
+int sv_progress_start(struct sv_device *dev);
+void sv_progress_stop(struct sv_device *dev);
+void sv_cq_armed_add(struct sv_device *dev, struct sv_cq *cq);
+void sv_cq_armed_del(struct sv_device *dev, struct sv_cq *cq);
+void sv_async_pump(struct sv_device *dev);
+int sv_ctx_register(struct sv_device *dev, struct sv_context *ctx);
+void sv_ctx_unregister(struct sv_device *dev, struct sv_context *ctx);
+
+/* verbs_dev.c: verbs_context->query_port */
+int sv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
+		  size_t len);
+
+/* verbs_obj.c: the ops table of every context; a live QP by number (under dev->ctx_lock) */
+void sv_ctx_set_ops(struct sv_context *ctx);
+struct ibv_qp *sv_qp_find(struct sv_device *dev, uint32_t qp_num);
+/* the write end of a completion channel's pipe */
+int sv_channel_wfd(struct ibv_comp_channel *channel);
+
+#endif /* SRNIC_VERBS_H */

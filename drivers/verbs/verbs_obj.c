@@ -1,0 +1,665 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The verbs objects over srnic.h: PD, MR, completion channels, CQ, QP, work
+ * requests, asynchronous events; the context's ops table (what rdma-core's
+ * inline ibv_post_send(), ibv_poll_cq(), ibv_req_notify_cq() call).
+ * Verbs return positive errnos (or NULL with errno); srnic negative ones.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+
+#include "verbs.h"
+
+#undef ibv_reg_mr
+#undef ibv_reg_mr_iova
+
+/* Access flags srnic enforces; the optional range (IBV_ACCESS_OPTIONAL_RANGE:
+ * relaxed ordering and later hints) and HUGETLB are accepted and ignored,
+ * as verbs lets a device do. */
+#define SV_ACCESS_ENFORCED (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+#define SV_ACCESS_IGNORED (IBV_ACCESS_OPTIONAL_RANGE | IBV_ACCESS_HUGETLB)
+
+struct sv_channel {
+	struct ibv_comp_channel ch;
+	int wfd;                    /* the pipe's write end: events go in there */
+};
+
+static void *
+null_errno(int e)
+{
+	errno = e;
+	return NULL;
+}
+
+/* ---- PD ---- */
+
+struct ibv_pd *
+ibv_alloc_pd(struct ibv_context *context)
+{
+	struct sv_context *ctx = sv_ctx(context);
+	struct sv_pd *pd = calloc(1, sizeof(*pd));
+
+	if (pd == NULL)
+		return null_errno(ENOMEM);
+	pd->spd = srnic_alloc_pd(ctx->dev->sdev);
+	if (pd->spd == NULL) {
+		free(pd);
+		return null_errno(rte_errno != 0 ? rte_errno : ENOMEM);
+	}
+	pd->ibpd.context = context;
+	return &pd->ibpd;
+}
+
+int
+ibv_dealloc_pd(struct ibv_pd *ibpd)
+{
+	struct sv_pd *pd = sv_pd(ibpd);
+	int rc = srnic_dealloc_pd(pd->spd);
+
+	if (rc < 0)
+		return -rc;
+	free(pd);
+	return 0;
+}
+
+/* ---- MR ---- */
+
+struct ibv_mr *
+ibv_reg_mr_iova2(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
+		 unsigned int access)
+{
+	struct sv_pd *pd = sv_pd(ibpd);
+	struct sv_mr *mr;
+
+	/* srnic's rkey addresses are virtual addresses: an IOVA other than
+	 * the buffer's own is not there (nor zero-based, nor on-demand) */
+	if (iova != (uintptr_t)addr || (access & ~(SV_ACCESS_ENFORCED | SV_ACCESS_IGNORED)) != 0)
+		return null_errno(EOPNOTSUPP);
+	mr = calloc(1, sizeof(*mr));
+	if (mr == NULL)
+		return null_errno(ENOMEM);
+	mr->smr = srnic_reg_mr(pd->spd, addr, length, (int)(access & SV_ACCESS_ENFORCED));
+	if (mr->smr == NULL) {
+		int e = rte_errno != 0 ? rte_errno : EINVAL;
+
+		free(mr);
+		return null_errno(e);
+	}
+	mr->ibmr.context = ibpd->context;
+	mr->ibmr.pd = ibpd;
+	mr->ibmr.addr = addr;
+	mr->ibmr.length = length;
+	mr->ibmr.lkey = srnic_mr_lkey(mr->smr);
+	mr->ibmr.rkey = srnic_mr_rkey(mr->smr);
+	mr->ibmr.handle = mr->ibmr.lkey;
+	return &mr->ibmr;
+}
+
+struct ibv_mr *
+ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	return ibv_reg_mr_iova2(pd, addr, length, (uintptr_t)addr, (unsigned int)access);
+}
+
+struct ibv_mr *
+ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access)
+{
+	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned int)access);
+}
+
+struct ibv_mr *
+ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova, int fd,
+		  int access)
+{
+	return null_errno(EOPNOTSUPP);
+}
+
+int
+ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+	     int access)
+{
+	errno = EOPNOTSUPP;
+	return IBV_REREG_MR_ERR_INPUT;
+}
+
+/* ibv_dereg_mr()'s contract: the memory is the program's again on return
+ * (zero-copy READ responses in flight still refer to it: wait for them;
+ * the progress thread polls meanwhile, as this thread is not). */
+int
+ibv_dereg_mr(struct ibv_mr *ibmr)
+{
+	struct sv_mr *mr = sv_mr(ibmr);
+	int rc = srnic_dereg_mr_wait(mr->smr, SV_DEREG_TIMEOUT_US);
+
+	if (rc < 0 && rc != -ETIMEDOUT)
+		return -rc;
+	free(mr);
+	return 0;
+}
+
+/* ---- completion channels ---- */
+
+struct ibv_comp_channel *
+ibv_create_comp_channel(struct ibv_context *context)
+{
+	struct sv_channel *ch = calloc(1, sizeof(*ch));
+	int fds[2];
+
+	if (ch == NULL)
+		return null_errno(ENOMEM);
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		free(ch);
+		return NULL;
+	}
+	/* the engine's pollers never block on it */
+	fcntl(fds[1], F_SETFL, O_NONBLOCK);
+	ch->ch.context = context;
+	ch->ch.fd = fds[0];
+	ch->ch.refcnt = 0;
+	ch->wfd = fds[1];
+	return &ch->ch;
+}
+
+int
+ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	struct sv_channel *ch = container_of(channel, struct sv_channel, ch);
+
+	if (channel->refcnt != 0)
+		return EBUSY;
+	close(ch->ch.fd);
+	close(ch->wfd);
+	free(ch);
+	return 0;
+}
+
+int
+sv_channel_wfd(struct ibv_comp_channel *channel)
+{
+	return container_of(channel, struct sv_channel, ch)->wfd;
+}
+
+/* Waiting for an event drives the engine itself for a short while
+ * (SV_EVENT_SPIN_US): in a ping-pong the next completion is a round trip
+ * away, and a hand-over to the progress thread and back costs two wake-ups.
+ * Then the progress thread takes over and this blocks in read(), as
+ * rdma-core does (a non-blocking fd does not wait at all). */
+int
+ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
+{
+	struct sv_device *dev = sv_ctx(channel->context)->dev;
+	struct pollfd pfd = { .fd = channel->fd, .events = POLLIN };
+	int flags = fcntl(channel->fd, F_GETFL);
+	struct ibv_cq *c;
+
+	if (flags >= 0 && !(flags & O_NONBLOCK)) {
+		uint64_t end = rte_rdtsc() + dev->tsc_hz / 1000000 * SV_EVENT_SPIN_US;
+
+		while (poll(&pfd, 1, 0) == 0 && rte_rdtsc() < end)
+			sv_progress(dev, false);
+	}
+	/* the program stops polling: the progress thread takes over now,
+	 * not a handover later */
+	atomic_store_explicit(&dev->app_poll_tsc, 0, memory_order_relaxed);
+	if (read(channel->fd, &c, sizeof(c)) != sizeof(c))
+		return -1;
+	*cq = c;
+	*cq_context = c->cq_context;
+	return 0;
+}
+
+void
+ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	pthread_mutex_lock(&cq->mutex);
+	cq->comp_events_completed += nevents;
+	pthread_cond_signal(&cq->cond);
+	pthread_mutex_unlock(&cq->mutex);
+}
+
+/* ---- CQ ---- */
+
+void
+verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
+	      struct ibv_comp_channel *channel, void *cq_context)
+{
+	cq->context = context;
+	cq->channel = channel;
+	if (channel != NULL) {
+		pthread_mutex_lock(&context->mutex);
+		channel->refcnt++;
+		pthread_mutex_unlock(&context->mutex);
+	}
+	cq->cq_context = cq_context;
+	cq->comp_events_completed = 0;
+	cq->async_events_completed = 0;
+	pthread_mutex_init(&cq->mutex, NULL);
+	pthread_cond_init(&cq->cond, NULL);
+}
+
+struct ibv_cq *
+ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+	      struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct sv_context *ctx = sv_ctx(context);
+	struct sv_cq *cq;
+
+	if (comp_vector < 0 || comp_vector >= context->num_comp_vectors)
+		return null_errno(EINVAL);
+	cq = calloc(1, sizeof(*cq));
+	if (cq == NULL)
+		return null_errno(ENOMEM);
+	cq->scq = srnic_create_cq(ctx->dev->sdev, cqe, ctx->dev->eng);
+	if (cq->scq == NULL) {
+		int e = rte_errno != 0 ? rte_errno : ENOMEM;
+
+		free(cq);
+		return null_errno(e);
+	}
+	cq->dev = ctx->dev;
+	rte_spinlock_init(&cq->poll_lock);
+	verbs_init_cq(&cq->ibcq, context, channel, cq_context);
+	cq->ibcq.cqe = cqe;
+	cq->ibcq.handle = 0;
+	return &cq->ibcq;
+}
+
+int
+ibv_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct sv_cq *cq = sv_cq(ibcq);
+	int rc;
+
+	sv_cq_armed_del(cq->dev, cq);
+	rc = srnic_destroy_cq(cq->scq);
+	if (rc < 0)
+		return -rc;
+	if (ibcq->channel != NULL) {
+		pthread_mutex_lock(&ibcq->context->mutex);
+		ibcq->channel->refcnt--;
+		pthread_mutex_unlock(&ibcq->context->mutex);
+	}
+	pthread_mutex_destroy(&ibcq->mutex);
+	pthread_cond_destroy(&ibcq->cond);
+	free(cq);
+	return 0;
+}
+
+int
+ibv_resize_cq(struct ibv_cq *cq, int cqe)
+{
+	return EOPNOTSUPP;  /* the engine's resize is another helper's part */
+}
+
+static int
+sv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
+{
+	struct sv_cq *cq = sv_cq(ibcq);
+	int rc;
+
+	sv_progress(cq->dev, true);
+	rte_spinlock_lock(&cq->poll_lock);
+	rc = srnic_poll_cq(cq->scq, n, wc);
+	rte_spinlock_unlock(&cq->poll_lock);
+	return rc;
+}
+
+static int
+sv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct sv_cq *cq = sv_cq(ibcq);
+	int rc = srnic_cq_arm(cq->scq, solicited_only != 0);
+
+	if (rc < 0)
+		return -rc;
+	sv_cq_armed_add(cq->dev, cq);
+	return 0;
+}
+
+/* ---- QP ---- */
+
+struct ibv_qp *
+sv_qp_find(struct sv_device *dev, uint32_t qp_num)
+{
+	struct sv_qp *qp;
+
+	for (qp = dev->qps; qp != NULL; qp = qp->next)
+		if (qp->ibqp.qp_num == qp_num)
+			return &qp->ibqp;
+	return NULL;
+}
+
+struct ibv_qp *
+ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
+{
+	struct sv_context *ctx = sv_ctx(ibpd->context);
+	struct sv_device *dev = ctx->dev;
+	struct srnic_qp_init_attr sa, got;
+	struct ibv_qp_attr qa;
+	struct sv_qp *qp;
+
+	if (attr->send_cq == NULL || attr->recv_cq == NULL)
+		return null_errno(EINVAL);
+	if (attr->srq != NULL)
+		return null_errno(EOPNOTSUPP);  /* SRQ: the engine's part comes with another helper */
+	memset(&sa, 0, sizeof(sa));
+	sa.send_cq = sv_cq(attr->send_cq)->scq;
+	sa.recv_cq = sv_cq(attr->recv_cq)->scq;
+	sa.max_send_wr = attr->cap.max_send_wr;
+	sa.max_recv_wr = attr->cap.max_recv_wr;
+	sa.max_send_sge = attr->cap.max_send_sge;
+	sa.max_recv_sge = attr->cap.max_recv_sge;
+	sa.max_inline_data = attr->cap.max_inline_data;
+	sa.sq_sig_all = attr->sq_sig_all;
+	sa.qp_type = attr->qp_type;     /* srnic says EOPNOTSUPP for the types it lacks */
+	qp = calloc(1, sizeof(*qp));
+	if (qp == NULL)
+		return null_errno(ENOMEM);
+	qp->sqp = srnic_create_qp(sv_pd(ibpd)->spd, &sa);
+	if (qp->sqp == NULL) {
+		int e = rte_errno != 0 ? rte_errno : EINVAL;
+
+		free(qp);
+		return null_errno(e);
+	}
+	/* verbs: cap comes back with what the QP has */
+	if (srnic_query_qp(qp->sqp, &qa, 0, &got) == 0) {
+		attr->cap.max_send_wr = got.max_send_wr;
+		attr->cap.max_recv_wr = got.max_recv_wr;
+		attr->cap.max_send_sge = got.max_send_sge;
+		attr->cap.max_recv_sge = got.max_recv_sge;
+		attr->cap.max_inline_data = got.max_inline_data;
+	}
+	qp->dev = dev;
+	rte_spinlock_init(&qp->sq_lock);
+	rte_spinlock_init(&qp->rq_lock);
+	qp->ibqp.context = ibpd->context;
+	qp->ibqp.qp_context = attr->qp_context;
+	qp->ibqp.pd = ibpd;
+	qp->ibqp.send_cq = attr->send_cq;
+	qp->ibqp.recv_cq = attr->recv_cq;
+	qp->ibqp.srq = NULL;
+	qp->ibqp.qp_num = srnic_qp_num(qp->sqp);
+	qp->ibqp.handle = qp->ibqp.qp_num;
+	qp->ibqp.state = IBV_QPS_RESET;
+	qp->ibqp.qp_type = attr->qp_type;
+	pthread_mutex_init(&qp->ibqp.mutex, NULL);
+	pthread_cond_init(&qp->ibqp.cond, NULL);
+	pthread_mutex_lock(&dev->ctx_lock);
+	qp->next = dev->qps;
+	dev->qps = qp;
+	pthread_mutex_unlock(&dev->ctx_lock);
+	return &qp->ibqp;
+}
+
+int
+ibv_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct sv_qp *qp = sv_qp(ibqp), **pp;
+	struct sv_device *dev = qp->dev;
+	int rc;
+
+	rc = srnic_destroy_qp(qp->sqp);
+	if (rc < 0)
+		return -rc;
+	pthread_mutex_lock(&dev->ctx_lock);
+	for (pp = &dev->qps; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == qp) {
+			*pp = qp->next;
+			break;
+		}
+	pthread_mutex_unlock(&dev->ctx_lock);
+	pthread_mutex_destroy(&ibqp->mutex);
+	pthread_cond_destroy(&ibqp->cond);
+	free(qp);
+	return 0;
+}
+
+int
+ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
+{
+	struct sv_qp *qp = sv_qp(ibqp);
+	int rc = srnic_modify_qp(qp->sqp, attr, attr_mask);
+
+	if (rc < 0)
+		return -rc;
+	if (attr_mask & IBV_QP_STATE)
+		ibqp->state = attr->qp_state;
+	return 0;
+}
+
+int
+ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
+	     struct ibv_qp_init_attr *init_attr)
+{
+	struct sv_qp *qp = sv_qp(ibqp);
+	struct srnic_qp_init_attr got;
+	int rc;
+
+	memset(&got, 0, sizeof(got));
+	rc = srnic_query_qp(qp->sqp, attr, attr_mask, &got);
+	if (rc < 0)
+		return -rc;
+	if (init_attr != NULL) {
+		memset(init_attr, 0, sizeof(*init_attr));
+		init_attr->qp_context = ibqp->qp_context;
+		init_attr->send_cq = ibqp->send_cq;
+		init_attr->recv_cq = ibqp->recv_cq;
+		init_attr->srq = ibqp->srq;
+		init_attr->cap.max_send_wr = got.max_send_wr;
+		init_attr->cap.max_recv_wr = got.max_recv_wr;
+		init_attr->cap.max_send_sge = got.max_send_sge;
+		init_attr->cap.max_recv_sge = got.max_recv_sge;
+		init_attr->cap.max_inline_data = got.max_inline_data;
+		init_attr->qp_type = ibqp->qp_type;
+		init_attr->sq_sig_all = got.sq_sig_all;
+	}
+	ibqp->state = attr->qp_state;
+	return 0;
+}
+
+static int
+sv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	struct sv_qp *qp = sv_qp(ibqp);
+	int rc;
+
+	rte_spinlock_lock(&qp->sq_lock);
+	rc = srnic_post_send(qp->sqp, wr, bad_wr);
+	rte_spinlock_unlock(&qp->sq_lock);
+	/* run the engine (the WQE goes out now), but posting is not polling:
+	 * a program that posts and then waits elsewhere (ib_write_lat spins
+	 * on its buffer) still needs the progress thread */
+	sv_progress(qp->dev, false);
+	return rc;
+}
+
+static int
+sv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	struct sv_qp *qp = sv_qp(ibqp);
+	int rc;
+
+	rte_spinlock_lock(&qp->rq_lock);
+	rc = srnic_post_recv(qp->sqp, wr, bad_wr);
+	rte_spinlock_unlock(&qp->rq_lock);
+	sv_progress(qp->dev, false);
+	return rc;
+}
+
+struct ibv_qp_ex *
+ibv_qp_to_qp_ex(struct ibv_qp *qp)
+{
+	/* no ibv_wr_* (extended send) API: create_qp_ex is not offered, so
+	 * rdma-core's examples and perftest take ibv_post_send() */
+	return null_errno(EOPNOTSUPP);
+}
+
+int
+ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags)
+{
+	return 0;   /* "not guaranteed", the answer for a device that does not say */
+}
+
+int
+ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+{
+	return EOPNOTSUPP;
+}
+
+int
+ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+{
+	return EOPNOTSUPP;
+}
+
+/* ---- asynchronous events ---- */
+
+int
+ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
+{
+	struct sv_context *ctx = sv_ctx(context);
+	uint64_t one;
+
+	/* blocks unless the program made the fd non-blocking, as rdma-core */
+	if (read(context->async_fd, &one, sizeof(one)) != sizeof(one))
+		return -1;
+	pthread_mutex_lock(&ctx->async_lock);
+	*event = ctx->async[ctx->async_tail++ % SV_ASYNC_RING];
+	pthread_mutex_unlock(&ctx->async_lock);
+	return 0;
+}
+
+void
+ibv_ack_async_event(struct ibv_async_event *event)
+{
+	struct ibv_qp *qp = event->element.qp;
+
+	if (qp == NULL)
+		return;
+	pthread_mutex_lock(&qp->mutex);
+	qp->events_completed++;
+	pthread_cond_signal(&qp->cond);
+	pthread_mutex_unlock(&qp->mutex);
+}
+
+/* ---- SRQ, AH, multicast, memory windows: the engine's parts come later ---- */
+
+struct ibv_srq *
+ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+	return null_errno(EOPNOTSUPP);
+}
+
+int
+ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+{
+	return EOPNOTSUPP;
+}
+
+int
+ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	return EOPNOTSUPP;
+}
+
+int
+ibv_destroy_srq(struct ibv_srq *srq)
+{
+	return EOPNOTSUPP;
+}
+
+struct ibv_ah *
+ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	return null_errno(EOPNOTSUPP);
+}
+
+int
+ibv_destroy_ah(struct ibv_ah *ah)
+{
+	return EOPNOTSUPP;
+}
+
+int
+ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc *wc,
+		    struct ibv_grh *grh, struct ibv_ah_attr *ah_attr)
+{
+	errno = EOPNOTSUPP;
+	return -1;
+}
+
+struct ibv_ah *
+ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struct ibv_grh *grh,
+		      uint8_t port_num)
+{
+	return null_errno(EOPNOTSUPP);
+}
+
+int
+ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	return EOPNOTSUPP;
+}
+
+int
+ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	return EOPNOTSUPP;
+}
+
+static struct ibv_mw *
+sv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	return null_errno(EOPNOTSUPP);
+}
+
+static int
+sv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
+{
+	return EOPNOTSUPP;
+}
+
+static int
+sv_dealloc_mw(struct ibv_mw *mw)
+{
+	return EOPNOTSUPP;
+}
+
+static int
+sv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return EOPNOTSUPP;
+}
+
+/* The inline calls' table: every entry set, so no application path meets
+ * a NULL. The extended (verbs_context) ops other than query_port stay NULL:
+ * rdma-core's inline wrappers then answer EOPNOTSUPP (ibv_create_cq_ex,
+ * ibv_create_qp_ex beyond the PD-only mask) or fall back to the classic
+ * call (ibv_query_device_ex -> ibv_query_device). */
+static const struct ibv_context_ops sv_ops = {
+	.alloc_mw = sv_alloc_mw,
+	.bind_mw = sv_bind_mw,
+	.dealloc_mw = sv_dealloc_mw,
+	.poll_cq = sv_poll_cq,
+	.req_notify_cq = sv_req_notify_cq,
+	.post_srq_recv = sv_post_srq_recv,
+	.post_send = sv_post_send,
+	.post_recv = sv_post_recv,
+};
+
+void
+sv_ctx_set_ops(struct sv_context *ctx)
+{
+	ctx->vctx.context.ops = sv_ops;
+	ctx->vctx.query_port = sv_query_port;
+}

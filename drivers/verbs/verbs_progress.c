@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Progress: who runs srnic_engine_poll(), which one thread at a time may.
+ * doc/verbs.md has the contract; in short:
+ * - The engine has one try-lock (dev->busy). ibv_poll_cq(), ibv_post_send()
+ *   and ibv_post_recv() take it when it is free and run one engine poll:
+ *   a busy-polling program drives srnic from its own thread, no other
+ *   thread spins beside it.
+ * - A progress thread per device runs the engine whenever no application
+ *   call has for SV_HANDOVER_US (the program blocks in ibv_get_cq_event(),
+ *   waits on its TCP socket as ib_read_bw's server does, or computes). It
+ *   spins while there is traffic and SV_SPIN_US after the last packet, then
+ *   sleeps in growing steps up to SV_SLEEP_MAX_US, so an idle program costs
+ *   next to nothing and the retransmission timers still fire.
+ * - Whoever polled the engine then delivers completion events: each armed
+ *   CQ that gained the completion it waits for gets its pointer written to
+ *   its channel's fd (srnic_cq_notify_due() decides, once per arm).
+ * - The progress thread also moves the engine's asynchronous events to the
+ *   open contexts' queues and async_fds.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+#include <rte_pause.h>
+
+#include "verbs.h"
+
+/* A write whose failure (a full pipe, see notify_armed()) loses nothing
+ * the reader could have had. */
+static void
+write_quiet(int fd, const void *buf, size_t len)
+{
+	ssize_t rc = write(fd, buf, len);
+
+	(void)rc;
+}
+
+static void
+notify_armed(struct sv_device *dev)
+{
+	uint32_t i = 0;
+
+	rte_spinlock_lock(&dev->arm_lock);
+	while (i < dev->nb_armed) {
+		struct sv_cq *cq = dev->armed[i];
+
+		if (srnic_cq_notify_due(cq->scq)) {
+			struct ibv_cq *ibcq = &cq->ibcq;
+
+			/* a pipe write of one pointer is atomic; the fd is
+			 * non-blocking and one arm gives one event, so a full
+			 * pipe means 8192 unread events: dropping is right */
+			if (ibcq->channel != NULL)
+				write_quiet(sv_channel_wfd(ibcq->channel), &ibcq, sizeof(ibcq));
+			cq->in_armed = false;
+			dev->armed[i] = dev->armed[--dev->nb_armed];
+			continue;
+		}
+		i++;
+	}
+	rte_spinlock_unlock(&dev->arm_lock);
+}
+
+unsigned int
+sv_progress(struct sv_device *dev, bool app)
+{
+	unsigned int n;
+
+	if (app)
+		atomic_store_explicit(&dev->app_poll_tsc, rte_rdtsc(), memory_order_relaxed);
+	if (atomic_load_explicit(&dev->busy, memory_order_relaxed) ||
+	    atomic_exchange_explicit(&dev->busy, true, memory_order_acquire))
+		return 0;
+	n = srnic_engine_poll(dev->eng);
+	if (atomic_load_explicit(&dev->nb_armed, memory_order_relaxed) != 0)
+		notify_armed(dev);
+	atomic_store_explicit(&dev->busy, false, memory_order_release);
+	return n;
+}
+
+void
+sv_cq_armed_add(struct sv_device *dev, struct sv_cq *cq)
+{
+	rte_spinlock_lock(&dev->arm_lock);
+	if (!cq->in_armed && dev->nb_armed < SV_MAX_ARMED_CQ) {
+		cq->in_armed = true;
+		dev->armed[dev->nb_armed] = cq;
+		atomic_store_explicit(&dev->nb_armed, dev->nb_armed + 1, memory_order_release);
+	}
+	rte_spinlock_unlock(&dev->arm_lock);
+	/* completions already there are due now, not at the next packet */
+	notify_armed(dev);
+}
+
+void
+sv_cq_armed_del(struct sv_device *dev, struct sv_cq *cq)
+{
+	uint32_t i;
+
+	rte_spinlock_lock(&dev->arm_lock);
+	for (i = 0; i < dev->nb_armed; i++)
+		if (dev->armed[i] == cq) {
+			dev->armed[i] = dev->armed[--dev->nb_armed];
+			break;
+		}
+	cq->in_armed = false;
+	rte_spinlock_unlock(&dev->arm_lock);
+}
+
+/* ---- asynchronous events ---- */
+
+int
+sv_ctx_register(struct sv_device *dev, struct sv_context *ctx)
+{
+	int i, rc = -1;
+
+	pthread_mutex_lock(&dev->ctx_lock);
+	for (i = 0; i < SV_MAX_CONTEXTS; i++)
+		if (dev->ctx[i] == NULL) {
+			dev->ctx[i] = ctx;
+			rc = 0;
+			break;
+		}
+	pthread_mutex_unlock(&dev->ctx_lock);
+	return rc;
+}
+
+void
+sv_ctx_unregister(struct sv_device *dev, struct sv_context *ctx)
+{
+	int i;
+
+	pthread_mutex_lock(&dev->ctx_lock);
+	for (i = 0; i < SV_MAX_CONTEXTS; i++)
+		if (dev->ctx[i] == ctx)
+			dev->ctx[i] = NULL;
+	pthread_mutex_unlock(&dev->ctx_lock);
+}
+
+/* The context that created the QP gets its events, as the uverbs file
+ * the QP was made on does. An event about a QP destroyed since is
+ * dropped: its ibv_qp is gone. */
+void
+sv_async_pump(struct sv_device *dev)
+{
+	struct srnic_async_event ev;
+	int i;
+
+	while (srnic_get_async_event(dev->sdev, &ev) == 0) {
+		struct ibv_qp *qp;
+
+		pthread_mutex_lock(&dev->ctx_lock);
+		qp = sv_qp_find(dev, ev.qp_num);
+		for (i = 0; i < SV_MAX_CONTEXTS; i++) {
+			struct sv_context *ctx = dev->ctx[i];
+			struct ibv_async_event *e;
+			uint64_t one = 1;
+
+			if (ctx == NULL || qp == NULL || qp->context != &ctx->vctx.context)
+				continue;
+			pthread_mutex_lock(&ctx->async_lock);
+			if (ctx->async_head - ctx->async_tail < SV_ASYNC_RING) {
+				e = &ctx->async[ctx->async_head++ % SV_ASYNC_RING];
+				memset(e, 0, sizeof(*e));
+				e->event_type = ev.event_type;
+				e->element.qp = qp;
+				write_quiet(ctx->vctx.context.async_fd, &one, sizeof(one));
+			}
+			pthread_mutex_unlock(&ctx->async_lock);
+		}
+		pthread_mutex_unlock(&dev->ctx_lock);
+	}
+}
+
+/* ---- the progress thread ---- */
+
+static void
+sleep_us(unsigned int us)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)us * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static void *
+progress_main(void *arg)
+{
+	struct sv_device *dev = arg;
+	uint64_t handover = dev->tsc_hz / 1000000 * SV_HANDOVER_US;
+	uint64_t spin = dev->tsc_hz / 1000000 * SV_SPIN_US;
+	uint64_t last_work = rte_rdtsc();
+	unsigned int nap = SV_SLEEP_MIN_US;
+
+	/* an lcore id of its own: mempool caches, and DPDK calls that want one */
+	rte_thread_register();
+	while (!atomic_load_explicit(&dev->stop, memory_order_relaxed)) {
+		uint64_t now = rte_rdtsc();
+
+		sv_async_pump(dev);
+		if (now - atomic_load_explicit(&dev->app_poll_tsc, memory_order_relaxed) < handover) {
+			/* the program drives the engine: look again after a handover */
+			sleep_us(SV_HANDOVER_US);
+			last_work = rte_rdtsc();
+			continue;
+		}
+		if (sv_progress(dev, false) > 0) {
+			last_work = now;
+			nap = SV_SLEEP_MIN_US;
+			continue;
+		}
+		if (now - last_work < spin) {
+			/* spinning, but a core shared with the program's own
+			 * spinning thread (or the peer's) goes to them first */
+			sched_yield();
+			continue;
+		}
+		sleep_us(nap);
+		nap = RTE_MIN(nap * 2, (unsigned int)SV_SLEEP_MAX_US);
+	}
+	rte_thread_unregister();
+	return NULL;
+}
+
+int
+sv_progress_start(struct sv_device *dev)
+{
+	int rc;
+
+	atomic_store(&dev->stop, false);
+	rc = pthread_create(&dev->progress, NULL, progress_main, dev);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	pthread_setname_np(dev->progress, "srnic-progress");
+	dev->progress_started = true;
+	return 0;
+}
+
+void
+sv_progress_stop(struct sv_device *dev)
+{
+	if (!dev->progress_started)
+		return;
+	atomic_store(&dev->stop, true);
+	pthread_join(dev->progress, NULL);
+	dev->progress_started = false;
+}

@@ -1,0 +1,384 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Unmodified verbs binaries (Debian's ibverbs-utils and perftest) over
+srnic's libibverbs.so.1, started with usertools/srnic run.
+
+Two processes on one host, each its own srnic engine on its own DPDK port:
+net_memif (server and client roles on one socket), or af_packet on a veth
+pair in a network namespace the test creates. The out-of-band TCP exchange
+is the tools' own. A client starts once its server listens (/proc/net/tcp);
+timeouts are failure guards only.
+
+  verbs_test.py --lib BUILD/drivers/verbs CASE
+
+CASE: symbols | devinfo | rc_pingpong | perftest_bw | perftest_lat |
+perftest_opts | af_packet
+"""
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SRNIC = os.path.join(ROOT, "usertools", "srnic")
+SYMBOLS = os.path.join(ROOT, "drivers", "verbs", "libibverbs.symbols")
+GUARD_S = 240           # a pair that takes longer has hung
+LISTEN_GUARD_S = 60
+SKIP = 77               # meson's "skipped"
+# a line any of the tools (or ASan, or EAL) prints when something went wrong
+ERROR_RE = re.compile(r"(?i)\b(error|fail(ed|ure)?|couldn't|can't|cannot|unable|invalid|mismatch)\b")
+
+LIB = None
+TMP = None
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what, flush=True)
+    return cond
+
+
+def free_tcp_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def listening(port, netns=None):
+    """Whether something listens on TCP port (in netns if given)."""
+    cmd = ["cat", "/proc/net/tcp", "/proc/net/tcp6"]
+    if netns:
+        cmd = ["ip", "netns", "exec", netns] + cmd
+    out = subprocess.run(cmd, capture_output=True, text=True).stdout
+    for line in out.splitlines()[1:]:
+        f = line.split()
+        if len(f) > 3 and ":" in f[1] and f[3] == "0A" and int(f[1].split(":")[1], 16) == port:
+            return True
+    return False
+
+
+def run_env():
+    env = dict(os.environ)
+    env["SRNIC_VERBS_LIB"] = LIB
+    env["SRNIC_HUGE"] = "0"
+    env["SRNIC_MEM_MB"] = "256"
+    env.pop("SRNIC_CONFIG", None)
+    env["ASAN_OPTIONS"] = "detect_leaks=0"
+    return env
+
+
+def srnic_run(port, ip, prog, netns=None):
+    cmd = [SRNIC, "run", "--port", port, "--ip", ip, "--"] + prog
+    if netns:
+        cmd = ["ip", "netns", "exec", netns] + cmd
+    return cmd
+
+
+def memif_ports(tag):
+    sock = os.path.join(TMP, tag + ".sock")
+    return (sock, "net_memif0,role=server,socket=%s" % sock,
+            "net_memif0,role=client,socket=%s" % sock)
+
+
+class Pair:
+    """A server and a client run to completion; their rc and output."""
+
+    def __init__(self, name, server, client, tcp_port, netns=None):
+        self.name = name
+        outs = os.path.join(TMP, name + ".server.log")
+        outc = os.path.join(TMP, name + ".client.log")
+        env = run_env()
+        with open(outs, "w") as fs:
+            ps = subprocess.Popen(server, stdout=fs, stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + LISTEN_GUARD_S
+        while not listening(tcp_port, netns) and ps.poll() is None:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        with open(outc, "w") as fc:
+            pc = subprocess.Popen(client, stdout=fc, stderr=subprocess.STDOUT, env=env)
+        self.rc_s = self.rc_c = None
+        try:
+            self.rc_c = pc.wait(timeout=GUARD_S)
+            self.rc_s = ps.wait(timeout=GUARD_S)
+        except subprocess.TimeoutExpired:
+            for p in (pc, ps):
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        self.out_s = open(outs).read()
+        self.out_c = open(outc).read()
+
+    def ok(self):
+        good = check(self.rc_s == 0 and self.rc_c == 0,
+                     "%s: exit codes server %s client %s" % (self.name, self.rc_s, self.rc_c))
+        for side, out in (("server", self.out_s), ("client", self.out_c)):
+            bad = [l for l in out.splitlines() if ERROR_RE.search(l)]
+            good &= check(not bad, "%s: %s error lines: %s" % (self.name, side, bad[:3]))
+        if not good:
+            print("---- %s server:\n%s---- %s client:\n%s" % (self.name, self.out_s, self.name,
+                                                             self.out_c), flush=True)
+        return good
+
+
+def memif_pair(name, server_prog, client_prog, tcp_port):
+    sock, sport, cport = memif_ports(name)
+    p = Pair(name, srnic_run(sport, "10.77.0.1", server_prog),
+             srnic_run(cport, "10.77.0.2", client_prog + ["127.0.0.1"]), tcp_port)
+    check(not os.path.exists(sock), "%s: memif socket %s left behind" % (name, sock))
+    return p
+
+
+# ---- perftest ----
+
+def perftest_rows(out):
+    """The result rows under perftest's '#bytes' header."""
+    rows, inside = [], False
+    for line in out.splitlines():
+        if line.strip().startswith("#bytes"):
+            inside = True
+            continue
+        if inside:
+            f = line.split()
+            if f and f[0].isdigit():
+                rows.append([float(x) for x in f if re.match(r"^[0-9.]+$", x)])
+            elif line.startswith("-"):
+                inside = False
+    return rows
+
+
+def perftest(tool, args, label=None, nrows=1):
+    name = label or "%s%s" % (tool, "".join(args).replace("-", "_").replace(" ", ""))
+    port = free_tcp_port()
+    prog = [tool, "-p", str(port)] + args
+    p = memif_pair(name, prog, prog, port)
+    if not p.ok():
+        return
+    rows = perftest_rows(p.out_c)
+    if not check(len(rows) >= nrows, "%s: %d result rows, want %d" % (name, len(rows), nrows)):
+        print(p.out_c)
+        return
+    # bw: bytes iters peak avg msgrate (the rate: 2 B at a slow host's
+    # 2,000 msg/s prints an average of 0.00 MB/s); lat: bytes iters min max
+    # typical avg ...
+    col = 4
+    for r in rows:
+        check(len(r) > col and r[col] > 0, "%s: zero figure in row %s" % (name, r))
+    print("ok %s: %s" % (name, "; ".join("%d B %g" % (r[0], r[col]) for r in rows)), flush=True)
+
+
+def case_perftest_bw():
+    for tool in ("ib_read_bw", "ib_write_bw", "ib_send_bw"):
+        for size, iters in ((2, 200), (4096, 200), (1 << 20, 20)):
+            perftest(tool, ["-s", str(size), "-n", str(iters)])
+    perftest("ib_atomic_bw", ["-n", "200"])
+
+
+def case_perftest_lat():
+    for tool in ("ib_read_lat", "ib_write_lat", "ib_send_lat"):
+        for size, iters in ((2, 200), (4096, 200), (1 << 20, 10)):
+            perftest(tool, ["-s", str(size), "-n", str(iters)])
+    perftest("ib_atomic_lat", ["-n", "200"])
+
+
+def case_perftest_opts():
+    # every size from 2 B to 8 MiB (23 rows), four QPs, completion events
+    perftest("ib_write_bw", ["-a", "-n", "10"], "ib_write_bw_all", nrows=23)
+    perftest("ib_read_bw", ["-q", "4", "-s", "65536", "-n", "200"], "ib_read_bw_q4")
+    perftest("ib_send_lat", ["-e", "-s", "4096", "-n", "200"], "ib_send_lat_events")
+    perftest("ib_send_bw", ["-e", "-s", "8192", "-n", "200"], "ib_send_bw_events")
+
+
+# ---- ibv_rc_pingpong ----
+
+def case_rc_pingpong():
+    iters = 200
+    for args in (["-s", "64"], ["-s", "4096", "-c"], ["-s", "10000", "-c"], ["-s", "3000", "-e"],
+                 ["-s", "8192", "-e", "-c"]):
+        name = "rc_pingpong" + "".join(args).replace("-", "_")
+        port = free_tcp_port()
+        prog = ["ibv_rc_pingpong", "-g", "1", "-n", str(iters), "-p", str(port)] + args
+        p = memif_pair(name, prog, prog, port)
+        if not p.ok():
+            continue
+        for side, out in (("server", p.out_s), ("client", p.out_c)):
+            m = re.search(r"(\d+) iters in ([0-9.]+) seconds = ([0-9.]+) usec/iter", out)
+            if check(m is not None and int(m.group(1)) == iters,
+                     "%s: %s did not report %d iterations" % (name, side, iters)):
+                print("ok %s %s: %s usec/iter" % (name, side, m.group(3)), flush=True)
+
+
+# ---- ibv_devices, ibv_devinfo, startup and cleanup ----
+
+def dpdk_run_dirs():
+    try:
+        return {d for d in os.listdir("/var/run/dpdk") if d.startswith("srnic-")}
+    except OSError:
+        return set()
+
+
+def case_devinfo():
+    env = run_env()
+    before = dpdk_run_dirs()
+    sock, sport, _ = memif_ports("devinfo")
+    out = subprocess.run(srnic_run(sport, "10.77.0.9", ["ibv_devices"]), env=env,
+                         capture_output=True, text=True, timeout=GUARD_S)
+    check(out.returncode == 0 and re.search(r"^\s+srnic0\s+[0-9a-f]{16}$", out.stdout, re.M),
+          "ibv_devices lists srnic0 with its GUID: %r" % out.stdout)
+    out = subprocess.run(srnic_run(sport, "10.77.0.9", ["ibv_devinfo", "-v"]), env=env,
+                         capture_output=True, text=True, timeout=GUARD_S)
+    text = out.stdout
+    check(out.returncode == 0, "ibv_devinfo -v exit %d: %s" % (out.returncode, out.stderr))
+    want = [r"hca_id:\s+srnic0", r"transport:\s+InfiniBand \(0\)",
+            r"state:\s+PORT_ACTIVE \(4\)", r"link_layer:\s+Ethernet",
+            r"active_mtu:\s+1024 \(3\)", r"max_mtu:\s+4096 \(5\)",
+            r"max_qp_rd_atom:\s+([1-9]\d*)", r"max_qp_init_rd_atom:\s+([1-9]\d*)",
+            r"max_qp_wr:\s+([1-9]\d*)", r"max_cqe:\s+([1-9]\d*)", r"phys_port_cnt:\s+1",
+            r"atomic_cap:\s+ATOMIC_HCA", r"gid_tbl_len:\s+2", r"pkey_tbl_len:\s+1",
+            r"GID\[\s*0\]:\s+fe80::[0-9a-f:]+, RoCE v2",
+            r"GID\[\s*1\]:\s+::ffff:10\.77\.0\.9, RoCE v2"]
+    for w in want:
+        check(re.search(w, text), "ibv_devinfo -v shows %s" % w)
+    check(not os.path.exists(sock), "memif socket left behind after ibv_devinfo")
+    out = subprocess.run(srnic_run(sport + ",socket-abstract=no", "10.77.0.9", ["ibv_devices"]),
+                         env=env, capture_output=True, text=True, timeout=GUARD_S)
+    check("srnic0" in out.stdout and not os.path.exists(sock),
+          "memif socket file (socket-abstract=no) removed at exit")
+    # a larger MTU gives a larger active_mtu
+    out = subprocess.run([SRNIC, "run", "--port", sport, "--ip", "10.77.0.9", "--mtu", "9000",
+                          "--", "ibv_devinfo"], env=env, capture_output=True, text=True,
+                         timeout=GUARD_S)
+    check(re.search(r"active_mtu:\s+4096 \(5\)", out.stdout), "--mtu 9000: active_mtu 4096")
+    # unconfigured: no device, one line saying what to set
+    env2 = {k: v for k, v in env.items() if not k.startswith("SRNIC_") or k == "SRNIC_VERBS_LIB"}
+    out = subprocess.run([SRNIC, "run", "--", "ibv_devices"], env=env2, capture_output=True,
+                         text=True, timeout=GUARD_S)
+    lines = out.stderr.strip().splitlines()
+    check(out.returncode == 0 and "srnic0" not in out.stdout, "unconfigured: no device listed")
+    check(len(lines) == 1 and "SRNIC_PORT" in lines[0] and "SRNIC_IP" in lines[0],
+          "unconfigured: one line naming SRNIC_PORT and SRNIC_IP: %r" % out.stderr)
+    # the same configuration from a file
+    conf = os.path.join(TMP, "srnic.conf")
+    with open(conf, "w") as f:
+        f.write("# test\nSRNIC_PORT=%s\nSRNIC_IP=10.77.0.10\n" % sport)
+    out = subprocess.run([SRNIC, "run", "--config", conf, "--", "ibv_devinfo", "-v"], env=env2,
+                         capture_output=True, text=True, timeout=GUARD_S)
+    check(re.search(r"GID\[\s*1\]:\s+::ffff:10\.77\.0\.10, RoCE v2", out.stdout),
+          "--config FILE: the file's SRNIC_IP")
+    # killed with SIGINT while it waits for its client: files go with it
+    # (a memif socket file: DPDK's default is an abstract socket)
+    sport += ",socket-abstract=no"
+    port = free_tcp_port()
+    p = subprocess.Popen(srnic_run(sport, "10.77.0.9", ["ib_read_bw", "-p", str(port)]), env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + LISTEN_GUARD_S
+    while not listening(port) and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    check(os.path.exists(sock), "memif server socket exists while ib_read_bw waits")
+    p.send_signal(signal.SIGINT)
+    rc = p.wait(timeout=GUARD_S)
+    check(rc == -signal.SIGINT, "ib_read_bw killed by SIGINT (rc %d)" % rc)
+    check(not os.path.exists(sock), "memif socket removed on SIGINT")
+    check(dpdk_run_dirs() - before == set(), "no DPDK runtime dir left: %s" % (dpdk_run_dirs() - before))
+
+
+def case_symbols():
+    lib = os.path.join(LIB, "libibverbs.so.1")
+    out = subprocess.run(["readelf", "-d", lib], capture_output=True, text=True).stdout
+    check("Library soname: [libibverbs.so.1]" in out, "SONAME libibverbs.so.1")
+    out = subprocess.run(["nm", "-D", "--with-symbol-versions", "--defined-only", lib],
+                         capture_output=True, text=True).stdout
+    got = set()
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[1] != "A" and "@@" in f[2]:
+            got.add(tuple(f[2].split("@@")))
+    want = {tuple(l.split()) for l in open(SYMBOLS) if l.strip()}
+    check(len(want) == 146, "rdma-core 44 list has 146 symbols (%d)" % len(want))
+    check(want - got == set(), "missing: %s" % sorted(want - got)[:10])
+    check(got - want == set(), "extra exported: %s" % sorted(got - want)[:10])
+    data = [l for l in out.splitlines() if "verbs_allow_disassociate_destroy" in l]
+    check(data and data[0].split()[1] in "BDbd", "verbs_allow_disassociate_destroy is data")
+    # perftest's tools load libmlx5/libefa (BIND_NOW): all of them resolve
+    env = run_env()
+    out = subprocess.run(["ldd", "-r", shutil.which("ib_read_bw")],
+                         env={**env, "LD_LIBRARY_PATH": LIB}, capture_output=True, text=True)
+    check("undefined symbol" not in out.stdout + out.stderr,
+          "ib_read_bw's libraries resolve against ours: %s" % out.stderr[:300])
+    check(LIB in out.stdout, "ib_read_bw takes our libibverbs.so.1")
+
+
+# ---- af_packet on a veth pair in a namespace of our own ----
+
+def case_af_packet():
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        print("skip: needs root and iproute2 (a netns and a veth pair)")
+        sys.exit(SKIP)
+    ns = "srnic-verbs-%d" % os.getpid()
+    sh = lambda *a: subprocess.run(["ip", "netns", "exec", ns] + list(a), check=True)
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        sh("ip", "link", "set", "lo", "up")
+        sh("ip", "link", "add", "sva", "type", "veth", "peer", "name", "svb")
+        sh("ip", "link", "set", "sva", "up")
+        sh("ip", "link", "set", "svb", "up")
+        for tool, args in (("ib_read_bw", ["-s", "65536", "-n", "200"]),
+                           ("ibv_rc_pingpong", ["-g", "1", "-s", "4096", "-n", "100", "-c"])):
+            port = free_tcp_port()
+            prog = [tool, "-p", str(port)] + args
+            p = Pair("af_packet_" + tool,
+                     srnic_run("net_af_packet0,iface=sva", "10.78.0.1", prog, ns),
+                     srnic_run("net_af_packet0,iface=svb", "10.78.0.2", prog + ["127.0.0.1"], ns),
+                     port, ns)
+            if p.ok():
+                print("ok af_packet %s" % tool, flush=True)
+                if tool == "ib_read_bw":
+                    rows = perftest_rows(p.out_c)
+                    check(rows and rows[0][4] > 0, "af_packet ib_read_bw: a nonzero figure")
+    finally:
+        subprocess.run(["ip", "netns", "del", ns])
+
+
+CASES = {
+    "symbols": case_symbols,
+    "devinfo": case_devinfo,
+    "rc_pingpong": case_rc_pingpong,
+    "perftest_bw": case_perftest_bw,
+    "perftest_lat": case_perftest_lat,
+    "perftest_opts": case_perftest_opts,
+    "af_packet": case_af_packet,
+}
+
+
+def main():
+    global LIB, TMP
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True, help="the folder with srnic's libibverbs.so.1")
+    ap.add_argument("case", choices=sorted(CASES))
+    a = ap.parse_args()
+    LIB = os.path.abspath(a.lib)
+    for tool in ("ibv_devinfo", "ibv_rc_pingpong", "ib_read_bw"):
+        if shutil.which(tool) is None:
+            print("skip: %s not installed (apt-get install ibverbs-utils perftest)" % tool)
+            sys.exit(SKIP)
+    TMP = tempfile.mkdtemp(prefix="srnic-verbs-")
+    try:
+        CASES[a.case]()
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
+    if failures:
+        print("%d failure(s)" % len(failures))
+        sys.exit(1)
+    print("all ok")
+
+
+if __name__ == "__main__":
+    main()
