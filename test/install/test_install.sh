@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The installed srnic as a program outside the tree sees it: meson install
+# --destdir into a temporary stage, then, with only PKG_CONFIG_PATH pointing
+# into the stage, build and run pair_write.c and the installed examples with
+# "cc ... $(pkg-config --cflags --libs srnic)". Also checks what is installed
+# (SONAME, headers, docs) and that libsrnic.so exports exactly the functions
+# the installed headers declare (lib/srnic.map).
+#
+#   test_install.sh BUILD_DIR SOURCE_DIR
+# env: MESON, CC (the build's compiler command), SRNIC_SANITIZE (the build's
+# b_sanitize: the staged library is instrumented the same, so the program
+# is too), SRNIC_VERSION, SRNIC_TEST_TMPDIR.
+set -euo pipefail
+
+build=$1
+src=$2
+stage=$(mktemp -d "${SRNIC_TEST_TMPDIR:-/tmp}/install.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+fails=0
+
+check() {
+	local what=$1
+
+	shift
+	if "$@"; then
+		echo "ok: $what"
+	else
+		echo "FAIL: $what"
+		fails=$((fails + 1))
+	fi
+}
+
+"$MESON" install -C "$build" --no-rebuild --destdir "$stage" >"$stage/install.log" 2>&1 || {
+	cat "$stage/install.log"
+	echo "FAIL: meson install --destdir"
+	exit 1
+}
+pc=$(find "$stage" -name srnic.pc -path '*/pkgconfig/*')
+[ -n "$pc" ] || { echo "FAIL: no srnic.pc under the stage"; exit 1; }
+export PKG_CONFIG_PATH=${pc%/srnic.pc}
+unset PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_LIBDIR
+
+# srnic.pc is relocatable: its prefix is the stage's, not the install prefix.
+libdir=$(readlink -f "$(pkg-config --variable=libdir srnic)")
+incdir=$(readlink -f "$(pkg-config --variable=includedir srnic)")
+datadir=$(readlink -f "$(pkg-config --variable=prefix srnic)")/share
+check "srnic.pc's libdir is in the stage ($libdir)" test "${libdir#"$stage"/}" != "$libdir"
+check "pkg-config --modversion srnic is $SRNIC_VERSION" \
+	test "$(pkg-config --modversion srnic)" = "$SRNIC_VERSION"
+check "libsrnic.so.$SRNIC_VERSION installed" test -f "$libdir/libsrnic.so.$SRNIC_VERSION"
+check "its SONAME is libsrnic.so.${SRNIC_VERSION%%.*}" \
+	bash -c "readelf -d '$libdir/libsrnic.so' | grep -q 'SONAME.*\[libsrnic.so.${SRNIC_VERSION%%.*}\]'"
+check "no static srnic libraries installed (the shared one has it all)" \
+	test -z "$(find "$stage" -name 'libsrnic*.a')"
+for h in srnic.h srnic_wire.h srnic_hdr.h srnic_opcode.h srnic_psn.h srnic_pkt.h \
+		srnic_link.h srnic_pair.h srnic_lossy.h; do
+	check "header $h installed" test -f "$incdir/srnic/$h"
+done
+for d in README.md architecture.md reliability.md performance.md interop.md \
+		examples/readwalk/main.c examples/rc_pingpong/main.c; do
+	check "share/doc/srnic/$d installed" test -f "$datadir/doc/srnic/$d"
+done
+
+# Exports: the installed headers' functions and nothing else. gcc lists
+# every function a translation unit declares, with its header (-aux-info).
+hdrs=$stage/hdrs.c
+for h in srnic.h srnic_wire.h srnic_link.h srnic_pair.h srnic_lossy.h; do
+	echo "#include <$h>"
+done >"$hdrs"
+if command -v gcc >/dev/null 2>&1; then
+	# shellcheck disable=SC2046 # pkg-config's words split on purpose
+	gcc -c -o "$stage/hdrs.o" -aux-info "$stage/aux.txt" "$hdrs" $(pkg-config --cflags srnic)
+	# (the headers' path as pkg-config gave it: .../pkgconfig/../../../include)
+	grep -E "^/\* $stage/[^ ]*/include/srnic/srnic[a-z_]*\.h:" "$stage/aux.txt" |
+		grep -v ' static ' |
+		sed -E 's/.*[ *](srnic_[a-z0-9_]+) \(.*/\1/' | sort -u >"$stage/declared"
+	grep -q -w srnic_opcode_table "$incdir/srnic/srnic_opcode.h" &&
+		echo srnic_opcode_table >>"$stage/declared"
+	sort -u -o "$stage/declared" "$stage/declared"
+	nm -D --defined-only "$libdir/libsrnic.so" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' |
+		sort -u >"$stage/exported"
+	check "libsrnic.so exports the $(wc -l <"$stage/declared") declared symbols, no others" \
+		diff -u "$stage/declared" "$stage/exported"
+fi
+
+# Build out of the tree, as the README says, and run.
+cflags=()
+if [ -n "${SRNIC_SANITIZE:-}" ] && [ "$SRNIC_SANITIZE" != none ]; then
+	cflags=(-fsanitize="$SRNIC_SANITIZE")
+fi
+eal=(--no-huge -m 512 --no-pci -l 0 --log-level=lib.eal:error --no-telemetry)
+build_prog() {
+	local out=$1 c=$2
+
+	# shellcheck disable=SC2046 # pkg-config's words split on purpose
+	# shellcheck disable=SC2086 # CC may be "ccache cc"
+	$CC -std=c11 -D_GNU_SOURCE -Wall -Werror "${cflags[@]}" -o "$out" "$c" \
+		$(pkg-config --cflags --libs srnic) -Wl,-rpath,"$libdir"
+}
+check "pair_write.c builds with cc \$(pkg-config --cflags --libs srnic)" \
+	build_prog "$stage/pair_write" "$src/test/install/pair_write.c"
+check "the installed examples build the same way" \
+	bash -c "$(declare -f build_prog); $(declare -p cflags libdir CC); \
+		build_prog '$stage/readwalk' '$datadir/doc/srnic/examples/readwalk/main.c' &&
+		build_prog '$stage/rc_pingpong' '$datadir/doc/srnic/examples/rc_pingpong/main.c'"
+check "pair_write runs against the staged libsrnic.so" \
+	bash -c "ldd '$stage/pair_write' | grep -q '=> $libdir/libsrnic.so'"
+out=$("$stage/pair_write" "${eal[@]}" --file-prefix "srnic-install-$$" 2>&1) || true
+echo "$out"
+check "pair_write: 16 KiB written, status success, 0 bytes differ" \
+	grep -q 'RDMA_WRITE of 16384 bytes: wr_id 42 status success, 0 bytes differ' <<<"$out"
+out=$("$stage/readwalk" "${eal[@]}" --file-prefix "srnic-install-rw-$$" 2>&1) || true
+check "the installed readwalk example reads 8 KiB, 0 bytes differ" \
+	grep -q "status success opcode RDMA_READ byte_len 8192; 8192 bytes in A's buffer, 0 differ" \
+	<<<"$out"
+
+echo "$fails failed"
+[ "$fails" -eq 0 ]
