@@ -422,7 +422,7 @@ session_begin(struct perf_env *env)
 		env->lsock = -1;
 	}
 	if (env->sock < 0)
-		return perf_quitting() ? -EINTR : -EIO;
+		return perf_quitting() ? -EINTR : -ENOTCONN; /* accept() failed: said why */
 	rc = get_line(env, line, sizeof(line), false);
 	if (rc != 0)
 		return rc;
@@ -631,6 +631,8 @@ perf_serve(struct perf_env *env)
 			rc = serve_client(env);
 		if (rc == -EINTR || (rc != 0 && perf_quitting()))
 			return 0; /* a signal: said so */
+		if (rc == -ENOTCONN)
+			return rc; /* no client to be had: persisting would spin */
 		if (rc == -ECONNRESET || rc == -EIO)
 			client_gone(env, c->persist ? stdout : stderr);
 		clients++;
