@@ -59,6 +59,11 @@ args_before_eal(int argc, char **argv)
 			perf_usage(argv[0]);
 			return 0;
 		}
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "-V") == 0 || strcmp(argv[i], "--version") == 0) {
+			perf_print_version(); /* perftest's -V: before or after "--" */
+			return 0;
+		}
 	for (i = 1; i < dd; i++) {
 		if (strcmp(argv[i], "--help") == 0) {
 			perf_usage(argv[0]);

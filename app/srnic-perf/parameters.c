@@ -94,11 +94,28 @@ perf_usage(const char *prog)
 	       "                               on a server, -q as --qps; port 18515 as\n"
 	       "                               perftest's); ib_write_lat and ib_send_lat are\n"
 	       "                               ping-pongs: --iters as their -n (default %d here)\n"
+	       "perftest's and testpmd's habits:\n"
+	       "  -o, --outs N                 READs/atomics in flight per QP (max_rd_atomic and\n"
+	       "                               max_dest_rd_atomic; 1 to %d, default %d)\n"
+	       "  -u, --qp-timeout N           ACK timeout 4.096 us x 2^N (1 to %d; default %d,\n"
+	       "                               %d with --drop..)\n"
+	       "  --retry_count N              ACK timeouts a WR rides out before it fails\n"
+	       "                               (retry_cnt, 0 to 7; default %d)\n"
+	       "  -I, --inline_size BYTES      SEND/WRITE of at most this many bytes are posted\n"
+	       "                               inline (IBV_SEND_INLINE; at most %d, default 0)\n"
+	       "  -H, --report-histogram       latency histogram (powers of two of ns) per size\n"
+	       "  --cpu_util                   this process's CPU time over each run\n"
+	       "  --total-num-mbufs N          each device's mbuf pool (testpmd's; at least %d)\n"
+	       "  --persist                    with --server: serve client after client (as\n"
+	       "                               testpmd stays up) instead of one (as perftest)\n"
+	       "  -V, --version                the version, and the perftest exchange spoken\n"
 	       "  --help                       this text\n",
 	       prog, PERF_MAX_QPS, PERF_MAX_DEPTH, PERF_DEFAULT_BYTES >> 20, PERF_DEFAULT_ITERS_MIN,
 	       PERF_DEFAULT_ITERS, PERF_DEFAULT_ITERS, PERF_DEFAULT_ITERS_MIN, SRNIC_MAX_READ_INLINE,
 	       PERF_PCAP_SNAPLEN_DEFAULT, PERF_PCAP_MAX_MB_DEFAULT,
-	       PERF_DEFAULT_TCP_PORT, PERF_PT_PINGPONG_ITERS);
+	       PERF_DEFAULT_TCP_PORT, PERF_PT_PINGPONG_ITERS, SRNIC_MAX_RD_ATOMIC,
+	       SRNIC_MAX_RD_ATOMIC, PERF_QP_TIMEOUT_MAX, PERF_QP_TIMEOUT_CLEAN,
+	       PERF_QP_TIMEOUT_LOSSY, PERF_RETRY_CNT, SRNIC_MAX_INLINE, PERF_MBUFS_MIN);
 }
 
 #define SIZE_WHY "bytes, with K or M (e.g. 64, 4K, 1M), at most 1G"
@@ -175,7 +192,29 @@ enum { O_OP = 256, O_SIZE, O_SIZES, O_QPS, O_DEPTH, O_MTU, O_ITERS, O_DURATION, 
        O_PERFTEST, O_MR_PER_QP, O_ATOMIC, O_READ_INLINE, O_REQ_LCORES };
 /* output and defaults (issue 13 items 9, 10, 12, 14) */
 enum { O_STATS_PERIOD = 512, O_PCAP_SNAPLEN, O_PCAP_MAX, O_REMOTE_ACCESS };
+/* perftest's and testpmd's options (issue 13 item 15, item 6's --persist):
+ * perftest's names and letters where they clash with nothing here. */
+enum { O_HABIT_FIRST = 640, O_OUTS = O_HABIT_FIRST, O_QP_TIMEOUT, O_RETRY_COUNT, O_INLINE_SIZE,
+       O_HISTOGRAM, O_CPU_UTIL, O_TOTAL_MBUFS, O_PERSIST, O_VERSION };
+#define HABIT_SHORTOPTS "o:u:I:HV"
+static const struct {
+	int letter;
+	int code;
+} habit_letters[] = {
+	{ 'o', O_OUTS }, { 'u', O_QP_TIMEOUT }, { 'I', O_INLINE_SIZE }, { 'H', O_HISTOGRAM },
+	{ 'V', O_VERSION },
+};
+
 static const struct option opts[] = {
+	{ "outs", required_argument, NULL, O_OUTS },
+	{ "qp-timeout", required_argument, NULL, O_QP_TIMEOUT },
+	{ "retry_count", required_argument, NULL, O_RETRY_COUNT },
+	{ "inline_size", required_argument, NULL, O_INLINE_SIZE },
+	{ "report-histogram", no_argument, NULL, O_HISTOGRAM },
+	{ "cpu_util", no_argument, NULL, O_CPU_UTIL },
+	{ "total-num-mbufs", required_argument, NULL, O_TOTAL_MBUFS },
+	{ "persist", no_argument, NULL, O_PERSIST },
+	{ "version", no_argument, NULL, O_VERSION },
 	{ "op", required_argument, NULL, O_OP },
 	{ "size", required_argument, NULL, O_SIZE },
 	{ "sizes", required_argument, NULL, O_SIZES },
@@ -328,6 +367,91 @@ perf_check_cq(const struct perf_conf *c)
 	return 0;
 }
 
+/* A short option's code and the long name errors use. */
+static int
+habit_letter(int o)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < RTE_DIM(habit_letters); i++)
+		if (habit_letters[i].letter == o) {
+			for (k = 0; opts[k].name != NULL; k++)
+				if (opts[k].val == habit_letters[i].code)
+					cur_opt = opts[k].name;
+			return habit_letters[i].code;
+		}
+	return o;
+}
+
+/* One of perftest's / testpmd's options: 0, or -1 (said why). */
+static int
+habit_opt(struct perf_conf *c, int o, const char *arg)
+{
+	uint32_t v;
+
+	switch (o) {
+	case O_OUTS:
+		if (opt_u32(arg, 1, SRNIC_MAX_RD_ATOMIC, &v) != 0)
+			return -1;
+		c->max_rd_atomic = (uint8_t)v;
+		return 0;
+	case O_QP_TIMEOUT:
+		/* 0 would be IB's "wait forever": a lost packet never resent */
+		if (opt_u32(arg, 1, PERF_QP_TIMEOUT_MAX, &v) != 0)
+			return -1;
+		c->qp_timeout = (uint8_t)v;
+		c->qp_timeout_set = true;
+		return 0;
+	case O_RETRY_COUNT:
+		if (opt_u32(arg, 0, PERF_RETRY_CNT, &v) != 0)
+			return -1;
+		c->retry_cnt = (uint8_t)v;
+		return 0;
+	case O_INLINE_SIZE:
+		if (parse_size(arg, &v) != 0 || v > SRNIC_MAX_INLINE)
+			return bad_opt(arg, "bytes from 0 to " RTE_STR(SRNIC_MAX_INLINE));
+		c->inline_size = v;
+		return 0;
+	case O_HISTOGRAM:
+		c->histogram = true;
+		return 0;
+	case O_CPU_UTIL:
+		c->cpu_util = true;
+		return 0;
+	case O_TOTAL_MBUFS:
+		return opt_u32(arg, PERF_MBUFS_MIN, UINT32_MAX, &c->nb_mbufs);
+	case O_PERSIST:
+		c->persist = true;
+		return 0;
+	case O_VERSION:
+		perf_print_version();
+		exit(0);
+	default:
+		/* getopt said which one */
+		fprintf(stderr, "srnic-perf: --help lists every option\n");
+		return -1;
+	}
+}
+
+/* What the options above need of the rest. */
+static int
+habit_check(const struct perf_conf *c)
+{
+	if (c->persist && (c->role != PERF_ROLE_SERVER || c->perftest || c->peer_cmdline)) {
+		fprintf(stderr, "srnic-perf: --persist goes with --server (srnic-perf's own exchange;\n"
+				"  a --perftest or --peer-* server serves one peer)\n");
+		return -1;
+	}
+	if (c->inline_size > 0 && ((c->op != PERF_OP_WRITE && c->op != PERF_OP_SEND) ||
+				   c->role == PERF_ROLE_SERVER)) {
+		/* the requester posts the WRs: nothing else would use it */
+		fprintf(stderr, "srnic-perf: --inline_size goes with --op write or send, on the side\n"
+				"  that posts them (the embedded pair or --client)\n");
+		return -1;
+	}
+	return 0;
+}
+
 int
 perf_parse_args(int argc, char **argv, struct perf_conf *c)
 {
@@ -351,9 +475,11 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 	c->stats_period = PERF_STATS_PERIOD_DEFAULT;
 	c->pcap_snaplen = PERF_PCAP_SNAPLEN_DEFAULT;
 	c->pcap_max_bytes = (uint64_t)PERF_PCAP_MAX_MB_DEFAULT << 20;
+	c->retry_cnt = PERF_RETRY_CNT;
 	optind = 1;
-	while ((o = getopt_long(argc, argv, "", opts, &idx)) != -1) {
+	while ((o = getopt_long(argc, argv, HABIT_SHORTOPTS, opts, &idx)) != -1) {
 		cur_opt = o >= O_OP ? opts[idx].name : "?";
+		o = habit_letter(o);
 		switch (o) {
 		case O_OP: {
 			unsigned int i;
@@ -584,9 +710,9 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 			c->peer_mac_set = true;
 			break;
 		default:
-			/* getopt said which one */
-			fprintf(stderr, "srnic-perf: --help lists every option\n");
-			return -1;
+			if (habit_opt(c, o, optarg) != 0)
+				return -1;
+			break;
 		}
 	}
 	c->iters_given = iters_given;
@@ -662,5 +788,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 			c->qps, c->qps);
 		return -1;
 	}
+	if (habit_check(c) != 0)
+		return -1;
 	return perf_check_cq(c);
 }

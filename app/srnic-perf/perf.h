@@ -83,7 +83,25 @@ struct perf_conf {
 	int remote_access;        /* IBV_ACCESS_REMOTE_* granted: the op's, plus --remote-access */
 	enum ibv_mtu pmtu_eff;    /* the path MTU the QPs took (the port may clamp --mtu) */
 	uint16_t port_mtu;        /* the Ethernet MTU the port took (two-process) */
+	/* ---- perftest's and testpmd's habits (issue 13 items 6, 15) ---- */
+	bool persist;             /* --persist: a server that serves client after client */
+	uint8_t max_rd_atomic;    /* -o/--outs: READs/atomics in flight per QP */
+	uint8_t qp_timeout;       /* -u/--qp-timeout: ACK timeout, 4.096 us x 2^N */
+	bool qp_timeout_set;      /* else perf_qp_conf()'s default */
+	uint8_t retry_cnt;        /* --retry_count: ACK timeouts before the WR fails */
+	uint32_t inline_size;     /* -I/--inline_size: SEND/WRITE of at most this go inline */
+	bool histogram;           /* -H/--report-histogram: latency histogram */
+	bool cpu_util;            /* --cpu_util: CPU time of the run */
+	uint32_t nb_mbufs;        /* --total-num-mbufs: each device's mbuf pool (0: its default) */
 };
+
+/* perftest's figures for the options above */
+#define PERF_QP_TIMEOUT_CLEAN 14  /* 67 ms: perftest's -u default */
+#define PERF_QP_TIMEOUT_LOSSY 12  /* 16.8 ms: with injected loss (perf_qp_conf()) */
+#define PERF_QP_TIMEOUT_MAX 31    /* the IB 5-bit field */
+#define PERF_RETRY_CNT 7          /* the IB 3-bit field's largest, perftest's */
+#define PERF_HIST_BUCKETS 48      /* latency histogram: powers of two of ns */
+#define PERF_MBUFS_MIN 1024       /* --total-num-mbufs at least */
 
 /* A two-process role's side of the pair (0: the client, requester; 1: the
  * server) and the first PSN that side sends with. */
@@ -121,6 +139,11 @@ struct perf_result {
 	double floor_xc_mpps;     /* the op's mbufs carried across the two lcores */
 	size_t qp_mem_bytes;      /* memory per QP (both sides' objects and buffers) */
 	double busy_pct[2];       /* engine busy share during the run, side A / B; < 0: remote */
+	double lat_stdev_us;      /* latency standard deviation */
+	uint64_t lat_hist[PERF_HIST_BUCKETS]; /* samples in [2^k, 2^(k+1)) ns (bucket 0: < 2 ns) */
+	size_t lat_n;             /* latency samples */
+	double cpu_user_s;        /* --cpu_util: this process's CPU time over the run */
+	double cpu_sys_s;
 };
 
 /* ---- output and defaults (issue 13 items 9, 10, 12, 14) ---- */
@@ -193,6 +216,11 @@ struct perf_env {
 	uint8_t *buf_all[2];
 	bool buf_all_heap[2];
 	struct srnic_mr *mr_all[2];
+	/* --server: the listening socket (-1 once closed) and the run in progress */
+	int lsock;
+	bool in_run;
+	uint64_t run_t0;              /* timer cycles at RUN */
+	int64_t run_base[4];          /* rx_pkts, rx_bytes, tx_pkts, tx_bytes at RUN */
 };
 
 /* Bytes between two WR slots of a QP's buffer: the largest message, and at
@@ -235,6 +263,8 @@ int perf_pt_serve(struct perf_env *env);
 bool perf_pt_pingpong(const struct perf_conf *c);
 int perf_pt_pingpong_run(struct perf_env *env, uint32_t size, struct perf_result *r);
 int perf_serve(struct perf_env *env);
+/* --server: one client's QPs, CQs and buffers gone (--persist, between clients) */
+void perf_session_teardown(struct perf_env *env);
 
 /* worker.c */
 int perf_run(struct perf_env *env, uint32_t size, struct perf_result *r);
@@ -250,6 +280,10 @@ void perf_resp_poll_once(struct perf_env *env, uint32_t size, uint64_t *verify_e
 void perf_print_header(const struct perf_conf *c);
 void perf_print_result(const struct perf_conf *c, const struct perf_result *r);
 void perf_print_counters(const struct perf_env *env);
+/* The PMD's extended statistics of the port(s) in use, nonzero ones. */
+void perf_print_xstats(const struct perf_env *env);
+/* srnic-perf's version and what it speaks (-V). */
+void perf_print_version(void);
 double perf_percentile(uint64_t *sorted, size_t n, double p);
 /* Sort n latency samples (TSC cycles) and fill r's min, percentiles, max, avg. */
 void perf_lat_fill(struct perf_result *r, uint64_t *samples, size_t n, double hz);

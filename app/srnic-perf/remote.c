@@ -85,7 +85,12 @@ get_line(struct perf_env *env, char *buf, size_t len, bool serve)
 			}
 			continue;
 		}
-		if (rc < 0 || read(env->sock, &ch, 1) != 1)
+		if (rc < 0)
+			return -EIO;
+		rc = (int)read(env->sock, &ch, 1);
+		if (rc == 0 || (rc < 0 && errno == ECONNRESET))
+			return -ECONNRESET; /* the peer went away */
+		if (rc != 1)
 			return -EIO;
 		if (ch == '\n') {
 			buf[n] = '\0';
@@ -262,12 +267,13 @@ perf_tcp_client(const char *host, uint16_t port)
 	return fd;
 }
 
-int
-perf_tcp_server(uint16_t port)
+/* A listening socket on port, or -1 (said why). */
+static int
+tcp_listen(uint16_t port)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
 				  .sin_addr.s_addr = htonl(INADDR_ANY) };
-	int one = 1, lfd = socket(AF_INET, SOCK_STREAM, 0), fd;
+	int one = 1, lfd = socket(AF_INET, SOCK_STREAM, 0);
 
 	if (lfd < 0) {
 		fprintf(stderr, "srnic-perf: cannot open a TCP socket: %s\n", strerror(errno));
@@ -283,6 +289,15 @@ perf_tcp_server(uint16_t port)
 		close(lfd);
 		return -1;
 	}
+	return lfd;
+}
+
+/* The next client on lfd, or -1 (said why, or stopped by a signal). */
+static int
+tcp_accept(int lfd, uint16_t port)
+{
+	int fd;
+
 	printf("srnic-perf: server waiting for a client on TCP port %u\n", port);
 	fflush(stdout);
 	do
@@ -293,6 +308,17 @@ perf_tcp_server(uint16_t port)
 	else if (fd < 0)
 		fprintf(stderr, "srnic-perf: accepting a client on TCP port %u: %s\n", port,
 			strerror(errno));
+	return fd;
+}
+
+int
+perf_tcp_server(uint16_t port)
+{
+	int lfd = tcp_listen(port), fd;
+
+	if (lfd < 0)
+		return -1;
+	fd = tcp_accept(lfd, port);
 	close(lfd);
 	return fd;
 }
@@ -390,38 +416,60 @@ perf_remote_setup(struct perf_env *env)
 				strcmp(line, "READY") != 0))
 			rc = -EPROTO;
 	} else {
-		unsigned int op, mtu, verify, lcores;
-
+		/* the device and the listening socket; each client's QPs come
+		 * with its HELLO (perf_serve()) */
 		rc = perf_setup_dev(env, 1); /* engines: this side's own --lcores */
 		if (rc != 0)
 			return rc;
-		env->sock = perf_tcp_server(c->tcp_port);
-		if (env->sock < 0)
+		env->lsock = tcp_listen(c->tcp_port);
+		if (env->lsock < 0)
 			return -EADDRINUSE;
-		if (get_line(env, line, sizeof(line), false) != 0 ||
-		    sscanf(line, "HELLO %u %u %u %u %u %u %u", &op, &c->qps, &c->depth, &mtu,
-			   &c->sizes[0], &lcores, &verify) != 7 ||
-		    op > PERF_OP_ATOMIC || c->qps == 0 || c->qps > PERF_MAX_QPS || c->depth == 0 ||
-		    c->depth > PERF_MAX_DEPTH) {
-			fprintf(stderr, "srnic-perf: bad HELLO from the client: %s\n", line);
-			return -EPROTO;
-		}
-		if (perf_check_cq(c) != 0)
-			return -EINVAL;
-		c->op = (enum perf_op)op;
-		c->mtu = (enum ibv_mtu)mtu;
-		c->nb_sizes = 1;
-		c->verify = verify != 0;
-		rc = perf_setup_qps(env);
-		if (rc == 0)
-			rc = send_qps(env, 1, perf_first_psn(1));
-		if (rc == 0)
-			rc = recv_and_connect(env, 1, perf_first_psn(1));
-		if (rc == 0)
-			rc = send_line(env->sock, "READY\n");
 	}
 	if (rc == 0)
 		perf_capture_start(env);
+	return rc;
+}
+
+/* --server: take the next client and set up its QPs (its HELLO says how
+ * many, how deep, which op). 0, or an errno (said why). */
+static int
+session_begin(struct perf_env *env)
+{
+	struct perf_conf *c = env->conf;
+	char line[LINE_MAX_LEN];
+	unsigned int op, mtu, verify, lcores;
+	int rc;
+
+	env->sock = tcp_accept(env->lsock, c->tcp_port);
+	if (!c->persist) {
+		close(env->lsock); /* one client, as perftest's servers */
+		env->lsock = -1;
+	}
+	if (env->sock < 0)
+		return perf_quitting() ? -EINTR : -ENOTCONN; /* accept() failed: said why */
+	rc = get_line(env, line, sizeof(line), false);
+	if (rc != 0)
+		return rc;
+	if (sscanf(line, "HELLO %u %u %u %u %u %u %u", &op, &c->qps, &c->depth, &mtu,
+		   &c->sizes[0], &lcores, &verify) != 7 ||
+	    op > PERF_OP_ATOMIC || c->qps == 0 || c->qps > PERF_MAX_QPS || c->depth == 0 ||
+	    c->depth > PERF_MAX_DEPTH) {
+		fprintf(stderr, "srnic-perf: bad HELLO from the client: %s\n", line);
+		return -EPROTO;
+	}
+	if (perf_check_cq(c) != 0)
+		return -EINVAL;
+	c->op = (enum perf_op)op;
+	c->mtu = (enum ibv_mtu)mtu;
+	c->nb_sizes = 1;
+	c->verify = verify != 0;
+	rc = perf_setup_qps(env);
+	if (rc == 0)
+		rc = send_qps(env, 1, perf_first_psn(1));
+	if (rc == 0)
+		rc = recv_and_connect(env, 1, perf_first_psn(1));
+	if (rc == 0)
+		rc = send_line(env->sock, "READY\n");
 	return rc;
 }
 
@@ -482,37 +530,67 @@ perf_remote_bye(struct perf_env *env)
 	}
 }
 
-int
-perf_serve(struct perf_env *env)
+/* The device's packet and byte counters now: rx_pkts, rx_bytes, tx_pkts, tx_bytes. */
+static void
+run_counters(const struct perf_env *env, int64_t v[4])
+{
+	static const char *const names[4] = { "rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes" };
+	unsigned int k;
+
+	for (k = 0; k < 4; k++)
+		v[k] = srnic_dev_stat(env->dev[1], names[k]);
+}
+
+/* The client went away (its TCP connection closed, e.g. it was killed):
+ * one line that says so, with what this side saw of the run in progress. */
+static void
+client_gone(struct perf_env *env, FILE *out)
+{
+	const struct perf_conf *c = env->conf;
+	int64_t v[4];
+	double s;
+
+	if (!env->in_run) {
+		fprintf(out, "srnic-perf: the client went away (its TCP connection closed) between "
+			     "runs%s\n", c->persist ? "; waiting for the next one" : "");
+		return;
+	}
+	run_counters(env, v);
+	s = (double)(rte_get_timer_cycles() - env->run_t0) / (double)rte_get_timer_hz();
+	fprintf(out, "srnic-perf: the client went away (its TCP connection closed) %.2f s into its "
+		     "run of %u-byte %s: partial, this side received %" PRId64 " packets (%.3f MB) "
+		     "and sent %" PRId64 " (%.3f MB), %.3f Gb/s in + out%s\n",
+		s, env->run_size, perf_op_name(c->op), v[0] - env->run_base[0],
+		(double)(v[1] - env->run_base[1]) / 1e6, v[2] - env->run_base[2],
+		(double)(v[3] - env->run_base[3]) / 1e6,
+		s > 0 ? (double)(v[1] - env->run_base[1] + v[3] - env->run_base[3]) * 8 / s / 1e9 : 0.0,
+		c->persist ? "; waiting for the next one" : "");
+	fflush(out);
+}
+
+/* Serve one client's runs until its BYE: 0, -EINTR (a signal), or an
+ * errno (-ECONNRESET: it went away). */
+static int
+serve_client(struct perf_env *env)
 {
 	struct perf_conf *c = env->conf;
 	char line[DONE_LINE_MAX];
 	uint32_t size = env->max_size;
 
-	if (c->perftest)
-		return perf_pt_serve(env);
-	if (c->peer_cmdline) {
-		/* Serve until the duration ends or a signal comes. */
-		uint64_t end = c->duration > 0 ? rte_get_timer_cycles() +
-						 (uint64_t)(c->duration * rte_get_timer_hz()) : 0;
-		uint64_t errs = 0;
-
-		perf_prepare_size(env, size);
-		while (!perf_quitting() && (end == 0 || rte_get_timer_cycles() < end))
-			perf_resp_poll_once(env, size, &errs);
-		return 0;
-	}
 	for (;;) {
 		int rc = get_line(env, line, sizeof(line), true);
 
 		if (rc != 0)
-			return rc == -EINTR ? 0 : rc;
+			return rc;
 		if (sscanf(line, "RUN %u", &size) == 1) {
 			env->run_size = size;
 			perf_prepare_size(env, size);
 			env->remote_verify_errors = 0;
+			env->in_run = true;
+			env->run_t0 = rte_get_timer_cycles();
+			run_counters(env, env->run_base);
 			if (send_line(env->sock, "OK\n") != 0)
-				return -EIO;
+				return -ECONNRESET;
 		} else if (strncmp(line, "DONE", 4) == 0) {
 			uint64_t posted[PERF_MAX_QPS];
 			char *p = line + 4, *end;
@@ -534,8 +612,9 @@ perf_serve(struct perf_env *env)
 				env->remote_verify_errors += errs;
 			}
 			env->remote_verify_errors += perf_check_writes(env, size, posted);
+			env->in_run = false;
 			if (send_line(env->sock, "ERR %" PRIu64 "\n", env->remote_verify_errors) != 0)
-				return -EIO;
+				return -ECONNRESET;
 		} else if (strcmp(line, "BYE") == 0) {
 			/* no more polling from here: the client may go */
 			(void)send_line(env->sock, "BYE\n");
@@ -545,4 +624,49 @@ perf_serve(struct perf_env *env)
 			return -EPROTO;
 		}
 	}
+}
+
+int
+perf_serve(struct perf_env *env)
+{
+	struct perf_conf *c = env->conf;
+	uint32_t size = env->max_size;
+	unsigned int clients = 0;
+
+	if (c->perftest)
+		return perf_pt_serve(env);
+	if (c->peer_cmdline) {
+		/* Serve until the duration ends or a signal comes. */
+		uint64_t end = c->duration > 0 ? rte_get_timer_cycles() +
+						 (uint64_t)(c->duration * rte_get_timer_hz()) : 0;
+		uint64_t errs = 0;
+
+		perf_prepare_size(env, size);
+		while (!perf_quitting() && (end == 0 || rte_get_timer_cycles() < end))
+			perf_resp_poll_once(env, size, &errs);
+		return 0;
+	}
+	/* One client (perftest's servers), or client after client until a
+	 * signal (--persist, as testpmd stays up): each with QPs of its own. */
+	for (;;) {
+		int rc = session_begin(env);
+
+		if (rc == 0)
+			rc = serve_client(env);
+		if (rc == -EINTR || (rc != 0 && perf_quitting()))
+			return 0; /* a signal: said so */
+		if (rc == -ENOTCONN)
+			return rc; /* no client to be had: persisting would spin */
+		if (rc == -ECONNRESET || rc == -EIO)
+			client_gone(env, c->persist ? stdout : stderr);
+		clients++;
+		if (!c->persist)
+			return rc;
+		close(env->sock);
+		env->sock = -1;
+		perf_session_teardown(env);
+		printf("srnic-perf: %u client(s) served; --persist: on to the next\n", clients);
+		fflush(stdout);
+	}
+
 }

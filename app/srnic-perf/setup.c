@@ -130,13 +130,15 @@ perf_qp_conf(const struct perf_conf *c, struct srnic_pair_qp_conf *qc)
 	qc->path_mtu = c->mtu;
 	qc->psn[0] = PERF_PSN_REQ;
 	qc->psn[1] = PERF_PSN_RESP;
-	qc->max_rd_atomic = SRNIC_MAX_RD_ATOMIC;
+	qc->max_rd_atomic = c->max_rd_atomic > 0 ? c->max_rd_atomic : SRNIC_MAX_RD_ATOMIC;
 	/* ACK timeout: 67 ms (14) on a clean link; 16.8 ms (12) with injected
 	 * loss, where most losses are repaired by NAKs and implied NAKs anyway
 	 * and 7 retries still ride out a requester or responder lcore that
-	 * the OS preempts for a scheduler tick or two. */
-	qc->timeout = c->lossy ? 12 : 14;
-	qc->retry_cnt = 7;
+	 * the OS preempts for a scheduler tick or two. -u and --retry_count
+	 * (perftest's) set them. */
+	qc->timeout = c->qp_timeout_set ? c->qp_timeout :
+		      c->lossy ? PERF_QP_TIMEOUT_LOSSY : PERF_QP_TIMEOUT_CLEAN;
+	qc->retry_cnt = c->retry_cnt;
 	qc->rnr_retry = 7;
 	qc->min_rnr_timer = 1;
 	/* the op's remote right, as perftest's QPs; more with --remote-access */
@@ -158,6 +160,7 @@ perf_setup_dev(struct perf_env *env, int side)
 	dc.name = side == 0 ? "perfc" : "perfs";
 	dc.comp_mask = SRNIC_DEV_CONF_READ_INLINE_MAX;
 	dc.read_inline_max = c->read_inline;
+	dc.nb_mbufs = c->nb_mbufs;
 	if (!rte_eth_dev_is_valid_port(c->port_id)) {
 		fprintf(stderr, "srnic-perf: no port %u (give one with the EAL's --vdev)\n",
 			c->port_id);
@@ -219,6 +222,7 @@ perf_setup_qps(struct perf_env *env)
 				.recv_cq = env->cq[s][q->lcore_idx],
 				.max_send_wr = c->depth, .max_recv_wr = c->depth,
 				.max_send_sge = 1, .max_recv_sge = 1, .qp_type = IBV_QPT_RC,
+				.max_inline_data = s == 0 ? c->inline_size : 0, /* -I */
 			};
 			size_t len = slot_bytes * c->depth;
 
@@ -283,6 +287,7 @@ perf_setup(struct perf_env *env, struct perf_conf *c)
 	memset(env, 0, sizeof(*env));
 	env->conf = c;
 	env->sock = -1;
+	env->lsock = -1;
 	if (c->role != PERF_ROLE_BOTH)
 		return perf_remote_setup(env);
 
@@ -291,6 +296,7 @@ perf_setup(struct perf_env *env, struct perf_conf *c)
 	dc.mtu = 9000;
 	dc.comp_mask = SRNIC_DEV_CONF_READ_INLINE_MAX;
 	dc.read_inline_max = c->read_inline;
+	dc.nb_mbufs = c->nb_mbufs;
 	rc = srnic_pair_create_conf(&env->pair, "perf", &dc);
 	if (rc != 0) {
 		dev_fail_why("the two srnic devices over a net_ring pair", -rc);
@@ -361,4 +367,22 @@ perf_teardown(struct perf_env *env)
 	}
 	free(env->qps);
 	env->qps = NULL;
+}
+
+void
+perf_session_teardown(struct perf_env *env)
+{
+	unsigned int s, i;
+
+	perf_teardown(env);
+	for (s = 0; s < 2; s++)
+		for (i = 0; i < PERF_MAX_LCORES; i++)
+			if (env->cq[s][i] != NULL) {
+				srnic_destroy_cq(env->cq[s][i]);
+				env->cq[s][i] = NULL;
+			}
+	env->max_size = 0; /* the next client's HELLO sets it; qp_mem stays the last one's */
+	env->in_run = false;
+	env->remote_verify_errors = 0;
+	env->run_size = 0;
 }

@@ -2,11 +2,18 @@
 /* Result tables (perftest's columns), JSON lines, engine counters. */
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_ethdev.h>
+#include <rte_version.h>
 
 #include "perf.h"
+
+#ifndef SRNIC_PERF_VERSION
+#define SRNIC_PERF_VERSION "unknown"
+#endif
+#define PERF_PERFTEST_VERSION "6.06" /* the perftest exchange --perftest speaks */
 
 double
 perf_percentile(uint64_t *sorted, size_t n, double p)
@@ -44,6 +51,131 @@ perf_lat_fill(struct perf_result *r, uint64_t *samples, size_t n, double hz)
 	r->lat_us[3] = perf_percentile(samples, n, 99.9) * 1e6 / hz;
 	r->lat_us[4] = (double)samples[n - 1] * 1e6 / hz;
 	r->lat_avg_us = sum / (double)n * 1e6 / hz;
+	/* perftest's t_stdev, and the histogram (-H) in powers of two of ns */
+	{
+		double mean = sum / (double)n, var = 0;
+
+		for (k = 0; k < n; k++) {
+			double d = (double)samples[k] - mean;
+			unsigned int b = 0;
+			double ns = (double)samples[k] * 1e9 / hz;
+
+			var += d * d;
+			while (b + 1 < PERF_HIST_BUCKETS && ns >= (double)(2ull << b))
+				b++;
+			r->lat_hist[b]++;
+		}
+		r->lat_stdev_us = sqrt(var / (double)n) * 1e6 / hz;
+		r->lat_n = n;
+	}
+}
+
+void
+perf_print_version(void)
+{
+	printf("srnic-perf %s (srnic RoCEv2 on %s; perftest's exchange as perftest %s)\n",
+	       SRNIC_PERF_VERSION, rte_version(), PERF_PERFTEST_VERSION);
+}
+
+/* Bucket b of the histogram: [lo, hi) ns. */
+static void
+hist_bounds(unsigned int b, uint64_t *lo, uint64_t *hi)
+{
+	*lo = b == 0 ? 0 : 1ull << b;
+	*hi = 2ull << b;
+}
+
+/* The extra lines and JSON keys of perftest's and testpmd's options. */
+static void
+print_habits(const struct perf_conf *c, const struct perf_result *r)
+{
+	double cpu = r->cpu_user_s + r->cpu_sys_s;
+	unsigned int b;
+	uint64_t lo, hi, cum = 0;
+	bool first = true;
+
+	if (c->json) {
+		printf(",\"lat_stdev_us\":%.3f", r->lat_stdev_us);
+		if (c->histogram) {
+			printf(",\"lat_hist_ns\":[");
+			for (b = 0; b < PERF_HIST_BUCKETS; b++) {
+				if (r->lat_hist[b] == 0)
+					continue;
+				hist_bounds(b, &lo, &hi);
+				printf("%s[%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", first ? "" : ",", lo,
+				       hi, r->lat_hist[b]);
+				first = false;
+			}
+			printf("]");
+		}
+		if (c->cpu_util)
+			printf(",\"cpu_util\":{\"user_s\":%.3f,\"sys_s\":%.3f,\"pct\":%.1f}",
+			       r->cpu_user_s, r->cpu_sys_s,
+			       r->seconds > 0 ? 100.0 * cpu / r->seconds : 0.0);
+		return;
+	}
+	if (c->lat)
+		printf("   t_stdev %.2f us over %zu samples\n", r->lat_stdev_us, r->lat_n);
+	if (c->histogram && r->lat_n > 0) {
+		printf("   latency histogram: [from, to) ns    samples   cumulative\n");
+		for (b = 0; b < PERF_HIST_BUCKETS; b++) {
+			if (r->lat_hist[b] == 0)
+				continue;
+			cum += r->lat_hist[b];
+			hist_bounds(b, &lo, &hi);
+			printf("   %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10.3f%%\n", lo, hi,
+			       r->lat_hist[b], 100.0 * (double)cum / (double)r->lat_n);
+		}
+	}
+	if (c->cpu_util)
+		printf("   CPU: %.1f%% of one core over the run (user %.3f s, sys %.3f s; each "
+		       "polling lcore takes a whole core)\n",
+		       r->seconds > 0 ? 100.0 * cpu / r->seconds : 0.0, r->cpu_user_s, r->cpu_sys_s);
+}
+
+void
+perf_print_xstats(const struct perf_env *env)
+{
+	const struct perf_conf *c = env->conf;
+	uint16_t ports[2];
+	unsigned int nb = 0, p;
+
+	if (c->json)
+		return;
+	if (c->role == PERF_ROLE_BOTH) {
+		ports[nb++] = env->pair.port[0];
+		ports[nb++] = env->pair.port[1];
+	} else {
+		ports[nb++] = c->port_id;
+	}
+	for (p = 0; p < nb; p++) {
+		struct rte_eth_xstat_name *names = NULL;
+		struct rte_eth_xstat *vals = NULL;
+		char pname[RTE_ETH_NAME_MAX_LEN] = "?";
+		int n = rte_eth_xstats_get_names(ports[p], NULL, 0), k, got;
+
+		if (n <= 0)
+			continue;
+		names = calloc((size_t)n, sizeof(*names));
+		vals = calloc((size_t)n, sizeof(*vals));
+		if (names != NULL && vals != NULL &&
+		    rte_eth_xstats_get_names(ports[p], names, (unsigned int)n) == n &&
+		    (got = rte_eth_xstats_get(ports[p], vals, (unsigned int)n)) > 0) {
+			unsigned int shown = 0;
+
+			rte_eth_dev_get_name_by_port(ports[p], pname);
+			printf("   port %u (%s) xstats, nonzero:", ports[p], pname);
+			for (k = 0; k < got && k < n; k++)
+				if (vals[k].value != 0 && vals[k].id < (uint64_t)n) {
+					printf("\n     %-34s %16" PRIu64, names[vals[k].id].name,
+					       vals[k].value);
+					shown++;
+				}
+			printf("%s\n", shown == 0 ? " none" : "");
+		}
+		free(names);
+		free(vals);
+	}
 }
 
 void
@@ -104,6 +236,7 @@ perf_print_result(const struct perf_conf *c, const struct perf_result *r)
 		if (r->busy_pct[0] >= 0 && r->busy_pct[1] >= 0)
 			printf(",\"busy_pct\":{\"req\":%.1f,\"resp\":%.1f}", r->busy_pct[0],
 			       r->busy_pct[1]);
+		print_habits(c, r);
 		printf("}\n");
 		fflush(stdout);
 		return;
@@ -123,6 +256,7 @@ perf_print_result(const struct perf_conf *c, const struct perf_result *r)
 	if (r->busy_pct[0] >= 0 && r->busy_pct[1] >= 0)
 		printf("   engine busy: requester side %.1f%%, responder side %.1f%%\n",
 		       r->busy_pct[0], r->busy_pct[1]);
+	print_habits(c, r);
 	if (r->errors || r->verify_errors)
 		printf("   ERRORS: %" PRIu64 " failed WRs, %" PRIu64 " data mismatches\n", r->errors,
 		       r->verify_errors);
@@ -173,7 +307,8 @@ perf_print_counters(const struct perf_env *env)
 		for (a = 0; a < SRNIC_LOSSY_ACTION_COUNT; a++)
 			printf(" %s %" PRIu64, srnic_lossy_action_name((enum srnic_lossy_action)a),
 			       ls.n[a]);
-		printf("\n");
+		/* held packets keep their own bytes (zero-copy ones copied) */
+		printf(" held-copies %" PRIu64 "\n", ls.held_copies);
 	}
 	for (i = 0; i < n; i++) {
 		int64_t v[2];
@@ -202,6 +337,7 @@ perf_print_counters(const struct perf_env *env)
 		printf(k == 0 ? " %16.1f" : " | %16.1f", b);
 	}
 	printf("\n");
+	perf_print_xstats(env);
 }
 
 void

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <rte_cycles.h>
 #include <rte_launch.h>
@@ -132,11 +133,15 @@ fill_wr(struct req_worker *w, struct perf_qp *q, uint32_t qi, uint64_t idx, uint
 		wr->opcode = IBV_WR_RDMA_WRITE;
 		if (c->verify)
 			fill_pattern(local, w->size, idx);
+		if (w->size <= c->inline_size) /* -I: copied at post, as perftest's */
+			wr->send_flags |= IBV_SEND_INLINE;
 		break;
 	case PERF_OP_SEND:
 		wr->opcode = IBV_WR_SEND;
 		if (c->verify)
 			fill_pattern(local, w->size, idx);
+		if (w->size <= c->inline_size)
+			wr->send_flags |= IBV_SEND_INLINE;
 		break;
 	case PERF_OP_ATOMIC:
 		/* One counter per QP, each WR taking it from idx to idx + 1: the
@@ -561,6 +566,12 @@ dev_busy(struct srnic_dev *dev, uint64_t *busy, uint64_t *idle)
 	return true;
 }
 
+static double
+tv_s(const struct timeval *tv)
+{
+	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
+}
+
 int
 perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 {
@@ -574,6 +585,7 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 	bool local_resp = env->dev[1] != NULL, resp_on_lcore;
 	uint64_t *posted = NULL, busy0[2] = { 0, 0 }, idle0[2] = { 0, 0 };
 	uint64_t stats_cycles = (uint64_t)(c->stats_period * (double)hz);
+	struct rusage ru0, ru1;
 	int rc = 0;
 
 	if (perf_pt_pingpong(c)) /* ib_write_lat / ib_send_lat at the other end */
@@ -636,6 +648,7 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 		rte_eal_remote_launch(resp_main, &rw, lcores[c->nb_lcores - 1]);
 	for (i = 0; i < 2; i++)
 		dev_busy(env->dev[i], &busy0[i], &idle0[i]);
+	getrusage(RUSAGE_SELF, &ru0); /* --cpu_util: every thread of the process */
 	t0 = rte_rdtsc();
 	for (i = 1; i < c->nb_lcores; i++) {
 		w[i].last_progress = t0;
@@ -703,6 +716,9 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 		}
 	}
 	t1 = rte_rdtsc();
+	getrusage(RUSAGE_SELF, &ru1);
+	r->cpu_user_s = tv_s(&ru1.ru_utime) - tv_s(&ru0.ru_utime);
+	r->cpu_sys_s = tv_s(&ru1.ru_stime) - tv_s(&ru0.ru_stime);
 	for (i = 0; i < 2; i++) {
 		uint64_t b, id;
 

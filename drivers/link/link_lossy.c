@@ -3,6 +3,15 @@
  * The lossy link, as an RX callback: it sees each burst after the PMD and
  * may return up to max_pkts packets, so it can drop, add (duplicates,
  * packets released from its hold queue) and replace (corrupted copies).
+ *
+ * A packet the link holds (reordered, delayed, or kept for the next burst)
+ * is held with bytes of its own, as a switch's buffer holds a frame: a
+ * zero-copy packet's payload is the sender's registered memory, which the
+ * sender may rewrite once the packet is acknowledged (a retransmission
+ * still in the link after the original's ACK), and the held packet must
+ * then still carry what was sent, not fail its ICRC. Such packets are
+ * copied into mbufs from conf.pool (direct, no external buffer) when
+ * held; packets that pass straight through stay zero-copy.
  */
 #include <string.h>
 
@@ -96,11 +105,37 @@ decide(struct srnic_lossy *l, struct lossy_q *q, const struct rte_mbuf *m)
 	return SRNIC_LOSSY_PASS;
 }
 
+/* Does m own its bytes: every segment direct (no external buffer, not a
+ * clone) and referenced by m alone? */
 static bool
-hold(struct lossy_q *q, struct rte_mbuf *m, uint64_t tsc, uint64_t seq)
+owns_bytes(const struct rte_mbuf *m)
+{
+	for (; m != NULL; m = m->next)
+		if (!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1)
+			return false;
+	return true;
+}
+
+/* Keep m (or a copy of its bytes, m then freed) until tsc or the queue's
+ * seq-th packet. False if it cannot be kept (hold queue full, or a copy
+ * needed and none to be had): m is untouched and the caller's. */
+static bool
+hold(struct srnic_lossy *l, struct lossy_q *q, struct rte_mbuf *m, uint64_t tsc, uint64_t seq)
 {
 	if (q->nb_held == LOSSY_HOLD)
 		return false;
+	if (!owns_bytes(m)) {
+		struct rte_mbuf *c = l->conf.pool != NULL ?
+				     rte_pktmbuf_copy(m, l->conf.pool, 0, UINT32_MAX) : NULL;
+
+		if (c == NULL) {
+			q->st.hold_nocopy++;
+			return false;
+		}
+		q->st.held_copies++;
+		rte_pktmbuf_free(m);
+		m = c;
+	}
 	q->held[q->nb_held].m = m;
 	q->held[q->nb_held].release_tsc = tsc;
 	q->held[q->nb_held].release_seq = seq;
@@ -143,8 +178,10 @@ lossy_rx(uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts, uint16_t nb, 
 		if (out >= max) {
 			/* The burst is full (duplicates, released packets): keep
 			 * the rest for the next call rather than lose them. */
-			if (!hold(q, m, 0, 0))
-				rte_pktmbuf_free(m);
+			if (!hold(l, q, m, 0, 0)) {
+				rte_pktmbuf_free(m); /* a full buffer drops, as a switch's */
+				q->st.n[SRNIC_LOSSY_DROP]++;
+			}
 			continue;
 		}
 		a = decide(l, q, m);
@@ -157,16 +194,20 @@ lossy_rx(uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts, uint16_t nb, 
 			c = l->conf.pool != NULL ? rte_pktmbuf_copy(m, l->conf.pool, 0, UINT32_MAX) : NULL;
 			if (c != NULL && out < max)
 				pkts[out++] = c;
-			else if (c != NULL && !hold(q, c, 0, 0))
+			else if (c != NULL && !hold(l, q, c, 0, 0))
 				rte_pktmbuf_free(c);
 			break;
 		case SRNIC_LOSSY_REORDER:
-			if (!hold(q, m, 0, q->seq + l->conf.reorder_after))
-				pkts[out++] = m;
+			if (!hold(l, q, m, 0, q->seq + l->conf.reorder_after)) {
+				pkts[out++] = m; /* not held: not reordered either */
+				continue;
+			}
 			break;
 		case SRNIC_LOSSY_DELAY:
-			if (!hold(q, m, now + l->delay_tsc, 0))
+			if (!hold(l, q, m, now + l->delay_tsc, 0)) {
 				pkts[out++] = m;
+				continue;
+			}
 			break;
 		case SRNIC_LOSSY_CORRUPT:
 			/* Corrupt a copy: the original may be zero-copy memory. */
@@ -277,7 +318,10 @@ srnic_lossy_get_stats(const struct srnic_lossy *l, struct srnic_lossy_stats *st)
 	unsigned int a;
 
 	memset(st, 0, sizeof(*st));
-	for (i = 0; i < l->nb_queues; i++)
+	for (i = 0; i < l->nb_queues; i++) {
 		for (a = 0; a < SRNIC_LOSSY_ACTION_COUNT; a++)
 			st->n[a] += l->q[i].st.n[a];
+		st->held_copies += l->q[i].st.held_copies;
+		st->hold_nocopy += l->q[i].st.hold_nocopy;
+	}
 }

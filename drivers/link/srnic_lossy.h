@@ -49,12 +49,18 @@ struct srnic_lossy_conf {
 	uint32_t delay_us;         /**< a delayed packet is held this long (default 100) */
 	srnic_lossy_filter filter; /**< NULL: rates only */
 	void *filter_arg;
-	struct rte_mempool *pool;  /**< for copies (duplicates, corrupted packets) */
+	/** For copies: duplicates, corrupted packets, and held packets whose
+	 * bytes are not their own (zero-copy segments, clones). NULL: no
+	 * duplicates nor corruption, and such packets pass instead of being
+	 * held (counted in hold_nocopy). */
+	struct rte_mempool *pool;
 };
 
 /** Counters of what the link did, by action; [SRNIC_LOSSY_PASS] counts packets seen. */
 struct srnic_lossy_stats {
 	uint64_t n[SRNIC_LOSSY_ACTION_COUNT];
+	uint64_t held_copies;      /**< held packets copied (their bytes were the sender's) */
+	uint64_t hold_nocopy;      /**< not held: no copy to be had (no pool, pool empty) */
 };
 
 struct srnic_lossy;

@@ -2,7 +2,10 @@
 /*
  * Ring pair, capture and pcap, end to end: two ports with two queues, frames
  * both ways on both queues, RX captured on both ports into a pcap file that
- * tshark (when installed) must read back frame for frame.
+ * tshark (when installed) must read back frame for frame. And the lossy
+ * link's hold: a zero-copy frame it reorders, delays or keeps for the next
+ * burst arrives with the bytes that were sent, though the sender rewrote
+ * its memory meanwhile; frames that pass stay zero-copy.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -23,6 +26,7 @@
 #include <rte_mbuf.h>
 
 #include "srnic_link.h"
+#include "srnic_lossy.h"
 
 #define NB_QUEUES 2
 #define RING_SIZE 256
@@ -482,6 +486,183 @@ test_pcap_snaplen(void **state)
 	unlink(path);
 }
 
+/* ---- the lossy link holds bytes, not references ---- */
+
+#define ZC_FRAMES 8
+#define ZC_HDR_LEN 17       /* Ethernet header, then the frame's number */
+#define ZC_PAY_LEN 1000     /* the "registered memory" behind each frame */
+#define ZC_WAIT_S 5         /* a delayed frame is due after 100 us; generous */
+
+static uint8_t zc_mem[ZC_FRAMES][ZC_PAY_LEN]; /* the sender's memory */
+static struct rte_mbuf_ext_shared_info zc_shinfo[ZC_FRAMES];
+static unsigned int zc_freed[ZC_FRAMES];      /* the link gave the memory back */
+static enum srnic_lossy_action zc_action[ZC_FRAMES];
+
+static void
+zc_free_cb(void *addr, void *opaque)
+{
+	(void)addr;
+	zc_freed[(uintptr_t)opaque]++;
+}
+
+static uint8_t
+zc_byte(unsigned int f, uint32_t i)
+{
+	return (uint8_t)(f * 29 + i * 3 + 1);
+}
+
+/* Frame f: a header mbuf and, chained behind it, a zero-copy segment over
+ * zc_mem[f] (as the engine's TX chains registered memory). */
+static struct rte_mbuf *
+zc_frame(unsigned int f)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool), *e = rte_pktmbuf_alloc(pool);
+	uint8_t *d;
+	uint32_t i;
+
+	assert_non_null(m);
+	assert_non_null(e);
+	assert_non_null(rte_pktmbuf_append(m, ZC_HDR_LEN));
+	d = rte_pktmbuf_mtod(m, uint8_t *); /* as frame_make() (GCC's bounds from append are 0) */
+	memset(d, 0, ZC_HDR_LEN);
+	d[0] = 0x02;
+	d[6] = 0x02;
+	d[12] = ETHERTYPE_TEST >> 8;
+	d[13] = ETHERTYPE_TEST & 0xff;
+	d[16] = (uint8_t)f;
+	for (i = 0; i < ZC_PAY_LEN; i++)
+		zc_mem[f][i] = zc_byte(f, i);
+	zc_shinfo[f].free_cb = zc_free_cb;
+	zc_shinfo[f].fcb_opaque = (void *)(uintptr_t)f;
+	rte_mbuf_ext_refcnt_set(&zc_shinfo[f], 1);
+	rte_pktmbuf_attach_extbuf(e, zc_mem[f], rte_mem_virt2iova(zc_mem[f]), ZC_PAY_LEN,
+				  &zc_shinfo[f]);
+	e->data_len = ZC_PAY_LEN;
+	e->pkt_len = ZC_PAY_LEN;
+	assert_int_equal(rte_pktmbuf_chain(m, e), 0);
+	return m;
+}
+
+static enum srnic_lossy_action
+zc_filter(const struct rte_mbuf *m, void *arg)
+{
+	uint8_t f = *rte_pktmbuf_mtod_offset(m, const uint8_t *, 16);
+
+	(void)arg;
+	return f < ZC_FRAMES ? zc_action[f] : SRNIC_LOSSY_PASS;
+}
+
+/* The frame's number; its payload checked against what was sent. */
+static unsigned int
+zc_check(const struct rte_mbuf *m, bool zero_copy)
+{
+	uint8_t buf[ZC_HDR_LEN + ZC_PAY_LEN];
+	const uint8_t *d;
+	unsigned int f;
+	uint32_t i;
+
+	assert_int_equal(rte_pktmbuf_pkt_len(m), ZC_HDR_LEN + ZC_PAY_LEN);
+	d = rte_pktmbuf_read(m, 0, sizeof(buf), buf);
+	assert_non_null(d);
+	f = d[16];
+	assert_true(f < ZC_FRAMES);
+	for (i = 0; i < ZC_PAY_LEN; i++)
+		assert_int_equal(d[ZC_HDR_LEN + i], zc_byte(f, i));
+	/* passed straight through: still the sender's memory; held: a copy */
+	assert_int_equal(m->next != NULL && RTE_MBUF_HAS_EXTBUF(m->next), zero_copy);
+	return f;
+}
+
+/* Receive on b until n frames came (or ZC_WAIT_S), at most max per burst. */
+static unsigned int
+zc_recv(uint16_t b, struct rte_mbuf **got, unsigned int n, uint16_t max)
+{
+	uint64_t end = rte_get_timer_cycles() + ZC_WAIT_S * rte_get_timer_hz();
+	unsigned int k = 0;
+
+	while (k < n && rte_get_timer_cycles() < end)
+		k += rte_eth_rx_burst(b, 0, got + k, RTE_MIN(max, (uint16_t)(n - k)));
+	return k;
+}
+
+static void
+test_lossy_holds_bytes(void **state)
+{
+	struct srnic_lossy_conf lc = { .seed = 1, .filter = zc_filter, .pool = pool };
+	struct rte_mbuf *tx[ZC_FRAMES], *rx[ZC_FRAMES + 4];
+	struct srnic_lossy_stats st;
+	struct srnic_lossy *l;
+	uint16_t a, b;
+	unsigned int f;
+
+	(void)state;
+	assert_int_equal(srnic_link_ring_pair("lh", 1, RING_SIZE, &a, &b), 0);
+	port_setup(a, 1);
+	port_setup(b, 1);
+	l = srnic_lossy_attach(b, &lc);
+	assert_non_null(l);
+
+	/* Reorder: frame 0 is held, comes after 1..3; meanwhile its sender
+	 * rewrites the memory (an acknowledged packet's buffer reused). */
+	zc_action[0] = SRNIC_LOSSY_REORDER;
+	tx[0] = zc_frame(0);
+	assert_int_equal(rte_eth_tx_burst(a, 0, tx, 1), 1);
+	assert_int_equal(rte_eth_rx_burst(b, 0, rx, RTE_DIM(rx)), 0);
+	assert_int_equal(zc_freed[0], 1); /* copied: the sender's memory is free */
+	memset(zc_mem[0], 0xee, ZC_PAY_LEN);
+	for (f = 1; f <= 3; f++)
+		tx[f] = zc_frame(f);
+	assert_int_equal(rte_eth_tx_burst(a, 0, tx + 1, 3), 3);
+	assert_int_equal(zc_recv(b, rx, 4, RTE_DIM(rx)), 4);
+	for (f = 0; f < 3; f++) {
+		assert_int_equal(zc_check(rx[f], true), f + 1);
+		rte_pktmbuf_free(rx[f]);
+	}
+	assert_int_equal(zc_check(rx[3], false), 0); /* after the other three, as sent */
+	rte_pktmbuf_free(rx[3]);
+
+	/* Delay: frame 4 held for the delay, its memory rewritten meanwhile. */
+	zc_action[4] = SRNIC_LOSSY_DELAY;
+	tx[4] = zc_frame(4);
+	assert_int_equal(rte_eth_tx_burst(a, 0, tx + 4, 1), 1);
+	assert_int_equal(rte_eth_rx_burst(b, 0, rx, RTE_DIM(rx)), 0);
+	memset(zc_mem[4], 0xee, ZC_PAY_LEN);
+	assert_int_equal(zc_recv(b, rx, 1, RTE_DIM(rx)), 1);
+	assert_int_equal(zc_check(rx[0], false), 4);
+	rte_pktmbuf_free(rx[0]);
+
+	/* Duplicates in a burst of two: frame 5 and its copy fill it, frame 6
+	 * waits in the link for the next burst (kept, with its bytes). */
+	zc_action[5] = zc_action[6] = SRNIC_LOSSY_DUP;
+	tx[5] = zc_frame(5);
+	tx[6] = zc_frame(6);
+	assert_int_equal(rte_eth_tx_burst(a, 0, tx + 5, 2), 2);
+	assert_int_equal(rte_eth_rx_burst(b, 0, rx, 2), 2);
+	memset(zc_mem[6], 0xee, ZC_PAY_LEN);
+	assert_int_equal(zc_check(rx[0], true), 5);
+	assert_int_equal(zc_check(rx[1], false), 5); /* the duplicate: a copy */
+	assert_int_equal(zc_recv(b, rx + 2, 1, 2), 1);
+	assert_int_equal(zc_check(rx[2], false), 6);
+	for (f = 0; f < 3; f++)
+		rte_pktmbuf_free(rx[f]);
+	assert_int_equal(rte_eth_rx_burst(b, 0, rx, RTE_DIM(rx)), 0);
+
+	srnic_lossy_get_stats(l, &st);
+	assert_int_equal(st.n[SRNIC_LOSSY_PASS], 7);
+	assert_int_equal(st.n[SRNIC_LOSSY_REORDER], 1);
+	assert_int_equal(st.n[SRNIC_LOSSY_DELAY], 1);
+	assert_int_equal(st.n[SRNIC_LOSSY_DUP], 1);    /* frame 6 had no turn to be decided */
+	assert_int_equal(st.held_copies, 3);           /* frames 0, 4 and 6 */
+	assert_int_equal(st.hold_nocopy, 0);
+	for (f = 0; f < 7; f++)
+		assert_int_equal(zc_freed[f], 1);      /* every sender's buffer given back */
+	assert_int_equal(srnic_lossy_detach(l), 0);
+	assert_int_equal(rte_eth_dev_stop(a), 0);
+	assert_int_equal(rte_eth_dev_stop(b), 0);
+	assert_int_equal(rte_eth_dev_close(a), 0);
+	assert_int_equal(rte_eth_dev_close(b), 0);
+}
+
 int
 main(void)
 {
@@ -489,6 +670,7 @@ main(void)
 		cmocka_unit_test(test_ring_pair_args),
 		cmocka_unit_test(test_ring_pair_traffic),
 		cmocka_unit_test(test_pcap_snaplen),
+		cmocka_unit_test(test_lossy_holds_bytes),
 	};
 
 	return cmocka_run_group_tests_name("link", tests, eal_setup, eal_teardown);

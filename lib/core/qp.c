@@ -770,6 +770,7 @@ post_one_send(struct srnic_qp *qp, const struct ibv_send_wr *wr, uint32_t head)
 	w->wc_status = IBV_WC_SUCCESS;
 	w->sent_pkts = 0;
 	w->resp_pkts = 0;
+	w->resent = 0;
 	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 		w->remote_addr = wr->wr.atomic.remote_addr;
 		w->rkey = wr->wr.atomic.rkey;

@@ -158,6 +158,7 @@ struct srnic_swqe {
 	uint8_t solicited;
 	uint8_t inline_data;        /* payload in the QP's inline buffer */
 	/* requester and completer state */
+	uint8_t resent;             /* rewound (go-back-N): its payload now goes out copied */
 	uint8_t state;              /* enum srnic_wqe_state */
 	uint8_t wc_status;          /* enum ibv_wc_status when DONE */
 	uint32_t first_psn;

@@ -92,6 +92,11 @@ comp_rewind(struct srnic_qp *qp, uint32_t c, uint32_t psn)
 			w->sent_pkts = 0;
 		/* READ responses already placed stay: the retry asks for the rest. */
 		w->state = SRNIC_WQE_SENDING;
+		/* an earlier zero-copy copy of a packet may still be on the way
+		 * (a ring pair's ring, a duplicated NAK's second rewind): once
+		 * the first is acknowledged the application may rewrite the
+		 * memory, and the later copy must still carry what was sent */
+		w->resent = 1;
 	}
 	qp->sq.req = c;
 	qp->req_idle = 0;

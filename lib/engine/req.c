@@ -95,6 +95,13 @@ req_gather(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_swq
 		    RTE_MBUF_DIRECT(rte_pktmbuf_lastseg(m))) {
 			rte_memcpy(rte_pktmbuf_append(m, (uint16_t)n),
 				   (void *)(uintptr_t)(w->sge[i].addr + off), n);
+		} else if (unlikely(w->resent)) {
+			/* a resend, copied as resp.c's READ retries: the ICRC
+			 * sealed now stays right whatever the application
+			 * stores once an earlier copy is acknowledged */
+			if (srnic_pkt_attach_copy(eng, m, w->sge[i].addr + off, n) != 0)
+				return -ENOMEM;
+			eng_stat(eng, SRNIC_STAT_REQ_RETRY_COPY, 1);
 		} else if (srnic_pkt_attach(eng, m, mr, w->sge[i].addr + off, n) != 0) {
 			return -ENOMEM;
 		}

@@ -222,8 +222,10 @@ rc, out, err = run(["--op", "read", "--size", "4096", "--iters", "4000", "--drop
 r = json_lines(out)
 check("lossy link: every READ completes with the right data", rc == 0 and r and
       r[0]["msgs"] == 4000 and r[0]["verify_errors"] == 0, out + err)
+# -u 15 (134 ms, perftest's -u): 7 retries ride out 1 s of a starved lcore
+# (the default 16.8 ms with --drop once ended RETRY_EXC_ERR under heavy load)
 rc, out, err = run(["--op", "read", "--size", "4096", "--qps", "4", "--duration", "2.2",
-                    "--drop", "0.01"], "perf_live")
+                    "--drop", "0.01", "-u", "15"], "perf_live")
 check("live stats: per device and per QP lines", rc == 0 and "perfa" in out and "RX" in out and
       "QPs with retransmits" in out, out[-800:] + err[-300:])
 row = [l.split() for l in out.splitlines() if l.split()[:1] == ["4096"]]
@@ -919,6 +921,229 @@ else:
                   so[-600:] + se[-300:])
     finally:
         subprocess.run(["ip", "netns", "del", NS], capture_output=True)
+
+
+# 9. issue 13 item 11: the lossy link holds bytes, not references. SENDs
+# rewrite their source slot on every post; a held (reordered, duplicated,
+# burst-full) retransmission over the old slot failed its ICRC (233
+# rx_icrc_err in 5000 4 KiB SENDs before) though nothing was corrupted.
+def counters(out):
+    """Engine counters (name -> (side A, side B)) and the lossy-link lines."""
+    cnt, loss = {}, []
+    for l in out.splitlines():
+        w = l.split()
+        if len(w) == 4 and w[2] == "|":
+            cnt[w[0]] = (int(w[1]), int(w[3]))
+        if l.strip().startswith("lossy link"):
+            loss.append(l)
+    return cnt, loss
+
+
+for op in ("send", "write"):
+    rc, out, err = run(["--op", op, "--size", "4096", "--iters", "3000", "--reorder", "0.05",
+                        "--dup", "0.05", "--verify", "--quiet"], f"perf_hold_{op}")
+    cnt, loss = counters(out)
+    held = [int(re.search(r"held-copies (\d+)", l).group(1)) for l in loss
+            if re.search(r"held-copies (\d+)", l)]
+    check(f"--verify --reorder --dup, no --corrupt ({op}): no rx_icrc_err, data right, "
+          "held packets copied", rc == 0 and "rx_icrc_err" not in cnt and len(held) == 2 and
+          sum(held) > 0 and "ERRORS" not in out, out[-1500:] + err[-300:])
+
+# 10. issue 13 item 15: perftest's options. -u / --retry_count reach the QP:
+# on a link that loses everything the WR fails after retry_count + 1 ACK
+# timeouts of 4.096 us x 2^u each.
+for u, retry in ((16, 1), (8, 1), (8, 4)):
+    rc, out, err = run(["--op", "write", "--size", "64", "--iters", "1", "--drop", "1",
+                        "-u", str(u), "--retry_count", str(retry)], f"perf_u{u}_{retry}")
+    cnt, _ = counters(out)
+    check(f"-u {u} --retry_count {retry}: fails after {retry + 1} timeouts, {retry} resends",
+          rc != 0 and cnt.get("retry_timeout", (0, 0))[0] == retry + 1 and
+          cnt.get("retransmit_pkts", (0, 0))[0] == retry, out[-1200:] + err[-300:])
+rc, out, err = run(["--op", "write", "--size", "64", "--iters", "1", "--drop", "1", "--json",
+                    "--qp-timeout", "16", "--retry_count", "1"], "perf_u_time")
+r = json_lines(out)
+# two timeouts of 268 ms: at least 0.5 s (the default lossy timeout, 16.8 ms x 8, is 0.13 s)
+check("--qp-timeout 16: the failing WR took two 268 ms timeouts",
+      rc != 0 and len(r) == 1 and r[0]["errors"] == 1 and r[0]["seconds"] >= 0.5, out[-600:])
+for bad, want in ((["-u", "0"], "--qp-timeout 0: a whole number from 1 to 31"),
+                  (["--retry_count", "8"], "--retry_count 8: a whole number from 0 to 7"),
+                  (["-o", "17"], "--outs 17: a whole number from 1 to 16"),
+                  (["-I", "300", "--op", "write"], "--inline_size 300: bytes from 0 to 256"),
+                  (["-I", "64", "--op", "read"], "--inline_size goes with --op write or send"),
+                  (["--persist"], "--persist goes with --server"),
+                  (["--total-num-mbufs", "10"], "--total-num-mbufs 10: a whole number from 1024")):
+    rc, out, err = run(bad, "perf_habit_bad")
+    check(f"{' '.join(bad)}: refused, naming the option", rc == 1 and want in err, err[-300:])
+
+# -o / --outs: max_rd_atomic; at depth 8, one READ in flight stalls the others
+for extra, stalls in (([], False), (["-o", "1"], True), (["--outs", "2"], True)):
+    rc, out, err = run(["--op", "read", "--size", "64", "--depth", "8", "--iters", "2000",
+                        "--verify", "--quiet"] + extra, "perf_outs")
+    cnt, _ = counters(out)
+    check(f"--op read --depth 8 {' '.join(extra)}: verified, "
+          f"{'stalls at' if stalls else 'never waits for'} max_rd_atomic",
+          rc == 0 and (cnt.get("req_wait_rd_atomic", (0, 0))[0] > 0) == stalls,
+          out[-900:] + err[-300:])
+
+# -I / --inline_size: payloads up to it posted inline (copied at post, no
+# zero-copy segment on the requester), larger ones zero-copy as before
+for op in ("write", "send"):
+    for extra, zc in (([], 2000), (["-I", "256"], 0), (["--inline_size", "199"], 2000)):
+        rc, out, err = run(["--op", op, "--size", "200", "--iters", "2000", "--verify",
+                            "--quiet"] + extra, "perf_inline")
+        cnt, _ = counters(out)
+        check(f"--op {op} --size 200 {' '.join(extra)}: verified, requester zero-copy "
+              f"segments {zc}", rc == 0 and cnt.get("resp_zc_segs", (0, 0))[0] == zc and
+              "ERRORS" not in out, out[-900:] + err[-300:])
+
+# -H, stdev, --cpu_util: the latency histogram counts every sample, in
+# order; stdev as the samples' (perftest's t_stdev); CPU time of the run
+rc, out, err = run(["--op", "read", "--size", "64", "--lat", "--iters", "3000", "-H",
+                    "--cpu_util"], "perf_hist")
+hist = []
+for l in out.splitlines():
+    w = l.split()
+    if len(w) == 4 and w[3].endswith("%") and all(x.isdigit() for x in w[:3]):
+        hist.append((int(w[0]), int(w[1]), int(w[2]), float(w[3][:-1])))
+check("-H: histogram buckets cover 3000 samples, ascending, cumulative to 100%",
+      rc == 0 and hist and sum(h[2] for h in hist) == 3000 and
+      all(a[1] <= b[0] for a, b in zip(hist, hist[1:])) and abs(hist[-1][3] - 100) < 1e-6 and
+      "latency histogram" in out, out[-1500:])
+m = re.search(r"t_stdev ([\d.]+) us over (\d+) samples", out)
+check("--lat: t_stdev line over every sample", m is not None and m.group(2) == "3000", out[-800:])
+m = re.search(r"CPU: ([\d.]+)% of one core over the run \(user ([\d.]+) s, sys ([\d.]+) s", out)
+check("--cpu_util: CPU time of the run, the main lcore polling at least part of it",
+      m is not None and float(m.group(1)) > 0 and float(m.group(2)) + float(m.group(3)) > 0,
+      out[-800:])
+rc, out, err = run(["--op", "write", "--size", "64", "--lat", "--iters", "2000", "-H",
+                    "--cpu_util", "--json"], "perf_hist_json")
+r = json_lines(out)
+ok = rc == 0 and len(r) == 1
+if ok:
+    r = r[0]
+    h = r.get("lat_hist_ns", [])
+    lat = r["lat_us"]
+    ok = (sum(b[2] for b in h) == 2000 and all(b[0] < b[1] for b in h) and
+          # the min and max samples fall in the first and last buckets
+          h[0][0] <= lat["min"] * 1000 + 1 and lat["max"] * 1000 - 1 < h[-1][1] and
+          0 <= r.get("lat_stdev_us", -1) <= lat["max"] - lat["min"] and
+          r.get("cpu_util", {}).get("pct", -1) > 0)
+check("--json -H --cpu_util: lat_hist_ns over every sample, lat_stdev_us, cpu_util",
+      ok, out[-800:])
+
+# xstats: the PMD's extended counters of both ports at the end, nonzero
+rc, out, err = run(["--op", "read", "--size", "64", "--iters", "1000", "--quiet"], "perf_xstats")
+xs = re.findall(r"port \d+ \((net_ring_perf_[ab])\) xstats, nonzero:", out)
+good = re.findall(r"^\s+rx_good_packets\s+(\d+)$", out, re.M)
+check("xstats: both ports' (net_ring's own), rx_good_packets as the engines' rx_pkts",
+      rc == 0 and xs == ["net_ring_perf_a", "net_ring_perf_b"] and len(good) == 2 and
+      [int(g) for g in good] == list(counters(out)[0].get("rx_pkts", (-1, -1))), out[-1200:])
+
+# --total-num-mbufs (testpmd's): the devices' pool size; too many for -m 512
+rc, out, err = run(["--op", "read", "--size", "64", "--iters", "1000", "--json",
+                    "--total-num-mbufs", "2048"], "perf_mbufs")
+r = json_lines(out)
+check("--total-num-mbufs 2048: runs", rc == 0 and r and r[0]["msgs"] == 1000, err[-300:])
+rc, out, err = run(["--iters", "10", "--total-num-mbufs", "4000000"], "perf_mbufs_big")
+check("--total-num-mbufs 4000000: the pool does not fit -m 512, said so",
+      rc == 1 and "out of DPDK memory" in err, err[-400:])
+
+# -V / --version, before or after "--", no EAL brought up
+for argv in ([PERF, "-V"], [PERF, "--", "--version"]):
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    check(f"{' '.join(argv[1:])}: the version, exit 0, no EAL",
+          p.returncode == 0 and re.match(r"srnic-perf \d+\.\d+\.\d+ .*DPDK 22\.11.*perftest 6\.06",
+                                         p.stdout) is not None and "EAL:" not in p.stdout + p.stderr,
+          p.stdout + p.stderr[-300:])
+
+
+# 11. issue 13 item 6: --persist serves client after client; a client killed
+# mid-run is one line with its partial figures (the server goes on, or,
+# without --persist, exits 1 saying so)
+def memif_server(port, extra):
+    sock = f"/tmp/srnic-perf-test-{os.getpid()}-{port}.sock"
+    try:
+        os.unlink(sock)
+    except FileNotFoundError:
+        pass
+    srv = subprocess.Popen([PERF, "-l", "1", "--file-prefix", f"ps_{os.getpid()}_{port}"] + EAL +
+                           [f"--vdev=net_memif0,role=server,socket={sock},bsize=10240", "--",
+                            "--server", "--tcp-port", str(port)] + extra,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return srv, sock
+
+
+def memif_client(sock, port, n, args):
+    return [PERF, "-l", "0", "--file-prefix", f"pc_{os.getpid()}_{port}_{n}"] + EAL + \
+           [f"--vdev=net_memif0,role=client,socket={sock},bsize=10240", "--", "--client",
+            "127.0.0.1", "--tcp-port", str(port)] + args
+
+
+def kill_mid_run(cmd):
+    """Start a client, SIGKILL it once its live statistics show traffic."""
+    cl = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = []
+    for line in cl.stdout:
+        seen.append(line)
+        if re.match(r"\s+\.\.\.\s+[\d.]+ s\s+[1-9]\d* msgs", line):
+            break
+    cl.kill()
+    cl.wait()
+    return "".join(seen)
+
+
+port = 18740
+srv, sock = memif_server(port, ["--persist"])
+try:
+    up = wait_listening(srv, port)
+    c1 = subprocess.run(memif_client(sock, port, 1, ["--op", "read", "--sizes", "64,4096",
+                                                      "--iters", "2000", "--verify", "--json"]),
+                        capture_output=True, text=True, timeout=180)
+    r1 = json_lines(c1.stdout)
+    check("--persist: first client (read) served, verified", up and c1.returncode == 0 and
+          len(r1) == 2 and all(x["msgs"] == 2000 and x["verify_errors"] == 0 for x in r1),
+          c1.stdout[-400:] + c1.stderr[-400:])
+    seen = kill_mid_run(memif_client(sock, port, 2, ["--op", "write", "--size", "4096",
+                                                     "--duration", "60", "--verify"]))
+    c3 = subprocess.run(memif_client(sock, port, 3, ["--op", "send", "--size", "100", "--qps", "2",
+                                                      "--iters", "2000", "--verify", "--json"]),
+                        capture_output=True, text=True, timeout=180)
+    r3 = json_lines(c3.stdout)
+    check("--persist: after a client killed mid-run, the next (send, 2 QPs) is served",
+          c3.returncode == 0 and len(r3) == 1 and r3[0]["msgs"] == 2000 and
+          r3[0]["verify_errors"] == 0 and srv.poll() is None,
+          seen[-300:] + c3.stdout[-400:] + c3.stderr[-400:])
+    srv.send_signal(_signal.SIGINT)
+    sout, serr = srv.communicate(timeout=60)
+    gone = [l for l in sout.splitlines() if "the client went away" in l]
+    check("--persist: one line for the killed client, with its partial figures",
+          len(gone) == 1 and "into its run of 4096-byte write: partial" in gone[0] and
+          re.search(r"received [1-9]\d* packets", gone[0]) is not None and
+          "waiting for the next one" in gone[0], sout[-1500:] + serr[-500:])
+    check("--persist: three clients, then a signal: exit 0",
+          srv.returncode == 0 and "3 client(s) served" in sout and
+          sout.count("server waiting for a client") == 4, sout[-1500:] + serr[-500:])
+finally:
+    if srv.poll() is None:
+        srv.kill()
+        srv.wait()
+
+port = 18741
+srv, sock = memif_server(port, [])
+try:
+    up = wait_listening(srv, port)
+    seen = kill_mid_run(memif_client(sock, port, 1, ["--op", "read", "--size", "4096",
+                                                     "--duration", "60"]))
+    sout, serr = srv.communicate(timeout=60)
+    gone = [l for l in serr.splitlines() if "the client went away" in l]
+    check("without --persist: a client killed mid-run: the server exits 1 with one line saying so",
+          up and srv.returncode == 1 and len(gone) == 1 and
+          "into its run of 4096-byte read: partial" in gone[0] and
+          "waiting for the next" not in gone[0], seen[-300:] + sout[-600:] + serr[-600:])
+finally:
+    if srv.poll() is None:
+        srv.kill()
+        srv.wait()
 
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
