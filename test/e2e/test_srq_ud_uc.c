@@ -7,7 +7,8 @@
  *   wc_flags); srnic_post_recv() on it is EINVAL; an empty SRQ drops the
  *   datagram (rx_ud_no_recv_wqe, UD has no RNR) and a post recovers; the
  *   limit event fires once when a UD take crosses srq_limit;
- * - two UD QPs on one SRQ: each completion names its QP;
+ * - two UD QPs on one SRQ: each completion names its QP; a WQE too small
+ *   fails one (LOC_LEN_ERR, QP_FATAL, LAST_WQE) and leaves the rest to the other;
  * - a UC QP with an SRQ: a 4 KiB SEND at PMTU 1024 into one WQE; an empty
  *   SRQ drops the message (rx_uc_no_recv_wqe, no RNR counted) and the next
  *   lands after a post; the QP to ERR mid-message flushes only the WQE it
@@ -281,16 +282,22 @@ assert_no_event(int side)
 			 side);
 }
 
-/* A receive WQE of SLOT bytes at slot of B's buffer (the slot zeroed). */
+/* A receive WQE of len bytes at slot of B's buffer (the slot zeroed). */
 static void
-post_srq(uint64_t wr_id, uint32_t slot)
+post_srq_len(uint64_t wr_id, uint32_t slot, uint32_t len)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)(T.rbuf + (size_t)slot * SLOT),
-			       .length = SLOT, .lkey = srnic_mr_lkey(T.rmr) };
+			       .length = len, .lkey = srnic_mr_lkey(T.rmr) };
 	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad = NULL;
 
 	memset(T.rbuf + (size_t)slot * SLOT, 0, SLOT);
 	assert_int_equal(srnic_post_srq_recv(T.srq, &wr, &bad), 0);
+}
+
+static void
+post_srq(uint64_t wr_id, uint32_t slot)
+{
+	post_srq_len(wr_id, slot, SLOT);
 }
 
 static uint8_t *
@@ -555,6 +562,66 @@ test_srq_two_ud(void **state)
 	}
 }
 
+/* A UD QP with an SRQ whose WQE is too small for the datagram: that WQE
+ * completes with LOC_LEN_ERR, the QP goes to ERR (QP_FATAL, then
+ * LAST_WQE_REACHED: a UD QP holds no WQE to flush), the SRQ's other WQEs
+ * stay for the sibling. */
+static void
+test_srq_ud_too_small(void **state)
+{
+	struct srnic_async_event ev;
+	struct ibv_qp_attr qa;
+	uint32_t idx[8];
+	int64_t small, lw;
+
+	RTE_SET_USED(state);
+	T.srq = mk_srq(8, 0);
+	T.a[0] = mk_qp(0, IBV_QPT_UD, NULL);
+	T.b[0] = mk_qp(1, IBV_QPT_UD, T.srq);
+	T.b[1] = mk_qp(1, IBV_QPT_UD, T.srq);
+	ud_up(T.a[0], 10);
+	ud_up(T.b[0], 20);
+	ud_up(T.b[1], 30);
+	T.ah = ah_to_b();
+	small = stat1(1, "rx_ud_recv_too_small");
+	lw = stat1(1, "srq_last_wqe_reached");
+	post_srq_len(600, 0, SRNIC_GRH_LEN + 99);
+	post_srq(601, 1);
+	post_srq(602, 2);
+	ud_send(T.a[0], T.b[0], 1, 0, 100, 40, 0);
+	T_RUN_UNTIL(T.nwc[1] == 1);
+	assert_int_equal(T.wc[1][0].status, IBV_WC_LOC_LEN_ERR);
+	assert_int_equal(T.wc[1][0].wr_id, 600);
+	assert_int_equal(T.wc[1][0].qp_num, srnic_qp_num(T.b[0]));
+	assert_int_equal(stat1(1, "rx_ud_recv_too_small"), small + 1);
+	assert_int_equal(slot_of(0)[0], 0); /* nothing written */
+	wait_event(1, &ev);
+	assert_int_equal(ev.event_type, IBV_EVENT_QP_FATAL);
+	assert_ptr_equal(ev.qp, T.b[0]);
+	wait_event(1, &ev);
+	assert_int_equal(ev.event_type, IBV_EVENT_QP_LAST_WQE_REACHED);
+	assert_ptr_equal(ev.qp, T.b[0]);
+	assert_no_event(1);
+	assert_int_equal(stat1(1, "srq_last_wqe_reached"), lw + 1);
+	assert_int_equal(T.nwc[1], 1); /* no flush: the QP held no WQE */
+	memset(&qa, 0, sizeof(qa));
+	assert_int_equal(srnic_query_qp(T.b[0], &qa, IBV_QP_STATE, NULL), 0);
+	assert_int_equal(qa.qp_state, IBV_QPS_ERR);
+	/* a datagram to the QP in ERR takes nothing; the sibling gets 601 */
+	ud_send(T.a[0], T.b[0], 2, 1, 50, 41, 0);
+	T_RUN_UNTIL(T.nwc[0] == 2);
+	t_settle();
+	assert_int_equal(T.nwc[1], 1);
+	e2e_reset();
+	ud_send(T.a[0], T.b[1], 3, 2, 70, 42, 0);
+	T_RUN_UNTIL(T.nwc[1] == 2);
+	assert_int_equal(T.wc[1][1].status, IBV_WC_SUCCESS);
+	assert_int_equal(T.wc[1][1].wr_id, 601);
+	assert_int_equal(T.wc[1][1].qp_num, srnic_qp_num(T.b[1]));
+	assert_int_equal(e2e_pkts_from(0, idx, RTE_DIM(idx)), 1);
+	check_ud_slot(1, &E->pkts[idx[0]], 70, 42);
+}
+
 /* ---- a UC QP with an SRQ ---- */
 
 static void
@@ -659,7 +726,7 @@ test_srq_uc_err_mid_message(void **state)
 	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
 	struct srnic_async_event ev;
 	uint32_t i;
-	int64_t lw;
+	int64_t lw, pkts;
 
 	RTE_SET_USED(state);
 	T.srq = mk_srq(16, 0);
@@ -668,10 +735,11 @@ test_srq_uc_err_mid_message(void **state)
 	post_srq(401, 1);
 	post_srq(402, 2);
 	lw = stat1(1, "srq_last_wqe_reached");
+	pkts = stat1(1, "rx_uc_pkts");
 	/* B's QP 0 gets FIRST and MIDDLEs of a 4 KiB SEND, not its LAST */
 	e2e_drop_arm(0, SRNIC_OP_UC_SEND_LAST, 0, 1);
 	conn_send(T.a[0], 1, 0, UC_MSG, 20);
-	T_RUN_UNTIL(T.nwc[0] == 1 && E->drop.dropped == 1);
+	T_RUN_UNTIL(T.nwc[0] == 1 && E->drop.dropped == 1 && stat1(1, "rx_uc_pkts") == pkts + 3);
 	t_settle();
 	assert_int_equal(T.nwc[1], 0);
 	/* the part that came is in WQE 400's buffer */
@@ -789,6 +857,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_srq_ud_recv, t_setup, t_teardown),
 		cmocka_unit_test_setup_teardown(test_srq_two_ud, t_setup, t_teardown),
+		cmocka_unit_test_setup_teardown(test_srq_ud_too_small, t_setup, t_teardown),
 		cmocka_unit_test_setup_teardown(test_srq_uc, t_setup, t_teardown),
 		cmocka_unit_test_setup_teardown(test_srq_uc_err_mid_message, t_setup, t_teardown),
 		cmocka_unit_test_setup_teardown(test_srq_rc_ud_uc, t_setup, t_teardown),
