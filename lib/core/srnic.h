@@ -518,7 +518,9 @@ struct srnic_ah *srnic_create_ah_from_wc(struct srnic_pd *pd, const struct ibv_w
  *
  * A WQE's slot is free again as soon as a QP's responder takes it (it
  * copies the WQE, as rxe does): a message in progress holds no SRQ slot.
- * An empty SRQ makes the responder answer RNR NAK, as an empty RQ does.
+ * An empty SRQ makes an RC responder answer RNR NAK, as an empty RQ does;
+ * a UD datagram or UC message that finds it empty is dropped and counted
+ * (rx_ud_no_recv_wqe, rx_uc_no_recv_wqe), as with an empty RQ.
  * The WQE's lkeys are checked against the PD of the QP that takes it.
  * A QP moved to ERR flushes only the WQE it had taken (if any), then
  * raises IBV_EVENT_QP_LAST_WQE_REACHED (an affiliated event, IBTA 11.6.3): the

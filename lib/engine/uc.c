@@ -123,10 +123,10 @@ uc_take_rwqe(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t m)
 	    !((m & SRNIC_OPM_SEND) || (m & SRNIC_OPM_LAST)))
 		return true;
 	if (qp->srq != NULL) {
-		if (!srnic_srq_take(eng, qp->srq, &r->rwqe)) {
-			eng_stat(eng, SRNIC_STAT_SRQ_RNR, 1);
+		/* empty: the caller counts the drop (srq_empty_rnr is RC's:
+		 * UC answers nothing) */
+		if (!srnic_srq_take(eng, qp->srq, &r->rwqe))
 			return false;
-		}
 		r->rwqe_next = 0; /* no slot of the QP's own RQ to give back */
 		r->rwqe_taken = 1;
 		r->recv_off = 0;
