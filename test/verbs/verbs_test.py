@@ -12,7 +12,7 @@ timeouts are failure guards only.
   verbs_test.py --lib BUILD/drivers/verbs CASE
 
 CASE: symbols | devinfo | rc_pingpong | ud_pingpong | uc_pingpong | perftest_ud |
-srq_pingpong |
+srq_pingpong | api |
 perftest_bw | perftest_lat |
 perftest_opts | af_packet
 """
@@ -37,6 +37,7 @@ SKIP = 77               # meson's "skipped"
 ERROR_RE = re.compile(r"(?i)\b(error|fail(ed|ure)?|couldn't|can't|cannot|unable|invalid|mismatch)\b")
 
 LIB = None
+API = None
 TMP = None
 failures = []
 
@@ -252,6 +253,25 @@ def case_srq_pingpong():
              iters=100)
 
 
+def case_api():
+    # test/verbs/verbs_api.c: built against the system's verbs.h and
+    # libibverbs only; RC over an SRQ, UD, async events, resize_cq, bad
+    # arguments, destroy order, malloc/mmap/stack memory
+    if API is None:
+        print("skip: verbs_api not built (no libibverbs pkg-config)")
+        sys.exit(SKIP)
+    port = free_tcp_port()
+    p = memif_pair("api", [API, "server", str(port)], [API, "client", str(port)], port)
+    # (memif_pair adds 127.0.0.1 to the client's arguments: verbs_api ignores it)
+    if p.ok():
+        for side, out in (("server", p.out_s), ("client", p.out_c)):
+            n = len([l for l in out.splitlines() if l.startswith("ok ")])
+            check("%s: all ok" % side in out, "api: %s reports all ok" % side)
+            want = {"server": 130, "client": 100}[side]
+            check(n >= want, "api: %s passed %d checks, want %d" % (side, n, want))
+            print("ok api %s: %d checks" % (side, n), flush=True)
+
+
 def case_perftest_ud():
     # perftest's UD: -s up to the MTU (it posts receives of size + 40)
     for tool in ("ib_send_bw", "ib_send_lat"):
@@ -401,6 +421,7 @@ CASES = {
     "uc_pingpong": case_uc_pingpong,
     "perftest_ud": case_perftest_ud,
     "srq_pingpong": case_srq_pingpong,
+    "api": case_api,
     "perftest_bw": case_perftest_bw,
     "perftest_lat": case_perftest_lat,
     "perftest_opts": case_perftest_opts,
@@ -409,12 +430,14 @@ CASES = {
 
 
 def main():
-    global LIB, TMP
+    global LIB, TMP, API
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True, help="the folder with srnic's libibverbs.so.1")
+    ap.add_argument("--api", help="test/verbs/verbs_api, built against the system's libibverbs")
     ap.add_argument("case", choices=sorted(CASES))
     a = ap.parse_args()
     LIB = os.path.abspath(a.lib)
+    API = a.api
     for tool in ("ibv_devinfo", "ibv_rc_pingpong", "ib_read_bw"):
         if shutil.which(tool) is None:
             print("skip: %s not installed (apt-get install ibverbs-utils perftest)" % tool)
