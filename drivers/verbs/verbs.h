@@ -83,6 +83,8 @@ struct sv_device {
 	pthread_mutex_t ctx_lock;
 	struct sv_context *ctx[SV_MAX_CONTEXTS];
 	struct sv_qp *qps;
+	struct sv_srq *srqs;
+	struct sv_cq *cqs;
 
 	pthread_t progress;
 	bool progress_started;
@@ -113,6 +115,9 @@ struct sv_cq {
 	struct sv_device *dev;
 	rte_spinlock_t poll_lock;   /* ibv_poll_cq() from several threads */
 	bool in_armed;              /* under dev->arm_lock */
+	uint32_t gen;               /* srnic_cq_gen(): async events name it */
+	uint32_t events_reported;   /* async events handed out (under ibcq.mutex) */
+	struct sv_cq *next;         /* dev->cqs, under dev->ctx_lock */
 };
 
 struct sv_qp {
@@ -121,8 +126,21 @@ struct sv_qp {
 	struct sv_device *dev;
 	rte_spinlock_t sq_lock;     /* ibv_post_send() from several threads */
 	rte_spinlock_t rq_lock;
+	uint32_t gen;               /* srnic_qp_gen() */
+	uint32_t events_reported;   /* under ibqp.mutex */
 	struct sv_qp *next;         /* dev->qps, under dev->ctx_lock */
 };
+
+struct sv_srq {
+	struct ibv_srq ibsrq;
+	struct srnic_srq *ssrq;
+	struct sv_device *dev;
+	rte_spinlock_t lock;        /* srnic's SRQ has one producer: posts and resizes take this */
+	uint32_t gen;               /* srnic_srq_gen() */
+	uint32_t events_reported;   /* under ibsrq.mutex */
+	struct sv_srq *next;        /* dev->srqs, under dev->ctx_lock */
+};
+
 
 static inline struct sv_context *
 sv_ctx(struct ibv_context *c)
@@ -134,6 +152,7 @@ static inline struct sv_pd *sv_pd(struct ibv_pd *p) { return container_of(p, str
 static inline struct sv_mr *sv_mr(struct ibv_mr *m) { return container_of(m, struct sv_mr, ibmr); }
 static inline struct sv_cq *sv_cq(struct ibv_cq *c) { return container_of(c, struct sv_cq, ibcq); }
 static inline struct sv_qp *sv_qp(struct ibv_qp *q) { return container_of(q, struct sv_qp, ibqp); }
+static inline struct sv_srq *sv_srq(struct ibv_srq *q) { return container_of(q, struct sv_srq, ibsrq); }
 
 /* verbs_dev.c */
 struct sv_device *sv_device_get(void);
@@ -154,9 +173,14 @@ void sv_ctx_unregister(struct sv_device *dev, struct sv_context *ctx);
 int sv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
 		  size_t len);
 
-/* verbs_obj.c: the ops table of every context; a live QP by number (under dev->ctx_lock) */
+/* verbs_obj.c: the ops table of every context; the verbs object of an
+ * async event's srnic object, if still live (under dev->ctx_lock) */
 void sv_ctx_set_ops(struct sv_context *ctx);
-struct ibv_qp *sv_qp_find(struct sv_device *dev, uint32_t qp_num);
+struct sv_qp *sv_qp_lookup(struct sv_device *dev, const struct srnic_qp *sqp, uint32_t gen);
+struct sv_srq *sv_srq_lookup(struct sv_device *dev, const struct srnic_srq *ssrq, uint32_t gen);
+struct sv_cq *sv_cq_lookup(struct sv_device *dev, const struct srnic_cq *scq, uint32_t gen);
+/* drop the queued async events about obj (its destroy) */
+void sv_async_forget(struct sv_device *dev, const void *obj);
 /* the write end of a completion channel's pipe */
 int sv_channel_wfd(struct ibv_comp_channel *channel);
 

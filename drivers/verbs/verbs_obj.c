@@ -4,10 +4,12 @@
  * requests, asynchronous events; the context's ops table (what rdma-core's
  * inline ibv_post_send(), ibv_poll_cq(), ibv_req_notify_cq() call).
  * Verbs return positive errnos (or NULL with errno); srnic negative ones.
+ * Bad arguments get the errno rdma-core's rxe provider gives (EINVAL).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -265,23 +267,42 @@ ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 		return null_errno(e);
 	}
 	cq->dev = ctx->dev;
+	cq->gen = srnic_cq_gen(cq->scq);
 	rte_spinlock_init(&cq->poll_lock);
 	verbs_init_cq(&cq->ibcq, context, channel, cq_context);
-	cq->ibcq.cqe = cqe;
+	cq->ibcq.cqe = srnic_cq_cqe(cq->scq);
 	cq->ibcq.handle = 0;
+	pthread_mutex_lock(&ctx->dev->ctx_lock);
+	cq->next = ctx->dev->cqs;
+	ctx->dev->cqs = cq;
+	pthread_mutex_unlock(&ctx->dev->ctx_lock);
 	return &cq->ibcq;
 }
 
 int
 ibv_destroy_cq(struct ibv_cq *ibcq)
 {
-	struct sv_cq *cq = sv_cq(ibcq);
+	struct sv_cq *cq = sv_cq(ibcq), **pp;
+	struct sv_device *dev = cq->dev;
 	int rc;
 
 	sv_cq_armed_del(cq->dev, cq);
 	rc = srnic_destroy_cq(cq->scq);
 	if (rc < 0)
 		return -rc;
+	pthread_mutex_lock(&dev->ctx_lock);
+	for (pp = &dev->cqs; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == cq) {
+			*pp = cq->next;
+			break;
+		}
+	pthread_mutex_unlock(&dev->ctx_lock);
+	sv_async_forget(dev, ibcq);
+	/* rdma-core: every async event handed out is acknowledged first */
+	pthread_mutex_lock(&ibcq->mutex);
+	while (ibcq->async_events_completed != cq->events_reported)
+		pthread_cond_wait(&ibcq->cond, &ibcq->mutex);
+	pthread_mutex_unlock(&ibcq->mutex);
 	if (ibcq->channel != NULL) {
 		pthread_mutex_lock(&ibcq->context->mutex);
 		ibcq->channel->refcnt--;
@@ -294,9 +315,20 @@ ibv_destroy_cq(struct ibv_cq *ibcq)
 }
 
 int
-ibv_resize_cq(struct ibv_cq *cq, int cqe)
+ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
-	return EOPNOTSUPP;  /* the engine's resize is another helper's part */
+	struct sv_cq *cq = sv_cq(ibcq);
+	int rc;
+
+	/* rxe: EINVAL for cqe < 1, above the device's max, or below what
+	 * the CQ holds now (srnic checks all three) */
+	rte_spinlock_lock(&cq->poll_lock);
+	rc = srnic_resize_cq(cq->scq, cqe);
+	rte_spinlock_unlock(&cq->poll_lock);
+	if (rc < 0)
+		return -rc;
+	ibcq->cqe = srnic_cq_cqe(cq->scq);
+	return 0;
 }
 
 static int
@@ -326,14 +358,36 @@ sv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 
 /* ---- QP ---- */
 
-struct ibv_qp *
-sv_qp_find(struct sv_device *dev, uint32_t qp_num)
+struct sv_qp *
+sv_qp_lookup(struct sv_device *dev, const struct srnic_qp *sqp, uint32_t gen)
 {
 	struct sv_qp *qp;
 
 	for (qp = dev->qps; qp != NULL; qp = qp->next)
-		if (qp->ibqp.qp_num == qp_num)
-			return &qp->ibqp;
+		if (qp->sqp == sqp && qp->gen == gen)
+			return qp;
+	return NULL;
+}
+
+struct sv_srq *
+sv_srq_lookup(struct sv_device *dev, const struct srnic_srq *ssrq, uint32_t gen)
+{
+	struct sv_srq *srq;
+
+	for (srq = dev->srqs; srq != NULL; srq = srq->next)
+		if (srq->ssrq == ssrq && srq->gen == gen)
+			return srq;
+	return NULL;
+}
+
+struct sv_cq *
+sv_cq_lookup(struct sv_device *dev, const struct srnic_cq *scq, uint32_t gen)
+{
+	struct sv_cq *cq;
+
+	for (cq = dev->cqs; cq != NULL; cq = cq->next)
+		if (cq->scq == scq && cq->gen == gen)
+			return cq;
 	return NULL;
 }
 
@@ -346,11 +400,13 @@ ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	struct ibv_qp_attr qa;
 	struct sv_qp *qp;
 
-	if (attr->send_cq == NULL || attr->recv_cq == NULL)
+	if (attr == NULL || attr->send_cq == NULL || attr->recv_cq == NULL)
 		return null_errno(EINVAL);
-	if (attr->srq != NULL)
-		return null_errno(EOPNOTSUPP);  /* SRQ: the engine's part comes with another helper */
 	memset(&sa, 0, sizeof(sa));
+	if (attr->srq != NULL) {
+		sa.comp_mask = SRNIC_QP_INIT_ATTR_SRQ;
+		sa.srq = sv_srq(attr->srq)->ssrq;
+	}
 	sa.send_cq = sv_cq(attr->send_cq)->scq;
 	sa.recv_cq = sv_cq(attr->recv_cq)->scq;
 	sa.max_send_wr = attr->cap.max_send_wr;
@@ -379,6 +435,7 @@ ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 		attr->cap.max_inline_data = got.max_inline_data;
 	}
 	qp->dev = dev;
+	qp->gen = srnic_qp_gen(qp->sqp);
 	rte_spinlock_init(&qp->sq_lock);
 	rte_spinlock_init(&qp->rq_lock);
 	qp->ibqp.context = ibpd->context;
@@ -386,7 +443,8 @@ ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	qp->ibqp.pd = ibpd;
 	qp->ibqp.send_cq = attr->send_cq;
 	qp->ibqp.recv_cq = attr->recv_cq;
-	qp->ibqp.srq = NULL;
+	qp->ibqp.srq = attr->srq;
+	qp->ibqp.events_completed = 0;
 	qp->ibqp.qp_num = srnic_qp_num(qp->sqp);
 	qp->ibqp.handle = qp->ibqp.qp_num;
 	qp->ibqp.state = IBV_QPS_RESET;
@@ -417,6 +475,11 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 			break;
 		}
 	pthread_mutex_unlock(&dev->ctx_lock);
+	sv_async_forget(dev, ibqp);
+	pthread_mutex_lock(&ibqp->mutex);
+	while (ibqp->events_completed != qp->events_reported)
+		pthread_cond_wait(&ibqp->cond, &ibqp->mutex);
+	pthread_mutex_unlock(&ibqp->mutex);
 	pthread_mutex_destroy(&ibqp->mutex);
 	pthread_cond_destroy(&ibqp->cond);
 	free(qp);
@@ -523,85 +586,289 @@ ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 
 /* ---- asynchronous events ---- */
 
+/* A queued event whose object went (sv_async_forget()): skipped. */
+#define SV_EVENT_GONE ((enum ibv_event_type)-1)
+
+static bool
+event_is_port(enum ibv_event_type t)
+{
+	return t == IBV_EVENT_PORT_ACTIVE || t == IBV_EVENT_PORT_ERR ||
+	       t == IBV_EVENT_LID_CHANGE || t == IBV_EVENT_PKEY_CHANGE ||
+	       t == IBV_EVENT_SM_CHANGE || t == IBV_EVENT_CLIENT_REREGISTER ||
+	       t == IBV_EVENT_GID_CHANGE || t == IBV_EVENT_DEVICE_FATAL;
+}
+
+static bool
+event_is_srq(enum ibv_event_type t)
+{
+	return t == IBV_EVENT_SRQ_ERR || t == IBV_EVENT_SRQ_LIMIT_REACHED;
+}
+
+void
+sv_async_forget(struct sv_device *dev, const void *obj)
+{
+	int i;
+
+	pthread_mutex_lock(&dev->ctx_lock);
+	for (i = 0; i < SV_MAX_CONTEXTS; i++) {
+		struct sv_context *ctx = dev->ctx[i];
+		uint32_t k;
+
+		if (ctx == NULL)
+			continue;
+		pthread_mutex_lock(&ctx->async_lock);
+		for (k = ctx->async_tail; k != ctx->async_head; k++) {
+			struct ibv_async_event *e = &ctx->async[k % SV_ASYNC_RING];
+
+			if (e->event_type != SV_EVENT_GONE && !event_is_port(e->event_type) &&
+			    e->element.qp == obj)
+				e->event_type = SV_EVENT_GONE;
+		}
+		pthread_mutex_unlock(&ctx->async_lock);
+	}
+	pthread_mutex_unlock(&dev->ctx_lock);
+}
+
 int
 ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 {
 	struct sv_context *ctx = sv_ctx(context);
 	uint64_t one;
 
-	/* blocks unless the program made the fd non-blocking, as rdma-core */
-	if (read(context->async_fd, &one, sizeof(one)) != sizeof(one))
-		return -1;
-	pthread_mutex_lock(&ctx->async_lock);
-	*event = ctx->async[ctx->async_tail++ % SV_ASYNC_RING];
-	pthread_mutex_unlock(&ctx->async_lock);
-	return 0;
+	for (;;) {
+		/* blocks unless the program made the fd non-blocking, as rdma-core */
+		if (read(context->async_fd, &one, sizeof(one)) != sizeof(one))
+			return -1;
+		pthread_mutex_lock(&ctx->async_lock);
+		*event = ctx->async[ctx->async_tail++ % SV_ASYNC_RING];
+		/* handed out: its object's destroy now waits for the ack
+		 * (rdma-core's events_reported); under async_lock, so a
+		 * destroy's forget either saw it queued or sees it counted */
+		if (event->event_type == SV_EVENT_GONE) {
+			pthread_mutex_unlock(&ctx->async_lock);
+			continue;
+		}
+		if (event_is_port(event->event_type)) {
+			/* nothing to count */
+		} else if (event_is_srq(event->event_type)) {
+			struct ibv_srq *srq = event->element.srq;
+
+			pthread_mutex_lock(&srq->mutex);
+			sv_srq(srq)->events_reported++;
+			pthread_mutex_unlock(&srq->mutex);
+		} else if (event->event_type == IBV_EVENT_CQ_ERR) {
+			struct ibv_cq *cq = event->element.cq;
+
+			pthread_mutex_lock(&cq->mutex);
+			sv_cq(cq)->events_reported++;
+			pthread_mutex_unlock(&cq->mutex);
+		} else {
+			struct ibv_qp *qp = event->element.qp;
+
+			pthread_mutex_lock(&qp->mutex);
+			sv_qp(qp)->events_reported++;
+			pthread_mutex_unlock(&qp->mutex);
+		}
+		pthread_mutex_unlock(&ctx->async_lock);
+		return 0;
+	}
 }
 
 void
 ibv_ack_async_event(struct ibv_async_event *event)
 {
-	struct ibv_qp *qp = event->element.qp;
+	enum ibv_event_type t = event->event_type;
 
-	if (qp == NULL)
+	if (event_is_port(t))
 		return;
-	pthread_mutex_lock(&qp->mutex);
-	qp->events_completed++;
-	pthread_cond_signal(&qp->cond);
-	pthread_mutex_unlock(&qp->mutex);
+	if (event_is_srq(t)) {
+		struct ibv_srq *srq = event->element.srq;
+
+		pthread_mutex_lock(&srq->mutex);
+		srq->events_completed++;
+		pthread_cond_signal(&srq->cond);
+		pthread_mutex_unlock(&srq->mutex);
+	} else if (t == IBV_EVENT_CQ_ERR) {
+		struct ibv_cq *cq = event->element.cq;
+
+		pthread_mutex_lock(&cq->mutex);
+		cq->async_events_completed++;
+		pthread_cond_signal(&cq->cond);
+		pthread_mutex_unlock(&cq->mutex);
+	} else {
+		struct ibv_qp *qp = event->element.qp;
+
+		pthread_mutex_lock(&qp->mutex);
+		qp->events_completed++;
+		pthread_cond_signal(&qp->cond);
+		pthread_mutex_unlock(&qp->mutex);
+	}
 }
 
-/* ---- SRQ, AH, multicast, memory windows: the engine's parts come later ---- */
+/* ---- SRQ ---- */
 
 struct ibv_srq *
-ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+ibv_create_srq(struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
 {
-	return null_errno(EOPNOTSUPP);
+	struct sv_context *ctx;
+	struct sv_srq *srq;
+
+	if (ibpd == NULL || attr == NULL)
+		return null_errno(EINVAL);
+	ctx = sv_ctx(ibpd->context);
+	srq = calloc(1, sizeof(*srq));
+	if (srq == NULL)
+		return null_errno(ENOMEM);
+	srq->ssrq = srnic_create_srq(sv_pd(ibpd)->spd, attr, ctx->dev->eng);
+	if (srq->ssrq == NULL) {
+		int e = rte_errno != 0 ? rte_errno : EINVAL;
+
+		free(srq);
+		return null_errno(e);
+	}
+	srq->dev = ctx->dev;
+	srq->gen = srnic_srq_gen(srq->ssrq);
+	rte_spinlock_init(&srq->lock);
+	srq->ibsrq.context = ibpd->context;
+	srq->ibsrq.srq_context = attr->srq_context;
+	srq->ibsrq.pd = ibpd;
+	srq->ibsrq.handle = srnic_srq_num(srq->ssrq);
+	srq->ibsrq.events_completed = 0;
+	pthread_mutex_init(&srq->ibsrq.mutex, NULL);
+	pthread_cond_init(&srq->ibsrq.cond, NULL);
+	pthread_mutex_lock(&ctx->dev->ctx_lock);
+	srq->next = ctx->dev->srqs;
+	ctx->dev->srqs = srq;
+	pthread_mutex_unlock(&ctx->dev->ctx_lock);
+	return &srq->ibsrq;
 }
 
 int
-ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+ibv_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask)
 {
-	return EOPNOTSUPP;
+	struct sv_srq *srq = sv_srq(ibsrq);
+	int rc;
+
+	if (attr == NULL)
+		return EINVAL;
+	/* a resize copies the posted WQEs: no post meanwhile */
+	rte_spinlock_lock(&srq->lock);
+	rc = srnic_modify_srq(srq->ssrq, attr, mask);
+	rte_spinlock_unlock(&srq->lock);
+	return -rc;
 }
 
 int
-ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+ibv_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
 {
-	return EOPNOTSUPP;
+	if (attr == NULL)
+		return EINVAL;
+	return -srnic_query_srq(sv_srq(ibsrq)->ssrq, attr);
 }
 
 int
-ibv_destroy_srq(struct ibv_srq *srq)
+ibv_destroy_srq(struct ibv_srq *ibsrq)
 {
-	return EOPNOTSUPP;
+	struct sv_srq *srq = sv_srq(ibsrq), **pp;
+	struct sv_device *dev = srq->dev;
+	int rc = srnic_destroy_srq(srq->ssrq);
+
+	if (rc < 0)
+		return -rc;     /* EBUSY while a QP uses it, as rxe */
+	pthread_mutex_lock(&dev->ctx_lock);
+	for (pp = &dev->srqs; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == srq) {
+			*pp = srq->next;
+			break;
+		}
+	pthread_mutex_unlock(&dev->ctx_lock);
+	sv_async_forget(dev, ibsrq);
+	pthread_mutex_lock(&ibsrq->mutex);
+	while (ibsrq->events_completed != srq->events_reported)
+		pthread_cond_wait(&ibsrq->cond, &ibsrq->mutex);
+	pthread_mutex_unlock(&ibsrq->mutex);
+	pthread_mutex_destroy(&ibsrq->mutex);
+	pthread_cond_destroy(&ibsrq->cond);
+	free(srq);
+	return 0;
 }
+
+static int
+sv_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	struct sv_srq *srq = sv_srq(ibsrq);
+	int rc;
+
+	rte_spinlock_lock(&srq->lock);
+	rc = srnic_post_srq_recv(srq->ssrq, wr, bad_wr);
+	rte_spinlock_unlock(&srq->lock);
+	sv_progress(srq->dev, false);
+	return rc;
+}
+
+/* verbs_context->get_srq_num: the inline ibv_get_srq_num()'s target */
+static int
+sv_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	*srq_num = srnic_srq_num(sv_srq(ibsrq)->ssrq);
+	return 0;
+}
+
+/* ---- AH ---- */
 
 struct ibv_ah *
-ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
 {
-	return null_errno(EOPNOTSUPP);
+	struct srnic_ah *ah;
+	struct ibv_ah *ia;
+
+	if (ibpd == NULL || attr == NULL)
+		return null_errno(EINVAL);
+	ah = srnic_create_ah(sv_pd(ibpd)->spd, attr);
+	if (ah == NULL)
+		return null_errno(rte_errno != 0 ? rte_errno : EINVAL);
+	ia = srnic_ah_ibv(ah);
+	ia->context = ibpd->context;
+	ia->pd = ibpd;
+	ia->handle = 0;
+	return ia;
 }
 
 int
 ibv_destroy_ah(struct ibv_ah *ah)
 {
-	return EOPNOTSUPP;
+	if (ah == NULL)
+		return EINVAL;
+	return -srnic_destroy_ah(srnic_ah_from_ibv(ah));
 }
 
 int
 ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc *wc,
 		    struct ibv_grh *grh, struct ibv_ah_attr *ah_attr)
 {
-	errno = EOPNOTSUPP;
-	return -1;
+	int rc;
+
+	if (context == NULL || wc == NULL || ah_attr == NULL || port_num != 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	rc = srnic_init_ah_from_wc(sv_ctx(context)->dev->sdev, wc, grh, ah_attr);
+	if (rc < 0) {
+		errno = -rc;
+		return -1;
+	}
+	return 0;
 }
 
 struct ibv_ah *
 ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struct ibv_grh *grh,
 		      uint8_t port_num)
 {
-	return null_errno(EOPNOTSUPP);
+	struct ibv_ah_attr attr;
+
+	if (pd == NULL || ibv_init_ah_from_wc(pd->context, port_num, wc, grh, &attr) != 0)
+		return NULL;
+	return ibv_create_ah(pd, &attr);
 }
 
 int
@@ -634,13 +901,6 @@ sv_dealloc_mw(struct ibv_mw *mw)
 	return EOPNOTSUPP;
 }
 
-static int
-sv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return EOPNOTSUPP;
-}
-
 /* The inline calls' table: every entry set, so no application path meets
  * a NULL. The extended (verbs_context) ops other than query_port stay NULL:
  * rdma-core's inline wrappers then answer EOPNOTSUPP (ibv_create_cq_ex,
@@ -662,4 +922,5 @@ sv_ctx_set_ops(struct sv_context *ctx)
 {
 	ctx->vctx.context.ops = sv_ops;
 	ctx->vctx.query_port = sv_query_port;
+	ctx->vctx.get_srq_num = sv_get_srq_num;
 }

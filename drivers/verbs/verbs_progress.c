@@ -153,23 +153,61 @@ sv_async_pump(struct sv_device *dev)
 	int i;
 
 	while (srnic_get_async_event(dev->sdev, &ev) == 0) {
-		struct ibv_qp *qp;
+		struct ibv_context *owner = NULL;
+		struct ibv_async_event out;
 
+		memset(&out, 0, sizeof(out));
+		out.event_type = ev.event_type;
+		/* the application's verbs object for srnic's, if it is
+		 * still the same incarnation (gen); else the event is dropped */
 		pthread_mutex_lock(&dev->ctx_lock);
-		qp = sv_qp_find(dev, ev.qp_num);
+		switch (ev.event_type) {
+		case IBV_EVENT_PORT_ACTIVE:
+		case IBV_EVENT_PORT_ERR:
+			out.element.port_num = (int)ev.port_num;
+			break;
+		case IBV_EVENT_SRQ_LIMIT_REACHED:
+		case IBV_EVENT_SRQ_ERR: {
+			struct sv_srq *srq = ev.srq != NULL ? sv_srq_lookup(dev, ev.srq, ev.gen) : NULL;
+
+			if (srq != NULL) {
+				out.element.srq = &srq->ibsrq;
+				owner = srq->ibsrq.context;
+			}
+			break;
+		}
+		case IBV_EVENT_CQ_ERR: {
+			struct sv_cq *cq = ev.cq != NULL ? sv_cq_lookup(dev, ev.cq, ev.gen) : NULL;
+
+			if (cq != NULL) {
+				out.element.cq = &cq->ibcq;
+				owner = cq->ibcq.context;
+			}
+			break;
+		}
+		default: {
+			struct sv_qp *qp = ev.qp != NULL ? sv_qp_lookup(dev, ev.qp, ev.gen) : NULL;
+
+			if (qp != NULL) {
+				out.element.qp = &qp->ibqp;
+				owner = qp->ibqp.context;
+			}
+			break;
+		}
+		}
 		for (i = 0; i < SV_MAX_CONTEXTS; i++) {
 			struct sv_context *ctx = dev->ctx[i];
-			struct ibv_async_event *e;
 			uint64_t one = 1;
 
-			if (ctx == NULL || qp == NULL || qp->context != &ctx->vctx.context)
+			/* object events go to the context that made the
+			 * object, port events to every context */
+			if (ctx == NULL || (owner != NULL && owner != &ctx->vctx.context))
+				continue;
+			if (owner == NULL && ev.port_num == 0)
 				continue;
 			pthread_mutex_lock(&ctx->async_lock);
 			if (ctx->async_head - ctx->async_tail < SV_ASYNC_RING) {
-				e = &ctx->async[ctx->async_head++ % SV_ASYNC_RING];
-				memset(e, 0, sizeof(*e));
-				e->event_type = ev.event_type;
-				e->element.qp = qp;
+				ctx->async[ctx->async_head++ % SV_ASYNC_RING] = out;
 				write_quiet(ctx->vctx.context.async_fd, &one, sizeof(one));
 			}
 			pthread_mutex_unlock(&ctx->async_lock);

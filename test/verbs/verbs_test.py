@@ -11,7 +11,9 @@ timeouts are failure guards only.
 
   verbs_test.py --lib BUILD/drivers/verbs CASE
 
-CASE: symbols | devinfo | rc_pingpong | perftest_bw | perftest_lat |
+CASE: symbols | devinfo | rc_pingpong | ud_pingpong | uc_pingpong | perftest_ud |
+srq_pingpong | api |
+perftest_bw | perftest_lat |
 perftest_opts | af_packet
 """
 import argparse
@@ -35,6 +37,7 @@ SKIP = 77               # meson's "skipped"
 ERROR_RE = re.compile(r"(?i)\b(error|fail(ed|ure)?|couldn't|can't|cannot|unable|invalid|mismatch)\b")
 
 LIB = None
+API = None
 TMP = None
 failures = []
 
@@ -199,21 +202,85 @@ def case_perftest_opts():
 
 # ---- ibv_rc_pingpong ----
 
-def case_rc_pingpong():
-    iters = 200
-    for args in (["-s", "64"], ["-s", "4096", "-c"], ["-s", "10000", "-c"], ["-s", "3000", "-e"],
-                 ["-s", "8192", "-e", "-c"]):
-        name = "rc_pingpong" + "".join(args).replace("-", "_")
+def pingpong(tool, argsets, iters=200):
+    """ibv_*_pingpong -g 1 pairs: both sides report all their iterations
+    (and, with -c, checked every received buffer)."""
+    for args in argsets:
+        name = tool.replace("ibv_", "") + "".join(args).replace("-", "_")
         port = free_tcp_port()
-        prog = ["ibv_rc_pingpong", "-g", "1", "-n", str(iters), "-p", str(port)] + args
+        prog = [tool, "-g", "1", "-n", str(iters), "-p", str(port)] + args
         p = memif_pair(name, prog, prog, port)
         if not p.ok():
             continue
+        # srq_pingpong too reports -n exchanges in all (spread over its QPs)
+        want = iters
         for side, out in (("server", p.out_s), ("client", p.out_c)):
             m = re.search(r"(\d+) iters in ([0-9.]+) seconds = ([0-9.]+) usec/iter", out)
-            if check(m is not None and int(m.group(1)) == iters,
-                     "%s: %s did not report %d iterations" % (name, side, iters)):
+            if check(m is not None and int(m.group(1)) == want,
+                     "%s: %s did not report %d iterations" % (name, side, want)):
                 print("ok %s %s: %s usec/iter" % (name, side, m.group(3)), flush=True)
+
+
+def case_rc_pingpong():
+    pingpong("ibv_rc_pingpong", (["-s", "64"], ["-s", "4096", "-c"], ["-s", "10000", "-c"],
+                                 ["-s", "3000", "-e"], ["-s", "8192", "-e", "-c"]))
+
+
+def case_ud_pingpong():
+    # one datagram per message: up to the port's active MTU (1024 at the
+    # default 1500-byte MTU); ud_pingpong posts receives of size + 40 (GRH)
+    pingpong("ibv_ud_pingpong", (["-s", "64", "-c"], ["-s", "1024", "-c"], ["-s", "512", "-e"],
+                                 ["-s", "1024", "-e", "-c"]))
+    # a size over the MTU: refused by the tool itself, after its port query
+    port = free_tcp_port()
+    out = subprocess.run(srnic_run(memif_ports("ud_big")[1], "10.77.0.1",
+                                   ["ibv_ud_pingpong", "-g", "1", "-s", "2048", "-p", str(port)]),
+                         env=run_env(), capture_output=True, text=True, timeout=GUARD_S)
+    check(out.returncode != 0 and "larger than port MTU (1024)" in out.stdout + out.stderr,
+          "ud_pingpong -s 2048: refused against active MTU 1024: %r" % (out.stdout + out.stderr))
+
+
+def case_uc_pingpong():
+    # UC splits by the path MTU as RC does (-m 1024, its default and the
+    # port's active MTU at 1500): sizes over it, with and without events
+    pingpong("ibv_uc_pingpong", (["-s", "64", "-c"], ["-s", "4096", "-c"], ["-s", "10000", "-c"],
+                                 ["-s", "3000", "-e"], ["-s", "8192", "-e", "-c"]))
+
+
+def case_srq_pingpong():
+    # 16 QPs on one SRQ (its default), then 4; sizes over the path MTU
+    pingpong("ibv_srq_pingpong", (["-s", "64", "-c"], ["-s", "4096", "-c"],
+                                  ["-q", "4", "-s", "10000", "-c"], ["-q", "4", "-s", "3000", "-e"]),
+             iters=100)
+
+
+def case_api():
+    # test/verbs/verbs_api.c: built against the system's verbs.h and
+    # libibverbs only; RC over an SRQ, UD, async events, resize_cq, bad
+    # arguments, destroy order, malloc/mmap/stack memory
+    if API is None:
+        print("skip: verbs_api not built (no libibverbs pkg-config)")
+        sys.exit(SKIP)
+    port = free_tcp_port()
+    p = memif_pair("api", [API, "server", str(port)], [API, "client", str(port)], port)
+    # (memif_pair adds 127.0.0.1 to the client's arguments: verbs_api ignores it)
+    if p.ok():
+        for side, out in (("server", p.out_s), ("client", p.out_c)):
+            n = len([l for l in out.splitlines() if l.startswith("ok ")])
+            check("%s: all ok" % side in out, "api: %s reports all ok" % side)
+            want = {"server": 130, "client": 100}[side]
+            check(n >= want, "api: %s passed %d checks, want %d" % (side, n, want))
+            print("ok api %s: %d checks" % (side, n), flush=True)
+
+
+def case_perftest_ud():
+    # perftest's UD: -s up to the MTU (it posts receives of size + 40)
+    for tool in ("ib_send_bw", "ib_send_lat"):
+        for size in (2, 1024):
+            perftest(tool, ["-c", "UD", "-s", str(size), "-n", "200"])
+    perftest("ib_send_bw", ["-c", "UD", "-a", "-n", "100"], "ib_send_bw_ud_all", nrows=10)
+    perftest("ib_send_bw", ["-c", "UC", "-s", "65536", "-n", "200"], "ib_send_bw_uc")
+    perftest("ib_write_bw", ["-c", "UC", "-s", "65536", "-n", "200"], "ib_write_bw_uc")
 
 
 # ---- ibv_devices, ibv_devinfo, startup and cleanup ----
@@ -352,6 +419,11 @@ CASES = {
     "symbols": case_symbols,
     "devinfo": case_devinfo,
     "rc_pingpong": case_rc_pingpong,
+    "ud_pingpong": case_ud_pingpong,
+    "uc_pingpong": case_uc_pingpong,
+    "perftest_ud": case_perftest_ud,
+    "srq_pingpong": case_srq_pingpong,
+    "api": case_api,
     "perftest_bw": case_perftest_bw,
     "perftest_lat": case_perftest_lat,
     "perftest_opts": case_perftest_opts,
@@ -360,12 +432,14 @@ CASES = {
 
 
 def main():
-    global LIB, TMP
+    global LIB, TMP, API
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True, help="the folder with srnic's libibverbs.so.1")
+    ap.add_argument("--api", help="test/verbs/verbs_api, built against the system's libibverbs")
     ap.add_argument("case", choices=sorted(CASES))
     a = ap.parse_args()
     LIB = os.path.abspath(a.lib)
+    API = a.api
     for tool in ("ibv_devinfo", "ibv_rc_pingpong", "ib_read_bw"):
         if shutil.which(tool) is None:
             print("skip: %s not installed (apt-get install ibverbs-utils perftest)" % tool)

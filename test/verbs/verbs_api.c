@@ -1,0 +1,581 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A verbs program of srnic's own, built only against the system's
+ * <infiniband/verbs.h> and -libverbs, run over srnic's drop-in
+ * (usertools/srnic run) as two processes over memif:
+ *
+ *   verbs_api server TCP_PORT          verbs_api client TCP_PORT
+ *
+ * Covers: RC over an SRQ with several QPs (messages over the path MTU),
+ * IBV_EVENT_SRQ_LIMIT_REACHED, a UD exchange (the reply's AH from
+ * ibv_create_ah_from_wc), IBV_EVENT_SQ_DRAINED, IBV_EVENT_QP_FATAL after a
+ * remote access error, ibv_resize_cq, bad arguments (the errno rxe gives),
+ * destroy out of order, memory from malloc, mmap and the stack.
+ * Prints "ok ..." per check and exits 0; "FAIL ..." and exit 1 otherwise
+ * (no verbs status strings: they say "error", which the harness looks for).
+ * Waits have failure guards only (GUARD_MS).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#define NQP 3               /* RC QPs on one SRQ */
+#define MSGS_PER_QP 3
+#define MSG_LEN 3000        /* over the 1024-byte path MTU */
+#define SLOT 4096
+#define SRQ_WR 32
+#define SRQ_LIMIT 30        /* fires once fewer than this stay posted */
+#define UD_LEN 512
+#define GRH 40
+#define QKEY 0x11111111u
+#define GUARD_MS 20000
+#define GID_INDEX 1
+
+static int failures;
+
+/* cond is evaluated once (it often is the call under test), before the
+ * message's arguments (which may show what it produced) */
+#define CHECK(cond, ...) ({ bool c_ = (cond) != 0; report(c_, __VA_ARGS__); })
+#define MUST(cond, ...) do { if (!CHECK(cond, __VA_ARGS__)) exit(1); } while (0)
+
+static bool __attribute__((format(printf, 2, 3)))
+report(bool good, const char *fmt, ...)
+{
+	int e = errno;
+	va_list ap;
+
+	printf(good ? "ok " : "FAIL ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	if (!good) {
+		failures++;
+		printf(" (errno %d)", e);
+	}
+	printf("\n");
+	fflush(stdout);
+	return good;
+}
+
+struct info {
+	union ibv_gid gid;
+	uint32_t rc_qpn[NQP];
+	uint32_t rc_psn;
+	uint32_t ud_qpn;
+	uint32_t rkey;
+	uint64_t addr;
+};
+
+static int sock = -1;
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static struct ibv_srq *srq;
+static struct ibv_qp *rc[NQP], *ud;
+static struct ibv_mr *mr_map, *mr_heap, *mr_stack;
+static char *map, *heap;
+static struct info me, peer;
+static int server;
+
+static void
+xfer(void *out, void *in, size_t n)
+{
+	size_t k;
+	ssize_t r;
+
+	MUST(write(sock, out, n) == (ssize_t)n, "tcp write");
+	for (k = 0; k < n; k += (size_t)r) {
+		r = read(sock, (char *)in + k, n - k);
+		MUST(r > 0, "tcp read");
+	}
+}
+
+static void
+barrier(void)
+{
+	char a = 'b', b;
+
+	xfer(&a, &b, 1);
+}
+
+static void
+tcp_connect(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int one = 1;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (server) {
+		int l = socket(AF_INET, SOCK_STREAM, 0);
+
+		setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		MUST(bind(l, (void *)&sa, sizeof(sa)) == 0 && listen(l, 1) == 0, "listen");
+		sock = accept(l, NULL, NULL);
+		close(l);
+	} else {
+		sock = socket(AF_INET, SOCK_STREAM, 0);
+		MUST(connect(sock, (void *)&sa, sizeof(sa)) == 0, "connect");
+	}
+	MUST(sock >= 0, "tcp up");
+}
+
+/* one completion, polling (with a guard) */
+static int
+poll_one(struct ibv_wc *wc)
+{
+	struct timeval t0, t;
+
+	gettimeofday(&t0, NULL);
+	for (;;) {
+		int n = ibv_poll_cq(cq, 1, wc);
+
+		if (n != 0)
+			return n;
+		gettimeofday(&t, NULL);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_usec - t0.tv_usec) / 1000 > GUARD_MS)
+			return 0;
+	}
+}
+
+/* the next QP/SRQ/CQ async event, blocking on async_fd (poll() first, as a guard) */
+static int
+next_event(struct ibv_async_event *ev)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+
+	for (;;) {
+		ev->event_type = (enum ibv_event_type)-1;
+		if (poll(&p, 1, GUARD_MS) != 1) {
+			printf("no async event in %d ms\n", GUARD_MS);
+			return -1;
+		}
+		if (ibv_get_async_event(ctx, ev) != 0)
+			return -1;
+		/* the memif link comes up after the device opened: a
+		 * PORT_ACTIVE for element.port_num 1 comes first */
+		if (ev->event_type != IBV_EVENT_PORT_ACTIVE && ev->event_type != IBV_EVENT_PORT_ERR)
+			return 0;
+		CHECK(ev->element.port_num == 1, "port event %d on port %d", ev->event_type,
+		      ev->element.port_num);
+		ibv_ack_async_event(ev);
+	}
+}
+
+static void
+rc_connect(struct ibv_qp *qp, uint32_t dqpn)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	MUST(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			   IBV_QP_ACCESS_FLAGS) == 0, "RC INIT");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = peer.rc_psn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = peer.gid;
+	a.ah_attr.grh.sgid_index = GID_INDEX;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	MUST(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) == 0,
+	     "RC RTR");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = me.rc_psn;
+	a.max_rd_atomic = 1;
+	MUST(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) == 0, "RC RTS");
+}
+
+static void
+ud_up(void)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = QKEY;
+	MUST(ibv_modify_qp(ud, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY) == 0,
+	     "UD INIT");
+	a.qp_state = IBV_QPS_RTR;
+	MUST(ibv_modify_qp(ud, &a, IBV_QP_STATE) == 0, "UD RTR");
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	MUST(ibv_modify_qp(ud, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) == 0, "UD RTS");
+}
+
+/* Bad arguments: the errno rxe (and the kernel's uverbs) gives. */
+static void
+bad_args(const struct ibv_device_attr *da)
+{
+	struct ibv_qp_init_attr qa;
+	struct ibv_srq_init_attr sa;
+	struct ibv_srq_attr sattr;
+	struct ibv_ah_attr ah;
+	struct ibv_qp_attr a;
+	struct ibv_recv_wr rwr, *bad;
+	void *p;
+
+	errno = 0;
+	p = ibv_create_cq(ctx, da->max_cqe + 1, NULL, NULL, 0);
+	CHECK(p == NULL && errno == EINVAL, "create_cq above max_cqe: EINVAL");
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = qa.recv_cq = cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = (uint32_t)da->max_qp_wr + 1;
+	qa.cap.max_recv_wr = 1;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	errno = 0;
+	p = ibv_create_qp(pd, &qa);
+	CHECK(p == NULL && errno == EINVAL, "create_qp above max_qp_wr: EINVAL");
+	memset(&sa, 0, sizeof(sa));
+	sa.attr.max_wr = (uint32_t)da->max_srq_wr + 1;
+	sa.attr.max_sge = 1;
+	errno = 0;
+	p = ibv_create_srq(pd, &sa);
+	CHECK(p == NULL && errno == EINVAL, "create_srq above max_srq_wr: EINVAL");
+	memset(&sattr, 0, sizeof(sattr));
+	sattr.srq_limit = SRQ_WR * 4;
+	CHECK(ibv_modify_srq(srq, &sattr, IBV_SRQ_LIMIT) == EINVAL,
+	      "modify_srq limit above max_wr: EINVAL");
+	memset(&ah, 0, sizeof(ah));
+	ah.port_num = 1;        /* RoCE needs the GRH */
+	errno = 0;
+	p = ibv_create_ah(pd, &ah);
+	CHECK(p == NULL && errno == EINVAL, "create_ah without GRH: EINVAL");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	CHECK(ibv_modify_qp(rc[0], &a, IBV_QP_STATE) == EINVAL, "modify_qp RESET -> RTS: EINVAL");
+	memset(&rwr, 0, sizeof(rwr));
+	CHECK(ibv_post_recv(rc[0], &rwr, &bad) == EINVAL && bad == &rwr,
+	      "post_recv on a QP with an SRQ: EINVAL");
+	CHECK(ibv_resize_cq(cq, 0) == EINVAL, "resize_cq 0: EINVAL");
+	CHECK(ibv_resize_cq(cq, da->max_cqe + 1) == EINVAL, "resize_cq above max_cqe: EINVAL");
+	CHECK(ibv_destroy_srq(srq) == EBUSY, "destroy_srq while QPs use it: EBUSY");
+	CHECK(ibv_destroy_cq(cq) == EBUSY, "destroy_cq while QPs use it: EBUSY");
+	CHECK(ibv_dealloc_pd(pd) == EBUSY, "dealloc_pd with objects: EBUSY");
+}
+
+static void
+setup(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_device_attr da;
+	struct ibv_qp_init_attr qa;
+	struct ibv_srq_init_attr sa;
+	int i;
+
+	MUST(list != NULL && list[0] != NULL, "a device");
+	ctx = ibv_open_device(list[0]);
+	ibv_free_device_list(list);
+	MUST(ctx != NULL, "open_device");
+	MUST(ibv_query_device(ctx, &da) == 0 && da.max_srq > 0, "query_device: max_srq %d", da.max_srq);
+	MUST(ibv_query_gid(ctx, 1, GID_INDEX, &me.gid) == 0, "query_gid");
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	MUST(pd != NULL && cq != NULL, "pd, cq");
+	map = mmap(NULL, SRQ_WR * SLOT, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	heap = malloc(NQP * MSGS_PER_QP * SLOT);
+	MUST(map != MAP_FAILED && heap != NULL, "memory");
+	mr_map = ibv_reg_mr(pd, map, SRQ_WR * SLOT, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	mr_heap = ibv_reg_mr(pd, heap, NQP * MSGS_PER_QP * SLOT, IBV_ACCESS_LOCAL_WRITE);
+	MUST(mr_map != NULL && mr_heap != NULL, "reg_mr on mmap and malloc memory");
+	memset(&sa, 0, sizeof(sa));
+	sa.attr.max_wr = SRQ_WR;
+	sa.attr.max_sge = 1;
+	srq = ibv_create_srq(pd, &sa);
+	MUST(srq != NULL && sa.attr.max_wr >= SRQ_WR, "create_srq (max_wr %u)", sa.attr.max_wr);
+	{
+		uint32_t n = 0xffffffff;
+
+		CHECK(ibv_get_srq_num(srq, &n) == 0 && n != 0xffffffff, "get_srq_num %u", n);
+	}
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = qa.recv_cq = cq;
+	qa.srq = srq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = 16;
+	qa.cap.max_send_sge = 1;
+	for (i = 0; i < NQP; i++) {
+		struct ibv_qp_init_attr got;
+		struct ibv_qp_attr qattr;
+
+		rc[i] = ibv_create_qp(pd, &qa);
+		MUST(rc[i] != NULL, "create_qp RC %d on the SRQ", i);
+		me.rc_qpn[i] = rc[i]->qp_num;
+		CHECK(ibv_query_qp(rc[i], &qattr, IBV_QP_STATE, &got) == 0 && got.srq == srq &&
+		      got.cap.max_recv_wr == 0, "query_qp RC %d: srq, max_recv_wr 0", i);
+	}
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = qa.recv_cq = cq;
+	qa.qp_type = IBV_QPT_UD;
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 8;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	ud = ibv_create_qp(pd, &qa);
+	MUST(ud != NULL, "create_qp UD");
+	me.ud_qpn = ud->qp_num;
+	me.rc_psn = server ? 0x1000 : 0x2000;
+	me.rkey = mr_map->rkey;
+	me.addr = (uintptr_t)map;
+	bad_args(&da);
+}
+
+/* RC over the SRQ: every QP's messages land in the SRQ's WQEs; the limit fires */
+static void
+phase_srq(void)
+{
+	struct ibv_wc wc;
+	int i, k;
+
+	if (server) {
+		struct ibv_srq_attr sattr;
+		struct ibv_async_event ev;
+		unsigned int got = 0;
+
+		for (i = 0; i < SRQ_WR; i++) {
+			struct ibv_sge sge = { (uintptr_t)(map + i * SLOT), SLOT, mr_map->lkey };
+			struct ibv_recv_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1 };
+			struct ibv_recv_wr *bad;
+
+			MUST(ibv_post_srq_recv(srq, &wr, &bad) == 0, "post_srq_recv %d", i);
+		}
+		memset(&sattr, 0, sizeof(sattr));
+		sattr.srq_limit = SRQ_LIMIT;
+		CHECK(ibv_modify_srq(srq, &sattr, IBV_SRQ_LIMIT) == 0, "modify_srq limit %d", SRQ_LIMIT);
+		CHECK(ibv_query_srq(srq, &sattr) == 0 && sattr.srq_limit == SRQ_LIMIT &&
+		      sattr.max_wr >= SRQ_WR, "query_srq: limit %u max_wr %u", sattr.srq_limit,
+		      sattr.max_wr);
+		barrier();
+		for (k = 0; k < NQP * MSGS_PER_QP; k++) {
+			char *b;
+			int q;
+
+			MUST(poll_one(&wc) == 1 && wc.status == IBV_WC_SUCCESS &&
+			     wc.opcode == IBV_WC_RECV, "SRQ receive %d: status %d", k,
+			     wc.status);
+			for (q = 0; q < NQP && rc[q]->qp_num != wc.qp_num; q++)
+				;
+			b = map + wc.wr_id * SLOT;
+			CHECK(q < NQP && wc.byte_len == MSG_LEN && b[0] == q &&
+			      b[MSG_LEN - 1] == (char)(q + 7), "SRQ receive %d: QP %d, %u bytes", k, q,
+			      wc.byte_len);
+			got |= 1u << q;
+		}
+		CHECK(got == (1u << NQP) - 1, "every QP's messages came through the SRQ");
+		CHECK(next_event(&ev) == 0 && ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED &&
+		      ev.element.srq == srq, "async event SRQ_LIMIT_REACHED on our SRQ (type %d)",
+		      ev.event_type);
+		ibv_ack_async_event(&ev);
+		CHECK(ibv_query_srq(srq, &sattr) == 0 && sattr.srq_limit == 0,
+		      "the limit disarmed after its event");
+		/* resize: larger, smaller, with none held */
+		CHECK(ibv_resize_cq(cq, 256) == 0 && cq->cqe >= 256, "resize_cq 256: cqe %d", cq->cqe);
+		CHECK(ibv_resize_cq(cq, 16) == 0 && cq->cqe >= 16, "resize_cq 16: cqe %d", cq->cqe);
+		barrier();
+	} else {
+		barrier();
+		for (i = 0; i < NQP; i++)
+			for (k = 0; k < MSGS_PER_QP; k++) {
+				char *b = heap + (i * MSGS_PER_QP + k) * SLOT;
+				struct ibv_sge sge = { (uintptr_t)b, MSG_LEN, mr_heap->lkey };
+				struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+							  .opcode = IBV_WR_SEND,
+							  .send_flags = IBV_SEND_SIGNALED };
+				struct ibv_send_wr *bad;
+
+				memset(b, 0x5a, MSG_LEN);
+				b[0] = (char)i;
+				b[MSG_LEN - 1] = (char)(i + 7);
+				MUST(ibv_post_send(rc[i], &wr, &bad) == 0, "post_send RC %d", i);
+			}
+		for (k = 0; k < NQP * MSGS_PER_QP; k++)
+			MUST(poll_one(&wc) == 1 && wc.status == IBV_WC_SUCCESS, "RC send %d: status %d", k,
+			     wc.status);
+		CHECK(1, "%d RC sends of %d B on %d QPs complete", NQP * MSGS_PER_QP, MSG_LEN, NQP);
+		barrier();
+	}
+}
+
+/* UD: client -> server from a stack buffer; the server replies with an AH from the wc */
+static void
+phase_ud(void)
+{
+	char stackbuf[GRH + UD_LEN];
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_send_wr swr, *sbad;
+	struct ibv_sge rsge, ssge;
+	struct ibv_wc wc;
+	struct ibv_ah *ah;
+	int i;
+
+	mr_stack = ibv_reg_mr(pd, stackbuf, sizeof(stackbuf), IBV_ACCESS_LOCAL_WRITE);
+	MUST(mr_stack != NULL, "reg_mr on the stack");
+	rsge = (struct ibv_sge){ (uintptr_t)map, GRH + UD_LEN, mr_map->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 7, .sg_list = &rsge, .num_sge = 1 };
+	MUST(ibv_post_recv(ud, &rwr, &rbad) == 0, "UD post_recv");
+	barrier();
+	for (i = 0; i < UD_LEN; i++)
+		stackbuf[GRH + i] = (char)(i * 3 + server);
+	ssge = (struct ibv_sge){ (uintptr_t)stackbuf + GRH, UD_LEN, mr_stack->lkey };
+	memset(&swr, 0, sizeof(swr));
+	swr.sg_list = &ssge;
+	swr.num_sge = 1;
+	swr.opcode = IBV_WR_SEND;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.wr.ud.remote_qkey = QKEY;
+	if (!server) {
+		struct ibv_ah_attr aa;
+
+		memset(&aa, 0, sizeof(aa));
+		aa.is_global = 1;
+		aa.grh.dgid = peer.gid;
+		aa.grh.sgid_index = GID_INDEX;
+		aa.port_num = 1;
+		ah = ibv_create_ah(pd, &aa);
+		MUST(ah != NULL, "create_ah to the server");
+		swr.wr.ud.ah = ah;
+		swr.wr.ud.remote_qpn = peer.ud_qpn;
+		MUST(ibv_post_send(ud, &swr, &sbad) == 0, "UD post_send");
+		MUST(poll_one(&wc) == 1 && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND,
+		     "UD send completes");
+	}
+	MUST(poll_one(&wc) == 1 && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV,
+	     "UD receive: status %d", wc.status);
+	CHECK(wc.byte_len == GRH + UD_LEN && (wc.wc_flags & IBV_WC_GRH) && wc.src_qp == peer.ud_qpn,
+	      "UD receive: %u bytes, GRH, from QP %u", wc.byte_len, wc.src_qp);
+	for (i = 0; i < UD_LEN && map[GRH + i] == (char)(i * 3 + !server); i++)
+		;
+	CHECK(i == UD_LEN, "UD payload bytes");
+	if (server) {
+		struct ibv_ah_attr aa;
+
+		CHECK(ibv_init_ah_from_wc(ctx, 1, &wc, (struct ibv_grh *)map, &aa) == 0 &&
+		      memcmp(&aa.grh.dgid, &peer.gid, sizeof(peer.gid)) == 0,
+		      "init_ah_from_wc: dgid is the sender's");
+		ah = ibv_create_ah_from_wc(pd, &wc, (struct ibv_grh *)map, 1);
+		MUST(ah != NULL, "create_ah_from_wc");
+		swr.wr.ud.ah = ah;
+		swr.wr.ud.remote_qpn = wc.src_qp;
+		MUST(ibv_post_send(ud, &swr, &sbad) == 0, "UD reply post_send");
+		MUST(poll_one(&wc) == 1 && wc.status == IBV_WC_SUCCESS, "UD reply completes");
+	}
+	barrier();
+	CHECK(ibv_destroy_ah(ah) == 0, "destroy_ah");
+	CHECK(ibv_dereg_mr(mr_stack) == 0, "dereg_mr (stack)");
+}
+
+/* SQ drained on the client's QP 1; QP fatal on its QP 0 after a bad rkey */
+static void
+phase_events(void)
+{
+	struct ibv_async_event ev;
+	struct ibv_qp_attr a;
+	struct ibv_wc wc;
+
+	if (!server) {
+		struct ibv_sge sge = { (uintptr_t)heap, 64, mr_heap->lkey };
+		struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED };
+		struct ibv_send_wr *bad;
+
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_SQD;
+		a.en_sqd_async_notify = 1;
+		CHECK(ibv_modify_qp(rc[1], &a, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY) == 0,
+		      "RTS -> SQD with notify");
+		CHECK(next_event(&ev) == 0 && ev.event_type == IBV_EVENT_SQ_DRAINED &&
+		      ev.element.qp == rc[1], "async event SQ_DRAINED on QP 1 (type %d)",
+		      ev.event_type);
+		ibv_ack_async_event(&ev);
+		a.qp_state = IBV_QPS_RTS;
+		CHECK(ibv_modify_qp(rc[1], &a, IBV_QP_STATE) == 0, "SQD -> RTS");
+
+		wr.wr.rdma.remote_addr = peer.addr;
+		wr.wr.rdma.rkey = peer.rkey ^ 0x80;  /* not the key */
+		MUST(ibv_post_send(rc[0], &wr, &bad) == 0, "RDMA WRITE with a bad rkey posted");
+		CHECK(poll_one(&wc) == 1 && wc.wr_id == 9 && wc.status == IBV_WC_REM_ACCESS_ERR,
+		      "bad rkey: REM_ACCESS_ERR (status %d)", wc.status);
+		CHECK(next_event(&ev) == 0 && ev.event_type == IBV_EVENT_QP_FATAL &&
+		      ev.element.qp == rc[0], "async event QP_FATAL on QP 0 (type %d)",
+		      ev.event_type);
+		ibv_ack_async_event(&ev);
+		CHECK(ibv_query_qp(rc[0], &a, IBV_QP_STATE, &(struct ibv_qp_init_attr){ 0 }) == 0 &&
+		      a.qp_state == IBV_QPS_ERR, "QP 0 in ERR");
+	}
+	barrier();
+}
+
+/* out of the usual order: the SRQ (busy) and the CQ (busy) before the QPs */
+static void
+teardown(void)
+{
+	int i;
+
+	CHECK(ibv_destroy_srq(srq) == EBUSY, "destroy_srq first: EBUSY");
+	CHECK(ibv_dereg_mr(mr_heap) == 0, "dereg_mr (malloc) before the QPs");
+	CHECK(ibv_destroy_qp(ud) == 0, "destroy UD QP");
+	for (i = NQP - 1; i >= 0; i--)
+		CHECK(ibv_destroy_qp(rc[i]) == 0, "destroy RC QP %d", i);
+	CHECK(ibv_destroy_srq(srq) == 0, "destroy_srq");
+	CHECK(ibv_destroy_cq(cq) == 0, "destroy_cq");
+	CHECK(ibv_dereg_mr(mr_map) == 0, "dereg_mr (mmap)");
+	CHECK(ibv_dealloc_pd(pd) == 0, "dealloc_pd");
+	CHECK(ibv_close_device(ctx) == 0, "close_device");
+	munmap(map, SRQ_WR * SLOT);
+	free(heap);
+}
+
+int
+main(int argc, char **argv)
+{
+	int i;
+
+	if (argc < 3) {	/* a third argument (the host the harness names) is ignored: TCP goes to 127.0.0.1 */
+		fprintf(stderr, "usage: %s server|client TCP_PORT\n", argv[0]);
+		return 2;
+	}
+	server = strcmp(argv[1], "server") == 0;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	setup();
+	tcp_connect(atoi(argv[2]));
+	xfer(&me, &peer, sizeof(me));
+	for (i = 0; i < NQP; i++)
+		rc_connect(rc[i], peer.rc_qpn[i]);
+	ud_up();
+	barrier();
+	phase_srq();
+	phase_ud();
+	phase_events();
+	teardown();
+	close(sock);
+	if (failures != 0)
+		printf("%s: %d checks FAILED\n", argv[1], failures);
+	else
+		printf("%s: all ok\n", argv[1]);
+	return failures == 0 ? 0 : 1;
+}
