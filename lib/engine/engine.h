@@ -242,6 +242,8 @@ bool srnic_resp_run(struct srnic_engine *eng, struct srnic_qp *qp);
 /* UD receive (ud.c): Q_Key, length, a receive WQE with the GRH area. */
 /* Take the oldest WQE of an SRQ into *out (a copy: the slot is free at
  * once); false when it is empty. Raises the SRQ limit event. resp.c. */
+/* The receive CQE of the message pkt ends (RC and UC). resp.c. */
+void srnic_resp_recv_done(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_pkt *pkt);
 bool srnic_srq_take(struct srnic_engine *eng, struct srnic_srq *srq, struct srnic_rwqe *out);
 void srnic_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt);
 /* UC responder (uc.c): SEND/WRITE without ACKs; a gap drops the message. */

@@ -479,10 +479,11 @@ execute(struct resp_ctx *c)
 	return RESP_ACKNOWLEDGE;
 }
 
-static enum resp_state
-complete(struct resp_ctx *c)
+/* The receive completion of the message pkt ends (SEND, or WRITE with
+ * immediate): its receive WQE is done. Shared by RC and UC (uc.c). */
+void
+srnic_resp_recv_done(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_pkt *pkt)
 {
-	struct srnic_qp *qp = c->qp;
 	struct srnic_resp *r = &qp->resp;
 	struct ibv_wc wc;
 
@@ -491,21 +492,27 @@ complete(struct resp_ctx *c)
 	wc.status = IBV_WC_SUCCESS;
 	wc.qp_num = qp->qpn;
 	wc.src_qp = qp->dest_qpn;
-	if (c->mask & SRNIC_OPM_WRITE) {
+	if (pkt->mask & SRNIC_OPM_WRITE) {
 		wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
 		wc.byte_len = r->write_len;
 	} else {
 		wc.opcode = IBV_WC_RECV;
 		wc.byte_len = r->recv_off;
 	}
-	if (c->mask & SRNIC_OPM_IMMDT) {
-		wc.imm_data = srnic_immdt_be(srnic_pkt_hdr(c->pkt, SRNIC_HDR_IMMDT));
+	if (pkt->mask & SRNIC_OPM_IMMDT) {
+		wc.imm_data = srnic_immdt_be(srnic_pkt_hdr(pkt, SRNIC_HDR_IMMDT));
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 	}
 	r->rwqe_taken = 0;
 	/* SE of the message's last packet, kept beside the CQE for solicited
 	 * notification (srnic_cq_solicited()); ibv_wc has no flag for it. */
-	srnic_qp_cqe_se(c->eng, qp, qp->rcq, &wc, r->rwqe_next, srnic_bth_se(c->pkt->bth));
+	srnic_qp_cqe_se(eng, qp, qp->rcq, &wc, r->rwqe_next, srnic_bth_se(pkt->bth));
+}
+
+static enum resp_state
+complete(struct resp_ctx *c)
+{
+	srnic_resp_recv_done(c->eng, c->qp, c->pkt);
 	return RESP_ACKNOWLEDGE;
 }
 

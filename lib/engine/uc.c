@@ -70,28 +70,8 @@ uc_length_ok(const struct srnic_qp *qp, const struct srnic_pkt *pkt, uint32_t re
 static void
 uc_complete(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_pkt *pkt)
 {
-	struct srnic_resp *r = &qp->resp;
-	struct ibv_wc wc;
-
-	memset(&wc, 0, sizeof(wc));
-	wc.wr_id = r->rwqe.wr_id;
-	wc.status = IBV_WC_SUCCESS;
-	wc.qp_num = qp->qpn;
-	wc.src_qp = qp->dest_qpn;
-	if (pkt->mask & SRNIC_OPM_WRITE) {
-		wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
-		wc.byte_len = r->write_len;
-	} else {
-		wc.opcode = IBV_WC_RECV;
-		wc.byte_len = r->recv_off;
-	}
-	if (pkt->mask & SRNIC_OPM_IMMDT) {
-		wc.imm_data = srnic_immdt_be(srnic_pkt_hdr(pkt, SRNIC_HDR_IMMDT));
-		wc.wc_flags |= IBV_WC_WITH_IMM;
-	}
-	r->rwqe_taken = 0;
-	r->recv_off = 0;
-	srnic_qp_cqe_se(eng, qp, qp->rcq, &wc, r->rwqe_next, srnic_bth_se(pkt->bth));
+	srnic_resp_recv_done(eng, qp, pkt);
+	qp->resp.recv_off = 0;
 }
 
 /* A SEND longer than its receive WQE: the WQE fails, the QP goes to ERR. */
