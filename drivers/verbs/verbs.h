@@ -111,7 +111,6 @@ struct sv_cq {
 	struct ibv_cq ibcq;
 	struct srnic_cq *scq;
 	struct sv_device *dev;
-	rte_spinlock_t poll_lock;   /* ibv_poll_cq() from several threads */
 	bool in_armed;              /* under dev->arm_lock */
 };
 

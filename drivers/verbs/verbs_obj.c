@@ -265,7 +265,6 @@ ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 		return null_errno(e);
 	}
 	cq->dev = ctx->dev;
-	rte_spinlock_init(&cq->poll_lock);
 	verbs_init_cq(&cq->ibcq, context, channel, cq_context);
 	cq->ibcq.cqe = cqe;
 	cq->ibcq.handle = 0;
@@ -303,13 +302,11 @@ static int
 sv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
 	struct sv_cq *cq = sv_cq(ibcq);
-	int rc;
 
 	sv_progress(cq->dev, true);
-	rte_spinlock_lock(&cq->poll_lock);
-	rc = srnic_poll_cq(cq->scq, n, wc);
-	rte_spinlock_unlock(&cq->poll_lock);
-	return rc;
+	/* srnic_poll_cq() takes the CQ's own lock: several polling threads
+	 * need nothing more here */
+	return srnic_poll_cq(cq->scq, n, wc);
 }
 
 static int
