@@ -34,6 +34,10 @@
  * while idle: far below their millisecond-range timeouts). */
 #define SV_HANDOVER_US 50
 #define SV_SPIN_US 2000
+/* ibv_post_send() and ibv_post_recv() leave the engine to the program's
+ * next ibv_poll_cq() when it polled this recently (a post-then-poll loop:
+ * the WQEs posted in between go out in one engine poll, one burst) */
+#define SV_POST_DEFER_US 10
 #define SV_EVENT_SPIN_US 500       /* ibv_get_cq_event() polls before it blocks */
 #define SV_SLEEP_MIN_US 20
 #define SV_SLEEP_MAX_US 1000
@@ -73,6 +77,7 @@ struct sv_device {
 	alignas(64) atomic_bool busy;
 	_Atomic uint64_t app_poll_tsc;  /* last engine poll from an application call */
 	uint64_t tsc_hz;
+	uint64_t post_defer_tsc;        /* SV_POST_DEFER_US in TSC ticks */
 
 	/* armed CQs, checked after each engine poll */
 	rte_spinlock_t arm_lock;
@@ -141,6 +146,7 @@ void sv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* verbs_progress.c: the engine's driving (doc/verbs.md, "Progress") */
 unsigned int sv_progress(struct sv_device *dev, bool app);
+void sv_post_progress(struct sv_device *dev);
 int sv_progress_start(struct sv_device *dev);
 void sv_progress_stop(struct sv_device *dev);
 void sv_cq_armed_add(struct sv_device *dev, struct sv_cq *cq);

@@ -369,6 +369,7 @@ device_start(void)
 	dev->port_id = port;
 	dev->eng = srnic_dev_engine(dev->sdev, 0);
 	dev->tsc_hz = rte_get_tsc_hz();
+	dev->post_defer_tsc = dev->tsc_hz / 1000000 * SV_POST_DEFER_US;
 	for (i = 0; i < SRNIC_GID_TBL_LEN; i++)
 		srnic_dev_gid(dev->sdev, i, &dev->gid[i]);
 	rte_spinlock_init(&dev->arm_lock);

@@ -472,10 +472,11 @@ sv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **b
 	rte_spinlock_lock(&qp->sq_lock);
 	rc = srnic_post_send(qp->sqp, wr, bad_wr);
 	rte_spinlock_unlock(&qp->sq_lock);
-	/* run the engine (the WQE goes out now), but posting is not polling:
-	 * a program that posts and then waits elsewhere (ib_write_lat spins
-	 * on its buffer) still needs the progress thread */
-	sv_progress(qp->dev, false);
+	/* the engine runs now, or at the program's next ibv_poll_cq() when it
+	 * polls (sv_post_progress()); posting is not polling: a program that
+	 * posts and then waits elsewhere (ib_write_lat spins on its buffer)
+	 * still needs the progress thread */
+	sv_post_progress(qp->dev);
 	return rc;
 }
 
@@ -488,7 +489,7 @@ sv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **b
 	rte_spinlock_lock(&qp->rq_lock);
 	rc = srnic_post_recv(qp->sqp, wr, bad_wr);
 	rte_spinlock_unlock(&qp->rq_lock);
-	sv_progress(qp->dev, false);
+	sv_post_progress(qp->dev);
 	return rc;
 }
 
