@@ -34,6 +34,11 @@
  * while idle: far below their millisecond-range timeouts). */
 #define SV_HANDOVER_US 50
 #define SV_SPIN_US 2000
+/* ... of which the first SV_SPIN_HOT_US without giving the CPU away: a
+ * sched_yield() costs microseconds here (a syscall in a VM), and it hands
+ * the CPU to another job for a time slice, while the peer's next packets
+ * are on their way */
+#define SV_SPIN_HOT_US 50
 /* ibv_post_send() and ibv_post_recv() leave the engine to the program's
  * next ibv_poll_cq() when it polled this recently (a post-then-poll loop:
  * the WQEs posted in between go out in one engine poll, one burst) */

@@ -211,6 +211,7 @@ progress_main(void *arg)
 	struct sv_device *dev = arg;
 	uint64_t handover = dev->tsc_hz / 1000000 * SV_HANDOVER_US;
 	uint64_t spin = dev->tsc_hz / 1000000 * SV_SPIN_US;
+	uint64_t hot = dev->tsc_hz / 1000000 * SV_SPIN_HOT_US;
 	uint64_t last_work = rte_rdtsc();
 	unsigned int nap = SV_SLEEP_MIN_US;
 
@@ -229,6 +230,10 @@ progress_main(void *arg)
 		if (sv_progress(dev, false) > 0) {
 			last_work = now;
 			nap = SV_SLEEP_MIN_US;
+			continue;
+		}
+		if (now - last_work < hot) {
+			rte_pause();
 			continue;
 		}
 		if (now - last_work < spin) {
