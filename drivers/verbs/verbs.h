@@ -65,6 +65,7 @@ struct sv_conf {
 	unsigned int mtu;           /* SRNIC_MTU */
 	bool huge;                  /* SRNIC_HUGE=1: hugepages (--in-memory) */
 	bool no_progress_thread;    /* SRNIC_PROGRESS=app: only application calls drive the engine */
+	bool stats;                 /* SRNIC_STATS=1: the engine's counters on stderr at exit */
 	char log_level[64];         /* SRNIC_LOG_LEVEL: EAL --log-level */
 };
 
