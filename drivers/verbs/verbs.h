@@ -34,6 +34,15 @@
  * while idle: far below their millisecond-range timeouts). */
 #define SV_HANDOVER_US 50
 #define SV_SPIN_US 2000
+/* ... of which the first SV_SPIN_HOT_US without giving the CPU away: a
+ * sched_yield() costs microseconds here (a syscall in a VM), and it hands
+ * the CPU to another job for a time slice, while the peer's next packets
+ * are on their way */
+#define SV_SPIN_HOT_US 50
+/* ibv_post_send() and ibv_post_recv() leave the engine to the program's
+ * next ibv_poll_cq() when it polled this recently (a post-then-poll loop:
+ * the WQEs posted in between go out in one engine poll, one burst) */
+#define SV_POST_DEFER_US 10
 #define SV_EVENT_SPIN_US 500       /* ibv_get_cq_event() polls before it blocks */
 #define SV_SLEEP_MIN_US 20
 #define SV_SLEEP_MAX_US 1000
@@ -56,6 +65,7 @@ struct sv_conf {
 	unsigned int mtu;           /* SRNIC_MTU */
 	bool huge;                  /* SRNIC_HUGE=1: hugepages (--in-memory) */
 	bool no_progress_thread;    /* SRNIC_PROGRESS=app: only application calls drive the engine */
+	bool stats;                 /* SRNIC_STATS=1: the engine's counters on stderr at exit */
 	char log_level[64];         /* SRNIC_LOG_LEVEL: EAL --log-level */
 };
 
@@ -73,6 +83,7 @@ struct sv_device {
 	alignas(64) atomic_bool busy;
 	_Atomic uint64_t app_poll_tsc;  /* last engine poll from an application call */
 	uint64_t tsc_hz;
+	uint64_t post_defer_tsc;        /* SV_POST_DEFER_US in TSC ticks */
 
 	/* armed CQs, checked after each engine poll */
 	rte_spinlock_t arm_lock;
@@ -113,7 +124,6 @@ struct sv_cq {
 	struct ibv_cq ibcq;
 	struct srnic_cq *scq;
 	struct sv_device *dev;
-	rte_spinlock_t poll_lock;   /* ibv_poll_cq() from several threads */
 	bool in_armed;              /* under dev->arm_lock */
 	uint32_t gen;               /* srnic_cq_gen(): async events name it */
 	uint32_t events_reported;   /* async events handed out (under ibcq.mutex) */
@@ -161,6 +171,7 @@ void sv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* verbs_progress.c: the engine's driving (doc/verbs.md, "Progress") */
 unsigned int sv_progress(struct sv_device *dev, bool app);
+void sv_post_progress(struct sv_device *dev);
 int sv_progress_start(struct sv_device *dev);
 void sv_progress_stop(struct sv_device *dev);
 void sv_cq_armed_add(struct sv_device *dev, struct sv_cq *cq);

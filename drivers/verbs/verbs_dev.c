@@ -17,6 +17,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 #include <getopt.h>
+#include <inttypes.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -39,6 +40,7 @@ static bool sv_init_done;       /* tried once: a failed start is not retried */
 static char sv_sock_path[SV_SOCK_PATH_MAX];  /* a memif server's socket, unlinked at exit */
 static char sv_run_dir[SV_SOCK_PATH_MAX];    /* EAL's runtime dir (empty with --no-shconf), removed at exit */
 static struct sigaction sv_old_int, sv_old_term;
+static bool sv_stats_at_exit;   /* SRNIC_STATS=1 */
 
 void
 sv_log(const char *fmt, ...)
@@ -82,6 +84,8 @@ conf_set(struct sv_conf *c, const char *key, const char *val)
 		c->huge = strcmp(val, "1") == 0 || strcmp(val, "yes") == 0;
 	else if (strcmp(key, "SRNIC_PROGRESS") == 0)
 		c->no_progress_thread = strcmp(val, "app") == 0;
+	else if (strcmp(key, "SRNIC_STATS") == 0)
+		c->stats = strcmp(val, "1") == 0 || strcmp(val, "yes") == 0;
 	else
 		return -1;
 	return 0;
@@ -89,7 +93,7 @@ conf_set(struct sv_conf *c, const char *key, const char *val)
 
 static const char *const sv_conf_keys[] = {
 	"SRNIC_PORT", "SRNIC_IP", "SRNIC_LCORES", "SRNIC_EAL_ARGS", "SRNIC_LOG_LEVEL",
-	"SRNIC_MEM_MB", "SRNIC_MTU", "SRNIC_HUGE", "SRNIC_PROGRESS",
+	"SRNIC_MEM_MB", "SRNIC_MTU", "SRNIC_HUGE", "SRNIC_PROGRESS", "SRNIC_STATS",
 };
 
 static int
@@ -160,6 +164,23 @@ sv_conf_load(struct sv_conf *c)
  * memory"), run on that thread instead it crashed it. Everything else
  * (anonymous or memfd memory with --no-huge/--in-memory, the memif and
  * packet sockets, a VFIO device) is the kernel's to release at exit. */
+/* SRNIC_STATS=1: every nonzero engine counter, one per line, as
+ * srnic-perf prints them (a benchmark's retransmissions, drops, ...). */
+static void
+print_stats(struct sv_device *dev)
+{
+	unsigned int i, n = srnic_engine_stats_count();
+
+	fprintf(stderr, "srnic: engine counters (nonzero), pid %d\n", (int)getpid());
+	for (i = 0; i < n; i++) {
+		const char *name = srnic_engine_stat_name(i);
+		int64_t v = srnic_dev_stat(dev->sdev, name);
+
+		if (v != 0)
+			fprintf(stderr, "srnic:   %-28s %16" PRId64 "\n", name, v);
+	}
+}
+
 static void
 sv_teardown(void)
 {
@@ -168,6 +189,8 @@ sv_teardown(void)
 	if (dev == NULL)
 		return;
 	sv_progress_stop(dev);
+	if (sv_stats_at_exit)
+		print_stats(dev);
 	if (sv_sock_path[0] != '\0')
 		unlink(sv_sock_path);
 	if (sv_run_dir[0] != '\0')
@@ -369,6 +392,7 @@ device_start(void)
 	dev->port_id = port;
 	dev->eng = srnic_dev_engine(dev->sdev, 0);
 	dev->tsc_hz = rte_get_tsc_hz();
+	dev->post_defer_tsc = dev->tsc_hz / 1000000 * SV_POST_DEFER_US;
 	for (i = 0; i < SRNIC_GID_TBL_LEN; i++)
 		srnic_dev_gid(dev->sdev, i, &dev->gid[i]);
 	rte_spinlock_init(&dev->arm_lock);
@@ -380,6 +404,7 @@ device_start(void)
 	copy_str(dev->ibdev.dev_path, sizeof(dev->ibdev.dev_path), "/sys/class/infiniband_verbs/uverbs0");
 	copy_str(dev->ibdev.ibdev_path, sizeof(dev->ibdev.ibdev_path), "/sys/class/infiniband/" SV_DEV_NAME);
 	sv_dev = dev;
+	sv_stats_at_exit = c.stats;
 	if (!c.no_progress_thread && sv_progress_start(dev) != 0)
 		sv_log("no progress thread (%s): only the program's own verbs calls drive srnic",
 		       strerror(errno));

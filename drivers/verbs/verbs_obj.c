@@ -268,7 +268,6 @@ ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 	}
 	cq->dev = ctx->dev;
 	cq->gen = srnic_cq_gen(cq->scq);
-	rte_spinlock_init(&cq->poll_lock);
 	verbs_init_cq(&cq->ibcq, context, channel, cq_context);
 	cq->ibcq.cqe = srnic_cq_cqe(cq->scq);
 	cq->ibcq.handle = 0;
@@ -321,10 +320,9 @@ ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	int rc;
 
 	/* rxe: EINVAL for cqe < 1, above the device's max, or below what
-	 * the CQ holds now (srnic checks all three) */
-	rte_spinlock_lock(&cq->poll_lock);
+	 * the CQ holds now (srnic checks all three); srnic takes the lock
+	 * srnic_poll_cq() takes, so polling threads wait out the copy */
 	rc = srnic_resize_cq(cq->scq, cqe);
-	rte_spinlock_unlock(&cq->poll_lock);
 	if (rc < 0)
 		return -rc;
 	ibcq->cqe = srnic_cq_cqe(cq->scq);
@@ -335,13 +333,11 @@ static int
 sv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
 	struct sv_cq *cq = sv_cq(ibcq);
-	int rc;
 
 	sv_progress(cq->dev, true);
-	rte_spinlock_lock(&cq->poll_lock);
-	rc = srnic_poll_cq(cq->scq, n, wc);
-	rte_spinlock_unlock(&cq->poll_lock);
-	return rc;
+	/* srnic_poll_cq() takes the CQ's own lock: several polling threads
+	 * need nothing more here */
+	return srnic_poll_cq(cq->scq, n, wc);
 }
 
 static int
@@ -538,10 +534,11 @@ sv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **b
 	rte_spinlock_lock(&qp->sq_lock);
 	rc = srnic_post_send(qp->sqp, wr, bad_wr);
 	rte_spinlock_unlock(&qp->sq_lock);
-	/* run the engine (the WQE goes out now), but posting is not polling:
-	 * a program that posts and then waits elsewhere (ib_write_lat spins
-	 * on its buffer) still needs the progress thread */
-	sv_progress(qp->dev, false);
+	/* the engine runs now, or at the program's next ibv_poll_cq() when it
+	 * polls (sv_post_progress()); posting is not polling: a program that
+	 * posts and then waits elsewhere (ib_write_lat spins on its buffer)
+	 * still needs the progress thread */
+	sv_post_progress(qp->dev);
 	return rc;
 }
 
@@ -554,7 +551,7 @@ sv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **b
 	rte_spinlock_lock(&qp->rq_lock);
 	rc = srnic_post_recv(qp->sqp, wr, bad_wr);
 	rte_spinlock_unlock(&qp->rq_lock);
-	sv_progress(qp->dev, false);
+	sv_post_progress(qp->dev);
 	return rc;
 }
 

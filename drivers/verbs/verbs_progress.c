@@ -84,6 +84,23 @@ sv_progress(struct sv_device *dev, bool app)
 	return n;
 }
 
+/* After a post: the engine runs now unless the program polled its CQ
+ * within SV_POST_DEFER_US. A program in a post-then-poll loop (perftest's
+ * bandwidth tests post up to their TX depth, then poll) so has what it
+ * posted between two polls sent by the next poll's engine run, as one
+ * burst, instead of one engine run (and one packet burst of one) per WR.
+ * A program that posts and then stops polling is served by the progress
+ * thread: SV_HANDOVER_US after its last poll. */
+void
+sv_post_progress(struct sv_device *dev)
+{
+	uint64_t polled = atomic_load_explicit(&dev->app_poll_tsc, memory_order_relaxed);
+
+	if (rte_rdtsc() - polled < dev->post_defer_tsc)
+		return;
+	sv_progress(dev, false);
+}
+
 void
 sv_cq_armed_add(struct sv_device *dev, struct sv_cq *cq)
 {
@@ -232,6 +249,7 @@ progress_main(void *arg)
 	struct sv_device *dev = arg;
 	uint64_t handover = dev->tsc_hz / 1000000 * SV_HANDOVER_US;
 	uint64_t spin = dev->tsc_hz / 1000000 * SV_SPIN_US;
+	uint64_t hot = dev->tsc_hz / 1000000 * SV_SPIN_HOT_US;
 	uint64_t last_work = rte_rdtsc();
 	unsigned int nap = SV_SLEEP_MIN_US;
 
@@ -250,6 +268,10 @@ progress_main(void *arg)
 		if (sv_progress(dev, false) > 0) {
 			last_work = now;
 			nap = SV_SLEEP_MIN_US;
+			continue;
+		}
+		if (now - last_work < hot) {
+			rte_pause();
 			continue;
 		}
 		if (now - last_work < spin) {

@@ -219,6 +219,18 @@ def pingpong(tool, argsets, iters=200):
             if check(m is not None and int(m.group(1)) == want,
                      "%s: %s did not report %d iterations" % (name, side, want)):
                 print("ok %s %s: %s usec/iter" % (name, side, m.group(3)), flush=True)
+    # SRNIC_STATS=1: the engine's nonzero counters at exit; each side sent
+    # (req_msgs) and received (resp_pkts) its iters SENDs at least
+    port = free_tcp_port()
+    prog = ["env", "SRNIC_STATS=1", "ibv_rc_pingpong", "-g", "1", "-n", str(iters), "-p", str(port)]
+    p = memif_pair("rc_pingpong_stats", prog, prog, port)
+    if p.ok():
+        for side, out in (("server", p.out_s), ("client", p.out_c)):
+            c = dict(re.findall(r"^srnic:\s+(\w+)\s+(\d+)$", out, re.M))
+            check("srnic: engine counters (nonzero)" in out and
+                  int(c.get("req_msgs", 0)) >= iters and int(c.get("resp_pkts", 0)) >= iters,
+                  "SRNIC_STATS=1: %s's counters at exit, req_msgs and resp_pkts >= %d: %r"
+                  % (side, iters, c))
 
 
 def case_rc_pingpong():
