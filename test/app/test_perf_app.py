@@ -1169,5 +1169,26 @@ finally:
         srv.kill()
         srv.wait()
 
+# The demo's table (usertools/demo-table.py, what `usertools/srnic demo`
+# prints) from srnic-perf's own --json output, bandwidth and latency runs
+# of two sizes: one row per size with figures, exit 0. (It once broke on the
+# closing {"counters":...} line, unseen: the demo is not run in CI.)
+TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "usertools",
+                     "demo-table.py")
+outs = []
+for extra in (["--depth", "16"], ["--lat"]):
+    rc, out, err = run(["--op", "read", "--sizes", "64,64K", "--iters", "2000", "--json"] + extra,
+                       "demo_table")
+    outs.append((rc, out))
+with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    f.write("".join(o for _, o in outs))
+t = subprocess.run([sys.executable, TABLE, f.name], capture_output=True, text=True, timeout=60)
+os.unlink(f.name)
+rows = [l for l in t.stdout.splitlines() if re.match(r"\s+READ\s+(64 B|64 KiB)\s+\d+\.\d+ Gb/s", l)]
+check("demo table: both runs' JSON make a READ row per size with bandwidth and latency, exit 0",
+      all(rc == 0 for rc, _ in outs) and t.returncode == 0 and len(rows) == 2 and
+      all(re.search(r"\d+\.\d+ us\s+\d+\.\d+ us$", l) for l in rows),
+      t.stdout[-600:] + t.stderr[-600:])
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
