@@ -276,6 +276,32 @@ srnic_srq_take(struct srnic_engine *eng, struct srnic_srq *srq, struct srnic_rwq
 	return true;
 }
 
+/* The next receive WQE of a QP, from its SRQ (copied into *srq_buf: the
+ * SRQ slot is free at once) or its own RQ (in place: the slot returns to
+ * the application with the CQE that names *next). NULL when there is none;
+ * the caller counts and answers that as its transport says (RC: RNR NAK,
+ * UC/UD: a drop). */
+const struct srnic_rwqe *
+srnic_rwqe_take(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_rwqe *srq_buf,
+		uint32_t *next)
+{
+	uint32_t tail, head;
+
+	if (qp->srq != NULL) {
+		if (!srnic_srq_take(eng, qp->srq, srq_buf))
+			return NULL;
+		*next = 0; /* no slot of the QP's own RQ to give back */
+		return srq_buf;
+	}
+	tail = atomic_load_explicit(&qp->rq.tail, memory_order_relaxed);
+	head = atomic_load_explicit(&qp->rq.head, memory_order_acquire);
+	if (tail == head)
+		return NULL;
+	*next = tail + 1;
+	atomic_store_explicit(&qp->rq.tail, tail + 1, memory_order_release);
+	return &qp->rq.wqe[tail & qp->rq.mask];
+}
+
 static enum resp_state
 check_resource(struct resp_ctx *c)
 {
@@ -288,26 +314,18 @@ check_resource(struct resp_ctx *c)
 		return RESP_CHECK_LENGTH;
 	}
 	if ((c->mask & SRNIC_OPM_RECV) && !r->rwqe_taken &&
-	    ((c->mask & SRNIC_OPM_SEND) || (c->mask & SRNIC_OPM_LAST)) && qp->srq != NULL) {
-		if (!srnic_srq_take(c->eng, qp->srq, &r->rwqe)) {
-			eng_stat(c->eng, SRNIC_STAT_SRQ_RNR, 1);
+	    ((c->mask & SRNIC_OPM_SEND) || (c->mask & SRNIC_OPM_LAST))) {
+		const struct srnic_rwqe *w = srnic_rwqe_take(c->eng, qp, &r->rwqe, &r->rwqe_next);
+
+		if (w == NULL) {
+			if (qp->srq != NULL)
+				eng_stat(c->eng, SRNIC_STAT_SRQ_RNR, 1);
 			return RESP_ERR_RNR;
 		}
-		r->rwqe_next = 0; /* no slot of the QP's own RQ to give back */
+		if (w != &r->rwqe)
+			r->rwqe = *w;
 		r->rwqe_taken = 1;
 		r->recv_off = 0;
-	} else if ((c->mask & SRNIC_OPM_RECV) && !r->rwqe_taken &&
-	    ((c->mask & SRNIC_OPM_SEND) || (c->mask & SRNIC_OPM_LAST))) {
-		uint32_t tail = atomic_load_explicit(&qp->rq.tail, memory_order_relaxed);
-		uint32_t head = atomic_load_explicit(&qp->rq.head, memory_order_acquire);
-
-		if (tail == head)
-			return RESP_ERR_RNR;
-		r->rwqe = qp->rq.wqe[tail & qp->rq.mask];
-		r->rwqe_next = tail + 1;
-		r->rwqe_taken = 1;
-		r->recv_off = 0;
-		atomic_store_explicit(&qp->rq.tail, tail + 1, memory_order_release);
 	}
 	return RESP_CHECK_LENGTH;
 }

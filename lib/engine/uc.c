@@ -97,30 +97,20 @@ static bool
 uc_take_rwqe(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t m)
 {
 	struct srnic_resp *r = &qp->resp;
-	uint32_t tail, head;
+	const struct srnic_rwqe *w;
 
 	if (!(m & SRNIC_OPM_RECV) || r->rwqe_taken ||
 	    !((m & SRNIC_OPM_SEND) || (m & SRNIC_OPM_LAST)))
 		return true;
-	if (qp->srq != NULL) {
-		/* empty: the caller counts the drop (srq_empty_rnr is RC's:
-		 * UC answers nothing) */
-		if (!srnic_srq_take(eng, qp->srq, &r->rwqe))
-			return false;
-		r->rwqe_next = 0; /* no slot of the QP's own RQ to give back */
-		r->rwqe_taken = 1;
-		r->recv_off = 0;
-		return true;
-	}
-	tail = atomic_load_explicit(&qp->rq.tail, memory_order_relaxed);
-	head = atomic_load_explicit(&qp->rq.head, memory_order_acquire);
-	if (tail == head)
+	/* empty: the caller counts the drop (srq_empty_rnr is RC's: UC
+	 * answers nothing) */
+	w = srnic_rwqe_take(eng, qp, &r->rwqe, &r->rwqe_next);
+	if (w == NULL)
 		return false;
-	r->rwqe = qp->rq.wqe[tail & qp->rq.mask];
-	r->rwqe_next = tail + 1;
+	if (w != &r->rwqe)
+		r->rwqe = *w;
 	r->rwqe_taken = 1;
 	r->recv_off = 0;
-	atomic_store_explicit(&qp->rq.tail, tail + 1, memory_order_release);
 	return true;
 }
 

@@ -82,7 +82,7 @@ srnic_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt
 	uint8_t grh[SRNIC_GRH_LEN];
 	struct srnic_rwqe srq_wqe;
 	const struct srnic_rwqe *w;
-	uint32_t tail, head;
+	uint32_t next;
 	struct ibv_wc wc;
 
 	/* A packet whose Q_Key is not the QP's is silently dropped (C10-15). */
@@ -94,27 +94,14 @@ srnic_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt
 		eng_stat(eng, SRNIC_STAT_RX_UD_TOO_LONG, 1);
 		return;
 	}
-	if (qp->srq != NULL) {
-		/* a copy of the SRQ's oldest WQE; no RQ slot to give back */
-		if (unlikely(!srnic_srq_take(eng, qp->srq, &srq_wqe))) {
-			eng_stat(eng, SRNIC_STAT_RX_UD_NO_RECV, 1);
-			return;
-		}
-		w = &srq_wqe;
-		tail = (uint32_t)-1; /* tail + 1 == 0, as resp.c's SRQ rwqe_next */
-	} else {
-		tail = atomic_load_explicit(&qp->rq.tail, memory_order_relaxed);
-		head = atomic_load_explicit(&qp->rq.head, memory_order_acquire);
-		if (unlikely(tail == head)) {
-			eng_stat(eng, SRNIC_STAT_RX_UD_NO_RECV, 1);
-			return;
-		}
-		w = &qp->rq.wqe[tail & qp->rq.mask];
-		atomic_store_explicit(&qp->rq.tail, tail + 1, memory_order_release);
+	w = srnic_rwqe_take(eng, qp, &srq_wqe, &next);
+	if (unlikely(w == NULL)) {
+		eng_stat(eng, SRNIC_STAT_RX_UD_NO_RECV, 1);
+		return;
 	}
 	if (unlikely(SRNIC_GRH_LEN + (uint64_t)pkt->pay_len > w->length)) {
 		eng_stat(eng, SRNIC_STAT_RX_UD_RECV_TOO_SMALL, 1);
-		ud_recv_error(eng, qp, w, tail + 1, IBV_WC_LOC_LEN_ERR);
+		ud_recv_error(eng, qp, w, next, IBV_WC_LOC_LEN_ERR);
 		return;
 	}
 	ud_grh(pkt, grh);
@@ -122,7 +109,7 @@ srnic_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt
 		     (pkt->pay_len > 0 &&
 		      srnic_sge_copy_in_sgl(qp, w->sge, w->num_sge, SRNIC_GRH_LEN, pkt,
 					    pkt->pay_len) != SRNIC_KEY_OK))) {
-		ud_recv_error(eng, qp, w, tail + 1, IBV_WC_LOC_PROT_ERR);
+		ud_recv_error(eng, qp, w, next, IBV_WC_LOC_PROT_ERR);
 		return;
 	}
 	eng_stat(eng, SRNIC_STAT_RX_UD_PKTS, 1);
@@ -141,5 +128,5 @@ srnic_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt
 		wc.imm_data = srnic_immdt_be(srnic_pkt_hdr(pkt, SRNIC_HDR_IMMDT));
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 	}
-	srnic_qp_cqe_se(eng, qp, qp->rcq, &wc, tail + 1, srnic_bth_se(pkt->bth));
+	srnic_qp_cqe_se(eng, qp, qp->rcq, &wc, next, srnic_bth_se(pkt->bth));
 }
