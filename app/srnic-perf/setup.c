@@ -133,9 +133,9 @@ perf_qp_conf(const struct perf_conf *c, struct srnic_pair_qp_conf *qc)
 	qc->max_rd_atomic = c->max_rd_atomic > 0 ? c->max_rd_atomic : SRNIC_MAX_RD_ATOMIC;
 	/* ACK timeout: 67 ms (14) on a clean link; 16.8 ms (12) with injected
 	 * loss, where most losses are repaired by NAKs and implied NAKs anyway
-	 * and 7 retries still ride out a requester or responder lcore that
-	 * the OS preempts for a scheduler tick or two. -u and --retry_count
-	 * (perftest's) set them. */
+	 * and retry_cnt 7 (perftest's) retries without end
+	 * (SRNIC_RETRY_CNT_UNLIMITED), riding out a requester or responder
+	 * lcore the OS preempts. -u and --retry_count (perftest's) set them. */
 	qc->timeout = c->qp_timeout_set ? c->qp_timeout :
 		      c->lossy ? PERF_QP_TIMEOUT_LOSSY : PERF_QP_TIMEOUT_CLEAN;
 	qc->retry_cnt = c->retry_cnt;

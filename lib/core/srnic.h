@@ -85,6 +85,14 @@ struct rte_mbuf;
 #define SRNIC_GRH_LEN 40           /**< the GRH area at the front of every UD receive buffer */
 #define SRNIC_QKEY_CONTROLLED 0x80000000u /**< Q_Key high bit: a UD WR's remote_qkey with it means the QP's own (IBTA 10.2.5) */
 #define SRNIC_GSI_QKEY 0x80010000u /**< the well-known Q_Key of QP1 (CM MADs) */
+/**
+ * retry_cnt (IBV_QP_RETRY_CNT) with this value retries without end, as
+ * Linux's rxe and DPDK's vhost-rdma do (the RNR retry's 7 means the same by
+ * IBTA): a software RNIC and its peer share CPUs with other work, and a peer
+ * descheduled for longer than 7 ACK timeouts is no dead peer. 0-6 retries
+ * that many times, then IBV_WC_RETRY_EXC_ERR.
+ */
+#define SRNIC_RETRY_CNT_UNLIMITED 7
 
 /** Callback for frames that are not RoCEv2 (nor ARP/ND srnic answers). */
 typedef void (*srnic_host_rx_cb)(struct srnic_dev *dev, struct rte_mbuf *m, void *arg);

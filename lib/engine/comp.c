@@ -124,11 +124,10 @@ comp_implied_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c,
 {
 	if (qp->req.read_retry)
 		return;
-	if (qp->req.retry_left == 0) {
+	if (!srnic_qp_retry_take(qp)) {
 		comp_fail(qp, c, w, IBV_WC_RETRY_EXC_ERR);
 		return;
 	}
-	qp->req.retry_left--;
 	eng_qp_stat(eng, SRNIC_STAT_RETRANSMIT, &qp->stats.retransmits);
 	comp_rewind(qp, c, srnic_psn_add(w->first_psn, w->resp_pkts));
 	qp->req.read_retry = 1;
@@ -247,11 +246,10 @@ comp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, const uint8_
 		return;
 	}
 	if (t == SRNIC_AETH_NAK && val == SRNIC_NAK_PSN_SEQ_ERR) {
-		if (qp->req.retry_left == 0) {
+		if (!srnic_qp_retry_take(qp)) {
 			comp_fail(qp, c, w, IBV_WC_RETRY_EXC_ERR);
 			return;
 		}
-		qp->req.retry_left--;
 		eng_qp_stat(eng, SRNIC_STAT_RETRANSMIT, &qp->stats.retransmits);
 		comp_rewind(qp, c, psn);
 		return;
@@ -393,7 +391,7 @@ srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (c == head || w->state == SRNIC_WQE_POSTED)
 		return;
 	eng_qp_stat(eng, SRNIC_STAT_TIMEOUT, &qp->stats.timeouts);
-	if (qp->req.retry_left == 0) {
+	if (!srnic_qp_retry_take(qp)) {
 		/* retry_cnt spent: the WQE fails, the QP goes to ERR (C9-140) */
 		if (c == qp->sq.req)
 			qp->sq.req++; /* partly sent: it retires with its error */
@@ -401,7 +399,6 @@ srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 		srnic_comp_retire(eng, qp);
 		return;
 	}
-	qp->req.retry_left--;
 	eng_qp_stat(eng, SRNIC_STAT_RETRANSMIT, &qp->stats.retransmits);
 	srnic_eng_route_refresh(eng, qp); /* the peer may have moved */
 	/* from the first packet no ACK covered (a READ asks for what is
@@ -433,7 +430,7 @@ srnic_comp_timer_unresolved(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (eng->now < qp->req.timer_at)
 		return false;
 	eng_qp_stat(eng, SRNIC_STAT_TIMEOUT, &qp->stats.timeouts);
-	if (qp->req.retry_left == 0) {
+	if (!srnic_qp_retry_take(qp)) {
 		w = &qp->sq.wqe[c & qp->sq.mask];
 		/* never started: no READ/atomic slot to give back */
 		w->state = SRNIC_WQE_DONE;
@@ -443,7 +440,6 @@ srnic_comp_timer_unresolved(struct srnic_engine *eng, struct srnic_qp *qp)
 		srnic_comp_retire(eng, qp);
 		return false;
 	}
-	qp->req.retry_left--;
 	qp->req.timer_at = eng->now + qp->timeout_cycles;
 	srnic_eng_timer_arm(eng, qp, qp->req.timer_at);
 	return true;

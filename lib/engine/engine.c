@@ -649,10 +649,10 @@ eng_unresolved_timer(struct srnic_engine *eng, struct srnic_qp *qp, enum ibv_qp_
 	bool spent = false;
 
 	if (srnic_comp_outstanding(qp)) {
-		uint8_t left = qp->req.retry_left;
+		uint64_t expiries = qp->stats.timeouts;
 
 		srnic_comp_timer(eng, qp);
-		spent = qp->req.retry_left != left;
+		spent = qp->stats.timeouts != expiries;
 		if (srnic_comp_outstanding(qp) || srnic_qp_cur_state(qp) == IBV_QPS_ERR)
 			return spent;
 	}

@@ -28,6 +28,25 @@ eng_qp_stat(struct srnic_engine *eng, enum srnic_stat s, uint64_t *qp_count)
 }
 
 /*
+ * Spend one of the QP's transport retries (an ACK timeout, a sequence NAK,
+ * an implied NAK): false when none is left (the WQE then fails with
+ * RETRY_EXC_ERR). retry_cnt SRNIC_RETRY_CNT_UNLIMITED never runs out, as in
+ * Linux's rxe and DPDK's vhost-rdma: a software RNIC and its peer share
+ * CPUs with other work, and a peer descheduled for longer than
+ * retry_cnt x the ACK timeout (7 x 67 ms for ibv_rc_pingpong's 14) is no
+ * dead peer. Every resend is still counted (retransmit_pkts, retry_timeout).
+ */
+static inline bool
+srnic_qp_retry_take(struct srnic_qp *qp)
+{
+	if (qp->req.retry_left == 0)
+		return false;
+	if (qp->retry_cnt != SRNIC_RETRY_CNT_UNLIMITED)
+		qp->req.retry_left--;
+	return true;
+}
+
+/*
  * The mbufs a burst is done with, put back per pool in bulk: a received
  * packet's segments come from up to three pools (header, external payload,
  * trailer), and rte_pktmbuf_free() pays the per-lcore cache lookup once per
