@@ -402,8 +402,6 @@ qp_check_attr(const struct srnic_qp *qp, const struct ibv_qp_attr *a, int mask)
 		return -EINVAL;
 	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > SRNIC_QPN_MASK)
 		return -EINVAL;
-	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > SRNIC_MAX_RD_ATOMIC)
-		return -EINVAL;
 	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > SRNIC_MAX_RD_ATOMIC)
 		return -EINVAL;
 	if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31)
@@ -519,8 +517,14 @@ qp_apply_attrs(struct srnic_qp *qp, enum ibv_qp_state cur, struct ibv_qp_attr *a
 		qp->sq_psn_init = a->sq_psn & SRNIC_PSN_MASK;
 		qp->req.psn = qp->sq_psn_init;
 	}
+	/* The initiator depth above ours is capped, not refused (as Linux's
+	 * bnxt_re does): fewer READs/atomics in flight than the responder
+	 * allows is always safe, and programs take the peer's limit for it
+	 * (perftest sets max_rd_atomic to the peer's OUT_READS: rxe's 128).
+	 * The responder resources (max_dest_rd_atomic) are what we hold:
+	 * above them is -EINVAL. */
 	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
-		qp->max_rd_atomic = a->max_rd_atomic;
+		qp->max_rd_atomic = RTE_MIN(a->max_rd_atomic, (uint8_t)SRNIC_MAX_RD_ATOMIC);
 	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
 		qp->max_dest_rd_atomic = a->max_dest_rd_atomic;
 	if (mask & IBV_QP_TIMEOUT) {

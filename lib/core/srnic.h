@@ -442,6 +442,10 @@ uint32_t srnic_qp_num(const struct srnic_qp *qp);
  * min_rnr_timer; SQD -> SQD also the AV, timeout, retry counts and the
  * rd_atomic limits, safely under a running engine. IBV_QP_ALT_PATH and
  * IBV_QP_PATH_MIG_STATE are accepted where allowed and ignored (no APM).
+ * max_rd_atomic above SRNIC_MAX_RD_ATOMIC is taken as SRNIC_MAX_RD_ATOMIC
+ * (query shows it; fewer in flight than the peer allows is always safe, and
+ * perftest asks for the peer's limit: rxe's 128); max_dest_rd_atomic above
+ * it is out of range.
  * Returns -EINVAL for a bad transition, a missing or extra attribute bit, or
  * an attribute out of range; then nothing changed. RESET removes the QP's
  * completions from its CQs; it, and an SQD -> SQD modify with IBV_QP_AV

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Limits end to end (issue #3, items 5 and 7): the requester's
- * max_rd_atomic bounds READs/atomics on the wire, the responder's
+ * max_rd_atomic bounds READs/atomics on the wire (one above srnic's own is
+ * capped to it), the responder's
  * max_dest_rd_atomic NAKs what goes beyond it, and a CQ overflow is an
  * error the application sees (-EOVERFLOW, QP in ERR), never a silent loss.
  */
@@ -81,6 +82,42 @@ test_requester_limit(void **state)
 	assert_int_equal(max_outstanding(), 1);
 	assert_int_equal(*(uint64_t *)bufs.r, 4);
 	assert_int_equal(*(uint64_t *)(bufs.r + 64), 4);
+}
+
+/*
+ * A requester asked for more READs/atomics in flight than srnic holds
+ * (perftest's max_rd_atomic is the peer's OUT_READS: rdma_rxe announces
+ * 128) gets srnic's SRNIC_MAX_RD_ATOMIC: RTS succeeds, query shows the cap,
+ * and the wire keeps to it, so a responder with that many resources (B's
+ * 16) never NAKs. Before the cap, RTS was -EINVAL and perftest's ib_read_bw
+ * and ib_atomic_lat against rxe stopped at "Failed to modify QP to RTS".
+ * A responder limit above ours stays out of range (test_rc_modify).
+ */
+static void
+test_requester_above_ours(void **state)
+{
+	struct e2e_conf c = { .mtu = IBV_MTU_1024, .psn = { 10, 20 },
+			      .max_rd_atomic = { 128, 16 } };
+	int64_t waits = srnic_dev_stat(E->p.dev[0], "req_wait_rd_atomic");
+	struct ibv_qp_attr q;
+	uint32_t i, n = 2 * SRNIC_MAX_RD_ATOMIC;
+
+	RTE_SET_USED(state);
+	fresh(&c);
+	assert_int_equal(srnic_query_qp(E->qp[0], &q, 0, NULL), 0);
+	assert_int_equal(q.max_rd_atomic, SRNIC_MAX_RD_ATOMIC);
+	for (i = 0; i < n; i++)
+		e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, i, i * 4096, 4096, i * 4096,
+			      IBV_SEND_SIGNALED);
+	e2e_wait_wc(0, n);
+	e2e_settle(4);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(E->wc[0][i].status, IBV_WC_SUCCESS);
+		assert_int_equal(E->wc[0][i].wr_id, i);
+	}
+	assert_memory_equal(bufs.l, bufs.r, n * 4096);
+	assert_true(max_outstanding() <= SRNIC_MAX_RD_ATOMIC);
+	assert_true(srnic_dev_stat(E->p.dev[0], "req_wait_rd_atomic") > waits);
 }
 
 /*
@@ -219,6 +256,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_requester_limit, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_requester_above_ours, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_responder_limit, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_responder_limit_ok, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_cq_overflow, e2e_setup, e2e_teardown),

@@ -162,9 +162,6 @@ test_bad_transitions(void **state)
 	attr_init(&a);
 	refused(qp, &a, M_INIT, "RTR -> INIT");
 	attr_rts(&a);
-	a.max_rd_atomic = 17;
-	refused(qp, &a, M_RTS, "max_rd_atomic 17");
-	attr_rts(&a);
 	a.retry_cnt = 8;
 	refused(qp, &a, M_RTS, "retry_cnt 8");
 	attr_rts(&a);
