@@ -154,6 +154,20 @@ qp_ud_init(struct srnic_qp *qp)
 	srnic_hdr_tmpl_build(&qp->tmpl, &qp->route, 0);
 }
 
+/* The table entry of a QPN the device gave out: a special one (QP1) or
+ * one from SRNIC_QPN_BASE up. Under dev->lock. */
+static struct srnic_qp **
+qp_slot(struct srnic_dev *dev, uint32_t qpn)
+{
+	return qpn < SRNIC_QPN_BASE ? &dev->qp_special[qpn] : &dev->qp_tbl[qpn - SRNIC_QPN_BASE];
+}
+
+static inline bool
+qp_is_gsi(const struct srnic_qp *qp)
+{
+	return qp->qpn == SRNIC_GSI_QPN;
+}
+
 struct srnic_qp *
 srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
 {
@@ -161,6 +175,7 @@ srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
 	struct srnic_qp *qp;
 	struct srnic_srq *srq = NULL;
 	uint32_t i, idx = 0, sq_size, rq_size;
+	bool gsi;
 
 	if (pd == NULL || a == NULL || a->send_cq == NULL || a->recv_cq == NULL ||
 	    (a->comp_mask & ~(SRNIC_QP_INIT_ATTR_RESERVED - 1)) != 0) {
@@ -169,6 +184,11 @@ srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
 	}
 	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC && a->qp_type != IBV_QPT_UD) {
 		rte_errno = EOPNOTSUPP;
+		return NULL;
+	}
+	gsi = (a->comp_mask & SRNIC_QP_INIT_ATTR_GSI) != 0;
+	if (gsi && a->qp_type != IBV_QPT_UD) {
+		rte_errno = EINVAL; /* QP1 is a UD QP (IBTA 13.4.6.1) */
 		return NULL;
 	}
 	if (a->comp_mask & SRNIC_QP_INIT_ATTR_SRQ) {
@@ -225,22 +245,34 @@ srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
 	atomic_store(&qp->state, IBV_QPS_RESET);
 
 	rte_spinlock_lock(&dev->lock);
-	for (i = 0; i < SRNIC_MAX_QP; i++) {
-		idx = (dev->qp_next + i) % SRNIC_MAX_QP;
-		if (dev->qp_tbl[idx] == NULL)
-			break;
+	if (gsi) {
+		/* One GSI QP per port: QPN 1, among the special ones. */
+		if (dev->qp_special[SRNIC_GSI_QPN] != NULL) {
+			rte_spinlock_unlock(&dev->lock);
+			rte_errno = EEXIST;
+			goto fail;
+		}
+		qp->qpn = SRNIC_GSI_QPN;
+		/* fixed, as the kernel sets QP1's: IBV_QP_QKEY never changes it */
+		qp->qkey = SRNIC_GSI_QKEY;
+	} else {
+		for (i = 0; i < SRNIC_MAX_QP; i++) {
+			idx = (dev->qp_next + i) % SRNIC_MAX_QP;
+			if (dev->qp_tbl[idx] == NULL)
+				break;
+		}
+		if (i == SRNIC_MAX_QP) {
+			rte_spinlock_unlock(&dev->lock);
+			rte_errno = ENOSPC;
+			goto fail;
+		}
+		dev->qp_next = idx + 1;
+		qp->qpn = SRNIC_QPN_BASE + idx;
 	}
-	if (i == SRNIC_MAX_QP) {
-		rte_spinlock_unlock(&dev->lock);
-		rte_errno = ENOSPC;
-		goto fail;
-	}
-	dev->qp_next = idx + 1;
-	qp->qpn = SRNIC_QPN_BASE + idx;
 	if (a->qp_type == IBV_QPT_UD)
 		qp_ud_init(qp);
 	qp->gen = srnic_dev_next_gen(dev);
-	__atomic_store_n(&dev->qp_tbl[idx], qp, __ATOMIC_RELEASE);
+	__atomic_store_n(qp_slot(dev, qp->qpn), qp, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&dev->lock);
 	a->max_send_wr = sq_size;
 	a->max_recv_wr = srq != NULL ? 0 : rq_size;
@@ -288,7 +320,7 @@ srnic_destroy_qp(struct srnic_qp *qp)
 		return -EDEADLK; /* the quiesce below would wait for our own poll */
 	atomic_store(&qp->state, IBV_QPS_RESET);
 	rte_spinlock_lock(&dev->lock);
-	__atomic_store_n(&dev->qp_tbl[qp->qpn - SRNIC_QPN_BASE], NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(qp_slot(dev, qp->qpn), NULL, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&dev->lock);
 	/* No receive path finds it once every engine has left its poll; the
 	 * engine may still hold it in its active list or timer wheel, so the
@@ -467,7 +499,8 @@ qp_apply_attrs(struct srnic_qp *qp, enum ibv_qp_state cur, struct ibv_qp_attr *a
 
 	if (mask & IBV_QP_ACCESS_FLAGS)
 		qp->access = a->qp_access_flags;
-	if (mask & IBV_QP_QKEY) /* UD: read by the engine per packet, one word */
+	/* UD: read by the engine per packet, one word; QP1's is fixed */
+	if ((mask & IBV_QP_QKEY) && !qp_is_gsi(qp))
 		__atomic_store_n(&qp->qkey, a->qkey, __ATOMIC_RELAXED);
 	if (mask & IBV_QP_PATH_MTU) { /* INIT -> RTR only */
 		struct ibv_port_attr pa;
@@ -669,6 +702,8 @@ srnic_query_qp(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 			init->comp_mask = SRNIC_QP_INIT_ATTR_SRQ;
 			init->srq = qp->srq;
 		}
+		if (qp_is_gsi(qp))
+			init->comp_mask |= SRNIC_QP_INIT_ATTR_GSI;
 		init->max_inline_data = qp->sq.max_inline;
 		init->sq_sig_all = qp->sq_sig_all;
 		init->qp_type = (enum ibv_qp_type)qp->type;
@@ -712,6 +747,10 @@ post_ud_dest(struct srnic_qp *qp, const struct ibv_send_wr *wr, struct srnic_swq
 	 * QP's own Q_Key, which only it may send. */
 	w->ud.qkey = (wr->wr.ud.remote_qkey & SRNIC_QKEY_CONTROLLED) ?
 		     __atomic_load_n(&qp->qkey, __ATOMIC_RELAXED) : wr->wr.ud.remote_qkey;
+	/* GSI to GSI: QP1 takes only its well-known Q_Key (IBTA 13.4.6.1),
+	 * whatever the WR says, as the kernel's MAD layer sends it. */
+	if (qp_is_gsi(qp) && w->ud.qpn == SRNIC_GSI_QPN)
+		w->ud.qkey = SRNIC_GSI_QKEY;
 	return 0;
 }
 

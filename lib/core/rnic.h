@@ -497,6 +497,10 @@ struct srnic_neigh {
 	uint8_t live;               /* a QP looked it up: only a QP's need evicts it */
 	struct rte_ether_addr mac;
 	uint64_t last_used;         /* dev->neigh_clock at the last lookup or learn (LRU) */
+	/* srnic_dev_resolve_neigh(): an engine is to solicit it (ask), not
+	 * before ask_next_tsc again (SRNIC_ARP_RETRY_MS apart) */
+	uint8_t ask;
+	uint64_t ask_next_tsc;
 };
 
 /* ---- the device ---- */
@@ -534,8 +538,8 @@ struct srnic_dev {
 
 	rte_spinlock_t lock;            /* control path: tables below */
 	struct srnic_qp **qp_tbl;       /* by QPN - SRNIC_QPN_BASE */
-	/* QPNs below SRNIC_QPN_BASE (1: the GSI QP rdma_cm needs, issue 15):
-	 * looked up here, none created yet */
+	/* QPNs below SRNIC_QPN_BASE: 1, the GSI QP (SRNIC_QP_INIT_ATTR_GSI,
+	 * rdma_cm's CM MADs, issue 15); 0 never (no SMI on Ethernet) */
 	struct srnic_qp *qp_special[SRNIC_QPN_BASE];
 	uint32_t qp_next;
 	struct srnic_mr **mr_tbl;       /* by key index; entries read by engines */
@@ -560,6 +564,7 @@ struct srnic_dev {
 	struct srnic_neigh neigh[SRNIC_NEIGH_MAX];
 	uint64_t neigh_clock;           /* under neigh_lock: ticks per lookup/learn, for LRU */
 	_Atomic uint64_t neigh_gen;     /* bumped on every update: wakes QPs waiting for a MAC */
+	_Atomic uint32_t neigh_ask;     /* set (under neigh_lock) with an entry's ask: the next engine to poll solicits */
 };
 
 /* ---- helpers shared by control path and engines ---- */

@@ -84,7 +84,8 @@ struct rte_mbuf;
 #define SRNIC_GID_INDEX_IP 1       /**< the device's address: the one sgid_index a QP takes */
 #define SRNIC_GRH_LEN 40           /**< the GRH area at the front of every UD receive buffer */
 #define SRNIC_QKEY_CONTROLLED 0x80000000u /**< Q_Key high bit: a UD WR's remote_qkey with it means the QP's own (IBTA 10.2.5) */
-#define SRNIC_GSI_QKEY 0x80010000u /**< the well-known Q_Key of QP1 (CM MADs) */
+#define SRNIC_GSI_QKEY 0x80010000u /**< the well-known Q_Key of QP1 (CM MADs, IBTA 13.4.6.1) */
+#define SRNIC_GSI_QPN 1            /**< the GSI QP's number (SRNIC_QP_INIT_ATTR_GSI) */
 
 /** Callback for frames that are not RoCEv2 (nor ARP/ND srnic answers). */
 typedef void (*srnic_host_rx_cb)(struct srnic_dev *dev, struct rte_mbuf *m, void *arg);
@@ -150,7 +151,8 @@ struct srnic_dev_conf {
  */
 enum srnic_qp_init_attr_mask {
 	SRNIC_QP_INIT_ATTR_SRQ = 1u << 0,         /**< srq is set */
-	SRNIC_QP_INIT_ATTR_RESERVED = 1u << 1,    /**< this bit and above: refused */
+	SRNIC_QP_INIT_ATTR_GSI = 1u << 1,         /**< the device's GSI QP (QP1): srnic_create_qp() */
+	SRNIC_QP_INIT_ATTR_RESERVED = 1u << 2,    /**< this bit and above: refused */
 };
 
 /** NULL with rte_errno EINVAL for a bad field or an unknown comp_mask bit. */
@@ -179,6 +181,23 @@ uint16_t srnic_dev_nb_engines(const struct srnic_dev *dev);
  */
 int srnic_dev_add_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
 			const struct rte_ether_addr *mac);
+/**
+ * The MAC of the host at gid, for an application that needs it before any
+ * QP talks to it (rdma_resolve_addr()): a static or learned entry, or our
+ * own MAC for our own address (loopback). Not known yet: the address is
+ * made a pending entry (so that its ARP reply / neighbour advertisement is
+ * learned) and the next poll of any of the device's engines sends an ARP
+ * request (IPv4) or a neighbour solicitation (IPv6) for it, at most once
+ * per SRNIC_ARP_RETRY_MS however often this is called; call again (after
+ * polling the engines, if this thread drives them) until it returns 0 or
+ * the caller's own timeout passes. Any thread; no engine need be idle.
+ * @return 0 with *mac set; -EAGAIN (asked, not known yet); -EINVAL (NULL
+ *   argument, a GID of the other IP version, an unspecified, broadcast or
+ *   multicast address); -ENOSPC (the table is full of static entries, so
+ *   no reply could be learned).
+ */
+int srnic_dev_resolve_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
+			    struct rte_ether_addr *mac);
 
 /* ---- engine: the per-lcore loop ---- */
 
@@ -339,7 +358,8 @@ struct srnic_qp_init_attr {
 /**
  * A QP served by the engine of its CQs. NULL with rte_errno EINVAL for a
  * bad attribute or an unknown comp_mask bit, EOPNOTSUPP for a type other
- * than RC, UC and UD.
+ * than RC, UC and UD, EEXIST for a second GSI QP (below), ENOSPC with
+ * SRNIC_MAX_QP QPs.
  *
  * UC (IBTA 9.8): SEND and RDMA WRITE, with or without immediate, split by
  * the path MTU as RC, with no ACK, no retransmission, no READ or atomics
@@ -368,8 +388,24 @@ struct srnic_qp_init_attr {
  * wc_flags has IBV_WC_GRH, pkey_index is 0, sl the 802.1Q priority (0
  * untagged), slid 0. A receive WQE too small for GRH + payload completes
  * with IBV_WC_LOC_LEN_ERR and the QP goes to ERR. A UD WR's AH must be of
- * the QP's PD (else EINVAL at post, as for a WR with no AH). srnic has no SQE state: a local error of a UC or UD send WR (a bad
- * lkey) moves the QP to ERR, as for RC.
+ * the QP's PD (else EINVAL at post, as for a WR with no AH). srnic has no
+ * SQE state: a local error of a UC or UD send WR (a bad lkey) moves the QP
+ * to ERR, as for RC.
+ *
+ * GSI (IBTA 13.4, QP1: where rdma_cm's CM MADs go): comp_mask
+ * SRNIC_QP_INIT_ATTR_GSI with qp_type IBV_QPT_UD makes the device's one
+ * GSI QP, QPN SRNIC_GSI_QPN (1); a second one while it lives fails with
+ * rte_errno EEXIST, the bit with another qp_type with EINVAL; once
+ * srnic_destroy_qp() returns, QPN 1 is free for a new one. It is a UD QP
+ * in all else (modify RESET -> INIT -> RTR -> RTS, AH sends, GRH area,
+ * wc.src_qp) with one difference, as the kernel fixes QP1's: its Q_Key is
+ * SRNIC_GSI_QKEY whatever IBV_QP_QKEY says (modify accepts the bit where
+ * UD takes it and keeps SRNIC_GSI_QKEY; query shows it). So it receives
+ * only packets whose DETH Q_Key is SRNIC_GSI_QKEY (others: rx_ud_qkey_err),
+ * and its sends to remote QPN 1 carry SRNIC_GSI_QKEY whatever the WR's
+ * remote_qkey; to other QPNs, the WR's (controlled: SRNIC_GSI_QKEY). Its
+ * UDP source port is 55410, as rxe's QP1 (the rdma_cm capture). Nothing
+ * lives at QPN 0 (no SMI on Ethernet): packets to it are dropped, rx_no_qp.
  */
 struct srnic_qp *srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *attr);
 /** Its completions still in its CQs go with it. -EDEADLK from inside a poll of its device. */

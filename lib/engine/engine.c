@@ -791,6 +791,8 @@ srnic_engine_poll(struct srnic_engine *eng)
 		srnic_recv_burst(eng, pkts, r, SRNIC_PARSE_F_NO_ICRC);
 	eng_bury(eng);
 	tw_advance(eng);
+	if (unlikely(atomic_load_explicit(&eng->dev->neigh_ask, memory_order_relaxed) != 0))
+		srnic_neigh_ask_run(eng); /* srnic_dev_resolve_neigh() asked */
 	if (unlikely(eng->nb_arp_wait > 0) &&
 	    atomic_load_explicit(&eng->dev->neigh_gen, memory_order_acquire) != eng->neigh_gen_seen)
 		eng_neigh_changed(eng);

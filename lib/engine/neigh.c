@@ -190,6 +190,82 @@ srnic_dev_add_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
 				  SRNIC_NEIGH_SRC_STATIC);
 }
 
+/* A GID a neighbour can have: of the device's IP version, a unicast
+ * address (not 0.0.0.0, ::, broadcast or multicast). */
+static bool
+neigh_gid_ok(const struct srnic_dev *dev, const union ibv_gid *gid)
+{
+	static const uint8_t unspec[16];
+
+	if (srnic_gid_is_v4mapped(gid) != (dev->ip_ver == 4))
+		return false;
+	if (dev->ip_ver == 4) {
+		const uint8_t *a = &gid->raw[12];
+
+		return memcmp(a, unspec, 4) != 0 && (a[0] & 0xf0) != 0xe0 && /* 224/4 */
+		       !(a[0] == 0xff && a[1] == 0xff && a[2] == 0xff && a[3] == 0xff);
+	}
+	return memcmp(gid->raw, unspec, 16) != 0 && gid->raw[0] != 0xff; /* ff00::/8 */
+}
+
+/* The entry of ip made or kept pending, and marked for an engine to
+ * solicit if the last ask is SRNIC_ARP_RETRY_MS old. 0; -ENOSPC (the
+ * table is full of static entries: a reply would not be learned). */
+static int
+neigh_ask(struct srnic_dev *dev, const uint8_t *ip)
+{
+	uint64_t now = rte_get_timer_cycles();
+	struct srnic_neigh *n;
+	int rc = 0;
+
+	rte_spinlock_lock(&dev->neigh_lock);
+	n = neigh_find(dev, ip);
+	if (n == NULL) {
+		n = neigh_victim(dev, true);
+		if (n == NULL) {
+			rc = -ENOSPC;
+			goto out;
+		}
+		neigh_fill(dev, n, ip, NULL, SRNIC_NEIGH_PENDING, true);
+	} else {
+		/* learned between the lookup and here: the caller's next
+		 * call finds it; nothing to ask */
+		if (n->state != SRNIC_NEIGH_PENDING)
+			goto out;
+		n->live = 1;
+		n->last_used = ++dev->neigh_clock;
+	}
+	if (now >= n->ask_next_tsc) {
+		n->ask = 1;
+		n->ask_next_tsc = now + rte_get_timer_hz() / 1000 * SRNIC_ARP_RETRY_MS;
+		/* inside the lock: an engine that sees it scans after us */
+		atomic_store_explicit(&dev->neigh_ask, 1, memory_order_release);
+	}
+out:
+	rte_spinlock_unlock(&dev->neigh_lock);
+	return rc;
+}
+
+int
+srnic_dev_resolve_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
+			struct rte_ether_addr *mac)
+{
+	const uint8_t *ip;
+	int rc;
+
+	if (dev == NULL || gid == NULL || mac == NULL || !neigh_gid_ok(dev, gid))
+		return -EINVAL;
+	ip = dev->ip_ver == 4 ? &gid->raw[12] : gid->raw;
+	if (memcmp(ip, dev->ip, ip_len(dev)) == 0) {
+		*mac = dev->mac; /* ourselves: loopback */
+		return 0;
+	}
+	if (srnic_neigh_lookup(dev, ip, mac) == 0)
+		return 0;
+	rc = neigh_ask(dev, ip);
+	return rc != 0 ? rc : -EAGAIN;
+}
+
 static void
 neigh_tx(struct srnic_engine *eng, struct rte_mbuf *m, enum srnic_stat s)
 {
@@ -426,4 +502,30 @@ srnic_neigh_solicit(struct srnic_engine *eng, const uint8_t *ip)
 		if (m != NULL)
 			neigh_tx(eng, m, SRNIC_STAT_TX_ND);
 	}
+}
+
+void
+srnic_neigh_ask_run(struct srnic_engine *eng)
+{
+	struct srnic_dev *dev = eng->dev;
+	uint8_t ip[SRNIC_NEIGH_MAX][16];
+	unsigned int i, n = 0;
+
+	/* one engine takes the batch; a later ask sets the flag again */
+	if (atomic_exchange_explicit(&dev->neigh_ask, 0, memory_order_acq_rel) == 0)
+		return;
+	rte_spinlock_lock(&dev->neigh_lock);
+	for (i = 0; i < SRNIC_NEIGH_MAX; i++) {
+		struct srnic_neigh *e = &dev->neigh[i];
+
+		if (!e->ask)
+			continue;
+		e->ask = 0;
+		if (e->state == SRNIC_NEIGH_PENDING)
+			memcpy(ip[n++], e->ip, 16);
+	}
+	rte_spinlock_unlock(&dev->neigh_lock);
+	/* outside the lock: building and queueing a frame is not the table's */
+	for (i = 0; i < n; i++)
+		srnic_neigh_solicit(eng, ip[i]);
 }
