@@ -1675,7 +1675,9 @@ srnic_cm_id_set_local_id(struct srnic_cm_id *id, uint32_t local_id)
 	cm = id->cm;
 	pthread_mutex_lock(&cm->lock);
 	o = id_find(cm, local_id);
-	if (id->state != SRNIC_CM_IDLE || id->sent_any || id->user_gone)
+	/* IDLE, or a REQ's new id not answered yet: the peer knows no ID of it */
+	if ((id->state != SRNIC_CM_IDLE && id->state != SRNIC_CM_REQ_RCVD) || id->sent_any ||
+	    id->user_gone)
 		rc = -EINVAL;
 	else if (o != NULL && o != id)
 		rc = -EEXIST;
