@@ -1479,6 +1479,15 @@ qp1_up(struct srnic_cm *cm)
 	return srnic_modify_qp(cm->qp1, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 }
 
+/* The buffers go once no mbuf in flight points into them (zero-copy TX). */
+static void
+cm_mem_release(void *addr, size_t length, void *arg)
+{
+	RTE_SET_USED(length);
+	RTE_SET_USED(arg);
+	rte_free(addr);
+}
+
 static void
 cm_free(struct srnic_cm *cm)
 {
@@ -1487,10 +1496,11 @@ cm_free(struct srnic_cm *cm)
 	if (cm->cq != NULL)
 		srnic_destroy_cq(cm->cq);
 	if (cm->mr != NULL)
-		srnic_dereg_mr(cm->mr);
+		srnic_dereg_mr(cm->mr); /* cm_mem_release() frees cm->mem */
+	else
+		rte_free(cm->mem);
 	if (cm->pd != NULL)
 		srnic_dealloc_pd(cm->pd);
-	rte_free(cm->mem);
 	pthread_mutex_destroy(&cm->lock);
 	free(cm);
 }
@@ -1542,7 +1552,8 @@ srnic_cm_create(struct srnic_dev *dev, struct srnic_engine *eng)
 	cm->mem = rte_zmalloc("srnic_cm", len, 64);
 	if (cm->pd == NULL || cm->mem == NULL)
 		goto fail;
-	cm->mr = srnic_reg_mr(cm->pd, cm->mem, len, IBV_ACCESS_LOCAL_WRITE);
+	cm->mr = srnic_reg_mr_cb(cm->pd, cm->mem, len, IBV_ACCESS_LOCAL_WRITE, cm_mem_release,
+				 NULL);
 	cm->cq = srnic_create_cq(dev, CM_NRECV + CM_NSEND, eng);
 	if (cm->mr == NULL || cm->cq == NULL)
 		goto fail;
