@@ -87,6 +87,7 @@ struct srnic_cm_id {
 	bool user_gone;            /* srnic_cm_destroy_id() returned: no events */
 	bool in_table;
 	unsigned int in_handler;
+	unsigned int waiters;      /* srnic_cm_destroy_id() calls waiting for the handler */
 	pthread_t handler_thread;
 	struct srnic_ah *ah;
 	/* the connection (ib_cm's cm_id_private) */
@@ -339,7 +340,7 @@ id_alloc(struct srnic_cm *cm, srnic_cm_handler handler, void *context)
 static void
 id_maybe_free(struct srnic_cm *cm, struct srnic_cm_id *id)
 {
-	if (!id->user_gone || id->in_handler > 0 || id->timer != CM_TMR_NONE)
+	if (!id->user_gone || id->in_handler > 0 || id->waiters > 0 || id->timer != CM_TMR_NONE)
 		return;
 	if (id->state != SRNIC_CM_IDLE && id->state != SRNIC_CM_LISTEN)
 		return;
@@ -701,12 +702,15 @@ srnic_cm_destroy_id(struct srnic_cm_id *id)
 		return -EINVAL;
 	}
 	cm_destroy_locked(cm, id);
-	/* a handler running for it on another thread: wait for its return */
+	/* a handler running for it on another thread: wait for its return
+	 * (waiters keeps the id from being freed by the poll meanwhile) */
+	id->waiters++;
 	while (id->in_handler > 0 && !pthread_equal(id->handler_thread, pthread_self())) {
 		pthread_mutex_unlock(&cm->lock);
 		sched_yield();
 		pthread_mutex_lock(&cm->lock);
 	}
+	id->waiters--;
 	id_maybe_free(cm, id);
 	pthread_mutex_unlock(&cm->lock);
 	return 0;

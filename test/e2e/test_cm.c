@@ -27,11 +27,13 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <pthread.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_pause.h>
 
 #include "srnic.h"
 #include "srnic_cm.h"
@@ -81,6 +83,7 @@ struct side {
 	unsigned int nevs;
 	uint32_t force_local_id;    /* set on the next REQ_RECEIVED id (golden) */
 	bool reject_in_handler;     /* REJ CONSUMER_DEFINED from the handler */
+	bool block_in_handler;      /* REQ_RECEIVED: wait for another thread's destroy */
 	/* MADs this side received (logged by the lossy filter) */
 	uint8_t mads[MAX_MADS][SRNIC_MAD_LEN];
 	unsigned int nmads;
@@ -93,6 +96,16 @@ struct rule {
 };
 
 static struct side S[2];
+/* test_threads: the handler and the other thread meet here */
+static struct {
+	struct srnic_cm_id *blocked_id;
+	bool destroy_called;
+	bool handler_done;
+	bool done_at_return;        /* handler_done when srnic_cm_destroy_id() returned */
+	int destroy_rc;
+	struct srnic_cm_id *ids[NCONN];
+	int req_rc[NCONN];
+} T;
 static uint8_t g_plt = PLT;         /* packet life time req_param() gives */
 static struct rule rules[MAX_RULES];
 static unsigned int nrules;
@@ -141,6 +154,8 @@ drop(int from, uint16_t attr, uint32_t skip, uint32_t count)
 	rules[nrules++] = (struct rule){ .from = from, .attr = attr, .skip = skip, .count = count };
 }
 
+static uint64_t deadline_in(uint64_t us);
+
 static int
 handler(struct srnic_cm_id *id, const struct srnic_cm_event *e)
 {
@@ -163,6 +178,18 @@ handler(struct srnic_cm_id *id, const struct srnic_cm_event *e)
 	if (e->type == SRNIC_CM_EV_REQ_RECEIVED && s->force_local_id != 0) {
 		assert_int_equal(srnic_cm_id_set_local_id(id, s->force_local_id), 0);
 		s->force_local_id = 0;
+	}
+	if (e->type == SRNIC_CM_EV_REQ_RECEIVED && s->block_in_handler) {
+		uint64_t until;
+
+		__atomic_store_n(&T.blocked_id, id, __ATOMIC_RELEASE);
+		while (!__atomic_load_n(&T.destroy_called, __ATOMIC_ACQUIRE))
+			rte_pause();
+		/* a destroy that did not wait for us would return meanwhile */
+		until = deadline_in(20000);
+		while (rte_get_timer_cycles() < until)
+			rte_pause();
+		__atomic_store_n(&T.handler_done, true, __ATOMIC_RELEASE);
 	}
 	if (e->type == SRNIC_CM_EV_REQ_RECEIVED && s->reject_in_handler) {
 		static const char why[] = "no thanks";
@@ -310,6 +337,7 @@ setup(void **state)
 		S[i].nmads = 0;
 		S[i].force_local_id = 0;
 		S[i].reject_in_handler = false;
+		S[i].block_in_handler = false;
 		S[i].cm = srnic_cm_create(S[i].dev, S[i].eng);
 		if (S[i].cm == NULL) {
 			fprintf(stderr, "srnic_cm_create: %s\n", rte_strerror(rte_errno));
@@ -1274,6 +1302,97 @@ test_bad_mads(void **state)
 	assert_non_null(S[0].cm);
 }
 
+/* The destroyer: waits for the handler to block, destroys its id. */
+static void *
+destroyer(void *arg)
+{
+	struct srnic_cm_id *id;
+
+	(void)arg;
+	while ((id = __atomic_load_n(&T.blocked_id, __ATOMIC_ACQUIRE)) == NULL)
+		rte_pause();
+	__atomic_store_n(&T.destroy_called, true, __ATOMIC_RELEASE);
+	T.destroy_rc = srnic_cm_destroy_id(id);
+	T.done_at_return = __atomic_load_n(&T.handler_done, __ATOMIC_ACQUIRE);
+	return NULL;
+}
+
+/* Another thread sends REQs while this one polls. */
+static void *
+connector(void *arg)
+{
+	struct srnic_cm_req_param p;
+	unsigned int i;
+
+	(void)arg;
+	for (i = 0; i < NCONN; i++) {
+		req_param(&p, 0x500 + i, SID + 1);
+		T.req_rc[i] = srnic_cm_send_req(T.ids[i], &p);
+	}
+	return NULL;
+}
+
+/*
+ * Threads (srnic_cm.h): a destroy from another thread waits for the
+ * handler running for that id, and no event comes for it afterwards;
+ * calls from another thread while this one polls.
+ */
+static void
+test_threads(void **state)
+{
+	struct srnic_cm_req_param p;
+	struct srnic_cm_id *l, *a;
+	pthread_t th;
+	unsigned int i, nev;
+	struct ev *v;
+
+	(void)state;
+	memset(&T, 0, sizeof(T));
+	l = listen_on(1, SID);
+	S[1].block_in_handler = true;
+	assert_int_equal(pthread_create(&th, NULL, destroyer, NULL), 0);
+	a = srnic_cm_create_id(S[0].cm, handler, &S[0]);
+	req_param(&p, 0x95, SID);
+	assert_int_equal(srnic_cm_send_req(a, &p), 0);
+	RUN_UNTIL(__atomic_load_n(&T.handler_done, __ATOMIC_ACQUIRE));
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(T.destroy_rc, 0);
+	assert_true(T.done_at_return);
+	S[1].block_in_handler = false;
+	/* the destroy in REQ_RCVD answered the REQ: REJ CONSUMER_DEFINED */
+	RUN_UNTIL((v = ev_find(0, SRNIC_CM_EV_REJ_RECEIVED, a, 0)) != NULL);
+	assert_int_equal(v->e.param.rej.reason, SRNIC_CM_REJ_CONSUMER_DEFINED);
+	nev = S[1].nevs;
+	for (i = 0; i < 256; i++)
+		poll_all();
+	assert_int_equal(S[1].nevs, nev); /* nothing for the destroyed id */
+	assert_int_equal(srnic_cm_destroy_id(a), 0);
+	assert_int_equal(srnic_cm_destroy_id(l), 0);
+	/* REQs from another thread while this one polls */
+	l = listen_on(1, SID + 1);
+	for (i = 0; i < NCONN; i++) {
+		T.ids[i] = srnic_cm_create_id(S[0].cm, handler, &S[0]);
+		assert_non_null(T.ids[i]);
+	}
+	nev = ev_count(1, SRNIC_CM_EV_REQ_RECEIVED);
+	assert_int_equal(pthread_create(&th, NULL, connector, NULL), 0);
+	RUN_UNTIL(ev_count(1, SRNIC_CM_EV_REQ_RECEIVED) == nev + NCONN);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	for (i = 0; i < NCONN; i++) {
+		assert_int_equal(T.req_rc[i], 0);
+		v = ev_find(1, SRNIC_CM_EV_REQ_RECEIVED, NULL, nev + i);
+		/* answered with REJ from here, the REQs' senders told */
+		assert_int_equal(srnic_cm_send_rej(v->id, SRNIC_CM_REJ_NO_QP, NULL, 0, NULL, 0), 0);
+	}
+	RUN_UNTIL(ev_count(0, SRNIC_CM_EV_REJ_RECEIVED) == 1 + NCONN);
+	for (i = 0; i < NCONN; i++) {
+		v = ev_find(1, SRNIC_CM_EV_REQ_RECEIVED, NULL, nev + i);
+		assert_int_equal(srnic_cm_destroy_id(v->id), 0);
+		assert_int_equal(srnic_cm_destroy_id(T.ids[i]), 0);
+	}
+	assert_int_equal(srnic_cm_destroy_id(l), 0);
+}
+
 /* ---- the golden: srnic's MADs with the capture's parameters are its MADs ---- */
 
 static void
@@ -1417,6 +1536,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_dup_req, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_req_dead_peer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_mads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
