@@ -86,6 +86,46 @@ rand24(void)
 
 static void cma_tick(void *arg);
 
+/* At exit, as the kernel does when a process's rdma_cm file closes: every
+ * id still there is destroyed (an established connection sends its DREQ,
+ * a DREQ received gets its DREP, a request its REJ), and the CM runs until
+ * they are out. */
+static void
+cma_exit(void)
+{
+	struct cma_id *id;
+	bool any = false;
+
+	for (;;) {
+		struct srnic_cm_id *cmid = NULL;
+
+		pthread_mutex_lock(&cma_lock);
+		TAILQ_FOREACH(id, &cma.ids, link)
+			if (id->cm_id != NULL) {
+				cmid = id->cm_id;
+				id->cm_id = NULL;
+				id->state = CMA_DESTROYING;
+				break;
+			}
+		pthread_mutex_unlock(&cma_lock);
+		if (cmid == NULL)
+			break;
+		if (srnic_cm_id_state(cmid) == SRNIC_CM_DREQ_RCVD)
+			srnic_cm_send_drep(cmid, NULL, 0);
+		srnic_cm_destroy_id(cmid);
+		any = true;
+	}
+	if (any) {
+		uint64_t end = now_ms() + CMA_EXIT_DRAIN_MS;
+		struct timespec ts = { .tv_nsec = 100000 };
+
+		while (now_ms() < end) {
+			srnic_verbs_cm_progress();
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
 /* Start (once): the device of srnic's libibverbs, its CM, one verbs
  * context for every id (rdma-core's cma_device), our address. */
 int
@@ -131,6 +171,8 @@ cma_init(void)
 	cma.max_resp_res = (uint8_t)RTE_MIN(da.max_qp_rd_atom, 255);
 	cma.max_init_depth = (uint8_t)RTE_MIN(da.max_qp_init_rd_atom, 255);
 	srnic_verbs_set_cm_hook(cma_tick, NULL);
+	/* after libibverbs' own (atexit runs it first): the CM still runs */
+	atexit(cma_exit);
 out:
 	pthread_mutex_unlock(&cma_lock);
 	return cma.err != 0 ? err(cma.err) : 0;

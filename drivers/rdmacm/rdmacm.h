@@ -45,6 +45,10 @@
 #define CMA_PORT_MAX 60999
 #define CMA_DEFAULT_BACKLOG 1024
 #define CMA_SYNC_TIMEOUT_MS 2000    /* rdma_create_ep's address and route resolution */
+/* at exit, after the ids' DREQ / DREP / REJ went to the CM: the engine
+ * and the CM run this long more, so the MADs leave before the process
+ * does (Linux's kernel outlives the process and sends them anyway) */
+#define CMA_EXIT_DRAIN_MS 20
 #define CMA_PDATA_MAX 256           /* an event's private data copy (RTU's 224 the largest) */
 
 enum cma_state {
