@@ -88,13 +88,13 @@ static void cma_tick(void *arg);
 
 /* At exit, as the kernel does when a process's rdma_cm file closes: every
  * id still there is destroyed (an established connection sends its DREQ,
- * a DREQ received gets its DREP, a request its REJ), and the CM runs until
- * they are out. */
+ * a DREQ received gets its DREP, a request its REJ), and the engine and
+ * the CM run CMA_EXIT_DRAIN_MS more, so those and the MADs of the
+ * program's last calls leave before the process does. */
 static void
 cma_exit(void)
 {
 	struct cma_id *id;
-	bool any = false;
 
 	for (;;) {
 		struct srnic_cm_id *cmid = NULL;
@@ -113,9 +113,10 @@ cma_exit(void)
 		if (srnic_cm_id_state(cmid) == SRNIC_CM_DREQ_RCVD)
 			srnic_cm_send_drep(cmid, NULL, 0);
 		srnic_cm_destroy_id(cmid);
-		any = true;
 	}
-	if (any) {
+	/* also what the program's own last calls sent (a DREP from its
+	 * rdma_destroy_id just before exit) */
+	{
 		uint64_t end = now_ms() + CMA_EXIT_DRAIN_MS;
 		struct timespec ts = { .tv_nsec = 100000 };
 
@@ -496,6 +497,9 @@ cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 	int rc = 0;
 
 	pthread_mutex_lock(&cma_lock);
+	if (cma.trace)
+		cma_log("id %p: CM %s (cm state %s)", (void *)id, srnic_cm_event_str(ev->type),
+			srnic_cm_state_str(srnic_cm_id_state(cmid)));
 	if (id == NULL || id->state == CMA_DESTROYING) {
 		pthread_mutex_unlock(&cma_lock);
 		return 0;
@@ -1590,6 +1594,9 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 			continue;
 		}
 		e->owner->events_reported++;
+		if (cma.trace)
+			cma_log("id %p: %s status %d", (void *)cma_id(e->ev.id),
+				rdma_event_str(e->ev.event), e->ev.status);
 		if (e->kind == CMA_EV_CONN_REQ) {
 			struct cma_id *l = cma_id(e->ev.listen_id);
 			struct cma_id *c = cma_id(e->ev.id);
