@@ -155,6 +155,9 @@ rdma_create_ep(struct rdma_cm_id **out, struct rdma_addrinfo *res, struct ibv_pd
 
 	if (out == NULL || res == NULL)
 		return err(EINVAL);
+	/* the QP type is the address's, as rdma-core's (rdma_client leaves it 0) */
+	if (qp_init_attr != NULL)
+		qp_init_attr->qp_type = (enum ibv_qp_type)res->ai_qp_type;
 	if (cma_create_id_qpt(NULL, &id, NULL, (enum rdma_port_space)res->ai_port_space,
 			      (enum ibv_qp_type)res->ai_qp_type) != 0)
 		return -1;
