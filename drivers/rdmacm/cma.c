@@ -50,12 +50,16 @@ static struct {
 	bool trace;                     /* SRNIC_RDMACM_TRACE=1: a line per listen */
 } cma = { .ids = TAILQ_HEAD_INITIALIZER(cma.ids) };
 
+static uint64_t now_ms(void);
+
 void
 cma_log(const char *fmt, ...)
 {
 	va_list ap;
 
 	fputs("srnic librdmacm: ", stderr);
+	if (cma.trace)
+		fprintf(stderr, "[%llu ms] ", (unsigned long long)(now_ms() % 1000000));
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

@@ -14,7 +14,7 @@ timeouts are failure guards only.
 
   rdmacm_test.py --lib BUILD/drivers/verbs CASE
 
-CASE: symbols | rping | perftest | ucmatose | rdma_server | udaddy | fio | af_packet
+CASE: symbols | rping | perftest | ucmatose | rdma_server | udaddy | fio | api | af_packet
 """
 import argparse
 import os
@@ -250,6 +250,27 @@ def case_fio():
         print("ok fio rdma_%s: %d x 4 KiB" % (verb, n), flush=True)
 
 
+# ---- rdmacm_api: rejects with private data, errors, migrate, non-blocking fd ----
+
+API = None
+
+
+def case_api():
+    if API is None:
+        print("skip: rdmacm_api not built (no librdmacm pkg-config: apt-get install librdmacm-dev)")
+        sys.exit(vt.SKIP)
+    port = str(vt.free_tcp_port())
+    p = memif_pair("api", [API, "server", SERVER_IP, port], [API, "client", SERVER_IP, port])
+    if p.ok(ignore=r"is not srnic0's address"):
+        for side, out in (("server", p.out_s), ("client", p.out_c)):
+            n = len([l for l in out.splitlines() if l.startswith("ok ")])
+            check("%s: all ok" % side in out, "api: %s reports all ok" % side)
+            want = {"server": 25, "client": 35}[side]
+            check(n >= want, "api: %s passed %d checks, want %d" % (side, n, want))
+            check("FAIL" not in out, "api: %s has no FAIL line" % side)
+            print("ok api %s: %d checks" % (side, n), flush=True)
+
+
 # ---- af_packet on a veth pair in a namespace of our own ----
 
 def case_af_packet():
@@ -286,6 +307,7 @@ CASES = {
     "rdma_server": case_rdma_server,
     "udaddy": case_udaddy,
     "fio": case_fio,
+    "api": case_api,
     "af_packet": case_af_packet,
 }
 
@@ -293,8 +315,11 @@ CASES = {
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True, help="the folder with srnic's libibverbs.so.1")
+    ap.add_argument("--api", help="test/rdmacm/rdmacm_api, built against the system's librdmacm")
     ap.add_argument("case", choices=sorted(CASES))
     a = ap.parse_args()
+    global API
+    API = a.api
     vt.LIB = os.path.abspath(a.lib)
     for tool in ("rping", "ucmatose", "ib_send_lat"):
         if shutil.which(tool) is None:
