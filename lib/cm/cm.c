@@ -87,6 +87,7 @@ struct srnic_cm_id {
 	bool user_gone;            /* srnic_cm_destroy_id() returned: no events */
 	bool in_table;
 	unsigned int in_handler;
+	unsigned int waiters;      /* srnic_cm_destroy_id() calls waiting for the handler */
 	pthread_t handler_thread;
 	struct srnic_ah *ah;
 	/* the connection (ib_cm's cm_id_private) */
@@ -339,7 +340,7 @@ id_alloc(struct srnic_cm *cm, srnic_cm_handler handler, void *context)
 static void
 id_maybe_free(struct srnic_cm *cm, struct srnic_cm_id *id)
 {
-	if (!id->user_gone || id->in_handler > 0 || id->timer != CM_TMR_NONE)
+	if (!id->user_gone || id->in_handler > 0 || id->waiters > 0 || id->timer != CM_TMR_NONE)
 		return;
 	if (id->state != SRNIC_CM_IDLE && id->state != SRNIC_CM_LISTEN)
 		return;
@@ -701,12 +702,15 @@ srnic_cm_destroy_id(struct srnic_cm_id *id)
 		return -EINVAL;
 	}
 	cm_destroy_locked(cm, id);
-	/* a handler running for it on another thread: wait for its return */
+	/* a handler running for it on another thread: wait for its return
+	 * (waiters keeps the id from being freed by the poll meanwhile) */
+	id->waiters++;
 	while (id->in_handler > 0 && !pthread_equal(id->handler_thread, pthread_self())) {
 		pthread_mutex_unlock(&cm->lock);
 		sched_yield();
 		pthread_mutex_lock(&cm->lock);
 	}
+	id->waiters--;
 	id_maybe_free(cm, id);
 	pthread_mutex_unlock(&cm->lock);
 	return 0;
@@ -1479,6 +1483,15 @@ qp1_up(struct srnic_cm *cm)
 	return srnic_modify_qp(cm->qp1, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 }
 
+/* The buffers go once no mbuf in flight points into them (zero-copy TX). */
+static void
+cm_mem_release(void *addr, size_t length, void *arg)
+{
+	RTE_SET_USED(length);
+	RTE_SET_USED(arg);
+	rte_free(addr);
+}
+
 static void
 cm_free(struct srnic_cm *cm)
 {
@@ -1487,10 +1500,11 @@ cm_free(struct srnic_cm *cm)
 	if (cm->cq != NULL)
 		srnic_destroy_cq(cm->cq);
 	if (cm->mr != NULL)
-		srnic_dereg_mr(cm->mr);
+		srnic_dereg_mr(cm->mr); /* cm_mem_release() frees cm->mem */
+	else
+		rte_free(cm->mem);
 	if (cm->pd != NULL)
 		srnic_dealloc_pd(cm->pd);
-	rte_free(cm->mem);
 	pthread_mutex_destroy(&cm->lock);
 	free(cm);
 }
@@ -1542,7 +1556,8 @@ srnic_cm_create(struct srnic_dev *dev, struct srnic_engine *eng)
 	cm->mem = rte_zmalloc("srnic_cm", len, 64);
 	if (cm->pd == NULL || cm->mem == NULL)
 		goto fail;
-	cm->mr = srnic_reg_mr(cm->pd, cm->mem, len, IBV_ACCESS_LOCAL_WRITE);
+	cm->mr = srnic_reg_mr_cb(cm->pd, cm->mem, len, IBV_ACCESS_LOCAL_WRITE, cm_mem_release,
+				 NULL);
 	cm->cq = srnic_create_cq(dev, CM_NRECV + CM_NSEND, eng);
 	if (cm->mr == NULL || cm->cq == NULL)
 		goto fail;
@@ -1675,7 +1690,9 @@ srnic_cm_id_set_local_id(struct srnic_cm_id *id, uint32_t local_id)
 	cm = id->cm;
 	pthread_mutex_lock(&cm->lock);
 	o = id_find(cm, local_id);
-	if (id->state != SRNIC_CM_IDLE || id->sent_any || id->user_gone)
+	/* IDLE, or a REQ's new id not answered yet: the peer knows no ID of it */
+	if ((id->state != SRNIC_CM_IDLE && id->state != SRNIC_CM_REQ_RCVD) || id->sent_any ||
+	    id->user_gone)
 		rc = -EINVAL;
 	else if (o != NULL && o != id)
 		rc = -EEXIST;
