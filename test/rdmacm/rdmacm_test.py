@@ -245,8 +245,9 @@ def case_fio():
     for verb in ("write", "read"):
         common = ["--ioengine=rdma", "--port=" + port, "--bs=4k", "--size=%dk" % (4 * n),
                   "--verb=" + verb]
+        # (fio takes an engine's options only after --ioengine)
         p = memif_pair("fio_" + verb, ["fio", "--name=s", "--rw=read"] + common,
-                       ["fio", "--name=c", "--hostname=" + SERVER_IP, "--rw=write"] + common)
+                       ["fio", "--name=c", "--rw=write"] + common + ["--hostname=" + SERVER_IP])
         if not p.ok():
             continue
         m = re.search(r"issued rwts: total=(\d+),(\d+)", p.out_c)
