@@ -200,6 +200,33 @@ gid_from_ipv4(union ibv_gid *gid, struct in_addr a)
 	memcpy(&gid->raw[12], &a, 4);
 }
 
+/* An IPv4 address as AF_INET, also when it comes as IPv6 (::ffff:a.b.c.d,
+ * or :: for any: what getaddrinfo gives where no interface has IPv4, as
+ * in a fresh network namespace; Linux's rdma_cm takes both). False for
+ * other addresses. */
+static bool
+as_ipv4(const struct sockaddr *a, struct sockaddr_in *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->sin_family = AF_INET;
+	if (a->sa_family == AF_INET) {
+		*out = *(const struct sockaddr_in *)a;
+		return true;
+	}
+	if (a->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)a;
+
+		out->sin_port = s6->sin6_port;
+		if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+			memcpy(&out->sin_addr, &s6->sin6_addr.s6_addr[12], 4);
+			return true;
+		}
+		if (IN6_IS_ADDR_UNSPECIFIED(&s6->sin6_addr))
+			return true;
+	}
+	return false;
+}
+
 static struct sockaddr_in *
 src_sin(struct cma_id *id)
 {
@@ -229,12 +256,13 @@ port_taken(enum rdma_port_space ps, uint16_t port, const struct cma_id *self)
 static int
 bind_locked(struct cma_id *id, const struct sockaddr *addr)
 {
-	const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+	struct sockaddr_in v4;
+	const struct sockaddr_in *sin = &v4;
 	uint16_t port;
 
 	if (addr == NULL)
 		return err(EINVAL);
-	if (addr->sa_family != AF_INET) {
+	if (!as_ipv4(addr, &v4)) {
 		if (addr->sa_family == AF_INET6 || addr->sa_family == AF_IB)
 			cma_log("rdma_bind_addr: srnic0 is IPv4 only (SRNIC_IP=%s)", inet_ntoa(cma.ip));
 		return err(EAFNOSUPPORT);
@@ -1126,12 +1154,13 @@ rdma_resolve_addr(struct rdma_cm_id *rid, struct sockaddr *src_addr, struct sock
 		  int timeout_ms)
 {
 	struct cma_id *id = cma_id(rid);
-	const struct sockaddr_in *d = (const struct sockaddr_in *)dst_addr;
+	struct sockaddr_in dv4;
+	const struct sockaddr_in *d = &dv4;
 	int rc = 0;
 
 	if (dst_addr == NULL)
 		return err(EINVAL);
-	if (dst_addr->sa_family != AF_INET) {
+	if (!as_ipv4(dst_addr, &dv4) || dv4.sin_addr.s_addr == INADDR_ANY) {
 		cma_log("rdma_resolve_addr: srnic0 is IPv4 only (SRNIC_IP=%s): give an IPv4 "
 			"destination", inet_ntoa(cma.ip));
 		return err(EAFNOSUPPORT);
@@ -1140,8 +1169,9 @@ rdma_resolve_addr(struct rdma_cm_id *rid, struct sockaddr *src_addr, struct sock
 	if (id->state == CMA_IDLE) {
 		struct sockaddr_in any = { .sin_family = AF_INET };
 
-		if (src_addr != NULL && src_addr->sa_family == AF_INET)
-			any = *(const struct sockaddr_in *)src_addr;
+		if (src_addr != NULL && !as_ipv4(src_addr, &any))
+			any.sin_addr.s_addr = INADDR_ANY;
+		any.sin_family = AF_INET;
 		if (any.sin_addr.s_addr == INADDR_ANY)
 			any.sin_addr = cma.ip;
 		rc = bind_locked(id, (struct sockaddr *)&any);
@@ -1567,22 +1597,26 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 	struct cma_channel *ch;
 	struct cma_event *e;
 	uint64_t n;
+	int fd;
 
 	if (channel == NULL || event == NULL)
 		return err(EINVAL);
 	ch = cma_chan(channel);
+	fd = channel->fd;
 	for (;;) {
 		if (!cma.priv.progress_thread) {
 			/* nobody else polls the engine and the CM: we do, until
 			 * an event is there (or once, on a non-blocking fd) */
-			struct pollfd pfd = { .fd = channel->fd, .events = POLLIN };
-			bool nonblock = (fcntl(channel->fd, F_GETFL) & O_NONBLOCK) != 0;
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+			bool nonblock = (fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
 
 			do {
 				srnic_verbs_cm_progress();
 			} while (!nonblock && poll(&pfd, 1, 0) == 0);
 		}
-		if (read(channel->fd, &n, sizeof(n)) != sizeof(n))
+		/* the fd only: a program that destroys the channel under a
+		 * thread blocked here (rping on an error path) gets EBADF */
+		if (read(fd, &n, sizeof(n)) != sizeof(n))
 			return -1;      /* EAGAIN on a non-blocking fd, as rdma-core */
 		pthread_mutex_lock(&cma_lock);
 		e = TAILQ_FIRST(&ch->q);

@@ -248,7 +248,7 @@ client(const char *ip, int port)
 	CHECK(rdma_connect(id, &cp) == 0, "rdma_connect to port %d", port + 1);
 	ev = next_event(ch, RDMA_CM_EVENT_REJECTED);
 	if (ev != NULL) {
-		CHECK(ev->status == 8, "REJECTED status 8 (invalid service ID): %d", ev->status);
+		CHECK(ev->status == 8, "REJECTED status 8 (no listener for the service ID): %d", ev->status);
 		rdma_ack_cm_event(ev);
 	}
 	rdma_destroy_id(id);
