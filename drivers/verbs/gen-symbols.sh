@@ -3,11 +3,18 @@
 # Regenerate libibverbs.symbols and libibverbs.map from an installed
 # rdma-core libibverbs (44 on Debian 12): every default (@@) symbol with its
 # version node. The build uses the committed outputs, so it does not depend
-# on the system library's version.
+# on the system library's version. The map ends with srnic's own private
+# node (SRNIC_VERBS_PRIVATE_1) for srnic's librdmacm.so.1.
 #   drivers/verbs/gen-symbols.sh [/usr/lib/x86_64-linux-gnu/libibverbs.so.1]
 set -eu
 LIB=${1:-/usr/lib/x86_64-linux-gnu/libibverbs.so.1}
 DIR=$(dirname "$0")
+PRIVATE="srnic_verbs_cm_progress srnic_verbs_private_get srnic_verbs_set_cm_hook
+	srnic_cm_create_id srnic_cm_destroy_id srnic_cm_id_context srnic_cm_id_set_context
+	srnic_cm_id_state srnic_cm_listen srnic_cm_send_req srnic_cm_send_rep srnic_cm_send_rtu
+	srnic_cm_send_rej srnic_cm_send_dreq srnic_cm_send_drep srnic_cm_send_sidr_req
+	srnic_cm_send_sidr_rep srnic_cm_established srnic_cm_init_qp_attr srnic_dev_resolve_neigh
+	srnic_cm_event_str srnic_cm_state_str"
 # "name node" for each default-versioned defined symbol, sorted by node then name
 nm -D --with-symbol-versions --defined-only "$LIB" |
 	awk '$3 ~ /@@/ && $2 != "A" { split($3, p, "@@"); print p[1], p[2] }' |
@@ -30,4 +37,14 @@ nm -D --with-symbol-versions --defined-only "$LIB" |
 		fi
 		[ "$node" = IBVERBS_PRIVATE_34 ] || prev=$node
 	done
+	# srnic's own, for its librdmacm.so.1 (drivers/verbs/srnic_verbs_private.h):
+	# the device, and the calls of srnic's CM and neighbour table it makes
+	# (one copy of libsrnic per process: this library's); not in
+	# rdma-core's list, so no program links against it by accident
+	echo "SRNIC_VERBS_PRIVATE_1 {"
+	echo "	global:"
+	for s in $PRIVATE; do
+		echo "		$s;"
+	done
+	echo "};"
 } >"$DIR/libibverbs.map"

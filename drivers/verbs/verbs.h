@@ -49,6 +49,10 @@
 #define SV_DEREG_TIMEOUT_US 1000000 /* ibv_dereg_mr(): wait for in-flight zero-copy mbufs */
 #define SV_DEFAULT_MEM_MB 512       /* --no-huge -m */
 #define SV_DEFAULT_MTU 1500
+/* The progress thread polls the device's CM (srnic_cm_poll: QP1's MADs,
+ * its resend timers) at least this often, also while the program drives
+ * the engine itself (doc/rdmacm.md) */
+#define SV_CM_POLL_US 200
 
 #ifndef container_of
 #define container_of(ptr, type, member) \
@@ -70,6 +74,7 @@ struct sv_conf {
 };
 
 struct sv_context;
+struct srnic_cm;
 
 /* The one device: the srnic engine of this process. */
 struct sv_device {
@@ -96,6 +101,14 @@ struct sv_device {
 	struct sv_qp *qps;
 	struct sv_srq *srqs;
 	struct sv_cq *cqs;
+
+	/* the CM (srnic_cm_poll: one thread at a time, whoever wins cm_busy)
+	 * and srnic's librdmacm's hook run after each CM poll */
+	struct srnic_cm *cm;
+	alignas(64) atomic_bool cm_busy;
+	uint64_t cm_poll_tsc;           /* SV_CM_POLL_US in TSC ticks */
+	_Atomic(void (*)(void *)) cm_hook;
+	void *_Atomic cm_hook_arg;
 
 	pthread_t progress;
 	bool progress_started;
@@ -177,6 +190,7 @@ void sv_progress_stop(struct sv_device *dev);
 void sv_cq_armed_add(struct sv_device *dev, struct sv_cq *cq);
 void sv_cq_armed_del(struct sv_device *dev, struct sv_cq *cq);
 void sv_async_pump(struct sv_device *dev);
+void sv_cm_progress(struct sv_device *dev);
 int sv_ctx_register(struct sv_device *dev, struct sv_context *ctx);
 void sv_ctx_unregister(struct sv_device *dev, struct sv_context *ctx);
 

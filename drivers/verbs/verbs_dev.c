@@ -25,6 +25,7 @@
 #include <rte_ethdev.h>
 #include <rte_dev.h>
 
+#include "srnic_cm.h"
 #include "verbs.h"
 
 #undef ibv_get_device_list
@@ -393,6 +394,12 @@ device_start(void)
 	dev->eng = srnic_dev_engine(dev->sdev, 0);
 	dev->tsc_hz = rte_get_tsc_hz();
 	dev->post_defer_tsc = dev->tsc_hz / 1000000 * SV_POST_DEFER_US;
+	dev->cm_poll_tsc = dev->tsc_hz / 1000000 * SV_CM_POLL_US;
+	/* the CM and its GSI QP (QP1) on the engine: rdma_cm's MADs */
+	dev->cm = srnic_cm_create(dev->sdev, dev->eng);
+	if (dev->cm == NULL)
+		sv_log("no CM on %s (%s): verbs work, rdma_cm (librdmacm) does not",
+		       SV_DEV_NAME, rte_strerror(rte_errno));
 	for (i = 0; i < SRNIC_GID_TBL_LEN; i++)
 		srnic_dev_gid(dev->sdev, i, &dev->gid[i]);
 	rte_spinlock_init(&dev->arm_lock);

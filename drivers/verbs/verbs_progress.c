@@ -29,6 +29,7 @@
 #include <rte_lcore.h>
 #include <rte_pause.h>
 
+#include "srnic_cm.h"
 #include "verbs.h"
 
 /* A write whose failure (a full pipe, see notify_armed()) loses nothing
@@ -233,6 +234,27 @@ sv_async_pump(struct sv_device *dev)
 	}
 }
 
+/* ---- the CM (doc/rdmacm.md) ---- */
+
+/* One CM poll (QP1's completions, answers, resends, the handlers, which
+ * queue srnic's librdmacm's events) and the librdmacm hook (its address
+ * resolutions' retries and timeouts), on one thread at a time. */
+void
+sv_cm_progress(struct sv_device *dev)
+{
+	void (*hook)(void *);
+
+	if (atomic_load_explicit(&dev->cm_busy, memory_order_relaxed) ||
+	    atomic_exchange_explicit(&dev->cm_busy, true, memory_order_acquire))
+		return;
+	if (dev->cm != NULL)
+		srnic_cm_poll(dev->cm, NULL);
+	hook = atomic_load_explicit(&dev->cm_hook, memory_order_acquire);
+	if (hook != NULL)
+		hook(atomic_load_explicit(&dev->cm_hook_arg, memory_order_relaxed));
+	atomic_store_explicit(&dev->cm_busy, false, memory_order_release);
+}
+
 /* ---- the progress thread ---- */
 
 static void
@@ -251,6 +273,7 @@ progress_main(void *arg)
 	uint64_t spin = dev->tsc_hz / 1000000 * SV_SPIN_US;
 	uint64_t hot = dev->tsc_hz / 1000000 * SV_SPIN_HOT_US;
 	uint64_t last_work = rte_rdtsc();
+	uint64_t last_cm = 0;
 	unsigned int nap = SV_SLEEP_MIN_US;
 
 	/* an lcore id of its own: mempool caches, and DPDK calls that want one */
@@ -259,6 +282,11 @@ progress_main(void *arg)
 		uint64_t now = rte_rdtsc();
 
 		sv_async_pump(dev);
+		/* the CM at least every SV_CM_POLL_US, whoever drives the engine */
+		if (now - last_cm >= dev->cm_poll_tsc) {
+			last_cm = now;
+			sv_cm_progress(dev);
+		}
 		if (now - atomic_load_explicit(&dev->app_poll_tsc, memory_order_relaxed) < handover) {
 			/* the program drives the engine: look again after a handover */
 			sleep_us(SV_HANDOVER_US);

@@ -57,7 +57,7 @@ for h in srnic.h srnic_wire.h srnic_hdr.h srnic_opcode.h srnic_psn.h srnic_pkt.h
 		srnic_link.h srnic_pair.h srnic_lossy.h; do
 	check "header $h installed" test -f "$incdir/srnic/$h"
 done
-for d in README.md architecture.md reliability.md performance.md interop.md \
+for d in README.md architecture.md reliability.md performance.md interop.md cm.md \
 		examples/readwalk/main.c examples/rc_pingpong/main.c; do
 	check "share/doc/srnic/$d installed" test -f "$datadir/doc/srnic/$d"
 done
@@ -65,7 +65,7 @@ done
 # Exports: the installed headers' functions and nothing else. gcc lists
 # every function a translation unit declares, with its header (-aux-info).
 hdrs=$stage/hdrs.c
-for h in srnic.h srnic_wire.h srnic_link.h srnic_pair.h srnic_lossy.h; do
+for h in srnic.h srnic_wire.h srnic_mad.h srnic_cm.h srnic_link.h srnic_pair.h srnic_lossy.h; do
 	echo "#include <$h>"
 done >"$hdrs"
 if command -v gcc >/dev/null 2>&1; then

@@ -1,0 +1,1967 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * srnic's librdmacm.so.1: rdma_cm (Linux's cma.c semantics, rdma-core's
+ * librdmacm calls) over srnic's CM (lib/cm, the IB CM protocol on QP1) on
+ * the device of srnic's libibverbs.so.1. doc/rdmacm.md has the design; in
+ * short:
+ * - One lock (cma_lock) over every id, channel and event queue.
+ * - The CM's handlers run on the progress thread of libibverbs (inside
+ *   srnic_cm_poll()): they only queue events (and make the new id of a
+ *   connection request). What the events need done (the QP to RTR/RTS and
+ *   the RTU on a REP, the QP to ERR on a REJ) happens in the application's
+ *   rdma_get_cm_event(), as rdma-core's librdmacm does.
+ * - Address resolution asks srnic's neighbour table; the progress thread's
+ *   CM hook (cma_tick) asks again until it answers or the timeout passes.
+ * - srnic_cm_destroy_id() waits for a running handler, which may wait for
+ *   cma_lock: it is never called with cma_lock held.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+#include <rte_ether.h>
+
+#include "rdmacm.h"
+
+pthread_mutex_t cma_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cma_acked = PTHREAD_COND_INITIALIZER;
+
+/* The process's one device, as rdma-core keeps a cma_device per device. */
+static struct {
+	bool inited;
+	int err;                        /* errno of a failed start */
+	struct srnic_verbs_private priv;
+	struct ibv_context *verbs;
+	struct ibv_pd *pd;              /* for rdma_create_qp/_srq with pd NULL */
+	union ibv_gid sgid;             /* GID index 1: ::ffff:our IPv4 */
+	struct in_addr ip;
+	enum ibv_mtu mtu;
+	uint8_t max_resp_res, max_init_depth;
+	TAILQ_HEAD(, cma_id) ids;
+	bool trace;                     /* SRNIC_RDMACM_TRACE=1: a line per listen */
+} cma = { .ids = TAILQ_HEAD_INITIALIZER(cma.ids) };
+
+static uint64_t now_ms(void);
+
+void
+cma_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("srnic librdmacm: ", stderr);
+	if (cma.trace)
+		fprintf(stderr, "[%llu ms] ", (unsigned long long)(now_ms() % 1000000));
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int
+err(int e)
+{
+	errno = e;
+	return -1;
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint32_t
+rand24(void)
+{
+	return (uint32_t)random() & 0xffffff;
+}
+
+static void cma_tick(void *arg);
+
+/* At exit, as the kernel does when a process's rdma_cm file closes: every
+ * id still there is destroyed (an established connection sends its DREQ,
+ * a DREQ received gets its DREP, a request its REJ), and the engine and
+ * the CM run CMA_EXIT_DRAIN_MS more, so those and the MADs of the
+ * program's last calls leave before the process does. */
+static void
+cma_exit(void)
+{
+	struct cma_id *id;
+
+	for (;;) {
+		struct srnic_cm_id *cmid = NULL;
+
+		pthread_mutex_lock(&cma_lock);
+		TAILQ_FOREACH(id, &cma.ids, link)
+			if (id->cm_id != NULL) {
+				cmid = id->cm_id;
+				id->cm_id = NULL;
+				id->state = CMA_DESTROYING;
+				break;
+			}
+		pthread_mutex_unlock(&cma_lock);
+		if (cmid == NULL)
+			break;
+		if (srnic_cm_id_state(cmid) == SRNIC_CM_DREQ_RCVD)
+			srnic_cm_send_drep(cmid, NULL, 0);
+		srnic_cm_destroy_id(cmid);
+	}
+	/* also what the program's own last calls sent (a DREP from its
+	 * rdma_destroy_id just before exit) */
+	{
+		uint64_t end = now_ms() + CMA_EXIT_DRAIN_MS;
+		struct timespec ts = { .tv_nsec = 100000 };
+
+		while (now_ms() < end) {
+			srnic_verbs_cm_progress();
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+/* Start (once): the device of srnic's libibverbs, its CM, one verbs
+ * context for every id (rdma-core's cma_device), our address. */
+int
+cma_init(void)
+{
+	struct ibv_device **list;
+	struct ibv_port_attr pa;
+	struct ibv_device_attr da;
+	const char *t;
+
+	pthread_mutex_lock(&cma_lock);
+	if (cma.inited) {
+		pthread_mutex_unlock(&cma_lock);
+		return cma.err != 0 ? err(cma.err) : 0;
+	}
+	cma.inited = true;
+	t = getenv("SRNIC_RDMACM_TRACE");
+	cma.trace = t != NULL && strcmp(t, "1") == 0;
+	srandom((unsigned int)(getpid() ^ now_ms()));
+	/* ibv_get_device_list() starts the device (or says what to set) */
+	list = ibv_get_device_list(NULL);
+	if (list != NULL)
+		ibv_free_device_list(list);
+	if (srnic_verbs_private_get(&cma.priv) != 0) {
+		cma.err = ENODEV;
+		goto out;
+	}
+	if (cma.priv.cm == NULL) {
+		cma_log("srnic0 has no CM (its start failed: see the line above); "
+			"rdma_cm needs it");
+		cma.err = ENODEV;
+		goto out;
+	}
+	cma.verbs = ibv_open_device(cma.priv.ibdev);
+	if (cma.verbs == NULL || ibv_query_gid(cma.verbs, 1, SRNIC_GID_INDEX_IP, &cma.sgid) != 0 ||
+	    ibv_query_port(cma.verbs, 1, &pa) != 0 || ibv_query_device(cma.verbs, &da) != 0) {
+		cma_log("cannot open srnic0 (%s)", strerror(errno));
+		cma.err = ENODEV;
+		goto out;
+	}
+	memcpy(&cma.ip, &cma.sgid.raw[12], 4);
+	cma.mtu = pa.active_mtu;
+	cma.max_resp_res = (uint8_t)RTE_MIN(da.max_qp_rd_atom, 255);
+	cma.max_init_depth = (uint8_t)RTE_MIN(da.max_qp_init_rd_atom, 255);
+	srnic_verbs_set_cm_hook(cma_tick, NULL);
+	/* after libibverbs' own (atexit runs it first): the CM still runs */
+	atexit(cma_exit);
+out:
+	pthread_mutex_unlock(&cma_lock);
+	return cma.err != 0 ? err(cma.err) : 0;
+}
+
+struct ibv_context *
+cma_verbs(void)
+{
+	return cma.verbs;
+}
+
+/* ---- addresses ---- */
+
+static void
+gid_from_ipv4(union ibv_gid *gid, struct in_addr a)
+{
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[10] = 0xff;
+	gid->raw[11] = 0xff;
+	memcpy(&gid->raw[12], &a, 4);
+}
+
+/* An IPv4 address as AF_INET, also when it comes as IPv6 (::ffff:a.b.c.d,
+ * or :: for any: what getaddrinfo gives where no interface has IPv4, as
+ * in a fresh network namespace; Linux's rdma_cm takes both). False for
+ * other addresses. */
+static bool
+as_ipv4(const struct sockaddr *a, struct sockaddr_in *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->sin_family = AF_INET;
+	if (a->sa_family == AF_INET) {
+		*out = *(const struct sockaddr_in *)a;
+		return true;
+	}
+	if (a->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)a;
+
+		out->sin_port = s6->sin6_port;
+		if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+			memcpy(&out->sin_addr, &s6->sin6_addr.s6_addr[12], 4);
+			return true;
+		}
+		if (IN6_IS_ADDR_UNSPECIFIED(&s6->sin6_addr))
+			return true;
+	}
+	return false;
+}
+
+static struct sockaddr_in *
+src_sin(struct cma_id *id)
+{
+	return &id->id.route.addr.src_sin;
+}
+
+static struct sockaddr_in *
+dst_sin(struct cma_id *id)
+{
+	return &id->id.route.addr.dst_sin;
+}
+
+static bool
+port_taken(enum rdma_port_space ps, uint16_t port, const struct cma_id *self)
+{
+	struct cma_id *o;
+
+	TAILQ_FOREACH(o, &cma.ids, link)
+		if (o != self && o->id.ps == ps && o->port == port && o->state != CMA_DESTROYING &&
+		    !(o->reuseaddr && self->reuseaddr && o->state != CMA_LISTEN))
+			return true;
+	return false;
+}
+
+/* Bind (under cma_lock): AF_INET, INADDR_ANY or our address, a port of
+ * the id's port space (0: an ephemeral one). */
+static int
+bind_locked(struct cma_id *id, const struct sockaddr *addr)
+{
+	struct sockaddr_in v4;
+	const struct sockaddr_in *sin = &v4;
+	uint16_t port;
+
+	if (addr == NULL)
+		return err(EINVAL);
+	if (!as_ipv4(addr, &v4)) {
+		if (addr->sa_family == AF_INET6 || addr->sa_family == AF_IB)
+			cma_log("rdma_bind_addr: srnic0 is IPv4 only (SRNIC_IP=%s)", inet_ntoa(cma.ip));
+		return err(EAFNOSUPPORT);
+	}
+	if (id->state != CMA_IDLE)
+		return err(EINVAL);
+	if (sin->sin_addr.s_addr != INADDR_ANY && sin->sin_addr.s_addr != cma.ip.s_addr) {
+		char a[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &sin->sin_addr, a, sizeof(a));
+		cma_log("rdma_bind_addr: %s is not srnic0's address (SRNIC_IP=%s)", a,
+			inet_ntoa(cma.ip));
+		return err(EADDRNOTAVAIL);
+	}
+	port = ntohs(sin->sin_port);
+	if (port == 0) {
+		int tries;
+
+		for (tries = 0; tries < CMA_PORT_MAX - CMA_PORT_MIN; tries++) {
+			port = (uint16_t)(CMA_PORT_MIN + random() % (CMA_PORT_MAX - CMA_PORT_MIN + 1));
+			if (!port_taken(id->id.ps, port, id))
+				break;
+		}
+		if (port_taken(id->id.ps, port, id))
+			return err(EADDRNOTAVAIL);
+	} else if (port_taken(id->id.ps, port, id)) {
+		return err(EADDRINUSE);
+	}
+	id->port = port;
+	id->wildcard = sin->sin_addr.s_addr == INADDR_ANY;
+	memset(&id->id.route.addr.src_storage, 0, sizeof(id->id.route.addr.src_storage));
+	src_sin(id)->sin_family = AF_INET;
+	src_sin(id)->sin_addr = sin->sin_addr;
+	src_sin(id)->sin_port = htons(port);
+	/* a wildcard bind names no device (rdma-core: verbs NULL) */
+	id->id.verbs = id->wildcard ? NULL : cma.verbs;
+	id->id.port_num = id->wildcard ? 0 : 1;
+	gid_from_ipv4(&id->id.route.addr.addr.ibaddr.sgid, cma.ip);
+	id->id.route.addr.addr.ibaddr.pkey = htons(0xffff);
+	id->state = CMA_ADDR_BOUND;
+	return 0;
+}
+
+/* ---- events ---- */
+
+static struct cma_event *
+event_new(struct cma_id *id, struct cma_id *owner, enum rdma_cm_event_type type, int status)
+{
+	struct cma_event *e = calloc(1, sizeof(*e));
+
+	if (e == NULL)
+		return NULL;
+	e->ev.id = &id->id;
+	e->ev.event = type;
+	e->ev.status = status;
+	e->owner = owner;
+	return e;
+}
+
+static void
+event_pdata(struct cma_event *e, const void *p, unsigned int len, bool ud)
+{
+	if (p == NULL || len == 0)
+		return;
+	len = RTE_MIN(len, (unsigned int)CMA_PDATA_MAX);
+	memcpy(e->pdata, p, len);
+	if (ud) {
+		e->ev.param.ud.private_data = e->pdata;
+		e->ev.param.ud.private_data_len = (uint8_t)len;
+	} else {
+		e->ev.param.conn.private_data = e->pdata;
+		e->ev.param.conn.private_data_len = (uint8_t)len;
+	}
+}
+
+static void
+fd_add(int fd)
+{
+	uint64_t one = 1;
+	ssize_t rc = write(fd, &one, sizeof(one));
+
+	(void)rc;
+}
+
+/* Queue on the id's channel (under cma_lock), one count on its fd. */
+static void
+event_queue(struct cma_channel *ch, struct cma_event *e)
+{
+	TAILQ_INSERT_TAIL(&ch->q, e, link);
+	fd_add(ch->ch.fd);
+}
+
+/* An event that could not be allocated is lost; say so. */
+static void
+event_post(struct cma_id *id, struct cma_event *e)
+{
+	if (e == NULL) {
+		cma_log("out of memory: an rdma_cm event for id %p is lost", (void *)&id->id);
+		return;
+	}
+	event_queue(id->chan, e);
+}
+
+/* Drop the queued events about id (its destroy): they stay in the queue
+ * (their fd count is the reader's to take) but are skipped. */
+static void
+events_forget(struct cma_id *id)
+{
+	struct cma_event *e;
+
+	TAILQ_FOREACH(e, &id->chan->q, link)
+		if (e->kind != CMA_EV_DEAD && (e->owner == id || e->ev.id == &id->id))
+			e->kind = CMA_EV_DEAD;
+}
+
+/* ---- the CM's handler (progress thread) ---- */
+
+static void
+path_from_cm(struct ibv_sa_path_rec *p, const struct srnic_cm_path *cp)
+{
+	memset(p, 0, sizeof(*p));
+	p->sgid = cp->sgid;
+	p->dgid = cp->dgid;
+	p->flow_label = htonl(cp->flow_label);
+	p->hop_limit = cp->hop_limit != 0 ? cp->hop_limit : CMA_HOP_LIMIT;
+	p->traffic_class = cp->traffic_class;
+	p->sl = cp->sl;
+	p->mtu_selector = 2;                /* exactly */
+	p->mtu = cp->mtu;
+	p->rate_selector = 2;
+	p->rate = IBV_RATE_MAX;
+	p->packet_life_time_selector = 2;
+	p->packet_life_time = cp->packet_life_time;
+	p->reversible = 1;
+	p->numb_path = 1;
+	p->pkey = htons(0xffff);
+	p->slid = p->dlid = htons(0xffff);
+}
+
+static void
+path_to_cm(struct srnic_cm_path *cp, const struct ibv_sa_path_rec *p)
+{
+	memset(cp, 0, sizeof(*cp));
+	cp->sgid = p->sgid;
+	cp->dgid = p->dgid;
+	cp->flow_label = ntohl(p->flow_label) & 0xfffff;
+	cp->traffic_class = p->traffic_class;
+	cp->hop_limit = p->hop_limit;
+	cp->sl = p->sl;
+	cp->mtu = (enum ibv_mtu)p->mtu;
+	cp->packet_life_time = p->packet_life_time;
+}
+
+/* A REQ or SIDR_REQ for listener l: the new id, its addresses from the
+ * cma_hdr, its CONNECT_REQUEST on l's channel. Nonzero: destroy cmid
+ * (a REJ goes back). */
+static int
+handle_request(struct cma_id *l, struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
+{
+	const uint8_t *h = ev->private_data;
+	bool ud = ev->type == SRNIC_CM_EV_SIDR_REQ_RECEIVED;
+	const struct srnic_cm_path *cp = ud ? &ev->param.sidr_req.path : &ev->param.req.path;
+	struct cma_id *c;
+	struct cma_event *e;
+
+	if (l->state != CMA_LISTEN)
+		return 1;
+	/* rdma_cm's header: version 0, IPv4 (IPv6 and AF_IB peers are not served) */
+	if (h == NULL || ev->private_data_len < CMA_HDR_LEN || h[0] != CMA_VERSION ||
+	    (h[1] & 0xf0) != CMA_HDR_IPV4)
+		return 1;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return 1;
+	c->id.verbs = cma.verbs;
+	c->id.channel = &l->chan->ch;
+	c->id.context = l->id.context;
+	c->id.ps = l->id.ps;
+	c->id.qp_type = l->id.qp_type;
+	c->id.port_num = 1;
+	c->chan = l->chan;
+	c->chan->nb_ids++;
+	c->cm_id = cmid;
+	c->state = CMA_CONNECT;
+	c->seq = rand24();
+	c->tos = l->tos;
+	c->tos_set = l->tos_set;
+	c->ack_timeout = l->ack_timeout;
+	src_sin(c)->sin_family = AF_INET;
+	memcpy(&src_sin(c)->sin_addr, h + 32, 4);
+	src_sin(c)->sin_port = htons(l->port);
+	dst_sin(c)->sin_family = AF_INET;
+	memcpy(&dst_sin(c)->sin_addr, h + 16, 4);
+	memcpy(&dst_sin(c)->sin_port, h + 2, 2);
+	path_from_cm(&c->path, cp);
+	c->id.route.path_rec = &c->path;
+	c->id.route.num_paths = 1;
+	c->id.route.addr.addr.ibaddr.sgid = cp->sgid;
+	c->id.route.addr.addr.ibaddr.dgid = cp->dgid;
+	c->id.route.addr.addr.ibaddr.pkey = htons(0xffff);
+	TAILQ_INSERT_TAIL(&cma.ids, c, link);
+	srnic_cm_id_set_context(cmid, c);
+
+	e = event_new(c, l, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+	if (e == NULL) {
+		/* the new id goes with its cm id (nonzero return) */
+		TAILQ_REMOVE(&cma.ids, c, link);
+		c->chan->nb_ids--;
+		free(c);
+		return 1;
+	}
+	e->kind = CMA_EV_CONN_REQ;
+	e->ev.listen_id = &l->id;
+	event_pdata(e, h + CMA_HDR_LEN, ev->private_data_len - CMA_HDR_LEN, ud);
+	if (!ud) {
+		/* from our side: the peer's initiator depth is our responder
+		 * resources (as Linux's ib_cm hands a REQ up) */
+		e->ev.param.conn.responder_resources = ev->param.req.initiator_depth;
+		e->ev.param.conn.initiator_depth = ev->param.req.responder_resources;
+		e->ev.param.conn.flow_control = ev->param.req.flow_control;
+		e->ev.param.conn.retry_count = ev->param.req.retry_count;
+		e->ev.param.conn.rnr_retry_count = ev->param.req.rnr_retry_count;
+		e->ev.param.conn.srq = ev->param.req.srq;
+		e->ev.param.conn.qp_num = ev->param.req.remote_qpn;
+		c->resp_res = ev->param.req.initiator_depth;
+		c->init_depth = ev->param.req.responder_resources;
+		c->remote_qpn = ev->param.req.remote_qpn;
+		c->id.qp_type = ev->param.req.qp_type;
+	}
+	event_queue(l->chan, e);
+	return 0;
+}
+
+static void
+ud_ah_attr(struct cma_id *id, struct ibv_ah_attr *ah)
+{
+	memset(ah, 0, sizeof(*ah));
+	ah->is_global = 1;
+	ah->grh.dgid = id->path.dgid;
+	ah->grh.sgid_index = SRNIC_GID_INDEX_IP;
+	ah->grh.flow_label = ntohl(id->path.flow_label);
+	ah->grh.hop_limit = id->path.hop_limit;
+	ah->grh.traffic_class = id->path.traffic_class;
+	ah->sl = id->path.sl;
+	ah->port_num = 1;
+}
+
+static void
+disconnected(struct cma_id *id)
+{
+	if (id->disconnect_reported)
+		return;
+	id->disconnect_reported = true;
+	if (id->state == CMA_CONNECT)
+		id->state = CMA_DISCONNECT;
+	event_post(id, event_new(id, id, RDMA_CM_EVENT_DISCONNECTED, 0));
+}
+
+static int
+cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
+{
+	struct cma_id *id = srnic_cm_id_context(cmid);
+	struct cma_event *e = NULL;
+	int rc = 0;
+
+	pthread_mutex_lock(&cma_lock);
+	if (cma.trace)
+		cma_log("id %p: CM %s (cm state %s)", (void *)id, srnic_cm_event_str(ev->type),
+			srnic_cm_state_str(srnic_cm_id_state(cmid)));
+	if (id == NULL || id->state == CMA_DESTROYING) {
+		pthread_mutex_unlock(&cma_lock);
+		return 0;
+	}
+	switch (ev->type) {
+	case SRNIC_CM_EV_REQ_RECEIVED:
+	case SRNIC_CM_EV_SIDR_REQ_RECEIVED:
+		rc = handle_request(id, cmid, ev);
+		break;
+	case SRNIC_CM_EV_REP_RECEIVED:
+		if (id->state != CMA_CONNECT)
+			break;
+		e = event_new(id, id, RDMA_CM_EVENT_CONNECT_RESPONSE, 0);
+		if (e == NULL)
+			break;
+		e->kind = CMA_EV_CONN_RESP;
+		event_pdata(e, ev->private_data, ev->private_data_len, false);
+		e->ev.param.conn.responder_resources = ev->param.rep.initiator_depth;
+		e->ev.param.conn.initiator_depth = ev->param.rep.responder_resources;
+		e->ev.param.conn.flow_control = ev->param.rep.flow_control;
+		e->ev.param.conn.rnr_retry_count = ev->param.rep.rnr_retry_count;
+		e->ev.param.conn.srq = ev->param.rep.srq;
+		e->ev.param.conn.qp_num = ev->param.rep.remote_qpn;
+		id->remote_qpn = ev->param.rep.remote_qpn;
+		event_post(id, e);
+		break;
+	case SRNIC_CM_EV_RTU_RECEIVED:
+	case SRNIC_CM_EV_USER_ESTABLISHED:
+		e = event_new(id, id, RDMA_CM_EVENT_ESTABLISHED, 0);
+		if (e != NULL)
+			event_pdata(e, ev->private_data, ev->private_data_len, false);
+		event_post(id, e);
+		break;
+	case SRNIC_CM_EV_DREQ_RECEIVED:
+	case SRNIC_CM_EV_DREP_RECEIVED:
+	case SRNIC_CM_EV_DREQ_ERROR:
+		disconnected(id);
+		break;
+	case SRNIC_CM_EV_TIMEWAIT_EXIT:
+		event_post(id, event_new(id, id, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0));
+		break;
+	case SRNIC_CM_EV_REJ_RECEIVED:
+		e = event_new(id, id, RDMA_CM_EVENT_REJECTED, (int)ev->param.rej.reason);
+		if (e == NULL)
+			break;
+		e->kind = CMA_EV_REJECTED;
+		event_pdata(e, ev->private_data, ev->private_data_len, false);
+		id->state = CMA_ADDR_BOUND;
+		event_post(id, e);
+		break;
+	case SRNIC_CM_EV_REQ_ERROR:
+	case SRNIC_CM_EV_REP_ERROR:
+	case SRNIC_CM_EV_SIDR_REQ_ERROR:
+		id->state = CMA_ADDR_BOUND;
+		event_post(id, event_new(id, id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT));
+		break;
+	case SRNIC_CM_EV_SIDR_REP_RECEIVED:
+		if (ev->param.sidr_rep.status != SRNIC_CM_SIDR_SUCCESS) {
+			id->state = CMA_ADDR_BOUND;
+			e = event_new(id, id, RDMA_CM_EVENT_UNREACHABLE, (int)ev->param.sidr_rep.status);
+		} else {
+			e = event_new(id, id, RDMA_CM_EVENT_ESTABLISHED, 0);
+			if (e != NULL) {
+				ud_ah_attr(id, &e->ev.param.ud.ah_attr);
+				e->ev.param.ud.qp_num = ev->param.sidr_rep.qpn;
+				e->ev.param.ud.qkey = ev->param.sidr_rep.qkey;
+			}
+			id->remote_qpn = ev->param.sidr_rep.qpn;
+			id->remote_qkey = ev->param.sidr_rep.qkey;
+		}
+		if (e != NULL)
+			event_pdata(e, ev->private_data, ev->private_data_len, true);
+		event_post(id, e);
+		break;
+	case SRNIC_CM_EV_MRA_RECEIVED:
+	default:
+		break;
+	}
+	pthread_mutex_unlock(&cma_lock);
+	return rc;
+}
+
+/* The progress thread's CM hook: address resolutions waiting for ARP. */
+static void
+cma_tick(void *arg)
+{
+	struct cma_id *id;
+	uint64_t now;
+
+	(void)arg;
+	pthread_mutex_lock(&cma_lock);
+	now = now_ms();
+	TAILQ_FOREACH(id, &cma.ids, link) {
+		struct rte_ether_addr mac;
+		union ibv_gid dgid;
+		int rc;
+
+		if (id->state != CMA_ADDR_QUERY)
+			continue;
+		gid_from_ipv4(&dgid, dst_sin(id)->sin_addr);
+		rc = srnic_dev_resolve_neigh(cma.priv.sdev, &dgid, &mac);
+		if (rc == 0) {
+			id->state = CMA_ADDR_RESOLVED;
+			id->id.verbs = cma.verbs;
+			id->id.port_num = 1;
+			event_post(id, event_new(id, id, RDMA_CM_EVENT_ADDR_RESOLVED, 0));
+		} else if (rc != -EAGAIN || now >= id->resolve_deadline_ms) {
+			id->state = CMA_ADDR_BOUND;
+			event_post(id, event_new(id, id, RDMA_CM_EVENT_ADDR_ERROR,
+						 rc == -EAGAIN ? -ETIMEDOUT : rc));
+		}
+	}
+	pthread_mutex_unlock(&cma_lock);
+}
+
+/* ---- event channels ---- */
+
+struct rdma_event_channel *
+rdma_create_event_channel(void)
+{
+	struct cma_channel *ch;
+
+	if (cma_init() != 0)
+		return NULL;
+	ch = calloc(1, sizeof(*ch));
+	if (ch == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	TAILQ_INIT(&ch->q);
+	ch->ch.fd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	if (ch->ch.fd < 0) {
+		free(ch);
+		return NULL;
+	}
+	return &ch->ch;
+}
+
+void
+rdma_destroy_event_channel(struct rdma_event_channel *channel)
+{
+	struct cma_channel *ch = cma_chan(channel);
+	struct cma_event *e;
+
+	pthread_mutex_lock(&cma_lock);
+	if (ch->nb_ids != 0) {
+		/* rdma-core asserts the same: ids must go first */
+		pthread_mutex_unlock(&cma_lock);
+		cma_log("rdma_destroy_event_channel: %u ids still use the channel; "
+			"destroy them first", ch->nb_ids);
+		return;
+	}
+	while ((e = TAILQ_FIRST(&ch->q)) != NULL) {
+		TAILQ_REMOVE(&ch->q, e, link);
+		free(e);
+	}
+	pthread_mutex_unlock(&cma_lock);
+	close(ch->ch.fd);
+	free(ch);
+}
+
+/* ---- QPs ---- */
+
+static int
+modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
+{
+	int rc = ibv_modify_qp(qp, a, mask);
+
+	return rc != 0 ? err(rc) : 0;
+}
+
+/* The attributes for qp_state, as rdma_init_qp_attr gives them: the CM's
+ * once it has a connection, else (INIT before a REQ, UD ids) our own. */
+static int
+init_qp_attr(struct cma_id *id, struct ibv_qp_attr *a, int *mask)
+{
+	enum ibv_qp_state want = a->qp_state;
+	int rc;
+
+	if (id->id.qp_type != IBV_QPT_UD && id->cm_id != NULL) {
+		rc = srnic_cm_init_qp_attr(id->cm_id, a, mask);
+		if (rc == 0) {
+			if (want == IBV_QPS_RTS && id->ack_timeout != 0)
+				a->timeout = id->ack_timeout;
+			if (want == IBV_QPS_RTR && id->tos_set)
+				a->ah_attr.grh.traffic_class = id->tos;
+			return 0;
+		}
+		if (want != IBV_QPS_INIT)
+			return err(-rc);
+	}
+	memset(a, 0, sizeof(*a));
+	a->qp_state = want;
+	switch (want) {
+	case IBV_QPS_INIT:
+		a->pkey_index = 0;
+		a->port_num = 1;
+		*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+		if (id->id.qp_type == IBV_QPT_UD) {
+			a->qkey = RDMA_UDP_QKEY;
+			*mask |= IBV_QP_QKEY;
+		} else {
+			/* rdma_cm's before a connection; the CM's come at RTR */
+			a->qp_access_flags = 0;
+			*mask |= IBV_QP_ACCESS_FLAGS;
+		}
+		return 0;
+	case IBV_QPS_RTR:
+		if (id->id.qp_type != IBV_QPT_UD)
+			return err(EINVAL);
+		*mask = IBV_QP_STATE;
+		return 0;
+	case IBV_QPS_RTS:
+		if (id->id.qp_type != IBV_QPT_UD)
+			return err(EINVAL);
+		a->sq_psn = id->seq;
+		*mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+		return 0;
+	default:
+		return err(EINVAL);
+	}
+}
+
+static int
+qp_to(struct cma_id *id, enum ibv_qp_state s)
+{
+	struct ibv_qp_attr a;
+	int mask;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = s;
+	if (init_qp_attr(id, &a, &mask) != 0)
+		return -1;
+	return modify(id->id.qp, &a, mask);
+}
+
+/* RC/UC before RTR: INIT again with the CM's access flags (rdma-core's
+ * ucma_modify_qp_rtr does the same), then RTR; resp_res caps
+ * max_dest_rd_atomic. */
+static int
+qp_rtr(struct cma_id *id, uint8_t resp_res)
+{
+	struct ibv_qp_attr a;
+	int mask;
+
+	if (id->id.qp == NULL)
+		return 0;
+	if (qp_to(id, IBV_QPS_INIT) != 0)
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	if (init_qp_attr(id, &a, &mask) != 0)
+		return -1;
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a.max_dest_rd_atomic > resp_res)
+		a.max_dest_rd_atomic = resp_res;
+	return modify(id->id.qp, &a, mask);
+}
+
+static int
+qp_rts(struct cma_id *id, uint8_t init_depth)
+{
+	struct ibv_qp_attr a;
+	int mask;
+
+	if (id->id.qp == NULL)
+		return 0;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	if (init_qp_attr(id, &a, &mask) != 0)
+		return -1;
+	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && a.max_rd_atomic > init_depth)
+		a.max_rd_atomic = init_depth;
+	return modify(id->id.qp, &a, mask);
+}
+
+static void
+qp_err(struct cma_id *id)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+	if (id->id.qp != NULL)
+		ibv_modify_qp(id->id.qp, &a, IBV_QP_STATE);
+}
+
+static struct ibv_pd *
+default_pd(void)
+{
+	pthread_mutex_lock(&cma_lock);
+	if (cma.pd == NULL)
+		cma.pd = ibv_alloc_pd(cma.verbs);
+	pthread_mutex_unlock(&cma_lock);
+	return cma.pd;
+}
+
+static int
+create_cqs(struct cma_id *id, uint32_t send_size, uint32_t recv_size)
+{
+	struct ibv_context *v = cma.verbs;
+
+	if (recv_size != 0) {
+		id->id.recv_cq_channel = ibv_create_comp_channel(v);
+		if (id->id.recv_cq_channel == NULL)
+			return -1;
+		id->id.recv_cq = ibv_create_cq(v, (int)recv_size, &id->id, id->id.recv_cq_channel, 0);
+		if (id->id.recv_cq == NULL)
+			return -1;
+	}
+	if (send_size != 0) {
+		id->id.send_cq_channel = ibv_create_comp_channel(v);
+		if (id->id.send_cq_channel == NULL)
+			return -1;
+		id->id.send_cq = ibv_create_cq(v, (int)send_size, &id->id, id->id.send_cq_channel, 0);
+		if (id->id.send_cq == NULL)
+			return -1;
+	}
+	id->own_cqs = true;
+	return 0;
+}
+
+static void
+destroy_cqs(struct cma_id *id)
+{
+	if (!id->own_cqs)
+		return;
+	if (id->id.recv_cq != NULL)
+		ibv_destroy_cq(id->id.recv_cq);
+	if (id->id.recv_cq_channel != NULL)
+		ibv_destroy_comp_channel(id->id.recv_cq_channel);
+	if (id->id.send_cq != NULL && id->id.send_cq != id->id.recv_cq)
+		ibv_destroy_cq(id->id.send_cq);
+	if (id->id.send_cq_channel != NULL && id->id.send_cq_channel != id->id.recv_cq_channel)
+		ibv_destroy_comp_channel(id->id.send_cq_channel);
+	id->id.recv_cq = id->id.send_cq = NULL;
+	id->id.recv_cq_channel = id->id.send_cq_channel = NULL;
+	id->own_cqs = false;
+}
+
+int
+rdma_create_qp(struct rdma_cm_id *rid, struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct cma_id *id = cma_id(rid);
+	struct ibv_qp_init_attr a;
+	struct ibv_qp *qp;
+
+	if (attr == NULL)
+		return err(EINVAL);
+	if (rid->verbs == NULL)
+		rid->verbs = cma.verbs;
+	if (pd == NULL)
+		pd = default_pd();
+	if (pd == NULL)
+		return -1;
+	if (pd->context != cma.verbs && pd->context->device != cma.priv.ibdev)
+		return err(EINVAL);
+	a = *attr;
+	if (a.send_cq == NULL && a.recv_cq == NULL && rid->send_cq == NULL) {
+		if (create_cqs(id, a.cap.max_send_wr, a.srq != NULL ? 0 : a.cap.max_recv_wr) != 0)
+			goto fail;
+	}
+	if (a.send_cq == NULL)
+		a.send_cq = rid->send_cq;
+	if (a.recv_cq == NULL)
+		a.recv_cq = rid->recv_cq != NULL ? rid->recv_cq : rid->send_cq;
+	if (a.srq == NULL)
+		a.srq = rid->srq;
+	qp = ibv_create_qp(pd, &a);
+	if (qp == NULL)
+		goto fail;
+	rid->qp = qp;
+	rid->pd = pd;
+	if (rid->qp_type == IBV_QPT_UD || a.qp_type == IBV_QPT_UD) {
+		if (qp_to(id, IBV_QPS_INIT) != 0 || qp_to(id, IBV_QPS_RTR) != 0 ||
+		    qp_to(id, IBV_QPS_RTS) != 0)
+			goto fail_qp;
+	} else if (qp_to(id, IBV_QPS_INIT) != 0) {
+		goto fail_qp;
+	}
+	attr->cap = a.cap;
+	attr->send_cq = a.send_cq;
+	attr->recv_cq = a.recv_cq;
+	return 0;
+fail_qp:
+	{
+		int e = errno;
+
+		ibv_destroy_qp(qp);
+		rid->qp = NULL;
+		errno = e;
+	}
+fail:
+	{
+		int e = errno != 0 ? errno : ENOMEM;
+
+		destroy_cqs(id);
+		errno = e;
+	}
+	return -1;
+}
+
+int
+rdma_create_qp_ex(struct rdma_cm_id *rid, struct ibv_qp_init_attr_ex *ax)
+{
+	struct ibv_qp_init_attr a;
+	int rc;
+
+	if (ax == NULL)
+		return err(EINVAL);
+	/* the PD only: the extended creation's other attributes are not served */
+	if (ax->comp_mask & ~(uint32_t)IBV_QP_INIT_ATTR_PD)
+		return err(EOPNOTSUPP);
+	memset(&a, 0, sizeof(a));
+	a.qp_context = ax->qp_context;
+	a.send_cq = ax->send_cq;
+	a.recv_cq = ax->recv_cq;
+	a.srq = ax->srq;
+	a.cap = ax->cap;
+	a.qp_type = ax->qp_type;
+	a.sq_sig_all = ax->sq_sig_all;
+	rc = rdma_create_qp(rid, (ax->comp_mask & IBV_QP_INIT_ATTR_PD) ? ax->pd : NULL, &a);
+	if (rc == 0)
+		ax->cap = a.cap;
+	return rc;
+}
+
+void
+rdma_destroy_qp(struct rdma_cm_id *rid)
+{
+	if (rid->qp != NULL)
+		ibv_destroy_qp(rid->qp);
+	rid->qp = NULL;
+	destroy_cqs(cma_id(rid));
+}
+
+int
+rdma_init_qp_attr(struct rdma_cm_id *rid, struct ibv_qp_attr *qp_attr, int *qp_attr_mask)
+{
+	int rc;
+
+	if (qp_attr == NULL || qp_attr_mask == NULL)
+		return err(EINVAL);
+	pthread_mutex_lock(&cma_lock);
+	rc = init_qp_attr(cma_id(rid), qp_attr, qp_attr_mask);
+	pthread_mutex_unlock(&cma_lock);
+	return rc;
+}
+
+/* ---- ids ---- */
+
+static struct cma_id *
+id_new(struct cma_channel *ch, void *context, enum rdma_port_space ps, enum ibv_qp_type qpt)
+{
+	struct cma_id *id = calloc(1, sizeof(*id));
+
+	if (id == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	id->id.context = context;
+	id->id.ps = ps;
+	id->id.qp_type = qpt;
+	id->id.channel = &ch->ch;
+	id->chan = ch;
+	id->state = CMA_IDLE;
+	id->seq = rand24();
+	id->backlog = CMA_DEFAULT_BACKLOG;
+	pthread_mutex_lock(&cma_lock);
+	ch->nb_ids++;
+	TAILQ_INSERT_TAIL(&cma.ids, id, link);
+	pthread_mutex_unlock(&cma_lock);
+	return id;
+}
+
+static int
+create_id(struct rdma_event_channel *channel, struct rdma_cm_id **out, void *context,
+	  enum rdma_port_space ps, enum ibv_qp_type qpt)
+{
+	struct cma_channel *ch;
+	struct cma_id *id;
+	bool sync = channel == NULL;
+
+	if (out == NULL)
+		return err(EINVAL);
+	if (cma_init() != 0)
+		return -1;
+	if (sync) {
+		channel = rdma_create_event_channel();
+		if (channel == NULL)
+			return -1;
+	}
+	ch = cma_chan(channel);
+	ch->sync = sync;
+	id = id_new(ch, context, ps, qpt);
+	if (id == NULL) {
+		if (sync)
+			rdma_destroy_event_channel(channel);
+		return -1;
+	}
+	id->sync = sync;
+	*out = &id->id;
+	return 0;
+}
+
+static enum ibv_qp_type
+ps_qp_type(enum rdma_port_space ps)
+{
+	return ps == RDMA_PS_UDP || ps == RDMA_PS_IPOIB ? IBV_QPT_UD : IBV_QPT_RC;
+}
+
+int
+rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
+	       enum rdma_port_space ps)
+{
+	if (ps != RDMA_PS_TCP && ps != RDMA_PS_UDP && ps != RDMA_PS_IB && ps != RDMA_PS_IPOIB)
+		return err(EINVAL);
+	return create_id(channel, id, context, ps, ps_qp_type(ps));
+}
+
+/* rdma_create_ep's: the port space and QP type from rdma_getaddrinfo */
+int cma_create_id_qpt(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
+		      enum rdma_port_space ps, enum ibv_qp_type qpt);
+int
+cma_create_id_qpt(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
+		  enum rdma_port_space ps, enum ibv_qp_type qpt)
+{
+	return create_id(channel, id, context, ps, qpt);
+}
+
+int
+rdma_destroy_id(struct rdma_cm_id *rid)
+{
+	struct cma_id *id = cma_id(rid);
+	struct srnic_cm_id *cmid;
+	struct cma_channel *ch;
+
+	pthread_mutex_lock(&cma_lock);
+	id->state = CMA_DESTROYING;
+	cmid = id->cm_id;
+	id->cm_id = NULL;
+	pthread_mutex_unlock(&cma_lock);
+	if (cmid != NULL) {
+		/* a DREQ received: its DREP (else the CM's destroy does what
+		 * the state needs: REJ, DREQ, a listener stops) */
+		if (srnic_cm_id_state(cmid) == SRNIC_CM_DREQ_RCVD)
+			srnic_cm_send_drep(cmid, NULL, 0);
+		srnic_cm_destroy_id(cmid);      /* no handler for it after this */
+	}
+	if (id->id.event != NULL) {
+		rdma_ack_cm_event(id->id.event);
+		id->id.event = NULL;
+	}
+	pthread_mutex_lock(&cma_lock);
+	/* a listener's connection requests not yet taken: their new ids go */
+	for (;;) {
+		struct cma_event *e;
+		struct cma_id *child = NULL;
+
+		TAILQ_FOREACH(e, &id->chan->q, link)
+			if (e->kind == CMA_EV_CONN_REQ && e->owner == id) {
+				e->kind = CMA_EV_DEAD;
+				child = cma_id(e->ev.id);
+				break;
+			}
+		if (child == NULL)
+			break;
+		pthread_mutex_unlock(&cma_lock);
+		rdma_destroy_id(&child->id);
+		pthread_mutex_lock(&cma_lock);
+	}
+	events_forget(id);
+	/* every event handed out about the id acknowledged first, as rdma-core */
+	while (id->events_acked != id->events_reported)
+		pthread_cond_wait(&cma_acked, &cma_lock);
+	TAILQ_REMOVE(&cma.ids, id, link);
+	ch = id->chan;
+	ch->nb_ids--;
+	pthread_mutex_unlock(&cma_lock);
+	free(id->ep_qp_attr);
+	if (id->sync)
+		rdma_destroy_event_channel(&ch->ch);
+	free(id);
+	return 0;
+}
+
+int
+rdma_bind_addr(struct rdma_cm_id *rid, struct sockaddr *addr)
+{
+	int rc;
+
+	pthread_mutex_lock(&cma_lock);
+	rc = bind_locked(cma_id(rid), addr);
+	pthread_mutex_unlock(&cma_lock);
+	return rc;
+}
+
+/* A sync id's call waits for its event (rdma-core's ucma_complete): the
+ * event stays in id->event until the next. */
+static int
+complete(struct cma_id *id)
+{
+	struct rdma_cm_event *ev;
+
+	if (!id->sync)
+		return 0;
+	if (id->id.event != NULL) {
+		rdma_ack_cm_event(id->id.event);
+		id->id.event = NULL;
+	}
+	if (rdma_get_cm_event(&id->chan->ch, &ev) != 0)
+		return -1;
+	id->id.event = ev;
+	if (ev->status == 0)
+		return 0;
+	if (ev->event == RDMA_CM_EVENT_REJECTED)
+		return err(ECONNREFUSED);
+	return err(ev->status < 0 ? -ev->status : ev->status);
+}
+
+int
+rdma_resolve_addr(struct rdma_cm_id *rid, struct sockaddr *src_addr, struct sockaddr *dst_addr,
+		  int timeout_ms)
+{
+	struct cma_id *id = cma_id(rid);
+	struct sockaddr_in dv4;
+	const struct sockaddr_in *d = &dv4;
+	int rc = 0;
+
+	if (dst_addr == NULL)
+		return err(EINVAL);
+	if (!as_ipv4(dst_addr, &dv4) || dv4.sin_addr.s_addr == INADDR_ANY) {
+		cma_log("rdma_resolve_addr: srnic0 is IPv4 only (SRNIC_IP=%s): give an IPv4 "
+			"destination", inet_ntoa(cma.ip));
+		return err(EAFNOSUPPORT);
+	}
+	pthread_mutex_lock(&cma_lock);
+	if (id->state == CMA_IDLE) {
+		struct sockaddr_in any = { .sin_family = AF_INET };
+
+		if (src_addr != NULL && !as_ipv4(src_addr, &any))
+			any.sin_addr.s_addr = INADDR_ANY;
+		any.sin_family = AF_INET;
+		if (any.sin_addr.s_addr == INADDR_ANY)
+			any.sin_addr = cma.ip;
+		rc = bind_locked(id, (struct sockaddr *)&any);
+	} else if (id->state != CMA_ADDR_BOUND) {
+		rc = err(EINVAL);
+	}
+	if (rc == 0) {
+		if (id->wildcard) {
+			src_sin(id)->sin_addr = cma.ip;
+			id->wildcard = false;
+		}
+		memset(&id->id.route.addr.dst_storage, 0, sizeof(id->id.route.addr.dst_storage));
+		*dst_sin(id) = *d;
+		gid_from_ipv4(&id->id.route.addr.addr.ibaddr.dgid, d->sin_addr);
+		id->resolve_deadline_ms = now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+		id->state = CMA_ADDR_QUERY;
+	}
+	pthread_mutex_unlock(&cma_lock);
+	if (rc != 0)
+		return rc;
+	/* known neighbours answer now; else the progress thread asks again */
+	cma_tick(NULL);
+	return complete(id);
+}
+
+/* The flow label of a connection's path, from its ports (as RoCE v2's
+ * UDP source port entropy wants: different connections, different
+ * labels); 20 bits. */
+static uint32_t
+flow_label(uint16_t sport, uint16_t dport)
+{
+	uint64_t v = (uint64_t)sport * dport;
+
+	v ^= v >> 20;
+	v ^= v >> 40;
+	return (uint32_t)(v & 0xfffff);
+}
+
+int
+rdma_resolve_route(struct rdma_cm_id *rid, int timeout_ms)
+{
+	struct cma_id *id = cma_id(rid);
+	struct ibv_sa_path_rec *p = &id->path;
+
+	(void)timeout_ms;
+	pthread_mutex_lock(&cma_lock);
+	if (id->state == CMA_ROUTE_RESOLVED) {
+		/* RDMA_OPTION_IB_PATH set it */
+	} else if (id->state != CMA_ADDR_RESOLVED) {
+		pthread_mutex_unlock(&cma_lock);
+		return err(EINVAL);
+	} else {
+		memset(p, 0, sizeof(*p));
+		p->sgid = rid->route.addr.addr.ibaddr.sgid;
+		p->dgid = rid->route.addr.addr.ibaddr.dgid;
+		p->flow_label = htonl(flow_label(ntohs(src_sin(id)->sin_port),
+						 ntohs(dst_sin(id)->sin_port)));
+		p->hop_limit = CMA_HOP_LIMIT;
+		p->traffic_class = id->tos_set ? id->tos : 0;
+		p->reversible = 1;
+		p->numb_path = 1;
+		p->pkey = htons(0xffff);
+		p->slid = p->dlid = htons(0xffff);
+		p->mtu_selector = 2;
+		p->mtu = cma.mtu;
+		p->rate_selector = 2;
+		p->rate = IBV_RATE_MAX;
+		p->packet_life_time_selector = 2;
+		p->packet_life_time = CMA_PACKET_LIFETIME;
+	}
+	rid->route.path_rec = p;
+	rid->route.num_paths = 1;
+	id->state = CMA_ROUTE_RESOLVED;
+	event_post(id, event_new(id, id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0));
+	pthread_mutex_unlock(&cma_lock);
+	return complete(id);
+}
+
+int
+rdma_listen(struct rdma_cm_id *rid, int backlog)
+{
+	struct cma_id *id = cma_id(rid);
+	struct srnic_cm_id *cmid;
+	int rc;
+
+	pthread_mutex_lock(&cma_lock);
+	if (id->state == CMA_IDLE) {
+		struct sockaddr_in any = { .sin_family = AF_INET };
+
+		if (bind_locked(id, (struct sockaddr *)&any) != 0) {
+			pthread_mutex_unlock(&cma_lock);
+			return -1;
+		}
+	}
+	if (id->state != CMA_ADDR_BOUND) {
+		pthread_mutex_unlock(&cma_lock);
+		return err(EINVAL);
+	}
+	cmid = srnic_cm_create_id(cma.priv.cm, cma_handler, id);
+	if (cmid == NULL) {
+		pthread_mutex_unlock(&cma_lock);
+		return err(ENOMEM);
+	}
+	rc = srnic_cm_listen(cmid, CMA_SERVICE_ID(rid->ps, id->port), 0);
+	if (rc != 0) {
+		pthread_mutex_unlock(&cma_lock);
+		srnic_cm_destroy_id(cmid);
+		return err(rc == -EBUSY ? EADDRINUSE : -rc);
+	}
+	id->cm_id = cmid;
+	id->backlog = backlog > 0 ? backlog : CMA_DEFAULT_BACKLOG;
+	id->state = CMA_LISTEN;
+	if (cma.trace)
+		cma_log("listening on %s:%u (port space 0x%x, service ID 0x%016llx)",
+			id->wildcard ? "0.0.0.0" : inet_ntoa(cma.ip), id->port, (unsigned int)rid->ps,
+			(unsigned long long)CMA_SERVICE_ID(rid->ps, id->port));
+	pthread_mutex_unlock(&cma_lock);
+	return 0;
+}
+
+static void
+cma_hdr(uint8_t *h, struct cma_id *id)
+{
+	memset(h, 0, CMA_HDR_LEN);
+	h[0] = CMA_VERSION;
+	h[1] = CMA_HDR_IPV4;
+	memcpy(h + 2, &src_sin(id)->sin_port, 2);
+	memcpy(h + 16, &src_sin(id)->sin_addr, 4);
+	memcpy(h + 32, &dst_sin(id)->sin_addr, 4);
+}
+
+/* responder resources / initiator depth as rdma-core checks them:
+ * RDMA_MAX_* means the device's maximum, more than it is EINVAL */
+static int
+valid_depth(uint8_t *v, uint8_t max)
+{
+	if (*v == RDMA_MAX_RESP_RES) {
+		*v = max;
+		return 0;
+	}
+	return *v > max ? err(EINVAL) : 0;
+}
+
+int
+rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
+{
+	struct cma_id *id = cma_id(rid);
+	struct rdma_conn_param cp = { .retry_count = CMA_MAX_RETRY, .rnr_retry_count = CMA_MAX_RETRY };
+	uint8_t pdata[SRNIC_CM_SIDR_REQ_PDATA];
+	bool ud = rid->qp_type == IBV_QPT_UD;
+	unsigned int max = (ud ? SRNIC_CM_SIDR_REQ_PDATA : SRNIC_CM_REQ_PDATA) - CMA_HDR_LEN;
+	struct srnic_cm_id *cmid;
+	int rc;
+
+	if (conn_param != NULL)
+		cp = *conn_param;
+	if (cp.private_data_len > max) {
+		cma_log("rdma_connect: %u bytes of private data, at most %u go with a %s",
+			cp.private_data_len, max, ud ? "SIDR_REQ" : "REQ");
+		return err(EINVAL);
+	}
+	if (!ud && (valid_depth(&cp.responder_resources, cma.max_resp_res) != 0 ||
+		    valid_depth(&cp.initiator_depth, cma.max_init_depth) != 0))
+		return -1;
+	pthread_mutex_lock(&cma_lock);
+	if (id->state != CMA_ROUTE_RESOLVED) {
+		pthread_mutex_unlock(&cma_lock);
+		return err(EINVAL);
+	}
+	cmid = srnic_cm_create_id(cma.priv.cm, cma_handler, id);
+	if (cmid == NULL) {
+		pthread_mutex_unlock(&cma_lock);
+		return err(ENOMEM);
+	}
+	cma_hdr(pdata, id);
+	if (cp.private_data_len != 0 && cp.private_data != NULL)
+		memcpy(pdata + CMA_HDR_LEN, cp.private_data, cp.private_data_len);
+	id->cm_id = cmid;
+	id->state = CMA_CONNECT;
+	id->disconnect_reported = false;
+	if (ud) {
+		struct srnic_cm_sidr_req_param p;
+
+		memset(&p, 0, sizeof(p));
+		path_to_cm(&p.path, &id->path);
+		p.service_id = CMA_SERVICE_ID(rid->ps, ntohs(dst_sin(id)->sin_port));
+		p.private_data = pdata;
+		p.private_data_len = (uint8_t)(CMA_HDR_LEN + cp.private_data_len);
+		p.timeout_ms = CMA_SIDR_TIMEOUT_MS;
+		p.max_cm_retries = CMA_MAX_CM_RETRIES;
+		rc = srnic_cm_send_sidr_req(cmid, &p);
+	} else {
+		struct srnic_cm_req_param p;
+
+		memset(&p, 0, sizeof(p));
+		path_to_cm(&p.path, &id->path);
+		p.service_id = CMA_SERVICE_ID(rid->ps, ntohs(dst_sin(id)->sin_port));
+		p.qp_num = rid->qp != NULL ? rid->qp->qp_num : cp.qp_num;
+		p.qp_type = rid->qp != NULL ? rid->qp->qp_type : rid->qp_type;
+		p.starting_psn = id->seq;
+		p.private_data = pdata;
+		p.private_data_len = (uint8_t)(CMA_HDR_LEN + cp.private_data_len);
+		p.responder_resources = cp.responder_resources;
+		p.initiator_depth = cp.initiator_depth;
+		p.remote_cm_response_timeout = CMA_CM_RESPONSE_TIMEOUT;
+		p.local_cm_response_timeout = CMA_CM_RESPONSE_TIMEOUT;
+		p.flow_control = cp.flow_control;
+		p.retry_count = RTE_MIN(cp.retry_count, CMA_MAX_RETRY);
+		p.rnr_retry_count = RTE_MIN(cp.rnr_retry_count, CMA_MAX_RETRY);
+		p.max_cm_retries = CMA_MAX_CM_RETRIES;
+		p.srq = rid->srq != NULL || (rid->qp != NULL && rid->qp->srq != NULL) ? 1 : cp.srq;
+		rc = srnic_cm_send_req(cmid, &p);
+	}
+	if (rc != 0) {
+		id->cm_id = NULL;
+		id->state = CMA_ROUTE_RESOLVED;
+		pthread_mutex_unlock(&cma_lock);
+		srnic_cm_destroy_id(cmid);
+		return err(-rc);
+	}
+	pthread_mutex_unlock(&cma_lock);
+	return complete(id);
+}
+
+int
+rdma_accept(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
+{
+	struct cma_id *id = cma_id(rid);
+	struct rdma_conn_param cp;
+	struct srnic_cm_id *cmid;
+	int rc;
+
+	pthread_mutex_lock(&cma_lock);
+	cmid = id->cm_id;
+	pthread_mutex_unlock(&cma_lock);
+	if (cmid == NULL)
+		return err(EINVAL);
+	memset(&cp, 0, sizeof(cp));
+	if (conn_param != NULL) {
+		cp = *conn_param;
+		if (rid->qp_type != IBV_QPT_UD &&
+		    (valid_depth(&cp.responder_resources, cma.max_resp_res) != 0 ||
+		     valid_depth(&cp.initiator_depth, cma.max_init_depth) != 0))
+			return -1;
+		/* no more than the REQ asked for */
+		cp.responder_resources = RTE_MIN(cp.responder_resources, id->resp_res);
+		cp.initiator_depth = RTE_MIN(cp.initiator_depth, id->init_depth);
+	} else {
+		cp.responder_resources = id->resp_res;
+		cp.initiator_depth = id->init_depth;
+		cp.rnr_retry_count = CMA_MAX_RETRY;
+	}
+	if (rid->qp_type == IBV_QPT_UD) {
+		struct srnic_cm_sidr_rep_param p;
+
+		if (cp.private_data_len > SRNIC_CM_SIDR_REP_PDATA)
+			return err(EINVAL);
+		memset(&p, 0, sizeof(p));
+		p.qp_num = rid->qp != NULL ? rid->qp->qp_num : cp.qp_num;
+		p.qkey = RDMA_UDP_QKEY;
+		p.status = SRNIC_CM_SIDR_SUCCESS;
+		p.private_data = cp.private_data;
+		p.private_data_len = cp.private_data_len;
+		rc = srnic_cm_send_sidr_rep(cmid, &p);
+		return rc != 0 ? err(-rc) : 0;
+	}
+	if (cp.private_data_len > SRNIC_CM_REP_PDATA)
+		return err(EINVAL);
+	if (qp_rtr(id, cp.responder_resources) != 0)
+		goto reject;
+	{
+		struct srnic_cm_rep_param p;
+
+		memset(&p, 0, sizeof(p));
+		p.qp_num = rid->qp != NULL ? rid->qp->qp_num : cp.qp_num;
+		p.starting_psn = id->seq;
+		p.private_data = cp.private_data;
+		p.private_data_len = cp.private_data_len;
+		p.responder_resources = cp.responder_resources;
+		p.initiator_depth = cp.initiator_depth;
+		p.flow_control = cp.flow_control;
+		p.rnr_retry_count = RTE_MIN(cp.rnr_retry_count, CMA_MAX_RETRY);
+		p.srq = rid->srq != NULL || (rid->qp != NULL && rid->qp->srq != NULL) ? 1 : cp.srq;
+		rc = srnic_cm_send_rep(cmid, &p);
+		if (rc != 0)
+			return err(-rc);
+	}
+	/* RTS once the REP is out (the CM's state REP_SENT has the RTS
+	 * attributes); the peer sends only after its RTU */
+	if (qp_rts(id, cp.initiator_depth) != 0) {
+		qp_err(id);
+		return -1;
+	}
+	return complete(id);
+reject:
+	rc = errno;
+	srnic_cm_send_rej(cmid, SRNIC_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
+	return err(rc);
+}
+
+int
+rdma_reject(struct rdma_cm_id *rid, const void *private_data, uint8_t private_data_len)
+{
+	struct cma_id *id = cma_id(rid);
+	struct srnic_cm_id *cmid;
+	int rc;
+
+	pthread_mutex_lock(&cma_lock);
+	cmid = id->cm_id;
+	pthread_mutex_unlock(&cma_lock);
+	if (cmid == NULL)
+		return err(EINVAL);
+	if (rid->qp_type == IBV_QPT_UD) {
+		struct srnic_cm_sidr_rep_param p;
+
+		memset(&p, 0, sizeof(p));
+		p.status = SRNIC_CM_SIDR_REJECT;
+		p.private_data = private_data;
+		p.private_data_len = private_data_len;
+		rc = srnic_cm_send_sidr_rep(cmid, &p);
+	} else {
+		if (private_data_len > SRNIC_CM_REJ_PDATA)
+			return err(EINVAL);
+		rc = srnic_cm_send_rej(cmid, SRNIC_CM_REJ_CONSUMER_DEFINED, NULL, 0, private_data,
+				       private_data_len);
+	}
+	return rc != 0 ? err(-rc) : 0;
+}
+
+int
+rdma_reject_ece(struct rdma_cm_id *rid, const void *private_data, uint8_t private_data_len)
+{
+	return rdma_reject(rid, private_data, private_data_len);
+}
+
+int
+rdma_establish(struct rdma_cm_id *rid)
+{
+	struct cma_id *id = cma_id(rid);
+	int rc;
+
+	if (id->cm_id == NULL)
+		return err(EINVAL);
+	rc = srnic_cm_send_rtu(id->cm_id, NULL, 0);
+	return rc != 0 ? err(-rc) : 0;
+}
+
+int
+rdma_notify(struct rdma_cm_id *rid, enum ibv_event_type event)
+{
+	struct cma_id *id = cma_id(rid);
+	int rc;
+
+	if (id->cm_id == NULL)
+		return err(EINVAL);
+	if (event != IBV_EVENT_COMM_EST)
+		return 0;
+	rc = srnic_cm_established(id->cm_id);
+	return rc != 0 ? err(-rc) : 0;
+}
+
+int
+rdma_disconnect(struct rdma_cm_id *rid)
+{
+	struct cma_id *id = cma_id(rid);
+	struct srnic_cm_id *cmid;
+	enum srnic_cm_state s;
+	int rc;
+
+	pthread_mutex_lock(&cma_lock);
+	cmid = id->cm_id;
+	pthread_mutex_unlock(&cma_lock);
+	if (cmid == NULL || rid->qp_type == IBV_QPT_UD)
+		return err(EINVAL);
+	/* the QP first (rdma-core's ucma_shutdown): its WRs flush */
+	qp_err(id);
+	s = srnic_cm_id_state(cmid);
+	if (s == SRNIC_CM_DREQ_RCVD)
+		rc = srnic_cm_send_drep(cmid, NULL, 0);
+	else if (s == SRNIC_CM_ESTABLISHED || s == SRNIC_CM_REP_RCVD || s == SRNIC_CM_REP_SENT)
+		rc = srnic_cm_send_dreq(cmid, NULL, 0);
+	else if (s == SRNIC_CM_DREQ_SENT || s == SRNIC_CM_TIMEWAIT)
+		return 0;
+	else
+		return err(EINVAL);
+	if (rc != 0)
+		return err(-rc);
+	return complete(id);
+}
+
+/* ---- getting events ---- */
+
+/* What a CONNECT_RESPONSE needs (rdma-core's ucma_process_conn_resp):
+ * with a QP, RTR + RTS + the RTU, and the application sees ESTABLISHED;
+ * without, it sees CONNECT_RESPONSE and calls rdma_establish(). */
+static void
+process_conn_resp(struct cma_event *e)
+{
+	struct cma_id *id = cma_id(e->ev.id);
+
+	if (id->id.qp == NULL)
+		return;
+	if (qp_rtr(id, RDMA_MAX_RESP_RES) != 0 || qp_rts(id, RDMA_MAX_INIT_DEPTH) != 0) {
+		e->ev.status = -errno;
+		e->ev.event = RDMA_CM_EVENT_CONNECT_ERROR;
+		qp_err(id);
+		srnic_cm_send_rej(id->cm_id, SRNIC_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
+		return;
+	}
+	if (srnic_cm_send_rtu(id->cm_id, NULL, 0) != 0) {
+		e->ev.status = -EIO;
+		e->ev.event = RDMA_CM_EVENT_CONNECT_ERROR;
+		return;
+	}
+	e->ev.event = RDMA_CM_EVENT_ESTABLISHED;
+}
+
+static int migrate_locked(struct cma_id *id, struct cma_channel *to);
+
+int
+rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
+{
+	struct cma_channel *ch;
+	struct cma_event *e;
+	uint64_t n;
+	int fd;
+
+	if (channel == NULL || event == NULL)
+		return err(EINVAL);
+	ch = cma_chan(channel);
+	fd = channel->fd;
+	for (;;) {
+		if (!cma.priv.progress_thread) {
+			/* nobody else polls the engine and the CM: we do, until
+			 * an event is there (or once, on a non-blocking fd) */
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+			bool nonblock = (fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
+
+			do {
+				srnic_verbs_cm_progress();
+			} while (!nonblock && poll(&pfd, 1, 0) == 0);
+		}
+		/* the fd only: a program that destroys the channel under a
+		 * thread blocked here (rping on an error path) gets EBADF */
+		if (read(fd, &n, sizeof(n)) != sizeof(n))
+			return -1;      /* EAGAIN on a non-blocking fd, as rdma-core */
+		pthread_mutex_lock(&cma_lock);
+		e = TAILQ_FIRST(&ch->q);
+		if (e == NULL) {
+			/* its count went to an event migrated away */
+			pthread_mutex_unlock(&cma_lock);
+			continue;
+		}
+		TAILQ_REMOVE(&ch->q, e, link);
+		if (e->kind == CMA_EV_DEAD) {
+			pthread_mutex_unlock(&cma_lock);
+			free(e);
+			continue;
+		}
+		e->owner->events_reported++;
+		if (cma.trace)
+			cma_log("id %p: %s status %d", (void *)cma_id(e->ev.id),
+				rdma_event_str(e->ev.event), e->ev.status);
+		if (e->kind == CMA_EV_CONN_REQ) {
+			struct cma_id *l = cma_id(e->ev.listen_id);
+			struct cma_id *c = cma_id(e->ev.id);
+
+			/* a sync listener's new id is sync too (rdma_get_request) */
+			if (l->sync)
+				migrate_locked(c, NULL);
+		}
+		pthread_mutex_unlock(&cma_lock);
+		if (e->kind == CMA_EV_CONN_RESP)
+			process_conn_resp(e);
+		else if (e->kind == CMA_EV_REJECTED)
+			qp_err(cma_id(e->ev.id));
+		if (e->ev.event == RDMA_CM_EVENT_ADDR_RESOLVED || e->ev.event == RDMA_CM_EVENT_ESTABLISHED)
+			e->ev.id->verbs = cma.verbs;
+		*event = &e->ev;
+		return 0;
+	}
+}
+
+int
+rdma_ack_cm_event(struct rdma_cm_event *event)
+{
+	struct cma_event *e;
+
+	if (event == NULL)
+		return err(EINVAL);
+	e = container_of(event, struct cma_event, ev);
+	pthread_mutex_lock(&cma_lock);
+	e->owner->events_acked++;
+	pthread_cond_broadcast(&cma_acked);
+	pthread_mutex_unlock(&cma_lock);
+	free(e);
+	return 0;
+}
+
+/* ---- migration ---- */
+
+/* Move id (and its queued events) to channel to (NULL: a channel of its
+ * own, the id becomes sync), under cma_lock. */
+static int
+migrate_locked(struct cma_id *id, struct cma_channel *to)
+{
+	struct cma_channel *from = id->chan;
+	struct cma_event *e, *next;
+	bool sync = to == NULL;
+
+	if (to == NULL) {
+		int fd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+
+		if (fd < 0)
+			return -1;
+		to = calloc(1, sizeof(*to));
+		if (to == NULL) {
+			close(fd);
+			return err(ENOMEM);
+		}
+		TAILQ_INIT(&to->q);
+		to->ch.fd = fd;
+		to->sync = true;
+	}
+	if (to == from)
+		return 0;
+	for (e = TAILQ_FIRST(&from->q); e != NULL; e = next) {
+		next = TAILQ_NEXT(e, link);
+		if (e->kind == CMA_EV_DEAD || e->ev.id != &id->id || e->kind == CMA_EV_CONN_REQ)
+			continue;
+		/* a tombstone keeps the old fd's count right */
+		{
+			struct cma_event *t = calloc(1, sizeof(*t));
+
+			if (t == NULL)
+				continue;
+			t->kind = CMA_EV_DEAD;
+			TAILQ_INSERT_BEFORE(e, t, link);
+		}
+		TAILQ_REMOVE(&from->q, e, link);
+		event_queue(to, e);
+	}
+	from->nb_ids--;
+	to->nb_ids++;
+	id->chan = to;
+	id->id.channel = &to->ch;
+	if (id->sync && from->sync && from->nb_ids == 0 && TAILQ_EMPTY(&from->q)) {
+		close(from->ch.fd);
+		free(from);
+	}
+	id->sync = sync;
+	return 0;
+}
+
+int
+rdma_migrate_id(struct rdma_cm_id *rid, struct rdma_event_channel *channel)
+{
+	int rc;
+
+	pthread_mutex_lock(&cma_lock);
+	rc = migrate_locked(cma_id(rid), channel != NULL ? cma_chan(channel) : NULL);
+	pthread_mutex_unlock(&cma_lock);
+	return rc;
+}
+
+/* ---- the sync calls' passive side ---- */
+
+int
+rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **out)
+{
+	struct cma_id *l = cma_id(listen);
+	struct rdma_cm_event *ev;
+	struct cma_id *c;
+
+	if (!l->sync || out == NULL)
+		return err(EINVAL);
+	if (l->id.event != NULL) {
+		rdma_ack_cm_event(l->id.event);
+		l->id.event = NULL;
+	}
+	for (;;) {
+		if (rdma_get_cm_event(&l->chan->ch, &ev) != 0)
+			return -1;
+		if (ev->status != 0) {
+			int e = ev->status < 0 ? -ev->status : ev->status;
+
+			rdma_ack_cm_event(ev);
+			return err(e);
+		}
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+			break;
+		rdma_ack_cm_event(ev);
+	}
+	c = cma_id(ev->id);
+	c->id.event = ev;
+	if (l->ep_qp_attr != NULL) {
+		struct ibv_qp_init_attr a = *l->ep_qp_attr;
+
+		if (rdma_create_qp(&c->id, l->ep_pd, &a) != 0) {
+			int e = errno;
+
+			rdma_reject(&c->id, NULL, 0);
+			rdma_destroy_id(&c->id);
+			return err(e);
+		}
+	}
+	*out = &c->id;
+	return 0;
+}
+
+/* rdma_create_ep's passive side keeps the QP attributes for its requests */
+int cma_ep_passive(struct rdma_cm_id *rid, struct ibv_pd *pd, const struct ibv_qp_init_attr *a);
+int
+cma_ep_passive(struct rdma_cm_id *rid, struct ibv_pd *pd, const struct ibv_qp_init_attr *a)
+{
+	struct cma_id *id = cma_id(rid);
+
+	id->ep_pd = pd;
+	if (a == NULL)
+		return 0;
+	id->ep_qp_attr = malloc(sizeof(*a));
+	if (id->ep_qp_attr == NULL)
+		return err(ENOMEM);
+	*id->ep_qp_attr = *a;
+	return 0;
+}
+
+/* ---- options, ports ---- */
+
+/* RDMA_OPTION_IB_PATH's wire-format record into the path of the id */
+static void
+path_from_record(struct ibv_sa_path_rec *p, const struct ibv_path_record *r)
+{
+	uint32_t fh = ntohl(r->flowlabel_hoplimit);
+
+	memset(p, 0, sizeof(*p));
+	p->dgid = r->dgid;
+	p->sgid = r->sgid;
+	p->dlid = r->dlid;
+	p->slid = r->slid;
+	p->flow_label = htonl(fh >> 8);
+	p->hop_limit = (uint8_t)(fh & 0xff);
+	p->traffic_class = r->tclass;
+	p->reversible = r->reversible_numpath >> 7;
+	p->numb_path = r->reversible_numpath & 0x7f;
+	p->pkey = r->pkey;
+	p->sl = ntohs(r->qosclass_sl) & 0xf;
+	p->mtu_selector = r->mtu >> 6;
+	p->mtu = r->mtu & 0x3f;
+	p->rate_selector = r->rate >> 6;
+	p->rate = r->rate & 0x3f;
+	p->packet_life_time_selector = r->packetlifetime >> 6;
+	p->packet_life_time = r->packetlifetime & 0x3f;
+	p->preference = r->preference;
+}
+
+int
+rdma_set_option(struct rdma_cm_id *rid, int level, int optname, void *optval, size_t optlen)
+{
+	struct cma_id *id = cma_id(rid);
+
+	if (optval == NULL)
+		return err(EINVAL);
+	if (level == RDMA_OPTION_ID) {
+		switch (optname) {
+		case RDMA_OPTION_ID_TOS:
+			if (optlen != sizeof(uint8_t))
+				return err(EINVAL);
+			id->tos = *(uint8_t *)optval;
+			id->tos_set = true;
+			id->path.traffic_class = id->tos;
+			return 0;
+		case RDMA_OPTION_ID_REUSEADDR:
+			if (optlen != sizeof(int))
+				return err(EINVAL);
+			id->reuseaddr = *(int *)optval != 0;
+			return 0;
+		case RDMA_OPTION_ID_AFONLY:
+			if (optlen != sizeof(int))
+				return err(EINVAL);
+			id->afonly = *(int *)optval != 0;
+			return 0;
+		case RDMA_OPTION_ID_ACK_TIMEOUT:
+			if (optlen != sizeof(uint8_t))
+				return err(EINVAL);
+			id->ack_timeout = *(uint8_t *)optval;
+			return 0;
+		default:
+			return err(ENOSYS);
+		}
+	}
+	if (level == RDMA_OPTION_IB && optname == RDMA_OPTION_IB_PATH) {
+		const struct ibv_path_data *pd = optval;
+
+		if (optlen < sizeof(*pd) || optlen % sizeof(*pd) != 0)
+			return err(EINVAL);
+		pthread_mutex_lock(&cma_lock);
+		if (id->state != CMA_ADDR_RESOLVED) {
+			pthread_mutex_unlock(&cma_lock);
+			return err(EINVAL);
+		}
+		path_from_record(&id->path, &pd[0].path);
+		id->state = CMA_ROUTE_RESOLVED;
+		rid->route.path_rec = &id->path;
+		rid->route.num_paths = 1;
+		pthread_mutex_unlock(&cma_lock);
+		return 0;
+	}
+	return err(ENOSYS);
+}
+
+__be16
+rdma_get_src_port(struct rdma_cm_id *rid)
+{
+	return rid->route.addr.src_addr.sa_family == AF_INET6 ? rid->route.addr.src_sin6.sin6_port
+							      : rid->route.addr.src_sin.sin_port;
+}
+
+__be16
+rdma_get_dst_port(struct rdma_cm_id *rid)
+{
+	return rid->route.addr.dst_addr.sa_family == AF_INET6 ? rid->route.addr.dst_sin6.sin6_port
+							      : rid->route.addr.dst_sin.sin_port;
+}
+
+struct ibv_context **
+rdma_get_devices(int *num_devices)
+{
+	struct ibv_context **list;
+	bool ok = cma_init() == 0;
+
+	list = calloc(2, sizeof(*list));
+	if (list == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (ok)
+		list[0] = cma.verbs;
+	if (num_devices != NULL)
+		*num_devices = ok ? 1 : 0;
+	return list;
+}
+
+void
+rdma_free_devices(struct ibv_context **list)
+{
+	free(list);
+}
+
+/* ---- SRQs ---- */
+
+int
+rdma_create_srq(struct rdma_cm_id *rid, struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+	struct ibv_srq *srq;
+
+	if (attr == NULL)
+		return err(EINVAL);
+	if (pd == NULL)
+		pd = default_pd();
+	if (pd == NULL)
+		return -1;
+	srq = ibv_create_srq(pd, attr);
+	if (srq == NULL)
+		return -1;
+	rid->srq = srq;
+	rid->pd = pd;
+	return 0;
+}
+
+int
+rdma_create_srq_ex(struct rdma_cm_id *rid, struct ibv_srq_init_attr_ex *ax)
+{
+	struct ibv_srq_init_attr a;
+
+	if (ax == NULL)
+		return err(EINVAL);
+	/* a basic SRQ only (XRC and tag matching are not served) */
+	if ((ax->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && ax->srq_type != IBV_SRQT_BASIC)
+		return err(EOPNOTSUPP);
+	memset(&a, 0, sizeof(a));
+	a.srq_context = ax->srq_context;
+	a.attr = ax->attr;
+	return rdma_create_srq(rid, (ax->comp_mask & IBV_SRQ_INIT_ATTR_PD) ? ax->pd : NULL, &a);
+}
+
+void
+rdma_destroy_srq(struct rdma_cm_id *rid)
+{
+	if (rid->srq != NULL)
+		ibv_destroy_srq(rid->srq);
+	rid->srq = NULL;
+}

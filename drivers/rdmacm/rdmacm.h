@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SRNIC_RDMACM_H
+#define SRNIC_RDMACM_H
+
+/*
+ * srnic's librdmacm.so.1: internal objects. Each embeds rdma-core's public
+ * struct (applications read rdma_cm_id's verbs, qp, pd, route, channel and
+ * rdma_cm_event's param directly) and converts with container_of.
+ * doc/rdmacm.md has the design: objects, threads, the event flow, limits.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <rdma/rdma_cma.h>
+
+#include "srnic_cm.h"
+#include "srnic_verbs_private.h"
+
+#ifndef container_of
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+#endif
+
+/* rdma_cm's private-data header in front of a REQ's / SIDR_REQ's
+ * private data (Linux cma.c's cma_hdr): version, IP version << 4, the
+ * active side's port, its address, the passive side's address (IPv4 in
+ * the last 4 of 16 bytes). */
+#define CMA_HDR_LEN 36
+#define CMA_VERSION 0x00
+#define CMA_HDR_IPV4 0x40
+/* service ID of a port space's port: 0x0000000001000000 | ps << 16 | port */
+#define CMA_SERVICE_ID(ps, port) (0x0000000001000000ull | ((uint64_t)(ps) << 16) | (port))
+/* the CM's parameters for rdma_cm's connections, as Linux's cma.c sets them */
+#define CMA_CM_RESPONSE_TIMEOUT 20  /* 4.096 us * 2^20: 4.3 s per REQ/REP try */
+#define CMA_MAX_CM_RETRIES 15
+#define CMA_PACKET_LIFETIME 18      /* the path's; local ACK timeout = 19 (the golden REQ's) */
+#define CMA_HOP_LIMIT 64
+#define CMA_SIDR_TIMEOUT_MS 4096    /* per SIDR_REQ try (1 << (CMA_CM_RESPONSE_TIMEOUT - 8)) */
+#define CMA_MAX_RETRY 7             /* 3-bit retry and RNR retry counts */
+/* ephemeral ports (rdma_bind_addr with port 0, an active id unbound) */
+#define CMA_PORT_MIN 32768
+#define CMA_PORT_MAX 60999
+#define CMA_DEFAULT_BACKLOG 1024
+#define CMA_SYNC_TIMEOUT_MS 2000    /* rdma_create_ep's address and route resolution */
+/* at exit, after the ids' DREQ / DREP / REJ went to the CM: the engine
+ * and the CM run this long more, so the MADs leave before the process
+ * does (Linux's kernel outlives the process and sends them anyway) */
+#define CMA_EXIT_DRAIN_MS 20
+#define CMA_PDATA_MAX 256           /* an event's private data copy (RTU's 224 the largest) */
+
+enum cma_state {
+	CMA_IDLE,
+	CMA_ADDR_QUERY,
+	CMA_ADDR_RESOLVED,
+	CMA_ROUTE_QUERY,
+	CMA_ROUTE_RESOLVED,
+	CMA_CONNECT,
+	CMA_DISCONNECT,
+	CMA_ADDR_BOUND,
+	CMA_LISTEN,
+	CMA_DESTROYING,
+};
+
+struct cma_event;
+
+/* rdma_event_channel: an eventfd (EFD_SEMAPHORE), one count per queued event */
+struct cma_channel {
+	struct rdma_event_channel ch;
+	TAILQ_HEAD(, cma_event) q;      /* under cma.lock */
+	unsigned int nb_ids;
+	bool sync;                      /* an id's own (rdma_create_id with NULL) */
+};
+
+struct cma_id {
+	struct rdma_cm_id id;
+	enum cma_state state;
+	struct cma_channel *chan;
+	bool sync;                      /* its own channel: calls wait for their event */
+	struct srnic_cm_id *cm_id;
+	TAILQ_ENTRY(cma_id) link;       /* cma.ids */
+	uint32_t events_reported, events_acked;
+	uint16_t port;                  /* bound port, host order; 0: none */
+	bool wildcard;                  /* bound to INADDR_ANY */
+	int backlog;
+	uint8_t tos;
+	bool tos_set;
+	uint8_t ack_timeout;            /* RDMA_OPTION_ID_ACK_TIMEOUT; 0: the CM's */
+	bool reuseaddr, afonly;
+	struct ibv_sa_path_rec path;
+	uint64_t resolve_deadline_ms;   /* CMA_ADDR_QUERY: ADDR_ERROR -ETIMEDOUT then */
+	uint32_t seq;                   /* our starting PSN */
+	uint8_t resp_res, init_depth;   /* the REQ's, from our side (CONNECT_REQUEST) */
+	bool disconnect_reported;
+	bool own_cqs;                   /* rdma_create_qp made the CQs and channels */
+	struct ibv_pd *ep_pd;           /* rdma_create_ep (passive): for rdma_get_request */
+	struct ibv_qp_init_attr *ep_qp_attr;
+	uint32_t remote_qpn, remote_qkey;
+};
+
+enum cma_event_kind {
+	CMA_EV_PLAIN,
+	CMA_EV_CONN_RESP,               /* REP: QP to RTR/RTS and the RTU in rdma_get_cm_event */
+	CMA_EV_CONN_REQ,                /* a new id: set up in rdma_get_cm_event */
+	CMA_EV_REJECTED,                /* the QP to ERR in rdma_get_cm_event */
+	CMA_EV_DEAD,                    /* dropped (its id destroyed or migrated): skipped */
+};
+
+struct cma_event {
+	struct rdma_cm_event ev;
+	struct cma_id *owner;           /* whose events_reported / _acked count it */
+	enum cma_event_kind kind;
+	TAILQ_ENTRY(cma_event) link;
+	uint8_t pdata[CMA_PDATA_MAX];
+};
+
+static inline struct cma_id *cma_id(struct rdma_cm_id *id) { return container_of(id, struct cma_id, id); }
+static inline struct cma_channel *cma_chan(struct rdma_event_channel *c)
+{
+	return container_of(c, struct cma_channel, ch);
+}
+
+/* cma.c */
+extern pthread_mutex_t cma_lock;
+int cma_init(void);
+void cma_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+struct ibv_context *cma_verbs(void);
+
+#endif /* SRNIC_RDMACM_H */

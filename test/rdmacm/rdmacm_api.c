@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rdma_cm calls no tool of rdmacm-utils makes, checked end to end between
+ * two processes: built ONLY against the system's <rdma/rdma_cma.h> and
+ * -lrdmacm -libverbs, run over srnic's libraries through LD_LIBRARY_PATH
+ * (usertools/srnic run), as any rdma_cm program is.
+ *   rdmacm_api server SERVER_IP PORT
+ *   rdmacm_api client SERVER_IP PORT
+ * Each check prints "ok ..." or "FAIL ..."; the last line is "SIDE: all ok".
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
+
+#define MSG_LEN 4096
+#define REJ_PDATA "no-thanks"
+#define ACC_PDATA "welcome"
+
+static int fails;
+
+#define CHECK(cond, ...) do { \
+	if (cond) { printf("ok "); } else { printf("FAIL "); fails++; } \
+	printf(__VA_ARGS__); printf("\n"); fflush(stdout); \
+} while (0)
+
+static struct rdma_cm_event *
+next_event(struct rdma_event_channel *ch, enum rdma_cm_event_type want)
+{
+	struct rdma_cm_event *ev;
+
+	if (rdma_get_cm_event(ch, &ev) != 0) {
+		CHECK(0, "rdma_get_cm_event for %s: %s", rdma_event_str(want), strerror(errno));
+		return NULL;
+	}
+	CHECK(ev->event == want, "event %s (want %s), status %d", rdma_event_str(ev->event),
+	      rdma_event_str(want), ev->status);
+	return ev;
+}
+
+static void
+addr_of(struct sockaddr_in *sin, const char *ip, int port)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons((uint16_t)port);
+	inet_pton(AF_INET, ip, &sin->sin_addr);
+}
+
+static void
+fill(uint8_t *b, size_t n, uint8_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		b[i] = (uint8_t)(seed + i * 7);
+}
+
+static int
+wait_wc(struct rdma_cm_id *id, bool send, struct ibv_wc *wc)
+{
+	int rc = send ? rdma_get_send_comp(id, wc) : rdma_get_recv_comp(id, wc);
+
+	return rc > 0 && wc->status == IBV_WC_SUCCESS ? 0 : -1;
+}
+
+static int
+server(const char *ip, int port)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_id *l, *l2, *c;
+	struct rdma_cm_event *ev;
+	struct sockaddr_in sin;
+	struct ibv_qp_init_attr qa;
+	struct rdma_conn_param cp;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	uint8_t *buf, want[MSG_LEN];
+	int flags;
+
+	CHECK(ch != NULL && ch->fd >= 0, "rdma_create_event_channel: fd %d", ch ? ch->fd : -1);
+	if (ch == NULL)
+		return 1;
+	/* a non-blocking fd with nothing queued: EAGAIN */
+	flags = fcntl(ch->fd, F_GETFL);
+	fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK);
+	CHECK(rdma_get_cm_event(ch, &ev) == -1 && errno == EAGAIN, "empty non-blocking channel: EAGAIN");
+	fcntl(ch->fd, F_SETFL, flags);
+
+	CHECK(rdma_create_id(ch, &l, NULL, RDMA_PS_TCP) == 0, "rdma_create_id");
+	addr_of(&sin, "10.99.99.99", port);
+	CHECK(rdma_bind_addr(l, (struct sockaddr *)&sin) == -1 && errno == EADDRNOTAVAIL,
+	      "bind to an address not ours: EADDRNOTAVAIL");
+	addr_of(&sin, ip, port);
+	CHECK(rdma_bind_addr(l, (struct sockaddr *)&sin) == 0, "rdma_bind_addr %s:%d", ip, port);
+	CHECK(ntohs(rdma_get_src_port(l)) == port, "rdma_get_src_port %d", ntohs(rdma_get_src_port(l)));
+	CHECK(rdma_create_id(ch, &l2, NULL, RDMA_PS_TCP) == 0, "a second id");
+	CHECK(rdma_bind_addr(l2, (struct sockaddr *)&sin) == -1 && errno == EADDRINUSE,
+	      "the same port again: EADDRINUSE");
+	rdma_destroy_id(l2);
+	CHECK(rdma_listen(l, 4) == 0, "rdma_listen");
+
+	/* 1: rejected with private data */
+	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (ev == NULL)
+		return 1;
+	CHECK(ev->listen_id == l && ev->param.conn.private_data != NULL &&
+	      memcmp(ev->param.conn.private_data, "hello-reject", 13) == 0,
+	      "CONNECT_REQUEST 1: the client's private data (after rdma_cm's header)");
+	c = ev->id;
+	CHECK(ntohs(rdma_get_dst_port(c)) != 0 && c->route.addr.dst_sin.sin_family == AF_INET,
+	      "the new id has the peer's address and port (%d)", ntohs(rdma_get_dst_port(c)));
+	CHECK(rdma_reject(c, REJ_PDATA, sizeof(REJ_PDATA)) == 0, "rdma_reject with private data");
+	rdma_ack_cm_event(ev);
+	rdma_destroy_id(c);
+
+	/* 2: accepted, a SEND of MSG_LEN bytes, the client disconnects */
+	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (ev == NULL)
+		return 1;
+	c = ev->id;
+	CHECK(memcmp(ev->param.conn.private_data, "hello-accept", 13) == 0,
+	      "CONNECT_REQUEST 2: its private data");
+	CHECK(ev->param.conn.initiator_depth == 4 && ev->param.conn.responder_resources == 2,
+	      "CONNECT_REQUEST: the peer's depths from our side (resp %u init %u)",
+	      ev->param.conn.responder_resources, ev->param.conn.initiator_depth);
+	rdma_ack_cm_event(ev);
+	memset(&qa, 0, sizeof(qa));
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	qa.qp_type = IBV_QPT_RC;
+	CHECK(rdma_create_qp(c, NULL, &qa) == 0 && c->qp != NULL && c->send_cq != NULL &&
+	      c->recv_cq != NULL && c->pd != NULL, "rdma_create_qp with no CQs and no PD: made");
+	buf = calloc(1, MSG_LEN);
+	mr = rdma_reg_msgs(c, buf, MSG_LEN);
+	CHECK(mr != NULL, "rdma_reg_msgs");
+	CHECK(rdma_post_recv(c, NULL, buf, MSG_LEN, mr) == 0, "rdma_post_recv");
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = ACC_PDATA;
+	cp.private_data_len = sizeof(ACC_PDATA);
+	cp.responder_resources = 2;
+	cp.initiator_depth = 2;
+	CHECK(rdma_accept(c, &cp) == 0, "rdma_accept");
+	ev = next_event(ch, RDMA_CM_EVENT_ESTABLISHED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	CHECK(wait_wc(c, false, &wc) == 0 && wc.byte_len == MSG_LEN, "received %u bytes", wc.byte_len);
+	fill(want, MSG_LEN, 0x3c);
+	CHECK(memcmp(buf, want, MSG_LEN) == 0, "every byte as sent");
+	ev = next_event(ch, RDMA_CM_EVENT_DISCONNECTED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	CHECK(rdma_disconnect(c) == 0, "rdma_disconnect after the peer's (sends the DREP)");
+	rdma_dereg_mr(mr);
+	rdma_destroy_qp(c);
+	CHECK(rdma_destroy_id(c) == 0, "rdma_destroy_id");
+	rdma_destroy_id(l);
+	rdma_destroy_event_channel(ch);
+	free(buf);
+	return 0;
+}
+
+static struct rdma_cm_id *
+resolved(struct rdma_event_channel *ch, const char *ip, int port)
+{
+	struct rdma_cm_id *id;
+	struct rdma_cm_event *ev;
+	struct sockaddr_in d;
+
+	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) != 0)
+		return NULL;
+	addr_of(&d, ip, port);
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&d, 2000) != 0)
+		return NULL;
+	ev = next_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	if (ev == NULL)
+		return NULL;
+	rdma_ack_cm_event(ev);
+	CHECK(id->verbs != NULL, "id->verbs set after ADDR_RESOLVED");
+	if (rdma_resolve_route(id, 2000) != 0)
+		return NULL;
+	ev = next_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	if (ev == NULL)
+		return NULL;
+	rdma_ack_cm_event(ev);
+	CHECK(id->route.num_paths == 1 && id->route.path_rec != NULL &&
+	      id->route.path_rec->hop_limit == 64, "route: one path, hop limit 64");
+	return id;
+}
+
+static int
+client(const char *ip, int port)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel(), *ch2;
+	struct rdma_cm_id *id;
+	struct rdma_cm_event *ev;
+	struct rdma_conn_param cp;
+	struct rdma_addrinfo hints, *res;
+	struct ibv_qp_init_attr qa;
+	struct sockaddr_in d;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	uint8_t *buf;
+
+	CHECK(strcmp(rdma_event_str(RDMA_CM_EVENT_ESTABLISHED), "RDMA_CM_EVENT_ESTABLISHED") == 0,
+	      "rdma_event_str");
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_port_space = RDMA_PS_TCP;
+	CHECK(rdma_getaddrinfo(ip, "7000", &hints, &res) == 0 && res->ai_dst_addr != NULL &&
+	      ntohs(((struct sockaddr_in *)res->ai_dst_addr)->sin_port) == 7000 &&
+	      res->ai_qp_type == IBV_QPT_RC, "rdma_getaddrinfo %s:7000", ip);
+	rdma_freeaddrinfo(res);
+
+	/* an address nobody answers ARP for: ADDR_ERROR, -ETIMEDOUT */
+	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0, "rdma_create_id");
+	addr_of(&d, "10.77.0.99", port);
+	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&d, 300) == 0, "rdma_resolve_addr .99");
+	ev = next_event(ch, RDMA_CM_EVENT_ADDR_ERROR);
+	if (ev != NULL) {
+		CHECK(ev->status == -ETIMEDOUT, "ADDR_ERROR status -ETIMEDOUT (%d)", ev->status);
+		rdma_ack_cm_event(ev);
+	}
+	rdma_destroy_id(id);
+
+	/* migrate: the event of a resolution goes to the new channel */
+	ch2 = rdma_create_event_channel();
+	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0, "rdma_create_id for migrate");
+	addr_of(&d, ip, port);
+	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&d, 2000) == 0, "rdma_resolve_addr");
+	CHECK(rdma_migrate_id(id, ch2) == 0 && id->channel == ch2, "rdma_migrate_id");
+	ev = next_event(ch2, RDMA_CM_EVENT_ADDR_RESOLVED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	rdma_destroy_id(id);
+	rdma_destroy_event_channel(ch2);
+
+	/* a port nobody listens on: REJECTED, INVALID_SERVICE_ID (8) */
+	id = resolved(ch, ip, port + 1);
+	if (id == NULL)
+		return 1;
+	memset(&cp, 0, sizeof(cp));
+	CHECK(rdma_connect(id, &cp) == 0, "rdma_connect to port %d", port + 1);
+	ev = next_event(ch, RDMA_CM_EVENT_REJECTED);
+	if (ev != NULL) {
+		CHECK(ev->status == 8, "REJECTED status 8 (no listener for the service ID): %d", ev->status);
+		rdma_ack_cm_event(ev);
+	}
+	rdma_destroy_id(id);
+
+	/* rejected by the server: its private data comes back */
+	id = resolved(ch, ip, port);
+	if (id == NULL)
+		return 1;
+	cp.private_data = "hello-reject";
+	cp.private_data_len = 13;
+	CHECK(rdma_connect(id, &cp) == 0, "rdma_connect (to be rejected)");
+	ev = next_event(ch, RDMA_CM_EVENT_REJECTED);
+	if (ev != NULL) {
+		CHECK(ev->status == 28, "REJECTED status 28 (consumer defined): %d", ev->status);
+		CHECK(ev->param.conn.private_data != NULL &&
+		      memcmp(ev->param.conn.private_data, REJ_PDATA, sizeof(REJ_PDATA)) == 0,
+		      "REJECTED carries the server's private data");
+		rdma_ack_cm_event(ev);
+	}
+	rdma_destroy_id(id);
+
+	/* accepted: a SEND, then our disconnect */
+	id = resolved(ch, ip, port);
+	if (id == NULL)
+		return 1;
+	memset(&qa, 0, sizeof(qa));
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	qa.qp_type = IBV_QPT_RC;
+	CHECK(rdma_create_qp(id, NULL, &qa) == 0, "rdma_create_qp");
+	buf = malloc(MSG_LEN);
+	fill(buf, MSG_LEN, 0x3c);
+	mr = rdma_reg_msgs(id, buf, MSG_LEN);
+	cp.private_data = "hello-accept";
+	cp.private_data_len = 13;
+	cp.responder_resources = 4;
+	cp.initiator_depth = 2;
+	CHECK(rdma_connect(id, &cp) == 0, "rdma_connect");
+	ev = next_event(ch, RDMA_CM_EVENT_ESTABLISHED);
+	if (ev == NULL)
+		return 1;
+	CHECK(memcmp(ev->param.conn.private_data, ACC_PDATA, sizeof(ACC_PDATA)) == 0,
+	      "ESTABLISHED carries the REP's private data");
+	rdma_ack_cm_event(ev);
+	{
+		struct ibv_qp_attr a;
+		struct ibv_qp_init_attr ia;
+
+		CHECK(ibv_query_qp(id->qp, &a, IBV_QP_STATE | IBV_QP_MAX_QP_RD_ATOMIC, &ia) == 0 &&
+		      a.qp_state == IBV_QPS_RTS, "our QP is RTS after ESTABLISHED");
+	}
+	CHECK(rdma_post_send(id, NULL, buf, MSG_LEN, mr, IBV_SEND_SIGNALED) == 0, "rdma_post_send");
+	CHECK(wait_wc(id, true, &wc) == 0, "send completion");
+	CHECK(rdma_disconnect(id) == 0, "rdma_disconnect");
+	ev = next_event(ch, RDMA_CM_EVENT_DISCONNECTED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	rdma_dereg_mr(mr);
+	rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+	rdma_destroy_event_channel(ch);
+	free(buf);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	int rc;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: %s server|client SERVER_IP PORT\n", argv[0]);
+		return 2;
+	}
+	rc = strcmp(argv[1], "server") == 0 ? server(argv[2], atoi(argv[3]))
+					    : client(argv[2], atoi(argv[3]));
+	if (rc == 0 && fails == 0)
+		printf("%s: all ok\n", argv[1]);
+	return rc != 0 || fails != 0;
+}

@@ -1,0 +1,347 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Unmodified rdma_cm binaries (Debian's rdmacm-utils, perftest -R, fio's
+rdma engine) over srnic's librdmacm.so.1 and libibverbs.so.1, started with
+usertools/srnic run.
+
+Two processes on one host, each its own srnic engine and CM on its own DPDK
+port: net_memif (server and client roles on one socket), or af_packet on a
+veth pair in a network namespace the test creates. Everything, the CM's
+MADs and the ARP that resolves the server's address included, goes over
+that port: the kernel's network stack carries nothing. A client starts once
+its server's rdma_listen() is done (SRNIC_RDMACM_TRACE=1 logs it);
+timeouts are failure guards only.
+
+  rdmacm_test.py --lib BUILD/drivers/verbs CASE
+
+CASE: symbols | rping | perftest | ucmatose | rdma_server | udaddy | fio | api | af_packet
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "test", "verbs"))
+import verbs_test as vt  # noqa: E402  (its helpers: check, srnic_run, memif_ports, ...)
+
+SYMBOLS = os.path.join(ROOT, "drivers", "rdmacm", "librdmacm.symbols")
+SYSTEM_LIB = "/usr/lib/x86_64-linux-gnu/librdmacm.so.1"
+SERVER_IP, CLIENT_IP = "10.77.0.1", "10.77.0.2"
+LISTEN_RE = re.compile(r"srnic librdmacm: (\[\d+ ms\] )?listening on ")
+check = vt.check
+
+
+def env():
+    e = vt.run_env()
+    e["SRNIC_RDMACM_TRACE"] = "1"
+    return e
+
+
+class Pair:
+    """A server and a client run to completion; the client starts once
+    the server listens (its log says so)."""
+
+    def __init__(self, name, server, client, netns=None):
+        self.name = name
+        outs = os.path.join(vt.TMP, name + ".server.log")
+        outc = os.path.join(vt.TMP, name + ".client.log")
+        with open(outs, "w") as fs:
+            ps = subprocess.Popen(server, stdout=fs, stderr=subprocess.STDOUT, env=env())
+        deadline = time.monotonic() + vt.LISTEN_GUARD_S
+        while ps.poll() is None and time.monotonic() < deadline:
+            with open(outs) as f:
+                if LISTEN_RE.search(f.read()):
+                    break
+            time.sleep(0.05)
+        with open(outc, "w") as fc:
+            pc = subprocess.Popen(client, stdout=fc, stderr=subprocess.STDOUT, env=env())
+        self.rc_s = self.rc_c = None
+        try:
+            self.rc_c = pc.wait(timeout=vt.GUARD_S)
+            self.rc_s = ps.wait(timeout=vt.GUARD_S)
+        except subprocess.TimeoutExpired:
+            for p in (pc, ps):
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        # the trace lines are ours, not the tool's
+        strip = lambda t: "\n".join(l for l in t.splitlines()
+                                    if not l.startswith("srnic librdmacm: ")) + "\n"
+        self.out_s = strip(open(outs).read())
+        self.out_c = strip(open(outc).read())
+
+    def ok(self, ignore=None):
+        good = check(self.rc_s == 0 and self.rc_c == 0,
+                     "%s: exit codes server %s client %s" % (self.name, self.rc_s, self.rc_c))
+        for side, out in (("server", self.out_s), ("client", self.out_c)):
+            bad = [l for l in out.splitlines() if vt.ERROR_RE.search(l) and
+                   not (ignore and re.search(ignore, l))]
+            good &= check(not bad, "%s: %s error lines: %s" % (self.name, side, bad[:3]))
+        if not good:
+            print("---- %s server:\n%s---- %s client:\n%s" % (self.name, self.out_s, self.name,
+                                                             self.out_c), flush=True)
+        return good
+
+
+def memif_pair(name, server_prog, client_prog):
+    sock, sport, cport = vt.memif_ports(name)
+    p = Pair(name, vt.srnic_run(sport, SERVER_IP, server_prog),
+             vt.srnic_run(cport, CLIENT_IP, client_prog))
+    check(not os.path.exists(sock), "%s: memif socket %s left behind" % (name, sock))
+    return p
+
+
+# ---- symbols ----
+
+def case_symbols():
+    lib = os.path.join(os.path.dirname(vt.LIB), "rdmacm", "librdmacm.so.1")
+    out = subprocess.run(["readelf", "-d", lib], capture_output=True, text=True).stdout
+    check("Library soname: [librdmacm.so.1]" in out, "SONAME librdmacm.so.1")
+    check(os.path.join(vt.LIB, "libibverbs.so.1") in
+          subprocess.run(["ldd", lib], capture_output=True, text=True,
+                         env={**os.environ, "LD_LIBRARY_PATH": vt.LIB}).stdout,
+          "librdmacm.so.1 links srnic's libibverbs.so.1")
+
+    def defaults(path):
+        out = subprocess.run(["nm", "-D", "--with-symbol-versions", "--defined-only", path],
+                             capture_output=True, text=True).stdout
+        got = []
+        for line in out.splitlines():
+            f = line.split()
+            if len(f) == 3 and f[1] != "A" and "@@" in f[2]:
+                got.append(tuple(f[2].split("@@")))
+        return got
+
+    want = [tuple(l.split()) for l in open(SYMBOLS) if l.strip()]
+    check(len(want) == 68, "rdma-core 44 list has 68 symbols (%d)" % len(want))
+    # rdma-core's order: by version node, then name
+    check(want == sorted(want, key=lambda s: ([int(x) for x in s[1].split("_")[1].split(".")],
+                                              s[0])), "the list is in rdma-core's order")
+    got = set(defaults(lib))
+    check(set(want) - got == set(), "missing: %s" % sorted(set(want) - got)[:10])
+    check(got - set(want) == set(), "extra exported: %s" % sorted(got - set(want))[:10])
+    if os.path.exists(SYSTEM_LIB):
+        sysd = set(defaults(SYSTEM_LIB))
+        check(sysd - got == set(), "the system librdmacm's default symbols, each with its "
+              "node, are ours: missing %s" % sorted(sysd - got)[:10])
+    # the binaries the tests run resolve every symbol against ours
+    for tool in ("rping", "ucmatose", "udaddy", "rdma_server", "ib_send_lat", "fio"):
+        path = shutil.which(tool)
+        if path is None:
+            continue
+        out = subprocess.run(["ldd", "-r", path], capture_output=True, text=True,
+                             env={**os.environ, "LD_LIBRARY_PATH":
+                                  vt.LIB + ":" + os.path.dirname(lib)})
+        check("undefined symbol" not in out.stdout + out.stderr,
+              "%s resolves against ours: %s" % (tool, out.stderr[:300]))
+        if "librdmacm" in out.stdout:
+            check(os.path.dirname(lib) in out.stdout, "%s takes our librdmacm.so.1" % tool)
+
+
+# ---- rping: RDMA READ/WRITE ping-pong, data validated by rping (-V) ----
+
+def case_rping():
+    count = 100
+    p = memif_pair("rping", ["rping", "-s", "-a", SERVER_IP, "-v", "-V", "-C", str(count)],
+                   ["rping", "-c", "-a", SERVER_IP, "-v", "-V", "-C", str(count)])
+    # the server prints "wait for RDMA_READ_ADV state 10" when the client
+    # disconnects after its last ping (rping's own end of test)
+    if p.ok():
+        pings = re.findall(r"^ping data: rdma-ping-(\d+): ", p.out_c, re.M)
+        check([int(x) for x in pings] == list(range(count)),
+              "rping client: %d validated pings 0..%d (%d)" % (count, count - 1, len(pings)))
+        spings = re.findall(r"^server ping data: rdma-ping-(\d+): ", p.out_s, re.M)
+        check(len(spings) == count, "rping server: %d pings (%d)" % (count, len(spings)))
+        print("ok rping: %d pings, validated" % len(pings), flush=True)
+    # a larger message
+    p = memif_pair("rping_4k", ["rping", "-s", "-a", SERVER_IP, "-V", "-S", "4096", "-C", "20"],
+                   ["rping", "-c", "-a", SERVER_IP, "-v", "-V", "-S", "4096", "-C", "20"])
+    if p.ok():
+        check(len(re.findall(r"^ping data: ", p.out_c, re.M)) == 20, "rping -S 4096: 20 pings")
+
+
+# ---- perftest -R (rdma_cm connects, and carries perftest's own exchange) ----
+
+def perftest(tool, args, label=None):
+    name = label or "%s%s" % (tool, "".join(args).replace("-", "_").replace(" ", ""))
+    prog = [tool, "-R"] + args
+    p = memif_pair(name, prog, prog + [SERVER_IP])
+    if not p.ok():
+        return
+    rows = vt.perftest_rows(p.out_c)
+    if not check(rows, "%s: a result row" % name):
+        print(p.out_c)
+        return
+    # bw: bytes iters peak avg [msgrate]: the average; lat: bytes iters
+    # min max typical ...: the typical
+    col = 3 if tool.endswith("_bw") else 4
+    good = True
+    for r in rows:
+        good &= check(len(r) > col and r[col] > 0, "%s: zero figure in row %s" % (name, r))
+    check("rdma_cm" in p.out_c, "%s: perftest says it used rdma_cm" % name)
+    if good:
+        print("ok %s: %s" % (name, "; ".join("%d B %g" % (r[0], r[col]) for r in rows)),
+              flush=True)
+
+
+def case_perftest():
+    perftest("ib_send_lat", ["-n", "200"])
+    perftest("ib_send_lat", ["-s", "4096", "-n", "200"])
+    perftest("ib_read_bw", ["-s", "65536", "-n", "200"])
+    perftest("ib_write_bw", ["-s", "65536", "-n", "200"])
+    perftest("ib_read_lat", ["-n", "200"])
+
+
+# ---- ucmatose: several connections on one listener ----
+
+def case_ucmatose():
+    p = memif_pair("ucmatose", ["ucmatose", "-b", SERVER_IP, "-c", "4", "-C", "20"],
+                   ["ucmatose", "-s", SERVER_IP, "-c", "4", "-C", "20"])
+    if p.ok():
+        for side, out in (("server", p.out_s), ("client", p.out_c)):
+            check("data transfers complete" in out and "return status 0" in out,
+                  "ucmatose %s: transfers complete, status 0" % side)
+        check("disconnected" in p.out_s, "ucmatose server: disconnected")
+        print("ok ucmatose: 4 connections", flush=True)
+
+
+# ---- rdma_server / rdma_client: the synchronous calls (rdma_create_ep, rdma_get_request) ----
+
+def case_rdma_server():
+    p = memif_pair("rdma_server", ["rdma_server", "-s", SERVER_IP],
+                   ["rdma_client", "-s", SERVER_IP])
+    if p.ok():
+        check("rdma_server: end 0" in p.out_s and "rdma_client: end 0" in p.out_c,
+              "rdma_server / rdma_client: end 0 on both sides")
+        print("ok rdma_server / rdma_client", flush=True)
+
+
+# ---- udaddy: UD through SIDR ----
+
+def case_udaddy():
+    p = memif_pair("udaddy", ["udaddy", "-b", SERVER_IP, "-c", "2", "-C", "20"],
+                   ["udaddy", "-s", SERVER_IP, "-c", "2", "-C", "20"])
+    if p.ok():
+        for side, out in (("server", p.out_s), ("client", p.out_c)):
+            check("data transfers complete" in out and "return status 0" in out,
+                  "udaddy %s: transfers complete, status 0" % side)
+        print("ok udaddy: 2 UD endpoints over SIDR", flush=True)
+
+
+# ---- fio's rdma engine: the server is fio's read side, the client its write side ----
+
+def case_fio():
+    if shutil.which("fio") is None:
+        print("skip: fio not installed (apt-get install fio)")
+        sys.exit(vt.SKIP)
+    port = str(vt.free_tcp_port())
+    n = 64
+    for verb in ("write", "read"):
+        common = ["--ioengine=rdma", "--port=" + port, "--bs=4k", "--size=%dk" % (4 * n),
+                  "--verb=" + verb]
+        # (fio takes an engine's options only after --ioengine)
+        p = memif_pair("fio_" + verb, ["fio", "--name=s", "--rw=read"] + common,
+                       ["fio", "--name=c", "--rw=write"] + common + ["--hostname=" + SERVER_IP])
+        if not p.ok():
+            continue
+        m = re.search(r"issued rwts: total=(\d+),(\d+)", p.out_c)
+        check(m is not None and int(m.group(2)) == n and "err= 0" in p.out_c,
+              "fio %s: the client did %d I/Os of 4 KiB, err 0: %r" % (verb, n,
+                                                                      m and m.groups()))
+        print("ok fio rdma_%s: %d x 4 KiB" % (verb, n), flush=True)
+
+
+# ---- rdmacm_api: rejects with private data, errors, migrate, non-blocking fd ----
+
+API = None
+
+
+def case_api():
+    if API is None:
+        print("skip: rdmacm_api not built (no librdmacm pkg-config: apt-get install librdmacm-dev)")
+        sys.exit(vt.SKIP)
+    port = str(vt.free_tcp_port())
+    p = memif_pair("api", [API, "server", SERVER_IP, port], [API, "client", SERVER_IP, port])
+    if p.ok(ignore=r"is not srnic0's address"):
+        for side, out in (("server", p.out_s), ("client", p.out_c)):
+            n = len([l for l in out.splitlines() if l.startswith("ok ")])
+            check("%s: all ok" % side in out, "api: %s reports all ok" % side)
+            want = {"server": 25, "client": 35}[side]
+            check(n >= want, "api: %s passed %d checks, want %d" % (side, n, want))
+            check("FAIL" not in out, "api: %s has no FAIL line" % side)
+            print("ok api %s: %d checks" % (side, n), flush=True)
+
+
+# ---- af_packet on a veth pair in a namespace of our own ----
+
+def case_af_packet():
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        print("skip: needs root and iproute2 (a netns and a veth pair)")
+        sys.exit(vt.SKIP)
+    ns = "srnic-rdmacm-%d" % os.getpid()
+    sh = lambda *a: subprocess.run(["ip", "netns", "exec", ns] + list(a), check=True)
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        sh("ip", "link", "set", "lo", "up")
+        sh("ip", "link", "add", "sca", "type", "veth", "peer", "name", "scb")
+        sh("ip", "link", "set", "sca", "up")
+        sh("ip", "link", "set", "scb", "up")
+        p = Pair("af_packet_rping",
+                 vt.srnic_run("net_af_packet0,iface=sca", "10.78.0.1",
+                              ["rping", "-s", "-a", "10.78.0.1", "-V", "-C", "50"], ns),
+                 vt.srnic_run("net_af_packet0,iface=scb", "10.78.0.2",
+                              ["rping", "-c", "-a", "10.78.0.1", "-v", "-V", "-C", "50"], ns),
+                 ns)
+        if p.ok():
+            n = len(re.findall(r"^ping data: rdma-ping-\d+: ", p.out_c, re.M))
+            check(n == 50, "af_packet rping: 50 validated pings (%d)" % n)
+            print("ok af_packet rping", flush=True)
+    finally:
+        subprocess.run(["ip", "netns", "del", ns])
+
+
+CASES = {
+    "symbols": case_symbols,
+    "rping": case_rping,
+    "perftest": case_perftest,
+    "ucmatose": case_ucmatose,
+    "rdma_server": case_rdma_server,
+    "udaddy": case_udaddy,
+    "fio": case_fio,
+    "api": case_api,
+    "af_packet": case_af_packet,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True, help="the folder with srnic's libibverbs.so.1")
+    ap.add_argument("--api", help="test/rdmacm/rdmacm_api, built against the system's librdmacm")
+    ap.add_argument("case", choices=sorted(CASES))
+    a = ap.parse_args()
+    global API
+    API = a.api
+    vt.LIB = os.path.abspath(a.lib)
+    for tool in ("rping", "ucmatose", "ib_send_lat"):
+        if shutil.which(tool) is None:
+            print("skip: %s not installed (apt-get install rdmacm-utils perftest)" % tool)
+            sys.exit(vt.SKIP)
+    vt.TMP = tempfile.mkdtemp(prefix="srnic-rdmacm-")
+    try:
+        CASES[a.case]()
+    finally:
+        shutil.rmtree(vt.TMP, ignore_errors=True)
+    if vt.failures:
+        print("%d failure(s)" % len(vt.failures))
+        sys.exit(1)
+    print("all ok")
+
+
+if __name__ == "__main__":
+    main()
