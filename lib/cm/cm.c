@@ -2221,12 +2221,7 @@ srnic_cm_init_qp_attr(struct srnic_cm_id *id, struct ibv_qp_attr *a, int *mask)
 		a->ah_attr.port_num = 1;
 		a->path_mtu = id->path.mtu;
 		a->dest_qp_num = id->remote_qpn;
-		/* Each side's Starting PSN (REQ, REP) is the PSN its own QP
-		 * receives from, i.e. the peer sends with: Linux's CM and
-		 * every rdma_rxe capture (test/data/rxe/rdmacm_send_lat_64b:
-		 * the active side sends from the REP's PSN, the passive from
-		 * the REQ's). */
-		a->rq_psn = id->local_psn;
+		a->rq_psn = id->remote_psn;
 		if (rc_qp) {
 			*mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 			a->max_dest_rd_atomic = id->responder_resources;
@@ -2240,7 +2235,7 @@ srnic_cm_init_qp_attr(struct srnic_cm_id *id, struct ibv_qp_attr *a, int *mask)
 			break;
 		}
 		*mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-		a->sq_psn = id->remote_psn; /* the peer's Starting PSN (RTR's note) */
+		a->sq_psn = id->local_psn;
 		if (rc_qp) {
 			*mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				 IBV_QP_MAX_QP_RD_ATOMIC;

@@ -685,8 +685,7 @@ test_connect(void **state)
 	a.qp_state = IBV_QPS_RTR;
 	assert_int_equal(srnic_cm_init_qp_attr(c.a, &a, &mask), 0);
 	assert_int_equal(a.dest_qp_num, srnic_qp_num(c.qb.qp));
-	/* a Starting PSN is its sender's receive PSN (Linux's CM, rxe) */
-	assert_int_equal(a.rq_psn, 0x100000 + srnic_qp_num(c.qa.qp));
+	assert_int_equal(a.rq_psn, 0x200000 + srnic_qp_num(c.qb.qp));
 	assert_int_equal(a.path_mtu, IBV_MTU_1024);
 	assert_int_equal(a.ah_attr.grh.flow_label, 0x12345);
 	assert_memory_equal(a.ah_attr.grh.dgid.raw, S[1].gid.raw, 16);
@@ -694,7 +693,7 @@ test_connect(void **state)
 	assert_int_equal(a.max_dest_rd_atomic, 4);
 	a.qp_state = IBV_QPS_RTS;
 	assert_int_equal(srnic_cm_init_qp_attr(c.b, &a, &mask), 0);
-	assert_int_equal(a.sq_psn, 0x100000 + srnic_qp_num(c.qa.qp));
+	assert_int_equal(a.sq_psn, 0x200000 + srnic_qp_num(c.qb.qp));
 	assert_int_equal(a.timeout, 15); /* cm_ack_timeout(15, 8) */
 	assert_int_equal(a.retry_cnt, 7);
 	assert_int_equal(a.rnr_retry, 7);
