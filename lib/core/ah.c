@@ -13,14 +13,6 @@
 #include "rnic.h"
 #include "neigh.h"
 
-static bool
-gid_is_multicast(const union ibv_gid *g, bool v4)
-{
-	if (v4)
-		return (g->raw[12] & 0xF0) == 0xE0; /* 224.0.0.0/4 */
-	return g->raw[0] == 0xFF;
-}
-
 /* Check an AH attribute for this device: 0 or a positive errno. */
 static int
 ah_check(const struct srnic_dev *dev, const struct ibv_ah_attr *a)
@@ -32,7 +24,7 @@ ah_check(const struct srnic_dev *dev, const struct ibv_ah_attr *a)
 	v4 = srnic_gid_is_v4mapped(&a->grh.dgid);
 	if ((v4 ? 4 : 6) != dev->ip_ver)
 		return EINVAL;
-	if (gid_is_multicast(&a->grh.dgid, v4))
+	if (srnic_gid_is_multicast(&a->grh.dgid, v4))
 		return EOPNOTSUPP; /* no multicast groups (ibv_attach_mcast) */
 	return 0;
 }

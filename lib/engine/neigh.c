@@ -197,15 +197,14 @@ neigh_gid_ok(const struct srnic_dev *dev, const union ibv_gid *gid)
 {
 	static const uint8_t unspec[16];
 
-	if (srnic_gid_is_v4mapped(gid) != (dev->ip_ver == 4))
-		return false;
-	if (dev->ip_ver == 4) {
-		const uint8_t *a = &gid->raw[12];
+	static const uint8_t bcast[4] = { 0xff, 0xff, 0xff, 0xff };
+	bool v4 = dev->ip_ver == 4;
 
-		return memcmp(a, unspec, 4) != 0 && (a[0] & 0xf0) != 0xe0 && /* 224/4 */
-		       !(a[0] == 0xff && a[1] == 0xff && a[2] == 0xff && a[3] == 0xff);
-	}
-	return memcmp(gid->raw, unspec, 16) != 0 && gid->raw[0] != 0xff; /* ff00::/8 */
+	if (srnic_gid_is_v4mapped(gid) != v4 || srnic_gid_is_multicast(gid, v4))
+		return false;
+	if (v4)
+		return memcmp(&gid->raw[12], unspec, 4) != 0 && memcmp(&gid->raw[12], bcast, 4) != 0;
+	return memcmp(gid->raw, unspec, 16) != 0;
 }
 
 /* The entry of ip made or kept pending, and marked for an engine to

@@ -17,6 +17,15 @@ srnic_gid_is_v4mapped(const union ibv_gid *g)
 	return memcmp(g->raw, pfx, sizeof(pfx)) == 0;
 }
 
+/* A multicast GID: 224.0.0.0/4 (IPv4-mapped, v4) or ff00::/8. */
+static inline bool
+srnic_gid_is_multicast(const union ibv_gid *g, bool v4)
+{
+	if (v4)
+		return (g->raw[12] & 0xF0) == 0xE0;
+	return g->raw[0] == 0xFF;
+}
+
 /* Where a neighbour's MAC comes from: what may be learned (item 14). */
 enum srnic_neigh_src {
 	SRNIC_NEIGH_SRC_STATIC,     /* the application: kept, never evicted */
