@@ -714,6 +714,11 @@ init_qp_attr(struct cma_id *id, struct ibv_qp_attr *a, int *mask)
 	if (id->id.qp_type != IBV_QPT_UD && id->cm_id != NULL) {
 		rc = srnic_cm_init_qp_attr(id->cm_id, a, mask);
 		if (rc == 0) {
+			/* as Linux's cma: our QP receives from our sequence, the
+			 * Starting PSN of our REQ or REP (the passive side goes to
+			 * RTR before its REP, when the CM has none yet) */
+			if (want == IBV_QPS_RTR)
+				a->rq_psn = id->seq;
 			if (want == IBV_QPS_RTS && id->ack_timeout != 0)
 				a->timeout = id->ack_timeout;
 			if (want == IBV_QPS_RTR && id->tos_set)

@@ -94,7 +94,9 @@ struct srnic_cm_id {
 	struct srnic_cm_path path;
 	enum ibv_qp_type qp_type;
 	uint32_t local_qpn, remote_qpn;
-	uint32_t local_psn, remote_psn;
+	/* A Starting PSN is the PSN its sender's QP receives from (IBTA 12.7.24,
+	 * as Linux reads it): ours went in our REQ/REP, the peer's came in its. */
+	uint32_t rq_psn, sq_psn;
 	uint8_t responder_resources, initiator_depth;
 	uint8_t retry_count, rnr_retry_count;
 	uint8_t ack_timeout;       /* local ACK timeout of the QP */
@@ -867,7 +869,7 @@ rx_req(struct srnic_cm *cm, const struct cm_rx *rx)
 	path_from_req(cm, m, &id->path);
 	id->qp_type = transport == SRNIC_CM_TRANSPORT_UC ? IBV_QPT_UC : IBV_QPT_RC;
 	id->remote_qpn = srnic_cm_req_local_qpn(m);
-	id->remote_psn = srnic_cm_req_starting_psn(m);
+	id->sq_psn = srnic_cm_req_starting_psn(m);
 	/* ours mirror the peer's: its initiator depth is our responder resources */
 	id->responder_resources = (uint8_t)srnic_cm_req_init_depth(m);
 	id->initiator_depth = (uint8_t)srnic_cm_req_resp_resources(m);
@@ -887,7 +889,7 @@ rx_req(struct srnic_cm *cm, const struct cm_rx *rx)
 	r->remote_qkey = srnic_cm_req_local_qkey(m);
 	r->remote_qpn = id->remote_qpn;
 	r->qp_type = id->qp_type;
-	r->starting_psn = id->remote_psn;
+	r->starting_psn = id->sq_psn;
 	r->responder_resources = (uint8_t)srnic_cm_req_resp_resources(m);
 	r->initiator_depth = (uint8_t)srnic_cm_req_init_depth(m);
 	r->local_cm_response_timeout = (uint8_t)srnic_cm_req_local_cm_resp_timeout(m);
@@ -1026,7 +1028,7 @@ rx_rep(struct srnic_cm *cm, const struct cm_rx *rx)
 	id->remote_id = srnic_cm_rep_local_comm_id(m);
 	id->remote_ca_guid = srnic_cm_rep_local_ca_guid(m);
 	id->remote_qpn = srnic_cm_rep_local_qpn(m);
-	id->remote_psn = srnic_cm_rep_starting_psn(m);
+	id->sq_psn = srnic_cm_rep_starting_psn(m);
 	id->responder_resources = (uint8_t)srnic_cm_rep_init_depth(m);
 	id->initiator_depth = (uint8_t)srnic_cm_rep_resp_resources(m);
 	id->rnr_retry_count = (uint8_t)srnic_cm_rep_rnr_retry(m);
@@ -1037,7 +1039,7 @@ rx_rep(struct srnic_cm *cm, const struct cm_rx *rx)
 	r->remote_ca_guid = id->remote_ca_guid;
 	r->remote_qkey = srnic_cm_rep_local_qkey(m);
 	r->remote_qpn = id->remote_qpn;
-	r->starting_psn = id->remote_psn;
+	r->starting_psn = id->sq_psn;
 	r->responder_resources = (uint8_t)srnic_cm_rep_resp_resources(m);
 	r->initiator_depth = (uint8_t)srnic_cm_rep_init_depth(m);
 	r->target_ack_delay = (uint8_t)srnic_cm_rep_target_ack_delay(m);
@@ -1809,7 +1811,7 @@ srnic_cm_send_req(struct srnic_cm_id *id, const struct srnic_cm_req_param *p)
 	id->service_id = p->service_id;
 	id->qp_type = p->qp_type;
 	id->local_qpn = p->qp_num;
-	id->local_psn = p->starting_psn & SRNIC_PSN_MASK;
+	id->rq_psn = p->starting_psn & SRNIC_PSN_MASK;
 	id->responder_resources = p->responder_resources;
 	id->initiator_depth = p->initiator_depth;
 	id->retry_count = p->retry_count;
@@ -1836,7 +1838,7 @@ srnic_cm_send_req(struct srnic_cm_id *id, const struct srnic_cm_req_param *p)
 	srnic_cm_req_transport_set(m, p->qp_type == IBV_QPT_UC ? SRNIC_CM_TRANSPORT_UC
 							       : SRNIC_CM_TRANSPORT_RC);
 	srnic_cm_req_flow_ctrl_set(m, p->flow_control);
-	srnic_cm_req_starting_psn_set(m, id->local_psn);
+	srnic_cm_req_starting_psn_set(m, id->rq_psn);
 	srnic_cm_req_local_cm_resp_timeout_set(m, p->local_cm_response_timeout);
 	srnic_cm_req_retry_count_set(m, p->retry_count);
 	srnic_cm_req_pkey_set(m, SRNIC_PKEY_DEFAULT);
@@ -1887,7 +1889,7 @@ srnic_cm_send_rep(struct srnic_cm_id *id, const struct srnic_cm_rep_param *p)
 		goto out;
 	}
 	id->local_qpn = p->qp_num;
-	id->local_psn = p->starting_psn & SRNIC_PSN_MASK;
+	id->rq_psn = p->starting_psn & SRNIC_PSN_MASK;
 	id->responder_resources = p->responder_resources;
 	id->initiator_depth = p->initiator_depth;
 	m = id->retx;
@@ -1896,7 +1898,7 @@ srnic_cm_send_rep(struct srnic_cm_id *id, const struct srnic_cm_rep_param *p)
 	srnic_cm_rep_remote_comm_id_set(m, id->remote_id);
 	srnic_cm_rep_local_qkey_set(m, 0);
 	srnic_cm_rep_local_qpn_set(m, p->qp_num);
-	srnic_cm_rep_starting_psn_set(m, id->local_psn);
+	srnic_cm_rep_starting_psn_set(m, id->rq_psn);
 	srnic_cm_rep_resp_resources_set(m, p->responder_resources);
 	srnic_cm_rep_init_depth_set(m, p->initiator_depth);
 	srnic_cm_rep_target_ack_delay_set(m, CM_CA_ACK_DELAY);
@@ -2221,7 +2223,7 @@ srnic_cm_init_qp_attr(struct srnic_cm_id *id, struct ibv_qp_attr *a, int *mask)
 		a->ah_attr.port_num = 1;
 		a->path_mtu = id->path.mtu;
 		a->dest_qp_num = id->remote_qpn;
-		a->rq_psn = id->remote_psn;
+		a->rq_psn = id->rq_psn;
 		if (rc_qp) {
 			*mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 			a->max_dest_rd_atomic = id->responder_resources;
@@ -2235,7 +2237,7 @@ srnic_cm_init_qp_attr(struct srnic_cm_id *id, struct ibv_qp_attr *a, int *mask)
 			break;
 		}
 		*mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-		a->sq_psn = id->local_psn;
+		a->sq_psn = id->sq_psn;
 		if (rc_qp) {
 			*mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				 IBV_QP_MAX_QP_RD_ATOMIC;

@@ -146,7 +146,7 @@ struct srnic_cm_req_param {
 	uint64_t service_id;        /**< host order */
 	uint32_t qp_num;
 	enum ibv_qp_type qp_type;   /**< IBV_QPT_RC or IBV_QPT_UC */
-	uint32_t starting_psn;
+	uint32_t starting_psn;      /**< the PSN our QP will receive from (its RTR rq_psn) */
 	const void *private_data;
 	uint8_t private_data_len;   /**< at most SRNIC_CM_REQ_PDATA */
 	uint8_t responder_resources;
@@ -163,7 +163,7 @@ struct srnic_cm_req_param {
 /** srnic_cm_send_rep() (ib_cm_rep_param). */
 struct srnic_cm_rep_param {
 	uint32_t qp_num;
-	uint32_t starting_psn;
+	uint32_t starting_psn;      /**< the PSN our QP receives from (the rq_psn it went to RTR with) */
 	const void *private_data;
 	uint8_t private_data_len;   /**< at most SRNIC_CM_REP_PDATA */
 	uint8_t responder_resources;
@@ -204,7 +204,7 @@ struct srnic_cm_req_event {
 	uint32_t remote_qkey;
 	uint32_t remote_qpn;
 	enum ibv_qp_type qp_type;
-	uint32_t starting_psn;
+	uint32_t starting_psn;      /**< the PSN the peer receives from: ours to send with */
 	uint8_t responder_resources;
 	uint8_t initiator_depth;
 	uint8_t local_cm_response_timeout;
@@ -220,7 +220,7 @@ struct srnic_cm_rep_event {
 	uint64_t remote_ca_guid;
 	uint32_t remote_qkey;
 	uint32_t remote_qpn;
-	uint32_t starting_psn;
+	uint32_t starting_psn;      /**< the PSN the peer receives from: ours to send with */
 	uint8_t responder_resources;
 	uint8_t initiator_depth;
 	uint8_t target_ack_delay;
@@ -334,6 +334,12 @@ int srnic_cm_established(struct srnic_cm_id *id);
  * max_dest_rd_atomic, min_rnr_timer; RTS gets SQ PSN, timeout, retry_cnt,
  * rnr_retry, max_rd_atomic. *mask the IBV_QP_* bits set. -EINVAL in a state
  * that has no such transition.
+ *
+ * A Starting PSN names the PSN its sender's QP receives from (as Linux reads
+ * IBTA 12.7.24): RTR's rq_psn is the one we sent (REQ or REP), RTS's sq_psn
+ * the one the peer sent. The passive side goes to RTR before it sends its
+ * REP: there, as with ib_cm, rq_psn is 0 until srnic_cm_send_rep() and the
+ * caller sets it to the REP's starting_psn (rdma_cm: its id's sequence).
  */
 int srnic_cm_init_qp_attr(struct srnic_cm_id *id, struct ibv_qp_attr *qp_attr, int *mask);
 

@@ -524,8 +524,22 @@ conn_make(struct conn *c, struct srnic_cm_id *listener, unsigned int nreq_ev)
 	assert_int_equal(v->e.param.req.qp_type, IBV_QPT_RC);
 	assert_int_equal(v->e.param.req.responder_resources, 4);
 	assert_int_equal(srnic_cm_id_remote_id(c->b), srnic_cm_id_local_id(c->a));
+	assert_int_equal(v->e.param.req.starting_psn, 0x100000 + srnic_qp_num(c->qa.qp));
 	qp_move(c->b, c->qb.qp, IBV_QPS_INIT);
-	qp_move(c->b, c->qb.qp, IBV_QPS_RTR);
+	/* RTR before the REP (as rdma_accept): the CM has no RQ PSN yet, the
+	 * caller gives the one its REP will carry (as ipoib and rdma_cm do) */
+	{
+		struct ibv_qp_attr a;
+		int mask = 0;
+
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_RTR;
+		assert_int_equal(srnic_cm_init_qp_attr(c->b, &a, &mask), 0);
+		assert_true(mask & IBV_QP_RQ_PSN);
+		assert_int_equal(a.rq_psn, 0);
+		a.rq_psn = 0x200000 + srnic_qp_num(c->qb.qp);
+		assert_int_equal(srnic_modify_qp(c->qb.qp, &a, mask), 0);
+	}
 	/* the REP carries where B's buffer is, for A's READ */
 	{
 		uint64_t addr = (uintptr_t)c->qb.buf;
@@ -685,7 +699,9 @@ test_connect(void **state)
 	a.qp_state = IBV_QPS_RTR;
 	assert_int_equal(srnic_cm_init_qp_attr(c.a, &a, &mask), 0);
 	assert_int_equal(a.dest_qp_num, srnic_qp_num(c.qb.qp));
-	assert_int_equal(a.rq_psn, 0x200000 + srnic_qp_num(c.qb.qp));
+	/* a Starting PSN is what its sender receives from (Linux's reading):
+	 * A's RTR takes its own REQ's, B's RTS A's; A's RTS takes B's REP's */
+	assert_int_equal(a.rq_psn, 0x100000 + srnic_qp_num(c.qa.qp));
 	assert_int_equal(a.path_mtu, IBV_MTU_1024);
 	assert_int_equal(a.ah_attr.grh.flow_label, 0x12345);
 	assert_memory_equal(a.ah_attr.grh.dgid.raw, S[1].gid.raw, 16);
@@ -693,7 +709,19 @@ test_connect(void **state)
 	assert_int_equal(a.max_dest_rd_atomic, 4);
 	a.qp_state = IBV_QPS_RTS;
 	assert_int_equal(srnic_cm_init_qp_attr(c.b, &a, &mask), 0);
-	assert_int_equal(a.sq_psn, 0x200000 + srnic_qp_num(c.qb.qp));
+	assert_int_equal(a.sq_psn, 0x100000 + srnic_qp_num(c.qa.qp));
+	{
+		struct ibv_qp_attr qa, qb;
+		struct srnic_qp_init_attr ia;
+
+		/* what the QPs hold: A sends from B's REP PSN, B from A's REQ PSN */
+		assert_int_equal(srnic_query_qp(c.qa.qp, &qa, IBV_QP_SQ_PSN | IBV_QP_RQ_PSN, &ia), 0);
+		assert_int_equal(srnic_query_qp(c.qb.qp, &qb, IBV_QP_SQ_PSN | IBV_QP_RQ_PSN, &ia), 0);
+		assert_int_equal(qa.sq_psn, 0x200000 + srnic_qp_num(c.qb.qp));
+		assert_int_equal(qb.rq_psn, qa.sq_psn);
+		assert_int_equal(qb.sq_psn, 0x100000 + srnic_qp_num(c.qa.qp));
+		assert_int_equal(qa.rq_psn, qb.sq_psn);
+	}
 	assert_int_equal(a.timeout, 15); /* cm_ack_timeout(15, 8) */
 	assert_int_equal(a.retry_cnt, 7);
 	assert_int_equal(a.rnr_retry, 7);

@@ -20,6 +20,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -280,6 +281,47 @@ def case_api():
 
 # ---- af_packet on a veth pair in a namespace of our own ----
 
+GOLDEN_CM = os.path.join(ROOT, "test", "data", "rxe", "rdmacm_send_lat_64b.pcap")
+# RC request opcodes (sender's SQ PSNs): everything but ACK and READ responses
+RC_REQUESTS = set(range(0x00, 0x0d)) | {0x12, 0x13, 0x14, 0x15, 0x16}
+
+
+def starting_psn_rule(pcap):
+    """Linux's reading of a Starting PSN (IBTA 12.7.24): the PSN its sender
+    receives from. So each side's first RC request carries the PSN the peer's
+    REQ or REP announced. Returns (problems, what was seen)."""
+    out = subprocess.run(["tshark", "-r", pcap, "-d", "udp.port==4791,infiniband",
+                          "-Y", "udp.dstport==4791", "-T", "fields", "-E", "separator=,",
+                          "-e", "ip.src", "-e", "infiniband.bth.opcode",
+                          "-e", "infiniband.bth.destqp", "-e", "infiniband.bth.psn",
+                          "-e", "infiniband.mad.attributeid", "-e", "infiniband.cm.req.startpsn",
+                          "-e", "infiniband.cm.rep.startpsn"],
+                         capture_output=True, text=True).stdout
+    req = rep = None    # (sender, Starting PSN)
+    first = {}          # sender -> PSN of its first RC request
+    for line in out.splitlines():
+        f = line.split(",")
+        if len(f) < 7 or not f[1]:
+            continue
+        src, op, dqp = f[0], int(f[1]), int(f[2], 16)
+        if dqp == 1:
+            if f[4] == "0x0010" and req is None and f[5]:
+                req = (src, int(f[5], 16))
+            elif f[4] == "0x0013" and rep is None and f[6]:
+                rep = (src, int(f[6], 16))
+        elif op in RC_REQUESTS and src not in first:
+            first[src] = int(f[3])
+    seen = "REQ %s, REP %s, first requests %s" % (req, rep, first)
+    if req is None or rep is None or req[0] == rep[0]:
+        return ["no REQ and REP from two ends"], seen
+    bad = []
+    for (sender, psn), peer in ((req, rep[0]), (rep, req[0])):
+        if first.get(peer) != psn:
+            bad.append("%s announced Starting PSN %#x, %s's first request has %s" %
+                       (sender, psn, peer, first.get(peer)))
+    return bad, seen
+
+
 def case_af_packet():
     if os.geteuid() != 0 or shutil.which("ip") is None:
         print("skip: needs root and iproute2 (a netns and a veth pair)")
@@ -287,11 +329,24 @@ def case_af_packet():
     ns = "srnic-rdmacm-%d" % os.getpid()
     sh = lambda *a: subprocess.run(["ip", "netns", "exec", ns] + list(a), check=True)
     subprocess.run(["ip", "netns", "add", ns], check=True)
+    cap = None
     try:
         sh("ip", "link", "set", "lo", "up")
         sh("ip", "link", "add", "sca", "type", "veth", "peer", "name", "scb")
         sh("ip", "link", "set", "sca", "up")
         sh("ip", "link", "set", "scb", "up")
+        # the rule checked on Linux's own capture first: a wrong reading of it fails here
+        bad, seen = starting_psn_rule(GOLDEN_CM)
+        check(not bad, "rdma_rxe's capture follows the Starting PSN rule: %s (%s)" % (bad, seen))
+        # both ends: af_packet's PMD bypasses the qdisc, so a frame shows
+        # on the veth end that receives it, not on the one that sent it
+        pcap = os.path.join(vt.TMP, "af_packet_rping.pcapng")
+        cap = subprocess.Popen(["ip", "netns", "exec", ns, "dumpcap", "-q", "-i", "sca",
+                                "-i", "scb", "-w", pcap], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+        # dumpcap says "Capturing on 'sca' and 'scb'" once it captures
+        line = cap.stderr.readline()
+        check("Capturing on" in line, "dumpcap on sca and scb started (%r)" % line)
         p = Pair("af_packet_rping",
                  vt.srnic_run("net_af_packet0,iface=sca", "10.78.0.1",
                               ["rping", "-s", "-a", "10.78.0.1", "-V", "-C", "50"], ns),
@@ -302,7 +357,16 @@ def case_af_packet():
             n = len(re.findall(r"^ping data: rdma-ping-\d+: ", p.out_c, re.M))
             check(n == 50, "af_packet rping: 50 validated pings (%d)" % n)
             print("ok af_packet rping", flush=True)
+        cap.send_signal(signal.SIGINT)
+        cap.wait(timeout=vt.GUARD_S)
+        bad, seen = starting_psn_rule(pcap)
+        check(not bad, "srnic's rping follows the Starting PSN rule: %s (%s)" % (bad, seen))
+        if not bad:
+            print("ok af_packet Starting PSN: %s" % seen, flush=True)
     finally:
+        if cap is not None and cap.poll() is None:
+            cap.kill()
+            cap.wait()
         subprocess.run(["ip", "netns", "del", ns])
 
 
