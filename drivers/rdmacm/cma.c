@@ -881,6 +881,8 @@ rdma_create_qp(struct rdma_cm_id *rid, struct ibv_pd *pd, struct ibv_qp_init_att
 	struct ibv_qp_init_attr a;
 	struct ibv_qp *qp;
 
+	if (rid == NULL)
+		return err(EINVAL);
 	if (attr == NULL)
 		return err(EINVAL);
 	if (rid->verbs == NULL)
@@ -942,6 +944,8 @@ rdma_create_qp_ex(struct rdma_cm_id *rid, struct ibv_qp_init_attr_ex *ax)
 	struct ibv_qp_init_attr a;
 	int rc;
 
+	if (rid == NULL)
+		return err(EINVAL);
 	if (ax == NULL)
 		return err(EINVAL);
 	/* the PD only: the extended creation's other attributes are not served */
@@ -964,6 +968,8 @@ rdma_create_qp_ex(struct rdma_cm_id *rid, struct ibv_qp_init_attr_ex *ax)
 void
 rdma_destroy_qp(struct rdma_cm_id *rid)
 {
+	if (rid == NULL)
+		return;
 	if (rid->qp != NULL)
 		ibv_destroy_qp(rid->qp);
 	rid->qp = NULL;
@@ -975,6 +981,8 @@ rdma_init_qp_attr(struct rdma_cm_id *rid, struct ibv_qp_attr *qp_attr, int *qp_a
 {
 	int rc;
 
+	if (rid == NULL)
+		return err(EINVAL);
 	if (qp_attr == NULL || qp_attr_mask == NULL)
 		return err(EINVAL);
 	pthread_mutex_lock(&cma_lock);
@@ -1071,6 +1079,8 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 	struct srnic_cm_id *cmid;
 	struct cma_channel *ch;
 
+	if (rid == NULL)
+		return err(EINVAL);
 	pthread_mutex_lock(&cma_lock);
 	id->state = CMA_DESTROYING;
 	cmid = id->cm_id;
@@ -1125,6 +1135,8 @@ rdma_bind_addr(struct rdma_cm_id *rid, struct sockaddr *addr)
 {
 	int rc;
 
+	if (rid == NULL)
+		return err(EINVAL);
 	pthread_mutex_lock(&cma_lock);
 	rc = bind_locked(cma_id(rid), addr);
 	pthread_mutex_unlock(&cma_lock);
@@ -1163,6 +1175,8 @@ rdma_resolve_addr(struct rdma_cm_id *rid, struct sockaddr *src_addr, struct sock
 	const struct sockaddr_in *d = &dv4;
 	int rc = 0;
 
+	if (rid == NULL)
+		return err(EINVAL);
 	if (dst_addr == NULL)
 		return err(EINVAL);
 	if (!as_ipv4(dst_addr, &dv4) || dv4.sin_addr.s_addr == INADDR_ANY) {
@@ -1221,6 +1235,8 @@ rdma_resolve_route(struct rdma_cm_id *rid, int timeout_ms)
 	struct cma_id *id = cma_id(rid);
 	struct ibv_sa_path_rec *p = &id->path;
 
+	if (rid == NULL)
+		return err(EINVAL);
 	(void)timeout_ms;
 	pthread_mutex_lock(&cma_lock);
 	if (id->state == CMA_ROUTE_RESOLVED) {
@@ -1262,6 +1278,8 @@ rdma_listen(struct rdma_cm_id *rid, int backlog)
 	struct srnic_cm_id *cmid;
 	int rc;
 
+	if (rid == NULL)
+		return err(EINVAL);
 	pthread_mutex_lock(&cma_lock);
 	if (id->state == CMA_IDLE) {
 		struct sockaddr_in any = { .sin_family = AF_INET };
@@ -1326,11 +1344,15 @@ rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 	struct cma_id *id = cma_id(rid);
 	struct rdma_conn_param cp = { .retry_count = CMA_MAX_RETRY, .rnr_retry_count = CMA_MAX_RETRY };
 	uint8_t pdata[SRNIC_CM_SIDR_REQ_PDATA];
-	bool ud = rid->qp_type == IBV_QPT_UD;
-	unsigned int max = (ud ? SRNIC_CM_SIDR_REQ_PDATA : SRNIC_CM_REQ_PDATA) - CMA_HDR_LEN;
+	unsigned int max;
 	struct srnic_cm_id *cmid;
+	bool ud;
 	int rc;
 
+	if (rid == NULL)
+		return err(EINVAL);
+	ud = rid->qp_type == IBV_QPT_UD;
+	max = (ud ? SRNIC_CM_SIDR_REQ_PDATA : SRNIC_CM_REQ_PDATA) - CMA_HDR_LEN;
 	if (conn_param != NULL)
 		cp = *conn_param;
 	if (cp.private_data_len > max) {
@@ -1409,6 +1431,8 @@ rdma_accept(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 	struct srnic_cm_id *cmid;
 	int rc;
 
+	if (rid == NULL)
+		return err(EINVAL);
 	pthread_mutex_lock(&cma_lock);
 	cmid = id->cm_id;
 	pthread_mutex_unlock(&cma_lock);
@@ -1484,6 +1508,8 @@ rdma_reject(struct rdma_cm_id *rid, const void *private_data, uint8_t private_da
 	struct srnic_cm_id *cmid;
 	int rc;
 
+	if (rid == NULL)
+		return err(EINVAL);
 	pthread_mutex_lock(&cma_lock);
 	cmid = id->cm_id;
 	pthread_mutex_unlock(&cma_lock);
@@ -1518,6 +1544,8 @@ rdma_establish(struct rdma_cm_id *rid)
 	struct cma_id *id = cma_id(rid);
 	int rc;
 
+	if (rid == NULL)
+		return err(EINVAL);
 	if (id->cm_id == NULL)
 		return err(EINVAL);
 	rc = srnic_cm_send_rtu(id->cm_id, NULL, 0);
@@ -1530,6 +1558,8 @@ rdma_notify(struct rdma_cm_id *rid, enum ibv_event_type event)
 	struct cma_id *id = cma_id(rid);
 	int rc;
 
+	if (rid == NULL)
+		return err(EINVAL);
 	if (id->cm_id == NULL)
 		return err(EINVAL);
 	if (event != IBV_EVENT_COMM_EST)
@@ -1546,6 +1576,8 @@ rdma_disconnect(struct rdma_cm_id *rid)
 	enum srnic_cm_state s;
 	int rc;
 
+	if (rid == NULL)
+		return err(EINVAL);
 	pthread_mutex_lock(&cma_lock);
 	cmid = id->cm_id;
 	pthread_mutex_unlock(&cma_lock);
@@ -1736,6 +1768,8 @@ rdma_migrate_id(struct rdma_cm_id *rid, struct rdma_event_channel *channel)
 {
 	int rc;
 
+	if (rid == NULL)
+		return err(EINVAL);
 	pthread_mutex_lock(&cma_lock);
 	rc = migrate_locked(cma_id(rid), channel != NULL ? cma_chan(channel) : NULL);
 	pthread_mutex_unlock(&cma_lock);
@@ -1751,6 +1785,8 @@ rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **out)
 	struct rdma_cm_event *ev;
 	struct cma_id *c;
 
+	if (listen == NULL)
+		return err(EINVAL);
 	if (!l->sync || out == NULL)
 		return err(EINVAL);
 	if (l->id.event != NULL) {
@@ -1838,6 +1874,8 @@ rdma_set_option(struct rdma_cm_id *rid, int level, int optname, void *optval, si
 {
 	struct cma_id *id = cma_id(rid);
 
+	if (rid == NULL)
+		return err(EINVAL);
 	if (optval == NULL)
 		return err(EINVAL);
 	if (level == RDMA_OPTION_ID) {
@@ -1891,6 +1929,8 @@ rdma_set_option(struct rdma_cm_id *rid, int level, int optname, void *optval, si
 __be16
 rdma_get_src_port(struct rdma_cm_id *rid)
 {
+	if (rid == NULL)
+		return 0;
 	return rid->route.addr.src_addr.sa_family == AF_INET6 ? rid->route.addr.src_sin6.sin6_port
 							      : rid->route.addr.src_sin.sin_port;
 }
@@ -1898,6 +1938,8 @@ rdma_get_src_port(struct rdma_cm_id *rid)
 __be16
 rdma_get_dst_port(struct rdma_cm_id *rid)
 {
+	if (rid == NULL)
+		return 0;
 	return rid->route.addr.dst_addr.sa_family == AF_INET6 ? rid->route.addr.dst_sin6.sin6_port
 							      : rid->route.addr.dst_sin.sin_port;
 }
@@ -1933,6 +1975,8 @@ rdma_create_srq(struct rdma_cm_id *rid, struct ibv_pd *pd, struct ibv_srq_init_a
 {
 	struct ibv_srq *srq;
 
+	if (rid == NULL)
+		return err(EINVAL);
 	if (attr == NULL)
 		return err(EINVAL);
 	if (pd == NULL)
@@ -1952,6 +1996,8 @@ rdma_create_srq_ex(struct rdma_cm_id *rid, struct ibv_srq_init_attr_ex *ax)
 {
 	struct ibv_srq_init_attr a;
 
+	if (rid == NULL)
+		return err(EINVAL);
 	if (ax == NULL)
 		return err(EINVAL);
 	/* a basic SRQ only (XRC and tag matching are not served) */
@@ -1966,6 +2012,8 @@ rdma_create_srq_ex(struct rdma_cm_id *rid, struct ibv_srq_init_attr_ex *ax)
 void
 rdma_destroy_srq(struct rdma_cm_id *rid)
 {
+	if (rid == NULL)
+		return;
 	if (rid->srq != NULL)
 		ibv_destroy_srq(rid->srq);
 	rid->srq = NULL;

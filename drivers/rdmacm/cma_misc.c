@@ -184,6 +184,8 @@ fail:
 void
 rdma_destroy_ep(struct rdma_cm_id *id)
 {
+	if (id == NULL)
+		return;
 	if (id->qp != NULL)
 		rdma_destroy_qp(id);
 	if (id->srq != NULL)

@@ -124,7 +124,7 @@ for c in $cases; do
 		pkts=$(sed -E 's/.*: ([0-9]+) RoCEv2 packets, ([0-9]+) bad ICRC/\1/' <<<"$icrc")
 		bad=$(sed -E 's/.*: ([0-9]+) RoCEv2 packets, ([0-9]+) bad ICRC/\2/' <<<"$icrc")
 		# the MADs: tshark's InfiniBand dissector on UDP 4791, CM class 0x07
-		tshark -r "$pcap" -d udp.port==4791,infiniband -V >"$pcap.txt" 2>&1 || true
+		tshark -r "$pcap" -d udp.port==4791,infiniband --disable-protocol rpcordma -V >"$pcap.txt" 2>&1 || true
 		mads=$(tshark -r "$pcap" -d udp.port==4791,infiniband -Y 'infiniband.mad.mgmtclass == 0x07' \
 			-T fields -e infiniband.mad.attributeid 2>/dev/null |
 			awk '{ n[$1]++ } END { split("0x0010 REQ 0x0011 MRA 0x0012 REJ 0x0013 REP 0x0014 RTU 0x0015 DREQ 0x0016 DREP 0x0017 SIDR_REQ 0x0018 SIDR_REP", a, " ");

@@ -217,6 +217,19 @@ client(const char *ip, int port)
 	      res->ai_qp_type == IBV_QPT_RC, "rdma_getaddrinfo %s:7000", ip);
 	rdma_freeaddrinfo(res);
 
+	/* a NULL id: EINVAL, no crash (Debian's perftest 4.5+0.17 retries a
+	 * rejected connect with the id it destroyed, set to NULL) */
+	addr_of(&d, ip, port);
+	errno = 0;
+	CHECK(rdma_resolve_addr(NULL, NULL, (struct sockaddr *)&d, 2000) == -1 && errno == EINVAL,
+	      "rdma_resolve_addr(NULL id): EINVAL");
+	errno = 0;
+	CHECK(rdma_connect(NULL, NULL) == -1 && errno == EINVAL, "rdma_connect(NULL id): EINVAL");
+	errno = 0;
+	CHECK(rdma_destroy_id(NULL) == -1 && errno == EINVAL, "rdma_destroy_id(NULL): EINVAL");
+	rdma_destroy_qp(NULL);
+	rdma_destroy_ep(NULL);
+
 	/* an address nobody answers ARP for: ADDR_ERROR, -ETIMEDOUT */
 	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0, "rdma_create_id");
 	addr_of(&d, "10.77.0.99", port);
