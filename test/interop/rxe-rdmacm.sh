@@ -36,6 +36,10 @@ g() { (cd "$kit" && ./guest-run.sh "$@"); }
 
 ip -n rxenet link show rxtap-$guest >/dev/null 2>&1 ||
 	(cd "$kit" && ./start-vm.sh $guest $guest_ip/24 9000)
+# srnic's port carries 1500-byte frames (net_af_packet): the guest's eth0
+# too, or its rdma_cm asks path MTU 4096 in a REQ that srnic's 1024 cannot
+# serve (Linux's passive side takes the REQ's MTU; a READ then hangs).
+g $guest "ip link set eth0 mtu 1500" >/dev/null
 # rdma_cm in the guest resolves 10.77.0.10 by ARP through its kernel: start
 # from an empty entry so every run sees srnic answer it.
 g $guest "ip neigh del $srnic_ip dev eth0 2>/dev/null; true" >/dev/null
@@ -90,7 +94,7 @@ for c in $cases; do
 	for role in $roles; do
 		pcap=$tmp/$c-$role.pcap slog=$tmp/$c-$role.srnic.log glog=$tmp/$c-$role.guest.log
 		g $guest "pkill -x $tool; true" >/dev/null
-		ip netns exec rxenet tcpdump -i dpdk0-br -w "$pcap" -U 'udp port 4791 or arp' 2>"$pcap.err" &
+		ip netns exec rxenet tcpdump -i dpdk0-br --immediate-mode -w "$pcap" -U 'udp port 4791 or arp' 2>"$pcap.err" &
 		dump=$!
 		for _ in $(seq 100); do grep -q "listening on" "$pcap.err" && break; sleep 0.1; done
 		src=0 grc=0
