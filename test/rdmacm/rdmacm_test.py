@@ -65,6 +65,9 @@ class Pair:
         self.rc_s = self.rc_c = None
         try:
             self.rc_c = pc.wait(timeout=vt.GUARD_S)
+            if self.rc_c != 0 and ps.poll() is None:
+                # the client failed: its server waits for nobody
+                ps.kill()
             self.rc_s = ps.wait(timeout=vt.GUARD_S)
         except subprocess.TimeoutExpired:
             for p in (pc, ps):
@@ -75,7 +78,8 @@ class Pair:
         strip = lambda t: "\n".join(l for l in t.splitlines()
                                     if not l.startswith("srnic librdmacm: ")) + "\n"
         self.out_s = strip(open(outs).read())
-        self.out_c = strip(open(outc).read())
+        self.raw_c = open(outc).read()
+        self.out_c = strip(self.raw_c)
 
     def ok(self, ignore=None):
         good = check(self.rc_s == 0 and self.rc_c == 0,
@@ -169,10 +173,24 @@ def case_rping():
 
 # ---- perftest -R (rdma_cm connects, and carries perftest's own exchange) ----
 
+# perftest -R opens a control connection, then the test's: its client's
+# second REQ can come before its server listens again, and the CM answers
+# REJ INVALID_SERVICE_ID (8), as Linux's does. Debian's perftest 4.5+0.17
+# then retries with the ids it destroyed and fails (upstream reallocates
+# them first). srnic did right; the pair runs again, at most this often.
+PERFTEST_RACE_RUNS = 4
+PERFTEST_RACE_RE = re.compile(r"srnic librdmacm: .*RDMA_CM_EVENT_REJECTED status 8\b")
+
+
 def perftest(tool, args, label=None):
     name = label or "%s%s" % (tool, "".join(args).replace("-", "_").replace(" ", ""))
     prog = [tool, "-R"] + args
-    p = memif_pair(name, prog, prog + [SERVER_IP])
+    for run in range(1, PERFTEST_RACE_RUNS + 1):
+        p = memif_pair(name, prog, prog + [SERVER_IP])
+        if run == PERFTEST_RACE_RUNS or p.rc_c == 0 or not PERFTEST_RACE_RE.search(p.raw_c):
+            break
+        print("note: %s run %d: perftest's reconnect race (REJ 8: its server was not "
+              "listening again yet): run again" % (name, run), flush=True)
     if not p.ok():
         return
     rows = vt.perftest_rows(p.out_c)
