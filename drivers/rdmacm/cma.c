@@ -670,11 +670,17 @@ rdma_create_event_channel(void)
 	return &ch->ch;
 }
 
+/* Destroyed channels a late rdma_get_cm_event() may still read (under cma_lock). */
+#define CMA_DEAD_CHANNELS_KEPT 64
+static struct cma_channel *dead_channels[CMA_DEAD_CHANNELS_KEPT];
+static unsigned int dead_next;
+
 void
 rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
 	struct cma_channel *ch = cma_chan(channel);
 	struct cma_event *e;
+	int fd;
 
 	pthread_mutex_lock(&cma_lock);
 	if (ch->nb_ids != 0) {
@@ -688,9 +694,16 @@ rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		TAILQ_REMOVE(&ch->q, e, link);
 		free(e);
 	}
+	/* Not freed at once: rping's CM thread calls rdma_get_cm_event() on
+	 * the channel its main thread destroyed. It reads fd -1 and gets
+	 * EBADF; the oldest of CMA_DEAD_CHANNELS_KEPT dead channels goes. */
+	fd = ch->ch.fd;
+	__atomic_store_n(&ch->ch.fd, -1, __ATOMIC_SEQ_CST);   /* before the close */
+	close(fd);
+	free(dead_channels[dead_next]);
+	dead_channels[dead_next] = ch;
+	dead_next = (dead_next + 1) % CMA_DEAD_CHANNELS_KEPT;
 	pthread_mutex_unlock(&cma_lock);
-	close(ch->ch.fd);
-	free(ch);
 }
 
 /* ---- QPs ---- */
@@ -1640,6 +1653,8 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 		return err(EINVAL);
 	ch = cma_chan(channel);
 	fd = channel->fd;
+	if (fd < 0)
+		return err(EBADF);      /* a destroyed channel */
 	for (;;) {
 		if (!cma.priv.progress_thread) {
 			/* nobody else polls the engine and the CM: we do, until
@@ -1651,10 +1666,16 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 				srnic_verbs_cm_progress();
 			} while (!nonblock && poll(&pfd, 1, 0) == 0);
 		}
-		/* the fd only: a program that destroys the channel under a
-		 * thread blocked here (rping on an error path) gets EBADF */
-		if (read(fd, &n, sizeof(n)) != sizeof(n))
+		if (read(fd, &n, sizeof(n)) != sizeof(n)) {
+			/* The channel was destroyed under this call (rping's CM
+			 * thread, as its main thread exits; the count that woke us
+			 * was a destroyed id's event). Linux's reader stays asleep
+			 * in read(): so does this one, until the process ends. */
+			if (errno == EBADF && __atomic_load_n(&ch->ch.fd, __ATOMIC_SEQ_CST) < 0)
+				for (;;)
+					pause();
 			return -1;      /* EAGAIN on a non-blocking fd, as rdma-core */
+		}
 		pthread_mutex_lock(&cma_lock);
 		e = TAILQ_FIRST(&ch->q);
 		if (e == NULL) {
