@@ -695,8 +695,8 @@ rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		free(e);
 	}
 	/* Not freed at once: rping's CM thread calls rdma_get_cm_event() on
-	 * the channel its main thread destroyed. It reads fd -1 and gets
-	 * EBADF; the oldest of CMA_DEAD_CHANNELS_KEPT dead channels goes. */
+	 * the channel its main thread destroyed; it reads fd -1 and sleeps
+	 * (cma_sleep_forever). The oldest of CMA_DEAD_CHANNELS_KEPT goes. */
 	fd = ch->ch.fd;
 	__atomic_store_n(&ch->ch.fd, -1, __ATOMIC_SEQ_CST);   /* before the close */
 	close(fd);
@@ -1641,6 +1641,20 @@ process_conn_resp(struct cma_event *e)
 
 static int migrate_locked(struct cma_id *id, struct cma_channel *to);
 
+/* rdma_get_cm_event() on a channel destroyed before or during the call.
+ * rping's CM thread does it as its main thread exits: with Linux's
+ * librdmacm that thread sleeps (in read() on the closed fd, or on the fd
+ * number freed memory holds), and rping counts on it: so it sleeps here,
+ * until the process ends (pause() is a cancellation point). */
+static void __attribute__((noreturn))
+cma_sleep_forever(void)
+{
+	if (cma.trace)
+		cma_log("rdma_get_cm_event on a destroyed channel: this thread sleeps");
+	for (;;)
+		pause();
+}
+
 int
 rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
 {
@@ -1654,7 +1668,7 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 	ch = cma_chan(channel);
 	fd = channel->fd;
 	if (fd < 0)
-		return err(EBADF);      /* a destroyed channel */
+		cma_sleep_forever();    /* a destroyed channel: see there */
 	for (;;) {
 		if (!cma.priv.progress_thread) {
 			/* nobody else polls the engine and the CM: we do, until
@@ -1672,8 +1686,7 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 			 * was a destroyed id's event). Linux's reader stays asleep
 			 * in read(): so does this one, until the process ends. */
 			if (errno == EBADF && __atomic_load_n(&ch->ch.fd, __ATOMIC_SEQ_CST) < 0)
-				for (;;)
-					pause();
+				cma_sleep_forever();
 			return -1;      /* EAGAIN on a non-blocking fd, as rdma-core */
 		}
 		pthread_mutex_lock(&cma_lock);
