@@ -204,7 +204,8 @@ poll_thread(void *arg)
 /* srnic_poll_cq() on a second thread while this one destroys QPs whose
  * CQEs are being polled (ASan: no access to a freed QP, no lost CQE of a
  * live one). Every round: a new QP on A's CQ, 8 WRITEs, destroyed once
- * their CQEs are out, whether the poller took them or not. */
+ * their CQEs are out and the poller has taken at least one, whether it
+ * took the others or not. */
 static void
 test_poll_vs_destroy(void **state)
 {
@@ -228,6 +229,7 @@ test_poll_vs_destroy(void **state)
 	assert_int_equal(pthread_create(&th, NULL, poll_thread, &p), 0);
 	for (r = 0; r < LT_RACE_ROUNDS; r++) {
 		int64_t cqe0 = srnic_dev_stat(E->p.dev[0], "cqe");
+		uint64_t polled0 = atomic_load(&p.polled);
 
 		assert_int_equal(srnic_destroy_qp(E->qp[0]), 0);
 		E->qp[0] = srnic_create_qp(E->p.pd[0], &qa);
@@ -235,6 +237,10 @@ test_poll_vs_destroy(void **state)
 		reconnect(3000 + r * 100, 8000 + r * 100);
 		post_writes(&b, r * LT_SQ, LT_SQ);
 		E2E_RUN_UNTIL(srnic_dev_stat(E->p.dev[0], "cqe") >= cqe0 + LT_SQ);
+		/* the poller has started on this round's CQEs (on a loaded
+		 * host it may not have run at all yet): the destroy below
+		 * races with it taking the rest */
+		E2E_RUN_UNTIL(atomic_load(&p.polled) > polled0);
 	}
 	atomic_store(&p.stop, 1);
 	pthread_join(th, NULL);
