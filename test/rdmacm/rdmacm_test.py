@@ -253,27 +253,108 @@ def case_udaddy():
         print("ok udaddy: 2 UD endpoints over SIDR", flush=True)
 
 
-# ---- fio's rdma engine: the server is fio's read side, the client its write side ----
+# ---- fio's rdma engine, its data checked by fio's own verify ----
+#
+# fio's rdma engine is FIO_UNIDIR: a plain --verify is silently skipped
+# (no verify phase after the writes), and the server (rw=read) completes no
+# I/O of its own, so it verifies nothing either. Two setups make fio's own
+# verify=pattern check bytes that crossed RDMA:
+# - rdma_read: the server's registered buffers are a file of the pattern
+#   (--mem=mmap:FILE: buffer i is the file's i-th block); the client's
+#   verify_backlog reads are RDMA READs into its buffers, each verified.
+# - rdma_write: the server's buffers are a shared mapping of a file
+#   (--mem=mmapshared:FILE) the client's pattern lands in; a second fio
+#   verifies the file (psync) after the run.
+# Each has a negative control that must fail (a corrupted server block for
+# the READ, a wrong pattern for the file), so the checks cannot pass empty.
+
+FIO_BUFS = 8                        # the server's buffers (its iodepth)
+FIO_BS = 4096
+FIO_IOS = 64                        # the client's I/Os
+FIO_PATTERN = "5aa5c33c"            # fio's verify_pattern, as bytes
+FIO_OTHER = b"\xde\xad\xbe\xef"       # what the server's file holds before a WRITE
+
+
+def fio_file(path, pattern, corrupt_at=None):
+    data = bytearray(pattern * (FIO_BUFS * FIO_BS // len(pattern)))
+    if corrupt_at is not None:
+        data[corrupt_at:corrupt_at + 4] = bytes(4)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def fio_pair(name, verb, server_extra, client_extra):
+    port = str(vt.free_tcp_port())
+    common = ["--ioengine=rdma", "--port=" + port, "--bs=%d" % FIO_BS,
+              "--size=%d" % (FIO_BS * FIO_IOS), "--verb=" + verb]
+    # (fio takes an engine's options only after --ioengine)
+    return memif_pair(name, ["fio", "--name=s", "--rw=read"] + common +
+                      ["--iodepth=%d" % FIO_BUFS] + server_extra,
+                      ["fio", "--name=c", "--rw=write"] + common +
+                      ["--hostname=" + SERVER_IP] + client_extra)
+
+
+def fio_issued(out):
+    m = re.search(r"issued rwts: total=(\d+),(\d+)", out)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def fio_file_verify(path, pattern):
+    cmd = ["fio", "--name=v", "--ioengine=psync", "--rw=read", "--filename=" + path,
+           "--bs=%d" % FIO_BS, "--size=%d" % (FIO_BUFS * FIO_BS),
+           "--verify=pattern", "--verify_pattern=0x" + pattern]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=vt.GUARD_S)
+
 
 def case_fio():
     if shutil.which("fio") is None:
         print("skip: fio not installed (apt-get install fio)")
         sys.exit(vt.SKIP)
-    port = str(vt.free_tcp_port())
-    n = 64
-    for verb in ("write", "read"):
-        common = ["--ioengine=rdma", "--port=" + port, "--bs=4k", "--size=%dk" % (4 * n),
-                  "--verb=" + verb]
-        # (fio takes an engine's options only after --ioengine)
-        p = memif_pair("fio_" + verb, ["fio", "--name=s", "--rw=read"] + common,
-                       ["fio", "--name=c", "--rw=write"] + common + ["--hostname=" + SERVER_IP])
-        if not p.ok():
-            continue
-        m = re.search(r"issued rwts: total=(\d+),(\d+)", p.out_c)
-        check(m is not None and int(m.group(2)) == n and "err= 0" in p.out_c,
-              "fio %s: the client did %d I/Os of 4 KiB, err 0: %r" % (verb, n,
-                                                                      m and m.groups()))
-        print("ok fio rdma_%s: %d x 4 KiB" % (verb, n), flush=True)
+    pat = bytes.fromhex(FIO_PATTERN)
+    verify = ["--verify=pattern", "--verify_pattern=0x" + FIO_PATTERN]
+
+    # rdma_write: the client's pattern into the server's shared file
+    f = os.path.join(vt.TMP, "fio_write.buf")
+    fio_file(f, FIO_OTHER)
+    p = fio_pair("fio_write", "write", ["--mem=mmapshared:" + f], verify)
+    if p.ok():
+        n = fio_issued(p.out_c)
+        check(n is not None and n[1] == FIO_IOS and "err= 0" in p.out_c,
+              "fio write: the client did %d WRITEs of 4 KiB, err 0: %r" % (FIO_IOS, n))
+        good = fio_file_verify(f, FIO_PATTERN)
+        check(good.returncode == 0 and "err= 0" in good.stdout,
+              "fio write: fio's verify of the server's buffers passes: %s%s" %
+              (good.stdout[-600:], good.stderr[-300:]))
+        bad = fio_file_verify(f, "11223344")
+        check(bad.returncode != 0 and "bad pattern" in bad.stderr + bad.stdout,
+              "fio write: fio's verify with another pattern fails (the check is live): "
+              "rc %d" % bad.returncode)
+        check(open(f, "rb").read() == pat * (FIO_BUFS * FIO_BS // len(pat)),
+              "fio write: every server buffer holds the client's pattern")
+        print("ok fio rdma_write: %d x 4 KiB, the server's %d buffers verified by fio" %
+              (FIO_IOS, FIO_BUFS), flush=True)
+
+    # rdma_read: the server's file of the pattern, verified as it arrives
+    for tag, corrupt in (("good", None), ("bad", 5 * FIO_BS + FIO_BS - 4)):
+        f = os.path.join(vt.TMP, "fio_read_%s.buf" % tag)
+        fio_file(f, pat, corrupt)
+        p = fio_pair("fio_read_" + tag, "read", ["--mem=mmap:" + f],
+                     verify + ["--verify_backlog=1"])
+        n = fio_issued(p.out_c)
+        if tag == "good":
+            if p.ok():
+                # reads: the verify reads, each an RDMA READ then checked
+                check(n is not None and n[1] == FIO_IOS and n[0] > 0 and "err= 0" in p.out_c,
+                      "fio read: %d READs and verify READs, err 0: %r" % (FIO_IOS, n))
+                print("ok fio rdma_read: %d x 4 KiB, %d verified by fio as they arrived" %
+                      (FIO_IOS, n[0] if n else 0), flush=True)
+        else:
+            # the client must see the zeroed word at the end of block 5
+            check(p.rc_c != 0 and "bad pattern" in p.out_c,
+                  "fio read: a corrupted server block fails fio's verify: rc %s\n%s" %
+                  (p.rc_c, p.out_c[-800:]))
+            print("ok fio rdma_read: a corrupted server block is caught by fio's verify",
+                  flush=True)
 
 
 # ---- rdmacm_api: rejects with private data, errors, migrate, non-blocking fd ----
