@@ -797,6 +797,36 @@ path_from_req(struct srnic_cm *cm, const uint8_t *m, struct srnic_cm_path *p)
 	p->packet_life_time = t > 0 ? (uint8_t)(t - 1) : 0;
 }
 
+/*
+ * The path MTU is the active side's choice (a REP cannot name another):
+ * one above what our port carries would leave both ends disagreeing on
+ * the packet size (our packets at the port's MTU, the peer's dropped or
+ * refused as too short), a connection that hangs. Refuse it in words
+ * instead, with the REJ the spec names for it (IBTA 12.6.7: reason 26).
+ */
+static bool
+req_mtu_ok(struct srnic_cm *cm, const struct cm_rx *rx)
+{
+	unsigned int mtu = srnic_cm_req_path_mtu(rx->mad);
+	struct ibv_port_attr pa;
+
+	if (srnic_dev_query_port(cm->dev, &pa) != 0 ||
+	    (mtu >= IBV_MTU_256 && mtu <= (unsigned int)pa.active_mtu))
+		return true;
+	CM_STAT(cm, REJ_BAD_MTU);
+	if (mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096)
+		CM_LOG(WARNING, "%s: a REQ asks path MTU %u, the port carries %u: "
+		       "rejected (REJ invalid MTU); lower the peer's MTU (its netdev's) "
+		       "or give srnic's port a larger one", srnic_dev_name(cm->dev),
+		       128u << mtu, 128u << pa.active_mtu);
+	else
+		CM_LOG(WARNING, "%s: a REQ with path MTU code %u (no such MTU): "
+		       "rejected (REJ invalid MTU)", srnic_dev_name(cm->dev), mtu);
+	issue_rej(cm, rx, srnic_cm_req_local_comm_id(rx->mad), SRNIC_CM_MSG_REQ,
+		  SRNIC_CM_REJ_INVALID_MTU);
+	return false;
+}
+
 static void
 rx_req(struct srnic_cm *cm, const struct cm_rx *rx)
 {
@@ -852,6 +882,8 @@ rx_req(struct srnic_cm *cm, const struct cm_rx *rx)
 		issue_rej(cm, rx, rid, SRNIC_CM_MSG_REQ, SRNIC_CM_REJ_INVALID_TRANSPORT_TYPE);
 		return;
 	}
+	if (!req_mtu_ok(cm, rx))
+		return;
 	id = id_alloc(cm, l->handler, l->context);
 	if (id == NULL) {
 		issue_rej(cm, rx, rid, SRNIC_CM_MSG_REQ, SRNIC_CM_REJ_NO_RESOURCES);

@@ -44,6 +44,7 @@
 	X(REJ_NO_LISTENER, "rej_no_listener")   /* REQ for a service nobody listens on */ \
 	X(SIDR_NO_LISTENER, "sidr_no_listener") \
 	X(REJ_BAD_TRANSPORT, "rej_bad_transport") \
+	X(REJ_BAD_MTU, "rej_bad_mtu")           /* REQ's path MTU above the port's: REJ INVALID_MTU */ \
 	X(RX_SHORT, "rx_short")                 /* drops: fewer than GRH + 256 bytes */ \
 	X(RX_BAD_BASE, "rx_bad_base_version") \
 	X(RX_BAD_CLASS, "rx_bad_class") \

@@ -785,6 +785,42 @@ test_rej_no_listener(void **state)
 	assert_int_equal(srnic_cm_destroy_id(a), 0);
 }
 
+/* A REQ whose path MTU the port cannot carry (4096 on a 1500-byte port):
+ * REJ INVALID_MTU, counted, and the listener never sees it. A REQ at the
+ * port's MTU then connects. */
+static void
+test_rej_bad_mtu(void **state)
+{
+	struct srnic_cm_req_param p;
+	struct srnic_cm_id *a, *l;
+	struct ev *v;
+
+	(void)state;
+	l = listen_on(1, SID);
+	a = srnic_cm_create_id(S[0].cm, handler, &S[0]);
+	req_param(&p, 0x79, SID);
+	p.path.mtu = IBV_MTU_4096;
+	assert_int_equal(srnic_cm_send_req(a, &p), 0);
+	RUN_UNTIL((v = ev_find(0, SRNIC_CM_EV_REJ_RECEIVED, a, 0)) != NULL);
+	assert_int_equal(v->e.param.rej.reason, SRNIC_CM_REJ_INVALID_MTU);
+	assert_int_equal(srnic_cm_id_state(a), SRNIC_CM_IDLE);
+	assert_int_equal(stat(1, "rej_bad_mtu"), 1);
+	assert_null(ev_find(1, SRNIC_CM_EV_REQ_RECEIVED, NULL, 0));
+	assert_int_equal(srnic_mad_attr_id(S[0].mads[0]), SRNIC_CM_ATTR_REJ);
+	assert_int_equal(srnic_cm_rej_msg_rejected(S[0].mads[0]), SRNIC_CM_MSG_REQ);
+	assert_int_equal(srnic_cm_rej_remote_comm_id(S[0].mads[0]), srnic_cm_id_local_id(a));
+	/* the port's own MTU goes through */
+	p.path.mtu = IBV_MTU_1024;
+	assert_int_equal(srnic_cm_send_req(a, &p), 0);
+	RUN_UNTIL((v = ev_find(1, SRNIC_CM_EV_REQ_RECEIVED, NULL, 0)) != NULL);
+	assert_int_equal(v->e.param.req.path.mtu, IBV_MTU_1024);
+	assert_int_equal(stat(1, "rej_bad_mtu"), 1);
+	assert_int_equal(srnic_cm_destroy_id(v->id), 0);
+	RUN_UNTIL(ev_find(0, SRNIC_CM_EV_REJ_RECEIVED, a, 1) != NULL);
+	assert_int_equal(srnic_cm_destroy_id(a), 0);
+	assert_int_equal(srnic_cm_destroy_id(l), 0);
+}
+
 static void
 test_user_rej(void **state)
 {
@@ -1553,6 +1589,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_golden, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rej_no_listener, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rej_bad_mtu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_user_rej, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mra_late_rep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dreq_passive, setup, teardown),
