@@ -18,10 +18,12 @@
 
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
+#include <rdma/rsocket.h>
 
 #define MSG_LEN 4096
 #define REJ_PDATA "no-thanks"
 #define ACC_PDATA "welcome"
+#define API_TOS 0x28            /* the accepted connection's traffic class (DSCP 10) */
 
 static int fails;
 
@@ -150,6 +152,15 @@ server(const char *ip, int port)
 	ev = next_event(ch, RDMA_CM_EVENT_ESTABLISHED);
 	if (ev != NULL)
 		rdma_ack_cm_event(ev);
+	{
+		struct ibv_qp_attr a;
+		struct ibv_qp_init_attr ia;
+
+		CHECK(ibv_query_qp(c->qp, &a, IBV_QP_AV, &ia) == 0 &&
+		      a.ah_attr.grh.traffic_class == API_TOS,
+		      "the accepted QP's traffic class is the REQ's, the client's TOS (0x%x)",
+		      a.ah_attr.grh.traffic_class);
+	}
 	CHECK(wait_wc(c, false, &wc) == 0 && wc.byte_len == MSG_LEN, "received %u bytes", wc.byte_len);
 	fill(want, MSG_LEN, 0x3c);
 	CHECK(memcmp(buf, want, MSG_LEN) == 0, "every byte as sent");
@@ -166,8 +177,10 @@ server(const char *ip, int port)
 	return 0;
 }
 
+/* An id with its address and route resolved; tos >= 0: set with
+ * rdma_set_option() before the route, which carries it. */
 static struct rdma_cm_id *
-resolved(struct rdma_event_channel *ch, const char *ip, int port)
+resolved(struct rdma_event_channel *ch, const char *ip, int port, int tos)
 {
 	struct rdma_cm_id *id;
 	struct rdma_cm_event *ev;
@@ -183,6 +196,19 @@ resolved(struct rdma_event_channel *ch, const char *ip, int port)
 		return NULL;
 	rdma_ack_cm_event(ev);
 	CHECK(id->verbs != NULL, "id->verbs set after ADDR_RESOLVED");
+	if (tos >= 0) {
+		uint8_t t = (uint8_t)tos;
+		int v = 1;
+
+		CHECK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &t, sizeof(t)) == 0,
+		      "rdma_set_option TOS 0x%x", tos);
+		errno = 0;
+		CHECK(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &v, sizeof(v)) == -1 &&
+		      errno == EINVAL, "rdma_set_option TOS with an int's length: EINVAL");
+		errno = 0;
+		CHECK(rdma_set_option(id, RDMA_OPTION_ID, 99, &v, sizeof(v)) == -1 && errno == ENOSYS,
+		      "rdma_set_option with an unknown option: ENOSYS");
+	}
 	if (rdma_resolve_route(id, 2000) != 0)
 		return NULL;
 	ev = next_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED);
@@ -191,6 +217,9 @@ resolved(struct rdma_event_channel *ch, const char *ip, int port)
 	rdma_ack_cm_event(ev);
 	CHECK(id->route.num_paths == 1 && id->route.path_rec != NULL &&
 	      id->route.path_rec->hop_limit == 64, "route: one path, hop limit 64");
+	if (tos >= 0 && id->route.path_rec != NULL)
+		CHECK(id->route.path_rec->traffic_class == tos, "the route's traffic class is the TOS (0x%x)",
+		      id->route.path_rec->traffic_class);
 	return id;
 }
 
@@ -216,6 +245,12 @@ client(const char *ip, int port)
 	      ntohs(((struct sockaddr_in *)res->ai_dst_addr)->sin_port) == 7000 &&
 	      res->ai_qp_type == IBV_QPT_RC, "rdma_getaddrinfo %s:7000", ip);
 	rdma_freeaddrinfo(res);
+
+	/* rsockets are not served: each call says so */
+	errno = 0;
+	CHECK(rsocket(AF_INET, SOCK_STREAM, 0) == -1 && errno == ENOSYS, "rsocket(): ENOSYS");
+	errno = 0;
+	CHECK(rpoll(NULL, 0, 0) == -1 && errno == ENOSYS, "rpoll(): ENOSYS");
 
 	/* a NULL id: EINVAL, no crash (Debian's perftest 4.5+0.17 retries a
 	 * rejected connect with the id it destroyed, set to NULL) */
@@ -254,7 +289,7 @@ client(const char *ip, int port)
 	rdma_destroy_event_channel(ch2);
 
 	/* a port nobody listens on: REJECTED, INVALID_SERVICE_ID (8) */
-	id = resolved(ch, ip, port + 1);
+	id = resolved(ch, ip, port + 1, -1);
 	if (id == NULL)
 		return 1;
 	memset(&cp, 0, sizeof(cp));
@@ -267,7 +302,7 @@ client(const char *ip, int port)
 	rdma_destroy_id(id);
 
 	/* rejected by the server: its private data comes back */
-	id = resolved(ch, ip, port);
+	id = resolved(ch, ip, port, -1);
 	if (id == NULL)
 		return 1;
 	cp.private_data = "hello-reject";
@@ -283,8 +318,8 @@ client(const char *ip, int port)
 	}
 	rdma_destroy_id(id);
 
-	/* accepted: a SEND, then our disconnect */
-	id = resolved(ch, ip, port);
+	/* accepted, with a TOS: a SEND, then our disconnect */
+	id = resolved(ch, ip, port, API_TOS);
 	if (id == NULL)
 		return 1;
 	memset(&qa, 0, sizeof(qa));
@@ -312,6 +347,9 @@ client(const char *ip, int port)
 
 		CHECK(ibv_query_qp(id->qp, &a, IBV_QP_STATE | IBV_QP_MAX_QP_RD_ATOMIC, &ia) == 0 &&
 		      a.qp_state == IBV_QPS_RTS, "our QP is RTS after ESTABLISHED");
+		CHECK(ibv_query_qp(id->qp, &a, IBV_QP_AV, &ia) == 0 &&
+		      a.ah_attr.grh.traffic_class == API_TOS,
+		      "our QP's traffic class is the TOS (0x%x)", a.ah_attr.grh.traffic_class);
 	}
 	CHECK(rdma_post_send(id, NULL, buf, MSG_LEN, mr, IBV_SEND_SIGNALED) == 0, "rdma_post_send");
 	CHECK(wait_wc(id, true, &wc) == 0, "send completion");
