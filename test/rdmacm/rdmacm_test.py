@@ -421,6 +421,73 @@ def starting_psn_rule(pcap):
     return bad, seen
 
 
+# The CM MADs srnic's librdmacm makes, against Linux's (rdma_rxe + rdma_cm in
+# GOLDEN_CM, perftest's): every byte of the 256-byte MAD alike, but those
+# that name this connection (ids, GUIDs, QPNs, PSNs, GIDs, flow label,
+# ports, addresses, the transaction ID) and those the program chose through
+# rdma_conn_param (depths, retry counts, flow control, its private data).
+# Offsets are the MAD's (24-byte common header, then the CM message).
+CM_MAD_HDR = 24
+CM_ATTRS = {0x0010: "REQ", 0x0013: "REP", 0x0014: "RTU"}
+CM_CONN_BYTES = {
+    "REQ": [(0, 4, "local comm ID"), (14, 16, "service ID port"), (16, 24, "local CA GUID"),
+            (32, 35, "local QPN"), (44, 47, "starting PSN"), (56, 72, "primary local GID"),
+            (72, 88, "primary remote GID"), (88, 91, "flow label"),
+            (142, 144, "rdma_cm header: source port"), (144, 160, "rdma_cm header: source address"),
+            (160, 176, "rdma_cm header: destination address"),
+            (176, 232, "the program's private data")],
+    "REP": [(0, 4, "local comm ID"), (4, 8, "remote comm ID"), (12, 15, "local QPN"),
+            (20, 23, "starting PSN"), (28, 36, "local CA GUID"),
+            (36, 232, "the program's private data")],
+    "RTU": [(0, 4, "local comm ID"), (4, 8, "remote comm ID")],
+}
+# (offset, mask of the bits the program chose)
+CM_PROGRAM_BITS = {
+    "REQ": [(35, 0xff, "responder resources"), (39, 0xff, "initiator depth"),
+            (43, 0x01, "end-to-end flow control"), (47, 0x07, "retry count"),
+            (50, 0x07, "RNR retry count"), (91, 0xc0, "flow label, low bits")],
+    "REP": [(24, 0xff, "responder resources"), (25, 0xff, "initiator depth"),
+            (26, 0x01, "end-to-end flow control"), (27, 0xe0, "RNR retry count")],
+}
+
+
+def cm_mads(pcap):
+    """The first REQ, REP and RTU sent to a QP1 in pcap: name -> 256 bytes."""
+    out = subprocess.run(["tshark", "-r", pcap, "-d", "udp.port==4791,infiniband",
+                          "-Y", "infiniband.bth.destqp==1", "-T", "fields",
+                          "-e", "infiniband.mad"], capture_output=True, text=True).stdout
+    mads = {}
+    for line in out.splitlines():
+        b = bytes.fromhex(line.strip().replace(":", ""))
+        if len(b) != 256:
+            continue
+        name = CM_ATTRS.get(int.from_bytes(b[16:18], "big"))
+        if name and name not in mads:
+            mads[name] = b
+    return mads
+
+
+def cm_mad_diffs(ours, linux):
+    """Where our MADs differ from Linux's in what both should share."""
+    bad = []
+    for name in CM_ATTRS.values():
+        if name not in ours or name not in linux:
+            bad.append("%s: missing (ours %s, Linux's %s)" % (name, name in ours, name in linux))
+            continue
+        a, b = bytearray(ours[name]), bytearray(linux[name])
+        for m in (a, b):
+            m[8:16] = bytes(8)                          # transaction ID
+            for lo, hi, _ in CM_CONN_BYTES[name]:
+                m[CM_MAD_HDR + lo:CM_MAD_HDR + hi] = bytes(hi - lo)
+            for off, mask, _ in CM_PROGRAM_BITS.get(name, []):
+                m[CM_MAD_HDR + off] &= ~mask & 0xff
+        for i in range(256):
+            if a[i] != b[i]:
+                bad.append("%s byte %d (message offset %d): ours %#04x, Linux's %#04x" %
+                           (name, i, i - CM_MAD_HDR, a[i], b[i]))
+    return bad
+
+
 def case_af_packet():
     if os.geteuid() != 0 or shutil.which("ip") is None:
         print("skip: needs root and iproute2 (a netns and a veth pair)")
@@ -469,6 +536,19 @@ def case_af_packet():
         check(not bad, "srnic's rping follows the Starting PSN rule: %s (%s)" % (bad, seen))
         if not bad:
             print("ok af_packet Starting PSN: %s" % seen, flush=True)
+        # the MADs srnic's librdmacm made for rping, field by field as Linux's
+        linux = cm_mads(GOLDEN_CM)
+        # (the comparison itself: Linux's own REQ with its max CM retries
+        # changed must differ in exactly that byte)
+        changed = dict(linux, REQ=linux["REQ"][:CM_MAD_HDR + 51] + bytes([0x70]) +
+                       linux["REQ"][CM_MAD_HDR + 52:]) if "REQ" in linux else {}
+        check(len(cm_mad_diffs(changed, linux)) == 1 and not cm_mad_diffs(linux, linux),
+              "the MAD comparison sees a changed field and nothing else")
+        diffs = cm_mad_diffs(cm_mads(pcap), linux)
+        check(not diffs, "srnic's REQ, REP and RTU as Linux's but for the connection's "
+              "own fields: %s" % diffs[:8])
+        if not diffs:
+            print("ok af_packet REQ/REP/RTU as rdma_rxe's, field by field", flush=True)
     finally:
         if cap is not None and cap.poll() is None:
             cap.kill()
