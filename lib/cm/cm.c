@@ -37,7 +37,7 @@
 #define SRNIC_QP_INIT_ATTR_GSI 0
 #endif
 
-RTE_LOG_REGISTER_SUFFIX(srnic_logtype_cm, cm, NOTICE);
+RTE_LOG_REGISTER(srnic_logtype_cm, srnic.cm, NOTICE);
 #define CM_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_##level, srnic_logtype_cm, "srnic cm: " fmt "\n", ##__VA_ARGS__)
 

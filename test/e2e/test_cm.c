@@ -785,6 +785,24 @@ test_rej_no_listener(void **state)
 	assert_int_equal(srnic_cm_destroy_id(a), 0);
 }
 
+/* The CM logs as srnic.cm, beside srnic.core and srnic.engine, so that
+ * --log-level='srnic.*:error' reaches it (it was RTE_LOG_DEFAULT_LOGTYPE.cm). */
+static void
+test_log_type(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	rte_log_list_types(f, "|"); /* "|NAME" per line */
+	fclose(f);
+	assert_non_null(strstr(buf, "|srnic.cm\n"));
+	assert_non_null(strstr(buf, "|srnic.core\n"));
+	free(buf);
+}
+
 /* A REQ whose path MTU the port cannot carry (4096 on a 1500-byte port):
  * REJ INVALID_MTU, counted, and the listener never sees it. A REQ at the
  * port's MTU then connects. */
@@ -1590,6 +1608,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_connect, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rej_no_listener, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rej_bad_mtu, setup, teardown),
+		cmocka_unit_test(test_log_type),
 		cmocka_unit_test_setup_teardown(test_user_rej, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mra_late_rep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dreq_passive, setup, teardown),
