@@ -70,11 +70,13 @@ struct sv_conf {
 	bool huge;                  /* SRNIC_HUGE=1: hugepages (--in-memory) */
 	bool no_progress_thread;    /* SRNIC_PROGRESS=app: only application calls drive the engine */
 	bool stats;                 /* SRNIC_STATS=1: the engine's counters on stderr at exit */
+	double drop;                /* SRNIC_DROP: drop this share of received packets (srnic_lossy.h) */
 	char log_level[64];         /* SRNIC_LOG_LEVEL: EAL --log-level */
 };
 
 struct sv_context;
 struct srnic_cm;
+struct srnic_lossy;
 
 /* The one device: the srnic engine of this process. */
 struct sv_device {
@@ -101,6 +103,8 @@ struct sv_device {
 	struct sv_qp *qps;
 	struct sv_srq *srqs;
 	struct sv_cq *cqs;
+
+	struct srnic_lossy *lossy;  /* SRNIC_DROP > 0: the port's RX drops packets */
 
 	/* the CM (srnic_cm_poll: one thread at a time, whoever wins cm_busy)
 	 * and srnic's librdmacm's hook run after each CM poll */

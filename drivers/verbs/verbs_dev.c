@@ -26,6 +26,7 @@
 #include <rte_dev.h>
 
 #include "srnic_cm.h"
+#include "srnic_lossy.h"
 #include "verbs.h"
 
 #undef ibv_get_device_list
@@ -87,7 +88,17 @@ conf_set(struct sv_conf *c, const char *key, const char *val)
 		c->no_progress_thread = strcmp(val, "app") == 0;
 	else if (strcmp(key, "SRNIC_STATS") == 0)
 		c->stats = strcmp(val, "1") == 0 || strcmp(val, "yes") == 0;
-	else
+	else if (strcmp(key, "SRNIC_DROP") == 0) {
+		char *end;
+		double p = strtod(val, &end);
+
+		if (end == val || *end != '\0' || !(p >= 0.0 && p < 1.0)) {
+			sv_log("SRNIC_DROP=%s is not a share of packets in [0, 1), e.g. 0.01: "
+			       "no packet dropped", val);
+			p = 0.0;
+		}
+		c->drop = p;
+	} else
 		return -1;
 	return 0;
 }
@@ -95,6 +106,7 @@ conf_set(struct sv_conf *c, const char *key, const char *val)
 static const char *const sv_conf_keys[] = {
 	"SRNIC_PORT", "SRNIC_IP", "SRNIC_LCORES", "SRNIC_EAL_ARGS", "SRNIC_LOG_LEVEL",
 	"SRNIC_MEM_MB", "SRNIC_MTU", "SRNIC_HUGE", "SRNIC_PROGRESS", "SRNIC_STATS",
+	"SRNIC_DROP",
 };
 
 static int
@@ -179,6 +191,13 @@ print_stats(struct sv_device *dev)
 
 		if (v != 0)
 			fprintf(stderr, "srnic:   %-28s %16" PRId64 "\n", name, v);
+	}
+	if (dev->lossy != NULL) {
+		struct srnic_lossy_stats st;
+
+		srnic_lossy_get_stats(dev->lossy, &st);
+		fprintf(stderr, "srnic:   %-28s %16" PRIu64 "\n", "lossy_seen", st.n[SRNIC_LOSSY_PASS]);
+		fprintf(stderr, "srnic:   %-28s %16" PRIu64 "\n", "lossy_drop", st.n[SRNIC_LOSSY_DROP]);
 	}
 }
 
@@ -391,6 +410,19 @@ device_start(void)
 		return NULL;
 	}
 	dev->port_id = port;
+	if (c.drop > 0.0) {
+		/* fault injection for unmodified programs: retransmission,
+		 * timers and the progress thread under loss */
+		struct srnic_lossy_conf lc = { .seed = (uint64_t)getpid(), .drop = c.drop };
+
+		dev->lossy = srnic_lossy_attach(port, &lc);
+		if (dev->lossy == NULL)
+			sv_log("SRNIC_DROP=%g: cannot make %s lossy (%s): no packet dropped",
+			       c.drop, c.port, rte_strerror(rte_errno));
+		else
+			sv_log("SRNIC_DROP=%g: dropping that share of the packets %s receives",
+			       c.drop, c.port);
+	}
 	dev->eng = srnic_dev_engine(dev->sdev, 0);
 	dev->tsc_hz = rte_get_tsc_hz();
 	dev->post_defer_tsc = dev->tsc_hz / 1000000 * SV_POST_DEFER_US;

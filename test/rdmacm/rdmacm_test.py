@@ -302,7 +302,7 @@ def fio_issued(out):
 def fio_file_verify(path, pattern):
     cmd = ["fio", "--name=v", "--ioengine=psync", "--rw=read", "--filename=" + path,
            "--bs=%d" % FIO_BS, "--size=%d" % (FIO_BUFS * FIO_BS),
-           "--verify=pattern", "--verify_pattern=0x" + pattern]
+           "--verify=pattern", "--verify_pattern=0x" + pattern, "--verify_state_save=0"]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=vt.GUARD_S)
 
 
@@ -311,7 +311,8 @@ def case_fio():
         print("skip: fio not installed (apt-get install fio)")
         sys.exit(vt.SKIP)
     pat = bytes.fromhex(FIO_PATTERN)
-    verify = ["--verify=pattern", "--verify_pattern=0x" + FIO_PATTERN]
+    # (verify_state_save=0: no state file left in the working directory)
+    verify = ["--verify=pattern", "--verify_pattern=0x" + FIO_PATTERN, "--verify_state_save=0"]
 
     # rdma_write: the client's pattern into the server's shared file
     f = os.path.join(vt.TMP, "fio_write.buf")

@@ -233,9 +233,36 @@ def pingpong(tool, argsets, iters=200):
                   % (side, iters, c))
 
 
+LOSSY_DROP = "0.05"     # SRNIC_DROP of the lossy pingpong: ~50 of its ~1,000 packets
+
+
 def case_rc_pingpong():
     pingpong("ibv_rc_pingpong", (["-s", "64"], ["-s", "4096", "-c"], ["-s", "10000", "-c"],
                                  ["-s", "3000", "-e"], ["-s", "8192", "-e", "-c"]))
+    # Loss under a program that blocks (-e: ibv_get_cq_event between
+    # messages): a lost tail packet or ACK is only resent when the ACK
+    # timer fires, which the progress thread must run while the program
+    # sleeps. SRNIC_DROP drops that share of each side's received packets.
+    port = free_tcp_port()
+    iters = 100
+    prog = ["env", "SRNIC_STATS=1", "SRNIC_DROP=" + LOSSY_DROP, "ibv_rc_pingpong", "-g", "1",
+            "-e", "-c", "-s", "4096", "-n", str(iters), "-p", str(port)]
+    p = memif_pair("rc_pingpong_lossy", prog, prog, port)
+    if p.ok():
+        tot = {}
+        for side, out in (("server", p.out_s), ("client", p.out_c)):
+            m = re.search(r"(\d+) iters in ([0-9.]+) seconds", out)
+            check(m is not None and int(m.group(1)) == iters,
+                  "lossy -e: %s did all %d iterations, data checked" % (side, iters))
+            for k, v in re.findall(r"^srnic:\s+(\w+)\s+(\d+)$", out, re.M):
+                tot[k] = tot.get(k, 0) + int(v)
+        if check(tot.get("lossy_drop", 0) > 0 and tot.get("retry_timeout", 0) > 0 and
+                 tot.get("retransmit_pkts", 0) > 0,
+                 "lossy -e: packets dropped, ACK timers fired, packets resent: %r" %
+                 {k: tot.get(k) for k in ("lossy_drop", "retry_timeout", "retransmit_pkts")}):
+            print("ok rc_pingpong -e over SRNIC_DROP=%s: %d dropped, %d timeouts, %d resent" %
+                  (LOSSY_DROP, tot["lossy_drop"], tot["retry_timeout"], tot["retransmit_pkts"]),
+                  flush=True)
 
 
 def case_ud_pingpong():
