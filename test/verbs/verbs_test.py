@@ -233,6 +233,7 @@ def pingpong(tool, argsets, iters=200):
                   % (side, iters, c))
 
 
+HUGE_PAGES_NEEDED = 128     # free 2 MiB pages to try SRNIC_HUGE=1 (a device took 56 here)
 LOSSY_DROP = "0.05"     # SRNIC_DROP of the lossy pingpong: ~50 of its ~1,000 packets
 
 
@@ -395,6 +396,46 @@ def case_devinfo():
     # its own directory (srnic-<pid>: run execs the program), not those of
     # other srnic processes of this host that may come and go meanwhile
     check("srnic-%d" % p.pid not in dpdk_run_dirs(), "no DPDK runtime dir left (srnic-%d)" % p.pid)
+    devinfo_hugepages(sport, port)
+
+
+def hugepages_free():
+    with open("/proc/meminfo") as f:
+        m = re.search(r"^HugePages_Free:\s+(\d+)", f.read(), re.M)
+    return int(m.group(1)) if m else 0
+
+
+def devinfo_hugepages(sport, port):
+    """SRNIC_HUGE=1: the engine's memory on hugepages (EAL --in-memory: no
+    files), all of them back when the program is killed with SIGINT."""
+    free0 = hugepages_free()
+    if free0 < HUGE_PAGES_NEEDED:
+        print("skip hugepages: %d free, %d needed (usertools/srnic setup reserves them)" %
+              (free0, HUGE_PAGES_NEEDED), flush=True)
+        return
+    env = run_env()
+    env["SRNIC_HUGE"] = "1"
+    files0 = set(os.listdir("/dev/hugepages")) if os.path.isdir("/dev/hugepages") else set()
+    p = subprocess.Popen(srnic_run(sport, "10.77.0.9", ["ib_read_bw", "-p", str(port)]), env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + LISTEN_GUARD_S
+    while not listening(port) and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    used = free0 - hugepages_free()
+    check(p.poll() is None and used > 0,
+          "SRNIC_HUGE=1: ib_read_bw waits on hugepages (%d in use)" % used)
+    p.send_signal(signal.SIGINT)
+    out = p.communicate(timeout=GUARD_S)[0]
+    check(p.returncode == -signal.SIGINT, "SRNIC_HUGE=1: killed by SIGINT (rc %d): %s" %
+          (p.returncode, out[-400:]))
+    deadline = time.monotonic() + LISTEN_GUARD_S
+    while hugepages_free() < free0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    check(hugepages_free() >= free0, "SRNIC_HUGE=1: every hugepage back after SIGINT (%d of %d free)"
+          % (hugepages_free(), free0))
+    files = set(os.listdir("/dev/hugepages")) if os.path.isdir("/dev/hugepages") else set()
+    check(not (files - files0), "SRNIC_HUGE=1: no file left in /dev/hugepages: %s" % (files - files0))
+    print("ok hugepages: %d pages in use while it ran, all back after SIGINT" % used, flush=True)
 
 
 def case_symbols():
