@@ -9,7 +9,10 @@
  * Covers: RC over an SRQ with several QPs (messages over the path MTU),
  * IBV_EVENT_SRQ_LIMIT_REACHED, a UD exchange (the reply's AH from
  * ibv_create_ah_from_wc), IBV_EVENT_SQ_DRAINED, IBV_EVENT_QP_FATAL after a
- * remote access error, ibv_resize_cq, bad arguments (the errno rxe gives),
+ * remote access error (both ends) and IBV_EVENT_QP_LAST_WQE_REACHED (those
+ * QPs are on the SRQ; and one the application moved to ERR),
+ * IBV_EVENT_CQ_ERR on a CQ overflow, IBV_EVENT_PORT_ACTIVE once on the
+ * server, ibv_resize_cq, bad arguments (the errno rxe gives),
  * destroy out of order, memory from malloc, mmap and the stack.
  * Prints "ok ..." per check and exits 0; "FAIL ..." and exit 1 otherwise
  * (no verbs status strings: they say "error", which the harness looks for).
@@ -45,6 +48,7 @@
 #define GID_INDEX 1
 
 static int failures;
+static int port_active;     /* IBV_EVENT_PORT_ACTIVE events seen */
 
 /* cond is evaluated once (it often is the call under test), before the
  * message's arguments (which may show what it produced) */
@@ -170,6 +174,7 @@ next_event(struct ibv_async_event *ev)
 			return 0;
 		CHECK(ev->element.port_num == 1, "port event %d on port %d", ev->event_type,
 		      ev->element.port_num);
+		port_active += ev->event_type == IBV_EVENT_PORT_ACTIVE;
 		ibv_ack_async_event(ev);
 	}
 }
@@ -212,7 +217,7 @@ rc_connect(struct ibv_qp *qp, uint32_t dqpn)
 }
 
 static void
-ud_up(void)
+ud_up(struct ibv_qp *qp)
 {
 	struct ibv_qp_attr a;
 
@@ -220,13 +225,13 @@ ud_up(void)
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
 	a.qkey = QKEY;
-	MUST(ibv_modify_qp(ud, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY) == 0,
+	MUST(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY) == 0,
 	     "UD INIT");
 	a.qp_state = IBV_QPS_RTR;
-	MUST(ibv_modify_qp(ud, &a, IBV_QP_STATE) == 0, "UD RTR");
+	MUST(ibv_modify_qp(qp, &a, IBV_QP_STATE) == 0, "UD RTR");
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = 0;
-	MUST(ibv_modify_qp(ud, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) == 0, "UD RTS");
+	MUST(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) == 0, "UD RTS");
 }
 
 /* Bad arguments: the errno rxe (and the kernel's uverbs) gives. */
@@ -489,7 +494,10 @@ phase_ud(void)
 	CHECK(ibv_dereg_mr(mr_stack) == 0, "dereg_mr (stack)");
 }
 
-/* SQ drained on the client's QP 1; QP fatal on its QP 0 after a bad rkey */
+/* SQ drained on the client's QP 1; QP fatal on its QP 0 after a bad rkey,
+ * then the last WQE (it is on the SRQ), on both ends (the responder's QP
+ * goes to ERR too: a class C error, as rxe); the last WQE on the server's
+ * QP 2 after the application moved it to ERR */
 static void
 phase_events(void)
 {
@@ -524,10 +532,118 @@ phase_events(void)
 		      ev.element.qp == rc[0], "async event QP_FATAL on QP 0 (type %d)",
 		      ev.event_type);
 		ibv_ack_async_event(&ev);
+		CHECK(next_event(&ev) == 0 && ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED &&
+		      ev.element.qp == rc[0], "async event QP_LAST_WQE_REACHED on QP 0 (type %d)",
+		      ev.event_type);
+		ibv_ack_async_event(&ev);
 		CHECK(ibv_query_qp(rc[0], &a, IBV_QP_STATE, &(struct ibv_qp_init_attr){ 0 }) == 0 &&
 		      a.qp_state == IBV_QPS_ERR, "QP 0 in ERR");
 	}
 	barrier();
+	if (server) {
+		CHECK(next_event(&ev) == 0 && ev.event_type == IBV_EVENT_QP_FATAL &&
+		      ev.element.qp == rc[0], "responder: async event QP_FATAL on QP 0 (type %d)",
+		      ev.event_type);
+		ibv_ack_async_event(&ev);
+		CHECK(next_event(&ev) == 0 && ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED &&
+		      ev.element.qp == rc[0],
+		      "responder: async event QP_LAST_WQE_REACHED on QP 0 (type %d)", ev.event_type);
+		ibv_ack_async_event(&ev);
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_ERR;
+		CHECK(ibv_modify_qp(rc[2], &a, IBV_QP_STATE) == 0, "QP 2 to ERR by the application");
+		/* the next one: no QP_FATAL first (the engine did not do it) */
+		CHECK(next_event(&ev) == 0 && ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED &&
+		      ev.element.qp == rc[2], "async event QP_LAST_WQE_REACHED on QP 2 (type %d)",
+		      ev.event_type);
+		ibv_ack_async_event(&ev);
+	}
+	barrier();
+}
+
+/* IBV_EVENT_CQ_ERR: a UD QP's signaled sends overflow its CQ of one
+ * entry (the client's); the QP whose completion was lost goes to ERR */
+static void
+phase_cq_err(void)
+{
+	if (!server) {
+		struct ibv_sge sge = { (uintptr_t)heap, 64, mr_heap->lkey };
+		struct ibv_send_wr wr, *bad;
+		struct ibv_qp_init_attr qa;
+		struct ibv_async_event ev;
+		struct ibv_ah_attr aa;
+		struct ibv_cq *small;
+		struct ibv_qp *uq;
+		struct ibv_ah *ah;
+		int i;
+
+		small = ibv_create_cq(ctx, 1, NULL, NULL, 0);
+		MUST(small != NULL, "create_cq of 1 entry");
+		memset(&qa, 0, sizeof(qa));
+		qa.send_cq = small;
+		qa.recv_cq = cq;
+		qa.qp_type = IBV_QPT_UD;
+		qa.cap.max_send_wr = 8;
+		qa.cap.max_recv_wr = 1;
+		qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+		uq = ibv_create_qp(pd, &qa);
+		MUST(uq != NULL, "create_qp UD on the small CQ");
+		ud_up(uq);
+		memset(&aa, 0, sizeof(aa));
+		aa.is_global = 1;
+		aa.grh.dgid = peer.gid;
+		aa.grh.sgid_index = GID_INDEX;
+		aa.port_num = 1;
+		ah = ibv_create_ah(pd, &aa);
+		MUST(ah != NULL, "create_ah to the server");
+		memset(&wr, 0, sizeof(wr));
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_SEND;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = peer.ud_qpn;  /* no receive posted there: dropped */
+		wr.wr.ud.remote_qkey = QKEY;
+		for (i = 0; i < 8; i++) {
+			wr.wr_id = (uint64_t)i;
+			MUST(ibv_post_send(uq, &wr, &bad) == 0, "UD post_send %d (not polled)", i);
+		}
+		CHECK(next_event(&ev) == 0 && ev.event_type == IBV_EVENT_CQ_ERR &&
+		      ev.element.cq == small, "async event CQ_ERR on the overflowed CQ (type %d)",
+		      ev.event_type);
+		ibv_ack_async_event(&ev);
+		CHECK(next_event(&ev) == 0 && ev.event_type == IBV_EVENT_QP_FATAL &&
+		      ev.element.qp == uq, "async event QP_FATAL on its QP (type %d)",
+		      ev.event_type);
+		ibv_ack_async_event(&ev);
+		CHECK(ibv_destroy_qp(uq) == 0 && ibv_destroy_ah(ah) == 0 && ibv_destroy_cq(small) == 0,
+		      "destroy the QP, AH and CQ after the overflow");
+	}
+	barrier();
+}
+
+/* Port events. The server's memif link came up after its device opened
+ * (the client did not exist yet): exactly one PORT_ACTIVE, port 1, by now
+ * (it may come after other events: the link is read every few ms). The
+ * client's link may be up before its device opened: none or one. */
+static void
+phase_port(void)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+
+	/* what is queued; the server waits (guarded) for its one */
+	while (poll(&p, 1, server && port_active == 0 ? GUARD_MS : 0) == 1 &&
+	       ibv_get_async_event(ctx, &ev) == 0) {
+		CHECK(ev.event_type == IBV_EVENT_PORT_ACTIVE && ev.element.port_num == 1,
+		      "queued event: PORT_ACTIVE on port 1 (type %d)", ev.event_type);
+		port_active += ev.event_type == IBV_EVENT_PORT_ACTIVE;
+		ibv_ack_async_event(&ev);
+	}
+	if (server)
+		CHECK(port_active == 1, "exactly one PORT_ACTIVE (%d)", port_active);
+	else
+		CHECK(port_active <= 1, "at most one PORT_ACTIVE (%d)", port_active);
 }
 
 /* out of the usual order: the SRQ (busy) and the CQ (busy) before the QPs */
@@ -566,11 +682,13 @@ main(int argc, char **argv)
 	xfer(&me, &peer, sizeof(me));
 	for (i = 0; i < NQP; i++)
 		rc_connect(rc[i], peer.rc_qpn[i]);
-	ud_up();
+	ud_up(ud);
 	barrier();
 	phase_srq();
 	phase_ud();
 	phase_events();
+	phase_cq_err();
+	phase_port();
 	teardown();
 	close(sock);
 	if (failures != 0)
