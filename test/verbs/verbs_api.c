@@ -12,7 +12,8 @@
  * remote access error (both ends) and IBV_EVENT_QP_LAST_WQE_REACHED (those
  * QPs are on the SRQ; and one the application moved to ERR),
  * IBV_EVENT_CQ_ERR on a CQ overflow, IBV_EVENT_PORT_ACTIVE once on the
- * server, ibv_resize_cq, bad arguments (the errno rxe gives),
+ * server, 256 RDMA WRITEs posted by a second thread while the main one
+ * polls, ibv_resize_cq, bad arguments (the errno rxe gives),
  * destroy out of order, memory from malloc, mmap and the stack.
  * Prints "ok ..." per check and exits 0; "FAIL ..." and exit 1 otherwise
  * (no verbs status strings: they say "error", which the harness looks for).
@@ -22,6 +23,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -46,6 +48,8 @@
 #define QKEY 0x11111111u
 #define GUARD_MS 20000
 #define GID_INDEX 1
+#define NWRITE 256          /* RDMA WRITEs posted by a second thread */
+#define WLEN 256
 
 static int failures;
 static int port_active;     /* IBV_EVENT_PORT_ACTIVE events seen */
@@ -134,6 +138,15 @@ tcp_connect(int port)
 		MUST(connect(sock, (void *)&sa, sizeof(sa)) == 0, "connect");
 	}
 	MUST(sock >= 0, "tcp up");
+}
+
+static long
+elapsed_ms(const struct timeval *t0)
+{
+	struct timeval t;
+
+	gettimeofday(&t, NULL);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_usec - t0->tv_usec) / 1000;
 }
 
 /* one completion, polling (with a guard) */
@@ -494,6 +507,99 @@ phase_ud(void)
 	CHECK(ibv_dereg_mr(mr_stack) == 0, "dereg_mr (stack)");
 }
 
+static char
+wbyte(int i, int k)
+{
+	return (char)(i * 31 + k);  /* i -> byte is one-to-one for each k */
+}
+
+/* RDMA WRITE i on QP 2: WLEN bytes of its own pattern from our map to the
+ * peer's at the same offset, signaled, wr_id i */
+static int
+post_write(int i)
+{
+	char *b = map + (size_t)i * WLEN;
+	struct ibv_sge sge = { (uintptr_t)b, WLEN, mr_map->lkey };
+	struct ibv_send_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad;
+	int k;
+
+	for (k = 0; k < WLEN; k++)
+		b[k] = wbyte(i, k);
+	wr.wr.rdma.remote_addr = peer.addr + (uint64_t)i * WLEN;
+	wr.wr.rdma.rkey = peer.rkey;
+	return ibv_post_send(rc[2], &wr, &bad);
+}
+
+/* the server: WRITEs [from, to) landed, every byte */
+static void
+check_writes(int from, int to, const char *what)
+{
+	int i, k, bad = 0;
+
+	for (i = from; i < to; i++)
+		for (k = 0; k < WLEN; k++)
+			bad += map[(size_t)i * WLEN + k] != wbyte(i, k);
+	CHECK(bad == 0, "%s: %d x %d bytes written (%d wrong)", what, to - from, WLEN, bad);
+}
+
+struct poster {
+	int posted;
+	int rc;
+};
+
+/* posts NWRITE WRITEs; a full SQ (ENOMEM) frees as the main thread polls */
+static void *
+poster_main(void *arg)
+{
+	struct poster *p = arg;
+	struct timeval t0;
+
+	gettimeofday(&t0, NULL);
+	while (p->posted < NWRITE) {
+		int rc = post_write(p->posted);
+
+		if (rc == 0)
+			p->posted++;
+		else if (rc != ENOMEM || elapsed_ms(&t0) > GUARD_MS) {
+			p->rc = rc;
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* The client's QP 2: a second thread posts while the main thread polls */
+static void
+phase_threads(void)
+{
+	if (!server) {
+		struct poster po = { 0, 0 };
+		struct ibv_wc wc;
+		pthread_t th;
+		int k, bad_wc = 0, bad_order = 0;
+
+		MUST(pthread_create(&th, NULL, poster_main, &po) == 0, "pthread_create");
+		for (k = 0; k < NWRITE && poll_one(&wc) == 1; k++) {
+			bad_wc += wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RDMA_WRITE ||
+				  wc.qp_num != rc[2]->qp_num;
+			bad_order += wc.wr_id != (uint64_t)k;
+		}
+		pthread_join(th, NULL);
+		CHECK(po.rc == 0 && po.posted == NWRITE, "a second thread posted %d RDMA WRITEs (rc %d)",
+		      po.posted, po.rc);
+		CHECK(k == NWRITE && bad_wc == 0,
+		      "the main thread polled %d completions meanwhile, %d not a successful WRITE", k,
+		      bad_wc);
+		CHECK(bad_order == 0, "completions in posting order (%d not)", bad_order);
+		CHECK(ibv_poll_cq(cq, 1, &wc) == 0, "no completion more");
+	}
+	barrier();
+	if (server)
+		check_writes(0, NWRITE, "WRITEs posted by a second thread");
+}
+
 /* SQ drained on the client's QP 1; QP fatal on its QP 0 after a bad rkey,
  * then the last WQE (it is on the SRQ), on both ends (the responder's QP
  * goes to ERR too: a class C error, as rxe); the last WQE on the server's
@@ -686,6 +792,7 @@ main(int argc, char **argv)
 	barrier();
 	phase_srq();
 	phase_ud();
+	phase_threads();
 	phase_events();
 	phase_cq_err();
 	phase_port();
