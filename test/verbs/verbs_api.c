@@ -13,7 +13,7 @@
  * QPs are on the SRQ; and one the application moved to ERR),
  * IBV_EVENT_CQ_ERR on a CQ overflow, IBV_EVENT_PORT_ACTIVE once on the
  * server, 256 RDMA WRITEs posted by a second thread while the main one
- * polls, ibv_resize_cq, bad arguments (the errno rxe gives),
+ * polls, ibv_resize_cq (also with completions held), bad arguments (the errno rxe gives),
  * destroy out of order, memory from malloc, mmap and the stack.
  * Prints "ok ..." per check and exits 0; "FAIL ..." and exit 1 otherwise
  * (no verbs status strings: they say "error", which the harness looks for).
@@ -50,6 +50,7 @@
 #define GID_INDEX 1
 #define NWRITE 256          /* RDMA WRITEs posted by a second thread */
 #define WLEN 256
+#define NHELD 8             /* completions held across ibv_resize_cq */
 
 static int failures;
 static int port_active;     /* IBV_EVENT_PORT_ACTIVE events seen */
@@ -600,6 +601,42 @@ phase_threads(void)
 		check_writes(0, NWRITE, "WRITEs posted by a second thread");
 }
 
+/* ibv_resize_cq with completions held (the client's CQ): NHELD WRITEs
+ * complete unpolled (srnic's progress thread runs the engine meanwhile);
+ * until all are held, shrinking to NHELD - 1 succeeds (and loses none),
+ * then it is EINVAL (as rxe below what the CQ holds); to NHELD and back
+ * to 64 they stay, every one, in order */
+static void
+phase_resize_held(void)
+{
+	if (!server) {
+		struct timeval t0;
+		struct ibv_wc wc;
+		int i, k, rc;
+
+		for (i = 0; i < NHELD; i++)
+			MUST(post_write(NWRITE + i) == 0, "post_send %d, not polled", i);
+		gettimeofday(&t0, NULL);
+		while ((rc = ibv_resize_cq(cq, NHELD - 1)) == 0 && elapsed_ms(&t0) <= GUARD_MS)
+			;
+		CHECK(rc == EINVAL, "resize_cq below the %d completions held: EINVAL (rc %d)", NHELD,
+		      rc);
+		CHECK(ibv_resize_cq(cq, NHELD) == 0 && cq->cqe >= NHELD,
+		      "resize_cq to the %d held: cqe %d", NHELD, cq->cqe);
+		CHECK(ibv_resize_cq(cq, 64) == 0 && cq->cqe >= 64, "resize_cq 64 with %d held: cqe %d",
+		      NHELD, cq->cqe);
+		for (k = 0; k < NHELD && poll_one(&wc) == 1 && wc.status == IBV_WC_SUCCESS &&
+			    wc.opcode == IBV_WC_RDMA_WRITE && wc.wr_id == (uint64_t)(NWRITE + k); k++)
+			;
+		CHECK(k == NHELD, "every completion held across the resizes, in order (%d of %d)", k,
+		      NHELD);
+		CHECK(ibv_poll_cq(cq, 1, &wc) == 0, "no completion more");
+	}
+	barrier();
+	if (server)
+		check_writes(NWRITE, NWRITE + NHELD, "WRITEs completed across resize_cq");
+}
+
 /* SQ drained on the client's QP 1; QP fatal on its QP 0 after a bad rkey,
  * then the last WQE (it is on the SRQ), on both ends (the responder's QP
  * goes to ERR too: a class C error, as rxe); the last WQE on the server's
@@ -793,6 +830,7 @@ main(int argc, char **argv)
 	phase_srq();
 	phase_ud();
 	phase_threads();
+	phase_resize_held();
 	phase_events();
 	phase_cq_err();
 	phase_port();
