@@ -630,8 +630,11 @@ _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_i
 
 	if (flags != 0 || entry_size < sizeof(*entry))
 		return EINVAL;
+	/* as the kernel's rdma_get_gid_attr(): EINVAL for a port or an index
+	 * beyond the table (ENODATA is for an empty entry inside it; srnic's
+	 * two are never empty) */
 	if (port_num != 1 || gid_index >= SRNIC_GID_TBL_LEN)
-		return ENODATA;
+		return EINVAL;
 	memset(entry, 0, sizeof(*entry));
 	entry->gid = ctx->dev->gid[gid_index];
 	entry->gid_index = gid_index;
