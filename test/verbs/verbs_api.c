@@ -13,8 +13,10 @@
  * QPs are on the SRQ; and one the application moved to ERR),
  * IBV_EVENT_CQ_ERR on a CQ overflow, IBV_EVENT_PORT_ACTIVE once on the
  * server, 256 RDMA WRITEs posted by a second thread while the main one
- * polls, ibv_resize_cq (also with completions held), bad arguments (the errno rxe gives),
- * destroy out of order, memory from malloc, mmap and the stack.
+ * polls, ibv_resize_cq (also with completions held), bad arguments (the
+ * errno rxe gives; post_send past max_send_wr and max_send_sge), the GID
+ * table (ibv_query_gid_ex, ibv_query_gid_type), destroy out of order,
+ * memory from malloc, mmap and the stack.
  * Prints "ok ..." per check and exits 0; "FAIL ..." and exit 1 otherwise
  * (no verbs status strings: they say "error", which the harness looks for).
  * Waits have failure guards only (GUARD_MS).
@@ -51,6 +53,12 @@
 #define NWRITE 256          /* RDMA WRITEs posted by a second thread */
 #define WLEN 256
 #define NHELD 8             /* completions held across ibv_resize_cq */
+
+/* rdma-core's provider interface (driver.h, not installed; node
+ * IBVERBS_PRIVATE_*), which the drop-in serves too */
+int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
+		       int *type);
+#define GID_TYPE_SYSFS_ROCE_V2 1    /* enum ibv_gid_type_sysfs */
 
 static int failures;
 static int port_active;     /* IBV_EVENT_PORT_ACTIVE events seen */
@@ -300,6 +308,45 @@ bad_args(const struct ibv_device_attr *da)
 	CHECK(ibv_dealloc_pd(pd) == EBUSY, "dealloc_pd with objects: EBUSY");
 }
 
+/* The GID table: two RoCE v2 entries, 0 link-local, 1 the IPv4-mapped
+ * address; beyond it the errors rdma-core gives over the kernel's
+ * rdma_get_gid_attr() (EINVAL) */
+static void
+gid_checks(void)
+{
+	struct ibv_gid_entry e;
+	union ibv_gid g;
+	int t, rc;
+
+	memset(&e, 0xff, sizeof(e));
+	CHECK(ibv_query_gid_ex(ctx, 1, 0, &e, 0) == 0 && e.gid_index == 0 && e.port_num == 1 &&
+	      e.gid_type == IBV_GID_TYPE_ROCE_V2 && e.gid.raw[0] == 0xfe &&
+	      (e.gid.raw[1] & 0xc0) == 0x80, "query_gid_ex 0: RoCE v2, link-local (type %u)",
+	      e.gid_type);
+	memset(&e, 0xff, sizeof(e));
+	CHECK(ibv_query_gid_ex(ctx, 1, GID_INDEX, &e, 0) == 0 && e.gid_index == GID_INDEX &&
+	      e.port_num == 1 && e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
+	      memcmp(&e.gid, &me.gid, sizeof(me.gid)) == 0 && e.gid.raw[10] == 0xff &&
+	      e.gid.raw[11] == 0xff, "query_gid_ex 1: RoCE v2, IPv4-mapped, query_gid's (type %u)",
+	      e.gid_type);
+	rc = ibv_query_gid_ex(ctx, 1, 2, &e, 0);
+	CHECK(rc == EINVAL, "query_gid_ex beyond the table: EINVAL (%d)", rc);
+	rc = ibv_query_gid_ex(ctx, 2, 0, &e, 0);
+	CHECK(rc == EINVAL, "query_gid_ex on port 2: EINVAL (%d)", rc);
+	errno = 0;
+	CHECK(ibv_query_gid(ctx, 1, 2, &g) == -1 && errno == EINVAL,
+	      "query_gid beyond the table: -1, EINVAL");
+	t = -1;
+	CHECK(ibv_query_gid_type(ctx, 1, 0, &t) == 0 && t == GID_TYPE_SYSFS_ROCE_V2,
+	      "query_gid_type 0: RoCE v2 (%d)", t);
+	t = -1;
+	CHECK(ibv_query_gid_type(ctx, 1, GID_INDEX, &t) == 0 && t == GID_TYPE_SYSFS_ROCE_V2,
+	      "query_gid_type 1: RoCE v2 (%d)", t);
+	errno = 0;
+	CHECK(ibv_query_gid_type(ctx, 1, 2, &t) == -1 && errno == EINVAL,
+	      "query_gid_type beyond the table: -1, EINVAL");
+}
+
 static void
 setup(void)
 {
@@ -315,6 +362,7 @@ setup(void)
 	MUST(ctx != NULL, "open_device");
 	MUST(ibv_query_device(ctx, &da) == 0 && da.max_srq > 0, "query_device: max_srq %d", da.max_srq);
 	MUST(ibv_query_gid(ctx, 1, GID_INDEX, &me.gid) == 0, "query_gid");
+	gid_checks();
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	MUST(pd != NULL && cq != NULL, "pd, cq");
@@ -637,6 +685,65 @@ phase_resize_held(void)
 		check_writes(NWRITE, NWRITE + NHELD, "WRITEs completed across resize_cq");
 }
 
+/* ibv_post_send's errnos, as rxe's: a chain one longer than max_send_wr
+ * posts max_send_wr and fails at the next with ENOMEM; more SGEs than
+ * max_send_sge is EINVAL; bad_wr names the WR refused */
+static void
+phase_post_errnos(void)
+{
+	int base = NWRITE + NHELD, n = 0;
+
+	if (!server) {
+		struct ibv_send_wr wrs[65], *bad = NULL;
+		struct ibv_sge sges[65];
+		struct ibv_qp_init_attr got;
+		struct ibv_qp_attr qattr;
+		struct ibv_wc wc;
+		int i, k, r;
+
+		MUST(ibv_query_qp(rc[2], &qattr, IBV_QP_CAP, &got) == 0 &&
+		     got.cap.max_send_wr >= 1 && got.cap.max_send_wr < 64 &&
+		     got.cap.max_send_sge < 64, "query_qp QP 2: max_send_wr %u, max_send_sge %u",
+		     got.cap.max_send_wr, got.cap.max_send_sge);
+		n = (int)got.cap.max_send_wr;
+		for (i = 0; i <= n; i++) {
+			char *b = map + (size_t)(base + i) * WLEN;
+
+			for (k = 0; k < WLEN; k++)
+				b[k] = wbyte(base + i, k);
+			sges[i] = (struct ibv_sge){ (uintptr_t)b, WLEN, mr_map->lkey };
+			memset(&wrs[i], 0, sizeof(wrs[i]));
+			wrs[i].wr_id = (uint64_t)(base + i);
+			wrs[i].sg_list = &sges[i];
+			wrs[i].num_sge = 1;
+			wrs[i].opcode = IBV_WR_RDMA_WRITE;
+			wrs[i].send_flags = IBV_SEND_SIGNALED;
+			wrs[i].wr.rdma.remote_addr = peer.addr + (uint64_t)(base + i) * WLEN;
+			wrs[i].wr.rdma.rkey = peer.rkey;
+			wrs[i].next = i < n ? &wrs[i + 1] : NULL;
+		}
+		r = ibv_post_send(rc[2], wrs, &bad);
+		CHECK(r == ENOMEM && bad == &wrs[n], "post_send of %d WRs, max_send_wr %d: ENOMEM at WR %d (rc %d)",
+		      n + 1, n, (int)(bad != NULL ? bad - wrs : -1), r);
+		for (k = 0; k < n && poll_one(&wc) == 1 && wc.status == IBV_WC_SUCCESS &&
+			    wc.wr_id == (uint64_t)(base + k); k++)
+			;
+		CHECK(k == n, "the %d before it complete (%d)", n, k);
+		CHECK(ibv_poll_cq(cq, 1, &wc) == 0, "no completion more");
+		for (i = 0; i <= (int)got.cap.max_send_sge; i++)
+			sges[i] = sges[0];
+		wrs[0].num_sge = (int)got.cap.max_send_sge + 1;
+		wrs[0].next = NULL;
+		bad = NULL;
+		r = ibv_post_send(rc[2], wrs, &bad);
+		CHECK(r == EINVAL && bad == &wrs[0], "post_send with %d SGEs, max_send_sge %u: EINVAL (rc %d)",
+		      wrs[0].num_sge, got.cap.max_send_sge, r);
+	}
+	xfer(&n, &n, sizeof(n));    /* the server learns n (a barrier too) */
+	if (server)
+		check_writes(base, base + n, "WRITEs of the chain before its ENOMEM");
+}
+
 /* SQ drained on the client's QP 1; QP fatal on its QP 0 after a bad rkey,
  * then the last WQE (it is on the SRQ), on both ends (the responder's QP
  * goes to ERR too: a class C error, as rxe); the last WQE on the server's
@@ -831,6 +938,7 @@ main(int argc, char **argv)
 	phase_ud();
 	phase_threads();
 	phase_resize_held();
+	phase_post_errnos();
 	phase_events();
 	phase_cq_err();
 	phase_port();
