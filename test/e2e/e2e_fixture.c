@@ -134,16 +134,21 @@ drain_cq(int side)
 	} while (n == 64);
 }
 
+uint64_t e2e_poll_tsc[2];
+
 void
 e2e_poll_side(int side)
 {
+	e2e_poll_tsc[side] = rte_get_timer_cycles();
 	srnic_engine_poll(E->eng[side]);
 }
 
 void
 e2e_poll(void)
 {
+	e2e_poll_tsc[0] = rte_get_timer_cycles();
 	srnic_engine_poll(E->eng[0]);
+	e2e_poll_tsc[1] = rte_get_timer_cycles();
 	srnic_engine_poll(E->eng[1]);
 	if (!E->no_drain) {
 		drain_cq(0);
@@ -159,7 +164,9 @@ e2e_settle(unsigned int n)
 	for (i = 0; i < n || quiet < 16; i++) {
 		unsigned int moved;
 
+		e2e_poll_tsc[0] = rte_get_timer_cycles();
 		moved = srnic_engine_poll(E->eng[0]);
+		e2e_poll_tsc[1] = rte_get_timer_cycles();
 		moved += srnic_engine_poll(E->eng[1]);
 		if (!E->no_drain) {
 			drain_cq(0);

@@ -177,6 +177,11 @@ void e2e_settle(unsigned int n);
 /* Poll only one side's engine once (no CQ drain). */
 void e2e_poll_side(int side);
 bool e2e_deadline_passed(uint64_t deadline);
+/* When this thread last called each side's srnic_engine_poll() (timer
+ * cycles, read just before the call): a TX callback runs inside that poll,
+ * so this is within a few instructions of the engine's own clock read at
+ * the poll's start, however late a preempted poll gets to its TX burst. */
+extern uint64_t e2e_poll_tsc[2];
 uint64_t e2e_deadline(void);
 
 #define E2E_RUN_UNTIL(cond) do { \

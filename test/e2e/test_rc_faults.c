@@ -208,9 +208,11 @@ pre_rx(uint16_t port_id, uint16_t queue, struct rte_mbuf *pkts[], uint16_t n, ui
 	return k;
 }
 
-/* When A's engine handed the rounds of test_peer_gone's first WRITE to the
- * port: the arrival stamps above can be a preempted poll late (a loaded
- * host), the TX callback runs inside the sending poll. */
+/* When the polls of A's engine that sent the rounds of test_peer_gone's
+ * first WRITE began (the engine reads its clock and arms the ACK timer at
+ * a poll's start): the arrival stamps above, and even a stamp taken in the
+ * TX callback, can be a preempted poll late on a loaded host; the poll's
+ * start cannot. */
 #define TX_ROUNDS_MAX 8
 static uint64_t tx_round_tsc[TX_ROUNDS_MAX];
 static uint32_t tx_rounds, tx_round_dqpn, tx_round_psn;
@@ -218,7 +220,7 @@ static uint32_t tx_rounds, tx_round_dqpn, tx_round_psn;
 static uint16_t
 tx_rounds_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf *pkts[], uint16_t n, void *arg)
 {
-	uint64_t now = rte_get_timer_cycles();
+	uint64_t now = e2e_poll_tsc[0];
 	uint16_t i;
 
 	RTE_SET_USED(port_id);
@@ -1354,9 +1356,10 @@ test_peer_gone(void **state)
 			nwrite++;
 	}
 	rte_eth_remove_tx_callback(E->p.port[0], 0, tx_cb);
-	/* each round at least a timeout after the last, as the port saw them
-	 * go: the timer is armed at the sending poll's start, the stamp is at
-	 * its end, so half the timeout is a safe floor */
+	/* each round at least a timeout after the last: the timer is armed
+	 * at the sending poll's start, and a round goes out in the first poll
+	 * that starts a timeout later; half the timeout is the floor, for the
+	 * instructions between our stamp and the engine's clock read */
 	assert_int_equal(tx_rounds, 4);
 	for (i = 1; i < tx_rounds; i++)
 		if (tx_round_tsc[i] - tx_round_tsc[i - 1] < t_tmo / 2) {
