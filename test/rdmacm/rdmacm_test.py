@@ -303,7 +303,11 @@ def fio_file_verify(path, pattern):
     cmd = ["fio", "--name=v", "--ioengine=psync", "--rw=read", "--filename=" + path,
            "--bs=%d" % FIO_BS, "--size=%d" % (FIO_BUFS * FIO_BS),
            "--verify=pattern", "--verify_pattern=0x" + pattern, "--verify_state_save=0"]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=vt.GUARD_S)
+    # a plain file read: the system's libraries, not srnic's (meson's
+    # LD_LIBRARY_PATH points at the ASan-built drop-ins, which fio's
+    # engines would load without ASan's runtime first)
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD")}
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=vt.GUARD_S, env=env)
 
 
 def case_fio():
