@@ -1392,6 +1392,11 @@ rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 	id->cm_id = cmid;
 	id->state = CMA_CONNECT;
 	id->disconnect_reported = false;
+	/* what the REP may give us at most: Linux's passive side answers
+	 * with its own depths whatever the REQ offered (rdma_rxe's perftest:
+	 * 128 to our 16), and our QP cannot hold more than we offered */
+	id->resp_res = cp.responder_resources;
+	id->init_depth = cp.initiator_depth;
 	if (ud) {
 		struct srnic_cm_sidr_req_param p;
 
@@ -1624,7 +1629,7 @@ process_conn_resp(struct cma_event *e)
 
 	if (id->id.qp == NULL)
 		return;
-	if (qp_rtr(id, RDMA_MAX_RESP_RES) != 0 || qp_rts(id, RDMA_MAX_INIT_DEPTH) != 0) {
+	if (qp_rtr(id, id->resp_res) != 0 || qp_rts(id, id->init_depth) != 0) {
 		e->ev.status = -errno;
 		e->ev.event = RDMA_CM_EVENT_CONNECT_ERROR;
 		qp_err(id);

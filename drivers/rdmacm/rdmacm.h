@@ -92,7 +92,7 @@ struct cma_id {
 	struct ibv_sa_path_rec path;
 	uint64_t resolve_deadline_ms;   /* CMA_ADDR_QUERY: ADDR_ERROR -ETIMEDOUT then */
 	uint32_t seq;                   /* our starting PSN */
-	uint8_t resp_res, init_depth;   /* the REQ's, from our side (CONNECT_REQUEST) */
+	uint8_t resp_res, init_depth;   /* the REQ's, from our side (passive: CONNECT_REQUEST's; active: rdma_connect's) */
 	bool disconnect_reported;
 	bool own_cqs;                   /* rdma_create_qp made the CQs and channels */
 	struct ibv_pd *ep_pd;           /* rdma_create_ep (passive): for rdma_get_request */
