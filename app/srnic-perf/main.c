@@ -2,10 +2,14 @@
 /*
  * srnic-perf: RDMA benchmark over srnic, perftest's figures with testpmd's
  * habits. EAL arguments first, then "--" and srnic-perf's own (--help).
- * Exit status: 0, or 1 if any work request failed or any byte was wrong.
+ * Exit status: 0, or 1 if any work request failed or any byte was wrong;
+ * a client whose server stopped the run (a signal there: its STOP line, or
+ * its control connection closed) exits PERF_EXIT_SERVER_STOPPED (3).
  * The first SIGINT/SIGTERM stops cleanly (partial results, counters, exit
- * status as above); a second exits at once with 128 + the signal.
+ * status as above; a server tells its client); a second exits at once with
+ * 128 + the signal.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
@@ -82,6 +86,25 @@ args_before_eal(int argc, char **argv)
 	return -1;
 }
 
+/* A client's server stopped the run (rc: -ESHUTDOWN, its STOP; -ECONNRESET,
+ * its end closed): one line saying so, after the partial row if any. */
+static void
+say_server_stopped(int rc, unsigned int done, unsigned int nb, bool partial)
+{
+	char sizes[64];
+
+	if (partial && done == nb)
+		snprintf(sizes, sizeof(sizes), "the run above is partial");
+	else
+		snprintf(sizes, sizeof(sizes), "%u of %u sizes run%s", done, nb,
+			 partial ? ", the last one partly" : "");
+	printf("srnic-perf: the server stopped the run (%s): %s; exit status %d\n",
+	       rc == -ESHUTDOWN ? "it was stopped by a signal" :
+				  "its control connection closed: it exited or was killed",
+	       sizes, PERF_EXIT_SERVER_STOPPED);
+	fflush(stdout);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -117,7 +140,13 @@ main(int argc, char **argv)
 	if (perf_parse_args(argc - rc, argv + rc, &conf) != 0)
 		return 1;
 	perf_signals_install();
-	if (perf_setup(&env, &conf) != 0)
+	rc = perf_setup(&env, &conf);
+	if (rc == -ESHUTDOWN) {
+		say_server_stopped(rc, 0, conf.nb_sizes, false);
+		perf_remote_bye(&env); /* the server waits for it */
+		return PERF_EXIT_SERVER_STOPPED;
+	}
+	if (rc != 0)
 		return perf_quitting() ? 0 : 1; /* stopped while setting up: said so */
 	perf_note_pmtu(&env); /* the path MTU the QPs took, the port's clamp explained */
 	if (conf.role == PERF_ROLE_SERVER) {
@@ -134,6 +163,14 @@ main(int argc, char **argv)
 	perf_print_header(&conf);
 	for (i = 0; i < conf.nb_sizes; i++) {
 		rc = perf_run(&env, conf.sizes[i], &r);
+		if (rc == -ESHUTDOWN || rc == -ECONNRESET) {
+			/* a row for the part that ran; none if this size never began */
+			if (r.seconds > 0)
+				perf_print_result(&conf, &r);
+			say_server_stopped(rc, r.seconds > 0 ? i + 1 : i, conf.nb_sizes, r.seconds > 0);
+			failed = PERF_EXIT_SERVER_STOPPED;
+			break;
+		}
 		if (conf.floors) {
 			r.floor_gbps = perf_floor_gbps(conf.sizes[i]);
 			r.floor_mpps = floor_mpps;

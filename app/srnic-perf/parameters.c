@@ -110,13 +110,18 @@ perf_usage(const char *prog)
 	       "  --persist                    with --server: serve client after client (as\n"
 	       "                               testpmd stays up) instead of one (as perftest)\n"
 	       "  -V, --version                the version, and the perftest exchange spoken\n"
-	       "  --help                       this text\n",
+	       "  --help                       this text\n"
+	       "Exit status: 0; 1 if a WR failed, a byte was wrong or something could not be\n"
+	       "set up; %d: a client whose server stopped the run (a signal there, or its\n"
+	       "end of the TCP connection closed); 128 + N: a second signal N (the first one\n"
+	       "ends the run cleanly)\n",
 	       prog, PERF_MAX_QPS, PERF_MAX_DEPTH, PERF_DEFAULT_BYTES >> 20, PERF_DEFAULT_ITERS_MIN,
 	       PERF_DEFAULT_ITERS, PERF_DEFAULT_ITERS, PERF_DEFAULT_ITERS_MIN, SRNIC_MAX_READ_INLINE,
 	       PERF_PCAP_SNAPLEN_DEFAULT, PERF_PCAP_MAX_MB_DEFAULT,
 	       PERF_DEFAULT_TCP_PORT, PERF_PT_PINGPONG_ITERS, SRNIC_MAX_RD_ATOMIC,
 	       SRNIC_MAX_RD_ATOMIC, PERF_QP_TIMEOUT_MAX, PERF_QP_TIMEOUT_CLEAN,
-	       PERF_QP_TIMEOUT_LOSSY, PERF_RETRY_CNT, SRNIC_MAX_INLINE, PERF_MBUFS_MIN);
+	       PERF_QP_TIMEOUT_LOSSY, PERF_RETRY_CNT, SRNIC_MAX_INLINE, PERF_MBUFS_MIN,
+	       PERF_EXIT_SERVER_STOPPED);
 }
 
 #define SIZE_WHY "bytes, with K or M (e.g. 64, 4K, 1M), at most 1G"

@@ -23,6 +23,10 @@
 #define PERF_PEAK_WINDOW_MS 10          /* BW peak: the best rate over windows of this length */
 #define PERF_RUN_TIMEOUT_S 120            /* a run that stalls this long fails */
 #define PERF_DEV_MEM_MB 128               /* DPDK memory a device takes (default pools; measured) */
+#define PERF_CTL_POLL_MS 10               /* a client looks at its control socket this often mid-run */
+/* Exit status of a client whose server stopped the run (a signal there, its
+ * STOP line, or its control connection closed) before it was done. */
+#define PERF_EXIT_SERVER_STOPPED 3
 
 enum perf_op { PERF_OP_READ, PERF_OP_WRITE, PERF_OP_SEND, PERF_OP_ATOMIC };
 
@@ -248,6 +252,9 @@ void perf_teardown(struct perf_env *env);
 /* remote.c: the two-process control channel (perftest's habit) */
 int perf_remote_setup(struct perf_env *env);
 int perf_remote_run_begin(struct perf_env *env, uint32_t size);
+/* A client mid-run: has the server said STOP (-ESHUTDOWN) or closed the
+ * control connection (-ECONNRESET)? 0 if neither. Never blocks for long. */
+int perf_remote_poll_stop(struct perf_env *env);
 int perf_remote_run_end(struct perf_env *env, const struct perf_result *r,
 			uint64_t *verify_errors);
 void perf_remote_bye(struct perf_env *env);

@@ -10,6 +10,9 @@
  *   S: READY
  *   per size:  C: RUN <size>   S: OK   ...traffic...   C: DONE <posted per QP>   S: ERR <n>
  *   C: BYE   S: BYE
+ *   S: STOP   (a signal stopped the server: sent at any point after HELLO; the
+ *             client ends its run at once, says so, and says BYE; the
+ *             server keeps answering until then, at most STOP_WAIT_S)
  *
  * The server polls its engines while it waits for the next line; its BYE
  * says it has stopped, and only then does the client go (a client leaving
@@ -43,10 +46,15 @@
 #define TCP_CONNECT_TRY_MS 1000     /* one attempt at most (an address where nothing answers) */
 #define TCP_RETRY_MS 100            /* between attempts */
 #define BYE_WAIT_MS 5000            /* the client's wait for the server's BYE */
+#define STOP_WAIT_S 15              /* a server stopped by a signal: its wait for the client's BYE */
 
 /* The client is ending a run (DONE/ERR, BYE): a first signal lets that
  * exchange finish, so the server's figures still arrive. */
 static bool finishing;
+/* --server: a signal came, STOP was sent; the client's BYE is awaited until
+ * stop_deadline (a second signal exits at once). */
+static bool stopping;
+static uint64_t stop_deadline;
 
 static int
 send_line(int fd, const char *fmt, ...)
@@ -74,8 +82,10 @@ get_line(struct perf_env *env, char *buf, size_t len, bool serve)
 		char ch;
 		int rc = poll(&p, 1, serve ? 0 : 1000);
 
-		if (perf_quitting() && (serve || !finishing))
+		if (perf_quitting() && !stopping && (serve || !finishing))
 			return -EINTR;
+		if (stopping && rte_get_timer_cycles() > stop_deadline)
+			return -ETIMEDOUT;
 		if (rc == 0) {
 			if (serve) {
 				uint64_t errs = 0;
@@ -94,6 +104,9 @@ get_line(struct perf_env *env, char *buf, size_t len, bool serve)
 			return -EIO;
 		if (ch == '\n') {
 			buf[n] = '\0';
+			/* the server was stopped (a signal there): the client's run ends */
+			if (env->conf->role == PERF_ROLE_CLIENT && strcmp(buf, "STOP") == 0)
+				return -ESHUTDOWN;
 			return 0;
 		}
 		buf[n++] = ch;
@@ -156,6 +169,7 @@ recv_and_connect(struct perf_env *env, int side, uint32_t my_psn)
 	struct srnic_pair_qp_conf qc;
 	char line[LINE_MAX_LEN];
 	uint32_t i;
+	int rc;
 
 	perf_qp_conf(env->conf, &qc);
 	for (i = 0; i < env->conf->qps; i++) {
@@ -164,10 +178,11 @@ recv_and_connect(struct perf_env *env, int side, uint32_t my_psn)
 		char ghex[64], mac[64];
 		uint64_t va;
 		uint32_t rkey;
-		int rc;
 
-		if (get_line(env, line, sizeof(line), false) != 0 ||
-		    sscanf(line, "QP %u %u %u %" SCNu64 " %63s %63s", &peer.qpn, &peer.psn, &rkey,
+		rc = get_line(env, line, sizeof(line), false);
+		if (rc != 0)
+			return rc;
+		if (sscanf(line, "QP %u %u %u %" SCNu64 " %63s %63s", &peer.qpn, &peer.psn, &rkey,
 			   &va, ghex, mac) != 6 ||
 		    gid_parse(ghex, &peer.gid) != 0 || rte_ether_unformat_addr(mac, &peer.mac) != 0) {
 			fprintf(stderr, "srnic-perf: bad QP line from the peer: %s\n", line);
@@ -185,9 +200,10 @@ recv_and_connect(struct perf_env *env, int side, uint32_t my_psn)
 			return rc;
 		}
 	}
-	if (get_line(env, line, sizeof(line), false) != 0 || strcmp(line, "END") != 0)
-		return -EPROTO;
-	return 0;
+	rc = get_line(env, line, sizeof(line), false);
+	if (rc != 0)
+		return rc;
+	return strcmp(line, "END") == 0 ? 0 : -EPROTO;
 }
 
 /* One non-blocking connect, at most TCP_CONNECT_TRY_MS: 0 or an errno. */
@@ -412,8 +428,9 @@ perf_remote_setup(struct perf_env *env)
 		rc = recv_and_connect(env, 0, perf_first_psn(0));
 		if (rc == 0)
 			rc = send_qps(env, 0, perf_first_psn(0));
-		if (rc == 0 && (get_line(env, line, sizeof(line), false) != 0 ||
-				strcmp(line, "READY") != 0))
+		if (rc == 0)
+			rc = get_line(env, line, sizeof(line), false);
+		if (rc == 0 && strcmp(line, "READY") != 0)
 			rc = -EPROTO;
 	} else {
 		/* the device and the listening socket; each client's QPs come
@@ -428,6 +445,79 @@ perf_remote_setup(struct perf_env *env)
 	if (rc == 0)
 		perf_capture_start(env);
 	return rc;
+}
+
+/* The device's packet and byte counters now: rx_pkts, rx_bytes, tx_pkts, tx_bytes. */
+static void
+run_counters(const struct perf_env *env, int64_t v[4])
+{
+	static const char *const names[4] = { "rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes" };
+	unsigned int k;
+
+	for (k = 0; k < 4; k++)
+		v[k] = srnic_dev_stat(env->dev[1], names[k]);
+}
+
+/* What this side saw of the run in progress: "S s into its run of N-byte
+ * OP: partial, this side received ..." */
+static void
+run_partial(const struct perf_env *env, char *buf, size_t len)
+{
+	const struct perf_conf *c = env->conf;
+	int64_t v[4];
+	double s;
+
+	run_counters(env, v);
+	s = (double)(rte_get_timer_cycles() - env->run_t0) / (double)rte_get_timer_hz();
+	snprintf(buf, len, "%.2f s into its run of %u-byte %s: partial, this side received %" PRId64
+		 " packets (%.3f MB) and sent %" PRId64 " (%.3f MB), %.3f Gb/s in + out",
+		 s, env->run_size, perf_op_name(c->op), v[0] - env->run_base[0],
+		 (double)(v[1] - env->run_base[1]) / 1e6, v[2] - env->run_base[2],
+		 (double)(v[3] - env->run_base[3]) / 1e6,
+		 s > 0 ? (double)(v[1] - env->run_base[1] + v[3] - env->run_base[3]) * 8 / s / 1e9 :
+			 0.0);
+}
+
+/* A signal stopped this server with a client connected (testpmd's first
+ * Ctrl-C): one line with what this side saw of the run in progress, the
+ * client told (STOP: it ends its run at once, prints its partial row and
+ * says BYE), and its BYE awaited, at most STOP_WAIT_S, this side's engines
+ * polled meanwhile once the QPs are up (serve), so that neither leaves
+ * under the other's polling (see the top). A second signal exits at once.
+ * Returns -EINTR (stopped by a signal). */
+static int
+server_stop(struct perf_env *env, bool serve)
+{
+	char line[DONE_LINE_MAX], what[256];
+	int rc;
+
+	if (env->in_run) {
+		run_partial(env, what, sizeof(what));
+		printf("srnic-perf: stopped by signal %d %s; telling the client (STOP)\n",
+		       perf_quit_signal(), what);
+	} else {
+		printf("srnic-perf: stopped by signal %d %s; telling the client (STOP)\n",
+		       perf_quit_signal(), serve ? "between the client's runs" :
+						   "while setting up the client's QPs");
+	}
+	fflush(stdout);
+	if (send_line(env->sock, "STOP\n") != 0)
+		return -EINTR; /* it is gone already */
+	stopping = true;
+	stop_deadline = rte_get_timer_cycles() + STOP_WAIT_S * rte_get_timer_hz();
+	/* anything before its BYE (a DONE crossing our STOP) goes unanswered:
+	 * the run is over */
+	while ((rc = get_line(env, line, sizeof(line), serve)) == 0)
+		if (strcmp(line, "BYE") == 0) {
+			(void)send_line(env->sock, "BYE\n"); /* no more polling from here */
+			break;
+		}
+	if (rc == -ETIMEDOUT)
+		fprintf(stderr, "srnic-perf: the client did not answer STOP within %d s\n",
+			STOP_WAIT_S);
+	stopping = false;
+	env->in_run = false;
+	return -EINTR;
 }
 
 /* --server: take the next client and set up its QPs (its HELLO says how
@@ -448,6 +538,8 @@ session_begin(struct perf_env *env)
 	if (env->sock < 0)
 		return perf_quitting() ? -EINTR : -ENOTCONN; /* accept() failed: said why */
 	rc = get_line(env, line, sizeof(line), false);
+	if (rc == -EINTR)
+		return server_stop(env, false);
 	if (rc != 0)
 		return rc;
 	if (sscanf(line, "HELLO %u %u %u %u %u %u %u", &op, &c->qps, &c->depth, &mtu,
@@ -470,6 +562,8 @@ session_begin(struct perf_env *env)
 		rc = recv_and_connect(env, 1, perf_first_psn(1));
 	if (rc == 0)
 		rc = send_line(env->sock, "READY\n");
+	if (rc == -EINTR)
+		return server_stop(env, false);
 	return rc;
 }
 
@@ -477,15 +571,37 @@ int
 perf_remote_run_begin(struct perf_env *env, uint32_t size)
 {
 	char line[LINE_MAX_LEN];
+	int rc;
 
 	if (env->conf->perftest)
 		return 0; /* one size, agreed on the command lines */
 	finishing = false;
 
-	if (send_line(env->sock, "RUN %u\n", size) != 0 ||
-	    get_line(env, line, sizeof(line), false) != 0 || strcmp(line, "OK") != 0)
+	if (send_line(env->sock, "RUN %u\n", size) != 0)
+		return -ECONNRESET;
+	rc = get_line(env, line, sizeof(line), false); /* -ESHUTDOWN: STOP */
+	if (rc != 0)
+		return rc;
+	return strcmp(line, "OK") == 0 ? 0 : -EPROTO;
+}
+
+int
+perf_remote_poll_stop(struct perf_env *env)
+{
+	struct pollfd p = { .fd = env->sock, .events = POLLIN };
+	char line[LINE_MAX_LEN];
+	int rc;
+
+	if (env->sock < 0 || env->conf->perftest || poll(&p, 1, 0) <= 0)
+		return 0;
+	rc = get_line(env, line, sizeof(line), false);
+	if (rc == -EINTR)
+		return 0; /* our own signal: the run drains and ends as it does */
+	if (rc == 0) {
+		fprintf(stderr, "srnic-perf: unexpected line from the server mid-run: %s\n", line);
 		return -EPROTO;
-	return 0;
+	}
+	return rc; /* -ESHUTDOWN (STOP), -ECONNRESET (closed) */
 }
 
 int
@@ -494,6 +610,7 @@ perf_remote_run_end(struct perf_env *env, const struct perf_result *r, uint64_t 
 	char line[DONE_LINE_MAX];
 	size_t n;
 	uint32_t i;
+	int rc;
 
 	if (env->conf->perftest)
 		return perf_pt_run_end(env, r);
@@ -502,11 +619,12 @@ perf_remote_run_end(struct perf_env *env, const struct perf_result *r, uint64_t 
 	for (i = 0; i < env->conf->qps; i++)
 		n += (size_t)snprintf(line + n, sizeof(line) - n, " %" PRIu64, env->qps[i].posted);
 	snprintf(line + n, sizeof(line) - n, "\n");
-	if (write(env->sock, line, strlen(line)) != (ssize_t)strlen(line) ||
-	    get_line(env, line, sizeof(line), false) != 0 ||
-	    sscanf(line, "ERR %" SCNu64, verify_errors) != 1)
-		return -EPROTO;
-	return 0;
+	if (write(env->sock, line, strlen(line)) != (ssize_t)strlen(line))
+		return -ECONNRESET;
+	rc = get_line(env, line, sizeof(line), false); /* -ESHUTDOWN: STOP */
+	if (rc != 0)
+		return rc;
+	return sscanf(line, "ERR %" SCNu64, verify_errors) == 1 ? 0 : -EPROTO;
 }
 
 void
@@ -518,27 +636,30 @@ perf_remote_bye(struct perf_env *env)
 		env->sock = -1;
 	}
 	if (env->sock >= 0) {
+		uint64_t hz = rte_get_timer_hz();
+		uint64_t end = rte_get_timer_cycles() + BYE_WAIT_MS * hz / 1000;
 		char line[LINE_MAX_LEN];
-		struct pollfd p = { .fd = env->sock, .events = POLLIN };
 
 		/* the answer, or the server's end of the socket closing; a
-		 * server that says neither is not waited for long */
-		if (send_line(env->sock, "BYE\n") == 0 && poll(&p, 1, BYE_WAIT_MS) > 0)
-			(void)get_line(env, line, sizeof(line), false);
+		 * server that says neither is not waited for long. A STOP (or
+		 * an answer to a DONE) crossing our BYE is skipped. */
+		if (send_line(env->sock, "BYE\n") == 0)
+			for (;;) {
+				struct pollfd p = { .fd = env->sock, .events = POLLIN };
+				uint64_t now = rte_get_timer_cycles();
+				int rc;
+
+				if (now >= end || poll(&p, 1, (int)((end - now) * 1000 / hz) + 1) <= 0)
+					break;
+				rc = get_line(env, line, sizeof(line), false);
+				if (rc == -ESHUTDOWN)
+					continue;
+				if (rc != 0 || strcmp(line, "BYE") == 0)
+					break;
+			}
 		close(env->sock);
 		env->sock = -1;
 	}
-}
-
-/* The device's packet and byte counters now: rx_pkts, rx_bytes, tx_pkts, tx_bytes. */
-static void
-run_counters(const struct perf_env *env, int64_t v[4])
-{
-	static const char *const names[4] = { "rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes" };
-	unsigned int k;
-
-	for (k = 0; k < 4; k++)
-		v[k] = srnic_dev_stat(env->dev[1], names[k]);
 }
 
 /* The client went away (its TCP connection closed, e.g. it was killed):
@@ -547,23 +668,15 @@ static void
 client_gone(struct perf_env *env, FILE *out)
 {
 	const struct perf_conf *c = env->conf;
-	int64_t v[4];
-	double s;
+	char what[256];
 
 	if (!env->in_run) {
 		fprintf(out, "srnic-perf: the client went away (its TCP connection closed) between "
 			     "runs%s\n", c->persist ? "; waiting for the next one" : "");
 		return;
 	}
-	run_counters(env, v);
-	s = (double)(rte_get_timer_cycles() - env->run_t0) / (double)rte_get_timer_hz();
-	fprintf(out, "srnic-perf: the client went away (its TCP connection closed) %.2f s into its "
-		     "run of %u-byte %s: partial, this side received %" PRId64 " packets (%.3f MB) "
-		     "and sent %" PRId64 " (%.3f MB), %.3f Gb/s in + out%s\n",
-		s, env->run_size, perf_op_name(c->op), v[0] - env->run_base[0],
-		(double)(v[1] - env->run_base[1]) / 1e6, v[2] - env->run_base[2],
-		(double)(v[3] - env->run_base[3]) / 1e6,
-		s > 0 ? (double)(v[1] - env->run_base[1] + v[3] - env->run_base[3]) * 8 / s / 1e9 : 0.0,
+	run_partial(env, what, sizeof(what));
+	fprintf(out, "srnic-perf: the client went away (its TCP connection closed) %s%s\n", what,
 		c->persist ? "; waiting for the next one" : "");
 	fflush(out);
 }
@@ -580,6 +693,8 @@ serve_client(struct perf_env *env)
 	for (;;) {
 		int rc = get_line(env, line, sizeof(line), true);
 
+		if (rc == -EINTR)
+			return server_stop(env, true);
 		if (rc != 0)
 			return rc;
 		if (sscanf(line, "RUN %u", &size) == 1) {

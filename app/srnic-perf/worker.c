@@ -42,6 +42,7 @@ struct req_worker {
 
 static volatile bool resp_stop;
 static volatile bool req_time_up;
+static volatile bool req_abort;     /* the server stopped the run: no drain */
 static volatile uint64_t live_msgs[PERF_MAX_LCORES];
 
 static inline uint8_t
@@ -253,6 +254,8 @@ req_step(struct req_worker *w)
 	uint64_t now;
 	int n, k;
 
+	if (req_abort)
+		return 1; /* what is outstanding is left: the server answers no more */
 	if (req_time_up && !w->time_up_seen) {
 		/* Stop, but end each QP on a signaled WR so everything drains. */
 		w->time_up_seen = true;
@@ -585,8 +588,11 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 	bool local_resp = env->dev[1] != NULL, resp_on_lcore;
 	uint64_t *posted = NULL, busy0[2] = { 0, 0 }, idle0[2] = { 0, 0 };
 	uint64_t stats_cycles = (uint64_t)(c->stats_period * (double)hz);
+	/* two processes: the server may stop the run (STOP, or its end closing) */
+	bool ctl = !local_resp && !c->perftest;
+	uint64_t ctl_t, ctl_win = hz * PERF_CTL_POLL_MS / 1000;
 	struct rusage ru0, ru1;
-	int rc = 0;
+	int rc = 0, stop_rc = 0;
 
 	if (perf_pt_pingpong(c)) /* ib_write_lat / ib_send_lat at the other end */
 		return perf_pt_pingpong_run(env, size, r);
@@ -608,10 +614,16 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 			c->nb_lcores, c->nb_lcores);
 		return -EINVAL;
 	}
-	if (local_resp)
+	if (local_resp) {
 		perf_prepare_size(env, size);
-	else if (perf_remote_run_begin(env, size) != 0)
-		return -EIO;
+	} else {
+		rc = perf_remote_run_begin(env, size);
+		if (rc != 0) {
+			r->op = c->op;
+			r->size = size;
+			return rc == -ESHUTDOWN || rc == -ECONNRESET ? rc : -EIO;
+		}
+	}
 	for (i = 0; i < c->nb_lcores; i++) {
 		memset(&w[i], 0, sizeof(w[i]));
 		w[i].env = env;
@@ -644,6 +656,7 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 	}
 	resp_stop = false;
 	req_time_up = false;
+	req_abort = false;
 	if (resp_on_lcore)
 		rte_eal_remote_launch(resp_main, &rw, lcores[c->nb_lcores - 1]);
 	for (i = 0; i < 2; i++)
@@ -657,7 +670,7 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 
 	/* Main lcore: requester worker 0 (and the responder when alone),
 	 * the duration timer, live statistics, the peak rate. */
-	last_stats = peak_t = t0;
+	last_stats = peak_t = ctl_t = t0;
 	w[0].last_progress = t0;
 	for (;;) {
 		uint64_t now = rte_rdtsc();
@@ -674,6 +687,12 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 			peak_t = now;
 		}
 
+		if (ctl && stop_rc == 0 && now - ctl_t >= ctl_win) {
+			ctl_t = now;
+			stop_rc = perf_remote_poll_stop(env);
+			if (stop_rc != 0)
+				req_abort = true; /* every requester lcore stops at once */
+		}
 		if (!req_time_up && ((c->duration > 0 && now - t0 > (uint64_t)(c->duration * hz)) ||
 				     perf_quitting()))
 			req_time_up = true; /* a signal ends the run as its duration would */
@@ -759,14 +778,19 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 		r->verify_errors += rw.verify_errors;
 		if (posted != NULL)
 			r->verify_errors += perf_check_writes(env, size, posted);
-	} else if (posted != NULL) {
+	} else if (posted != NULL && stop_rc == 0) {
 		uint64_t remote_errs = 0;
+		int e = perf_remote_run_end(env, r, &remote_errs);
 
-		if (perf_remote_run_end(env, r, &remote_errs) != 0 && rc == 0)
+		if (e == -ESHUTDOWN || e == -ECONNRESET)
+			stop_rc = e; /* the server stopped as we finished */
+		else if (e != 0 && rc == 0)
 			rc = -EIO;
 		r->verify_errors += remote_errs;
 	}
 	free(posted);
+	if (stop_rc != 0)
+		rc = stop_rc;
 	lat_summary(w, c->nb_lcores, (double)hz, r);
 	r->qp_mem_bytes = env->qp_mem;
 	return rc;

@@ -638,6 +638,74 @@ check("two-process client, SIGINT mid-run: both exit 0, the client's partial row
       up and started and crc == 0 and src == 0 and re.search(r"^\s+64\s+\d+\s", out, re.M) and
       "engine counters" in out, out[-800:] + "".join(srv_lines)[-400:])
 
+# 9b. the server's first SIGINT mid-run ends the run as testpmd's would: it
+# says it was stopped by a signal, with what it saw of the run, and tells
+# the client (STOP), which ends its run at once with its partial row and
+# exits 3 (PERF_EXIT_SERVER_STOPPED); a second SIGINT exits at once, 130.
+srv = popen_perf(["--server", "--tcp-port", str(port + 3)], "perf_ssig_srv", lcores="1",
+                 vdev=f"--vdev=net_memif0,role=server,socket={sock}.s,bsize=10240")
+up = wait_listening(srv, port + 3)
+cl = popen_perf(["--client", "127.0.0.1", "--tcp-port", str(port + 3), "--op", "write", "--size",
+                 "64", "--duration", "600"], "perf_ssig_cl", lcores="0",
+                vdev=f"--vdev=net_memif0,role=client,socket={sock}.s,bsize=10240")
+lines = []
+started = read_until(cl, LIVE, lines)
+srv.send_signal(_signal.SIGINT)
+srv_lines = []
+src = finish(srv, srv_lines)
+crc = finish(cl, lines)
+out, sout = "".join(lines), "".join(srv_lines)
+check("two processes, the server's SIGINT mid-run: the server says so with its partial figures "
+      "and counters, exit 0",
+      up and started and src == 0 and re.search(r"stopped by signal 2 [\d.]+ s into its run of "
+                                                 r"64-byte write: partial, this side received "
+                                                 r"[1-9]\d* packets", sout) is not None and
+      "telling the client (STOP)" in sout and "engine counters" in sout, sout[-800:])
+check("two processes, the server's SIGINT mid-run: the client ends its run at once, its partial "
+      "row, 'the server stopped the run', its counters, exit 3",
+      started and crc == 3 and re.search(r"^\s+64\s+[1-9]\d*\s", out, re.M) is not None and
+      "the server stopped the run (it was stopped by a signal)" in out and
+      "engine counters" in out and "no completion" not in out, out[-800:])
+
+
+def fake_client(port):
+    """srnic-perf's exchange spoken by hand (one READ QP, nothing on the wire)
+    up to the first RUN's OK: the server is mid-run. (socket, its reader,
+    the lines read)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=SERVER_UP_S)
+    f = s.makefile("r")
+    got = []
+    s.sendall(b"HELLO 0 1 16 5 64 1 0\n")
+    for line in f:
+        got.append(line)
+        if line == "END\n":
+            break
+    s.sendall(b"QP 17 2000 0 0 00000000000000000000ffff7f000102 02:00:00:00:00:02\nEND\n")
+    got.append(f.readline())
+    s.sendall(b"RUN 64\n")
+    got.append(f.readline())
+    return s, f, got
+
+
+srv = popen_perf(["--server", "--tcp-port", str(port + 4)], "perf_ssig2_srv", lcores="1",
+                 vdev=f"--vdev=net_memif0,role=server,socket={sock}.d")
+up = wait_listening(srv, port + 4)
+stop, got = "", []
+try:
+    fs, ff, got = fake_client(port + 4)
+    srv.send_signal(_signal.SIGINT)
+    stop = ff.readline()  # the first signal handled: the client told
+    srv.send_signal(_signal.SIGINT)
+except OSError as e:
+    got.append(str(e))
+srv_lines = []
+src = finish(srv, srv_lines)
+check("a server mid-run, SIGINT: STOP on the control connection; a second SIGINT: exit 130 at "
+      "once, not after waiting for the client's BYE",
+      up and got[-2:] == ["READY\n", "OK\n"] and stop == "STOP\n" and src == 130 and
+      "second signal: exiting now" in "".join(srv_lines),
+      f"{got} {stop!r} {src} " + "".join(srv_lines)[-400:])
+
 srv = popen_perf(["--server", "--tcp-port", str(port + 1)], "perf_sig_wait", lcores="1",
                  vdev=f"--vdev=net_memif0,role=server,socket={sock}.w")
 up = wait_listening(srv, port + 1)
