@@ -23,6 +23,9 @@
 #define PERF_PEAK_WINDOW_MS 10          /* BW peak: the best rate over windows of this length */
 #define PERF_RUN_TIMEOUT_S 120            /* a run that stalls this long fails */
 #define PERF_DEV_MEM_MB 128               /* DPDK memory a device takes (default pools; measured) */
+/* A client's wait for each line of the server's handshake (its QP
+ * parameters, READY): a peer that accepts and says nothing is given up on. */
+#define PERF_HANDSHAKE_WAIT_S 20
 #define PERF_CTL_POLL_MS 10               /* a client looks at its control socket this often mid-run */
 /* Exit status of a client whose server stopped the run (a signal there, its
  * STOP line, or its control connection closed) before it was done. */

@@ -71,10 +71,16 @@ send_line(int fd, const char *fmt, ...)
 	return write(fd, buf, (size_t)n) == n ? 0 : -1;
 }
 
-/* Read one line; while waiting, keep the responder's engines running. */
+/* Read one line; while waiting, keep the responder's engines running
+ * (serve). A client gives what it waits for and for how long (wait_s > 0):
+ * after a second of silence it says so, at wait_s it gives up (-ETIMEDOUT,
+ * said why); a server's waits are its client's to end (wait_s 0). */
 static int
-get_line(struct perf_env *env, char *buf, size_t len, bool serve)
+get_line(struct perf_env *env, char *buf, size_t len, bool serve, int wait_s, const char *what)
 {
+	const struct perf_conf *c = env->conf;
+	uint64_t t0 = rte_get_timer_cycles(), hz = rte_get_timer_hz();
+	bool said = false;
 	size_t n = 0;
 
 	while (n + 1 < len) {
@@ -86,12 +92,26 @@ get_line(struct perf_env *env, char *buf, size_t len, bool serve)
 			return -EINTR;
 		if (stopping && rte_get_timer_cycles() > stop_deadline)
 			return -ETIMEDOUT;
+		if (rc < 0 && errno == EINTR)
+			continue; /* a signal we ride out (finishing, stopping) */
 		if (rc == 0) {
 			if (serve) {
 				uint64_t errs = 0;
 
 				perf_resp_poll_once(env, env->run_size, &errs);
 				env->remote_verify_errors += errs;
+			} else if (wait_s > 0 && rte_get_timer_cycles() - t0 >= (uint64_t)wait_s * hz) {
+				fprintf(stderr, "srnic-perf: no reply from the server on %s:%u in %d s "
+						"(waiting for %s): it accepted the connection but says "
+						"nothing; is it srnic-perf --server (a perftest server "
+						"takes --perftest)?\n", c->peer_host, c->tcp_port, wait_s,
+					what);
+				return -ETIMEDOUT;
+			} else if (wait_s > 0 && !said) {
+				printf("srnic-perf: waiting for the server's reply on %s:%u (%s; at most "
+				       "%d s)\n", c->peer_host, c->tcp_port, what, wait_s);
+				fflush(stdout);
+				said = true;
 			}
 			continue;
 		}
@@ -105,7 +125,7 @@ get_line(struct perf_env *env, char *buf, size_t len, bool serve)
 		if (ch == '\n') {
 			buf[n] = '\0';
 			/* the server was stopped (a signal there): the client's run ends */
-			if (env->conf->role == PERF_ROLE_CLIENT && strcmp(buf, "STOP") == 0)
+			if (c->role == PERF_ROLE_CLIENT && strcmp(buf, "STOP") == 0)
 				return -ESHUTDOWN;
 			return 0;
 		}
@@ -113,6 +133,9 @@ get_line(struct perf_env *env, char *buf, size_t len, bool serve)
 	}
 	return -E2BIG;
 }
+
+/* A server's wait: as long as its client takes. */
+#define SERVER_WAIT 0, NULL
 
 static void
 gid_hex(const union ibv_gid *g, char *out)
@@ -171,6 +194,9 @@ recv_and_connect(struct perf_env *env, int side, uint32_t my_psn)
 	uint32_t i;
 	int rc;
 
+	int wait_s = side == 0 ? PERF_HANDSHAKE_WAIT_S : 0;
+	const char *what = side == 0 ? "its QP parameters, after our HELLO" : NULL;
+
 	perf_qp_conf(env->conf, &qc);
 	for (i = 0; i < env->conf->qps; i++) {
 		struct perf_qp *q = &env->qps[i];
@@ -179,7 +205,7 @@ recv_and_connect(struct perf_env *env, int side, uint32_t my_psn)
 		uint64_t va;
 		uint32_t rkey;
 
-		rc = get_line(env, line, sizeof(line), false);
+		rc = get_line(env, line, sizeof(line), false, wait_s, what);
 		if (rc != 0)
 			return rc;
 		if (sscanf(line, "QP %u %u %u %" SCNu64 " %63s %63s", &peer.qpn, &peer.psn, &rkey,
@@ -200,7 +226,7 @@ recv_and_connect(struct perf_env *env, int side, uint32_t my_psn)
 			return rc;
 		}
 	}
-	rc = get_line(env, line, sizeof(line), false);
+	rc = get_line(env, line, sizeof(line), false, wait_s, what);
 	if (rc != 0)
 		return rc;
 	return strcmp(line, "END") == 0 ? 0 : -EPROTO;
@@ -429,9 +455,17 @@ perf_remote_setup(struct perf_env *env)
 		if (rc == 0)
 			rc = send_qps(env, 0, perf_first_psn(0));
 		if (rc == 0)
-			rc = get_line(env, line, sizeof(line), false);
+			rc = get_line(env, line, sizeof(line), false, PERF_HANDSHAKE_WAIT_S,
+				      "its READY, after our QP parameters");
 		if (rc == 0 && strcmp(line, "READY") != 0)
 			rc = -EPROTO;
+		if (rc == -ECONNRESET)
+			fprintf(stderr, "srnic-perf: the server at %s:%u closed the connection during "
+					"the handshake\n", c->peer_host, c->tcp_port);
+		else if (rc == -EPROTO)
+			fprintf(stderr, "srnic-perf: the server at %s:%u does not speak srnic-perf's "
+					"exchange (a perftest server takes --perftest)\n",
+				c->peer_host, c->tcp_port);
 	} else {
 		/* the device and the listening socket; each client's QPs come
 		 * with its HELLO (perf_serve()) */
@@ -507,7 +541,7 @@ server_stop(struct perf_env *env, bool serve)
 	stop_deadline = rte_get_timer_cycles() + STOP_WAIT_S * rte_get_timer_hz();
 	/* anything before its BYE (a DONE crossing our STOP) goes unanswered:
 	 * the run is over */
-	while ((rc = get_line(env, line, sizeof(line), serve)) == 0)
+	while ((rc = get_line(env, line, sizeof(line), serve, SERVER_WAIT)) == 0)
 		if (strcmp(line, "BYE") == 0) {
 			(void)send_line(env->sock, "BYE\n"); /* no more polling from here */
 			break;
@@ -537,7 +571,7 @@ session_begin(struct perf_env *env)
 	}
 	if (env->sock < 0)
 		return perf_quitting() ? -EINTR : -ENOTCONN; /* accept() failed: said why */
-	rc = get_line(env, line, sizeof(line), false);
+	rc = get_line(env, line, sizeof(line), false, SERVER_WAIT);
 	if (rc == -EINTR)
 		return server_stop(env, false);
 	if (rc != 0)
@@ -579,7 +613,8 @@ perf_remote_run_begin(struct perf_env *env, uint32_t size)
 
 	if (send_line(env->sock, "RUN %u\n", size) != 0)
 		return -ECONNRESET;
-	rc = get_line(env, line, sizeof(line), false); /* -ESHUTDOWN: STOP */
+	/* -ESHUTDOWN: STOP */
+	rc = get_line(env, line, sizeof(line), false, PERF_RUN_TIMEOUT_S, "its OK to our RUN");
 	if (rc != 0)
 		return rc;
 	return strcmp(line, "OK") == 0 ? 0 : -EPROTO;
@@ -594,7 +629,7 @@ perf_remote_poll_stop(struct perf_env *env)
 
 	if (env->sock < 0 || env->conf->perftest || poll(&p, 1, 0) <= 0)
 		return 0;
-	rc = get_line(env, line, sizeof(line), false);
+	rc = get_line(env, line, sizeof(line), false, PERF_HANDSHAKE_WAIT_S, "the rest of its line");
 	if (rc == -EINTR)
 		return 0; /* our own signal: the run drains and ends as it does */
 	if (rc == 0) {
@@ -621,7 +656,8 @@ perf_remote_run_end(struct perf_env *env, const struct perf_result *r, uint64_t 
 	snprintf(line + n, sizeof(line) - n, "\n");
 	if (write(env->sock, line, strlen(line)) != (ssize_t)strlen(line))
 		return -ECONNRESET;
-	rc = get_line(env, line, sizeof(line), false); /* -ESHUTDOWN: STOP */
+	/* -ESHUTDOWN: STOP */
+	rc = get_line(env, line, sizeof(line), false, PERF_RUN_TIMEOUT_S, "its ERR to our DONE");
 	if (rc != 0)
 		return rc;
 	return sscanf(line, "ERR %" SCNu64, verify_errors) == 1 ? 0 : -EPROTO;
@@ -651,7 +687,8 @@ perf_remote_bye(struct perf_env *env)
 
 				if (now >= end || poll(&p, 1, (int)((end - now) * 1000 / hz) + 1) <= 0)
 					break;
-				rc = get_line(env, line, sizeof(line), false);
+				rc = get_line(env, line, sizeof(line), false, BYE_WAIT_MS / 1000,
+					      "its BYE");
 				if (rc == -ESHUTDOWN)
 					continue;
 				if (rc != 0 || strcmp(line, "BYE") == 0)
@@ -691,7 +728,7 @@ serve_client(struct perf_env *env)
 	uint32_t size = env->max_size;
 
 	for (;;) {
-		int rc = get_line(env, line, sizeof(line), true);
+		int rc = get_line(env, line, sizeof(line), true, SERVER_WAIT);
 
 		if (rc == -EINTR)
 			return server_stop(env, true);

@@ -706,6 +706,24 @@ check("a server mid-run, SIGINT: STOP on the control connection; a second SIGINT
       "second signal: exiting now" in "".join(srv_lines),
       f"{got} {stop!r} {src} " + "".join(srv_lines)[-400:])
 
+# 9c. a client whose TCP peer accepts the connection and never speaks: a
+# line saying what it waits for, then after PERF_HANDSHAKE_WAIT_S (20 s) a
+# clear error and exit 1, not a wait without end
+silent = socket.socket()
+silent.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+silent.bind(("127.0.0.1", port + 5))
+silent.listen(1)  # the kernel completes the connection: accepted, nothing said
+try:
+    rc, out, err = run(["--client", "127.0.0.1", "--tcp-port", str(port + 5)], "perf_silent",
+                       lcores="0", vdev="--vdev=net_null0", timeout=120)
+except subprocess.TimeoutExpired as e:
+    rc, out, err = None, str(e.stdout), str(e.stderr)
+silent.close()
+check("a client whose server accepts and says nothing: says what it waits for, then an error "
+      "naming the wait, exit 1",
+      rc == 1 and f"waiting for the server's reply on 127.0.0.1:{port + 5}" in out and
+      f"no reply from the server on 127.0.0.1:{port + 5} in 20 s" in err, out[-300:] + err[-400:])
+
 srv = popen_perf(["--server", "--tcp-port", str(port + 1)], "perf_sig_wait", lcores="1",
                  vdev=f"--vdev=net_memif0,role=server,socket={sock}.w")
 up = wait_listening(srv, port + 1)
