@@ -3,8 +3,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <rte_lcore.h>
 
 #include "perf.h"
 #include "srnic_hdr.h"
@@ -39,7 +42,8 @@ perf_usage(const char *prog)
 	       "                               least %d and at most %d messages: %d up to\n"
 	       "                               2 KiB, 4096 at 64 KiB, %d from 512 KiB; perftest\n"
 	       "                               runs -n 1000, 5000 for ib_write_bw, at every size)\n"
-	       "  --duration SECONDS           run each size this long instead of --iters\n"
+	       "  --duration SECONDS           run each size this long instead of --iters (at\n"
+	       "                               most %d)\n"
 	       "  --lat                        latency mode: one outstanding WR, per-op times\n"
 	       "  --req-lcores N               requester lcores (QP i on lcore i %% N; default 1;\n"
 	       "                               the responder's engines take as many)\n"
@@ -116,7 +120,8 @@ perf_usage(const char *prog)
 	       "end of the TCP connection closed); 128 + N: a second signal N (the first one\n"
 	       "ends the run cleanly)\n",
 	       prog, PERF_MAX_QPS, PERF_MAX_DEPTH, PERF_DEFAULT_BYTES >> 20, PERF_DEFAULT_ITERS_MIN,
-	       PERF_DEFAULT_ITERS, PERF_DEFAULT_ITERS, PERF_DEFAULT_ITERS_MIN, SRNIC_MAX_READ_INLINE,
+	       PERF_DEFAULT_ITERS, PERF_DEFAULT_ITERS, PERF_DEFAULT_ITERS_MIN, PERF_DURATION_MAX_S,
+	       SRNIC_MAX_READ_INLINE,
 	       PERF_PCAP_SNAPLEN_DEFAULT, PERF_PCAP_MAX_MB_DEFAULT,
 	       PERF_DEFAULT_TCP_PORT, PERF_PT_PINGPONG_ITERS, SRNIC_MAX_RD_ATOMIC,
 	       SRNIC_MAX_RD_ATOMIC, PERF_QP_TIMEOUT_MAX, PERF_QP_TIMEOUT_CLEAN,
@@ -150,6 +155,24 @@ parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	errno = 0;
 	v = strtoull(s, &end, 0);
 	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* A whole decimal number in [min, max] (strtod's forms: 0.5, 1e-3; not
+ * "inf", "nan", or anything after the number), else -1. */
+static int
+parse_double(const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !isfinite(v) || v < min || v > max)
 		return -1;
 	*out = v;
 	return 0;
@@ -373,6 +396,30 @@ perf_check_cq(const struct perf_conf *c)
 	return 0;
 }
 
+/* The EAL's lcores (-l) against --req-lcores, before anything is set up:
+ * requester k runs on the k-th lcore (0: the main one); the embedded pair's
+ * responder takes the next, or shares the main lcore's loop, said so. A
+ * server polls its engines from the main lcore alone. */
+static int
+check_lcores(const struct perf_conf *c)
+{
+	unsigned int n = rte_lcore_count();
+
+	if (c->role == PERF_ROLE_SERVER)
+		return 0;
+	if (n < c->nb_lcores) {
+		fprintf(stderr, "srnic-perf: --req-lcores %u needs at least %u lcores (-l gives %u): "
+				"one per requester lcore, e.g. -l 0-%u\n", c->nb_lcores, c->nb_lcores, n,
+			c->nb_lcores - 1);
+		return -1;
+	}
+	if (c->role == PERF_ROLE_BOTH && n == c->nb_lcores)
+		fprintf(stderr, "srnic-perf: note: %u lcore(s) (-l) for --req-lcores %u: the responder's "
+				"engines share the main lcore with requester 0 (%u lcores give them "
+				"one of their own)\n", n, c->nb_lcores, c->nb_lcores + 1);
+	return 0;
+}
+
 /* A short option's code and the long name errors use. */
 static int
 habit_letter(int o)
@@ -552,14 +599,13 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 				return bad_opt(optarg, "a whole number, at least 1");
 			iters_given = true;
 			break;
-		case O_DURATION: {
-			char *end;
-
-			c->duration = strtod(optarg, &end);
-			if (end == optarg || *end != '\0' || !(c->duration > 0))
-				return bad_opt(optarg, "seconds, more than 0 (e.g. 10 or 0.5)");
+		case O_DURATION:
+			/* finite and capped: "inf" would run nothing (its cycles overflow) */
+			if (parse_double(optarg, 0, PERF_DURATION_MAX_S, &c->duration) != 0 ||
+			    !(c->duration > 0))
+				return bad_opt(optarg, "seconds, more than 0 and at most "
+						       RTE_STR(PERF_DURATION_MAX_S) " (e.g. 10 or 0.5)");
 			break;
-		}
 		case O_LAT:
 			c->lat = true;
 			break;
@@ -601,11 +647,11 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		case O_REORDER:
 		case O_CORRUPT:
 		case O_DELAY: {
-			double v = strtod(optarg, NULL);
+			double v;
 			double *f[] = { &c->loss.drop, &c->loss.dup, &c->loss.reorder,
 					&c->loss.corrupt, &c->loss.delay };
 
-			if (!(v >= 0 && v <= 1))
+			if (parse_double(optarg, 0, 1, &v) != 0)
 				return bad_opt(optarg, "a probability from 0 to 1 (e.g. 0.01)");
 			*f[o - O_DROP] = v;
 			c->lossy = true;
@@ -682,15 +728,12 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 			break;
 		}
 		/* output and defaults (issue 13 items 9, 10, 12, 14) */
-		case O_STATS_PERIOD: {
-			char *end;
-
-			c->stats_period = strtod(optarg, &end);
-			if (end == optarg || *end != '\0' || !(c->stats_period >= 0))
-				return bad_opt(optarg, "seconds, 0 (off) or more (e.g. 1 or 0.5)");
+		case O_STATS_PERIOD:
+			if (parse_double(optarg, 0, PERF_DURATION_MAX_S, &c->stats_period) != 0)
+				return bad_opt(optarg, "seconds, 0 (off) to " RTE_STR(PERF_DURATION_MAX_S)
+						       " (e.g. 1 or 0.5)");
 			stats_given = true;
 			break;
-		}
 		case O_PCAP_SNAPLEN:
 			if (opt_u32(optarg, 0, SRNIC_PCAP_SNAPLEN, &c->pcap_snaplen) != 0)
 				return -1;
@@ -796,5 +839,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 	}
 	if (habit_check(c) != 0)
 		return -1;
-	return perf_check_cq(c);
+	if (perf_check_cq(c) != 0)
+		return -1;
+	return check_lcores(c);
 }

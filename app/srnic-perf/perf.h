@@ -21,6 +21,7 @@
 #define PERF_LAT_SAMPLES_MAX (1u << 22)  /* latency samples kept per run */
 #define PERF_DEFAULT_ITERS 100000        /* small sizes; see perf_iters() */
 #define PERF_PEAK_WINDOW_MS 10          /* BW peak: the best rate over windows of this length */
+#define PERF_DURATION_MAX_S 86400        /* --duration (and --stats-period) at most: a day */
 #define PERF_RUN_TIMEOUT_S 120            /* a run that stalls this long fails */
 #define PERF_DEV_MEM_MB 128               /* DPDK memory a device takes (default pools; measured) */
 /* A client's wait for each line of the server's handshake (its QP

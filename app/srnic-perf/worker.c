@@ -610,7 +610,8 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 	 * the responder takes the next free lcore, or shares the main loop. */
 	resp_on_lcore = local_resp && nb_workers >= c->nb_lcores;
 	if (nb_workers + 1 < c->nb_lcores) {
-		fprintf(stderr, "srnic-perf: --lcores %u needs at least %u lcores (-l)\n",
+		/* check_lcores() refused it before any setup: kept as a guard */
+		fprintf(stderr, "srnic-perf: --req-lcores %u needs at least %u lcores (-l)\n",
 			c->nb_lcores, c->nb_lcores);
 		return -EINVAL;
 	}

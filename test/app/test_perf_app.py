@@ -752,16 +752,38 @@ for args, want in ((["--mtu", "5000"], "--mtu 5000: one of 256, 512, 1024, 2048,
                    (["--sizes", "64,,4K"], "--sizes 64,,4K: a comma-separated list of sizes, none empty"),
                    (["--sizes", "64,"], "--sizes 64,: a comma-separated list of sizes, none empty"),
                    (["--duration", "x"], "--duration x: seconds"),
+                   (["--duration", "inf"], "--duration inf: seconds, more than 0 and at most 86400"),
+                   (["--duration", "1e9"], "--duration 1e9: seconds, more than 0 and at most 86400"),
+                   (["--stats-period", "inf"], "--stats-period inf: seconds, 0 (off) to 86400"),
+                   (["--drop", "x"], "--drop x: a probability from 0 to 1"),
+                   (["--reorder", "0.1x"], "--reorder 0.1x: a probability from 0 to 1"),
+                   (["--corrupt", "1.5"], "--corrupt 1.5: a probability from 0 to 1"),
                    (["--lcores", "2"], "srnic-perf's is --req-lcores"),
                    (["--qps", "2", "--req-lcores", "3"], "--req-lcores 3 with --qps 2"),
                    (["--server", "--peer-qpn", "17"], "--peer-qpn needs --peer-psn and --peer-ip"),
                    (["--server", "--peer-qpn", "17", "--peer-psn", "1"],
                     "--peer-qpn needs --peer-psn and --peer-ip")):
-    rc, out, err = run(args, "perf_badopt")
+    try:  # an accepted value would run: bounded (--duration 1e9)
+        rc, out, err = run(args, "perf_badopt", timeout=120)
+    except subprocess.TimeoutExpired:
+        rc, out, err = None, "", "(still running after 120 s: the value was taken)"
     lines = [l for l in err.splitlines() if l.startswith("srnic-perf:")]
     check(f"bad option {' '.join(args)}: exit 1, one line naming it",
           rc == 1 and len(lines) == 1 and want in lines[0] and "usage:" not in out + err,
           out[-300:] + err[-300:])
+# the lcores -l gives against --req-lcores: refused before any device is
+# set up, naming srnic-perf's option; the responder sharing the main lcore
+# is said, not silent
+rc, out, err = run(["--req-lcores", "2", "--qps", "2"], "perf_lc_few", lcores="0")
+lines = [l for l in err.splitlines() if l.startswith("srnic-perf:")]
+check("-l 0 -- --req-lcores 2: exit 1, one line naming --req-lcores, before any setup",
+      rc == 1 and len(lines) == 1 and "--req-lcores 2 needs at least 2 lcores (-l gives 1)" in
+      lines[0] and "srnic:" not in err and "engine counters" not in out, out[-300:] + err[-300:])
+rc, out, err = run(["--req-lcores", "2", "--qps", "2", "--iters", "1000", "--json"], "perf_lc_share",
+                   lcores="0,1")
+check("-l 0,1 -- --req-lcores 2: runs, and says the responder shares the main lcore",
+      rc == 0 and len(json_lines(out)) == 1 and
+      "the responder's engines share the main lcore with requester 0" in err, err[-400:])
 for argv in ([PERF, "--", "--help"], [PERF, "--help"]):
     p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     check(f"{' '.join(argv[1:])}: srnic-perf's options, exit 0, no EAL brought up",
