@@ -153,6 +153,26 @@ dev_rss_conf(struct srnic_dev *dev, const struct rte_eth_dev_info *info,
 	conf->rx_adv_conf.rss_conf.rss_hf = hf;
 }
 
+/* One failed call of the port's setup: a line naming the port, its driver
+ * and the call with what it returned, and a negative errno for the caller.
+ * Some PMDs return a bare -1 through ethdev (net_memif's start when its
+ * socket is not there), which as an errno would read EPERM: EIO instead. */
+static int
+dev_port_fail(const struct srnic_dev *dev, const struct rte_eth_dev_info *info, const char *call,
+	      int rc)
+{
+	const char *drv = info != NULL && info->driver_name != NULL ? info->driver_name : "?";
+
+	if (rc < -1) {
+		SRNIC_LOG(ERR, "%s: port %u (%s): %s failed: %s", dev->name, dev->port_id, drv, call,
+			  rte_strerror(-rc));
+		return rc;
+	}
+	SRNIC_LOG(ERR, "%s: port %u (%s): %s failed: %d (the PMD's, not an errno: taken as EIO)",
+		  dev->name, dev->port_id, drv, call, rc);
+	return -EIO;
+}
+
 static int
 dev_port_setup(struct srnic_dev *dev, struct rte_mempool *rx_pool, uint16_t tx_seg_knob)
 {
@@ -165,7 +185,7 @@ dev_port_setup(struct srnic_dev *dev, struct rte_mempool *rx_pool, uint16_t tx_s
 	memset(&conf, 0, sizeof(conf));
 	rc = rte_eth_dev_info_get(dev->port_id, &info);
 	if (rc != 0)
-		return rc;
+		return dev_port_fail(dev, NULL, "rte_eth_dev_info_get()", rc);
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	/* The IPv4 header checksum by the NIC; the ICRC masks that field, so
@@ -175,19 +195,23 @@ dev_port_setup(struct srnic_dev *dev, struct rte_mempool *rx_pool, uint16_t tx_s
 		ol_ipv4 = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
 	}
 	seg_max = dev_tx_seg_max(&info, tx_seg_knob);
-	if (dev->nb_engines > info.max_rx_queues || dev->nb_engines > info.max_tx_queues)
+	if (dev->nb_engines > info.max_rx_queues || dev->nb_engines > info.max_tx_queues) {
+		SRNIC_LOG(ERR, "%s: port %u (%s): %u engines need as many queues, the port has "
+			  "%u RX, %u TX", dev->name, dev->port_id, info.driver_name, dev->nb_engines,
+			  info.max_rx_queues, info.max_tx_queues);
 		return -EINVAL;
+	}
 	dev_rss_conf(dev, &info, &conf);
 	rc = rte_eth_dev_configure(dev->port_id, dev->nb_engines, dev->nb_engines, &conf);
 	if (rc != 0)
-		return rc;
+		return dev_port_fail(dev, &info, "rte_eth_dev_configure()", rc);
 	for (q = 0; q < dev->nb_engines; q++) {
 		rc = rte_eth_rx_queue_setup(dev->port_id, q, DEV_RX_DESC, socket, NULL, rx_pool);
 		if (rc != 0)
-			return rc;
+			return dev_port_fail(dev, &info, "rte_eth_rx_queue_setup()", rc);
 		rc = rte_eth_tx_queue_setup(dev->port_id, q, DEV_TX_DESC, socket, NULL);
 		if (rc != 0)
-			return rc;
+			return dev_port_fail(dev, &info, "rte_eth_tx_queue_setup()", rc);
 		dev->engines[q]->tx_seg_max = seg_max;
 		dev->engines[q]->tx_ol_ipv4 = ol_ipv4;
 	}
@@ -205,7 +229,7 @@ dev_port_setup(struct srnic_dev *dev, struct rte_mempool *rx_pool, uint16_t tx_s
 	}
 	rc = rte_eth_dev_start(dev->port_id);
 	if (rc != 0)
-		return rc;
+		return dev_port_fail(dev, &info, "rte_eth_dev_start()", rc);
 	rte_eth_promiscuous_enable(dev->port_id); /* harmless if unsupported */
 	return 0;
 }
@@ -347,8 +371,7 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 	rc = dev_port_setup(dev, dev->rx_pool,
 			    (conf->comp_mask & SRNIC_DEV_CONF_TX_SEG_MAX) ? conf->tx_seg_max : 0);
 	if (rc != 0) {
-		SRNIC_LOG(ERR, "%s: port %u setup failed: %d", dev->name, dev->port_id, rc);
-		rte_errno = -rc;
+		rte_errno = -rc; /* a negative errno, said which call failed */
 		goto fail;
 	}
 	/* port events report changes from here on (srnic_get_async_event()) */

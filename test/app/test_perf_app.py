@@ -724,6 +724,23 @@ check("a client whose server accepts and says nothing: says what it waits for, t
       rc == 1 and f"waiting for the server's reply on 127.0.0.1:{port + 5}" in out and
       f"no reply from the server on 127.0.0.1:{port + 5} in 20 s" in err, out[-300:] + err[-400:])
 
+# 9d. a memif client whose socket is not there: its port does not start
+# (net_memif returns a bare -1): srnic names the port, its driver and the
+# call, and the errno the app prints is a true one (EIO), not -1 read as
+# EPERM ("Operation not permitted")
+tcp = socket.socket()
+tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+tcp.bind(("127.0.0.1", port + 6))
+tcp.listen(1)  # the client's TCP connect comes first: then its port's start fails
+rc, out, err = run(["--client", "127.0.0.1", "--tcp-port", str(port + 6)], "perf_nosock",
+                   lcores="0", vdev=f"--vdev=net_memif0,role=client,socket={sock}.none")
+tcp.close()
+check("a memif client with no socket: the failed call named with the port and driver, a true "
+      "errno (EIO), exit 1",
+      rc == 1 and "port 0 (net_memif): rte_eth_dev_start() failed: -1" in err and
+      "cannot create the srnic device on port 0: Input/output error" in err and
+      "Operation not permitted" not in err, err[-500:])
+
 srv = popen_perf(["--server", "--tcp-port", str(port + 1)], "perf_sig_wait", lcores="1",
                  vdev=f"--vdev=net_memif0,role=server,socket={sock}.w")
 up = wait_listening(srv, port + 1)
