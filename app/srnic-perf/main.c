@@ -141,13 +141,16 @@ main(int argc, char **argv)
 		return 1;
 	perf_signals_install();
 	rc = perf_setup(&env, &conf);
-	if (rc == -ESHUTDOWN) {
-		say_server_stopped(rc, 0, conf.nb_sizes, false);
-		perf_remote_bye(&env); /* the server waits for it */
-		return PERF_EXIT_SERVER_STOPPED;
-	}
-	if (rc != 0)
+	if (rc != 0) {
+		if (rc == -ESHUTDOWN) {
+			say_server_stopped(rc, 0, conf.nb_sizes, false);
+			perf_remote_bye(&env); /* the server waits for it */
+		}
+		perf_teardown(&env); /* what was made before the failure (QPs, buffers) */
+		if (rc == -ESHUTDOWN)
+			return PERF_EXIT_SERVER_STOPPED;
 		return perf_quitting() ? 0 : 1; /* stopped while setting up: said so */
+	}
 	perf_note_pmtu(&env); /* the path MTU the QPs took, the port's clamp explained */
 	if (conf.role == PERF_ROLE_SERVER) {
 		rc = perf_serve(&env);
