@@ -815,12 +815,12 @@ req_mtu_ok(struct srnic_cm *cm, const struct cm_rx *rx)
 		return true;
 	CM_STAT(cm, REJ_BAD_MTU);
 	if (mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096)
-		CM_LOG(WARNING, "%s: a REQ asks path MTU %u, the port carries %u: "
+		CM_LOG(ERR, "%s: a REQ asks path MTU %u, the port carries %u: "
 		       "rejected (REJ invalid MTU); lower the peer's MTU (its netdev's) "
 		       "or give srnic's port a larger one", srnic_dev_name(cm->dev),
 		       128u << mtu, 128u << pa.active_mtu);
 	else
-		CM_LOG(WARNING, "%s: a REQ with path MTU code %u (no such MTU): "
+		CM_LOG(ERR, "%s: a REQ with path MTU code %u (no such MTU): "
 		       "rejected (REJ invalid MTU)", srnic_dev_name(cm->dev), mtu);
 	issue_rej(cm, rx, srnic_cm_req_local_comm_id(rx->mad), SRNIC_CM_MSG_REQ,
 		  SRNIC_CM_REJ_INVALID_MTU);
