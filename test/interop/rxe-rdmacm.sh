@@ -134,7 +134,8 @@ for c in $cases; do
 					g $guest "pkill -x $tool; true" >/dev/null
 					continue
 				fi
-				g -w "$job" -t $run_guard $guest >"$glog" 2>&1 || grc=$?
+				# srnic's end failed: the guest's server waits for nobody
+				g -w "$job" -t $([ $src -eq 0 ] && echo $run_guard || echo 10) $guest >"$glog" 2>&1 || grc=$?
 				[ $grc -ne 124 ] || g -k "$job" $guest >/dev/null || true
 				break
 			done
@@ -167,22 +168,23 @@ for c in $cases; do
 done
 # mtu_rej: the guest's eth0 at 9000 asks path MTU 4096 in its REQ; srnic's
 # port (1500-byte frames) carries 1024: srnic's CM answers REJ INVALID_MTU
-# (26) and the guest's rping fails at once instead of hanging.
+# (26) and the guest's ib_send_lat -R fails at once instead of hanging
+# (the guest has perftest, not rdmacm-utils).
 if [[ " $MTU_CASES " == *" mtu_rej "* ]]; then
 	pcap=$tmp/mtu_rej.pcap slog=$tmp/mtu_rej.srnic.log glog=$tmp/mtu_rej.guest.log
-	g $guest "pkill -x rping; ip link set eth0 mtu 9000" >/dev/null
+	g $guest "pkill -x ib_send_lat; ip link set eth0 mtu 9000" >/dev/null
 	ip netns exec rxenet tcpdump -i dpdk0-br --immediate-mode -w "$pcap" -U 'udp port 4791 or arp' 2>"$pcap.err" &
 	dump=$!
 	for _ in $(seq 100); do grep -q "listening on" "$pcap.err" && break; sleep 0.1; done
-	echo "=== mtu_rej, srnic-server: srnic: rping -s -a $srnic_ip; guest (eth0 mtu 9000): rping -c -a $srnic_ip"
-	timeout $run_guard "${srnic_run[@]}" rping -s -v -C 1 -a $srnic_ip >"$slog" 2>&1 &
+	echo "=== mtu_rej, srnic-server: srnic: ib_send_lat -R; guest (eth0 mtu 9000): ib_send_lat -R $srnic_ip"
+	timeout $run_guard "${srnic_run[@]}" ib_send_lat -R -s 64 -n 10 >"$slog" 2>&1 &
 	srv=$!
 	for _ in $(seq 600); do
 		grep -q "srnic librdmacm: .*listening on " "$slog" 2>/dev/null && break
 		sleep 0.1
 	done
 	grc=0
-	g -t 60 $guest "rping -c -v -C 1 -a $srnic_ip" >"$glog" 2>&1 || grc=$?
+	g -t 60 $guest "ib_send_lat -R -s 64 -n 10 $srnic_ip" >"$glog" 2>&1 || grc=$?
 	kill -INT $srv 2>/dev/null || true
 	wait $srv 2>/dev/null || true
 	sleep 0.5
@@ -198,7 +200,7 @@ if [[ " $MTU_CASES " == *" mtu_rej "* ]]; then
 		echo "--- srnic ($slog):"; tail -15 "$slog"
 		echo "--- guest ($glog):"; tail -15 "$glog"
 	fi
-	echo "guest rping exit $grc; REJ reason in the capture: ${reason:-none}; srnic: $(grep -o 'a REQ asks path MTU.*rejected' "$slog" | head -1)"
+	echo "guest ib_send_lat exit $grc; REJ reason in the capture: ${reason:-none}; srnic: $(grep -o 'a REQ asks path MTU.*rejected' "$slog" | head -1)"
 	summary+=("$(printf '%-9s %-13s %5s %5s %7s %4s %4s  %-16s %-40s %s' mtu_rej srnic-server - $grc \
 		- - - "REJ ${reason:-none}" "REQ REJ" $ok)")
 fi
