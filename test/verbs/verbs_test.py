@@ -158,11 +158,25 @@ def perftest_rows(out):
     return rows
 
 
+# perftest calibrates its cycle counter by a regression over short sleeps
+# and gives up when a loaded host disturbs it ("Correlation coefficient
+# r^2: 0.735085 < 0.9", then "Can't produce a report"; its -F does not skip
+# it): that pair runs again, at most PERFTEST_CLOCK_RUNS times in all.
+PERFTEST_CLOCK_RUNS = 3
+PERFTEST_CLOCK_RE = re.compile(r"^Correlation coefficient r\^2: [0-9.e-]+ < 0\.9$", re.M)
+
+
 def perftest(tool, args, label=None, nrows=1):
     name = label or "%s%s" % (tool, "".join(args).replace("-", "_").replace(" ", ""))
-    port = free_tcp_port()
-    prog = [tool, "-p", str(port)] + args
-    p = memif_pair(name, prog, prog, port)
+    for run in range(1, PERFTEST_CLOCK_RUNS + 1):
+        port = free_tcp_port()
+        prog = [tool, "-p", str(port)] + args
+        p = memif_pair(name, prog, prog, port)
+        if run == PERFTEST_CLOCK_RUNS or p.rc_c == 0 or not (
+                PERFTEST_CLOCK_RE.search(p.out_c) or PERFTEST_CLOCK_RE.search(p.out_s)):
+            break
+        print("%s: perftest's clock calibration failed (load), run %d: again" % (name, run),
+              flush=True)
     if not p.ok():
         return
     rows = perftest_rows(p.out_c)
