@@ -491,6 +491,10 @@ handle_request(struct cma_id *l, struct srnic_cm_id *cmid, const struct srnic_cm
 		c->init_depth = ev->param.req.responder_resources;
 		c->remote_qpn = ev->param.req.remote_qpn;
 		c->id.qp_type = ev->param.req.qp_type;
+		/* Linux's cma: an MRA, sent only if the REQ comes again before
+		 * the program answers (a slow rdma_accept does not lose the
+		 * peer to its REQ retries) */
+		srnic_cm_send_mra(cmid, SRNIC_CM_MRA_FLAG_DELAY | CMA_CM_MRA_TIMEOUT, NULL, 0);
 	}
 	event_queue(l->chan, e);
 	return 0;

@@ -36,6 +36,7 @@
 /* the CM's parameters for rdma_cm's connections, as Linux's cma.c sets them */
 #define CMA_CM_RESPONSE_TIMEOUT 20  /* 4.096 us * 2^20: 4.3 s per REQ/REP try */
 #define CMA_MAX_CM_RETRIES 15
+#define CMA_CM_MRA_TIMEOUT 24       /* MRA service timeout, 4.096 us * 2^24: 69 s (Linux's CMA_CM_MRA_SETTING) */
 #define CMA_PACKET_LIFETIME 18      /* the path's; local ACK timeout = 19 (the golden REQ's) */
 #define CMA_HOP_LIMIT 64
 #define CMA_SIDR_TIMEOUT_MS 4096    /* per SIDR_REQ try (1 << (CMA_CM_RESPONSE_TIMEOUT - 8)) */

@@ -2026,8 +2026,10 @@ srnic_cm_send_mra(struct srnic_cm_id *id, uint8_t service_timeout, const void *p
 	struct srnic_cm *cm;
 	uint8_t *m;
 	uint32_t what;
+	bool delay = (service_timeout & SRNIC_CM_MRA_FLAG_DELAY) != 0;
 	int rc = 0;
 
+	service_timeout &= (uint8_t)~SRNIC_CM_MRA_FLAG_DELAY;
 	if (id == NULL || len > SRNIC_CM_MRA_PDATA || (len > 0 && private_data == NULL) ||
 	    service_timeout > CM_MAX_TIMEOUT)
 		return -EINVAL;
@@ -2057,7 +2059,13 @@ srnic_cm_send_mra(struct srnic_cm_id *id, uint8_t service_timeout, const void *p
 	srnic_cm_mra_msg_mraed_set(m, what);
 	srnic_cm_mra_service_timeout_set(m, service_timeout);
 	pdata_copy(srnic_cm_mra_pdata(m), private_data, len);
-	last_send(cm, id);
+	if (delay) {
+		/* kept for a repeated REQ/REP (rx_req, rx_rep); the peer knows no more yet */
+		id->last_valid = true;
+		CM_STAT(cm, MRA_DELAYED);
+	} else {
+		last_send(cm, id);
+	}
 out:
 	pthread_mutex_unlock(&cm->lock);
 	return rc;

@@ -38,6 +38,7 @@
 	X(TIMEWAIT_EXIT, "timewait_exit") \
 	X(DUP_REQ, "dup_req")                   /* a REQ already taken: answered (REP/MRA/REJ) or dropped */ \
 	X(DUP_REP, "dup_rep")                   /* a REP already taken: RTU or MRA sent again */ \
+	X(MRA_DELAYED, "mra_delayed")           /* an MRA kept to answer a repeated REQ/REP (SRNIC_CM_MRA_FLAG_DELAY) */ \
 	X(DUP_DREQ, "dup_dreq")                 /* DREQ in DREQ_RCVD/TIMEWAIT, or unknown: DREP */ \
 	X(DUP_SIDR_REQ, "dup_sidr_req") \
 	X(STALE_CONN, "stale_conn")             /* REQ for a QP still connected: REJ STALE_CONN */ \

@@ -34,6 +34,7 @@ struct srnic_cm_id;
 #define SRNIC_CM_REJ_PDATA 148
 #define SRNIC_CM_REJ_ARI 72         /**< additional rejection information bytes */
 #define SRNIC_CM_REP_PDATA 196
+#define SRNIC_CM_MRA_FLAG_DELAY 0x80 /**< srnic_cm_send_mra(): send only when the peer repeats */
 #define SRNIC_CM_RTU_PDATA 224
 #define SRNIC_CM_DREQ_PDATA 220
 #define SRNIC_CM_DREP_PDATA 224
@@ -318,6 +319,13 @@ int srnic_cm_send_rep(struct srnic_cm_id *id, const struct srnic_cm_rep_param *p
 int srnic_cm_send_rtu(struct srnic_cm_id *id, const void *private_data, uint8_t len);
 int srnic_cm_send_rej(struct srnic_cm_id *id, enum srnic_cm_rej_reason reason, const void *ari,
 		      uint8_t ari_len, const void *private_data, uint8_t len);
+/**
+ * MRA for a REQ or REP received and not answered yet. service_timeout is the
+ * 5-bit IBA time (4.096 us * 2^t) the peer should wait; or'ed with
+ * SRNIC_CM_MRA_FLAG_DELAY, nothing is sent now: the MRA goes out only if the
+ * peer sends its message again (as Linux's rdma_cm does for every connect
+ * request its consumer has not answered yet).
+ */
 int srnic_cm_send_mra(struct srnic_cm_id *id, uint8_t service_timeout, const void *private_data,
 		      uint8_t len);
 int srnic_cm_send_dreq(struct srnic_cm_id *id, const void *private_data, uint8_t len);

@@ -916,6 +916,55 @@ test_mra_late_rep(void **state)
 	assert_int_equal(srnic_cm_destroy_id(l), 0);
 }
 
+/* Linux's rdma_cm on every connect request: an MRA kept back (FLAG_DELAY),
+ * sent only when the REQ comes again before the consumer answers */
+static void
+test_mra_delayed(void **state)
+{
+	struct srnic_cm_req_param p;
+	struct srnic_cm_rep_param rp;
+	struct srnic_cm_id *a, *b, *l;
+	struct ev *v;
+
+	(void)state;
+	l = listen_on(1, SID);
+	a = srnic_cm_create_id(S[0].cm, handler, &S[0]);
+	req_param(&p, 0x7a, SID);
+	p.remote_cm_response_timeout = 8; /* 1 ms: the REQ comes again soon */
+	p.max_cm_retries = 15;
+	assert_int_equal(srnic_cm_send_req(a, &p), 0);
+	RUN_UNTIL((v = ev_find(1, SRNIC_CM_EV_REQ_RECEIVED, NULL, 0)) != NULL);
+	b = v->id;
+	assert_int_equal(srnic_cm_send_mra(b, 0x40 | SRNIC_CM_MRA_FLAG_DELAY, NULL, 0), -EINVAL);
+	assert_int_equal(srnic_cm_send_mra(b, 20 | SRNIC_CM_MRA_FLAG_DELAY, "late", 4), 0);
+	assert_int_equal(srnic_cm_id_state(b), SRNIC_CM_MRA_REQ_SENT);
+	/* nothing on the wire yet */
+	assert_int_equal(stat(1, "tx_mra"), 0);
+	assert_int_equal(stat(1, "mra_delayed"), 1);
+	RUN_UNTIL((v = ev_find(0, SRNIC_CM_EV_MRA_RECEIVED, a, 0)) != NULL);
+	assert_int_equal(v->e.param.mra.service_timeout, 20); /* the flag is not on the wire */
+	assert_memory_equal(v->pdata, "late", 4);
+	assert_int_equal(srnic_cm_id_state(a), SRNIC_CM_MRA_REQ_RCVD);
+	assert_true(stat(1, "dup_req") >= 1);
+	assert_true(stat(1, "tx_mra") >= 1);
+	assert_true(stat(0, "rx_mra") >= 1);
+	memset(&rp, 0, sizeof(rp));
+	rp.qp_num = 0x81;
+	rp.starting_psn = 6;
+	assert_int_equal(srnic_cm_send_rep(b, &rp), 0);
+	RUN_UNTIL(ev_find(0, SRNIC_CM_EV_REP_RECEIVED, a, 0) != NULL);
+	assert_int_equal(srnic_cm_send_rtu(a, NULL, 0), 0);
+	RUN_UNTIL(ev_find(1, SRNIC_CM_EV_RTU_RECEIVED, b, 0) != NULL);
+	assert_int_equal(srnic_cm_id_state(b), SRNIC_CM_ESTABLISHED);
+	assert_null(ev_find(0, SRNIC_CM_EV_REQ_ERROR, a, 0));
+	assert_int_equal(srnic_cm_destroy_id(a), 0);
+	RUN_UNTIL(ev_find(1, SRNIC_CM_EV_DREQ_RECEIVED, b, 0) != NULL);
+	assert_int_equal(srnic_cm_send_drep(b, NULL, 0), 0);
+	RUN_UNTIL(ev_find(1, SRNIC_CM_EV_TIMEWAIT_EXIT, b, 0) != NULL);
+	assert_int_equal(srnic_cm_destroy_id(b), 0);
+	assert_int_equal(srnic_cm_destroy_id(l), 0);
+}
+
 static void
 test_dreq_passive(void **state)
 {
@@ -1611,6 +1660,7 @@ main(void)
 		cmocka_unit_test(test_log_type),
 		cmocka_unit_test_setup_teardown(test_user_rej, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mra_late_rep, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mra_delayed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dreq_passive, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dreq_both, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_conn, setup, teardown),
