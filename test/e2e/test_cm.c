@@ -477,6 +477,42 @@ listen_on(int s, uint64_t sid)
 	return l;
 }
 
+/* A's REQ (p, from req_param()) to B, B's new id from its REQ_RECEIVED. */
+static struct srnic_cm_id *
+req_to_b(struct srnic_cm_id *a, const struct srnic_cm_req_param *p)
+{
+	struct ev *v;
+
+	assert_int_equal(srnic_cm_send_req(a, p), 0);
+	RUN_UNTIL((v = ev_find(1, SRNIC_CM_EV_REQ_RECEIVED, NULL, 0)) != NULL);
+	return v->id;
+}
+
+/* B's REP (qpn, psn), A's RTU, then A destroys its ESTABLISHED id: a DREQ,
+ * B's DREP, B's timewait; the ids and the listener l go. */
+static void
+rep_rtu_close(struct srnic_cm_id *a, struct srnic_cm_id *b, struct srnic_cm_id *l, uint32_t qpn,
+	      uint32_t psn)
+{
+	struct srnic_cm_rep_param rp;
+
+	memset(&rp, 0, sizeof(rp));
+	rp.qp_num = qpn;
+	rp.starting_psn = psn;
+	assert_int_equal(srnic_cm_send_rep(b, &rp), 0);
+	RUN_UNTIL(ev_find(0, SRNIC_CM_EV_REP_RECEIVED, a, 0) != NULL);
+	assert_int_equal(srnic_cm_send_rtu(a, NULL, 0), 0);
+	RUN_UNTIL(ev_find(1, SRNIC_CM_EV_RTU_RECEIVED, b, 0) != NULL);
+	assert_int_equal(srnic_cm_id_state(b), SRNIC_CM_ESTABLISHED);
+	assert_null(ev_find(0, SRNIC_CM_EV_REQ_ERROR, a, 0));
+	assert_int_equal(srnic_cm_destroy_id(a), 0);
+	RUN_UNTIL(ev_find(1, SRNIC_CM_EV_DREQ_RECEIVED, b, 0) != NULL);
+	assert_int_equal(srnic_cm_send_drep(b, NULL, 0), 0);
+	RUN_UNTIL(ev_find(1, SRNIC_CM_EV_TIMEWAIT_EXIT, b, 0) != NULL);
+	assert_int_equal(srnic_cm_destroy_id(b), 0);
+	assert_int_equal(srnic_cm_destroy_id(l), 0);
+}
+
 /* One RC connection made by the CM, A active. */
 struct conn {
 	struct srnic_cm_id *a, *b; /* A's id, B's (from REQ_RECEIVED) */
@@ -870,7 +906,6 @@ static void
 test_mra_late_rep(void **state)
 {
 	struct srnic_cm_req_param p;
-	struct srnic_cm_rep_param rp;
 	struct srnic_cm_id *a, *b, *l;
 	uint64_t budget_us, until;
 	struct ev *v;
@@ -883,9 +918,7 @@ test_mra_late_rep(void **state)
 	p.max_cm_retries = 1;
 	/* without an MRA the REQ is given up after 2 tries of ~3 ms */
 	budget_us = 2 * (2 * 1049 + 1049);
-	assert_int_equal(srnic_cm_send_req(a, &p), 0);
-	RUN_UNTIL((v = ev_find(1, SRNIC_CM_EV_REQ_RECEIVED, NULL, 0)) != NULL);
-	b = v->id;
+	b = req_to_b(a, &p);
 	assert_int_equal(srnic_cm_send_mra(b, 20 /* 4.3 s */, "wait", 4), 0);
 	assert_int_equal(srnic_cm_id_state(b), SRNIC_CM_MRA_REQ_SENT);
 	RUN_UNTIL((v = ev_find(0, SRNIC_CM_EV_MRA_RECEIVED, a, 0)) != NULL);
@@ -899,21 +932,7 @@ test_mra_late_rep(void **state)
 	assert_int_equal(srnic_cm_id_state(a), SRNIC_CM_MRA_REQ_RCVD);
 	assert_null(ev_find(0, SRNIC_CM_EV_REQ_ERROR, a, 0));
 	assert_int_equal(stat(0, "req_timeout"), 0);
-	memset(&rp, 0, sizeof(rp));
-	rp.qp_num = 0x80;
-	rp.starting_psn = 5;
-	assert_int_equal(srnic_cm_send_rep(b, &rp), 0);
-	RUN_UNTIL(ev_find(0, SRNIC_CM_EV_REP_RECEIVED, a, 0) != NULL);
-	assert_int_equal(srnic_cm_send_rtu(a, NULL, 0), 0);
-	RUN_UNTIL(ev_find(1, SRNIC_CM_EV_RTU_RECEIVED, b, 0) != NULL);
-	assert_int_equal(srnic_cm_id_state(b), SRNIC_CM_ESTABLISHED);
-	/* destroy in ESTABLISHED: a DREQ, B answers it */
-	assert_int_equal(srnic_cm_destroy_id(a), 0);
-	RUN_UNTIL(ev_find(1, SRNIC_CM_EV_DREQ_RECEIVED, b, 0) != NULL);
-	assert_int_equal(srnic_cm_send_drep(b, NULL, 0), 0);
-	RUN_UNTIL(ev_find(1, SRNIC_CM_EV_TIMEWAIT_EXIT, b, 0) != NULL);
-	assert_int_equal(srnic_cm_destroy_id(b), 0);
-	assert_int_equal(srnic_cm_destroy_id(l), 0);
+	rep_rtu_close(a, b, l, 0x80, 5);
 }
 
 /* Linux's rdma_cm on every connect request: an MRA kept back (FLAG_DELAY),
@@ -922,7 +941,6 @@ static void
 test_mra_delayed(void **state)
 {
 	struct srnic_cm_req_param p;
-	struct srnic_cm_rep_param rp;
 	struct srnic_cm_id *a, *b, *l;
 	struct ev *v;
 
@@ -932,9 +950,7 @@ test_mra_delayed(void **state)
 	req_param(&p, 0x7a, SID);
 	p.remote_cm_response_timeout = 8; /* 1 ms: the REQ comes again soon */
 	p.max_cm_retries = 15;
-	assert_int_equal(srnic_cm_send_req(a, &p), 0);
-	RUN_UNTIL((v = ev_find(1, SRNIC_CM_EV_REQ_RECEIVED, NULL, 0)) != NULL);
-	b = v->id;
+	b = req_to_b(a, &p);
 	assert_int_equal(srnic_cm_send_mra(b, 0x40 | SRNIC_CM_MRA_FLAG_DELAY, NULL, 0), -EINVAL);
 	assert_int_equal(srnic_cm_send_mra(b, 20 | SRNIC_CM_MRA_FLAG_DELAY, "late", 4), 0);
 	assert_int_equal(srnic_cm_id_state(b), SRNIC_CM_MRA_REQ_SENT);
@@ -948,21 +964,7 @@ test_mra_delayed(void **state)
 	assert_true(stat(1, "dup_req") >= 1);
 	assert_true(stat(1, "tx_mra") >= 1);
 	assert_true(stat(0, "rx_mra") >= 1);
-	memset(&rp, 0, sizeof(rp));
-	rp.qp_num = 0x81;
-	rp.starting_psn = 6;
-	assert_int_equal(srnic_cm_send_rep(b, &rp), 0);
-	RUN_UNTIL(ev_find(0, SRNIC_CM_EV_REP_RECEIVED, a, 0) != NULL);
-	assert_int_equal(srnic_cm_send_rtu(a, NULL, 0), 0);
-	RUN_UNTIL(ev_find(1, SRNIC_CM_EV_RTU_RECEIVED, b, 0) != NULL);
-	assert_int_equal(srnic_cm_id_state(b), SRNIC_CM_ESTABLISHED);
-	assert_null(ev_find(0, SRNIC_CM_EV_REQ_ERROR, a, 0));
-	assert_int_equal(srnic_cm_destroy_id(a), 0);
-	RUN_UNTIL(ev_find(1, SRNIC_CM_EV_DREQ_RECEIVED, b, 0) != NULL);
-	assert_int_equal(srnic_cm_send_drep(b, NULL, 0), 0);
-	RUN_UNTIL(ev_find(1, SRNIC_CM_EV_TIMEWAIT_EXIT, b, 0) != NULL);
-	assert_int_equal(srnic_cm_destroy_id(b), 0);
-	assert_int_equal(srnic_cm_destroy_id(l), 0);
+	rep_rtu_close(a, b, l, 0x81, 6);
 }
 
 static void
@@ -1203,7 +1205,6 @@ test_dup_req(void **state)
 	struct srnic_cm_req_param p;
 	struct srnic_cm_rep_param rp;
 	struct srnic_cm_id *l, *a, *b;
-	struct ev *v;
 
 	(void)state;
 	l = listen_on(1, SID);
@@ -1211,9 +1212,7 @@ test_dup_req(void **state)
 	req_param(&p, 0x91, SID);
 	p.remote_cm_response_timeout = 10; /* A resends its REQ after ~6 ms */
 	p.local_cm_response_timeout = 22;  /* B would resend its REP after 17 s */
-	assert_int_equal(srnic_cm_send_req(a, &p), 0);
-	RUN_UNTIL((v = ev_find(1, SRNIC_CM_EV_REQ_RECEIVED, NULL, 0)) != NULL);
-	b = v->id;
+	b = req_to_b(a, &p);
 	drop(1, SRNIC_CM_ATTR_REP, 0, 1);
 	memset(&rp, 0, sizeof(rp));
 	rp.qp_num = 0x92;
