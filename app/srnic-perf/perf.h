@@ -24,9 +24,16 @@
 #define PERF_DURATION_MAX_S 86400        /* --duration (and --stats-period) at most: a day */
 #define PERF_RUN_TIMEOUT_S 120            /* a run that stalls this long fails */
 #define PERF_DEV_MEM_MB 128               /* DPDK memory a device takes (default pools; measured) */
-/* A client's wait for each line of the server's handshake (its QP
- * parameters, READY): a peer that accepts and says nothing is given up on. */
+/* Each side's wait for each line of the other's handshake (the client's
+ * greeting and QP parameters, the server's QP parameters and READY): a
+ * peer that connects or accepts and then says nothing is given up on. */
 #define PERF_HANDSHAKE_WAIT_S 20
+/* A server's wait for a greeted client's HELLO: the client brings its
+ * device and QPs up in between (seconds under ASan on a loaded host). */
+#define PERF_CLIENT_SETUP_WAIT_S 120
+/* A client's first line, sent as soon as its TCP connection is up (the
+ * number is the exchange's version). */
+#define PERF_GREETING "SRNIC-PERF 1"
 #define PERF_CTL_POLL_MS 10               /* a client looks at its control socket this often mid-run */
 /* Exit status of a client whose server stopped the run (a signal there, its
  * STOP line, or its control connection closed) before it was done. */

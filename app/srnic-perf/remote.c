@@ -4,6 +4,8 @@
  * port, the client (requester) connects, and they exchange each QP's
  * parameters as text lines before the traffic starts on the DPDK port:
  *
+ *   C: SRNIC-PERF 1   (PERF_GREETING, at once: a server drops a connection
+ *                      that says nothing else within PERF_HANDSHAKE_WAIT_S)
  *   C: HELLO op qps depth mtu maxsize lcores verify
  *   S: QP <qpn> <psn> <rkey> <va> <gid hex> <mac>   (one per QP), END
  *   C: QP <qpn> <psn> 0 0 <gid hex> <mac>           (one per QP), END
@@ -55,6 +57,8 @@ static bool finishing;
  * stop_deadline (a second signal exits at once). */
 static bool stopping;
 static uint64_t stop_deadline;
+/* --server: the client of the connection in hand, "address:port" */
+static char client_addr[64];
 
 static int
 send_line(int fd, const char *fmt, ...)
@@ -72,9 +76,10 @@ send_line(int fd, const char *fmt, ...)
 }
 
 /* Read one line; while waiting, keep the responder's engines running
- * (serve). A client gives what it waits for and for how long (wait_s > 0):
- * after a second of silence it says so, at wait_s it gives up (-ETIMEDOUT,
- * said why); a server's waits are its client's to end (wait_s 0). */
+ * (serve). wait_s > 0 bounds the wait for what (-ETIMEDOUT, said why): a
+ * client also says after a second of silence what it waits for; a server
+ * bounds its client's handshake only (between runs and mid-run a server's
+ * waits are its client's to end: wait_s 0). */
 static int
 get_line(struct perf_env *env, char *buf, size_t len, bool serve, int wait_s, const char *what)
 {
@@ -101,13 +106,20 @@ get_line(struct perf_env *env, char *buf, size_t len, bool serve, int wait_s, co
 				perf_resp_poll_once(env, env->run_size, &errs);
 				env->remote_verify_errors += errs;
 			} else if (wait_s > 0 && rte_get_timer_cycles() - t0 >= (uint64_t)wait_s * hz) {
-				fprintf(stderr, "srnic-perf: no reply from the server on %s:%u in %d s "
-						"(waiting for %s): it accepted the connection but says "
-						"nothing; is it srnic-perf --server (a perftest server "
-						"takes --perftest)?\n", c->peer_host, c->tcp_port, wait_s,
-					what);
+				if (c->role == PERF_ROLE_SERVER)
+					printf("srnic-perf: the client at %s sent nothing more in %d s "
+					       "(waiting for %s): dropped it (a srnic-perf client "
+					       "greets at once and sends its QPs as soon as they are "
+					       "up)\n", client_addr, wait_s, what);
+				else
+					fprintf(stderr, "srnic-perf: no reply from the server on %s:%u "
+							"in %d s (waiting for %s): it accepted the "
+							"connection but says nothing; is it srnic-perf "
+							"--server (a perftest server takes --perftest)?\n",
+						c->peer_host, c->tcp_port, wait_s, what);
+				fflush(stdout);
 				return -ETIMEDOUT;
-			} else if (wait_s > 0 && !said) {
+			} else if (wait_s > 0 && !said && c->role != PERF_ROLE_SERVER) {
 				printf("srnic-perf: waiting for the server's reply on %s:%u (%s; at most "
 				       "%d s)\n", c->peer_host, c->tcp_port, what, wait_s);
 				fflush(stdout);
@@ -194,8 +206,9 @@ recv_and_connect(struct perf_env *env, int side, uint32_t my_psn)
 	uint32_t i;
 	int rc;
 
-	int wait_s = side == 0 ? PERF_HANDSHAKE_WAIT_S : 0;
-	const char *what = side == 0 ? "its QP parameters, after our HELLO" : NULL;
+	int wait_s = PERF_HANDSHAKE_WAIT_S;
+	const char *what = side == 0 ? "its QP parameters, after our HELLO" :
+				       "its QP parameters, after ours";
 
 	perf_qp_conf(env->conf, &qc);
 	for (i = 0; i < env->conf->qps; i++) {
@@ -338,13 +351,20 @@ tcp_listen(uint16_t port)
 static int
 tcp_accept(int lfd, uint16_t port)
 {
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
 	int fd;
 
 	printf("srnic-perf: server waiting for a client on TCP port %u\n", port);
 	fflush(stdout);
 	do
-		fd = accept(lfd, NULL, NULL);
+		fd = accept(lfd, (struct sockaddr *)&sa, &len);
 	while (fd < 0 && errno == EINTR && !perf_quitting());
+	if (fd >= 0 && sa.sin_family == AF_INET)
+		snprintf(client_addr, sizeof(client_addr), "%s:%u", inet_ntoa(sa.sin_addr),
+			 ntohs(sa.sin_port));
+	else
+		snprintf(client_addr, sizeof(client_addr), "(unknown address)");
 	if (fd < 0 && perf_quitting())
 		printf("srnic-perf: stopped while waiting for a client\n");
 	else if (fd < 0)
@@ -443,6 +463,8 @@ perf_remote_setup(struct perf_env *env)
 		env->sock = perf_tcp_client(c->peer_host, c->tcp_port);
 		if (env->sock < 0)
 			return -ECONNREFUSED; /* said why */
+		if (send_line(env->sock, PERF_GREETING "\n") != 0)
+			return -EIO;
 		rc = perf_setup_dev(env, 0);
 		if (rc == 0)
 			rc = perf_setup_qps(env);
@@ -571,7 +593,23 @@ session_begin(struct perf_env *env)
 	}
 	if (env->sock < 0)
 		return perf_quitting() ? -EINTR : -ENOTCONN; /* accept() failed: said why */
-	rc = get_line(env, line, sizeof(line), false, SERVER_WAIT);
+	/* A connection that is not a srnic-perf client (a port scan, a stray
+	 * telnet, perftest's client without --perftest here) must not hold the
+	 * server: it greets at once or is dropped. */
+	rc = get_line(env, line, sizeof(line), false, PERF_HANDSHAKE_WAIT_S,
+		      "its greeting, '" PERF_GREETING "'");
+	if (rc == 0 && strcmp(line, PERF_GREETING) != 0) {
+		printf("srnic-perf: the client at %s is not a srnic-perf client of this version "
+		       "(its first line: '%.64s', not '" PERF_GREETING "'): dropped it%s\n",
+		       client_addr, line,
+		       strncmp(line, "SRNIC-PERF", 10) == 0 ? " (run the same srnic-perf on both ends)" :
+		       " (a perftest client needs --perftest here)");
+		fflush(stdout);
+		return -EPROTO;
+	}
+	if (rc == 0)
+		rc = get_line(env, line, sizeof(line), false, PERF_CLIENT_SETUP_WAIT_S,
+			      "its HELLO, after its greeting");
 	if (rc == -EINTR)
 		return server_stop(env, false);
 	if (rc != 0)
@@ -802,8 +840,9 @@ perf_serve(struct perf_env *env)
 	 * signal (--persist, as testpmd stays up): each with QPs of its own. */
 	for (;;) {
 		int rc = session_begin(env);
+		bool began = rc == 0;
 
-		if (rc == 0)
+		if (began)
 			rc = serve_client(env);
 		if (rc == -EINTR || (rc != 0 && perf_quitting()))
 			return 0; /* a signal: said so */
@@ -811,7 +850,7 @@ perf_serve(struct perf_env *env)
 			return rc; /* no client to be had: persisting would spin */
 		if (rc == -ECONNRESET || rc == -EIO)
 			client_gone(env, c->persist ? stdout : stderr);
-		clients++;
+		clients += began; /* a connection dropped at its greeting is no client */
 		if (!c->persist)
 			return rc;
 		close(env->sock);

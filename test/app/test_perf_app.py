@@ -675,7 +675,7 @@ def fake_client(port):
     s = socket.create_connection(("127.0.0.1", port), timeout=SERVER_UP_S)
     f = s.makefile("r")
     got = []
-    s.sendall(b"HELLO 0 1 16 5 64 1 0\n")
+    s.sendall(b"SRNIC-PERF 1\nHELLO 0 1 16 5 64 1 0\n")
     for line in f:
         got.append(line)
         if line == "END\n":
@@ -749,7 +749,7 @@ import threading
 
 
 def one_shot_peer(lport, reply):
-    """A TCP peer on lport: reads the client's HELLO, sends reply, closes."""
+    """A TCP peer on lport: reads the client's greeting and HELLO, sends reply, closes."""
     ls = socket.socket()
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind(("127.0.0.1", lport))
@@ -760,7 +760,9 @@ def one_shot_peer(lport, reply):
         try:
             c, _ = ls.accept()
             c.settimeout(SERVER_UP_S)
-            c.makefile("r").readline()
+            f = c.makefile("r")
+            while not f.readline().startswith("HELLO"):
+                pass
             c.sendall(reply)
             c.close()
         except OSError:
@@ -1295,6 +1297,23 @@ try:
           c1.stdout[-400:] + c1.stderr[-400:])
     seen = kill_mid_run(memif_client(sock, port, 2, ["--op", "write", "--size", "4096",
                                                      "--duration", "60", "--verify"]))
+    # Connections that are not srnic-perf clients must not hold a persistent
+    # server: one that never speaks is dropped after PERF_HANDSHAKE_WAIT_S
+    # (20 s), one that speaks another tongue at once; neither counts as a
+    # client, and the next real client is served.
+    pre = []
+    silent = socket.create_connection(("127.0.0.1", port), timeout=SERVER_UP_S)
+    dropped_silent = read_until(srv, r"sent nothing more in 20 s \(waiting for its greeting",
+                                pre)
+    silent.close()
+    chatty = socket.create_connection(("127.0.0.1", port), timeout=SERVER_UP_S)
+    chatty.sendall(b"GET / HTTP/1.0\n")
+    dropped_chatty = read_until(srv, r"is not a srnic-perf client of this version \(its first "
+                                     r"line: 'GET / HTTP/1.0'", pre)
+    chatty.close()
+    check("--persist: a connection that says nothing is dropped after 20 s, one that is not "
+          "srnic-perf at once, each with a line naming it",
+          dropped_silent and dropped_chatty, "".join(pre)[-800:])
     c3 = subprocess.run(memif_client(sock, port, 3, ["--op", "send", "--size", "100", "--qps", "2",
                                                       "--iters", "2000", "--verify", "--json"]),
                         capture_output=True, text=True, timeout=180)
@@ -1305,6 +1324,7 @@ try:
           seen[-300:] + c3.stdout[-400:] + c3.stderr[-400:])
     srv.send_signal(_signal.SIGINT)
     sout, serr = srv.communicate(timeout=60)
+    sout = "".join(pre) + sout
     gone = [l for l in sout.splitlines() if "the client went away" in l]
     check("--persist: one line for the killed client, with its partial figures",
           len(gone) == 1 and "into its run of 4096-byte write: partial" in gone[0] and
@@ -1312,7 +1332,7 @@ try:
           "waiting for the next one" in gone[0], sout[-1500:] + serr[-500:])
     check("--persist: three clients, then a signal: exit 0",
           srv.returncode == 0 and "3 client(s) served" in sout and
-          sout.count("server waiting for a client") == 4, sout[-1500:] + serr[-500:])
+          sout.count("server waiting for a client") == 6, sout[-1500:] + serr[-500:])
 finally:
     if srv.poll() is None:
         srv.kill()
