@@ -18,7 +18,15 @@
 #   CASES: rping rping_4k send_lat read_bw udaddy mtu_rej (default: all)
 #   ROLES: srnic-server srnic-client (default: both)
 #   RXE_KIT: the rdma_rxe QEMU kit (default ../shared/rxe-peer; README there)
+#   PERFTEST_DIR: the ib_* tools of srnic's end from there (e.g. an upstream
+#     perftest build tree; default: Debian's, in PATH)
+#   GUEST_PERFTEST_DIR: the guest's from there, a directory in the guest
+#     (default: Debian's). perftest -R's key exchange is its struct
+#     pingpong_dest raw, 64 bytes since upstream's 4f48008 (26.04.17), 56
+#     in Debian's 4.5-0.17: the two ends need one layout.
 #   KEEP=1 keeps the captures/logs
+#   RACE_RUNS: runs of a pair that lost perftest's reconnect race (default 4;
+#     1: no rerun, e.g. for a perftest that retries after the REJ itself)
 # Needs root (netns, tcpdump) and a release build (usertools/srnic build).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,11 +37,19 @@ cases=${cases//mtu_rej/}
 roles=${2:-"srnic-server srnic-client"}
 guest=A guest_ip=10.77.0.2 srnic_ip=10.77.0.10
 run_guard=300                # a run that takes longer has hung (TCG: ms per op)
-RACE_RUNS=4                  # runs of a perftest pair that lost its reconnect race
+RACE_RUNS=${RACE_RUNS:-4}    # runs of a perftest pair that lost its reconnect race
 for lib in build/drivers/verbs/libibverbs.so.1 build/drivers/rdmacm/librdmacm.so.1; do
 	[ -f "$lib" ] || { echo "build first: usertools/srnic build ($lib missing)" >&2; exit 1; }
 done
 [ -f "$kit/tests/check-icrc.py" ] || { echo "RXE_KIT=$kit is not the rxe kit" >&2; exit 1; }
+perftest_dir=
+if [ -n "${PERFTEST_DIR:-}" ]; then
+	perftest_dir=$(cd "$PERFTEST_DIR" && pwd)
+	for t in ib_send_lat ib_read_bw; do
+		[ -x "$perftest_dir/$t" ] || { echo "PERFTEST_DIR=$perftest_dir has no $t" >&2; exit 1; }
+	done
+	echo "srnic's end runs perftest from $perftest_dir ($("$perftest_dir/ib_send_lat" --version 2>&1 | head -1))"
+fi
 
 g() { (cd "$kit" && ./guest-run.sh "$@"); }
 
@@ -75,6 +91,19 @@ client_cmd() { # CASE SERVER_ADDR
 	local c=$1
 	echo "${TOOL[$c]} ${CARGS[$c]} ${COPT[$c]} $2"
 }
+# A command with perftest's tools from DIR if one is given (an end's
+# PERFTEST_DIR).
+in_dir() { # DIR COMMAND...
+	local dir=$1
+	shift
+	if [ -n "$dir" ] && [[ $1 == ib_* ]]; then
+		echo "$dir/$*"
+	else
+		echo "$*"
+	fi
+}
+srnic_cmd() { in_dir "$perftest_dir" "$@"; }
+guest_cmd() { in_dir "${GUEST_PERFTEST_DIR:-}" "$@"; }
 
 # The figure a tool prints: perftest's typical latency / BW average (the
 # first row under its #bytes header), rping's count of validated pings.
@@ -97,12 +126,12 @@ for c in $cases; do
 	for role in $roles; do
 		pcap=$tmp/$c-$role.pcap slog=$tmp/$c-$role.srnic.log glog=$tmp/$c-$role.guest.log
 		g $guest "pkill -x $tool; true" >/dev/null
-		ip netns exec rxenet tcpdump -i dpdk0-br --immediate-mode -w "$pcap" -U 'udp port 4791 or arp' 2>"$pcap.err" &
+		ip netns exec rxenet tcpdump -i dpdk0-br --immediate-mode -B 16384 -w "$pcap" -U 'udp port 4791 or arp' 2>"$pcap.err" &
 		dump=$!
 		for _ in $(seq 100); do grep -q "listening on" "$pcap.err" && break; sleep 0.1; done
 		src=0 grc=0
 		if [ "$role" = srnic-server ]; then
-			scmd=$(server_cmd $c $srnic_ip) gcmd=$(client_cmd $c $srnic_ip)
+			scmd=$(srnic_cmd $(server_cmd $c $srnic_ip)) gcmd=$(guest_cmd $(client_cmd $c $srnic_ip))
 			echo "=== $c, $role: srnic: $scmd; guest: $gcmd"
 			timeout $run_guard "${srnic_run[@]}" $scmd >"$slog" 2>&1 &
 			srv=$!
@@ -115,7 +144,7 @@ for c in $cases; do
 			g -t $run_guard $guest "$gcmd" >"$glog" 2>&1 || grc=$?
 			wait $srv || src=$?
 		else
-			scmd=$(client_cmd $c $guest_ip) gcmd=$(server_cmd $c $guest_ip)
+			scmd=$(srnic_cmd $(client_cmd $c $guest_ip)) gcmd=$(guest_cmd $(server_cmd $c $guest_ip))
 			echo "=== $c, $role: guest: $gcmd; srnic: $scmd"
 			# perftest -R's reconnect race (doc/interop.md): its second REQ
 			# can beat the guest's new listen; Linux answers REJ 8 and
@@ -143,6 +172,9 @@ for c in $cases; do
 		sleep 0.5   # the last frames into the capture file (-U writes each one)
 		kill $dump 2>/dev/null || true
 		wait $dump 2>/dev/null || true
+		# a starved tcpdump loses frames (2 cores beside a test soak): the
+		# packet count is then a lower bound
+		drop=$(sed -n 's/^\([0-9]*\) packets dropped by kernel/\1/p' "$pcap.err")
 		icrc=$(/usr/bin/python3 "$kit/tests/check-icrc.py" "$pcap") || true
 		pkts=$(sed -E 's/.*: ([0-9]+) RoCEv2 packets, ([0-9]+) bad ICRC/\1/' <<<"$icrc")
 		bad=$(sed -E 's/.*: ([0-9]+) RoCEv2 packets, ([0-9]+) bad ICRC/\2/' <<<"$icrc")
@@ -161,9 +193,9 @@ for c in $cases; do
 			echo "--- srnic ($slog):"; tail -15 "$slog"
 			echo "--- guest ($glog):"; tail -15 "$glog"
 		fi
-		echo "$icrc; CM MADs: $mads; malformed: $malformed"
-		summary+=("$(printf '%-9s %-13s %5s %5s %7s %4s %4s  %-16s %-40s %s' "$c" "$role" $src $grc \
-			"$pkts" "$bad" "$malformed" "$fig" "$mads" $ok)")
+		echo "$icrc; CM MADs: $mads; malformed: $malformed; dropped by tcpdump: ${drop:-?}"
+		summary+=("$(printf '%-9s %-13s %5s %5s %7s %4s %4s %4s  %-16s %-40s %s' "$c" "$role" $src $grc \
+			"$pkts" "${drop:-?}" "$bad" "$malformed" "$fig" "$mads" $ok)")
 	done
 done
 # mtu_rej: the guest's eth0 at 9000 asks path MTU 4096 in its REQ; srnic's
@@ -173,18 +205,18 @@ done
 if [[ " $MTU_CASES " == *" mtu_rej "* ]]; then
 	pcap=$tmp/mtu_rej.pcap slog=$tmp/mtu_rej.srnic.log glog=$tmp/mtu_rej.guest.log
 	g $guest "pkill -x ib_send_lat; ip link set eth0 mtu 9000" >/dev/null
-	ip netns exec rxenet tcpdump -i dpdk0-br --immediate-mode -w "$pcap" -U 'udp port 4791 or arp' 2>"$pcap.err" &
+	ip netns exec rxenet tcpdump -i dpdk0-br --immediate-mode -B 16384 -w "$pcap" -U 'udp port 4791 or arp' 2>"$pcap.err" &
 	dump=$!
 	for _ in $(seq 100); do grep -q "listening on" "$pcap.err" && break; sleep 0.1; done
 	echo "=== mtu_rej, srnic-server: srnic: ib_send_lat -R; guest (eth0 mtu 9000): ib_send_lat -R $srnic_ip"
-	timeout $run_guard "${srnic_run[@]}" ib_send_lat -R -s 64 -n 10 >"$slog" 2>&1 &
+	timeout $run_guard "${srnic_run[@]}" $(srnic_cmd ib_send_lat -R -s 64 -n 10) >"$slog" 2>&1 &
 	srv=$!
 	for _ in $(seq 600); do
 		grep -q "srnic librdmacm: .*listening on " "$slog" 2>/dev/null && break
 		sleep 0.1
 	done
 	grc=0
-	g -t 60 $guest "ib_send_lat -R -s 64 -n 10 $srnic_ip" >"$glog" 2>&1 || grc=$?
+	g -t 60 $guest "$(guest_cmd ib_send_lat -R -s 64 -n 10 $srnic_ip)" >"$glog" 2>&1 || grc=$?
 	kill -INT $srv 2>/dev/null || true
 	wait $srv 2>/dev/null || true
 	sleep 0.5
@@ -201,12 +233,12 @@ if [[ " $MTU_CASES " == *" mtu_rej "* ]]; then
 		echo "--- guest ($glog):"; tail -15 "$glog"
 	fi
 	echo "guest ib_send_lat exit $grc; REJ reason in the capture: ${reason:-none}; srnic: $(grep -o 'a REQ asks path MTU.*rejected' "$slog" | head -1)"
-	summary+=("$(printf '%-9s %-13s %5s %5s %7s %4s %4s  %-16s %-40s %s' mtu_rej srnic-server - $grc \
-		- - - "REJ ${reason:-none}" "REQ REJ" $ok)")
+	summary+=("$(printf '%-9s %-13s %5s %5s %7s %4s %4s %4s  %-16s %-40s %s' mtu_rej srnic-server - $grc \
+		- - - - "REJ ${reason:-none}" "REQ REJ" $ok)")
 fi
 
 echo
-printf '%-9s %-13s %5s %5s %7s %4s %4s  %-16s %-40s %s\n' case role srnic guest packets bad malf figure "CM MADs" result
+printf '%-9s %-13s %5s %5s %7s %4s %4s %4s  %-16s %-40s %s\n' case role srnic guest packets drop bad malf figure "CM MADs" result
 printf '%s\n' "${summary[@]}"
 if [ "${KEEP:-0}" = 1 ] || [ $fail -ne 0 ]; then echo "captures and logs: $tmp"; else rm -rf "$tmp"; fi
 exit $fail
