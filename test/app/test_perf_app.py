@@ -1323,8 +1323,11 @@ try:
           r3[0]["verify_errors"] == 0 and srv.poll() is None,
           seen[-300:] + c3.stdout[-400:] + c3.stderr[-400:])
     srv.send_signal(_signal.SIGINT)
-    sout, serr = srv.communicate(timeout=60)
-    sout = "".join(pre) + sout
+    # the rest through the same reader: read_until()'s iteration may hold
+    # lines it read ahead, which communicate() (the raw pipe) would miss
+    sout = "".join(pre) + srv.stdout.read()
+    serr = srv.stderr.read()
+    srv.wait(timeout=60)
     gone = [l for l in sout.splitlines() if "the client went away" in l]
     check("--persist: one line for the killed client, with its partial figures",
           len(gone) == 1 and "into its run of 4096-byte write: partial" in gone[0] and
