@@ -736,6 +736,13 @@ init_qp_attr(struct cma_id *id, struct ibv_qp_attr *a, int *mask)
 			 * RTR before its REP, when the CM has none yet) */
 			if (want == IBV_QPS_RTR)
 				a->rq_psn = id->seq;
+			/* before rdma_accept() the CM's depths are the peer's
+			 * offer (rdma_rxe's: 128): no more than the device has */
+			if (want == IBV_QPS_RTR && (*mask & IBV_QP_MAX_DEST_RD_ATOMIC))
+				a->max_dest_rd_atomic = RTE_MIN(a->max_dest_rd_atomic,
+								cma.max_resp_res);
+			if (want == IBV_QPS_RTS && (*mask & IBV_QP_MAX_QP_RD_ATOMIC))
+				a->max_rd_atomic = RTE_MIN(a->max_rd_atomic, cma.max_init_depth);
 			if (want == IBV_QPS_RTS && id->ack_timeout != 0)
 				a->timeout = id->ack_timeout;
 			if (want == IBV_QPS_RTR && id->tos_set)
@@ -1370,8 +1377,15 @@ rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 		return err(EINVAL);
 	ud = rid->qp_type == IBV_QPT_UD;
 	max = (ud ? SRNIC_CM_SIDR_REQ_PDATA : SRNIC_CM_REQ_PDATA) - CMA_HDR_LEN;
-	if (conn_param != NULL)
+	if (conn_param != NULL) {
 		cp = *conn_param;
+	} else {
+		/* as rdma-core: an id's depths are the device's until the
+		 * program names others (a REQ offering 0 leaves the QP no
+		 * RDMA READ or atomic, on either side) */
+		cp.responder_resources = cma.max_resp_res;
+		cp.initiator_depth = cma.max_init_depth;
+	}
 	if (cp.private_data_len > max) {
 		cma_log("rdma_connect: %u bytes of private data, at most %u go with a %s",
 			cp.private_data_len, max, ud ? "SIDR_REQ" : "REQ");
@@ -1471,8 +1485,9 @@ rdma_accept(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 		cp.responder_resources = RTE_MIN(cp.responder_resources, id->resp_res);
 		cp.initiator_depth = RTE_MIN(cp.initiator_depth, id->init_depth);
 	} else {
-		cp.responder_resources = id->resp_res;
-		cp.initiator_depth = id->init_depth;
+		/* as rdma-core: what the REQ asked, at most the device's */
+		cp.responder_resources = RTE_MIN(id->resp_res, cma.max_resp_res);
+		cp.initiator_depth = RTE_MIN(id->init_depth, cma.max_init_depth);
 		cp.rnr_retry_count = CMA_MAX_RETRY;
 	}
 	if (rid->qp_type == IBV_QPT_UD) {

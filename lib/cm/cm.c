@@ -2271,7 +2271,11 @@ srnic_cm_init_qp_attr(struct srnic_cm_id *id, struct ibv_qp_attr *a, int *mask)
 		}
 		break;
 	case IBV_QPS_RTS:
-		if (s != SRNIC_CM_REP_RCVD && s != SRNIC_CM_MRA_REP_SENT && s != SRNIC_CM_REP_SENT &&
+		/* the passive side may go to RTS before its REP (as Linux's
+		 * cm_init_qp_rts_attr allows; rdmacm-utils' cmtime does so):
+		 * what it sends with is the REQ's Starting PSN */
+		if (s != SRNIC_CM_REQ_RCVD && s != SRNIC_CM_MRA_REQ_SENT &&
+		    s != SRNIC_CM_REP_RCVD && s != SRNIC_CM_MRA_REP_SENT && s != SRNIC_CM_REP_SENT &&
 		    s != SRNIC_CM_MRA_REP_RCVD && s != SRNIC_CM_ESTABLISHED) {
 			rc = -EINVAL;
 			break;

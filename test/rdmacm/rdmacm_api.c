@@ -72,6 +72,99 @@ wait_wc(struct rdma_cm_id *id, bool send, struct ibv_wc *wc)
 	return rc > 0 && wc->status == IBV_WC_SUCCESS ? 0 : -1;
 }
 
+/* What the server's accept gives the client of connection 3: a buffer to
+ * READ from. */
+struct read_target {
+	uint64_t addr;
+	uint32_t rkey;
+	uint32_t len;
+};
+
+/* Connection 3: the client connects with a NULL rdma_conn_param, so its
+ * REQ offers the device's depths (as rdma-core's: 0 would leave the
+ * connection no RDMA READ); the server makes its QP with ibv_create_qp()
+ * and moves it to RTS itself with rdma_init_qp_attr() before rdma_accept()
+ * (RTS before the REP, as Linux's CM allows), accepts with the QP's number
+ * and a READ target in its private data; the client READs it. */
+static int
+server_self_moved(struct rdma_event_channel *ch)
+{
+	static const enum ibv_qp_state steps[] = { IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS };
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *c;
+	struct ibv_device_attr da;
+	struct ibv_qp_init_attr qa;
+	struct ibv_qp_attr a;
+	struct rdma_conn_param cp;
+	struct read_target t;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	unsigned int i;
+	int mask;
+
+	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (ev == NULL)
+		return 1;
+	c = ev->id;
+	CHECK(ibv_query_device(c->verbs, &da) == 0, "ibv_query_device");
+	CHECK(ev->param.conn.responder_resources == da.max_qp_rd_atom &&
+	      ev->param.conn.initiator_depth == da.max_qp_init_rd_atom &&
+	      da.max_qp_rd_atom > 0,
+	      "CONNECT_REQUEST 3, connect(NULL): the device's depths (resp %u init %u, device %d %d)",
+	      ev->param.conn.responder_resources, ev->param.conn.initiator_depth,
+	      da.max_qp_rd_atom, da.max_qp_init_rd_atom);
+	rdma_ack_cm_event(ev);
+	pd = ibv_alloc_pd(c->verbs);
+	cq = pd != NULL ? ibv_create_cq(c->verbs, 8, NULL, NULL, 0) : NULL;
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = qa.recv_cq = cq;
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	qa.qp_type = IBV_QPT_RC;
+	qp = cq != NULL ? ibv_create_qp(pd, &qa) : NULL;
+	CHECK(qp != NULL, "ibv_create_qp on the request's device");
+	if (qp == NULL)
+		return 1;
+	buf = malloc(MSG_LEN);
+	fill(buf, MSG_LEN, 0x5a);
+	mr = ibv_reg_mr(pd, buf, MSG_LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	CHECK(mr != NULL, "ibv_reg_mr with REMOTE_READ");
+	if (mr == NULL)
+		return 1;
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		memset(&a, 0, sizeof(a));
+		a.qp_state = steps[i];
+		CHECK(rdma_init_qp_attr(c, &a, &mask) == 0 && ibv_modify_qp(qp, &a, mask) == 0,
+		      "before rdma_accept: rdma_init_qp_attr and ibv_modify_qp to %s (%s)",
+		      i == 0 ? "INIT" : i == 1 ? "RTR" : "RTS", strerror(errno));
+	}
+	t.addr = (uint64_t)(uintptr_t)buf;
+	t.rkey = mr->rkey;
+	t.len = MSG_LEN;
+	memset(&cp, 0, sizeof(cp));
+	cp.qp_num = qp->qp_num;
+	cp.responder_resources = RDMA_MAX_RESP_RES;
+	cp.initiator_depth = RDMA_MAX_INIT_DEPTH;
+	cp.private_data = &t;
+	cp.private_data_len = sizeof(t);
+	CHECK(rdma_accept(c, &cp) == 0, "rdma_accept with our own QP's number");
+	ev = next_event(ch, RDMA_CM_EVENT_ESTABLISHED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	ev = next_event(ch, RDMA_CM_EVENT_DISCONNECTED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	CHECK(rdma_disconnect(c) == 0, "rdma_disconnect (connection 3)");
+	CHECK(ibv_destroy_qp(qp) == 0 && ibv_dereg_mr(mr) == 0 && ibv_destroy_cq(cq) == 0,
+	      "our own QP, MR and CQ destroyed");
+	CHECK(rdma_destroy_id(c) == 0 && ibv_dealloc_pd(pd) == 0, "the id and our PD destroyed");
+	free(buf);
+	return 0;
+}
+
 static int
 server(const char *ip, int port)
 {
@@ -171,9 +264,12 @@ server(const char *ip, int port)
 	rdma_dereg_mr(mr);
 	rdma_destroy_qp(c);
 	CHECK(rdma_destroy_id(c) == 0, "rdma_destroy_id");
+	free(buf);
+
+	if (server_self_moved(ch) != 0)
+		return 1;
 	rdma_destroy_id(l);
 	rdma_destroy_event_channel(ch);
-	free(buf);
 	return 0;
 }
 
@@ -354,6 +450,47 @@ client(const char *ip, int port)
 	CHECK(rdma_post_send(id, NULL, buf, MSG_LEN, mr, IBV_SEND_SIGNALED) == 0, "rdma_post_send");
 	CHECK(wait_wc(id, true, &wc) == 0, "send completion");
 	CHECK(rdma_disconnect(id) == 0, "rdma_disconnect");
+	ev = next_event(ch, RDMA_CM_EVENT_DISCONNECTED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	rdma_dereg_mr(mr);
+	rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+
+	/* connection 3 (server_self_moved()): connect(NULL), then a READ */
+	id = resolved(ch, ip, port, -1);
+	if (id == NULL)
+		return 1;
+	/* rdma_create_qp() wrote the CQs it made into qa (as rdma-core's):
+	 * those went with the QP */
+	qa.send_cq = qa.recv_cq = NULL;
+	CHECK(rdma_create_qp(id, NULL, &qa) == 0, "rdma_create_qp (connection 3)");
+	memset(buf, 0, MSG_LEN);
+	mr = rdma_reg_msgs(id, buf, MSG_LEN);
+	CHECK(rdma_connect(id, NULL) == 0, "rdma_connect(id, NULL)");
+	ev = next_event(ch, RDMA_CM_EVENT_ESTABLISHED);
+	if (ev == NULL)
+		return 1;
+	{
+		struct read_target t;
+		struct ibv_qp_attr a;
+		struct ibv_qp_init_attr ia;
+		uint8_t want[MSG_LEN];
+
+		memcpy(&t, ev->param.conn.private_data, sizeof(t));
+		rdma_ack_cm_event(ev);
+		CHECK(ibv_query_qp(id->qp, &a, IBV_QP_MAX_QP_RD_ATOMIC, &ia) == 0 &&
+		      a.max_rd_atomic > 0, "connect(NULL): our QP may READ (max_rd_atomic %u)",
+		      a.max_rd_atomic);
+		CHECK(t.len == MSG_LEN &&
+		      rdma_post_read(id, NULL, buf, MSG_LEN, mr, IBV_SEND_SIGNALED, t.addr,
+				     t.rkey) == 0, "rdma_post_read of the server's buffer");
+		CHECK(wait_wc(id, true, &wc) == 0 && wc.opcode == IBV_WC_RDMA_READ,
+		      "READ completion (status %d)", wc.status);
+		fill(want, MSG_LEN, 0x5a);
+		CHECK(memcmp(buf, want, MSG_LEN) == 0, "READ: every byte the server's");
+	}
+	CHECK(rdma_disconnect(id) == 0, "rdma_disconnect (connection 3)");
 	ev = next_event(ch, RDMA_CM_EVENT_DISCONNECTED);
 	if (ev != NULL)
 		rdma_ack_cm_event(ev);
