@@ -538,7 +538,10 @@ cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 			srnic_cm_state_str(srnic_cm_id_state(cmid)));
 	if (id == NULL || id->state == CMA_DESTROYING) {
 		pthread_mutex_unlock(&cma_lock);
-		return 0;
+		/* a request to a listener being destroyed: its new id goes
+		 * with a REJ (the CM holds the listener until we return) */
+		return ev->type == SRNIC_CM_EV_REQ_RECEIVED ||
+		       ev->type == SRNIC_CM_EV_SIDR_REQ_RECEIVED;
 	}
 	switch (ev->type) {
 	case SRNIC_CM_EV_REQ_RECEIVED:

@@ -528,6 +528,26 @@ deliver(struct srnic_cm *cm, struct srnic_cm_id *id, const struct srnic_cm_event
 	id_maybe_free(cm, id);
 }
 
+/*
+ * A request to a listener l is delivered on its new id, whose handler and
+ * context are l's until the consumer takes it: l stays allocated (counted
+ * as in a handler) meanwhile, so a destroy of the listener on another
+ * thread waits for this delivery instead of freeing what the handler reads
+ * (Linux serializes the two with the listener's handler_mutex). A handler
+ * that finds its listener going returns nonzero: the new id goes with a
+ * REJ, and the peer hears at once.
+ */
+static void
+deliver_request(struct srnic_cm *cm, struct srnic_cm_id *l, struct srnic_cm_id *id,
+		const struct srnic_cm_event *ev)
+{
+	l->in_handler++;
+	l->handler_thread = pthread_self();
+	deliver(cm, id, ev);
+	l->in_handler--;
+	id_maybe_free(cm, l);
+}
+
 static void
 deliver_simple(struct srnic_cm *cm, struct srnic_cm_id *id, enum srnic_cm_event_type t,
 	       const uint8_t *pdata, uint8_t pdata_len)
@@ -932,7 +952,7 @@ rx_req(struct srnic_cm *cm, const struct cm_rx *rx)
 	r->srq = (uint8_t)srnic_cm_req_srq(m);
 	ev.private_data = srnic_cm_req_pdata_c(m);
 	ev.private_data_len = SRNIC_CM_REQ_PDATA_LEN;
-	deliver(cm, id, &ev);
+	deliver_request(cm, l, id, &ev);
 }
 
 static void
@@ -977,17 +997,38 @@ rx_mra(struct srnic_cm *cm, const struct cm_rx *rx)
 	deliver(cm, id, &ev);
 }
 
+/* The id a REJ is for. A peer that gives up on its REQ before any REP
+ * came (it knows no comm ID of ours: remote 0) sends REJ TIMEOUT with its
+ * CA GUID as ARI (IBTA 12.6.7.1): that names our passive id by the peer's
+ * comm ID and GUID, as Linux's cm_acquire_rejected_id() finds it. */
+static struct srnic_cm_id *
+rej_target(struct srnic_cm *cm, const uint8_t *m)
+{
+	struct srnic_cm_id *id;
+
+	if (srnic_cm_rej_reason(m) == SRNIC_CM_REJ_TIMEOUT && srnic_cm_rej_remote_comm_id(m) == 0) {
+		if (srnic_cm_rej_ari_len(m) < sizeof(uint64_t))
+			return NULL;
+		return find_by_remote(cm, srnic_cm_rej_local_comm_id(m),
+				      srnic_ld64(srnic_cm_rej_ari_c(m)));
+	}
+	id = id_find(cm, srnic_cm_rej_remote_comm_id(m));
+	if (id == NULL || (srnic_cm_rej_msg_rejected(m) != SRNIC_CM_MSG_REQ &&
+			   srnic_cm_rej_local_comm_id(m) != id->remote_id))
+		return NULL;
+	return id;
+}
+
 static void
 rx_rej(struct srnic_cm *cm, const struct cm_rx *rx)
 {
 	const uint8_t *m = rx->mad;
-	struct srnic_cm_id *id = id_find(cm, srnic_cm_rej_remote_comm_id(m));
+	struct srnic_cm_id *id = rej_target(cm, m);
 	enum srnic_cm_rej_reason reason = (enum srnic_cm_rej_reason)srnic_cm_rej_reason(m);
 	struct srnic_cm_event ev;
 	uint8_t ari_len = (uint8_t)srnic_cm_rej_ari_len(m);
 
-	if (id == NULL || (srnic_cm_rej_msg_rejected(m) != SRNIC_CM_MSG_REQ &&
-			   srnic_cm_rej_local_comm_id(m) != id->remote_id)) {
+	if (id == NULL) {
 		CM_STAT(cm, RX_UNKNOWN_ID);
 		return;
 	}
@@ -1232,7 +1273,7 @@ rx_sidr_req(struct srnic_cm *cm, const struct cm_rx *rx)
 	ev.param.sidr_req.service_id = id->service_id;
 	ev.private_data = srnic_cm_sidr_req_pdata_c(m);
 	ev.private_data_len = SRNIC_CM_SIDR_REQ_PDATA_LEN;
-	deliver(cm, id, &ev);
+	deliver_request(cm, l, id, &ev);
 }
 
 static void

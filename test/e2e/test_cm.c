@@ -18,8 +18,10 @@
  * the golden: srnic's REQ/REP/RTU/DREQ/DREP with the capture's parameters
  * are its MADs byte for byte.
  */
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1294,6 +1296,126 @@ test_req_dead_peer(void **state)
 	assert_int_equal(srnic_cm_destroy_id(l), 0);
 }
 
+/* The active side gives up before any REP reached it (its REJ TIMEOUT
+ * names no comm ID of ours, only its own and its CA GUID as ARI): the
+ * passive id hears it at once, whether it had not answered yet or its REP
+ * was lost, and resends nothing after (Linux's cm_acquire_rejected_id();
+ * before, the REJ was dropped as for an unknown id and the REP was resent
+ * until REP_ERROR). */
+static void
+test_rej_timeout_passive(void **state)
+{
+	struct srnic_cm_req_param p;
+	struct srnic_cm_rep_param rp;
+	struct srnic_cm_id *a, *b, *l;
+	struct ev *v;
+	int round;
+
+	(void)state;
+	l = listen_on(1, SID);
+	for (round = 0; round < 2; round++) {
+		a = srnic_cm_create_id(S[0].cm, handler, &S[0]);
+		req_param(&p, 0x95 + round, SID);
+		p.remote_cm_response_timeout = 20; /* A does not resend meanwhile */
+		p.local_cm_response_timeout = 8;   /* B's REP: resent every ~1 ms */
+		p.max_cm_retries = 15;
+		b = req_to_b(a, &p);
+		if (round == 1) {
+			/* B answers; its REPs never reach A */
+			drop(1, SRNIC_CM_ATTR_REP, 0, 1000);
+			memset(&rp, 0, sizeof(rp));
+			rp.qp_num = 0x97;
+			assert_int_equal(srnic_cm_send_rep(b, &rp), 0);
+			RUN_UNTIL(stat(1, "tx_rep") >= 2);
+		}
+		assert_int_equal(srnic_cm_destroy_id(a), 0);
+		RUN_UNTIL((v = ev_find(1, SRNIC_CM_EV_REJ_RECEIVED, b, 0)) != NULL);
+		assert_int_equal(v->e.param.rej.reason, SRNIC_CM_REJ_TIMEOUT);
+		assert_int_equal(srnic_cm_id_state(b), SRNIC_CM_IDLE);
+		assert_int_equal(stat(1, "rx_unknown_comm_id"), 0);
+		if (round == 1) {
+			uint64_t sent = stat(1, "tx_rep"), until = deadline_in(20000);
+
+			/* no REP after the REJ (one every ~1 ms before), and no
+			 * REP_ERROR: B's timer went with the REJ */
+			while (rte_get_timer_cycles() < until)
+				poll_all();
+			assert_int_equal(stat(1, "tx_rep"), sent);
+			assert_null(ev_find(1, SRNIC_CM_EV_REP_ERROR, b, 0));
+			nrules = 0;
+		}
+		assert_int_equal(srnic_cm_destroy_id(b), 0);
+		S[1].nevs = 0;
+	}
+	assert_int_equal(srnic_cm_destroy_id(l), 0);
+}
+
+/* A listener destroyed on another thread while its request is delivered:
+ * the destroy waits for the handler (the new id's handler reads the
+ * listener's context), and the handler, finding its listener going,
+ * returns nonzero: the new id goes with a REJ the peer hears at once. */
+enum race_stage { RACE_IDLE, RACE_IN_HANDLER, RACE_DESTROYING, RACE_DESTROYED };
+static atomic_int race_stage;
+static atomic_bool race_overlap;
+
+static int
+race_handler(struct srnic_cm_id *id, const struct srnic_cm_event *e)
+{
+	uint64_t until;
+
+	(void)id;
+	if (e->type != SRNIC_CM_EV_REQ_RECEIVED)
+		return 0;
+	atomic_store(&race_stage, RACE_IN_HANDLER);
+	while (atomic_load(&race_stage) < RACE_DESTROYING)
+		sched_yield();
+	/* a destroy that does not wait for us returns within microseconds:
+	 * give it 100 ms to show (with the wait it never can) */
+	until = deadline_in(100000);
+	while (rte_get_timer_cycles() < until)
+		if (atomic_load(&race_stage) == RACE_DESTROYED) {
+			atomic_store(&race_overlap, true);
+			break;
+		}
+	return 1; /* the listener is going: no connection */
+}
+
+static void *
+race_destroy(void *arg)
+{
+	while (atomic_load(&race_stage) < RACE_IN_HANDLER)
+		sched_yield();
+	atomic_store(&race_stage, RACE_DESTROYING);
+	assert_int_equal(srnic_cm_destroy_id(arg), 0);
+	atomic_store(&race_stage, RACE_DESTROYED);
+	return NULL;
+}
+
+static void
+test_listener_destroyed_mid_request(void **state)
+{
+	struct srnic_cm_req_param p;
+	struct srnic_cm_id *a, *l;
+	pthread_t t;
+	struct ev *v;
+
+	(void)state;
+	atomic_store(&race_stage, RACE_IDLE);
+	atomic_store(&race_overlap, false);
+	l = srnic_cm_create_id(S[1].cm, race_handler, &S[1]);
+	assert_int_equal(srnic_cm_listen(l, SID, 0), 0);
+	assert_int_equal(pthread_create(&t, NULL, race_destroy, l), 0);
+	a = srnic_cm_create_id(S[0].cm, handler, &S[0]);
+	req_param(&p, 0x98, SID);
+	assert_int_equal(srnic_cm_send_req(a, &p), 0);
+	RUN_UNTIL((v = ev_find(0, SRNIC_CM_EV_REJ_RECEIVED, a, 0)) != NULL);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_false(atomic_load(&race_overlap));
+	assert_int_equal(v->e.param.rej.reason, SRNIC_CM_REJ_CONSUMER_DEFINED);
+	assert_int_equal(stat(1, "ids_destroyed_by_handler"), 1);
+	assert_int_equal(srnic_cm_destroy_id(a), 0);
+}
+
 /* Bad MADs to QP1: dropped and counted, nothing answered. */
 static void
 test_bad_mads(void **state)
@@ -1668,6 +1790,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_lossy_each_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dup_req, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_req_dead_peer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rej_timeout_passive, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_listener_destroyed_mid_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_mads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
 	};
