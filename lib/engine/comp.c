@@ -361,10 +361,16 @@ srnic_comp_outstanding(const struct srnic_qp *qp)
 {
 	uint32_t c = atomic_load_explicit(&qp->sq.comp, memory_order_relaxed);
 	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
+	const struct srnic_swqe *w;
 
 	if (c != qp->sq.req)
 		return true;
-	return qp->sq.req != head && qp->sq.wqe[qp->sq.req & qp->sq.mask].sent_pkts > 0;
+	if (qp->sq.req == head)
+		return false;
+	/* partly sent, or rewound after it was on the wire (its resend not
+	 * gone yet: a port without TX room; the ACK timer still runs) */
+	w = &qp->sq.wqe[qp->sq.req & qp->sq.mask];
+	return w->sent_pkts > 0 || w->resent;
 }
 
 void
@@ -404,6 +410,13 @@ srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 	/* from the first packet no ACK covered (a READ asks for what is
 	 * missing, an atomic is one packet) */
 	comp_rewind(qp, c, srnic_psn_add(w->first_psn, wqe_is_rd_atomic(w) ? 0 : w->acked_pkts));
+	/* The timer runs again from now, resent or not: a port that takes
+	 * nothing (its link down, its ring never drained) leaves the resend
+	 * without TX room, and no packet sent would arm it; each expiry
+	 * still spends one of retry_cnt, so the QP fails instead of hanging
+	 * (a resend that leaves arms it later, from its own send). */
+	qp->req.timer_at = eng->now + qp->timeout_cycles;
+	srnic_eng_timer_arm(eng, qp, qp->req.timer_at);
 }
 
 /* The peer's MAC is not known yet (ARP/ND unanswered): nothing has gone,

@@ -125,6 +125,58 @@ test_implied_nak_spends_retry(void **state)
 	assert_true(E->drop.dropped >= 1u + retry);
 }
 
+/* A port that takes nothing (a link that went down under the PMD: its
+ * tx_burst returns 0, as net_memif's does once its peer is gone). */
+static uint16_t
+tx_stuck_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf *pkts[], uint16_t n, void *arg)
+{
+	RTE_SET_USED(port_id);
+	RTE_SET_USED(queue);
+	RTE_SET_USED(pkts);
+	RTE_SET_USED(n);
+	RTE_SET_USED(arg);
+	return 0; /* none taken: they stay the engine's */
+}
+
+#define STUCK_WRITES 20               /* 20 x 64 packets: more than the engine's TX room */
+
+/* The port stops taking packets with more to send than the engine can
+ * hold (SRNIC_TX_BUF_SIZE): the ACK timer still runs out, each expiry
+ * spends one of retry_cnt whether or not the resend could leave, and the
+ * first WRITE fails with RETRY_EXC_ERR, the rest flushed (C9-140). It hung
+ * before: the timer fired once, its resend found no TX room, and nothing
+ * armed it again (seen with memif: a killed perftest server left its
+ * client in ib_write_bw for good). */
+static void
+test_port_stuck_times_out(void **state)
+{
+	const uint8_t retry = 3;
+	const uint32_t len = 64 * 1024;
+	int64_t tmo = srnic_dev_stat(E->p.dev[0], "retry_timeout");
+	const struct rte_eth_rxtx_callback *cb;
+	uint32_t i;
+
+	RTE_SET_USED(state);
+	fresh(TMO_SHORT, retry, STUCK_WRITES * len);
+	cb = rte_eth_add_tx_callback(E->p.port[0], 0, tx_stuck_cb, NULL);
+	assert_non_null(cb);
+	for (i = 0; i < STUCK_WRITES; i++)
+		e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, i + 1, i * len, len, i * len,
+			      IBV_SEND_SIGNALED);
+	e2e_wait_wc(0, STUCK_WRITES);
+	assert_int_equal(E->wc[0][0].wr_id, 1);
+	assert_int_equal(E->wc[0][0].status, IBV_WC_RETRY_EXC_ERR);
+	for (i = 1; i < STUCK_WRITES; i++) {
+		assert_int_equal(E->wc[0][i].wr_id, i + 1);
+		assert_int_equal(E->wc[0][i].status, IBV_WC_WR_FLUSH_ERR);
+	}
+	assert_int_equal(srnic_qp_state(E->qp[0]), IBV_QPS_ERR);
+	assert_int_equal(srnic_dev_stat(E->p.dev[0], "retry_timeout") - tmo, 1 + retry);
+	/* the port takes packets again: what the engine held leaves */
+	assert_int_equal(rte_eth_remove_tx_callback(E->p.port[0], 0, cb), 0);
+	e2e_settle(8);
+}
+
 /* A copy of B's READ response k with PSN psn, opcode op and drop bytes of
  * payload fewer, IPv4/UDP lengths, header checksum and ICRC fixed, sent
  * into A's RX. */
@@ -207,6 +259,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_tail_loss_resends_tail, e2e_setup,
+						e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_port_stuck_times_out, e2e_setup,
 						e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_implied_nak_spends_retry, e2e_setup,
 						e2e_teardown),
