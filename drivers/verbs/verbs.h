@@ -71,6 +71,7 @@ struct sv_conf {
 	bool no_progress_thread;    /* SRNIC_PROGRESS=app: only application calls drive the engine */
 	bool stats;                 /* SRNIC_STATS=1: the engine's counters on stderr at exit */
 	double drop;                /* SRNIC_DROP: drop this share of received packets (srnic_lossy.h) */
+	uint64_t drop_first;        /* SRNIC_DROP_FIRST: only among the first this many (0: all) */
 	char log_level[64];         /* SRNIC_LOG_LEVEL: EAL --log-level */
 };
 
@@ -105,6 +106,10 @@ struct sv_device {
 	struct sv_cq *cqs;
 
 	struct srnic_lossy *lossy;  /* SRNIC_DROP > 0: the port's RX drops packets */
+	struct sv_drop_window {     /* SRNIC_DROP_FIRST: the loss of the first packets only */
+		double p;
+		uint64_t first, seen, rng;
+	} drop_window;
 
 	/* the CM (srnic_cm_poll: one thread at a time, whoever wins cm_busy)
 	 * and srnic's librdmacm's hook run after each CM poll */

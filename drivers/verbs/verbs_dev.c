@@ -98,6 +98,16 @@ conf_set(struct sv_conf *c, const char *key, const char *val)
 			p = 0.0;
 		}
 		c->drop = p;
+	} else if (strcmp(key, "SRNIC_DROP_FIRST") == 0) {
+		char *end;
+		unsigned long long n = strtoull(val, &end, 10);
+
+		if (end == val || *end != '\0' || val[0] == '-') {
+			sv_log("SRNIC_DROP_FIRST=%s is not a count of packets, e.g. 300: the loss "
+			       "goes on for every packet", val);
+			n = 0;
+		}
+		c->drop_first = n;
 	} else
 		return -1;
 	return 0;
@@ -106,7 +116,7 @@ conf_set(struct sv_conf *c, const char *key, const char *val)
 static const char *const sv_conf_keys[] = {
 	"SRNIC_PORT", "SRNIC_IP", "SRNIC_LCORES", "SRNIC_EAL_ARGS", "SRNIC_LOG_LEVEL",
 	"SRNIC_MEM_MB", "SRNIC_MTU", "SRNIC_HUGE", "SRNIC_PROGRESS", "SRNIC_STATS",
-	"SRNIC_DROP",
+	"SRNIC_DROP", "SRNIC_DROP_FIRST",
 };
 
 static int
@@ -164,6 +174,29 @@ sv_conf_load(struct sv_conf *c)
 			conf_set(c, sv_conf_keys[i], v);
 	}
 	return 0;
+}
+
+/* SRNIC_DROP with SRNIC_DROP_FIRST: the share dropped among the first
+ * packets received, none after, so a run's last exchange goes clean (a
+ * program whose last ACK is lost after its peer has exited would wait for
+ * it for good: retry_cnt 7 never runs out, as with rxe). One receiving
+ * thread at a time (the engine's poll), so plain counters. */
+static enum srnic_lossy_action
+sv_drop_first(const struct rte_mbuf *m, void *arg)
+{
+	struct sv_drop_window *w = arg;
+	uint64_t x = w->rng;
+
+	RTE_SET_USED(m);
+	if (w->seen >= w->first)
+		return SRNIC_LOSSY_PASS;
+	w->seen++;
+	x ^= x >> 12; /* xorshift64* */
+	x ^= x << 25;
+	x ^= x >> 27;
+	w->rng = x;
+	return (double)((x * 0x2545F4914F6CDD1Dull) >> 11) / (double)(1ull << 53) < w->p ?
+		       SRNIC_LOSSY_DROP : SRNIC_LOSSY_PASS;
 }
 
 /* ---- exit and signals ---- */
@@ -415,10 +448,22 @@ device_start(void)
 		 * timers and the progress thread under loss */
 		struct srnic_lossy_conf lc = { .seed = (uint64_t)getpid(), .drop = c.drop };
 
+		if (c.drop_first > 0) {
+			/* the rates would apply to every packet: the window's
+			 * own decision instead */
+			dev->drop_window = (struct sv_drop_window){ .p = c.drop, .first = c.drop_first,
+								    .rng = lc.seed | 1 };
+			lc.drop = 0.0;
+			lc.filter = sv_drop_first;
+			lc.filter_arg = &dev->drop_window;
+		}
 		dev->lossy = srnic_lossy_attach(port, &lc);
 		if (dev->lossy == NULL)
 			sv_log("SRNIC_DROP=%g: cannot make %s lossy (%s): no packet dropped",
 			       c.drop, c.port, rte_strerror(rte_errno));
+		else if (c.drop_first > 0)
+			sv_log("SRNIC_DROP=%g: dropping that share of the first %" PRIu64 " packets "
+			       "%s receives (SRNIC_DROP_FIRST)", c.drop, c.drop_first, c.port);
 		else
 			sv_log("SRNIC_DROP=%g: dropping that share of the packets %s receives",
 			       c.drop, c.port);
