@@ -407,6 +407,9 @@ client(const char *ip, int port)
 	ev = next_event(ch, RDMA_CM_EVENT_REJECTED);
 	if (ev != NULL) {
 		CHECK(ev->status == 28, "REJECTED status 28 (consumer defined): %d", ev->status);
+		errno = 0;
+		CHECK(rdma_disconnect(id) == 0,
+		      "rdma_disconnect after REJECTED: 0, as Linux's (%s)", strerror(errno));
 		CHECK(ev->param.conn.private_data != NULL &&
 		      memcmp(ev->param.conn.private_data, REJ_PDATA, sizeof(REJ_PDATA)) == 0,
 		      "REJECTED carries the server's private data");
