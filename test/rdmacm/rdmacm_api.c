@@ -319,6 +319,23 @@ resolved(struct rdma_event_channel *ch, const char *ip, int port, int tos)
 	return id;
 }
 
+/* The client's end of a connection: its disconnect, the peer's answer,
+ * the MR, QP and id gone. */
+static void
+client_close(struct rdma_event_channel *ch, struct rdma_cm_id *id, struct ibv_mr *mr,
+	     const char *what)
+{
+	struct rdma_cm_event *ev;
+
+	CHECK(rdma_disconnect(id) == 0, "rdma_disconnect (%s)", what);
+	ev = next_event(ch, RDMA_CM_EVENT_DISCONNECTED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	rdma_dereg_mr(mr);
+	rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+}
+
 static int
 client(const char *ip, int port)
 {
@@ -452,13 +469,7 @@ client(const char *ip, int port)
 	}
 	CHECK(rdma_post_send(id, NULL, buf, MSG_LEN, mr, IBV_SEND_SIGNALED) == 0, "rdma_post_send");
 	CHECK(wait_wc(id, true, &wc) == 0, "send completion");
-	CHECK(rdma_disconnect(id) == 0, "rdma_disconnect");
-	ev = next_event(ch, RDMA_CM_EVENT_DISCONNECTED);
-	if (ev != NULL)
-		rdma_ack_cm_event(ev);
-	rdma_dereg_mr(mr);
-	rdma_destroy_qp(id);
-	rdma_destroy_id(id);
+	client_close(ch, id, mr, "connection 2");
 
 	/* connection 3 (server_self_moved()): connect(NULL), then a READ */
 	id = resolved(ch, ip, port, -1);
@@ -493,13 +504,7 @@ client(const char *ip, int port)
 		fill(want, MSG_LEN, 0x5a);
 		CHECK(memcmp(buf, want, MSG_LEN) == 0, "READ: every byte the server's");
 	}
-	CHECK(rdma_disconnect(id) == 0, "rdma_disconnect (connection 3)");
-	ev = next_event(ch, RDMA_CM_EVENT_DISCONNECTED);
-	if (ev != NULL)
-		rdma_ack_cm_event(ev);
-	rdma_dereg_mr(mr);
-	rdma_destroy_qp(id);
-	rdma_destroy_id(id);
+	client_close(ch, id, mr, "connection 3");
 	rdma_destroy_event_channel(ch);
 	free(buf);
 	return 0;
