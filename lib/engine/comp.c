@@ -350,7 +350,10 @@ srnic_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *p
 	}
 	srnic_comp_retire(eng, qp);
 	if (progress && qp->timeout != 0) {
-		qp->req.timer_at = srnic_comp_outstanding(qp) ?
+		/* not in an RNR wait (a RNR NAK that also acknowledges): that
+		 * wait is no ACK timeout, and its rewound WQE counts as
+		 * outstanding */
+		qp->req.timer_at = srnic_comp_outstanding(qp) && qp->req.wait_until == 0 ?
 				   eng->now + qp->timeout_cycles : 0;
 		srnic_eng_timer_arm(eng, qp, qp->req.timer_at);
 	}
@@ -415,8 +418,10 @@ srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 	 * without TX room, and no packet sent would arm it; each expiry
 	 * still spends one of retry_cnt, so the QP fails instead of hanging
 	 * (a resend that leaves arms it later, from its own send). */
-	qp->req.timer_at = eng->now + qp->timeout_cycles;
-	srnic_eng_timer_arm(eng, qp, qp->req.timer_at);
+	if (qp->timeout != 0) { /* 0: no timer (an SQD -> SQD modify may set it) */
+		qp->req.timer_at = eng->now + qp->timeout_cycles;
+		srnic_eng_timer_arm(eng, qp, qp->req.timer_at);
+	}
 }
 
 /* The peer's MAC is not known yet (ARP/ND unanswered): nothing has gone,

@@ -1115,6 +1115,57 @@ test_corrupt_lossy(void **state)
 
 #define RNR_T 14 /* 1.28 ms */
 
+#define RNR_T_LONG 18 /* 5.12 ms: many ACK timeouts of 131 us */
+
+/* An RNR wait is no ACK timeout, also when the RNR NAK acknowledges an
+ * earlier message (progress): SEND 1 finds B's one RECV (its ACK lost),
+ * SEND 2 none; each
+ * RNR wait lasts ~39 ACK timeouts, with retry_cnt 1. Both SENDs complete
+ * once a RECV comes, and no ACK timeout is counted (a rewound WQE counted
+ * as outstanding once armed the ACK timer inside the wait and failed the
+ * QP with RETRY_EXC_ERR). */
+static void
+test_rnr_wait_no_ack_timeout(void **state)
+{
+	struct e2e_conf c;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS, .min_rnr_timer = RNR_T_LONG };
+	int64_t rnr0 = stat(1, "resp_rnr_nak_sent"), tmo0;
+	uint32_t i, dropped = 0;
+
+	RTE_SET_USED(state);
+	c = conf_default();
+	c.timeout = 5; /* 131 us */
+	c.retry_cnt = 1;
+	fresh(&c);
+	tmo0 = stat(0, "retry_timeout");
+	assert_int_equal(srnic_modify_qp(E->qp[1], &a, IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER), 0);
+	e2e_bufs_recv(&bufs, E->qp[1], 10, 0, 4096);
+	/* B's ACK of SEND 1 lost: its RNR NAK for SEND 2 acknowledges SEND 1 */
+	rule_arm(1, SRNIC_OP_RC_ACK, 0, 0, 1, F_DROP);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_SEND, 1, 0, 700, 0, IBV_SEND_SIGNALED);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_SEND, 2, 1024, 600, 0, IBV_SEND_SIGNALED);
+	E2E_RUN_UNTIL(stat(1, "resp_rnr_nak_sent") - rnr0 >= 3 || E->nwc[0] >= 2);
+	e2e_bufs_recv(&bufs, E->qp[1], 11, 4096, 4096);
+	e2e_wait_wc(0, 2);
+	e2e_wait_wc(1, 2);
+	assert_int_equal(E->wc[0][0].wr_id, 1);
+	assert_int_equal(E->wc[0][0].status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[0][1].wr_id, 2);
+	assert_int_equal(E->wc[0][1].status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[1][1].byte_len, 600);
+	assert_true(stat(1, "resp_rnr_nak_sent") - rnr0 >= 3);
+	assert_int_equal(stat(0, "retry_timeout") - tmo0, 0);
+	/* what was dropped was the ACK of SEND 1: the RNR NAK acknowledged it */
+	for (i = 0; i < nsent; i++)
+		if (sent[i].fault == F_DROP) {
+			assert_int_equal(sent[i].side, 1);
+			assert_int_equal(sent[i].syn, SYN_ACK);
+			assert_int_equal(sent[i].psn, PSN(0));
+			dropped++;
+		}
+	assert_int_equal(dropped, 1);
+}
+
 /* A SEND with no RECV posted: RNR NAK with the SEND's PSN and B's
  * min_rnr_timer; the requester waits at least that long each time; the
  * RECV posted late lets it through. */
@@ -1864,6 +1915,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_corrupt_payload, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_lossy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rnr_late_recv, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rnr_wait_no_ack_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rnr_exhausted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peer_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_long_write_nak_seq, setup, teardown),
