@@ -102,7 +102,7 @@ conf_set(struct sv_conf *c, const char *key, const char *val)
 		char *end;
 		unsigned long long n = strtoull(val, &end, 10);
 
-		if (end == val || *end != '\0' || val[0] == '-') {
+		if (!isdigit((unsigned char)val[0]) || *end != '\0') {
 			sv_log("SRNIC_DROP_FIRST=%s is not a count of packets, e.g. 300: the loss "
 			       "goes on for every packet", val);
 			n = 0;
