@@ -85,7 +85,7 @@ decide(struct srnic_lossy *l, struct lossy_q *q, const struct rte_mbuf *m)
 
 	if (c->filter != NULL)
 		a = c->filter(m, c->filter_arg);
-	if (a != SRNIC_LOSSY_PASS)
+	if (a != SRNIC_LOSSY_PASS || (c->rates_first != 0 && q->seq > c->rates_first))
 		return a;
 	r = rng_next(&q->rng);
 	if (r < c->drop)

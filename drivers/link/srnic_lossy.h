@@ -47,6 +47,9 @@ struct srnic_lossy_conf {
 	double delay;
 	uint32_t reorder_after;    /**< a reordered packet comes after this many others (default 3) */
 	uint32_t delay_us;         /**< a delayed packet is held this long (default 100) */
+	/** The rates apply to each RX queue's first this many packets only,
+	 * none after (0: to every packet): faults early in a run, a clean end. */
+	uint64_t rates_first;
 	srnic_lossy_filter filter; /**< NULL: rates only */
 	void *filter_arg;
 	/** For copies: duplicates, corrupted packets, and held packets whose

@@ -663,6 +663,50 @@ test_lossy_holds_bytes(void **state)
 	assert_int_equal(rte_eth_dev_close(b), 0);
 }
 
+/* rates_first: the rates decide the first packets of a queue only; every
+ * later one passes (a run's clean end). Half of the first 20 of 60 frames
+ * dropped at most, the last 40 all through, in order. */
+#define RF_FRAMES 60
+#define RF_FIRST 20
+
+static void
+test_lossy_rates_first(void **state)
+{
+	struct srnic_lossy_conf lc = { .seed = 7, .drop = 0.5, .rates_first = RF_FIRST };
+	struct rte_mbuf *tx[RF_FRAMES], *rx[RF_FRAMES];
+	struct srnic_lossy_stats st;
+	struct srnic_lossy *l;
+	uint16_t a, b, n, i;
+
+	(void)state;
+	assert_int_equal(srnic_link_ring_pair("lf", 1, RING_SIZE, &a, &b), 0);
+	port_setup(a, 1);
+	port_setup(b, 1);
+	l = srnic_lossy_attach(b, &lc);
+	assert_non_null(l);
+	for (i = 0; i < RF_FRAMES; i++) {
+		tx[i] = rte_pktmbuf_alloc(pool);
+		assert_non_null(tx[i]);
+		*(uint8_t *)rte_pktmbuf_append(tx[i], 64) = (uint8_t)i;
+	}
+	assert_int_equal(rte_eth_tx_burst(a, 0, tx, RF_FRAMES), RF_FRAMES);
+	n = rte_eth_rx_burst(b, 0, rx, RF_FRAMES);
+	srnic_lossy_get_stats(l, &st);
+	assert_int_equal(st.n[SRNIC_LOSSY_PASS], RF_FRAMES);
+	assert_true(st.n[SRNIC_LOSSY_DROP] > 0 && st.n[SRNIC_LOSSY_DROP] <= RF_FIRST);
+	assert_int_equal(n, RF_FRAMES - st.n[SRNIC_LOSSY_DROP]);
+	for (i = 0; i < RF_FRAMES - RF_FIRST; i++)
+		assert_int_equal(*rte_pktmbuf_mtod(rx[n - (RF_FRAMES - RF_FIRST) + i], uint8_t *),
+				 RF_FIRST + i);
+	for (i = 0; i < n; i++)
+		rte_pktmbuf_free(rx[i]);
+	assert_int_equal(srnic_lossy_detach(l), 0);
+	assert_int_equal(rte_eth_dev_stop(a), 0);
+	assert_int_equal(rte_eth_dev_stop(b), 0);
+	assert_int_equal(rte_eth_dev_close(a), 0);
+	assert_int_equal(rte_eth_dev_close(b), 0);
+}
+
 int
 main(void)
 {
@@ -671,6 +715,7 @@ main(void)
 		cmocka_unit_test(test_ring_pair_traffic),
 		cmocka_unit_test(test_pcap_snaplen),
 		cmocka_unit_test(test_lossy_holds_bytes),
+		cmocka_unit_test(test_lossy_rates_first),
 	};
 
 	return cmocka_run_group_tests_name("link", tests, eal_setup, eal_teardown);

@@ -106,10 +106,6 @@ struct sv_device {
 	struct sv_cq *cqs;
 
 	struct srnic_lossy *lossy;  /* SRNIC_DROP > 0: the port's RX drops packets */
-	struct sv_drop_window {     /* SRNIC_DROP_FIRST: the loss of the first packets only */
-		double p;
-		uint64_t first, seen, rng;
-	} drop_window;
 
 	/* the CM (srnic_cm_poll: one thread at a time, whoever wins cm_busy)
 	 * and srnic's librdmacm's hook run after each CM poll */

@@ -176,29 +176,6 @@ sv_conf_load(struct sv_conf *c)
 	return 0;
 }
 
-/* SRNIC_DROP with SRNIC_DROP_FIRST: the share dropped among the first
- * packets received, none after, so a run's last exchange goes clean (a
- * program whose last ACK is lost after its peer has exited would wait for
- * it for good: retry_cnt 7 never runs out, as with rxe). One receiving
- * thread at a time (the engine's poll), so plain counters. */
-static enum srnic_lossy_action
-sv_drop_first(const struct rte_mbuf *m, void *arg)
-{
-	struct sv_drop_window *w = arg;
-	uint64_t x = w->rng;
-
-	RTE_SET_USED(m);
-	if (w->seen >= w->first)
-		return SRNIC_LOSSY_PASS;
-	w->seen++;
-	x ^= x >> 12; /* xorshift64* */
-	x ^= x << 25;
-	x ^= x >> 27;
-	w->rng = x;
-	return (double)((x * 0x2545F4914F6CDD1Dull) >> 11) / (double)(1ull << 53) < w->p ?
-		       SRNIC_LOSSY_DROP : SRNIC_LOSSY_PASS;
-}
-
 /* ---- exit and signals ---- */
 
 /* At exit: the progress thread stops (no engine poll under the exit
@@ -446,17 +423,12 @@ device_start(void)
 	if (c.drop > 0.0) {
 		/* fault injection for unmodified programs: retransmission,
 		 * timers and the progress thread under loss */
-		struct srnic_lossy_conf lc = { .seed = (uint64_t)getpid(), .drop = c.drop };
+		/* SRNIC_DROP_FIRST: a run's last exchange goes clean (a program
+		 * whose last ACK is lost after its peer has exited would resend
+		 * for good: retry_cnt 7 never runs out, as with rxe) */
+		struct srnic_lossy_conf lc = { .seed = (uint64_t)getpid(), .drop = c.drop,
+					       .rates_first = c.drop_first };
 
-		if (c.drop_first > 0) {
-			/* the rates would apply to every packet: the window's
-			 * own decision instead */
-			dev->drop_window = (struct sv_drop_window){ .p = c.drop, .first = c.drop_first,
-								    .rng = lc.seed | 1 };
-			lc.drop = 0.0;
-			lc.filter = sv_drop_first;
-			lc.filter_arg = &dev->drop_window;
-		}
 		dev->lossy = srnic_lossy_attach(port, &lc);
 		if (dev->lossy == NULL)
 			sv_log("SRNIC_DROP=%g: cannot make %s lossy (%s): no packet dropped",
