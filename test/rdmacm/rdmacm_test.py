@@ -15,7 +15,7 @@ timeouts are failure guards only.
   rdmacm_test.py --lib BUILD/drivers/verbs CASE
 
 CASE: symbols | rping | perftest | ucmatose | rdma_server | cmtime | udaddy | fio | api |
-#       af_packet
+      af_packet
 """
 import argparse
 import os
@@ -45,6 +45,25 @@ def env():
     return e
 
 
+def wait_for(cond, guard_s):
+    """Poll cond until it holds (True) or guard_s passes (False): a guard
+    against a hang, not a wait for time."""
+    deadline = time.monotonic() + guard_s
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def listening_logged(ps, log):
+    """Wait until the server ps logs its rdma_listen() (or ends)."""
+    def seen():
+        with open(log) as f:
+            return LISTEN_RE.search(f.read()) is not None
+    return wait_for(lambda: ps.poll() is not None or seen(), vt.LISTEN_GUARD_S)
+
+
 class Pair:
     """A server and a client run to completion; the client starts once
     the server listens (its log says so)."""
@@ -55,12 +74,7 @@ class Pair:
         outc = os.path.join(vt.TMP, name + ".client.log")
         with open(outs, "w") as fs:
             ps = subprocess.Popen(server, stdout=fs, stderr=subprocess.STDOUT, env=env())
-        deadline = time.monotonic() + vt.LISTEN_GUARD_S
-        while ps.poll() is None and time.monotonic() < deadline:
-            with open(outs) as f:
-                if LISTEN_RE.search(f.read()):
-                    break
-            time.sleep(0.05)
+        listening_logged(ps, outs)
         with open(outc, "w") as fc:
             pc = subprocess.Popen(client, stdout=fc, stderr=subprocess.STDOUT, env=env())
         self.rc_s = self.rc_c = None
@@ -249,17 +263,6 @@ def case_rdma_server():
 # The server never exits by itself: it is stopped once it has handed out a
 # DISCONNECTED for every connection.
 
-def wait_for(cond, guard_s):
-    """Poll cond until it holds (True) or guard_s passes (False): a guard
-    against a hang, not a wait for time."""
-    deadline = time.monotonic() + guard_s
-    while not cond():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 def case_cmtime():
     n = 16
     sock, sport, cport = vt.memif_ports("cmtime")
@@ -269,10 +272,7 @@ def case_cmtime():
                                                                "-c", str(n)]),
                               stdout=fs, stderr=subprocess.STDOUT, env=env())
     try:
-        listening = wait_for(lambda: ps.poll() is not None or
-                                LISTEN_RE.search(open(outs).read()) is not None,
-                                vt.LISTEN_GUARD_S)
-        check(listening and ps.poll() is None, "cmtime server: listening")
+        check(listening_logged(ps, outs) and ps.poll() is None, "cmtime server: listening")
         c = subprocess.run(vt.srnic_run(cport, CLIENT_IP, ["cmtime", "-s", SERVER_IP,
                                                            "-c", str(n)]),
                            capture_output=True, text=True, env=env(), timeout=vt.GUARD_S)

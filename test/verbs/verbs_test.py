@@ -252,7 +252,8 @@ LOSSY_DROP = "0.05"     # SRNIC_DROP of the lossy pingpong: ~15 of each side's f
 # SRNIC_DROP_FIRST: the loss among each side's first packets only (of ~600
 # each receives). ibv_rc_pingpong has no closing exchange: a side whose last
 # ACK is lost after its peer has exited resends for good (retry_cnt 7 never
-# runs out, as with rxe), which a loss on every packet did ~1 run in 20.
+# runs out, as with rxe): with the loss on every packet it hung 1 suite run
+# of the first soak (the server done and gone, the client resending).
 LOSSY_FIRST = "300"
 
 
