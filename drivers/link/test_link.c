@@ -585,6 +585,30 @@ zc_recv(uint16_t b, struct rte_mbuf **got, unsigned int n, uint16_t max)
 	return k;
 }
 
+/* A one-queue ring pair a -> b, the lossy link on b's receive side. */
+static struct srnic_lossy *
+lossy_pair(const char *name, const struct srnic_lossy_conf *lc, uint16_t *a, uint16_t *b)
+{
+	struct srnic_lossy *l;
+
+	assert_int_equal(srnic_link_ring_pair(name, 1, RING_SIZE, a, b), 0);
+	port_setup(*a, 1);
+	port_setup(*b, 1);
+	l = srnic_lossy_attach(*b, lc);
+	assert_non_null(l);
+	return l;
+}
+
+static void
+lossy_pair_close(struct srnic_lossy *l, uint16_t a, uint16_t b)
+{
+	assert_int_equal(srnic_lossy_detach(l), 0);
+	assert_int_equal(rte_eth_dev_stop(a), 0);
+	assert_int_equal(rte_eth_dev_stop(b), 0);
+	assert_int_equal(rte_eth_dev_close(a), 0);
+	assert_int_equal(rte_eth_dev_close(b), 0);
+}
+
 static void
 test_lossy_holds_bytes(void **state)
 {
@@ -596,11 +620,7 @@ test_lossy_holds_bytes(void **state)
 	unsigned int f;
 
 	(void)state;
-	assert_int_equal(srnic_link_ring_pair("lh", 1, RING_SIZE, &a, &b), 0);
-	port_setup(a, 1);
-	port_setup(b, 1);
-	l = srnic_lossy_attach(b, &lc);
-	assert_non_null(l);
+	l = lossy_pair("lh", &lc, &a, &b);
 
 	/* Reorder: frame 0 is held, comes after 1..3; meanwhile its sender
 	 * rewrites the memory (an acknowledged packet's buffer reused). */
@@ -656,11 +676,7 @@ test_lossy_holds_bytes(void **state)
 	assert_int_equal(st.hold_nocopy, 0);
 	for (f = 0; f < 7; f++)
 		assert_int_equal(zc_freed[f], 1);      /* every sender's buffer given back */
-	assert_int_equal(srnic_lossy_detach(l), 0);
-	assert_int_equal(rte_eth_dev_stop(a), 0);
-	assert_int_equal(rte_eth_dev_stop(b), 0);
-	assert_int_equal(rte_eth_dev_close(a), 0);
-	assert_int_equal(rte_eth_dev_close(b), 0);
+	lossy_pair_close(l, a, b);
 }
 
 /* rates_first: the rates decide the first packets of a queue only; every
@@ -679,11 +695,7 @@ test_lossy_rates_first(void **state)
 	uint16_t a, b, n, i;
 
 	(void)state;
-	assert_int_equal(srnic_link_ring_pair("lf", 1, RING_SIZE, &a, &b), 0);
-	port_setup(a, 1);
-	port_setup(b, 1);
-	l = srnic_lossy_attach(b, &lc);
-	assert_non_null(l);
+	l = lossy_pair("lf", &lc, &a, &b);
 	for (i = 0; i < RF_FRAMES; i++) {
 		tx[i] = rte_pktmbuf_alloc(pool);
 		assert_non_null(tx[i]);
@@ -700,11 +712,7 @@ test_lossy_rates_first(void **state)
 				 RF_FIRST + i);
 	for (i = 0; i < n; i++)
 		rte_pktmbuf_free(rx[i]);
-	assert_int_equal(srnic_lossy_detach(l), 0);
-	assert_int_equal(rte_eth_dev_stop(a), 0);
-	assert_int_equal(rte_eth_dev_stop(b), 0);
-	assert_int_equal(rte_eth_dev_close(a), 0);
-	assert_int_equal(rte_eth_dev_close(b), 0);
+	lossy_pair_close(l, a, b);
 }
 
 int
