@@ -263,10 +263,13 @@ bool srnic_resp_run(struct srnic_engine *eng, struct srnic_qp *qp);
  * once); false when it is empty. Raises the SRQ limit event. resp.c. */
 /* The receive CQE of the message pkt ends (RC and UC). resp.c. */
 void srnic_resp_recv_done(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_pkt *pkt);
-/* The next receive WQE of a QP, from its SRQ or its RQ; NULL: none. resp.c. */
+/* The next receive WQE of a QP, from its SRQ or its RQ, if it holds need
+ * bytes; NULL: none, or (*too_small set) one too small, left in place. resp.c. */
 const struct srnic_rwqe *srnic_rwqe_take(struct srnic_engine *eng, struct srnic_qp *qp,
-					 struct srnic_rwqe *srq_buf, uint32_t *next);
-bool srnic_srq_take(struct srnic_engine *eng, struct srnic_srq *srq, struct srnic_rwqe *out);
+					 struct srnic_rwqe *srq_buf, uint32_t *next, uint32_t need,
+					 bool *too_small);
+bool srnic_srq_take(struct srnic_engine *eng, struct srnic_srq *srq, struct srnic_rwqe *out,
+		    uint32_t need, bool *too_small);
 void srnic_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt);
 /* UC responder (uc.c): SEND/WRITE without ACKs; a gap drops the message. */
 void srnic_uc_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt);

@@ -250,9 +250,11 @@ check_op_valid(struct resp_ctx *c)
 
 /* Take the oldest WQE of a shared receive queue (copied: its slot is
  * free at once, as rxe's get_srq_wqe()); then the limit event, once, when
- * fewer than srq_limit WQEs are left (the limit disarms, as rxe). */
+ * fewer than srq_limit WQEs are left (the limit disarms, as rxe). A WQE
+ * shorter than need bytes is not taken (*too_small): see srnic_rwqe_take(). */
 bool
-srnic_srq_take(struct srnic_engine *eng, struct srnic_srq *srq, struct srnic_rwqe *out)
+srnic_srq_take(struct srnic_engine *eng, struct srnic_srq *srq, struct srnic_rwqe *out,
+	       uint32_t need, bool *too_small)
 {
 	uint32_t tail, head, limit;
 
@@ -261,6 +263,11 @@ srnic_srq_take(struct srnic_engine *eng, struct srnic_srq *srq, struct srnic_rwq
 	head = atomic_load_explicit(&srq->head, memory_order_acquire);
 	if (tail == head) {
 		rte_spinlock_unlock(&srq->lock);
+		return false;
+	}
+	if (unlikely(srq->wqe[tail & srq->mask].length < need)) {
+		rte_spinlock_unlock(&srq->lock);
+		*too_small = true;
 		return false;
 	}
 	*out = srq->wqe[tail & srq->mask];
@@ -280,15 +287,17 @@ srnic_srq_take(struct srnic_engine *eng, struct srnic_srq *srq, struct srnic_rwq
  * SRQ slot is free at once) or its own RQ (in place: the slot returns to
  * the application with the CQE that names *next). NULL when there is none;
  * the caller counts and answers that as its transport says (RC: RNR NAK,
- * UC/UD: a drop). */
+ * UC/UD: a drop). need: the bytes the message must find room for (0: any
+ * WQE will do); a WQE holding fewer is left where it is and *too_small set
+ * (UD's class D: the datagram is dropped, the WQE waits for the next). */
 const struct srnic_rwqe *
 srnic_rwqe_take(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_rwqe *srq_buf,
-		uint32_t *next)
+		uint32_t *next, uint32_t need, bool *too_small)
 {
 	uint32_t tail, head;
 
 	if (qp->srq != NULL) {
-		if (!srnic_srq_take(eng, qp->srq, srq_buf))
+		if (!srnic_srq_take(eng, qp->srq, srq_buf, need, too_small))
 			return NULL;
 		*next = 0; /* no slot of the QP's own RQ to give back */
 		return srq_buf;
@@ -297,6 +306,10 @@ srnic_rwqe_take(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_rwqe
 	head = atomic_load_explicit(&qp->rq.head, memory_order_acquire);
 	if (tail == head)
 		return NULL;
+	if (unlikely(qp->rq.wqe[tail & qp->rq.mask].length < need)) {
+		*too_small = true;
+		return NULL;
+	}
 	*next = tail + 1;
 	atomic_store_explicit(&qp->rq.tail, tail + 1, memory_order_release);
 	return &qp->rq.wqe[tail & qp->rq.mask];
@@ -315,7 +328,8 @@ check_resource(struct resp_ctx *c)
 	}
 	if ((c->mask & SRNIC_OPM_RECV) && !r->rwqe_taken &&
 	    ((c->mask & SRNIC_OPM_SEND) || (c->mask & SRNIC_OPM_LAST))) {
-		const struct srnic_rwqe *w = srnic_rwqe_take(c->eng, qp, &r->rwqe, &r->rwqe_next);
+		const struct srnic_rwqe *w =
+			srnic_rwqe_take(c->eng, qp, &r->rwqe, &r->rwqe_next, 0, NULL);
 
 		if (w == NULL) {
 			if (qp->srq != NULL)

@@ -31,7 +31,7 @@
 	X(RX_UD_QKEY_ERR, "rx_ud_qkey_err")         /* DETH Q_Key not the QP's: dropped (IBTA 10.2.5) */ \
 	X(RX_UD_TOO_LONG, "rx_ud_too_long")         /* payload beyond the path MTU: dropped */ \
 	X(RX_UD_NO_RECV, "rx_ud_no_recv_wqe")       /* no receive WQE posted: dropped (UD has no RNR) */ \
-	X(RX_UD_RECV_TOO_SMALL, "rx_ud_recv_too_small") /* GRH + payload beyond the WQE: LOC_LEN_ERR */ \
+	X(RX_UD_RECV_TOO_SMALL, "rx_ud_recv_too_small") /* GRH + payload beyond the next WQE: dropped, WQE kept */ \
 	X(RX_UC_PKTS, "rx_uc_pkts")                 /* UC packets taken */ \
 	X(RX_UC_PSN_GAP, "rx_uc_psn_gap")           /* FIRST/ONLY after a PSN gap: resynced there */ \
 	X(RX_UC_DROP, "rx_uc_drop")                 /* UC packets dropped: a gap, or inside a dropped message */ \

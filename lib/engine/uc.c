@@ -104,7 +104,7 @@ uc_take_rwqe(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t m)
 		return true;
 	/* empty: the caller counts the drop (srq_empty_rnr is RC's: UC
 	 * answers nothing) */
-	w = srnic_rwqe_take(eng, qp, &r->rwqe, &r->rwqe_next);
+	w = srnic_rwqe_take(eng, qp, &r->rwqe, &r->rwqe_next, 0, NULL);
 	if (w == NULL)
 		return false;
 	if (w != &r->rwqe)

@@ -2,8 +2,8 @@
 /*
  * UD receive (IBTA 9.8.4, 10.2.5): a SEND ONLY [with immediate] with a
  * DETH. After the receive path's checks (transport, state, P_Key), in
- * order: Q_Key, length against the path MTU, a receive WQE (none: dropped,
- * UD has no RNR), then the buffer gets the 40-byte GRH area first, as
+ * order: Q_Key, length against the path MTU, a receive WQE that holds GRH
+ * and payload (none, or too small: dropped, UD has no RNR), then the buffer gets the 40-byte GRH area first, as
  * Linux fills it for RoCEv2 (rxe's send_data_in of union rdma_network_hdr:
  * IPv4, 20 zero bytes then the IPv4 header; IPv6, the IPv6 header), and
  * the payload after it. The completion names the sender (src_qp from the
@@ -56,23 +56,24 @@ ud_grh(const struct srnic_pkt *pkt, uint8_t grh[SRNIC_GRH_LEN])
 	}
 }
 
-/* A receive WQE that could not take the datagram: its error CQE, and the
- * QP to ERR (a receive error completion leaves the QP in error, as verbs
- * says of every error CQE but flushes). */
+/* A receive WQE whose scatter list fails the local write check (an lkey
+ * that is not the PD's or no longer registered, a range outside its MR):
+ * the application's own WQE is malformed, which a peer cannot cause (the
+ * length was checked first), so as rxe (RESPST_ERR_MALFORMED_WQE, class A)
+ * its error CQE and the QP to ERR. */
 static __rte_noinline void
-ud_recv_error(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_rwqe *w,
-	      uint32_t wq_next, enum ibv_wc_status st)
+ud_recv_prot_error(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_rwqe *w,
+		   uint32_t wq_next)
 {
 	struct ibv_wc wc;
 
 	memset(&wc, 0, sizeof(wc));
 	wc.wr_id = w->wr_id;
-	wc.status = st;
+	wc.status = IBV_WC_LOC_PROT_ERR;
 	wc.opcode = IBV_WC_RECV;
 	wc.qp_num = qp->qpn;
 	srnic_qp_cqe(eng, qp, qp->rcq, &wc, wq_next);
-	srnic_qp_to_err(eng, qp, st == IBV_WC_LOC_LEN_ERR ? "UD receive WQE too small"
-							  : "UD receive WQE key error");
+	srnic_qp_to_err(eng, qp, "UD receive WQE key error");
 }
 
 void
@@ -82,6 +83,7 @@ srnic_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt
 	uint8_t grh[SRNIC_GRH_LEN];
 	struct srnic_rwqe srq_wqe;
 	const struct srnic_rwqe *w;
+	bool too_small = false;
 	uint32_t next;
 	struct ibv_wc wc;
 
@@ -94,14 +96,15 @@ srnic_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt
 		eng_stat(eng, SRNIC_STAT_RX_UD_TOO_LONG, 1);
 		return;
 	}
-	w = srnic_rwqe_take(eng, qp, &srq_wqe, &next);
+	/* A datagram larger than the next receive WQE is a class D error
+	 * (rxe's RESPST_ERR_LENGTH for UD): dropped, no completion, the QP
+	 * stays in RTS and the WQE stays posted, untouched, for the next
+	 * datagram. Were it an error CQE and ERR, one datagram from anyone
+	 * who knows the Q_Key would kill the QP (QP1: the CM). */
+	w = srnic_rwqe_take(eng, qp, &srq_wqe, &next, SRNIC_GRH_LEN + pkt->pay_len, &too_small);
 	if (unlikely(w == NULL)) {
-		eng_stat(eng, SRNIC_STAT_RX_UD_NO_RECV, 1);
-		return;
-	}
-	if (unlikely(SRNIC_GRH_LEN + (uint64_t)pkt->pay_len > w->length)) {
-		eng_stat(eng, SRNIC_STAT_RX_UD_RECV_TOO_SMALL, 1);
-		ud_recv_error(eng, qp, w, next, IBV_WC_LOC_LEN_ERR);
+		eng_stat(eng, too_small ? SRNIC_STAT_RX_UD_RECV_TOO_SMALL : SRNIC_STAT_RX_UD_NO_RECV,
+			 1);
 		return;
 	}
 	ud_grh(pkt, grh);
@@ -109,7 +112,7 @@ srnic_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt
 		     (pkt->pay_len > 0 &&
 		      srnic_sge_copy_in_sgl(qp, w->sge, w->num_sge, SRNIC_GRH_LEN, pkt,
 					    pkt->pay_len) != SRNIC_KEY_OK))) {
-		ud_recv_error(eng, qp, w, next, IBV_WC_LOC_PROT_ERR);
+		ud_recv_prot_error(eng, qp, w, next);
 		return;
 	}
 	eng_stat(eng, SRNIC_STAT_RX_UD_PKTS, 1);

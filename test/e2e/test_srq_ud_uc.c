@@ -7,8 +7,9 @@
  *   wc_flags); srnic_post_recv() on it is EINVAL; an empty SRQ drops the
  *   datagram (rx_ud_no_recv_wqe, UD has no RNR) and a post recovers; the
  *   limit event fires once when a UD take crosses srq_limit;
- * - two UD QPs on one SRQ: each completion names its QP; a WQE too small
- *   fails one (LOC_LEN_ERR, QP_FATAL, LAST_WQE) and leaves the rest to the other;
+ * - two UD QPs on one SRQ: each completion names its QP; a datagram larger
+ *   than the SRQ's next WQE is dropped (class D) and that WQE waits for
+ *   the next datagram that fits, to either QP;
  * - a UC QP with an SRQ: a 4 KiB SEND at PMTU 1024 into one WQE; an empty
  *   SRQ drops the message (rx_uc_no_recv_wqe, no RNR counted) and the next
  *   lands after a post; the QP to ERR mid-message flushes only the WQE it
@@ -562,15 +563,14 @@ test_srq_two_ud(void **state)
 	}
 }
 
-/* A UD QP with an SRQ whose WQE is too small for the datagram: that WQE
- * completes with LOC_LEN_ERR, the QP goes to ERR (QP_FATAL, then
- * LAST_WQE_REACHED: a UD QP holds no WQE to flush), the SRQ's other WQEs
- * stay for the sibling. */
+/* A UD QP with an SRQ whose next WQE is too small for the datagram: class
+ * D as without an SRQ (rxe completes it REM_INV_REQ_ERR, class E: that
+ * would let any sender burn the SRQ's WQEs): dropped and counted, no
+ * completion, no event, the QP in RTS and the WQE left at the SRQ's head,
+ * untouched; the next datagram that fits, to either QP, takes it. */
 static void
 test_srq_ud_too_small(void **state)
 {
-	struct srnic_async_event ev;
-	struct ibv_qp_attr qa;
 	uint32_t idx[8];
 	int64_t small, lw;
 
@@ -589,37 +589,33 @@ test_srq_ud_too_small(void **state)
 	post_srq(601, 1);
 	post_srq(602, 2);
 	ud_send(T.a[0], T.b[0], 1, 0, 100, 40, 0);
-	T_RUN_UNTIL(T.nwc[1] == 1);
-	assert_int_equal(T.wc[1][0].status, IBV_WC_LOC_LEN_ERR);
-	assert_int_equal(T.wc[1][0].wr_id, 600);
-	assert_int_equal(T.wc[1][0].qp_num, srnic_qp_num(T.b[0]));
-	assert_int_equal(stat1(1, "rx_ud_recv_too_small"), small + 1);
-	assert_int_equal(slot_of(0)[0], 0); /* nothing written */
-	wait_event(1, &ev);
-	assert_int_equal(ev.event_type, IBV_EVENT_QP_FATAL);
-	assert_ptr_equal(ev.qp, T.b[0]);
-	wait_event(1, &ev);
-	assert_int_equal(ev.event_type, IBV_EVENT_QP_LAST_WQE_REACHED);
-	assert_ptr_equal(ev.qp, T.b[0]);
+	T_RUN_UNTIL(stat1(1, "rx_ud_recv_too_small") == small + 1);
 	assert_no_event(1);
-	assert_int_equal(stat1(1, "srq_last_wqe_reached"), lw + 1);
-	assert_int_equal(T.nwc[1], 1); /* no flush: the QP held no WQE */
-	memset(&qa, 0, sizeof(qa));
-	assert_int_equal(srnic_query_qp(T.b[0], &qa, IBV_QP_STATE, NULL), 0);
-	assert_int_equal(qa.qp_state, IBV_QPS_ERR);
-	/* a datagram to the QP in ERR takes nothing; the sibling gets 601 */
-	ud_send(T.a[0], T.b[0], 2, 1, 50, 41, 0);
-	T_RUN_UNTIL(T.nwc[0] == 2);
-	t_settle();
-	assert_int_equal(T.nwc[1], 1);
+	assert_int_equal(T.nwc[1], 0);
+	assert_int_equal(srnic_qp_state(T.b[0]), IBV_QPS_RTS);
+	assert_int_equal(slot_of(0)[0], 0); /* nothing written */
+	/* 40 + 99 bytes fit 600 exactly: the sibling's datagram takes it */
 	e2e_reset();
-	ud_send(T.a[0], T.b[1], 3, 2, 70, 42, 0);
+	ud_send(T.a[0], T.b[1], 2, 1, 99, 41, 0);
+	T_RUN_UNTIL(T.nwc[1] == 1);
+	assert_int_equal(T.wc[1][0].status, IBV_WC_SUCCESS);
+	assert_int_equal(T.wc[1][0].wr_id, 600);
+	assert_int_equal(T.wc[1][0].qp_num, srnic_qp_num(T.b[1]));
+	assert_int_equal(T.wc[1][0].byte_len, SRNIC_GRH_LEN + 99);
+	assert_int_equal(e2e_pkts_from(0, idx, RTE_DIM(idx)), 1);
+	check_ud_slot(0, &E->pkts[idx[0]], 99, 41);
+	/* and the QP that dropped one receives the next as ever */
+	e2e_reset();
+	ud_send(T.a[0], T.b[0], 3, 2, 100, 42, 0);
 	T_RUN_UNTIL(T.nwc[1] == 2);
 	assert_int_equal(T.wc[1][1].status, IBV_WC_SUCCESS);
 	assert_int_equal(T.wc[1][1].wr_id, 601);
-	assert_int_equal(T.wc[1][1].qp_num, srnic_qp_num(T.b[1]));
+	assert_int_equal(T.wc[1][1].qp_num, srnic_qp_num(T.b[0]));
 	assert_int_equal(e2e_pkts_from(0, idx, RTE_DIM(idx)), 1);
-	check_ud_slot(1, &E->pkts[idx[0]], 70, 42);
+	check_ud_slot(1, &E->pkts[idx[0]], 100, 42);
+	assert_int_equal(stat1(1, "rx_ud_recv_too_small"), small + 1);
+	assert_int_equal(stat1(1, "srq_last_wqe_reached"), lw);
+	assert_no_event(1);
 }
 
 /* ---- a UC QP with an SRQ ---- */

@@ -264,8 +264,8 @@ test_ud_qkey(void **state)
 }
 
 /* Beyond the port's MTU: no packet, a successful completion (C10-93.1.1,
- * rxe); exactly the MTU goes. A receive buffer short of GRH + payload
- * fails with LOC_LEN_ERR. */
+ * rxe); exactly the MTU goes. A datagram larger than the receive buffer
+ * (GRH + payload) is dropped and the buffer kept for the next. */
 static void
 test_ud_mtu(void **state)
 {
@@ -274,8 +274,8 @@ test_ud_mtu(void **state)
 	uint8_t *src = e2e_buf(0, 2 * pmtu, IBV_ACCESS_LOCAL_WRITE, &smr);
 	uint8_t *dst = e2e_buf(1, 2 * pmtu, IBV_ACCESS_LOCAL_WRITE, &rmr);
 	struct srnic_ah *ah = ah_to_peer(0);
-	uint32_t bqpn = srnic_qp_num(E->qp[1]), idx[8];
-	int64_t too_long = stat1(0, "req_ud_too_long");
+	uint32_t bqpn = srnic_qp_num(E->qp[1]), idx[8], i;
+	int64_t too_long = stat1(0, "req_ud_too_long"), small;
 	struct ibv_qp_attr qa;
 
 	RTE_SET_USED(state);
@@ -301,14 +301,29 @@ test_ud_mtu(void **state)
 	assert_int_equal(e2e_pkts_from(0, idx, 8), 1);
 	assert_int_equal(E->pkts[idx[0]].psn, UD_PSN + 1); /* the one not sent took a PSN */
 
-	/* 40 + 100 bytes into a 120-byte buffer: LOC_LEN_ERR, B's QP to ERR */
+	/* 40 + 100 and 40 + 600 bytes for a 120-byte buffer: class D (rxe),
+	 * each dropped and counted, no CQE, B's QP in RTS and the WQE
+	 * untouched; the next datagram that fits lands in it */
+	small = stat1(1, "rx_ud_recv_too_small");
+	memset(dst, 0xEE, 128);
 	ud_recv(E->qp[1], 3, dst, 120, rmr);
 	assert_int_equal(ud_post(E->qp[0], ah, bqpn, QKEY, IBV_WR_SEND, 3, src, 100, smr, 0), 0);
+	assert_int_equal(ud_post(E->qp[0], ah, bqpn, QKEY, IBV_WR_SEND, 4, src, 600, smr, 0), 0);
+	E2E_RUN_UNTIL(stat1(1, "rx_ud_recv_too_small") == small + 2);
+	e2e_settle(4);
+	assert_int_equal(E->nwc[1], 1);
+	assert_int_equal(srnic_qp_state(E->qp[1]), IBV_QPS_RTS);
+	for (i = 0; i < 128; i++)
+		assert_int_equal(dst[i], 0xEE);
+	assert_int_equal(ud_post(E->qp[0], ah, bqpn, QKEY, IBV_WR_SEND, 5, src + 1000, 80, smr, 0),
+			 0);
 	E2E_RUN_UNTIL(E->nwc[1] == 2);
-	assert_int_equal(E->wc[1][1].status, IBV_WC_LOC_LEN_ERR);
+	assert_int_equal(E->wc[1][1].status, IBV_WC_SUCCESS);
 	assert_int_equal(E->wc[1][1].wr_id, 3);
-	assert_int_equal(srnic_qp_state(E->qp[1]), IBV_QPS_ERR);
-	assert_int_equal(stat1(1, "rx_ud_recv_too_small"), 1);
+	assert_int_equal(E->wc[1][1].byte_len, SRNIC_GRH_LEN + 80);
+	assert_memory_equal(dst + SRNIC_GRH_LEN, src + 1000, 80);
+	assert_int_equal(dst[SRNIC_GRH_LEN + 80], 0xEE); /* the WQE ends there */
+	assert_int_equal(stat1(1, "rx_ud_recv_too_small"), small + 2);
 	assert_int_equal(srnic_destroy_ah(ah), 0);
 }
 
