@@ -1462,6 +1462,8 @@ cm_run_timers(struct srnic_cm *cm)
 	}
 }
 
+static void qp1_recover(struct srnic_cm *cm);
+
 int
 srnic_cm_poll(struct srnic_cm *cm, uint64_t *next_us)
 {
@@ -1482,6 +1484,8 @@ srnic_cm_poll(struct srnic_cm *cm, uint64_t *next_us)
 			}
 		}
 	} while (n == CM_POLL_BURST);
+	if (unlikely(srnic_qp_state(cm->qp1) != IBV_QPS_RTS))
+		qp1_recover(cm);
 	cm_run_timers(cm);
 	if (next_us != NULL) {
 		struct srnic_cm_id *t = TAILQ_FIRST(&cm->timers);
@@ -1556,6 +1560,45 @@ qp1_up(struct srnic_cm *cm)
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = rte_rand() & SRNIC_PSN_MASK;
 	return srnic_modify_qp(cm->qp1, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+/*
+ * QP1 out of RTS, whatever moved it (the engine's ERR, a modify): a CM
+ * whose GSI QP stayed down would fail every later connect, accept and SIDR
+ * of the device until restart. Back through RESET (its WQEs and CQEs go:
+ * every buffer is the CM's again) to RTS with every receive posted, as
+ * Linux's MAD layer brings its QP back to RTS after a send error
+ * (mad_error_handler()). A failed attempt (-EDEADLK from inside an
+ * engine's poll) is counted and tried again at the next poll. Under the
+ * CM's lock.
+ */
+static void
+qp1_recover(struct srnic_cm *cm)
+{
+	enum ibv_qp_state st = srnic_qp_state(cm->qp1);
+	struct ibv_qp_attr a;
+	unsigned int i;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RESET;
+	rc = srnic_modify_qp(cm->qp1, &a, IBV_QP_STATE);
+	if (rc == 0) {
+		for (i = 0; i < CM_NSEND; i++)
+			cm->send_free[i] = (uint16_t)i;
+		cm->nsend_free = CM_NSEND;
+		rc = qp1_up(cm);
+	}
+	if (rc != 0) {
+		CM_STAT(cm, QP1_RECOVER_FAILED);
+		CM_LOG(ERR, "%s: QP1 in state %d could not be brought back to RTS (%s); "
+		       "trying again at the next poll", srnic_dev_name(cm->dev), (int)st,
+		       strerror(-rc));
+		return;
+	}
+	CM_STAT(cm, QP1_RECOVERED);
+	CM_LOG(WARNING, "%s: QP1 was in state %d: reset and back in RTS, %u receives posted",
+	       srnic_dev_name(cm->dev), (int)st, CM_NRECV);
 }
 
 /* The buffers go once no mbuf in flight points into them (zero-copy TX). */
@@ -1794,6 +1837,12 @@ uint64_t
 srnic_cm_ca_guid(const struct srnic_cm *cm)
 {
 	return cm != NULL ? cm->guid : 0;
+}
+
+struct srnic_qp *
+srnic_cm_gsi_qp(const struct srnic_cm *cm)
+{
+	return cm != NULL ? cm->qp1 : NULL;
 }
 
 int

@@ -58,6 +58,8 @@
 	X(RX_BAD_SRC, "rx_bad_src")             /* not from a QP1, or no GRH */ \
 	X(RX_WC_ERR, "rx_wc_err")               /* QP1 receive completion in error */ \
 	X(TX_WC_ERR, "tx_wc_err") \
+	X(QP1_RECOVERED, "qp1_recovered")       /* QP1 found out of RTS: reset, up, receives posted */ \
+	X(QP1_RECOVER_FAILED, "qp1_recover_failed") /* that failed: tried again at the next poll */ \
 	X(TX_NO_BUF, "tx_no_buf")               /* every send buffer in flight: MAD not sent */ \
 	X(TX_POST_ERR, "tx_post_err") \
 	X(AH_ERR, "ah_err")                     /* no address handle to the peer */ \

@@ -375,5 +375,12 @@ void srnic_cm_set_tid_high(struct srnic_cm *cm, uint32_t hi);
 uint64_t srnic_cm_ca_guid(const struct srnic_cm *cm);
 /** The value of the counter named name, or -1. */
 int64_t srnic_cm_stat(const struct srnic_cm *cm, const char *name);
+/**
+ * The CM's GSI QP (QP1), for tests and diagnostics. Whatever takes it out
+ * of RTS (ERR from the engine, a modify), the next srnic_cm_poll() resets
+ * it, brings it back to RTS with every receive posted again and counts
+ * qp1_recovered. NULL for a NULL cm.
+ */
+struct srnic_qp *srnic_cm_gsi_qp(const struct srnic_cm *cm);
 
 #endif /* SRNIC_CM_H */

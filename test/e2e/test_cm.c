@@ -1417,16 +1417,82 @@ test_listener_destroyed_mid_request(void **state)
 }
 
 /* Bad MADs to QP1: dropped and counted, nothing answered. */
+/* A UD QP on side s with the GSI Q_Key, in RTS (comp_mask
+ * SRNIC_QP_INIT_ATTR_GSI: QP1 itself, once the side's CM made way). */
+static struct srnic_qp *
+gsi_sender(int s, struct srnic_cq *cq, uint32_t comp_mask)
+{
+	struct srnic_qp_init_attr qa;
+	struct ibv_qp_attr a;
+	struct srnic_qp *qp;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = qa.recv_cq = cq;
+	qa.max_send_wr = qa.max_recv_wr = 16;
+	qa.max_send_sge = qa.max_recv_sge = 1;
+	qa.qp_type = IBV_QPT_UD;
+	qa.comp_mask = comp_mask;
+	qp = srnic_create_qp(S[s].pd, &qa);
+	assert_non_null(qp);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = SRNIC_GSI_QKEY;
+	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+							 IBV_QP_QKEY), 0);
+	a.qp_state = IBV_QPS_RTR;
+	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	a.qp_state = IBV_QPS_RTS;
+	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	return qp;
+}
+
+/* An AH on side s to the other side's GID. */
+static struct srnic_ah *
+ah_to_other(int s)
+{
+	struct ibv_ah_attr aa;
+	struct srnic_ah *ah;
+
+	memset(&aa, 0, sizeof(aa));
+	aa.is_global = 1;
+	aa.grh.dgid = S[1 - s].gid;
+	aa.grh.sgid_index = SRNIC_GID_INDEX_IP;
+	aa.port_num = 1;
+	ah = srnic_create_ah(S[s].pd, &aa);
+	assert_non_null(ah);
+	return ah;
+}
+
+/* Send len bytes of buf (under mr) from qp through ah to the peer's QP1
+ * with the GSI Q_Key, and wait for the send's completion on cq. */
+static void
+send_to_qp1(struct srnic_qp *qp, struct srnic_cq *cq, struct srnic_ah *ah, uint8_t *buf,
+	    struct srnic_mr *mr, uint32_t len)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = len, .lkey = srnic_mr_lkey(mr) };
+	struct ibv_send_wr wr, *bw;
+	struct ibv_wc wc;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.ud.ah = srnic_ah_ibv(ah);
+	wr.wr.ud.remote_qpn = SRNIC_GSI_QPN;
+	wr.wr.ud.remote_qkey = SRNIC_GSI_QKEY;
+	assert_int_equal(srnic_post_send(qp, &wr, &bw), 0);
+	wait_wc(cq, &wc);
+}
+
 static void
 test_bad_mads(void **state)
 {
-	struct srnic_qp_init_attr qa;
 	struct srnic_cq *cq;
 	struct srnic_qp *qp;
 	struct srnic_mr *mr;
 	struct srnic_ah *ah;
-	struct ibv_ah_attr aa;
-	struct ibv_qp_attr a;
 	uint8_t *buf;
 	unsigned int k;
 	/* each: what to break, and the counter that takes it */
@@ -1453,54 +1519,19 @@ test_bad_mads(void **state)
 	(void)state;
 	/* a plain UD QP on A sends to B's QP1 (any source QP but 1 is refused too) */
 	cq = srnic_create_cq(S[0].dev, 64, S[0].eng);
-	memset(&qa, 0, sizeof(qa));
-	qa.send_cq = qa.recv_cq = cq;
-	qa.max_send_wr = qa.max_recv_wr = 16;
-	qa.max_send_sge = qa.max_recv_sge = 1;
-	qa.qp_type = IBV_QPT_UD;
-	qp = srnic_create_qp(S[0].pd, &qa);
-	assert_non_null(qp);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qkey = SRNIC_GSI_QKEY;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-							 IBV_QP_QKEY), 0);
-	a.qp_state = IBV_QPS_RTR;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
-	memset(&aa, 0, sizeof(aa));
-	aa.is_global = 1;
-	aa.grh.dgid = S[1].gid;
-	aa.grh.sgid_index = SRNIC_GID_INDEX_IP;
-	aa.port_num = 1;
-	ah = srnic_create_ah(S[0].pd, &aa);
-	assert_non_null(ah);
+	qp = gsi_sender(0, cq, 0);
+	ah = ah_to_other(0);
 	buf = rte_zmalloc("cmbad", SRNIC_MAD_LEN, 64);
 	mr = srnic_reg_mr(S[0].pd, buf, SRNIC_MAD_LEN, IBV_ACCESS_LOCAL_WRITE);
 	assert_non_null(mr);
 	for (k = 0; k < RTE_DIM(bad); k++) {
-		struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = bad[k].len,
-				       .lkey = srnic_mr_lkey(mr) };
-		struct ibv_send_wr wr, *bw;
-		struct ibv_wc wc;
 		int64_t bad_src = stat(1, "rx_bad_src");
 
 		srnic_cm_mad_init(buf, SRNIC_CM_ATTR_REQ, 0x1234);
 		srnic_cm_rtu_remote_comm_id_set(buf, 0xDEAD0001); /* no id has it */
 		srnic_cm_rtu_local_comm_id_set(buf, 0xBEEF0001);
 		buf[bad[k].off] = bad[k].val;
-		memset(&wr, 0, sizeof(wr));
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_SEND;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.ud.ah = srnic_ah_ibv(ah);
-		wr.wr.ud.remote_qpn = SRNIC_GSI_QPN;
-		wr.wr.ud.remote_qkey = SRNIC_GSI_QKEY;
-		assert_int_equal(srnic_post_send(qp, &wr, &bw), 0);
-		wait_wc(cq, &wc);
+		send_to_qp1(qp, cq, ah, buf, mr, bad[k].len);
 		/* not from a QP1: refused first */
 		RUN_UNTIL(stat(1, "rx_bad_src") == bad_src + 1);
 	}
@@ -1509,38 +1540,16 @@ test_bad_mads(void **state)
 	assert_int_equal(srnic_destroy_qp(qp), 0);
 	assert_int_equal(srnic_cm_destroy(S[0].cm), 0);
 	S[0].cm = NULL;
-	qa.comp_mask = SRNIC_QP_INIT_ATTR_GSI;
-	qp = srnic_create_qp(S[0].pd, &qa);
-	assert_non_null(qp);
+	qp = gsi_sender(0, cq, SRNIC_QP_INIT_ATTR_GSI);
 	assert_int_equal(srnic_qp_num(qp), SRNIC_GSI_QPN);
-	a.qp_state = IBV_QPS_INIT;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-							 IBV_QP_QKEY), 0);
-	a.qp_state = IBV_QPS_RTR;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
 	for (k = 0; k < RTE_DIM(bad); k++) {
-		struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = bad[k].len,
-				       .lkey = srnic_mr_lkey(mr) };
-		struct ibv_send_wr wr, *bw;
-		struct ibv_wc wc;
 		int64_t before = stat(1, bad[k].stat);
 
 		srnic_cm_mad_init(buf, SRNIC_CM_ATTR_REQ, 0x1234);
 		srnic_cm_rtu_remote_comm_id_set(buf, 0xDEAD0001); /* no id has it */
 		srnic_cm_rtu_local_comm_id_set(buf, 0xBEEF0001);
 		buf[bad[k].off] = bad[k].val;
-		memset(&wr, 0, sizeof(wr));
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_SEND;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.ud.ah = srnic_ah_ibv(ah);
-		wr.wr.ud.remote_qpn = SRNIC_GSI_QPN;
-		wr.wr.ud.remote_qkey = SRNIC_GSI_QKEY;
-		assert_int_equal(srnic_post_send(qp, &wr, &bw), 0);
-		wait_wc(cq, &wc);
+		send_to_qp1(qp, cq, ah, buf, mr, bad[k].len);
 		RUN_UNTIL(stat(1, bad[k].stat) == before + 1);
 	}
 	/* nothing of this was answered, but the REJ/DREQ/SIDR cases below */
@@ -1552,6 +1561,108 @@ test_bad_mads(void **state)
 	assert_int_equal(srnic_destroy_cq(cq), 0);
 	S[0].cm = srnic_cm_create(S[0].dev, S[0].eng);
 	assert_non_null(S[0].cm);
+}
+
+/*
+ * Issue 22 item 1: anyone who knows the GSI Q_Key (everyone) sends B's QP1
+ * more than GRH + MAD: 600 and 1000 bytes (the audit's), then 257 (one
+ * past a MAD). Each is B's engine's to drop (rx_ud_recv_too_small: class
+ * D, QP1's receive WQEs stay posted), the CM sees nothing, QP1 stays in
+ * RTS, and a connection is made afterwards as before. (Before: a
+ * LOC_LEN_ERR CQE, QP1 in ERR, and every later connect timed out.)
+ */
+static void
+test_qp1_big_datagram(void **state)
+{
+	static const uint32_t lens[] = { 600, 1000, SRNIC_MAD_LEN + 1 };
+	int64_t small = srnic_dev_stat(S[1].dev, "rx_ud_recv_too_small");
+	struct srnic_cq *cq = srnic_create_cq(S[0].dev, 64, S[0].eng);
+	struct srnic_qp *qp = gsi_sender(0, cq, 0);
+	struct srnic_ah *ah = ah_to_other(0);
+	uint8_t *buf = rte_zmalloc("cmbig", 1024, 64);
+	struct srnic_mr *mr = srnic_reg_mr(S[0].pd, buf, 1024, IBV_ACCESS_LOCAL_WRITE);
+	struct srnic_cm_id *l;
+	struct conn c;
+	unsigned int k;
+
+	(void)state;
+	assert_non_null(mr);
+	for (k = 0; k < RTE_DIM(lens); k++) {
+		srnic_cm_mad_init(buf, SRNIC_CM_ATTR_REQ, 0x1234);
+		send_to_qp1(qp, cq, ah, buf, mr, lens[k]);
+		RUN_UNTIL(srnic_dev_stat(S[1].dev, "rx_ud_recv_too_small") == small + k + 1);
+		assert_int_equal(srnic_qp_state(srnic_cm_gsi_qp(S[1].cm)), IBV_QPS_RTS);
+	}
+	assert_int_equal(stat(1, "rx_wc_err"), 0);
+	assert_int_equal(stat(1, "rx_mads"), 0);
+	assert_int_equal(stat(1, "qp1_recovered"), 0);
+	assert_int_equal(srnic_dereg_mr(mr), 0);
+	rte_free(buf);
+	assert_int_equal(srnic_destroy_ah(ah), 0);
+	assert_int_equal(srnic_destroy_qp(qp), 0);
+	assert_int_equal(srnic_destroy_cq(cq), 0);
+	l = listen_on(1, SID);
+	conn_make(&c, l, 0);
+	conn_data(&c);
+	conn_disconnect(&c, 0);
+	conn_free(&c);
+	assert_int_equal(srnic_cm_destroy_id(l), 0);
+}
+
+/*
+ * QP1 forced out of RTS: B's into ERR (what the engine does to a QP on a
+ * fatal error), then A's into RESET. The next srnic_cm_poll() of each
+ * brings it back (qp1_recovered 1 on each), and a SIDR exchange and a
+ * connection go through both.
+ */
+static void
+test_qp1_recovery(void **state)
+{
+	struct srnic_cm_sidr_req_param p;
+	struct srnic_cm_sidr_rep_param rp;
+	struct srnic_cm_id *l, *a;
+	struct ibv_qp_attr qa;
+	struct conn c;
+	struct ev *v;
+
+	(void)state;
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_ERR;
+	assert_int_equal(srnic_modify_qp(srnic_cm_gsi_qp(S[1].cm), &qa, IBV_QP_STATE), 0);
+	qa.qp_state = IBV_QPS_RESET;
+	assert_int_equal(srnic_modify_qp(srnic_cm_gsi_qp(S[0].cm), &qa, IBV_QP_STATE), 0);
+	RUN_UNTIL(stat(0, "qp1_recovered") == 1 && stat(1, "qp1_recovered") == 1);
+	assert_int_equal(srnic_qp_state(srnic_cm_gsi_qp(S[0].cm)), IBV_QPS_RTS);
+	assert_int_equal(srnic_qp_state(srnic_cm_gsi_qp(S[1].cm)), IBV_QPS_RTS);
+	assert_int_equal(stat(0, "qp1_recover_failed") + stat(1, "qp1_recover_failed"), 0);
+	assert_null(srnic_cm_gsi_qp(NULL));
+
+	l = listen_on(1, SID);
+	a = srnic_cm_create_id(S[0].cm, handler, &S[0]);
+	memset(&p, 0, sizeof(p));
+	p.path.sgid = S[0].gid;
+	p.path.dgid = S[1].gid;
+	p.service_id = SID;
+	p.timeout_ms = 5000;
+	p.max_cm_retries = 3;
+	assert_int_equal(srnic_cm_send_sidr_req(a, &p), 0);
+	RUN_UNTIL((v = ev_find(1, SRNIC_CM_EV_SIDR_REQ_RECEIVED, NULL, 0)) != NULL);
+	memset(&rp, 0, sizeof(rp));
+	rp.qp_num = 0x123456;
+	rp.qkey = 0x11223344;
+	rp.status = SRNIC_CM_SIDR_SUCCESS;
+	assert_int_equal(srnic_cm_send_sidr_rep(v->id, &rp), 0);
+	assert_int_equal(srnic_cm_destroy_id(v->id), 0);
+	RUN_UNTIL((v = ev_find(0, SRNIC_CM_EV_SIDR_REP_RECEIVED, a, 0)) != NULL);
+	assert_int_equal(v->e.param.sidr_rep.qpn, 0x123456);
+	assert_int_equal(srnic_cm_destroy_id(a), 0);
+	conn_make(&c, l, 0);
+	conn_data(&c);
+	conn_disconnect(&c, 0);
+	conn_free(&c);
+	assert_int_equal(srnic_cm_destroy_id(l), 0);
+	assert_int_equal(stat(0, "qp1_recovered") + stat(1, "qp1_recovered"), 2);
+	assert_int_equal(stat(0, "req_resent") + stat(0, "sidr_req_resent"), 0);
 }
 
 /* The destroyer: waits for the handler to block, destroys its id. */
@@ -1793,6 +1904,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_rej_timeout_passive, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listener_destroyed_mid_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_mads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_qp1_big_datagram, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_qp1_recovery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
 	};
 
