@@ -3,10 +3,12 @@
  * Fuzz target: the CM's receive side (lib/cm). Two srnic devices over a
  * net_ring pair (EAL brought up once, --no-huge, its own --file-prefix).
  * Device A has a raw GSI QP (QP1, no CM): it sends the input's MADs to
- * device B's QP1, where B's CM takes them. The input is cut into 256-byte
- * MADs (a last shorter piece goes as a short MAD); after each, both
- * engines and B's CM are polled until quiet (bounded: abort if they never
- * settle).
+ * device B's QP1, where B's CM takes them. The input is records of
+ * `length (2 bytes, big endian), datagram`: any length, 0 to FZ_MAX_LEN
+ * (short MADs, whole ones, and datagrams larger than QP1's receive
+ * buffers, up to past the path MTU; a record cut short by the input's end
+ * goes as what is left); after each, both engines and B's CM are polled
+ * until quiet (bounded: abort if they never settle).
  *
  * Per input B gets a fresh CM (rte_srand() first, TID high 2: IDs and TIDs
  * the same in every run) with a listener on the golden's service ID
@@ -14,9 +16,11 @@
  * new id's local ID forced to 0xb1893422 + n, the golden's REP sender's
  * for the first), DREQ -> DREP, SIDR_REQ -> SIDR_REP, REP -> RTU; and an
  * active id (local ID 0x11223344) whose REQ to A waits in REQ_SENT for the
- * input's REP / MRA / REJ. After the input every id is destroyed and the
- * CM must destroy cleanly (0: no id, timer or buffer left behind); ASan
- * and UBSan watch the rest. Seeds (test/fuzz/corpus/cm): the golden REQ,
+ * input's REP / MRA / REJ. After the input B's QP1 must be in RTS, never
+ * having left it (qp1_recovered 0, no receive completion in error: no
+ * datagram may take the CM's QP down, issue 22 item 1), every id is
+ * destroyed and the CM must destroy cleanly (0: no id, timer or buffer
+ * left behind); ASan and UBSan watch the rest. Seeds (test/fuzz/corpus/cm): the golden REQ,
  * then its RTU, DREQ; a REP / MRA / REJ for the active id; a SIDR_REQ.
  */
 #include <inttypes.h>
@@ -40,7 +44,8 @@
 #define FZ_PASSIVE_ID 0xb1893422u
 #define FZ_MAX_IDS 64
 #define FZ_NRECV 16
-#define FZ_MAX_MADS 16            /* 4 KiB of input at most */
+#define FZ_MAX_MADS 16            /* datagrams per input at most */
+#define FZ_MAX_LEN 2048           /* a datagram's bytes at most: past the path MTU (1024) */
 #define FZ_QUIET 32               /* idle rounds that end a settle */
 #define FZ_MAX_ROUNDS 100000
 
@@ -53,7 +58,7 @@ static struct {
 	struct srnic_cq *cq;          /* A's raw QP1 */
 	struct srnic_qp *qp1;
 	struct srnic_mr *mr;
-	uint8_t *mem;                 /* FZ_NRECV receive buffers, then the send buffer */
+	uint8_t *mem;                 /* FZ_NRECV receive buffers, then the send buffer (FZ_MAX_LEN) */
 	struct srnic_ah *ah;
 	struct srnic_cm *cm;          /* B's, per input */
 	struct srnic_cm_id *ids[FZ_MAX_IDS];
@@ -215,7 +220,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	struct ibv_qp_attr a;
 	struct ibv_ah_attr aa;
 	union ibv_gid gid;
-	size_t len = FZ_NRECV * RECV_LEN + SRNIC_MAD_LEN;
+	size_t len = FZ_NRECV * RECV_LEN + FZ_MAX_LEN;
 	unsigned int i;
 
 	(void)argc;
@@ -306,12 +311,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fz_die("active REQ");
 	settle();
 	n = 0;
-	for (off = 0; off < size && n < FZ_MAX_MADS; off += SRNIC_MAD_LEN, n++) {
-		size_t len = size - off < SRNIC_MAD_LEN ? size - off : SRNIC_MAD_LEN;
+	for (off = 0; off + 2 <= size && n < FZ_MAX_MADS; n++) {
+		size_t len = (size_t)data[off] << 8 | data[off + 1];
 
+		off += 2;
+		len = RTE_MIN(len, RTE_MIN(size - off, (size_t)FZ_MAX_LEN));
 		send_mad(data + off, (uint32_t)len);
+		off += len;
 		settle();
 	}
+	if (srnic_qp_state(srnic_cm_gsi_qp(F.cm)) != IBV_QPS_RTS ||
+	    srnic_cm_stat(F.cm, "qp1_recovered") != 0 || srnic_cm_stat(F.cm, "rx_wc_err") != 0)
+		fz_die("B's QP1 left RTS (a datagram must never take it down)");
 	/* every id goes; then the CM must go too, with nothing left behind */
 	for (i = 0; i < F.nids; i++)
 		if (srnic_cm_destroy_id(F.ids[i]) != 0)
