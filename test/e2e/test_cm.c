@@ -1101,6 +1101,18 @@ test_listener_many(void **state)
 	assert_int_equal(srnic_cm_destroy_id(l), 0);
 }
 
+/* A SIDR_REQ from A to B for SID: 5 s per try, 3 retries. */
+static void
+sidr_req_param(struct srnic_cm_sidr_req_param *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->path.sgid = S[0].gid;
+	p->path.dgid = S[1].gid;
+	p->service_id = SID;
+	p->timeout_ms = 5000;
+	p->max_cm_retries = 3;
+}
+
 static void
 test_sidr(void **state)
 {
@@ -1113,12 +1125,7 @@ test_sidr(void **state)
 	(void)state;
 	l = listen_on(1, SID);
 	a = srnic_cm_create_id(S[0].cm, handler, &S[0]);
-	memset(&p, 0, sizeof(p));
-	p.path.sgid = S[0].gid;
-	p.path.dgid = S[1].gid;
-	p.service_id = SID;
-	p.timeout_ms = 5000;
-	p.max_cm_retries = 3;
+	sidr_req_param(&p);
 	p.private_data = "sidr?";
 	p.private_data_len = 5;
 	assert_int_equal(srnic_cm_send_sidr_req(a, &p), 0);
@@ -1639,12 +1646,7 @@ test_qp1_recovery(void **state)
 
 	l = listen_on(1, SID);
 	a = srnic_cm_create_id(S[0].cm, handler, &S[0]);
-	memset(&p, 0, sizeof(p));
-	p.path.sgid = S[0].gid;
-	p.path.dgid = S[1].gid;
-	p.service_id = SID;
-	p.timeout_ms = 5000;
-	p.max_cm_retries = 3;
+	sidr_req_param(&p);
 	assert_int_equal(srnic_cm_send_sidr_req(a, &p), 0);
 	RUN_UNTIL((v = ev_find(1, SRNIC_CM_EV_SIDR_REQ_RECEIVED, NULL, 0)) != NULL);
 	memset(&rp, 0, sizeof(rp));
