@@ -501,6 +501,7 @@ struct srnic_neigh {
 	 * before ask_next_tsc again (SRNIC_ARP_RETRY_MS apart) */
 	uint8_t ask;
 	uint64_t ask_next_tsc;
+	uint64_t solicit_tsc;       /* the last request or solicitation sent for it (rate limit) */
 };
 
 /* ---- the device ---- */

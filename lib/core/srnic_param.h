@@ -29,7 +29,7 @@
 #define SRNIC_TX_COPY_MARGIN 1024     /**< TX copy pool: mbufs beyond the TX rings' (in the engines' TX buffers) */
 #define SRNIC_TX_COPY_MAX 128          /**< SEND/WRITE payload pieces up to this are copied into the header mbuf (cheaper than an attach + trailer); READ responses are attached unless the device's read_inline_max says otherwise */
 #define SRNIC_NEIGH_MAX 256            /**< neighbour table entries */
-#define SRNIC_ARP_RETRY_MS 100         /**< ARP/ND request interval while unresolved */
+#define SRNIC_ARP_RETRY_MS 100         /**< ARP/ND request interval while unresolved; at most one request per neighbour per interval */
 #define SRNIC_ARP_WAIT_MAX 256         /**< QPs per engine woken at once by a neighbour update */
 #define SRNIC_UD_RESOLVE_MS 1000       /**< a UD send waits this long for its AH's MAC (ARP/ND), then is dropped */
 #define SRNIC_UD_RESOLVE_POLL_US 100   /**< ... looking at the neighbour table this often meanwhile */
