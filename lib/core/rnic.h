@@ -534,6 +534,7 @@ struct srnic_dev {
 	_Atomic uint32_t nb_cq;
 	_Atomic uint32_t nb_mr;
 	_Atomic uint32_t nb_qp;
+	_Atomic uint32_t nb_ah;     /* address handles: at most SRNIC_MAX_AH */
 	_Atomic uint32_t nb_srq;
 	_Atomic uint32_t obj_gen;       /* incarnations of QPs, SRQs, CQs: the last given */
 

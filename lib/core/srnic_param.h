@@ -18,6 +18,7 @@
 #define SRNIC_QPN_BASE 0x11            /**< first QPN (0, 1 are special; rxe starts at 0x11) */
 #define SRNIC_MAX_MR 65536             /**< MRs per device */
 #define SRNIC_MAX_PD 4096              /**< PDs per device */
+#define SRNIC_MAX_AH 65536             /**< address handles per device (ibv_query_device's max_ah) */
 #define SRNIC_MR_MAX_ZC_REFS 0xF000    /**< in-flight zero-copy mbufs per MR (16-bit refcnt) */
 #define SRNIC_ZC_CREDIT_BATCH 64       /**< MR references an engine takes at a time */
 #define SRNIC_MAX_INFLIGHT_PSN (1u << 22) /**< send window in PSNs (< 2^23, C9-94) */
