@@ -136,6 +136,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "srnic-perf: EAL init failed\n");
 		return 1;
 	}
+	/* no directory of ours left in /var/run/dpdk, nor of srnic processes
+	 * that died before us */
+	srnic_eal_remove_at_exit();
+	srnic_eal_sweep();
 	argv[rc] = argv[0];
 	if (perf_parse_args(argc - rc, argv + rc, &conf) != 0)
 		return 1;

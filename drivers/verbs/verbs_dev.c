@@ -223,8 +223,6 @@ sv_teardown(void)
 		print_stats(dev);
 	if (sv_sock_path[0] != '\0')
 		unlink(sv_sock_path);
-	if (sv_run_dir[0] != '\0')
-		rmdir(sv_run_dir);
 }
 
 /* Async-signal-safe part only: what would otherwise stay on disk. */
@@ -357,9 +355,15 @@ eal_start(const struct sv_conf *c, char *devname, size_t devname_len)
 	if (rc < 0) {
 		sv_log("DPDK did not start (%s): check SRNIC_PORT=%s, SRNIC_LCORES, SRNIC_EAL_ARGS "
 		       "(SRNIC_LOG_LEVEL=debug shows why)", rte_strerror(rte_errno), c->port);
+		/* made before EAL failed, empty (no shared config) */
+		rmdir(rte_eal_get_runtime_dir());
 		return -1;
 	}
 	copy_str(sv_run_dir, sizeof(sv_run_dir), rte_eal_get_runtime_dir());
+	/* gone at any exit, a failed start included (sv_signal() for a
+	 * SIGINT or SIGTERM); those of srnic programs killed before us go now */
+	srnic_eal_remove_at_exit();
+	srnic_eal_sweep();
 	/* the device name is the devargs' first field */
 	copy_str(devname, devname_len, c->port);
 	devname[strcspn(devname, ",")] = '\0';

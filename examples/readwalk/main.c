@@ -89,6 +89,7 @@ main(int argc, char **argv)
 	rc = rte_eal_init(argc, argv);
 	if (rc < 0)
 		return 1;
+	srnic_eal_remove_at_exit(); /* nothing left in /var/run/dpdk */
 	if (parse_args(argc - rc, argv + rc, &size, &qc.path_mtu) != 0)
 		return 1;
 	if (srnic_pair_create(&p, "walk", 1, 9000) != 0) {

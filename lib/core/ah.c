@@ -49,8 +49,16 @@ ah_create(struct srnic_pd *pd, const struct ibv_ah_attr *a, const struct rte_eth
 		rte_errno = rc;
 		return NULL;
 	}
+	if (atomic_fetch_add(&dev->nb_ah, 1) >= SRNIC_MAX_AH) {
+		atomic_fetch_sub(&dev->nb_ah, 1);
+		SRNIC_LOG(DEBUG, "create_ah: %u address handles already (SRNIC_MAX_AH)",
+			  SRNIC_MAX_AH);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
 	ah = rte_zmalloc("srnic_ah", sizeof(*ah), 0);
 	if (ah == NULL) {
+		atomic_fetch_sub(&dev->nb_ah, 1);
 		rte_errno = ENOMEM;
 		return NULL;
 	}
@@ -98,6 +106,7 @@ srnic_destroy_ah(struct srnic_ah *ah)
 {
 	if (ah == NULL)
 		return -EINVAL;
+	atomic_fetch_sub(&ah->pd->dev->nb_ah, 1);
 	atomic_fetch_sub(&ah->pd->refs, 1);
 	rte_free(ah);
 	return 0;

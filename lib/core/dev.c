@@ -491,6 +491,7 @@ srnic_dev_query(const struct srnic_dev *dev, struct ibv_device_attr *a)
 	a->max_cqe = SRNIC_MAX_CQE;
 	a->max_mr = SRNIC_MAX_MR;
 	a->max_pd = SRNIC_MAX_PD;
+	a->max_ah = SRNIC_MAX_AH;
 	a->max_qp_rd_atom = SRNIC_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = SRNIC_MAX_RD_ATOMIC;
 	a->max_res_rd_atom = SRNIC_MAX_RD_ATOMIC * SRNIC_MAX_QP;

@@ -200,7 +200,7 @@ srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
 		}
 	}
 	/* A CQ has one producer: all its QPs live on its engine. */
-	if (a->send_cq->eng != a->recv_cq->eng || a->max_send_wr == 0 ||
+	if (a->send_cq->eng != a->recv_cq->eng ||
 	    a->max_send_wr > SRNIC_MAX_QP_WR || a->max_recv_wr > SRNIC_MAX_QP_WR ||
 	    a->max_send_sge > SRNIC_MAX_SGE || a->max_recv_sge > SRNIC_MAX_SGE ||
 	    a->max_inline_data > SRNIC_MAX_INLINE) {
@@ -208,17 +208,22 @@ srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
 		return NULL;
 	}
 	dev = pd->dev;
-	sq_size = rte_align32pow2(a->max_send_wr);
-	/* with an SRQ the QP's own RQ is never used: one slot */
-	rq_size = srq != NULL ? 1 : rte_align32pow2(RTE_MAX(a->max_recv_wr, 1u));
+	/* A queue of 0 WRs (a receive-only QP, a send-only one without an
+	 * SRQ: rxe and mlx5 take them) has size 0, so that every post finds it
+	 * full (ENOMEM), over one slot, so that no index needs a test. With an
+	 * SRQ the QP's own RQ is never used: one slot. */
+	sq_size = a->max_send_wr == 0 ? 0 : rte_align32pow2(a->max_send_wr);
+	rq_size = srq != NULL ? 1 : a->max_recv_wr == 0 ? 0 : rte_align32pow2(a->max_recv_wr);
 	qp = rte_zmalloc("srnic_qp", sizeof(*qp), RTE_CACHE_LINE_SIZE);
 	if (qp == NULL)
 		goto nomem;
-	qp->sq.wqe = rte_zmalloc("srnic_sq", sizeof(*qp->sq.wqe) * sq_size, RTE_CACHE_LINE_SIZE);
-	qp->rq.wqe = rte_zmalloc("srnic_rq", sizeof(*qp->rq.wqe) * rq_size, RTE_CACHE_LINE_SIZE);
+	qp->sq.wqe = rte_zmalloc("srnic_sq", sizeof(*qp->sq.wqe) * RTE_MAX(sq_size, 1u),
+				 RTE_CACHE_LINE_SIZE);
+	qp->rq.wqe = rte_zmalloc("srnic_rq", sizeof(*qp->rq.wqe) * RTE_MAX(rq_size, 1u),
+				 RTE_CACHE_LINE_SIZE);
 	if (qp->sq.wqe == NULL || qp->rq.wqe == NULL)
 		goto nomem;
-	if (a->max_inline_data > 0) {
+	if (a->max_inline_data > 0 && sq_size > 0) {
 		qp->sq.inline_buf = rte_zmalloc("srnic_inline", (size_t)sq_size * a->max_inline_data, 0);
 		if (qp->sq.inline_buf == NULL)
 			goto nomem;
@@ -231,11 +236,11 @@ srnic_create_qp(struct srnic_pd *pd, struct srnic_qp_init_attr *a)
 	qp->eng = a->send_cq->eng;
 	qp->sq_sig_all = a->sq_sig_all != 0;
 	qp->sq.size = sq_size;
-	qp->sq.mask = sq_size - 1;
+	qp->sq.mask = RTE_MAX(sq_size, 1u) - 1;
 	qp->sq.max_sge = RTE_MAX(a->max_send_sge, 1u);
 	qp->sq.max_inline = a->max_inline_data;
 	qp->rq.size = rq_size;
-	qp->rq.mask = rq_size - 1;
+	qp->rq.mask = RTE_MAX(rq_size, 1u) - 1;
 	qp->rq.max_sge = RTE_MAX(a->max_recv_sge, 1u);
 	qp->pmtu_enum = IBV_MTU_1024;
 	qp->pmtu = srnic_mtu_bytes(IBV_MTU_1024);

@@ -501,6 +501,7 @@ struct srnic_neigh {
 	 * before ask_next_tsc again (SRNIC_ARP_RETRY_MS apart) */
 	uint8_t ask;
 	uint64_t ask_next_tsc;
+	uint64_t solicit_tsc;       /* the last request or solicitation sent for it (rate limit) */
 };
 
 /* ---- the device ---- */
@@ -533,6 +534,7 @@ struct srnic_dev {
 	_Atomic uint32_t nb_cq;
 	_Atomic uint32_t nb_mr;
 	_Atomic uint32_t nb_qp;
+	_Atomic uint32_t nb_ah;     /* address handles: at most SRNIC_MAX_AH */
 	_Atomic uint32_t nb_srq;
 	_Atomic uint32_t obj_gen;       /* incarnations of QPs, SRQs, CQs: the last given */
 

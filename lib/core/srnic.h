@@ -692,6 +692,28 @@ int srnic_post_send(struct srnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send
  */
 int srnic_post_recv(struct srnic_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 
+/**
+ * @name EAL's runtime directory
+ * EAL makes a directory per --file-prefix (/var/run/dpdk/PREFIX/ as root)
+ * and leaves it behind, at rte_eal_cleanup() and when the process dies.
+ * @{
+ */
+/**
+ * Remove this process's runtime directory (and the files EAL put there)
+ * when the process exits, after the caller's own rte_eal_cleanup(). Call
+ * after rte_eal_init(). 0; -EINVAL in a secondary process (the directory
+ * is its primary's) or before rte_eal_init(); -ENOMEM.
+ */
+int srnic_eal_remove_at_exit(void);
+/**
+ * Remove the runtime directories, beside this process's, of srnic
+ * processes that are gone: prefixes that start with "srnic" and end with
+ * "-PID" or "_PID" (the drop-ins' srnic-PID, the tests'), PID no longer
+ * running. Returns how many were removed, or a negative errno.
+ */
+int srnic_eal_sweep(void);
+/** @} */
+
 #ifdef __cplusplus
 }
 #endif

@@ -18,6 +18,7 @@
 #define SRNIC_QPN_BASE 0x11            /**< first QPN (0, 1 are special; rxe starts at 0x11) */
 #define SRNIC_MAX_MR 65536             /**< MRs per device */
 #define SRNIC_MAX_PD 4096              /**< PDs per device */
+#define SRNIC_MAX_AH 65536             /**< address handles per device (ibv_query_device's max_ah) */
 #define SRNIC_MR_MAX_ZC_REFS 0xF000    /**< in-flight zero-copy mbufs per MR (16-bit refcnt) */
 #define SRNIC_ZC_CREDIT_BATCH 64       /**< MR references an engine takes at a time */
 #define SRNIC_MAX_INFLIGHT_PSN (1u << 22) /**< send window in PSNs (< 2^23, C9-94) */
@@ -29,7 +30,7 @@
 #define SRNIC_TX_COPY_MARGIN 1024     /**< TX copy pool: mbufs beyond the TX rings' (in the engines' TX buffers) */
 #define SRNIC_TX_COPY_MAX 128          /**< SEND/WRITE payload pieces up to this are copied into the header mbuf (cheaper than an attach + trailer); READ responses are attached unless the device's read_inline_max says otherwise */
 #define SRNIC_NEIGH_MAX 256            /**< neighbour table entries */
-#define SRNIC_ARP_RETRY_MS 100         /**< ARP/ND request interval while unresolved */
+#define SRNIC_ARP_RETRY_MS 100         /**< ARP/ND request interval while unresolved; at most one request per neighbour per interval */
 #define SRNIC_ARP_WAIT_MAX 256         /**< QPs per engine woken at once by a neighbour update */
 #define SRNIC_UD_RESOLVE_MS 1000       /**< a UD send waits this long for its AH's MAC (ARP/ND), then is dropped */
 #define SRNIC_UD_RESOLVE_POLL_US 100   /**< ... looking at the neighbour table this often meanwhile */

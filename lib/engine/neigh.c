@@ -459,12 +459,45 @@ srnic_neigh_rx(struct srnic_engine *eng, struct rte_mbuf *m)
 	return false;
 }
 
+/* Whether a solicitation for ip may go now: one per neighbour per
+ * SRNIC_ARP_RETRY_MS, whoever asks. Every QP to a peer asks at each of its
+ * retry timeouts (srnic_eng_route_refresh()), each unresolved QP and UD
+ * sender at its own pace: thousands of QPs to a dead peer would otherwise
+ * broadcast thousands of requests a second for one address (RFC 1122
+ * 2.3.2.1 asks for a per-destination limit; Linux times its requests per
+ * entry, 1 s apart by default; srnic's 100 ms keeps first resolution
+ * quick). An address with no entry (the table full of
+ * entries it may not evict) is not limited: there is nothing to time it by. */
+static bool
+neigh_solicit_due(struct srnic_dev *dev, const uint8_t *ip)
+{
+	uint64_t now = rte_get_timer_cycles();
+	uint64_t gap = rte_get_timer_hz() / 1000 * SRNIC_ARP_RETRY_MS;
+	struct srnic_neigh *n;
+	bool due = true;
+
+	rte_spinlock_lock(&dev->neigh_lock);
+	n = neigh_find(dev, ip);
+	if (n != NULL) {
+		if (n->solicit_tsc != 0 && now - n->solicit_tsc < gap)
+			due = false;
+		else
+			n->solicit_tsc = now;
+	}
+	rte_spinlock_unlock(&dev->neigh_lock);
+	return due;
+}
+
 void
 srnic_neigh_solicit(struct srnic_engine *eng, const uint8_t *ip)
 {
 	struct srnic_dev *dev = eng->dev;
 	struct rte_mbuf *m;
 
+	if (!neigh_solicit_due(dev, ip)) {
+		eng_stat(eng, SRNIC_STAT_NEIGH_SOLICIT_LIMITED, 1);
+		return;
+	}
 	if (dev->ip_ver == 4) {
 		struct rte_ether_hdr *eth;
 		struct rte_arp_hdr *arp;

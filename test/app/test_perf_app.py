@@ -124,6 +124,11 @@ for op, sizes in (("read", "0,64,5000"), ("write", "1,4096,70000"), ("send", "64
         b = r.get("busy_pct", {})
         check(f"{op} {r.get('size')}: engine busy shares of the run",
               all(0 < b.get(k, -1) <= 100 for k in ("req", "resp")), str(r))
+    # EAL's runtime directory of the run's --file-prefix is gone with it
+    rdir = "/var/run/dpdk" if os.geteuid() == 0 else \
+        os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk")
+    check(f"{op}: no EAL runtime dir left", not os.path.exists(os.path.join(rdir, f"perf_{op}_{os.getpid()}")),
+          os.listdir(rdir) if os.path.isdir(rdir) else "")
 
 # 1a. --atomic cas: CMP_AND_SWAP on the wire, each returning the count so far
 # (data checked at depth 8 and unsignaled too), the JSON says which atomic

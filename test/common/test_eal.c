@@ -8,6 +8,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
+#include "srnic.h"
 #include "test_eal.h"
 
 #define TEST_EAL_MAX_ARGS 32
@@ -34,7 +35,13 @@ srnic_test_eal_init(const char *name, int n_extra, const char *const *extra)
 	for (i = 0; i < n_extra; i++)
 		argv[argc++] = (char *)(uintptr_t)extra[i];
 	rc = rte_eal_init(argc, argv);
-	return rc < 0 ? -rte_errno : 0;
+	if (rc < 0)
+		return -rte_errno;
+	/* nothing left in /var/run/dpdk by this test, nor by earlier ones
+	 * that were killed (a timeout) */
+	srnic_eal_remove_at_exit();
+	srnic_eal_sweep();
+	return 0;
 }
 
 struct rte_mempool *

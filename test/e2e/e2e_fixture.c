@@ -427,6 +427,10 @@ e2e_qps_create(const struct e2e_conf *conf)
 						 .qp_type = c.qp_type != 0 ? c.qp_type
 									   : IBV_QPT_RC };
 
+		if (c.no_send_wr[i])
+			qa.max_send_wr = 0;
+		if (c.no_recv_wr[i])
+			qa.max_recv_wr = 0;
 		E->cq[i] = srnic_create_cq(E->p.dev[i], c.cqe, E->eng[i]);
 		assert_non_null(E->cq[i]);
 		qa.send_cq = qa.recv_cq = E->cq[i];

@@ -47,6 +47,8 @@ struct e2e_conf {
 	int cqe;                    /* CQ entries per side; 0: 4096 */
 	uint32_t max_send_wr;       /* 0: 1024 */
 	uint32_t max_recv_wr;       /* 0: 1024 */
+	bool no_send_wr[2];         /* that side's QP with max_send_wr 0 (receive only) */
+	bool no_recv_wr[2];         /* that side's QP with max_recv_wr 0 */
 	uint32_t max_inline;
 	uint32_t max_sge;           /* SGEs per WR, send and recv; 0: 4 */
 	uint8_t timeout;            /* local ACK timeout code; 0: 14 (67 ms) */

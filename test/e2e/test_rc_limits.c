@@ -208,6 +208,66 @@ test_responder_limit_ok(void **state)
  * come out in order, then srnic_poll_cq() returns -EOVERFLOW, and the QP
  * is in ERR.
  */
+/* A receive-only QP (max_send_wr 0, as servers create and rxe and mlx5
+ * take) facing a send-only one (max_recv_wr 0): both created, both report
+ * 0, a post to the empty queue is ENOMEM, and SENDs, WRITEs and READs
+ * from A still land on B, byte for byte. */
+static void
+test_zero_wr_queues(void **state)
+{
+	struct e2e_conf c = { .no_send_wr = { false, true }, .no_recv_wr = { true, false } };
+	struct srnic_qp_init_attr init;
+	struct ibv_qp_attr qa;
+	struct ibv_send_wr swr, *bad_s;
+	struct ibv_recv_wr rwr, *bad_r;
+	struct ibv_sge sge;
+
+	RTE_SET_USED(state);
+	e2e_qps_renew(&c);
+	e2e_bufs_new(&bufs, 1 << 16, IBV_ACCESS_LOCAL_WRITE);
+	e2e_bufs_fill(&bufs, 5, 6);
+	assert_int_equal(srnic_query_qp(E->qp[1], &qa, IBV_QP_CAP, &init), 0);
+	assert_int_equal(qa.cap.max_send_wr, 0);
+	assert_int_equal(init.max_send_wr, 0);
+	assert_int_equal(qa.cap.max_recv_wr, 1024);
+	assert_int_equal(srnic_query_qp(E->qp[0], &qa, IBV_QP_CAP, &init), 0);
+	assert_int_equal(qa.cap.max_recv_wr, 0);
+	assert_int_equal(qa.cap.max_send_wr, 1024);
+	/* the empty queues take nothing */
+	memset(&sge, 0, sizeof(sge));
+	sge.addr = (uintptr_t)bufs.v;
+	sge.length = 64;
+	sge.lkey = srnic_mr_lkey(bufs.vmr);
+	memset(&swr, 0, sizeof(swr));
+	swr.opcode = IBV_WR_SEND;
+	swr.sg_list = &sge;
+	swr.num_sge = 1;
+	assert_int_equal(srnic_post_send(E->qp[1], &swr, &bad_s), ENOMEM);
+	assert_ptr_equal(bad_s, &swr);
+	memset(&rwr, 0, sizeof(rwr));
+	sge.addr = (uintptr_t)bufs.l;
+	sge.lkey = srnic_mr_lkey(bufs.lmr);
+	rwr.sg_list = &sge;
+	rwr.num_sge = 1;
+	assert_int_equal(srnic_post_recv(E->qp[0], &rwr, &bad_r), ENOMEM);
+	assert_ptr_equal(bad_r, &rwr);
+	/* A -> B: a SEND into B's RQ, a WRITE, a READ back */
+	e2e_bufs_recv(&bufs, E->qp[1], 0x100, 0, 4096);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_SEND, 1, 0, 4096, 0, IBV_SEND_SIGNALED);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 2, 4096, 8192, 4096, IBV_SEND_SIGNALED);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, 3, 32768, 8192, 16384,
+		      IBV_SEND_SIGNALED);
+	assert_int_equal(e2e_wait_wc(0, 3)->status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[0][0].status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[0][1].status, IBV_WC_SUCCESS);
+	assert_int_equal(e2e_wait_wc(1, 1)->status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[1][0].wr_id, 0x100);
+	assert_int_equal(E->wc[1][0].byte_len, 4096);
+	assert_memory_equal(bufs.v, bufs.l, 4096);
+	assert_memory_equal(bufs.r + 4096, bufs.l + 4096, 8192);
+	assert_memory_equal(bufs.l + 32768, bufs.r + 16384, 8192);
+}
+
 static void
 test_cq_overflow(void **state)
 {
@@ -260,6 +320,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_responder_limit, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_responder_limit_ok, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_cq_overflow, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_zero_wr_queues, e2e_setup, e2e_teardown),
 	};
 
 	return cmocka_run_group_tests_name("e2e_rc_limits", tests, e2e_group_setup,

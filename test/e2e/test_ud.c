@@ -18,6 +18,7 @@
 #include <rte_malloc.h>
 
 #include "e2e_fixture.h"
+#include "srnic_param.h"
 #include "test_pcap.h"
 
 #define QKEY 0x11223344u
@@ -879,11 +880,36 @@ test_ud_ipv6(void **state)
 	free(v);
 }
 
+/* max_ah is what the device holds: SRNIC_MAX_AH address handles, the next
+ * ENOMEM, one back after a destroy (ibv_devinfo showed max_ah 0). */
+static void
+test_ud_ah_limit(void **state)
+{
+	static struct srnic_ah *ah[SRNIC_MAX_AH];
+	struct ibv_device_attr da;
+	struct ibv_ah_attr a;
+	unsigned int i;
+
+	RTE_SET_USED(state);
+	assert_int_equal(srnic_dev_query(E->p.dev[0], &da), 0);
+	assert_int_equal(da.max_ah, SRNIC_MAX_AH);
+	for (i = 0; i < SRNIC_MAX_AH; i++)
+		ah[i] = ah_to_peer(0);
+	assert_int_equal(srnic_query_ah(ah[0], &a), 0);
+	assert_null(srnic_create_ah(E->p.pd[0], &a));
+	assert_int_equal(rte_errno, ENOMEM);
+	assert_int_equal(srnic_destroy_ah(ah[0]), 0);
+	ah[0] = ah_to_peer(0);
+	for (i = 0; i < SRNIC_MAX_AH; i++)
+		assert_int_equal(srnic_destroy_ah(ah[i]), 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_ud_send_recv, ud_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_ud_ah_limit, ud_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_ud_qkey, ud_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_ud_mtu, ud_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_ud_many_to_one, ud_setup, e2e_teardown),

@@ -228,6 +228,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(prefix, sizeof(prefix), "--file-prefix=srnic_fuzzcm_%d", (int)getpid());
 	if (rte_eal_init((int)RTE_DIM(eal), eal) < 0)
 		fz_die("EAL init failed");
+	srnic_eal_remove_at_exit();
 	if (srnic_pair_create(&F.p, "fzcm", 1, 1500) != 0)
 		fz_die("srnic_pair_create failed");
 	F.eng[0] = srnic_dev_engine(F.p.dev[0], 0);

@@ -489,6 +489,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	F.verbose = getenv("FUZZ_RX_VERBOSE") != NULL;
 	if (rte_eal_init((int)RTE_DIM(eal), eal) < 0)
 		fz_die("EAL init failed");
+	srnic_eal_remove_at_exit();
 	/* Whatever the library draws from rte_rand() (e.g. random key bytes
 	 * of MRs) is the same in every run: saved inputs keep their keys. */
 	rte_srand(FZ_RAND_SEED);

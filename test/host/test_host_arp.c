@@ -14,6 +14,7 @@
 #include <rte_malloc.h>
 
 #include "host_util.h"
+#include "srnic_param.h"
 
 #define ARP_READ_LEN 8192
 
@@ -254,6 +255,73 @@ test_arp_retry(void **state)
 	rte_free(buf);
 }
 
+/* 64 QPs whose peer stopped answering (their QPNs unknown at B), a retry
+ * timeout every ~4 ms each: every expiry asks again for B's MAC
+ * (srnic_eng_route_refresh()), but the wire sees at most one ARP request
+ * per neighbour per SRNIC_ARP_RETRY_MS; the rest are counted. With 16,384
+ * such QPs a request per expiry was ~400 broadcasts a second. */
+#define STORM_QPS 64
+
+static void
+test_arp_storm_limited(void **state)
+{
+	static struct host_ep a[STORM_QPS];
+	struct srnic_engine *eng[2] = { srnic_dev_engine(T.dev[0], 0),
+					srnic_dev_engine(T.dev[1], 0) };
+	struct srnic_test_path p = {
+		.access = IBV_ACCESS_LOCAL_WRITE, .mtu = IBV_MTU_1024, .rq_psn = 1,
+		.max_dest_rd_atomic = 1, .sq_psn = 1, .timeout = 10 /* 4.2 ms */,
+		.retry_cnt = 2, .max_rd_atomic = 1,
+	};
+	uint8_t *buf = host_alloc(64);
+	struct rte_ether_addr mac;
+	struct srnic_mr *mr;
+	int64_t arp, tmo, lim, arp0, tmo0, lim0;
+	uint64_t t0, ms;
+	unsigned int i;
+	int rc;
+
+	RTE_SET_USED(state);
+	host_poll_set(eng, 2);
+	assert_int_equal(srnic_dev_gid(T.dev[1], 1, &p.dgid), 0);
+	/* B's MAC learned from the wire, as the QPs' routes will take it */
+	while ((rc = srnic_dev_resolve_neigh(T.dev[0], &p.dgid, &mac)) == -EAGAIN)
+		host_poll();
+	assert_int_equal(rc, 0);
+	host_settle();
+	for (i = 0; i < STORM_QPS; i++) {
+		host_ep_create(&a[i], T.dev[0], i == 0 ? NULL : a[0].pd, 0, 4);
+		p.dest_qpn = 0xabc000 + i;
+		assert_int_equal(srnic_test_qp_connect(a[i].qp, &p), 0);
+	}
+	mr = srnic_reg_mr(a[0].pd, buf, 64, IBV_ACCESS_LOCAL_WRITE);
+	assert_non_null(mr);
+	arp0 = host_eng_stat(eng[0], "tx_arp");
+	tmo0 = host_eng_stat(eng[0], "retry_timeout");
+	lim0 = host_eng_stat(eng[0], "neigh_solicit_limited");
+	t0 = rte_get_timer_cycles();
+	for (i = 0; i < STORM_QPS; i++)
+		assert_int_equal(host_post(&a[i], IBV_WR_SEND, i, buf, 64, srnic_mr_lkey(mr), 0, 0,
+					   IBV_SEND_SIGNALED), 0);
+	for (i = 0; i < STORM_QPS; i++)
+		assert_int_equal(host_wait_wc(&a[i], 1)->status, IBV_WC_RETRY_EXC_ERR);
+	ms = (rte_get_timer_cycles() - t0) * 1000 / rte_get_timer_hz();
+	arp = host_eng_stat(eng[0], "tx_arp") - arp0;
+	tmo = host_eng_stat(eng[0], "retry_timeout") - tmo0;
+	lim = host_eng_stat(eng[0], "neigh_solicit_limited") - lim0;
+	/* 3 expiries a QP (retry_cnt 2); one request per 100 ms went out (the
+	 * first, and one more per interval begun since) */
+	assert_true(tmo >= STORM_QPS * 3);
+	assert_true(arp >= 1);
+	assert_true((uint64_t)arp <= 2 + ms / SRNIC_ARP_RETRY_MS);
+	assert_int_equal(arp + lim, STORM_QPS * 2); /* the last expiry fails the QP, asks nothing */
+	for (i = STORM_QPS; i-- > 1;)
+		host_ep_destroy(&a[i]);
+	assert_int_equal(srnic_dereg_mr(mr), 0);
+	host_ep_destroy(&a[0]);
+	rte_free(buf);
+}
+
 /* IPv4 with a traffic class: TOS carried, masked out of the ICRC (both
  * computations agree), header checksum right; TTL 64, DF. */
 static void
@@ -389,6 +457,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_arp_resolve),
 		cmocka_unit_test(test_arp_retry),
+		cmocka_unit_test(test_arp_storm_limited),
 		cmocka_unit_test(test_ipv4_tos),
 		cmocka_unit_test(test_arp_unknown_host),
 	};

@@ -372,7 +372,7 @@ def case_devinfo():
             r"state:\s+PORT_ACTIVE \(4\)", r"link_layer:\s+Ethernet",
             r"active_mtu:\s+1024 \(3\)", r"max_mtu:\s+4096 \(5\)",
             r"max_qp_rd_atom:\s+([1-9]\d*)", r"max_qp_init_rd_atom:\s+([1-9]\d*)",
-            r"max_qp_wr:\s+([1-9]\d*)", r"max_cqe:\s+([1-9]\d*)", r"phys_port_cnt:\s+1",
+            r"max_qp_wr:\s+([1-9]\d*)", r"max_ah:\s+65536", r"max_cqe:\s+([1-9]\d*)", r"phys_port_cnt:\s+1",
             r"atomic_cap:\s+ATOMIC_HCA", r"gid_tbl_len:\s+2", r"pkey_tbl_len:\s+1",
             r"GID\[\s*0\]:\s+fe80::[0-9a-f:]+, RoCE v2",
             r"GID\[\s*1\]:\s+::ffff:10\.77\.0\.9, RoCE v2"]
@@ -383,6 +383,30 @@ def case_devinfo():
                          env=env, capture_output=True, text=True, timeout=GUARD_S)
     check("srnic0" in out.stdout and not os.path.exists(sock),
           "memif socket file (socket-abstract=no) removed at exit")
+    # EAL's runtime directory: none left by a program that exits; the one
+    # of a program killed with SIGKILL goes at the next srnic program's start
+    rdir = "/var/run/dpdk" if os.geteuid() == 0 else \
+        os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk")
+    port = free_tcp_port()
+    _, ksport, _ = memif_ports("devinfo_kill")
+    victim = subprocess.Popen(srnic_run(ksport, "10.77.0.9", ["ibv_rc_pingpong", "-g", "1", "-p",
+                                                            str(port)]),
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + LISTEN_GUARD_S
+    while not listening(port) and victim.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    vdir = os.path.join(rdir, "srnic-%d" % victim.pid)
+    check(os.path.isdir(vdir), "a running drop-in program has its EAL dir %s" % vdir)
+    victim.kill()
+    victim.wait()
+    check(os.path.isdir(vdir), "SIGKILL left %s (nothing ran at its exit)" % vdir)
+    nxt = subprocess.Popen(srnic_run(sport, "10.77.0.9", ["ibv_devices"]), env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out_n = nxt.communicate(timeout=GUARD_S)[0]
+    check(nxt.returncode == 0 and "srnic0" in out_n, "ibv_devices after the kill: %r" % out_n)
+    check(not os.path.exists(vdir), "the killed program's %s removed by the next start" % vdir)
+    check(not os.path.exists(os.path.join(rdir, "srnic-%d" % nxt.pid)),
+          "ibv_devices left no EAL dir behind")
     # a larger MTU gives a larger active_mtu
     out = subprocess.run([SRNIC, "run", "--port", sport, "--ip", "10.77.0.9", "--mtu", "9000",
                           "--", "ibv_devinfo"], env=env, capture_output=True, text=True,
