@@ -1627,7 +1627,7 @@ test_qp1_big_datagram(void **state)
 	conn_data(&c);
 	conn_disconnect(&c, 0);
 	conn_free(&c);
-	assert_int_equal(srnic_cm_destroy_id(l), 0);
+	destroy_id(l);
 }
 
 /*
@@ -1668,15 +1668,15 @@ test_qp1_recovery(void **state)
 	rp.qkey = 0x11223344;
 	rp.status = SRNIC_CM_SIDR_SUCCESS;
 	assert_int_equal(srnic_cm_send_sidr_rep(v->id, &rp), 0);
-	assert_int_equal(srnic_cm_destroy_id(v->id), 0);
+	destroy_id(v->id);
 	RUN_UNTIL((v = ev_find(0, SRNIC_CM_EV_SIDR_REP_RECEIVED, a, 0)) != NULL);
 	assert_int_equal(v->e.param.sidr_rep.qpn, 0x123456);
-	assert_int_equal(srnic_cm_destroy_id(a), 0);
+	destroy_id(a);
 	conn_make(&c, l, 0);
 	conn_data(&c);
 	conn_disconnect(&c, 0);
 	conn_free(&c);
-	assert_int_equal(srnic_cm_destroy_id(l), 0);
+	destroy_id(l);
 	assert_int_equal(stat(0, "qp1_recovered") + stat(1, "qp1_recovered"), 2);
 	assert_int_equal(stat(0, "req_resent") + stat(0, "sidr_req_resent"), 0);
 }
