@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
+#include <sys/random.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -116,7 +117,6 @@ struct srnic_cm {
 	uint16_t send_free[CM_NSEND];
 	uint16_t nsend_free;
 	pthread_mutex_t lock;
-	uint32_t next_id;
 	uint32_t tid_hi;
 	uint64_t guid;
 	union ibv_gid gid;
@@ -308,14 +308,32 @@ id_table_remove(struct srnic_cm *cm, struct srnic_cm_id *id)
 	id->in_table = false;
 }
 
-/* A fresh local comm ID: the next after a random start, never 0 nor taken. */
+/* 32 bits from the kernel's CSPRNG (rte_rand(), a Tausworthe generator,
+ * is predictable from a few outputs; it stays only as the fallback). */
+static uint32_t
+cm_rand32(void)
+{
+	uint32_t v;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
+		return v;
+	return (uint32_t)rte_rand();
+}
+
+/*
+ * A fresh local comm ID, never 0 nor taken, and unpredictable: the REJ,
+ * DREQ, RTU ... a peer sends name the id by it, so one who saw one REQ
+ * must not guess the next connection's ID (sequential IDs let him forge
+ * the REJ of a later connection). Linux xors a random operand into its
+ * cyclic IDs; srnic draws each.
+ */
 static uint32_t
 id_next_local(struct srnic_cm *cm)
 {
 	uint32_t v;
 
 	do {
-		v = cm->next_id++;
+		v = cm_rand32();
 	} while (v == 0 || id_find(cm, v) != NULL);
 	return v;
 }
@@ -1000,7 +1018,11 @@ rx_mra(struct srnic_cm *cm, const struct cm_rx *rx)
 /* The id a REJ is for. A peer that gives up on its REQ before any REP
  * came (it knows no comm ID of ours: remote 0) sends REJ TIMEOUT with its
  * CA GUID as ARI (IBTA 12.6.7.1): that names our passive id by the peer's
- * comm ID and GUID, as Linux's cm_acquire_rejected_id() finds it. */
+ * comm ID and GUID, as Linux's cm_acquire_rejected_id() finds it. Else
+ * the REJ names our ID, and its local comm ID must be the peer's where
+ * the id knows it (a passive id always, an active one after the REP),
+ * whatever message it rejects: a REJ of a REQ was taken on our ID alone,
+ * and one who learnt that ID could end the connection, even established. */
 static struct srnic_cm_id *
 rej_target(struct srnic_cm *cm, const uint8_t *m)
 {
@@ -1013,8 +1035,7 @@ rej_target(struct srnic_cm *cm, const uint8_t *m)
 				      srnic_ld64(srnic_cm_rej_ari_c(m)));
 	}
 	id = id_find(cm, srnic_cm_rej_remote_comm_id(m));
-	if (id == NULL || (srnic_cm_rej_msg_rejected(m) != SRNIC_CM_MSG_REQ &&
-			   srnic_cm_rej_local_comm_id(m) != id->remote_id))
+	if (id == NULL || (id->remote_id != 0 && srnic_cm_rej_local_comm_id(m) != id->remote_id))
 		return NULL;
 	return id;
 }
@@ -1618,7 +1639,6 @@ srnic_cm_create(struct srnic_dev *dev, struct srnic_engine *eng)
 	TAILQ_INIT(&cm->timers);
 	cm->dev = dev;
 	cm->eng = eng;
-	cm->next_id = (uint32_t)rte_rand();
 	cm->tid_hi = (uint32_t)rte_rand() | 1u;
 	rc = srnic_dev_gid(dev, SRNIC_GID_INDEX_IP, &cm->gid);
 	if (rc == 0)

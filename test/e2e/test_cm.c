@@ -1416,18 +1416,112 @@ test_listener_destroyed_mid_request(void **state)
 	assert_int_equal(srnic_cm_destroy_id(a), 0);
 }
 
-/* Bad MADs to QP1: dropped and counted, nothing answered. */
-static void
-test_bad_mads(void **state)
-{
-	struct srnic_qp_init_attr qa;
+/* A UD QP on side s that sends crafted MADs to the other side's QP1: a
+ * plain one, or (gsi) the device's QP1 itself, its CM gone. */
+struct raw {
 	struct srnic_cq *cq;
 	struct srnic_qp *qp;
 	struct srnic_mr *mr;
 	struct srnic_ah *ah;
+	uint8_t *buf;
+};
+
+static void
+raw_open(int s, struct raw *r, bool gsi)
+{
+	struct srnic_qp_init_attr qa;
 	struct ibv_ah_attr aa;
 	struct ibv_qp_attr a;
-	uint8_t *buf;
+
+	r->cq = srnic_create_cq(S[s].dev, 64, S[s].eng);
+	assert_non_null(r->cq);
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = qa.recv_cq = r->cq;
+	qa.max_send_wr = qa.max_recv_wr = 16;
+	qa.max_send_sge = qa.max_recv_sge = 1;
+	qa.qp_type = IBV_QPT_UD;
+	qa.comp_mask = gsi ? SRNIC_QP_INIT_ATTR_GSI : 0;
+	r->qp = srnic_create_qp(S[s].pd, &qa);
+	assert_non_null(r->qp);
+	if (gsi)
+		assert_int_equal(srnic_qp_num(r->qp), SRNIC_GSI_QPN);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = SRNIC_GSI_QKEY;
+	assert_int_equal(srnic_modify_qp(r->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+							    IBV_QP_PORT | IBV_QP_QKEY), 0);
+	a.qp_state = IBV_QPS_RTR;
+	assert_int_equal(srnic_modify_qp(r->qp, &a, IBV_QP_STATE), 0);
+	a.qp_state = IBV_QPS_RTS;
+	assert_int_equal(srnic_modify_qp(r->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	memset(&aa, 0, sizeof(aa));
+	aa.is_global = 1;
+	aa.grh.dgid = S[1 - s].gid;
+	aa.grh.sgid_index = SRNIC_GID_INDEX_IP;
+	aa.port_num = 1;
+	r->ah = srnic_create_ah(S[s].pd, &aa);
+	assert_non_null(r->ah);
+	r->buf = rte_zmalloc("cmraw", SRNIC_MAD_LEN, 64);
+	assert_non_null(r->buf);
+	r->mr = srnic_reg_mr(S[s].pd, r->buf, SRNIC_MAD_LEN, IBV_ACCESS_LOCAL_WRITE);
+	assert_non_null(r->mr);
+}
+
+/* Send the first len bytes of r->buf to the other side's QP1. */
+static void
+raw_send(struct raw *r, uint32_t len)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)r->buf, .length = len,
+			       .lkey = srnic_mr_lkey(r->mr) };
+	struct ibv_send_wr wr, *bw;
+	struct ibv_wc wc;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.ud.ah = srnic_ah_ibv(r->ah);
+	wr.wr.ud.remote_qpn = SRNIC_GSI_QPN;
+	wr.wr.ud.remote_qkey = SRNIC_GSI_QKEY;
+	assert_int_equal(srnic_post_send(r->qp, &wr, &bw), 0);
+	wait_wc(r->cq, &wc);
+}
+
+static void
+raw_close(struct raw *r)
+{
+	assert_int_equal(srnic_dereg_mr(r->mr), 0);
+	rte_free(r->buf);
+	assert_int_equal(srnic_destroy_ah(r->ah), 0);
+	assert_int_equal(srnic_destroy_qp(r->qp), 0);
+	assert_int_equal(srnic_destroy_cq(r->cq), 0);
+}
+
+/* Side s's CM makes way for a raw QP1 (r): its ids must be gone. */
+static void
+raw_qp1_open(int s, struct raw *r)
+{
+	assert_int_equal(srnic_cm_destroy(S[s].cm), 0);
+	S[s].cm = NULL;
+	raw_open(s, r, true);
+}
+
+/* ... and comes back. */
+static void
+raw_qp1_close(int s, struct raw *r)
+{
+	raw_close(r);
+	S[s].cm = srnic_cm_create(S[s].dev, S[s].eng);
+	assert_non_null(S[s].cm);
+}
+
+/* Bad MADs to QP1: dropped and counted, nothing answered. */
+static void
+test_bad_mads(void **state)
+{
+	struct raw r;
 	unsigned int k;
 	/* each: what to break, and the counter that takes it */
 	static const struct {
@@ -1452,106 +1546,97 @@ test_bad_mads(void **state)
 
 	(void)state;
 	/* a plain UD QP on A sends to B's QP1 (any source QP but 1 is refused too) */
-	cq = srnic_create_cq(S[0].dev, 64, S[0].eng);
-	memset(&qa, 0, sizeof(qa));
-	qa.send_cq = qa.recv_cq = cq;
-	qa.max_send_wr = qa.max_recv_wr = 16;
-	qa.max_send_sge = qa.max_recv_sge = 1;
-	qa.qp_type = IBV_QPT_UD;
-	qp = srnic_create_qp(S[0].pd, &qa);
-	assert_non_null(qp);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qkey = SRNIC_GSI_QKEY;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-							 IBV_QP_QKEY), 0);
-	a.qp_state = IBV_QPS_RTR;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
-	memset(&aa, 0, sizeof(aa));
-	aa.is_global = 1;
-	aa.grh.dgid = S[1].gid;
-	aa.grh.sgid_index = SRNIC_GID_INDEX_IP;
-	aa.port_num = 1;
-	ah = srnic_create_ah(S[0].pd, &aa);
-	assert_non_null(ah);
-	buf = rte_zmalloc("cmbad", SRNIC_MAD_LEN, 64);
-	mr = srnic_reg_mr(S[0].pd, buf, SRNIC_MAD_LEN, IBV_ACCESS_LOCAL_WRITE);
-	assert_non_null(mr);
+	raw_open(0, &r, false);
 	for (k = 0; k < RTE_DIM(bad); k++) {
-		struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = bad[k].len,
-				       .lkey = srnic_mr_lkey(mr) };
-		struct ibv_send_wr wr, *bw;
-		struct ibv_wc wc;
 		int64_t bad_src = stat(1, "rx_bad_src");
 
-		srnic_cm_mad_init(buf, SRNIC_CM_ATTR_REQ, 0x1234);
-		srnic_cm_rtu_remote_comm_id_set(buf, 0xDEAD0001); /* no id has it */
-		srnic_cm_rtu_local_comm_id_set(buf, 0xBEEF0001);
-		buf[bad[k].off] = bad[k].val;
-		memset(&wr, 0, sizeof(wr));
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_SEND;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.ud.ah = srnic_ah_ibv(ah);
-		wr.wr.ud.remote_qpn = SRNIC_GSI_QPN;
-		wr.wr.ud.remote_qkey = SRNIC_GSI_QKEY;
-		assert_int_equal(srnic_post_send(qp, &wr, &bw), 0);
-		wait_wc(cq, &wc);
+		srnic_cm_mad_init(r.buf, SRNIC_CM_ATTR_REQ, 0x1234);
+		srnic_cm_rtu_remote_comm_id_set(r.buf, 0xDEAD0001); /* no id has it */
+		srnic_cm_rtu_local_comm_id_set(r.buf, 0xBEEF0001);
+		r.buf[bad[k].off] = bad[k].val;
+		raw_send(&r, bad[k].len);
 		/* not from a QP1: refused first */
 		RUN_UNTIL(stat(1, "rx_bad_src") == bad_src + 1);
 	}
+	raw_close(&r);
 	/* now from QP1 itself (A's CM makes way for a raw GSI QP): B's CM
 	 * takes them through its checks */
-	assert_int_equal(srnic_destroy_qp(qp), 0);
-	assert_int_equal(srnic_cm_destroy(S[0].cm), 0);
-	S[0].cm = NULL;
-	qa.comp_mask = SRNIC_QP_INIT_ATTR_GSI;
-	qp = srnic_create_qp(S[0].pd, &qa);
-	assert_non_null(qp);
-	assert_int_equal(srnic_qp_num(qp), SRNIC_GSI_QPN);
-	a.qp_state = IBV_QPS_INIT;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-							 IBV_QP_QKEY), 0);
-	a.qp_state = IBV_QPS_RTR;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	raw_qp1_open(0, &r);
 	for (k = 0; k < RTE_DIM(bad); k++) {
-		struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = bad[k].len,
-				       .lkey = srnic_mr_lkey(mr) };
-		struct ibv_send_wr wr, *bw;
-		struct ibv_wc wc;
 		int64_t before = stat(1, bad[k].stat);
 
-		srnic_cm_mad_init(buf, SRNIC_CM_ATTR_REQ, 0x1234);
-		srnic_cm_rtu_remote_comm_id_set(buf, 0xDEAD0001); /* no id has it */
-		srnic_cm_rtu_local_comm_id_set(buf, 0xBEEF0001);
-		buf[bad[k].off] = bad[k].val;
-		memset(&wr, 0, sizeof(wr));
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_SEND;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.ud.ah = srnic_ah_ibv(ah);
-		wr.wr.ud.remote_qpn = SRNIC_GSI_QPN;
-		wr.wr.ud.remote_qkey = SRNIC_GSI_QKEY;
-		assert_int_equal(srnic_post_send(qp, &wr, &bw), 0);
-		wait_wc(cq, &wc);
+		srnic_cm_mad_init(r.buf, SRNIC_CM_ATTR_REQ, 0x1234);
+		srnic_cm_rtu_remote_comm_id_set(r.buf, 0xDEAD0001); /* no id has it */
+		srnic_cm_rtu_local_comm_id_set(r.buf, 0xBEEF0001);
+		r.buf[bad[k].off] = bad[k].val;
+		raw_send(&r, bad[k].len);
 		RUN_UNTIL(stat(1, bad[k].stat) == before + 1);
 	}
 	/* nothing of this was answered, but the REJ/DREQ/SIDR cases below */
 	assert_int_equal(stat(1, "tx_mads"), 0);
-	assert_int_equal(srnic_dereg_mr(mr), 0);
-	rte_free(buf);
-	assert_int_equal(srnic_destroy_ah(ah), 0);
-	assert_int_equal(srnic_destroy_qp(qp), 0);
-	assert_int_equal(srnic_destroy_cq(cq), 0);
-	S[0].cm = srnic_cm_create(S[0].dev, S[0].eng);
-	assert_non_null(S[0].cm);
+	raw_qp1_close(0, &r);
+}
+
+/*
+ * Local comm IDs cannot be guessed from one seen: 64 ids' IDs are not a
+ * run (they counted up from a random start: 63 steps of 1), and a REJ
+ * naming an id by its ID but carrying another local comm ID than its
+ * peer's is not the peer's: a REJ "of a REQ" was taken on the ID alone,
+ * and ended an established connection.
+ */
+static void
+test_comm_ids_forged_rej(void **state)
+{
+	struct srnic_cm_id *ids[64], *l;
+	struct conn c;
+	struct raw r;
+	unsigned int i, ones = 0, tops = 0;
+	uint32_t a_id, b_id;
+	struct ev *v;
+
+	(void)state;
+	for (i = 0; i < RTE_DIM(ids); i++) {
+		ids[i] = srnic_cm_create_id(S[0].cm, handler, &S[0]);
+		assert_non_null(ids[i]);
+		if (i > 0)
+			ones += srnic_cm_id_local_id(ids[i]) - srnic_cm_id_local_id(ids[i - 1]) == 1;
+		/* the top 4 bits of the IDs: 16 values seen over 64 draws */
+		tops |= 1u << (srnic_cm_id_local_id(ids[i]) >> 28);
+	}
+	assert_true(ones <= 1);
+	assert_true(__builtin_popcount(tops) >= 8);
+	for (i = 0; i < RTE_DIM(ids); i++)
+		assert_int_equal(srnic_cm_destroy_id(ids[i]), 0);
+
+	l = listen_on(1, SID);
+	conn_make(&c, NULL, 0);
+	a_id = srnic_cm_id_local_id(c.a);
+	b_id = srnic_cm_id_local_id(c.b);
+	/* B goes deaf and dumb (its DREQ never reaches A); a forger takes its QP1 */
+	drop(1, SRNIC_CM_ATTR_DREQ, 0, 1000);
+	assert_int_equal(srnic_cm_destroy_id(c.b), 0);
+	c.b = NULL;
+	assert_int_equal(srnic_cm_destroy_id(l), 0);
+	raw_qp1_open(1, &r);
+	/* a REJ "of A's REQ" with A's ID right and B's wrong: dropped */
+	srnic_cm_mad_init(r.buf, SRNIC_CM_ATTR_REJ, 0x77);
+	srnic_cm_rej_local_comm_id_set(r.buf, b_id + 1);
+	srnic_cm_rej_remote_comm_id_set(r.buf, a_id);
+	srnic_cm_rej_msg_rejected_set(r.buf, SRNIC_CM_MSG_REQ);
+	srnic_cm_rej_reason_set(r.buf, SRNIC_CM_REJ_CONSUMER_DEFINED);
+	raw_send(&r, SRNIC_MAD_LEN);
+	RUN_UNTIL(stat(0, "rx_unknown_comm_id") == 1);
+	assert_int_equal(stat(0, "rx_rej"), 1);
+	assert_int_equal(srnic_cm_id_state(c.a), SRNIC_CM_ESTABLISHED);
+	assert_null(ev_find(0, SRNIC_CM_EV_REJ_RECEIVED, c.a, 0));
+	/* the same REJ with both IDs right is the peer's: taken */
+	srnic_cm_rej_local_comm_id_set(r.buf, b_id);
+	raw_send(&r, SRNIC_MAD_LEN);
+	RUN_UNTIL((v = ev_find(0, SRNIC_CM_EV_REJ_RECEIVED, c.a, 0)) != NULL);
+	assert_int_equal(v->state, SRNIC_CM_TIMEWAIT);
+	assert_int_equal(stat(0, "rx_unknown_comm_id"), 1);
+	raw_qp1_close(1, &r);
+	conn_free(&c);
 }
 
 /* The destroyer: waits for the handler to block, destroys its id. */
@@ -1793,6 +1878,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_rej_timeout_passive, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listener_destroyed_mid_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_mads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_comm_ids_forged_rej, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
 	};
 
