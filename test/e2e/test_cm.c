@@ -18,6 +18,7 @@
  * the golden: srnic's REQ/REP/RTU/DREQ/DREP with the capture's parameters
  * are its MADs byte for byte.
  */
+#include <errno.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -86,6 +87,7 @@ struct side {
 	uint32_t force_local_id;    /* set on the next REQ_RECEIVED id (golden) */
 	bool reject_in_handler;     /* REJ CONSUMER_DEFINED from the handler */
 	bool block_in_handler;      /* REQ_RECEIVED: wait for another thread's destroy */
+	unsigned int enomem_reqs;   /* REQ_RECEIVED: that many handler calls return -ENOMEM */
 	/* MADs this side received (logged by the lossy filter) */
 	uint8_t mads[MAX_MADS][SRNIC_MAD_LEN];
 	unsigned int nmads;
@@ -199,6 +201,10 @@ handler(struct srnic_cm_id *id, const struct srnic_cm_event *e)
 
 		assert_int_equal(srnic_cm_send_rej(id, SRNIC_CM_REJ_CONSUMER_DEFINED, ari,
 						   sizeof(ari), why, sizeof(why)), 0);
+	}
+	if (e->type == SRNIC_CM_EV_REQ_RECEIVED && s->enomem_reqs > 0) {
+		s->enomem_reqs--;
+		return -ENOMEM;
 	}
 	return 0;
 }
@@ -340,6 +346,7 @@ setup(void **state)
 		S[i].force_local_id = 0;
 		S[i].reject_in_handler = false;
 		S[i].block_in_handler = false;
+		S[i].enomem_reqs = 0;
 		S[i].cm = srnic_cm_create(S[i].dev, S[i].eng);
 		if (S[i].cm == NULL) {
 			fprintf(stderr, "srnic_cm_create: %s\n", rte_strerror(rte_errno));
@@ -1350,6 +1357,72 @@ test_rej_timeout_passive(void **state)
 	assert_int_equal(srnic_cm_destroy_id(l), 0);
 }
 
+/*
+ * A consumer with no room for a request (rdma_cm's backlog full) returns
+ * -ENOMEM: the request goes without a REJ (Linux's cm_destroy_id() for
+ * REQ_RCVD), so the peer's next try finds room; it went with a REJ
+ * CONSUMER_DEFINED and the connect failed.
+ */
+static void
+test_req_dropped_enomem(void **state)
+{
+	struct srnic_cm_req_param p;
+	struct srnic_cm_id *a, *b, *l;
+	struct ev *v;
+
+	(void)state;
+	l = listen_on(1, SID);
+	S[1].enomem_reqs = 1;
+	a = srnic_cm_create_id(S[0].cm, handler, &S[0]);
+	req_param(&p, 0x99, SID);
+	p.remote_cm_response_timeout = 8;  /* ~1 ms: A tries again soon */
+	assert_int_equal(srnic_cm_send_req(a, &p), 0);
+	RUN_UNTIL((v = ev_find(1, SRNIC_CM_EV_REQ_RECEIVED, NULL, 1)) != NULL);
+	b = v->id;
+	assert_ptr_not_equal(b, ev_find(1, SRNIC_CM_EV_REQ_RECEIVED, NULL, 0)->id);
+	assert_int_equal(stat(1, "req_dropped"), 1);
+	assert_int_equal(stat(1, "tx_rej"), 0);
+	assert_true(stat(0, "req_resent") >= 1);
+	assert_null(ev_find(0, SRNIC_CM_EV_REJ_RECEIVED, a, 0));
+	assert_int_equal(srnic_cm_id_state(b), SRNIC_CM_REQ_RCVD);
+	rep_rtu_close(a, b, l, 0x9a, 0x4242);
+}
+
+/*
+ * A request nobody answers expires once its sender has given up (its
+ * REQ's retries and response time, counted again from each repeat): the
+ * id is IDLE with REQ_EXPIRED, after A's REQ_ERROR; before, it stayed in
+ * REQ_RCVD for good, holding its memory and AH.
+ */
+static void
+test_req_expired(void **state)
+{
+	struct srnic_cm_req_param p;
+	struct srnic_cm_id *a, *b, *l;
+	struct ev *v;
+
+	(void)state;
+	l = listen_on(1, SID);
+	a = srnic_cm_create_id(S[0].cm, handler, &S[0]);
+	req_param(&p, 0x9b, SID);
+	p.remote_cm_response_timeout = 8;  /* 2 x 1 ms life + 1 ms per try */
+	p.max_cm_retries = 2;
+	b = req_to_b(a, &p);
+	RUN_UNTIL((v = ev_find(1, SRNIC_CM_EV_REQ_EXPIRED, b, 0)) != NULL);
+	/* the two timers run in order of expiry, A's first in each poll */
+	assert_non_null(ev_find(0, SRNIC_CM_EV_REQ_ERROR, a, 0));
+	assert_int_equal(v->state, SRNIC_CM_IDLE);
+	assert_int_equal(stat(1, "req_expired"), 1);
+	assert_int_equal(stat(1, "dup_req"), 2);
+	assert_int_equal(stat(1, "tx_mads"), 0);
+	assert_int_equal(srnic_cm_send_rep(b, &(struct srnic_cm_rep_param){ .qp_num = 0x9c }),
+			 -EINVAL);
+	assert_int_equal(srnic_cm_destroy_id(b), 0);
+	assert_int_equal(stat(1, "tx_mads"), 0);
+	assert_int_equal(srnic_cm_destroy_id(a), 0);
+	assert_int_equal(srnic_cm_destroy_id(l), 0);
+}
+
 /* A listener destroyed on another thread while its request is delivered:
  * the destroy waits for the handler (the new id's handler reads the
  * listener's context), and the handler, finding its listener going,
@@ -1877,6 +1950,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_req_dead_peer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rej_timeout_passive, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listener_destroyed_mid_request, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_req_dropped_enomem, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_req_expired, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_mads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_comm_ids_forged_rej, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
