@@ -486,6 +486,23 @@ listen_on(int s, uint64_t sid)
 	return l;
 }
 
+/* B listens (*l); A's id (returned) gets the REQ parameters p for qpn,
+ * whose sender waits resp (an IBA time) per try, 1 + retries tries. */
+static struct srnic_cm_id *
+listen_and_a(struct srnic_cm_id **l, struct srnic_cm_req_param *p, uint32_t qpn, uint8_t resp,
+	     uint8_t retries)
+{
+	struct srnic_cm_id *a;
+
+	*l = listen_on(1, SID);
+	a = srnic_cm_create_id(S[0].cm, handler, &S[0]);
+	assert_non_null(a);
+	req_param(p, qpn, SID);
+	p->remote_cm_response_timeout = resp;
+	p->max_cm_retries = retries;
+	return a;
+}
+
 /* A's REQ (p, from req_param()) to B, B's new id from its REQ_RECEIVED. */
 static struct srnic_cm_id *
 req_to_b(struct srnic_cm_id *a, const struct srnic_cm_req_param *p)
@@ -954,11 +971,7 @@ test_mra_delayed(void **state)
 	struct ev *v;
 
 	(void)state;
-	l = listen_on(1, SID);
-	a = srnic_cm_create_id(S[0].cm, handler, &S[0]);
-	req_param(&p, 0x7a, SID);
-	p.remote_cm_response_timeout = 8; /* 1 ms: the REQ comes again soon */
-	p.max_cm_retries = 15;
+	a = listen_and_a(&l, &p, 0x7a, 8, 15); /* 1 ms: the REQ comes again soon */
 	b = req_to_b(a, &p);
 	assert_int_equal(srnic_cm_send_mra(b, 0x40 | SRNIC_CM_MRA_FLAG_DELAY, NULL, 0), -EINVAL);
 	assert_int_equal(srnic_cm_send_mra(b, 20 | SRNIC_CM_MRA_FLAG_DELAY, "late", 4), 0);
@@ -1371,11 +1384,8 @@ test_req_dropped_enomem(void **state)
 	struct ev *v;
 
 	(void)state;
-	l = listen_on(1, SID);
 	S[1].enomem_reqs = 1;
-	a = srnic_cm_create_id(S[0].cm, handler, &S[0]);
-	req_param(&p, 0x99, SID);
-	p.remote_cm_response_timeout = 8;  /* ~1 ms: A tries again soon */
+	a = listen_and_a(&l, &p, 0x99, 8, 8); /* ~1 ms: A tries again soon */
 	assert_int_equal(srnic_cm_send_req(a, &p), 0);
 	RUN_UNTIL((v = ev_find(1, SRNIC_CM_EV_REQ_RECEIVED, NULL, 1)) != NULL);
 	b = v->id;
@@ -1402,11 +1412,7 @@ test_req_expired(void **state)
 	struct ev *v;
 
 	(void)state;
-	l = listen_on(1, SID);
-	a = srnic_cm_create_id(S[0].cm, handler, &S[0]);
-	req_param(&p, 0x9b, SID);
-	p.remote_cm_response_timeout = 8;  /* 2 x 1 ms life + 1 ms per try */
-	p.max_cm_retries = 2;
+	a = listen_and_a(&l, &p, 0x9b, 8, 2); /* 2 x 1 ms life + 1 ms per try */
 	b = req_to_b(a, &p);
 	RUN_UNTIL((v = ev_find(1, SRNIC_CM_EV_REQ_EXPIRED, b, 0)) != NULL);
 	/* the two timers run in order of expiry, A's first in each poll */

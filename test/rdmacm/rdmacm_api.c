@@ -165,6 +165,23 @@ server_self_moved(struct rdma_event_channel *ch)
 	return 0;
 }
 
+/* Reject the request of ev (NULL: the next CONNECT_REQUEST on ch) and
+ * destroy its id. */
+static int
+reject_request(struct rdma_event_channel *ch, struct rdma_cm_event *ev, const char *what)
+{
+	struct rdma_cm_id *c;
+
+	if (ev == NULL)
+		ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (ev == NULL)
+		return 1;
+	c = ev->id;
+	rdma_ack_cm_event(ev);
+	CHECK(rdma_reject(c, NULL, 0) == 0 && rdma_destroy_id(c) == 0, "backlog: %s rejected", what);
+	return 0;
+}
+
 /* A listener with backlog 1 on port + 2, on a channel of its own read
  * only here: the client sent two REQs to it, then one to port (on ch);
  * QP1 takes MADs in order, so once that last one is here the first two
@@ -176,16 +193,10 @@ server_backlog(struct rdma_event_channel *ch, struct rdma_event_channel *ch3,
 	       struct rdma_cm_id *l3)
 {
 	struct rdma_cm_event *ev, *ev2;
-	struct rdma_cm_id *c;
 	int flags;
 
-	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
-	if (ev == NULL)
+	if (reject_request(ch, NULL, "the request after the two") != 0)
 		return 1;
-	c = ev->id;
-	rdma_ack_cm_event(ev);
-	CHECK(rdma_reject(c, NULL, 0) == 0 && rdma_destroy_id(c) == 0,
-	      "backlog: the request after the two rejected");
 	flags = fcntl(ch3->fd, F_GETFL);
 	fcntl(ch3->fd, F_SETFL, flags | O_NONBLOCK);
 	ev = next_event(ch3, RDMA_CM_EVENT_CONNECT_REQUEST);
@@ -197,19 +208,11 @@ server_backlog(struct rdma_event_channel *ch, struct rdma_event_channel *ch3,
 	fcntl(ch3->fd, F_SETFL, flags);
 	if (ev == NULL)
 		return 1;
-	c = ev->id;
 	CHECK(ev->listen_id == l3, "backlog: the request is the backlog listener's");
-	rdma_ack_cm_event(ev);
-	CHECK(rdma_reject(c, NULL, 0) == 0 && rdma_destroy_id(c) == 0, "backlog: the first rejected");
-	/* the dropped one: the client's REQ again (~6 s later), room now */
-	if (ev2 == NULL)
-		ev2 = next_event(ch3, RDMA_CM_EVENT_CONNECT_REQUEST);
-	if (ev2 == NULL)
+	/* then the dropped one: the client's REQ again (~6 s later), room now */
+	if (reject_request(ch3, ev, "the first") != 0 ||
+	    reject_request(ch3, ev2, "the dropped request, come again,") != 0)
 		return 1;
-	c = ev2->id;
-	rdma_ack_cm_event(ev2);
-	CHECK(rdma_reject(c, NULL, 0) == 0 && rdma_destroy_id(c) == 0,
-	      "backlog: the dropped request came again, rejected");
 	rdma_destroy_id(l3);
 	rdma_destroy_event_channel(ch3);
 	return 0;
