@@ -2413,7 +2413,8 @@ srnic_cm_established(struct srnic_cm_id *id)
 	pthread_mutex_lock(&cm->lock);
 	if ((id->state != SRNIC_CM_REP_SENT && id->state != SRNIC_CM_MRA_REP_RCVD) ||
 	    id->user_gone) {
-		rc = -EINVAL;
+		/* Linux's cm_establish(): EISCONN when it is already */
+		rc = id->state == SRNIC_CM_ESTABLISHED && !id->user_gone ? -EISCONN : -EINVAL;
 		goto out;
 	}
 	id->state = SRNIC_CM_ESTABLISHED;

@@ -342,7 +342,7 @@ int srnic_cm_send_dreq(struct srnic_cm_id *id, const void *private_data, uint8_t
 int srnic_cm_send_drep(struct srnic_cm_id *id, const void *private_data, uint8_t len);
 int srnic_cm_send_sidr_req(struct srnic_cm_id *id, const struct srnic_cm_sidr_req_param *p);
 int srnic_cm_send_sidr_rep(struct srnic_cm_id *id, const struct srnic_cm_sidr_rep_param *p);
-/** The passive side takes data before the RTU: the id goes ESTABLISHED (ib_cm_notify COMM_EST). */
+/** The passive side takes data before the RTU: the id goes ESTABLISHED (ib_cm_notify COMM_EST); -EISCONN if it is already, -EINVAL in another state. */
 int srnic_cm_established(struct srnic_cm_id *id);
 
 /**

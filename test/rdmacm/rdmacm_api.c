@@ -528,6 +528,10 @@ client(const char *ip, int port)
 		      a.ah_attr.grh.traffic_class == API_TOS,
 		      "our QP's traffic class is the TOS (0x%x)", a.ah_attr.grh.traffic_class);
 	}
+	errno = 0;
+	CHECK(rdma_notify(id, IBV_EVENT_COMM_EST) == -1 && errno == EISCONN,
+	      "rdma_notify(COMM_EST) on an established id: EISCONN, as Linux's (%s)",
+	      strerror(errno));
 	CHECK(rdma_post_send(id, NULL, buf, MSG_LEN, mr, IBV_SEND_SIGNALED) == 0, "rdma_post_send");
 	CHECK(wait_wc(id, true, &wc) == 0, "send completion");
 	client_close(ch, id, mr, "connection 2");
