@@ -430,6 +430,14 @@ handle_request(struct cma_id *l, struct srnic_cm_id *cmid, const struct srnic_cm
 
 	if (l->state != CMA_LISTEN)
 		return 1;
+	/* as Linux's ucma: past the backlog the request goes without a REJ
+	 * (the CM drops it on -ENOMEM) and the peer's next REQ may find room */
+	if (l->nb_pending >= l->backlog) {
+		if (cma.trace)
+			cma_log("listener %p: backlog of %d full, a request dropped", (void *)l,
+				l->backlog);
+		return -ENOMEM;
+	}
 	/* rdma_cm's header: version 0, IPv4 (IPv6 and AF_IB peers are not served) */
 	if (h == NULL || ev->private_data_len < CMA_HDR_LEN || h[0] != CMA_VERSION ||
 	    (h[1] & 0xf0) != CMA_HDR_IPV4)
@@ -497,7 +505,17 @@ handle_request(struct cma_id *l, struct srnic_cm_id *cmid, const struct srnic_cm
 		srnic_cm_send_mra(cmid, SRNIC_CM_MRA_FLAG_DELAY | CMA_CM_MRA_TIMEOUT, NULL, 0);
 	}
 	event_queue(l->chan, e);
+	l->nb_pending++;
+	c->req_ev = e;
 	return 0;
+}
+
+/* A CONNECT_REQUEST leaves its listener's queue (taken, dropped). */
+static void
+request_dequeued(struct cma_event *e)
+{
+	e->owner->nb_pending--;
+	cma_id(e->ev.id)->req_ev = NULL;
 }
 
 static void
@@ -589,6 +607,20 @@ cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 		id->state = CMA_ADDR_BOUND;
 		event_post(id, e);
 		break;
+	case SRNIC_CM_EV_REQ_EXPIRED:
+		if (id->req_ev != NULL) {
+			/* never taken: it goes as if it never came, and its
+			 * listener's backlog has the room again */
+			id->req_ev->kind = CMA_EV_DEAD;
+			request_dequeued(id->req_ev);
+			TAILQ_REMOVE(&cma.ids, id, link);
+			id->chan->nb_ids--;
+			free(id);
+			rc = 1; /* its CM id goes too */
+			break;
+		}
+		/* taken, not answered, and the peer gave up: as a REP_ERROR */
+		__attribute__((fallthrough));
 	case SRNIC_CM_EV_REQ_ERROR:
 	case SRNIC_CM_EV_REP_ERROR:
 	case SRNIC_CM_EV_SIDR_REQ_ERROR:
@@ -1133,6 +1165,7 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 		TAILQ_FOREACH(e, &id->chan->q, link)
 			if (e->kind == CMA_EV_CONN_REQ && e->owner == id) {
 				e->kind = CMA_EV_DEAD;
+				request_dequeued(e);
 				child = cma_id(e->ev.id);
 				break;
 			}
@@ -1332,7 +1365,8 @@ rdma_listen(struct rdma_cm_id *rid, int backlog)
 		return err(rc == -EBUSY ? EADDRINUSE : -rc);
 	}
 	id->cm_id = cmid;
-	id->backlog = backlog > 0 ? backlog : CMA_DEFAULT_BACKLOG;
+	/* as Linux's ucma_listen(): 0, negative or too many is the most */
+	id->backlog = backlog > 0 && backlog < CMA_DEFAULT_BACKLOG ? backlog : CMA_DEFAULT_BACKLOG;
 	id->state = CMA_LISTEN;
 	if (cma.trace)
 		cma_log("listening on %s:%u (port space 0x%x, service ID 0x%016llx)",
@@ -1737,6 +1771,7 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 			struct cma_id *l = cma_id(e->ev.listen_id);
 			struct cma_id *c = cma_id(e->ev.id);
 
+			request_dequeued(e);
 			/* a sync listener's new id is sync too (rdma_get_request) */
 			if (l->sync)
 				migrate_locked(c, NULL);

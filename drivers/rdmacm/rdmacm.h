@@ -44,7 +44,7 @@
 /* ephemeral ports (rdma_bind_addr with port 0, an active id unbound) */
 #define CMA_PORT_MIN 32768
 #define CMA_PORT_MAX 60999
-#define CMA_DEFAULT_BACKLOG 1024
+#define CMA_DEFAULT_BACKLOG 1024    /* and the most (Linux's net.rdma_ucm.max_backlog) */
 #define CMA_SYNC_TIMEOUT_MS 2000    /* rdma_create_ep's address and route resolution */
 /* at exit, after the ids' DREQ / DREP / REJ went to the CM: the engine
  * and the CM run this long more, so the MADs leave before the process
@@ -85,7 +85,9 @@ struct cma_id {
 	uint32_t events_reported, events_acked;
 	uint16_t port;                  /* bound port, host order; 0: none */
 	bool wildcard;                  /* bound to INADDR_ANY */
-	int backlog;
+	int backlog;                    /* a listener's: CONNECT_REQUESTs queued at most */
+	int nb_pending;                 /* ... queued now, not yet taken by rdma_get_cm_event */
+	struct cma_event *req_ev;       /* a new id: its CONNECT_REQUEST while queued */
 	uint8_t tos;
 	bool tos_set;
 	uint8_t ack_timeout;            /* RDMA_OPTION_ID_ACK_TIMEOUT; 0: the CM's */

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
+#include <sys/random.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -46,6 +47,10 @@ RTE_LOG_REGISTER(srnic_logtype_cm, srnic.cm, NOTICE);
 #define CM_RECV_LEN (SRNIC_GRH_LEN + SRNIC_MAD_LEN)
 #define CM_POLL_BURST 32
 #define CM_ID_BUCKETS 256          /* id table by local comm ID (power of 2) */
+#define CM_PEER_BITS 12            /* tables by the peer's comm ID / QPN: 4096 buckets each */
+/* a SIDR_REQ carries no timeout: its id expires after this unanswered
+ * (rdma_cm's sender gives up after 16 x 4096 ms) */
+#define CM_SIDR_REQ_EXPIRE_US (120ull * 1000000)
 #define CM_CA_ACK_DELAY 15         /* REP's target ACK delay: rxe's local_ca_ack_delay */
 #define CM_DEFAULT_HOP_LIMIT 64
 #define CM_MAX_TIMEOUT 31          /* 5-bit IBA times */
@@ -56,6 +61,16 @@ enum cm_timer_kind {
 	CM_TMR_RESEND,             /* REQ, REP, DREQ, SIDR_REQ not answered yet */
 	CM_TMR_TIMEWAIT,
 	CM_TMR_EVENT,              /* USER_ESTABLISHED, delivered from the poll */
+	CM_TMR_EXPIRE,             /* a request not answered: its peer has given up */
+};
+
+/* An id in a table by its peer: the peer's comm ID (or QPN) and CA GUID
+ * (a SIDR peer: its GID folded), the key it went in with. */
+struct cm_hnode {
+	struct cm_hnode *next;
+	uint32_t key;
+	uint64_t guid;
+	bool in;
 };
 
 struct srnic_cm_id {
@@ -71,6 +86,10 @@ struct srnic_cm_id {
 	uint64_t tid;              /* of the connection's REQ (or SIDR_REQ) */
 	uint64_t dreq_tid;         /* of the DREQ being answered */
 	struct srnic_cm_id *hash_next;
+	struct cm_hnode by_remote;  /* passive ids: the REQ's (comm ID, GUID), O(1) for duplicates */
+	struct cm_hnode by_qpn;     /* the peer's (QPN, GUID): the stale connection check */
+	uint64_t expire_us;        /* a request unanswered: how long its peer waits */
+	uint8_t mra_timeout;       /* the service timeout of our MRA */
 	TAILQ_ENTRY(srnic_cm_id) all_link;
 	TAILQ_ENTRY(srnic_cm_id) listen_link;
 	TAILQ_ENTRY(srnic_cm_id) timer_link;
@@ -116,12 +135,14 @@ struct srnic_cm {
 	uint16_t send_free[CM_NSEND];
 	uint16_t nsend_free;
 	pthread_mutex_t lock;
-	uint32_t next_id;
 	uint32_t tid_hi;
 	uint64_t guid;
 	union ibv_gid gid;
 	uint32_t nids;
 	struct srnic_cm_id *ids[CM_ID_BUCKETS];
+	uint64_t hseed;            /* the peer tables' hash: a peer cannot aim at a bucket */
+	struct cm_hnode *by_remote[1u << CM_PEER_BITS];
+	struct cm_hnode *by_qpn[1u << CM_PEER_BITS];
 	struct cm_id_list all;
 	struct cm_id_list listeners;
 	struct cm_id_list timers;  /* sorted by timer_at */
@@ -176,6 +197,7 @@ static const char *const cm_event_names[] = {
 	[SRNIC_CM_EV_SIDR_REQ_ERROR] = "SIDR_REQ_ERROR",
 	[SRNIC_CM_EV_SIDR_REQ_RECEIVED] = "SIDR_REQ_RECEIVED",
 	[SRNIC_CM_EV_SIDR_REP_RECEIVED] = "SIDR_REP_RECEIVED",
+	[SRNIC_CM_EV_REQ_EXPIRED] = "REQ_EXPIRED",
 };
 
 const char *
@@ -308,14 +330,83 @@ id_table_remove(struct srnic_cm *cm, struct srnic_cm_id *id)
 	id->in_table = false;
 }
 
-/* A fresh local comm ID: the next after a random start, never 0 nor taken. */
+/* ---- the tables by peer (Linux: rb-trees by remote ID and by remote QPN) ---- */
+
+static struct cm_hnode **
+peer_bucket(struct srnic_cm *cm, struct cm_hnode **tab, uint32_t key, uint64_t guid)
+{
+	uint64_t h = ((key ^ cm->hseed) * 0x9E3779B97F4A7C15ull + guid) * 0xC2B2AE3D27D4EB4Full;
+
+	return &tab[h >> (64 - CM_PEER_BITS)];
+}
+
+static void
+peer_del(struct srnic_cm *cm, struct cm_hnode **tab, struct cm_hnode *n)
+{
+	struct cm_hnode **b;
+
+	if (!n->in)
+		return;
+	for (b = peer_bucket(cm, tab, n->key, n->guid); *b != NULL; b = &(*b)->next)
+		if (*b == n) {
+			*b = n->next;
+			break;
+		}
+	n->in = false;
+}
+
+static void
+peer_add(struct srnic_cm *cm, struct cm_hnode **tab, struct cm_hnode *n, uint32_t key,
+	 uint64_t guid)
+{
+	struct cm_hnode **b;
+
+	peer_del(cm, tab, n);
+	n->key = key;
+	n->guid = guid;
+	b = peer_bucket(cm, tab, key, guid);
+	n->next = *b;
+	*b = n;
+	n->in = true;
+}
+
+/* A SIDR peer has no CA GUID in its SIDR_REQ: its GID stands for it. */
+static uint64_t
+gid_key(const union ibv_gid *g)
+{
+	uint64_t a, b;
+
+	memcpy(&a, g->raw, 8);
+	memcpy(&b, g->raw + 8, 8);
+	return a ^ (b * 0x9E3779B97F4A7C15ull);
+}
+
+/* 32 bits from the kernel's CSPRNG (rte_rand(), a Tausworthe generator,
+ * is predictable from a few outputs; it stays only as the fallback). */
+static uint32_t
+cm_rand32(void)
+{
+	uint32_t v;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
+		return v;
+	return (uint32_t)rte_rand();
+}
+
+/*
+ * A fresh local comm ID, never 0 nor taken, and unpredictable: the REJ,
+ * DREQ, RTU ... a peer sends name the id by it, so one who saw one REQ
+ * must not guess the next connection's ID (sequential IDs let him forge
+ * the REJ of a later connection). Linux xors a random operand into its
+ * cyclic IDs; srnic draws each.
+ */
 static uint32_t
 id_next_local(struct srnic_cm *cm)
 {
 	uint32_t v;
 
 	do {
-		v = cm->next_id++;
+		v = cm_rand32();
 	} while (v == 0 || id_find(cm, v) != NULL);
 	return v;
 }
@@ -349,6 +440,8 @@ id_maybe_free(struct srnic_cm *cm, struct srnic_cm_id *id)
 	if (id->state == SRNIC_CM_LISTEN)
 		TAILQ_REMOVE(&cm->listeners, id, listen_link);
 	id_table_remove(cm, id);
+	peer_del(cm, cm->by_remote, &id->by_remote);
+	peer_del(cm, cm->by_qpn, &id->by_qpn);
 	TAILQ_REMOVE(&cm->all, id, all_link);
 	if (id->ah != NULL)
 		srnic_destroy_ah(id->ah);
@@ -506,6 +599,16 @@ last_send(struct srnic_cm *cm, struct srnic_cm_id *id)
  * the lock held again.
  */
 static int cm_destroy_locked(struct srnic_cm *cm, struct srnic_cm_id *id);
+static void reset_to_idle(struct srnic_cm *cm, struct srnic_cm_id *id);
+
+/* A request the consumer has not answered, and the peer has heard nothing of. */
+static bool
+request_unanswered(const struct srnic_cm_id *id)
+{
+	return !id->sent_any && (id->state == SRNIC_CM_REQ_RCVD ||
+				 id->state == SRNIC_CM_MRA_REQ_SENT ||
+				 id->state == SRNIC_CM_SIDR_REQ_RCVD);
+}
 
 static void
 deliver(struct srnic_cm *cm, struct srnic_cm_id *id, const struct srnic_cm_event *ev)
@@ -521,7 +624,14 @@ deliver(struct srnic_cm *cm, struct srnic_cm_id *id, const struct srnic_cm_event
 	rc = id->handler(id, ev);
 	pthread_mutex_lock(&cm->lock);
 	id->in_handler--;
-	if (rc != 0 && !id->user_gone) {
+	if (rc == -ENOMEM && !id->user_gone && request_unanswered(id)) {
+		/* the consumer has no room (rdma_cm's backlog): as Linux's
+		 * cm_destroy_id() for REQ_RCVD with -ENOMEM, no REJ, so the
+		 * peer's next try (a REQ resent on its timeout) may find room */
+		CM_STAT(cm, REQ_DROPPED);
+		id->user_gone = true;
+		reset_to_idle(cm, id);
+	} else if (rc != 0 && !id->user_gone) {
 		CM_STAT(cm, IDS_DESTROYED_BY_HANDLER);
 		cm_destroy_locked(cm, id);
 	}
@@ -757,16 +867,19 @@ find_listener(struct srnic_cm *cm, uint64_t sid)
 	return NULL;
 }
 
-/* An id whose peer is (remote comm ID, CA GUID): a REQ seen before. */
+/* A passive id whose peer is (remote comm ID, CA GUID): a REQ (or a
+ * SIDR_REQ: GUID gid_key()) seen before. */
 static struct srnic_cm_id *
 find_by_remote(struct srnic_cm *cm, uint32_t remote_id, uint64_t guid)
 {
-	struct srnic_cm_id *id;
+	struct cm_hnode *n;
 
-	TAILQ_FOREACH(id, &cm->all, all_link)
-		if (id->passive && id->remote_id == remote_id && id->remote_ca_guid == guid &&
-		    id->state != SRNIC_CM_IDLE)
+	for (n = *peer_bucket(cm, cm->by_remote, remote_id, guid); n != NULL; n = n->next) {
+		struct srnic_cm_id *id = container_of(n, struct srnic_cm_id, by_remote);
+
+		if (n->key == remote_id && n->guid == guid && id->state != SRNIC_CM_IDLE)
 			return id;
+	}
 	return NULL;
 }
 
@@ -774,14 +887,34 @@ find_by_remote(struct srnic_cm *cm, uint32_t remote_id, uint64_t guid)
 static struct srnic_cm_id *
 find_by_remote_qpn(struct srnic_cm *cm, uint32_t qpn, uint64_t guid)
 {
-	struct srnic_cm_id *id;
+	struct cm_hnode *n;
 
-	TAILQ_FOREACH(id, &cm->all, all_link)
-		if (id->remote_qpn == qpn && id->remote_ca_guid == guid &&
+	for (n = *peer_bucket(cm, cm->by_qpn, qpn, guid); n != NULL; n = n->next) {
+		struct srnic_cm_id *id = container_of(n, struct srnic_cm_id, by_qpn);
+
+		if (n->key == qpn && n->guid == guid &&
 		    (id->state == SRNIC_CM_ESTABLISHED || id->state == SRNIC_CM_DREQ_SENT ||
 		     id->state == SRNIC_CM_DREQ_RCVD || id->state == SRNIC_CM_TIMEWAIT))
 			return id;
+	}
 	return NULL;
+}
+
+/* The time a request's sender waits for an answer, from now: its tries
+ * left at most (1 + retries), each as long as one wait. */
+/* ... after our MRA: each try the MRA's service time + the ACK timeout
+ * (the sender's wait, as rx_mra() keeps it) */
+static uint64_t
+mra_expire_us(const struct srnic_cm_id *id)
+{
+	return (1ull + id->max_cm_retries) *
+	       (cm_time_us(id->mra_timeout) + cm_time_us(id->ack_timeout));
+}
+
+static void
+expire_start(struct srnic_cm *cm, struct srnic_cm_id *id)
+{
+	timer_start(cm, id, CM_TMR_EXPIRE, id->expire_us);
 }
 
 /* A REJ to a REQ no id took (INVALID_SERVICE_ID, STALE_CONN ...): Linux's cm_issue_rej(). */
@@ -864,8 +997,16 @@ rx_req(struct srnic_cm *cm, const struct cm_rx *rx)
 		CM_STAT(cm, DUP_REQ);
 		switch (id->state) {
 		case SRNIC_CM_MRA_REQ_SENT:
-			if (id->last_valid)
+			if (id->last_valid) {
 				mad_send(cm, id->ah, id->last);
+				id->sent_any = true;
+				/* the peer waits anew, the MRA's time per try */
+				id->expire_us = mra_expire_us(id);
+			}
+			expire_start(cm, id);
+			break;
+		case SRNIC_CM_REQ_RCVD:
+			expire_start(cm, id); /* the peer tries on: it waits again */
 			break;
 		case SRNIC_CM_REP_SENT:
 		case SRNIC_CM_MRA_REP_RCVD:
@@ -875,7 +1016,7 @@ rx_req(struct srnic_cm *cm, const struct cm_rx *rx)
 			issue_rej(cm, rx, rid, SRNIC_CM_MSG_REQ, SRNIC_CM_REJ_STALE_CONN);
 			break;
 		default:
-			break; /* REQ_RCVD: the consumer has not answered yet */
+			break;
 		}
 		return;
 	}
@@ -918,6 +1059,8 @@ rx_req(struct srnic_cm *cm, const struct cm_rx *rx)
 	id->ah = srnic_create_ah_from_wc(cm->pd, rx->wc, rx->grh);
 	if (id->ah == NULL)
 		CM_STAT(cm, AH_ERR);
+	peer_add(cm, cm->by_remote, &id->by_remote, rid, guid);
+	peer_add(cm, cm->by_qpn, &id->by_qpn, srnic_cm_req_local_qpn(m), guid);
 	path_from_req(cm, m, &id->path);
 	id->qp_type = transport == SRNIC_CM_TRANSPORT_UC ? IBV_QPT_UC : IBV_QPT_RC;
 	id->remote_qpn = srnic_cm_req_local_qpn(m);
@@ -931,6 +1074,11 @@ rx_req(struct srnic_cm *cm, const struct cm_rx *rx)
 	id->max_cm_retries = (uint8_t)srnic_cm_req_max_cm_retries(m);
 	/* the REQ's sender waits this long for our RTU's answer: Linux's timeout_ms */
 	id->timeout_us = cm_time_us((uint8_t)srnic_cm_req_local_cm_resp_timeout(m));
+	/* ... and for our REP, per try (srnic_cm_send_req's rule), 1 + retries tries */
+	id->expire_us = (1ull + id->max_cm_retries) *
+			(2 * cm_time_us(id->path.packet_life_time) +
+			 cm_time_us((uint8_t)srnic_cm_req_remote_cm_resp_timeout(m)));
+	expire_start(cm, id);
 
 	memset(&ev, 0, sizeof(ev));
 	ev.type = SRNIC_CM_EV_REQ_RECEIVED;
@@ -1000,7 +1148,11 @@ rx_mra(struct srnic_cm *cm, const struct cm_rx *rx)
 /* The id a REJ is for. A peer that gives up on its REQ before any REP
  * came (it knows no comm ID of ours: remote 0) sends REJ TIMEOUT with its
  * CA GUID as ARI (IBTA 12.6.7.1): that names our passive id by the peer's
- * comm ID and GUID, as Linux's cm_acquire_rejected_id() finds it. */
+ * comm ID and GUID, as Linux's cm_acquire_rejected_id() finds it. Else
+ * the REJ names our ID, and its local comm ID must be the peer's where
+ * the id knows it (a passive id always, an active one after the REP),
+ * whatever message it rejects: a REJ of a REQ was taken on our ID alone,
+ * and one who learnt that ID could end the connection, even established. */
 static struct srnic_cm_id *
 rej_target(struct srnic_cm *cm, const uint8_t *m)
 {
@@ -1013,8 +1165,7 @@ rej_target(struct srnic_cm *cm, const uint8_t *m)
 				      srnic_ld64(srnic_cm_rej_ari_c(m)));
 	}
 	id = id_find(cm, srnic_cm_rej_remote_comm_id(m));
-	if (id == NULL || (srnic_cm_rej_msg_rejected(m) != SRNIC_CM_MSG_REQ &&
-			   srnic_cm_rej_local_comm_id(m) != id->remote_id))
+	if (id == NULL || (id->remote_id != 0 && srnic_cm_rej_local_comm_id(m) != id->remote_id))
 		return NULL;
 	return id;
 }
@@ -1101,6 +1252,7 @@ rx_rep(struct srnic_cm *cm, const struct cm_rx *rx)
 	id->remote_id = srnic_cm_rep_local_comm_id(m);
 	id->remote_ca_guid = srnic_cm_rep_local_ca_guid(m);
 	id->remote_qpn = srnic_cm_rep_local_qpn(m);
+	peer_add(cm, cm->by_qpn, &id->by_qpn, id->remote_qpn, id->remote_ca_guid);
 	id->sq_psn = srnic_cm_rep_starting_psn(m);
 	id->responder_resources = (uint8_t)srnic_cm_rep_init_depth(m);
 	id->initiator_depth = (uint8_t)srnic_cm_rep_resp_resources(m);
@@ -1232,12 +1384,12 @@ rx_sidr_req(struct srnic_cm *cm, const struct cm_rx *rx)
 		return;
 	}
 	from = aa.grh.dgid;
-	TAILQ_FOREACH(id, &cm->all, all_link)
-		if (id->state == SRNIC_CM_SIDR_REQ_RCVD && id->remote_id == rid &&
-		    memcmp(id->path.dgid.raw, from.raw, sizeof(from.raw)) == 0) {
-			CM_STAT(cm, DUP_SIDR_REQ);
-			return;
-		}
+	id = find_by_remote(cm, rid, gid_key(&from));
+	if (id != NULL && id->state == SRNIC_CM_SIDR_REQ_RCVD &&
+	    memcmp(id->path.dgid.raw, from.raw, sizeof(from.raw)) == 0) {
+		CM_STAT(cm, DUP_SIDR_REQ);
+		return;
+	}
 	l = find_listener(cm, srnic_cm_sidr_req_service_id(m));
 	if (l == NULL) {
 		uint8_t r[SRNIC_MAD_LEN];
@@ -1266,6 +1418,9 @@ rx_sidr_req(struct srnic_cm *cm, const struct cm_rx *rx)
 	id->path.hop_limit = aa.grh.hop_limit;
 	id->path.traffic_class = aa.grh.traffic_class;
 	id->path.flow_label = aa.grh.flow_label;
+	peer_add(cm, cm->by_remote, &id->by_remote, rid, gid_key(&from));
+	id->expire_us = CM_SIDR_REQ_EXPIRE_US;
+	expire_start(cm, id);
 	memset(&ev, 0, sizeof(ev));
 	ev.type = SRNIC_CM_EV_SIDR_REQ_RECEIVED;
 	ev.param.sidr_req.listen_id = l;
@@ -1391,6 +1546,15 @@ cm_timeout(struct srnic_cm *cm, struct srnic_cm_id *id, enum cm_timer_kind kind)
 	}
 	if (kind == CM_TMR_EVENT) {
 		deliver_simple(cm, id, SRNIC_CM_EV_USER_ESTABLISHED, NULL, 0);
+		return;
+	}
+	if (kind == CM_TMR_EXPIRE) {
+		/* the peer gave up on this request: nothing to send, the id
+		 * is free for its consumer to destroy (bounds the memory of
+		 * requests nobody takes) */
+		CM_STAT(cm, REQ_EXPIRED);
+		reset_to_idle(cm, id);
+		deliver_simple(cm, id, SRNIC_CM_EV_REQ_EXPIRED, NULL, 0);
 		return;
 	}
 	if (id->retries_left > 0) {
@@ -1661,8 +1825,8 @@ srnic_cm_create(struct srnic_dev *dev, struct srnic_engine *eng)
 	TAILQ_INIT(&cm->timers);
 	cm->dev = dev;
 	cm->eng = eng;
-	cm->next_id = (uint32_t)rte_rand();
 	cm->tid_hi = (uint32_t)rte_rand() | 1u;
+	cm->hseed = ((uint64_t)cm_rand32() << 32) | cm_rand32();
 	rc = srnic_dev_gid(dev, SRNIC_GID_INDEX_IP, &cm->gid);
 	if (rc == 0)
 		rc = srnic_dev_query(dev, &da);
@@ -2149,12 +2313,17 @@ srnic_cm_send_mra(struct srnic_cm_id *id, uint8_t service_timeout, const void *p
 	srnic_cm_mra_msg_mraed_set(m, what);
 	srnic_cm_mra_service_timeout_set(m, service_timeout);
 	pdata_copy(srnic_cm_mra_pdata(m), private_data, len);
+	id->mra_timeout = service_timeout;
 	if (delay) {
 		/* kept for a repeated REQ/REP (rx_req, rx_rep); the peer knows no more yet */
 		id->last_valid = true;
 		CM_STAT(cm, MRA_DELAYED);
 	} else {
 		last_send(cm, id);
+		if (what == SRNIC_CM_MSG_REQ) {
+			id->expire_us = mra_expire_us(id);
+			expire_start(cm, id);
+		}
 	}
 out:
 	pthread_mutex_unlock(&cm->lock);
@@ -2275,7 +2444,7 @@ srnic_cm_send_sidr_rep(struct srnic_cm_id *id, const struct srnic_cm_sidr_rep_pa
 	}
 	pdata_copy(srnic_cm_sidr_rep_pdata(m), p->private_data, p->private_data_len);
 	last_send(cm, id);
-	id->state = SRNIC_CM_IDLE;
+	reset_to_idle(cm, id); /* its expiry with it */
 out:
 	pthread_mutex_unlock(&cm->lock);
 	return rc;
@@ -2293,7 +2462,8 @@ srnic_cm_established(struct srnic_cm_id *id)
 	pthread_mutex_lock(&cm->lock);
 	if ((id->state != SRNIC_CM_REP_SENT && id->state != SRNIC_CM_MRA_REP_RCVD) ||
 	    id->user_gone) {
-		rc = -EINVAL;
+		/* Linux's cm_establish(): EISCONN when it is already */
+		rc = id->state == SRNIC_CM_ESTABLISHED && !id->user_gone ? -EISCONN : -EINVAL;
 		goto out;
 	}
 	id->state = SRNIC_CM_ESTABLISHED;

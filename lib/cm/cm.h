@@ -63,6 +63,8 @@
 	X(TX_NO_BUF, "tx_no_buf")               /* every send buffer in flight: MAD not sent */ \
 	X(TX_POST_ERR, "tx_post_err") \
 	X(AH_ERR, "ah_err")                     /* no address handle to the peer */ \
+	X(REQ_DROPPED, "req_dropped")           /* a request whose handler said -ENOMEM: no REJ, the peer retries */ \
+	X(REQ_EXPIRED, "req_expired")           /* a request nobody answered before its peer gave up */ \
 	X(EVENTS, "events")                     /* handler calls */ \
 	X(IDS_DESTROYED_BY_HANDLER, "ids_destroyed_by_handler")
 

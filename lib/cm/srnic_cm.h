@@ -79,6 +79,13 @@ enum srnic_cm_event_type {
 	SRNIC_CM_EV_SIDR_REQ_ERROR,
 	SRNIC_CM_EV_SIDR_REQ_RECEIVED, /**< on a listener's handler, for a new id */
 	SRNIC_CM_EV_SIDR_REP_RECEIVED,
+	/**
+	 * A REQ_RCVD / MRA_REQ_SENT / SIDR_REQ_RCVD id nobody answered for as
+	 * long as its peer waits (the REQ's remote CM response time and
+	 * retries, or our MRA's service timeout and them): the peer has given
+	 * up; the id is IDLE. Linux keeps such ids until the consumer acts.
+	 */
+	SRNIC_CM_EV_REQ_EXPIRED,
 };
 const char *srnic_cm_event_str(enum srnic_cm_event_type t);
 
@@ -275,7 +282,10 @@ struct srnic_cm_event {
  * SRNIC_CM_EV_SIDR_REQ_RECEIVED, id is a new id (state REQ_RCVD /
  * SIDR_REQ_RCVD) that got the listener's handler and context; the handler
  * answers on it (REP, REJ, MRA, SIDR_REP), now or later from any thread, or
- * destroys it. A nonzero return destroys id (as ib_cm's handlers do).
+ * destroys it. A nonzero return destroys id (as ib_cm's handlers do);
+ * -ENOMEM from a request's handler (a consumer out of room: rdma_cm's
+ * backlog full) drops the request without a REJ, so the peer's next try
+ * may find room (Linux's cm_destroy_id() for REQ_RCVD with -ENOMEM).
  */
 typedef int (*srnic_cm_handler)(struct srnic_cm_id *id, const struct srnic_cm_event *ev);
 
@@ -332,7 +342,7 @@ int srnic_cm_send_dreq(struct srnic_cm_id *id, const void *private_data, uint8_t
 int srnic_cm_send_drep(struct srnic_cm_id *id, const void *private_data, uint8_t len);
 int srnic_cm_send_sidr_req(struct srnic_cm_id *id, const struct srnic_cm_sidr_req_param *p);
 int srnic_cm_send_sidr_rep(struct srnic_cm_id *id, const struct srnic_cm_sidr_rep_param *p);
-/** The passive side takes data before the RTU: the id goes ESTABLISHED (ib_cm_notify COMM_EST). */
+/** The passive side takes data before the RTU: the id goes ESTABLISHED (ib_cm_notify COMM_EST); -EISCONN if it is already, -EINVAL in another state. */
 int srnic_cm_established(struct srnic_cm_id *id);
 
 /**

@@ -18,6 +18,7 @@
  * the golden: srnic's REQ/REP/RTU/DREQ/DREP with the capture's parameters
  * are its MADs byte for byte.
  */
+#include <errno.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -86,6 +87,7 @@ struct side {
 	uint32_t force_local_id;    /* set on the next REQ_RECEIVED id (golden) */
 	bool reject_in_handler;     /* REJ CONSUMER_DEFINED from the handler */
 	bool block_in_handler;      /* REQ_RECEIVED: wait for another thread's destroy */
+	unsigned int enomem_reqs;   /* REQ_RECEIVED: that many handler calls return -ENOMEM */
 	/* MADs this side received (logged by the lossy filter) */
 	uint8_t mads[MAX_MADS][SRNIC_MAD_LEN];
 	unsigned int nmads;
@@ -200,6 +202,10 @@ handler(struct srnic_cm_id *id, const struct srnic_cm_event *e)
 		assert_int_equal(srnic_cm_send_rej(id, SRNIC_CM_REJ_CONSUMER_DEFINED, ari,
 						   sizeof(ari), why, sizeof(why)), 0);
 	}
+	if (e->type == SRNIC_CM_EV_REQ_RECEIVED && s->enomem_reqs > 0) {
+		s->enomem_reqs--;
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -249,7 +255,7 @@ destroy_id(struct srnic_cm_id *id)
 {
 	unsigned int s, i;
 
-	assert_int_equal(srnic_cm_destroy_id(id), 0);
+	destroy_id(id);
 	for (s = 0; s < 2; s++)
 		for (i = 0; i < S[s].nevs; i++)
 			if (S[s].evs[i].id == id)
@@ -355,6 +361,7 @@ setup(void **state)
 		S[i].force_local_id = 0;
 		S[i].reject_in_handler = false;
 		S[i].block_in_handler = false;
+		S[i].enomem_reqs = 0;
 		S[i].cm = srnic_cm_create(S[i].dev, S[i].eng);
 		if (S[i].cm == NULL) {
 			fprintf(stderr, "srnic_cm_create: %s\n", rte_strerror(rte_errno));
@@ -492,6 +499,23 @@ listen_on(int s, uint64_t sid)
 	assert_int_equal(srnic_cm_listen(l, sid, 0), 0);
 	assert_int_equal(srnic_cm_id_state(l), SRNIC_CM_LISTEN);
 	return l;
+}
+
+/* B listens (*l); A's id (returned) gets the REQ parameters p for qpn,
+ * whose sender waits resp (an IBA time) per try, 1 + retries tries. */
+static struct srnic_cm_id *
+listen_and_a(struct srnic_cm_id **l, struct srnic_cm_req_param *p, uint32_t qpn, uint8_t resp,
+	     uint8_t retries)
+{
+	struct srnic_cm_id *a;
+
+	*l = listen_on(1, SID);
+	a = srnic_cm_create_id(S[0].cm, handler, &S[0]);
+	assert_non_null(a);
+	req_param(p, qpn, SID);
+	p->remote_cm_response_timeout = resp;
+	p->max_cm_retries = retries;
+	return a;
 }
 
 /* A's REQ (p, from req_param()) to B, B's new id from its REQ_RECEIVED. */
@@ -962,11 +986,7 @@ test_mra_delayed(void **state)
 	struct ev *v;
 
 	(void)state;
-	l = listen_on(1, SID);
-	a = srnic_cm_create_id(S[0].cm, handler, &S[0]);
-	req_param(&p, 0x7a, SID);
-	p.remote_cm_response_timeout = 8; /* 1 ms: the REQ comes again soon */
-	p.max_cm_retries = 15;
+	a = listen_and_a(&l, &p, 0x7a, 8, 15); /* 1 ms: the REQ comes again soon */
 	b = req_to_b(a, &p);
 	assert_int_equal(srnic_cm_send_mra(b, 0x40 | SRNIC_CM_MRA_FLAG_DELAY, NULL, 0), -EINVAL);
 	assert_int_equal(srnic_cm_send_mra(b, 20 | SRNIC_CM_MRA_FLAG_DELAY, "late", 4), 0);
@@ -1371,6 +1391,65 @@ test_rej_timeout_passive(void **state)
 	destroy_id(l);
 }
 
+/*
+ * A consumer with no room for a request (rdma_cm's backlog full) returns
+ * -ENOMEM: the request goes without a REJ (Linux's cm_destroy_id() for
+ * REQ_RCVD), so the peer's next try finds room; it went with a REJ
+ * CONSUMER_DEFINED and the connect failed.
+ */
+static void
+test_req_dropped_enomem(void **state)
+{
+	struct srnic_cm_req_param p;
+	struct srnic_cm_id *a, *b, *l;
+	struct ev *v;
+
+	(void)state;
+	S[1].enomem_reqs = 1;
+	a = listen_and_a(&l, &p, 0x99, 8, 8); /* ~1 ms: A tries again soon */
+	assert_int_equal(srnic_cm_send_req(a, &p), 0);
+	RUN_UNTIL((v = ev_find(1, SRNIC_CM_EV_REQ_RECEIVED, NULL, 1)) != NULL);
+	b = v->id;
+	assert_ptr_not_equal(b, ev_find(1, SRNIC_CM_EV_REQ_RECEIVED, NULL, 0)->id);
+	assert_int_equal(stat(1, "req_dropped"), 1);
+	assert_int_equal(stat(1, "tx_rej"), 0);
+	assert_true(stat(0, "req_resent") >= 1);
+	assert_null(ev_find(0, SRNIC_CM_EV_REJ_RECEIVED, a, 0));
+	assert_int_equal(srnic_cm_id_state(b), SRNIC_CM_REQ_RCVD);
+	rep_rtu_close(a, b, l, 0x9a, 0x4242);
+}
+
+/*
+ * A request nobody answers expires once its sender has given up (its
+ * REQ's retries and response time, counted again from each repeat): the
+ * id is IDLE with REQ_EXPIRED, after A's REQ_ERROR; before, it stayed in
+ * REQ_RCVD for good, holding its memory and AH.
+ */
+static void
+test_req_expired(void **state)
+{
+	struct srnic_cm_req_param p;
+	struct srnic_cm_id *a, *b, *l;
+	struct ev *v;
+
+	(void)state;
+	a = listen_and_a(&l, &p, 0x9b, 8, 2); /* 2 x 1 ms life + 1 ms per try */
+	b = req_to_b(a, &p);
+	RUN_UNTIL((v = ev_find(1, SRNIC_CM_EV_REQ_EXPIRED, b, 0)) != NULL);
+	/* the two timers run in order of expiry, A's first in each poll */
+	assert_non_null(ev_find(0, SRNIC_CM_EV_REQ_ERROR, a, 0));
+	assert_int_equal(v->state, SRNIC_CM_IDLE);
+	assert_int_equal(stat(1, "req_expired"), 1);
+	assert_int_equal(stat(1, "dup_req"), 2);
+	assert_int_equal(stat(1, "tx_mads"), 0);
+	assert_int_equal(srnic_cm_send_rep(b, &(struct srnic_cm_rep_param){ .qp_num = 0x9c }),
+			 -EINVAL);
+	destroy_id(b);
+	assert_int_equal(stat(1, "tx_mads"), 0);
+	destroy_id(a);
+	destroy_id(l);
+}
+
 /* A listener destroyed on another thread while its request is delivered:
  * the destroy waits for the handler (the new id's handler reads the
  * listener's context), and the handler, finding its listener going,
@@ -1437,61 +1516,67 @@ test_listener_destroyed_mid_request(void **state)
 	destroy_id(a);
 }
 
-/* Bad MADs to QP1: dropped and counted, nothing answered. */
-/* A UD QP on side s with the GSI Q_Key, in RTS (comp_mask
- * SRNIC_QP_INIT_ATTR_GSI: QP1 itself, once the side's CM made way). */
-static struct srnic_qp *
-gsi_sender(int s, struct srnic_cq *cq, uint32_t comp_mask)
+/* A UD QP on side s that sends crafted MADs (or anything up to
+ * RAW_BUF_LEN bytes) to the other side's QP1: a plain one, or (gsi) the
+ * device's QP1 itself, its CM gone. */
+#define RAW_BUF_LEN 1024
+
+struct raw {
+	struct srnic_cq *cq;
+	struct srnic_qp *qp;
+	struct srnic_mr *mr;
+	struct srnic_ah *ah;
+	uint8_t *buf;
+};
+
+static void
+raw_open(int s, struct raw *r, bool gsi)
 {
 	struct srnic_qp_init_attr qa;
+	struct ibv_ah_attr aa;
 	struct ibv_qp_attr a;
-	struct srnic_qp *qp;
 
+	r->cq = srnic_create_cq(S[s].dev, 64, S[s].eng);
+	assert_non_null(r->cq);
 	memset(&qa, 0, sizeof(qa));
-	qa.send_cq = qa.recv_cq = cq;
+	qa.send_cq = qa.recv_cq = r->cq;
 	qa.max_send_wr = qa.max_recv_wr = 16;
 	qa.max_send_sge = qa.max_recv_sge = 1;
 	qa.qp_type = IBV_QPT_UD;
-	qa.comp_mask = comp_mask;
-	qp = srnic_create_qp(S[s].pd, &qa);
-	assert_non_null(qp);
+	qa.comp_mask = gsi ? SRNIC_QP_INIT_ATTR_GSI : 0;
+	r->qp = srnic_create_qp(S[s].pd, &qa);
+	assert_non_null(r->qp);
+	if (gsi)
+		assert_int_equal(srnic_qp_num(r->qp), SRNIC_GSI_QPN);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
 	a.qkey = SRNIC_GSI_QKEY;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-							 IBV_QP_QKEY), 0);
+	assert_int_equal(srnic_modify_qp(r->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+							    IBV_QP_PORT | IBV_QP_QKEY), 0);
 	a.qp_state = IBV_QPS_RTR;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	assert_int_equal(srnic_modify_qp(r->qp, &a, IBV_QP_STATE), 0);
 	a.qp_state = IBV_QPS_RTS;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
-	return qp;
-}
-
-/* An AH on side s to the other side's GID. */
-static struct srnic_ah *
-ah_to_other(int s)
-{
-	struct ibv_ah_attr aa;
-	struct srnic_ah *ah;
-
+	assert_int_equal(srnic_modify_qp(r->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
 	memset(&aa, 0, sizeof(aa));
 	aa.is_global = 1;
 	aa.grh.dgid = S[1 - s].gid;
 	aa.grh.sgid_index = SRNIC_GID_INDEX_IP;
 	aa.port_num = 1;
-	ah = srnic_create_ah(S[s].pd, &aa);
-	assert_non_null(ah);
-	return ah;
+	r->ah = srnic_create_ah(S[s].pd, &aa);
+	assert_non_null(r->ah);
+	r->buf = rte_zmalloc("cmraw", RAW_BUF_LEN, 64);
+	assert_non_null(r->buf);
+	r->mr = srnic_reg_mr(S[s].pd, r->buf, RAW_BUF_LEN, IBV_ACCESS_LOCAL_WRITE);
+	assert_non_null(r->mr);
 }
 
-/* Send len bytes of buf (under mr) from qp through ah to the peer's QP1
- * with the GSI Q_Key, and wait for the send's completion on cq. */
+/* Send the first len bytes of r->buf to the other side's QP1. */
 static void
-send_to_qp1(struct srnic_qp *qp, struct srnic_cq *cq, struct srnic_ah *ah, uint8_t *buf,
-	    struct srnic_mr *mr, uint32_t len)
+raw_send(struct raw *r, uint32_t len)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = len, .lkey = srnic_mr_lkey(mr) };
+	struct ibv_sge sge = { .addr = (uintptr_t)r->buf, .length = len,
+			       .lkey = srnic_mr_lkey(r->mr) };
 	struct ibv_send_wr wr, *bw;
 	struct ibv_wc wc;
 
@@ -1500,21 +1585,46 @@ send_to_qp1(struct srnic_qp *qp, struct srnic_cq *cq, struct srnic_ah *ah, uint8
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_SEND;
 	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.ud.ah = srnic_ah_ibv(ah);
+	wr.wr.ud.ah = srnic_ah_ibv(r->ah);
 	wr.wr.ud.remote_qpn = SRNIC_GSI_QPN;
 	wr.wr.ud.remote_qkey = SRNIC_GSI_QKEY;
-	assert_int_equal(srnic_post_send(qp, &wr, &bw), 0);
-	wait_wc(cq, &wc);
+	assert_int_equal(srnic_post_send(r->qp, &wr, &bw), 0);
+	wait_wc(r->cq, &wc);
 }
 
 static void
+raw_close(struct raw *r)
+{
+	assert_int_equal(srnic_dereg_mr(r->mr), 0);
+	rte_free(r->buf);
+	assert_int_equal(srnic_destroy_ah(r->ah), 0);
+	assert_int_equal(srnic_destroy_qp(r->qp), 0);
+	assert_int_equal(srnic_destroy_cq(r->cq), 0);
+}
+
+/* Side s's CM makes way for a raw QP1 (r): its ids must be gone. */
+static void
+raw_qp1_open(int s, struct raw *r)
+{
+	assert_int_equal(srnic_cm_destroy(S[s].cm), 0);
+	S[s].cm = NULL;
+	raw_open(s, r, true);
+}
+
+/* ... and comes back. */
+static void
+raw_qp1_close(int s, struct raw *r)
+{
+	raw_close(r);
+	S[s].cm = srnic_cm_create(S[s].dev, S[s].eng);
+	assert_non_null(S[s].cm);
+}
+
+/* Bad MADs to QP1: dropped and counted, nothing answered. */
+static void
 test_bad_mads(void **state)
 {
-	struct srnic_cq *cq;
-	struct srnic_qp *qp;
-	struct srnic_mr *mr;
-	struct srnic_ah *ah;
-	uint8_t *buf;
+	struct raw r;
 	unsigned int k;
 	/* each: what to break, and the counter that takes it */
 	static const struct {
@@ -1539,49 +1649,97 @@ test_bad_mads(void **state)
 
 	(void)state;
 	/* a plain UD QP on A sends to B's QP1 (any source QP but 1 is refused too) */
-	cq = srnic_create_cq(S[0].dev, 64, S[0].eng);
-	qp = gsi_sender(0, cq, 0);
-	ah = ah_to_other(0);
-	buf = rte_zmalloc("cmbad", SRNIC_MAD_LEN, 64);
-	mr = srnic_reg_mr(S[0].pd, buf, SRNIC_MAD_LEN, IBV_ACCESS_LOCAL_WRITE);
-	assert_non_null(mr);
+	raw_open(0, &r, false);
 	for (k = 0; k < RTE_DIM(bad); k++) {
 		int64_t bad_src = stat(1, "rx_bad_src");
 
-		srnic_cm_mad_init(buf, SRNIC_CM_ATTR_REQ, 0x1234);
-		srnic_cm_rtu_remote_comm_id_set(buf, 0xDEAD0001); /* no id has it */
-		srnic_cm_rtu_local_comm_id_set(buf, 0xBEEF0001);
-		buf[bad[k].off] = bad[k].val;
-		send_to_qp1(qp, cq, ah, buf, mr, bad[k].len);
+		srnic_cm_mad_init(r.buf, SRNIC_CM_ATTR_REQ, 0x1234);
+		srnic_cm_rtu_remote_comm_id_set(r.buf, 0xDEAD0001); /* no id has it */
+		srnic_cm_rtu_local_comm_id_set(r.buf, 0xBEEF0001);
+		r.buf[bad[k].off] = bad[k].val;
+		raw_send(&r, bad[k].len);
 		/* not from a QP1: refused first */
 		RUN_UNTIL(stat(1, "rx_bad_src") == bad_src + 1);
 	}
+	raw_close(&r);
 	/* now from QP1 itself (A's CM makes way for a raw GSI QP): B's CM
 	 * takes them through its checks */
-	assert_int_equal(srnic_destroy_qp(qp), 0);
-	assert_int_equal(srnic_cm_destroy(S[0].cm), 0);
-	S[0].cm = NULL;
-	qp = gsi_sender(0, cq, SRNIC_QP_INIT_ATTR_GSI);
-	assert_int_equal(srnic_qp_num(qp), SRNIC_GSI_QPN);
+	raw_qp1_open(0, &r);
 	for (k = 0; k < RTE_DIM(bad); k++) {
 		int64_t before = stat(1, bad[k].stat);
 
-		srnic_cm_mad_init(buf, SRNIC_CM_ATTR_REQ, 0x1234);
-		srnic_cm_rtu_remote_comm_id_set(buf, 0xDEAD0001); /* no id has it */
-		srnic_cm_rtu_local_comm_id_set(buf, 0xBEEF0001);
-		buf[bad[k].off] = bad[k].val;
-		send_to_qp1(qp, cq, ah, buf, mr, bad[k].len);
+		srnic_cm_mad_init(r.buf, SRNIC_CM_ATTR_REQ, 0x1234);
+		srnic_cm_rtu_remote_comm_id_set(r.buf, 0xDEAD0001); /* no id has it */
+		srnic_cm_rtu_local_comm_id_set(r.buf, 0xBEEF0001);
+		r.buf[bad[k].off] = bad[k].val;
+		raw_send(&r, bad[k].len);
 		RUN_UNTIL(stat(1, bad[k].stat) == before + 1);
 	}
 	/* nothing of this was answered, but the REJ/DREQ/SIDR cases below */
 	assert_int_equal(stat(1, "tx_mads"), 0);
-	assert_int_equal(srnic_dereg_mr(mr), 0);
-	rte_free(buf);
-	assert_int_equal(srnic_destroy_ah(ah), 0);
-	assert_int_equal(srnic_destroy_qp(qp), 0);
-	assert_int_equal(srnic_destroy_cq(cq), 0);
-	S[0].cm = srnic_cm_create(S[0].dev, S[0].eng);
-	assert_non_null(S[0].cm);
+	raw_qp1_close(0, &r);
+}
+
+/*
+ * Local comm IDs cannot be guessed from one seen: 64 ids' IDs are not a
+ * run (they counted up from a random start: 63 steps of 1), and a REJ
+ * naming an id by its ID but carrying another local comm ID than its
+ * peer's is not the peer's: a REJ "of a REQ" was taken on the ID alone,
+ * and ended an established connection.
+ */
+static void
+test_comm_ids_forged_rej(void **state)
+{
+	struct srnic_cm_id *ids[64], *l;
+	struct conn c;
+	struct raw r;
+	unsigned int i, ones = 0, tops = 0;
+	uint32_t a_id, b_id;
+	struct ev *v;
+
+	(void)state;
+	for (i = 0; i < RTE_DIM(ids); i++) {
+		ids[i] = srnic_cm_create_id(S[0].cm, handler, &S[0]);
+		assert_non_null(ids[i]);
+		if (i > 0)
+			ones += srnic_cm_id_local_id(ids[i]) - srnic_cm_id_local_id(ids[i - 1]) == 1;
+		/* the top 4 bits of the IDs: 16 values seen over 64 draws */
+		tops |= 1u << (srnic_cm_id_local_id(ids[i]) >> 28);
+	}
+	assert_true(ones <= 1);
+	assert_true(__builtin_popcount(tops) >= 8);
+	for (i = 0; i < RTE_DIM(ids); i++)
+		destroy_id(ids[i]);
+
+	l = listen_on(1, SID);
+	conn_make(&c, NULL, 0);
+	a_id = srnic_cm_id_local_id(c.a);
+	b_id = srnic_cm_id_local_id(c.b);
+	/* B goes deaf and dumb (its DREQ never reaches A); a forger takes its QP1 */
+	drop(1, SRNIC_CM_ATTR_DREQ, 0, 1000);
+	destroy_id(c.b);
+	c.b = NULL;
+	destroy_id(l);
+	raw_qp1_open(1, &r);
+	/* a REJ "of A's REQ" with A's ID right and B's wrong: dropped */
+	srnic_cm_mad_init(r.buf, SRNIC_CM_ATTR_REJ, 0x77);
+	srnic_cm_rej_local_comm_id_set(r.buf, b_id + 1);
+	srnic_cm_rej_remote_comm_id_set(r.buf, a_id);
+	srnic_cm_rej_msg_rejected_set(r.buf, SRNIC_CM_MSG_REQ);
+	srnic_cm_rej_reason_set(r.buf, SRNIC_CM_REJ_CONSUMER_DEFINED);
+	raw_send(&r, SRNIC_MAD_LEN);
+	RUN_UNTIL(stat(0, "rx_unknown_comm_id") == 1);
+	assert_int_equal(stat(0, "rx_rej"), 1);
+	assert_int_equal(srnic_cm_id_state(c.a), SRNIC_CM_ESTABLISHED);
+	assert_null(ev_find(0, SRNIC_CM_EV_REJ_RECEIVED, c.a, 0));
+	/* the same REJ with both IDs right is the peer's: taken */
+	srnic_cm_rej_local_comm_id_set(r.buf, b_id);
+	raw_send(&r, SRNIC_MAD_LEN);
+	RUN_UNTIL((v = ev_find(0, SRNIC_CM_EV_REJ_RECEIVED, c.a, 0)) != NULL);
+	assert_int_equal(v->state, SRNIC_CM_TIMEWAIT);
+	assert_int_equal(stat(0, "rx_unknown_comm_id"), 1);
+	raw_qp1_close(1, &r);
+	conn_free(&c);
 }
 
 /*
@@ -1597,31 +1755,23 @@ test_qp1_big_datagram(void **state)
 {
 	static const uint32_t lens[] = { 600, 1000, SRNIC_MAD_LEN + 1 };
 	int64_t small = srnic_dev_stat(S[1].dev, "rx_ud_recv_too_small");
-	struct srnic_cq *cq = srnic_create_cq(S[0].dev, 64, S[0].eng);
-	struct srnic_qp *qp = gsi_sender(0, cq, 0);
-	struct srnic_ah *ah = ah_to_other(0);
-	uint8_t *buf = rte_zmalloc("cmbig", 1024, 64);
-	struct srnic_mr *mr = srnic_reg_mr(S[0].pd, buf, 1024, IBV_ACCESS_LOCAL_WRITE);
 	struct srnic_cm_id *l;
+	struct raw r;
 	struct conn c;
 	unsigned int k;
 
 	(void)state;
-	assert_non_null(mr);
+	raw_open(0, &r, false);
 	for (k = 0; k < RTE_DIM(lens); k++) {
-		srnic_cm_mad_init(buf, SRNIC_CM_ATTR_REQ, 0x1234);
-		send_to_qp1(qp, cq, ah, buf, mr, lens[k]);
+		srnic_cm_mad_init(r.buf, SRNIC_CM_ATTR_REQ, 0x1234);
+		raw_send(&r, lens[k]);
 		RUN_UNTIL(srnic_dev_stat(S[1].dev, "rx_ud_recv_too_small") == small + k + 1);
 		assert_int_equal(srnic_qp_state(srnic_cm_gsi_qp(S[1].cm)), IBV_QPS_RTS);
 	}
 	assert_int_equal(stat(1, "rx_wc_err"), 0);
 	assert_int_equal(stat(1, "rx_mads"), 0);
 	assert_int_equal(stat(1, "qp1_recovered"), 0);
-	assert_int_equal(srnic_dereg_mr(mr), 0);
-	rte_free(buf);
-	assert_int_equal(srnic_destroy_ah(ah), 0);
-	assert_int_equal(srnic_destroy_qp(qp), 0);
-	assert_int_equal(srnic_destroy_cq(cq), 0);
+	raw_close(&r);
 	l = listen_on(1, SID);
 	conn_make(&c, l, 0);
 	conn_data(&c);
@@ -1919,9 +2069,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_req_dead_peer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rej_timeout_passive, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listener_destroyed_mid_request, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_req_dropped_enomem, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_req_expired, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_mads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_qp1_big_datagram, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_qp1_recovery, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_comm_ids_forged_rej, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
 	};
 

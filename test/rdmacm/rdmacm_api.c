@@ -165,11 +165,64 @@ server_self_moved(struct rdma_event_channel *ch)
 	return 0;
 }
 
+/* Reject the request of ev (NULL: the next CONNECT_REQUEST on ch) and
+ * destroy its id. */
+static int
+reject_request(struct rdma_event_channel *ch, struct rdma_cm_event *ev, const char *what)
+{
+	struct rdma_cm_id *c;
+
+	if (ev == NULL)
+		ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (ev == NULL)
+		return 1;
+	c = ev->id;
+	rdma_ack_cm_event(ev);
+	CHECK(rdma_reject(c, NULL, 0) == 0 && rdma_destroy_id(c) == 0, "backlog: %s rejected", what);
+	return 0;
+}
+
+/* A listener with backlog 1 on port + 2, on a channel of its own read
+ * only here: the client sent two REQs to it, then one to port (on ch);
+ * QP1 takes MADs in order, so once that last one is here the first two
+ * were handled: one CONNECT_REQUEST queued, the other dropped without a
+ * REJ (as Linux's), and the client's REQ again finds room once the
+ * first is taken. All three are rejected. */
+static int
+server_backlog(struct rdma_event_channel *ch, struct rdma_event_channel *ch3,
+	       struct rdma_cm_id *l3)
+{
+	struct rdma_cm_event *ev, *ev2;
+	int flags;
+
+	if (reject_request(ch, NULL, "the request after the two") != 0)
+		return 1;
+	flags = fcntl(ch3->fd, F_GETFL);
+	fcntl(ch3->fd, F_SETFL, flags | O_NONBLOCK);
+	ev = next_event(ch3, RDMA_CM_EVENT_CONNECT_REQUEST);
+	errno = 0;
+	ev2 = NULL;
+	CHECK(rdma_get_cm_event(ch3, &ev2) == -1 && errno == EAGAIN,
+	      "backlog 1: one CONNECT_REQUEST queued, the second request dropped (%s)",
+	      ev2 != NULL ? "queued too" : strerror(errno));
+	fcntl(ch3->fd, F_SETFL, flags);
+	if (ev == NULL)
+		return 1;
+	CHECK(ev->listen_id == l3, "backlog: the request is the backlog listener's");
+	/* then the dropped one: the client's REQ again (~6 s later), room now */
+	if (reject_request(ch3, ev, "the first") != 0 ||
+	    reject_request(ch3, ev2, "the dropped request, come again,") != 0)
+		return 1;
+	rdma_destroy_id(l3);
+	rdma_destroy_event_channel(ch3);
+	return 0;
+}
+
 static int
 server(const char *ip, int port)
 {
-	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct rdma_cm_id *l, *l2, *c;
+	struct rdma_event_channel *ch = rdma_create_event_channel(), *ch3;
+	struct rdma_cm_id *l, *l2, *l3, *c;
 	struct rdma_cm_event *ev;
 	struct sockaddr_in sin;
 	struct ibv_qp_init_attr qa;
@@ -200,6 +253,12 @@ server(const char *ip, int port)
 	      "the same port again: EADDRINUSE");
 	rdma_destroy_id(l2);
 	CHECK(rdma_listen(l, 4) == 0, "rdma_listen");
+	/* server_backlog()'s listener, before the client can send to it */
+	ch3 = rdma_create_event_channel();
+	addr_of(&sin, ip, port + 2);
+	CHECK(ch3 != NULL && rdma_create_id(ch3, &l3, NULL, RDMA_PS_TCP) == 0 &&
+	      rdma_bind_addr(l3, (struct sockaddr *)&sin) == 0 && rdma_listen(l3, 1) == 0,
+	      "rdma_listen on port %d with backlog 1, on a channel of its own", port + 2);
 
 	/* 1: rejected with private data */
 	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
@@ -267,6 +326,8 @@ server(const char *ip, int port)
 	free(buf);
 
 	if (server_self_moved(ch) != 0)
+		return 1;
+	if (server_backlog(ch, ch3, l3) != 0)
 		return 1;
 	rdma_destroy_id(l);
 	rdma_destroy_event_channel(ch);
@@ -467,6 +528,10 @@ client(const char *ip, int port)
 		      a.ah_attr.grh.traffic_class == API_TOS,
 		      "our QP's traffic class is the TOS (0x%x)", a.ah_attr.grh.traffic_class);
 	}
+	errno = 0;
+	CHECK(rdma_notify(id, IBV_EVENT_COMM_EST) == -1 && errno == EISCONN,
+	      "rdma_notify(COMM_EST) on an established id: EISCONN, as Linux's (%s)",
+	      strerror(errno));
 	CHECK(rdma_post_send(id, NULL, buf, MSG_LEN, mr, IBV_SEND_SIGNALED) == 0, "rdma_post_send");
 	CHECK(wait_wc(id, true, &wc) == 0, "send completion");
 	client_close(ch, id, mr, "connection 2");
@@ -505,6 +570,32 @@ client(const char *ip, int port)
 		CHECK(memcmp(buf, want, MSG_LEN) == 0, "READ: every byte the server's");
 	}
 	client_close(ch, id, mr, "connection 3");
+
+	/* server_backlog(): two REQs to its backlog-1 listener, then one to
+	 * port; all three rejected, the one dropped after its REQ again */
+	{
+		struct rdma_cm_id *x = resolved(ch, ip, port + 2, -1), *y = resolved(ch, ip, port + 2, -1);
+		struct rdma_cm_id *z = resolved(ch, ip, port, -1);
+		unsigned int got = 0, i;
+
+		if (x == NULL || y == NULL || z == NULL)
+			return 1;
+		memset(&cp, 0, sizeof(cp));
+		CHECK(rdma_connect(x, &cp) == 0 && rdma_connect(y, &cp) == 0 &&
+		      rdma_connect(z, &cp) == 0, "backlog: three connects");
+		for (i = 0; i < 3; i++) {
+			ev = next_event(ch, RDMA_CM_EVENT_REJECTED);
+			if (ev == NULL)
+				return 1;
+			got |= ev->id == x ? 1u : ev->id == y ? 2u : ev->id == z ? 4u : 8u;
+			CHECK(ev->status == 28, "backlog: REJECTED status 28 (%d)", ev->status);
+			rdma_ack_cm_event(ev);
+		}
+		CHECK(got == 7, "backlog: each connect rejected once (0x%x)", got);
+		rdma_destroy_id(x);
+		rdma_destroy_id(y);
+		rdma_destroy_id(z);
+	}
 	rdma_destroy_event_channel(ch);
 	free(buf);
 	return 0;
