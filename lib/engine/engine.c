@@ -641,8 +641,9 @@ eng_sqd_check(struct srnic_engine *eng, struct srnic_qp *qp)
  * moved the peer) it is the usual one: an expiry spends a retry and
  * rewinds, spent it gives RETRY_EXC_ERR; then, or if nothing was sent, the
  * one that runs as if the first WQE had gone (not in SQD when the drain is
- * over: SQD starts nothing). True when a timer expired (a retry spent):
- * ask for the MAC again. */
+ * over: SQD starts nothing). True when a timer expired (a retry spent, or
+ * one more of retry_cnt 7's unlimited ones): ask for
+ * the MAC again. */
 static __rte_noinline bool
 eng_unresolved_timer(struct srnic_engine *eng, struct srnic_qp *qp, enum ibv_qp_state st)
 {

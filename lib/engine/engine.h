@@ -30,18 +30,19 @@ eng_qp_stat(struct srnic_engine *eng, enum srnic_stat s, uint64_t *qp_count)
 /*
  * Spend one of the QP's transport retries (an ACK timeout, a sequence NAK,
  * an implied NAK): false when none is left (the WQE then fails with
- * RETRY_EXC_ERR). Every retry_cnt counts, 7 too: IBTA names an infinite
- * value only for the RNR retry count, and hardware RNICs fail the WQE
- * after 7 transport retries (perftest's "transport retry counter
- * exceeded"). Linux's rxe never spends a count of 7, and a survivor of a
- * killed peer resent for ever (issue 22 item 7); srnic does as hardware.
+ * RETRY_EXC_ERR). retry_cnt SRNIC_RETRY_CNT_UNLIMITED never runs out, as in
+ * Linux's rxe and DPDK's vhost-rdma: a software RNIC and its peer share
+ * CPUs with other work, and a peer descheduled for longer than
+ * retry_cnt x the ACK timeout (7 x 67 ms for ibv_rc_pingpong's 14) is no
+ * dead peer. Every resend is still counted (retransmit_pkts, retry_timeout).
  */
 static inline bool
 srnic_qp_retry_take(struct srnic_qp *qp)
 {
 	if (qp->req.retry_left == 0)
 		return false;
-	qp->req.retry_left--;
+	if (qp->retry_cnt != SRNIC_RETRY_CNT_UNLIMITED)
+		qp->req.retry_left--;
 	return true;
 }
 

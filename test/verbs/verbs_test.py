@@ -251,9 +251,9 @@ HUGE_PAGES_NEEDED = 128     # free 2 MiB pages to try SRNIC_HUGE=1 (a device too
 LOSSY_DROP = "0.05"     # SRNIC_DROP of the lossy pingpong: ~15 of each side's first 300 packets
 # SRNIC_DROP_FIRST: the loss among each side's first packets only (of ~600
 # each receives). ibv_rc_pingpong has no closing exchange: a side whose last
-# ACK is lost after its peer has exited resends until its retry_cnt 7 is
-# spent and fails (when 7 never ran out, as with rxe, it hung 1 suite run of
-# the first soak: the server done and gone, the client resending).
+# ACK is lost after its peer has exited resends for good (retry_cnt 7 never
+# runs out, as with rxe): with the loss on every packet it hung 1 suite run
+# of the first soak (the server done and gone, the client resending).
 LOSSY_FIRST = "300"
 
 
