@@ -616,13 +616,15 @@ duplicate_read(struct resp_ctx *c, uint64_t psn_x)
 		if (!dup_has_room(r) || (e = fifo_push(qp)) == NULL)
 			goto drop;
 		e->kind = SRNIC_RESP_READ;
-		e->msn = x->msn;
 		e->rkey = x->rkey;
 		e->res_id = x->id;
 		e->dup = 1;
 		x->fifo_pos = r->tail - 1;
 		copy_npkts = x->npkts - k; /* all of it was sent */
 	}
+	/* an answer sent now reports the MSN as it is now (the requests
+	 * completed since the original count too), as a new READ's does */
+	e->msn = r->msn;
 	e->psn = c->pkt->psn;
 	e->npkts = x->npkts - k;
 	e->va = x->va + skip;

@@ -501,6 +501,116 @@ test_retry_copy_icrc(void **state)
 	assert_memory_equal(bufs.l, bufs.r, len / 2); /* untouched bytes */
 }
 
+/* ---- issue 22 item 16: a duplicate READ reports the current MSN ---- */
+
+/* One replayed READ response k checked field by field: B's frame to A's QP
+ * at psn, opcode op, nothing set in the BTH but the PSN (no AckReq, SE,
+ * MigReq, pad), the default P_Key, an AETH ACK (credit invalid) with MSN
+ * msn, the PMTU of the source from byte off, and A's UDP source port. */
+static void
+check_read_resp(const struct e2e_pkt *k, uint8_t op, uint32_t psn, uint32_t msn, uint32_t off)
+{
+	const uint8_t *b = e2e_bth(k), *aeth = e2e_hdr(k, SRNIC_HDR_AETH);
+
+	assert_int_equal(k->side, 1);
+	assert_int_equal(k->parse_rc, SRNIC_PARSE_OK); /* ICRC too */
+	assert_int_equal(k->opcode, op);
+	assert_int_equal(k->psn, psn);
+	assert_int_equal(k->dqpn, srnic_qp_num(E->qp[0]));
+	assert_false(srnic_bth_ackreq(b));
+	assert_false(srnic_bth_se(b));
+	assert_false(srnic_bth_migreq(b));
+	assert_int_equal(srnic_bth_pad(b), 0);
+	assert_int_equal(srnic_bth_tver(b), 0);
+	assert_int_equal(srnic_bth_pkey(b), SRNIC_PKEY_DEFAULT);
+	assert_int_equal(srnic_aeth_syndrome(aeth),
+			 srnic_aeth_syndrome_make(SRNIC_AETH_ACK, SRNIC_AETH_CREDIT_INVALID));
+	assert_int_equal(srnic_aeth_msn(aeth), msn);
+	assert_int_equal(k->pay_len, PMTU);
+	assert_memory_equal(e2e_payload(k), bufs.r + off, PMTU);
+	assert_int_equal(k->udp_sport,
+			 srnic_roce_sport(srnic_qp_num(E->qp[0]), srnic_qp_num(E->qp[1])));
+}
+
+/* A READ of 4 PMTU at PSN 0 (B's MSN 1), answered; a FETCH_ADD at PSN 4,
+ * executed and answered (MSN 2); then the READ's tail from PSN 2 again, as
+ * a requester that lost the READ's last two responses asks. B answers
+ * FIRST at PSN 2 and LAST at PSN 3 with the current MSN, 2: the MSN counts
+ * the requests the responder has completed, and a response reports it as
+ * it is now (every AETH carries the responder's count; rxe builds each from its
+ * qp->resp.msn). Neither ePSN nor the MSN moves: the next request, a READ
+ * at PSN 5, gets MSN 3. Before, the replay carried the MSN saved with the
+ * original READ: 1. */
+static void
+test_dup_read_current_msn(void **state)
+{
+	const uint64_t va = (uintptr_t)bufs.r;
+	const uint32_t rkey = srnic_mr_rkey(bufs.rmr);
+	uint64_t ctr = *(uint64_t *)(bufs.r + 8 * PMTU);
+	uint32_t i, n;
+	const struct e2e_pkt *k[2];
+
+	RTE_SET_USED(state);
+	inject(&(struct req){ .op = SRNIC_OP_RC_READ_REQ, .psn = PSN(0), .va = va, .rkey = rkey,
+			      .len = 4 * PMTU }, 1);
+	for (i = 0, n = 0; i < E->npkts; i++)
+		if (E->pkts[i].side == 1 && (E->pkts[i].mask & SRNIC_OPM_AETH))
+			assert_int_equal(srnic_aeth_msn(e2e_hdr(&E->pkts[i], SRNIC_HDR_AETH)), 1);
+	assert_int_equal(read_resps(NULL, &n), 4);
+	e2e_reset();
+	inject(&(struct req){ .op = SRNIC_OP_RC_FETCH_ADD, .psn = PSN(4), .va = va + 8 * PMTU,
+			      .rkey = rkey, .swap_add = 1 }, 1);
+	assert_int_equal(*(uint64_t *)(bufs.r + 8 * PMTU), ctr + 1);
+	for (i = 0, n = 0; i < E->npkts; i++)
+		if (E->pkts[i].side == 1 && E->pkts[i].opcode == SRNIC_OP_RC_ATOMIC_ACK) {
+			assert_int_equal(srnic_aeth_msn(e2e_hdr(&E->pkts[i], SRNIC_HDR_AETH)), 2);
+			n++;
+		}
+	assert_int_equal(n, 1);
+	e2e_reset();
+	inject(&(struct req){ .op = SRNIC_OP_RC_READ_REQ, .psn = PSN(2), .va = va + 2 * PMTU,
+			      .rkey = rkey, .len = 2 * PMTU }, 1);
+	for (i = 0, n = 0; i < E->npkts; i++)
+		if (E->pkts[i].side == 1) {
+			assert_true(n < RTE_DIM(k));
+			k[n++] = &E->pkts[i];
+		}
+	assert_int_equal(n, 2); /* the two responses, nothing else */
+	check_read_resp(k[0], SRNIC_OP_RC_READ_RESP_FIRST, PSN(2), 2, 2 * PMTU);
+	check_read_resp(k[1], SRNIC_OP_RC_READ_RESP_LAST, PSN(3), 2, 3 * PMTU);
+	assert_int_equal(*(uint64_t *)(bufs.r + 8 * PMTU), ctr + 1);
+	e2e_reset();
+	inject(&(struct req){ .op = SRNIC_OP_RC_READ_REQ, .psn = PSN(5), .va = va, .rkey = rkey,
+			      .len = PMTU }, 1);
+	for (i = 0, n = 0; i < E->npkts; i++)
+		if (E->pkts[i].side == 1) {
+			assert_int_equal(E->pkts[i].opcode, SRNIC_OP_RC_READ_RESP_ONLY);
+			assert_int_equal(E->pkts[i].psn, PSN(5));
+			assert_int_equal(srnic_aeth_msn(e2e_hdr(&E->pkts[i], SRNIC_HDR_AETH)), 3);
+			n++;
+		}
+	assert_int_equal(n, 1);
+	/* The same for a READ still being answered: a READ of 4 PMTU at PSN
+	 * 6 (MSN 4), a FETCH_ADD at PSN 10 (MSN 5) and the READ's duplicate
+	 * in one burst: the READ restarts at PSN 6 and every response of it
+	 * carries MSN 5 (before: 4). */
+	e2e_reset();
+	inject((const struct req[]){
+		{ .op = SRNIC_OP_RC_READ_REQ, .psn = PSN(6), .va = va, .rkey = rkey, .len = 4 * PMTU },
+		{ .op = SRNIC_OP_RC_FETCH_ADD, .psn = PSN(10), .va = va + 8 * PMTU, .rkey = rkey,
+		  .swap_add = 1 },
+		{ .op = SRNIC_OP_RC_READ_REQ, .psn = PSN(6), .va = va, .rkey = rkey, .len = 4 * PMTU },
+	}, 3);
+	assert_int_equal(*(uint64_t *)(bufs.r + 8 * PMTU), ctr + 2);
+	for (i = 0, n = 0; i < E->npkts; i++)
+		if (E->pkts[i].side == 1 && (E->pkts[i].mask & SRNIC_OPM_AETH)) {
+			assert_int_equal(srnic_aeth_msn(e2e_hdr(&E->pkts[i], SRNIC_HDR_AETH)), 5);
+			n++;
+		}
+	assert_int_equal(n, 3); /* the READ's FIRST and LAST, the atomic ACK */
+	assert_int_equal(srnic_qp_state(E->qp[1]), IBV_QPS_RTS);
+}
+
 /* ---- item 10: a duplicate atomic after the PSN wraps ---- */
 
 /* PMTU 256, a MR of 2 GiB (reserved, never touched but for one packet):
@@ -592,6 +702,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_dup_read_restart_copy_part, setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_read_storm, setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_retry_copy_icrc, setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_dup_read_current_msn, setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_dup_atomic_after_wrap, setup, e2e_teardown),
 	};
 
