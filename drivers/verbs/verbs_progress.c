@@ -13,8 +13,8 @@
  *   sleeps in growing steps up to SV_SLEEP_MAX_US, so an idle program costs
  *   next to nothing and the retransmission timers still fire.
  * - Whoever polled the engine then delivers completion events: each armed
- *   CQ that gained the completion it waits for gets its pointer written to
- *   its channel's fd (srnic_cq_notify_due() decides, once per arm).
+ *   CQ that gained the completion it waits for gets an event queued on its
+ *   channel (srnic_cq_notify_due() decides, once per arm).
  * - The progress thread also moves the engine's asynchronous events to the
  *   open contexts' queues and async_fds.
  */
@@ -32,7 +32,7 @@
 #include "srnic_cm.h"
 #include "verbs.h"
 
-/* A write whose failure (a full pipe, see notify_armed()) loses nothing
+/* A write whose failure (an eventfd's count at its maximum) loses nothing
  * the reader could have had. */
 static void
 write_quiet(int fd, const void *buf, size_t len)
@@ -52,13 +52,8 @@ notify_armed(struct sv_device *dev)
 		struct sv_cq *cq = dev->armed[i];
 
 		if (srnic_cq_notify_due(cq->scq)) {
-			struct ibv_cq *ibcq = &cq->ibcq;
-
-			/* a pipe write of one pointer is atomic; the fd is
-			 * non-blocking and one arm gives one event, so a full
-			 * pipe means 8192 unread events: dropping is right */
-			if (ibcq->channel != NULL)
-				write_quiet(sv_channel_wfd(ibcq->channel), &ibcq, sizeof(ibcq));
+			if (cq->ibcq.channel != NULL)
+				sv_channel_push(cq);
 			cq->in_armed = false;
 			dev->armed[i] = dev->armed[--dev->nb_armed];
 			continue;
@@ -116,12 +111,14 @@ sv_cq_armed_add(struct sv_device *dev, struct sv_cq *cq)
 	notify_armed(dev);
 }
 
-void
+bool
 sv_cq_armed_del(struct sv_device *dev, struct sv_cq *cq)
 {
+	bool was;
 	uint32_t i;
 
 	rte_spinlock_lock(&dev->arm_lock);
+	was = cq->in_armed;
 	for (i = 0; i < dev->nb_armed; i++)
 		if (dev->armed[i] == cq) {
 			dev->armed[i] = dev->armed[--dev->nb_armed];
@@ -129,6 +126,7 @@ sv_cq_armed_del(struct sv_device *dev, struct sv_cq *cq)
 		}
 	cq->in_armed = false;
 	rte_spinlock_unlock(&dev->arm_lock);
+	return was;
 }
 
 /* ---- asynchronous events ---- */
