@@ -193,7 +193,18 @@ struct sv_device *sv_device_get(void);
 int sv_conf_load(struct sv_conf *c);
 void sv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A thread's state while it drives the device with nothing else to do
+ * (sv_drive()): its spin, yield and sleep steps. */
+struct sv_drive {
+	uint64_t last_work;         /* TSC of the last engine poll that did something */
+	uint64_t last_cm;           /* TSC of its last CM poll */
+	unsigned int nap;           /* next sleep, us */
+	uint64_t hot, spin;         /* SV_SPIN_HOT_US, SV_SPIN_US in TSC ticks */
+};
+
 /* verbs_progress.c: the engine's driving (doc/verbs.md, "Progress") */
+void sv_drive_init(struct sv_device *dev, struct sv_drive *st);
+void sv_drive(struct sv_device *dev, struct sv_drive *st);
 unsigned int sv_progress(struct sv_device *dev, bool app);
 void sv_post_progress(struct sv_device *dev);
 int sv_progress_start(struct sv_device *dev);

@@ -277,7 +277,9 @@ channel_pop(struct sv_channel *ch)
  * (SV_EVENT_SPIN_US): in a ping-pong the next completion is a round trip
  * away, and a hand-over to the progress thread and back costs two wake-ups.
  * Then the progress thread takes over and this blocks in poll(), as
- * rdma-core blocks in read() (a non-blocking fd does not wait at all). */
+ * rdma-core blocks in read() (a non-blocking fd does not wait at all).
+ * Without a progress thread (SRNIC_PROGRESS=app) the wait drives the
+ * device itself, as the progress thread would. */
 int
 ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
 {
@@ -286,6 +288,7 @@ ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq
 	struct pollfd pfd = { .fd = channel->fd, .events = POLLIN };
 	int flags = fcntl(channel->fd, F_GETFL);
 	bool block = flags >= 0 && !(flags & O_NONBLOCK);
+	struct sv_drive st;
 	struct sv_cq *c;
 
 	if (block) {
@@ -298,12 +301,15 @@ ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq
 	 * not a handover later */
 	atomic_store_explicit(&dev->app_poll_tsc, 0, memory_order_relaxed);
 	/* another thread may take the event poll() saw, or a destroy drop it */
+	sv_drive_init(dev, &st);
 	while ((c = channel_pop(ch)) == NULL) {
 		if (!block) {
 			errno = EAGAIN;
 			return -1;
 		}
-		if (poll(&pfd, 1, -1) < 0)
+		if (!dev->progress_started)
+			sv_drive(dev, &st);     /* SRNIC_PROGRESS=app: nobody else would */
+		else if (poll(&pfd, 1, -1) < 0)
 			return -1;
 	}
 	*cq = &c->ibcq;
@@ -728,13 +734,32 @@ sv_async_forget(struct sv_device *dev, const void *obj)
 	pthread_mutex_unlock(&dev->ctx_lock);
 }
 
+/* SRNIC_PROGRESS=app: the engine's events reach a context's queue only
+ * from a thread that drives the device: this one, until one is there (or
+ * once, on a non-blocking fd) */
+static void
+async_app_wait(struct sv_device *dev, int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int flags = fcntl(fd, F_GETFL);
+	struct sv_drive st;
+
+	sv_drive_init(dev, &st);
+	sv_async_pump(dev);
+	while (flags >= 0 && !(flags & O_NONBLOCK) && poll(&pfd, 1, 0) == 0)
+		sv_drive(dev, &st);
+}
+
 int
 ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 {
 	struct sv_context *ctx = sv_ctx(context);
+	struct sv_device *dev = ctx->dev;
 	uint64_t one;
 
 	for (;;) {
+		if (!dev->progress_started)
+			async_app_wait(dev, context->async_fd);
 		/* blocks unless the program made the fd non-blocking, as rdma-core */
 		if (read(context->async_fd, &one, sizeof(one)) != sizeof(one))
 			return -1;

@@ -263,51 +263,76 @@ sleep_us(unsigned int us)
 	nanosleep(&ts, NULL);
 }
 
+void
+sv_drive_init(struct sv_device *dev, struct sv_drive *st)
+{
+	st->last_work = rte_rdtsc();
+	st->last_cm = 0;
+	st->nap = SV_SLEEP_MIN_US;
+	st->hot = dev->tsc_hz / 1000000 * SV_SPIN_HOT_US;
+	st->spin = dev->tsc_hz / 1000000 * SV_SPIN_US;
+}
+
+/* One turn of a thread that drives the device and has nothing else to do
+ * (the progress thread; with SRNIC_PROGRESS=app a blocking wait of the
+ * program's): async events to their contexts, the CM every SV_CM_POLL_US,
+ * an engine poll; spinning while there is traffic, then yielding, then
+ * sleeping in growing steps (the timers still fire). */
+void
+sv_drive(struct sv_device *dev, struct sv_drive *st)
+{
+	uint64_t now = rte_rdtsc();
+
+	sv_async_pump(dev);
+	if (now - st->last_cm >= dev->cm_poll_tsc) {
+		st->last_cm = now;
+		sv_cm_progress(dev);
+	}
+	if (sv_progress(dev, false) > 0) {
+		st->last_work = now;
+		st->nap = SV_SLEEP_MIN_US;
+		return;
+	}
+	if (now - st->last_work < st->hot) {
+		rte_pause();
+		return;
+	}
+	if (now - st->last_work < st->spin) {
+		/* spinning, but a core shared with the program's own
+		 * spinning thread (or the peer's) goes to them first */
+		sched_yield();
+		return;
+	}
+	sleep_us(st->nap);
+	st->nap = RTE_MIN(st->nap * 2, (unsigned int)SV_SLEEP_MAX_US);
+}
+
 static void *
 progress_main(void *arg)
 {
 	struct sv_device *dev = arg;
 	uint64_t handover = dev->tsc_hz / 1000000 * SV_HANDOVER_US;
-	uint64_t spin = dev->tsc_hz / 1000000 * SV_SPIN_US;
-	uint64_t hot = dev->tsc_hz / 1000000 * SV_SPIN_HOT_US;
-	uint64_t last_work = rte_rdtsc();
-	uint64_t last_cm = 0;
-	unsigned int nap = SV_SLEEP_MIN_US;
+	struct sv_drive st;
 
 	/* an lcore id of its own: mempool caches, and DPDK calls that want one */
 	rte_thread_register();
+	sv_drive_init(dev, &st);
 	while (!atomic_load_explicit(&dev->stop, memory_order_relaxed)) {
 		uint64_t now = rte_rdtsc();
 
-		sv_async_pump(dev);
-		/* the CM at least every SV_CM_POLL_US, whoever drives the engine */
-		if (now - last_cm >= dev->cm_poll_tsc) {
-			last_cm = now;
-			sv_cm_progress(dev);
-		}
 		if (now - atomic_load_explicit(&dev->app_poll_tsc, memory_order_relaxed) < handover) {
-			/* the program drives the engine: look again after a handover */
+			/* the program drives the engine: look again after a
+			 * handover; async events and the CM meanwhile */
+			sv_async_pump(dev);
+			if (now - st.last_cm >= dev->cm_poll_tsc) {
+				st.last_cm = now;
+				sv_cm_progress(dev);
+			}
 			sleep_us(SV_HANDOVER_US);
-			last_work = rte_rdtsc();
+			st.last_work = rte_rdtsc();
 			continue;
 		}
-		if (sv_progress(dev, false) > 0) {
-			last_work = now;
-			nap = SV_SLEEP_MIN_US;
-			continue;
-		}
-		if (now - last_work < hot) {
-			rte_pause();
-			continue;
-		}
-		if (now - last_work < spin) {
-			/* spinning, but a core shared with the program's own
-			 * spinning thread (or the peer's) goes to them first */
-			sched_yield();
-			continue;
-		}
-		sleep_us(nap);
-		nap = RTE_MIN(nap * 2, (unsigned int)SV_SLEEP_MAX_US);
+		sv_drive(dev, &st);
 	}
 	rte_thread_unregister();
 	return NULL;
