@@ -150,16 +150,32 @@ ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t
 	return IBV_REREG_MR_ERR_INPUT;
 }
 
-/* ibv_dereg_mr()'s contract: the memory is the program's again on return
- * (zero-copy READ responses in flight still refer to it: wait for them;
- * the progress thread polls meanwhile, as this thread is not). */
+/* ibv_dereg_mr()'s contract: the memory is the program's again on return.
+ * Zero-copy packets in flight still refer to it (a PMD frees them after
+ * its DMA, in a later TX burst): wait for them, at most SV_DEREG_TIMEOUT_US,
+ * while the progress thread polls (without one, SRNIC_PROGRESS=app, this
+ * thread polls between looks). Still in use then (a port that does not
+ * drain its TX queue): EBUSY, as verbs says of an MR in use (bound memory
+ * windows), and the MR stays the program's, its keys refused, to
+ * deregister again later; never 0 while the NIC may still read it. */
 int
 ibv_dereg_mr(struct ibv_mr *ibmr)
 {
 	struct sv_mr *mr = sv_mr(ibmr);
-	int rc = srnic_dereg_mr_wait(mr->smr, SV_DEREG_TIMEOUT_US);
+	struct sv_device *dev = sv_ctx(ibmr->context)->dev;
+	bool self = !dev->progress_started;
+	uint64_t end = rte_rdtsc() + dev->tsc_hz / 1000000 * SV_DEREG_TIMEOUT_US;
+	int rc;
 
-	if (rc < 0 && rc != -ETIMEDOUT)
+	while ((rc = srnic_dereg_mr_wait(mr->smr, self ? 0 : SV_DEREG_TIMEOUT_US)) == -EBUSY &&
+	       self && rte_rdtsc() < end)
+		sv_progress(dev, false);
+	if (rc == -EBUSY)
+		sv_log("ibv_dereg_mr: MR %#x: zero-copy packets still hold its memory after %u ms "
+		       "(a port that does not drain its TX queue?): EBUSY, the MR stays "
+		       "registered (its keys refused); call ibv_dereg_mr() again",
+		       ibmr->lkey, SV_DEREG_TIMEOUT_US / 1000);
+	if (rc < 0)
 		return -rc;
 	free(mr);
 	return 0;

@@ -260,8 +260,7 @@ mr_unpublish(struct srnic_mr *mr)
 	__atomic_store_n(&dev->mr_tbl[SRNIC_MR_KEY_INDEX(mr->key)], NULL, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&dev->lock);
 	srnic_dev_quiesce(dev);
-	atomic_fetch_sub(&mr->pd->refs, 1);
-	atomic_fetch_sub(&dev->nb_mr, 1);
+	mr->unpublished = 1;
 	/* No engine finds the key now: give back what they prepaid, then the
 	 * registration's own reference. */
 	for (i = 0; i < SRNIC_MAX_ENGINES_PER_DEV; i++) {
@@ -271,14 +270,27 @@ mr_unpublish(struct srnic_mr *mr)
 	return back + 1;
 }
 
+/* The MR is the PD's and the device's no more (it may outlive both). */
+static void
+mr_unaccount(struct srnic_mr *mr)
+{
+	atomic_fetch_sub(&mr->pd->refs, 1);
+	atomic_fetch_sub(&mr->dev->nb_mr, 1);
+}
+
 int
 srnic_dereg_mr(struct srnic_mr *mr)
 {
+	unsigned int refs;
+
 	if (mr == NULL)
 		return -EINVAL;
 	if (srnic_dev_in_poll(mr->dev))
 		return -EDEADLK; /* the quiesce would wait for our own poll */
-	if (rte_mbuf_ext_refcnt_update(&mr->shinfo, (int16_t)-mr_unpublish(mr)) == 0)
+	/* after a srnic_dereg_mr_wait() that said -EBUSY: its one reference */
+	refs = mr->unpublished ? 1 : mr_unpublish(mr);
+	mr_unaccount(mr);
+	if (rte_mbuf_ext_refcnt_update(&mr->shinfo, (int16_t)-(int)refs) == 0)
 		mr_final(mr);
 	return 0;
 }
@@ -287,7 +299,6 @@ int
 srnic_dereg_mr_wait(struct srnic_mr *mr, uint64_t timeout_us)
 {
 	uint64_t deadline;
-	unsigned int refs;
 
 	if (mr == NULL)
 		return -EINVAL;
@@ -296,19 +307,19 @@ srnic_dereg_mr_wait(struct srnic_mr *mr, uint64_t timeout_us)
 	/* Keep one reference of our own while we wait: with the key gone and
 	 * the credits back, nothing takes a new one, so the count only falls
 	 * as in-flight mbufs are freed (by the PMD after TX, by a peer's RX
-	 * on a ring pair: other threads' polls). At 1 it is ours alone. */
-	refs = mr_unpublish(mr);
-	rte_mbuf_ext_refcnt_update(&mr->shinfo, (int16_t)-(int)(refs - 1));
+	 * on a ring pair: other threads' polls). At 1 it is ours alone. A
+	 * call after an -EBUSY one holds that reference already. */
+	if (!mr->unpublished)
+		rte_mbuf_ext_refcnt_update(&mr->shinfo, (int16_t)-(int)(mr_unpublish(mr) - 1));
 	deadline = rte_get_timer_cycles() + timeout_us * (rte_get_timer_hz() / 1000000);
 	while (rte_mbuf_ext_refcnt_read(&mr->shinfo) > 1 && rte_get_timer_cycles() < deadline)
 		rte_pause();
-	if (rte_mbuf_ext_refcnt_update(&mr->shinfo, -1) == 0) {
-		mr_final(mr);
-		return 0;
-	}
-	/* Deregistered all the same; the release callback says when the
-	 * memory is free (as srnic_dereg_mr()). */
-	return -ETIMEDOUT;
+	if (rte_mbuf_ext_refcnt_read(&mr->shinfo) > 1)
+		return -EBUSY;  /* still the caller's, its memory still in use */
+	mr_unaccount(mr);
+	rte_mbuf_ext_refcnt_update(&mr->shinfo, -1);
+	mr_final(mr);
+	return 0;
 }
 
 uint32_t

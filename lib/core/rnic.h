@@ -49,6 +49,9 @@ struct srnic_mr {
 	uint32_t key;               /* lkey == rkey: index << 8 | generation byte */
 	int access;
 	uint8_t extmem;             /* we registered it with rte_extmem_register */
+	/* key unpublished by a srnic_dereg_mr_wait() that answered -EBUSY:
+	 * the MR is its caller's still, with one reference of its own */
+	uint8_t unpublished;
 	uint16_t port_id;           /* dev's port, for mr_final (may run after dev is freed) */
 	srnic_mr_release_cb release;
 	void *release_arg;

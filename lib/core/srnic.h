@@ -272,11 +272,13 @@ int srnic_dereg_mr(struct srnic_mr *mr);
  * frees sent ones in this device's later TX bursts, a ring pair's peer
  * when its engine receives them. The caller must not be the only thread
  * polling those engines (it would wait on itself): then, or when the
- * peer never drains, this returns -ETIMEDOUT after timeout_us with the
- * region deregistered all the same, its memory still referenced, and the
- * release callback still to come. 0: the memory is free to reuse (the
- * release callback has run). -EDEADLK from inside srnic_engine_poll()
- * of this device.
+ * peer never drains, this returns -EBUSY after timeout_us: the memory is
+ * still in use and the MR still the caller's (its keys refused from the
+ * first call on; the PD and the device count it), to deregister again
+ * with srnic_dereg_mr_wait() (a later try, after polling) or
+ * srnic_dereg_mr() (the release callback then says when the memory is
+ * free). 0: the memory is free to reuse (the release callback has run).
+ * -EDEADLK from inside srnic_engine_poll() of this device.
  */
 int srnic_dereg_mr_wait(struct srnic_mr *mr, uint64_t timeout_us);
 uint32_t srnic_mr_lkey(const struct srnic_mr *mr);
