@@ -242,8 +242,11 @@ typedef void (*srnic_mr_release_cb)(void *addr, size_t length, void *arg);
 /**
  * Register memory for local and remote access (IBV_ACCESS_* flags). The
  * memory may be hugepage memory from rte_malloc or any application memory;
- * for PMDs that DMA, it is made known to DPDK (rte_extmem_register) when
- * DPDK does not already manage it. DPDK memory's IOVAs are taken page by
+ * for PMDs that DMA, it is made known to DPDK (rte_extmem_register) and
+ * mapped for the port's device (rte_dev_dma_map), page-rounded and shared
+ * with other MRs on the same pages, when DPDK does not already manage it;
+ * memory that cannot be (DPDK's memseg lists all taken) is registered all
+ * the same and its zero-copy sends are copied (counter tx_unmapped_copy). DPDK memory's IOVAs are taken page by
  * page from its memsegs (IOVA-PA: not contiguous; zero-copy pieces are split
  * where they jump). In IOVA-PA mode application memory has no IOVA a NIC
  * could use: NULL with rte_errno EFAULT (use rte_malloc memory, register it
