@@ -17,7 +17,8 @@
  * errno rxe gives; post_send past max_send_wr and max_send_sge), the GID
  * table (ibv_query_gid_ex, ibv_query_gid_type), completion events and
  * ibv_destroy_cq (queued events go with the CQ, handed-out ones hold the
- * destroy until acknowledged), destroy out of order,
+ * destroy until acknowledged), 1,024 MRs of a page each (past DPDK's
+ * memseg lists), destroy out of order,
  * memory from malloc, mmap and the stack.
  * Prints "ok ..." per check and exits 0; "FAIL ..." and exit 1 otherwise
  * (no verbs status strings: they say "error", which the harness looks for).
@@ -55,6 +56,8 @@
 #define NWRITE 256          /* RDMA WRITEs posted by a second thread */
 #define WLEN 256
 #define NHELD 8             /* completions held across ibv_resize_cq */
+#define NMR 1024            /* MRs of a page each, past DPDK's 128 memseg lists */
+#define MANY_OFF (100 * 1024) /* where the last of them is written in the peer's map */
 
 /* rdma-core's provider interface (driver.h, not installed; node
  * IBVERBS_PRIVATE_*), which the drop-in serves too */
@@ -978,6 +981,63 @@ phase_cq_events(void)
 	barrier();
 }
 
+/* NMR MRs over pages of their own (each a chunk of DPDK memory, past its
+ * 128 memseg lists: the later ones are copied, not mapped): all register,
+ * a WRITE from the last lands, all deregister, and no EAL error line on
+ * the way (the harness fails on one: 897 "Couldn't find empty memseg
+ * list" before) */
+static void
+phase_many_mrs(void)
+{
+	if (!server) {
+		static struct ibv_mr *mrs[NMR];
+		static char *pg[NMR];
+		struct ibv_send_wr wr, *bad;
+		struct ibv_sge sge;
+		struct ibv_wc wc;
+		int i, n = 0, bad_dereg = 0;
+
+		for (i = 0; i < NMR; i++) {
+			pg[i] = mmap(NULL, SLOT, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				     -1, 0);
+			if (pg[i] == MAP_FAILED) {
+				CHECK(0, "mmap of page %d", i);
+				exit(1);
+			}
+			mrs[i] = ibv_reg_mr(pd, pg[i], SLOT, IBV_ACCESS_LOCAL_WRITE);
+			n += mrs[i] != NULL;
+		}
+		CHECK(n == NMR, "%d MRs of a page each registered (%d)", NMR, n);
+		for (i = 0; i < SLOT; i++)
+			pg[NMR - 1][i] = wbyte(i, 5);
+		sge = (struct ibv_sge){ (uintptr_t)pg[NMR - 1], SLOT, mrs[NMR - 1]->lkey };
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = 77;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.rdma.remote_addr = peer.addr + MANY_OFF;
+		wr.wr.rdma.rkey = peer.rkey;
+		MUST(ibv_post_send(rc[1], &wr, &bad) == 0, "WRITE from MR %d", NMR);
+		CHECK(poll_one(&wc) == 1 && wc.wr_id == 77 && wc.status == IBV_WC_SUCCESS,
+		      "WRITE from MR %d completes (status %d)", NMR, wc.status);
+		for (i = 0; i < NMR; i++) {
+			bad_dereg += ibv_dereg_mr(mrs[i]) != 0;
+			munmap(pg[i], SLOT);
+		}
+		CHECK(bad_dereg == 0, "%d MRs deregistered (%d refused)", NMR, bad_dereg);
+	}
+	barrier();
+	if (server) {
+		int i, bad = 0;
+
+		for (i = 0; i < SLOT; i++)
+			bad += map[MANY_OFF + i] != wbyte(i, 5);
+		CHECK(bad == 0, "the WRITE from the %dth MR: %d bytes (%d wrong)", NMR, SLOT, bad);
+	}
+}
+
 /* Port events. The server's memif link came up after its device opened
  * (the client did not exist yet): exactly one PORT_ACTIVE, port 1, by now
  * (it may come after other events: the link is read every few ms). The
@@ -1048,6 +1108,7 @@ main(int argc, char **argv)
 	phase_events();
 	phase_cq_err();
 	phase_cq_events();
+	phase_many_mrs();
 	phase_port();
 	teardown();
 	close(sock);
