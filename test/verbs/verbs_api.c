@@ -493,6 +493,23 @@ phase_srq(void)
 	}
 }
 
+/* An AH to the peer's GID */
+static struct ibv_ah *
+ah_to_peer(void)
+{
+	struct ibv_ah_attr aa;
+	struct ibv_ah *ah;
+
+	memset(&aa, 0, sizeof(aa));
+	aa.is_global = 1;
+	aa.grh.dgid = peer.gid;
+	aa.grh.sgid_index = GID_INDEX;
+	aa.port_num = 1;
+	ah = ibv_create_ah(pd, &aa);
+	MUST(ah != NULL, "create_ah to the peer");
+	return ah;
+}
+
 /* UD: client -> server from a stack buffer; the server replies with an AH from the wc */
 static void
 phase_ud(void)
@@ -521,15 +538,7 @@ phase_ud(void)
 	swr.send_flags = IBV_SEND_SIGNALED;
 	swr.wr.ud.remote_qkey = QKEY;
 	if (!server) {
-		struct ibv_ah_attr aa;
-
-		memset(&aa, 0, sizeof(aa));
-		aa.is_global = 1;
-		aa.grh.dgid = peer.gid;
-		aa.grh.sgid_index = GID_INDEX;
-		aa.port_num = 1;
-		ah = ibv_create_ah(pd, &aa);
-		MUST(ah != NULL, "create_ah to the server");
+		ah = ah_to_peer();
 		swr.wr.ud.ah = ah;
 		swr.wr.ud.remote_qpn = peer.ud_qpn;
 		MUST(ibv_post_send(ud, &swr, &sbad) == 0, "UD post_send");
@@ -814,23 +823,6 @@ phase_events(void)
 		ibv_ack_async_event(&ev);
 	}
 	barrier();
-}
-
-/* An AH to the peer's GID */
-static struct ibv_ah *
-ah_to_peer(void)
-{
-	struct ibv_ah_attr aa;
-	struct ibv_ah *ah;
-
-	memset(&aa, 0, sizeof(aa));
-	aa.is_global = 1;
-	aa.grh.dgid = peer.gid;
-	aa.grh.sgid_index = GID_INDEX;
-	aa.port_num = 1;
-	ah = ibv_create_ah(pd, &aa);
-	MUST(ah != NULL, "create_ah to the peer");
-	return ah;
 }
 
 /* A UD QP sending onto scq (receives onto the main CQ), in RTS */
