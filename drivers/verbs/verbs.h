@@ -26,6 +26,9 @@
 #define SV_MAX_CONTEXTS 16          /* ibv_open_device() at once per process */
 #define SV_MAX_ARMED_CQ 1024        /* CQs armed (ibv_req_notify_cq) at once */
 #define SV_ASYNC_RING 64            /* async events queued per context */
+/* completion events queued per channel (one per arm: more means the
+ * program arms without ever reading; past it they are dropped, logged) */
+#define SV_CHANNEL_EVENTS 8192
 #define SV_POLL_CQ_BURST 1          /* engine polls per ibv_poll_cq() that found nothing */
 /* The progress thread takes the engine over when no application call has
  * polled it for this long, spins while there is traffic and for
@@ -145,6 +148,9 @@ struct sv_cq {
 	bool in_armed;              /* under dev->arm_lock */
 	uint32_t gen;               /* srnic_cq_gen(): async events name it */
 	uint32_t events_reported;   /* async events handed out (under ibcq.mutex) */
+	/* completion events ibv_get_cq_event() handed out (under ibcq.mutex):
+	 * ibv_destroy_cq() waits until comp_events_completed reaches it */
+	uint32_t comp_events_reported;
 	struct sv_cq *next;         /* dev->cqs, under dev->ctx_lock */
 };
 
@@ -187,13 +193,25 @@ struct sv_device *sv_device_get(void);
 int sv_conf_load(struct sv_conf *c);
 void sv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A thread's state while it drives the device with nothing else to do
+ * (sv_drive()): its spin, yield and sleep steps. */
+struct sv_drive {
+	uint64_t last_work;         /* TSC of the last engine poll that did something */
+	uint64_t last_cm;           /* TSC of its last CM poll */
+	unsigned int nap;           /* next sleep, us */
+	uint64_t hot, spin;         /* SV_SPIN_HOT_US, SV_SPIN_US in TSC ticks */
+};
+
 /* verbs_progress.c: the engine's driving (doc/verbs.md, "Progress") */
+void sv_drive_init(struct sv_device *dev, struct sv_drive *st);
+void sv_drive(struct sv_device *dev, struct sv_drive *st);
 unsigned int sv_progress(struct sv_device *dev, bool app);
 void sv_post_progress(struct sv_device *dev);
 int sv_progress_start(struct sv_device *dev);
 void sv_progress_stop(struct sv_device *dev);
 void sv_cq_armed_add(struct sv_device *dev, struct sv_cq *cq);
-void sv_cq_armed_del(struct sv_device *dev, struct sv_cq *cq);
+/* off the armed list; whether it was on it */
+bool sv_cq_armed_del(struct sv_device *dev, struct sv_cq *cq);
 void sv_async_pump(struct sv_device *dev);
 void sv_cm_progress(struct sv_device *dev);
 int sv_ctx_register(struct sv_device *dev, struct sv_context *ctx);
@@ -211,7 +229,7 @@ struct sv_srq *sv_srq_lookup(struct sv_device *dev, const struct srnic_srq *ssrq
 struct sv_cq *sv_cq_lookup(struct sv_device *dev, const struct srnic_cq *scq, uint32_t gen);
 /* drop the queued async events about obj (its destroy) */
 void sv_async_forget(struct sv_device *dev, const void *obj);
-/* the write end of a completion channel's pipe */
-int sv_channel_wfd(struct ibv_comp_channel *channel);
+/* queue a completion event of cq on its channel (the engine's poller) */
+void sv_channel_push(struct sv_cq *cq);
 
 #endif /* SRNIC_VERBS_H */

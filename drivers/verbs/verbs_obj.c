@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -29,10 +30,27 @@
 			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 #define SV_ACCESS_IGNORED (IBV_ACCESS_OPTIONAL_RANGE | IBV_ACCESS_HUGETLB)
 
+/*
+ * A completion channel: its events (the CQs that have one) in a queue, and
+ * fd an eventfd whose count is the queue's length, so that the program's
+ * poll() on it and a blocking ibv_get_cq_event() see them. Every change of
+ * the queue and the count is made under lock together, so a destroyed CQ's
+ * events can leave the queue (rdma-core's kernel drops them in
+ * ib_uverbs_release_ucq(); a pipe of CQ pointers handed them out freed).
+ */
 struct sv_channel {
 	struct ibv_comp_channel ch;
-	int wfd;                    /* the pipe's write end: events go in there */
+	pthread_mutex_t lock;
+	uint32_t head, tail;        /* events [tail, head) */
+	uint64_t dropped;           /* pushed into a full queue */
+	struct sv_cq *ev[SV_CHANNEL_EVENTS];
 };
+
+static struct sv_channel *
+sv_channel(struct ibv_comp_channel *c)
+{
+	return container_of(c, struct sv_channel, ch);
+}
 
 static void *
 null_errno(int e)
@@ -132,16 +150,32 @@ ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t
 	return IBV_REREG_MR_ERR_INPUT;
 }
 
-/* ibv_dereg_mr()'s contract: the memory is the program's again on return
- * (zero-copy READ responses in flight still refer to it: wait for them;
- * the progress thread polls meanwhile, as this thread is not). */
+/* ibv_dereg_mr()'s contract: the memory is the program's again on return.
+ * Zero-copy packets in flight still refer to it (a PMD frees them after
+ * its DMA, in a later TX burst): wait for them, at most SV_DEREG_TIMEOUT_US,
+ * while the progress thread polls (without one, SRNIC_PROGRESS=app, this
+ * thread polls between looks). Still in use then (a port that does not
+ * drain its TX queue): EBUSY, as verbs says of an MR in use (bound memory
+ * windows), and the MR stays the program's, its keys refused, to
+ * deregister again later; never 0 while the NIC may still read it. */
 int
 ibv_dereg_mr(struct ibv_mr *ibmr)
 {
 	struct sv_mr *mr = sv_mr(ibmr);
-	int rc = srnic_dereg_mr_wait(mr->smr, SV_DEREG_TIMEOUT_US);
+	struct sv_device *dev = sv_ctx(ibmr->context)->dev;
+	bool self = !dev->progress_started;
+	uint64_t end = rte_rdtsc() + dev->tsc_hz / 1000000 * SV_DEREG_TIMEOUT_US;
+	int rc;
 
-	if (rc < 0 && rc != -ETIMEDOUT)
+	while ((rc = srnic_dereg_mr_wait(mr->smr, self ? 0 : SV_DEREG_TIMEOUT_US)) == -EBUSY &&
+	       self && rte_rdtsc() < end)
+		sv_progress(dev, false);
+	if (rc == -EBUSY)
+		sv_log("ibv_dereg_mr: MR %#x: zero-copy packets still hold its memory after %u ms "
+		       "(a port that does not drain its TX queue?): EBUSY, the MR stays "
+		       "registered (its keys refused); call ibv_dereg_mr() again",
+		       ibmr->lkey, SV_DEREG_TIMEOUT_US / 1000);
+	if (rc < 0)
 		return -rc;
 	free(mr);
 	return 0;
@@ -153,56 +187,127 @@ struct ibv_comp_channel *
 ibv_create_comp_channel(struct ibv_context *context)
 {
 	struct sv_channel *ch = calloc(1, sizeof(*ch));
-	int fds[2];
 
 	if (ch == NULL)
 		return null_errno(ENOMEM);
-	if (pipe2(fds, O_CLOEXEC) != 0) {
+	/* one count per queued event; blocking unless the program says
+	 * otherwise, as rdma-core's fd */
+	ch->ch.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (ch->ch.fd < 0) {
+		int e = errno;
+
 		free(ch);
-		return NULL;
+		return null_errno(e);
 	}
-	/* the engine's pollers never block on it */
-	fcntl(fds[1], F_SETFL, O_NONBLOCK);
+	pthread_mutex_init(&ch->lock, NULL);
 	ch->ch.context = context;
-	ch->ch.fd = fds[0];
 	ch->ch.refcnt = 0;
-	ch->wfd = fds[1];
 	return &ch->ch;
 }
 
 int
 ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 {
-	struct sv_channel *ch = container_of(channel, struct sv_channel, ch);
+	struct sv_channel *ch = sv_channel(channel);
 
 	if (channel->refcnt != 0)
 		return EBUSY;
 	close(ch->ch.fd);
-	close(ch->wfd);
+	pthread_mutex_destroy(&ch->lock);
 	free(ch);
 	return 0;
 }
 
-int
-sv_channel_wfd(struct ibv_comp_channel *channel)
+/* Take one count off the eventfd: under ch->lock it is the queue's length,
+ * so it is there and the read does not block. */
+static void
+channel_take_count(struct sv_channel *ch)
 {
-	return container_of(channel, struct sv_channel, ch)->wfd;
+	uint64_t one;
+	ssize_t rc = read(ch->ch.fd, &one, sizeof(one));
+
+	(void)rc;
+}
+
+void
+sv_channel_push(struct sv_cq *cq)
+{
+	struct sv_channel *ch = sv_channel(cq->ibcq.channel);
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&ch->lock);
+	if (ch->head - ch->tail < SV_CHANNEL_EVENTS) {
+		ssize_t rc;
+
+		ch->ev[ch->head++ % SV_CHANNEL_EVENTS] = cq;
+		rc = write(ch->ch.fd, &one, sizeof(one));
+		(void)rc;
+	} else if (ch->dropped++ == 0) {
+		sv_log("completion channel fd %d: %u events unread, more are dropped (the "
+		       "program arms its CQs without calling ibv_get_cq_event)",
+		       ch->ch.fd, SV_CHANNEL_EVENTS);
+	}
+	pthread_mutex_unlock(&ch->lock);
+}
+
+/* A destroyed CQ's events leave its channel (none is handed out after). */
+static void
+channel_forget(struct sv_channel *ch, const struct sv_cq *cq)
+{
+	uint32_t k, keep;
+
+	pthread_mutex_lock(&ch->lock);
+	for (k = keep = ch->tail; k != ch->head; k++) {
+		struct sv_cq *c = ch->ev[k % SV_CHANNEL_EVENTS];
+
+		if (c == cq)
+			channel_take_count(ch);
+		else
+			ch->ev[keep++ % SV_CHANNEL_EVENTS] = c;
+	}
+	ch->head = keep;
+	pthread_mutex_unlock(&ch->lock);
+}
+
+/* The oldest event, or NULL; counted as reported on its CQ under the
+ * channel's lock, so a destroy that found the queue without it waits for
+ * its ack. */
+static struct sv_cq *
+channel_pop(struct sv_channel *ch)
+{
+	struct sv_cq *cq = NULL;
+
+	pthread_mutex_lock(&ch->lock);
+	if (ch->tail != ch->head) {
+		cq = ch->ev[ch->tail++ % SV_CHANNEL_EVENTS];
+		channel_take_count(ch);
+		pthread_mutex_lock(&cq->ibcq.mutex);
+		cq->comp_events_reported++;
+		pthread_mutex_unlock(&cq->ibcq.mutex);
+	}
+	pthread_mutex_unlock(&ch->lock);
+	return cq;
 }
 
 /* Waiting for an event drives the engine itself for a short while
  * (SV_EVENT_SPIN_US): in a ping-pong the next completion is a round trip
  * away, and a hand-over to the progress thread and back costs two wake-ups.
- * Then the progress thread takes over and this blocks in read(), as
- * rdma-core does (a non-blocking fd does not wait at all). */
+ * Then the progress thread takes over and this blocks in poll(), as
+ * rdma-core blocks in read() (a non-blocking fd does not wait at all).
+ * Without a progress thread (SRNIC_PROGRESS=app) the wait drives the
+ * device itself, as the progress thread would. */
 int
 ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
 {
+	struct sv_channel *ch = sv_channel(channel);
 	struct sv_device *dev = sv_ctx(channel->context)->dev;
 	struct pollfd pfd = { .fd = channel->fd, .events = POLLIN };
 	int flags = fcntl(channel->fd, F_GETFL);
-	struct ibv_cq *c;
+	bool block = flags >= 0 && !(flags & O_NONBLOCK);
+	struct sv_drive st;
+	struct sv_cq *c;
 
-	if (flags >= 0 && !(flags & O_NONBLOCK)) {
+	if (block) {
 		uint64_t end = rte_rdtsc() + dev->tsc_hz / 1000000 * SV_EVENT_SPIN_US;
 
 		while (poll(&pfd, 1, 0) == 0 && rte_rdtsc() < end)
@@ -211,10 +316,20 @@ ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq
 	/* the program stops polling: the progress thread takes over now,
 	 * not a handover later */
 	atomic_store_explicit(&dev->app_poll_tsc, 0, memory_order_relaxed);
-	if (read(channel->fd, &c, sizeof(c)) != sizeof(c))
-		return -1;
-	*cq = c;
-	*cq_context = c->cq_context;
+	/* another thread may take the event poll() saw, or a destroy drop it */
+	sv_drive_init(dev, &st);
+	while ((c = channel_pop(ch)) == NULL) {
+		if (!block) {
+			errno = EAGAIN;
+			return -1;
+		}
+		if (!dev->progress_started)
+			sv_drive(dev, &st);     /* SRNIC_PROGRESS=app: nobody else would */
+		else if (poll(&pfd, 1, -1) < 0)
+			return -1;
+	}
+	*cq = &c->ibcq;
+	*cq_context = c->ibcq.cq_context;
 	return 0;
 }
 
@@ -283,12 +398,17 @@ ibv_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct sv_cq *cq = sv_cq(ibcq), **pp;
 	struct sv_device *dev = cq->dev;
+	bool armed;
 	int rc;
 
-	sv_cq_armed_del(cq->dev, cq);
+	/* off the armed list first: srnic's CQ is freed below */
+	armed = sv_cq_armed_del(cq->dev, cq);
 	rc = srnic_destroy_cq(cq->scq);
-	if (rc < 0)
+	if (rc < 0) {
+		if (armed)
+			sv_cq_armed_add(dev, cq);   /* still armed in srnic */
 		return -rc;
+	}
 	pthread_mutex_lock(&dev->ctx_lock);
 	for (pp = &dev->cqs; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == cq) {
@@ -297,9 +417,13 @@ ibv_destroy_cq(struct ibv_cq *ibcq)
 		}
 	pthread_mutex_unlock(&dev->ctx_lock);
 	sv_async_forget(dev, ibcq);
-	/* rdma-core: every async event handed out is acknowledged first */
+	/* rdma-core: events still queued go with the CQ, and every event
+	 * handed out (completion and async) is acknowledged first */
+	if (ibcq->channel != NULL)
+		channel_forget(sv_channel(ibcq->channel), cq);
 	pthread_mutex_lock(&ibcq->mutex);
-	while (ibcq->async_events_completed != cq->events_reported)
+	while (ibcq->async_events_completed != cq->events_reported ||
+	       ibcq->comp_events_completed != cq->comp_events_reported)
 		pthread_cond_wait(&ibcq->cond, &ibcq->mutex);
 	pthread_mutex_unlock(&ibcq->mutex);
 	if (ibcq->channel != NULL) {
@@ -626,13 +750,32 @@ sv_async_forget(struct sv_device *dev, const void *obj)
 	pthread_mutex_unlock(&dev->ctx_lock);
 }
 
+/* SRNIC_PROGRESS=app: the engine's events reach a context's queue only
+ * from a thread that drives the device: this one, until one is there (or
+ * once, on a non-blocking fd) */
+static void
+async_app_wait(struct sv_device *dev, int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int flags = fcntl(fd, F_GETFL);
+	struct sv_drive st;
+
+	sv_drive_init(dev, &st);
+	sv_async_pump(dev);
+	while (flags >= 0 && !(flags & O_NONBLOCK) && poll(&pfd, 1, 0) == 0)
+		sv_drive(dev, &st);
+}
+
 int
 ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 {
 	struct sv_context *ctx = sv_ctx(context);
+	struct sv_device *dev = ctx->dev;
 	uint64_t one;
 
 	for (;;) {
+		if (!dev->progress_started)
+			async_app_wait(dev, context->async_fd);
 		/* blocks unless the program made the fd non-blocking, as rdma-core */
 		if (read(context->async_fd, &one, sizeof(one)) != sizeof(one))
 			return -1;

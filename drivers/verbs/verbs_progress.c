@@ -13,8 +13,8 @@
  *   sleeps in growing steps up to SV_SLEEP_MAX_US, so an idle program costs
  *   next to nothing and the retransmission timers still fire.
  * - Whoever polled the engine then delivers completion events: each armed
- *   CQ that gained the completion it waits for gets its pointer written to
- *   its channel's fd (srnic_cq_notify_due() decides, once per arm).
+ *   CQ that gained the completion it waits for gets an event queued on its
+ *   channel (srnic_cq_notify_due() decides, once per arm).
  * - The progress thread also moves the engine's asynchronous events to the
  *   open contexts' queues and async_fds.
  */
@@ -32,7 +32,7 @@
 #include "srnic_cm.h"
 #include "verbs.h"
 
-/* A write whose failure (a full pipe, see notify_armed()) loses nothing
+/* A write whose failure (an eventfd's count at its maximum) loses nothing
  * the reader could have had. */
 static void
 write_quiet(int fd, const void *buf, size_t len)
@@ -52,13 +52,8 @@ notify_armed(struct sv_device *dev)
 		struct sv_cq *cq = dev->armed[i];
 
 		if (srnic_cq_notify_due(cq->scq)) {
-			struct ibv_cq *ibcq = &cq->ibcq;
-
-			/* a pipe write of one pointer is atomic; the fd is
-			 * non-blocking and one arm gives one event, so a full
-			 * pipe means 8192 unread events: dropping is right */
-			if (ibcq->channel != NULL)
-				write_quiet(sv_channel_wfd(ibcq->channel), &ibcq, sizeof(ibcq));
+			if (cq->ibcq.channel != NULL)
+				sv_channel_push(cq);
 			cq->in_armed = false;
 			dev->armed[i] = dev->armed[--dev->nb_armed];
 			continue;
@@ -116,12 +111,14 @@ sv_cq_armed_add(struct sv_device *dev, struct sv_cq *cq)
 	notify_armed(dev);
 }
 
-void
+bool
 sv_cq_armed_del(struct sv_device *dev, struct sv_cq *cq)
 {
+	bool was;
 	uint32_t i;
 
 	rte_spinlock_lock(&dev->arm_lock);
+	was = cq->in_armed;
 	for (i = 0; i < dev->nb_armed; i++)
 		if (dev->armed[i] == cq) {
 			dev->armed[i] = dev->armed[--dev->nb_armed];
@@ -129,6 +126,7 @@ sv_cq_armed_del(struct sv_device *dev, struct sv_cq *cq)
 		}
 	cq->in_armed = false;
 	rte_spinlock_unlock(&dev->arm_lock);
+	return was;
 }
 
 /* ---- asynchronous events ---- */
@@ -265,51 +263,76 @@ sleep_us(unsigned int us)
 	nanosleep(&ts, NULL);
 }
 
+void
+sv_drive_init(struct sv_device *dev, struct sv_drive *st)
+{
+	st->last_work = rte_rdtsc();
+	st->last_cm = 0;
+	st->nap = SV_SLEEP_MIN_US;
+	st->hot = dev->tsc_hz / 1000000 * SV_SPIN_HOT_US;
+	st->spin = dev->tsc_hz / 1000000 * SV_SPIN_US;
+}
+
+/* One turn of a thread that drives the device and has nothing else to do
+ * (the progress thread; with SRNIC_PROGRESS=app a blocking wait of the
+ * program's): async events to their contexts, the CM every SV_CM_POLL_US,
+ * an engine poll; spinning while there is traffic, then yielding, then
+ * sleeping in growing steps (the timers still fire). */
+void
+sv_drive(struct sv_device *dev, struct sv_drive *st)
+{
+	uint64_t now = rte_rdtsc();
+
+	sv_async_pump(dev);
+	if (now - st->last_cm >= dev->cm_poll_tsc) {
+		st->last_cm = now;
+		sv_cm_progress(dev);
+	}
+	if (sv_progress(dev, false) > 0) {
+		st->last_work = now;
+		st->nap = SV_SLEEP_MIN_US;
+		return;
+	}
+	if (now - st->last_work < st->hot) {
+		rte_pause();
+		return;
+	}
+	if (now - st->last_work < st->spin) {
+		/* spinning, but a core shared with the program's own
+		 * spinning thread (or the peer's) goes to them first */
+		sched_yield();
+		return;
+	}
+	sleep_us(st->nap);
+	st->nap = RTE_MIN(st->nap * 2, (unsigned int)SV_SLEEP_MAX_US);
+}
+
 static void *
 progress_main(void *arg)
 {
 	struct sv_device *dev = arg;
 	uint64_t handover = dev->tsc_hz / 1000000 * SV_HANDOVER_US;
-	uint64_t spin = dev->tsc_hz / 1000000 * SV_SPIN_US;
-	uint64_t hot = dev->tsc_hz / 1000000 * SV_SPIN_HOT_US;
-	uint64_t last_work = rte_rdtsc();
-	uint64_t last_cm = 0;
-	unsigned int nap = SV_SLEEP_MIN_US;
+	struct sv_drive st;
 
 	/* an lcore id of its own: mempool caches, and DPDK calls that want one */
 	rte_thread_register();
+	sv_drive_init(dev, &st);
 	while (!atomic_load_explicit(&dev->stop, memory_order_relaxed)) {
 		uint64_t now = rte_rdtsc();
 
-		sv_async_pump(dev);
-		/* the CM at least every SV_CM_POLL_US, whoever drives the engine */
-		if (now - last_cm >= dev->cm_poll_tsc) {
-			last_cm = now;
-			sv_cm_progress(dev);
-		}
 		if (now - atomic_load_explicit(&dev->app_poll_tsc, memory_order_relaxed) < handover) {
-			/* the program drives the engine: look again after a handover */
+			/* the program drives the engine: look again after a
+			 * handover; async events and the CM meanwhile */
+			sv_async_pump(dev);
+			if (now - st.last_cm >= dev->cm_poll_tsc) {
+				st.last_cm = now;
+				sv_cm_progress(dev);
+			}
 			sleep_us(SV_HANDOVER_US);
-			last_work = rte_rdtsc();
+			st.last_work = rte_rdtsc();
 			continue;
 		}
-		if (sv_progress(dev, false) > 0) {
-			last_work = now;
-			nap = SV_SLEEP_MIN_US;
-			continue;
-		}
-		if (now - last_work < hot) {
-			rte_pause();
-			continue;
-		}
-		if (now - last_work < spin) {
-			/* spinning, but a core shared with the program's own
-			 * spinning thread (or the peer's) goes to them first */
-			sched_yield();
-			continue;
-		}
-		sleep_us(nap);
-		nap = RTE_MIN(nap * 2, (unsigned int)SV_SLEEP_MAX_US);
+		sv_drive(dev, &st);
 	}
 	rte_thread_unregister();
 	return NULL;

@@ -12,6 +12,8 @@
 /* rte_dev_dma_map() is still experimental in DPDK 22.11. */
 #define ALLOW_EXPERIMENTAL_API
 
+#include <pthread.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -26,21 +28,174 @@
 
 #include "rnic.h"
 
-/* The port's device DMAs from application memory only once mapped
- * (IOMMU/VFIO); virtual PMDs answer ENOTSUP, which is fine. */
-static void
-mr_dma_map(struct srnic_mr *mr, bool map)
+/*
+ * Application memory a port may DMA from: made DPDK's (rte_extmem_register)
+ * and mapped for the port's device (rte_dev_dma_map: the IOMMU under VFIO;
+ * virtual PMDs answer 0 or ENOTSUP). Page-rounded chunks, each registered
+ * once and counted by the MRs over it, and mapped once per port and counted
+ * likewise, so MRs that share pages (two malloc buffers on one page, an MR
+ * inside another) share a mapping that goes with the last of them. Every
+ * chunk takes one of DPDK's RTE_MAX_MEMSEG_LISTS memseg lists, which its
+ * own memory uses too: an MR whose pages cannot all be registered and
+ * mapped is not DMA-able (no_dma), and its zero-copy pieces are copied
+ * (counter tx_unmapped_copy). Control path only, under mr_chunk_lock.
+ */
+struct mr_chunk {
+	uintptr_t va;               /* page-aligned; 0: a free entry */
+	size_t len;                 /* whole pages */
+	uint32_t refs;              /* MRs over it */
+	uint32_t map_refs[RTE_MAX_ETHPORTS]; /* ... of them per port (mapped while > 0) */
+};
+
+static struct mr_chunk mr_chunks[RTE_MAX_MEMSEG_LISTS];
+static pthread_mutex_t mr_chunk_lock = PTHREAD_MUTEX_INITIALIZER;
+/* said that DPDK's memseg lists are all taken (once until one is free again) */
+static bool mr_full_logged;
+
+static int
+mr_msl_count(const struct rte_memseg_list *msl, void *arg)
+{
+	RTE_SET_USED(msl);
+	(*(unsigned int *)arg)++;
+	return 0;
+}
+
+/* Is a memseg list free? rte_extmem_register() logs an EAL error each time
+ * it finds none (1,024 MRs printed it 897 times): asked first. */
+static bool
+mr_msl_free(void)
+{
+	unsigned int used = 0;
+
+	rte_memseg_list_walk(mr_msl_count, &used);
+	return used < RTE_MAX_MEMSEG_LISTS;
+}
+
+static struct rte_device *
+mr_port_device(uint16_t port_id)
 {
 	struct rte_eth_dev_info info;
-	int rc;
 
-	if (rte_eth_dev_info_get(mr->port_id, &info) != 0 || info.device == NULL)
-		return;
-	rc = map ? rte_dev_dma_map(info.device, mr->addr, mr->iova, mr->length)
-		 : rte_dev_dma_unmap(info.device, mr->addr, mr->iova, mr->length);
-	if (rc != 0 && rte_errno != ENOTSUP)
-		SRNIC_LOG(DEBUG, "MR %#x: DMA %smap: %s", mr->key, map ? "" : "un",
+	if (rte_eth_dev_info_get(port_id, &info) != 0)
+		return NULL;
+	return info.device;
+}
+
+static void
+mr_chunk_put(uint16_t c, uint16_t port_id, bool mapped)
+{
+	struct mr_chunk *k = &mr_chunks[c];
+
+	if (mapped && --k->map_refs[port_id] == 0) {
+		struct rte_device *d = mr_port_device(port_id);
+
+		if (d != NULL && rte_dev_dma_unmap(d, (void *)k->va, k->va, k->len) != 0 &&
+		    rte_errno != ENOTSUP)
+			SRNIC_LOG(DEBUG, "chunk %#lx+%zu: DMA unmap: %s", (unsigned long)k->va,
+				  k->len, rte_strerror(rte_errno));
+	}
+	if (--k->refs == 0) {
+		rte_extmem_unregister((void *)k->va, k->len);
+		memset(k, 0, sizeof(*k));
+	}
+}
+
+/* A new chunk over [va, va + len): its index, or -1 (no entry, no memseg list). */
+static int
+mr_chunk_new(uintptr_t va, size_t len, size_t pg)
+{
+	int c;
+
+	for (c = 0; c < RTE_MAX_MEMSEG_LISTS && mr_chunks[c].va != 0; c++)
+		;
+	if (c == RTE_MAX_MEMSEG_LISTS || !mr_msl_free()) {
+		if (!mr_full_logged)
+			SRNIC_LOG(WARNING, "reg_mr: DPDK has no memseg list left for application "
+				  "memory (RTE_MAX_MEMSEG_LISTS %d): zero-copy sends from such MRs "
+				  "are copied (counter tx_unmapped_copy); fewer, larger MRs avoid it",
+				  RTE_MAX_MEMSEG_LISTS);
+		mr_full_logged = true;
+		return -1;
+	}
+	mr_full_logged = false;
+	if (rte_extmem_register((void *)va, len, NULL, 0, pg) != 0) {
+		SRNIC_LOG(WARNING, "reg_mr: rte_extmem_register %#lx+%zu: %s: the MR's zero-copy "
+			  "sends are copied (counter tx_unmapped_copy)", (unsigned long)va, len,
 			  rte_strerror(rte_errno));
+		return -1;
+	}
+	mr_chunks[c].va = va;
+	mr_chunks[c].len = len;
+	return c;
+}
+
+/* The chunk holding va, else -1. */
+static int
+mr_chunk_find(uintptr_t va)
+{
+	int c;
+
+	for (c = 0; c < RTE_MAX_MEMSEG_LISTS; c++)
+		if (mr_chunks[c].va != 0 && va - mr_chunks[c].va < mr_chunks[c].len)
+			return c;
+	return -1;
+}
+
+/* Register and map the pages of mr (chunks already there, new ones for the
+ * gaps between them); 0, or -1 with nothing held. */
+static int
+mr_chunks_get(struct srnic_mr *mr, size_t pg)
+{
+	uintptr_t cur = RTE_ALIGN_FLOOR((uintptr_t)mr->addr, pg);
+	uintptr_t end = RTE_ALIGN_CEIL((uintptr_t)mr->addr + mr->length, pg);
+	struct rte_device *d = mr_port_device(mr->port_id);
+	int c, i;
+
+	while (cur < end) {
+		struct mr_chunk *k;
+
+		if (mr->nb_chunks == SRNIC_MR_MAX_CHUNKS)
+			goto fail;
+		c = mr_chunk_find(cur);
+		if (c < 0) {
+			uintptr_t gap_end = end;
+
+			/* up to the next chunk, which stays as it is */
+			for (i = 0; i < RTE_MAX_MEMSEG_LISTS; i++)
+				if (mr_chunks[i].va > cur && mr_chunks[i].va < gap_end)
+					gap_end = mr_chunks[i].va;
+			c = mr_chunk_new(cur, gap_end - cur, pg);
+			if (c < 0)
+				goto fail;
+		}
+		k = &mr_chunks[c];
+		k->refs++;
+		if (k->map_refs[mr->port_id]++ == 0 && d != NULL &&
+		    rte_dev_dma_map(d, (void *)k->va, k->va, k->len) != 0 && rte_errno != ENOTSUP) {
+			SRNIC_LOG(WARNING, "reg_mr %p: DMA map of %#lx+%zu: %s: its zero-copy sends "
+				  "are copied", mr->addr, (unsigned long)k->va, k->len,
+				  rte_strerror(rte_errno));
+			k->map_refs[mr->port_id]--;
+			mr_chunk_put((uint16_t)c, mr->port_id, false);
+			goto fail;
+		}
+		mr->chunk[mr->nb_chunks++] = (uint16_t)c;
+		cur = k->va + k->len;
+	}
+	return 0;
+fail:
+	while (mr->nb_chunks > 0)
+		mr_chunk_put(mr->chunk[--mr->nb_chunks], mr->port_id, true);
+	return -1;
+}
+
+static void
+mr_chunks_put(struct srnic_mr *mr)
+{
+	pthread_mutex_lock(&mr_chunk_lock);
+	while (mr->nb_chunks > 0)
+		mr_chunk_put(mr->chunk[--mr->nb_chunks], mr->port_id, true);
+	pthread_mutex_unlock(&mr_chunk_lock);
 }
 
 /* The last reference may go after the device was destroyed (an mbuf over
@@ -48,10 +203,7 @@ mr_dma_map(struct srnic_mr *mr, bool map)
 static void
 mr_final(struct srnic_mr *mr)
 {
-	if (mr->extmem) {
-		mr_dma_map(mr, false);
-		rte_extmem_unregister(mr->addr, mr->length);
-	}
+	mr_chunks_put(mr);
 	if (mr->release != NULL)
 		mr->release(mr->addr, mr->length, mr->release_arg);
 	rte_free(mr->iova_pg);
@@ -137,12 +289,16 @@ mr_iova(struct srnic_mr *mr)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	const struct rte_memseg_list *msl;
+	int own;
 
-	mr->extmem = 0;
 	mr->iova = RTE_BAD_IOVA;
 	if (mr->length == 0)
 		return 0;
-	msl = rte_mem_virt2memseg_list(mr->addr);
+	pthread_mutex_lock(&mr_chunk_lock);
+	own = mr_chunk_find((uintptr_t)mr->addr);
+	pthread_mutex_unlock(&mr_chunk_lock);
+	/* DPDK's memory, or memory the application registered itself */
+	msl = own < 0 ? rte_mem_virt2memseg_list(mr->addr) : NULL;
 	if (msl != NULL)
 		return mr_iova_dpdk(mr, msl);
 	if (rte_eal_iova_mode() != RTE_IOVA_VA) {
@@ -152,11 +308,12 @@ mr_iova(struct srnic_mr *mr)
 			  "rte_extmem_register() with IOVAs) or --iova-mode=va", mr->addr);
 		return -EFAULT;
 	}
-	/* Application memory: make it known to DPDK so PMDs that DMA can map
-	 * it (rte_dev_dma_map); virtual PMDs need nothing. */
-	if (((uintptr_t)mr->addr % pg) == 0 && (mr->length % pg) == 0 &&
-	    rte_extmem_register(mr->addr, mr->length, NULL, 0, pg) == 0)
-		mr->extmem = 1;
+	/* Application memory: its IOVA is its VA, once registered and mapped
+	 * (page-rounded, shared with the MRs on the same pages); what cannot
+	 * be is copied, never DMA'd unmapped. */
+	pthread_mutex_lock(&mr_chunk_lock);
+	mr->no_dma = mr_chunks_get(mr, pg) != 0;
+	pthread_mutex_unlock(&mr_chunk_lock);
 	mr->iova = (rte_iova_t)(uintptr_t)mr->addr;
 	return 0;
 }
@@ -223,15 +380,12 @@ srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
 	}
 	if (i == SRNIC_MAX_MR - 1) {
 		rte_spinlock_unlock(&dev->lock);
-		if (mr->extmem)
-			rte_extmem_unregister(addr, length);
+		mr_chunks_put(mr);
 		rte_free(mr->iova_pg);
 		rte_free(mr);
 		rte_errno = ENOSPC;
 		return NULL;
 	}
-	if (mr->extmem)
-		mr_dma_map(mr, true);
 	dev->mr_next = idx;
 	dev->mr_gen[idx] = mr_key_byte(dev->mr_gen[idx]);
 	mr->key = idx << 8 | dev->mr_gen[idx];
@@ -260,8 +414,7 @@ mr_unpublish(struct srnic_mr *mr)
 	__atomic_store_n(&dev->mr_tbl[SRNIC_MR_KEY_INDEX(mr->key)], NULL, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&dev->lock);
 	srnic_dev_quiesce(dev);
-	atomic_fetch_sub(&mr->pd->refs, 1);
-	atomic_fetch_sub(&dev->nb_mr, 1);
+	mr->unpublished = 1;
 	/* No engine finds the key now: give back what they prepaid, then the
 	 * registration's own reference. */
 	for (i = 0; i < SRNIC_MAX_ENGINES_PER_DEV; i++) {
@@ -271,14 +424,27 @@ mr_unpublish(struct srnic_mr *mr)
 	return back + 1;
 }
 
+/* The MR is the PD's and the device's no more (it may outlive both). */
+static void
+mr_unaccount(struct srnic_mr *mr)
+{
+	atomic_fetch_sub(&mr->pd->refs, 1);
+	atomic_fetch_sub(&mr->dev->nb_mr, 1);
+}
+
 int
 srnic_dereg_mr(struct srnic_mr *mr)
 {
+	unsigned int refs;
+
 	if (mr == NULL)
 		return -EINVAL;
 	if (srnic_dev_in_poll(mr->dev))
 		return -EDEADLK; /* the quiesce would wait for our own poll */
-	if (rte_mbuf_ext_refcnt_update(&mr->shinfo, (int16_t)-mr_unpublish(mr)) == 0)
+	/* after a srnic_dereg_mr_wait() that said -EBUSY: its one reference */
+	refs = mr->unpublished ? 1 : mr_unpublish(mr);
+	mr_unaccount(mr);
+	if (rte_mbuf_ext_refcnt_update(&mr->shinfo, (int16_t)-(int)refs) == 0)
 		mr_final(mr);
 	return 0;
 }
@@ -287,7 +453,6 @@ int
 srnic_dereg_mr_wait(struct srnic_mr *mr, uint64_t timeout_us)
 {
 	uint64_t deadline;
-	unsigned int refs;
 
 	if (mr == NULL)
 		return -EINVAL;
@@ -296,19 +461,19 @@ srnic_dereg_mr_wait(struct srnic_mr *mr, uint64_t timeout_us)
 	/* Keep one reference of our own while we wait: with the key gone and
 	 * the credits back, nothing takes a new one, so the count only falls
 	 * as in-flight mbufs are freed (by the PMD after TX, by a peer's RX
-	 * on a ring pair: other threads' polls). At 1 it is ours alone. */
-	refs = mr_unpublish(mr);
-	rte_mbuf_ext_refcnt_update(&mr->shinfo, (int16_t)-(int)(refs - 1));
+	 * on a ring pair: other threads' polls). At 1 it is ours alone. A
+	 * call after an -EBUSY one holds that reference already. */
+	if (!mr->unpublished)
+		rte_mbuf_ext_refcnt_update(&mr->shinfo, (int16_t)-(int)(mr_unpublish(mr) - 1));
 	deadline = rte_get_timer_cycles() + timeout_us * (rte_get_timer_hz() / 1000000);
 	while (rte_mbuf_ext_refcnt_read(&mr->shinfo) > 1 && rte_get_timer_cycles() < deadline)
 		rte_pause();
-	if (rte_mbuf_ext_refcnt_update(&mr->shinfo, -1) == 0) {
-		mr_final(mr);
-		return 0;
-	}
-	/* Deregistered all the same; the release callback says when the
-	 * memory is free (as srnic_dereg_mr()). */
-	return -ETIMEDOUT;
+	if (rte_mbuf_ext_refcnt_read(&mr->shinfo) > 1)
+		return -EBUSY;  /* still the caller's, its memory still in use */
+	mr_unaccount(mr);
+	rte_mbuf_ext_refcnt_update(&mr->shinfo, -1);
+	mr_final(mr);
+	return 0;
 }
 
 uint32_t

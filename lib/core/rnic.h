@@ -48,7 +48,15 @@ struct srnic_mr {
 	uint8_t pg_shift;
 	uint32_t key;               /* lkey == rkey: index << 8 | generation byte */
 	int access;
-	uint8_t extmem;             /* we registered it with rte_extmem_register */
+	/* application memory: the chunks (mr.c) registered and mapped for it */
+	uint8_t nb_chunks;
+	uint16_t chunk[SRNIC_MR_MAX_CHUNKS];
+	/* not reachable by the port's DMA (no memseg list or mapping for it):
+	 * zero-copy pieces are copied instead (tx_unmapped_copy) */
+	uint8_t no_dma;
+	/* key unpublished by a srnic_dereg_mr_wait() that answered -EBUSY:
+	 * the MR is its caller's still, with one reference of its own */
+	uint8_t unpublished;
 	uint16_t port_id;           /* dev's port, for mr_final (may run after dev is freed) */
 	srnic_mr_release_cb release;
 	void *release_arg;

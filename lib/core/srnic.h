@@ -242,8 +242,11 @@ typedef void (*srnic_mr_release_cb)(void *addr, size_t length, void *arg);
 /**
  * Register memory for local and remote access (IBV_ACCESS_* flags). The
  * memory may be hugepage memory from rte_malloc or any application memory;
- * for PMDs that DMA, it is made known to DPDK (rte_extmem_register) when
- * DPDK does not already manage it. DPDK memory's IOVAs are taken page by
+ * for PMDs that DMA, it is made known to DPDK (rte_extmem_register) and
+ * mapped for the port's device (rte_dev_dma_map), page-rounded and shared
+ * with other MRs on the same pages, when DPDK does not already manage it;
+ * memory that cannot be (DPDK's memseg lists all taken) is registered all
+ * the same and its zero-copy sends are copied (counter tx_unmapped_copy). DPDK memory's IOVAs are taken page by
  * page from its memsegs (IOVA-PA: not contiguous; zero-copy pieces are split
  * where they jump). In IOVA-PA mode application memory has no IOVA a NIC
  * could use: NULL with rte_errno EFAULT (use rte_malloc memory, register it
@@ -272,11 +275,13 @@ int srnic_dereg_mr(struct srnic_mr *mr);
  * frees sent ones in this device's later TX bursts, a ring pair's peer
  * when its engine receives them. The caller must not be the only thread
  * polling those engines (it would wait on itself): then, or when the
- * peer never drains, this returns -ETIMEDOUT after timeout_us with the
- * region deregistered all the same, its memory still referenced, and the
- * release callback still to come. 0: the memory is free to reuse (the
- * release callback has run). -EDEADLK from inside srnic_engine_poll()
- * of this device.
+ * peer never drains, this returns -EBUSY after timeout_us: the memory is
+ * still in use and the MR still the caller's (its keys refused from the
+ * first call on; the PD and the device count it), to deregister again
+ * with srnic_dereg_mr_wait() (a later try, after polling) or
+ * srnic_dereg_mr() (the release callback then says when the memory is
+ * free). 0: the memory is free to reuse (the release callback has run).
+ * -EDEADLK from inside srnic_engine_poll() of this device.
  */
 int srnic_dereg_mr_wait(struct srnic_mr *mr, uint64_t timeout_us);
 uint32_t srnic_mr_lkey(const struct srnic_mr *mr);

@@ -21,6 +21,7 @@
 #define SRNIC_MAX_AH 65536             /**< address handles per device (ibv_query_device's max_ah) */
 #define SRNIC_MR_MAX_ZC_REFS 0xF000    /**< in-flight zero-copy mbufs per MR (16-bit refcnt) */
 #define SRNIC_ZC_CREDIT_BATCH 64       /**< MR references an engine takes at a time */
+#define SRNIC_MR_MAX_CHUNKS 8          /**< registered page chunks one MR of application memory spans (overlapping earlier MRs); more: not DMA-mapped, copied */
 #define SRNIC_MAX_INFLIGHT_PSN (1u << 22) /**< send window in PSNs (< 2^23, C9-94) */
 #define SRNIC_MAX_INFLIGHT_WQE 1024    /**< un-acked WQEs per QP */
 #define SRNIC_ACK_REQ_INTERVAL 64      /**< AckReq on every this many packets inside a SEND/WRITE, not only its last (rxe: 64): a timeout resends from the first packet no ACK covered */

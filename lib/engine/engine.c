@@ -112,6 +112,14 @@ srnic_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *
 {
 	if (len == 0)
 		return 0;
+	/* Memory the port's DMA cannot reach (no memseg list or mapping for
+	 * it, lib/core/mr.c) is never attached. */
+	if (unlikely(mr->no_dma)) {
+		if (srnic_pkt_attach_copy(eng, m, va, len) != 0)
+			return -ENOMEM;
+		eng_stat(eng, SRNIC_STAT_TX_UNMAPPED_COPY, 1);
+		return 0;
+	}
 	/* References on the MR are bought in batches per engine: one atomic
 	 * on the shared line per SRNIC_ZC_CREDIT_BATCH attachments, not one
 	 * each (the line lives with the lcore that frees the mbufs). */

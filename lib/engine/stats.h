@@ -65,6 +65,7 @@
 	X(RESP_ATOMIC, "resp_atomic") \
 	X(RESP_ZC_SEGS, "resp_zc_segs")             /* payload segments attached zero-copy */ \
 	X(RESP_ZC_COPY, "resp_zc_copy_fallback")    /* MR refcount full: copied instead */ \
+	X(TX_UNMAPPED_COPY, "tx_unmapped_copy")     /* MR the port cannot DMA from (not mapped): copied */ \
 	X(RESP_READ_INLINE, "resp_read_inline")     /* READ payloads copied: <= read_inline_max */ \
 	X(RESP_FIFO_FULL, "resp_fifo_full")          /* NAK/answer dropped: FIFO full */ \
 	X(RESP_DUP_DROP, "resp_dup_drop")           /* duplicate READ/atomic matching no remembered one: dropped */ \

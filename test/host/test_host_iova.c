@@ -15,7 +15,19 @@
  * (the two discontinuous pieces split: tx_iova_split 2); the bytes land
  * at the peer (the ring copies by VA). The same for READ responses from
  * such memory on the responder.
+ *
+ * Application memory (issue 22 item 12): an MR over malloc or mmap memory
+ * is made DPDK's and DMA-mapped page-rounded and reference-counted, so
+ * every segment handed to the PMD over it lies in memory DPDK knows (a
+ * memseg list: what rte_dev_dma_map() mapped for the device) and carries
+ * its VA as IOVA: an unaligned malloc buffer (it was never registered), an
+ * MR whose overlapping twin was deregistered first (the twin's dereg
+ * removed the shared mapping), and, once DPDK's memseg lists are all
+ * taken, an MR whose sends are copied and counted (tx_unmapped_copy)
+ * rather than attached unmapped.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -51,6 +63,17 @@ struct iova_tx {
 };
 
 static struct iova_tx itx[2];
+
+/* What A's PMD was handed over one application buffer. */
+struct app_tx {
+	uint8_t *base;              /* the buffer (NULL: not watching) */
+	size_t len;
+	uint32_t segs;              /* segments over it */
+	uint32_t unknown;           /* ... not in DPDK memory (unmapped) */
+	uint32_t bad_iova;          /* ... whose IOVA is not the VA */
+};
+
+static struct app_tx atx;
 
 static rte_iova_t
 expect_iova(const uint8_t *base, uintptr_t va)
@@ -88,6 +111,33 @@ tx_cb(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, void *a
 	return n;
 }
 
+static uint16_t
+app_tx_cb(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, void *arg)
+{
+	struct app_tx *t = arg;
+	uint16_t i;
+
+	RTE_SET_USED(port);
+	RTE_SET_USED(queue);
+	for (i = 0; t->base != NULL && i < n; i++) {
+		const struct rte_mbuf *s;
+
+		for (s = pkts[i]; s != NULL; s = s->next) {
+			uint8_t *va = (uint8_t *)s->buf_addr + s->data_off;
+
+			if (s->data_len == 0 || va + s->data_len <= t->base || va >= t->base + t->len)
+				continue;
+			t->segs++;
+			if (rte_mem_virt2memseg_list(va) == NULL ||
+			    rte_mem_virt2memseg_list(va + s->data_len - 1) == NULL)
+				t->unknown++;
+			if (s->buf_iova + s->data_off != (rte_iova_t)(uintptr_t)va)
+				t->bad_iova++;
+		}
+	}
+	return n;
+}
+
 /* Four anonymous pages made DPDK memory at the scattered IOVAs. */
 static uint8_t *
 scattered_pages(void)
@@ -113,6 +163,8 @@ group_setup(void **state)
 	for (i = 0; i < 2; i++)
 		if (rte_eth_add_tx_callback(D.port[i], 0, tx_cb, &itx[i]) == NULL)
 			return -1;
+	if (rte_eth_add_tx_callback(D.port[0], 0, app_tx_cb, &atx) == NULL)
+		return -1;
 	return 0;
 }
 
@@ -205,12 +257,154 @@ test_read_resp_scattered(void **state)
 	rte_free(l);
 }
 
+#define APP_LEN (3 * IOVA_PG + 300)  /* 13 packets at PMTU 1024 */
+#define APP_PKTS ((APP_LEN + 1023) / 1024)
+#define APP_OFF 40                    /* not page-aligned */
+
+/* A WRITE of len bytes from l (lkey of lmr) on a fresh connection, to an
+ * rte_malloc buffer of B's; A's segments over [l, l + len) counted in atx.
+ * Returns A's tx_unmapped_copy growth. */
+static int64_t
+app_write(struct srnic_mr *lmr, uint8_t *l, uint32_t len)
+{
+	int64_t copies = host_eng_stat(D.eng[0], "tx_unmapped_copy");
+	struct srnic_mr *rmr;
+	struct host_ep a, b;
+	struct ibv_sge s;
+	uint8_t *r;
+
+	r = rte_zmalloc("iova_app_r", len, 64);
+	assert_non_null(r);
+	rmr = srnic_reg_mr(D.pd[1], r, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	assert_non_null(rmr);
+	host_duo_connect(&D, &a, &b, 64, IBV_MTU_1024);
+	srnic_test_fill(l, len, 29);
+	memset(&atx, 0, sizeof(atx));
+	atx.base = l;
+	atx.len = len;
+	s = (struct ibv_sge){ .addr = (uintptr_t)l, .length = len, .lkey = srnic_mr_lkey(lmr) };
+	assert_int_equal(srnic_test_post_send(a.qp, IBV_WR_RDMA_WRITE, 1, &s, 1, (uintptr_t)r,
+					      srnic_mr_rkey(rmr), IBV_SEND_SIGNALED), 0);
+	assert_int_equal(host_wait_wc(&a, 1)->status, IBV_WC_SUCCESS);
+	atx.base = NULL;
+	assert_memory_equal(r, l, len);
+	host_duo_disconnect(&a, &b);
+	assert_int_equal(srnic_dereg_mr(rmr), 0);
+	rte_free(r);
+	return host_eng_stat(D.eng[0], "tx_unmapped_copy") - copies;
+}
+
+/* Every zero-copy segment over the buffer in mapped memory, IOVA = VA. */
+static void
+check_mapped(uint32_t min_segs)
+{
+	assert_int_equal(atx.unknown, 0);
+	assert_int_equal(atx.bad_iova, 0);
+	assert_true(atx.segs >= min_segs);
+}
+
+/* An ordinary malloc buffer, not page-aligned: mapped page-rounded */
+static void
+test_app_unaligned(void **state)
+{
+	uint8_t *m = malloc(APP_LEN + APP_OFF);
+	struct srnic_mr *mr;
+
+	RTE_SET_USED(state);
+	assert_non_null(m);
+	mr = srnic_reg_mr(D.pd[0], m + APP_OFF, APP_LEN, IBV_ACCESS_LOCAL_WRITE);
+	assert_non_null(mr);
+	assert_int_equal(app_write(mr, m + APP_OFF, APP_LEN), 0);
+	check_mapped(APP_PKTS);
+	assert_int_equal(srnic_dereg_mr(mr), 0);
+	free(m);
+}
+
+/* Two MRs over the same pages: the first one's dereg leaves the second's
+ * mapping in place (and so does a third MR over part of them) */
+static void
+test_app_overlap(void **state)
+{
+	uint8_t *m = mmap(NULL, 4 * IOVA_PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	struct srnic_mr *m1, *m2, *m3;
+
+	RTE_SET_USED(state);
+	assert_true(m != MAP_FAILED);
+	m1 = srnic_reg_mr(D.pd[0], m, 4 * IOVA_PG, IBV_ACCESS_LOCAL_WRITE);
+	m2 = srnic_reg_mr(D.pd[0], m, 4 * IOVA_PG, IBV_ACCESS_LOCAL_WRITE);
+	m3 = srnic_reg_mr(D.pd[0], m + IOVA_PG + 8, APP_LEN - IOVA_PG, IBV_ACCESS_LOCAL_WRITE);
+	assert_non_null(m1);
+	assert_non_null(m2);
+	assert_non_null(m3);
+	assert_int_equal(srnic_dereg_mr(m1), 0);
+	assert_int_equal(app_write(m2, m, APP_LEN), 0);
+	check_mapped(APP_PKTS);
+	assert_int_equal(srnic_dereg_mr(m2), 0);
+	assert_int_equal(app_write(m3, m + IOVA_PG + 8, APP_LEN - IOVA_PG), 0);
+	check_mapped(APP_PKTS - 4);
+	assert_int_equal(srnic_dereg_mr(m3), 0);
+	munmap(m, 4 * IOVA_PG);
+}
+
+#define FILL_MAX RTE_MAX_MEMSEG_LISTS
+
+/* DPDK's memseg lists all taken (the test registers pages until
+ * rte_extmem_register() says ENOSPC): a new MR still registers, and its
+ * WRITE is copied, every piece counted, none attached; with a list free
+ * again the next MR is mapped */
+static void
+test_app_memseg_full(void **state)
+{
+	static uint8_t *fill[FILL_MAX];
+	uint8_t *m = malloc(APP_LEN);
+	struct srnic_mr *mr;
+	int n = 0, i;
+
+	RTE_SET_USED(state);
+	assert_non_null(m);
+	for (;;) {
+		void *p = mmap(NULL, IOVA_PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
+
+		assert_true(p != MAP_FAILED);
+		if (rte_extmem_register(p, IOVA_PG, NULL, 0, IOVA_PG) != 0) {
+			assert_int_equal(rte_errno, ENOSPC);
+			munmap(p, IOVA_PG);
+			break;
+		}
+		assert_true(n < FILL_MAX);
+		fill[n++] = p;
+	}
+	mr = srnic_reg_mr(D.pd[0], m, APP_LEN, IBV_ACCESS_LOCAL_WRITE);
+	assert_non_null(mr);
+	/* 13 packets, each a piece over 128 bytes: copied, none attached */
+	assert_int_equal(app_write(mr, m, APP_LEN), APP_PKTS);
+	assert_int_equal(atx.segs, 0);
+	assert_int_equal(srnic_dereg_mr(mr), 0);
+	rte_extmem_unregister(fill[--n], IOVA_PG);
+	munmap(fill[n], IOVA_PG);
+	mr = srnic_reg_mr(D.pd[0], m, APP_LEN, IBV_ACCESS_LOCAL_WRITE);
+	assert_non_null(mr);
+	assert_int_equal(app_write(mr, m, APP_LEN), 0);
+	check_mapped(APP_PKTS);
+	assert_int_equal(srnic_dereg_mr(mr), 0);
+	for (i = 0; i < n; i++) {
+		rte_extmem_unregister(fill[i], IOVA_PG);
+		munmap(fill[i], IOVA_PG);
+	}
+	free(m);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_write_scattered),
 		cmocka_unit_test(test_read_resp_scattered),
+		cmocka_unit_test(test_app_unaligned),
+		cmocka_unit_test(test_app_overlap),
+		cmocka_unit_test(test_app_memseg_full),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -15,7 +15,10 @@
  * server, 256 RDMA WRITEs posted by a second thread while the main one
  * polls, ibv_resize_cq (also with completions held), bad arguments (the
  * errno rxe gives; post_send past max_send_wr and max_send_sge), the GID
- * table (ibv_query_gid_ex, ibv_query_gid_type), destroy out of order,
+ * table (ibv_query_gid_ex, ibv_query_gid_type), completion events and
+ * ibv_destroy_cq (queued events go with the CQ, handed-out ones hold the
+ * destroy until acknowledged), 1,024 MRs of a page each (past DPDK's
+ * memseg lists), destroy out of order,
  * memory from malloc, mmap and the stack.
  * Prints "ok ..." per check and exits 0; "FAIL ..." and exit 1 otherwise
  * (no verbs status strings: they say "error", which the harness looks for).
@@ -53,6 +56,8 @@
 #define NWRITE 256          /* RDMA WRITEs posted by a second thread */
 #define WLEN 256
 #define NHELD 8             /* completions held across ibv_resize_cq */
+#define NMR 1024            /* MRs of a page each, past DPDK's 128 memseg lists */
+#define MANY_OFF (100 * 1024) /* where the last of them is written in the peer's map */
 
 /* rdma-core's provider interface (driver.h, not installed; node
  * IBVERBS_PRIVATE_*), which the drop-in serves too */
@@ -488,6 +493,23 @@ phase_srq(void)
 	}
 }
 
+/* An AH to the peer's GID */
+static struct ibv_ah *
+ah_to_peer(void)
+{
+	struct ibv_ah_attr aa;
+	struct ibv_ah *ah;
+
+	memset(&aa, 0, sizeof(aa));
+	aa.is_global = 1;
+	aa.grh.dgid = peer.gid;
+	aa.grh.sgid_index = GID_INDEX;
+	aa.port_num = 1;
+	ah = ibv_create_ah(pd, &aa);
+	MUST(ah != NULL, "create_ah to the peer");
+	return ah;
+}
+
 /* UD: client -> server from a stack buffer; the server replies with an AH from the wc */
 static void
 phase_ud(void)
@@ -516,15 +538,7 @@ phase_ud(void)
 	swr.send_flags = IBV_SEND_SIGNALED;
 	swr.wr.ud.remote_qkey = QKEY;
 	if (!server) {
-		struct ibv_ah_attr aa;
-
-		memset(&aa, 0, sizeof(aa));
-		aa.is_global = 1;
-		aa.grh.dgid = peer.gid;
-		aa.grh.sgid_index = GID_INDEX;
-		aa.port_num = 1;
-		ah = ibv_create_ah(pd, &aa);
-		MUST(ah != NULL, "create_ah to the server");
+		ah = ah_to_peer();
 		swr.wr.ud.ah = ah;
 		swr.wr.ud.remote_qpn = peer.ud_qpn;
 		MUST(ibv_post_send(ud, &swr, &sbad) == 0, "UD post_send");
@@ -811,17 +825,53 @@ phase_events(void)
 	barrier();
 }
 
+/* A UD QP sending onto scq (receives onto the main CQ), in RTS */
+static struct ibv_qp *
+ud_qp_on(struct ibv_cq *scq)
+{
+	struct ibv_qp_init_attr qa;
+	struct ibv_qp *qp;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = scq;
+	qa.recv_cq = cq;
+	qa.qp_type = IBV_QPT_UD;
+	qa.cap.max_send_wr = 8;
+	qa.cap.max_recv_wr = 1;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	qp = ibv_create_qp(pd, &qa);
+	MUST(qp != NULL, "create_qp UD on a CQ of its own");
+	ud_up(qp);
+	return qp;
+}
+
+/* A signaled 64-byte UD SEND to the peer's UD QP, which has no receive
+ * posted (dropped there): a UD send completes once on the wire */
+static void
+ud_send_signaled(struct ibv_qp *qp, struct ibv_ah *ah, uint64_t wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)heap, 64, mr_heap->lkey };
+	struct ibv_send_wr wr, *bad;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = peer.ud_qpn;
+	wr.wr.ud.remote_qkey = QKEY;
+	MUST(ibv_post_send(qp, &wr, &bad) == 0, "UD post_send %d", (int)wr_id);
+}
+
 /* IBV_EVENT_CQ_ERR: a UD QP's signaled sends overflow its CQ of one
  * entry (the client's); the QP whose completion was lost goes to ERR */
 static void
 phase_cq_err(void)
 {
 	if (!server) {
-		struct ibv_sge sge = { (uintptr_t)heap, 64, mr_heap->lkey };
-		struct ibv_send_wr wr, *bad;
-		struct ibv_qp_init_attr qa;
 		struct ibv_async_event ev;
-		struct ibv_ah_attr aa;
 		struct ibv_cq *small;
 		struct ibv_qp *uq;
 		struct ibv_ah *ah;
@@ -829,35 +879,10 @@ phase_cq_err(void)
 
 		small = ibv_create_cq(ctx, 1, NULL, NULL, 0);
 		MUST(small != NULL, "create_cq of 1 entry");
-		memset(&qa, 0, sizeof(qa));
-		qa.send_cq = small;
-		qa.recv_cq = cq;
-		qa.qp_type = IBV_QPT_UD;
-		qa.cap.max_send_wr = 8;
-		qa.cap.max_recv_wr = 1;
-		qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
-		uq = ibv_create_qp(pd, &qa);
-		MUST(uq != NULL, "create_qp UD on the small CQ");
-		ud_up(uq);
-		memset(&aa, 0, sizeof(aa));
-		aa.is_global = 1;
-		aa.grh.dgid = peer.gid;
-		aa.grh.sgid_index = GID_INDEX;
-		aa.port_num = 1;
-		ah = ibv_create_ah(pd, &aa);
-		MUST(ah != NULL, "create_ah to the server");
-		memset(&wr, 0, sizeof(wr));
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_SEND;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.ud.ah = ah;
-		wr.wr.ud.remote_qpn = peer.ud_qpn;  /* no receive posted there: dropped */
-		wr.wr.ud.remote_qkey = QKEY;
-		for (i = 0; i < 8; i++) {
-			wr.wr_id = (uint64_t)i;
-			MUST(ibv_post_send(uq, &wr, &bad) == 0, "UD post_send %d (not polled)", i);
-		}
+		uq = ud_qp_on(small);
+		ah = ah_to_peer();
+		for (i = 0; i < 8; i++)
+			ud_send_signaled(uq, ah, (uint64_t)i);     /* not polled */
 		CHECK(next_event(&ev) == 0 && ev.event_type == IBV_EVENT_CQ_ERR &&
 		      ev.element.cq == small, "async event CQ_ERR on the overflowed CQ (type %d)",
 		      ev.event_type);
@@ -870,6 +895,139 @@ phase_cq_err(void)
 		      "destroy the QP, AH and CQ after the overflow");
 	}
 	barrier();
+}
+
+struct cq_destroyer {
+	struct ibv_cq *cq;
+	int rc;
+	int done;
+};
+
+static void *
+destroy_cq_main(void *arg)
+{
+	struct cq_destroyer *d = arg;
+
+	d->rc = ibv_destroy_cq(d->cq);
+	__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Completion events and CQ destroy, as rdma-core (issue 22 item 10): a
+ * destroyed CQ's events still queued on its channel go with it (the next
+ * event is another CQ's, never the freed one), and ibv_destroy_cq() waits
+ * until every event ibv_get_cq_event() handed out is acknowledged */
+static void
+phase_cq_events(void)
+{
+	struct pollfd p = { .events = POLLIN };
+	struct ibv_comp_channel *ch;
+	struct cq_destroyer d = { 0 };
+	struct ibv_cq *c1, *c2, *ec = NULL;
+	struct ibv_qp *q1, *q2;
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+	pthread_t th;
+	void *ectx = NULL;
+	int tag1, tag2, k;
+
+	ch = ibv_create_comp_channel(ctx);
+	MUST(ch != NULL, "create_comp_channel");
+	p.fd = ch->fd;
+	ah = ah_to_peer();
+	c1 = ibv_create_cq(ctx, 4, &tag1, ch, 0);
+	MUST(c1 != NULL, "create_cq 1 on the channel");
+	q1 = ud_qp_on(c1);
+	MUST(ibv_req_notify_cq(c1, 0) == 0, "req_notify_cq 1");
+	ud_send_signaled(q1, ah, 1);
+	CHECK(poll(&p, 1, GUARD_MS) == 1, "CQ 1's event on the channel (not read)");
+	CHECK(ibv_destroy_qp(q1) == 0 && ibv_destroy_cq(c1) == 0,
+	      "destroy CQ 1 with its event unread: 0, no wait");
+	CHECK(poll(&p, 1, 0) == 0, "its event went with it: the channel's fd not readable");
+
+	c2 = ibv_create_cq(ctx, 4, &tag2, ch, 0);
+	MUST(c2 != NULL, "create_cq 2 on the channel");
+	q2 = ud_qp_on(c2);
+	MUST(ibv_req_notify_cq(c2, 0) == 0, "req_notify_cq 2");
+	ud_send_signaled(q2, ah, 2);
+	MUST(ibv_get_cq_event(ch, &ec, &ectx) == 0, "get_cq_event");
+	CHECK(ec == c2 && ectx == &tag2, "the next event is CQ 2's, with its context");
+	for (k = 0; k < GUARD_MS && ibv_poll_cq(c2, 1, &wc) == 0; k++)
+		usleep(1000);
+	CHECK(k < GUARD_MS && wc.wr_id == 2 && wc.status == IBV_WC_SUCCESS,
+	      "CQ 2's completion (wr_id %d)", (int)wc.wr_id);
+	CHECK(ibv_destroy_qp(q2) == 0, "destroy QP 2");
+
+	/* the destroy waits for the ack: 200 ms of not returning (a wait for
+	 * what must not happen), then the ack lets it go */
+	d.cq = c2;
+	MUST(pthread_create(&th, NULL, destroy_cq_main, &d) == 0, "pthread_create");
+	usleep(200000);
+	if (CHECK(!__atomic_load_n(&d.done, __ATOMIC_ACQUIRE),
+		  "destroy_cq with an event not acknowledged waits"))
+		ibv_ack_cq_events(c2, 1);   /* (after the destroy: freed memory) */
+	pthread_join(th, NULL);
+	CHECK(d.rc == 0, "destroy_cq returns 0 after the ack");
+	CHECK(ibv_destroy_ah(ah) == 0 && ibv_destroy_comp_channel(ch) == 0,
+	      "destroy the AH and the channel");
+	barrier();
+}
+
+/* NMR MRs over pages of their own (each a chunk of DPDK memory, past its
+ * 128 memseg lists: the later ones are copied, not mapped): all register,
+ * a WRITE from the last lands, all deregister, and no EAL error line on
+ * the way (the harness fails on one: 897 "Couldn't find empty memseg
+ * list" before) */
+static void
+phase_many_mrs(void)
+{
+	if (!server) {
+		static struct ibv_mr *mrs[NMR];
+		static char *pg[NMR];
+		struct ibv_send_wr wr, *bad;
+		struct ibv_sge sge;
+		struct ibv_wc wc;
+		int i, n = 0, bad_dereg = 0;
+
+		for (i = 0; i < NMR; i++) {
+			pg[i] = mmap(NULL, SLOT, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				     -1, 0);
+			if (pg[i] == MAP_FAILED) {
+				CHECK(0, "mmap of page %d", i);
+				exit(1);
+			}
+			mrs[i] = ibv_reg_mr(pd, pg[i], SLOT, IBV_ACCESS_LOCAL_WRITE);
+			n += mrs[i] != NULL;
+		}
+		CHECK(n == NMR, "%d MRs of a page each registered (%d)", NMR, n);
+		for (i = 0; i < SLOT; i++)
+			pg[NMR - 1][i] = wbyte(i, 5);
+		sge = (struct ibv_sge){ (uintptr_t)pg[NMR - 1], SLOT, mrs[NMR - 1]->lkey };
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = 77;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.rdma.remote_addr = peer.addr + MANY_OFF;
+		wr.wr.rdma.rkey = peer.rkey;
+		MUST(ibv_post_send(rc[1], &wr, &bad) == 0, "WRITE from MR %d", NMR);
+		CHECK(poll_one(&wc) == 1 && wc.wr_id == 77 && wc.status == IBV_WC_SUCCESS,
+		      "WRITE from MR %d completes (status %d)", NMR, wc.status);
+		for (i = 0; i < NMR; i++) {
+			bad_dereg += ibv_dereg_mr(mrs[i]) != 0;
+			munmap(pg[i], SLOT);
+		}
+		CHECK(bad_dereg == 0, "%d MRs deregistered (%d refused)", NMR, bad_dereg);
+	}
+	barrier();
+	if (server) {
+		int i, bad = 0;
+
+		for (i = 0; i < SLOT; i++)
+			bad += map[MANY_OFF + i] != wbyte(i, 5);
+		CHECK(bad == 0, "the WRITE from the %dth MR: %d bytes (%d wrong)", NMR, SLOT, bad);
+	}
 }
 
 /* Port events. The server's memif link came up after its device opened
@@ -941,6 +1099,8 @@ main(int argc, char **argv)
 	phase_post_errnos();
 	phase_events();
 	phase_cq_err();
+	phase_cq_events();
+	phase_many_mrs();
 	phase_port();
 	teardown();
 	close(sock);

@@ -11,7 +11,7 @@ timeouts are failure guards only.
 
   verbs_test.py --lib BUILD/drivers/verbs CASE
 
-CASE: symbols | devinfo | rc_pingpong | ud_pingpong | uc_pingpong | perftest_ud |
+CASE: symbols | devinfo | rc_pingpong | progress_app | ud_pingpong | uc_pingpong | perftest_ud |
 srq_pingpong | api |
 perftest_bw | perftest_lat |
 perftest_opts | af_packet
@@ -94,7 +94,7 @@ def memif_ports(tag):
 class Pair:
     """A server and a client run to completion; their rc and output."""
 
-    def __init__(self, name, server, client, tcp_port, netns=None):
+    def __init__(self, name, server, client, tcp_port, netns=None, guard=GUARD_S):
         self.name = name
         outs = os.path.join(TMP, name + ".server.log")
         outc = os.path.join(TMP, name + ".client.log")
@@ -110,8 +110,8 @@ class Pair:
             pc = subprocess.Popen(client, stdout=fc, stderr=subprocess.STDOUT, env=env)
         self.rc_s = self.rc_c = None
         try:
-            self.rc_c = pc.wait(timeout=GUARD_S)
-            self.rc_s = ps.wait(timeout=GUARD_S)
+            self.rc_c = pc.wait(timeout=guard)
+            self.rc_s = ps.wait(timeout=guard)
         except subprocess.TimeoutExpired:
             for p in (pc, ps):
                 if p.poll() is None:
@@ -132,10 +132,10 @@ class Pair:
         return good
 
 
-def memif_pair(name, server_prog, client_prog, tcp_port):
+def memif_pair(name, server_prog, client_prog, tcp_port, guard=GUARD_S):
     sock, sport, cport = memif_ports(name)
     p = Pair(name, srnic_run(sport, "10.77.0.1", server_prog),
-             srnic_run(cport, "10.77.0.2", client_prog + ["127.0.0.1"]), tcp_port)
+             srnic_run(cport, "10.77.0.2", client_prog + ["127.0.0.1"]), tcp_port, guard=guard)
     check(not os.path.exists(sock), "%s: memif socket %s left behind" % (name, sock))
     return p
 
@@ -286,6 +286,65 @@ def case_rc_pingpong():
                   "timeouts, %d resent" % (LOSSY_DROP, LOSSY_FIRST, tot["lossy_drop"],
                                            tot["retry_timeout"], tot["retransmit_pkts"]),
                   flush=True)
+
+
+APP_GUARD_S = 60        # a pair that blocks in SRNIC_PROGRESS=app this long has hung
+
+
+def case_progress_app():
+    # SRNIC_PROGRESS=app (no progress thread): a program that blocks in
+    # ibv_get_cq_event() (rc_pingpong -e) or ibv_get_async_event()
+    # (ibv_asyncwatch) drives the device from that wait (issue 22 item 13:
+    # nothing ran the engine, and the pair hung)
+    port = free_tcp_port()
+    iters = 100
+    prog = ["env", "SRNIC_PROGRESS=app", "ibv_rc_pingpong", "-g", "1", "-e", "-c", "-s", "4096",
+            "-n", str(iters), "-p", str(port)]
+    p = memif_pair("rc_pingpong_app", prog, prog, port, guard=APP_GUARD_S)
+    if p.ok():
+        for side, out in (("server", p.out_s), ("client", p.out_c)):
+            m = re.search(r"(\d+) iters in ([0-9.]+) seconds", out)
+            if check(m is not None and int(m.group(1)) == iters,
+                     "SRNIC_PROGRESS=app -e: %s did all %d iterations, data checked" %
+                     (side, iters)):
+                print("ok rc_pingpong -e -c under SRNIC_PROGRESS=app: %s %s iters" %
+                      (side, m.group(1)), flush=True)
+    # ibv_asyncwatch as the memif server: its link comes up when the
+    # client connects, after its context opened: one PORT_ACTIVE, which
+    # reaches it only through its own ibv_get_async_event()
+    sock, sport, cport = memif_ports("asyncwatch_app")
+    env = run_env()
+    outs = os.path.join(TMP, "asyncwatch_app.server.log")
+    watch = ["env", "SRNIC_PROGRESS=app", "stdbuf", "-oL", "ibv_asyncwatch"]
+    with open(outs, "w") as fs:
+        ps = subprocess.Popen(srnic_run(sport, "10.77.0.1", watch), stdout=fs,
+                              stderr=subprocess.STDOUT, env=env)
+    # the client once the server's memif socket listens (abstract by default)
+    deadline = time.monotonic() + LISTEN_GUARD_S
+    while sock not in open("/proc/net/unix").read() and ps.poll() is None:
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    pc = subprocess.Popen(srnic_run(cport, "10.77.0.2", ["ibv_asyncwatch"]),
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + APP_GUARD_S
+    text = ""
+    while time.monotonic() < deadline and ps.poll() is None:
+        text = open(outs).read()
+        if "IBV_EVENT_PORT_ACTIVE" in text:
+            break
+        time.sleep(0.05)
+    for pr in (pc, ps):
+        if pr.poll() is None:
+            pr.send_signal(signal.SIGINT)
+        try:
+            pr.wait(timeout=GUARD_S)
+        except subprocess.TimeoutExpired:
+            pr.kill()
+            pr.wait()
+    if check(re.search(r"event_type IBV_EVENT_PORT_ACTIVE \(\d+\), port 1", text),
+             "SRNIC_PROGRESS=app: ibv_asyncwatch got PORT_ACTIVE: %r" % text[-500:]):
+        print("ok ibv_asyncwatch under SRNIC_PROGRESS=app: PORT_ACTIVE on port 1", flush=True)
 
 
 def case_ud_pingpong():
@@ -554,6 +613,7 @@ CASES = {
     "symbols": case_symbols,
     "devinfo": case_devinfo,
     "rc_pingpong": case_rc_pingpong,
+    "progress_app": case_progress_app,
     "ud_pingpong": case_ud_pingpong,
     "uc_pingpong": case_uc_pingpong,
     "perftest_ud": case_perftest_ud,
