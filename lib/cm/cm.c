@@ -1494,9 +1494,20 @@ cm_recv(struct srnic_cm *cm, const struct ibv_wc *wc)
 	enum srnic_mad_check c;
 	uint32_t attr;
 
-	if (wc->status != IBV_WC_SUCCESS) {
+	if (unlikely(wc->status != IBV_WC_SUCCESS)) {
 		CM_STAT(cm, RX_WC_ERR);
-		return;
+		/* A flush comes of ERR, and out of RTS qp1_recover() posts
+		 * every buffer again (its RESET drops the rest of the old
+		 * WQEs' CQEs). Any other error with QP1 in RTS (an error class
+		 * that leaves the QP up, or the engine on another thread that
+		 * has pushed the CQE and not yet moved the QP: its RESET then
+		 * rewinds this post too) leaves the buffer with no WQE:
+		 * post it again, or QP1 loses a receive for good each time. */
+		if (wc->status == IBV_WC_WR_FLUSH_ERR ||
+		    srnic_qp_state(cm->qp1) != IBV_QPS_RTS)
+			return;
+		CM_STAT(cm, RX_WC_ERR_REPOSTED);
+		goto repost;
 	}
 	if (wc->byte_len < SRNIC_GRH_LEN) {
 		CM_STAT(cm, RX_SHORT);

@@ -57,6 +57,7 @@
 	X(RX_BAD_QPN, "rx_bad_qpn")             /* DREQ naming another QP than ours */ \
 	X(RX_BAD_SRC, "rx_bad_src")             /* not from a QP1, or no GRH */ \
 	X(RX_WC_ERR, "rx_wc_err")               /* QP1 receive completion in error */ \
+	X(RX_WC_ERR_REPOSTED, "rx_wc_err_reposted") /* of them, with QP1 in RTS: buffer posted again */ \
 	X(TX_WC_ERR, "tx_wc_err") \
 	X(QP1_RECOVERED, "qp1_recovered")       /* QP1 found out of RTS: reset, up, receives posted */ \
 	X(QP1_RECOVER_FAILED, "qp1_recover_failed") /* that failed: tried again at the next poll */ \

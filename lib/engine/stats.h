@@ -40,6 +40,7 @@
 	X(RX_UC_OPSEQ, "rx_uc_opseq_err")           /* UC opcode out of sequence: message dropped */ \
 	X(RX_UC_ERR_DROP, "rx_uc_err_drop")         /* UC length, access or R_Key error: message dropped */ \
 	X(RX_UC_NO_RECV, "rx_uc_no_recv_wqe")       /* UC SEND / WRITE with IMM and no receive WQE: dropped */ \
+	X(RX_UC_RECV_TOO_SMALL, "rx_uc_recv_too_small") /* UC SEND longer than its receive WQE: message dropped, WQE kept */ \
 	X(REQ_UD_TOO_LONG, "req_ud_too_long")       /* UD send beyond the MTU: no packet, success (C10-93.1.1) */ \
 	X(REQ_UD_NO_ROUTE, "req_ud_no_route")       /* UD send whose MAC stayed unknown: dropped */ \
 	X(REQ_PKTS, "req_pkts")                     /* request packets sent */ \

@@ -14,8 +14,12 @@
  * An abandoned SEND's receive WQE is not completed: the next SEND fills it
  * from its start (rxe reuses it the same way). A WRITE abandoned part way
  * may have placed some of its data: UC promises nothing else.
- * A SEND longer than its receive WQE completes it with IBV_WC_LOC_LEN_ERR
- * and moves the QP to ERR.
+ * A SEND longer than its receive WQE is one more such drop (IBTA's class
+ * D1 for UC, rxe's RESPST_ERR_LENGTH without an SRQ): no completion, the
+ * QP stays in RTS, the WQE waits for the next SEND; nothing is written
+ * past the WQE (each packet is checked before its bytes are). With an
+ * SRQ too, where rxe completes the WQE in error (class E): that would let
+ * any peer burn the shared queue's WQEs.
  */
 #include "engine.h"
 
@@ -74,24 +78,6 @@ uc_complete(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_pk
 	qp->resp.recv_off = 0;
 }
 
-/* A SEND longer than its receive WQE: the WQE fails, the QP goes to ERR. */
-static __rte_noinline void
-uc_recv_too_small(struct srnic_engine *eng, struct srnic_qp *qp)
-{
-	struct srnic_resp *r = &qp->resp;
-	struct ibv_wc wc;
-
-	memset(&wc, 0, sizeof(wc));
-	wc.wr_id = r->rwqe.wr_id;
-	wc.status = IBV_WC_LOC_LEN_ERR;
-	wc.opcode = IBV_WC_RECV;
-	wc.qp_num = qp->qpn;
-	r->rwqe_taken = 0;
-	r->msg = SRNIC_MSG_NONE;
-	srnic_qp_cqe(eng, qp, qp->rcq, &wc, r->rwqe_next);
-	srnic_qp_to_err(eng, qp, "UC SEND longer than its receive WQE");
-}
-
 /* Take a receive WQE for the message, if it needs one and has none. */
 static bool
 uc_take_rwqe(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t m)
@@ -144,9 +130,11 @@ uc_execute(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_pkt
 		return UC_DROP_MSG;
 	}
 	if (m & SRNIC_OPM_SEND) {
-		if (r->recv_off + pkt->pay_len > r->rwqe.length) {
-			uc_recv_too_small(eng, qp);
-			return UC_TAKEN; /* the QP is in ERR: nothing more */
+		if (unlikely(r->recv_off + pkt->pay_len > r->rwqe.length)) {
+			/* class D1: were it an error CQE and ERR, one long
+			 * message from the peer would kill the QP */
+			eng_stat(eng, SRNIC_STAT_RX_UC_RECV_TOO_SMALL, 1);
+			return UC_DROP_MSG;
 		}
 		if (pkt->pay_len > 0 &&
 		    srnic_sge_copy_in(qp, r->rwqe.sge, r->rwqe.num_sge, r->recv_off, pkt,

@@ -40,6 +40,7 @@
 
 #include "srnic.h"
 #include "srnic_cm.h"
+#include "engine.h" /* test_qp1_rx_error: a receive error CQE as the engine makes one */
 #include "srnic_link.h"
 #include "srnic_lossy.h"
 #include "srnic_mad.h"
@@ -1831,6 +1832,55 @@ test_qp1_recovery(void **state)
 	assert_int_equal(stat(0, "req_resent") + stat(0, "sidr_req_resent"), 0);
 }
 
+/*
+ * Issue 22: a QP1 receive completion in error (not a flush) with QP1 still
+ * in RTS: the CM gave up the buffer, so QP1 lost a receive for good each
+ * time. It comes of an error class that leaves the QP up, or of the engine
+ * on another thread read between its CQE and its move to ERR. The test
+ * does the engine's part on B's QP1, every posted WQE taken and completed
+ * LOC_LEN_ERR without the move to ERR; B's CM posts each buffer again
+ * (rx_wc_err_reposted), QP1 stays in RTS, and a connection goes through.
+ * (Before: B's QP1 had no receive left, A's REQ was dropped as
+ * rx_ud_no_recv_wqe and the connection timed out.)
+ */
+static void
+test_qp1_rx_error(void **state)
+{
+	struct srnic_qp *qp1 = srnic_cm_gsi_qp(S[1].cm);
+	int64_t norecv = srnic_dev_stat(S[1].dev, "rx_ud_no_recv_wqe");
+	const struct srnic_rwqe *w;
+	struct srnic_rwqe srq_buf;
+	struct srnic_cm_id *l;
+	struct ibv_wc wc;
+	uint32_t next;
+	int64_t n = 0;
+	struct conn c;
+
+	(void)state;
+	while ((w = srnic_rwqe_take(S[1].eng, qp1, &srq_buf, &next, 0, NULL)) != NULL) {
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = w->wr_id;
+		wc.status = IBV_WC_LOC_LEN_ERR;
+		wc.opcode = IBV_WC_RECV;
+		wc.qp_num = SRNIC_GSI_QPN;
+		srnic_qp_cqe(S[1].eng, qp1, qp1->rcq, &wc, next);
+		n++;
+	}
+	assert_true(n > 0);
+	RUN_UNTIL(stat(1, "rx_wc_err") == n);
+	assert_int_equal(stat(1, "rx_wc_err_reposted"), n);
+	assert_int_equal(srnic_qp_state(qp1), IBV_QPS_RTS);
+	l = listen_on(1, SID);
+	conn_make(&c, l, 0);
+	conn_data(&c);
+	conn_disconnect(&c, 0);
+	conn_free(&c);
+	assert_int_equal(srnic_cm_destroy_id(l), 0);
+	assert_int_equal(srnic_dev_stat(S[1].dev, "rx_ud_no_recv_wqe"), norecv);
+	assert_int_equal(stat(1, "rx_wc_err"), n);
+	assert_int_equal(stat(1, "qp1_recovered"), 0);
+}
+
 /* The destroyer: waits for the handler to block, destroys its id. */
 static void *
 destroyer(void *arg)
@@ -2075,6 +2125,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_qp1_big_datagram, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_qp1_recovery, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_comm_ids_forged_rej, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_qp1_rx_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
 	};
 

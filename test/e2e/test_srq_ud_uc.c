@@ -14,6 +14,8 @@
  *   SRQ drops the message (rx_uc_no_recv_wqe, no RNR counted) and the next
  *   lands after a post; the QP to ERR mid-message flushes only the WQE it
  *   took, raises LAST_WQE_REACHED, and a sibling gets the SRQ's next WQE;
+ *   a SEND longer than the WQE it took is dropped (class D1), the WQE
+ *   kept for the QP's next SEND;
  * - an RC, a UD and a UC QP on one SRQ: every WQE consumed once, each
  *   completion on the QP its message came to.
  */
@@ -764,6 +766,45 @@ test_srq_uc_err_mid_message(void **state)
 	}
 }
 
+/* A UC SEND longer than the SRQ WQE it took: class D1 as without an SRQ
+ * (rxe's class E completion would let any peer burn the SRQ's WQEs):
+ * dropped at the packet that would overflow, counted, no completion, no
+ * event, the QP in RTS, nothing written past the WQE; the WQE stays with
+ * the QP for its next SEND, and the SRQ's next WQE for the one after. */
+static void
+test_srq_uc_too_small(void **state)
+{
+	int64_t small, lw;
+
+	RTE_SET_USED(state);
+	T.srq = mk_srq(8, 0);
+	uc_pairs(1);
+	small = stat1(1, "rx_uc_recv_too_small");
+	lw = stat1(1, "srq_last_wqe_reached");
+	post_srq_len(700, 0, 2000);
+	post_srq(701, 1);
+	conn_send(T.a[0], 1, 0, UC_MSG, 20);
+	T_RUN_UNTIL(stat1(1, "rx_uc_recv_too_small") == small + 1 && T.nwc[0] == 1);
+	assert_no_event(1);
+	assert_int_equal(T.nwc[1], 0);
+	assert_int_equal(srnic_qp_state(T.b[0]), IBV_QPS_RTS);
+	assert_int_equal(slot_of(0)[2000], 0); /* nothing past the WQE */
+	conn_send(T.a[0], 2, 1, 1500, 21);
+	T_RUN_UNTIL(T.nwc[1] == 1);
+	assert_int_equal(T.wc[1][0].status, IBV_WC_SUCCESS);
+	assert_int_equal(T.wc[1][0].wr_id, 700);
+	assert_int_equal(T.wc[1][0].byte_len, 1500);
+	check_slot(0, 1500, 21);
+	conn_send(T.a[0], 3, 2, UC_MSG, 22);
+	T_RUN_UNTIL(T.nwc[1] == 2);
+	assert_int_equal(T.wc[1][1].status, IBV_WC_SUCCESS);
+	assert_int_equal(T.wc[1][1].wr_id, 701);
+	check_slot(1, UC_MSG, 22);
+	assert_int_equal(stat1(1, "rx_uc_recv_too_small"), small + 1);
+	assert_int_equal(stat1(1, "srq_last_wqe_reached"), lw);
+	assert_no_event(1);
+}
+
 /* ---- an RC, a UD and a UC QP on one SRQ ---- */
 
 static void
@@ -856,6 +897,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_srq_ud_too_small, t_setup, t_teardown),
 		cmocka_unit_test_setup_teardown(test_srq_uc, t_setup, t_teardown),
 		cmocka_unit_test_setup_teardown(test_srq_uc_err_mid_message, t_setup, t_teardown),
+		cmocka_unit_test_setup_teardown(test_srq_uc_too_small, t_setup, t_teardown),
 		cmocka_unit_test_setup_teardown(test_srq_rc_ud_uc, t_setup, t_teardown),
 	};
 

@@ -5,8 +5,8 @@
  * comes back and each WR completes once sent. A lost MIDDLE (the loss
  * hook drops it before B sees it) drops exactly its message: the next
  * message arrives whole, into the receive WQE the dropped one had taken
- * (IBTA 9.7.5.x for UC, rxe). Access errors drop the message and leave
- * the QP in RTS.
+ * (IBTA 9.7.5.x for UC, rxe). Access errors, and a SEND longer than its
+ * receive WQE, drop the message and leave the QP in RTS.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -275,20 +275,43 @@ test_uc_errors(void **state)
 	}
 }
 
-/* A SEND longer than its receive WQE: LOC_LEN_ERR, the QP to ERR. */
+/* A SEND longer than its receive WQE is dropped (IBTA class D1, rxe):
+ * counted, no completion, the QP stays in RTS, nothing past the WQE is
+ * written, and the WQE takes the next SEND that fits. A 3000-byte SEND
+ * (FIRST, MIDDLE, LAST) into 2000 bytes fails at its MIDDLE; a 1500-byte
+ * one (FIRST, LAST) then lands in the same WQE. Before, the
+ * WQE completed LOC_LEN_ERR and the QP went to ERR: any peer could kill
+ * a UC QP with one long message (issue 22). */
 static void
 test_uc_recv_too_small(void **state)
 {
+	int64_t small = stat1(1, "rx_uc_recv_too_small"), drop = stat1(1, "rx_uc_drop");
 	struct e2e_bufs b;
+	uint8_t past[512];
 
 	RTE_SET_USED(state);
 	e2e_bufs_new(&b, 8192, IBV_ACCESS_LOCAL_WRITE);
+	e2e_bufs_fill(&b, 3, 4);
+	memcpy(past, b.v + 2000, sizeof(past));
 	e2e_bufs_recv(&b, E->qp[1], 50, 0, 2000);
 	e2e_bufs_post(&b, E->qp[0], IBV_WR_SEND, 1, 0, MSG, 0, IBV_SEND_SIGNALED);
-	E2E_RUN_UNTIL(E->nwc[1] == 1);
-	assert_int_equal(E->wc[1][0].status, IBV_WC_LOC_LEN_ERR);
+	/* the MIDDLE, and the LAST with the message it ends */
+	E2E_RUN_UNTIL(stat1(1, "rx_uc_recv_too_small") == small + 1 &&
+		      stat1(1, "rx_uc_drop") == drop + 2 && E->nwc[0] == 1);
+	e2e_settle(4);
+	assert_int_equal(E->wc[0][0].status, IBV_WC_SUCCESS); /* the sender cannot know */
+	assert_int_equal(E->nwc[1], 0);
+	assert_int_equal(srnic_qp_state(E->qp[1]), IBV_QPS_RTS);
+	assert_memory_equal(b.v + 2000, past, sizeof(past));
+	/* the WQE it had taken takes the next message, from its start */
+	e2e_bufs_post(&b, E->qp[0], IBV_WR_SEND, 2, 4000, 1500, 0, IBV_SEND_SIGNALED);
+	E2E_RUN_UNTIL(E->nwc[1] == 1 && E->nwc[0] == 2);
+	assert_int_equal(E->wc[1][0].status, IBV_WC_SUCCESS);
 	assert_int_equal(E->wc[1][0].wr_id, 50);
-	assert_int_equal(srnic_qp_state(E->qp[1]), IBV_QPS_ERR);
+	assert_int_equal(E->wc[1][0].byte_len, 1500);
+	assert_memory_equal(b.v, b.l + 4000, 1500);
+	assert_int_equal(stat1(1, "rx_uc_recv_too_small"), small + 1);
+	assert_int_equal(srnic_qp_state(E->qp[1]), IBV_QPS_RTS);
 }
 
 int
