@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Instructions per operation (issue 26), counted by callgrind, which does
+# not move with the host's load: srnic-perf with both engines on one lcore
+# (-l 0: the requester's pass req_step() and the responder's
+# perf_resp_poll_once() take turns in one thread, so the count is the same
+# from run to run) doing a fixed number of READs; only those two functions
+# are counted (set-up, floors and the report are not), so requester (the
+# benchmark's post and poll, the requester engine) and responder (the
+# responder engine) together are what one READ costs.
+#   test/bench/icount.sh [--quick] REF...
+# REF: a commit or a build directory, as for ab.sh (trees.sh builds commits
+# in worktrees under $AB_DIR). One line per REF: instructions per 64 B READ
+# (8 QPs x 16; requester, responder, both) and per 64 KiB READ (1 QP x 16,
+# both). doc/performance.md has the results.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. test/bench/trees.sh
+
+# Enough READs that what a run pays once (first touches, the last pass)
+# is under 0.1% of the count; --quick for a look in a few seconds.
+ITERS_64=20000
+ITERS_64K=2000
+QUICK_DIV=10
+# runs of one figure before giving up on a run without resends (below)
+TRIES=${ICOUNT_TRIES:-4}
+# the runs' niceness (ICOUNT_NICE=-10 on a loaded host: fewer resends)
+NICE=${ICOUNT_NICE:-0}
+EAL=(-l 0 --no-pci --no-huge -m 1024 --file-prefix srnic-icount-$$ --log-level=lib.eal:error
+	--no-telemetry)
+
+div=1
+[ "${1:-}" = --quick ] && { div=$QUICK_DIV; shift; }
+[ $# -ge 1 ] || { echo "usage: $0 [--quick] REF..." >&2; exit 2; }
+command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# count BINARY ITERS PKTS ARGS...: prints "requester responder reads": the
+# inclusive cost of each toggled function and the READs done (packets
+# built, srnic_pkt_new() calls, over PKTS per READ; srnic-perf does a few
+# more than ITERS). Under callgrind a round of the 128 READs in flight
+# takes milliseconds, so a host that takes the CPU away for longer than the
+# ACK timeout (67 ms, srnic-perf's default) makes the requester resend, and
+# resent packets cost instructions a clean run does not pay: the figure is
+# run until two runs built the same number of packets (at most TRIES), and
+# the one that built the fewest counts. Nothing else in the path depends on
+# time but the timer wheel's steps (one per 12.6 us tick passed, a few
+# instructions each).
+count() {
+	local bin=$1 iters=$2 pkts=$3 out=$tmp/cg.out try built best=
+	shift 3
+	for ((try = 1; try <= TRIES; try++)); do
+		rm -f "$out"
+		nice -n "$NICE" valgrind --tool=callgrind --callgrind-out-file="$out" \
+			--toggle-collect='req_step*' --toggle-collect='perf_resp_poll_once*' \
+			"$bin" "${EAL[@]}" -- --quiet "$@" --iters "$iters" >"$tmp/run.log" 2>&1 ||
+			{ echo "callgrind run failed:" >&2; tail -n 20 "$tmp/run.log" >&2; return 1; }
+		built=$(/usr/bin/python3 - "$out" srnic_pkt_new <<'PY'
+import re, sys
+# calls into one function, from the callgrind file (names compressed:
+# "(id) name" the first time, "(id)" after)
+name, want, total = {}, False, 0
+for line in open(sys.argv[1]):
+    m = re.match(r"(c?fn)=\((\d+)\)(?: (.*))?", line)
+    if m:
+        if m.group(3):
+            name[m.group(2)] = m.group(3)
+        want = m.group(1) == "cfn" and name.get(m.group(2)) == sys.argv[2]
+    elif want and line.startswith("calls="):
+        total += int(line[6:].split()[0])
+        want = False
+print(total)
+PY
+)
+		[ "$built" -gt 0 ] || { echo "no srnic_pkt_new() calls counted" >&2; return 1; }
+		if [ -z "$best" ] || [ "$built" -lt "$best" ]; then
+			cp "$out" "$tmp/best.out"
+		fi
+		[ "$built" = "$best" ] && break
+		[ -n "$best" ] && echo "  $*: $built packets against $best: resends, once more" >&2
+		best=$((${best:-$built} < built ? ${best:-$built} : built))
+	done
+	[ "$built" = "$best" ] || echo "  $*: no two runs alike in $TRIES; the fewest packets count" >&2
+	callgrind_annotate --inclusive=yes "$tmp/best.out" 2>/dev/null | awk -v reads=$((best / pkts)) '
+		/:req_step/ && !rq { gsub(",", "", $1); rq = $1 }
+		/:perf_resp_poll_once/ && !rs { gsub(",", "", $1); rs = $1 }
+		END { if (!rq || !rs) exit 1; print rq, rs, reads }' ||
+		{ echo "no cost for req_step / perf_resp_poll_once (inlined?)" >&2; return 1; }
+}
+
+printf '%-14s %-44s %9s %9s %9s %11s\n' ref subject "req/64B" "resp/64B" "both/64B" "both/64KiB"
+for ref in "$@"; do
+	bin=$(perf_binary "$ref")
+	# a build directory: the commit of the tree it is in, if any
+	subj=$(if [ -d "$ref" ]; then git -C "$ref" log -1 --format='%h %s'; else
+		git log -1 --format=%s "$ref"; fi 2>/dev/null | cut -c1-44 || true)
+	n64=$((ITERS_64 / div)) n64k=$((ITERS_64K / div))
+	# packets per READ: the request and its answers at path MTU 4096
+	read -r rq rs r64 < <(count "$bin" "$n64" 2 --op read --size 64 --qps 8 --depth 16)
+	read -r bq bs r64k < <(count "$bin" "$n64k" 17 --op read --size 64K --qps 1 --depth 16)
+	printf '%-14s %-44s %9.0f %9.0f %9.0f %11.0f\n' "$ref" "${subj:--}" \
+		"$(echo "$rq / $r64" | bc -l)" "$(echo "$rs / $r64" | bc -l)" \
+		"$(echo "($rq + $rs) / $r64" | bc -l)" "$(echo "($bq + $bs) / $r64k" | bc -l)"
+done
