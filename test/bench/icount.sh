@@ -17,13 +17,16 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 . test/bench/trees.sh
 
-# Enough READs that what a run pays once (first touches, the last pass)
-# is under 0.1% of the count; --quick for a look in a few seconds.
+# READs per figure (what a run pays once, first touches and the last pass,
+# spread over them); --quick for a look in a few seconds.
 ITERS_64=20000
 ITERS_64K=2000
 QUICK_DIV=10
 # runs of one figure before giving up on a run without resends (below)
 TRIES=${ICOUNT_TRIES:-4}
+# ICOUNT_KEEP=DIR keeps each figure's counted run there (REF-SIZE.out),
+# for callgrind_annotate's per-function view
+KEEP=${ICOUNT_KEEP:-}
 # the runs' niceness (ICOUNT_NICE=-10 on a loaded host: fewer resends)
 NICE=${ICOUNT_NICE:-0}
 EAL=(-l 0 --no-pci --no-huge -m 1024 --file-prefix srnic-icount-$$ --log-level=lib.eal:error
@@ -32,6 +35,7 @@ EAL=(-l 0 --no-pci --no-huge -m 1024 --file-prefix srnic-icount-$$ --log-level=l
 div=1
 [ "${1:-}" = --quick ] && { div=$QUICK_DIV; shift; }
 [ $# -ge 1 ] || { echo "usage: $0 [--quick] REF..." >&2; exit 2; }
+[ -z "$KEEP" ] || mkdir -p "$KEEP"
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -44,9 +48,12 @@ trap 'rm -rf "$tmp"' EXIT
 # ACK timeout (67 ms, srnic-perf's default) makes the requester resend, and
 # resent packets cost instructions a clean run does not pay: the figure is
 # run until two runs built the same number of packets (at most TRIES), and
-# the one that built the fewest counts. Nothing else in the path depends on
-# time but the timer wheel's steps (one per 12.6 us tick passed, a few
-# instructions each).
+# the one that built the fewest counts, its instructions over its packets'
+# worth of READs. One more thing depends on time: the timer wheel steps
+# once per 12.6 us tick passed (tw_advance()), and under callgrind a READ
+# takes ~150 us, so ~12 steps (~100 instructions) per READ that move with
+# the host's speed (doc/performance.md, issue 26: runs of one tree agree
+# within ~10 on a steady host, 3,776 and 3,907 across a change of load).
 count() {
 	local bin=$1 iters=$2 pkts=$3 out=$tmp/cg.out try built best=
 	shift 3
@@ -82,6 +89,7 @@ PY
 		best=$((${best:-$built} < built ? ${best:-$built} : built))
 	done
 	[ "$built" = "$best" ] || echo "  $*: no two runs alike in $TRIES; the fewest packets count" >&2
+	[ -z "$KEEP" ] || cp "$tmp/best.out" "$KEEP/${ref//\//_}-$4.out"
 	callgrind_annotate --inclusive=yes "$tmp/best.out" 2>/dev/null | awk -v reads=$((best / pkts)) '
 		/:req_step/ && !rq { gsub(",", "", $1); rq = $1 }
 		/:perf_resp_poll_once/ && !rs { gsub(",", "", $1); rs = $1 }
