@@ -43,7 +43,7 @@ old=$(perf_binary "$1")
 new=$(perf_binary "$2")
 names=("$1" "$2")
 shift 2
-eal=(-l 0,1 --no-pci --file-prefix srnic-ab-$$ --log-level=lib.eal:error --no-telemetry "$@")
+eal=(-l "0,1" --no-pci --file-prefix srnic-ab-$$ --log-level=lib.eal:error --no-telemetry "$@")
 
 # The figures: name, then srnic-perf's options (iterations last, so
 # --quick can divide them). perf-targets.sh runs the same commands.

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
+# shellcheck shell=bash
 # Sourced by ab.sh and icount.sh: a built srnic-perf for a commit or a tree.
 #   perf_binary REF      prints the path of REF's srnic-perf
 # REF is a build directory that holds app/srnic-perf/srnic-perf (used as it
@@ -36,10 +37,13 @@ perf_binary() {
 				{ echo "$ref: git worktree add $wt failed" >&2; return 1; }
 		fi
 		echo "building $ref ($sha) in $wt/build (log: $log)" >&2
-		{ [ -f "$wt/build/build.ninja" ] ||
-			(cd "$wt" && meson setup build . "${AB_MESON_OPTS[@]}"); } >"$log" 2>&1 &&
-			ninja -C "$wt/build" "$AB_PERF" >>"$log" 2>&1 ||
-			{ echo "$ref: build failed, see $log" >&2; tail -n 20 "$log" >&2; return 1; }
+		if ! { [ -f "$wt/build/build.ninja" ] ||
+			(cd "$wt" && meson setup build . "${AB_MESON_OPTS[@]}"); } >"$log" 2>&1 ||
+			! ninja -C "$wt/build" "$AB_PERF" >>"$log" 2>&1; then
+			echo "$ref: build failed, see $log" >&2
+			tail -n 20 "$log" >&2
+			return 1
+		fi
 	fi
 	echo "$wt/build/$AB_PERF"
 }
