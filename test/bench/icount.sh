@@ -10,12 +10,17 @@
 # responder engine) together are what one READ costs.
 #   test/bench/icount.sh [--quick] REF...
 # REF: a commit or a build directory, as for ab.sh (trees.sh builds commits
-# in worktrees under $AB_DIR). One line per REF: instructions per 64 B READ
-# (8 QPs x 16; requester, responder, both) and per 64 KiB READ (1 QP x 16,
-# both). doc/performance.md has the results.
+# in worktrees under $AB_DIR, here with line information: build-g). One
+# line per REF: instructions per 64 B READ (8 QPs x 16; requester,
+# responder, both, the timer wheel's share of both, and net: both without
+# it) and net per 64 KiB READ (1 QP x 16). doc/performance.md has results.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . test/bench/trees.sh
+# Commits are built with line information (the same code: -g changes no
+# instruction), so that the timer wheel's lines can be told apart (below).
+AB_BUILD=build-g
+AB_MESON_OPTS+=(-Ddebug=true)
 
 # READs per figure (what a run pays once, first touches and the last pass,
 # spread over them); --quick for a look in a few seconds.
@@ -39,6 +44,57 @@ div=1
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+
+# wheel_cost CALLGRIND_FILE BINARY: the instructions spent on the lines of
+# tw_advance() (the timer wheel's walk, inlined into srnic_engine_poll()),
+# from the line information of a build-g tree: the walk steps once per
+# 12.6 us tick passed, and under callgrind a READ takes ~150 us, so it pays
+# ~100 instructions per READ that follow the host's speed, not the code.
+# Prints "-" without line information (a build directory given as REF).
+wheel_cost() {
+	local src engine range
+	src=$(cd "$(dirname "$2")/../../.." && pwd)
+	engine=$src/lib/engine/engine.c
+	range=$(awk '/^tw_advance\(/ { s = NR } s && /^}/ { print s, NR; exit }' "$engine" 2>/dev/null)
+	[ -n "$range" ] || { echo -; return 0; }
+	# shellcheck disable=SC2086 # two numbers
+	/usr/bin/python3 - "$1" lib/engine/engine.c $range <<'PY'
+import re, sys
+# self cost of lines lo..hi of the file (inlined code included: fi=/fe=
+# switch the file, the cost line after calls= is a call's, not self)
+path, suffix, lo, hi = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+files, fl, fi, line, skip, cost, seen = {}, "", None, 0, False, 0, False
+for l in open(path):
+    m = re.match(r"(fl|fi|fe|fn|cfi|cfl|cfn|ob|cob)=\((\d+)\)(?: (.*))?$", l.rstrip("\n"))
+    if m:
+        kind, idn, name = m.groups()
+        if kind in ("fl", "fi", "fe", "cfi", "cfl") and name:
+            files[idn] = name
+        if kind == "fl":
+            fl, fi = files[idn], None
+        elif kind in ("fi", "fe"):
+            fi = files[idn]
+        elif kind == "fn":
+            fi = None
+        continue
+    if l.startswith("calls="):
+        skip = True
+        continue
+    m = re.match(r"([+-]\d+|\*|\d+)\s+(\d+)", l)
+    if not m:
+        continue
+    p = m.group(1)
+    line = line + int(p) if p[0] in "+-" else line if p == "*" else int(p)
+    if skip:
+        skip = False
+        continue
+    if (fi or fl).endswith(suffix):
+        seen = True
+        if lo <= line <= hi:
+            cost += int(m.group(2))
+print(cost if seen else "-")
+PY
+}
 
 # count BINARY ITERS PKTS ARGS...: prints "requester responder reads": the
 # inclusive cost of each toggled function and the READs done (packets
@@ -90,14 +146,19 @@ PY
 	done
 	[ "$built" = "$best" ] || echo "  $*: no two runs alike in $TRIES; the fewest packets count" >&2
 	[ -z "$KEEP" ] || cp "$tmp/best.out" "$KEEP/${ref//\//_}-$4.out"
-	callgrind_annotate --inclusive=yes "$tmp/best.out" 2>/dev/null | awk -v reads=$((best / pkts)) '
+	wheel=$(wheel_cost "$tmp/best.out" "$bin")
+	callgrind_annotate --inclusive=yes "$tmp/best.out" 2>/dev/null |
+		awk -v reads=$((best / pkts)) -v wheel="$wheel" '
 		/:req_step/ && !rq { gsub(",", "", $1); rq = $1 }
 		/:perf_resp_poll_once/ && !rs { gsub(",", "", $1); rs = $1 }
-		END { if (!rq || !rs) exit 1; print rq, rs, reads }' ||
+		END { if (!rq || !rs) exit 1; print rq, rs, reads, wheel }' ||
 		{ echo "no cost for req_step / perf_resp_poll_once (inlined?)" >&2; return 1; }
 }
 
-printf '%-14s %-44s %9s %9s %9s %11s\n' ref subject "req/64B" "resp/64B" "both/64B" "both/64KiB"
+# both: requester + responder; wheel: the timer wheel's share of it; net:
+# both without the wheel (the figure to compare; "-" when not known)
+printf '%-14s %-36s %8s %8s %8s %6s %8s %10s\n' ref subject "req/64B" "resp/64B" "both/64B" \
+	"wheel" "net/64B" "net/64KiB"
 for ref in "$@"; do
 	bin=$(perf_binary "$ref")
 	# a build directory: the commit of the tree it is in, if any
@@ -105,9 +166,20 @@ for ref in "$@"; do
 		git log -1 --format=%s "$ref"; fi 2>/dev/null | cut -c1-44 || true)
 	n64=$((ITERS_64 / div)) n64k=$((ITERS_64K / div))
 	# packets per READ: the request and its answers at path MTU 4096
-	read -r rq rs r64 < <(count "$bin" "$n64" 2 --op read --size 64 --qps 8 --depth 16)
-	read -r bq bs r64k < <(count "$bin" "$n64k" 17 --op read --size 64K --qps 1 --depth 16)
-	printf '%-14s %-44s %9.0f %9.0f %9.0f %11.0f\n' "$ref" "${subj:--}" \
+	read -r rq rs r64 w64 < <(count "$bin" "$n64" 2 --op read --size 64 --qps 8 --depth 16)
+	read -r bq bs r64k w64k < <(count "$bin" "$n64k" 17 --op read --size 64K --qps 1 --depth 16)
+	if [ -z "${r64:-}" ] || [ -z "${r64k:-}" ]; then
+		echo "$ref: no count" >&2
+		continue
+	fi
+	if [ "$w64" = - ] || [ "$w64k" = - ]; then
+		wheel=- net=- netk=-
+	else
+		wheel=$(printf '%.0f' "$(echo "$w64 / $r64" | bc -l)")
+		net=$(printf '%.0f' "$(echo "($rq + $rs - $w64) / $r64" | bc -l)")
+		netk=$(printf '%.0f' "$(echo "($bq + $bs - $w64k) / $r64k" | bc -l)")
+	fi
+	printf '%-14s %-36s %8.0f %8.0f %8.0f %6s %8s %10s\n' "$ref" "${subj:0:36}" \
 		"$(echo "$rq / $r64" | bc -l)" "$(echo "$rs / $r64" | bc -l)" \
-		"$(echo "($rq + $rs) / $r64" | bc -l)" "$(echo "($bq + $bs) / $r64k" | bc -l)"
+		"$(echo "($rq + $rs) / $r64" | bc -l)" "$wheel" "$net" "$netk"
 done
