@@ -255,7 +255,7 @@ destroy_id(struct srnic_cm_id *id)
 {
 	unsigned int s, i;
 
-	destroy_id(id);
+	assert_int_equal(srnic_cm_destroy_id(id), 0);
 	for (s = 0; s < 2; s++)
 		for (i = 0; i < S[s].nevs; i++)
 			if (S[s].evs[i].id == id)
