@@ -1875,7 +1875,7 @@ test_qp1_rx_error(void **state)
 	conn_data(&c);
 	conn_disconnect(&c, 0);
 	conn_free(&c);
-	assert_int_equal(srnic_cm_destroy_id(l), 0);
+	destroy_id(l);
 	assert_int_equal(srnic_dev_stat(S[1].dev, "rx_ud_no_recv_wqe"), norecv);
 	assert_int_equal(stat(1, "rx_wc_err"), n);
 	assert_int_equal(stat(1, "qp1_recovered"), 0);
