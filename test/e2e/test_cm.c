@@ -1571,6 +1571,20 @@ test_bad_mads(void **state)
 	assert_non_null(S[0].cm);
 }
 
+/* A listener on B, a connection from A with data both ways, A's disconnect. */
+static void
+conn_once(void)
+{
+	struct srnic_cm_id *l = listen_on(1, SID);
+	struct conn c;
+
+	conn_make(&c, l, 0);
+	conn_data(&c);
+	conn_disconnect(&c, 0);
+	conn_free(&c);
+	assert_int_equal(srnic_cm_destroy_id(l), 0);
+}
+
 /*
  * Issue 22 item 1: anyone who knows the GSI Q_Key (everyone) sends B's QP1
  * more than GRH + MAD: 600 and 1000 bytes (the audit's), then 257 (one
@@ -1589,8 +1603,6 @@ test_qp1_big_datagram(void **state)
 	struct srnic_ah *ah = ah_to_other(0);
 	uint8_t *buf = rte_zmalloc("cmbig", 1024, 64);
 	struct srnic_mr *mr = srnic_reg_mr(S[0].pd, buf, 1024, IBV_ACCESS_LOCAL_WRITE);
-	struct srnic_cm_id *l;
-	struct conn c;
 	unsigned int k;
 
 	(void)state;
@@ -1609,12 +1621,7 @@ test_qp1_big_datagram(void **state)
 	assert_int_equal(srnic_destroy_ah(ah), 0);
 	assert_int_equal(srnic_destroy_qp(qp), 0);
 	assert_int_equal(srnic_destroy_cq(cq), 0);
-	l = listen_on(1, SID);
-	conn_make(&c, l, 0);
-	conn_data(&c);
-	conn_disconnect(&c, 0);
-	conn_free(&c);
-	assert_int_equal(srnic_cm_destroy_id(l), 0);
+	conn_once();
 }
 
 /*
@@ -1686,11 +1693,9 @@ test_qp1_rx_error(void **state)
 	int64_t norecv = srnic_dev_stat(S[1].dev, "rx_ud_no_recv_wqe");
 	const struct srnic_rwqe *w;
 	struct srnic_rwqe srq_buf;
-	struct srnic_cm_id *l;
 	struct ibv_wc wc;
 	uint32_t next;
 	int64_t n = 0;
-	struct conn c;
 
 	(void)state;
 	while ((w = srnic_rwqe_take(S[1].eng, qp1, &srq_buf, &next, 0, NULL)) != NULL) {
@@ -1706,12 +1711,7 @@ test_qp1_rx_error(void **state)
 	RUN_UNTIL(stat(1, "rx_wc_err") == n);
 	assert_int_equal(stat(1, "rx_wc_err_reposted"), n);
 	assert_int_equal(srnic_qp_state(qp1), IBV_QPS_RTS);
-	l = listen_on(1, SID);
-	conn_make(&c, l, 0);
-	conn_data(&c);
-	conn_disconnect(&c, 0);
-	conn_free(&c);
-	assert_int_equal(srnic_cm_destroy_id(l), 0);
+	conn_once();
 	assert_int_equal(srnic_dev_stat(S[1].dev, "rx_ud_no_recv_wqe"), norecv);
 	assert_int_equal(stat(1, "rx_wc_err"), n);
 	assert_int_equal(stat(1, "qp1_recovered"), 0);
