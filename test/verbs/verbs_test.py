@@ -94,7 +94,7 @@ def memif_ports(tag):
 class Pair:
     """A server and a client run to completion; their rc and output."""
 
-    def __init__(self, name, server, client, tcp_port, netns=None):
+    def __init__(self, name, server, client, tcp_port, netns=None, guard=GUARD_S):
         self.name = name
         outs = os.path.join(TMP, name + ".server.log")
         outc = os.path.join(TMP, name + ".client.log")
@@ -110,8 +110,8 @@ class Pair:
             pc = subprocess.Popen(client, stdout=fc, stderr=subprocess.STDOUT, env=env)
         self.rc_s = self.rc_c = None
         try:
-            self.rc_c = pc.wait(timeout=GUARD_S)
-            self.rc_s = ps.wait(timeout=GUARD_S)
+            self.rc_c = pc.wait(timeout=guard)
+            self.rc_s = ps.wait(timeout=guard)
         except subprocess.TimeoutExpired:
             for p in (pc, ps):
                 if p.poll() is None:
@@ -132,10 +132,10 @@ class Pair:
         return good
 
 
-def memif_pair(name, server_prog, client_prog, tcp_port):
+def memif_pair(name, server_prog, client_prog, tcp_port, guard=GUARD_S):
     sock, sport, cport = memif_ports(name)
     p = Pair(name, srnic_run(sport, "10.77.0.1", server_prog),
-             srnic_run(cport, "10.77.0.2", client_prog + ["127.0.0.1"]), tcp_port)
+             srnic_run(cport, "10.77.0.2", client_prog + ["127.0.0.1"]), tcp_port, guard=guard)
     check(not os.path.exists(sock), "%s: memif socket %s left behind" % (name, sock))
     return p
 
@@ -260,6 +260,7 @@ LOSSY_FIRST = "300"
 def case_rc_pingpong():
     pingpong("ibv_rc_pingpong", (["-s", "64"], ["-s", "4096", "-c"], ["-s", "10000", "-c"],
                                  ["-s", "3000", "-e"], ["-s", "8192", "-e", "-c"]))
+    rc_pingpong_exit_ack()
     # Loss under a program that blocks (-e: ibv_get_cq_event between
     # messages): a lost tail packet or ACK is only resent when the ACK
     # timer fires, which the progress thread must run while the program
@@ -286,6 +287,37 @@ def case_rc_pingpong():
                   "timeouts, %d resent" % (LOSSY_DROP, LOSSY_FIRST, tot["lossy_drop"],
                                            tot["retry_timeout"], tot["retransmit_pkts"]),
                   flush=True)
+
+
+# The server's engine stops polling once its last SEND has left, for
+# EXIT_ACK_STALL_MS: the client gets that SEND, ACKs it and exits meanwhile
+# (150-300 ms here, ASan build). Without the drop-in's exit linger the
+# server's memif dropped the ACK unread at the disconnect and the server
+# resent its SEND for good (hung 2 runs of 2 at 300 ms, as the suite's
+# rc_pingpong_stats once on a loaded host); the client lingers
+# EXIT_ACK_LINGER_MS after its last packet, so the ACK is read when the
+# stall ends. (The default linger, 200 ms, is for a peer that polls every
+# millisecond at most when idle; the stall here stands for a very slow one.)
+EXIT_ACK_STALL_MS = 500
+EXIT_ACK_LINGER_MS = 3000
+EXIT_ACK_GUARD_S = 30   # a server still resending by then never ends
+
+
+def rc_pingpong_exit_ack():
+    port = free_tcp_port()
+    iters = 20
+    prog = ["ibv_rc_pingpong", "-g", "1", "-n", str(iters), "-p", str(port)]
+    server = ["env", "SRNIC_STATS=1", "SRNIC_STALL_AFTER=%d" % iters,
+              "SRNIC_STALL_MS=%d" % EXIT_ACK_STALL_MS] + prog
+    client = ["env", "SRNIC_EXIT_LINGER_MS=%d" % EXIT_ACK_LINGER_MS] + prog
+    p = memif_pair("rc_pingpong_exit_ack", server, client, port, guard=EXIT_ACK_GUARD_S)
+    if p.ok():
+        c = dict(re.findall(r"^srnic:\s+(\w+)\s+(\d+)$", p.out_s, re.M))
+        check("SRNIC_STALL_AFTER: stalled for %d ms" % EXIT_ACK_STALL_MS in p.out_s,
+              "exit_ack: the server's engine stalled after its last SEND")
+        print("ok rc_pingpong_exit_ack: the client's last ACK reached a server stalled %d ms "
+              "(timeouts %s, retransmits %s)" % (EXIT_ACK_STALL_MS, c.get("retry_timeout", 0),
+                                                c.get("retransmit_pkts", 0)), flush=True)
 
 
 def case_ud_pingpong():
