@@ -56,6 +56,13 @@
  * its resend timers) at least this often, also while the program drives
  * the engine itself (doc/rdmacm.md) */
 #define SV_CM_POLL_US 200
+/* At exit the engine's last frames get this long from when they left to
+ * reach the peer (SRNIC_EXIT_LINGER_MS sets it): memif's peer drops what
+ * its engine had not read from the ring when it handles the disconnect,
+ * and an ACK lost there (the last of ibv_rc_pingpong's) has the peer resend
+ * for good. A peer's idle engine polls every SV_SLEEP_MAX_US at least. */
+#define SV_EXIT_LINGER_MS 200
+#define SV_EXIT_LINGER_MAX_MS 60000
 
 #ifndef container_of
 #define container_of(ptr, type, member) \
@@ -75,6 +82,9 @@ struct sv_conf {
 	bool stats;                 /* SRNIC_STATS=1: the engine's counters on stderr at exit */
 	double drop;                /* SRNIC_DROP: drop this share of received packets (srnic_lossy.h) */
 	uint64_t drop_first;        /* SRNIC_DROP_FIRST: only among the first this many (0: all) */
+	uint64_t stall_after;       /* SRNIC_STALL_AFTER: test hook, see sv_device */
+	unsigned int stall_ms;      /* SRNIC_STALL_MS */
+	unsigned int linger_ms;     /* SRNIC_EXIT_LINGER_MS */
 	char log_level[64];         /* SRNIC_LOG_LEVEL: EAL --log-level */
 };
 
@@ -109,6 +119,14 @@ struct sv_device {
 	struct sv_cq *cqs;
 
 	struct srnic_lossy *lossy;  /* SRNIC_DROP > 0: the port's RX drops packets */
+	_Atomic uint64_t last_moved_tsc; /* the engine's last poll that moved a packet */
+	uint64_t linger_tsc;            /* SRNIC_EXIT_LINGER_MS in TSC ticks */
+	/* SRNIC_STALL_AFTER=N, SRNIC_STALL_MS=M (tests): once the engine has
+	 * sent N request messages, no engine poll for M ms (a peer slow to
+	 * read, deterministically); under busy */
+	uint64_t stall_after;
+	uint64_t stall_until;
+	unsigned int stall_ms;
 
 	/* the CM (srnic_cm_poll: one thread at a time, whoever wins cm_busy)
 	 * and srnic's librdmacm's hook run after each CM poll */
@@ -209,6 +227,8 @@ unsigned int sv_progress(struct sv_device *dev, bool app);
 void sv_post_progress(struct sv_device *dev);
 int sv_progress_start(struct sv_device *dev);
 void sv_progress_stop(struct sv_device *dev);
+/* At exit: SRNIC_EXIT_LINGER_MS for the frames sent last to reach the peer. */
+void sv_progress_linger(struct sv_device *dev);
 void sv_cq_armed_add(struct sv_device *dev, struct sv_cq *cq);
 /* off the armed list; whether it was on it */
 bool sv_cq_armed_del(struct sv_device *dev, struct sv_cq *cq);

@@ -108,6 +108,20 @@ conf_set(struct sv_conf *c, const char *key, const char *val)
 			n = 0;
 		}
 		c->drop_first = n;
+	} else if (strcmp(key, "SRNIC_EXIT_LINGER_MS") == 0) {
+		char *end;
+		unsigned long ms = strtoul(val, &end, 10);
+
+		if (!isdigit((unsigned char)val[0]) || *end != '\0' || ms > SV_EXIT_LINGER_MAX_MS) {
+			sv_log("SRNIC_EXIT_LINGER_MS=%s is not a time in ms up to %u, e.g. 200: "
+			       "%u taken", val, SV_EXIT_LINGER_MAX_MS, SV_EXIT_LINGER_MS);
+			ms = SV_EXIT_LINGER_MS;
+		}
+		c->linger_ms = (unsigned int)ms;
+	} else if (strcmp(key, "SRNIC_STALL_AFTER") == 0) {
+		c->stall_after = strtoull(val, NULL, 10);
+	} else if (strcmp(key, "SRNIC_STALL_MS") == 0) {
+		c->stall_ms = (unsigned int)strtoul(val, NULL, 10);
 	} else
 		return -1;
 	return 0;
@@ -116,7 +130,8 @@ conf_set(struct sv_conf *c, const char *key, const char *val)
 static const char *const sv_conf_keys[] = {
 	"SRNIC_PORT", "SRNIC_IP", "SRNIC_LCORES", "SRNIC_EAL_ARGS", "SRNIC_LOG_LEVEL",
 	"SRNIC_MEM_MB", "SRNIC_MTU", "SRNIC_HUGE", "SRNIC_PROGRESS", "SRNIC_STATS",
-	"SRNIC_DROP", "SRNIC_DROP_FIRST",
+	"SRNIC_DROP", "SRNIC_DROP_FIRST", "SRNIC_EXIT_LINGER_MS", "SRNIC_STALL_AFTER",
+	"SRNIC_STALL_MS",
 };
 
 static int
@@ -165,6 +180,7 @@ sv_conf_load(struct sv_conf *c)
 	memset(c, 0, sizeof(*c));
 	c->mem_mb = SV_DEFAULT_MEM_MB;
 	c->mtu = SV_DEFAULT_MTU;
+	c->linger_ms = SV_EXIT_LINGER_MS;
 	if (file != NULL && *file != '\0' && conf_file(c, file) != 0)
 		return -1;
 	for (i = 0; i < RTE_DIM(sv_conf_keys); i++) {
@@ -186,7 +202,9 @@ sv_conf_load(struct sv_conf *c)
  * peers exiting together) freed its regions twice ("EAL: Error: Invalid
  * memory"), run on that thread instead it crashed it. Everything else
  * (anonymous or memfd memory with --no-huge/--in-memory, the memif and
- * packet sockets, a VFIO device) is the kernel's to release at exit. */
+ * packet sockets, a VFIO device) is the kernel's to release at exit.
+ * First the frames the engine sent last get SRNIC_EXIT_LINGER_MS to reach
+ * the peer (sv_progress_linger()). */
 /* SRNIC_STATS=1: every nonzero engine counter, one per line, as
  * srnic-perf prints them (a benchmark's retransmissions, drops, ...). */
 static void
@@ -218,6 +236,7 @@ sv_teardown(void)
 
 	if (dev == NULL)
 		return;
+	sv_progress_linger(dev);
 	sv_progress_stop(dev);
 	if (sv_stats_at_exit)
 		print_stats(dev);
@@ -446,6 +465,14 @@ device_start(void)
 	}
 	dev->eng = srnic_dev_engine(dev->sdev, 0);
 	dev->tsc_hz = rte_get_tsc_hz();
+	dev->linger_tsc = dev->tsc_hz / 1000 * c.linger_ms;
+	if (c.stall_after > 0 && c.stall_ms > 0) {
+		dev->stall_after = c.stall_after;
+		dev->stall_ms = c.stall_ms;
+		sv_log("SRNIC_STALL_AFTER=%" PRIu64 ": no engine poll for %u ms once %" PRIu64
+		       " request messages are sent (a test hook)", c.stall_after, c.stall_ms,
+		       c.stall_after);
+	}
 	dev->post_defer_tsc = dev->tsc_hz / 1000000 * SV_POST_DEFER_US;
 	dev->cm_poll_tsc = dev->tsc_hz / 1000000 * SV_CM_POLL_US;
 	/* the CM and its GSI QP (QP1) on the engine: rdma_cm's MADs */

@@ -63,6 +63,25 @@ notify_armed(struct sv_device *dev)
 	rte_spinlock_unlock(&dev->arm_lock);
 }
 
+/* SRNIC_STALL_AFTER's test hook, under busy: true while the engine must
+ * not be polled. */
+static __rte_noinline bool
+stall_now(struct sv_device *dev)
+{
+	uint64_t now = rte_rdtsc();
+
+	if (dev->stall_until == 0) {
+		if (srnic_dev_stat(dev->sdev, "req_msgs") < (int64_t)dev->stall_after)
+			return false;
+		dev->stall_until = now + dev->tsc_hz / 1000 * dev->stall_ms;
+		sv_log("SRNIC_STALL_AFTER: stalled for %u ms", dev->stall_ms);
+	}
+	if (now < dev->stall_until)
+		return true;
+	dev->stall_after = 0; /* once */
+	return false;
+}
+
 unsigned int
 sv_progress(struct sv_device *dev, bool app)
 {
@@ -73,7 +92,13 @@ sv_progress(struct sv_device *dev, bool app)
 	if (atomic_load_explicit(&dev->busy, memory_order_relaxed) ||
 	    atomic_exchange_explicit(&dev->busy, true, memory_order_acquire))
 		return 0;
+	if (unlikely(dev->stall_after != 0) && stall_now(dev)) {
+		atomic_store_explicit(&dev->busy, false, memory_order_release);
+		return 0;
+	}
 	n = srnic_engine_poll(dev->eng);
+	if (n > 0)
+		atomic_store_explicit(&dev->last_moved_tsc, rte_rdtsc(), memory_order_relaxed);
 	if (atomic_load_explicit(&dev->nb_armed, memory_order_relaxed) != 0)
 		notify_armed(dev);
 	atomic_store_explicit(&dev->busy, false, memory_order_release);
@@ -352,6 +377,31 @@ sv_progress_start(struct sv_device *dev)
 	pthread_setname_np(dev->progress, "srnic-progress");
 	dev->progress_started = true;
 	return 0;
+}
+
+/* At exit: until SRNIC_EXIT_LINGER_MS after the engine last moved a packet
+ * (at most that long from now; nothing if it has been quiet as long).
+ * A frame handed to the port is not yet the peer's: memif's peer, handling
+ * our disconnect, drops what its engine had not read from the ring, and an
+ * ACK lost so (the last of ibv_rc_pingpong's: no closing exchange) has the
+ * peer resend for good, while hardware or rxe would have it on the wire.
+ * The engine is polled meanwhile: by the progress thread, else here. */
+void
+sv_progress_linger(struct sv_device *dev)
+{
+	uint64_t last = atomic_load_explicit(&dev->last_moved_tsc, memory_order_relaxed);
+	uint64_t until = last + dev->linger_tsc;
+
+	if (last == 0)
+		return;
+	while (rte_rdtsc() < until) {
+		if (dev->progress_started) {
+			sleep_us(SV_SLEEP_MAX_US);
+		} else {
+			sv_progress(dev, false);
+			sched_yield();
+		}
+	}
 }
 
 void
