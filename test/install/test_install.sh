@@ -57,8 +57,9 @@ for h in srnic.h srnic_wire.h srnic_hdr.h srnic_opcode.h srnic_psn.h srnic_pkt.h
 		srnic_link.h srnic_pair.h srnic_lossy.h; do
 	check "header $h installed" test -f "$incdir/srnic/$h"
 done
-for d in README.md architecture.md reliability.md performance.md interop.md cm.md \
-		examples/readwalk/main.c examples/rc_pingpong/main.c; do
+# every page of the source's doc/, not a list that can fall behind it
+for d in README.md examples/readwalk/main.c examples/rc_pingpong/main.c \
+		$(cd "$src/doc" && ls -- *.md); do
 	check "share/doc/srnic/$d installed" test -f "$datadir/doc/srnic/$d"
 done
 
