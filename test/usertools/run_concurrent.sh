@@ -4,7 +4,8 @@
 # run commands started at the same moment in a tree with no build/. Both
 # must work (one builds, the other waits for that build: one build of the
 # directory at a time), and run builds what it needs only (the two drop-in
-# libraries, no program).
+# libraries, no program). Then the build command there: no tests, its
+# progress shown.
 #
 #   run_concurrent.sh SOURCE_DIR TMP_DIR
 # The clone is a copy of the source's files git knows or would take, as they are (edits
@@ -60,7 +61,20 @@ check "the drop-ins were built" test -e "$clone/build/drivers/verbs/libibverbs.s
 	-e "$clone/build/drivers/rdmacm/librdmacm.so.1"
 check "no program built (run builds the two libraries only)" \
 	test ! -e "$clone/build/app/srnic-perf/srnic-perf"
+# then the build command on that tree: no tests (test builds them, in its
+# own trees), its steps done / total shown as it goes on a terminal
+# (script(1) gives it one), nothing left for meson install to build
+out=$(cd "$tmp" && script -qec "$clone/usertools/srnic build" /dev/null 2>&1) || true
+check "build shows its steps done / total on a terminal" \
+	grep -qE 'building into build/ .* [0-9]+/[0-9]+ steps, ' <<<"$out"
+check "build ends with 'done in'" grep -q "done in" <<<"$out"
+check "build built the programs" test -x "$clone/build/app/srnic-perf/srnic-perf"
+check "build/ has no tests (-Dtests=false)" test ! -e "$clone/build/test/e2e"
+check "nothing left for meson install to build" \
+	grep -q "no work to do" < <(ninja -C "$clone/build" -n 2>&1)
 if [ "$fails" -ne 0 ]; then
+	echo "---- build's output:"
+	printf '%s\n' "$out" | tr '\r' '\n' | tail -n 5
 	for i in 1 2; do
 		echo "---- run $i stderr:"
 		cat "$tmp/run$i.err"
