@@ -876,6 +876,12 @@ p = subprocess.run([PERF, "-l", "0,1", "--file-prefix", f"perf_ealquiet_{os.getp
                    capture_output=True, text=True, timeout=180)
 check("no EAL start-up lines unless a --log-level asks for them",
       p.returncode == 0 and "EAL:" not in p.stdout + p.stderr, (p.stdout + p.stderr)[-300:])
+# a --vdev its driver refused: not "give one with --vdev" (issue 23 item 14)
+p = subprocess.run([PERF, "-l", "0", "--file-prefix", f"perf_badvdev_{os.getpid()}"] + EAL +
+                   ["--vdev=net_memif0,role=bogus", "--", "--server"],
+                   capture_output=True, text=True, timeout=120)
+check("a --vdev its driver refused: says so, exit 1",
+      p.returncode == 1 and "if you gave one, its driver refused it" in p.stderr, p.stderr[-400:])
 # not root, hugepages by default: the failure says what to add
 if os.geteuid() == 0 and shutil.which("setpriv"):
     with tempfile.TemporaryDirectory() as d:

@@ -12,20 +12,9 @@ src=$1
 tmp=$(mktemp -d "${2:-/tmp}/apt_lock_wait.XXXXXX")
 holder=""
 trap '[ -z "$holder" ] || kill "$holder" 2>/dev/null; rm -rf "$tmp"' EXIT
-fails=0
 GUARD_S=60   # for what must happen; a loaded host takes seconds
-
-check() {
-	local what=$1
-
-	shift
-	if "$@"; then
-		echo "ok: $what"
-	else
-		echo "FAIL: $what"
-		fails=$((fails + 1))
-	fi
-}
+# shellcheck source=test/usertools/check.sh
+. "$src/test/usertools/check.sh"
 
 # true once FILE has a line matching RE, false after GUARD_S
 wait_line() {
@@ -70,5 +59,4 @@ check "saying so" grep -q "apt is free after" "$tmp/wait.out"
 check "no lock held: apt_lock_holder says none" test -z \
 	"$(apt_lock_holder || true)"
 [ "$fails" -eq 0 ] || cat "$tmp/wait.out"
-echo "$fails failed"
-[ "$fails" -eq 0 ]
+check_done

@@ -16,19 +16,8 @@ set -euo pipefail
 src=$1
 tmp=$(mktemp -d "${2:-/tmp}/run_concurrent.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-check() {
-	local what=$1
-
-	shift
-	if "$@"; then
-		echo "ok: $what"
-	else
-		echo "FAIL: $what"
-		fails=$((fails + 1))
-	fi
-}
+# shellcheck source=test/usertools/check.sh
+. "$src/test/usertools/check.sh"
 
 if ! git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 	echo "SKIP: $src is not a git checkout (nothing to clone)"
@@ -82,5 +71,4 @@ if [ "$fails" -ne 0 ]; then
 	echo "---- build/srnic-build.log (end):"
 	tail -n 30 "$clone/build/srnic-build.log" 2>/dev/null || true
 fi
-echo "$fails failed"
-[ "$fails" -eq 0 ]
+check_done
