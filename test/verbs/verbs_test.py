@@ -432,12 +432,7 @@ def case_devinfo():
     # killed with SIGINT while it waits for its client: files go with it
     # (a memif socket file: DPDK's default is an abstract socket)
     sport += ",socket-abstract=no"
-    port = free_tcp_port()
-    p = subprocess.Popen(srnic_run(sport, "10.77.0.9", ["ib_read_bw", "-p", str(port)]), env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + LISTEN_GUARD_S
-    while not listening(port) and p.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    p = read_bw_waiting(sport, env)
     check(os.path.exists(sock), "memif server socket exists while ib_read_bw waits")
     p.send_signal(signal.SIGINT)
     rc = p.wait(timeout=GUARD_S)
@@ -446,7 +441,19 @@ def case_devinfo():
     # its own directory (srnic-<pid>: run execs the program), not those of
     # other srnic processes of this host that may come and go meanwhile
     check("srnic-%d" % p.pid not in dpdk_run_dirs(), "no DPDK runtime dir left (srnic-%d)" % p.pid)
-    devinfo_hugepages(sport, port)
+    devinfo_hugepages(sport, free_tcp_port())
+
+
+def read_bw_waiting(sport, env):
+    """An ib_read_bw server over srnic on sport, once it waits for its
+    client (listening on its TCP port), or gone."""
+    port = free_tcp_port()
+    p = subprocess.Popen(srnic_run(sport, "10.77.0.9", ["ib_read_bw", "-p", str(port)]), env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + LISTEN_GUARD_S
+    while not listening(port) and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return p
 
 
 def devinfo_errors(env, env2, sport):
@@ -475,12 +482,7 @@ def devinfo_errors(env, env2, sport):
           "memif client with no server: %r" % e)
     # a second server on a socket a server holds (ib_read_bw waiting for
     # its client on sport's socket)
-    port = free_tcp_port()
-    p = subprocess.Popen(srnic_run(sport, "10.77.0.9", ["ib_read_bw", "-p", str(port)]), env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + LISTEN_GUARD_S
-    while not listening(port) and p.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    p = read_bw_waiting(sport, env)
     e = err(["--port", sport, "--ip", "10.77.0.8"])
     check("is in use by another memif server" in e, "memif socket in use: %r" % e)
     p.send_signal(signal.SIGINT)
