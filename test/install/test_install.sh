@@ -17,19 +17,8 @@ build=$1
 src=$2
 stage=$(mktemp -d "${SRNIC_TEST_TMPDIR:-/tmp}/install.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
-fails=0
-
-check() {
-	local what=$1
-
-	shift
-	if "$@"; then
-		echo "ok: $what"
-	else
-		echo "FAIL: $what"
-		fails=$((fails + 1))
-	fi
-}
+# shellcheck source=test/common/check.sh
+. "$src/test/common/check.sh"
 
 "$MESON" install -C "$build" --no-rebuild --destdir "$stage" >"$stage/install.log" 2>&1 || {
 	cat "$stage/install.log"
@@ -116,5 +105,4 @@ check "the installed readwalk example reads 8 KiB, 0 bytes differ" \
 	grep -q "status success opcode RDMA_READ byte_len 8192; 8192 bytes in A's buffer, 0 differ" \
 	<<<"$out"
 
-echo "$fails failed"
-[ "$fails" -eq 0 ]
+check_done

@@ -13,8 +13,8 @@ tmp=$(mktemp -d "${2:-/tmp}/apt_lock_wait.XXXXXX")
 holder=""
 trap '[ -z "$holder" ] || kill "$holder" 2>/dev/null; rm -rf "$tmp"' EXIT
 GUARD_S=60   # for what must happen; a loaded host takes seconds
-# shellcheck source=test/usertools/check.sh
-. "$src/test/usertools/check.sh"
+# shellcheck source=test/common/check.sh
+. "$src/test/common/check.sh"
 
 # true once FILE has a line matching RE, false after GUARD_S
 wait_line() {

@@ -12,8 +12,8 @@ set -euo pipefail
 src=$1
 tmp=$(mktemp -d "${2:-/tmp}/bench_quick.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-# shellcheck source=test/usertools/check.sh
-. "$src/test/usertools/check.sh"
+# shellcheck source=test/common/check.sh
+. "$src/test/common/check.sh"
 
 cat >"$tmp/perf" <<'PERF'
 #!/usr/bin/env bash

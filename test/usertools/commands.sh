@@ -12,8 +12,8 @@ set -euo pipefail
 src=$1
 tmp=$(mktemp -d "${2:-/tmp}/commands.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-# shellcheck source=test/usertools/check.sh
-. "$src/test/usertools/check.sh"
+# shellcheck source=test/common/check.sh
+. "$src/test/common/check.sh"
 mkdir "$tmp/usertools"
 cp "$src/usertools/srnic" "$tmp/usertools/"
 

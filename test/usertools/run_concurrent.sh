@@ -16,8 +16,8 @@ set -euo pipefail
 src=$1
 tmp=$(mktemp -d "${2:-/tmp}/run_concurrent.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-# shellcheck source=test/usertools/check.sh
-. "$src/test/usertools/check.sh"
+# shellcheck source=test/common/check.sh
+. "$src/test/common/check.sh"
 
 if ! git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 	echo "SKIP: $src is not a git checkout (nothing to clone)"

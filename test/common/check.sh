@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# The usertools tests' checks: "ok: WHAT" or "FAIL: WHAT" per check, the
-# count of failures last (check_done: the script's exit status).
+# The shell tests' checks (test/usertools, test/install): "ok: WHAT" or
+# "FAIL: WHAT" per check, the count of failures last (check_done: the
+# script's exit status).
 fails=0
 
 check() {
