@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
+# shellcheck shell=bash
 # The shell tests' checks (test/usertools, test/install): "ok: WHAT" or
 # "FAIL: WHAT" per check, the count of failures last (check_done: the
 # script's exit status).

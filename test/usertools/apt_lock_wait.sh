@@ -41,6 +41,7 @@ check "the test's holder has its lock" wait_line "$tmp/holder.out" '^held'
 
 # shellcheck source=/dev/null
 . "$src/usertools/srnic"
+# shellcheck disable=SC2034 # read by the sourced functions
 APT_LOCKS=("$tmp/no-such-lock" "$lock")
 check "apt_lock_holder names the lock and its holder's PID" \
 	bash -c '[[ "$1" == *"$2 is held by "*"(PID $3)" ]]' _ "$(apt_lock_holder)" "$lock" "$holder"
