@@ -10,24 +10,32 @@
  * 128 + the signal.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_eal.h>
+#include <rte_errno.h>
 
 #include "perf.h"
 
 #define PERF_TELEMETRY_QUIET "--log-level=lib.telemetry:error"
+/* The EAL's five lines of start-up news (lcores, NUMA nodes, linkage, its
+ * socket, IOVA mode) are INFO: quiet by default, as the demo runs it. */
+#define PERF_EAL_QUIET "--log-level=lib.eal:error"
+/* What to add to the EAL arguments with no hugepages to use */
+#define PERF_NO_HUGE_HINT "--no-huge -m 1024"
 
 /* The EAL's argv with that in front: lives as long as the process (the EAL
  * may keep pointers into it). */
 static char **eal_argv;
 
-/* Did the EAL options set the telemetry's log level (by name, a
+/* Did the EAL options set the log level of log type NAME (by name, a
  * pattern, or a global level)? */
 static bool
-log_level_given(int argc, char **argv)
+log_level_given(int argc, char **argv, const char *name)
 {
 	int i;
 
@@ -38,7 +46,7 @@ log_level_given(int argc, char **argv)
 			v = argv[i] + 12;
 		else if (strcmp(argv[i], "--log-level") == 0 && i + 1 < argc)
 			v = argv[i + 1];
-		if (v != NULL && (strstr(v, "telemetry") != NULL || strchr(v, '*') != NULL ||
+		if (v != NULL && (strstr(v, name) != NULL || strchr(v, '*') != NULL ||
 				  strchr(v, ':') == NULL))
 			return true;
 	}
@@ -86,6 +94,35 @@ args_before_eal(int argc, char **argv)
 	return -1;
 }
 
+/* Is ARG among the EAL arguments (before "--")? */
+static bool
+eal_arg_given(int argc, char **argv, const char *arg)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], arg) == 0)
+			return true;
+	return false;
+}
+
+/* The EAL did not start: what to do when it is the hugepages, the usual
+ * cause for a user that is not root or a host with none reserved. */
+static void
+say_eal_failed(int argc, char **argv)
+{
+	fprintf(stderr, "srnic-perf: EAL init failed (%s)", rte_strerror(rte_errno));
+	if (!eal_arg_given(argc, argv, "--no-huge") && geteuid() != 0)
+		fprintf(stderr, ": not root, so no hugepages: add %s to the EAL arguments (before "
+			"\"--\")\n", PERF_NO_HUGE_HINT);
+	else if (!eal_arg_given(argc, argv, "--no-huge"))
+		fprintf(stderr, ": DPDK's lines above say why; with no hugepages reserved "
+			"(usertools/srnic setup reserves them) add %s to the EAL arguments\n",
+			PERF_NO_HUGE_HINT);
+	else
+		fprintf(stderr, ": DPDK's lines above say why\n");
+}
+
 /* A client's server stopped the run (rc: -ESHUTDOWN, its STOP; -ECONNRESET,
  * its end closed): one line saying so, after the partial row if any. */
 static void
@@ -121,19 +158,21 @@ main(int argc, char **argv)
 	/* "TELEMETRY: No legacy callbacks, legacy socket not created" (a
 	 * WARNING) is news to nobody: silenced unless the user set the
 	 * telemetry's level (or every type's) themselves. */
-	eal_argv = malloc(sizeof(*eal_argv) * ((size_t)argc + 2));
+	eal_argv = malloc(sizeof(*eal_argv) * ((size_t)argc + 3));
 	if (eal_argv == NULL)
 		return 1;
-	if (!log_level_given(argc, argv)) {
-		eal_argv[0] = argv[0];
-		eal_argv[1] = (char *)(uintptr_t)PERF_TELEMETRY_QUIET;
-		memcpy(&eal_argv[2], &argv[1], sizeof(*argv) * (size_t)argc); /* incl. the NULL */
-		argc++;
-		argv = eal_argv;
-	}
+	i = 0;
+	eal_argv[i++] = argv[0];
+	if (!log_level_given(argc, argv, "telemetry"))
+		eal_argv[i++] = (char *)(uintptr_t)PERF_TELEMETRY_QUIET;
+	if (!log_level_given(argc, argv, "eal"))
+		eal_argv[i++] = (char *)(uintptr_t)PERF_EAL_QUIET;
+	memcpy(&eal_argv[i], &argv[1], sizeof(*argv) * (size_t)argc); /* incl. the NULL */
+	argc += (int)i - 1;
+	argv = eal_argv;
 	rc = rte_eal_init(argc, argv);
 	if (rc < 0) {
-		fprintf(stderr, "srnic-perf: EAL init failed\n");
+		say_eal_failed(argc, argv);
 		return 1;
 	}
 	/* no directory of ours left in /var/run/dpdk, nor of srnic processes

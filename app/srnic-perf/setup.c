@@ -162,7 +162,8 @@ perf_setup_dev(struct perf_env *env, int side)
 	dc.read_inline_max = c->read_inline;
 	dc.nb_mbufs = c->nb_mbufs;
 	if (!rte_eth_dev_is_valid_port(c->port_id)) {
-		fprintf(stderr, "srnic-perf: no port %u (give one with the EAL's --vdev)\n",
+		fprintf(stderr, "srnic-perf: no port %u: give one with the EAL's --vdev (or -a "
+			"PCI); if you gave one, its driver refused it: DPDK's lines above say why\n",
 			c->port_id);
 		return -ENODEV;
 	}

@@ -11,10 +11,14 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -317,6 +321,92 @@ memif_sock(const char *port)
 	sv_sock_path[n] = '\0';
 }
 
+/* The value of KEY= in devargs PORT ("" when absent), at most N - 1 bytes. */
+static void
+port_arg(const char *port, const char *key, char *val, size_t n)
+{
+	size_t klen = strlen(key), len;
+	const char *p;
+
+	val[0] = '\0';
+	for (p = strchr(port, ','); p != NULL; p = strchr(p + 1, ',')) {
+		if (strncmp(p + 1, key, klen) != 0 || p[1 + klen] != '=')
+			continue;
+		p += klen + 2;
+		len = strcspn(p, ",");
+		if (len >= n)
+			len = n - 1;
+		memcpy(val, p, len);
+		val[len] = '\0';
+		return;
+	}
+}
+
+/* Whether a server listens on memif's socket PATH (abstract unless
+ * socket-abstract=no, as memif's own default). */
+static bool
+memif_sock_served(const char *port, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char abstract[8];
+	socklen_t len;
+	bool served;
+	int fd;
+
+	port_arg(port, "socket-abstract", abstract, sizeof(abstract));
+	if (strlen(path) + 1 >= sizeof(sa.sun_path))
+		return false;
+	if (strcmp(abstract, "no") == 0) {
+		memcpy(sa.sun_path, path, strlen(path) + 1);
+		len = sizeof(sa);
+	} else {
+		memcpy(sa.sun_path + 1, path, strlen(path));
+		len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(path));
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (fd < 0)
+		return false;
+	served = connect(fd, (struct sockaddr *)&sa, len) == 0;
+	close(fd);
+	return served;
+}
+
+/* Why the PMD of PORT made no port, in WHY: what to do about it where srnic
+ * can tell (the PMD's own line says what failed, not what to change). */
+static void
+port_fail_why(const char *port, char *why, size_t n)
+{
+	char role[16], path[SV_SOCK_PATH_MAX], iface[IF_NAMESIZE + 8];
+
+	if (strncmp(port, "net_memif", strlen("net_memif")) == 0) {
+		port_arg(port, "role", role, sizeof(role));
+		port_arg(port, "socket", path, sizeof(path));
+		if (path[0] == '\0')
+			copy_str(path, sizeof(path), SV_MEMIF_DEFAULT_SOCK);
+		if (role[0] != '\0' && strcmp(role, "server") != 0 && strcmp(role, "client") != 0)
+			snprintf(why, n, "role=%s: a memif port's role is server or client", role);
+		else if (strcmp(role, "client") != 0 && memif_sock_served(port, path))
+			snprintf(why, n, "its socket %s is in use by another memif server: stop that "
+				 "one, or give this one another socket= (and its client the same)", path);
+		else
+			snprintf(why, n, "memif refused its arguments (DPDK's lines above say why)");
+		return;
+	}
+	if (strncmp(port, "net_af_packet", strlen("net_af_packet")) == 0) {
+		port_arg(port, "iface", iface, sizeof(iface));
+		if (iface[0] == '\0')
+			snprintf(why, n, "net_af_packet needs iface=NAME, a network interface");
+		else if (if_nametoindex(iface) == 0)
+			snprintf(why, n, "no network interface %s here ('ip link' lists them; in a "
+				 "network namespace, run the program in it)", iface);
+		else
+			snprintf(why, n, "af_packet cannot use %s (DPDK's lines above say why; "
+				 "it needs root)", iface);
+		return;
+	}
+	snprintf(why, n, "its PMD refused the arguments (DPDK's lines above say why)");
+}
+
 static int
 eal_start(const struct sv_conf *c, char *devname, size_t devname_len)
 {
@@ -371,6 +461,14 @@ eal_start(const struct sv_conf *c, char *devname, size_t devname_len)
 	optind = save_optind;
 	opterr = save_opterr;
 	optarg = save_optarg;
+	if (rc < 0 && rte_errno == ENODEV && !is_pci_addr(c->port)) {
+		/* EAL: "Unable to parse device": no driver of that name */
+		sv_log("DPDK did not start: no DPDK driver for SRNIC_PORT=%s: check its name "
+		       "(net_memif0, net_af_packet0, ...: a driver's name and a number) and that "
+		       "the driver is installed (Debian: librte-net-*)", c->port);
+		rmdir(rte_eal_get_runtime_dir());
+		return -1;
+	}
 	if (rc < 0) {
 		sv_log("DPDK did not start (%s): check SRNIC_PORT=%s, SRNIC_LCORES, SRNIC_EAL_ARGS "
 		       "(SRNIC_LOG_LEVEL=debug shows why)", rte_strerror(rte_errno), c->port);
@@ -396,16 +494,28 @@ device_start(void)
 	struct srnic_dev_conf dc;
 	struct sv_device *dev;
 	char devname[sizeof(((struct sv_conf *)0)->port)];
+	char why[SV_SOCK_PATH_MAX + 128];
 	struct in_addr ip;
 	uint16_t port;
 	int i;
 
 	if (sv_conf_load(&c) != 0)
 		return NULL;
-	if (c.port[0] == '\0' || c.ip[0] == '\0') {
+	if (c.port[0] == '\0' && c.ip[0] == '\0') {
 		sv_log("no device: set SRNIC_PORT (a DPDK device, e.g. "
 		       "net_memif0,role=server,socket=/tmp/srnic.sock) and SRNIC_IP=A.B.C.D, "
 		       "or run the program as: usertools/srnic run --port DEV --ip A.B.C.D -- PROGRAM");
+		return NULL;
+	}
+	if (c.ip[0] == '\0') {
+		sv_log("no device: SRNIC_PORT=%s has no address: set SRNIC_IP=A.B.C.D (srnic's "
+		       "IPv4 address on it; usertools/srnic run: --ip A.B.C.D)", c.port);
+		return NULL;
+	}
+	if (c.port[0] == '\0') {
+		sv_log("no device: SRNIC_IP=%s has no port: set SRNIC_PORT to a DPDK device, e.g. "
+		       "net_memif0,role=server,socket=/tmp/srnic.sock (usertools/srnic run: --port "
+		       "DEV)", c.ip);
 		return NULL;
 	}
 	if (inet_pton(AF_INET, c.ip, &ip) != 1) {
@@ -419,7 +529,8 @@ device_start(void)
 		if (is_pci_addr(c.port) && rte_eth_dev_count_avail() > 0) {
 			port = (uint16_t)rte_eth_find_next(0);
 		} else {
-			sv_log("SRNIC_PORT=%s made no DPDK port (is its PMD installed?)", c.port);
+			port_fail_why(c.port, why, sizeof(why));
+			sv_log("SRNIC_PORT=%s made no DPDK port: %s", c.port, why);
 			rte_eal_cleanup();
 			return NULL;
 		}
@@ -436,7 +547,15 @@ device_start(void)
 	dc.name = SV_DEV_NAME;
 	dev->sdev = srnic_dev_create(&dc);
 	if (dev->sdev == NULL) {
-		sv_log("cannot start srnic on %s: %s", c.port, rte_strerror(rte_errno));
+		port_arg(c.port, "role", why, sizeof(why));
+		/* DPDK 22.11's memif client fails its start with no server */
+		if (strncmp(c.port, "net_memif", strlen("net_memif")) == 0 &&
+		    strcmp(why, "client") == 0)
+			sv_log("cannot start srnic on %s: %s: is its memif server running? Start the "
+			       "server (role=server, the same socket=) first", c.port,
+			       rte_strerror(rte_errno));
+		else
+			sv_log("cannot start srnic on %s: %s", c.port, rte_strerror(rte_errno));
 		rte_eth_dev_close(port);
 		rte_eal_cleanup();
 		free(dev);

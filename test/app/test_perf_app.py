@@ -869,6 +869,32 @@ check("--no-huge without -m: says what ran short and what to pass, no bare errno
 rc, out, err = run(["--iters", "10", "--size", "64", "--quiet"], "perf_quietlog")
 check("no 'TELEMETRY: No legacy callbacks' line on a plain run",
       rc == 0 and "TELEMETRY" not in out + err, (out + err)[-300:])
+# the README's lines, with no --log-level: none of the EAL's start-up INFO
+# lines ("EAL: Detected CPU lcores", ...: issue 23 item 15)
+p = subprocess.run([PERF, "-l", "0,1", "--file-prefix", f"perf_ealquiet_{os.getpid()}", "--no-pci",
+                    "--no-huge", "-m", "512", "--", "--iters", "10", "--size", "64", "--quiet"],
+                   capture_output=True, text=True, timeout=180)
+check("no EAL start-up lines unless a --log-level asks for them",
+      p.returncode == 0 and "EAL:" not in p.stdout + p.stderr, (p.stdout + p.stderr)[-300:])
+# a --vdev its driver refused: not "give one with --vdev" (issue 23 item 14)
+p = subprocess.run([PERF, "-l", "0", "--file-prefix", f"perf_badvdev_{os.getpid()}"] + EAL +
+                   ["--vdev=net_memif0,role=bogus", "--", "--server"],
+                   capture_output=True, text=True, timeout=120)
+check("a --vdev its driver refused: says so, exit 1",
+      p.returncode == 1 and "if you gave one, its driver refused it" in p.stderr, p.stderr[-400:])
+# not root, hugepages by default: the failure says what to add
+if os.geteuid() == 0 and shutil.which("setpriv"):
+    with tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o755)
+        perf = shutil.copy(PERF, d)
+        p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", perf,
+                            "-l", "0,1", "--no-pci", "--", "--iters", "10", "--size", "64"],
+                           capture_output=True, text=True, timeout=120, cwd=d)
+    check("not root, no --no-huge: EAL's failure says to add --no-huge -m 1024, exit 1",
+          p.returncode == 1 and "not root" in p.stderr and
+          "add --no-huge -m 1024 to the EAL arguments" in p.stderr, p.stderr[-400:])
+else:
+    print("skip: the not-root case needs root and setpriv")
 
 # 11. a new user's first hour (issue 13 items 9, 10, 12, 14): what srnic-perf
 # prints and what its defaults cost.

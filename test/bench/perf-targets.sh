@@ -14,23 +14,55 @@
 # the READ 64 B row with --read-inline 128 (small READ payloads copied, the
 # device's opt-in), for comparison; the target rows are zero-copy. Last, the
 # issue's targets judged on the medians, each ok or MISS.
+#   --quick: the same rows and table with QUICK_DIV times fewer messages
+#   each (about a minute in all; figures noisier, the targets judged the same)
+# A progress line on stderr before each row (row N of M, elapsed time): a
+# full set of 7 runs takes long.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-perf=build/app/srnic-perf/srnic-perf
+# PERF: another srnic-perf than build/'s (a test's stand-in)
+perf=${PERF:-build/app/srnic-perf/srnic-perf}
 [ -x "$perf" ] || { echo "build first: usertools/srnic build" >&2; exit 1; }
 runs=1
-if [ "${1:-}" = "--runs" ]; then
-	runs=$2
-	shift 2
-	[[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "--runs wants a positive count" >&2; exit 1; }
-fi
+QUICK_DIV=20
+div=1
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--runs)
+		[ $# -ge 2 ] || { echo "--runs wants a positive count" >&2; exit 1; }
+		runs=$2
+		shift 2
+		[[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "--runs wants a positive count" >&2; exit 1; }
+		;;
+	--quick)
+		div=$QUICK_DIV
+		shift
+		;;
+	*) break ;;
+	esac
+done
+row=0
+t0=$SECONDS
 eal=(-l 0,1 --no-pci --file-prefix srnic-targets --log-level=lib.eal:error --no-telemetry "$@")
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-run() { "$perf" "${eal[@]}" -- --quiet --json "$@" | grep '^{"op"' | tee -a "$out"; }
+# one row: its message count divided by $div (--quick), a progress line first
+run() {
+	local args=() a prev=""
 
-for ((r = 1; r <= runs; r++)); do
-	[ "$runs" -gt 1 ] && echo "--- run $r of $runs ($(date -u +%H:%M:%S) UTC)"
+	for a in "$@"; do
+		[ "$prev" = "--iters" ] && a=$((a / div))
+		args+=("$a")
+		prev=$a
+	done
+	row=$((row + 1))
+	printf 'perf-targets: row %d of %d (%ds) %s\n' "$row" $((ROWS * runs)) $((SECONDS - t0)) \
+		"${args[*]}" >&2
+	"$perf" "${eal[@]}" -- --quiet --json "${args[@]}" | grep '^{"op"' | tee -a "$out"
+}
+
+# the set: one row per run line
+one_set() {
 	run --op read --size 64K --qps 1 --depth 16 --iters 100000 --floors
 	run --op read --size 64 --qps 8 --depth 16 --iters 4000000 --floors
 	# the same with small READ payloads copied (the device's opt-in; not a
@@ -45,6 +77,13 @@ for ((r = 1; r <= runs; r++)); do
 	for q in 1 8 64 1024; do
 		run --op read --size 64 --qps $q --depth 16 --iters 2000000
 	done
+}
+
+# rows per set, for the progress line: the set walked with a run that counts
+ROWS=$(run() { echo; }; one_set | wc -l)
+for ((r = 1; r <= runs; r++)); do
+	[ "$runs" -gt 1 ] && echo "--- run $r of $runs ($(date -u +%H:%M:%S) UTC)"
+	one_set
 done
 /usr/bin/python3 - "$out" "$runs" <<'PY'
 import json, statistics, sys

@@ -511,6 +511,7 @@ def case_devinfo():
     check(out.returncode == 0 and "srnic0" not in out.stdout, "unconfigured: no device listed")
     check(len(lines) == 1 and "SRNIC_PORT" in lines[0] and "SRNIC_IP" in lines[0],
           "unconfigured: one line naming SRNIC_PORT and SRNIC_IP: %r" % out.stderr)
+    devinfo_errors(env, env2, sport)
     # the same configuration from a file
     conf = os.path.join(TMP, "srnic.conf")
     with open(conf, "w") as f:
@@ -522,12 +523,7 @@ def case_devinfo():
     # killed with SIGINT while it waits for its client: files go with it
     # (a memif socket file: DPDK's default is an abstract socket)
     sport += ",socket-abstract=no"
-    port = free_tcp_port()
-    p = subprocess.Popen(srnic_run(sport, "10.77.0.9", ["ib_read_bw", "-p", str(port)]), env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + LISTEN_GUARD_S
-    while not listening(port) and p.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    p = read_bw_waiting(sport, env)
     check(os.path.exists(sock), "memif server socket exists while ib_read_bw waits")
     p.send_signal(signal.SIGINT)
     rc = p.wait(timeout=GUARD_S)
@@ -536,7 +532,52 @@ def case_devinfo():
     # its own directory (srnic-<pid>: run execs the program), not those of
     # other srnic processes of this host that may come and go meanwhile
     check("srnic-%d" % p.pid not in dpdk_run_dirs(), "no DPDK runtime dir left (srnic-%d)" % p.pid)
-    devinfo_hugepages(sport, port)
+    devinfo_hugepages(sport, free_tcp_port())
+
+
+def read_bw_waiting(sport, env):
+    """An ib_read_bw server over srnic on sport, once it waits for its
+    client (listening on its TCP port), or gone."""
+    port = free_tcp_port()
+    p = subprocess.Popen(srnic_run(sport, "10.77.0.9", ["ib_read_bw", "-p", str(port)]), env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + LISTEN_GUARD_S
+    while not listening(port) and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return p
+
+
+def devinfo_errors(env, env2, sport):
+    """Each configuration error names what is wrong and what to do (issue
+    23 item 14: these all said "made no DPDK port (is its PMD installed?)"
+    or "set SRNIC_PORT and SRNIC_IP")."""
+    def err(args, base=env):
+        out = subprocess.run([SRNIC, "run"] + args + ["--", "ibv_devices"], env=base,
+                             capture_output=True, text=True, timeout=GUARD_S)
+        return out.stderr
+    e = err(["--port", sport])
+    check("SRNIC_IP" in e and "--ip A.B.C.D" in e and "SRNIC_PORT (" not in e,
+          "no --ip alone: says to set SRNIC_IP only: %r" % e)
+    e = err(["--ip", "10.77.0.9"], env2)
+    check("SRNIC_PORT" in e and "has no port" in e, "no --port alone: says SRNIC_PORT: %r" % e)
+    e = err(["--port", "net_memif0,role=bogus,socket=%s" % os.path.join(TMP, "bogus.sock"),
+             "--ip", "10.77.0.9"])
+    check("role=bogus: a memif port's role is server or client" in e, "bad memif role: %r" % e)
+    e = err(["--port", "net_af_packet0,iface=srnicnone0", "--ip", "10.77.0.9"])
+    check("no network interface srnicnone0" in e, "missing af_packet interface: %r" % e)
+    e = err(["--port", "net_nosuchpmd0", "--ip", "10.77.0.9"])
+    check("no DPDK driver for SRNIC_PORT=net_nosuchpmd0" in e, "no such driver: %r" % e)
+    e = err(["--port", "net_memif0,role=client,socket=%s" % os.path.join(TMP, "noserver.sock"),
+             "--ip", "10.77.0.9"])
+    check("Start the server (role=server, the same socket=) first" in e,
+          "memif client with no server: %r" % e)
+    # a second server on a socket a server holds (ib_read_bw waiting for
+    # its client on sport's socket)
+    p = read_bw_waiting(sport, env)
+    e = err(["--port", sport, "--ip", "10.77.0.8"])
+    check("is in use by another memif server" in e, "memif socket in use: %r" % e)
+    p.send_signal(signal.SIGINT)
+    p.wait(timeout=GUARD_S)
 
 
 def hugepages_free():
