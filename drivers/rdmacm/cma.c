@@ -66,13 +66,6 @@ cma_log(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static int
-err(int e)
-{
-	errno = e;
-	return -1;
-}
-
 static uint64_t
 now_ms(void)
 {
@@ -1122,8 +1115,6 @@ rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void 
 }
 
 /* rdma_create_ep's: the port space and QP type from rdma_getaddrinfo */
-int cma_create_id_qpt(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
-		      enum rdma_port_space ps, enum ibv_qp_type qpt);
 int
 cma_create_id_qpt(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
 		  enum rdma_port_space ps, enum ibv_qp_type qpt)
@@ -1920,7 +1911,6 @@ rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **out)
 }
 
 /* rdma_create_ep's passive side keeps the QP attributes for its requests */
-int cma_ep_passive(struct rdma_cm_id *rid, struct ibv_pd *pd, const struct ibv_qp_init_attr *a);
 int
 cma_ep_passive(struct rdma_cm_id *rid, struct ibv_pd *pd, const struct ibv_qp_init_attr *a)
 {
@@ -2114,3 +2104,68 @@ rdma_destroy_srq(struct rdma_cm_id *rid)
 		ibv_destroy_srq(rid->srq);
 	rid->srq = NULL;
 }
+
+/* ---- event names ---- */
+
+static const char *const cma_event_names[] = {
+	[RDMA_CM_EVENT_ADDR_RESOLVED] = "RDMA_CM_EVENT_ADDR_RESOLVED",
+	[RDMA_CM_EVENT_ADDR_ERROR] = "RDMA_CM_EVENT_ADDR_ERROR",
+	[RDMA_CM_EVENT_ROUTE_RESOLVED] = "RDMA_CM_EVENT_ROUTE_RESOLVED",
+	[RDMA_CM_EVENT_ROUTE_ERROR] = "RDMA_CM_EVENT_ROUTE_ERROR",
+	[RDMA_CM_EVENT_CONNECT_REQUEST] = "RDMA_CM_EVENT_CONNECT_REQUEST",
+	[RDMA_CM_EVENT_CONNECT_RESPONSE] = "RDMA_CM_EVENT_CONNECT_RESPONSE",
+	[RDMA_CM_EVENT_CONNECT_ERROR] = "RDMA_CM_EVENT_CONNECT_ERROR",
+	[RDMA_CM_EVENT_UNREACHABLE] = "RDMA_CM_EVENT_UNREACHABLE",
+	[RDMA_CM_EVENT_REJECTED] = "RDMA_CM_EVENT_REJECTED",
+	[RDMA_CM_EVENT_ESTABLISHED] = "RDMA_CM_EVENT_ESTABLISHED",
+	[RDMA_CM_EVENT_DISCONNECTED] = "RDMA_CM_EVENT_DISCONNECTED",
+	[RDMA_CM_EVENT_DEVICE_REMOVAL] = "RDMA_CM_EVENT_DEVICE_REMOVAL",
+	[RDMA_CM_EVENT_MULTICAST_JOIN] = "RDMA_CM_EVENT_MULTICAST_JOIN",
+	[RDMA_CM_EVENT_MULTICAST_ERROR] = "RDMA_CM_EVENT_MULTICAST_ERROR",
+	[RDMA_CM_EVENT_ADDR_CHANGE] = "RDMA_CM_EVENT_ADDR_CHANGE",
+	[RDMA_CM_EVENT_TIMEWAIT_EXIT] = "RDMA_CM_EVENT_TIMEWAIT_EXIT",
+};
+
+const char *
+rdma_event_str(enum rdma_cm_event_type event)
+{
+	if ((unsigned int)event < sizeof(cma_event_names) / sizeof(cma_event_names[0]) &&
+	    cma_event_names[event] != NULL)
+		return cma_event_names[event];
+	return "UNKNOWN EVENT";
+}
+
+/* ---- not served ---- */
+
+int
+rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context)
+{
+	return err(ENOSYS);     /* srnic has no multicast */
+}
+
+int
+rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *mc_join_attr,
+		       void *context)
+{
+	return err(ENOSYS);
+}
+
+int
+rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
+{
+	return err(ENOSYS);
+}
+
+/* ECE (enhanced connection establishment): srnic's CM has none */
+int
+rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
+{
+	return err(EOPNOTSUPP);
+}
+
+int
+rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
+{
+	return err(EOPNOTSUPP);
+}
+
