@@ -83,6 +83,45 @@ rand24(void)
 
 static void cma_tick(void *arg);
 
+/* ---- id states ---- */
+
+static const char *const cma_state_names[] = {
+	[CMA_IDLE] = "IDLE",
+	[CMA_ADDR_QUERY] = "ADDR_QUERY",
+	[CMA_ADDR_RESOLVED] = "ADDR_RESOLVED",
+	[CMA_ROUTE_QUERY] = "ROUTE_QUERY",
+	[CMA_ROUTE_RESOLVED] = "ROUTE_RESOLVED",
+	[CMA_CONNECT] = "CONNECT",
+	[CMA_DISCONNECT] = "DISCONNECT",
+	[CMA_ADDR_BOUND] = "ADDR_BOUND",
+	[CMA_LISTEN] = "LISTEN",
+	[CMA_DESTROYING] = "DESTROYING",
+};
+
+/* Every change of an id's state goes through here (under cma_lock), as
+ * Linux's cma_exch(): the state it had. SRNIC_RDMACM_TRACE=1 shows each. */
+static enum cma_state
+state_exch(struct cma_id *id, enum cma_state to)
+{
+	enum cma_state old = id->state;
+
+	if (cma.trace && old != to)
+		cma_log("id %p: %s -> %s", (void *)id, cma_state_names[old], cma_state_names[to]);
+	id->state = to;
+	return old;
+}
+
+/* from -> to if the id is in from (Linux's cma_comp_exch()): false, and
+ * nothing changed, if it is not. */
+static bool
+state_comp_exch(struct cma_id *id, enum cma_state from, enum cma_state to)
+{
+	if (id->state != from)
+		return false;
+	state_exch(id, to);
+	return true;
+}
+
 /* At exit, as the kernel does when a process's rdma_cm file closes: every
  * id still there is destroyed (an established connection sends its DREQ,
  * a DREQ received gets its DREP, a request its REJ), and the engine and
@@ -101,7 +140,7 @@ cma_exit(void)
 			if (id->cm_id != NULL) {
 				cmid = id->cm_id;
 				id->cm_id = NULL;
-				id->state = CMA_DESTROYING;
+				state_exch(id, CMA_DESTROYING);
 				break;
 			}
 		pthread_mutex_unlock(&cma_lock);
@@ -295,7 +334,7 @@ bind_locked(struct cma_id *id, const struct sockaddr *addr)
 	id->id.port_num = id->wildcard ? 0 : 1;
 	gid_from_ipv4(&id->id.route.addr.addr.ibaddr.sgid, cma.ip);
 	id->id.route.addr.addr.ibaddr.pkey = htons(0xffff);
-	id->state = CMA_ADDR_BOUND;
+	state_exch(id, CMA_ADDR_BOUND);
 	return 0;
 }
 
@@ -447,7 +486,7 @@ handle_request(struct cma_id *l, struct srnic_cm_id *cmid, const struct srnic_cm
 	c->chan = l->chan;
 	c->chan->nb_ids++;
 	c->cm_id = cmid;
-	c->state = CMA_CONNECT;
+	state_exch(c, CMA_CONNECT);
 	c->seq = rand24();
 	c->tos = l->tos;
 	c->tos_set = l->tos_set;
@@ -531,8 +570,7 @@ disconnected(struct cma_id *id)
 	if (id->disconnect_reported)
 		return;
 	id->disconnect_reported = true;
-	if (id->state == CMA_CONNECT)
-		id->state = CMA_DISCONNECT;
+	state_comp_exch(id, CMA_CONNECT, CMA_DISCONNECT);
 	event_post(id, event_new(id, id, RDMA_CM_EVENT_DISCONNECTED, 0));
 }
 
@@ -597,7 +635,7 @@ cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 			break;
 		e->kind = CMA_EV_REJECTED;
 		event_pdata(e, ev->private_data, ev->private_data_len, false);
-		id->state = CMA_ADDR_BOUND;
+		state_exch(id, CMA_ADDR_BOUND);
 		event_post(id, e);
 		break;
 	case SRNIC_CM_EV_REQ_EXPIRED:
@@ -617,12 +655,12 @@ cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 	case SRNIC_CM_EV_REQ_ERROR:
 	case SRNIC_CM_EV_REP_ERROR:
 	case SRNIC_CM_EV_SIDR_REQ_ERROR:
-		id->state = CMA_ADDR_BOUND;
+		state_exch(id, CMA_ADDR_BOUND);
 		event_post(id, event_new(id, id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT));
 		break;
 	case SRNIC_CM_EV_SIDR_REP_RECEIVED:
 		if (ev->param.sidr_rep.status != SRNIC_CM_SIDR_SUCCESS) {
-			id->state = CMA_ADDR_BOUND;
+			state_exch(id, CMA_ADDR_BOUND);
 			e = event_new(id, id, RDMA_CM_EVENT_UNREACHABLE, (int)ev->param.sidr_rep.status);
 		} else {
 			e = event_new(id, id, RDMA_CM_EVENT_ESTABLISHED, 0);
@@ -666,12 +704,12 @@ cma_tick(void *arg)
 		gid_from_ipv4(&dgid, dst_sin(id)->sin_addr);
 		rc = srnic_dev_resolve_neigh(cma.priv.sdev, &dgid, &mac);
 		if (rc == 0) {
-			id->state = CMA_ADDR_RESOLVED;
+			state_exch(id, CMA_ADDR_RESOLVED);
 			id->id.verbs = cma.verbs;
 			id->id.port_num = 1;
 			event_post(id, event_new(id, id, RDMA_CM_EVENT_ADDR_RESOLVED, 0));
 		} else if (rc != -EAGAIN || now >= id->resolve_deadline_ms) {
-			id->state = CMA_ADDR_BOUND;
+			state_exch(id, CMA_ADDR_BOUND);
 			event_post(id, event_new(id, id, RDMA_CM_EVENT_ADDR_ERROR,
 						 rc == -EAGAIN ? -ETIMEDOUT : rc));
 		}
@@ -1059,7 +1097,7 @@ id_new(struct cma_channel *ch, void *context, enum rdma_port_space ps, enum ibv_
 	id->id.qp_type = qpt;
 	id->id.channel = &ch->ch;
 	id->chan = ch;
-	id->state = CMA_IDLE;
+	id->state = CMA_IDLE;           /* a new id: no transition yet */
 	id->seq = rand24();
 	id->backlog = CMA_DEFAULT_BACKLOG;
 	pthread_mutex_lock(&cma_lock);
@@ -1132,7 +1170,7 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 	if (rid == NULL)
 		return err(EINVAL);
 	pthread_mutex_lock(&cma_lock);
-	id->state = CMA_DESTROYING;
+	state_exch(id, CMA_DESTROYING);
 	cmid = id->cm_id;
 	id->cm_id = NULL;
 	pthread_mutex_unlock(&cma_lock);
@@ -1257,7 +1295,7 @@ rdma_resolve_addr(struct rdma_cm_id *rid, struct sockaddr *src_addr, struct sock
 		*dst_sin(id) = *d;
 		gid_from_ipv4(&id->id.route.addr.addr.ibaddr.dgid, d->sin_addr);
 		id->resolve_deadline_ms = now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
-		id->state = CMA_ADDR_QUERY;
+		state_exch(id, CMA_ADDR_QUERY);
 	}
 	pthread_mutex_unlock(&cma_lock);
 	if (rc != 0)
@@ -1316,7 +1354,7 @@ rdma_resolve_route(struct rdma_cm_id *rid, int timeout_ms)
 	}
 	rid->route.path_rec = p;
 	rid->route.num_paths = 1;
-	id->state = CMA_ROUTE_RESOLVED;
+	state_exch(id, CMA_ROUTE_RESOLVED);
 	event_post(id, event_new(id, id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0));
 	pthread_mutex_unlock(&cma_lock);
 	return complete(id);
@@ -1358,7 +1396,7 @@ rdma_listen(struct rdma_cm_id *rid, int backlog)
 	id->cm_id = cmid;
 	/* as Linux's ucma_listen(): 0, negative or too many is the most */
 	id->backlog = backlog > 0 && backlog < CMA_DEFAULT_BACKLOG ? backlog : CMA_DEFAULT_BACKLOG;
-	id->state = CMA_LISTEN;
+	state_exch(id, CMA_LISTEN);
 	if (cma.trace)
 		cma_log("listening on %s:%u (port space 0x%x, service ID 0x%016llx)",
 			id->wildcard ? "0.0.0.0" : inet_ntoa(cma.ip), id->port, (unsigned int)rid->ps,
@@ -1423,12 +1461,13 @@ rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 		    valid_depth(&cp.initiator_depth, cma.max_init_depth) != 0))
 		return -1;
 	pthread_mutex_lock(&cma_lock);
-	if (id->state != CMA_ROUTE_RESOLVED) {
+	if (!state_comp_exch(id, CMA_ROUTE_RESOLVED, CMA_CONNECT)) {
 		pthread_mutex_unlock(&cma_lock);
 		return err(EINVAL);
 	}
 	cmid = srnic_cm_create_id(cma.priv.cm, cma_handler, id);
 	if (cmid == NULL) {
+		state_exch(id, CMA_ROUTE_RESOLVED);
 		pthread_mutex_unlock(&cma_lock);
 		return err(ENOMEM);
 	}
@@ -1436,7 +1475,6 @@ rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 	if (cp.private_data_len != 0 && cp.private_data != NULL)
 		memcpy(pdata + CMA_HDR_LEN, cp.private_data, cp.private_data_len);
 	id->cm_id = cmid;
-	id->state = CMA_CONNECT;
 	id->disconnect_reported = false;
 	/* what the REP may give us at most: Linux's passive side answers
 	 * with its own depths whatever the REQ offered (rdma_rxe's perftest:
@@ -1478,7 +1516,7 @@ rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 	}
 	if (rc != 0) {
 		id->cm_id = NULL;
-		id->state = CMA_ROUTE_RESOLVED;
+		state_exch(id, CMA_ROUTE_RESOLVED);
 		pthread_mutex_unlock(&cma_lock);
 		srnic_cm_destroy_id(cmid);
 		return err(-rc);
@@ -2003,7 +2041,7 @@ rdma_set_option(struct rdma_cm_id *rid, int level, int optname, void *optval, si
 			return err(EINVAL);
 		}
 		path_from_record(&id->path, &pd[0].path);
-		id->state = CMA_ROUTE_RESOLVED;
+		state_exch(id, CMA_ROUTE_RESOLVED);
 		rid->route.path_rec = &id->path;
 		rid->route.num_paths = 1;
 		pthread_mutex_unlock(&cma_lock);
