@@ -72,7 +72,7 @@ rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrin
 	if (rc != 0) {
 		cma_log("rdma_getaddrinfo %s:%s: %s", node != NULL ? node : "*",
 			service != NULL ? service : "0", gai_strerror(rc));
-		return err(rc == EAI_SYSTEM ? errno : EADDRNOTAVAIL);
+		return err(rc);         /* the EAI_ code as errno, as rdma-core's */
 	}
 	r = calloc(1, sizeof(*r));
 	if (r == NULL) {

@@ -370,21 +370,31 @@ event_pdata(struct cma_event *e, const void *p, unsigned int len, bool ud)
 	}
 }
 
-static void
-fd_add(int fd)
-{
-	uint64_t one = 1;
-	ssize_t rc = write(fd, &one, sizeof(one));
-
-	(void)rc;
-}
-
-/* Queue on the id's channel (under cma_lock), one count on its fd. */
+/* A channel's eventfd (EFD_SEMAPHORE) counts its queued events: one
+ * count per event, added and taken only under cma_lock, as an event is
+ * queued or leaves the queue. So the fd is readable exactly while an
+ * event is there (Linux's ucma file polls so), and taking a count never
+ * blocks. */
 static void
 event_queue(struct cma_channel *ch, struct cma_event *e)
 {
+	uint64_t one = 1;
+	ssize_t rc;
+
 	TAILQ_INSERT_TAIL(&ch->q, e, link);
-	fd_add(ch->ch.fd);
+	rc = write(ch->ch.fd, &one, sizeof(one));
+	(void)rc;
+}
+
+static void
+event_unqueue(struct cma_channel *ch, struct cma_event *e)
+{
+	uint64_t n;
+	ssize_t rc;
+
+	TAILQ_REMOVE(&ch->q, e, link);
+	rc = read(ch->ch.fd, &n, sizeof(n));
+	(void)rc;
 }
 
 /* An event that could not be allocated is lost; say so. */
@@ -398,16 +408,21 @@ event_post(struct cma_id *id, struct cma_event *e)
 	event_queue(id->chan, e);
 }
 
-/* Drop the queued events about id (its destroy): they stay in the queue
- * (their fd count is the reader's to take) but are skipped. */
+/* The queued events about id go with it (its destroy), as Linux's ucma
+ * drops a destroyed context's events: its channel's fd no longer counts
+ * them. */
 static void
 events_forget(struct cma_id *id)
 {
-	struct cma_event *e;
+	struct cma_event *e, *next;
 
-	TAILQ_FOREACH(e, &id->chan->q, link)
-		if (e->kind != CMA_EV_DEAD && (e->owner == id || e->ev.id == &id->id))
-			e->kind = CMA_EV_DEAD;
+	for (e = TAILQ_FIRST(&id->chan->q); e != NULL; e = next) {
+		next = TAILQ_NEXT(e, link);
+		if (e->owner == id || e->ev.id == &id->id) {
+			event_unqueue(id->chan, e);
+			free(e);
+		}
+	}
 }
 
 /* ---- the CM's handler (progress thread) ---- */
@@ -616,10 +631,8 @@ cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 		break;
 	case SRNIC_CM_EV_RTU_RECEIVED:
 	case SRNIC_CM_EV_USER_ESTABLISHED:
-		e = event_new(id, id, RDMA_CM_EVENT_ESTABLISHED, 0);
-		if (e != NULL)
-			event_pdata(e, ev->private_data, ev->private_data_len, false);
-		event_post(id, e);
+		/* no private data: Linux's cma hands none up from the RTU */
+		event_post(id, event_new(id, id, RDMA_CM_EVENT_ESTABLISHED, 0));
 		break;
 	case SRNIC_CM_EV_DREQ_RECEIVED:
 	case SRNIC_CM_EV_DREP_RECEIVED:
@@ -635,15 +648,19 @@ cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 			break;
 		e->kind = CMA_EV_REJECTED;
 		event_pdata(e, ev->private_data, ev->private_data_len, false);
-		state_exch(id, CMA_ADDR_BOUND);
+		/* the id stays in CONNECT, as Linux's: no new address or
+		 * connect on it (its CM id is still there); a new id is needed */
 		event_post(id, e);
 		break;
 	case SRNIC_CM_EV_REQ_EXPIRED:
 		if (id->req_ev != NULL) {
 			/* never taken: it goes as if it never came, and its
 			 * listener's backlog has the room again */
-			id->req_ev->kind = CMA_EV_DEAD;
-			request_dequeued(id->req_ev);
+			struct cma_event *req = id->req_ev;
+
+			request_dequeued(req);
+			event_unqueue(id->chan, req);
+			free(req);
 			TAILQ_REMOVE(&cma.ids, id, link);
 			id->chan->nb_ids--;
 			free(id);
@@ -655,12 +672,11 @@ cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 	case SRNIC_CM_EV_REQ_ERROR:
 	case SRNIC_CM_EV_REP_ERROR:
 	case SRNIC_CM_EV_SIDR_REQ_ERROR:
-		state_exch(id, CMA_ADDR_BOUND);
+		/* as after a REJ: the id stays in CONNECT */
 		event_post(id, event_new(id, id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT));
 		break;
 	case SRNIC_CM_EV_SIDR_REP_RECEIVED:
 		if (ev->param.sidr_rep.status != SRNIC_CM_SIDR_SUCCESS) {
-			state_exch(id, CMA_ADDR_BOUND);
 			e = event_new(id, id, RDMA_CM_EVENT_UNREACHABLE, (int)ev->param.sidr_rep.status);
 		} else {
 			e = event_new(id, id, RDMA_CM_EVENT_ESTABLISHED, 0);
@@ -1193,9 +1209,10 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 
 		TAILQ_FOREACH(e, &id->chan->q, link)
 			if (e->kind == CMA_EV_CONN_REQ && e->owner == id) {
-				e->kind = CMA_EV_DEAD;
 				request_dequeued(e);
 				child = cma_id(e->ev.id);
+				event_unqueue(id->chan, e);
+				free(e);
 				break;
 			}
 		if (child == NULL)
@@ -1684,10 +1701,12 @@ rdma_disconnect(struct rdma_cm_id *rid)
 	pthread_mutex_lock(&cma_lock);
 	cmid = id->cm_id;
 	pthread_mutex_unlock(&cma_lock);
-	if (cmid == NULL || rid->qp_type == IBV_QPT_UD)
+	if (cmid == NULL)
 		return err(EINVAL);
 	/* the QP first (rdma-core's ucma_shutdown): its WRs flush */
 	qp_err(id);
+	if (rid->qp_type == IBV_QPT_UD)
+		return 0;       /* as Linux's: a SIDR exchange has nothing to end */
 	s = srnic_cm_id_state(cmid);
 	if (s == SRNIC_CM_DREQ_RCVD)
 		rc = srnic_cm_send_drep(cmid, NULL, 0);
@@ -1750,7 +1769,6 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 {
 	struct cma_channel *ch;
 	struct cma_event *e;
-	uint64_t n;
 	int fd;
 
 	if (channel == NULL || event == NULL)
@@ -1760,38 +1778,41 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 	if (fd < 0)
 		cma_sleep_forever();    /* a destroyed channel: see there */
 	for (;;) {
+		/* wait for the fd to count an event (see event_queue); the
+		 * count is taken with the event, under cma_lock */
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		bool nonblock = (fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
+
 		if (!cma.priv.progress_thread) {
 			/* nobody else polls the engine and the CM: we do, until
 			 * an event is there (or once, on a non-blocking fd) */
-			struct pollfd pfd = { .fd = fd, .events = POLLIN };
-			bool nonblock = (fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
-
 			do {
 				srnic_verbs_cm_progress();
 			} while (!nonblock && poll(&pfd, 1, 0) == 0);
+		} else if (!nonblock && poll(&pfd, 1, -1) < 0) {
+			return -1;      /* EINTR, as rdma-core's read() */
 		}
-		if (read(fd, &n, sizeof(n)) != sizeof(n)) {
+		if (pfd.revents & POLLNVAL) {
 			/* The channel was destroyed under this call (rping's CM
-			 * thread, as its main thread exits; the count that woke us
-			 * was a destroyed id's event). Linux's reader stays asleep
-			 * in read(): so does this one, until the process ends. */
-			if (errno == EBADF && __atomic_load_n(&ch->ch.fd, __ATOMIC_SEQ_CST) < 0)
+			 * thread, as its main thread exits). Linux's reader stays
+			 * asleep in read(): so does this one, until the process
+			 * ends. */
+			if (__atomic_load_n(&ch->ch.fd, __ATOMIC_SEQ_CST) < 0)
 				cma_sleep_forever();
-			return -1;      /* EAGAIN on a non-blocking fd, as rdma-core */
+			return err(EBADF);
 		}
 		pthread_mutex_lock(&cma_lock);
 		e = TAILQ_FIRST(&ch->q);
 		if (e == NULL) {
-			/* its count went to an event migrated away */
+			/* another reader took it, or its id went */
 			pthread_mutex_unlock(&cma_lock);
+			if (__atomic_load_n(&ch->ch.fd, __ATOMIC_SEQ_CST) < 0)
+				cma_sleep_forever();
+			if (nonblock)
+				return err(EAGAIN);     /* as rdma-core's read() */
 			continue;
 		}
-		TAILQ_REMOVE(&ch->q, e, link);
-		if (e->kind == CMA_EV_DEAD) {
-			pthread_mutex_unlock(&cma_lock);
-			free(e);
-			continue;
-		}
+		event_unqueue(ch, e);
 		e->owner->events_reported++;
 		if (cma.trace)
 			cma_log("id %p: %s status %d", (void *)cma_id(e->ev.id),
@@ -1860,20 +1881,21 @@ migrate_locked(struct cma_id *id, struct cma_channel *to)
 	}
 	if (to == from)
 		return 0;
+	/* its events go with it, a listener's CONNECT_REQUESTs and their
+	 * new ids too (as Linux's ucma_migrate_id moves a context's events) */
 	for (e = TAILQ_FIRST(&from->q); e != NULL; e = next) {
 		next = TAILQ_NEXT(e, link);
-		if (e->kind == CMA_EV_DEAD || e->ev.id != &id->id || e->kind == CMA_EV_CONN_REQ)
+		if (e->owner != id && e->ev.id != &id->id)
 			continue;
-		/* a tombstone keeps the old fd's count right */
-		{
-			struct cma_event *t = calloc(1, sizeof(*t));
+		if (e->kind == CMA_EV_CONN_REQ && e->owner == id) {
+			struct cma_id *c = cma_id(e->ev.id);
 
-			if (t == NULL)
-				continue;
-			t->kind = CMA_EV_DEAD;
-			TAILQ_INSERT_BEFORE(e, t, link);
+			from->nb_ids--;
+			to->nb_ids++;
+			c->chan = to;
+			c->id.channel = &to->ch;
 		}
-		TAILQ_REMOVE(&from->q, e, link);
+		event_unqueue(from, e);
 		event_queue(to, e);
 	}
 	from->nb_ids--;

@@ -68,7 +68,7 @@ enum cma_state {
 
 struct cma_event;
 
-/* rdma_event_channel: an eventfd (EFD_SEMAPHORE), one count per queued event */
+/* rdma_event_channel: an eventfd (EFD_SEMAPHORE), one count per queued event (cma.c's event_queue) */
 struct cma_channel {
 	struct rdma_event_channel ch;
 	TAILQ_HEAD(, cma_event) q;      /* under cma.lock */
@@ -109,7 +109,6 @@ enum cma_event_kind {
 	CMA_EV_CONN_RESP,               /* REP: QP to RTR/RTS and the RTU in rdma_get_cm_event */
 	CMA_EV_CONN_REQ,                /* a new id: set up in rdma_get_cm_event */
 	CMA_EV_REJECTED,                /* the QP to ERR in rdma_get_cm_event */
-	CMA_EV_DEAD,                    /* dropped (its id destroyed or migrated): skipped */
 };
 
 struct cma_event {
