@@ -66,13 +66,6 @@ cma_log(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static int
-err(int e)
-{
-	errno = e;
-	return -1;
-}
-
 static uint64_t
 now_ms(void)
 {
@@ -89,6 +82,45 @@ rand24(void)
 }
 
 static void cma_tick(void *arg);
+
+/* ---- id states ---- */
+
+static const char *const cma_state_names[] = {
+	[CMA_IDLE] = "IDLE",
+	[CMA_ADDR_QUERY] = "ADDR_QUERY",
+	[CMA_ADDR_RESOLVED] = "ADDR_RESOLVED",
+	[CMA_ROUTE_QUERY] = "ROUTE_QUERY",
+	[CMA_ROUTE_RESOLVED] = "ROUTE_RESOLVED",
+	[CMA_CONNECT] = "CONNECT",
+	[CMA_DISCONNECT] = "DISCONNECT",
+	[CMA_ADDR_BOUND] = "ADDR_BOUND",
+	[CMA_LISTEN] = "LISTEN",
+	[CMA_DESTROYING] = "DESTROYING",
+};
+
+/* Every change of an id's state goes through here (under cma_lock), as
+ * Linux's cma_exch(): the state it had. SRNIC_RDMACM_TRACE=1 shows each. */
+static enum cma_state
+state_exch(struct cma_id *id, enum cma_state to)
+{
+	enum cma_state old = id->state;
+
+	if (cma.trace && old != to)
+		cma_log("id %p: %s -> %s", (void *)id, cma_state_names[old], cma_state_names[to]);
+	id->state = to;
+	return old;
+}
+
+/* from -> to if the id is in from (Linux's cma_comp_exch()): false, and
+ * nothing changed, if it is not. */
+static bool
+state_comp_exch(struct cma_id *id, enum cma_state from, enum cma_state to)
+{
+	if (id->state != from)
+		return false;
+	state_exch(id, to);
+	return true;
+}
 
 /* At exit, as the kernel does when a process's rdma_cm file closes: every
  * id still there is destroyed (an established connection sends its DREQ,
@@ -108,7 +140,7 @@ cma_exit(void)
 			if (id->cm_id != NULL) {
 				cmid = id->cm_id;
 				id->cm_id = NULL;
-				id->state = CMA_DESTROYING;
+				state_exch(id, CMA_DESTROYING);
 				break;
 			}
 		pthread_mutex_unlock(&cma_lock);
@@ -302,7 +334,7 @@ bind_locked(struct cma_id *id, const struct sockaddr *addr)
 	id->id.port_num = id->wildcard ? 0 : 1;
 	gid_from_ipv4(&id->id.route.addr.addr.ibaddr.sgid, cma.ip);
 	id->id.route.addr.addr.ibaddr.pkey = htons(0xffff);
-	id->state = CMA_ADDR_BOUND;
+	state_exch(id, CMA_ADDR_BOUND);
 	return 0;
 }
 
@@ -338,21 +370,31 @@ event_pdata(struct cma_event *e, const void *p, unsigned int len, bool ud)
 	}
 }
 
-static void
-fd_add(int fd)
-{
-	uint64_t one = 1;
-	ssize_t rc = write(fd, &one, sizeof(one));
-
-	(void)rc;
-}
-
-/* Queue on the id's channel (under cma_lock), one count on its fd. */
+/* A channel's eventfd (EFD_SEMAPHORE) counts its queued events: one
+ * count per event, added and taken only under cma_lock, as an event is
+ * queued or leaves the queue. So the fd is readable exactly while an
+ * event is there (Linux's ucma file polls so), and taking a count never
+ * blocks. */
 static void
 event_queue(struct cma_channel *ch, struct cma_event *e)
 {
+	uint64_t one = 1;
+	ssize_t rc;
+
 	TAILQ_INSERT_TAIL(&ch->q, e, link);
-	fd_add(ch->ch.fd);
+	rc = write(ch->ch.fd, &one, sizeof(one));
+	(void)rc;
+}
+
+static void
+event_unqueue(struct cma_channel *ch, struct cma_event *e)
+{
+	uint64_t n;
+	ssize_t rc;
+
+	TAILQ_REMOVE(&ch->q, e, link);
+	rc = read(ch->ch.fd, &n, sizeof(n));
+	(void)rc;
 }
 
 /* An event that could not be allocated is lost; say so. */
@@ -366,16 +408,21 @@ event_post(struct cma_id *id, struct cma_event *e)
 	event_queue(id->chan, e);
 }
 
-/* Drop the queued events about id (its destroy): they stay in the queue
- * (their fd count is the reader's to take) but are skipped. */
+/* The queued events about id go with it (its destroy), as Linux's ucma
+ * drops a destroyed context's events: its channel's fd no longer counts
+ * them. */
 static void
 events_forget(struct cma_id *id)
 {
-	struct cma_event *e;
+	struct cma_event *e, *next;
 
-	TAILQ_FOREACH(e, &id->chan->q, link)
-		if (e->kind != CMA_EV_DEAD && (e->owner == id || e->ev.id == &id->id))
-			e->kind = CMA_EV_DEAD;
+	for (e = TAILQ_FIRST(&id->chan->q); e != NULL; e = next) {
+		next = TAILQ_NEXT(e, link);
+		if (e->owner == id || e->ev.id == &id->id) {
+			event_unqueue(id->chan, e);
+			free(e);
+		}
+	}
 }
 
 /* ---- the CM's handler (progress thread) ---- */
@@ -454,7 +501,7 @@ handle_request(struct cma_id *l, struct srnic_cm_id *cmid, const struct srnic_cm
 	c->chan = l->chan;
 	c->chan->nb_ids++;
 	c->cm_id = cmid;
-	c->state = CMA_CONNECT;
+	state_exch(c, CMA_CONNECT);
 	c->seq = rand24();
 	c->tos = l->tos;
 	c->tos_set = l->tos_set;
@@ -538,8 +585,7 @@ disconnected(struct cma_id *id)
 	if (id->disconnect_reported)
 		return;
 	id->disconnect_reported = true;
-	if (id->state == CMA_CONNECT)
-		id->state = CMA_DISCONNECT;
+	state_comp_exch(id, CMA_CONNECT, CMA_DISCONNECT);
 	event_post(id, event_new(id, id, RDMA_CM_EVENT_DISCONNECTED, 0));
 }
 
@@ -585,10 +631,8 @@ cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 		break;
 	case SRNIC_CM_EV_RTU_RECEIVED:
 	case SRNIC_CM_EV_USER_ESTABLISHED:
-		e = event_new(id, id, RDMA_CM_EVENT_ESTABLISHED, 0);
-		if (e != NULL)
-			event_pdata(e, ev->private_data, ev->private_data_len, false);
-		event_post(id, e);
+		/* no private data: Linux's cma hands none up from the RTU */
+		event_post(id, event_new(id, id, RDMA_CM_EVENT_ESTABLISHED, 0));
 		break;
 	case SRNIC_CM_EV_DREQ_RECEIVED:
 	case SRNIC_CM_EV_DREP_RECEIVED:
@@ -604,15 +648,19 @@ cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 			break;
 		e->kind = CMA_EV_REJECTED;
 		event_pdata(e, ev->private_data, ev->private_data_len, false);
-		id->state = CMA_ADDR_BOUND;
+		/* the id stays in CONNECT, as Linux's: no new address or
+		 * connect on it (its CM id is still there); a new id is needed */
 		event_post(id, e);
 		break;
 	case SRNIC_CM_EV_REQ_EXPIRED:
 		if (id->req_ev != NULL) {
 			/* never taken: it goes as if it never came, and its
 			 * listener's backlog has the room again */
-			id->req_ev->kind = CMA_EV_DEAD;
-			request_dequeued(id->req_ev);
+			struct cma_event *req = id->req_ev;
+
+			request_dequeued(req);
+			event_unqueue(id->chan, req);
+			free(req);
 			TAILQ_REMOVE(&cma.ids, id, link);
 			id->chan->nb_ids--;
 			free(id);
@@ -624,12 +672,11 @@ cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 	case SRNIC_CM_EV_REQ_ERROR:
 	case SRNIC_CM_EV_REP_ERROR:
 	case SRNIC_CM_EV_SIDR_REQ_ERROR:
-		id->state = CMA_ADDR_BOUND;
+		/* as after a REJ: the id stays in CONNECT */
 		event_post(id, event_new(id, id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT));
 		break;
 	case SRNIC_CM_EV_SIDR_REP_RECEIVED:
 		if (ev->param.sidr_rep.status != SRNIC_CM_SIDR_SUCCESS) {
-			id->state = CMA_ADDR_BOUND;
 			e = event_new(id, id, RDMA_CM_EVENT_UNREACHABLE, (int)ev->param.sidr_rep.status);
 		} else {
 			e = event_new(id, id, RDMA_CM_EVENT_ESTABLISHED, 0);
@@ -673,12 +720,12 @@ cma_tick(void *arg)
 		gid_from_ipv4(&dgid, dst_sin(id)->sin_addr);
 		rc = srnic_dev_resolve_neigh(cma.priv.sdev, &dgid, &mac);
 		if (rc == 0) {
-			id->state = CMA_ADDR_RESOLVED;
+			state_exch(id, CMA_ADDR_RESOLVED);
 			id->id.verbs = cma.verbs;
 			id->id.port_num = 1;
 			event_post(id, event_new(id, id, RDMA_CM_EVENT_ADDR_RESOLVED, 0));
 		} else if (rc != -EAGAIN || now >= id->resolve_deadline_ms) {
-			id->state = CMA_ADDR_BOUND;
+			state_exch(id, CMA_ADDR_BOUND);
 			event_post(id, event_new(id, id, RDMA_CM_EVENT_ADDR_ERROR,
 						 rc == -EAGAIN ? -ETIMEDOUT : rc));
 		}
@@ -1066,7 +1113,7 @@ id_new(struct cma_channel *ch, void *context, enum rdma_port_space ps, enum ibv_
 	id->id.qp_type = qpt;
 	id->id.channel = &ch->ch;
 	id->chan = ch;
-	id->state = CMA_IDLE;
+	id->state = CMA_IDLE;           /* a new id: no transition yet */
 	id->seq = rand24();
 	id->backlog = CMA_DEFAULT_BACKLOG;
 	pthread_mutex_lock(&cma_lock);
@@ -1122,8 +1169,6 @@ rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void 
 }
 
 /* rdma_create_ep's: the port space and QP type from rdma_getaddrinfo */
-int cma_create_id_qpt(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
-		      enum rdma_port_space ps, enum ibv_qp_type qpt);
 int
 cma_create_id_qpt(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
 		  enum rdma_port_space ps, enum ibv_qp_type qpt)
@@ -1141,7 +1186,7 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 	if (rid == NULL)
 		return err(EINVAL);
 	pthread_mutex_lock(&cma_lock);
-	id->state = CMA_DESTROYING;
+	state_exch(id, CMA_DESTROYING);
 	cmid = id->cm_id;
 	id->cm_id = NULL;
 	pthread_mutex_unlock(&cma_lock);
@@ -1164,9 +1209,10 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 
 		TAILQ_FOREACH(e, &id->chan->q, link)
 			if (e->kind == CMA_EV_CONN_REQ && e->owner == id) {
-				e->kind = CMA_EV_DEAD;
 				request_dequeued(e);
 				child = cma_id(e->ev.id);
+				event_unqueue(id->chan, e);
+				free(e);
 				break;
 			}
 		if (child == NULL)
@@ -1266,7 +1312,7 @@ rdma_resolve_addr(struct rdma_cm_id *rid, struct sockaddr *src_addr, struct sock
 		*dst_sin(id) = *d;
 		gid_from_ipv4(&id->id.route.addr.addr.ibaddr.dgid, d->sin_addr);
 		id->resolve_deadline_ms = now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
-		id->state = CMA_ADDR_QUERY;
+		state_exch(id, CMA_ADDR_QUERY);
 	}
 	pthread_mutex_unlock(&cma_lock);
 	if (rc != 0)
@@ -1325,7 +1371,7 @@ rdma_resolve_route(struct rdma_cm_id *rid, int timeout_ms)
 	}
 	rid->route.path_rec = p;
 	rid->route.num_paths = 1;
-	id->state = CMA_ROUTE_RESOLVED;
+	state_exch(id, CMA_ROUTE_RESOLVED);
 	event_post(id, event_new(id, id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0));
 	pthread_mutex_unlock(&cma_lock);
 	return complete(id);
@@ -1367,7 +1413,7 @@ rdma_listen(struct rdma_cm_id *rid, int backlog)
 	id->cm_id = cmid;
 	/* as Linux's ucma_listen(): 0, negative or too many is the most */
 	id->backlog = backlog > 0 && backlog < CMA_DEFAULT_BACKLOG ? backlog : CMA_DEFAULT_BACKLOG;
-	id->state = CMA_LISTEN;
+	state_exch(id, CMA_LISTEN);
 	if (cma.trace)
 		cma_log("listening on %s:%u (port space 0x%x, service ID 0x%016llx)",
 			id->wildcard ? "0.0.0.0" : inet_ntoa(cma.ip), id->port, (unsigned int)rid->ps,
@@ -1432,12 +1478,13 @@ rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 		    valid_depth(&cp.initiator_depth, cma.max_init_depth) != 0))
 		return -1;
 	pthread_mutex_lock(&cma_lock);
-	if (id->state != CMA_ROUTE_RESOLVED) {
+	if (!state_comp_exch(id, CMA_ROUTE_RESOLVED, CMA_CONNECT)) {
 		pthread_mutex_unlock(&cma_lock);
 		return err(EINVAL);
 	}
 	cmid = srnic_cm_create_id(cma.priv.cm, cma_handler, id);
 	if (cmid == NULL) {
+		state_exch(id, CMA_ROUTE_RESOLVED);
 		pthread_mutex_unlock(&cma_lock);
 		return err(ENOMEM);
 	}
@@ -1445,7 +1492,6 @@ rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 	if (cp.private_data_len != 0 && cp.private_data != NULL)
 		memcpy(pdata + CMA_HDR_LEN, cp.private_data, cp.private_data_len);
 	id->cm_id = cmid;
-	id->state = CMA_CONNECT;
 	id->disconnect_reported = false;
 	/* what the REP may give us at most: Linux's passive side answers
 	 * with its own depths whatever the REQ offered (rdma_rxe's perftest:
@@ -1487,7 +1533,7 @@ rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 	}
 	if (rc != 0) {
 		id->cm_id = NULL;
-		id->state = CMA_ROUTE_RESOLVED;
+		state_exch(id, CMA_ROUTE_RESOLVED);
 		pthread_mutex_unlock(&cma_lock);
 		srnic_cm_destroy_id(cmid);
 		return err(-rc);
@@ -1655,10 +1701,12 @@ rdma_disconnect(struct rdma_cm_id *rid)
 	pthread_mutex_lock(&cma_lock);
 	cmid = id->cm_id;
 	pthread_mutex_unlock(&cma_lock);
-	if (cmid == NULL || rid->qp_type == IBV_QPT_UD)
+	if (cmid == NULL)
 		return err(EINVAL);
 	/* the QP first (rdma-core's ucma_shutdown): its WRs flush */
 	qp_err(id);
+	if (rid->qp_type == IBV_QPT_UD)
+		return 0;       /* as Linux's: a SIDR exchange has nothing to end */
 	s = srnic_cm_id_state(cmid);
 	if (s == SRNIC_CM_DREQ_RCVD)
 		rc = srnic_cm_send_drep(cmid, NULL, 0);
@@ -1721,7 +1769,6 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 {
 	struct cma_channel *ch;
 	struct cma_event *e;
-	uint64_t n;
 	int fd;
 
 	if (channel == NULL || event == NULL)
@@ -1731,38 +1778,41 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 	if (fd < 0)
 		cma_sleep_forever();    /* a destroyed channel: see there */
 	for (;;) {
+		/* wait for the fd to count an event (see event_queue); the
+		 * count is taken with the event, under cma_lock */
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		bool nonblock = (fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
+
 		if (!cma.priv.progress_thread) {
 			/* nobody else polls the engine and the CM: we do, until
 			 * an event is there (or once, on a non-blocking fd) */
-			struct pollfd pfd = { .fd = fd, .events = POLLIN };
-			bool nonblock = (fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
-
 			do {
 				srnic_verbs_cm_progress();
 			} while (!nonblock && poll(&pfd, 1, 0) == 0);
+		} else if (!nonblock && poll(&pfd, 1, -1) < 0) {
+			return -1;      /* EINTR, as rdma-core's read() */
 		}
-		if (read(fd, &n, sizeof(n)) != sizeof(n)) {
+		if (pfd.revents & POLLNVAL) {
 			/* The channel was destroyed under this call (rping's CM
-			 * thread, as its main thread exits; the count that woke us
-			 * was a destroyed id's event). Linux's reader stays asleep
-			 * in read(): so does this one, until the process ends. */
-			if (errno == EBADF && __atomic_load_n(&ch->ch.fd, __ATOMIC_SEQ_CST) < 0)
+			 * thread, as its main thread exits). Linux's reader stays
+			 * asleep in read(): so does this one, until the process
+			 * ends. */
+			if (__atomic_load_n(&ch->ch.fd, __ATOMIC_SEQ_CST) < 0)
 				cma_sleep_forever();
-			return -1;      /* EAGAIN on a non-blocking fd, as rdma-core */
+			return err(EBADF);
 		}
 		pthread_mutex_lock(&cma_lock);
 		e = TAILQ_FIRST(&ch->q);
 		if (e == NULL) {
-			/* its count went to an event migrated away */
+			/* another reader took it, or its id went */
 			pthread_mutex_unlock(&cma_lock);
+			if (__atomic_load_n(&ch->ch.fd, __ATOMIC_SEQ_CST) < 0)
+				cma_sleep_forever();
+			if (nonblock)
+				return err(EAGAIN);     /* as rdma-core's read() */
 			continue;
 		}
-		TAILQ_REMOVE(&ch->q, e, link);
-		if (e->kind == CMA_EV_DEAD) {
-			pthread_mutex_unlock(&cma_lock);
-			free(e);
-			continue;
-		}
+		event_unqueue(ch, e);
 		e->owner->events_reported++;
 		if (cma.trace)
 			cma_log("id %p: %s status %d", (void *)cma_id(e->ev.id),
@@ -1831,20 +1881,21 @@ migrate_locked(struct cma_id *id, struct cma_channel *to)
 	}
 	if (to == from)
 		return 0;
+	/* its events go with it, a listener's CONNECT_REQUESTs and their
+	 * new ids too (as Linux's ucma_migrate_id moves a context's events) */
 	for (e = TAILQ_FIRST(&from->q); e != NULL; e = next) {
 		next = TAILQ_NEXT(e, link);
-		if (e->kind == CMA_EV_DEAD || e->ev.id != &id->id || e->kind == CMA_EV_CONN_REQ)
+		if (e->owner != id && e->ev.id != &id->id)
 			continue;
-		/* a tombstone keeps the old fd's count right */
-		{
-			struct cma_event *t = calloc(1, sizeof(*t));
+		if (e->kind == CMA_EV_CONN_REQ && e->owner == id) {
+			struct cma_id *c = cma_id(e->ev.id);
 
-			if (t == NULL)
-				continue;
-			t->kind = CMA_EV_DEAD;
-			TAILQ_INSERT_BEFORE(e, t, link);
+			from->nb_ids--;
+			to->nb_ids++;
+			c->chan = to;
+			c->id.channel = &to->ch;
 		}
-		TAILQ_REMOVE(&from->q, e, link);
+		event_unqueue(from, e);
 		event_queue(to, e);
 	}
 	from->nb_ids--;
@@ -1920,7 +1971,6 @@ rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **out)
 }
 
 /* rdma_create_ep's passive side keeps the QP attributes for its requests */
-int cma_ep_passive(struct rdma_cm_id *rid, struct ibv_pd *pd, const struct ibv_qp_init_attr *a);
 int
 cma_ep_passive(struct rdma_cm_id *rid, struct ibv_pd *pd, const struct ibv_qp_init_attr *a)
 {
@@ -2013,7 +2063,7 @@ rdma_set_option(struct rdma_cm_id *rid, int level, int optname, void *optval, si
 			return err(EINVAL);
 		}
 		path_from_record(&id->path, &pd[0].path);
-		id->state = CMA_ROUTE_RESOLVED;
+		state_exch(id, CMA_ROUTE_RESOLVED);
 		rid->route.path_rec = &id->path;
 		rid->route.num_paths = 1;
 		pthread_mutex_unlock(&cma_lock);
@@ -2114,3 +2164,68 @@ rdma_destroy_srq(struct rdma_cm_id *rid)
 		ibv_destroy_srq(rid->srq);
 	rid->srq = NULL;
 }
+
+/* ---- event names ---- */
+
+static const char *const cma_event_names[] = {
+	[RDMA_CM_EVENT_ADDR_RESOLVED] = "RDMA_CM_EVENT_ADDR_RESOLVED",
+	[RDMA_CM_EVENT_ADDR_ERROR] = "RDMA_CM_EVENT_ADDR_ERROR",
+	[RDMA_CM_EVENT_ROUTE_RESOLVED] = "RDMA_CM_EVENT_ROUTE_RESOLVED",
+	[RDMA_CM_EVENT_ROUTE_ERROR] = "RDMA_CM_EVENT_ROUTE_ERROR",
+	[RDMA_CM_EVENT_CONNECT_REQUEST] = "RDMA_CM_EVENT_CONNECT_REQUEST",
+	[RDMA_CM_EVENT_CONNECT_RESPONSE] = "RDMA_CM_EVENT_CONNECT_RESPONSE",
+	[RDMA_CM_EVENT_CONNECT_ERROR] = "RDMA_CM_EVENT_CONNECT_ERROR",
+	[RDMA_CM_EVENT_UNREACHABLE] = "RDMA_CM_EVENT_UNREACHABLE",
+	[RDMA_CM_EVENT_REJECTED] = "RDMA_CM_EVENT_REJECTED",
+	[RDMA_CM_EVENT_ESTABLISHED] = "RDMA_CM_EVENT_ESTABLISHED",
+	[RDMA_CM_EVENT_DISCONNECTED] = "RDMA_CM_EVENT_DISCONNECTED",
+	[RDMA_CM_EVENT_DEVICE_REMOVAL] = "RDMA_CM_EVENT_DEVICE_REMOVAL",
+	[RDMA_CM_EVENT_MULTICAST_JOIN] = "RDMA_CM_EVENT_MULTICAST_JOIN",
+	[RDMA_CM_EVENT_MULTICAST_ERROR] = "RDMA_CM_EVENT_MULTICAST_ERROR",
+	[RDMA_CM_EVENT_ADDR_CHANGE] = "RDMA_CM_EVENT_ADDR_CHANGE",
+	[RDMA_CM_EVENT_TIMEWAIT_EXIT] = "RDMA_CM_EVENT_TIMEWAIT_EXIT",
+};
+
+const char *
+rdma_event_str(enum rdma_cm_event_type event)
+{
+	if ((unsigned int)event < sizeof(cma_event_names) / sizeof(cma_event_names[0]) &&
+	    cma_event_names[event] != NULL)
+		return cma_event_names[event];
+	return "UNKNOWN EVENT";
+}
+
+/* ---- not served ---- */
+
+int
+rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context)
+{
+	return err(ENOSYS);     /* srnic has no multicast */
+}
+
+int
+rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *mc_join_attr,
+		       void *context)
+{
+	return err(ENOSYS);
+}
+
+int
+rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
+{
+	return err(ENOSYS);
+}
+
+/* ECE (enhanced connection establishment): srnic's CM has none */
+int
+rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
+{
+	return err(EOPNOTSUPP);
+}
+
+int
+rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
+{
+	return err(EOPNOTSUPP);
+}
+

@@ -8,6 +8,7 @@
  * rdma_cm_event's param directly) and converts with container_of.
  * doc/rdmacm.md has the design: objects, threads, the event flow, limits.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -67,7 +68,7 @@ enum cma_state {
 
 struct cma_event;
 
-/* rdma_event_channel: an eventfd (EFD_SEMAPHORE), one count per queued event */
+/* rdma_event_channel: an eventfd (EFD_SEMAPHORE), one count per queued event (cma.c's event_queue) */
 struct cma_channel {
 	struct rdma_event_channel ch;
 	TAILQ_HEAD(, cma_event) q;      /* under cma.lock */
@@ -108,7 +109,6 @@ enum cma_event_kind {
 	CMA_EV_CONN_RESP,               /* REP: QP to RTR/RTS and the RTU in rdma_get_cm_event */
 	CMA_EV_CONN_REQ,                /* a new id: set up in rdma_get_cm_event */
 	CMA_EV_REJECTED,                /* the QP to ERR in rdma_get_cm_event */
-	CMA_EV_DEAD,                    /* dropped (its id destroyed or migrated): skipped */
 };
 
 struct cma_event {
@@ -125,10 +125,24 @@ static inline struct cma_channel *cma_chan(struct rdma_event_channel *c)
 	return container_of(c, struct cma_channel, ch);
 }
 
+/* A call's failure as librdmacm reports it: errno e, -1. */
+static inline int
+err(int e)
+{
+	errno = e;
+	return -1;
+}
+
 /* cma.c */
 extern pthread_mutex_t cma_lock;
 int cma_init(void);
 void cma_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct ibv_context *cma_verbs(void);
+/* rdma_create_ep's (addrinfo.c): an id of the port space and QP type an
+ * rdma_addrinfo names; a passive endpoint keeps its PD and QP attributes
+ * for rdma_get_request's new ids */
+int cma_create_id_qpt(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
+		      enum rdma_port_space ps, enum ibv_qp_type qpt);
+int cma_ep_passive(struct rdma_cm_id *rid, struct ibv_pd *pd, const struct ibv_qp_init_attr *a);
 
 #endif /* SRNIC_RDMACM_H */

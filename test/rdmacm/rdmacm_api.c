@@ -11,6 +11,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +46,15 @@ next_event(struct rdma_event_channel *ch, enum rdma_cm_event_type want)
 	CHECK(ev->event == want, "event %s (want %s), status %d", rdma_event_str(ev->event),
 	      rdma_event_str(want), ev->status);
 	return ev;
+}
+
+/* Whether ch's fd is readable now (poll with no wait). */
+static bool
+readable(struct rdma_event_channel *ch)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1;
 }
 
 static void
@@ -218,11 +229,69 @@ server_backlog(struct rdma_event_channel *ch, struct rdma_event_channel *ch3,
 	return 0;
 }
 
+/* The client connects to l's port (port + 3) last but one: once its
+ * CONNECT_REQUEST is queued on ch, l moves to a new channel, and the
+ * request goes with it (as Linux's ucma_migrate_id moves the events of a
+ * listener): ch is left with nothing, the new channel has it at once. */
+static int
+server_migrated(struct rdma_event_channel *ch, struct rdma_cm_id *l)
+{
+	struct rdma_event_channel *ch5 = rdma_create_event_channel();
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev = NULL;
+
+	if (ch5 == NULL)
+		return 1;
+	CHECK(poll(&p, 1, -1) == 1, "migrate: a CONNECT_REQUEST queued for the listener");
+	CHECK(rdma_migrate_id(l, ch5) == 0 && l->channel == ch5, "rdma_migrate_id of the listener");
+	CHECK(!readable(ch), "migrate: the old channel's fd is not readable any more");
+	fcntl(ch5->fd, F_SETFL, fcntl(ch5->fd, F_GETFL) | O_NONBLOCK);
+	errno = 0;
+	CHECK(rdma_get_cm_event(ch5, &ev) == 0 && ev->event == RDMA_CM_EVENT_CONNECT_REQUEST &&
+	      ev->listen_id == l && ev->id->channel == ch5,
+	      "migrate: the CONNECT_REQUEST is on the new channel, its id too (%s)",
+	      ev != NULL ? rdma_event_str(ev->event) : strerror(errno));
+	if (ev == NULL)
+		return 1;
+	if (reject_request(ch5, ev, "the migrated listener's request") != 0)
+		return 1;
+	rdma_destroy_id(l);
+	rdma_destroy_event_channel(ch);
+	rdma_destroy_event_channel(ch5);
+	return 0;
+}
+
+/* The client's UDP id, last: a SIDR_REQ to l; accepted with no QP of
+ * ours (a QP number in the parameters), then rdma_disconnect: 0 on a UD
+ * id, as Linux's (its QP, if any, to ERR; nothing sent, no event). */
+static int
+server_ud(struct rdma_event_channel *ch, struct rdma_cm_id *l)
+{
+	struct rdma_conn_param cp;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *c;
+
+	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (ev == NULL)
+		return 1;
+	c = ev->id;
+	CHECK(ev->listen_id == l && c->qp_type == IBV_QPT_UD, "UD: the request is the UDP listener's");
+	rdma_ack_cm_event(ev);
+	memset(&cp, 0, sizeof(cp));
+	cp.qp_num = 0x123;
+	CHECK(rdma_accept(c, &cp) == 0, "UD: rdma_accept");
+	errno = 0;
+	CHECK(rdma_disconnect(c) == 0, "UD: rdma_disconnect on the passive side: 0 (%s)",
+	      strerror(errno));
+	CHECK(rdma_destroy_id(c) == 0 && rdma_destroy_id(l) == 0, "UD: ids destroyed");
+	return 0;
+}
+
 static int
 server(const char *ip, int port)
 {
-	struct rdma_event_channel *ch = rdma_create_event_channel(), *ch3;
-	struct rdma_cm_id *l, *l2, *l3, *c;
+	struct rdma_event_channel *ch = rdma_create_event_channel(), *ch3, *ch4;
+	struct rdma_cm_id *l, *l2, *l3, *l4, *lu, *c;
 	struct rdma_cm_event *ev;
 	struct sockaddr_in sin;
 	struct ibv_qp_init_attr qa;
@@ -259,6 +328,16 @@ server(const char *ip, int port)
 	CHECK(ch3 != NULL && rdma_create_id(ch3, &l3, NULL, RDMA_PS_TCP) == 0 &&
 	      rdma_bind_addr(l3, (struct sockaddr *)&sin) == 0 && rdma_listen(l3, 1) == 0,
 	      "rdma_listen on port %d with backlog 1, on a channel of its own", port + 2);
+	/* server_migrated()'s, and server_ud()'s (the UDP port space, on ch) */
+	ch4 = rdma_create_event_channel();
+	addr_of(&sin, ip, port + 3);
+	CHECK(ch4 != NULL && rdma_create_id(ch4, &l4, NULL, RDMA_PS_TCP) == 0 &&
+	      rdma_bind_addr(l4, (struct sockaddr *)&sin) == 0 && rdma_listen(l4, 4) == 0,
+	      "rdma_listen on port %d, on a channel of its own", port + 3);
+	addr_of(&sin, ip, port);
+	CHECK(rdma_create_id(ch, &lu, NULL, RDMA_PS_UDP) == 0 &&
+	      rdma_bind_addr(lu, (struct sockaddr *)&sin) == 0 && rdma_listen(lu, 4) == 0,
+	      "rdma_listen on UDP port %d", port);
 
 	/* 1: rejected with private data */
 	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
@@ -302,8 +381,12 @@ server(const char *ip, int port)
 	cp.initiator_depth = 2;
 	CHECK(rdma_accept(c, &cp) == 0, "rdma_accept");
 	ev = next_event(ch, RDMA_CM_EVENT_ESTABLISHED);
-	if (ev != NULL)
+	if (ev != NULL) {
+		CHECK(ev->param.conn.private_data == NULL && ev->param.conn.private_data_len == 0,
+		      "passive ESTABLISHED carries no private data, as Linux's (%u bytes)",
+		      ev->param.conn.private_data_len);
 		rdma_ack_cm_event(ev);
+	}
 	{
 		struct ibv_qp_attr a;
 		struct ibv_qp_init_attr ia;
@@ -328,6 +411,8 @@ server(const char *ip, int port)
 	if (server_self_moved(ch) != 0)
 		return 1;
 	if (server_backlog(ch, ch3, l3) != 0)
+		return 1;
+	if (server_migrated(ch4, l4) != 0 || server_ud(ch, lu) != 0)
 		return 1;
 	rdma_destroy_id(l);
 	rdma_destroy_event_channel(ch);
@@ -419,6 +504,12 @@ client(const char *ip, int port)
 	      ntohs(((struct sockaddr_in *)res->ai_dst_addr)->sin_port) == 7000 &&
 	      res->ai_qp_type == IBV_QPT_RC, "rdma_getaddrinfo %s:7000", ip);
 	rdma_freeaddrinfo(res);
+	/* the system's getaddrinfo error as the call's, as rdma-core's */
+	hints.ai_flags = RAI_NUMERICHOST;
+	errno = 0;
+	CHECK(rdma_getaddrinfo("not-an-address", "7000", &hints, &res) == -1 && errno == EAI_NONAME,
+	      "rdma_getaddrinfo of a name with RAI_NUMERICHOST: -1, errno EAI_NONAME (%d)", errno);
+	hints.ai_flags = 0;
 
 	/* rsockets are not served: each call says so */
 	errno = 0;
@@ -460,6 +551,19 @@ client(const char *ip, int port)
 	if (ev != NULL)
 		rdma_ack_cm_event(ev);
 	rdma_destroy_id(id);
+	/* an id destroyed with an event queued: the event goes with it, and
+	 * the fd says so (as Linux's ucma) */
+	CHECK(!readable(ch2), "nothing queued on the second channel");
+	CHECK(rdma_create_id(ch2, &id, NULL, RDMA_PS_TCP) == 0 &&
+	      rdma_resolve_addr(id, NULL, (struct sockaddr *)&d, 2000) == 0,
+	      "an id resolving on the second channel");
+	{
+		struct pollfd p = { .fd = ch2->fd, .events = POLLIN };
+
+		CHECK(poll(&p, 1, -1) == 1, "its ADDR_RESOLVED queued");
+	}
+	CHECK(rdma_destroy_id(id) == 0, "the id destroyed, its event not taken");
+	CHECK(!readable(ch2), "its event went with it: the fd is not readable");
 	rdma_destroy_event_channel(ch2);
 
 	/* a port nobody listens on: REJECTED, INVALID_SERVICE_ID (8) */
@@ -492,6 +596,16 @@ client(const char *ip, int port)
 		      memcmp(ev->param.conn.private_data, REJ_PDATA, sizeof(REJ_PDATA)) == 0,
 		      "REJECTED carries the server's private data");
 		rdma_ack_cm_event(ev);
+		/* Linux's id stays in its connect state: no new address, no
+		 * new connect (a new id is needed) */
+		addr_of(&d, ip, port);
+		errno = 0;
+		CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&d, 2000) == -1 &&
+		      errno == EINVAL, "rdma_resolve_addr after REJECTED: EINVAL, as Linux's (errno %d)",
+		      errno);
+		errno = 0;
+		CHECK(rdma_connect(id, &cp) == -1 && errno == EINVAL,
+		      "rdma_connect after REJECTED: EINVAL, as Linux's (errno %d)", errno);
 	}
 	rdma_destroy_id(id);
 
@@ -596,6 +710,44 @@ client(const char *ip, int port)
 		rdma_destroy_id(y);
 		rdma_destroy_id(z);
 	}
+
+	/* server_migrated(): its listener on port + 3 moves channels with our
+	 * request queued, and rejects it from the new one */
+	id = resolved(ch, ip, port + 3, -1);
+	if (id == NULL)
+		return 1;
+	memset(&cp, 0, sizeof(cp));
+	CHECK(rdma_connect(id, &cp) == 0, "rdma_connect to the listener that migrates");
+	ev = next_event(ch, RDMA_CM_EVENT_REJECTED);
+	if (ev != NULL) {
+		CHECK(ev->status == 28, "migrated listener: REJECTED status 28 (%d)", ev->status);
+		rdma_ack_cm_event(ev);
+	}
+	rdma_destroy_id(id);
+
+	/* server_ud(): a UDP id resolved, its SIDR_REQ accepted, then
+	 * rdma_disconnect: 0 on a UD id, as Linux's */
+	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_UDP) == 0, "rdma_create_id UDP");
+	addr_of(&d, ip, port);
+	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&d, 2000) == 0, "UD: rdma_resolve_addr");
+	ev = next_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	CHECK(rdma_resolve_route(id, 2000) == 0, "UD: rdma_resolve_route");
+	ev = next_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	memset(&cp, 0, sizeof(cp));
+	CHECK(rdma_connect(id, &cp) == 0, "UD: rdma_connect (a SIDR_REQ)");
+	ev = next_event(ch, RDMA_CM_EVENT_ESTABLISHED);
+	if (ev != NULL) {
+		CHECK(ev->param.ud.qp_num == 0x123, "UD: ESTABLISHED with the server's QP number");
+		rdma_ack_cm_event(ev);
+	}
+	errno = 0;
+	CHECK(rdma_disconnect(id) == 0, "UD: rdma_disconnect on the active side: 0, as Linux's (%s)",
+	      strerror(errno));
+	rdma_destroy_id(id);
 	rdma_destroy_event_channel(ch);
 	free(buf);
 	return 0;
