@@ -287,6 +287,9 @@ server_ud(struct rdma_event_channel *ch, struct rdma_cm_id *l)
 	return 0;
 }
 
+static int server_connect_error(struct rdma_event_channel *ch);
+static int server_stale(struct rdma_event_channel *ch);
+
 static int
 server(const char *ip, int port)
 {
@@ -414,8 +417,85 @@ server(const char *ip, int port)
 		return 1;
 	if (server_migrated(ch4, l4) != 0 || server_ud(ch, lu) != 0)
 		return 1;
+	if (server_connect_error(ch) != 0 || server_stale(ch) != 0)
+		return 1;
 	rdma_destroy_id(l);
 	rdma_destroy_event_channel(ch);
+	return 0;
+}
+
+/* An RC QP of 4 WRs each way on c, CQs and PD made by rdma_create_qp. */
+static int
+make_qp(struct rdma_cm_id *c)
+{
+	struct ibv_qp_init_attr qa;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	qa.qp_type = IBV_QPT_RC;
+	return rdma_create_qp(c, NULL, &qa);
+}
+
+/* The client's "ce-accept" request is accepted, then its id destroyed
+ * (the CM's REJ follows the REP); its "ce-reject" request, sent after, is
+ * rejected once that REJ is out: the client sees that REJECTED only after
+ * ours was in, and takes the REP's CONNECT_RESPONSE then. */
+static int
+server_connect_error(struct rdma_event_channel *ch)
+{
+	struct rdma_cm_id *acc = NULL, *rej = NULL;
+	struct rdma_cm_event *ev;
+	struct rdma_conn_param cp;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+		if (ev == NULL)
+			return 1;
+		if (memcmp(ev->param.conn.private_data, "ce-accept", 10) == 0)
+			acc = ev->id;
+		else
+			rej = ev->id;
+		rdma_ack_cm_event(ev);
+	}
+	CHECK(acc != NULL && rej != NULL, "REP dropped: both requests");
+	if (acc == NULL || rej == NULL)
+		return 1;
+	memset(&cp, 0, sizeof(cp));
+	CHECK(make_qp(acc) == 0 && rdma_accept(acc, &cp) == 0, "REP dropped: accepted");
+	rdma_destroy_qp(acc);
+	CHECK(rdma_destroy_id(acc) == 0, "REP dropped: the accepted id destroyed (a REJ)");
+	CHECK(rdma_reject(rej, NULL, 0) == 0, "REP dropped: the second request rejected");
+	rdma_destroy_id(rej);
+	return 0;
+}
+
+/* A connection the client then names its QP in a second REQ for: the
+ * CM rejects that STALE_CONN and ends this one with a DREQ. */
+static int
+server_stale(struct rdma_event_channel *ch)
+{
+	struct rdma_cm_event *ev;
+	struct rdma_conn_param cp;
+	struct rdma_cm_id *c;
+
+	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (ev == NULL)
+		return 1;
+	c = ev->id;
+	rdma_ack_cm_event(ev);
+	memset(&cp, 0, sizeof(cp));
+	CHECK(make_qp(c) == 0 && rdma_accept(c, &cp) == 0, "stale: accepted");
+	ev = next_event(ch, RDMA_CM_EVENT_ESTABLISHED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	/* the client's stale REQ ends it: our CM's DREQ, the client's DREP */
+	ev = next_event(ch, RDMA_CM_EVENT_DISCONNECTED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	rdma_destroy_qp(c);
+	CHECK(rdma_destroy_id(c) == 0, "stale: destroyed");
 	return 0;
 }
 
@@ -748,6 +828,101 @@ client(const char *ip, int port)
 	CHECK(rdma_disconnect(id) == 0, "UD: rdma_disconnect on the active side: 0, as Linux's (%s)",
 	      strerror(errno));
 	rdma_destroy_id(id);
+
+	/* server_connect_error(): our REP's CONNECT_RESPONSE taken after the
+	 * server's REJ for it came in: CONNECT_ERROR, and that REJ gives no
+	 * REJECTED after it (rdma-core's connect_error) */
+	ch2 = rdma_create_event_channel();
+	{
+		struct rdma_cm_id *x = resolved(ch, ip, port, -1), *y;
+		struct ibv_qp_attr a;
+		struct ibv_qp_init_attr ia;
+
+		y = ch2 != NULL ? resolved(ch2, ip, port, -1) : NULL;
+		if (x == NULL || y == NULL || make_qp(x) != 0)
+			return 1;
+		memset(&cp, 0, sizeof(cp));
+		cp.private_data = "ce-accept";
+		cp.private_data_len = 10;
+		CHECK(rdma_connect(x, &cp) == 0, "REP dropped: rdma_connect (accepted, then dropped)");
+		cp.private_data = "ce-reject";
+		CHECK(rdma_connect(y, &cp) == 0, "REP dropped: rdma_connect (rejected after)");
+		/* the server's REJ for y left after its REJ for x: x's is in */
+		ev = next_event(ch2, RDMA_CM_EVENT_REJECTED);
+		if (ev != NULL)
+			rdma_ack_cm_event(ev);
+		ev = next_event(ch, RDMA_CM_EVENT_CONNECT_ERROR);
+		if (ev != NULL) {
+			CHECK(ev->id == x && ev->status != 0, "REP dropped: x's, status %d",
+			      ev->status);
+			rdma_ack_cm_event(ev);
+		}
+		CHECK(ibv_query_qp(x->qp, &a, IBV_QP_STATE, &ia) == 0 && a.qp_state == IBV_QPS_ERR,
+		      "REP dropped: our QP in ERR (%d)", a.qp_state);
+		/* the REJ's event is still queued (the fd readable, as
+		 * rdma-core's over the kernel's queue); taking it gives
+		 * nothing */
+		{
+			int fl = fcntl(ch->fd, F_GETFL);
+
+			fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK);
+			errno = 0;
+			ev = NULL;
+			CHECK(rdma_get_cm_event(ch, &ev) == -1 && errno == EAGAIN,
+			      "REP dropped: no REJECTED after CONNECT_ERROR, as rdma-core's (%s)",
+			      ev != NULL ? rdma_event_str(ev->event) : strerror(errno));
+			if (ev != NULL)
+				rdma_ack_cm_event(ev);
+			fcntl(ch->fd, F_SETFL, fl);
+		}
+		rdma_destroy_qp(x);
+		rdma_destroy_id(x);
+		rdma_destroy_id(y);
+	}
+
+	/* server_stale(): a connection, then a REQ naming its QP again: the
+	 * server's CM rejects it STALE_CONN (and ends the connection). The
+	 * REJ puts the new id's CM id in timewait, as Linux's cm; Linux's
+	 * rdma_cm hands up no TIMEWAIT_EXIT from it (the id never was
+	 * disconnected). The connection's own timewait, as long and begun
+	 * after, ends after it: once its TIMEWAIT_EXIT is here, the other's
+	 * would be too. */
+	{
+		struct rdma_cm_id *a = resolved(ch, ip, port, -1), *z;
+
+		if (ch2 == NULL || a == NULL || make_qp(a) != 0)
+			return 1;
+		memset(&cp, 0, sizeof(cp));
+		CHECK(rdma_connect(a, &cp) == 0, "stale: rdma_connect");
+		ev = next_event(ch, RDMA_CM_EVENT_ESTABLISHED);
+		if (ev == NULL)
+			return 1;
+		rdma_ack_cm_event(ev);
+		z = resolved(ch2, ip, port, -1);
+		if (z == NULL)
+			return 1;
+		memset(&cp, 0, sizeof(cp));
+		cp.qp_num = a->qp->qp_num;
+		CHECK(rdma_connect(z, &cp) == 0, "stale: rdma_connect naming the connected QP %u",
+		      cp.qp_num);
+		ev = next_event(ch2, RDMA_CM_EVENT_REJECTED);
+		if (ev != NULL) {
+			CHECK(ev->status == 10, "stale: REJECTED status 10, STALE_CONN (%d)", ev->status);
+			rdma_ack_cm_event(ev);
+		}
+		ev = next_event(ch, RDMA_CM_EVENT_DISCONNECTED);
+		if (ev != NULL)
+			rdma_ack_cm_event(ev);
+		CHECK(rdma_disconnect(a) == 0, "stale: rdma_disconnect (the DREP)");
+		ev = next_event(ch, RDMA_CM_EVENT_TIMEWAIT_EXIT);
+		if (ev != NULL)
+			rdma_ack_cm_event(ev);
+		CHECK(!readable(ch2), "stale: no TIMEWAIT_EXIT for the rejected id, as Linux's");
+		rdma_destroy_qp(a);
+		rdma_destroy_id(a);
+		rdma_destroy_id(z);
+	}
+	rdma_destroy_event_channel(ch2);
 	rdma_destroy_event_channel(ch);
 	free(buf);
 	return 0;
