@@ -133,8 +133,10 @@ take_cm_id(struct cma_id *id)
 	struct srnic_cm_id *cmid;
 
 	state_exch(id, CMA_DESTROYING);
-	while (id->busy > 0)
+	while (id->busy > 0) {
+		id->destroy_held = true;        /* for hold_rtu() */
 		pthread_cond_wait(&cma_acked, &cma_lock);
+	}
 	cmid = id->cm_id;
 	id->cm_id = NULL;
 	return cmid;
@@ -1220,6 +1222,9 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 		if (srnic_cm_id_state(cmid) == SRNIC_CM_DREQ_RCVD)
 			srnic_cm_send_drep(cmid, NULL, 0);
 		srnic_cm_destroy_id(cmid);      /* no handler for it after this */
+		pthread_mutex_lock(&cma_lock);
+		id->cm_id_gone = true;          /* for hold_rtu() */
+		pthread_mutex_unlock(&cma_lock);
 	}
 	if (id->id.event != NULL) {
 		rdma_ack_cm_event(id->id.event);
@@ -1749,9 +1754,9 @@ rdma_disconnect(struct rdma_cm_id *rid)
 
 /* The test hook SRNIC_RDMACM_TEST_HOLD_RTU=1 (off by default): a
  * CONNECT_RESPONSE's QP is in RTS and its RTU not sent until
- * rdma_destroy_id() on another thread has begun on the id, so a test
- * races the two every time (a program's thread may be scheduled out
- * there just as long). */
+ * rdma_destroy_id() on another thread has gone as far as it can, waiting
+ * for this call or past the CM id's destroy, so a test races the two
+ * every time (a program's thread may be scheduled out there as long). */
 static void
 hold_rtu(struct cma_id *id)
 {
@@ -1761,7 +1766,7 @@ hold_rtu(struct cma_id *id)
 	do {
 		nanosleep(&ts, NULL);
 		pthread_mutex_lock(&cma_lock);
-		destroying = id->state == CMA_DESTROYING;
+		destroying = id->destroy_held || id->cm_id_gone;
 		pthread_mutex_unlock(&cma_lock);
 	} while (!destroying);
 }
@@ -1778,11 +1783,12 @@ static void
 process_conn_resp(struct cma_event *e)
 {
 	struct cma_id *id = cma_id(e->ev.id);
+	struct srnic_cm_id *cmid = id->cm_id;  /* held by id->busy */
 	int status = 0;
 
 	if (qp_rtr(id, id->resp_res) != 0 || qp_rts(id, id->init_depth) != 0) {
 		status = -errno;
-		srnic_cm_send_rej(id->cm_id, SRNIC_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
+		srnic_cm_send_rej(cmid, SRNIC_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
 		goto out;
 	}
 	if (cma.hold_rtu)
@@ -1791,7 +1797,7 @@ process_conn_resp(struct cma_event *e)
 	if (id->state == CMA_DESTROYING)
 		status = -ENOENT;       /* Linux's ucma on a destroyed id */
 	pthread_mutex_unlock(&cma_lock);
-	if (status == 0 && srnic_cm_send_rtu(id->cm_id, NULL, 0) != 0)
+	if (status == 0 && srnic_cm_send_rtu(cmid, NULL, 0) != 0)
 		status = -EIO;
 out:
 	if (status != 0)

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -928,17 +929,112 @@ client(const char *ip, int port)
 	return 0;
 }
 
+/* race: rdma_destroy_id() on one thread while rdma_get_cm_event() on
+ * another works on the id's CONNECT_RESPONSE. srnic's test hook
+ * SRNIC_RDMACM_TEST_HOLD_RTU=1 holds the RTU (the QP already in RTS)
+ * until the destroy has gone as far as it goes without it, so the two
+ * meet every time. The server accepts and sees our destroy's REJ. */
+static int
+server_race(const char *ip, int port)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_conn_param cp;
+	struct rdma_cm_event *ev;
+	struct sockaddr_in sin;
+	struct rdma_cm_id *l, *c;
+
+	addr_of(&sin, ip, port);
+	CHECK(ch != NULL && rdma_create_id(ch, &l, NULL, RDMA_PS_TCP) == 0 &&
+	      rdma_bind_addr(l, (struct sockaddr *)&sin) == 0 && rdma_listen(l, 4) == 0,
+	      "race: rdma_listen");
+	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (ev == NULL)
+		return 1;
+	c = ev->id;
+	rdma_ack_cm_event(ev);
+	memset(&cp, 0, sizeof(cp));
+	CHECK(make_qp(c) == 0 && rdma_accept(c, &cp) == 0, "race: accepted");
+	ev = next_event(ch, RDMA_CM_EVENT_REJECTED);
+	if (ev != NULL) {
+		CHECK(ev->status == 28, "race: the destroyed client's REJ (status %d)", ev->status);
+		rdma_ack_cm_event(ev);
+	}
+	rdma_destroy_qp(c);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+	rdma_destroy_event_channel(ch);
+	return 0;
+}
+
+static void *
+destroyer(void *arg)
+{
+	struct rdma_cm_id *id = arg;
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	/* the CONNECT_RESPONSE is taken once the QP is in RTS */
+	do {
+		if (ibv_query_qp(id->qp, &a, IBV_QP_STATE, &ia) != 0)
+			return NULL;
+	} while (a.qp_state != IBV_QPS_RTS && a.qp_state != IBV_QPS_ERR);
+	CHECK(rdma_destroy_id(id) == 0, "race: rdma_destroy_id on its thread");
+	return NULL;
+}
+
+static int
+client_race(const char *ip, int port)
+{
+	struct rdma_event_channel *ch;
+	struct rdma_conn_param cp;
+	struct rdma_cm_event *ev;
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	struct rdma_cm_id *id;
+	struct ibv_qp *qp;
+	pthread_t t;
+
+	setenv("SRNIC_RDMACM_TEST_HOLD_RTU", "1", 1);   /* srnic's hook, read at start */
+	ch = rdma_create_event_channel();
+	if (ch == NULL)
+		return 1;
+	id = resolved(ch, ip, port, -1);
+	if (id == NULL || make_qp(id) != 0)
+		return 1;
+	qp = id->qp;
+	memset(&cp, 0, sizeof(cp));
+	CHECK(rdma_connect(id, &cp) == 0, "race: rdma_connect");
+	CHECK(pthread_create(&t, NULL, destroyer, id) == 0, "race: the destroying thread");
+	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_ERROR);
+	if (ev == NULL)
+		return 1;
+	CHECK(ev->status == -ENOENT, "race: CONNECT_ERROR -ENOENT, the id being destroyed (%d)",
+	      ev->status);
+	CHECK(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) == 0 && a.qp_state == IBV_QPS_ERR,
+	      "race: our QP in ERR (%d)", a.qp_state);
+	rdma_destroy_qp(id);    /* the id stays until its event is acknowledged */
+	rdma_ack_cm_event(ev);
+	pthread_join(t, NULL);
+	rdma_destroy_event_channel(ch);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	int rc;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s server|client SERVER_IP PORT\n", argv[0]);
+		fprintf(stderr, "usage: %s server|client|server-race|client-race SERVER_IP PORT\n", argv[0]);
 		return 2;
 	}
-	rc = strcmp(argv[1], "server") == 0 ? server(argv[2], atoi(argv[3]))
-					    : client(argv[2], atoi(argv[3]));
+	if (strcmp(argv[1], "server-race") == 0)
+		rc = server_race(argv[2], atoi(argv[3]));
+	else if (strcmp(argv[1], "client-race") == 0)
+		rc = client_race(argv[2], atoi(argv[3]));
+	else
+		rc = strcmp(argv[1], "server") == 0 ? server(argv[2], atoi(argv[3]))
+						    : client(argv[2], atoi(argv[3]));
 	if (rc == 0 && fails == 0)
 		printf("%s: all ok\n", argv[1]);
 	return rc != 0 || fails != 0;
