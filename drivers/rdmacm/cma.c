@@ -48,6 +48,7 @@ static struct {
 	uint8_t max_resp_res, max_init_depth;
 	TAILQ_HEAD(, cma_id) ids;
 	bool trace;                     /* SRNIC_RDMACM_TRACE=1: a line per listen */
+	bool hold_rtu;                  /* SRNIC_RDMACM_TEST_HOLD_RTU=1: see process_conn_resp() */
 } cma = { .ids = TAILQ_HEAD_INITIALIZER(cma.ids) };
 
 static uint64_t now_ms(void);
@@ -122,6 +123,25 @@ state_comp_exch(struct cma_id *id, enum cma_state from, enum cma_state to)
 	return true;
 }
 
+/* The id is being destroyed: its CM id, once no rdma_get_cm_event() on
+ * another thread works with it (id->busy: a CONNECT_RESPONSE's QP steps
+ * and RTU), as Linux's ucma waits for its context's references before it
+ * destroys the CM id. Under cma_lock, which the wait lets go of. */
+static struct srnic_cm_id *
+take_cm_id(struct cma_id *id)
+{
+	struct srnic_cm_id *cmid;
+
+	state_exch(id, CMA_DESTROYING);
+	while (id->busy > 0) {
+		id->destroy_held = true;        /* for hold_rtu() */
+		pthread_cond_wait(&cma_acked, &cma_lock);
+	}
+	cmid = id->cm_id;
+	id->cm_id = NULL;
+	return cmid;
+}
+
 /* At exit, as the kernel does when a process's rdma_cm file closes: every
  * id still there is destroyed (an established connection sends its DREQ,
  * a DREQ received gets its DREP, a request its REJ), and the engine and
@@ -138,9 +158,7 @@ cma_exit(void)
 		pthread_mutex_lock(&cma_lock);
 		TAILQ_FOREACH(id, &cma.ids, link)
 			if (id->cm_id != NULL) {
-				cmid = id->cm_id;
-				id->cm_id = NULL;
-				state_exch(id, CMA_DESTROYING);
+				cmid = take_cm_id(id);
 				break;
 			}
 		pthread_mutex_unlock(&cma_lock);
@@ -181,6 +199,8 @@ cma_init(void)
 	cma.inited = true;
 	t = getenv("SRNIC_RDMACM_TRACE");
 	cma.trace = t != NULL && strcmp(t, "1") == 0;
+	t = getenv("SRNIC_RDMACM_TEST_HOLD_RTU");
+	cma.hold_rtu = t != NULL && strcmp(t, "1") == 0;
 	srandom((unsigned int)(getpid() ^ now_ms()));
 	/* ibv_get_device_list() starts the device (or says what to set) */
 	list = ibv_get_device_list(NULL);
@@ -579,14 +599,16 @@ ud_ah_attr(struct cma_id *id, struct ibv_ah_attr *ah)
 	ah->port_num = 1;
 }
 
+/* status: 0, or -ETIMEDOUT for a DREQ nobody answered (Linux's
+ * cma_ib_handler on IB_CM_DREQ_ERROR) */
 static void
-disconnected(struct cma_id *id)
+disconnected(struct cma_id *id, int status)
 {
 	if (id->disconnect_reported)
 		return;
 	id->disconnect_reported = true;
 	state_comp_exch(id, CMA_CONNECT, CMA_DISCONNECT);
-	event_post(id, event_new(id, id, RDMA_CM_EVENT_DISCONNECTED, 0));
+	event_post(id, event_new(id, id, RDMA_CM_EVENT_DISCONNECTED, status));
 }
 
 static int
@@ -636,11 +658,17 @@ cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 		break;
 	case SRNIC_CM_EV_DREQ_RECEIVED:
 	case SRNIC_CM_EV_DREP_RECEIVED:
+		disconnected(id, 0);
+		break;
 	case SRNIC_CM_EV_DREQ_ERROR:
-		disconnected(id);
+		disconnected(id, -ETIMEDOUT);
 		break;
 	case SRNIC_CM_EV_TIMEWAIT_EXIT:
-		event_post(id, event_new(id, id, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0));
+		/* only after a disconnect, as Linux's cma_ib_handler: the
+		 * timewait a REJ STALE_CONN (or any REJ of a connection begun)
+		 * put the CM id in ends unseen, the id still in CONNECT */
+		if (id->state == CMA_DISCONNECT)
+			event_post(id, event_new(id, id, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0));
 		break;
 	case SRNIC_CM_EV_REJ_RECEIVED:
 		e = event_new(id, id, RDMA_CM_EVENT_REJECTED, (int)ev->param.rej.reason);
@@ -1186,9 +1214,7 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 	if (rid == NULL)
 		return err(EINVAL);
 	pthread_mutex_lock(&cma_lock);
-	state_exch(id, CMA_DESTROYING);
-	cmid = id->cm_id;
-	id->cm_id = NULL;
+	cmid = take_cm_id(id);
 	pthread_mutex_unlock(&cma_lock);
 	if (cmid != NULL) {
 		/* a DREQ received: its DREP (else the CM's destroy does what
@@ -1196,6 +1222,9 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 		if (srnic_cm_id_state(cmid) == SRNIC_CM_DREQ_RCVD)
 			srnic_cm_send_drep(cmid, NULL, 0);
 		srnic_cm_destroy_id(cmid);      /* no handler for it after this */
+		pthread_mutex_lock(&cma_lock);
+		id->cm_id_gone = true;          /* for hold_rtu() */
+		pthread_mutex_unlock(&cma_lock);
 	}
 	if (id->id.event != NULL) {
 		rdma_ack_cm_event(id->id.event);
@@ -1723,29 +1752,67 @@ rdma_disconnect(struct rdma_cm_id *rid)
 
 /* ---- getting events ---- */
 
+/* The test hook SRNIC_RDMACM_TEST_HOLD_RTU=1 (off by default): a
+ * CONNECT_RESPONSE's QP is in RTS and its RTU not sent until
+ * rdma_destroy_id() on another thread has gone as far as it can, waiting
+ * for this call or past the CM id's destroy, so a test races the two
+ * every time (a program's thread may be scheduled out there as long). */
+static void
+hold_rtu(struct cma_id *id)
+{
+	struct timespec ts = { .tv_nsec = 100000 };
+	bool destroying;
+
+	do {
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&cma_lock);
+		destroying = id->destroy_held || id->cm_id_gone;
+		pthread_mutex_unlock(&cma_lock);
+	} while (!destroying);
+}
+
 /* What a CONNECT_RESPONSE needs (rdma-core's ucma_process_conn_resp):
  * with a QP, RTR + RTS + the RTU, and the application sees ESTABLISHED;
- * without, it sees CONNECT_RESPONSE and calls rdma_establish(). */
+ * without, it sees CONNECT_RESPONSE and calls rdma_establish(). Called
+ * with id->busy taken: rdma_destroy_id() on another thread waits for it
+ * before it destroys the CM id. An id being destroyed sends no RTU (its
+ * destroy sends the REJ): CONNECT_ERROR, as Linux's, where the destroyed
+ * kernel id refuses the RTU. Any failure leaves the QP in ERR (rdma-core's
+ * ucma_modify_qp_err) and the id's later REJECTED unseen. */
 static void
 process_conn_resp(struct cma_event *e)
 {
 	struct cma_id *id = cma_id(e->ev.id);
+	struct srnic_cm_id *cmid = id->cm_id;  /* held by id->busy */
+	int status = 0;
 
-	if (id->id.qp == NULL)
-		return;
 	if (qp_rtr(id, id->resp_res) != 0 || qp_rts(id, id->init_depth) != 0) {
-		e->ev.status = -errno;
-		e->ev.event = RDMA_CM_EVENT_CONNECT_ERROR;
+		status = -errno;
+		srnic_cm_send_rej(cmid, SRNIC_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
+		goto out;
+	}
+	if (cma.hold_rtu)
+		hold_rtu(id);
+	pthread_mutex_lock(&cma_lock);
+	if (id->state == CMA_DESTROYING)
+		status = -ENOENT;       /* Linux's ucma on a destroyed id */
+	pthread_mutex_unlock(&cma_lock);
+	if (status == 0 && srnic_cm_send_rtu(cmid, NULL, 0) != 0)
+		status = -EIO;
+out:
+	if (status != 0)
 		qp_err(id);
-		srnic_cm_send_rej(id->cm_id, SRNIC_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
-		return;
-	}
-	if (srnic_cm_send_rtu(id->cm_id, NULL, 0) != 0) {
-		e->ev.status = -EIO;
+	pthread_mutex_lock(&cma_lock);
+	if (status != 0) {
+		e->ev.status = status;
 		e->ev.event = RDMA_CM_EVENT_CONNECT_ERROR;
-		return;
+		id->connect_error = true;
+	} else {
+		e->ev.event = RDMA_CM_EVENT_ESTABLISHED;
 	}
-	e->ev.event = RDMA_CM_EVENT_ESTABLISHED;
+	id->busy--;
+	pthread_cond_broadcast(&cma_acked);
+	pthread_mutex_unlock(&cma_lock);
 }
 
 static int migrate_locked(struct cma_id *id, struct cma_channel *to);
@@ -1813,10 +1880,33 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 			continue;
 		}
 		event_unqueue(ch, e);
+		if (e->kind == CMA_EV_REJECTED && cma_id(e->ev.id)->connect_error) {
+			/* the REJ that follows a CONNECT_ERROR (ours, sent as
+			 * the REP failed, or the peer's, which made the RTU
+			 * fail): one event only, as rdma-core's librdmacm */
+			pthread_mutex_unlock(&cma_lock);
+			free(e);
+			if (nonblock)
+				return err(EAGAIN);
+			continue;
+		}
 		e->owner->events_reported++;
 		if (cma.trace)
 			cma_log("id %p: %s status %d", (void *)cma_id(e->ev.id),
 				rdma_event_str(e->ev.event), e->ev.status);
+		if (e->kind == CMA_EV_CONN_RESP && e->ev.id->qp != NULL) {
+			struct cma_id *c = cma_id(e->ev.id);
+
+			if (c->state == CMA_DESTROYING) {
+				/* its destroy has its CM id: nothing to answer with */
+				e->kind = CMA_EV_PLAIN;
+				e->ev.event = RDMA_CM_EVENT_CONNECT_ERROR;
+				e->ev.status = -ENOENT;
+				c->connect_error = true;
+			} else {
+				c->busy++;      /* see process_conn_resp() */
+			}
+		}
 		if (e->kind == CMA_EV_CONN_REQ) {
 			struct cma_id *l = cma_id(e->ev.listen_id);
 			struct cma_id *c = cma_id(e->ev.id);
@@ -1827,7 +1917,7 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 				migrate_locked(c, NULL);
 		}
 		pthread_mutex_unlock(&cma_lock);
-		if (e->kind == CMA_EV_CONN_RESP)
+		if (e->kind == CMA_EV_CONN_RESP && e->ev.id->qp != NULL)
 			process_conn_resp(e);
 		else if (e->kind == CMA_EV_REJECTED)
 			qp_err(cma_id(e->ev.id));

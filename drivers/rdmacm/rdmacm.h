@@ -98,6 +98,9 @@ struct cma_id {
 	uint32_t seq;                   /* our starting PSN */
 	uint8_t resp_res, init_depth;   /* the REQ's, from our side (passive: CONNECT_REQUEST's; active: rdma_connect's) */
 	bool disconnect_reported;
+	bool connect_error;             /* a CONNECT_ERROR handed out: its REJECTED is not */
+	unsigned int busy;              /* rdma_get_cm_event() works with cm_id (process_conn_resp) */
+	bool destroy_held, cm_id_gone;  /* how far rdma_destroy_id() got: the test hook's */
 	bool own_cqs;                   /* rdma_create_qp made the CQs and channels */
 	struct ibv_pd *ep_pd;           /* rdma_create_ep (passive): for rdma_get_request */
 	struct ibv_qp_init_attr *ep_qp_attr;

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,6 +288,9 @@ server_ud(struct rdma_event_channel *ch, struct rdma_cm_id *l)
 	return 0;
 }
 
+static int server_connect_error(struct rdma_event_channel *ch);
+static int server_stale(struct rdma_event_channel *ch);
+
 static int
 server(const char *ip, int port)
 {
@@ -414,8 +418,85 @@ server(const char *ip, int port)
 		return 1;
 	if (server_migrated(ch4, l4) != 0 || server_ud(ch, lu) != 0)
 		return 1;
+	if (server_connect_error(ch) != 0 || server_stale(ch) != 0)
+		return 1;
 	rdma_destroy_id(l);
 	rdma_destroy_event_channel(ch);
+	return 0;
+}
+
+/* An RC QP of 4 WRs each way on c, CQs and PD made by rdma_create_qp. */
+static int
+make_qp(struct rdma_cm_id *c)
+{
+	struct ibv_qp_init_attr qa;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	qa.qp_type = IBV_QPT_RC;
+	return rdma_create_qp(c, NULL, &qa);
+}
+
+/* The client's "ce-accept" request is accepted, then its id destroyed
+ * (the CM's REJ follows the REP); its "ce-reject" request, sent after, is
+ * rejected once that REJ is out: the client sees that REJECTED only after
+ * ours was in, and takes the REP's CONNECT_RESPONSE then. */
+static int
+server_connect_error(struct rdma_event_channel *ch)
+{
+	struct rdma_cm_id *acc = NULL, *rej = NULL;
+	struct rdma_cm_event *ev;
+	struct rdma_conn_param cp;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+		if (ev == NULL)
+			return 1;
+		if (memcmp(ev->param.conn.private_data, "ce-accept", 10) == 0)
+			acc = ev->id;
+		else
+			rej = ev->id;
+		rdma_ack_cm_event(ev);
+	}
+	CHECK(acc != NULL && rej != NULL, "REP dropped: both requests");
+	if (acc == NULL || rej == NULL)
+		return 1;
+	memset(&cp, 0, sizeof(cp));
+	CHECK(make_qp(acc) == 0 && rdma_accept(acc, &cp) == 0, "REP dropped: accepted");
+	rdma_destroy_qp(acc);
+	CHECK(rdma_destroy_id(acc) == 0, "REP dropped: the accepted id destroyed (a REJ)");
+	CHECK(rdma_reject(rej, NULL, 0) == 0, "REP dropped: the second request rejected");
+	rdma_destroy_id(rej);
+	return 0;
+}
+
+/* A connection the client then names its QP in a second REQ for: the
+ * CM rejects that STALE_CONN and ends this one with a DREQ. */
+static int
+server_stale(struct rdma_event_channel *ch)
+{
+	struct rdma_cm_event *ev;
+	struct rdma_conn_param cp;
+	struct rdma_cm_id *c;
+
+	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (ev == NULL)
+		return 1;
+	c = ev->id;
+	rdma_ack_cm_event(ev);
+	memset(&cp, 0, sizeof(cp));
+	CHECK(make_qp(c) == 0 && rdma_accept(c, &cp) == 0, "stale: accepted");
+	ev = next_event(ch, RDMA_CM_EVENT_ESTABLISHED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	/* the client's stale REQ ends it: our CM's DREQ, the client's DREP */
+	ev = next_event(ch, RDMA_CM_EVENT_DISCONNECTED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	rdma_destroy_qp(c);
+	CHECK(rdma_destroy_id(c) == 0, "stale: destroyed");
 	return 0;
 }
 
@@ -748,8 +829,193 @@ client(const char *ip, int port)
 	CHECK(rdma_disconnect(id) == 0, "UD: rdma_disconnect on the active side: 0, as Linux's (%s)",
 	      strerror(errno));
 	rdma_destroy_id(id);
+
+	/* server_connect_error(): our REP's CONNECT_RESPONSE taken after the
+	 * server's REJ for it came in: CONNECT_ERROR, and that REJ gives no
+	 * REJECTED after it (rdma-core's connect_error) */
+	ch2 = rdma_create_event_channel();
+	{
+		struct rdma_cm_id *x = resolved(ch, ip, port, -1), *y;
+		struct ibv_qp_attr a;
+		struct ibv_qp_init_attr ia;
+
+		y = ch2 != NULL ? resolved(ch2, ip, port, -1) : NULL;
+		if (x == NULL || y == NULL || make_qp(x) != 0)
+			return 1;
+		memset(&cp, 0, sizeof(cp));
+		cp.private_data = "ce-accept";
+		cp.private_data_len = 10;
+		CHECK(rdma_connect(x, &cp) == 0, "REP dropped: rdma_connect (accepted, then dropped)");
+		cp.private_data = "ce-reject";
+		CHECK(rdma_connect(y, &cp) == 0, "REP dropped: rdma_connect (rejected after)");
+		/* the server's REJ for y left after its REJ for x: x's is in */
+		ev = next_event(ch2, RDMA_CM_EVENT_REJECTED);
+		if (ev != NULL)
+			rdma_ack_cm_event(ev);
+		ev = next_event(ch, RDMA_CM_EVENT_CONNECT_ERROR);
+		if (ev != NULL) {
+			CHECK(ev->id == x && ev->status != 0, "REP dropped: x's, status %d",
+			      ev->status);
+			rdma_ack_cm_event(ev);
+		}
+		CHECK(ibv_query_qp(x->qp, &a, IBV_QP_STATE, &ia) == 0 && a.qp_state == IBV_QPS_ERR,
+		      "REP dropped: our QP in ERR (%d)", a.qp_state);
+		/* the REJ's event is still queued (the fd readable, as
+		 * rdma-core's over the kernel's queue); taking it gives
+		 * nothing */
+		{
+			int fl = fcntl(ch->fd, F_GETFL);
+
+			fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK);
+			errno = 0;
+			ev = NULL;
+			CHECK(rdma_get_cm_event(ch, &ev) == -1 && errno == EAGAIN,
+			      "REP dropped: no REJECTED after CONNECT_ERROR, as rdma-core's (%s)",
+			      ev != NULL ? rdma_event_str(ev->event) : strerror(errno));
+			if (ev != NULL)
+				rdma_ack_cm_event(ev);
+			fcntl(ch->fd, F_SETFL, fl);
+		}
+		rdma_destroy_qp(x);
+		rdma_destroy_id(x);
+		rdma_destroy_id(y);
+	}
+
+	/* server_stale(): a connection, then a REQ naming its QP again: the
+	 * server's CM rejects it STALE_CONN (and ends the connection). The
+	 * REJ puts the new id's CM id in timewait, as Linux's cm; Linux's
+	 * rdma_cm hands up no TIMEWAIT_EXIT from it (the id never was
+	 * disconnected). The connection's own timewait, as long and begun
+	 * after, ends after it: once its TIMEWAIT_EXIT is here, the other's
+	 * would be too. */
+	{
+		struct rdma_cm_id *a = resolved(ch, ip, port, -1), *z;
+
+		if (ch2 == NULL || a == NULL || make_qp(a) != 0)
+			return 1;
+		memset(&cp, 0, sizeof(cp));
+		CHECK(rdma_connect(a, &cp) == 0, "stale: rdma_connect");
+		ev = next_event(ch, RDMA_CM_EVENT_ESTABLISHED);
+		if (ev == NULL)
+			return 1;
+		rdma_ack_cm_event(ev);
+		z = resolved(ch2, ip, port, -1);
+		if (z == NULL)
+			return 1;
+		memset(&cp, 0, sizeof(cp));
+		cp.qp_num = a->qp->qp_num;
+		CHECK(rdma_connect(z, &cp) == 0, "stale: rdma_connect naming the connected QP %u",
+		      cp.qp_num);
+		ev = next_event(ch2, RDMA_CM_EVENT_REJECTED);
+		if (ev != NULL) {
+			CHECK(ev->status == 10, "stale: REJECTED status 10, STALE_CONN (%d)", ev->status);
+			rdma_ack_cm_event(ev);
+		}
+		ev = next_event(ch, RDMA_CM_EVENT_DISCONNECTED);
+		if (ev != NULL)
+			rdma_ack_cm_event(ev);
+		CHECK(rdma_disconnect(a) == 0, "stale: rdma_disconnect (the DREP)");
+		ev = next_event(ch, RDMA_CM_EVENT_TIMEWAIT_EXIT);
+		if (ev != NULL)
+			rdma_ack_cm_event(ev);
+		CHECK(!readable(ch2), "stale: no TIMEWAIT_EXIT for the rejected id, as Linux's");
+		rdma_destroy_qp(a);
+		rdma_destroy_id(a);
+		rdma_destroy_id(z);
+	}
+	rdma_destroy_event_channel(ch2);
 	rdma_destroy_event_channel(ch);
 	free(buf);
+	return 0;
+}
+
+/* race: rdma_destroy_id() on one thread while rdma_get_cm_event() on
+ * another works on the id's CONNECT_RESPONSE. srnic's test hook
+ * SRNIC_RDMACM_TEST_HOLD_RTU=1 holds the RTU (the QP already in RTS)
+ * until the destroy has gone as far as it goes without it, so the two
+ * meet every time. The server accepts and sees our destroy's REJ. */
+static int
+server_race(const char *ip, int port)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_conn_param cp;
+	struct rdma_cm_event *ev;
+	struct sockaddr_in sin;
+	struct rdma_cm_id *l, *c;
+
+	addr_of(&sin, ip, port);
+	CHECK(ch != NULL && rdma_create_id(ch, &l, NULL, RDMA_PS_TCP) == 0 &&
+	      rdma_bind_addr(l, (struct sockaddr *)&sin) == 0 && rdma_listen(l, 4) == 0,
+	      "race: rdma_listen");
+	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (ev == NULL)
+		return 1;
+	c = ev->id;
+	rdma_ack_cm_event(ev);
+	memset(&cp, 0, sizeof(cp));
+	CHECK(make_qp(c) == 0 && rdma_accept(c, &cp) == 0, "race: accepted");
+	ev = next_event(ch, RDMA_CM_EVENT_REJECTED);
+	if (ev != NULL) {
+		CHECK(ev->status == 28, "race: the destroyed client's REJ (status %d)", ev->status);
+		rdma_ack_cm_event(ev);
+	}
+	rdma_destroy_qp(c);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+	rdma_destroy_event_channel(ch);
+	return 0;
+}
+
+static void *
+destroyer(void *arg)
+{
+	struct rdma_cm_id *id = arg;
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	/* the CONNECT_RESPONSE is taken once the QP is in RTS */
+	do {
+		if (ibv_query_qp(id->qp, &a, IBV_QP_STATE, &ia) != 0)
+			return NULL;
+	} while (a.qp_state != IBV_QPS_RTS && a.qp_state != IBV_QPS_ERR);
+	CHECK(rdma_destroy_id(id) == 0, "race: rdma_destroy_id on its thread");
+	return NULL;
+}
+
+static int
+client_race(const char *ip, int port)
+{
+	struct rdma_event_channel *ch;
+	struct rdma_conn_param cp;
+	struct rdma_cm_event *ev;
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	struct rdma_cm_id *id;
+	struct ibv_qp *qp;
+	pthread_t t;
+
+	setenv("SRNIC_RDMACM_TEST_HOLD_RTU", "1", 1);   /* srnic's hook, read at start */
+	ch = rdma_create_event_channel();
+	if (ch == NULL)
+		return 1;
+	id = resolved(ch, ip, port, -1);
+	if (id == NULL || make_qp(id) != 0)
+		return 1;
+	qp = id->qp;
+	memset(&cp, 0, sizeof(cp));
+	CHECK(rdma_connect(id, &cp) == 0, "race: rdma_connect");
+	CHECK(pthread_create(&t, NULL, destroyer, id) == 0, "race: the destroying thread");
+	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_ERROR);
+	if (ev == NULL)
+		return 1;
+	CHECK(ev->status == -ENOENT, "race: CONNECT_ERROR -ENOENT, the id being destroyed (%d)",
+	      ev->status);
+	CHECK(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) == 0 && a.qp_state == IBV_QPS_ERR,
+	      "race: our QP in ERR (%d)", a.qp_state);
+	rdma_destroy_qp(id);    /* the id stays until its event is acknowledged */
+	rdma_ack_cm_event(ev);
+	pthread_join(t, NULL);
+	rdma_destroy_event_channel(ch);
 	return 0;
 }
 
@@ -759,11 +1025,16 @@ main(int argc, char **argv)
 	int rc;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s server|client SERVER_IP PORT\n", argv[0]);
+		fprintf(stderr, "usage: %s server|client|server-race|client-race SERVER_IP PORT\n", argv[0]);
 		return 2;
 	}
-	rc = strcmp(argv[1], "server") == 0 ? server(argv[2], atoi(argv[3]))
-					    : client(argv[2], atoi(argv[3]));
+	if (strcmp(argv[1], "server-race") == 0)
+		rc = server_race(argv[2], atoi(argv[3]));
+	else if (strcmp(argv[1], "client-race") == 0)
+		rc = client_race(argv[2], atoi(argv[3]));
+	else
+		rc = strcmp(argv[1], "server") == 0 ? server(argv[2], atoi(argv[3]))
+						    : client(argv[2], atoi(argv[3]));
 	if (rc == 0 && fails == 0)
 		printf("%s: all ok\n", argv[1]);
 	return rc != 0 || fails != 0;
