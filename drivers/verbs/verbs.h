@@ -220,6 +220,11 @@ struct sv_drive {
 	uint64_t hot, spin;         /* SV_SPIN_HOT_US, SV_SPIN_US in TSC ticks */
 };
 
+/* verbs_devfs.c: the device's /dev and /sys files in SRNIC_DEVFS (for
+ * libsrnic_devfs.so); NETDEV is the port's kernel interface or "" */
+int sv_devfs_publish(struct sv_device *dev, const char *netdev);
+void sv_devfs_remove(void);
+
 /* verbs_progress.c: the engine's driving (doc/verbs.md, "Progress") */
 void sv_drive_init(struct sv_device *dev, struct sv_drive *st);
 void sv_drive(struct sv_device *dev, struct sv_drive *st);

@@ -246,6 +246,7 @@ sv_teardown(void)
 		print_stats(dev);
 	if (sv_sock_path[0] != '\0')
 		unlink(sv_sock_path);
+	sv_devfs_remove();
 }
 
 /* Async-signal-safe part only: what would otherwise stay on disk. */
@@ -495,6 +496,7 @@ device_start(void)
 	struct sv_device *dev;
 	char devname[sizeof(((struct sv_conf *)0)->port)];
 	char why[SV_SOCK_PATH_MAX + 128];
+	char netdev[IF_NAMESIZE] = "";
 	struct in_addr ip;
 	uint16_t port;
 	int i;
@@ -609,6 +611,9 @@ device_start(void)
 	copy_str(dev->ibdev.dev_name, sizeof(dev->ibdev.dev_name), "uverbs0");
 	copy_str(dev->ibdev.dev_path, sizeof(dev->ibdev.dev_path), "/sys/class/infiniband_verbs/uverbs0");
 	copy_str(dev->ibdev.ibdev_path, sizeof(dev->ibdev.ibdev_path), "/sys/class/infiniband/" SV_DEV_NAME);
+	if (strncmp(c.port, "net_af_packet", strlen("net_af_packet")) == 0)
+		port_arg(c.port, "iface", netdev, sizeof(netdev));
+	sv_devfs_publish(dev, netdev);
 	sv_dev = dev;
 	sv_stats_at_exit = c.stats;
 	if (!c.no_progress_thread && sv_progress_start(dev) != 0)

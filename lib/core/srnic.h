@@ -83,6 +83,19 @@ struct rte_mbuf;
 #define SRNIC_GID_INDEX_LL 0       /**< fe80:: from the MAC: listed, no source (srnic_modify_qp) */
 #define SRNIC_GID_INDEX_IP 1       /**< the device's address: the one sgid_index a QP takes */
 #define SRNIC_GRH_LEN 40           /**< the GRH area at the front of every UD receive buffer */
+/**
+ * A UD receive CQE's ibv_wc.sl: the received packet's type, where mlx5 puts
+ * it for RoCE (bit 3: a UDP header, RoCEv2; bits 2:0: the L3 header, 1 IPv6,
+ * 2 IPv4). RoCE carries no SL on the wire; annex A17.4.5.1 wants a UD CQE
+ * to tell an IPv4 frame from an IPv6 one and verbs has no other field for
+ * it. UCX's ud_verbs (1.13 uct_ud_iface_check_grh()) reads it to find the
+ * destination address in the GRH area: with anything but 2 in bits 2:0 it
+ * takes the last 16 bytes as an IPv6 destination and drops the packet as
+ * not its own.
+ */
+#define SRNIC_WC_SL_ROCE_UDP 0x8
+#define SRNIC_WC_SL_ROCE_IPV6 0x1
+#define SRNIC_WC_SL_ROCE_IPV4 0x2
 #define SRNIC_QKEY_CONTROLLED 0x80000000u /**< Q_Key high bit: a UD WR's remote_qkey with it means the QP's own (IBTA 10.2.5) */
 #define SRNIC_GSI_QKEY 0x80010000u /**< the well-known Q_Key of QP1 (CM MADs, IBTA 13.4.6.1) */
 #define SRNIC_GSI_QPN 1            /**< the GSI QP's number (SRNIC_QP_INIT_ATTR_GSI) */
@@ -398,8 +411,8 @@ struct srnic_qp_init_attr {
  * gets SRNIC_GRH_LEN bytes first, as Linux fills them for RoCEv2 (IPv4: 20
  * zero bytes then the packet's IPv4 header; IPv6: its IPv6 header), then
  * the payload; byte_len counts both. wc.src_qp is the DETH's source QP,
- * wc_flags has IBV_WC_GRH, pkey_index is 0, sl the 802.1Q priority (0
- * untagged), slid 0. A receive WQE too small for GRH + payload completes
+ * wc_flags has IBV_WC_GRH, pkey_index is 0, sl the packet's type as mlx5
+ * gives it (SRNIC_WC_SL_ROCE_*), slid 0. A receive WQE too small for GRH + payload completes
  * with IBV_WC_LOC_LEN_ERR and the QP goes to ERR. A UD WR's AH must be of
  * the QP's PD (else EINVAL at post, as for a WR with no AH). srnic has no
  * SQE state: a local error of a UC or UD send WR (a bad lkey) moves the QP
