@@ -568,6 +568,7 @@ struct srnic_dev {
 	struct rte_ring *events;
 	int event_fd;
 	uint8_t link_up;                /* last link state seen (port events) */
+	_Atomic uint8_t link_ever_up;   /* up once since creation (query_port's phys_state) */
 	uint64_t link_check_tsc;        /* next time to read it */
 
 	rte_spinlock_t neigh_lock;

@@ -174,6 +174,19 @@ const char *srnic_dev_name(const struct srnic_dev *dev);
 /** Our RoCEv2 GID at index (0: link-local from the MAC, 1: IP-based). */
 int srnic_dev_gid(const struct srnic_dev *dev, int index, union ibv_gid *gid);
 int srnic_dev_query(const struct srnic_dev *dev, struct ibv_device_attr *attr);
+/** ibv_port_attr.phys_state values (IBTA 14.2.5.6, as rxe and the HCAs give them). */
+enum srnic_port_phys_state {
+	SRNIC_PORT_PHYS_POLLING = 2,    /**< down, never up yet: waiting for a peer */
+	SRNIC_PORT_PHYS_DISABLED = 3,   /**< down after it was up (peer gone, link set down) */
+	SRNIC_PORT_PHYS_LINK_UP = 5,
+};
+/**
+ * The port's attributes (ibv_query_port()). state is the link's now
+ * (rte_eth_link_get_nowait()): IBV_PORT_ACTIVE with carrier or a peer
+ * (a memif's), else IBV_PORT_DOWN; phys_state says which down it is.
+ * active_mtu is the port's MTU less the headers (changes are followed:
+ * srnic_get_async_event()). 0, or -EINVAL.
+ */
 int srnic_dev_query_port(const struct srnic_dev *dev, struct ibv_port_attr *attr);
 struct srnic_engine *srnic_dev_engine(struct srnic_dev *dev, uint16_t index);
 uint16_t srnic_dev_nb_engines(const struct srnic_dev *dev);

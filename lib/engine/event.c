@@ -114,6 +114,8 @@ dev_link_check(struct srnic_dev *dev)
 			};
 
 			dev->link_up = up;
+			if (up)
+				atomic_store_explicit(&dev->link_ever_up, 1, memory_order_relaxed);
 			if (rte_ring_mp_enqueue_elem(dev->events, &ev, sizeof(ev)) != 0)
 				SRNIC_LOG(WARNING, "%s: port event lost: ring full", dev->name);
 		}
