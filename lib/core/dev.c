@@ -375,13 +375,7 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 		goto fail;
 	}
 	/* port events report changes from here on (srnic_get_async_event()) */
-	{
-		struct rte_eth_link link;
-
-		dev->link_up = rte_eth_link_get_nowait(dev->port_id, &link) == 0 &&
-			       link.link_status == RTE_ETH_LINK_UP;
-		dev->link_ever_up = dev->link_up;
-	}
+	srnic_dev_port_init(dev);
 	srnic_telemetry_add(dev);
 	return dev;
 
@@ -521,7 +515,7 @@ srnic_dev_query_port(const struct srnic_dev *dev, struct ibv_port_attr *a)
 				SRNIC_PORT_PHYS_DISABLED : SRNIC_PORT_PHYS_POLLING;
 	}
 	a->max_mtu = IBV_MTU_4096;
-	a->active_mtu = mtu_to_ib(dev->mtu);
+	a->active_mtu = mtu_to_ib(__atomic_load_n(&dev->mtu, __ATOMIC_RELAXED));
 	a->gid_tbl_len = SRNIC_GID_TBL_LEN;
 	a->max_msg_sz = SRNIC_MAX_MSG_SIZE;
 	a->pkey_tbl_len = 1;
