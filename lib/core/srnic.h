@@ -677,7 +677,12 @@ struct srnic_async_event {
  * SRNIC_LINK_CHECK_MS): IBV_EVENT_PORT_ERR when the port's link went
  * down, IBV_EVENT_PORT_ACTIVE when it came back (as rxe on netdev
  * carrier changes; none for the state at srnic_dev_create(), as a verbs
- * context opened later sees none).
+ * context opened later sees none). The same look watches the port
+ * (doc/reliability.md): a lowered MTU moves each live RC/UC QP whose path
+ * MTU is above it to ERR (IBV_EVENT_QP_FATAL, its WQEs flushed), and a
+ * memif client that is down is started again (every
+ * SRNIC_PORT_RESTART_MS) until its server takes it: call this function
+ * regularly, or a port's changes go unnoticed.
  * In order per engine; each engine holds up to SRNIC_ASYNC_EVENT_RING,
  * more are dropped and counted (async_event_drop).
  * Any thread, several at once. Nothing to acknowledge: the event is a copy
