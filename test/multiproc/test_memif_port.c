@@ -76,23 +76,8 @@ eal(int server, const char *name, const char *sock)
 static int
 dev_make(struct side *s, int server)
 {
-	struct srnic_dev_conf dc;
-	uint16_t port;
-
 	memset(s, 0, sizeof(*s));
-	if (rte_eth_dev_get_port_by_name("net_memif0", &port) != 0)
-		return -1;
-	s->port = port;
-	memset(&dc, 0, sizeof(dc));
-	dc.port_id = port;
-	dc.nb_engines = 1;
-	dc.mtu = 1500;
-	dc.ip_ver = 4;
-	dc.ip[0] = 127;
-	dc.ip[2] = 1;
-	dc.ip[3] = server ? 1 : 2;
-	dc.name = server ? "mps" : "mpc";
-	s->dev = srnic_dev_create(&dc);
+	s->dev = srnic_test_memif_dev(server, server ? "mps" : "mpc", &s->port);
 	if (s->dev == NULL)
 		return -1;
 	s->eng = srnic_dev_engine(s->dev, 0);
