@@ -31,6 +31,7 @@
 #include <rte_devargs.h>
 #include <rte_ethdev.h>
 #include <rte_kvargs.h>
+#include <rte_log.h>
 
 #include "rnic.h"
 
@@ -90,6 +91,9 @@ srnic_dev_port_init(struct srnic_dev *dev)
 	dev->port_mtu = rte_eth_dev_get_mtu(dev->port_id, &mtu) == 0 ? mtu : 0;
 	dev->mtu_conf = dev->mtu;
 	dev->port_restartable = port_is_memif_client(dev->port_id);
+	/* its connection is under way on memif's interrupt thread */
+	dev->port_restart_tsc = rte_get_timer_cycles() +
+				rte_get_timer_hz() / 1000 * SRNIC_PORT_RESTART_MS;
 }
 
 static void
@@ -148,12 +152,21 @@ port_mtu_changed(struct srnic_dev *dev, uint16_t mtu)
 static void
 port_restart(struct srnic_dev *dev)
 {
-	int rc;
+	int rc, lt, lvl;
 
 	atomic_store_explicit(&dev->port_paused, 1, memory_order_relaxed);
 	srnic_dev_quiesce(dev);
 	rte_eth_dev_stop(dev->port_id);
+	/* memif logs each refused connect as an error: one line per try
+	 * while the server is away (a program's stderr that others read);
+	 * srnic's own DEBUG line below says it */
+	lt = rte_log_register("pmd.net.memif");
+	lvl = lt >= 0 ? rte_log_get_level(lt) : -1;
+	if (lvl >= 0)
+		rte_log_set_level(lt, RTE_LOG_CRIT);
 	rc = rte_eth_dev_start(dev->port_id);
+	if (lvl >= 0)
+		rte_log_set_level(lt, (uint32_t)lvl);
 	atomic_fetch_add_explicit(&dev->port_stats[SRNIC_PORT_STAT_RESTART], 1,
 				  memory_order_relaxed);
 	if (rc == 0)
@@ -190,6 +203,9 @@ srnic_dev_port_watch(struct srnic_dev *dev)
 			dev->link_up = up;
 			if (up)
 				atomic_store_explicit(&dev->link_ever_up, 1, memory_order_relaxed);
+			else /* memif handles its disconnect on its interrupt
+			      * thread: a stop now would race it */
+				dev->port_restart_tsc = now + hz / 1000 * SRNIC_PORT_RESTART_MS;
 			port_event(dev, &(struct srnic_async_event){
 				.event_type = up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR,
 				.port_num = 1 });
