@@ -769,6 +769,12 @@ sv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_att
 	rc = srnic_dev_query_port(ctx->dev->sdev, &a);
 	if (rc < 0)
 		return -rc;
+	/* A port waiting for its first peer (phys_state Polling: a memif
+	 * server before its client) is ACTIVE to the program: perftest and
+	 * most tools refuse a port that is not, and their own handshake is
+	 * what starts that peer. Once up, a link lost is DOWN (doc/verbs.md). */
+	if (a.state == IBV_PORT_DOWN && a.phys_state == SRNIC_PORT_PHYS_POLLING)
+		a.state = IBV_PORT_ACTIVE;
 	memcpy(attr, &a, RTE_MIN(len, sizeof(a)));
 	return 0;
 }

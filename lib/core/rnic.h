@@ -514,6 +514,14 @@ struct srnic_neigh {
 
 /* ---- the device ---- */
 
+/* What the port's watch did (srnic_dev_stat() names: port.c). */
+enum srnic_port_stat {
+	SRNIC_PORT_STAT_RESTART,        /* memif client stopped and started (down) */
+	SRNIC_PORT_STAT_MTU_CHANGE,     /* the port's MTU changed */
+	SRNIC_PORT_STAT_MTU_QP_ERR,     /* live QPs to ERR: path MTU above the new one */
+	SRNIC_PORT_STAT_COUNT
+};
+
 struct srnic_pd {
 	struct srnic_dev *dev;
 	_Atomic uint32_t refs;
@@ -568,7 +576,16 @@ struct srnic_dev {
 	struct rte_ring *events;
 	int event_fd;
 	uint8_t link_up;                /* last link state seen (port events) */
+	_Atomic uint8_t link_ever_up;   /* up once since creation (query_port's phys_state) */
 	uint64_t link_check_tsc;        /* next time to read it */
+	/* the port's watch (port.c), under lock but port_paused and the stats */
+	uint16_t mtu_conf;              /* the MTU srnic_dev_create() settled on */
+	uint16_t port_mtu;              /* the port's, last seen (0: it has none) */
+	uint8_t port_restartable;       /* a memif client: down, it is started again */
+	uint8_t port_restarting;        /* a watcher is stopping and starting it */
+	uint64_t port_restart_tsc;      /* not before this */
+	_Atomic uint8_t port_paused;    /* engines: no RX/TX burst (read once per poll) */
+	_Atomic uint64_t port_stats[SRNIC_PORT_STAT_COUNT];
 
 	rte_spinlock_t neigh_lock;
 	struct srnic_neigh neigh[SRNIC_NEIGH_MAX];
@@ -635,6 +652,11 @@ uint64_t srnic_ack_timeout_cycles(uint8_t code);
 
 /* Wait until no engine of dev is inside a poll that began before this call. */
 void srnic_dev_quiesce(struct srnic_dev *dev);
+
+/* port.c: the port's watch (control path; doc in port.c). */
+void srnic_dev_port_init(struct srnic_dev *dev);
+void srnic_dev_port_watch(struct srnic_dev *dev);
+int64_t srnic_dev_port_stat(const struct srnic_dev *dev, const char *name);
 
 /* Set by srnic_engine_poll() for its duration (per thread). */
 extern _Thread_local const struct srnic_dev *srnic_poll_dev;

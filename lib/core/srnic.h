@@ -187,6 +187,19 @@ const char *srnic_dev_name(const struct srnic_dev *dev);
 /** Our RoCEv2 GID at index (0: link-local from the MAC, 1: IP-based). */
 int srnic_dev_gid(const struct srnic_dev *dev, int index, union ibv_gid *gid);
 int srnic_dev_query(const struct srnic_dev *dev, struct ibv_device_attr *attr);
+/** ibv_port_attr.phys_state values (IBTA 14.2.5.6, as rxe and the HCAs give them). */
+enum srnic_port_phys_state {
+	SRNIC_PORT_PHYS_POLLING = 2,    /**< down, never up yet: waiting for a peer */
+	SRNIC_PORT_PHYS_DISABLED = 3,   /**< down after it was up (peer gone, link set down) */
+	SRNIC_PORT_PHYS_LINK_UP = 5,
+};
+/**
+ * The port's attributes (ibv_query_port()). state is the link's now
+ * (rte_eth_link_get_nowait()): IBV_PORT_ACTIVE with carrier or a peer
+ * (a memif's), else IBV_PORT_DOWN; phys_state says which down it is.
+ * active_mtu is the port's MTU less the headers (changes are followed:
+ * srnic_get_async_event()). 0, or -EINVAL.
+ */
 int srnic_dev_query_port(const struct srnic_dev *dev, struct ibv_port_attr *attr);
 struct srnic_engine *srnic_dev_engine(struct srnic_dev *dev, uint16_t index);
 uint16_t srnic_dev_nb_engines(const struct srnic_dev *dev);
@@ -677,7 +690,12 @@ struct srnic_async_event {
  * SRNIC_LINK_CHECK_MS): IBV_EVENT_PORT_ERR when the port's link went
  * down, IBV_EVENT_PORT_ACTIVE when it came back (as rxe on netdev
  * carrier changes; none for the state at srnic_dev_create(), as a verbs
- * context opened later sees none).
+ * context opened later sees none). The same look watches the port
+ * (doc/reliability.md): a lowered MTU moves each live RC/UC QP whose path
+ * MTU is above it to ERR (IBV_EVENT_QP_FATAL, its WQEs flushed), and a
+ * memif client that is down is started again (every
+ * SRNIC_PORT_RESTART_MS) until its server takes it: call this function
+ * regularly, or a port's changes go unnoticed.
  * In order per engine; each engine holds up to SRNIC_ASYNC_EVENT_RING,
  * more are dropped and counted (async_event_drop).
  * Any thread, several at once. Nothing to acknowledge: the event is a copy

@@ -764,6 +764,7 @@ srnic_engine_poll(struct srnic_engine *eng)
 	struct srnic_qp *head;
 	uint64_t now, seq;
 	const struct srnic_dev *prev_dev;
+	bool port_off;
 
 	/* odd: inside. Only this engine writes poll_seq: a relaxed store.
 	 * Two Dekker pairs meet at the one fence below (C11: a seq_cst fence
@@ -783,6 +784,8 @@ srnic_engine_poll(struct srnic_engine *eng)
 	srnic_poll_dev = eng->dev;
 	eng_doorbells(eng);
 	atomic_thread_fence(memory_order_seq_cst);
+	/* the port is being started again (lib/core/port.c): hands off */
+	port_off = atomic_load_explicit(&eng->dev->port_paused, memory_order_relaxed);
 	now = rte_get_timer_cycles();
 	/* The time since the previous poll is charged to busy or idle by what
 	 * that poll did (testpmd's --record-core-cycles, without a 2nd rdtsc). */
@@ -792,7 +795,7 @@ srnic_engine_poll(struct srnic_engine *eng)
 	eng->now = now;
 	tx_before = eng->stats[SRNIC_STAT_TX_PKTS];
 
-	n = rte_eth_rx_burst(eng->port_id, eng->queue, pkts, SRNIC_RX_BURST);
+	n = likely(!port_off) ? rte_eth_rx_burst(eng->port_id, eng->queue, pkts, SRNIC_RX_BURST) : 0;
 	if (n > 0)
 		srnic_recv_burst(eng, pkts, n, 0);
 	r = (uint16_t)rte_ring_sc_dequeue_burst(eng->redirect, (void **)pkts, SRNIC_RX_BURST, NULL);
@@ -836,7 +839,8 @@ srnic_engine_poll(struct srnic_engine *eng)
 	if (unlikely(eng_tx_free(eng) <= SRNIC_TX_RESERVE) && keep > 1)
 		eng->active_rotate = 1;
 
-	eng_tx_flush(eng);
+	if (likely(!port_off))
+		eng_tx_flush(eng);
 	/* even: outside; only this engine writes it, and a release store
 	 * (a plain one on x86) orders everything above before it */
 	atomic_store_explicit(&eng->poll_seq, seq + 1, memory_order_release);
@@ -986,7 +990,7 @@ srnic_dev_stat(const struct srnic_dev *dev, const char *name)
 		if (strcmp(stat_names[i], name) == 0)
 			break;
 	if (i == SRNIC_STAT_COUNT)
-		return -1;
+		return srnic_dev_port_stat(dev, name); /* the port's watch's, or -1 */
 	for (e = 0; e < dev->nb_engines; e++)
 		sum += (int64_t)__atomic_load_n(&dev->engines[e]->stats[i], __ATOMIC_RELAXED);
 	return sum;

@@ -16,9 +16,7 @@
  */
 #include <unistd.h>
 
-#include <rte_cycles.h>
 #include <rte_errno.h>
-#include <rte_ethdev.h>
 
 #include "engine.h"
 
@@ -89,38 +87,6 @@ srnic_eng_event_cq(struct srnic_engine *eng, enum ibv_event_type type, struct sr
 	eng_event_post(eng, &ev);
 }
 
-/* Port events: compare the link with what we saw last (control path, any
- * thread: a trylock, the loser skips the check). */
-static void
-dev_link_check(struct srnic_dev *dev)
-{
-	struct rte_eth_link link;
-	uint64_t now = rte_get_timer_cycles();
-	uint8_t up;
-
-	if (!rte_spinlock_trylock(&dev->lock))
-		return;
-	if (now < dev->link_check_tsc) {
-		rte_spinlock_unlock(&dev->lock);
-		return;
-	}
-	dev->link_check_tsc = now + rte_get_timer_hz() / 1000 * SRNIC_LINK_CHECK_MS;
-	if (rte_eth_link_get_nowait(dev->port_id, &link) == 0) {
-		up = link.link_status == RTE_ETH_LINK_UP;
-		if (up != dev->link_up) {
-			struct srnic_async_event ev = {
-				.event_type = up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR,
-				.port_num = 1,
-			};
-
-			dev->link_up = up;
-			if (rte_ring_mp_enqueue_elem(dev->events, &ev, sizeof(ev)) != 0)
-				SRNIC_LOG(WARNING, "%s: port event lost: ring full", dev->name);
-		}
-	}
-	rte_spinlock_unlock(&dev->lock);
-}
-
 /* Under dev->lock: is the event's object still the one it names? */
 static void
 event_check_obj(struct srnic_dev *dev, struct srnic_async_event *ev)
@@ -163,11 +129,11 @@ srnic_get_async_event(struct srnic_dev *dev, struct srnic_async_event *ev)
 
 	if (dev == NULL || ev == NULL)
 		return -EINVAL;
-	dev_link_check(dev);
-	if (rte_ring_mc_dequeue_elem(dev->events, ev, sizeof(*ev)) == 0)
-		return 0;
-	for (i = 0; i < dev->nb_engines; i++) {
-		if (rte_ring_mc_dequeue_elem(dev->engines[i]->events, ev, sizeof(*ev)) != 0)
+	srnic_dev_port_watch(dev); /* port events, and QP_FATAL for an MTU change */
+	for (i = 0; i <= dev->nb_engines; i++) {
+		struct rte_ring *r = i == 0 ? dev->events : dev->engines[i - 1]->events;
+
+		if (rte_ring_mc_dequeue_elem(r, ev, sizeof(*ev)) != 0)
 			continue;
 		rte_spinlock_lock(&dev->lock);
 		event_check_obj(dev, ev);

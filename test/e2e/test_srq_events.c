@@ -1012,15 +1012,28 @@ test_port_events(void **state)
 {
 	struct rte_eth_link link;
 	struct srnic_async_event ev;
+	struct ibv_port_attr pa;
 
 	RTE_SET_USED(state);
 	assert_int_equal(rte_eth_link_get_nowait(E->p.port[1], &link), 0);
 	assert_int_equal(link.link_status, RTE_ETH_LINK_UP);
 	assert_int_equal(srnic_get_async_event(E->p.dev[1], &ev), -EAGAIN); /* none at creation */
+	assert_int_equal(srnic_dev_query_port(E->p.dev[1], &pa), 0);
+	assert_int_equal(pa.state, IBV_PORT_ACTIVE);
+	assert_int_equal(pa.phys_state, SRNIC_PORT_PHYS_LINK_UP);
 	assert_int_equal(rte_eth_dev_set_link_down(E->p.port[1]), 0);
+	/* the state is the link's at once, the event follows */
+	assert_int_equal(srnic_dev_query_port(E->p.dev[1], &pa), 0);
+	assert_int_equal(pa.state, IBV_PORT_DOWN);
+	assert_int_equal(pa.phys_state, SRNIC_PORT_PHYS_DISABLED);
 	wait_port_event(1, IBV_EVENT_PORT_ERR);
+	assert_int_equal(srnic_dev_query_port(E->p.dev[0], &pa), 0);
+	assert_int_equal(pa.state, IBV_PORT_ACTIVE); /* the other side's own link */
 	assert_int_equal(rte_eth_dev_set_link_up(E->p.port[1]), 0);
 	wait_port_event(1, IBV_EVENT_PORT_ACTIVE);
+	assert_int_equal(srnic_dev_query_port(E->p.dev[1], &pa), 0);
+	assert_int_equal(pa.state, IBV_PORT_ACTIVE);
+	assert_int_equal(pa.phys_state, SRNIC_PORT_PHYS_LINK_UP);
 	e2e_settle(4);
 	assert_int_equal(srnic_get_async_event(E->p.dev[1], &ev), -EAGAIN);
 }
