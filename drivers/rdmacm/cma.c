@@ -191,15 +191,6 @@ cma_verbs(void)
 
 /* ---- addresses ---- */
 
-static void
-gid_from_ipv4(union ibv_gid *gid, struct in_addr a)
-{
-	memset(gid, 0, sizeof(*gid));
-	gid->raw[10] = 0xff;
-	gid->raw[11] = 0xff;
-	memcpy(&gid->raw[12], &a, 4);
-}
-
 /* An IPv4 address as AF_INET, also when it comes as IPv6 (::ffff:a.b.c.d,
  * or :: for any: what getaddrinfo gives where no interface has IPv4, as
  * in a fresh network namespace; Linux's rdma_cm takes both). False for
@@ -300,7 +291,7 @@ bind_locked(struct cma_id *id, const struct sockaddr *addr)
 	/* a wildcard bind names no device (rdma-core: verbs NULL) */
 	id->id.verbs = id->wildcard ? NULL : cma.verbs;
 	id->id.port_num = id->wildcard ? 0 : 1;
-	gid_from_ipv4(&id->id.route.addr.addr.ibaddr.sgid, cma.ip);
+	srnic_gid_from_ipv4(&id->id.route.addr.addr.ibaddr.sgid, &cma.ip);
 	id->id.route.addr.addr.ibaddr.pkey = htons(0xffff);
 	id->state = CMA_ADDR_BOUND;
 	return 0;
@@ -670,7 +661,7 @@ cma_tick(void *arg)
 
 		if (id->state != CMA_ADDR_QUERY)
 			continue;
-		gid_from_ipv4(&dgid, dst_sin(id)->sin_addr);
+		srnic_gid_from_ipv4(&dgid, &dst_sin(id)->sin_addr);
 		rc = srnic_dev_resolve_neigh(cma.priv.sdev, &dgid, &mac);
 		if (rc == 0) {
 			id->state = CMA_ADDR_RESOLVED;
@@ -1264,7 +1255,7 @@ rdma_resolve_addr(struct rdma_cm_id *rid, struct sockaddr *src_addr, struct sock
 		}
 		memset(&id->id.route.addr.dst_storage, 0, sizeof(id->id.route.addr.dst_storage));
 		*dst_sin(id) = *d;
-		gid_from_ipv4(&id->id.route.addr.addr.ibaddr.dgid, d->sin_addr);
+		srnic_gid_from_ipv4(&id->id.route.addr.addr.ibaddr.dgid, &d->sin_addr);
 		id->resolve_deadline_ms = now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
 		id->state = CMA_ADDR_QUERY;
 	}

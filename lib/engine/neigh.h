@@ -9,14 +9,6 @@
 
 #include "rnic.h"
 
-static inline bool
-srnic_gid_is_v4mapped(const union ibv_gid *g)
-{
-	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	return memcmp(g->raw, pfx, sizeof(pfx)) == 0;
-}
-
 /* A multicast GID: 224.0.0.0/4 (IPv4-mapped, v4) or ff00::/8. */
 static inline bool
 srnic_gid_is_multicast(const union ibv_gid *g, bool v4)
