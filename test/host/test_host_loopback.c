@@ -197,6 +197,32 @@ test_loopback_rc_self(void **state)
 	host_ep_destroy(&a);
 }
 
+/* Endpoints a and b on A's engine 0, a CQ each, QPs of type (16 WRs,
+ * one SGE) in RESET. */
+static void
+two_eps(struct host_ep *a, struct host_ep *b, enum ibv_qp_type type)
+{
+	struct host_ep *ep[2] = { a, b };
+	struct srnic_qp_init_attr qa;
+	int i;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.max_send_wr = qa.max_recv_wr = 16;
+	qa.max_send_sge = qa.max_recv_sge = 1;
+	qa.qp_type = type;
+	for (i = 0; i < 2; i++) {
+		memset(ep[i], 0, sizeof(*ep[i]));
+		ep[i]->dev = D.dev[0];
+		ep[i]->pd = D.pd[0];
+		ep[i]->eng = D.eng[0];
+		ep[i]->cq = srnic_create_cq(D.dev[0], 64, D.eng[0]);
+		assert_non_null(ep[i]->cq);
+		qa.send_cq = qa.recv_cq = ep[i]->cq;
+		ep[i]->qp = srnic_create_qp(D.pd[0], &qa);
+		assert_non_null(ep[i]->qp);
+	}
+}
+
 /* A UC QP up to RTS towards dest_qpn on A's own address. */
 static void
 uc_up(struct srnic_qp *qp, uint32_t dest_qpn)
@@ -229,31 +255,12 @@ static void
 test_loopback_uc(void **state)
 {
 	struct host_ep a, b;
-	struct srnic_qp_init_attr qa;
 	uint8_t *src = T.buf, *dst = T.buf + 16384, *rv = T.buf + 32768;
 	uint32_t lkey = srnic_mr_lkey(T.mr);
 	const struct ibv_wc *wc;
 
 	RTE_SET_USED(state);
-	memset(&a, 0, sizeof(a));
-	memset(&b, 0, sizeof(b));
-	memset(&qa, 0, sizeof(qa));
-	a.dev = b.dev = D.dev[0];
-	a.pd = b.pd = D.pd[0];
-	a.eng = b.eng = D.eng[0];
-	a.cq = srnic_create_cq(D.dev[0], 64, D.eng[0]);
-	b.cq = srnic_create_cq(D.dev[0], 64, D.eng[0]);
-	assert_non_null(a.cq);
-	assert_non_null(b.cq);
-	qa.max_send_wr = qa.max_recv_wr = 16;
-	qa.max_send_sge = qa.max_recv_sge = 1;
-	qa.qp_type = IBV_QPT_UC;
-	qa.send_cq = qa.recv_cq = a.cq;
-	a.qp = srnic_create_qp(D.pd[0], &qa);
-	qa.send_cq = qa.recv_cq = b.cq;
-	b.qp = srnic_create_qp(D.pd[0], &qa);
-	assert_non_null(a.qp);
-	assert_non_null(b.qp);
+	two_eps(&a, &b, IBV_QPT_UC);
 	uc_up(a.qp, srnic_qp_num(b.qp));
 	uc_up(b.qp, srnic_qp_num(a.qp));
 	srnic_test_fill(src, 3000, 5);
@@ -339,31 +346,13 @@ static void
 test_loopback_ud(void **state)
 {
 	struct host_ep a, b;
-	struct srnic_qp_init_attr qa;
 	struct ibv_ah_attr aa;
 	struct srnic_ah *ah;
 	uint8_t *src = T.buf, *rb = T.buf + 16384, *ra = T.buf + 32768;
 	uint32_t lkey = srnic_mr_lkey(T.mr);
 
 	RTE_SET_USED(state);
-	memset(&a, 0, sizeof(a));
-	memset(&b, 0, sizeof(b));
-	memset(&qa, 0, sizeof(qa));
-	a.cq = srnic_create_cq(D.dev[0], 64, D.eng[0]);
-	b.cq = srnic_create_cq(D.dev[0], 64, D.eng[0]);
-	assert_non_null(a.cq);
-	assert_non_null(b.cq);
-	qa.max_send_wr = qa.max_recv_wr = 16;
-	qa.max_send_sge = qa.max_recv_sge = 1;
-	qa.qp_type = IBV_QPT_UD;
-	qa.send_cq = qa.recv_cq = a.cq;
-	a.qp = srnic_create_qp(D.pd[0], &qa);
-	qa.send_cq = qa.recv_cq = b.cq;
-	b.qp = srnic_create_qp(D.pd[0], &qa);
-	assert_non_null(a.qp);
-	assert_non_null(b.qp);
-	a.dev = b.dev = D.dev[0];
-	a.pd = b.pd = D.pd[0];
+	two_eps(&a, &b, IBV_QPT_UD);
 	ud_up(a.qp);
 	ud_up(b.qp);
 	memset(&aa, 0, sizeof(aa));

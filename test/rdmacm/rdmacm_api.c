@@ -268,6 +268,17 @@ host_bindv6only(void)
  * 127.0.0.1 and ::1 bind as any (no device) and keep their address; a
  * connection from 127.0.0.1 to a listener on 127.0.0.1 in this one
  * process (the device's own GID, in-device loopback) carries a SEND. */
+/* An RC QP's attributes of 4 WRs and one SGE each way, no CQs given. */
+static struct ibv_qp_init_attr *
+rc_qp_attr(struct ibv_qp_init_attr *qa)
+{
+	memset(qa, 0, sizeof(*qa));
+	qa->cap.max_send_wr = qa->cap.max_recv_wr = 4;
+	qa->cap.max_send_sge = qa->cap.max_recv_sge = 1;
+	qa->qp_type = IBV_QPT_RC;
+	return qa;
+}
+
 static int
 server_binds(int port)
 {
@@ -330,11 +341,7 @@ server_binds(int port)
 	if (ev == NULL)
 		return 1;
 	rdma_ack_cm_event(ev);
-	memset(&qa, 0, sizeof(qa));
-	qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
-	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
-	qa.qp_type = IBV_QPT_RC;
-	CHECK(rdma_create_qp(c, NULL, &qa) == 0, "the loopback client's QP");
+	CHECK(rdma_create_qp(c, NULL, rc_qp_attr(&qa)) == 0, "the loopback client's QP");
 	memset(&cp, 0, sizeof(cp));
 	cp.retry_count = 7;
 	CHECK(rdma_connect(c, &cp) == 0, "rdma_connect to 127.0.0.1 (errno %d)", errno);
@@ -344,11 +351,7 @@ server_binds(int port)
 	s = ev->id;
 	CHECK(ev->listen_id == lo, "the request is the 127.0.0.1 listener's");
 	rdma_ack_cm_event(ev);
-	memset(&qa, 0, sizeof(qa));
-	qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
-	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
-	qa.qp_type = IBV_QPT_RC;
-	CHECK(rdma_create_qp(s, NULL, &qa) == 0, "the loopback server's QP");
+	CHECK(rdma_create_qp(s, NULL, rc_qp_attr(&qa)) == 0, "the loopback server's QP");
 	memset(sbuf, 0, sizeof(sbuf));
 	smr = rdma_reg_msgs(s, sbuf, sizeof(sbuf));
 	cmr = rdma_reg_msgs(c, cbuf, sizeof(cbuf));
