@@ -721,8 +721,28 @@ eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 
 /* ---- the loop ---- */
 
-/* In-device loopback, as rxe_loopback(): a RoCEv2 frame to our own MAC
- * (a QP of this device to another of its QPs, or to itself) would leave
+/* A frame for this device: our MAC and our address. The MAC alone is not
+ * enough: two hosts on one segment may share one (two memif ports of one
+ * host take the same default MAC), and a frame to the other's address
+ * must still go out. The address is read only when the MAC matches. */
+static inline bool
+eng_frame_is_ours(const struct srnic_engine *eng, const struct rte_mbuf *m)
+{
+	const struct srnic_dev *dev = eng->dev;
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	const uint8_t *l3 = f + m->l2_len;
+
+	if (likely(!rte_is_same_ether_addr((const struct rte_ether_addr *)f, &dev->mac)))
+		return false;
+	if ((l3[0] >> 4) == 4)
+		return dev->ip_ver == 4 &&
+		       memcmp(l3 + offsetof(struct rte_ipv4_hdr, dst_addr), dev->ip, 4) == 0;
+	return dev->ip_ver == 6 &&
+	       memcmp(l3 + offsetof(struct rte_ipv6_hdr, dst_addr), dev->ip, 16) == 0;
+}
+
+/* In-device loopback, as rxe_loopback(): a RoCEv2 frame to our own MAC and
+ * address (a QP of this device to another of its QPs, or to itself) would leave
  * by the port and not come back, so it is taken out of tx_buf[i] (no
  * ICRC: it crosses no wire, and its receive skips the check) and goes to
  * our RX path at the start of the next poll (srnic_recv_burst(), which
@@ -738,9 +758,7 @@ eng_tx_loopback(struct srnic_engine *eng, uint16_t i)
 	for (; i < eng->tx_len; i++) {
 		struct rte_mbuf *m = eng->tx_buf[i];
 
-		if (!eng->tx_roce[i] ||
-		    !rte_is_same_ether_addr(rte_pktmbuf_mtod(m, struct rte_ether_addr *),
-					    &eng->dev->mac)) {
+		if (!eng->tx_roce[i] || !eng_frame_is_ours(eng, m)) {
 			eng->tx_roce[keep] = eng->tx_roce[i];
 			eng->tx_buf[keep++] = m;
 			continue;
@@ -785,15 +803,14 @@ eng_tx_flush(struct srnic_engine *eng)
 	if (eng->tx_len == 0)
 		return;
 	/* ICRCs last, over packets built a while ago (srnic_pkt_seal()).
-	 * A frame to our own MAC is for our RX, not the port: its first
-	 * ends the sealing here (one compare per frame, on the line the
-	 * seal reads anyway) and the rest of the burst is sorted once. */
+	 * A frame to our own MAC and address is for our RX, not the port:
+	 * its first ends the sealing here (one MAC compare per frame, on
+	 * the line the seal reads anyway) and the rest of the burst is
+	 * sorted once. */
 	for (i = eng->tx_sealed; i < eng->tx_len; i++) {
 		if (!eng->tx_roce[i])
 			continue;
-		if (unlikely(rte_is_same_ether_addr(rte_pktmbuf_mtod(eng->tx_buf[i],
-								     struct rte_ether_addr *),
-						    &eng->dev->mac))) {
+		if (unlikely(eng_frame_is_ours(eng, eng->tx_buf[i]))) {
 			eng->tx_len = eng_tx_loopback(eng, i);
 			for (; i < eng->tx_len; i++)
 				if (eng->tx_roce[i])
