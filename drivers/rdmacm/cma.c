@@ -243,19 +243,11 @@ cma_verbs(void)
 
 /* ---- addresses ---- */
 
-static void
-gid_from_ipv4(union ibv_gid *gid, struct in_addr a)
-{
-	memset(gid, 0, sizeof(*gid));
-	gid->raw[10] = 0xff;
-	gid->raw[11] = 0xff;
-	memcpy(&gid->raw[12], &a, 4);
-}
-
-/* An IPv4 address as AF_INET, also when it comes as IPv6 (::ffff:a.b.c.d,
- * or :: for any: what getaddrinfo gives where no interface has IPv4, as
- * in a fresh network namespace; Linux's rdma_cm takes both). False for
- * other addresses. */
+/* An IPv4 address as AF_INET, also when it comes as IPv6 (::ffff:a.b.c.d;
+ * :: for any, what getaddrinfo gives where no interface has IPv4, as in a
+ * fresh network namespace; ::1 as 127.0.0.1: Linux's rdma_cm takes them
+ * all, and srnic's device has an IPv4 address only). False for other
+ * addresses. */
 static bool
 as_ipv4(const struct sockaddr *a, struct sockaddr_in *out)
 {
@@ -275,8 +267,38 @@ as_ipv4(const struct sockaddr *a, struct sockaddr_in *out)
 		}
 		if (IN6_IS_ADDR_UNSPECIFIED(&s6->sin6_addr))
 			return true;
+		if (IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr)) {
+			out->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+			return true;
+		}
 	}
 	return false;
+}
+
+/* Linux's cma_any_addr(): 0.0.0.0 and the loopback range 127.0.0.0/8
+ * bind to no device (listen on all, connect from the one that routes);
+ * a destination among them is the first device itself (cma_bind_loopback():
+ * its own GID, and srnic's in-device loopback carries the packets). */
+static bool
+ipv4_any(struct in_addr a)
+{
+	return a.s_addr == INADDR_ANY || (ntohl(a.s_addr) >> IN_CLASSA_NSHIFT) == IN_LOOPBACKNET;
+}
+
+/* An AF_INET6 bind's AFONLY when the application did not set it: the
+ * host's net.ipv6.bindv6only (0 unless changed), as Linux's. */
+static bool
+bindv6only(void)
+{
+	FILE *f = fopen("/proc/sys/net/ipv6/bindv6only", "r");
+	int v = 0;
+
+	if (f != NULL) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v != 0;
 }
 
 static struct sockaddr_in *
@@ -291,37 +313,59 @@ dst_sin(struct cma_id *id)
 	return &id->id.route.addr.dst_sin;
 }
 
-static bool
-port_taken(enum rdma_port_space ps, uint16_t port, const struct cma_id *self)
+/* Whether port of the id's port space is free for it, with the address,
+ * family and AFONLY it is binding with; as Linux's cma_check_port(): an id
+ * holding the port conflicts unless both set REUSEADDR (and it does not
+ * listen) or both are AFONLY of different families (0.0.0.0 and :: apart);
+ * a conflict with a wildcard is EADDRNOTAVAIL, with the same address
+ * EADDRINUSE. 0 or a positive errno. */
+static int
+port_check(const struct cma_id *self, uint16_t port, struct in_addr a, uint16_t family,
+	   bool afonly)
 {
 	struct cma_id *o;
 
-	TAILQ_FOREACH(o, &cma.ids, link)
-		if (o != self && o->id.ps == ps && o->port == port && o->state != CMA_DESTROYING &&
-		    !(o->reuseaddr && self->reuseaddr && o->state != CMA_LISTEN))
-			return true;
-	return false;
+	TAILQ_FOREACH(o, &cma.ids, link) {
+		if (o == self || o->id.ps != self->id.ps || o->port != port ||
+		    o->state == CMA_DESTROYING)
+			continue;
+		if (o->reuseaddr && self->reuseaddr && o->state != CMA_LISTEN)
+			continue;
+		if (afonly && o->afonly && family != o->bind_family)
+			continue;
+		if (ipv4_any(a) || o->wildcard)
+			return EADDRNOTAVAIL;
+		if (src_sin((struct cma_id *)o)->sin_addr.s_addr == a.s_addr)
+			return EADDRINUSE;
+	}
+	return 0;
 }
 
-/* Bind (under cma_lock): AF_INET, INADDR_ANY or our address, a port of
- * the id's port space (0: an ephemeral one). */
+/* Bind (under cma_lock): AF_INET or AF_INET6 as as_ipv4() takes it; any,
+ * loopback (ipv4_any()) or our address; a port of the id's port space (0:
+ * an ephemeral one). */
 static int
 bind_locked(struct cma_id *id, const struct sockaddr *addr)
 {
 	struct sockaddr_in v4;
 	const struct sockaddr_in *sin = &v4;
-	uint16_t port;
+	uint16_t port, family;
+	bool afonly;
+	int rc;
 
 	if (addr == NULL)
 		return err(EINVAL);
 	if (!as_ipv4(addr, &v4)) {
 		if (addr->sa_family == AF_INET6 || addr->sa_family == AF_IB)
-			cma_log("rdma_bind_addr: srnic0 is IPv4 only (SRNIC_IP=%s)", inet_ntoa(cma.ip));
+			cma_log("rdma_bind_addr: srnic0 is IPv4 only (SRNIC_IP=%s): bind its "
+				"address, 0.0.0.0, ::, or a loopback address", inet_ntoa(cma.ip));
 		return err(EAFNOSUPPORT);
 	}
 	if (id->state != CMA_IDLE)
 		return err(EINVAL);
-	if (sin->sin_addr.s_addr != INADDR_ANY && sin->sin_addr.s_addr != cma.ip.s_addr) {
+	family = addr->sa_family;
+	afonly = id->afonly_set ? id->afonly : family == AF_INET || bindv6only();
+	if (!ipv4_any(sin->sin_addr) && sin->sin_addr.s_addr != cma.ip.s_addr) {
 		char a[INET_ADDRSTRLEN];
 
 		inet_ntop(AF_INET, &sin->sin_addr, a, sizeof(a));
@@ -335,16 +379,20 @@ bind_locked(struct cma_id *id, const struct sockaddr *addr)
 
 		for (tries = 0; tries < CMA_PORT_MAX - CMA_PORT_MIN; tries++) {
 			port = (uint16_t)(CMA_PORT_MIN + random() % (CMA_PORT_MAX - CMA_PORT_MIN + 1));
-			if (!port_taken(id->id.ps, port, id))
+			if (port_check(id, port, sin->sin_addr, family, afonly) == 0)
 				break;
 		}
-		if (port_taken(id->id.ps, port, id))
+		if (port_check(id, port, sin->sin_addr, family, afonly) != 0)
 			return err(EADDRNOTAVAIL);
-	} else if (port_taken(id->id.ps, port, id)) {
-		return err(EADDRINUSE);
+	} else {
+		rc = port_check(id, port, sin->sin_addr, family, afonly);
+		if (rc != 0)
+			return err(rc);
 	}
 	id->port = port;
-	id->wildcard = sin->sin_addr.s_addr == INADDR_ANY;
+	id->bind_family = family;
+	id->afonly = afonly;
+	id->wildcard = ipv4_any(sin->sin_addr);
 	memset(&id->id.route.addr.src_storage, 0, sizeof(id->id.route.addr.src_storage));
 	src_sin(id)->sin_family = AF_INET;
 	src_sin(id)->sin_addr = sin->sin_addr;
@@ -352,7 +400,7 @@ bind_locked(struct cma_id *id, const struct sockaddr *addr)
 	/* a wildcard bind names no device (rdma-core: verbs NULL) */
 	id->id.verbs = id->wildcard ? NULL : cma.verbs;
 	id->id.port_num = id->wildcard ? 0 : 1;
-	gid_from_ipv4(&id->id.route.addr.addr.ibaddr.sgid, cma.ip);
+	srnic_gid_from_ipv4(&id->id.route.addr.addr.ibaddr.sgid, &cma.ip);
 	id->id.route.addr.addr.ibaddr.pkey = htons(0xffff);
 	state_exch(id, CMA_ADDR_BOUND);
 	return 0;
@@ -745,7 +793,7 @@ cma_tick(void *arg)
 
 		if (id->state != CMA_ADDR_QUERY)
 			continue;
-		gid_from_ipv4(&dgid, dst_sin(id)->sin_addr);
+		dgid = id->id.route.addr.addr.ibaddr.dgid;
 		rc = srnic_dev_resolve_neigh(cma.priv.sdev, &dgid, &mac);
 		if (rc == 0) {
 			state_exch(id, CMA_ADDR_RESOLVED);
@@ -1314,7 +1362,7 @@ rdma_resolve_addr(struct rdma_cm_id *rid, struct sockaddr *src_addr, struct sock
 		return err(EINVAL);
 	if (dst_addr == NULL)
 		return err(EINVAL);
-	if (!as_ipv4(dst_addr, &dv4) || dv4.sin_addr.s_addr == INADDR_ANY) {
+	if (!as_ipv4(dst_addr, &dv4)) {
 		cma_log("rdma_resolve_addr: srnic0 is IPv4 only (SRNIC_IP=%s): give an IPv4 "
 			"destination", inet_ntoa(cma.ip));
 		return err(EAFNOSUPPORT);
@@ -1326,20 +1374,27 @@ rdma_resolve_addr(struct rdma_cm_id *rid, struct sockaddr *src_addr, struct sock
 		if (src_addr != NULL && !as_ipv4(src_addr, &any))
 			any.sin_addr.s_addr = INADDR_ANY;
 		any.sin_family = AF_INET;
-		if (any.sin_addr.s_addr == INADDR_ANY)
+		if (any.sin_addr.s_addr == INADDR_ANY && !ipv4_any(d->sin_addr))
 			any.sin_addr = cma.ip;
 		rc = bind_locked(id, (struct sockaddr *)&any);
 	} else if (id->state != CMA_ADDR_BOUND) {
 		rc = err(EINVAL);
 	}
 	if (rc == 0) {
-		if (id->wildcard) {
-			src_sin(id)->sin_addr = cma.ip;
-			id->wildcard = false;
-		}
+		/* a wildcard's source: our address; to any or loopback, the
+		 * destination's (Linux's cma_resolve_loopback()) */
+		if (id->wildcard)
+			src_sin(id)->sin_addr = !ipv4_any(d->sin_addr) ? cma.ip
+				: src_sin(id)->sin_addr.s_addr != INADDR_ANY ? src_sin(id)->sin_addr
+				: d->sin_addr.s_addr != INADDR_ANY ? d->sin_addr
+				: (struct in_addr){ .s_addr = htonl(INADDR_LOOPBACK) };
+		id->wildcard = false;
 		memset(&id->id.route.addr.dst_storage, 0, sizeof(id->id.route.addr.dst_storage));
 		*dst_sin(id) = *d;
-		gid_from_ipv4(&id->id.route.addr.addr.ibaddr.dgid, d->sin_addr);
+		/* to any or loopback: the device itself (its GID: in-device
+		 * loopback), as cma_bind_loopback() takes the first device */
+		srnic_gid_from_ipv4(&id->id.route.addr.addr.ibaddr.dgid,
+				    ipv4_any(d->sin_addr) ? &cma.ip : &d->sin_addr);
 		id->resolve_deadline_ms = now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
 		state_exch(id, CMA_ADDR_QUERY);
 	}
@@ -1427,6 +1482,17 @@ rdma_listen(struct rdma_cm_id *rid, int backlog)
 	if (id->state != CMA_ADDR_BOUND) {
 		pthread_mutex_unlock(&cma_lock);
 		return err(EINVAL);
+	}
+	/* IPv6 only (AFONLY on an AF_INET6 bind): srnic0's address is IPv4,
+	 * so no request is ever for it, as a Linux listener on a device
+	 * without IPv6; it holds its port and leaves the CM's service ID to
+	 * the IPv4 listener beside it (getaddrinfo's :: and 0.0.0.0). */
+	if (id->bind_family == AF_INET6 && id->afonly) {
+		id->backlog = backlog > 0 && backlog < CMA_DEFAULT_BACKLOG ? backlog
+									  : CMA_DEFAULT_BACKLOG;
+		id->state = CMA_LISTEN;
+		pthread_mutex_unlock(&cma_lock);
+		return 0;
 	}
 	cmid = srnic_cm_create_id(cma.priv.cm, cma_handler, id);
 	if (cmid == NULL) {
@@ -2132,6 +2198,7 @@ rdma_set_option(struct rdma_cm_id *rid, int level, int optname, void *optval, si
 			if (optlen != sizeof(int))
 				return err(EINVAL);
 			id->afonly = *(int *)optval != 0;
+			id->afonly_set = true;
 			return 0;
 		case RDMA_OPTION_ID_ACK_TIMEOUT:
 			if (optlen != sizeof(uint8_t))

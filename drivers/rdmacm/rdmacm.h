@@ -85,7 +85,8 @@ struct cma_id {
 	TAILQ_ENTRY(cma_id) link;       /* cma.ids */
 	uint32_t events_reported, events_acked;
 	uint16_t port;                  /* bound port, host order; 0: none */
-	bool wildcard;                  /* bound to INADDR_ANY */
+	bool wildcard;                  /* bound to any (0.0.0.0, ::) or loopback: no device */
+	uint16_t bind_family;           /* AF_INET or AF_INET6: the family the bind was given */
 	int backlog;                    /* a listener's: CONNECT_REQUESTs queued at most */
 	int nb_pending;                 /* ... queued now, not yet taken by rdma_get_cm_event */
 	struct cma_event *req_ev;       /* a new id: its CONNECT_REQUEST while queued */
@@ -93,6 +94,7 @@ struct cma_id {
 	bool tos_set;
 	uint8_t ack_timeout;            /* RDMA_OPTION_ID_ACK_TIMEOUT; 0: the CM's */
 	bool reuseaddr, afonly;
+	bool afonly_set;                /* RDMA_OPTION_ID_AFONLY given: the bind keeps it */
 	struct ibv_sa_path_rec path;
 	uint64_t resolve_deadline_ms;   /* CMA_ADDR_QUERY: ADDR_ERROR -ETIMEDOUT then */
 	uint32_t seq;                   /* our starting PSN */

@@ -253,14 +253,10 @@ dev_make_gids(struct srnic_dev *dev)
 	g0->raw[14] = m[4];
 	g0->raw[15] = m[5];
 	/* 1: the IP address, IPv4-mapped for IPv4 (RoCEv2 GID). */
-	memset(g1, 0, sizeof(*g1));
-	if (dev->ip_ver == 4) {
-		g1->raw[10] = 0xff;
-		g1->raw[11] = 0xff;
-		memcpy(&g1->raw[12], dev->ip, 4);
-	} else {
+	if (dev->ip_ver == 4)
+		srnic_gid_from_ipv4(g1, dev->ip);
+	else
 		memcpy(g1->raw, dev->ip, 16);
-	}
 }
 
 /* The device's event ring, fd and SRQ/CQ tables (create's failure path too). */

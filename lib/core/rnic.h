@@ -481,6 +481,11 @@ struct srnic_engine {
 	uint16_t tx_sealed;         /* tx_buf[0, tx_sealed) have their ICRC */
 	struct rte_mbuf *tx_buf[SRNIC_TX_BUF_SIZE];
 	uint8_t tx_roce[SRNIC_TX_BUF_SIZE]; /* RoCEv2, to seal (not ARP/ND) */
+	/* Engine-owned: RoCEv2 frames to our own MAC, taken out of tx_buf
+	 * at the flush and received at the start of the next poll, which
+	 * takes them all (so no flush finds it holding any). */
+	uint16_t loop_len;
+	struct rte_mbuf *loop_buf[SRNIC_TX_BUF_SIZE];
 	/* What the port takes, set by port setup: segments per packet
 	 * (more: linearised), and ol_flags for IPv4 packets (the PMD's
 	 * IPv4 header checksum offload, when offered). */

@@ -49,6 +49,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <infiniband/verbs.h>
 #include <rte_ether.h>
@@ -66,6 +67,31 @@ struct srnic_qp;
 struct srnic_ah;
 struct srnic_srq;
 struct rte_mbuf;
+
+/* ---- GIDs ---- */
+
+/**
+ * The RoCEv2 GID of an IPv4 address: ::ffff:a.b.c.d (IPv4-mapped, RFC 4291
+ * 2.5.5.2), as Linux's ipv6_addr_set_v4mapped() makes it.
+ * @param ip4 the address, 4 bytes in network order
+ */
+static inline void
+srnic_gid_from_ipv4(union ibv_gid *gid, const void *ip4)
+{
+	memset(gid->raw, 0, 10);
+	gid->raw[10] = 0xff;
+	gid->raw[11] = 0xff;
+	memcpy(&gid->raw[12], ip4, 4);
+}
+
+/** Whether gid is IPv4-mapped (::ffff:0:0/96): an IPv4 address. */
+static inline bool
+srnic_gid_is_v4mapped(const union ibv_gid *gid)
+{
+	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return memcmp(gid->raw, pfx, sizeof(pfx)) == 0;
+}
 
 /* ---- limits (see also srnic_param.h for engine internals) ---- */
 #define SRNIC_MAX_SGE 8            /**< SGEs per work request */

@@ -8,6 +8,7 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_ip.h>
 #include <rte_launch.h>
 #include <rte_malloc.h>
 
@@ -720,6 +721,80 @@ eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 
 /* ---- the loop ---- */
 
+/* A frame for this device: our MAC and our address. The MAC alone is not
+ * enough: two hosts on one segment may share one (two memif ports of one
+ * host take the same default MAC), and a frame to the other's address
+ * must still go out. The address is read only when the MAC matches. */
+static inline bool
+eng_frame_is_ours(const struct srnic_engine *eng, const struct rte_mbuf *m)
+{
+	const struct srnic_dev *dev = eng->dev;
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	const uint8_t *l3 = f + m->l2_len;
+
+	if (likely(!rte_is_same_ether_addr((const struct rte_ether_addr *)f, &dev->mac)))
+		return false;
+	if ((l3[0] >> 4) == 4)
+		return dev->ip_ver == 4 &&
+		       memcmp(l3 + offsetof(struct rte_ipv4_hdr, dst_addr), dev->ip, 4) == 0;
+	return dev->ip_ver == 6 &&
+	       memcmp(l3 + offsetof(struct rte_ipv6_hdr, dst_addr), dev->ip, 16) == 0;
+}
+
+/* In-device loopback, as rxe_loopback(): a RoCEv2 frame to our own MAC and
+ * address (a QP of this device to another of its QPs, or to itself) would leave
+ * by the port and not come back, so it is taken out of tx_buf[i] (no
+ * ICRC: it crosses no wire, and its receive skips the check) and goes to
+ * our RX path at the start of the next poll (srnic_recv_burst(), which
+ * hands it to the engine of its QP). Zero-copy pieces (READ responses
+ * over registered memory) stay attached: the receive copies from them
+ * and drops their MR reference when it frees the frame, as a PMD does
+ * after TX. Returns tx_len, less the frames taken. */
+static __rte_noinline uint16_t
+eng_tx_loopback(struct srnic_engine *eng, uint16_t i)
+{
+	uint16_t keep = i;
+
+	for (; i < eng->tx_len; i++) {
+		struct rte_mbuf *m = eng->tx_buf[i];
+
+		if (!eng->tx_roce[i] || !eng_frame_is_ours(eng, m)) {
+			eng->tx_roce[keep] = eng->tx_roce[i];
+			eng->tx_buf[keep++] = m;
+			continue;
+		}
+		/* the checksum the port would have made */
+		if (m->ol_flags & RTE_MBUF_F_TX_IP_CKSUM) {
+			struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *,
+									  m->l2_len);
+
+			ip->hdr_checksum = 0;
+			ip->hdr_checksum = rte_ipv4_cksum(ip);
+		}
+		m->ol_flags = 0;
+		m->port = eng->port_id;
+		/* never full: the poll before this flush emptied it */
+		eng->loop_buf[eng->loop_len++] = m;
+		eng_stat(eng, SRNIC_STAT_TX_LOOPBACK, 1);
+	}
+	return keep;
+}
+
+/* The frames eng_tx_loopback() took, received in bursts. */
+static __rte_noinline uint16_t
+eng_rx_loopback(struct srnic_engine *eng)
+{
+	uint16_t n = eng->loop_len, i, k;
+
+	eng->loop_len = 0;
+	eng_stat(eng, SRNIC_STAT_RX_LOOPBACK, n);
+	for (i = 0; i < n; i += k) {
+		k = (uint16_t)RTE_MIN(n - i, SRNIC_RX_BURST);
+		srnic_recv_burst(eng, &eng->loop_buf[i], k, SRNIC_PARSE_F_NO_ICRC);
+	}
+	return n;
+}
+
 static void
 eng_tx_flush(struct srnic_engine *eng)
 {
@@ -727,10 +802,27 @@ eng_tx_flush(struct srnic_engine *eng)
 
 	if (eng->tx_len == 0)
 		return;
-	/* ICRCs last, over packets built a while ago (srnic_pkt_seal()) */
-	for (i = eng->tx_sealed; i < eng->tx_len; i++)
-		if (eng->tx_roce[i])
-			srnic_pkt_seal(eng->tx_buf[i]);
+	/* ICRCs last, over packets built a while ago (srnic_pkt_seal()).
+	 * A frame to our own MAC and address is for our RX, not the port:
+	 * its first ends the sealing here (one MAC compare per frame, on
+	 * the line the seal reads anyway) and the rest of the burst is
+	 * sorted once. */
+	for (i = eng->tx_sealed; i < eng->tx_len; i++) {
+		if (!eng->tx_roce[i])
+			continue;
+		if (unlikely(eng_frame_is_ours(eng, eng->tx_buf[i]))) {
+			eng->tx_len = eng_tx_loopback(eng, i);
+			for (; i < eng->tx_len; i++)
+				if (eng->tx_roce[i])
+					srnic_pkt_seal(eng->tx_buf[i]);
+			break;
+		}
+		srnic_pkt_seal(eng->tx_buf[i]);
+	}
+	if (eng->tx_len == 0) {
+		eng->tx_sealed = 0;
+		return;
+	}
 	/* The PMD's checks and fix-ups (e.g. i40e refuses more than 8
 	 * segments), once per packet: those left over were prepared. One
 	 * call when it takes them all (no callback: it returns at once). */
@@ -801,6 +893,8 @@ srnic_engine_poll(struct srnic_engine *eng)
 	r = (uint16_t)rte_ring_sc_dequeue_burst(eng->redirect, (void **)pkts, SRNIC_RX_BURST, NULL);
 	if (r > 0) /* ICRC was checked by the engine that received them */
 		srnic_recv_burst(eng, pkts, r, SRNIC_PARSE_F_NO_ICRC);
+	if (unlikely(eng->loop_len > 0))
+		r = (uint16_t)(r + eng_rx_loopback(eng));
 	eng_bury(eng);
 	tw_advance(eng);
 	if (unlikely(atomic_load_explicit(&eng->dev->neigh_ask, memory_order_relaxed) != 0))
@@ -950,6 +1044,7 @@ srnic_engine_destroy(struct srnic_engine *eng)
 	rte_ring_free(eng->graveyard);
 	rte_ring_free(eng->events);
 	rte_pktmbuf_free_bulk(eng->tx_buf, eng->tx_len);
+	rte_pktmbuf_free_bulk(eng->loop_buf, eng->loop_len);
 	rte_free(eng->active);
 	rte_free(eng);
 }

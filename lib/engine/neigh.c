@@ -91,6 +91,11 @@ srnic_neigh_peek(struct srnic_dev *dev, const uint8_t *ip, struct rte_ether_addr
 	struct srnic_neigh *n;
 	int rc = -ENOENT;
 
+	if (memcmp(ip, dev->ip, ip_len(dev)) == 0) {
+		*mac = dev->mac; /* ourselves, as fixed as a static entry */
+		*is_static = true;
+		return 0;
+	}
 	rte_spinlock_lock(&dev->neigh_lock);
 	n = neigh_find(dev, ip);
 	if (n != NULL && n->state != SRNIC_NEIGH_PENDING) {
@@ -108,6 +113,12 @@ srnic_neigh_lookup(struct srnic_dev *dev, const uint8_t *ip, struct rte_ether_ad
 	struct srnic_neigh *n;
 	int rc = -ENOENT;
 
+	/* Our own address: our MAC, and the engine's TX hands such frames
+	 * to our own RX (in-device loopback, eng_tx_loopback()). */
+	if (memcmp(ip, dev->ip, ip_len(dev)) == 0) {
+		*mac = dev->mac;
+		return 0;
+	}
 	rte_spinlock_lock(&dev->neigh_lock);
 	n = neigh_find(dev, ip);
 	if (n != NULL && n->state != SRNIC_NEIGH_PENDING) {
@@ -255,11 +266,7 @@ srnic_dev_resolve_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
 	if (dev == NULL || gid == NULL || mac == NULL || !neigh_gid_ok(dev, gid))
 		return -EINVAL;
 	ip = dev->ip_ver == 4 ? &gid->raw[12] : gid->raw;
-	if (memcmp(ip, dev->ip, ip_len(dev)) == 0) {
-		*mac = dev->mac; /* ourselves: loopback */
-		return 0;
-	}
-	if (srnic_neigh_lookup(dev, ip, mac) == 0)
+	if (srnic_neigh_lookup(dev, ip, mac) == 0) /* ourselves included: loopback */
 		return 0;
 	rc = neigh_ask(dev, ip);
 	return rc != 0 ? rc : -EAGAIN;

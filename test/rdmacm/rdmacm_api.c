@@ -291,6 +291,179 @@ server_ud(struct rdma_event_channel *ch, struct rdma_cm_id *l)
 static int server_connect_error(struct rdma_event_channel *ch);
 static int server_stale(struct rdma_event_channel *ch);
 
+/* An id of port space TCP on ch bound to family's addr:port (AF_INET6:
+ * text an IPv6 address), AFONLY set first if afonly >= 0; rdma_bind_addr's
+ * result, errno kept. */
+static int
+bind_to(struct rdma_event_channel *ch, struct rdma_cm_id **id, int family, const char *addr,
+	int port, int afonly)
+{
+	struct sockaddr_storage ss;
+
+	memset(&ss, 0, sizeof(ss));
+	if (rdma_create_id(ch, id, NULL, RDMA_PS_TCP) != 0)
+		return -1;
+	if (afonly >= 0 &&
+	    rdma_set_option(*id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &afonly, sizeof(afonly)) != 0)
+		return -1;
+	if (family == AF_INET) {
+		addr_of((struct sockaddr_in *)&ss, addr, port);
+	} else {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+		inet_pton(AF_INET6, addr, &s6->sin6_addr);
+	}
+	return rdma_bind_addr(*id, (struct sockaddr *)&ss);
+}
+
+/* The host's net.ipv6.bindv6only: an AF_INET6 bind's AFONLY by default. */
+static int
+host_bindv6only(void)
+{
+	FILE *f = fopen("/proc/sys/net/ipv6/bindv6only", "r");
+	int v = 0;
+
+	if (f != NULL) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+/* Binds as Linux's rdma_cm makes them (cma_check_port(), cma_any_addr(),
+ * cma_resolve_loopback()), on ports port..port+3 of this process only:
+ * 0.0.0.0 and :: with AFONLY both bound and listening (getaddrinfo(NULL,
+ * AI_PASSIVE)'s two addresses), :: without it (bindv6only 0) refused
+ * beside 0.0.0.0 with EADDRNOTAVAIL, two wildcards EADDRNOTAVAIL;
+ * 127.0.0.1 and ::1 bind as any (no device) and keep their address; a
+ * connection from 127.0.0.1 to a listener on 127.0.0.1 in this one
+ * process (the device's own GID, in-device loopback) carries a SEND. */
+/* An RC QP's attributes of 4 WRs and one SGE each way, no CQs given. */
+static struct ibv_qp_init_attr *
+rc_qp_attr(struct ibv_qp_init_attr *qa)
+{
+	memset(qa, 0, sizeof(*qa));
+	qa->cap.max_send_wr = qa->cap.max_recv_wr = 4;
+	qa->cap.max_send_sge = qa->cap.max_recv_sge = 1;
+	qa->qp_type = IBV_QPT_RC;
+	return qa;
+}
+
+static int
+server_binds(int port)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_event_channel *cch = rdma_create_event_channel();
+	struct rdma_cm_id *v4, *v6, *x, *lo, *c, *s;
+	struct rdma_cm_event *ev;
+	struct ibv_qp_init_attr qa;
+	struct rdma_conn_param cp;
+	struct sockaddr_in d;
+	struct ibv_mr *smr, *cmr;
+	struct ibv_wc wc;
+	uint8_t sbuf[256], cbuf[256];
+
+	if (ch == NULL || cch == NULL)
+		return 1;
+	CHECK(bind_to(ch, &v4, AF_INET, "0.0.0.0", port, -1) == 0, "bind 0.0.0.0:%d", port);
+	CHECK(bind_to(ch, &v6, AF_INET6, "::", port, 1) == 0,
+	      "bind [::]:%d with AFONLY beside 0.0.0.0 (errno %d)", port, errno);
+	CHECK(rdma_listen(v4, 4) == 0 && rdma_listen(v6, 4) == 0,
+	      "both listen (errno %d)", errno);
+	errno = 0;
+	CHECK(bind_to(ch, &x, AF_INET, "0.0.0.0", port, -1) == -1 && errno == EADDRNOTAVAIL,
+	      "0.0.0.0:%d again: EADDRNOTAVAIL, as Linux (errno %d)", port, errno);
+	rdma_destroy_id(x);
+	errno = 0;
+	if (host_bindv6only() == 0)
+		CHECK(bind_to(ch, &x, AF_INET6, "::", port + 1, -1) == 0 &&
+		      bind_to(ch, &c, AF_INET, "0.0.0.0", port + 1, -1) == -1 &&
+		      errno == EADDRNOTAVAIL,
+		      "[::]:%d without AFONLY (bindv6only 0) holds IPv4 too: 0.0.0.0 EADDRNOTAVAIL "
+		      "(errno %d)", port + 1, errno);
+	else
+		CHECK(1, "bindv6only 1 on this host: [::] without AFONLY is IPv6 only");
+	rdma_destroy_id(x);
+	rdma_destroy_id(c);
+	rdma_destroy_id(v4);
+	rdma_destroy_id(v6);
+
+	/* the loopback range binds as any: no device, its address kept */
+	CHECK(bind_to(ch, &x, AF_INET6, "::1", port + 2, -1) == 0 && x->verbs == NULL,
+	      "bind [::1]:%d: as any, no device (errno %d)", port + 2, errno);
+	rdma_destroy_id(x);
+	CHECK(bind_to(ch, &lo, AF_INET, "127.0.0.1", port + 3, -1) == 0 && lo->verbs == NULL &&
+	      ((struct sockaddr_in *)rdma_get_local_addr(lo))->sin_addr.s_addr ==
+	      htonl(INADDR_LOOPBACK), "bind 127.0.0.1:%d: as any, its address kept (errno %d)", port + 3,
+	      errno);
+	CHECK(rdma_listen(lo, 4) == 0, "listen on 127.0.0.1:%d", port + 3);
+	CHECK(rdma_create_id(cch, &c, NULL, RDMA_PS_TCP) == 0, "the loopback client's id");
+	addr_of(&d, "127.0.0.1", port + 3);
+	CHECK(rdma_resolve_addr(c, NULL, (struct sockaddr *)&d, 2000) == 0,
+	      "rdma_resolve_addr 127.0.0.1 (errno %d)", errno);
+	ev = next_event(cch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	if (ev == NULL)
+		return 1;
+	rdma_ack_cm_event(ev);
+	CHECK(c->verbs != NULL, "resolved to 127.0.0.1: the first device (cma_bind_loopback)");
+	CHECK(rdma_resolve_route(c, 2000) == 0, "rdma_resolve_route");
+	ev = next_event(cch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	if (ev == NULL)
+		return 1;
+	rdma_ack_cm_event(ev);
+	CHECK(rdma_create_qp(c, NULL, rc_qp_attr(&qa)) == 0, "the loopback client's QP");
+	memset(&cp, 0, sizeof(cp));
+	cp.retry_count = 7;
+	CHECK(rdma_connect(c, &cp) == 0, "rdma_connect to 127.0.0.1 (errno %d)", errno);
+	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (ev == NULL)
+		return 1;
+	s = ev->id;
+	CHECK(ev->listen_id == lo, "the request is the 127.0.0.1 listener's");
+	rdma_ack_cm_event(ev);
+	CHECK(rdma_create_qp(s, NULL, rc_qp_attr(&qa)) == 0, "the loopback server's QP");
+	memset(sbuf, 0, sizeof(sbuf));
+	smr = rdma_reg_msgs(s, sbuf, sizeof(sbuf));
+	cmr = rdma_reg_msgs(c, cbuf, sizeof(cbuf));
+	CHECK(smr != NULL && cmr != NULL && rdma_post_recv(s, NULL, sbuf, sizeof(sbuf), smr) == 0,
+	      "MRs, the server's RECV");
+	CHECK(rdma_accept(s, &cp) == 0, "rdma_accept (errno %d)", errno);
+	ev = next_event(cch, RDMA_CM_EVENT_ESTABLISHED);
+	if (ev == NULL)
+		return 1;
+	rdma_ack_cm_event(ev);
+	ev = next_event(ch, RDMA_CM_EVENT_ESTABLISHED);
+	if (ev == NULL)
+		return 1;
+	rdma_ack_cm_event(ev);
+	fill(cbuf, sizeof(cbuf), 0x3c);
+	CHECK(rdma_post_send(c, NULL, cbuf, sizeof(cbuf), cmr, IBV_SEND_SIGNALED) == 0 &&
+	      wait_wc(c, true, &wc) == 0 && wait_wc(s, false, &wc) == 0 &&
+	      wc.byte_len == sizeof(cbuf) && memcmp(sbuf, cbuf, sizeof(cbuf)) == 0,
+	      "a SEND of %zu bytes over the loopback connection", sizeof(cbuf));
+	CHECK(rdma_disconnect(c) == 0, "rdma_disconnect");
+	ev = next_event(cch, RDMA_CM_EVENT_DISCONNECTED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	ev = next_event(ch, RDMA_CM_EVENT_DISCONNECTED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	rdma_dereg_mr(smr);
+	rdma_dereg_mr(cmr);
+	rdma_destroy_qp(s);
+	rdma_destroy_qp(c);
+	rdma_destroy_id(s);
+	rdma_destroy_id(c);
+	rdma_destroy_id(lo);
+	rdma_destroy_event_channel(cch);
+	rdma_destroy_event_channel(ch);
+	errno = 0; /* the refusals' errno is not for the checks after */
+	return 0;
+}
+
 static int
 server(const char *ip, int port)
 {
@@ -342,6 +515,9 @@ server(const char *ip, int port)
 	CHECK(rdma_create_id(ch, &lu, NULL, RDMA_PS_UDP) == 0 &&
 	      rdma_bind_addr(lu, (struct sockaddr *)&sin) == 0 && rdma_listen(lu, 4) == 0,
 	      "rdma_listen on UDP port %d", port);
+	/* the client's requests wait for the listeners above meanwhile */
+	if (server_binds(port + 10) != 0)
+		return 1;
 
 	/* 1: rejected with private data */
 	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
