@@ -7,7 +7,7 @@
  * struct exactly as a provider's does (rdma-core's inline ibv_post_send(),
  * ibv_poll_cq(), ibv_req_notify_cq() and the ibv_query_port() macro are
  * compiled into the applications and reach through them), and converts
- * with container_of (sv_ctx(), sv_cq(), ...). doc/verbs.md has the design:
+ * with DPDK's container_of (sv_ctx(), sv_cq(), ...). doc/verbs.md has the design:
  * objects, the progress model and the thread contract.
  */
 #include <pthread.h>
@@ -18,9 +18,11 @@
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
+#include <rte_common.h>
 #include <rte_spinlock.h>
 
 #include "srnic.h"
+#include "srnic_hdr.h"
 
 #define SV_DEV_NAME "srnic0"
 #define SV_MAX_CONTEXTS 16          /* ibv_open_device() at once per process */
@@ -63,11 +65,6 @@
  * for good. A peer's idle engine polls every SV_SLEEP_MAX_US at least. */
 #define SV_EXIT_LINGER_MS 200
 #define SV_EXIT_LINGER_MAX_MS 60000
-
-#ifndef container_of
-#define container_of(ptr, type, member) \
-	((type *)((char *)(ptr) - offsetof(type, member)))
-#endif
 
 /* The configuration (environment, SRNIC_CONFIG file; doc/verbs.md). */
 struct sv_conf {

@@ -847,7 +847,7 @@ ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index, __be16 
 		errno = EINVAL;
 		return -1;
 	}
-	*pkey = htons(0xffff);   /* the default full-member P_Key, the one RoCE uses */
+	*pkey = htons(SRNIC_PKEY_DEFAULT);   /* the one P_Key RoCE uses */
 	return 0;
 }
 
