@@ -217,8 +217,8 @@ struct srnic_srq {
 
 /* ---- responder ---- */
 
-/* Responses the responder owes, in PSN order (C9-... responses are sent in
- * the order of their requests): READ and atomic responses, and coalesced
+/* Responses the responder owes, in PSN order (IBTA 9.7: responses are sent
+ * in the order of their requests): READ and atomic responses, and coalesced
  * ACKs/NAKs for the requests between them. */
 enum srnic_resp_kind {
 	SRNIC_RESP_ACK,
@@ -279,7 +279,7 @@ struct srnic_resp {
 	uint32_t head;              /* FIFO: next entry to send */
 	uint32_t tail;              /* FIFO: next free entry */
 	uint8_t msg;                /* enum srnic_resp_msg */
-	uint8_t seq_nak_sent;       /* one NAK per gap (C9-...) */
+	uint8_t seq_nak_sent;       /* one NAK per gap (IBTA 9.7; resp.c) */
 	uint8_t rd_atomic;          /* READ/atomic entries queued */
 	uint8_t rwqe_taken;         /* a receive WQE is being filled */
 	uint8_t goto_error;         /* fatal error NAKed: QP to ERR once it is sent */

@@ -467,18 +467,6 @@ uint32_t srnic_qp_num(const struct srnic_qp *qp);
  * (with their retries), new ones wait until SQD -> RTS; with
  * IBV_QP_EN_SQD_ASYNC_NOTIFY the end of the drain is an
  * IBV_EVENT_SQ_DRAINED (srnic_get_async_event()).
- */
-int srnic_modify_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
-/** Same, with the peer's MAC given (as ah_attr carries in rdma-core's extended form).
- * That MAC is the route until the next AV: a retry timeout never replaces
- * it with the neighbour table's (only a MAC resolved by ARP/ND is refreshed). */
-int srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
-			 const struct rte_ether_addr *dmac);
-int srnic_query_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
-		   struct srnic_qp_init_attr *init);
-enum ibv_qp_state srnic_qp_state(const struct srnic_qp *qp);
-
-/**
  * UD and UC QPs take the kernel's ib_modify_qp_is_ok() table for their
  * type: UD RESET -> INIT needs IBV_QP_PKEY_INDEX | IBV_QP_PORT |
  * IBV_QP_QKEY, INIT -> RTR nothing (optional PKEY_INDEX, QKEY), RTR -> RTS
@@ -489,6 +477,15 @@ enum ibv_qp_state srnic_qp_state(const struct srnic_qp *qp);
  * Any Q_Key is taken, the controlled ones (high bit) included: there is no
  * privilege to check in one process.
  */
+int srnic_modify_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+/** Same, with the peer's MAC given (as ah_attr carries in rdma-core's extended form).
+ * That MAC is the route until the next AV: a retry timeout never replaces
+ * it with the neighbour table's (only a MAC resolved by ARP/ND is refreshed). */
+int srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+			 const struct rte_ether_addr *dmac);
+int srnic_query_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		   struct srnic_qp_init_attr *init);
+enum ibv_qp_state srnic_qp_state(const struct srnic_qp *qp);
 
 /** Per-QP protocol events (the engine counters, per QP). Racy reads. */
 struct srnic_qp_stats {

@@ -208,7 +208,8 @@ nak_to_status(uint8_t code)
 	}
 }
 
-/* NAK at psn: everything before psn is acknowledged (C9-...), the WQE
+/* NAK at psn: everything before psn is acknowledged (IBTA 9.7: a NAK
+ * acknowledges the requests before the PSN it names), the WQE
  * holding psn is retried (sequence error, RNR) or fails. That WQE may be
  * the one still being sent (a message longer than one requester budget):
  * a NAK for a packet of it already out counts as well. */

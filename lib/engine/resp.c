@@ -551,7 +551,8 @@ complete(struct resp_ctx *c)
 static enum resp_state
 acknowledge(struct resp_ctx *c)
 {
-	/* Only packets with AckReq are ACKed (C9-...); one ACK entry covers
+	/* Only packets with AckReq are ACKed (IBTA 9.7: a request with AckReq
+	 * must be acknowledged, the others may be coalesced); one ACK entry covers
 	 * every packet since the last response sent. */
 	if (srnic_bth_ackreq(c->pkt->bth))
 		owe_ack(c->qp, c->pkt->psn);
@@ -686,7 +687,9 @@ err_out_of_seq(struct resp_ctx *c)
 		eng_stat(c->eng, SRNIC_STAT_RESP_OUT_OF_SEQ_DROP, 1);
 		return RESP_DONE;
 	}
-	/* One NAK per gap, carrying the PSN we expect (C9-...). */
+	/* One NAK per gap, carrying the PSN we expect (IBTA 9.7: a PSN
+	 * sequence error is NAKed once; the rest of the gap is dropped
+	 * silently until the expected PSN arrives). */
 	eng_qp_stat(c->eng, SRNIC_STAT_RESP_OUT_OF_SEQ, &c->qp->stats.out_of_seq_rcvd);
 	eng_stat(c->eng, SRNIC_STAT_RESP_NAK_SEQ, 1);
 	r->seq_nak_sent = 1;

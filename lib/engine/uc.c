@@ -207,7 +207,8 @@ srnic_uc_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt
 		r->uc_drop = 0;
 		r->epsn = pkt->psn;
 	}
-	/* op sequence (C9-... for UC: a new FIRST abandons the old message) */
+	/* op sequence (IBTA chapter 9, the UC responder: a new FIRST or ONLY
+	 * abandons the message under way) */
 	if (first) {
 		uc_abandon(eng, r);
 	} else if (r->msg == SRNIC_MSG_NONE ||
