@@ -33,7 +33,7 @@
 #include "cm.h"
 
 #ifndef SRNIC_GSI_QPN
-/* a srnic without the GSI QP (before issue 15's QP1): srnic_cm_create() fails */
+/* a srnic without the GSI QP (QP1): srnic_cm_create() fails */
 #define SRNIC_GSI_QPN 1
 #define SRNIC_QP_INIT_ATTR_GSI 0
 #endif

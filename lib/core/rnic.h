@@ -549,7 +549,7 @@ struct srnic_dev {
 	rte_spinlock_t lock;            /* control path: tables below */
 	struct srnic_qp **qp_tbl;       /* by QPN - SRNIC_QPN_BASE */
 	/* QPNs below SRNIC_QPN_BASE: 1, the GSI QP (SRNIC_QP_INIT_ATTR_GSI,
-	 * rdma_cm's CM MADs, issue 15); 0 never (no SMI on Ethernet) */
+	 * rdma_cm's CM MADs); 0 never (no SMI on Ethernet) */
 	struct srnic_qp *qp_special[SRNIC_QPN_BASE];
 	uint32_t qp_next;
 	struct srnic_mr **mr_tbl;       /* by key index; entries read by engines */

@@ -157,7 +157,7 @@ comp_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, struct
 	off = i * qp->pmtu;
 	want = RTE_MIN(qp->pmtu, w->length - off);
 	/* Dropped, placing nothing (the retry asks for it again); each kind
-	 * counted apart: a peer that gets them wrong shows up (item 12). */
+	 * counted apart: a peer that gets them wrong shows up. */
 	if (unlikely((m & SRNIC_OPM_LAST) != pos_ok)) {
 		eng_stat(eng, SRNIC_STAT_COMP_READ_POS_ERR, 1);
 		return;

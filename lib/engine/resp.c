@@ -402,7 +402,7 @@ check_rkey(struct resp_ctx *c)
 	if (!(c->mask & (SRNIC_OPM_RETH | SRNIC_OPM_ATOMIC)))
 		return RESP_EXECUTE;
 	if (c->len == 0)
-		return RESP_EXECUTE; /* a zero-length transfer checks no key (o9-...) */
+		return RESP_EXECUTE; /* a zero-length transfer checks no key (IBTA 9.7) */
 	acc = (c->mask & SRNIC_OPM_READ) ? IBV_ACCESS_REMOTE_READ :
 	      (c->mask & SRNIC_OPM_WRITE) ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_ATOMIC;
 	if (srnic_mr_check(qp->dev, qp->pd, c->rkey, acc, c->va, c->len, &mr) != SRNIC_KEY_OK)
@@ -577,7 +577,7 @@ dup_has_room(const struct srnic_resp *r)
  * the PSN asked for, a new response message from there; otherwise the tail
  * is queued again. What goes back over packets already sent is answered
  * from a copy (the retry of a response whose memory changed under the
- * ICRC goes through: item 16).
+ * ICRC goes through).
  * Anything else is dropped and counted, never executed: a duplicate is no
  * way to read memory a READ never asked for, nor to make one request
  * answer many times. It never moves ePSN or the MSN. */

@@ -145,7 +145,7 @@ uc_execute(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_pkt
 		r->recv_off += pkt->pay_len;
 	} else {
 		if (m & SRNIC_OPM_FIRST) {
-			/* a zero-length WRITE checks no key (o9-...) */
+			/* a zero-length WRITE checks no key (IBTA 9.7) */
 			if (reth_len > 0 &&
 			    srnic_mr_check(qp->dev, qp->pd, rkey, IBV_ACCESS_REMOTE_WRITE, va,
 					   reth_len, &mr) != SRNIC_KEY_OK) {

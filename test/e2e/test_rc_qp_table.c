@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The whole modify_qp attribute table for RC (issue 12, item 8), over QPs
+ * The whole modify_qp attribute table for RC, over QPs
  * of a real device: for every (current, next) pair of states the QP can be
  * in, every attribute bit alone on top of the required ones, and every
  * required bit left out. A transition the table allows with a mask whose

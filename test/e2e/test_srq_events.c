@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Issue 14, the engine part: shared receive queues, asynchronous events
+ * The engine part: shared receive queues, asynchronous events
  * and CQ resize over the net_ring pair. B (side 1) receives, through an
  * SRQ shared by several of its QPs, what QPs on A (side 0) send; every
  * message's bytes, every CQE and every event is checked. Events: SRQ
