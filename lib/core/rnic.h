@@ -78,6 +78,7 @@ struct srnic_cq {
 	struct srnic_engine *eng;
 	uint32_t cq_num;            /* index in dev->cq_tbl */
 	uint32_t gen;               /* incarnation (async events) */
+	void *user;                 /* srnic_cq_set_user(): async events carry it */
 	int cqe;                    /* entries asked for (srnic_cq_cqe()) */
 	uint8_t err_raised;         /* engine: IBV_EVENT_CQ_ERR raised (first overflow) */
 	struct ibv_wc *ring;
@@ -206,6 +207,7 @@ struct srnic_srq {
 	uint32_t max_sge;
 	uint32_t srq_num;           /* index in dev->srq_tbl */
 	uint32_t gen;               /* incarnation (async events) */
+	void *user;                 /* srnic_srq_set_user(): async events carry it */
 	_Atomic uint32_t refs;      /* QPs using it */
 	/* srq_limit; 0: not armed. Set by modify, cleared by the engine's
 	 * take that fires IBV_EVENT_SRQ_LIMIT_REACHED (a compare-and-swap) */
@@ -417,6 +419,7 @@ struct srnic_qp {
 	uint8_t comm_est_raised;        /* IBV_EVENT_COMM_EST (first packet in RTR) */
 	uint8_t last_wqe_raised;        /* IBV_EVENT_QP_LAST_WQE_REACHED (SRQ QP in ERR, flushed) */
 	uint32_t gen;                   /* incarnation (async events) */
+	void *user;                     /* srnic_qp_set_user(): async events carry it */
 	struct srnic_qp_stats stats;    /* engine-written */
 };
 

@@ -626,7 +626,10 @@ int srnic_post_srq_recv(struct srnic_srq *srq, struct ibv_recv_wr *wr, struct ib
  * that keeps its own table of objects (a verbs layer) can tell too.
  * A consumer that destroys objects on one thread while another takes events
  * gets either the live pointer or NULL: the check and the copy happen
- * under the device's lock, which destroy takes.
+ * under the device's lock, which destroy takes. user is the object's
+ * pointer of srnic_qp_set_user() (srq, cq alike), read under that lock
+ * with the check: a verbs layer finds its own object from it, with no
+ * table of its own.
  */
 struct srnic_async_event {
 	enum ibv_event_type event_type;
@@ -640,7 +643,8 @@ struct srnic_async_event {
 	uint32_t port_num;              /**< port events: 1; else 0 */
 	uint32_t srq_num;               /**< SRQ events: srnic_srq_num(), always valid */
 	uint32_t cq_num;                /**< CQ events: the CQ's number on its device */
-	uint64_t reserved;              /**< zero: room for a field to come */
+	void *user;                     /**< the live object's srnic_*_set_user() pointer; NULL if
+					     destroyed since, never set, or a port event */
 };
 
 /**
@@ -680,6 +684,15 @@ int srnic_get_async_event(struct srnic_dev *dev, struct srnic_async_event *ev);
  * rte_errno EINVAL for a NULL device.
  */
 int srnic_dev_event_fd(const struct srnic_dev *dev);
+
+/**
+ * A pointer of the caller's for the object, handed back in its async
+ * events (srnic_async_event.user) while the object lives. Set it right
+ * after the create, before the object can have events. Any thread.
+ */
+void srnic_qp_set_user(struct srnic_qp *qp, void *user);
+void srnic_srq_set_user(struct srnic_srq *srq, void *user);
+void srnic_cq_set_user(struct srnic_cq *cq, void *user);
 
 /** Incarnations: what srnic_async_event.gen holds for the object. */
 uint32_t srnic_qp_gen(const struct srnic_qp *qp);
