@@ -19,7 +19,7 @@
 
 #include "../../lib/cm/cm.c"
 
-#include <rte_eal.h>
+#include "step_eal.h"
 
 /* ---- the stand-in core ---- */
 
@@ -715,13 +715,6 @@ test_req_no_listener_rej(void **state)
 int
 main(void)
 {
-	char prefix[64];
-	char *eal_argv[] = {
-		(char *)(uintptr_t)"test_cm_steps", (char *)(uintptr_t)"--no-huge",
-		(char *)(uintptr_t)"--no-pci", (char *)(uintptr_t)"--no-shconf",
-		(char *)(uintptr_t)"-m", (char *)(uintptr_t)"64", prefix,
-		(char *)(uintptr_t)"--log-level=lib.eal:error",
-	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_connect_disconnect, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dup_req_in_rep_sent, setup, teardown),
@@ -733,10 +726,7 @@ main(void)
 	gid_ipv4(&dev_b.gid, 2);
 	dev_a.guid = rte_cpu_to_be_64(0x0200aafffe000001ull);
 	dev_b.guid = rte_cpu_to_be_64(0x0200bbfffe000002ull);
-	/* rte_zmalloc() for the CM's buffers: memory, no device */
-	snprintf(prefix, sizeof(prefix), "--file-prefix=srnic_cm_steps_%d", (int)getpid());
-	if (rte_eal_init(RTE_DIM(eal_argv), eal_argv) < 0)
+	if (step_eal_init("cm_steps") != 0)
 		return 1;
-	srnic_eal_remove_at_exit();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,7 +19,7 @@
 
 #include "../../lib/engine/comp.c"
 
-#include <rte_eal.h>
+#include "step_eal.h"
 #include <rte_malloc.h>
 
 #define SQ_SIZE 8
@@ -335,19 +335,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_window_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_window_rnr, setup, teardown),
 	};
-	char prefix[64];
-	char *eal_argv[] = {
-		(char *)(uintptr_t)"test_comp_steps", (char *)(uintptr_t)"--no-huge",
-		(char *)(uintptr_t)"--no-pci", (char *)(uintptr_t)"--no-shconf",
-		(char *)(uintptr_t)"-m", (char *)(uintptr_t)"64", prefix,
-		(char *)(uintptr_t)"--log-level=lib.eal:error",
-	};
 
-	/* rte_zmalloc() for the cache-aligned engine and QP; the timer
-	 * cycles of an RNR wait: no device */
-	snprintf(prefix, sizeof(prefix), "--file-prefix=srnic_comp_steps_%d", (int)getpid());
-	if (rte_eal_init(RTE_DIM(eal_argv), eal_argv) < 0)
+	if (step_eal_init("comp_steps") != 0)
 		return 1;
-	srnic_eal_remove_at_exit();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

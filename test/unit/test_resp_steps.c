@@ -19,7 +19,7 @@
 
 #include "../../lib/engine/resp.c"
 
-#include <rte_eal.h>
+#include "step_eal.h"
 #include <rte_malloc.h>
 
 /* ---- the stand-in engine calls ---- */
@@ -431,18 +431,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_out_of_seq_one_nak, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dup_read_replay, setup, teardown),
 	};
-	char prefix[64];
-	char *eal_argv[] = {
-		(char *)(uintptr_t)"test_resp_steps", (char *)(uintptr_t)"--no-huge",
-		(char *)(uintptr_t)"--no-pci", (char *)(uintptr_t)"--no-shconf",
-		(char *)(uintptr_t)"-m", (char *)(uintptr_t)"64", prefix,
-		(char *)(uintptr_t)"--log-level=lib.eal:error",
-	};
 
-	/* rte_zmalloc() for the cache-aligned engine and QP: memory, no device */
-	snprintf(prefix, sizeof(prefix), "--file-prefix=srnic_resp_steps_%d", (int)getpid());
-	if (rte_eal_init(RTE_DIM(eal_argv), eal_argv) < 0)
+	if (step_eal_init("resp_steps") != 0)
 		return 1;
-	srnic_eal_remove_at_exit();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
