@@ -401,7 +401,7 @@ bind_locked(struct cma_id *id, const struct sockaddr *addr)
 	id->id.verbs = id->wildcard ? NULL : cma.verbs;
 	id->id.port_num = id->wildcard ? 0 : 1;
 	srnic_gid_from_ipv4(&id->id.route.addr.addr.ibaddr.sgid, &cma.ip);
-	id->id.route.addr.addr.ibaddr.pkey = htons(0xffff);
+	id->id.route.addr.addr.ibaddr.pkey = htons(SRNIC_PKEY_DEFAULT);
 	state_exch(id, CMA_ADDR_BOUND);
 	return 0;
 }
@@ -513,7 +513,7 @@ path_from_cm(struct ibv_sa_path_rec *p, const struct srnic_cm_path *cp)
 	p->packet_life_time = cp->packet_life_time;
 	p->reversible = 1;
 	p->numb_path = 1;
-	p->pkey = htons(0xffff);
+	p->pkey = htons(SRNIC_PKEY_DEFAULT);
 	p->slid = p->dlid = htons(0xffff);
 }
 
@@ -585,7 +585,7 @@ handle_request(struct cma_id *l, struct srnic_cm_id *cmid, const struct srnic_cm
 	c->id.route.num_paths = 1;
 	c->id.route.addr.addr.ibaddr.sgid = cp->sgid;
 	c->id.route.addr.addr.ibaddr.dgid = cp->dgid;
-	c->id.route.addr.addr.ibaddr.pkey = htons(0xffff);
+	c->id.route.addr.addr.ibaddr.pkey = htons(SRNIC_PKEY_DEFAULT);
 	TAILQ_INSERT_TAIL(&cma.ids, c, link);
 	srnic_cm_id_set_context(cmid, c);
 
@@ -1444,7 +1444,7 @@ rdma_resolve_route(struct rdma_cm_id *rid, int timeout_ms)
 		p->traffic_class = id->tos_set ? id->tos : 0;
 		p->reversible = 1;
 		p->numb_path = 1;
-		p->pkey = htons(0xffff);
+		p->pkey = htons(SRNIC_PKEY_DEFAULT);
 		p->slid = p->dlid = htons(0xffff);
 		p->mtu_selector = 2;
 		p->mtu = cma.mtu;

@@ -16,14 +16,11 @@
 #include <sys/queue.h>
 
 #include <rdma/rdma_cma.h>
+#include <rte_common.h>
 
 #include "srnic_cm.h"
+#include "srnic_hdr.h"
 #include "srnic_verbs_private.h"
-
-#ifndef container_of
-#define container_of(ptr, type, member) \
-	((type *)((char *)(ptr) - offsetof(type, member)))
-#endif
 
 /* rdma_cm's private-data header in front of a REQ's / SIDR_REQ's
  * private data (Linux cma.c's cma_hdr): version, IP version << 4, the

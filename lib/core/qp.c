@@ -350,6 +350,15 @@ srnic_qp_num(const struct srnic_qp *qp)
 	return qp->qpn;
 }
 
+void
+srnic_qp_set_user(struct srnic_qp *qp, void *user)
+{
+	/* under the lock srnic_get_async_event() reads it with */
+	rte_spinlock_lock(&qp->dev->lock);
+	qp->user = user;
+	rte_spinlock_unlock(&qp->dev->lock);
+}
+
 uint32_t
 srnic_qp_gen(const struct srnic_qp *qp)
 {

@@ -78,6 +78,7 @@ struct srnic_cq {
 	struct srnic_engine *eng;
 	uint32_t cq_num;            /* index in dev->cq_tbl */
 	uint32_t gen;               /* incarnation (async events) */
+	void *user;                 /* srnic_cq_set_user(): async events carry it */
 	int cqe;                    /* entries asked for (srnic_cq_cqe()) */
 	uint8_t err_raised;         /* engine: IBV_EVENT_CQ_ERR raised (first overflow) */
 	struct ibv_wc *ring;
@@ -206,6 +207,7 @@ struct srnic_srq {
 	uint32_t max_sge;
 	uint32_t srq_num;           /* index in dev->srq_tbl */
 	uint32_t gen;               /* incarnation (async events) */
+	void *user;                 /* srnic_srq_set_user(): async events carry it */
 	_Atomic uint32_t refs;      /* QPs using it */
 	/* srq_limit; 0: not armed. Set by modify, cleared by the engine's
 	 * take that fires IBV_EVENT_SRQ_LIMIT_REACHED (a compare-and-swap) */
@@ -217,8 +219,8 @@ struct srnic_srq {
 
 /* ---- responder ---- */
 
-/* Responses the responder owes, in PSN order (C9-... responses are sent in
- * the order of their requests): READ and atomic responses, and coalesced
+/* Responses the responder owes, in PSN order (IBTA 9.7: responses are sent
+ * in the order of their requests): READ and atomic responses, and coalesced
  * ACKs/NAKs for the requests between them. */
 enum srnic_resp_kind {
 	SRNIC_RESP_ACK,
@@ -279,7 +281,7 @@ struct srnic_resp {
 	uint32_t head;              /* FIFO: next entry to send */
 	uint32_t tail;              /* FIFO: next free entry */
 	uint8_t msg;                /* enum srnic_resp_msg */
-	uint8_t seq_nak_sent;       /* one NAK per gap (C9-...) */
+	uint8_t seq_nak_sent;       /* one NAK per gap (IBTA 9.7; resp.c) */
 	uint8_t rd_atomic;          /* READ/atomic entries queued */
 	uint8_t rwqe_taken;         /* a receive WQE is being filled */
 	uint8_t goto_error;         /* fatal error NAKed: QP to ERR once it is sent */
@@ -417,6 +419,7 @@ struct srnic_qp {
 	uint8_t comm_est_raised;        /* IBV_EVENT_COMM_EST (first packet in RTR) */
 	uint8_t last_wqe_raised;        /* IBV_EVENT_QP_LAST_WQE_REACHED (SRQ QP in ERR, flushed) */
 	uint32_t gen;                   /* incarnation (async events) */
+	void *user;                     /* srnic_qp_set_user(): async events carry it */
 	struct srnic_qp_stats stats;    /* engine-written */
 };
 
@@ -562,7 +565,7 @@ struct srnic_dev {
 	rte_spinlock_t lock;            /* control path: tables below */
 	struct srnic_qp **qp_tbl;       /* by QPN - SRNIC_QPN_BASE */
 	/* QPNs below SRNIC_QPN_BASE: 1, the GSI QP (SRNIC_QP_INIT_ATTR_GSI,
-	 * rdma_cm's CM MADs, issue 15); 0 never (no SMI on Ethernet) */
+	 * rdma_cm's CM MADs); 0 never (no SMI on Ethernet) */
 	struct srnic_qp *qp_special[SRNIC_QPN_BASE];
 	uint32_t qp_next;
 	struct srnic_mr **mr_tbl;       /* by key index; entries read by engines */

@@ -519,18 +519,6 @@ uint32_t srnic_qp_num(const struct srnic_qp *qp);
  * (with their retries), new ones wait until SQD -> RTS; with
  * IBV_QP_EN_SQD_ASYNC_NOTIFY the end of the drain is an
  * IBV_EVENT_SQ_DRAINED (srnic_get_async_event()).
- */
-int srnic_modify_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
-/** Same, with the peer's MAC given (as ah_attr carries in rdma-core's extended form).
- * That MAC is the route until the next AV: a retry timeout never replaces
- * it with the neighbour table's (only a MAC resolved by ARP/ND is refreshed). */
-int srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
-			 const struct rte_ether_addr *dmac);
-int srnic_query_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
-		   struct srnic_qp_init_attr *init);
-enum ibv_qp_state srnic_qp_state(const struct srnic_qp *qp);
-
-/**
  * UD and UC QPs take the kernel's ib_modify_qp_is_ok() table for their
  * type: UD RESET -> INIT needs IBV_QP_PKEY_INDEX | IBV_QP_PORT |
  * IBV_QP_QKEY, INIT -> RTR nothing (optional PKEY_INDEX, QKEY), RTR -> RTS
@@ -541,6 +529,15 @@ enum ibv_qp_state srnic_qp_state(const struct srnic_qp *qp);
  * Any Q_Key is taken, the controlled ones (high bit) included: there is no
  * privilege to check in one process.
  */
+int srnic_modify_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+/** Same, with the peer's MAC given (as ah_attr carries in rdma-core's extended form).
+ * That MAC is the route until the next AV: a retry timeout never replaces
+ * it with the neighbour table's (only a MAC resolved by ARP/ND is refreshed). */
+int srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+			 const struct rte_ether_addr *dmac);
+int srnic_query_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		   struct srnic_qp_init_attr *init);
+enum ibv_qp_state srnic_qp_state(const struct srnic_qp *qp);
 
 /** Per-QP protocol events (the engine counters, per QP). Racy reads. */
 struct srnic_qp_stats {
@@ -681,7 +678,10 @@ int srnic_post_srq_recv(struct srnic_srq *srq, struct ibv_recv_wr *wr, struct ib
  * that keeps its own table of objects (a verbs layer) can tell too.
  * A consumer that destroys objects on one thread while another takes events
  * gets either the live pointer or NULL: the check and the copy happen
- * under the device's lock, which destroy takes.
+ * under the device's lock, which destroy takes. user is the object's
+ * pointer of srnic_qp_set_user() (srq, cq alike), read under that lock
+ * with the check: a verbs layer finds its own object from it, with no
+ * table of its own.
  */
 struct srnic_async_event {
 	enum ibv_event_type event_type;
@@ -695,7 +695,8 @@ struct srnic_async_event {
 	uint32_t port_num;              /**< port events: 1; else 0 */
 	uint32_t srq_num;               /**< SRQ events: srnic_srq_num(), always valid */
 	uint32_t cq_num;                /**< CQ events: the CQ's number on its device */
-	uint64_t reserved;              /**< zero: room for a field to come */
+	void *user;                     /**< the live object's srnic_*_set_user() pointer; NULL if
+					     destroyed since, never set, or a port event */
 };
 
 /**
@@ -740,6 +741,15 @@ int srnic_get_async_event(struct srnic_dev *dev, struct srnic_async_event *ev);
  * rte_errno EINVAL for a NULL device.
  */
 int srnic_dev_event_fd(const struct srnic_dev *dev);
+
+/**
+ * A pointer of the caller's for the object, handed back in its async
+ * events (srnic_async_event.user) while the object lives. Set it right
+ * after the create, before the object can have events. Any thread.
+ */
+void srnic_qp_set_user(struct srnic_qp *qp, void *user);
+void srnic_srq_set_user(struct srnic_srq *srq, void *user);
+void srnic_cq_set_user(struct srnic_cq *cq, void *user);
 
 /** Incarnations: what srnic_async_event.gen holds for the object. */
 uint32_t srnic_qp_gen(const struct srnic_qp *qp);

@@ -157,7 +157,7 @@ comp_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, struct
 	off = i * qp->pmtu;
 	want = RTE_MIN(qp->pmtu, w->length - off);
 	/* Dropped, placing nothing (the retry asks for it again); each kind
-	 * counted apart: a peer that gets them wrong shows up (item 12). */
+	 * counted apart: a peer that gets them wrong shows up. */
 	if (unlikely((m & SRNIC_OPM_LAST) != pos_ok)) {
 		eng_stat(eng, SRNIC_STAT_COMP_READ_POS_ERR, 1);
 		return;
@@ -208,7 +208,8 @@ nak_to_status(uint8_t code)
 	}
 }
 
-/* NAK at psn: everything before psn is acknowledged (C9-...), the WQE
+/* NAK at psn: everything before psn is acknowledged (IBTA 9.7: a NAK
+ * acknowledges the requests before the PSN it names), the WQE
  * holding psn is retried (sequence error, RNR) or fails. That WQE may be
  * the one still being sent (a message longer than one requester budget):
  * a NAK for a packet of it already out counts as well. */

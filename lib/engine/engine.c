@@ -410,7 +410,7 @@ qp_resolve(struct srnic_engine *eng, struct srnic_qp *qp)
 }
 
 /* A retry timeout of a QP whose route is resolved: its peer's MAC may have
- * moved (item 14). Take what the table knows now (a reply or gratuitous
+ * moved. Take what the table knows now (a reply or gratuitous
  * ARP since); if nothing changed, ask again, so that the reply refreshes
  * the entry for the next retry. Static entries, and MACs the address
  * vector gave (no entry, or the application's dmac whatever the table
@@ -646,7 +646,7 @@ eng_sqd_check(struct srnic_engine *eng, struct srnic_qp *qp)
 }
 
 /* The peer's MAC is unknown (RTS or SQD): nothing can go, but the ACK
- * timer runs (item 9). For requests already sent (before an SQD -> SQD AV
+ * timer runs. For requests already sent (before an SQD -> SQD AV
  * moved the peer) it is the usual one: an expiry spends a retry and
  * rewinds, spent it gives RETRY_EXC_ERR; then, or if nothing was sent, the
  * one that runs as if the first WQE had gone (not in SQD when the drain is
@@ -694,7 +694,7 @@ eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (unlikely(!qp->route_ok)) {
 		qp_resolve(eng, qp);
 		if (!qp->route_ok) {
-			/* Nothing can go, but the ACK timer runs (item 9): an
+			/* Nothing can go, but the ACK timer runs: an
 			 * expiry spends a retry and asks for the MAC again. */
 			if ((st == IBV_QPS_RTS || st == IBV_QPS_SQD) &&
 			    eng_unresolved_timer(eng, qp, st)) {
@@ -926,7 +926,7 @@ srnic_engine_poll(struct srnic_engine *eng)
 	eng->nb_active = keep + (eng->nb_active - cnt);
 	/* Out of TX room: the QPs first in the list took it all. The first
 	 * goes last, so that under a TX-bound load every QP's turn comes
-	 * (issue 12 item 15: else the last QPs sent nothing for seconds and
+	 * (else the last QPs sent nothing for seconds and
 	 * their requesters timed out on a lossless link). Per poll, not per
 	 * packet, and only when TX-bound: O(1), the next poll's compaction
 	 * does the move (no memmove of the list). */

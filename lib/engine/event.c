@@ -91,6 +91,7 @@ srnic_eng_event_cq(struct srnic_engine *eng, enum ibv_event_type type, struct sr
 static void
 event_check_obj(struct srnic_dev *dev, struct srnic_async_event *ev)
 {
+	ev->user = NULL;
 	switch (ev->event_type) {
 	case IBV_EVENT_QP_FATAL:
 	case IBV_EVENT_QP_REQ_ERR:
@@ -104,6 +105,8 @@ event_check_obj(struct srnic_dev *dev, struct srnic_async_event *ev)
 
 		if (qp != ev->qp || qp == NULL || qp->gen != ev->gen)
 			ev->qp = NULL;
+		else
+			ev->user = qp->user;
 		break;
 	}
 	case IBV_EVENT_SRQ_ERR:
@@ -111,11 +114,15 @@ event_check_obj(struct srnic_dev *dev, struct srnic_async_event *ev)
 		if (ev->srq_num >= SRNIC_MAX_SRQ || dev->srq_tbl[ev->srq_num] != ev->srq ||
 		    ev->srq->gen != ev->gen)
 			ev->srq = NULL;
+		else
+			ev->user = ev->srq->user;
 		break;
 	case IBV_EVENT_CQ_ERR:
 		if (ev->cq_num >= SRNIC_MAX_CQ || dev->cq_tbl[ev->cq_num] != ev->cq ||
 		    ev->cq->gen != ev->gen)
 			ev->cq = NULL;
+		else
+			ev->user = ev->cq->user;
 		break;
 	default:
 		break;

@@ -18,7 +18,7 @@ srnic_gid_is_multicast(const union ibv_gid *g, bool v4)
 	return g->raw[0] == 0xFF;
 }
 
-/* Where a neighbour's MAC comes from: what may be learned (item 14). */
+/* Where a neighbour's MAC comes from: what may be learned. */
 enum srnic_neigh_src {
 	SRNIC_NEIGH_SRC_STATIC,     /* the application: kept, never evicted */
 	SRNIC_NEIGH_SRC_ASKED_US,   /* an ARP request / NS for our address */

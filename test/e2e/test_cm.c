@@ -1773,7 +1773,7 @@ test_comm_ids_forged_rej(void **state)
 }
 
 /*
- * Issue 22 item 1: anyone who knows the GSI Q_Key (everyone) sends B's QP1
+ * Anyone who knows the GSI Q_Key (everyone) sends B's QP1
  * more than GRH + MAD: 600 and 1000 bytes (the audit's), then 257 (one
  * past a MAD). Each is B's engine's to drop (rx_ud_recv_too_small: class
  * D, QP1's receive WQEs stay posted), the CM sees nothing, QP1 stays in
@@ -1862,7 +1862,7 @@ test_qp1_recovery(void **state)
 }
 
 /*
- * Issue 22: a QP1 receive completion in error (not a flush) with QP1 still
+ * A QP1 receive completion in error (not a flush) with QP1 still
  * in RTS: the CM gave up the buffer, so QP1 lost a receive for good each
  * time. It comes of an error class that leaves the QP up, or of the engine
  * on another thread read between its CQE and its move to ERR. The test

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Faults end to end (issue #4), beyond test_rc_loss.c, each checked packet
+ * Faults end to end, beyond test_rc_loss.c, each checked packet
  * by packet on the wire:
  *  - lost READ responses (FIRST, a MIDDLE, LAST): the requester asks again
  *    only for what is missing (PSN, RETH va/len), answered as a new message;
@@ -868,7 +868,7 @@ find_frame(int side, uint8_t op, uint32_t psn)
 /* The lossy link duplicates the READ request: the copy arrives while the
  * READ is still being answered, so the responder restarts that answer at
  * the PSN asked for (here its first: nothing was sent yet) instead of
- * queuing a second one (issue 12 item 15); the requester completes once. A
+ * queuing a second one; the requester completes once. A
  * copy replayed after the completion, with the remote data changed
  * meanwhile, is answered again and the requester places none of it. */
 static void

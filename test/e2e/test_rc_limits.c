@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Limits end to end (issue #3, items 5 and 7): the requester's
+ * Limits end to end: the requester's
  * max_rd_atomic bounds READs/atomics on the wire (one above srnic's own is
  * capped to it), the responder's
  * max_dest_rd_atomic NAKs what goes beyond it, and a CQ overflow is an

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Requester and completer timers (issue 12, items 11 and 12): AckReq
+ * Requester and completer timers: AckReq
  * every SRNIC_ACK_REQ_INTERVAL packets inside a long message, so that a
  * timeout resends only what no ACK covered; an implied NAK (a READ's
  * response lost, a later PSN answered) spends retry_cnt like a timeout;
@@ -42,7 +42,7 @@ count_op(int side, uint8_t opcode)
 	return n;
 }
 
-/* Item 11: a 200-packet WRITE asks for an ACK at packets 64, 128, 192 and
+/* A 200-packet WRITE asks for an ACK at packets 64, 128, 192 and
  * the last; the last ACK is lost. The timeout resends from the first PSN
  * no ACK covered (PSN0 + 192): 8 packets, not 200. */
 static void
@@ -100,7 +100,7 @@ test_tail_loss_resends_tail(void **state)
 	assert_int_equal(ack_psn[3], PSN0 + TAIL_PKTS - 1);
 }
 
-/* Item 12: every READ response is lost, the WRITE behind the READ is
+/* Every READ response is lost, the WRITE behind the READ is
  * ACKed: each ACK for the later PSN is an implied NAK for the READ. Each
  * resend, whether implied NAK or timeout, spends one of retry_cnt: the
  * READ goes out 1 + retry_cnt times, then fails, and the WRITE is flushed. */
@@ -209,7 +209,7 @@ inject_resp(const struct e2e_pkt *k, uint32_t psn, uint8_t op, uint32_t drop)
 	assert_int_equal(rte_eth_tx_burst(E->p.port[1], 0, &m, 1), 1);
 }
 
-/* Item 12: READ responses of the wrong length or position are dropped,
+/* READ responses of the wrong length or position are dropped,
  * each under its own counter, and place nothing; the READ's retry then
  * completes it. */
 static void

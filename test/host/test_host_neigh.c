@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Neighbours and the retry timer (issue 12, items 9 and 14): a QP whose
+ * Neighbours and the retry timer: a QP whose
  * peer never resolves still times out (RETRY_EXC_ERR after retry_cnt
  * expiries, one ARP request per expiry), a resolved MAC that went stale
  * is refreshed on a retry timeout (the QP recovers instead of
@@ -128,7 +128,7 @@ group_teardown(void **state)
 	return 0;
 }
 
-/* Item 9, the issue's reproduction: a peer IP nobody answers, a short
+/* The reproduction: a peer IP nobody answers, a short
  * ACK timeout. The timer runs although nothing can be sent: each expiry
  * spends one retry and asks again, then the first WR fails with
  * RETRY_EXC_ERR, the QP goes to ERR and the next WR is flushed. */
@@ -193,7 +193,7 @@ test_unresolved_times_out(void **state)
 	rte_free(buf);
 }
 
-/* Item 14, a MAC move: A resolved B's address to mac_old (the answer of a
+/* A MAC move: A resolved B's address to mac_old (the answer of a
  * host that had the address before), B now answers at mac_b. A's READ
  * goes to mac_old and is lost; the retry timeout asks again, the reply
  * refreshes the entry, the retry after it reaches B and the READ
@@ -369,7 +369,7 @@ c_send_to(const uint8_t *ip, const struct rte_ether_addr *mac)
 	rte_free(buf);
 }
 
-/* Item 14, a flood: C has a static neighbour S and a live one X (it asked
+/* A flood: C has a static neighbour S and a live one X (it asked
  * for C's address, a QP of C sent to it). Then NEIGH_FLOOD ARP requests
  * for C's address and as many unsolicited replies from other addresses,
  * every last byte of the address many times over: S and X still resolve

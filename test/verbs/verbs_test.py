@@ -295,7 +295,7 @@ APP_GUARD_S = 60        # a pair that blocks in SRNIC_PROGRESS=app this long has
 def case_progress_app():
     # SRNIC_PROGRESS=app (no progress thread): a program that blocks in
     # ibv_get_cq_event() (rc_pingpong -e) or ibv_get_async_event()
-    # (ibv_asyncwatch) drives the device from that wait (issue 22 item 13:
+    # (ibv_asyncwatch) drives the device from that wait (
     # nothing ran the engine, and the pair hung)
     port = free_tcp_port()
     iters = 100
@@ -548,8 +548,8 @@ def read_bw_waiting(sport, env):
 
 
 def devinfo_errors(env, env2, sport):
-    """Each configuration error names what is wrong and what to do (issue
-    23 item 14: these all said "made no DPDK port (is its PMD installed?)"
+    """Each configuration error names what is wrong and what to do (they
+    all said "made no DPDK port (is its PMD installed?)"
     or "set SRNIC_PORT and SRNIC_IP")."""
     def err(args, base=env):
         out = subprocess.run([SRNIC, "run"] + args + ["--", "ibv_devices"], env=base,
@@ -590,7 +590,7 @@ def hugetlb_held(pid):
     """The hugepage memory (kB) process pid has mapped and the files
     behind it (hugetlbfs; not memfds), from its own /proc/PID/smaps: the
     host's free count moves whenever another DPDK program starts or stops
-    (issue 23 item 16: '-21 pages in use')."""
+    ('-21 pages in use')."""
     kb, files, path = 0, set(), None
     with open("/proc/%d/smaps" % pid) as f:
         for line in f:
