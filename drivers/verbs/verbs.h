@@ -62,7 +62,7 @@
  * reach the peer (SRNIC_EXIT_LINGER_MS sets it): memif's peer drops what
  * its engine had not read from the ring when it handles the disconnect,
  * and an ACK lost there (the last of ibv_rc_pingpong's) has the peer resend
- * for good. A peer's idle engine polls every SV_SLEEP_MAX_US at least. */
+ * until its retry_cnt is spent and fail. A peer's idle engine polls every SV_SLEEP_MAX_US at least. */
 #define SV_EXIT_LINGER_MS 200
 #define SV_EXIT_LINGER_MAX_MS 60000
 

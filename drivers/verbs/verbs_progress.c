@@ -384,7 +384,7 @@ sv_progress_start(struct sv_device *dev)
  * A frame handed to the port is not yet the peer's: memif's peer, handling
  * our disconnect, drops what its engine had not read from the ring, and an
  * ACK lost so (the last of ibv_rc_pingpong's: no closing exchange) has the
- * peer resend for good, while hardware or rxe would have it on the wire.
+ * peer resend until its retry_cnt is spent and fail, while hardware or rxe would have it on the wire.
  * The engine is polled meanwhile: by the progress thread, else here. */
 void
 sv_progress_linger(struct sv_device *dev)

@@ -419,8 +419,8 @@ device_start(void)
 		/* fault injection for unmodified programs: retransmission,
 		 * timers and the progress thread under loss */
 		/* SRNIC_DROP_FIRST: a run's last exchange goes clean (a program
-		 * whose last ACK is lost after its peer has exited would resend
-		 * for good: retry_cnt 7 never runs out, as with rxe) */
+		 * whose last ACK is lost after its peer has exited resends
+		 * until retry_cnt is spent, then fails the WR) */
 		struct srnic_lossy_conf lc = { .seed = (uint64_t)getpid(), .drop = c.drop,
 					       .rates_first = c.drop_first };
 

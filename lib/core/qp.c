@@ -420,7 +420,7 @@ qp_check_attr(const struct srnic_qp *qp, const struct ibv_qp_attr *a, int mask)
 		return -EINVAL;
 	if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31)
 		return -EINVAL;
-	if ((mask & IBV_QP_RETRY_CNT) && a->retry_cnt > 7)
+	if ((mask & IBV_QP_RETRY_CNT) && a->retry_cnt > SRNIC_RETRY_CNT_MAX)
 		return -EINVAL;
 	if ((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > 7)
 		return -EINVAL;

@@ -459,6 +459,7 @@ struct srnic_engine {
 	unsigned int lcore;
 	uint64_t now;               /* timer cycles, read once per poll */
 	uint8_t last_poll_busy;     /* the previous poll moved a packet */
+	uint64_t poll_gap;          /* timer cycles since the previous poll began */
 	/* Quiescence for the control path: odd while inside srnic_engine_poll(). */
 	_Atomic uint64_t poll_seq;
 	struct rte_ring *redirect;  /* MP/SC: packets for our QPs from other engines' RX */

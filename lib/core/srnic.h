@@ -126,13 +126,13 @@ srnic_gid_is_v4mapped(const union ibv_gid *gid)
 #define SRNIC_GSI_QKEY 0x80010000u /**< the well-known Q_Key of QP1 (CM MADs, IBTA 13.4.6.1) */
 #define SRNIC_GSI_QPN 1            /**< the GSI QP's number (SRNIC_QP_INIT_ATTR_GSI) */
 /**
- * retry_cnt (IBV_QP_RETRY_CNT) with this value retries without end, as
- * Linux's rxe and DPDK's vhost-rdma do (the RNR retry's 7 means the same by
- * IBTA): a software RNIC and its peer share CPUs with other work, and a peer
- * descheduled for longer than 7 ACK timeouts is no dead peer. 0-6 retries
- * that many times, then IBV_WC_RETRY_EXC_ERR.
+ * retry_cnt (IBV_QP_RETRY_CNT), 0 to 7, is the number of transport retries
+ * (ACK timeouts, sequence and implied NAKs) a WQE rides out without
+ * progress, then it completes with IBV_WC_RETRY_EXC_ERR and the QP goes to
+ * ERR, as on hardware; 7 is no infinite value (only rnr_retry's 7 is, by
+ * IBTA). Linux's rxe differs: it never spends a count of 7.
  */
-#define SRNIC_RETRY_CNT_UNLIMITED 7
+#define SRNIC_RETRY_CNT_MAX 7
 
 /** Callback for frames that are not RoCEv2 (nor ARP/ND srnic answers). */
 typedef void (*srnic_host_rx_cb)(struct srnic_dev *dev, struct rte_mbuf *m, void *arg);

@@ -400,16 +400,20 @@ srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 	if (c == head || w->state == SRNIC_WQE_POSTED)
 		return;
-	eng_qp_stat(eng, SRNIC_STAT_TIMEOUT, &qp->stats.timeouts);
-	if (!srnic_qp_retry_take(qp)) {
-		/* retry_cnt spent: the WQE fails, the QP goes to ERR (C9-140) */
-		if (c == qp->sq.req)
-			qp->sq.req++; /* partly sent: it retires with its error */
-		wqe_done(qp, w, IBV_WC_RETRY_EXC_ERR);
-		srnic_comp_retire(eng, qp);
-		return;
+	if (unlikely(eng_poll_late(eng, qp))) {
+		eng_stat(eng, SRNIC_STAT_RETRY_STARVED, 1);
+	} else {
+		eng_qp_stat(eng, SRNIC_STAT_TIMEOUT, &qp->stats.timeouts);
+		if (!srnic_qp_retry_take(qp)) {
+			/* retry_cnt spent: the WQE fails, the QP goes to ERR (C9-140) */
+			if (c == qp->sq.req)
+				qp->sq.req++; /* partly sent: it retires with its error */
+			wqe_done(qp, w, IBV_WC_RETRY_EXC_ERR);
+			srnic_comp_retire(eng, qp);
+			return;
+		}
+		eng_qp_stat(eng, SRNIC_STAT_RETRANSMIT, &qp->stats.retransmits);
 	}
-	eng_qp_stat(eng, SRNIC_STAT_RETRANSMIT, &qp->stats.retransmits);
 	srnic_eng_route_refresh(eng, qp); /* the peer may have moved */
 	/* from the first packet no ACK covered (a READ asks for what is
 	 * missing, an atomic is one packet) */
@@ -417,7 +421,8 @@ srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 	/* The timer runs again from now, resent or not: a port that takes
 	 * nothing (its link down, its ring never drained) leaves the resend
 	 * without TX room, and no packet sent would arm it; each expiry
-	 * still spends one of retry_cnt, so the QP fails instead of hanging
+	 * a timely poll finds still spends one of retry_cnt, so the QP fails
+	 * instead of hanging
 	 * (a resend that leaves arms it later, from its own send). */
 	if (qp->timeout != 0) { /* 0: no timer (an SQD -> SQD modify may set it) */
 		qp->req.timer_at = eng->now + qp->timeout_cycles;

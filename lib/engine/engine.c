@@ -650,9 +650,8 @@ eng_sqd_check(struct srnic_engine *eng, struct srnic_qp *qp)
  * moved the peer) it is the usual one: an expiry spends a retry and
  * rewinds, spent it gives RETRY_EXC_ERR; then, or if nothing was sent, the
  * one that runs as if the first WQE had gone (not in SQD when the drain is
- * over: SQD starts nothing). True when a timer expired (a retry spent, or
- * one more of retry_cnt 7's unlimited ones): ask for
- * the MAC again. */
+ * over: SQD starts nothing). True when a timer expired (a retry spent):
+ * ask for the MAC again. */
 static __rte_noinline bool
 eng_unresolved_timer(struct srnic_engine *eng, struct srnic_qp *qp, enum ibv_qp_state st)
 {
@@ -881,9 +880,9 @@ srnic_engine_poll(struct srnic_engine *eng)
 	now = rte_get_timer_cycles();
 	/* The time since the previous poll is charged to busy or idle by what
 	 * that poll did (testpmd's --record-core-cycles, without a 2nd rdtsc). */
-	if (likely(eng->now != 0))
-		eng->stats[eng->last_poll_busy ? SRNIC_STAT_POLL_BUSY_CYCLES :
-						 SRNIC_STAT_POLL_IDLE_CYCLES] += now - eng->now;
+	eng->poll_gap = likely(eng->now != 0) ? now - eng->now : 0;
+	eng->stats[eng->last_poll_busy ? SRNIC_STAT_POLL_BUSY_CYCLES :
+					 SRNIC_STAT_POLL_IDLE_CYCLES] += eng->poll_gap;
 	eng->now = now;
 	tx_before = eng->stats[SRNIC_STAT_TX_PKTS];
 

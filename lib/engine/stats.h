@@ -104,6 +104,7 @@
 	X(TX_IOVA_SPLIT, "tx_iova_split")           /* piece split at an IOVA discontinuity */ \
 	X(RETRANSMIT, "retransmit_pkts") \
 	X(TIMEOUT, "retry_timeout") \
+	X(RETRY_STARVED, "retry_starved")           /* ACK timeouts a late poll found: resent, no retry spent */ \
 	X(POLL_BUSY, "poll_busy")                   /* polls that moved packets */ \
 	X(POLL_BUSY_CYCLES, "poll_busy_cycles")     /* timer cycles after polls that moved packets */ \
 	X(POLL_IDLE_CYCLES, "poll_idle_cycles")     /* ... after polls that found nothing */
