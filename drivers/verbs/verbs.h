@@ -242,6 +242,8 @@ struct sv_drive {
 /* verbs_devfs.c: the device's /dev and /sys files in SRNIC_DEVFS (for
  * libsrnic_devfs.so); NETDEV is the port's kernel interface or "" */
 int sv_devfs_publish(struct sv_device *dev, const char *netdev);
+/* verbs_dev.c: the port's attributes as programs are shown them */
+int sv_port_attr(struct sv_device *dev, struct ibv_port_attr *a);
 void sv_devfs_remove(void);
 
 /* verbs_progress.c: the engine's driving (doc/verbs.md, "Progress") */

@@ -158,6 +158,21 @@ ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)
 	return rc < 0 ? -rc : 0;
 }
 
+/* The port as programs see it (ibv_query_port and the devfs files): a port
+ * waiting for its first peer (phys_state Polling: a memif server before its
+ * client) is ACTIVE, since perftest and most tools refuse a port that is
+ * not and their own handshake is what starts that peer. Once up, a link
+ * lost is DOWN (doc/verbs.md). */
+int
+sv_port_attr(struct sv_device *dev, struct ibv_port_attr *a)
+{
+	int rc = srnic_dev_query_port(dev->sdev, a);
+
+	if (rc == 0 && a->state == IBV_PORT_DOWN && a->phys_state == SRNIC_PORT_PHYS_POLLING)
+		a->state = IBV_PORT_ACTIVE;
+	return rc;
+}
+
 /* verbs_context->query_port: the ibv_query_port() macro's target. */
 static int
 sv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
@@ -169,15 +184,9 @@ sv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_att
 
 	if (port_num != 1)
 		return EINVAL;
-	rc = srnic_dev_query_port(ctx->dev->sdev, &a);
+	rc = sv_port_attr(ctx->dev, &a);
 	if (rc < 0)
 		return -rc;
-	/* A port waiting for its first peer (phys_state Polling: a memif
-	 * server before its client) is ACTIVE to the program: perftest and
-	 * most tools refuse a port that is not, and their own handshake is
-	 * what starts that peer. Once up, a link lost is DOWN (doc/verbs.md). */
-	if (a.state == IBV_PORT_DOWN && a.phys_state == SRNIC_PORT_PHYS_POLLING)
-		a.state = IBV_PORT_ACTIVE;
 	memcpy(attr, &a, RTE_MIN(len, sizeof(a)));
 	return 0;
 }

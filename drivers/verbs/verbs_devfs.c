@@ -134,7 +134,7 @@ devfs_port(const char *root, struct sv_device *dev, const char *netdev)
 	char rel[128], gid[64];
 	int i, rc;
 
-	rc = srnic_dev_query_port(dev->sdev, &pa);
+	rc = sv_port_attr(dev, &pa);
 	if (rc < 0)
 		return rc;
 	snprintf(rel, sizeof(rel), "%s/gids", ib);
@@ -150,7 +150,8 @@ devfs_port(const char *root, struct sv_device *dev, const char *netdev)
 	snprintf(rel, sizeof(rel), "%s/state", ib);
 	rc |= devfs_put(root, rel, "%s", port_state_str(pa.state));
 	snprintf(rel, sizeof(rel), "%s/phys_state", ib);
-	rc |= devfs_put(root, rel, "%s", pa.phys_state == 5 ? "5: LinkUp" : "3: Disabled");
+	rc |= devfs_put(root, rel, "%s", pa.phys_state == SRNIC_PORT_PHYS_LINK_UP ? "5: LinkUp" :
+			   pa.phys_state == SRNIC_PORT_PHYS_POLLING ? "2: Polling" : "3: Disabled");
 	snprintf(rel, sizeof(rel), "%s/link_layer", ib);
 	rc |= devfs_put(root, rel, "Ethernet");
 	snprintf(rel, sizeof(rel), "%s/lid", ib);
