@@ -18,7 +18,6 @@
 #include "rnic.h"
 
 RTE_LOG_REGISTER(srnic_logtype_core, srnic.core, INFO);
-RTE_LOG_REGISTER(srnic_logtype_engine, srnic.engine, INFO);
 
 #define DEV_RX_DESC 1024
 #define DEV_TX_DESC 1024

@@ -14,11 +14,7 @@
 #include "engine.h"
 #include "neigh.h"
 
-static const char *const stat_names[SRNIC_STAT_COUNT] = {
-#define X(id, name) [SRNIC_STAT_##id] = name,
-	SRNIC_STATS(X)
-#undef X
-};
+RTE_LOG_REGISTER(srnic_logtype_engine, srnic.engine, INFO);
 
 /* ---- packets ---- */
 
@@ -948,46 +944,4 @@ srnic_engine_destroy(struct srnic_engine *eng)
 	rte_pktmbuf_free_bulk(eng->tx_buf, eng->tx_len);
 	rte_free(eng->active);
 	rte_free(eng);
-}
-
-/* ---- counters ---- */
-
-unsigned int
-srnic_engine_stats_count(void)
-{
-	return SRNIC_STAT_COUNT;
-}
-
-const char *
-srnic_engine_stat_name(unsigned int i)
-{
-	return i < SRNIC_STAT_COUNT ? stat_names[i] : NULL;
-}
-
-unsigned int
-srnic_engine_stats_get(const struct srnic_engine *eng, uint64_t *vals, unsigned int n)
-{
-	unsigned int i;
-
-	n = RTE_MIN(n, (unsigned int)SRNIC_STAT_COUNT);
-	for (i = 0; i < n; i++)
-		vals[i] = __atomic_load_n(&eng->stats[i], __ATOMIC_RELAXED);
-	return n;
-}
-
-int64_t
-srnic_dev_stat(const struct srnic_dev *dev, const char *name)
-{
-	unsigned int i;
-	uint16_t e;
-	int64_t sum = 0;
-
-	for (i = 0; i < SRNIC_STAT_COUNT; i++)
-		if (strcmp(stat_names[i], name) == 0)
-			break;
-	if (i == SRNIC_STAT_COUNT)
-		return -1;
-	for (e = 0; e < dev->nb_engines; e++)
-		sum += (int64_t)__atomic_load_n(&dev->engines[e]->stats[i], __ATOMIC_RELAXED);
-	return sum;
 }

@@ -25,12 +25,6 @@
 #define ND_OPT_LL_LEN 8
 #define ND_HOP_LIMIT 255
 
-static size_t
-ip_len(const struct srnic_dev *dev)
-{
-	return dev->ip_ver == 4 ? 4 : 16;
-}
-
 /* Under neigh_lock. */
 static struct srnic_neigh *
 neigh_find(struct srnic_dev *dev, const uint8_t *ip)
@@ -40,7 +34,7 @@ neigh_find(struct srnic_dev *dev, const uint8_t *ip)
 	for (i = 0; i < SRNIC_NEIGH_MAX; i++) {
 		struct srnic_neigh *n = &dev->neigh[i];
 
-		if (n->state != SRNIC_NEIGH_FREE && memcmp(n->ip, ip, ip_len(dev)) == 0)
+		if (n->state != SRNIC_NEIGH_FREE && memcmp(n->ip, ip, srnic_neigh_ip_len(dev)) == 0)
 			return n;
 	}
 	return NULL;
@@ -75,7 +69,7 @@ neigh_fill(struct srnic_dev *dev, struct srnic_neigh *n, const uint8_t *ip,
 	   const struct rte_ether_addr *mac, enum srnic_neigh_state st, bool live)
 {
 	memset(n, 0, sizeof(*n));
-	memcpy(n->ip, ip, ip_len(dev));
+	memcpy(n->ip, ip, srnic_neigh_ip_len(dev));
 	n->ip_ver = dev->ip_ver;
 	if (mac != NULL)
 		n->mac = *mac;
@@ -179,39 +173,11 @@ out:
 	return rc;
 }
 
-int
-srnic_dev_add_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
-		    const struct rte_ether_addr *mac)
-{
-	if (dev == NULL || gid == NULL || mac == NULL ||
-	    srnic_gid_is_v4mapped(gid) != (dev->ip_ver == 4))
-		return -EINVAL;
-	return srnic_neigh_update(dev, dev->ip_ver == 4 ? &gid->raw[12] : gid->raw, mac,
-				  SRNIC_NEIGH_SRC_STATIC);
-}
-
-/* A GID a neighbour can have: of the device's IP version, a unicast
- * address (not 0.0.0.0, ::, broadcast or multicast). */
-static bool
-neigh_gid_ok(const struct srnic_dev *dev, const union ibv_gid *gid)
-{
-	static const uint8_t unspec[16];
-
-	static const uint8_t bcast[4] = { 0xff, 0xff, 0xff, 0xff };
-	bool v4 = dev->ip_ver == 4;
-
-	if (srnic_gid_is_v4mapped(gid) != v4 || srnic_gid_is_multicast(gid, v4))
-		return false;
-	if (v4)
-		return memcmp(&gid->raw[12], unspec, 4) != 0 && memcmp(&gid->raw[12], bcast, 4) != 0;
-	return memcmp(gid->raw, unspec, 16) != 0;
-}
-
 /* The entry of ip made or kept pending, and marked for an engine to
  * solicit if the last ask is SRNIC_ARP_RETRY_MS old. 0; -ENOSPC (the
  * table is full of static entries: a reply would not be learned). */
-static int
-neigh_ask(struct srnic_dev *dev, const uint8_t *ip)
+int
+srnic_neigh_ask(struct srnic_dev *dev, const uint8_t *ip)
 {
 	uint64_t now = rte_get_timer_cycles();
 	struct srnic_neigh *n;
@@ -243,26 +209,6 @@ neigh_ask(struct srnic_dev *dev, const uint8_t *ip)
 out:
 	rte_spinlock_unlock(&dev->neigh_lock);
 	return rc;
-}
-
-int
-srnic_dev_resolve_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
-			struct rte_ether_addr *mac)
-{
-	const uint8_t *ip;
-	int rc;
-
-	if (dev == NULL || gid == NULL || mac == NULL || !neigh_gid_ok(dev, gid))
-		return -EINVAL;
-	ip = dev->ip_ver == 4 ? &gid->raw[12] : gid->raw;
-	if (memcmp(ip, dev->ip, ip_len(dev)) == 0) {
-		*mac = dev->mac; /* ourselves: loopback */
-		return 0;
-	}
-	if (srnic_neigh_lookup(dev, ip, mac) == 0)
-		return 0;
-	rc = neigh_ask(dev, ip);
-	return rc != 0 ? rc : -EAGAIN;
 }
 
 static void

@@ -4,7 +4,7 @@
 
 /*
  * Internal object layouts shared by the control path (lib/core) and the
- * engines (lib/engine). Not installed.
+ * engines (lib/engine), on the floor below both (lib/rnic). Not installed.
  */
 
 #include <stdalign.h>
@@ -24,7 +24,7 @@
 
 /* One log type per layer (--log-level='srnic.*:debug', 'srnic.engine:error'):
  * srnic.core (control path, lib/core), srnic.engine (lib/engine: engine.h
- * sets SRNIC_LOGTYPE before including this), srnic.link (drivers/link). */
+ * sets SRNIC_LOGTYPE before including this), srnic.link (lib/link). */
 extern int srnic_logtype_core;
 extern int srnic_logtype_engine;
 #ifndef SRNIC_LOGTYPE
