@@ -16,6 +16,7 @@
 
 #include "srnic_build_config.h"
 #include "rnic.h"
+#include "engine.h"
 
 RTE_LOG_REGISTER(srnic_logtype_core, srnic.core, INFO);
 

@@ -20,12 +20,12 @@
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 
-#include "engine.h"
+#include "eng_internal.h"
 
 static_assert(sizeof(struct srnic_async_event) % 4 == 0, "rte_ring elements are 4-byte multiples");
 
 struct rte_ring *
-srnic_eng_events_create(const struct srnic_dev *dev, uint16_t index)
+eng_events_create(const struct srnic_dev *dev, uint16_t index)
 {
 	char name[RTE_RING_NAMESIZE];
 
@@ -51,7 +51,7 @@ eng_event_post(struct srnic_engine *eng, struct srnic_async_event *ev)
 }
 
 void
-srnic_eng_event(struct srnic_engine *eng, enum ibv_event_type type, struct srnic_qp *qp)
+eng_event(struct srnic_engine *eng, enum ibv_event_type type, struct srnic_qp *qp)
 {
 	struct srnic_async_event ev = {
 		.event_type = type,
@@ -64,7 +64,7 @@ srnic_eng_event(struct srnic_engine *eng, enum ibv_event_type type, struct srnic
 }
 
 void
-srnic_eng_event_srq(struct srnic_engine *eng, enum ibv_event_type type, struct srnic_srq *srq)
+eng_event_srq(struct srnic_engine *eng, enum ibv_event_type type, struct srnic_srq *srq)
 {
 	struct srnic_async_event ev = {
 		.event_type = type,
@@ -77,7 +77,7 @@ srnic_eng_event_srq(struct srnic_engine *eng, enum ibv_event_type type, struct s
 }
 
 void
-srnic_eng_event_cq(struct srnic_engine *eng, enum ibv_event_type type, struct srnic_cq *cq)
+eng_event_cq(struct srnic_engine *eng, enum ibv_event_type type, struct srnic_cq *cq)
 {
 	struct srnic_async_event ev = {
 		.event_type = type,

@@ -12,7 +12,7 @@
 #include <rte_icmp.h>
 #include <rte_ip.h>
 
-#include "engine.h"
+#include "eng_internal.h"
 #include "neigh.h"
 
 #define ND_NS 135
@@ -145,7 +145,7 @@ srnic_neigh_update(struct srnic_dev *dev, const uint8_t *ip, const struct rte_et
 			goto out;
 		/* A reply or gratuitous ARP for an address we know refreshes
 		 * it: a MAC move reaches the QPs (they take it at their next
-		 * retry timeout, srnic_eng_route_refresh()). */
+		 * retry timeout, eng_route_refresh()). */
 		if (n->state == SRNIC_NEIGH_PENDING || !rte_is_same_ether_addr(&n->mac, mac) ||
 		    src == SRNIC_NEIGH_SRC_STATIC) {
 			n->mac = *mac;
@@ -385,7 +385,7 @@ nd_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint32_t l2)
 }
 
 bool
-srnic_neigh_rx(struct srnic_engine *eng, struct rte_mbuf *m)
+eng_neigh_rx(struct srnic_engine *eng, struct rte_mbuf *m)
 {
 	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint32_t l2 = RTE_ETHER_HDR_LEN;
@@ -407,7 +407,7 @@ srnic_neigh_rx(struct srnic_engine *eng, struct rte_mbuf *m)
 
 /* Whether a solicitation for ip may go now: one per neighbour per
  * SRNIC_ARP_RETRY_MS, whoever asks. Every QP to a peer asks at each of its
- * retry timeouts (srnic_eng_route_refresh()), each unresolved QP and UD
+ * retry timeouts (eng_route_refresh()), each unresolved QP and UD
  * sender at its own pace: thousands of QPs to a dead peer would otherwise
  * broadcast thousands of requests a second for one address (RFC 1122
  * 2.3.2.1 asks for a per-destination limit; Linux times its requests per
@@ -435,7 +435,7 @@ neigh_solicit_due(struct srnic_dev *dev, const uint8_t *ip)
 }
 
 void
-srnic_neigh_solicit(struct srnic_engine *eng, const uint8_t *ip)
+eng_neigh_solicit(struct srnic_engine *eng, const uint8_t *ip)
 {
 	struct srnic_dev *dev = eng->dev;
 	struct rte_mbuf *m;
@@ -483,7 +483,7 @@ srnic_neigh_solicit(struct srnic_engine *eng, const uint8_t *ip)
 }
 
 void
-srnic_neigh_ask_run(struct srnic_engine *eng)
+eng_neigh_ask_run(struct srnic_engine *eng)
 {
 	struct srnic_dev *dev = eng->dev;
 	uint8_t ip[SRNIC_NEIGH_MAX][16];
@@ -505,5 +505,5 @@ srnic_neigh_ask_run(struct srnic_engine *eng)
 	rte_spinlock_unlock(&dev->neigh_lock);
 	/* outside the lock: building and queueing a frame is not the table's */
 	for (i = 0; i < n; i++)
-		srnic_neigh_solicit(eng, ip[i]);
+		eng_neigh_solicit(eng, ip[i]);
 }

@@ -55,11 +55,11 @@ int srnic_neigh_update(struct srnic_dev *dev, const uint8_t *ip, const struct rt
  * (srnic_dev_resolve_neigh()); 0, or -ENOSPC (the table is all static). */
 int srnic_neigh_ask(struct srnic_dev *dev, const uint8_t *ip);
 /* ARP / ND frame for us: answer or learn. Returns true if consumed (m freed). */
-bool srnic_neigh_rx(struct srnic_engine *eng, struct rte_mbuf *m);
+bool eng_neigh_rx(struct srnic_engine *eng, struct rte_mbuf *m);
 /* Ask who has ip (ARP request or neighbour solicitation). */
-void srnic_neigh_solicit(struct srnic_engine *eng, const uint8_t *ip);
+void eng_neigh_solicit(struct srnic_engine *eng, const uint8_t *ip);
 /* Solicit the entries srnic_dev_resolve_neigh() asked for (dev->neigh_ask
  * set): any one engine of the device, from its poll. */
-void srnic_neigh_ask_run(struct srnic_engine *eng);
+void eng_neigh_ask_run(struct srnic_engine *eng);
 
 #endif

@@ -57,7 +57,7 @@ done
 for h in "${tool_hdrs[@]}"; do
 	check "tooling header $h installed in srnic/tools" test -f "$incdir/srnic/tools/$h"
 done
-for h in srnic_param.h rnic.h cq.h stats.h engine.h neigh.h cm.h; do
+for h in srnic_param.h rnic.h cq.h stats.h engine.h eng_internal.h neigh.h cm.h; do
 	check "internal header $h not installed" test -z "$(find "$stage" -name "$h")"
 done
 check "pkg-config --cflags srnic does not reach the tooling tier" \
