@@ -6,7 +6,7 @@
 # checker names it; the file does not compile with its floor's include
 # paths, the command of compile_commands.json), and a call from the engine
 # into the control path added to a copy of the engine's library (the
-# checker names it).
+# checker names it, and the new function without the engine's prefix).
 #   floors.sh SOURCE_DIR BUILD_DIR TMP_DIR
 set -euo pipefail
 
@@ -69,5 +69,7 @@ echo "$out"
 check "a call back up: exit 1" test "$rc" = 1
 check "a call back up: named (lib/engine calls srnic_poll_cq, defined in lib/core)" \
 	grep -q 'call: lib/engine calls srnic_poll_cq, defined in lib/core, above it' <<<"$out"
+check "... and its function, floors_up, has not the engine's prefix (eng_)" \
+	grep -q 'prefix: lib/engine defines floors_up: neither eng_\* nor declared' <<<"$out"
 
 check_done
