@@ -104,8 +104,7 @@ perf_usage(const char *prog)
 	       "  -u, --qp-timeout N           ACK timeout 4.096 us x 2^N (1 to %d; default %d,\n"
 	       "                               %d with --drop..)\n"
 	       "  --retry_count N              ACK timeouts a WR rides out before it fails\n"
-	       "                               (retry_cnt, 0 to 7, 7: without end, as rxe;\n"
-	       "                               default %d)\n"
+	       "                               (retry_cnt, 0 to 7; default %d)\n"
 	       "  -I, --inline_size BYTES      SEND/WRITE of at most this many bytes are posted\n"
 	       "                               inline (IBV_SEND_INLINE; at most %d, default 0)\n"
 	       "  -H, --report-histogram       latency histogram (powers of two of ns) per size\n"
@@ -219,9 +218,9 @@ enum { O_OP = 256, O_SIZE, O_SIZES, O_QPS, O_DEPTH, O_MTU, O_ITERS, O_DURATION, 
        O_DROP, O_DUP, O_REORDER, O_CORRUPT, O_DELAY, O_LOSS_SEED, O_SERVER, O_CLIENT,
        O_TCP_PORT, O_PORT_ID, O_IP, O_PEER_QPN, O_PEER_PSN, O_PEER_IP, O_PEER_MAC,
        O_PERFTEST, O_MR_PER_QP, O_ATOMIC, O_READ_INLINE, O_REQ_LCORES };
-/* output and defaults (issue 13 items 9, 10, 12, 14) */
+/* output and defaults */
 enum { O_STATS_PERIOD = 512, O_PCAP_SNAPLEN, O_PCAP_MAX, O_REMOTE_ACCESS };
-/* perftest's and testpmd's options (issue 13 item 15, item 6's --persist):
+/* perftest's and testpmd's options (and --persist):
  * perftest's names and letters where they clash with nothing here. */
 enum { O_HABIT_FIRST = 640, O_OUTS = O_HABIT_FIRST, O_QP_TIMEOUT, O_RETRY_COUNT, O_INLINE_SIZE,
        O_HISTOGRAM, O_CPU_UTIL, O_TOTAL_MBUFS, O_PERSIST, O_VERSION };
@@ -282,7 +281,7 @@ static const struct option opts[] = {
 	{ "mr-per-qp", no_argument, NULL, O_MR_PER_QP },
 	{ "atomic", required_argument, NULL, O_ATOMIC },
 	{ "read-inline", required_argument, NULL, O_READ_INLINE },
-	/* output and defaults (issue 13 items 9, 10, 12, 14) */
+	/* output and defaults */
 	{ "stats-period", required_argument, NULL, O_STATS_PERIOD },
 	{ "pcap-snaplen", required_argument, NULL, O_PCAP_SNAPLEN },
 	{ "pcap-max", required_argument, NULL, O_PCAP_MAX },
@@ -290,7 +289,7 @@ static const struct option opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* ---- output and defaults (issue 13 items 9, 10, 12, 14) ---- */
+/* ---- output and defaults ---- */
 
 static const struct {
 	const char *name;
@@ -727,7 +726,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 			c->read_inline = (uint16_t)v;
 			break;
 		}
-		/* output and defaults (issue 13 items 9, 10, 12, 14) */
+		/* output and defaults */
 		case O_STATS_PERIOD:
 			if (parse_double(optarg, 0, PERF_DURATION_MAX_S, &c->stats_period) != 0)
 				return bad_opt(optarg, "seconds, 0 (off) to " RTE_STR(PERF_DURATION_MAX_S)

@@ -90,7 +90,7 @@ struct perf_conf {
 	bool peer_mac_set;
 	bool perftest;            /* --perftest: perftest's exchange, its tools as the peer */
 	bool cas;                 /* --atomic cas: CMP_AND_SWAP, else FETCH_AND_ADD */
-	/* ---- output and defaults (issue 13 items 9, 10, 12, 14) ---- */
+	/* ---- output and defaults ---- */
 	bool iters_given;         /* --iters: that many at every size */
 	uint32_t pcap_snaplen;    /* --pcap-snaplen: bytes of a frame kept */
 	uint64_t pcap_max_bytes;  /* --pcap-max: file size cap (0: none) */
@@ -98,7 +98,7 @@ struct perf_conf {
 	int remote_access;        /* IBV_ACCESS_REMOTE_* granted: the op's, plus --remote-access */
 	enum ibv_mtu pmtu_eff;    /* the path MTU the QPs took (the port may clamp --mtu) */
 	uint16_t port_mtu;        /* the Ethernet MTU the port took (two-process) */
-	/* ---- perftest's and testpmd's habits (issue 13 items 6, 15) ---- */
+	/* ---- perftest's and testpmd's habits ---- */
 	bool persist;             /* --persist: a server that serves client after client */
 	uint8_t max_rd_atomic;    /* -o/--outs: READs/atomics in flight per QP */
 	uint8_t qp_timeout;       /* -u/--qp-timeout: ACK timeout, 4.096 us x 2^N */
@@ -161,7 +161,7 @@ struct perf_result {
 	double cpu_sys_s;
 };
 
-/* ---- output and defaults (issue 13 items 9, 10, 12, 14) ---- */
+/* ---- output and defaults ---- */
 
 /* Default iterations per size, when --iters is not given: a default run
  * moves about PERF_DEFAULT_BYTES per size, at least PERF_DEFAULT_ITERS_MIN
@@ -311,7 +311,7 @@ double perf_floor_gbps(uint32_t size);
 double perf_floor_mpps(void);
 double perf_floor_xcore_mpps(enum perf_op op);
 
-/* ---- output and defaults (issue 13 items 9, 10, 12, 14) ---- */
+/* ---- output and defaults ---- */
 /* Messages a run of size bytes takes (the duration aside). */
 uint64_t perf_iters(const struct perf_conf *c, uint32_t size);
 /* IBV_ACCESS_* of the buffers and QPs: local write and the op's remote right. */

@@ -406,8 +406,7 @@ cmdline_peer(struct perf_env *env)
 
 	perf_qp_conf(c, &qc);
 	peer.my_psn = qc.psn[1];
-	peer.gid.raw[10] = peer.gid.raw[11] = 0xff;
-	memcpy(&peer.gid.raw[12], c->peer_ip, 4);
+	srnic_gid_from_ipv4(&peer.gid, c->peer_ip);
 	rc = srnic_qp_connect(q->qp[1], &peer, &qc);
 	if (rc != 0) {
 		fprintf(stderr, "srnic-perf: QP %#x: connect failed: %s\n", srnic_qp_num(q->qp[1]),

@@ -132,10 +132,11 @@ perf_qp_conf(const struct perf_conf *c, struct srnic_pair_qp_conf *qc)
 	qc->psn[1] = PERF_PSN_RESP;
 	qc->max_rd_atomic = c->max_rd_atomic > 0 ? c->max_rd_atomic : SRNIC_MAX_RD_ATOMIC;
 	/* ACK timeout: 67 ms (14) on a clean link; 16.8 ms (12) with injected
-	 * loss, where most losses are repaired by NAKs and implied NAKs anyway
-	 * and retry_cnt 7 (perftest's) retries without end
-	 * (SRNIC_RETRY_CNT_UNLIMITED), riding out a requester or responder
-	 * lcore the OS preempts. -u and --retry_count (perftest's) set them. */
+	 * loss, where most losses are repaired by NAKs and implied NAKs anyway.
+	 * retry_cnt 7 (perftest's) is 7 retries, then RETRY_EXC_ERR, as on
+	 * hardware: a run that must ride out longer stalls (a peer's lcore
+	 * the OS starves) asks a longer -u, as perftest's users do; the RNR
+	 * count stays 7 (without end). -u and --retry_count set them. */
 	qc->timeout = c->qp_timeout_set ? c->qp_timeout :
 		      c->lossy ? PERF_QP_TIMEOUT_LOSSY : PERF_QP_TIMEOUT_CLEAN;
 	qc->retry_cnt = c->retry_cnt;

@@ -48,6 +48,7 @@ static struct {
 	uint8_t max_resp_res, max_init_depth;
 	TAILQ_HEAD(, cma_id) ids;
 	bool trace;                     /* SRNIC_RDMACM_TRACE=1: a line per listen */
+	bool hold_rtu;                  /* SRNIC_RDMACM_TEST_HOLD_RTU=1: see process_conn_resp() */
 } cma = { .ids = TAILQ_HEAD_INITIALIZER(cma.ids) };
 
 static uint64_t now_ms(void);
@@ -64,13 +65,6 @@ cma_log(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-}
-
-static int
-err(int e)
-{
-	errno = e;
-	return -1;
 }
 
 static uint64_t
@@ -90,6 +84,64 @@ rand24(void)
 
 static void cma_tick(void *arg);
 
+/* ---- id states ---- */
+
+static const char *const cma_state_names[] = {
+	[CMA_IDLE] = "IDLE",
+	[CMA_ADDR_QUERY] = "ADDR_QUERY",
+	[CMA_ADDR_RESOLVED] = "ADDR_RESOLVED",
+	[CMA_ROUTE_QUERY] = "ROUTE_QUERY",
+	[CMA_ROUTE_RESOLVED] = "ROUTE_RESOLVED",
+	[CMA_CONNECT] = "CONNECT",
+	[CMA_DISCONNECT] = "DISCONNECT",
+	[CMA_ADDR_BOUND] = "ADDR_BOUND",
+	[CMA_LISTEN] = "LISTEN",
+	[CMA_DESTROYING] = "DESTROYING",
+};
+
+/* Every change of an id's state goes through here (under cma_lock), as
+ * Linux's cma_exch(): the state it had. SRNIC_RDMACM_TRACE=1 shows each. */
+static enum cma_state
+state_exch(struct cma_id *id, enum cma_state to)
+{
+	enum cma_state old = id->state;
+
+	if (cma.trace && old != to)
+		cma_log("id %p: %s -> %s", (void *)id, cma_state_names[old], cma_state_names[to]);
+	id->state = to;
+	return old;
+}
+
+/* from -> to if the id is in from (Linux's cma_comp_exch()): false, and
+ * nothing changed, if it is not. */
+static bool
+state_comp_exch(struct cma_id *id, enum cma_state from, enum cma_state to)
+{
+	if (id->state != from)
+		return false;
+	state_exch(id, to);
+	return true;
+}
+
+/* The id is being destroyed: its CM id, once no rdma_get_cm_event() on
+ * another thread works with it (id->busy: a CONNECT_RESPONSE's QP steps
+ * and RTU), as Linux's ucma waits for its context's references before it
+ * destroys the CM id. Under cma_lock, which the wait lets go of. */
+static struct srnic_cm_id *
+take_cm_id(struct cma_id *id)
+{
+	struct srnic_cm_id *cmid;
+
+	state_exch(id, CMA_DESTROYING);
+	while (id->busy > 0) {
+		id->destroy_held = true;        /* for hold_rtu() */
+		pthread_cond_wait(&cma_acked, &cma_lock);
+	}
+	cmid = id->cm_id;
+	id->cm_id = NULL;
+	return cmid;
+}
+
 /* At exit, as the kernel does when a process's rdma_cm file closes: every
  * id still there is destroyed (an established connection sends its DREQ,
  * a DREQ received gets its DREP, a request its REJ), and the engine and
@@ -106,9 +158,7 @@ cma_exit(void)
 		pthread_mutex_lock(&cma_lock);
 		TAILQ_FOREACH(id, &cma.ids, link)
 			if (id->cm_id != NULL) {
-				cmid = id->cm_id;
-				id->cm_id = NULL;
-				id->state = CMA_DESTROYING;
+				cmid = take_cm_id(id);
 				break;
 			}
 		pthread_mutex_unlock(&cma_lock);
@@ -149,6 +199,8 @@ cma_init(void)
 	cma.inited = true;
 	t = getenv("SRNIC_RDMACM_TRACE");
 	cma.trace = t != NULL && strcmp(t, "1") == 0;
+	t = getenv("SRNIC_RDMACM_TEST_HOLD_RTU");
+	cma.hold_rtu = t != NULL && strcmp(t, "1") == 0;
 	srandom((unsigned int)(getpid() ^ now_ms()));
 	/* ibv_get_device_list() starts the device (or says what to set) */
 	list = ibv_get_device_list(NULL);
@@ -191,19 +243,11 @@ cma_verbs(void)
 
 /* ---- addresses ---- */
 
-static void
-gid_from_ipv4(union ibv_gid *gid, struct in_addr a)
-{
-	memset(gid, 0, sizeof(*gid));
-	gid->raw[10] = 0xff;
-	gid->raw[11] = 0xff;
-	memcpy(&gid->raw[12], &a, 4);
-}
-
-/* An IPv4 address as AF_INET, also when it comes as IPv6 (::ffff:a.b.c.d,
- * or :: for any: what getaddrinfo gives where no interface has IPv4, as
- * in a fresh network namespace; Linux's rdma_cm takes both). False for
- * other addresses. */
+/* An IPv4 address as AF_INET, also when it comes as IPv6 (::ffff:a.b.c.d;
+ * :: for any, what getaddrinfo gives where no interface has IPv4, as in a
+ * fresh network namespace; ::1 as 127.0.0.1: Linux's rdma_cm takes them
+ * all, and srnic's device has an IPv4 address only). False for other
+ * addresses. */
 static bool
 as_ipv4(const struct sockaddr *a, struct sockaddr_in *out)
 {
@@ -223,8 +267,38 @@ as_ipv4(const struct sockaddr *a, struct sockaddr_in *out)
 		}
 		if (IN6_IS_ADDR_UNSPECIFIED(&s6->sin6_addr))
 			return true;
+		if (IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr)) {
+			out->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+			return true;
+		}
 	}
 	return false;
+}
+
+/* Linux's cma_any_addr(): 0.0.0.0 and the loopback range 127.0.0.0/8
+ * bind to no device (listen on all, connect from the one that routes);
+ * a destination among them is the first device itself (cma_bind_loopback():
+ * its own GID, and srnic's in-device loopback carries the packets). */
+static bool
+ipv4_any(struct in_addr a)
+{
+	return a.s_addr == INADDR_ANY || (ntohl(a.s_addr) >> IN_CLASSA_NSHIFT) == IN_LOOPBACKNET;
+}
+
+/* An AF_INET6 bind's AFONLY when the application did not set it: the
+ * host's net.ipv6.bindv6only (0 unless changed), as Linux's. */
+static bool
+bindv6only(void)
+{
+	FILE *f = fopen("/proc/sys/net/ipv6/bindv6only", "r");
+	int v = 0;
+
+	if (f != NULL) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v != 0;
 }
 
 static struct sockaddr_in *
@@ -239,37 +313,59 @@ dst_sin(struct cma_id *id)
 	return &id->id.route.addr.dst_sin;
 }
 
-static bool
-port_taken(enum rdma_port_space ps, uint16_t port, const struct cma_id *self)
+/* Whether port of the id's port space is free for it, with the address,
+ * family and AFONLY it is binding with; as Linux's cma_check_port(): an id
+ * holding the port conflicts unless both set REUSEADDR (and it does not
+ * listen) or both are AFONLY of different families (0.0.0.0 and :: apart);
+ * a conflict with a wildcard is EADDRNOTAVAIL, with the same address
+ * EADDRINUSE. 0 or a positive errno. */
+static int
+port_check(const struct cma_id *self, uint16_t port, struct in_addr a, uint16_t family,
+	   bool afonly)
 {
 	struct cma_id *o;
 
-	TAILQ_FOREACH(o, &cma.ids, link)
-		if (o != self && o->id.ps == ps && o->port == port && o->state != CMA_DESTROYING &&
-		    !(o->reuseaddr && self->reuseaddr && o->state != CMA_LISTEN))
-			return true;
-	return false;
+	TAILQ_FOREACH(o, &cma.ids, link) {
+		if (o == self || o->id.ps != self->id.ps || o->port != port ||
+		    o->state == CMA_DESTROYING)
+			continue;
+		if (o->reuseaddr && self->reuseaddr && o->state != CMA_LISTEN)
+			continue;
+		if (afonly && o->afonly && family != o->bind_family)
+			continue;
+		if (ipv4_any(a) || o->wildcard)
+			return EADDRNOTAVAIL;
+		if (src_sin((struct cma_id *)o)->sin_addr.s_addr == a.s_addr)
+			return EADDRINUSE;
+	}
+	return 0;
 }
 
-/* Bind (under cma_lock): AF_INET, INADDR_ANY or our address, a port of
- * the id's port space (0: an ephemeral one). */
+/* Bind (under cma_lock): AF_INET or AF_INET6 as as_ipv4() takes it; any,
+ * loopback (ipv4_any()) or our address; a port of the id's port space (0:
+ * an ephemeral one). */
 static int
 bind_locked(struct cma_id *id, const struct sockaddr *addr)
 {
 	struct sockaddr_in v4;
 	const struct sockaddr_in *sin = &v4;
-	uint16_t port;
+	uint16_t port, family;
+	bool afonly;
+	int rc;
 
 	if (addr == NULL)
 		return err(EINVAL);
 	if (!as_ipv4(addr, &v4)) {
 		if (addr->sa_family == AF_INET6 || addr->sa_family == AF_IB)
-			cma_log("rdma_bind_addr: srnic0 is IPv4 only (SRNIC_IP=%s)", inet_ntoa(cma.ip));
+			cma_log("rdma_bind_addr: srnic0 is IPv4 only (SRNIC_IP=%s): bind its "
+				"address, 0.0.0.0, ::, or a loopback address", inet_ntoa(cma.ip));
 		return err(EAFNOSUPPORT);
 	}
 	if (id->state != CMA_IDLE)
 		return err(EINVAL);
-	if (sin->sin_addr.s_addr != INADDR_ANY && sin->sin_addr.s_addr != cma.ip.s_addr) {
+	family = addr->sa_family;
+	afonly = id->afonly_set ? id->afonly : family == AF_INET || bindv6only();
+	if (!ipv4_any(sin->sin_addr) && sin->sin_addr.s_addr != cma.ip.s_addr) {
 		char a[INET_ADDRSTRLEN];
 
 		inet_ntop(AF_INET, &sin->sin_addr, a, sizeof(a));
@@ -283,16 +379,20 @@ bind_locked(struct cma_id *id, const struct sockaddr *addr)
 
 		for (tries = 0; tries < CMA_PORT_MAX - CMA_PORT_MIN; tries++) {
 			port = (uint16_t)(CMA_PORT_MIN + random() % (CMA_PORT_MAX - CMA_PORT_MIN + 1));
-			if (!port_taken(id->id.ps, port, id))
+			if (port_check(id, port, sin->sin_addr, family, afonly) == 0)
 				break;
 		}
-		if (port_taken(id->id.ps, port, id))
+		if (port_check(id, port, sin->sin_addr, family, afonly) != 0)
 			return err(EADDRNOTAVAIL);
-	} else if (port_taken(id->id.ps, port, id)) {
-		return err(EADDRINUSE);
+	} else {
+		rc = port_check(id, port, sin->sin_addr, family, afonly);
+		if (rc != 0)
+			return err(rc);
 	}
 	id->port = port;
-	id->wildcard = sin->sin_addr.s_addr == INADDR_ANY;
+	id->bind_family = family;
+	id->afonly = afonly;
+	id->wildcard = ipv4_any(sin->sin_addr);
 	memset(&id->id.route.addr.src_storage, 0, sizeof(id->id.route.addr.src_storage));
 	src_sin(id)->sin_family = AF_INET;
 	src_sin(id)->sin_addr = sin->sin_addr;
@@ -300,9 +400,9 @@ bind_locked(struct cma_id *id, const struct sockaddr *addr)
 	/* a wildcard bind names no device (rdma-core: verbs NULL) */
 	id->id.verbs = id->wildcard ? NULL : cma.verbs;
 	id->id.port_num = id->wildcard ? 0 : 1;
-	gid_from_ipv4(&id->id.route.addr.addr.ibaddr.sgid, cma.ip);
-	id->id.route.addr.addr.ibaddr.pkey = htons(0xffff);
-	id->state = CMA_ADDR_BOUND;
+	srnic_gid_from_ipv4(&id->id.route.addr.addr.ibaddr.sgid, &cma.ip);
+	id->id.route.addr.addr.ibaddr.pkey = htons(SRNIC_PKEY_DEFAULT);
+	state_exch(id, CMA_ADDR_BOUND);
 	return 0;
 }
 
@@ -338,21 +438,31 @@ event_pdata(struct cma_event *e, const void *p, unsigned int len, bool ud)
 	}
 }
 
-static void
-fd_add(int fd)
-{
-	uint64_t one = 1;
-	ssize_t rc = write(fd, &one, sizeof(one));
-
-	(void)rc;
-}
-
-/* Queue on the id's channel (under cma_lock), one count on its fd. */
+/* A channel's eventfd (EFD_SEMAPHORE) counts its queued events: one
+ * count per event, added and taken only under cma_lock, as an event is
+ * queued or leaves the queue. So the fd is readable exactly while an
+ * event is there (Linux's ucma file polls so), and taking a count never
+ * blocks. */
 static void
 event_queue(struct cma_channel *ch, struct cma_event *e)
 {
+	uint64_t one = 1;
+	ssize_t rc;
+
 	TAILQ_INSERT_TAIL(&ch->q, e, link);
-	fd_add(ch->ch.fd);
+	rc = write(ch->ch.fd, &one, sizeof(one));
+	(void)rc;
+}
+
+static void
+event_unqueue(struct cma_channel *ch, struct cma_event *e)
+{
+	uint64_t n;
+	ssize_t rc;
+
+	TAILQ_REMOVE(&ch->q, e, link);
+	rc = read(ch->ch.fd, &n, sizeof(n));
+	(void)rc;
 }
 
 /* An event that could not be allocated is lost; say so. */
@@ -366,16 +476,21 @@ event_post(struct cma_id *id, struct cma_event *e)
 	event_queue(id->chan, e);
 }
 
-/* Drop the queued events about id (its destroy): they stay in the queue
- * (their fd count is the reader's to take) but are skipped. */
+/* The queued events about id go with it (its destroy), as Linux's ucma
+ * drops a destroyed context's events: its channel's fd no longer counts
+ * them. */
 static void
 events_forget(struct cma_id *id)
 {
-	struct cma_event *e;
+	struct cma_event *e, *next;
 
-	TAILQ_FOREACH(e, &id->chan->q, link)
-		if (e->kind != CMA_EV_DEAD && (e->owner == id || e->ev.id == &id->id))
-			e->kind = CMA_EV_DEAD;
+	for (e = TAILQ_FIRST(&id->chan->q); e != NULL; e = next) {
+		next = TAILQ_NEXT(e, link);
+		if (e->owner == id || e->ev.id == &id->id) {
+			event_unqueue(id->chan, e);
+			free(e);
+		}
+	}
 }
 
 /* ---- the CM's handler (progress thread) ---- */
@@ -398,7 +513,7 @@ path_from_cm(struct ibv_sa_path_rec *p, const struct srnic_cm_path *cp)
 	p->packet_life_time = cp->packet_life_time;
 	p->reversible = 1;
 	p->numb_path = 1;
-	p->pkey = htons(0xffff);
+	p->pkey = htons(SRNIC_PKEY_DEFAULT);
 	p->slid = p->dlid = htons(0xffff);
 }
 
@@ -454,7 +569,7 @@ handle_request(struct cma_id *l, struct srnic_cm_id *cmid, const struct srnic_cm
 	c->chan = l->chan;
 	c->chan->nb_ids++;
 	c->cm_id = cmid;
-	c->state = CMA_CONNECT;
+	state_exch(c, CMA_CONNECT);
 	c->seq = rand24();
 	c->tos = l->tos;
 	c->tos_set = l->tos_set;
@@ -470,7 +585,7 @@ handle_request(struct cma_id *l, struct srnic_cm_id *cmid, const struct srnic_cm
 	c->id.route.num_paths = 1;
 	c->id.route.addr.addr.ibaddr.sgid = cp->sgid;
 	c->id.route.addr.addr.ibaddr.dgid = cp->dgid;
-	c->id.route.addr.addr.ibaddr.pkey = htons(0xffff);
+	c->id.route.addr.addr.ibaddr.pkey = htons(SRNIC_PKEY_DEFAULT);
 	TAILQ_INSERT_TAIL(&cma.ids, c, link);
 	srnic_cm_id_set_context(cmid, c);
 
@@ -532,15 +647,16 @@ ud_ah_attr(struct cma_id *id, struct ibv_ah_attr *ah)
 	ah->port_num = 1;
 }
 
+/* status: 0, or -ETIMEDOUT for a DREQ nobody answered (Linux's
+ * cma_ib_handler on IB_CM_DREQ_ERROR) */
 static void
-disconnected(struct cma_id *id)
+disconnected(struct cma_id *id, int status)
 {
 	if (id->disconnect_reported)
 		return;
 	id->disconnect_reported = true;
-	if (id->state == CMA_CONNECT)
-		id->state = CMA_DISCONNECT;
-	event_post(id, event_new(id, id, RDMA_CM_EVENT_DISCONNECTED, 0));
+	state_comp_exch(id, CMA_CONNECT, CMA_DISCONNECT);
+	event_post(id, event_new(id, id, RDMA_CM_EVENT_DISCONNECTED, status));
 }
 
 static int
@@ -585,18 +701,22 @@ cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 		break;
 	case SRNIC_CM_EV_RTU_RECEIVED:
 	case SRNIC_CM_EV_USER_ESTABLISHED:
-		e = event_new(id, id, RDMA_CM_EVENT_ESTABLISHED, 0);
-		if (e != NULL)
-			event_pdata(e, ev->private_data, ev->private_data_len, false);
-		event_post(id, e);
+		/* no private data: Linux's cma hands none up from the RTU */
+		event_post(id, event_new(id, id, RDMA_CM_EVENT_ESTABLISHED, 0));
 		break;
 	case SRNIC_CM_EV_DREQ_RECEIVED:
 	case SRNIC_CM_EV_DREP_RECEIVED:
+		disconnected(id, 0);
+		break;
 	case SRNIC_CM_EV_DREQ_ERROR:
-		disconnected(id);
+		disconnected(id, -ETIMEDOUT);
 		break;
 	case SRNIC_CM_EV_TIMEWAIT_EXIT:
-		event_post(id, event_new(id, id, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0));
+		/* only after a disconnect, as Linux's cma_ib_handler: the
+		 * timewait a REJ STALE_CONN (or any REJ of a connection begun)
+		 * put the CM id in ends unseen, the id still in CONNECT */
+		if (id->state == CMA_DISCONNECT)
+			event_post(id, event_new(id, id, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0));
 		break;
 	case SRNIC_CM_EV_REJ_RECEIVED:
 		e = event_new(id, id, RDMA_CM_EVENT_REJECTED, (int)ev->param.rej.reason);
@@ -604,15 +724,19 @@ cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 			break;
 		e->kind = CMA_EV_REJECTED;
 		event_pdata(e, ev->private_data, ev->private_data_len, false);
-		id->state = CMA_ADDR_BOUND;
+		/* the id stays in CONNECT, as Linux's: no new address or
+		 * connect on it (its CM id is still there); a new id is needed */
 		event_post(id, e);
 		break;
 	case SRNIC_CM_EV_REQ_EXPIRED:
 		if (id->req_ev != NULL) {
 			/* never taken: it goes as if it never came, and its
 			 * listener's backlog has the room again */
-			id->req_ev->kind = CMA_EV_DEAD;
-			request_dequeued(id->req_ev);
+			struct cma_event *req = id->req_ev;
+
+			request_dequeued(req);
+			event_unqueue(id->chan, req);
+			free(req);
 			TAILQ_REMOVE(&cma.ids, id, link);
 			id->chan->nb_ids--;
 			free(id);
@@ -624,12 +748,11 @@ cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 	case SRNIC_CM_EV_REQ_ERROR:
 	case SRNIC_CM_EV_REP_ERROR:
 	case SRNIC_CM_EV_SIDR_REQ_ERROR:
-		id->state = CMA_ADDR_BOUND;
+		/* as after a REJ: the id stays in CONNECT */
 		event_post(id, event_new(id, id, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT));
 		break;
 	case SRNIC_CM_EV_SIDR_REP_RECEIVED:
 		if (ev->param.sidr_rep.status != SRNIC_CM_SIDR_SUCCESS) {
-			id->state = CMA_ADDR_BOUND;
 			e = event_new(id, id, RDMA_CM_EVENT_UNREACHABLE, (int)ev->param.sidr_rep.status);
 		} else {
 			e = event_new(id, id, RDMA_CM_EVENT_ESTABLISHED, 0);
@@ -670,15 +793,15 @@ cma_tick(void *arg)
 
 		if (id->state != CMA_ADDR_QUERY)
 			continue;
-		gid_from_ipv4(&dgid, dst_sin(id)->sin_addr);
+		dgid = id->id.route.addr.addr.ibaddr.dgid;
 		rc = srnic_dev_resolve_neigh(cma.priv.sdev, &dgid, &mac);
 		if (rc == 0) {
-			id->state = CMA_ADDR_RESOLVED;
+			state_exch(id, CMA_ADDR_RESOLVED);
 			id->id.verbs = cma.verbs;
 			id->id.port_num = 1;
 			event_post(id, event_new(id, id, RDMA_CM_EVENT_ADDR_RESOLVED, 0));
 		} else if (rc != -EAGAIN || now >= id->resolve_deadline_ms) {
-			id->state = CMA_ADDR_BOUND;
+			state_exch(id, CMA_ADDR_BOUND);
 			event_post(id, event_new(id, id, RDMA_CM_EVENT_ADDR_ERROR,
 						 rc == -EAGAIN ? -ETIMEDOUT : rc));
 		}
@@ -1066,7 +1189,7 @@ id_new(struct cma_channel *ch, void *context, enum rdma_port_space ps, enum ibv_
 	id->id.qp_type = qpt;
 	id->id.channel = &ch->ch;
 	id->chan = ch;
-	id->state = CMA_IDLE;
+	id->state = CMA_IDLE;           /* a new id: no transition yet */
 	id->seq = rand24();
 	id->backlog = CMA_DEFAULT_BACKLOG;
 	pthread_mutex_lock(&cma_lock);
@@ -1122,8 +1245,6 @@ rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void 
 }
 
 /* rdma_create_ep's: the port space and QP type from rdma_getaddrinfo */
-int cma_create_id_qpt(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
-		      enum rdma_port_space ps, enum ibv_qp_type qpt);
 int
 cma_create_id_qpt(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
 		  enum rdma_port_space ps, enum ibv_qp_type qpt)
@@ -1141,9 +1262,7 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 	if (rid == NULL)
 		return err(EINVAL);
 	pthread_mutex_lock(&cma_lock);
-	id->state = CMA_DESTROYING;
-	cmid = id->cm_id;
-	id->cm_id = NULL;
+	cmid = take_cm_id(id);
 	pthread_mutex_unlock(&cma_lock);
 	if (cmid != NULL) {
 		/* a DREQ received: its DREP (else the CM's destroy does what
@@ -1151,6 +1270,9 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 		if (srnic_cm_id_state(cmid) == SRNIC_CM_DREQ_RCVD)
 			srnic_cm_send_drep(cmid, NULL, 0);
 		srnic_cm_destroy_id(cmid);      /* no handler for it after this */
+		pthread_mutex_lock(&cma_lock);
+		id->cm_id_gone = true;          /* for hold_rtu() */
+		pthread_mutex_unlock(&cma_lock);
 	}
 	if (id->id.event != NULL) {
 		rdma_ack_cm_event(id->id.event);
@@ -1164,9 +1286,10 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 
 		TAILQ_FOREACH(e, &id->chan->q, link)
 			if (e->kind == CMA_EV_CONN_REQ && e->owner == id) {
-				e->kind = CMA_EV_DEAD;
 				request_dequeued(e);
 				child = cma_id(e->ev.id);
+				event_unqueue(id->chan, e);
+				free(e);
 				break;
 			}
 		if (child == NULL)
@@ -1239,7 +1362,7 @@ rdma_resolve_addr(struct rdma_cm_id *rid, struct sockaddr *src_addr, struct sock
 		return err(EINVAL);
 	if (dst_addr == NULL)
 		return err(EINVAL);
-	if (!as_ipv4(dst_addr, &dv4) || dv4.sin_addr.s_addr == INADDR_ANY) {
+	if (!as_ipv4(dst_addr, &dv4)) {
 		cma_log("rdma_resolve_addr: srnic0 is IPv4 only (SRNIC_IP=%s): give an IPv4 "
 			"destination", inet_ntoa(cma.ip));
 		return err(EAFNOSUPPORT);
@@ -1251,22 +1374,29 @@ rdma_resolve_addr(struct rdma_cm_id *rid, struct sockaddr *src_addr, struct sock
 		if (src_addr != NULL && !as_ipv4(src_addr, &any))
 			any.sin_addr.s_addr = INADDR_ANY;
 		any.sin_family = AF_INET;
-		if (any.sin_addr.s_addr == INADDR_ANY)
+		if (any.sin_addr.s_addr == INADDR_ANY && !ipv4_any(d->sin_addr))
 			any.sin_addr = cma.ip;
 		rc = bind_locked(id, (struct sockaddr *)&any);
 	} else if (id->state != CMA_ADDR_BOUND) {
 		rc = err(EINVAL);
 	}
 	if (rc == 0) {
-		if (id->wildcard) {
-			src_sin(id)->sin_addr = cma.ip;
-			id->wildcard = false;
-		}
+		/* a wildcard's source: our address; to any or loopback, the
+		 * destination's (Linux's cma_resolve_loopback()) */
+		if (id->wildcard)
+			src_sin(id)->sin_addr = !ipv4_any(d->sin_addr) ? cma.ip
+				: src_sin(id)->sin_addr.s_addr != INADDR_ANY ? src_sin(id)->sin_addr
+				: d->sin_addr.s_addr != INADDR_ANY ? d->sin_addr
+				: (struct in_addr){ .s_addr = htonl(INADDR_LOOPBACK) };
+		id->wildcard = false;
 		memset(&id->id.route.addr.dst_storage, 0, sizeof(id->id.route.addr.dst_storage));
 		*dst_sin(id) = *d;
-		gid_from_ipv4(&id->id.route.addr.addr.ibaddr.dgid, d->sin_addr);
+		/* to any or loopback: the device itself (its GID: in-device
+		 * loopback), as cma_bind_loopback() takes the first device */
+		srnic_gid_from_ipv4(&id->id.route.addr.addr.ibaddr.dgid,
+				    ipv4_any(d->sin_addr) ? &cma.ip : &d->sin_addr);
 		id->resolve_deadline_ms = now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
-		id->state = CMA_ADDR_QUERY;
+		state_exch(id, CMA_ADDR_QUERY);
 	}
 	pthread_mutex_unlock(&cma_lock);
 	if (rc != 0)
@@ -1314,7 +1444,7 @@ rdma_resolve_route(struct rdma_cm_id *rid, int timeout_ms)
 		p->traffic_class = id->tos_set ? id->tos : 0;
 		p->reversible = 1;
 		p->numb_path = 1;
-		p->pkey = htons(0xffff);
+		p->pkey = htons(SRNIC_PKEY_DEFAULT);
 		p->slid = p->dlid = htons(0xffff);
 		p->mtu_selector = 2;
 		p->mtu = cma.mtu;
@@ -1325,7 +1455,7 @@ rdma_resolve_route(struct rdma_cm_id *rid, int timeout_ms)
 	}
 	rid->route.path_rec = p;
 	rid->route.num_paths = 1;
-	id->state = CMA_ROUTE_RESOLVED;
+	state_exch(id, CMA_ROUTE_RESOLVED);
 	event_post(id, event_new(id, id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0));
 	pthread_mutex_unlock(&cma_lock);
 	return complete(id);
@@ -1353,6 +1483,17 @@ rdma_listen(struct rdma_cm_id *rid, int backlog)
 		pthread_mutex_unlock(&cma_lock);
 		return err(EINVAL);
 	}
+	/* IPv6 only (AFONLY on an AF_INET6 bind): srnic0's address is IPv4,
+	 * so no request is ever for it, as a Linux listener on a device
+	 * without IPv6; it holds its port and leaves the CM's service ID to
+	 * the IPv4 listener beside it (getaddrinfo's :: and 0.0.0.0). */
+	if (id->bind_family == AF_INET6 && id->afonly) {
+		id->backlog = backlog > 0 && backlog < CMA_DEFAULT_BACKLOG ? backlog
+									  : CMA_DEFAULT_BACKLOG;
+		id->state = CMA_LISTEN;
+		pthread_mutex_unlock(&cma_lock);
+		return 0;
+	}
 	cmid = srnic_cm_create_id(cma.priv.cm, cma_handler, id);
 	if (cmid == NULL) {
 		pthread_mutex_unlock(&cma_lock);
@@ -1367,7 +1508,7 @@ rdma_listen(struct rdma_cm_id *rid, int backlog)
 	id->cm_id = cmid;
 	/* as Linux's ucma_listen(): 0, negative or too many is the most */
 	id->backlog = backlog > 0 && backlog < CMA_DEFAULT_BACKLOG ? backlog : CMA_DEFAULT_BACKLOG;
-	id->state = CMA_LISTEN;
+	state_exch(id, CMA_LISTEN);
 	if (cma.trace)
 		cma_log("listening on %s:%u (port space 0x%x, service ID 0x%016llx)",
 			id->wildcard ? "0.0.0.0" : inet_ntoa(cma.ip), id->port, (unsigned int)rid->ps,
@@ -1432,12 +1573,13 @@ rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 		    valid_depth(&cp.initiator_depth, cma.max_init_depth) != 0))
 		return -1;
 	pthread_mutex_lock(&cma_lock);
-	if (id->state != CMA_ROUTE_RESOLVED) {
+	if (!state_comp_exch(id, CMA_ROUTE_RESOLVED, CMA_CONNECT)) {
 		pthread_mutex_unlock(&cma_lock);
 		return err(EINVAL);
 	}
 	cmid = srnic_cm_create_id(cma.priv.cm, cma_handler, id);
 	if (cmid == NULL) {
+		state_exch(id, CMA_ROUTE_RESOLVED);
 		pthread_mutex_unlock(&cma_lock);
 		return err(ENOMEM);
 	}
@@ -1445,7 +1587,6 @@ rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 	if (cp.private_data_len != 0 && cp.private_data != NULL)
 		memcpy(pdata + CMA_HDR_LEN, cp.private_data, cp.private_data_len);
 	id->cm_id = cmid;
-	id->state = CMA_CONNECT;
 	id->disconnect_reported = false;
 	/* what the REP may give us at most: Linux's passive side answers
 	 * with its own depths whatever the REQ offered (rdma_rxe's perftest:
@@ -1487,7 +1628,7 @@ rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 	}
 	if (rc != 0) {
 		id->cm_id = NULL;
-		id->state = CMA_ROUTE_RESOLVED;
+		state_exch(id, CMA_ROUTE_RESOLVED);
 		pthread_mutex_unlock(&cma_lock);
 		srnic_cm_destroy_id(cmid);
 		return err(-rc);
@@ -1655,10 +1796,12 @@ rdma_disconnect(struct rdma_cm_id *rid)
 	pthread_mutex_lock(&cma_lock);
 	cmid = id->cm_id;
 	pthread_mutex_unlock(&cma_lock);
-	if (cmid == NULL || rid->qp_type == IBV_QPT_UD)
+	if (cmid == NULL)
 		return err(EINVAL);
 	/* the QP first (rdma-core's ucma_shutdown): its WRs flush */
 	qp_err(id);
+	if (rid->qp_type == IBV_QPT_UD)
+		return 0;       /* as Linux's: a SIDR exchange has nothing to end */
 	s = srnic_cm_id_state(cmid);
 	if (s == SRNIC_CM_DREQ_RCVD)
 		rc = srnic_cm_send_drep(cmid, NULL, 0);
@@ -1675,29 +1818,67 @@ rdma_disconnect(struct rdma_cm_id *rid)
 
 /* ---- getting events ---- */
 
+/* The test hook SRNIC_RDMACM_TEST_HOLD_RTU=1 (off by default): a
+ * CONNECT_RESPONSE's QP is in RTS and its RTU not sent until
+ * rdma_destroy_id() on another thread has gone as far as it can, waiting
+ * for this call or past the CM id's destroy, so a test races the two
+ * every time (a program's thread may be scheduled out there as long). */
+static void
+hold_rtu(struct cma_id *id)
+{
+	struct timespec ts = { .tv_nsec = 100000 };
+	bool destroying;
+
+	do {
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&cma_lock);
+		destroying = id->destroy_held || id->cm_id_gone;
+		pthread_mutex_unlock(&cma_lock);
+	} while (!destroying);
+}
+
 /* What a CONNECT_RESPONSE needs (rdma-core's ucma_process_conn_resp):
  * with a QP, RTR + RTS + the RTU, and the application sees ESTABLISHED;
- * without, it sees CONNECT_RESPONSE and calls rdma_establish(). */
+ * without, it sees CONNECT_RESPONSE and calls rdma_establish(). Called
+ * with id->busy taken: rdma_destroy_id() on another thread waits for it
+ * before it destroys the CM id. An id being destroyed sends no RTU (its
+ * destroy sends the REJ): CONNECT_ERROR, as Linux's, where the destroyed
+ * kernel id refuses the RTU. Any failure leaves the QP in ERR (rdma-core's
+ * ucma_modify_qp_err) and the id's later REJECTED unseen. */
 static void
 process_conn_resp(struct cma_event *e)
 {
 	struct cma_id *id = cma_id(e->ev.id);
+	struct srnic_cm_id *cmid = id->cm_id;  /* held by id->busy */
+	int status = 0;
 
-	if (id->id.qp == NULL)
-		return;
 	if (qp_rtr(id, id->resp_res) != 0 || qp_rts(id, id->init_depth) != 0) {
-		e->ev.status = -errno;
-		e->ev.event = RDMA_CM_EVENT_CONNECT_ERROR;
+		status = -errno;
+		srnic_cm_send_rej(cmid, SRNIC_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
+		goto out;
+	}
+	if (cma.hold_rtu)
+		hold_rtu(id);
+	pthread_mutex_lock(&cma_lock);
+	if (id->state == CMA_DESTROYING)
+		status = -ENOENT;       /* Linux's ucma on a destroyed id */
+	pthread_mutex_unlock(&cma_lock);
+	if (status == 0 && srnic_cm_send_rtu(cmid, NULL, 0) != 0)
+		status = -EIO;
+out:
+	if (status != 0)
 		qp_err(id);
-		srnic_cm_send_rej(id->cm_id, SRNIC_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
-		return;
-	}
-	if (srnic_cm_send_rtu(id->cm_id, NULL, 0) != 0) {
-		e->ev.status = -EIO;
+	pthread_mutex_lock(&cma_lock);
+	if (status != 0) {
+		e->ev.status = status;
 		e->ev.event = RDMA_CM_EVENT_CONNECT_ERROR;
-		return;
+		id->connect_error = true;
+	} else {
+		e->ev.event = RDMA_CM_EVENT_ESTABLISHED;
 	}
-	e->ev.event = RDMA_CM_EVENT_ESTABLISHED;
+	id->busy--;
+	pthread_cond_broadcast(&cma_acked);
+	pthread_mutex_unlock(&cma_lock);
 }
 
 static int migrate_locked(struct cma_id *id, struct cma_channel *to);
@@ -1721,7 +1902,6 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 {
 	struct cma_channel *ch;
 	struct cma_event *e;
-	uint64_t n;
 	int fd;
 
 	if (channel == NULL || event == NULL)
@@ -1731,42 +1911,68 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 	if (fd < 0)
 		cma_sleep_forever();    /* a destroyed channel: see there */
 	for (;;) {
+		/* wait for the fd to count an event (see event_queue); the
+		 * count is taken with the event, under cma_lock */
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		bool nonblock = (fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
+
 		if (!cma.priv.progress_thread) {
 			/* nobody else polls the engine and the CM: we do, until
 			 * an event is there (or once, on a non-blocking fd) */
-			struct pollfd pfd = { .fd = fd, .events = POLLIN };
-			bool nonblock = (fcntl(fd, F_GETFL) & O_NONBLOCK) != 0;
-
 			do {
 				srnic_verbs_cm_progress();
 			} while (!nonblock && poll(&pfd, 1, 0) == 0);
+		} else if (!nonblock && poll(&pfd, 1, -1) < 0) {
+			return -1;      /* EINTR, as rdma-core's read() */
 		}
-		if (read(fd, &n, sizeof(n)) != sizeof(n)) {
+		if (pfd.revents & POLLNVAL) {
 			/* The channel was destroyed under this call (rping's CM
-			 * thread, as its main thread exits; the count that woke us
-			 * was a destroyed id's event). Linux's reader stays asleep
-			 * in read(): so does this one, until the process ends. */
-			if (errno == EBADF && __atomic_load_n(&ch->ch.fd, __ATOMIC_SEQ_CST) < 0)
+			 * thread, as its main thread exits). Linux's reader stays
+			 * asleep in read(): so does this one, until the process
+			 * ends. */
+			if (__atomic_load_n(&ch->ch.fd, __ATOMIC_SEQ_CST) < 0)
 				cma_sleep_forever();
-			return -1;      /* EAGAIN on a non-blocking fd, as rdma-core */
+			return err(EBADF);
 		}
 		pthread_mutex_lock(&cma_lock);
 		e = TAILQ_FIRST(&ch->q);
 		if (e == NULL) {
-			/* its count went to an event migrated away */
+			/* another reader took it, or its id went */
 			pthread_mutex_unlock(&cma_lock);
+			if (__atomic_load_n(&ch->ch.fd, __ATOMIC_SEQ_CST) < 0)
+				cma_sleep_forever();
+			if (nonblock)
+				return err(EAGAIN);     /* as rdma-core's read() */
 			continue;
 		}
-		TAILQ_REMOVE(&ch->q, e, link);
-		if (e->kind == CMA_EV_DEAD) {
+		event_unqueue(ch, e);
+		if (e->kind == CMA_EV_REJECTED && cma_id(e->ev.id)->connect_error) {
+			/* the REJ that follows a CONNECT_ERROR (ours, sent as
+			 * the REP failed, or the peer's, which made the RTU
+			 * fail): one event only, as rdma-core's librdmacm */
 			pthread_mutex_unlock(&cma_lock);
 			free(e);
+			if (nonblock)
+				return err(EAGAIN);
 			continue;
 		}
 		e->owner->events_reported++;
 		if (cma.trace)
 			cma_log("id %p: %s status %d", (void *)cma_id(e->ev.id),
 				rdma_event_str(e->ev.event), e->ev.status);
+		if (e->kind == CMA_EV_CONN_RESP && e->ev.id->qp != NULL) {
+			struct cma_id *c = cma_id(e->ev.id);
+
+			if (c->state == CMA_DESTROYING) {
+				/* its destroy has its CM id: nothing to answer with */
+				e->kind = CMA_EV_PLAIN;
+				e->ev.event = RDMA_CM_EVENT_CONNECT_ERROR;
+				e->ev.status = -ENOENT;
+				c->connect_error = true;
+			} else {
+				c->busy++;      /* see process_conn_resp() */
+			}
+		}
 		if (e->kind == CMA_EV_CONN_REQ) {
 			struct cma_id *l = cma_id(e->ev.listen_id);
 			struct cma_id *c = cma_id(e->ev.id);
@@ -1777,7 +1983,7 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 				migrate_locked(c, NULL);
 		}
 		pthread_mutex_unlock(&cma_lock);
-		if (e->kind == CMA_EV_CONN_RESP)
+		if (e->kind == CMA_EV_CONN_RESP && e->ev.id->qp != NULL)
 			process_conn_resp(e);
 		else if (e->kind == CMA_EV_REJECTED)
 			qp_err(cma_id(e->ev.id));
@@ -1831,20 +2037,21 @@ migrate_locked(struct cma_id *id, struct cma_channel *to)
 	}
 	if (to == from)
 		return 0;
+	/* its events go with it, a listener's CONNECT_REQUESTs and their
+	 * new ids too (as Linux's ucma_migrate_id moves a context's events) */
 	for (e = TAILQ_FIRST(&from->q); e != NULL; e = next) {
 		next = TAILQ_NEXT(e, link);
-		if (e->kind == CMA_EV_DEAD || e->ev.id != &id->id || e->kind == CMA_EV_CONN_REQ)
+		if (e->owner != id && e->ev.id != &id->id)
 			continue;
-		/* a tombstone keeps the old fd's count right */
-		{
-			struct cma_event *t = calloc(1, sizeof(*t));
+		if (e->kind == CMA_EV_CONN_REQ && e->owner == id) {
+			struct cma_id *c = cma_id(e->ev.id);
 
-			if (t == NULL)
-				continue;
-			t->kind = CMA_EV_DEAD;
-			TAILQ_INSERT_BEFORE(e, t, link);
+			from->nb_ids--;
+			to->nb_ids++;
+			c->chan = to;
+			c->id.channel = &to->ch;
 		}
-		TAILQ_REMOVE(&from->q, e, link);
+		event_unqueue(from, e);
 		event_queue(to, e);
 	}
 	from->nb_ids--;
@@ -1920,7 +2127,6 @@ rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **out)
 }
 
 /* rdma_create_ep's passive side keeps the QP attributes for its requests */
-int cma_ep_passive(struct rdma_cm_id *rid, struct ibv_pd *pd, const struct ibv_qp_init_attr *a);
 int
 cma_ep_passive(struct rdma_cm_id *rid, struct ibv_pd *pd, const struct ibv_qp_init_attr *a)
 {
@@ -1992,6 +2198,7 @@ rdma_set_option(struct rdma_cm_id *rid, int level, int optname, void *optval, si
 			if (optlen != sizeof(int))
 				return err(EINVAL);
 			id->afonly = *(int *)optval != 0;
+			id->afonly_set = true;
 			return 0;
 		case RDMA_OPTION_ID_ACK_TIMEOUT:
 			if (optlen != sizeof(uint8_t))
@@ -2013,7 +2220,7 @@ rdma_set_option(struct rdma_cm_id *rid, int level, int optname, void *optval, si
 			return err(EINVAL);
 		}
 		path_from_record(&id->path, &pd[0].path);
-		id->state = CMA_ROUTE_RESOLVED;
+		state_exch(id, CMA_ROUTE_RESOLVED);
 		rid->route.path_rec = &id->path;
 		rid->route.num_paths = 1;
 		pthread_mutex_unlock(&cma_lock);
@@ -2114,3 +2321,68 @@ rdma_destroy_srq(struct rdma_cm_id *rid)
 		ibv_destroy_srq(rid->srq);
 	rid->srq = NULL;
 }
+
+/* ---- event names ---- */
+
+static const char *const cma_event_names[] = {
+	[RDMA_CM_EVENT_ADDR_RESOLVED] = "RDMA_CM_EVENT_ADDR_RESOLVED",
+	[RDMA_CM_EVENT_ADDR_ERROR] = "RDMA_CM_EVENT_ADDR_ERROR",
+	[RDMA_CM_EVENT_ROUTE_RESOLVED] = "RDMA_CM_EVENT_ROUTE_RESOLVED",
+	[RDMA_CM_EVENT_ROUTE_ERROR] = "RDMA_CM_EVENT_ROUTE_ERROR",
+	[RDMA_CM_EVENT_CONNECT_REQUEST] = "RDMA_CM_EVENT_CONNECT_REQUEST",
+	[RDMA_CM_EVENT_CONNECT_RESPONSE] = "RDMA_CM_EVENT_CONNECT_RESPONSE",
+	[RDMA_CM_EVENT_CONNECT_ERROR] = "RDMA_CM_EVENT_CONNECT_ERROR",
+	[RDMA_CM_EVENT_UNREACHABLE] = "RDMA_CM_EVENT_UNREACHABLE",
+	[RDMA_CM_EVENT_REJECTED] = "RDMA_CM_EVENT_REJECTED",
+	[RDMA_CM_EVENT_ESTABLISHED] = "RDMA_CM_EVENT_ESTABLISHED",
+	[RDMA_CM_EVENT_DISCONNECTED] = "RDMA_CM_EVENT_DISCONNECTED",
+	[RDMA_CM_EVENT_DEVICE_REMOVAL] = "RDMA_CM_EVENT_DEVICE_REMOVAL",
+	[RDMA_CM_EVENT_MULTICAST_JOIN] = "RDMA_CM_EVENT_MULTICAST_JOIN",
+	[RDMA_CM_EVENT_MULTICAST_ERROR] = "RDMA_CM_EVENT_MULTICAST_ERROR",
+	[RDMA_CM_EVENT_ADDR_CHANGE] = "RDMA_CM_EVENT_ADDR_CHANGE",
+	[RDMA_CM_EVENT_TIMEWAIT_EXIT] = "RDMA_CM_EVENT_TIMEWAIT_EXIT",
+};
+
+const char *
+rdma_event_str(enum rdma_cm_event_type event)
+{
+	if ((unsigned int)event < sizeof(cma_event_names) / sizeof(cma_event_names[0]) &&
+	    cma_event_names[event] != NULL)
+		return cma_event_names[event];
+	return "UNKNOWN EVENT";
+}
+
+/* ---- not served ---- */
+
+int
+rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context)
+{
+	return err(ENOSYS);     /* srnic has no multicast */
+}
+
+int
+rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *mc_join_attr,
+		       void *context)
+{
+	return err(ENOSYS);
+}
+
+int
+rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
+{
+	return err(ENOSYS);
+}
+
+/* ECE (enhanced connection establishment): srnic's CM has none */
+int
+rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
+{
+	return err(EOPNOTSUPP);
+}
+
+int
+rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
+{
+	return err(EOPNOTSUPP);
+}
+

@@ -8,6 +8,7 @@
  * rdma_cm_event's param directly) and converts with container_of.
  * doc/rdmacm.md has the design: objects, threads, the event flow, limits.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,14 +16,11 @@
 #include <sys/queue.h>
 
 #include <rdma/rdma_cma.h>
+#include <rte_common.h>
 
 #include "srnic_cm.h"
+#include "srnic_hdr.h"
 #include "srnic_verbs_private.h"
-
-#ifndef container_of
-#define container_of(ptr, type, member) \
-	((type *)((char *)(ptr) - offsetof(type, member)))
-#endif
 
 /* rdma_cm's private-data header in front of a REQ's / SIDR_REQ's
  * private data (Linux cma.c's cma_hdr): version, IP version << 4, the
@@ -67,7 +65,7 @@ enum cma_state {
 
 struct cma_event;
 
-/* rdma_event_channel: an eventfd (EFD_SEMAPHORE), one count per queued event */
+/* rdma_event_channel: an eventfd (EFD_SEMAPHORE), one count per queued event (cma.c's event_queue) */
 struct cma_channel {
 	struct rdma_event_channel ch;
 	TAILQ_HEAD(, cma_event) q;      /* under cma.lock */
@@ -84,7 +82,8 @@ struct cma_id {
 	TAILQ_ENTRY(cma_id) link;       /* cma.ids */
 	uint32_t events_reported, events_acked;
 	uint16_t port;                  /* bound port, host order; 0: none */
-	bool wildcard;                  /* bound to INADDR_ANY */
+	bool wildcard;                  /* bound to any (0.0.0.0, ::) or loopback: no device */
+	uint16_t bind_family;           /* AF_INET or AF_INET6: the family the bind was given */
 	int backlog;                    /* a listener's: CONNECT_REQUESTs queued at most */
 	int nb_pending;                 /* ... queued now, not yet taken by rdma_get_cm_event */
 	struct cma_event *req_ev;       /* a new id: its CONNECT_REQUEST while queued */
@@ -92,11 +91,15 @@ struct cma_id {
 	bool tos_set;
 	uint8_t ack_timeout;            /* RDMA_OPTION_ID_ACK_TIMEOUT; 0: the CM's */
 	bool reuseaddr, afonly;
+	bool afonly_set;                /* RDMA_OPTION_ID_AFONLY given: the bind keeps it */
 	struct ibv_sa_path_rec path;
 	uint64_t resolve_deadline_ms;   /* CMA_ADDR_QUERY: ADDR_ERROR -ETIMEDOUT then */
 	uint32_t seq;                   /* our starting PSN */
 	uint8_t resp_res, init_depth;   /* the REQ's, from our side (passive: CONNECT_REQUEST's; active: rdma_connect's) */
 	bool disconnect_reported;
+	bool connect_error;             /* a CONNECT_ERROR handed out: its REJECTED is not */
+	unsigned int busy;              /* rdma_get_cm_event() works with cm_id (process_conn_resp) */
+	bool destroy_held, cm_id_gone;  /* how far rdma_destroy_id() got: the test hook's */
 	bool own_cqs;                   /* rdma_create_qp made the CQs and channels */
 	struct ibv_pd *ep_pd;           /* rdma_create_ep (passive): for rdma_get_request */
 	struct ibv_qp_init_attr *ep_qp_attr;
@@ -108,7 +111,6 @@ enum cma_event_kind {
 	CMA_EV_CONN_RESP,               /* REP: QP to RTR/RTS and the RTU in rdma_get_cm_event */
 	CMA_EV_CONN_REQ,                /* a new id: set up in rdma_get_cm_event */
 	CMA_EV_REJECTED,                /* the QP to ERR in rdma_get_cm_event */
-	CMA_EV_DEAD,                    /* dropped (its id destroyed or migrated): skipped */
 };
 
 struct cma_event {
@@ -125,10 +127,24 @@ static inline struct cma_channel *cma_chan(struct rdma_event_channel *c)
 	return container_of(c, struct cma_channel, ch);
 }
 
+/* A call's failure as librdmacm reports it: errno e, -1. */
+static inline int
+err(int e)
+{
+	errno = e;
+	return -1;
+}
+
 /* cma.c */
 extern pthread_mutex_t cma_lock;
 int cma_init(void);
 void cma_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct ibv_context *cma_verbs(void);
+/* rdma_create_ep's (addrinfo.c): an id of the port space and QP type an
+ * rdma_addrinfo names; a passive endpoint keeps its PD and QP attributes
+ * for rdma_get_request's new ids */
+int cma_create_id_qpt(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
+		      enum rdma_port_space ps, enum ibv_qp_type qpt);
+int cma_ep_passive(struct rdma_cm_id *rid, struct ibv_pd *pd, const struct ibv_qp_init_attr *a);
 
 #endif /* SRNIC_RDMACM_H */

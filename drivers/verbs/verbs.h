@@ -7,7 +7,7 @@
  * struct exactly as a provider's does (rdma-core's inline ibv_post_send(),
  * ibv_poll_cq(), ibv_req_notify_cq() and the ibv_query_port() macro are
  * compiled into the applications and reach through them), and converts
- * with container_of (sv_ctx(), sv_cq(), ...). doc/verbs.md has the design:
+ * with DPDK's container_of (sv_ctx(), sv_cq(), ...). doc/verbs.md has the design:
  * objects, the progress model and the thread contract.
  */
 #include <pthread.h>
@@ -18,9 +18,11 @@
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
+#include <rte_common.h>
 #include <rte_spinlock.h>
 
 #include "srnic.h"
+#include "srnic_hdr.h"
 
 #define SV_DEV_NAME "srnic0"
 #define SV_MAX_CONTEXTS 16          /* ibv_open_device() at once per process */
@@ -60,14 +62,9 @@
  * reach the peer (SRNIC_EXIT_LINGER_MS sets it): memif's peer drops what
  * its engine had not read from the ring when it handles the disconnect,
  * and an ACK lost there (the last of ibv_rc_pingpong's) has the peer resend
- * for good. A peer's idle engine polls every SV_SLEEP_MAX_US at least. */
+ * until its retry_cnt is spent and fail. A peer's idle engine polls every SV_SLEEP_MAX_US at least. */
 #define SV_EXIT_LINGER_MS 200
 #define SV_EXIT_LINGER_MAX_MS 60000
-
-#ifndef container_of
-#define container_of(ptr, type, member) \
-	((type *)((char *)(ptr) - offsetof(type, member)))
-#endif
 
 /* The configuration (environment, SRNIC_CONFIG file; doc/verbs.md). */
 struct sv_conf {
@@ -111,12 +108,13 @@ struct sv_device {
 	_Atomic uint32_t nb_armed;
 	struct sv_cq *armed[SV_MAX_ARMED_CQ];
 
-	/* open contexts and live QPs, for async events (under ctx_lock) */
+	/* open contexts, for async events (under ctx_lock). An async
+	 * event names its verbs object by srnic's user pointer
+	 * (srnic_qp_set_user()): sv_async_pump() takes the event and hands
+	 * it to its context under ctx_lock, and a destroy takes ctx_lock
+	 * (sv_async_forget()) before it frees the object */
 	pthread_mutex_t ctx_lock;
 	struct sv_context *ctx[SV_MAX_CONTEXTS];
-	struct sv_qp *qps;
-	struct sv_srq *srqs;
-	struct sv_cq *cqs;
 
 	struct srnic_lossy *lossy;  /* SRNIC_DROP > 0: the port's RX drops packets */
 	_Atomic uint64_t last_moved_tsc; /* the engine's last poll that moved a packet */
@@ -164,12 +162,10 @@ struct sv_cq {
 	struct srnic_cq *scq;
 	struct sv_device *dev;
 	bool in_armed;              /* under dev->arm_lock */
-	uint32_t gen;               /* srnic_cq_gen(): async events name it */
 	uint32_t events_reported;   /* async events handed out (under ibcq.mutex) */
 	/* completion events ibv_get_cq_event() handed out (under ibcq.mutex):
 	 * ibv_destroy_cq() waits until comp_events_completed reaches it */
 	uint32_t comp_events_reported;
-	struct sv_cq *next;         /* dev->cqs, under dev->ctx_lock */
 };
 
 struct sv_qp {
@@ -178,9 +174,7 @@ struct sv_qp {
 	struct sv_device *dev;
 	rte_spinlock_t sq_lock;     /* ibv_post_send() from several threads */
 	rte_spinlock_t rq_lock;
-	uint32_t gen;               /* srnic_qp_gen() */
 	uint32_t events_reported;   /* under ibqp.mutex */
-	struct sv_qp *next;         /* dev->qps, under dev->ctx_lock */
 };
 
 struct sv_srq {
@@ -188,11 +182,25 @@ struct sv_srq {
 	struct srnic_srq *ssrq;
 	struct sv_device *dev;
 	rte_spinlock_t lock;        /* srnic's SRQ has one producer: posts and resizes take this */
-	uint32_t gen;               /* srnic_srq_gen() */
 	uint32_t events_reported;   /* under ibsrq.mutex */
-	struct sv_srq *next;        /* dev->srqs, under dev->ctx_lock */
 };
 
+
+/*
+ * A completion channel: its events (the CQs that have one) in a queue, and
+ * fd an eventfd whose count is the queue's length, so that the program's
+ * poll() on it and a blocking ibv_get_cq_event() see them. Every change of
+ * the queue and the count is made under lock together, so a destroyed CQ's
+ * events can leave the queue (rdma-core's kernel drops them in
+ * ib_uverbs_release_ucq(); a pipe of CQ pointers handed them out freed).
+ */
+struct sv_channel {
+	struct ibv_comp_channel ch;
+	pthread_mutex_t lock;
+	uint32_t head, tail;        /* events [tail, head) */
+	uint64_t dropped;           /* pushed into a full queue */
+	struct sv_cq *ev[SV_CHANNEL_EVENTS];
+};
 
 static inline struct sv_context *
 sv_ctx(struct ibv_context *c)
@@ -205,11 +213,22 @@ static inline struct sv_mr *sv_mr(struct ibv_mr *m) { return container_of(m, str
 static inline struct sv_cq *sv_cq(struct ibv_cq *c) { return container_of(c, struct sv_cq, ibcq); }
 static inline struct sv_qp *sv_qp(struct ibv_qp *q) { return container_of(q, struct sv_qp, ibqp); }
 static inline struct sv_srq *sv_srq(struct ibv_srq *q) { return container_of(q, struct sv_srq, ibsrq); }
+static inline struct sv_channel *
+sv_channel(struct ibv_comp_channel *c)
+{
+	return container_of(c, struct sv_channel, ch);
+}
 
-/* verbs_dev.c */
-struct sv_device *sv_device_get(void);
+/* verbs_conf.c: the configuration; a line on stderr */
 int sv_conf_load(struct sv_conf *c);
 void sv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* src into dst of n bytes, cut and terminated */
+void sv_copy_str(char *dst, size_t n, const char *src);
+
+/* verbs_start.c: the device, brought up at the first call (NULL if that
+ * failed); the device only if it was brought up already */
+struct sv_device *sv_device_get(void);
+struct sv_device *sv_device_started(void);
 
 /* A thread's state while it drives the device with nothing else to do
  * (sv_drive()): its spin, yield and sleep steps. */
@@ -219,6 +238,13 @@ struct sv_drive {
 	unsigned int nap;           /* next sleep, us */
 	uint64_t hot, spin;         /* SV_SPIN_HOT_US, SV_SPIN_US in TSC ticks */
 };
+
+/* verbs_devfs.c: the device's /dev and /sys files in SRNIC_DEVFS (for
+ * libsrnic_devfs.so); NETDEV is the port's kernel interface or "" */
+int sv_devfs_publish(struct sv_device *dev, const char *netdev);
+/* verbs_dev.c: the port's attributes as programs are shown them */
+int sv_port_attr(struct sv_device *dev, struct ibv_port_attr *a);
+void sv_devfs_remove(void);
 
 /* verbs_progress.c: the engine's driving (doc/verbs.md, "Progress") */
 void sv_drive_init(struct sv_device *dev, struct sv_drive *st);
@@ -237,19 +263,17 @@ void sv_cm_progress(struct sv_device *dev);
 int sv_ctx_register(struct sv_device *dev, struct sv_context *ctx);
 void sv_ctx_unregister(struct sv_device *dev, struct sv_context *ctx);
 
-/* verbs_dev.c: verbs_context->query_port */
-int sv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
-		  size_t len);
 
-/* verbs_obj.c: the ops table of every context; the verbs object of an
- * async event's srnic object, if still live (under dev->ctx_lock) */
+/* verbs_obj.c: the ops table of every context (the objects' verbs) */
 void sv_ctx_set_ops(struct sv_context *ctx);
-struct sv_qp *sv_qp_lookup(struct sv_device *dev, const struct srnic_qp *sqp, uint32_t gen);
-struct sv_srq *sv_srq_lookup(struct sv_device *dev, const struct srnic_srq *ssrq, uint32_t gen);
-struct sv_cq *sv_cq_lookup(struct sv_device *dev, const struct srnic_cq *scq, uint32_t gen);
 /* drop the queued async events about obj (its destroy) */
 void sv_async_forget(struct sv_device *dev, const void *obj);
-/* queue a completion event of cq on its channel (the engine's poller) */
+
+/* verbs_channel.c: a completion event of cq queued on its channel (the
+ * engine's poller); a destroyed CQ's events off the queue; the oldest
+ * event (its CQ counted as reported), or NULL */
 void sv_channel_push(struct sv_cq *cq);
+void sv_channel_forget(struct sv_channel *ch, const struct sv_cq *cq);
+struct sv_cq *sv_channel_pop(struct sv_channel *ch);
 
 #endif /* SRNIC_VERBS_H */

@@ -30,28 +30,6 @@
 			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 #define SV_ACCESS_IGNORED (IBV_ACCESS_OPTIONAL_RANGE | IBV_ACCESS_HUGETLB)
 
-/*
- * A completion channel: its events (the CQs that have one) in a queue, and
- * fd an eventfd whose count is the queue's length, so that the program's
- * poll() on it and a blocking ibv_get_cq_event() see them. Every change of
- * the queue and the count is made under lock together, so a destroyed CQ's
- * events can leave the queue (rdma-core's kernel drops them in
- * ib_uverbs_release_ucq(); a pipe of CQ pointers handed them out freed).
- */
-struct sv_channel {
-	struct ibv_comp_channel ch;
-	pthread_mutex_t lock;
-	uint32_t head, tail;        /* events [tail, head) */
-	uint64_t dropped;           /* pushed into a full queue */
-	struct sv_cq *ev[SV_CHANNEL_EVENTS];
-};
-
-static struct sv_channel *
-sv_channel(struct ibv_comp_channel *c)
-{
-	return container_of(c, struct sv_channel, ch);
-}
-
 static void *
 null_errno(int e)
 {
@@ -218,77 +196,6 @@ ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	return 0;
 }
 
-/* Take one count off the eventfd: under ch->lock it is the queue's length,
- * so it is there and the read does not block. */
-static void
-channel_take_count(struct sv_channel *ch)
-{
-	uint64_t one;
-	ssize_t rc = read(ch->ch.fd, &one, sizeof(one));
-
-	(void)rc;
-}
-
-void
-sv_channel_push(struct sv_cq *cq)
-{
-	struct sv_channel *ch = sv_channel(cq->ibcq.channel);
-	uint64_t one = 1;
-
-	pthread_mutex_lock(&ch->lock);
-	if (ch->head - ch->tail < SV_CHANNEL_EVENTS) {
-		ssize_t rc;
-
-		ch->ev[ch->head++ % SV_CHANNEL_EVENTS] = cq;
-		rc = write(ch->ch.fd, &one, sizeof(one));
-		(void)rc;
-	} else if (ch->dropped++ == 0) {
-		sv_log("completion channel fd %d: %u events unread, more are dropped (the "
-		       "program arms its CQs without calling ibv_get_cq_event)",
-		       ch->ch.fd, SV_CHANNEL_EVENTS);
-	}
-	pthread_mutex_unlock(&ch->lock);
-}
-
-/* A destroyed CQ's events leave its channel (none is handed out after). */
-static void
-channel_forget(struct sv_channel *ch, const struct sv_cq *cq)
-{
-	uint32_t k, keep;
-
-	pthread_mutex_lock(&ch->lock);
-	for (k = keep = ch->tail; k != ch->head; k++) {
-		struct sv_cq *c = ch->ev[k % SV_CHANNEL_EVENTS];
-
-		if (c == cq)
-			channel_take_count(ch);
-		else
-			ch->ev[keep++ % SV_CHANNEL_EVENTS] = c;
-	}
-	ch->head = keep;
-	pthread_mutex_unlock(&ch->lock);
-}
-
-/* The oldest event, or NULL; counted as reported on its CQ under the
- * channel's lock, so a destroy that found the queue without it waits for
- * its ack. */
-static struct sv_cq *
-channel_pop(struct sv_channel *ch)
-{
-	struct sv_cq *cq = NULL;
-
-	pthread_mutex_lock(&ch->lock);
-	if (ch->tail != ch->head) {
-		cq = ch->ev[ch->tail++ % SV_CHANNEL_EVENTS];
-		channel_take_count(ch);
-		pthread_mutex_lock(&cq->ibcq.mutex);
-		cq->comp_events_reported++;
-		pthread_mutex_unlock(&cq->ibcq.mutex);
-	}
-	pthread_mutex_unlock(&ch->lock);
-	return cq;
-}
-
 /* Waiting for an event drives the engine itself for a short while
  * (SV_EVENT_SPIN_US): in a ping-pong the next completion is a round trip
  * away, and a hand-over to the progress thread and back costs two wake-ups.
@@ -318,7 +225,7 @@ ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq
 	atomic_store_explicit(&dev->app_poll_tsc, 0, memory_order_relaxed);
 	/* another thread may take the event poll() saw, or a destroy drop it */
 	sv_drive_init(dev, &st);
-	while ((c = channel_pop(ch)) == NULL) {
+	while ((c = sv_channel_pop(ch)) == NULL) {
 		if (!block) {
 			errno = EAGAIN;
 			return -1;
@@ -382,21 +289,17 @@ ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 		return null_errno(e);
 	}
 	cq->dev = ctx->dev;
-	cq->gen = srnic_cq_gen(cq->scq);
 	verbs_init_cq(&cq->ibcq, context, channel, cq_context);
 	cq->ibcq.cqe = srnic_cq_cqe(cq->scq);
 	cq->ibcq.handle = 0;
-	pthread_mutex_lock(&ctx->dev->ctx_lock);
-	cq->next = ctx->dev->cqs;
-	ctx->dev->cqs = cq;
-	pthread_mutex_unlock(&ctx->dev->ctx_lock);
+	srnic_cq_set_user(cq->scq, cq);
 	return &cq->ibcq;
 }
 
 int
 ibv_destroy_cq(struct ibv_cq *ibcq)
 {
-	struct sv_cq *cq = sv_cq(ibcq), **pp;
+	struct sv_cq *cq = sv_cq(ibcq);
 	struct sv_device *dev = cq->dev;
 	bool armed;
 	int rc;
@@ -409,18 +312,11 @@ ibv_destroy_cq(struct ibv_cq *ibcq)
 			sv_cq_armed_add(dev, cq);   /* still armed in srnic */
 		return -rc;
 	}
-	pthread_mutex_lock(&dev->ctx_lock);
-	for (pp = &dev->cqs; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == cq) {
-			*pp = cq->next;
-			break;
-		}
-	pthread_mutex_unlock(&dev->ctx_lock);
 	sv_async_forget(dev, ibcq);
 	/* rdma-core: events still queued go with the CQ, and every event
 	 * handed out (completion and async) is acknowledged first */
 	if (ibcq->channel != NULL)
-		channel_forget(sv_channel(ibcq->channel), cq);
+		sv_channel_forget(sv_channel(ibcq->channel), cq);
 	pthread_mutex_lock(&ibcq->mutex);
 	while (ibcq->async_events_completed != cq->events_reported ||
 	       ibcq->comp_events_completed != cq->comp_events_reported)
@@ -478,39 +374,6 @@ sv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 
 /* ---- QP ---- */
 
-struct sv_qp *
-sv_qp_lookup(struct sv_device *dev, const struct srnic_qp *sqp, uint32_t gen)
-{
-	struct sv_qp *qp;
-
-	for (qp = dev->qps; qp != NULL; qp = qp->next)
-		if (qp->sqp == sqp && qp->gen == gen)
-			return qp;
-	return NULL;
-}
-
-struct sv_srq *
-sv_srq_lookup(struct sv_device *dev, const struct srnic_srq *ssrq, uint32_t gen)
-{
-	struct sv_srq *srq;
-
-	for (srq = dev->srqs; srq != NULL; srq = srq->next)
-		if (srq->ssrq == ssrq && srq->gen == gen)
-			return srq;
-	return NULL;
-}
-
-struct sv_cq *
-sv_cq_lookup(struct sv_device *dev, const struct srnic_cq *scq, uint32_t gen)
-{
-	struct sv_cq *cq;
-
-	for (cq = dev->cqs; cq != NULL; cq = cq->next)
-		if (cq->scq == scq && cq->gen == gen)
-			return cq;
-	return NULL;
-}
-
 struct ibv_qp *
 ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 {
@@ -555,7 +418,6 @@ ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 		attr->cap.max_inline_data = got.max_inline_data;
 	}
 	qp->dev = dev;
-	qp->gen = srnic_qp_gen(qp->sqp);
 	rte_spinlock_init(&qp->sq_lock);
 	rte_spinlock_init(&qp->rq_lock);
 	qp->ibqp.context = ibpd->context;
@@ -571,30 +433,20 @@ ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	qp->ibqp.qp_type = attr->qp_type;
 	pthread_mutex_init(&qp->ibqp.mutex, NULL);
 	pthread_cond_init(&qp->ibqp.cond, NULL);
-	pthread_mutex_lock(&dev->ctx_lock);
-	qp->next = dev->qps;
-	dev->qps = qp;
-	pthread_mutex_unlock(&dev->ctx_lock);
+	srnic_qp_set_user(qp->sqp, qp);
 	return &qp->ibqp;
 }
 
 int
 ibv_destroy_qp(struct ibv_qp *ibqp)
 {
-	struct sv_qp *qp = sv_qp(ibqp), **pp;
+	struct sv_qp *qp = sv_qp(ibqp);
 	struct sv_device *dev = qp->dev;
 	int rc;
 
 	rc = srnic_destroy_qp(qp->sqp);
 	if (rc < 0)
 		return -rc;
-	pthread_mutex_lock(&dev->ctx_lock);
-	for (pp = &dev->qps; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == qp) {
-			*pp = qp->next;
-			break;
-		}
-	pthread_mutex_unlock(&dev->ctx_lock);
 	sv_async_forget(dev, ibqp);
 	pthread_mutex_lock(&ibqp->mutex);
 	while (ibqp->events_completed != qp->events_reported)
@@ -725,6 +577,9 @@ event_is_srq(enum ibv_event_type t)
 	return t == IBV_EVENT_SRQ_ERR || t == IBV_EVENT_SRQ_LIMIT_REACHED;
 }
 
+/* Also the destroy's wait for sv_async_pump(): it hands events out under
+ * ctx_lock, so once this took the lock, none names obj (srnic's object is
+ * gone: its events come with no user pointer) but those marked here. */
 void
 sv_async_forget(struct sv_device *dev, const void *obj)
 {
@@ -867,7 +722,6 @@ ibv_create_srq(struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
 		return null_errno(e);
 	}
 	srq->dev = ctx->dev;
-	srq->gen = srnic_srq_gen(srq->ssrq);
 	rte_spinlock_init(&srq->lock);
 	srq->ibsrq.context = ibpd->context;
 	srq->ibsrq.srq_context = attr->srq_context;
@@ -876,10 +730,7 @@ ibv_create_srq(struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
 	srq->ibsrq.events_completed = 0;
 	pthread_mutex_init(&srq->ibsrq.mutex, NULL);
 	pthread_cond_init(&srq->ibsrq.cond, NULL);
-	pthread_mutex_lock(&ctx->dev->ctx_lock);
-	srq->next = ctx->dev->srqs;
-	ctx->dev->srqs = srq;
-	pthread_mutex_unlock(&ctx->dev->ctx_lock);
+	srnic_srq_set_user(srq->ssrq, srq);
 	return &srq->ibsrq;
 }
 
@@ -909,19 +760,12 @@ ibv_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
 int
 ibv_destroy_srq(struct ibv_srq *ibsrq)
 {
-	struct sv_srq *srq = sv_srq(ibsrq), **pp;
+	struct sv_srq *srq = sv_srq(ibsrq);
 	struct sv_device *dev = srq->dev;
 	int rc = srnic_destroy_srq(srq->ssrq);
 
 	if (rc < 0)
 		return -rc;     /* EBUSY while a QP uses it, as rxe */
-	pthread_mutex_lock(&dev->ctx_lock);
-	for (pp = &dev->srqs; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == srq) {
-			*pp = srq->next;
-			break;
-		}
-	pthread_mutex_unlock(&dev->ctx_lock);
 	sv_async_forget(dev, ibsrq);
 	pthread_mutex_lock(&ibsrq->mutex);
 	while (ibsrq->events_completed != srq->events_reported)
@@ -1061,6 +905,5 @@ void
 sv_ctx_set_ops(struct sv_context *ctx)
 {
 	ctx->vctx.context.ops = sv_ops;
-	ctx->vctx.query_port = sv_query_port;
 	ctx->vctx.get_srq_num = sv_get_srq_num;
 }

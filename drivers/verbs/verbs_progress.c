@@ -186,22 +186,22 @@ sv_ctx_unregister(struct sv_device *dev, struct sv_context *ctx)
 
 /* The context that created the QP gets its events, as the uverbs file
  * the QP was made on does. An event about a QP destroyed since is
- * dropped: its ibv_qp is gone. */
+ * dropped: its ibv_qp is gone. The verbs object is srnic's user pointer
+ * (NULL once srnic's object is destroyed); taken under ctx_lock, which
+ * the destroy takes before it frees the object (sv_async_forget()). */
 void
 sv_async_pump(struct sv_device *dev)
 {
 	struct srnic_async_event ev;
 	int i;
 
+	pthread_mutex_lock(&dev->ctx_lock);
 	while (srnic_get_async_event(dev->sdev, &ev) == 0) {
 		struct ibv_context *owner = NULL;
 		struct ibv_async_event out;
 
 		memset(&out, 0, sizeof(out));
 		out.event_type = ev.event_type;
-		/* the application's verbs object for srnic's, if it is
-		 * still the same incarnation (gen); else the event is dropped */
-		pthread_mutex_lock(&dev->ctx_lock);
 		switch (ev.event_type) {
 		case IBV_EVENT_PORT_ACTIVE:
 		case IBV_EVENT_PORT_ERR:
@@ -209,7 +209,7 @@ sv_async_pump(struct sv_device *dev)
 			break;
 		case IBV_EVENT_SRQ_LIMIT_REACHED:
 		case IBV_EVENT_SRQ_ERR: {
-			struct sv_srq *srq = ev.srq != NULL ? sv_srq_lookup(dev, ev.srq, ev.gen) : NULL;
+			struct sv_srq *srq = ev.user;
 
 			if (srq != NULL) {
 				out.element.srq = &srq->ibsrq;
@@ -218,7 +218,7 @@ sv_async_pump(struct sv_device *dev)
 			break;
 		}
 		case IBV_EVENT_CQ_ERR: {
-			struct sv_cq *cq = ev.cq != NULL ? sv_cq_lookup(dev, ev.cq, ev.gen) : NULL;
+			struct sv_cq *cq = ev.user;
 
 			if (cq != NULL) {
 				out.element.cq = &cq->ibcq;
@@ -227,7 +227,7 @@ sv_async_pump(struct sv_device *dev)
 			break;
 		}
 		default: {
-			struct sv_qp *qp = ev.qp != NULL ? sv_qp_lookup(dev, ev.qp, ev.gen) : NULL;
+			struct sv_qp *qp = ev.user;
 
 			if (qp != NULL) {
 				out.element.qp = &qp->ibqp;
@@ -253,8 +253,8 @@ sv_async_pump(struct sv_device *dev)
 			}
 			pthread_mutex_unlock(&ctx->async_lock);
 		}
-		pthread_mutex_unlock(&dev->ctx_lock);
 	}
+	pthread_mutex_unlock(&dev->ctx_lock);
 }
 
 /* ---- the CM (doc/rdmacm.md) ---- */
@@ -384,7 +384,7 @@ sv_progress_start(struct sv_device *dev)
  * A frame handed to the port is not yet the peer's: memif's peer, handling
  * our disconnect, drops what its engine had not read from the ring, and an
  * ACK lost so (the last of ibv_rc_pingpong's: no closing exchange) has the
- * peer resend for good, while hardware or rxe would have it on the wire.
+ * peer resend until its retry_cnt is spent and fail, while hardware or rxe would have it on the wire.
  * The engine is polled meanwhile: by the progress thread, else here. */
 void
 sv_progress_linger(struct sv_device *dev)

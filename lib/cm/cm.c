@@ -33,7 +33,7 @@
 #include "cm.h"
 
 #ifndef SRNIC_GSI_QPN
-/* a srnic without the GSI QP (before issue 15's QP1): srnic_cm_create() fails */
+/* a srnic without the GSI QP (QP1): srnic_cm_create() fails */
 #define SRNIC_GSI_QPN 1
 #define SRNIC_QP_INIT_ATTR_GSI 0
 #endif
@@ -993,7 +993,9 @@ rx_req(struct srnic_cm *cm, const struct cm_rx *rx)
 
 	id = find_by_remote(cm, rid, guid);
 	if (id != NULL) {
-		/* a REQ resent: answer from what we sent (IBTA 12.9.6: C12-...) */
+		/* a REQ resent (ours to it lost): answered again with what we sent,
+		 * never a second connection (IBTA chapter 12, the passive side's
+		 * duplicate REQ; Linux's cm_dup_req_handler()) */
 		CM_STAT(cm, DUP_REQ);
 		switch (id->state) {
 		case SRNIC_CM_MRA_REQ_SENT:

@@ -158,9 +158,7 @@ srnic_init_ah_from_wc(struct srnic_dev *dev, const struct ibv_wc *wc, const void
 
 		if (dev->ip_ver != 4 || memcmp(&ip->dst_addr, dev->ip, 4) != 0)
 			return -EINVAL;
-		attr->grh.dgid.raw[10] = 0xff;
-		attr->grh.dgid.raw[11] = 0xff;
-		memcpy(&attr->grh.dgid.raw[12], &ip->src_addr, 4);
+		srnic_gid_from_ipv4(&attr->grh.dgid, &ip->src_addr);
 		attr->grh.traffic_class = ip->type_of_service;
 	} else {
 		return -EINVAL;

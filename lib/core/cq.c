@@ -191,6 +191,15 @@ srnic_cq_cqe(const struct srnic_cq *cq)
 	return cq != NULL ? cq->cqe : -EINVAL;
 }
 
+void
+srnic_cq_set_user(struct srnic_cq *cq, void *user)
+{
+	/* under the lock srnic_get_async_event() reads it with */
+	rte_spinlock_lock(&cq->dev->lock);
+	cq->user = user;
+	rte_spinlock_unlock(&cq->dev->lock);
+}
+
 uint32_t
 srnic_cq_gen(const struct srnic_cq *cq)
 {

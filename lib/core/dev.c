@@ -253,14 +253,10 @@ dev_make_gids(struct srnic_dev *dev)
 	g0->raw[14] = m[4];
 	g0->raw[15] = m[5];
 	/* 1: the IP address, IPv4-mapped for IPv4 (RoCEv2 GID). */
-	memset(g1, 0, sizeof(*g1));
-	if (dev->ip_ver == 4) {
-		g1->raw[10] = 0xff;
-		g1->raw[11] = 0xff;
-		memcpy(&g1->raw[12], dev->ip, 4);
-	} else {
+	if (dev->ip_ver == 4)
+		srnic_gid_from_ipv4(g1, dev->ip);
+	else
 		memcpy(g1->raw, dev->ip, 16);
-	}
 }
 
 /* The device's event ring, fd and SRQ/CQ tables (create's failure path too). */
@@ -375,12 +371,7 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 		goto fail;
 	}
 	/* port events report changes from here on (srnic_get_async_event()) */
-	{
-		struct rte_eth_link link;
-
-		dev->link_up = rte_eth_link_get_nowait(dev->port_id, &link) == 0 &&
-			       link.link_status == RTE_ETH_LINK_UP;
-	}
+	srnic_dev_port_init(dev);
 	srnic_telemetry_add(dev);
 	return dev;
 
@@ -489,7 +480,7 @@ srnic_dev_query(const struct srnic_dev *dev, struct ibv_device_attr *a)
 	a->max_srq_wr = SRNIC_MAX_SRQ_WR;
 	a->max_srq_sge = SRNIC_MAX_SGE;
 	a->max_cqe = SRNIC_MAX_CQE;
-	a->max_mr = SRNIC_MAX_MR;
+	a->max_mr = SRNIC_MAX_MR - 1; /* key index 0 is never given (srnic_reg_mr()) */
 	a->max_pd = SRNIC_MAX_PD;
 	a->max_ah = SRNIC_MAX_AH;
 	a->max_qp_rd_atom = SRNIC_MAX_RD_ATOMIC;
@@ -504,14 +495,26 @@ srnic_dev_query(const struct srnic_dev *dev, struct ibv_device_attr *a)
 int
 srnic_dev_query_port(const struct srnic_dev *dev, struct ibv_port_attr *a)
 {
+	struct rte_eth_link link;
+
 	memset(a, 0, sizeof(*a));
-	a->state = IBV_PORT_ACTIVE;
+	/* The link as the PMD has it now (no wait): a memif without its
+	 * peer, a cable out, a port set down are DOWN. phys_state as rxe's
+	 * and the HCAs' (IBTA 14.2.5.6): LinkUp, else Polling while the port
+	 * has never been up (waiting for its first peer), Disabled after. */
+	if (rte_eth_link_get_nowait(dev->port_id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP) {
+		a->state = IBV_PORT_ACTIVE;
+		a->phys_state = SRNIC_PORT_PHYS_LINK_UP;
+	} else {
+		a->state = IBV_PORT_DOWN;
+		a->phys_state = atomic_load_explicit(&dev->link_ever_up, memory_order_relaxed) ?
+				SRNIC_PORT_PHYS_DISABLED : SRNIC_PORT_PHYS_POLLING;
+	}
 	a->max_mtu = IBV_MTU_4096;
-	a->active_mtu = mtu_to_ib(dev->mtu);
+	a->active_mtu = mtu_to_ib(__atomic_load_n(&dev->mtu, __ATOMIC_RELAXED));
 	a->gid_tbl_len = SRNIC_GID_TBL_LEN;
 	a->max_msg_sz = SRNIC_MAX_MSG_SIZE;
 	a->pkey_tbl_len = 1;
-	a->phys_state = 5; /* LinkUp */
 	a->link_layer = IBV_LINK_LAYER_ETHERNET;
 	a->active_width = 2;  /* 4x */
 	a->active_speed = 32; /* EDR-ish, informative only */

@@ -48,11 +48,7 @@ srnic_dev_resolve_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
 	if (dev == NULL || gid == NULL || mac == NULL || !neigh_gid_ok(dev, gid))
 		return -EINVAL;
 	ip = dev->ip_ver == 4 ? &gid->raw[12] : gid->raw;
-	if (memcmp(ip, dev->ip, srnic_neigh_ip_len(dev)) == 0) {
-		*mac = dev->mac; /* ourselves: loopback */
-		return 0;
-	}
-	if (srnic_neigh_lookup(dev, ip, mac) == 0)
+	if (srnic_neigh_lookup(dev, ip, mac) == 0) /* ourselves included: loopback */
 		return 0;
 	rc = srnic_neigh_ask(dev, ip);
 	return rc != 0 ? rc : -EAGAIN;

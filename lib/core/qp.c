@@ -351,6 +351,15 @@ srnic_qp_num(const struct srnic_qp *qp)
 	return qp->qpn;
 }
 
+void
+srnic_qp_set_user(struct srnic_qp *qp, void *user)
+{
+	/* under the lock srnic_get_async_event() reads it with */
+	rte_spinlock_lock(&qp->dev->lock);
+	qp->user = user;
+	rte_spinlock_unlock(&qp->dev->lock);
+}
+
 uint32_t
 srnic_qp_gen(const struct srnic_qp *qp)
 {
@@ -412,7 +421,7 @@ qp_check_attr(const struct srnic_qp *qp, const struct ibv_qp_attr *a, int mask)
 		return -EINVAL;
 	if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31)
 		return -EINVAL;
-	if ((mask & IBV_QP_RETRY_CNT) && a->retry_cnt > 7)
+	if ((mask & IBV_QP_RETRY_CNT) && a->retry_cnt > SRNIC_RETRY_CNT_MAX)
 		return -EINVAL;
 	if ((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > 7)
 		return -EINVAL;

@@ -194,6 +194,15 @@ srnic_srq_num(const struct srnic_srq *srq)
 	return srq->srq_num;
 }
 
+void
+srnic_srq_set_user(struct srnic_srq *srq, void *user)
+{
+	/* under the lock srnic_get_async_event() reads it with */
+	rte_spinlock_lock(&srq->dev->lock);
+	srq->user = user;
+	rte_spinlock_unlock(&srq->dev->lock);
+}
+
 uint32_t
 srnic_srq_gen(const struct srnic_srq *srq)
 {

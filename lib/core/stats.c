@@ -50,7 +50,7 @@ srnic_dev_stat(const struct srnic_dev *dev, const char *name)
 		if (strcmp(stat_names[i], name) == 0)
 			break;
 	if (i == SRNIC_STAT_COUNT)
-		return -1;
+		return srnic_dev_port_stat(dev, name); /* the port's watch's, or -1 */
 	for (e = 0; e < dev->nb_engines; e++)
 		sum += (int64_t)__atomic_load_n(&dev->engines[e]->stats[i], __ATOMIC_RELAXED);
 	return sum;

@@ -157,7 +157,7 @@ comp_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, struct
 	off = i * qp->pmtu;
 	want = RTE_MIN(qp->pmtu, w->length - off);
 	/* Dropped, placing nothing (the retry asks for it again); each kind
-	 * counted apart: a peer that gets them wrong shows up (item 12). */
+	 * counted apart: a peer that gets them wrong shows up. */
 	if (unlikely((m & SRNIC_OPM_LAST) != pos_ok)) {
 		eng_stat(eng, SRNIC_STAT_COMP_READ_POS_ERR, 1);
 		return;
@@ -208,7 +208,8 @@ nak_to_status(uint8_t code)
 	}
 }
 
-/* NAK at psn: everything before psn is acknowledged (C9-...), the WQE
+/* NAK at psn: everything before psn is acknowledged (IBTA 9.7: a NAK
+ * acknowledges the requests before the PSN it names), the WQE
  * holding psn is retried (sequence error, RNR) or fails. That WQE may be
  * the one still being sent (a message longer than one requester budget):
  * a NAK for a packet of it already out counts as well. */
@@ -399,16 +400,20 @@ eng_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 	if (c == head || w->state == SRNIC_WQE_POSTED)
 		return;
-	eng_qp_stat(eng, SRNIC_STAT_TIMEOUT, &qp->stats.timeouts);
-	if (!eng_qp_retry_take(qp)) {
-		/* retry_cnt spent: the WQE fails, the QP goes to ERR (C9-140) */
-		if (c == qp->sq.req)
-			qp->sq.req++; /* partly sent: it retires with its error */
-		wqe_done(qp, w, IBV_WC_RETRY_EXC_ERR);
-		eng_comp_retire(eng, qp);
-		return;
+	if (unlikely(eng_poll_late(eng, qp))) {
+		eng_stat(eng, SRNIC_STAT_RETRY_STARVED, 1);
+	} else {
+		eng_qp_stat(eng, SRNIC_STAT_TIMEOUT, &qp->stats.timeouts);
+		if (!eng_qp_retry_take(qp)) {
+			/* retry_cnt spent: the WQE fails, the QP goes to ERR (C9-140) */
+			if (c == qp->sq.req)
+				qp->sq.req++; /* partly sent: it retires with its error */
+			wqe_done(qp, w, IBV_WC_RETRY_EXC_ERR);
+			eng_comp_retire(eng, qp);
+			return;
+		}
+		eng_qp_stat(eng, SRNIC_STAT_RETRANSMIT, &qp->stats.retransmits);
 	}
-	eng_qp_stat(eng, SRNIC_STAT_RETRANSMIT, &qp->stats.retransmits);
 	eng_route_refresh(eng, qp); /* the peer may have moved */
 	/* from the first packet no ACK covered (a READ asks for what is
 	 * missing, an atomic is one packet) */
@@ -416,7 +421,8 @@ eng_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 	/* The timer runs again from now, resent or not: a port that takes
 	 * nothing (its link down, its ring never drained) leaves the resend
 	 * without TX room, and no packet sent would arm it; each expiry
-	 * still spends one of retry_cnt, so the QP fails instead of hanging
+	 * a timely poll finds still spends one of retry_cnt, so the QP fails
+	 * instead of hanging
 	 * (a resend that leaves arms it later, from its own send). */
 	if (qp->timeout != 0) { /* 0: no timer (an SQD -> SQD modify may set it) */
 		qp->req.timer_at = eng->now + qp->timeout_cycles;

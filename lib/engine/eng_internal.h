@@ -36,20 +36,34 @@ eng_qp_stat(struct srnic_engine *eng, enum srnic_stat s, uint64_t *qp_count)
 /*
  * Spend one of the QP's transport retries (an ACK timeout, a sequence NAK,
  * an implied NAK): false when none is left (the WQE then fails with
- * RETRY_EXC_ERR). retry_cnt SRNIC_RETRY_CNT_UNLIMITED never runs out, as in
- * Linux's rxe and DPDK's vhost-rdma: a software RNIC and its peer share
- * CPUs with other work, and a peer descheduled for longer than
- * retry_cnt x the ACK timeout (7 x 67 ms for ibv_rc_pingpong's 14) is no
- * dead peer. Every resend is still counted (retransmit_pkts, retry_timeout).
+ * RETRY_EXC_ERR). Every retry_cnt counts, 7 too: IBTA names an infinite
+ * value only for the RNR retry count, and hardware RNICs fail the WQE
+ * after 7 transport retries (perftest's "transport retry counter
+ * exceeded"). Linux's rxe never spends a count of 7, so the survivor of a
+ * killed peer resends for ever; srnic does as hardware.
  */
 static inline bool
 eng_qp_retry_take(struct srnic_qp *qp)
 {
 	if (qp->req.retry_left == 0)
 		return false;
-	if (qp->retry_cnt != SRNIC_RETRY_CNT_UNLIMITED)
-		qp->req.retry_left--;
+	qp->req.retry_left--;
 	return true;
+}
+
+/*
+ * An engine that was not running cannot judge its peers: when this poll
+ * began more than one of qp's ACK timeouts after the previous one (the
+ * lcore descheduled, the program not polling), the expiry it finds says
+ * nothing of the peer, whose answer may be queued behind, or whose own
+ * engine starved beside ours. Such an expiry resends (a loss is still
+ * repaired) but spends no retry (retry_starved). Every poll reads its RX
+ * burst before the timers, so an ACK that came meanwhile is taken first.
+ */
+static inline bool
+eng_poll_late(const struct srnic_engine *eng, const struct srnic_qp *qp)
+{
+	return eng->poll_gap > qp->timeout_cycles;
 }
 
 /*

@@ -71,6 +71,7 @@ srnic_engine_destroy(struct srnic_engine *eng)
 	rte_ring_free(eng->graveyard);
 	rte_ring_free(eng->events);
 	rte_pktmbuf_free_bulk(eng->tx_buf, eng->tx_len);
+	rte_pktmbuf_free_bulk(eng->loop_buf, eng->loop_len);
 	rte_free(eng->active);
 	rte_free(eng);
 }

@@ -16,9 +16,7 @@
  */
 #include <unistd.h>
 
-#include <rte_cycles.h>
 #include <rte_errno.h>
-#include <rte_ethdev.h>
 
 #include "eng_internal.h"
 

@@ -68,13 +68,12 @@ eng_sqd_check(struct srnic_engine *eng, struct srnic_qp *qp)
 }
 
 /* The peer's MAC is unknown (RTS or SQD): nothing can go, but the ACK
- * timer runs (item 9). For requests already sent (before an SQD -> SQD AV
+ * timer runs. For requests already sent (before an SQD -> SQD AV
  * moved the peer) it is the usual one: an expiry spends a retry and
  * rewinds, spent it gives RETRY_EXC_ERR; then, or if nothing was sent, the
  * one that runs as if the first WQE had gone (not in SQD when the drain is
- * over: SQD starts nothing). True when a timer expired (a retry spent, or
- * one more of retry_cnt 7's unlimited ones): ask for
- * the MAC again. */
+ * over: SQD starts nothing). True when a timer expired (a retry spent):
+ * ask for the MAC again. */
 static __rte_noinline bool
 eng_unresolved_timer(struct srnic_engine *eng, struct srnic_qp *qp, enum ibv_qp_state st)
 {
@@ -116,7 +115,7 @@ eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 	if (unlikely(!qp->route_ok)) {
 		eng_qp_resolve(eng, qp);
 		if (!qp->route_ok) {
-			/* Nothing can go, but the ACK timer runs (item 9): an
+			/* Nothing can go, but the ACK timer runs: an
 			 * expiry spends a retry and asks for the MAC again. */
 			if ((st == IBV_QPS_RTS || st == IBV_QPS_SQD) &&
 			    eng_unresolved_timer(eng, qp, st)) {
@@ -141,6 +140,22 @@ eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 	return more || srnic_qp_cur_state(qp) == IBV_QPS_ERR;
 }
 
+/* The frames eng_tx_loopback() (tx.c) took at the previous flush,
+ * received in bursts. */
+static __rte_noinline uint16_t
+eng_rx_loopback(struct srnic_engine *eng)
+{
+	uint16_t n = eng->loop_len, i, k;
+
+	eng->loop_len = 0;
+	eng_stat(eng, SRNIC_STAT_RX_LOOPBACK, n);
+	for (i = 0; i < n; i += k) {
+		k = (uint16_t)RTE_MIN(n - i, SRNIC_RX_BURST);
+		eng_recv_burst(eng, &eng->loop_buf[i], k, SRNIC_PARSE_F_NO_ICRC);
+	}
+	return n;
+}
+
 unsigned int
 srnic_engine_poll(struct srnic_engine *eng)
 {
@@ -150,6 +165,7 @@ srnic_engine_poll(struct srnic_engine *eng)
 	struct srnic_qp *head;
 	uint64_t now, seq;
 	const struct srnic_dev *prev_dev;
+	bool port_off;
 
 	/* odd: inside. Only this engine writes poll_seq: a relaxed store.
 	 * Two Dekker pairs meet at the one fence below (C11: a seq_cst fence
@@ -169,21 +185,25 @@ srnic_engine_poll(struct srnic_engine *eng)
 	srnic_poll_dev = eng->dev;
 	eng_doorbells(eng);
 	atomic_thread_fence(memory_order_seq_cst);
+	/* the port is being started again (lib/core/port.c): hands off */
+	port_off = atomic_load_explicit(&eng->dev->port_paused, memory_order_relaxed);
 	now = rte_get_timer_cycles();
 	/* The time since the previous poll is charged to busy or idle by what
 	 * that poll did (testpmd's --record-core-cycles, without a 2nd rdtsc). */
-	if (likely(eng->now != 0))
-		eng->stats[eng->last_poll_busy ? SRNIC_STAT_POLL_BUSY_CYCLES :
-						 SRNIC_STAT_POLL_IDLE_CYCLES] += now - eng->now;
+	eng->poll_gap = likely(eng->now != 0) ? now - eng->now : 0;
+	eng->stats[eng->last_poll_busy ? SRNIC_STAT_POLL_BUSY_CYCLES :
+					 SRNIC_STAT_POLL_IDLE_CYCLES] += eng->poll_gap;
 	eng->now = now;
 	tx_before = eng->stats[SRNIC_STAT_TX_PKTS];
 
-	n = rte_eth_rx_burst(eng->port_id, eng->queue, pkts, SRNIC_RX_BURST);
+	n = likely(!port_off) ? rte_eth_rx_burst(eng->port_id, eng->queue, pkts, SRNIC_RX_BURST) : 0;
 	if (n > 0)
 		eng_recv_burst(eng, pkts, n, 0);
 	r = (uint16_t)rte_ring_sc_dequeue_burst(eng->redirect, (void **)pkts, SRNIC_RX_BURST, NULL);
 	if (r > 0) /* ICRC was checked by the engine that received them */
 		eng_recv_burst(eng, pkts, r, SRNIC_PARSE_F_NO_ICRC);
+	if (unlikely(eng->loop_len > 0))
+		r = (uint16_t)(r + eng_rx_loopback(eng));
 	eng_bury(eng);
 	eng_timer_advance(eng);
 	if (unlikely(atomic_load_explicit(&eng->dev->neigh_ask, memory_order_relaxed) != 0))
@@ -215,14 +235,15 @@ srnic_engine_poll(struct srnic_engine *eng)
 	eng->nb_active = keep + (eng->nb_active - cnt);
 	/* Out of TX room: the QPs first in the list took it all. The first
 	 * goes last, so that under a TX-bound load every QP's turn comes
-	 * (issue 12 item 15: else the last QPs sent nothing for seconds and
+	 * (else the last QPs sent nothing for seconds and
 	 * their requesters timed out on a lossless link). Per poll, not per
 	 * packet, and only when TX-bound: O(1), the next poll's compaction
 	 * does the move (no memmove of the list). */
 	if (unlikely(eng_tx_free(eng) <= SRNIC_TX_RESERVE) && keep > 1)
 		eng->active_rotate = 1;
 
-	eng_tx_flush(eng);
+	if (likely(!port_off))
+		eng_tx_flush(eng);
 	/* even: outside; only this engine writes it, and a release store
 	 * (a plain one on x86) orders everything above before it */
 	atomic_store_explicit(&eng->poll_seq, seq + 1, memory_order_release);

@@ -85,6 +85,11 @@ srnic_neigh_peek(struct srnic_dev *dev, const uint8_t *ip, struct rte_ether_addr
 	struct srnic_neigh *n;
 	int rc = -ENOENT;
 
+	if (memcmp(ip, dev->ip, srnic_neigh_ip_len(dev)) == 0) {
+		*mac = dev->mac; /* ourselves, as fixed as a static entry */
+		*is_static = true;
+		return 0;
+	}
 	rte_spinlock_lock(&dev->neigh_lock);
 	n = neigh_find(dev, ip);
 	if (n != NULL && n->state != SRNIC_NEIGH_PENDING) {
@@ -102,6 +107,12 @@ srnic_neigh_lookup(struct srnic_dev *dev, const uint8_t *ip, struct rte_ether_ad
 	struct srnic_neigh *n;
 	int rc = -ENOENT;
 
+	/* Our own address: our MAC, and the engine's TX hands such frames
+	 * to our own RX (in-device loopback, eng_tx_loopback()). */
+	if (memcmp(ip, dev->ip, srnic_neigh_ip_len(dev)) == 0) {
+		*mac = dev->mac;
+		return 0;
+	}
 	rte_spinlock_lock(&dev->neigh_lock);
 	n = neigh_find(dev, ip);
 	if (n != NULL && n->state != SRNIC_NEIGH_PENDING) {

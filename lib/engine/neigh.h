@@ -9,14 +9,6 @@
 
 #include "rnic.h"
 
-static inline bool
-srnic_gid_is_v4mapped(const union ibv_gid *g)
-{
-	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	return memcmp(g->raw, pfx, sizeof(pfx)) == 0;
-}
-
 /* A multicast GID: 224.0.0.0/4 (IPv4-mapped, v4) or ff00::/8. */
 static inline bool
 srnic_gid_is_multicast(const union ibv_gid *g, bool v4)
@@ -33,16 +25,18 @@ srnic_neigh_ip_len(const struct srnic_dev *dev)
 	return dev->ip_ver == 4 ? 4 : 16;
 }
 
-/* Where a neighbour's MAC comes from: what may be learned (item 14). */
+/* Where a neighbour's MAC comes from: what may be learned. */
 enum srnic_neigh_src {
 	SRNIC_NEIGH_SRC_STATIC,     /* the application: kept, never evicted */
 	SRNIC_NEIGH_SRC_ASKED_US,   /* an ARP request / NS for our address */
 	SRNIC_NEIGH_SRC_HEARD,      /* a reply, gratuitous ARP, NA: only for an address we know or want */
 };
 
-/* The MAC of ip if known (a QP's lookup: the entry becomes live); -ENOENT. */
+/* The MAC of ip if known (a QP's lookup: the entry becomes live), ours for our own
+ * address (in-device loopback); -ENOENT. */
 int srnic_neigh_lookup(struct srnic_dev *dev, const uint8_t *ip, struct rte_ether_addr *mac);
-/* The same without marking it; *is_static says whether the application set it. */
+/* The same without marking it; *is_static says whether the application set it
+ * (or it is our own address). */
 int srnic_neigh_peek(struct srnic_dev *dev, const uint8_t *ip, struct rte_ether_addr *mac,
 		     bool *is_static);
 /* A QP needs ip: a pending entry, so that the reply is learned. */

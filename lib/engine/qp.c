@@ -156,7 +156,7 @@ eng_qp_resolve(struct srnic_engine *eng, struct srnic_qp *qp)
 }
 
 /* A retry timeout of a QP whose route is resolved: its peer's MAC may have
- * moved (item 14). Take what the table knows now (a reply or gratuitous
+ * moved. Take what the table knows now (a reply or gratuitous
  * ARP since); if nothing changed, ask again, so that the reply refreshes
  * the entry for the next retry. Static entries, and MACs the address
  * vector gave (no entry, or the application's dmac whatever the table

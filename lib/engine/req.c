@@ -275,7 +275,8 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w, b
 			return -1;
 		reth = bth + srnic_opcode_table[SRNIC_OP_RC_READ_REQ].offset[SRNIC_HDR_RETH];
 		/* A retried READ asks only for what has not arrived, from the
-		 * PSN of the first missing response (o9-...). */
+		 * PSN of the first missing response (IBTA 9.7: a READ may be
+		 * resumed from any response PSN of it). */
 		srnic_bth_set_psn(bth, srnic_psn_add(w->first_psn, w->resp_pkts));
 		srnic_reth_set_va(reth, w->remote_addr + (uint64_t)w->resp_pkts * qp->pmtu);
 		srnic_reth_set_rkey(reth, w->rkey);

@@ -335,7 +335,7 @@ check_rkey(struct resp_ctx *c)
 	if (!(c->mask & (SRNIC_OPM_RETH | SRNIC_OPM_ATOMIC)))
 		return RESP_EXECUTE;
 	if (c->len == 0)
-		return RESP_EXECUTE; /* a zero-length transfer checks no key (o9-...) */
+		return RESP_EXECUTE; /* a zero-length transfer checks no key (IBTA 9.7) */
 	acc = (c->mask & SRNIC_OPM_READ) ? IBV_ACCESS_REMOTE_READ :
 	      (c->mask & SRNIC_OPM_WRITE) ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_ATOMIC;
 	if (srnic_mr_check(qp->dev, qp->pd, c->rkey, acc, c->va, c->len, &mr) != SRNIC_KEY_OK)
@@ -484,7 +484,8 @@ complete(struct resp_ctx *c)
 static enum resp_state
 acknowledge(struct resp_ctx *c)
 {
-	/* Only packets with AckReq are ACKed (C9-...); one ACK entry covers
+	/* Only packets with AckReq are ACKed (IBTA 9.7: a request with AckReq
+	 * must be acknowledged, the others may be coalesced); one ACK entry covers
 	 * every packet since the last response sent. */
 	if (srnic_bth_ackreq(c->pkt->bth))
 		owe_ack(c->qp, c->pkt->psn);
@@ -509,7 +510,7 @@ dup_has_room(const struct srnic_resp *r)
  * the PSN asked for, a new response message from there; otherwise the tail
  * is queued again. What goes back over packets already sent is answered
  * from a copy (the retry of a response whose memory changed under the
- * ICRC goes through: item 16).
+ * ICRC goes through).
  * Anything else is dropped and counted, never executed: a duplicate is no
  * way to read memory a READ never asked for, nor to make one request
  * answer many times. It never moves ePSN or the MSN. */
@@ -619,7 +620,9 @@ err_out_of_seq(struct resp_ctx *c)
 		eng_stat(c->eng, SRNIC_STAT_RESP_OUT_OF_SEQ_DROP, 1);
 		return RESP_DONE;
 	}
-	/* One NAK per gap, carrying the PSN we expect (C9-...). */
+	/* One NAK per gap, carrying the PSN we expect (IBTA 9.7: a PSN
+	 * sequence error is NAKed once; the rest of the gap is dropped
+	 * silently until the expected PSN arrives). */
 	eng_qp_stat(c->eng, SRNIC_STAT_RESP_OUT_OF_SEQ, &c->qp->stats.out_of_seq_rcvd);
 	eng_stat(c->eng, SRNIC_STAT_RESP_NAK_SEQ, 1);
 	r->seq_nak_sent = 1;

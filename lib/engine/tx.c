@@ -7,6 +7,7 @@
  * burst). Scatter-list copies into registered memory for the receive side.
  */
 #include <rte_ethdev.h>
+#include <rte_ip.h>
 
 #include "eng_internal.h"
 
@@ -225,6 +226,65 @@ eng_sge_copy_in_sgl(struct srnic_qp *qp, const struct ibv_sge *sge, unsigned int
 	return len == 0 ? SRNIC_KEY_OK : SRNIC_KEY_BOUNDS;
 }
 
+/* A frame for this device: our MAC and our address. The MAC alone is not
+ * enough: two hosts on one segment may share one (two memif ports of one
+ * host take the same default MAC), and a frame to the other's address
+ * must still go out. The address is read only when the MAC matches. */
+static inline bool
+eng_frame_is_ours(const struct srnic_engine *eng, const struct rte_mbuf *m)
+{
+	const struct srnic_dev *dev = eng->dev;
+	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+	const uint8_t *l3 = f + m->l2_len;
+
+	if (likely(!rte_is_same_ether_addr((const struct rte_ether_addr *)f, &dev->mac)))
+		return false;
+	if ((l3[0] >> 4) == 4)
+		return dev->ip_ver == 4 &&
+		       memcmp(l3 + offsetof(struct rte_ipv4_hdr, dst_addr), dev->ip, 4) == 0;
+	return dev->ip_ver == 6 &&
+	       memcmp(l3 + offsetof(struct rte_ipv6_hdr, dst_addr), dev->ip, 16) == 0;
+}
+
+/* In-device loopback, as rxe_loopback(): a RoCEv2 frame to our own MAC and
+ * address (a QP of this device to another of its QPs, or to itself) would leave
+ * by the port and not come back, so it is taken out of tx_buf[i] (no
+ * ICRC: it crosses no wire, and its receive skips the check) and goes to
+ * our RX path at the start of the next poll (eng_recv_burst(), which
+ * hands it to the engine of its QP). Zero-copy pieces (READ responses
+ * over registered memory) stay attached: the receive copies from them
+ * and drops their MR reference when it frees the frame, as a PMD does
+ * after TX. Returns tx_len, less the frames taken. */
+static __rte_noinline uint16_t
+eng_tx_loopback(struct srnic_engine *eng, uint16_t i)
+{
+	uint16_t keep = i;
+
+	for (; i < eng->tx_len; i++) {
+		struct rte_mbuf *m = eng->tx_buf[i];
+
+		if (!eng->tx_roce[i] || !eng_frame_is_ours(eng, m)) {
+			eng->tx_roce[keep] = eng->tx_roce[i];
+			eng->tx_buf[keep++] = m;
+			continue;
+		}
+		/* the checksum the port would have made */
+		if (m->ol_flags & RTE_MBUF_F_TX_IP_CKSUM) {
+			struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *,
+									  m->l2_len);
+
+			ip->hdr_checksum = 0;
+			ip->hdr_checksum = rte_ipv4_cksum(ip);
+		}
+		m->ol_flags = 0;
+		m->port = eng->port_id;
+		/* never full: the poll before this flush emptied it */
+		eng->loop_buf[eng->loop_len++] = m;
+		eng_stat(eng, SRNIC_STAT_TX_LOOPBACK, 1);
+	}
+	return keep;
+}
+
 void
 eng_tx_flush(struct srnic_engine *eng)
 {
@@ -232,10 +292,27 @@ eng_tx_flush(struct srnic_engine *eng)
 
 	if (eng->tx_len == 0)
 		return;
-	/* ICRCs last, over packets built a while ago (srnic_pkt_seal()) */
-	for (i = eng->tx_sealed; i < eng->tx_len; i++)
-		if (eng->tx_roce[i])
-			srnic_pkt_seal(eng->tx_buf[i]);
+	/* ICRCs last, over packets built a while ago (srnic_pkt_seal()).
+	 * A frame to our own MAC and address is for our RX, not the port:
+	 * its first ends the sealing here (one MAC compare per frame, on
+	 * the line the seal reads anyway) and the rest of the burst is
+	 * sorted once. */
+	for (i = eng->tx_sealed; i < eng->tx_len; i++) {
+		if (!eng->tx_roce[i])
+			continue;
+		if (unlikely(eng_frame_is_ours(eng, eng->tx_buf[i]))) {
+			eng->tx_len = eng_tx_loopback(eng, i);
+			for (; i < eng->tx_len; i++)
+				if (eng->tx_roce[i])
+					srnic_pkt_seal(eng->tx_buf[i]);
+			break;
+		}
+		srnic_pkt_seal(eng->tx_buf[i]);
+	}
+	if (eng->tx_len == 0) {
+		eng->tx_sealed = 0;
+		return;
+	}
 	/* The PMD's checks and fix-ups (e.g. i40e refuses more than 8
 	 * segments), once per packet: those left over were prepared. One
 	 * call when it takes them all (no callback: it returns at once). */

@@ -145,7 +145,7 @@ uc_execute(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_pkt
 		r->recv_off += pkt->pay_len;
 	} else {
 		if (m & SRNIC_OPM_FIRST) {
-			/* a zero-length WRITE checks no key (o9-...) */
+			/* a zero-length WRITE checks no key (IBTA 9.7) */
 			if (reth_len > 0 &&
 			    srnic_mr_check(qp->dev, qp->pd, rkey, IBV_ACCESS_REMOTE_WRITE, va,
 					   reth_len, &mr) != SRNIC_KEY_OK) {
@@ -207,7 +207,8 @@ eng_uc_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt)
 		r->uc_drop = 0;
 		r->epsn = pkt->psn;
 	}
-	/* op sequence (C9-... for UC: a new FIRST abandons the old message) */
+	/* op sequence (IBTA chapter 9, the UC responder: a new FIRST or ONLY
+	 * abandons the message under way) */
 	if (first) {
 		uc_abandon(eng, r);
 	} else if (r->msg == SRNIC_MSG_NONE ||

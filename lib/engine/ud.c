@@ -125,8 +125,10 @@ eng_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt)
 	wc.src_qp = srnic_deth_sqpn(deth);
 	wc.wc_flags = IBV_WC_GRH;
 	wc.pkey_index = 0;
-	/* the 802.1Q priority, as a RoCE HCA reports the SL (0 untagged) */
-	wc.sl = pkt->has_vlan ? (uint8_t)(pkt->vlan_tci >> 13) : 0;
+	/* the packet's type where mlx5 puts it, not the 802.1Q priority
+	 * (srnic.h: UCX's ud_verbs drops every packet otherwise) */
+	wc.sl = SRNIC_WC_SL_ROCE_UDP |
+		(pkt->ip_ver == 4 ? SRNIC_WC_SL_ROCE_IPV4 : SRNIC_WC_SL_ROCE_IPV6);
 	if (pkt->mask & SRNIC_OPM_IMMDT) {
 		wc.imm_data = srnic_immdt_be(srnic_pkt_hdr(pkt, SRNIC_HDR_IMMDT));
 		wc.wc_flags |= IBV_WC_WITH_IMM;

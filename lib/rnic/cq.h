@@ -4,9 +4,6 @@
 
 #include "rnic.h"
 
-/* Engine side: add one completion of qp's WQE before work queue index
- * wq_next. Returns 0, or -1 when the CQ is full
- * (the CQ is then marked overflowed and the caller moves the QP to ERR). */
 /* srnic_resize_cq() is swapping the ring (generation f, odd): say we
  * stopped before writing anything, and wait (the copy's few microseconds)
  * for the new ring. Cold. */
@@ -18,6 +15,10 @@ srnic_cq_thaw_wait(struct srnic_cq *cq, uint32_t f)
 		rte_pause();
 }
 
+/* Engine side: add one completion of qp's WQE before work queue index
+ * wq_next, solicited if its message had BTH.SE. Returns 0, or -1 when the
+ * CQ is full (the CQ is then marked overflowed and the caller moves the QP
+ * to ERR). */
 static inline int
 srnic_cq_push_se(struct srnic_cq *cq, const struct ibv_wc *wc, struct srnic_qp *qp,
 		 uint32_t wq_next, bool solicited)

@@ -78,6 +78,7 @@ struct srnic_cq {
 	struct srnic_engine *eng;
 	uint32_t cq_num;            /* index in dev->cq_tbl */
 	uint32_t gen;               /* incarnation (async events) */
+	void *user;                 /* srnic_cq_set_user(): async events carry it */
 	int cqe;                    /* entries asked for (srnic_cq_cqe()) */
 	uint8_t err_raised;         /* engine: IBV_EVENT_CQ_ERR raised (first overflow) */
 	struct ibv_wc *ring;
@@ -206,6 +207,7 @@ struct srnic_srq {
 	uint32_t max_sge;
 	uint32_t srq_num;           /* index in dev->srq_tbl */
 	uint32_t gen;               /* incarnation (async events) */
+	void *user;                 /* srnic_srq_set_user(): async events carry it */
 	_Atomic uint32_t refs;      /* QPs using it */
 	/* srq_limit; 0: not armed. Set by modify, cleared by the engine's
 	 * take that fires IBV_EVENT_SRQ_LIMIT_REACHED (a compare-and-swap) */
@@ -217,8 +219,8 @@ struct srnic_srq {
 
 /* ---- responder ---- */
 
-/* Responses the responder owes, in PSN order (C9-... responses are sent in
- * the order of their requests): READ and atomic responses, and coalesced
+/* Responses the responder owes, in PSN order (IBTA 9.7: responses are sent
+ * in the order of their requests): READ and atomic responses, and coalesced
  * ACKs/NAKs for the requests between them. */
 enum srnic_resp_kind {
 	SRNIC_RESP_ACK,
@@ -279,7 +281,7 @@ struct srnic_resp {
 	uint32_t head;              /* FIFO: next entry to send */
 	uint32_t tail;              /* FIFO: next free entry */
 	uint8_t msg;                /* enum srnic_resp_msg */
-	uint8_t seq_nak_sent;       /* one NAK per gap (C9-...) */
+	uint8_t seq_nak_sent;       /* one NAK per gap (IBTA 9.7; resp.c) */
 	uint8_t rd_atomic;          /* READ/atomic entries queued */
 	uint8_t rwqe_taken;         /* a receive WQE is being filled */
 	uint8_t goto_error;         /* fatal error NAKed: QP to ERR once it is sent */
@@ -417,6 +419,7 @@ struct srnic_qp {
 	uint8_t comm_est_raised;        /* IBV_EVENT_COMM_EST (first packet in RTR) */
 	uint8_t last_wqe_raised;        /* IBV_EVENT_QP_LAST_WQE_REACHED (SRQ QP in ERR, flushed) */
 	uint32_t gen;                   /* incarnation (async events) */
+	void *user;                     /* srnic_qp_set_user(): async events carry it */
 	struct srnic_qp_stats stats;    /* engine-written */
 };
 
@@ -456,6 +459,7 @@ struct srnic_engine {
 	unsigned int lcore;
 	uint64_t now;               /* timer cycles, read once per poll */
 	uint8_t last_poll_busy;     /* the previous poll moved a packet */
+	uint64_t poll_gap;          /* timer cycles since the previous poll began */
 	/* Quiescence for the control path: odd while inside srnic_engine_poll(). */
 	_Atomic uint64_t poll_seq;
 	struct rte_ring *redirect;  /* MP/SC: packets for our QPs from other engines' RX */
@@ -481,6 +485,11 @@ struct srnic_engine {
 	uint16_t tx_sealed;         /* tx_buf[0, tx_sealed) have their ICRC */
 	struct rte_mbuf *tx_buf[SRNIC_TX_BUF_SIZE];
 	uint8_t tx_roce[SRNIC_TX_BUF_SIZE]; /* RoCEv2, to seal (not ARP/ND) */
+	/* Engine-owned: RoCEv2 frames to our own MAC, taken out of tx_buf
+	 * at the flush and received at the start of the next poll, which
+	 * takes them all (so no flush finds it holding any). */
+	uint16_t loop_len;
+	struct rte_mbuf *loop_buf[SRNIC_TX_BUF_SIZE];
 	/* What the port takes, set by port setup: segments per packet
 	 * (more: linearised), and ol_flags for IPv4 packets (the PMD's
 	 * IPv4 header checksum offload, when offered). */
@@ -513,6 +522,14 @@ struct srnic_neigh {
 };
 
 /* ---- the device ---- */
+
+/* What the port's watch did (srnic_dev_stat() names: port.c). */
+enum srnic_port_stat {
+	SRNIC_PORT_STAT_RESTART,        /* memif client stopped and started (down) */
+	SRNIC_PORT_STAT_MTU_CHANGE,     /* the port's MTU changed */
+	SRNIC_PORT_STAT_MTU_QP_ERR,     /* live QPs to ERR: path MTU above the new one */
+	SRNIC_PORT_STAT_COUNT
+};
 
 struct srnic_pd {
 	struct srnic_dev *dev;
@@ -549,7 +566,7 @@ struct srnic_dev {
 	rte_spinlock_t lock;            /* control path: tables below */
 	struct srnic_qp **qp_tbl;       /* by QPN - SRNIC_QPN_BASE */
 	/* QPNs below SRNIC_QPN_BASE: 1, the GSI QP (SRNIC_QP_INIT_ATTR_GSI,
-	 * rdma_cm's CM MADs, issue 15); 0 never (no SMI on Ethernet) */
+	 * rdma_cm's CM MADs); 0 never (no SMI on Ethernet) */
 	struct srnic_qp *qp_special[SRNIC_QPN_BASE];
 	uint32_t qp_next;
 	struct srnic_mr **mr_tbl;       /* by key index; entries read by engines */
@@ -568,7 +585,16 @@ struct srnic_dev {
 	struct rte_ring *events;
 	int event_fd;
 	uint8_t link_up;                /* last link state seen (port events) */
+	_Atomic uint8_t link_ever_up;   /* up once since creation (query_port's phys_state) */
 	uint64_t link_check_tsc;        /* next time to read it */
+	/* the port's watch (port.c), under lock but port_paused and the stats */
+	uint16_t mtu_conf;              /* the MTU srnic_dev_create() settled on */
+	uint16_t port_mtu;              /* the port's, last seen (0: it has none) */
+	uint8_t port_restartable;       /* a memif client: down, it is started again */
+	uint8_t port_restarting;        /* a watcher is stopping and starting it */
+	uint64_t port_restart_tsc;      /* not before this */
+	_Atomic uint8_t port_paused;    /* engines: no RX/TX burst (read once per poll) */
+	_Atomic uint64_t port_stats[SRNIC_PORT_STAT_COUNT];
 
 	rte_spinlock_t neigh_lock;
 	struct srnic_neigh neigh[SRNIC_NEIGH_MAX];
@@ -632,6 +658,11 @@ srnic_mtu_bytes(enum ibv_mtu m)
 
 /* Wait until no engine of dev is inside a poll that began before this call. */
 void srnic_dev_quiesce(struct srnic_dev *dev);
+
+/* port.c: the port's watch (control path; doc in port.c). */
+void srnic_dev_port_init(struct srnic_dev *dev);
+void srnic_dev_port_watch(struct srnic_dev *dev);
+int64_t srnic_dev_port_stat(const struct srnic_dev *dev, const char *name);
 
 /* Set by srnic_engine_poll() for its duration (per thread). */
 extern _Thread_local const struct srnic_dev *srnic_poll_dev;

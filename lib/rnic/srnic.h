@@ -49,6 +49,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <infiniband/verbs.h>
 #include <rte_ether.h>
@@ -67,6 +68,31 @@ struct srnic_ah;
 struct srnic_srq;
 struct rte_mbuf;
 
+/* ---- GIDs ---- */
+
+/**
+ * The RoCEv2 GID of an IPv4 address: ::ffff:a.b.c.d (IPv4-mapped, RFC 4291
+ * 2.5.5.2), as Linux's ipv6_addr_set_v4mapped() makes it.
+ * @param ip4 the address, 4 bytes in network order
+ */
+static inline void
+srnic_gid_from_ipv4(union ibv_gid *gid, const void *ip4)
+{
+	memset(gid->raw, 0, 10);
+	gid->raw[10] = 0xff;
+	gid->raw[11] = 0xff;
+	memcpy(&gid->raw[12], ip4, 4);
+}
+
+/** Whether gid is IPv4-mapped (::ffff:0:0/96): an IPv4 address. */
+static inline bool
+srnic_gid_is_v4mapped(const union ibv_gid *gid)
+{
+	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return memcmp(gid->raw, pfx, sizeof(pfx)) == 0;
+}
+
 /* ---- limits (see also srnic_param.h for engine internals) ---- */
 #define SRNIC_MAX_SGE 8            /**< SGEs per work request */
 #define SRNIC_MAX_INLINE 256       /**< bytes of inline data per send WR */
@@ -83,17 +109,30 @@ struct rte_mbuf;
 #define SRNIC_GID_INDEX_LL 0       /**< fe80:: from the MAC: listed, no source (srnic_modify_qp) */
 #define SRNIC_GID_INDEX_IP 1       /**< the device's address: the one sgid_index a QP takes */
 #define SRNIC_GRH_LEN 40           /**< the GRH area at the front of every UD receive buffer */
+/**
+ * A UD receive CQE's ibv_wc.sl: the received packet's type, where mlx5 puts
+ * it for RoCE (bit 3: a UDP header, RoCEv2; bits 2:0: the L3 header, 1 IPv6,
+ * 2 IPv4). RoCE carries no SL on the wire; annex A17.4.5.1 wants a UD CQE
+ * to tell an IPv4 frame from an IPv6 one and verbs has no other field for
+ * it. UCX's ud_verbs (1.13 uct_ud_iface_check_grh()) reads it to find the
+ * destination address in the GRH area: with anything but 2 in bits 2:0 it
+ * takes the last 16 bytes as an IPv6 destination and drops the packet as
+ * not its own.
+ */
+#define SRNIC_WC_SL_ROCE_UDP 0x8
+#define SRNIC_WC_SL_ROCE_IPV6 0x1
+#define SRNIC_WC_SL_ROCE_IPV4 0x2
 #define SRNIC_QKEY_CONTROLLED 0x80000000u /**< Q_Key high bit: a UD WR's remote_qkey with it means the QP's own (IBTA 10.2.5) */
 #define SRNIC_GSI_QKEY 0x80010000u /**< the well-known Q_Key of QP1 (CM MADs, IBTA 13.4.6.1) */
 #define SRNIC_GSI_QPN 1            /**< the GSI QP's number (SRNIC_QP_INIT_ATTR_GSI) */
 /**
- * retry_cnt (IBV_QP_RETRY_CNT) with this value retries without end, as
- * Linux's rxe and DPDK's vhost-rdma do (the RNR retry's 7 means the same by
- * IBTA): a software RNIC and its peer share CPUs with other work, and a peer
- * descheduled for longer than 7 ACK timeouts is no dead peer. 0-6 retries
- * that many times, then IBV_WC_RETRY_EXC_ERR.
+ * retry_cnt (IBV_QP_RETRY_CNT), 0 to 7, is the number of transport retries
+ * (ACK timeouts, sequence and implied NAKs) a WQE rides out without
+ * progress, then it completes with IBV_WC_RETRY_EXC_ERR and the QP goes to
+ * ERR, as on hardware; 7 is no infinite value (only rnr_retry's 7 is, by
+ * IBTA). Linux's rxe differs: it never spends a count of 7.
  */
-#define SRNIC_RETRY_CNT_UNLIMITED 7
+#define SRNIC_RETRY_CNT_MAX 7
 
 /** Callback for frames that are not RoCEv2 (nor ARP/ND srnic answers). */
 typedef void (*srnic_host_rx_cb)(struct srnic_dev *dev, struct rte_mbuf *m, void *arg);
@@ -174,6 +213,19 @@ const char *srnic_dev_name(const struct srnic_dev *dev);
 /** Our RoCEv2 GID at index (0: link-local from the MAC, 1: IP-based). */
 int srnic_dev_gid(const struct srnic_dev *dev, int index, union ibv_gid *gid);
 int srnic_dev_query(const struct srnic_dev *dev, struct ibv_device_attr *attr);
+/** ibv_port_attr.phys_state values (IBTA 14.2.5.6, as rxe and the HCAs give them). */
+enum srnic_port_phys_state {
+	SRNIC_PORT_PHYS_POLLING = 2,    /**< down, never up yet: waiting for a peer */
+	SRNIC_PORT_PHYS_DISABLED = 3,   /**< down after it was up (peer gone, link set down) */
+	SRNIC_PORT_PHYS_LINK_UP = 5,
+};
+/**
+ * The port's attributes (ibv_query_port()). state is the link's now
+ * (rte_eth_link_get_nowait()): IBV_PORT_ACTIVE with carrier or a peer
+ * (a memif's), else IBV_PORT_DOWN; phys_state says which down it is.
+ * active_mtu is the port's MTU less the headers (changes are followed:
+ * srnic_get_async_event()). 0, or -EINVAL.
+ */
 int srnic_dev_query_port(const struct srnic_dev *dev, struct ibv_port_attr *attr);
 struct srnic_engine *srnic_dev_engine(struct srnic_dev *dev, uint16_t index);
 uint16_t srnic_dev_nb_engines(const struct srnic_dev *dev);
@@ -398,8 +450,8 @@ struct srnic_qp_init_attr {
  * gets SRNIC_GRH_LEN bytes first, as Linux fills them for RoCEv2 (IPv4: 20
  * zero bytes then the packet's IPv4 header; IPv6: its IPv6 header), then
  * the payload; byte_len counts both. wc.src_qp is the DETH's source QP,
- * wc_flags has IBV_WC_GRH, pkey_index is 0, sl the 802.1Q priority (0
- * untagged), slid 0. A receive WQE too small for GRH + payload completes
+ * wc_flags has IBV_WC_GRH, pkey_index is 0, sl the packet's type as mlx5
+ * gives it (SRNIC_WC_SL_ROCE_*), slid 0. A receive WQE too small for GRH + payload completes
  * with IBV_WC_LOC_LEN_ERR and the QP goes to ERR. A UD WR's AH must be of
  * the QP's PD (else EINVAL at post, as for a WR with no AH). srnic has no
  * SQE state: a local error of a UC or UD send WR (a bad lkey) moves the QP
@@ -467,18 +519,6 @@ uint32_t srnic_qp_num(const struct srnic_qp *qp);
  * (with their retries), new ones wait until SQD -> RTS; with
  * IBV_QP_EN_SQD_ASYNC_NOTIFY the end of the drain is an
  * IBV_EVENT_SQ_DRAINED (srnic_get_async_event()).
- */
-int srnic_modify_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
-/** Same, with the peer's MAC given (as ah_attr carries in rdma-core's extended form).
- * That MAC is the route until the next AV: a retry timeout never replaces
- * it with the neighbour table's (only a MAC resolved by ARP/ND is refreshed). */
-int srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
-			 const struct rte_ether_addr *dmac);
-int srnic_query_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
-		   struct srnic_qp_init_attr *init);
-enum ibv_qp_state srnic_qp_state(const struct srnic_qp *qp);
-
-/**
  * UD and UC QPs take the kernel's ib_modify_qp_is_ok() table for their
  * type: UD RESET -> INIT needs IBV_QP_PKEY_INDEX | IBV_QP_PORT |
  * IBV_QP_QKEY, INIT -> RTR nothing (optional PKEY_INDEX, QKEY), RTR -> RTS
@@ -489,6 +529,15 @@ enum ibv_qp_state srnic_qp_state(const struct srnic_qp *qp);
  * Any Q_Key is taken, the controlled ones (high bit) included: there is no
  * privilege to check in one process.
  */
+int srnic_modify_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+/** Same, with the peer's MAC given (as ah_attr carries in rdma-core's extended form).
+ * That MAC is the route until the next AV: a retry timeout never replaces
+ * it with the neighbour table's (only a MAC resolved by ARP/ND is refreshed). */
+int srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+			 const struct rte_ether_addr *dmac);
+int srnic_query_qp(struct srnic_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		   struct srnic_qp_init_attr *init);
+enum ibv_qp_state srnic_qp_state(const struct srnic_qp *qp);
 
 /** Per-QP protocol events (the engine counters, per QP). Racy reads. */
 struct srnic_qp_stats {
@@ -629,7 +678,10 @@ int srnic_post_srq_recv(struct srnic_srq *srq, struct ibv_recv_wr *wr, struct ib
  * that keeps its own table of objects (a verbs layer) can tell too.
  * A consumer that destroys objects on one thread while another takes events
  * gets either the live pointer or NULL: the check and the copy happen
- * under the device's lock, which destroy takes.
+ * under the device's lock, which destroy takes. user is the object's
+ * pointer of srnic_qp_set_user() (srq, cq alike), read under that lock
+ * with the check: a verbs layer finds its own object from it, with no
+ * table of its own.
  */
 struct srnic_async_event {
 	enum ibv_event_type event_type;
@@ -643,7 +695,8 @@ struct srnic_async_event {
 	uint32_t port_num;              /**< port events: 1; else 0 */
 	uint32_t srq_num;               /**< SRQ events: srnic_srq_num(), always valid */
 	uint32_t cq_num;                /**< CQ events: the CQ's number on its device */
-	uint64_t reserved;              /**< zero: room for a field to come */
+	void *user;                     /**< the live object's srnic_*_set_user() pointer; NULL if
+					     destroyed since, never set, or a port event */
 };
 
 /**
@@ -664,7 +717,12 @@ struct srnic_async_event {
  * SRNIC_LINK_CHECK_MS): IBV_EVENT_PORT_ERR when the port's link went
  * down, IBV_EVENT_PORT_ACTIVE when it came back (as rxe on netdev
  * carrier changes; none for the state at srnic_dev_create(), as a verbs
- * context opened later sees none).
+ * context opened later sees none). The same look watches the port
+ * (doc/reliability.md): a lowered MTU moves each live RC/UC QP whose path
+ * MTU is above it to ERR (IBV_EVENT_QP_FATAL, its WQEs flushed), and a
+ * memif client that is down is started again (every
+ * SRNIC_PORT_RESTART_MS) until its server takes it: call this function
+ * regularly, or a port's changes go unnoticed.
  * In order per engine; each engine holds up to SRNIC_ASYNC_EVENT_RING,
  * more are dropped and counted (async_event_drop).
  * Any thread, several at once. Nothing to acknowledge: the event is a copy
@@ -683,6 +741,15 @@ int srnic_get_async_event(struct srnic_dev *dev, struct srnic_async_event *ev);
  * rte_errno EINVAL for a NULL device.
  */
 int srnic_dev_event_fd(const struct srnic_dev *dev);
+
+/**
+ * A pointer of the caller's for the object, handed back in its async
+ * events (srnic_async_event.user) while the object lives. Set it right
+ * after the create, before the object can have events. Any thread.
+ */
+void srnic_qp_set_user(struct srnic_qp *qp, void *user);
+void srnic_srq_set_user(struct srnic_srq *srq, void *user);
+void srnic_cq_set_user(struct srnic_cq *cq, void *user);
 
 /** Incarnations: what srnic_async_event.gen holds for the object. */
 uint32_t srnic_qp_gen(const struct srnic_qp *qp);

@@ -28,6 +28,8 @@
 	X(RX_BAD_PKEY, "rx_bad_pkey")               /* BTH P_Key not the QP's (IBTA 10.9) */ \
 	X(RX_REDIRECT, "rx_redirect")               /* handed to the QP's own engine */ \
 	X(RX_REDIRECT_DROP, "rx_redirect_drop") \
+	X(TX_LOOPBACK, "tx_loopback")               /* to our own MAC: handed to our RX, not the port */ \
+	X(RX_LOOPBACK, "rx_loopback")               /* received from our own TX (in-device loopback) */ \
 	X(RX_UD_PKTS, "rx_ud_pkts")                 /* UD datagrams delivered to a receive WQE */ \
 	X(RX_UD_QKEY_ERR, "rx_ud_qkey_err")         /* DETH Q_Key not the QP's: dropped (IBTA 10.2.5) */ \
 	X(RX_UD_TOO_LONG, "rx_ud_too_long")         /* payload beyond the path MTU: dropped */ \
@@ -102,6 +104,7 @@
 	X(TX_IOVA_SPLIT, "tx_iova_split")           /* piece split at an IOVA discontinuity */ \
 	X(RETRANSMIT, "retransmit_pkts") \
 	X(TIMEOUT, "retry_timeout") \
+	X(RETRY_STARVED, "retry_starved")           /* ACK timeouts a late poll found: resent, no retry spent */ \
 	X(POLL_BUSY, "poll_busy")                   /* polls that moved packets */ \
 	X(POLL_BUSY_CYCLES, "poll_busy_cycles")     /* timer cycles after polls that moved packets */ \
 	X(POLL_IDLE_CYCLES, "poll_idle_cycles")     /* ... after polls that found nothing */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# A/B benchmark (issue 26): srnic-perf of two commits (or two built trees)
+# A/B benchmark: srnic-perf of two commits (or two built trees)
 # on the same figures, run alternately, so that a change to the hot path
 # shows its cost before it lands. doc/performance.md has the commands and
 # results.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Instructions per operation (issue 26), counted by callgrind, which does
+# Instructions per operation, counted by callgrind, which does
 # not move with the host's load: srnic-perf with both engines on one lcore
 # (-l 0: the requester's pass req_step() and the responder's
 # perf_resp_poll_once() take turns in one thread, so the count is the same
@@ -113,7 +113,7 @@ PY
 # worth of READs. One more thing depends on time: the timer wheel steps
 # once per 12.6 us tick passed (tw_advance()), and under callgrind a READ
 # takes ~150 us, so ~12 steps (~100 instructions) per READ that move with
-# the host's speed (doc/performance.md, issue 26: runs of one tree agree
+# the host's speed (doc/performance.md: runs of one tree agree
 # within ~10 on a steady host, 3,776 and 3,907 across a change of load).
 count() {
 	local bin=$1 iters=$2 pkts=$3 out=$tmp/cg.out try built best=

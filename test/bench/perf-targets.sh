@@ -156,7 +156,7 @@ def rows_of(op, size, qps, depth, last=False):
     return [s[hits[-1 if last else 0]] for s in sets] if hits else None
 
 
-# issue 5's targets, judged on the medians above
+# the performance targets, judged on the medians above
 checks = []
 for op in ("read", "write", "send"):
     rs = rows_of(op, 65536, 1, 16)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 14: Debian's perftest over srnic's libibverbs.so.1 (usertools/srnic
+# Debian's perftest over srnic's libibverbs.so.1 (usertools/srnic
 # run) against srnic-perf's own two processes, both over net_memif on this
 # machine, in the same run. Each run does every case twice, once each way,
 # the two back to back (the order swaps every run, so a host that slows down

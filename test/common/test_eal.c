@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <rte_eal.h>
+#include <rte_ethdev.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
@@ -53,4 +54,23 @@ srnic_test_pool(void)
 		mp = rte_pktmbuf_pool_create("srnic_test", TEST_POOL_MBUFS, TEST_POOL_CACHE, 0,
 					     RTE_MBUF_DEFAULT_BUF_SIZE + 8192, rte_socket_id());
 	return mp;
+}
+
+struct srnic_dev *
+srnic_test_memif_dev(int server, const char *name, uint16_t *port)
+{
+	struct srnic_dev_conf dc;
+
+	if (rte_eth_dev_get_port_by_name("net_memif0", port) != 0)
+		return NULL;
+	memset(&dc, 0, sizeof(dc));
+	dc.port_id = *port;
+	dc.nb_engines = 1;
+	dc.mtu = 1500;
+	dc.ip_ver = 4;
+	dc.ip[0] = 127;
+	dc.ip[2] = 1;
+	dc.ip[3] = server ? 1 : 2;
+	dc.name = name;
+	return srnic_dev_create(&dc);
 }

@@ -1046,6 +1046,34 @@ test_dreq_both(void **state)
 	destroy_id(l);
 }
 
+/* A DREQ nobody answers: resent 1 + max_cm_retries times, then DREQ_ERROR
+ * with the id in TIMEWAIT (Linux's cm_process_send_error(); rdma_cm turns it
+ * into DISCONNECTED -ETIMEDOUT), and TIMEWAIT_EXIT after it. */
+static void
+test_dreq_timeout(void **state)
+{
+	struct srnic_cm_id *l;
+	struct conn c;
+	struct ev *v;
+
+	(void)state;
+	l = listen_on(1, SID);
+	conn_make(&c, l, 0);
+	drop(0, SRNIC_CM_ATTR_DREQ, 0, 1000);
+	assert_int_equal(srnic_cm_send_dreq(c.a, NULL, 0), 0);
+	RUN_UNTIL((v = ev_find(0, SRNIC_CM_EV_DREQ_ERROR, c.a, 0)) != NULL);
+	assert_int_equal(v->state, SRNIC_CM_TIMEWAIT);
+	assert_int_equal(stat(0, "dreq_timeout"), 1);
+	assert_int_equal(stat(0, "tx_dreq"), 1 + 8); /* req_param()'s max_cm_retries */
+	assert_int_equal(rules[0].dropped, 1 + 8);
+	assert_null(ev_find(1, SRNIC_CM_EV_DREQ_RECEIVED, c.b, 0));
+	assert_int_equal(srnic_cm_id_state(c.b), SRNIC_CM_ESTABLISHED);
+	RUN_UNTIL(ev_find(0, SRNIC_CM_EV_TIMEWAIT_EXIT, c.a, 0) != NULL);
+	assert_int_equal(ev_count(0, SRNIC_CM_EV_DREQ_ERROR), 1);
+	conn_free(&c);
+	destroy_id(l);
+}
+
 /* A REQ from a QP still in its timewait at the peer: REJ STALE_CONN. */
 static void
 test_stale_conn(void **state)
@@ -1745,7 +1773,7 @@ test_comm_ids_forged_rej(void **state)
 }
 
 /*
- * Issue 22 item 1: anyone who knows the GSI Q_Key (everyone) sends B's QP1
+ * Anyone who knows the GSI Q_Key (everyone) sends B's QP1
  * more than GRH + MAD: 600 and 1000 bytes (the audit's), then 257 (one
  * past a MAD). Each is B's engine's to drop (rx_ud_recv_too_small: class
  * D, QP1's receive WQEs stay posted), the CM sees nothing, QP1 stays in
@@ -1834,7 +1862,7 @@ test_qp1_recovery(void **state)
 }
 
 /*
- * Issue 22: a QP1 receive completion in error (not a flush) with QP1 still
+ * A QP1 receive completion in error (not a flush) with QP1 still
  * in RTS: the CM gave up the buffer, so QP1 lost a receive for good each
  * time. It comes of an error class that leaves the QP up, or of the engine
  * on another thread read between its CQE and its move to ERR. The test
@@ -2112,6 +2140,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_mra_delayed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dreq_passive, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dreq_both, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dreq_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_conn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listener_many, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sidr, setup, teardown),

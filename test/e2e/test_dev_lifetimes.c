@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Device lifetimes (issue 12, items 2, 3, 5, 22) on one net_ring pair the
+ * Device lifetimes on one net_ring pair the
  * tests create devices on again and again: destroy is -EBUSY while objects
  * live; create, destroy, create again under the same name works 1,000
  * times with DPDK memory back to where it was; a pool whose mbufs sit in
@@ -279,7 +279,7 @@ side_destroy(int i)
 	T.p.dev[i] = NULL;
 }
 
-/* Item 2: the device is EBUSY while a PD, CQ, MR or QP lives. */
+/* The device is EBUSY while a PD, CQ, MR or QP lives. */
 static void
 test_dev_destroy_busy(void **state)
 {
@@ -305,7 +305,7 @@ test_dev_destroy_busy(void **state)
 	rte_free(T.buf[1]);
 }
 
-/* Item 3: create, destroy, create again on the same ports and names,
+/* Create, destroy, create again on the same ports and names,
  * 1,000 times; DPDK's memzones and heap are where the first round left
  * them (LeakSanitizer checks the rest at exit). */
 static void
@@ -328,7 +328,7 @@ test_recreate_loop(void **state)
 	assert_int_equal(heap_alloc_bytes(), heap);
 }
 
-/* Item 3: a failed create leaks no pool (rx_pool did when the header
+/* A failed create leaks no pool (rx_pool did when the header
  * pool failed) and leaves the name free. */
 static void
 test_create_fail_no_leak(void **state)
@@ -356,7 +356,7 @@ test_create_fail_no_leak(void **state)
 	assert_int_equal(mz_count(), mz);
 }
 
-/* Item 3: A's WRITE sits in B's RX ring (A's mbufs over A's MR) when A is
+/* A's WRITE sits in B's RX ring (A's mbufs over A's MR) when A is
  * destroyed: its pools wait, B still receives the right bytes, and the
  * pools go once the mbufs are back. */
 static void
@@ -522,7 +522,7 @@ test_tx_copies_spare_rx_pool(void **state)
 	rte_free(T.buf[1]);
 }
 
-/* Item 5: from a host_rx callback (inside srnic_engine_poll()), dereg,
+/* From a host_rx callback (inside srnic_engine_poll()), dereg,
  * RESET, destroy of a QP and of the device are -EDEADLK, not a hang; the
  * same calls work once the poll has returned. So is an
  * SQD -> SQD modify with an AV (its handoff quiesces), which changes
@@ -606,7 +606,7 @@ drive_thread(void *arg)
 	return NULL;
 }
 
-/* Item 22: with A's zero-copy WRITE still in B's ring, srnic_dereg_mr_wait()
+/* With A's zero-copy WRITE still in B's ring, srnic_dereg_mr_wait()
  * is -EBUSY if nobody drains it (the memory stays referenced, the MR the
  * caller's, the release callback still to come), again and again until B
  * has taken the WRITE, then 0; with another thread driving the engines it
@@ -643,7 +643,7 @@ test_dereg_wait(void **state)
 			srnic_engine_poll(ea);
 		}
 		if (pass == 0) {
-			/* in use: -EBUSY, the MR still ours (issue 22 item 11:
+			/* in use: -EBUSY, the MR still ours (before,
 			 * it was deregistered all the same, -ETIMEDOUT, which
 			 * ibv_dereg_mr() reported as success) */
 			assert_int_equal(srnic_dereg_mr_wait(T.mr[0], 20000), -EBUSY);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The GSI QP (QP1, issue 15: where rdma_cm's CM MADs go) end to end over
+ * The GSI QP (QP1: where rdma_cm's CM MADs go) end to end over
  * the net_ring pair: each device has one, QPN 1, Q_Key 0x80010000 fixed
  * whatever modify_qp says; 256-byte "MADs" QP1 -> QP1 both ways through
  * AHs, every frame checked as rxe's QP1 sends it in the rdma_cm capture

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A hostile third host on the segment (issue 22): A (10.77.0.2) and B
+ * A hostile third host on the segment: A (10.77.0.2) and B
  * (10.77.0.3) are two srnic devices over a net_ring pair in this process,
  * each with its CM; the attacker is neither (52:54:0a:4d:00:66, 10.77.0.66)
  * and its frames, built here byte for byte (Ethernet, IPv4, UDP 4791, BTH,
@@ -8,17 +8,17 @@
  * beside A's traffic. While A WRITEs 2 MiB to B and READs it back over a
  * connection the CMs made (ESTABLISHED on both sides), the attacker sends
  * B, round after round:
- *   - datagrams of 600 and 1000 bytes to QP1 with the GSI Q_Key (item 1):
+ *   - datagrams of 600 and 1000 bytes to QP1 with the GSI Q_Key:
  *     dropped by the engine (rx_ud_recv_too_small), QP1 stays in RTS;
- *   - REQs and SIDR_REQs with fresh comm IDs to B's two listeners (item 2):
+ *   - REQs and SIDR_REQs with fresh comm IDs to B's two listeners:
  *     the consumer's backlog holds BACKLOG of each, the rest go without a
  *     REJ (req_dropped), the REQs' ids expire (req_expired) when the
  *     attacker's own timeouts say it has given up;
  *   - ARP requests for B, gratuitous ARPs for addresses B does not use and
- *     one claiming A's address (item 3): each request answered once, no
+ *     one claiming A's address: each request answered once, no
  *     address learned, A's entry and B's QP routes untouched;
  *   - REJs and DREQs naming B's established id by its comm ID but with a
- *     guessed peer ID (item 5): not taken (rx_unknown_comm_id; the DREQ
+ *     guessed peer ID: not taken (rx_unknown_comm_id; the DREQ
  *     gets the DREP Linux gives an unknown DREQ, dup_dreq).
  * Then the transfer is checked byte for byte, the connection is still
  * ESTABLISHED and disconnects cleanly, and a new connection A -> B is made
@@ -68,7 +68,7 @@
 #define QP_WR 64
 #define CQ_LEN 256
 #define MSG_LEN 3000               /* the second connection's SEND */
-#define BIG_UD_1 600               /* item 1's datagrams: more than GRH + MAD */
+#define BIG_UD_1 600               /* the big datagrams: more than GRH + MAD */
 #define BIG_UD_2 1000
 #define ATK_IP_HOST 66
 #define ATK_UNUSED_IP_BASE 100     /* 10.77.0.100.. : addresses nobody uses */
@@ -711,15 +711,15 @@ atk_round(struct atk *t)
 	uint8_t unused = (uint8_t)(ATK_UNUSED_IP_BASE + t->rounds % ATK_UNUSED_IPS);
 	struct rte_ether_addr stranger = atk_mac;
 
-	/* item 1: more than QP1's GRH + 256-byte receive buffers */
+	/* datagrams: more than QP1's GRH + 256-byte receive buffers */
 	memset(junk, 0xA5, sizeof(junk));
 	srnic_cm_mad_init(junk, SRNIC_CM_ATTR_REQ, rte_rand());
 	t->big_ud += atk_ud(t, junk, BIG_UD_1);
 	t->big_ud += atk_ud(t, junk, BIG_UD_2);
-	/* item 2 */
+	/* REQs and SIDR_REQs with fresh comm IDs */
 	t->reqs += atk_req(t);
 	t->sidr_reqs += atk_sidr_req(t);
-	/* item 3: a request for B (answered), a gratuitous ARP for an
+	/* ARP: a request for B (answered), a gratuitous ARP for an
 	 * address nobody uses from a stranger's MAC, and one saying A's
 	 * address is the attacker's */
 	t->arp_req_b += atk_arp(RTE_ARP_OP_REQUEST, &bcast, &atk_mac, ATK_IP_HOST,
@@ -728,7 +728,7 @@ atk_round(struct atk *t)
 	t->garp += atk_arp(RTE_ARP_OP_REQUEST, &bcast, &stranger, unused, unused);
 	t->garp += atk_arp(RTE_ARP_OP_REPLY, &bcast, &atk_mac, S[0].gid.raw[15],
 			   S[0].gid.raw[15]);
-	/* item 5 */
+	/* REJ and DREQ with a guessed peer ID */
 	atk_forge(t);
 	t->rounds++;
 }
@@ -802,13 +802,13 @@ test_hostile_peer(void **state)
 	RUN_UNTIL(cm_stat(1, "rx_dreq") >= 1 && cm_stat(1, "rx_rej") >= 1);
 	assert_int_equal(cm_stat(1, "rx_unknown_comm_id"), cm_stat(1, "rx_rej"));
 	assert_int_equal(cm_stat(1, "dup_dreq"), cm_stat(1, "rx_dreq"));
-	/* item 1: dropped by the engine, QP1 never left RTS */
+	/* the big datagrams: dropped by the engine, QP1 never left RTS */
 	assert_true(dev_stat(1, "rx_ud_recv_too_small") - small0 >= 1);
 	assert_true(dev_stat(1, "rx_ud_recv_too_small") - small0 <= t.big_ud);
 	assert_int_equal(srnic_qp_state(srnic_cm_gsi_qp(S[1].cm)), IBV_QPS_RTS);
 	assert_int_equal(cm_stat(1, "rx_wc_err"), 0);
 	assert_int_equal(cm_stat(1, "qp1_recovered"), 0);
-	/* item 2: BACKLOG requests held per listener, the rest dropped
+	/* the floods: BACKLOG requests held per listener, the rest dropped
 	 * without a REJ; B sent the flood nothing but the DREPs */
 	assert_int_equal(L_rc.peak, BACKLOG);
 	assert_int_equal(L_ud.peak, BACKLOG);
@@ -821,7 +821,7 @@ test_hostile_peer(void **state)
 	RUN_UNTIL(L_rc.queued == 0);
 	assert_int_equal(L_rc.expired, L_rc.held);
 	assert_int_equal(cm_stat(1, "req_expired"), L_rc.held);
-	/* item 3: each request answered at most once (no amplification),
+	/* ARP: each request answered at most once (no amplification),
 	 * nothing learned from strangers, A where it was, no QP moved */
 	RUN_UNTIL(tap.replies_to_atk >= 1);
 	assert_true(tap.replies_to_atk <= t.arp_req_b);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Remote errors end to end (issue #3, item 4), each on a fresh QP pair:
+ * Remote errors end to end, each on a fresh QP pair:
  * bad R_Key, missing MR permission, one byte out of bounds -> NAK remote
  * access error (AETH 0x62) and IBV_WC_REM_ACCESS_ERR; misaligned atomic
  * and SEND longer than the RECV -> NAK invalid request (0x61) and

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Faults end to end (issue #4), beyond test_rc_loss.c, each checked packet
+ * Faults end to end, beyond test_rc_loss.c, each checked packet
  * by packet on the wire:
  *  - lost READ responses (FIRST, a MIDDLE, LAST): the requester asks again
  *    only for what is missing (PSN, RETH va/len), answered as a new message;
@@ -816,12 +816,13 @@ static void
 test_read_lost_last(void **state)
 {
 	const uint32_t len = 7 * PMTU + 512;
-	int64_t tmo = stat(0, "retry_timeout");
+	int64_t tmo = stat(0, "retry_timeout") + stat(0, "retry_starved");
 	uint64_t va;
 
 	RTE_SET_USED(state);
 	read_with_lost_resp(len, SRNIC_OP_RC_READ_RESP_LAST, 0);
-	assert_int_equal(stat(0, "retry_timeout") - tmo, 1);
+	/* one expiry, judged or found late (both resend) */
+	assert_int_equal(stat(0, "retry_timeout") + stat(0, "retry_starved") - tmo, 1);
 	va = (uintptr_t)bufs.r;
 	w_rreq(PSN(0), va, len);
 	w_rreq(PSN(7), va + 7 * PMTU, 512);
@@ -868,7 +869,7 @@ find_frame(int side, uint8_t op, uint32_t psn)
 /* The lossy link duplicates the READ request: the copy arrives while the
  * READ is still being answered, so the responder restarts that answer at
  * the PSN asked for (here its first: nothing was sent yet) instead of
- * queuing a second one (issue 12 item 15); the requester completes once. A
+ * queuing a second one; the requester completes once. A
  * copy replayed after the completion, with the remote data changed
  * meanwhile, is answered again and the requester places none of it. */
 static void
@@ -1343,8 +1344,9 @@ test_peer_gone(void **state)
 		IBV_WC_WR_FLUSH_ERR, IBV_WC_WR_FLUSH_ERR, IBV_WC_WR_FLUSH_ERR,
 	};
 	uint64_t t_tmo = rte_get_timer_hz() * 131072 / 1000000000;
-	uint32_t i, cap_mark, tap_mark, nwrite = 0, nqp1 = 0;
+	uint32_t i, cap_mark, tap_mark, nwrite = 0, nqp1 = 0, rounds;
 	const struct rte_eth_rxtx_callback *tx_cb;
+	int64_t starved;
 
 	RTE_SET_USED(state);
 	c = conf_default();
@@ -1358,6 +1360,7 @@ test_peer_gone(void **state)
 	e2e_settle(16);
 	cap_mark = E->npkts;
 	tap_mark = nsent;
+	starved = stat(0, "retry_starved");
 	tx_rounds = 0;
 	tx_round_dqpn = qpn(1);
 	tx_round_psn = PSN(1);
@@ -1410,8 +1413,11 @@ test_peer_gone(void **state)
 	/* each round at least a timeout after the last: the timer is armed
 	 * at the sending poll's start, and a round goes out in the first poll
 	 * that starts a timeout later; half the timeout is the floor, for the
-	 * instructions between our stamp and the engine's clock read */
-	assert_int_equal(tx_rounds, 4);
+	 * instructions between our stamp and the engine's clock read; one
+	 * more round for each expiry this thread found late (preempted longer
+	 * than the 131 us timeout: resent, no retry spent) */
+	rounds = 4 + (uint32_t)(stat(0, "retry_starved") - starved);
+	assert_int_equal(tx_rounds, RTE_MIN(rounds, (uint32_t)TX_ROUNDS_MAX));
 	for (i = 1; i < tx_rounds; i++)
 		if (tx_round_tsc[i] - tx_round_tsc[i - 1] < t_tmo / 2) {
 			rec_dump("sent", sent, nsent);
@@ -1419,11 +1425,11 @@ test_peer_gone(void **state)
 				 (double)(tx_round_tsc[i] - tx_round_tsc[i - 1]) * 1e6 /
 					 rte_get_timer_hz());
 		}
-	if (nwrite != 4 || nqp1 != 4 * 6)
+	if (nwrite != rounds || nqp1 != rounds * 6)
 		rec_dump("sent", sent, nsent);
-	assert_int_equal(nwrite, 1 + 3);
-	assert_int_equal(nqp1, 4 * 6);
-	assert_int_equal(rule.hits, 4 * 6);
+	assert_int_equal(nwrite, rounds);
+	assert_int_equal(nqp1, rounds * 6);
+	assert_int_equal(rule.hits, rounds * 6);
 }
 
 /* ---- NAKs for a message still going out ---- */

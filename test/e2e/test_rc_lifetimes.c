@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Object lifetimes across incarnations and threads (issue 12, items 1, 2):
+ * Object lifetimes across incarnations and threads:
  * a QP's CQEs go with it on RESET and destroy (a stale CQE once handed
  * send credit to the QP's next life, or to a new QP with its number), a
  * poll on one thread races a destroy on another, and a CQ with QPs is
@@ -105,7 +105,7 @@ check_writes(const struct e2e_bufs *b)
 	assert_int_equal(srnic_qp_state(E->qp[1]), IBV_QPS_RTS);
 }
 
-/* The issue's reproduction: RESET with 8 CQEs in the CQ. They go with
+/* The reproduction: RESET with 8 CQEs in the CQ. They go with
  * the old incarnation: polling after RESET finds none, so the 8 WRs posted
  * into the reconnected QP's 8-slot SQ keep it full, and all 8 complete. */
 static void

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * srnic_modify_qp() validation (issue #3, item 8): transitions verbs does
+ * srnic_modify_qp() validation: transitions verbs does
  * not allow for RC, out-of-range attributes and missing required masks
  * are -EINVAL and change nothing; RESET -> INIT -> RTR -> RTS works;
  * ERR flushes posted WRs; RESET makes a used QP new again.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Every RC opcode end to end, data checked byte for byte (issue #3,
- * item 3): SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM,
+ * Every RC opcode end to end, data checked byte for byte: SEND,
+ * SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM,
  * RDMA_READ for sizes 0, 1, PMTU-1, PMTU, PMTU+1 and 1 MiB at PMTU 256,
  * 1024 and 4096, with 1 and 3 SGEs on both sides; atomics; inline SEND.
  */

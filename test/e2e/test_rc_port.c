@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What the port takes (issue 12, item 18), end to end over the ring pair
+ * What the port takes, end to end over the ring pair
  * made to look like an i40e/ice port: devices created with tx_seg_max 8
  * (their nb_mtu_seg_max), a TX callback that records how many segments
  * each packet reaches the PMD with, and the PMD's tx_pkt_prepare replaced

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The whole modify_qp attribute table for RC (issue 12, item 8), over QPs
+ * The whole modify_qp attribute table for RC, over QPs
  * of a real device: for every (current, next) pair of states the QP can be
  * in, every attribute bit alone on top of the required ones, and every
  * required bit left out. A transition the table allows with a mask whose
@@ -70,7 +70,8 @@ static const struct ref_trans ref[NSTATES][NSTATES] = {
 			IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX |
 			IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MIG_STATE },
 	},
-	/* SQE: an RC QP never gets there (a send error is fatal, C10-...). */
+	/* SQE: an RC QP never gets there (IBTA 10.3.1: SQE is for unreliable
+	 * QPs; an RC send error takes the QP to ERR). */
 	[IBV_QPS_ERR] = {
 		[IBV_QPS_RESET] = { true, 0, 0 },
 		[IBV_QPS_ERR] = { true, 0, 0 },

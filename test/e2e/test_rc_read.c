@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * RDMA READ end to end, packet by packet (issue #3, items 1 and 2): the
+ * RDMA READ end to end, packet by packet: the
  * 8 KiB walk at PMTU 4096 from PSN 2000, READs of 0, 1, one PMTU and many
  * PMTUs, and signaled vs unsignaled work requests.
  */

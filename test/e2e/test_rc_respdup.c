@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Duplicate READs and atomics at the responder (issue 12 items 10, 15, 16,
- * 20): the responder answers a duplicate only from what it remembers of a
+ * Duplicate READs and atomics at the responder: the responder answers a
+ * duplicate only from what it remembers of a
  * READ or atomic it executed (its responder resources), restarts a READ
  * still being answered instead of queuing a second copy, answers a retry
  * from a copy of the memory, and tells an atomic a PSN lap old from the
@@ -184,7 +184,7 @@ setup(void **state)
 	return 0;
 }
 
-/* ---- item 20: a duplicate READ must name a READ B executed ---- */
+/* ---- a duplicate READ must name a READ B executed ---- */
 
 /* A READ at a PSN behind ePSN that no READ ever had, on a fresh QP (one
  * 74-byte frame, 64 KiB asked): nothing is sent back, the drop is counted,
@@ -286,7 +286,7 @@ test_rkey_random(void **state)
 	assert_true(same < RTE_DIM(b) - 1);
 }
 
-/* ---- item 15: a duplicate READ still being answered restarts it ---- */
+/* ---- a duplicate READ still being answered restarts it ---- */
 
 /* A READ of 64 KiB and its duplicate in the same burst: the duplicate
  * comes while the READ is queued, so its answer restarts at the PSN asked
@@ -358,7 +358,7 @@ test_dup_read_restart_copy_part(void **state)
 	assert_int_equal(srnic_qp_state(E->qp[1]), IBV_QPS_RTS);
 }
 
-/* The retry storm of issue 12 item 15 without srnic-perf, scaled to what
+/* The retry storm without srnic-perf, scaled to what
  * an ASan build moves in an ACK timeout: many QPs with READs of 1 MiB
  * outstanding over the ring, TX-bound at B (the ring and B's TX buffer
  * full), the timeout (code 17, 537 ms) longer than the frames in flight
@@ -458,7 +458,7 @@ test_read_storm(void **state)
 		assert_int_equal(srnic_destroy_cq(cq[i]), 0);
 }
 
-/* ---- item 16: a retried READ is answered from a copy ---- */
+/* ---- a retried READ is answered from a copy ---- */
 
 /* The application stores to the READ source after B built each zero-copy
  * response and before A reads it off the link (legal: the READ returns
@@ -501,7 +501,7 @@ test_retry_copy_icrc(void **state)
 	assert_memory_equal(bufs.l, bufs.r, len / 2); /* untouched bytes */
 }
 
-/* ---- issue 22 item 16: a duplicate READ reports the current MSN ---- */
+/* ---- a duplicate READ reports the current MSN ---- */
 
 /* One replayed READ response k checked field by field: B's frame to A's QP
  * at psn, opcode op, nothing set in the BTH but the PSN (no AckReq, SE,
@@ -611,7 +611,7 @@ test_dup_read_current_msn(void **state)
 	assert_int_equal(srnic_qp_state(E->qp[1]), IBV_QPS_RTS);
 }
 
-/* ---- item 10: a duplicate atomic after the PSN wraps ---- */
+/* ---- a duplicate atomic after the PSN wraps ---- */
 
 /* PMTU 256, a MR of 2 GiB (reserved, never touched but for one packet):
  * a FETCH_ADD at PSN 0, then two READs of 2^23 PSNs each (each retried at

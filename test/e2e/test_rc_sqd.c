@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * SQD drains (issue 12, item 7; IBTA 10.3.1): a QP moved to SQD keeps its
+ * SQD drains (IBTA 10.3.1): a QP moved to SQD keeps its
  * ACK timer and retransmits, finishes what it started, starts nothing new
  * (WRs posted in SQD wait), and raises IBV_EVENT_SQ_DRAINED once when the
  * last outstanding WQE completed; SQD -> RTS sends what waited.
@@ -45,7 +45,7 @@ to_rts(struct srnic_qp *qp)
 	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE), 0);
 }
 
-/* The issue's reproduction: a WRITE whose ACK is lost, then SQD. */
+/* The reproduction: a WRITE whose ACK is lost, then SQD. */
 static void
 test_sqd_drains_lost_ack(void **state)
 {

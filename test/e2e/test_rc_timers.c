@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Requester and completer timers (issue 12, items 11 and 12): AckReq
+ * Requester and completer timers: AckReq
  * every SRNIC_ACK_REQ_INTERVAL packets inside a long message, so that a
  * timeout resends only what no ACK covered; an implied NAK (a READ's
  * response lost, a later PSN answered) spends retry_cnt like a timeout;
@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 
 #include "e2e_fixture.h"
@@ -42,7 +43,7 @@ count_op(int side, uint8_t opcode)
 	return n;
 }
 
-/* Item 11: a 200-packet WRITE asks for an ACK at packets 64, 128, 192 and
+/* A 200-packet WRITE asks for an ACK at packets 64, 128, 192 and
  * the last; the last ACK is lost. The timeout resends from the first PSN
  * no ACK covered (PSN0 + 192): 8 packets, not 200. */
 static void
@@ -100,14 +101,16 @@ test_tail_loss_resends_tail(void **state)
 	assert_int_equal(ack_psn[3], PSN0 + TAIL_PKTS - 1);
 }
 
-/* Item 12: every READ response is lost, the WRITE behind the READ is
+/* Every READ response is lost, the WRITE behind the READ is
  * ACKed: each ACK for the later PSN is an implied NAK for the READ. Each
  * resend, whether implied NAK or timeout, spends one of retry_cnt: the
- * READ goes out 1 + retry_cnt times, then fails, and the WRITE is flushed. */
+ * READ goes out 1 + retry_cnt times, then fails, and the WRITE is flushed
+ * (once more for each timeout this thread found late, spending nothing). */
 static void
 test_implied_nak_spends_retry(void **state)
 {
 	const uint8_t retry = 3;
+	int64_t starved = srnic_dev_stat(E->p.dev[0], "retry_starved");
 
 	RTE_SET_USED(state);
 	fresh(TMO_SHORT, retry, 1 << 16);
@@ -121,8 +124,28 @@ test_implied_nak_spends_retry(void **state)
 	assert_int_equal(E->wc[0][1].wr_id, 2);
 	assert_int_equal(E->wc[0][1].status, IBV_WC_WR_FLUSH_ERR);
 	assert_int_equal(srnic_qp_state(E->qp[0]), IBV_QPS_ERR);
-	assert_int_equal(count_op(0, SRNIC_OP_RC_READ_REQ), 1 + retry);
+	starved = srnic_dev_stat(E->p.dev[0], "retry_starved") - starved;
+	assert_int_equal(count_op(0, SRNIC_OP_RC_READ_REQ), 1 + retry + starved);
 	assert_true(E->drop.dropped >= 1u + retry);
+}
+
+/* The n WRs A posted (wr_id 1..n): the first failed with RETRY_EXC_ERR
+ * after 1 + retry expiries of the ACK timer (since the count tmo), the
+ * rest were flushed, A's QP is in ERR (C9-140). */
+static void
+wait_first_fails(uint32_t n, int64_t tmo, uint8_t retry)
+{
+	uint32_t i;
+
+	e2e_wait_wc(0, n);
+	assert_int_equal(E->wc[0][0].wr_id, 1);
+	assert_int_equal(E->wc[0][0].status, IBV_WC_RETRY_EXC_ERR);
+	for (i = 1; i < n; i++) {
+		assert_int_equal(E->wc[0][i].wr_id, i + 1);
+		assert_int_equal(E->wc[0][i].status, IBV_WC_WR_FLUSH_ERR);
+	}
+	assert_int_equal(srnic_qp_state(E->qp[0]), IBV_QPS_ERR);
+	assert_int_equal(srnic_dev_stat(E->p.dev[0], "retry_timeout") - tmo, 1 + retry);
 }
 
 /* A port that takes nothing (a link that went down under the PMD: its
@@ -163,18 +186,169 @@ test_port_stuck_times_out(void **state)
 	for (i = 0; i < STUCK_WRITES; i++)
 		e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, i + 1, i * len, len, i * len,
 			      IBV_SEND_SIGNALED);
-	e2e_wait_wc(0, STUCK_WRITES);
-	assert_int_equal(E->wc[0][0].wr_id, 1);
-	assert_int_equal(E->wc[0][0].status, IBV_WC_RETRY_EXC_ERR);
-	for (i = 1; i < STUCK_WRITES; i++) {
-		assert_int_equal(E->wc[0][i].wr_id, i + 1);
-		assert_int_equal(E->wc[0][i].status, IBV_WC_WR_FLUSH_ERR);
-	}
-	assert_int_equal(srnic_qp_state(E->qp[0]), IBV_QPS_ERR);
-	assert_int_equal(srnic_dev_stat(E->p.dev[0], "retry_timeout") - tmo, 1 + retry);
+	wait_first_fails(STUCK_WRITES, tmo, retry);
 	/* the port takes packets again: what the engine held leaves */
 	assert_int_equal(rte_eth_remove_tx_callback(E->p.port[0], 0, cb), 0);
 	e2e_settle(8);
+}
+
+/* ---- a dead peer with retry_cnt 7 ---- */
+
+#define DEAD_RETRY 7                  /* perftest's and rping's: no infinite value */
+#define DEAD_WRS 4
+
+/* 4.096 us x 2^TMO_SHORT in timer cycles */
+static uint64_t
+short_tmo_cycles(void)
+{
+	return rte_get_timer_hz() / 1000 * (4096ull << TMO_SHORT) / 1000000;
+}
+
+enum dead_peer {
+	DEAD_SILENT,                  /* B's port gives nothing back (all its frames dropped) */
+	DEAD_QP_GONE,                 /* B's QP destroyed: requests land on no QP */
+	DEAD_QP_ERR,                  /* B's QP in ERR: it answers nothing (item 8) */
+};
+
+/* A posts op (WRITE or READ of 1 KiB) and DEAD_WRS - 1 WRITEs behind it
+ * to a peer that stopped answering, retry_cnt 7, timeout 4.2 ms. The first
+ * WR is sent 1 + 7 times, each resend at least a timeout after the last,
+ * then completes with RETRY_EXC_ERR; the rest are flushed, the QP is in
+ * ERR and sends nothing more. Before, retry_cnt 7 never ran out (as in
+ * rxe): the WR was resent for ever (836 times in 59 s for a READ whose
+ * responder QP was in ERR) and the wait ran out of time. An expiry this
+ * thread found late (preempted for more than a timeout between two polls
+ * of A) resends without spending a retry (retry_starved): counted in. */
+static void
+dead_peer_times_out(enum dead_peer how, enum ibv_wr_opcode op)
+{
+	const uint8_t first_op = op == IBV_WR_RDMA_READ ? SRNIC_OP_RC_READ_REQ :
+			       SRNIC_OP_RC_WRITE_ONLY;
+	const uint64_t tmo_cycles = short_tmo_cycles();
+	int64_t tmo, starved;
+	uint64_t t0, spent;
+	uint32_t i, sent, rounds;
+
+	fresh(TMO_SHORT, DEAD_RETRY, DEAD_WRS * 4096);
+	if (how == DEAD_QP_GONE) {
+		assert_int_equal(srnic_destroy_qp(E->qp[1]), 0);
+		E->qp[1] = NULL;
+	} else {
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+		assert_int_equal(srnic_modify_qp(E->qp[1], &a, IBV_QP_STATE), 0);
+	}
+	e2e_settle(4);
+	e2e_reset();
+	if (how == DEAD_SILENT)
+		e2e_drop_arm(1, -1, 0, UINT32_MAX);
+	tmo = srnic_dev_stat(E->p.dev[0], "retry_timeout");
+	starved = srnic_dev_stat(E->p.dev[0], "retry_starved");
+	t0 = rte_get_timer_cycles();
+	e2e_bufs_post(&bufs, E->qp[0], op, 1, 0, 1024, 0, IBV_SEND_SIGNALED);
+	for (i = 1; i < DEAD_WRS; i++)
+		e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, i + 1, i * 4096, 100, i * 4096,
+			      IBV_SEND_SIGNALED);
+	wait_first_fails(DEAD_WRS, tmo, DEAD_RETRY);
+	/* none of the 1 + retry_cnt expiries earlier than its timeout */
+	spent = rte_get_timer_cycles() - t0;
+	assert_true(spent >= (1 + DEAD_RETRY) * tmo_cycles);
+	/* every WR was in flight: each of the 7 rewinds (and each late
+	 * expiry's) sent the first and those behind it again; nothing after
+	 * ERR */
+	rounds = 1 + DEAD_RETRY + (uint32_t)(srnic_dev_stat(E->p.dev[0], "retry_starved") - starved);
+	sent = count_op(0, SRNIC_OP_RC_READ_REQ) + count_op(0, SRNIC_OP_RC_WRITE_ONLY);
+	e2e_settle(8);
+	assert_int_equal(count_op(0, SRNIC_OP_RC_READ_REQ) + count_op(0, SRNIC_OP_RC_WRITE_ONLY),
+			 sent);
+	assert_int_equal(sent, rounds * DEAD_WRS);
+	assert_int_equal(count_op(0, first_op), rounds * (op == IBV_WR_RDMA_READ ? 1 : DEAD_WRS));
+}
+
+static void
+test_dead_peer_silent(void **state)
+{
+	RTE_SET_USED(state);
+	dead_peer_times_out(DEAD_SILENT, IBV_WR_RDMA_WRITE);
+}
+
+static void
+test_dead_peer_qp_gone(void **state)
+{
+	RTE_SET_USED(state);
+	dead_peer_times_out(DEAD_QP_GONE, IBV_WR_RDMA_WRITE);
+}
+
+/* A READ whose responder QP went to ERR. */
+static void
+test_dead_peer_read_resp_err(void **state)
+{
+	RTE_SET_USED(state);
+	dead_peer_times_out(DEAD_QP_ERR, IBV_WR_RDMA_READ);
+}
+
+/* Neither engine polled for STARVE_TMOS ACK timeouts (the host gave their
+ * lcores nothing), retry_cnt 0: the first poll of A finds the timer
+ * expired, but a poll that comes more than a timeout after the previous
+ * one judges no peer. The WRITE is resent without spending the retry
+ * (retry_starved), B answers, it completes. Before, that expiry spent the
+ * only retry there was: RETRY_EXC_ERR on a live peer (as srnic-perf's
+ * lossy runs failed on a loaded host with retry_cnt 7 finite). With B's
+ * ACK already in A's RX ring when A was starved, the poll reads it before
+ * the timers: no expiry at all. */
+#define STARVE_TMOS 4
+
+static void
+starve_both(void)
+{
+	uint64_t until = rte_get_timer_cycles() + STARVE_TMOS * short_tmo_cycles();
+
+	/* the condition is the time itself: no engine runs meanwhile */
+	while (rte_get_timer_cycles() < until)
+		rte_pause();
+}
+
+static void
+test_starved_engine_spends_no_retry(void **state)
+{
+	int64_t tmo, starved;
+
+	RTE_SET_USED(state);
+	fresh(TMO_SHORT, E2E_RNR_RETRY_0, 4096); /* retry_cnt 0 */
+	e2e_settle(4);
+	e2e_reset();
+	tmo = srnic_dev_stat(E->p.dev[0], "retry_timeout");
+	starved = srnic_dev_stat(E->p.dev[0], "retry_starved");
+
+	/* the WRITE leaves A; nothing runs for 4 timeouts; then A first */
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 1024, 0, IBV_SEND_SIGNALED);
+	e2e_poll_side(0);
+	starve_both();
+	e2e_wait_wc(0, 1);
+	assert_int_equal(E->wc[0][0].status, IBV_WC_SUCCESS);
+	assert_memory_equal(bufs.r, bufs.l, 1024);
+	/* one late expiry at least (more if this thread was preempted that
+	 * long again before B's ACK was read), each a resend */
+	starved = srnic_dev_stat(E->p.dev[0], "retry_starved") - starved;
+	assert_true(starved >= 1);
+	assert_int_equal(srnic_dev_stat(E->p.dev[0], "retry_timeout") - tmo, 0);
+	assert_int_equal(count_op(0, SRNIC_OP_RC_WRITE_ONLY), 1 + starved);
+	assert_int_equal(srnic_qp_state(E->qp[0]), IBV_QPS_RTS);
+
+	/* B answered before both starved: A's poll takes the ACK first */
+	e2e_settle(4);
+	e2e_reset();
+	starved = srnic_dev_stat(E->p.dev[0], "retry_starved");
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 2, 1024, 1024, 1024, IBV_SEND_SIGNALED);
+	e2e_poll_side(0);
+	e2e_poll_side(1);
+	starve_both();
+	e2e_wait_wc(0, 1);
+	assert_int_equal(E->wc[0][0].status, IBV_WC_SUCCESS);
+	assert_memory_equal(bufs.r + 1024, bufs.l + 1024, 1024);
+	assert_int_equal(srnic_dev_stat(E->p.dev[0], "retry_starved") - starved, 0);
+	assert_int_equal(srnic_dev_stat(E->p.dev[0], "retry_timeout") - tmo, 0);
+	assert_int_equal(count_op(0, SRNIC_OP_RC_WRITE_ONLY), 1);
 }
 
 /* A copy of B's READ response k with PSN psn, opcode op and drop bytes of
@@ -209,7 +383,7 @@ inject_resp(const struct e2e_pkt *k, uint32_t psn, uint8_t op, uint32_t drop)
 	assert_int_equal(rte_eth_tx_burst(E->p.port[1], 0, &m, 1), 1);
 }
 
-/* Item 12: READ responses of the wrong length or position are dropped,
+/* READ responses of the wrong length or position are dropped,
  * each under its own counter, and place nothing; the READ's retry then
  * completes it. */
 static void
@@ -263,6 +437,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_port_stuck_times_out, e2e_setup,
 						e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_implied_nak_spends_retry, e2e_setup,
+						e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_dead_peer_silent, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_dead_peer_qp_gone, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_dead_peer_read_resp_err, e2e_setup,
+						e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_starved_engine_spends_no_retry, e2e_setup,
 						e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_read_resp_counted, e2e_setup,
 						e2e_teardown),

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Wire format end to end against the golden rdma_rxe captures (issue #3,
- * item 6). The scenarios of the golden files are replayed between two
+ * Wire format end to end against the golden rdma_rxe captures. The
+ * scenarios of the golden files are replayed between two
  * srnic endpoints (same sizes, same path MTU); then:
  * - every frame: P_Key 0xFFFF, TVer 0, MigReq 0, FECN/BECN 0, pad count,
  *   IPv4 DF, TTL 64, TOS 0, UDP checksum 0, UDP dst 4791, UDP src port

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Receive checks and the address vector on the wire (issue 12 item 13):
+ * Receive checks and the address vector on the wire:
  * the BTH P_Key against the QP's (a mismatch dropped and counted, the
  * default partition's limited member accepted), BTH.SE on SEND and WRITE
  * with immediate and its record beside the receive CQE, the AV's hop limit

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Issue 14: an SRQ has one consumer, its engine. On a device of two
+ * An SRQ has one consumer, its engine. On a device of two
  * engines a QP whose CQs are on the other engine than the SRQ's is refused
  * (EINVAL); one on the SRQ's engine is taken, and keeps the SRQ busy.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Issue 14, the engine part: shared receive queues, asynchronous events
+ * The engine part: shared receive queues, asynchronous events
  * and CQ resize over the net_ring pair. B (side 1) receives, through an
  * SRQ shared by several of its QPs, what QPs on A (side 0) send; every
  * message's bytes, every CQE and every event is checked. Events: SRQ
@@ -391,6 +391,7 @@ test_srq_limit_once(void **state)
 	assert_int_equal(srnic_modify_srq(T.srq, &sa, 1 << 5), -EINVAL);
 	sa.srq_limit = 4;
 	assert_int_equal(srnic_modify_srq(T.srq, &sa, IBV_SRQ_LIMIT), 0);
+	srnic_srq_set_user(T.srq, &T.srq); /* its events carry it */
 	sa.max_wr = 2; /* below the limit armed */
 	assert_int_equal(srnic_modify_srq(T.srq, &sa, IBV_SRQ_MAX_WR), -EINVAL);
 	assert_int_equal(srnic_query_srq(T.srq, &sa), 0);
@@ -411,6 +412,7 @@ test_srq_limit_once(void **state)
 	assert_ptr_equal(ev.srq, T.srq);
 	assert_int_equal(ev.srq_num, srnic_srq_num(T.srq));
 	assert_int_equal(ev.gen, srnic_srq_gen(T.srq));
+	assert_ptr_equal(ev.user, &T.srq);
 	T_RUN_UNTIL(T.nwc[1] == 5);
 	assert_int_equal(srnic_query_srq(T.srq, &sa), 0);
 	assert_int_equal(sa.srq_limit, 0); /* disarmed */
@@ -495,6 +497,7 @@ test_srq_last_wqe(void **state)
 	assert_ptr_equal(ev.qp, T.b[0]);
 	assert_int_equal(ev.qp_num, srnic_qp_num(T.b[0]));
 	assert_int_equal(ev.gen, srnic_qp_gen(T.b[0]));
+	assert_null(ev.user); /* never set */
 	/* once, no QP_FATAL (the application moved it), and the SRQ's WQEs
 	 * are not flushed: they are the other QP's */
 	assert_no_event(1);
@@ -655,6 +658,8 @@ test_cq_err_overflow(void **state)
 		struct srnic_cq *bcq = T.cq[1];
 
 		T.cq[1] = NULL;
+		srnic_cq_set_user(bcq, &bcq);
+		srnic_qp_set_user(T.b[0], &T.b[0]);
 		for (k = 0; k < 8; k++)
 			send_from(0, k, k, 32, k);
 		while (!cq_err || !fatal) {
@@ -664,9 +669,11 @@ test_cq_err_overflow(void **state)
 				cq_err = true;
 				assert_ptr_equal(ev.cq, bcq);
 				assert_int_equal(ev.gen, srnic_cq_gen(bcq));
+				assert_ptr_equal(ev.user, &bcq);
 			} else {
 				assert_int_equal(ev.event_type, IBV_EVENT_QP_FATAL);
 				assert_ptr_equal(ev.qp, T.b[0]);
+				assert_ptr_equal(ev.user, &T.b[0]);
 				fatal = true;
 			}
 		}
@@ -829,11 +836,13 @@ test_destroy_order(void **state)
 	e2e_settle(8);
 	qpn = srnic_qp_num(T.b[0]);
 	gen = srnic_qp_gen(T.b[0]);
+	srnic_qp_set_user(T.b[0], &T.b[0]);
 	assert_int_equal(srnic_destroy_qp(T.b[0]), 0);
 	T.b[0] = mk_qp(1, T.cq[1], T.srq); /* may take the same memory and QPN */
 	assert_int_equal(srnic_get_async_event(E->p.dev[1], &ev), 0);
 	assert_int_equal(ev.event_type, IBV_EVENT_QP_LAST_WQE_REACHED);
 	assert_null(ev.qp);
+	assert_null(ev.user); /* the destroyed QP's pointer is not handed out */
 	assert_int_equal(ev.qp_num, qpn);
 	assert_int_equal(ev.gen, gen);
 	assert_true(srnic_qp_gen(T.b[0]) != gen);
@@ -865,10 +874,12 @@ test_destroy_order(void **state)
 	assert_int_equal(srnic_destroy_qp(T.b[0]), 0);
 	T.b[0] = NULL;
 	gen = srnic_srq_gen(srq2);
+	srnic_srq_set_user(srq2, &srq2);
 	assert_int_equal(srnic_destroy_srq(srq2), 0);
 	assert_int_equal(srnic_get_async_event(E->p.dev[1], &ev), 0);
 	assert_int_equal(ev.event_type, IBV_EVENT_SRQ_LIMIT_REACHED);
 	assert_null(ev.srq);
+	assert_null(ev.user);
 	assert_int_equal(ev.gen, gen);
 	assert_int_equal(srnic_get_async_event(E->p.dev[1], &ev), 0);
 	assert_int_equal(ev.event_type, IBV_EVENT_QP_LAST_WQE_REACHED);
@@ -1012,15 +1023,28 @@ test_port_events(void **state)
 {
 	struct rte_eth_link link;
 	struct srnic_async_event ev;
+	struct ibv_port_attr pa;
 
 	RTE_SET_USED(state);
 	assert_int_equal(rte_eth_link_get_nowait(E->p.port[1], &link), 0);
 	assert_int_equal(link.link_status, RTE_ETH_LINK_UP);
 	assert_int_equal(srnic_get_async_event(E->p.dev[1], &ev), -EAGAIN); /* none at creation */
+	assert_int_equal(srnic_dev_query_port(E->p.dev[1], &pa), 0);
+	assert_int_equal(pa.state, IBV_PORT_ACTIVE);
+	assert_int_equal(pa.phys_state, SRNIC_PORT_PHYS_LINK_UP);
 	assert_int_equal(rte_eth_dev_set_link_down(E->p.port[1]), 0);
+	/* the state is the link's at once, the event follows */
+	assert_int_equal(srnic_dev_query_port(E->p.dev[1], &pa), 0);
+	assert_int_equal(pa.state, IBV_PORT_DOWN);
+	assert_int_equal(pa.phys_state, SRNIC_PORT_PHYS_DISABLED);
 	wait_port_event(1, IBV_EVENT_PORT_ERR);
+	assert_int_equal(srnic_dev_query_port(E->p.dev[0], &pa), 0);
+	assert_int_equal(pa.state, IBV_PORT_ACTIVE); /* the other side's own link */
 	assert_int_equal(rte_eth_dev_set_link_up(E->p.port[1]), 0);
 	wait_port_event(1, IBV_EVENT_PORT_ACTIVE);
+	assert_int_equal(srnic_dev_query_port(E->p.dev[1], &pa), 0);
+	assert_int_equal(pa.state, IBV_PORT_ACTIVE);
+	assert_int_equal(pa.phys_state, SRNIC_PORT_PHYS_LINK_UP);
 	e2e_settle(4);
 	assert_int_equal(srnic_get_async_event(E->p.dev[1], &ev), -EAGAIN);
 }

@@ -281,7 +281,7 @@ test_uc_errors(void **state)
  * (FIRST, MIDDLE, LAST) into 2000 bytes fails at its MIDDLE; a 1500-byte
  * one (FIRST, LAST) then lands in the same WQE. Before, the
  * WQE completed LOC_LEN_ERR and the QP went to ERR: any peer could kill
- * a UC QP with one long message (issue 22). */
+ * a UC QP with one long message. */
 static void
 test_uc_recv_too_small(void **state)
 {

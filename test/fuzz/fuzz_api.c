@@ -4,7 +4,7 @@
  * (drivers/verbs' libibverbs.so.1, drivers/rdmacm's librdmacm.so.1),
  * called as a program would, through the system's <infiniband/verbs.h> and
  * <rdma/rdma_cma.h>: sequences of calls in any order with any arguments,
- * from two threads at once (issue 22 item 6).
+ * from two threads at once.
  *
  * The device: one DPDK net_ring port looped back on itself (SRNIC_PORT
  * net_ring0: what a port sends, it receives), IP FZ_IP, opened once; the

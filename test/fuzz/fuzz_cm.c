@@ -18,7 +18,7 @@
  * active id (local ID 0x11223344) whose REQ to A waits in REQ_SENT for the
  * input's REP / MRA / REJ. After the input B's QP1 must be in RTS, never
  * having left it (qp1_recovered 0, no receive completion in error: no
- * datagram may take the CM's QP down, issue 22 item 1), every id is
+ * datagram may take the CM's QP down), every id is
  * destroyed and the CM must destroy cleanly (0: no id, timer or buffer
  * left behind); ASan and UBSan watch the rest. Seeds (test/fuzz/corpus/cm): the golden REQ,
  * then its RTU, DREQ; a REP / MRA / REJ for the active id; a SIDR_REQ.

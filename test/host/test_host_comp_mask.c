@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * comp_mask in the public structs (issue 12 item 21), as rdma-core's _ex
+ * comp_mask in the public structs, as rdma-core's _ex
  * structs: a field after the base is read only with its bit, so a zeroed
  * struct keeps the base behaviour (read_inline_max set without
  * SRNIC_DEV_CONF_READ_INLINE_MAX: READ responses stay zero-copy, on the

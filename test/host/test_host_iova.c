@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * IOVA of zero-copy segments (issue 12, item 17). A NIC DMAs a segment
+ * IOVA of zero-copy segments. A NIC DMAs a segment
  * from its buf_iova, so every attached piece must carry the IOVA of the
  * bytes it covers, which iova(start) + offset is not when the region's
  * pages are not IOVA-contiguous (IOVA-PA mode: rte_malloc memory over
@@ -16,7 +16,7 @@
  * at the peer (the ring copies by VA). The same for READ responses from
  * such memory on the responder.
  *
- * Application memory (issue 22 item 12): an MR over malloc or mmap memory
+ * Application memory: an MR over malloc or mmap memory
  * is made DPDK's and DMA-mapped page-rounded and reference-counted, so
  * every segment handed to the PMD over it lies in memory DPDK knows (a
  * memseg list: what rte_dev_dma_map() mapped for the device) and carries

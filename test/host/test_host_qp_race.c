@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * QP state changes racing the engine (issue 12, item 4), with both engines
+ * QP state changes racing the engine, with both engines
  * on worker lcores and the main thread modifying:
  * - RTS -> RTS modifies in a loop while A's engine moves the QP to ERR (a
  *   WRITE to a bad rkey: B NAKs it, the WR fails): once the error CQE is

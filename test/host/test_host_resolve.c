@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * srnic_dev_resolve_neigh(), what rdma_resolve_addr() needs (issue 15):
+ * srnic_dev_resolve_neigh(), what rdma_resolve_addr() needs:
  * two devices that know no neighbour over a net_ring pair, IPv4 (ARP) and
  * IPv6 (neighbour discovery). The first call is -EAGAIN and the next poll
  * of the asking device's engine sends one request (not one per call: at

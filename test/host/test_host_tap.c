@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A port that offers what a physical NIC does (issue 12, item 18): net_tap,
+ * A port that offers what a physical NIC does: net_tap,
  * which has the IPv4 checksum offload and UDP/IP RSS. In a network
  * namespace of its own (unshare), two tap ports joined by a kernel bridge:
  * A (one engine) and B (two engines, two queues).

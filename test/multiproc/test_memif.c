@@ -54,7 +54,6 @@ side_init(struct side *s, int server, const char *sock)
 {
 	char vdev[160];
 	const char *extra[] = { vdev, "--log-level=pmd.net.memif:error" };
-	struct srnic_dev_conf dc;
 	struct srnic_qp_init_attr qa;
 	uint16_t port;
 
@@ -62,19 +61,7 @@ side_init(struct side *s, int server, const char *sock)
 		 server ? "server" : "client", sock);
 	if (srnic_test_eal_init(server ? "memif_s" : "memif_c", (int)RTE_DIM(extra), extra) != 0)
 		return -1;
-	if (rte_eth_dev_get_port_by_name("net_memif0", &port) != 0)
-		return -1;
-	memset(&dc, 0, sizeof(dc));
-	dc.port_id = port;
-	dc.nb_engines = 1;
-	dc.mtu = 1500;
-	dc.ip_ver = 4;
-	dc.ip[0] = 127;
-	dc.ip[1] = 0;
-	dc.ip[2] = 1;
-	dc.ip[3] = server ? 1 : 2;
-	dc.name = server ? "memifs" : "memifc";
-	s->dev = srnic_dev_create(&dc);
+	s->dev = srnic_test_memif_dev(server, server ? "memifs" : "memifc", &port);
 	if (s->dev == NULL)
 		return -1;
 	s->eng = srnic_dev_engine(s->dev, 0);

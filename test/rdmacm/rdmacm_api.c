@@ -11,6 +11,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +47,15 @@ next_event(struct rdma_event_channel *ch, enum rdma_cm_event_type want)
 	CHECK(ev->event == want, "event %s (want %s), status %d", rdma_event_str(ev->event),
 	      rdma_event_str(want), ev->status);
 	return ev;
+}
+
+/* Whether ch's fd is readable now (poll with no wait). */
+static bool
+readable(struct rdma_event_channel *ch)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1;
 }
 
 static void
@@ -218,11 +230,245 @@ server_backlog(struct rdma_event_channel *ch, struct rdma_event_channel *ch3,
 	return 0;
 }
 
+/* The client connects to l's port (port + 3) last but one: once its
+ * CONNECT_REQUEST is queued on ch, l moves to a new channel, and the
+ * request goes with it (as Linux's ucma_migrate_id moves the events of a
+ * listener): ch is left with nothing, the new channel has it at once. */
+static int
+server_migrated(struct rdma_event_channel *ch, struct rdma_cm_id *l)
+{
+	struct rdma_event_channel *ch5 = rdma_create_event_channel();
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev = NULL;
+
+	if (ch5 == NULL)
+		return 1;
+	CHECK(poll(&p, 1, -1) == 1, "migrate: a CONNECT_REQUEST queued for the listener");
+	CHECK(rdma_migrate_id(l, ch5) == 0 && l->channel == ch5, "rdma_migrate_id of the listener");
+	CHECK(!readable(ch), "migrate: the old channel's fd is not readable any more");
+	fcntl(ch5->fd, F_SETFL, fcntl(ch5->fd, F_GETFL) | O_NONBLOCK);
+	errno = 0;
+	CHECK(rdma_get_cm_event(ch5, &ev) == 0 && ev->event == RDMA_CM_EVENT_CONNECT_REQUEST &&
+	      ev->listen_id == l && ev->id->channel == ch5,
+	      "migrate: the CONNECT_REQUEST is on the new channel, its id too (%s)",
+	      ev != NULL ? rdma_event_str(ev->event) : strerror(errno));
+	if (ev == NULL)
+		return 1;
+	if (reject_request(ch5, ev, "the migrated listener's request") != 0)
+		return 1;
+	rdma_destroy_id(l);
+	rdma_destroy_event_channel(ch);
+	rdma_destroy_event_channel(ch5);
+	return 0;
+}
+
+/* The client's UDP id, last: a SIDR_REQ to l; accepted with no QP of
+ * ours (a QP number in the parameters), then rdma_disconnect: 0 on a UD
+ * id, as Linux's (its QP, if any, to ERR; nothing sent, no event). */
+static int
+server_ud(struct rdma_event_channel *ch, struct rdma_cm_id *l)
+{
+	struct rdma_conn_param cp;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *c;
+
+	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (ev == NULL)
+		return 1;
+	c = ev->id;
+	CHECK(ev->listen_id == l && c->qp_type == IBV_QPT_UD, "UD: the request is the UDP listener's");
+	rdma_ack_cm_event(ev);
+	memset(&cp, 0, sizeof(cp));
+	cp.qp_num = 0x123;
+	CHECK(rdma_accept(c, &cp) == 0, "UD: rdma_accept");
+	errno = 0;
+	CHECK(rdma_disconnect(c) == 0, "UD: rdma_disconnect on the passive side: 0 (%s)",
+	      strerror(errno));
+	CHECK(rdma_destroy_id(c) == 0 && rdma_destroy_id(l) == 0, "UD: ids destroyed");
+	return 0;
+}
+
+static int server_connect_error(struct rdma_event_channel *ch);
+static int server_stale(struct rdma_event_channel *ch);
+
+/* An id of port space TCP on ch bound to family's addr:port (AF_INET6:
+ * text an IPv6 address), AFONLY set first if afonly >= 0; rdma_bind_addr's
+ * result, errno kept. */
+static int
+bind_to(struct rdma_event_channel *ch, struct rdma_cm_id **id, int family, const char *addr,
+	int port, int afonly)
+{
+	struct sockaddr_storage ss;
+
+	memset(&ss, 0, sizeof(ss));
+	if (rdma_create_id(ch, id, NULL, RDMA_PS_TCP) != 0)
+		return -1;
+	if (afonly >= 0 &&
+	    rdma_set_option(*id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &afonly, sizeof(afonly)) != 0)
+		return -1;
+	if (family == AF_INET) {
+		addr_of((struct sockaddr_in *)&ss, addr, port);
+	} else {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+		inet_pton(AF_INET6, addr, &s6->sin6_addr);
+	}
+	return rdma_bind_addr(*id, (struct sockaddr *)&ss);
+}
+
+/* The host's net.ipv6.bindv6only: an AF_INET6 bind's AFONLY by default. */
+static int
+host_bindv6only(void)
+{
+	FILE *f = fopen("/proc/sys/net/ipv6/bindv6only", "r");
+	int v = 0;
+
+	if (f != NULL) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+/* Binds as Linux's rdma_cm makes them (cma_check_port(), cma_any_addr(),
+ * cma_resolve_loopback()), on ports port..port+3 of this process only:
+ * 0.0.0.0 and :: with AFONLY both bound and listening (getaddrinfo(NULL,
+ * AI_PASSIVE)'s two addresses), :: without it (bindv6only 0) refused
+ * beside 0.0.0.0 with EADDRNOTAVAIL, two wildcards EADDRNOTAVAIL;
+ * 127.0.0.1 and ::1 bind as any (no device) and keep their address; a
+ * connection from 127.0.0.1 to a listener on 127.0.0.1 in this one
+ * process (the device's own GID, in-device loopback) carries a SEND. */
+/* An RC QP's attributes of 4 WRs and one SGE each way, no CQs given. */
+static struct ibv_qp_init_attr *
+rc_qp_attr(struct ibv_qp_init_attr *qa)
+{
+	memset(qa, 0, sizeof(*qa));
+	qa->cap.max_send_wr = qa->cap.max_recv_wr = 4;
+	qa->cap.max_send_sge = qa->cap.max_recv_sge = 1;
+	qa->qp_type = IBV_QPT_RC;
+	return qa;
+}
+
+static int
+server_binds(int port)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_event_channel *cch = rdma_create_event_channel();
+	struct rdma_cm_id *v4, *v6, *x, *lo, *c, *s;
+	struct rdma_cm_event *ev;
+	struct ibv_qp_init_attr qa;
+	struct rdma_conn_param cp;
+	struct sockaddr_in d;
+	struct ibv_mr *smr, *cmr;
+	struct ibv_wc wc;
+	uint8_t sbuf[256], cbuf[256];
+
+	if (ch == NULL || cch == NULL)
+		return 1;
+	CHECK(bind_to(ch, &v4, AF_INET, "0.0.0.0", port, -1) == 0, "bind 0.0.0.0:%d", port);
+	CHECK(bind_to(ch, &v6, AF_INET6, "::", port, 1) == 0,
+	      "bind [::]:%d with AFONLY beside 0.0.0.0 (errno %d)", port, errno);
+	CHECK(rdma_listen(v4, 4) == 0 && rdma_listen(v6, 4) == 0,
+	      "both listen (errno %d)", errno);
+	errno = 0;
+	CHECK(bind_to(ch, &x, AF_INET, "0.0.0.0", port, -1) == -1 && errno == EADDRNOTAVAIL,
+	      "0.0.0.0:%d again: EADDRNOTAVAIL, as Linux (errno %d)", port, errno);
+	rdma_destroy_id(x);
+	errno = 0;
+	if (host_bindv6only() == 0)
+		CHECK(bind_to(ch, &x, AF_INET6, "::", port + 1, -1) == 0 &&
+		      bind_to(ch, &c, AF_INET, "0.0.0.0", port + 1, -1) == -1 &&
+		      errno == EADDRNOTAVAIL,
+		      "[::]:%d without AFONLY (bindv6only 0) holds IPv4 too: 0.0.0.0 EADDRNOTAVAIL "
+		      "(errno %d)", port + 1, errno);
+	else
+		CHECK(1, "bindv6only 1 on this host: [::] without AFONLY is IPv6 only");
+	rdma_destroy_id(x);
+	rdma_destroy_id(c);
+	rdma_destroy_id(v4);
+	rdma_destroy_id(v6);
+
+	/* the loopback range binds as any: no device, its address kept */
+	CHECK(bind_to(ch, &x, AF_INET6, "::1", port + 2, -1) == 0 && x->verbs == NULL,
+	      "bind [::1]:%d: as any, no device (errno %d)", port + 2, errno);
+	rdma_destroy_id(x);
+	CHECK(bind_to(ch, &lo, AF_INET, "127.0.0.1", port + 3, -1) == 0 && lo->verbs == NULL &&
+	      ((struct sockaddr_in *)rdma_get_local_addr(lo))->sin_addr.s_addr ==
+	      htonl(INADDR_LOOPBACK), "bind 127.0.0.1:%d: as any, its address kept (errno %d)", port + 3,
+	      errno);
+	CHECK(rdma_listen(lo, 4) == 0, "listen on 127.0.0.1:%d", port + 3);
+	CHECK(rdma_create_id(cch, &c, NULL, RDMA_PS_TCP) == 0, "the loopback client's id");
+	addr_of(&d, "127.0.0.1", port + 3);
+	CHECK(rdma_resolve_addr(c, NULL, (struct sockaddr *)&d, 2000) == 0,
+	      "rdma_resolve_addr 127.0.0.1 (errno %d)", errno);
+	ev = next_event(cch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	if (ev == NULL)
+		return 1;
+	rdma_ack_cm_event(ev);
+	CHECK(c->verbs != NULL, "resolved to 127.0.0.1: the first device (cma_bind_loopback)");
+	CHECK(rdma_resolve_route(c, 2000) == 0, "rdma_resolve_route");
+	ev = next_event(cch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	if (ev == NULL)
+		return 1;
+	rdma_ack_cm_event(ev);
+	CHECK(rdma_create_qp(c, NULL, rc_qp_attr(&qa)) == 0, "the loopback client's QP");
+	memset(&cp, 0, sizeof(cp));
+	cp.retry_count = 7;
+	CHECK(rdma_connect(c, &cp) == 0, "rdma_connect to 127.0.0.1 (errno %d)", errno);
+	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (ev == NULL)
+		return 1;
+	s = ev->id;
+	CHECK(ev->listen_id == lo, "the request is the 127.0.0.1 listener's");
+	rdma_ack_cm_event(ev);
+	CHECK(rdma_create_qp(s, NULL, rc_qp_attr(&qa)) == 0, "the loopback server's QP");
+	memset(sbuf, 0, sizeof(sbuf));
+	smr = rdma_reg_msgs(s, sbuf, sizeof(sbuf));
+	cmr = rdma_reg_msgs(c, cbuf, sizeof(cbuf));
+	CHECK(smr != NULL && cmr != NULL && rdma_post_recv(s, NULL, sbuf, sizeof(sbuf), smr) == 0,
+	      "MRs, the server's RECV");
+	CHECK(rdma_accept(s, &cp) == 0, "rdma_accept (errno %d)", errno);
+	ev = next_event(cch, RDMA_CM_EVENT_ESTABLISHED);
+	if (ev == NULL)
+		return 1;
+	rdma_ack_cm_event(ev);
+	ev = next_event(ch, RDMA_CM_EVENT_ESTABLISHED);
+	if (ev == NULL)
+		return 1;
+	rdma_ack_cm_event(ev);
+	fill(cbuf, sizeof(cbuf), 0x3c);
+	CHECK(rdma_post_send(c, NULL, cbuf, sizeof(cbuf), cmr, IBV_SEND_SIGNALED) == 0 &&
+	      wait_wc(c, true, &wc) == 0 && wait_wc(s, false, &wc) == 0 &&
+	      wc.byte_len == sizeof(cbuf) && memcmp(sbuf, cbuf, sizeof(cbuf)) == 0,
+	      "a SEND of %zu bytes over the loopback connection", sizeof(cbuf));
+	CHECK(rdma_disconnect(c) == 0, "rdma_disconnect");
+	ev = next_event(cch, RDMA_CM_EVENT_DISCONNECTED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	ev = next_event(ch, RDMA_CM_EVENT_DISCONNECTED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	rdma_dereg_mr(smr);
+	rdma_dereg_mr(cmr);
+	rdma_destroy_qp(s);
+	rdma_destroy_qp(c);
+	rdma_destroy_id(s);
+	rdma_destroy_id(c);
+	rdma_destroy_id(lo);
+	rdma_destroy_event_channel(cch);
+	rdma_destroy_event_channel(ch);
+	errno = 0; /* the refusals' errno is not for the checks after */
+	return 0;
+}
+
 static int
 server(const char *ip, int port)
 {
-	struct rdma_event_channel *ch = rdma_create_event_channel(), *ch3;
-	struct rdma_cm_id *l, *l2, *l3, *c;
+	struct rdma_event_channel *ch = rdma_create_event_channel(), *ch3, *ch4;
+	struct rdma_cm_id *l, *l2, *l3, *l4, *lu, *c;
 	struct rdma_cm_event *ev;
 	struct sockaddr_in sin;
 	struct ibv_qp_init_attr qa;
@@ -259,6 +505,19 @@ server(const char *ip, int port)
 	CHECK(ch3 != NULL && rdma_create_id(ch3, &l3, NULL, RDMA_PS_TCP) == 0 &&
 	      rdma_bind_addr(l3, (struct sockaddr *)&sin) == 0 && rdma_listen(l3, 1) == 0,
 	      "rdma_listen on port %d with backlog 1, on a channel of its own", port + 2);
+	/* server_migrated()'s, and server_ud()'s (the UDP port space, on ch) */
+	ch4 = rdma_create_event_channel();
+	addr_of(&sin, ip, port + 3);
+	CHECK(ch4 != NULL && rdma_create_id(ch4, &l4, NULL, RDMA_PS_TCP) == 0 &&
+	      rdma_bind_addr(l4, (struct sockaddr *)&sin) == 0 && rdma_listen(l4, 4) == 0,
+	      "rdma_listen on port %d, on a channel of its own", port + 3);
+	addr_of(&sin, ip, port);
+	CHECK(rdma_create_id(ch, &lu, NULL, RDMA_PS_UDP) == 0 &&
+	      rdma_bind_addr(lu, (struct sockaddr *)&sin) == 0 && rdma_listen(lu, 4) == 0,
+	      "rdma_listen on UDP port %d", port);
+	/* the client's requests wait for the listeners above meanwhile */
+	if (server_binds(port + 10) != 0)
+		return 1;
 
 	/* 1: rejected with private data */
 	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
@@ -302,8 +561,12 @@ server(const char *ip, int port)
 	cp.initiator_depth = 2;
 	CHECK(rdma_accept(c, &cp) == 0, "rdma_accept");
 	ev = next_event(ch, RDMA_CM_EVENT_ESTABLISHED);
-	if (ev != NULL)
+	if (ev != NULL) {
+		CHECK(ev->param.conn.private_data == NULL && ev->param.conn.private_data_len == 0,
+		      "passive ESTABLISHED carries no private data, as Linux's (%u bytes)",
+		      ev->param.conn.private_data_len);
 		rdma_ack_cm_event(ev);
+	}
 	{
 		struct ibv_qp_attr a;
 		struct ibv_qp_init_attr ia;
@@ -329,8 +592,87 @@ server(const char *ip, int port)
 		return 1;
 	if (server_backlog(ch, ch3, l3) != 0)
 		return 1;
+	if (server_migrated(ch4, l4) != 0 || server_ud(ch, lu) != 0)
+		return 1;
+	if (server_connect_error(ch) != 0 || server_stale(ch) != 0)
+		return 1;
 	rdma_destroy_id(l);
 	rdma_destroy_event_channel(ch);
+	return 0;
+}
+
+/* An RC QP of 4 WRs each way on c, CQs and PD made by rdma_create_qp. */
+static int
+make_qp(struct rdma_cm_id *c)
+{
+	struct ibv_qp_init_attr qa;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	qa.qp_type = IBV_QPT_RC;
+	return rdma_create_qp(c, NULL, &qa);
+}
+
+/* The client's "ce-accept" request is accepted, then its id destroyed
+ * (the CM's REJ follows the REP); its "ce-reject" request, sent after, is
+ * rejected once that REJ is out: the client sees that REJECTED only after
+ * ours was in, and takes the REP's CONNECT_RESPONSE then. */
+static int
+server_connect_error(struct rdma_event_channel *ch)
+{
+	struct rdma_cm_id *acc = NULL, *rej = NULL;
+	struct rdma_cm_event *ev;
+	struct rdma_conn_param cp;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+		if (ev == NULL)
+			return 1;
+		if (memcmp(ev->param.conn.private_data, "ce-accept", 10) == 0)
+			acc = ev->id;
+		else
+			rej = ev->id;
+		rdma_ack_cm_event(ev);
+	}
+	CHECK(acc != NULL && rej != NULL, "REP dropped: both requests");
+	if (acc == NULL || rej == NULL)
+		return 1;
+	memset(&cp, 0, sizeof(cp));
+	CHECK(make_qp(acc) == 0 && rdma_accept(acc, &cp) == 0, "REP dropped: accepted");
+	rdma_destroy_qp(acc);
+	CHECK(rdma_destroy_id(acc) == 0, "REP dropped: the accepted id destroyed (a REJ)");
+	CHECK(rdma_reject(rej, NULL, 0) == 0, "REP dropped: the second request rejected");
+	rdma_destroy_id(rej);
+	return 0;
+}
+
+/* A connection the client then names its QP in a second REQ for: the
+ * CM rejects that STALE_CONN and ends this one with a DREQ. */
+static int
+server_stale(struct rdma_event_channel *ch)
+{
+	struct rdma_cm_event *ev;
+	struct rdma_conn_param cp;
+	struct rdma_cm_id *c;
+
+	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (ev == NULL)
+		return 1;
+	c = ev->id;
+	rdma_ack_cm_event(ev);
+	memset(&cp, 0, sizeof(cp));
+	CHECK(make_qp(c) == 0 && rdma_accept(c, &cp) == 0, "stale: accepted");
+	ev = next_event(ch, RDMA_CM_EVENT_ESTABLISHED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	/* the client's stale REQ ends it: our CM's DREQ, the client's DREP */
+	ev = next_event(ch, RDMA_CM_EVENT_DISCONNECTED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	rdma_destroy_qp(c);
+	CHECK(rdma_destroy_id(c) == 0, "stale: destroyed");
 	return 0;
 }
 
@@ -419,6 +761,12 @@ client(const char *ip, int port)
 	      ntohs(((struct sockaddr_in *)res->ai_dst_addr)->sin_port) == 7000 &&
 	      res->ai_qp_type == IBV_QPT_RC, "rdma_getaddrinfo %s:7000", ip);
 	rdma_freeaddrinfo(res);
+	/* the system's getaddrinfo error as the call's, as rdma-core's */
+	hints.ai_flags = RAI_NUMERICHOST;
+	errno = 0;
+	CHECK(rdma_getaddrinfo("not-an-address", "7000", &hints, &res) == -1 && errno == EAI_NONAME,
+	      "rdma_getaddrinfo of a name with RAI_NUMERICHOST: -1, errno EAI_NONAME (%d)", errno);
+	hints.ai_flags = 0;
 
 	/* rsockets are not served: each call says so */
 	errno = 0;
@@ -460,6 +808,19 @@ client(const char *ip, int port)
 	if (ev != NULL)
 		rdma_ack_cm_event(ev);
 	rdma_destroy_id(id);
+	/* an id destroyed with an event queued: the event goes with it, and
+	 * the fd says so (as Linux's ucma) */
+	CHECK(!readable(ch2), "nothing queued on the second channel");
+	CHECK(rdma_create_id(ch2, &id, NULL, RDMA_PS_TCP) == 0 &&
+	      rdma_resolve_addr(id, NULL, (struct sockaddr *)&d, 2000) == 0,
+	      "an id resolving on the second channel");
+	{
+		struct pollfd p = { .fd = ch2->fd, .events = POLLIN };
+
+		CHECK(poll(&p, 1, -1) == 1, "its ADDR_RESOLVED queued");
+	}
+	CHECK(rdma_destroy_id(id) == 0, "the id destroyed, its event not taken");
+	CHECK(!readable(ch2), "its event went with it: the fd is not readable");
 	rdma_destroy_event_channel(ch2);
 
 	/* a port nobody listens on: REJECTED, INVALID_SERVICE_ID (8) */
@@ -492,6 +853,16 @@ client(const char *ip, int port)
 		      memcmp(ev->param.conn.private_data, REJ_PDATA, sizeof(REJ_PDATA)) == 0,
 		      "REJECTED carries the server's private data");
 		rdma_ack_cm_event(ev);
+		/* Linux's id stays in its connect state: no new address, no
+		 * new connect (a new id is needed) */
+		addr_of(&d, ip, port);
+		errno = 0;
+		CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&d, 2000) == -1 &&
+		      errno == EINVAL, "rdma_resolve_addr after REJECTED: EINVAL, as Linux's (errno %d)",
+		      errno);
+		errno = 0;
+		CHECK(rdma_connect(id, &cp) == -1 && errno == EINVAL,
+		      "rdma_connect after REJECTED: EINVAL, as Linux's (errno %d)", errno);
 	}
 	rdma_destroy_id(id);
 
@@ -596,8 +967,231 @@ client(const char *ip, int port)
 		rdma_destroy_id(y);
 		rdma_destroy_id(z);
 	}
+
+	/* server_migrated(): its listener on port + 3 moves channels with our
+	 * request queued, and rejects it from the new one */
+	id = resolved(ch, ip, port + 3, -1);
+	if (id == NULL)
+		return 1;
+	memset(&cp, 0, sizeof(cp));
+	CHECK(rdma_connect(id, &cp) == 0, "rdma_connect to the listener that migrates");
+	ev = next_event(ch, RDMA_CM_EVENT_REJECTED);
+	if (ev != NULL) {
+		CHECK(ev->status == 28, "migrated listener: REJECTED status 28 (%d)", ev->status);
+		rdma_ack_cm_event(ev);
+	}
+	rdma_destroy_id(id);
+
+	/* server_ud(): a UDP id resolved, its SIDR_REQ accepted, then
+	 * rdma_disconnect: 0 on a UD id, as Linux's */
+	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_UDP) == 0, "rdma_create_id UDP");
+	addr_of(&d, ip, port);
+	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&d, 2000) == 0, "UD: rdma_resolve_addr");
+	ev = next_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	CHECK(rdma_resolve_route(id, 2000) == 0, "UD: rdma_resolve_route");
+	ev = next_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	if (ev != NULL)
+		rdma_ack_cm_event(ev);
+	memset(&cp, 0, sizeof(cp));
+	CHECK(rdma_connect(id, &cp) == 0, "UD: rdma_connect (a SIDR_REQ)");
+	ev = next_event(ch, RDMA_CM_EVENT_ESTABLISHED);
+	if (ev != NULL) {
+		CHECK(ev->param.ud.qp_num == 0x123, "UD: ESTABLISHED with the server's QP number");
+		rdma_ack_cm_event(ev);
+	}
+	errno = 0;
+	CHECK(rdma_disconnect(id) == 0, "UD: rdma_disconnect on the active side: 0, as Linux's (%s)",
+	      strerror(errno));
+	rdma_destroy_id(id);
+
+	/* server_connect_error(): our REP's CONNECT_RESPONSE taken after the
+	 * server's REJ for it came in: CONNECT_ERROR, and that REJ gives no
+	 * REJECTED after it (rdma-core's connect_error) */
+	ch2 = rdma_create_event_channel();
+	{
+		struct rdma_cm_id *x = resolved(ch, ip, port, -1), *y;
+		struct ibv_qp_attr a;
+		struct ibv_qp_init_attr ia;
+
+		y = ch2 != NULL ? resolved(ch2, ip, port, -1) : NULL;
+		if (x == NULL || y == NULL || make_qp(x) != 0)
+			return 1;
+		memset(&cp, 0, sizeof(cp));
+		cp.private_data = "ce-accept";
+		cp.private_data_len = 10;
+		CHECK(rdma_connect(x, &cp) == 0, "REP dropped: rdma_connect (accepted, then dropped)");
+		cp.private_data = "ce-reject";
+		CHECK(rdma_connect(y, &cp) == 0, "REP dropped: rdma_connect (rejected after)");
+		/* the server's REJ for y left after its REJ for x: x's is in */
+		ev = next_event(ch2, RDMA_CM_EVENT_REJECTED);
+		if (ev != NULL)
+			rdma_ack_cm_event(ev);
+		ev = next_event(ch, RDMA_CM_EVENT_CONNECT_ERROR);
+		if (ev != NULL) {
+			CHECK(ev->id == x && ev->status != 0, "REP dropped: x's, status %d",
+			      ev->status);
+			rdma_ack_cm_event(ev);
+		}
+		CHECK(ibv_query_qp(x->qp, &a, IBV_QP_STATE, &ia) == 0 && a.qp_state == IBV_QPS_ERR,
+		      "REP dropped: our QP in ERR (%d)", a.qp_state);
+		/* the REJ's event is still queued (the fd readable, as
+		 * rdma-core's over the kernel's queue); taking it gives
+		 * nothing */
+		{
+			int fl = fcntl(ch->fd, F_GETFL);
+
+			fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK);
+			errno = 0;
+			ev = NULL;
+			CHECK(rdma_get_cm_event(ch, &ev) == -1 && errno == EAGAIN,
+			      "REP dropped: no REJECTED after CONNECT_ERROR, as rdma-core's (%s)",
+			      ev != NULL ? rdma_event_str(ev->event) : strerror(errno));
+			if (ev != NULL)
+				rdma_ack_cm_event(ev);
+			fcntl(ch->fd, F_SETFL, fl);
+		}
+		rdma_destroy_qp(x);
+		rdma_destroy_id(x);
+		rdma_destroy_id(y);
+	}
+
+	/* server_stale(): a connection, then a REQ naming its QP again: the
+	 * server's CM rejects it STALE_CONN (and ends the connection). The
+	 * REJ puts the new id's CM id in timewait, as Linux's cm; Linux's
+	 * rdma_cm hands up no TIMEWAIT_EXIT from it (the id never was
+	 * disconnected). The connection's own timewait, as long and begun
+	 * after, ends after it: once its TIMEWAIT_EXIT is here, the other's
+	 * would be too. */
+	{
+		struct rdma_cm_id *a = resolved(ch, ip, port, -1), *z;
+
+		if (ch2 == NULL || a == NULL || make_qp(a) != 0)
+			return 1;
+		memset(&cp, 0, sizeof(cp));
+		CHECK(rdma_connect(a, &cp) == 0, "stale: rdma_connect");
+		ev = next_event(ch, RDMA_CM_EVENT_ESTABLISHED);
+		if (ev == NULL)
+			return 1;
+		rdma_ack_cm_event(ev);
+		z = resolved(ch2, ip, port, -1);
+		if (z == NULL)
+			return 1;
+		memset(&cp, 0, sizeof(cp));
+		cp.qp_num = a->qp->qp_num;
+		CHECK(rdma_connect(z, &cp) == 0, "stale: rdma_connect naming the connected QP %u",
+		      cp.qp_num);
+		ev = next_event(ch2, RDMA_CM_EVENT_REJECTED);
+		if (ev != NULL) {
+			CHECK(ev->status == 10, "stale: REJECTED status 10, STALE_CONN (%d)", ev->status);
+			rdma_ack_cm_event(ev);
+		}
+		ev = next_event(ch, RDMA_CM_EVENT_DISCONNECTED);
+		if (ev != NULL)
+			rdma_ack_cm_event(ev);
+		CHECK(rdma_disconnect(a) == 0, "stale: rdma_disconnect (the DREP)");
+		ev = next_event(ch, RDMA_CM_EVENT_TIMEWAIT_EXIT);
+		if (ev != NULL)
+			rdma_ack_cm_event(ev);
+		CHECK(!readable(ch2), "stale: no TIMEWAIT_EXIT for the rejected id, as Linux's");
+		rdma_destroy_qp(a);
+		rdma_destroy_id(a);
+		rdma_destroy_id(z);
+	}
+	rdma_destroy_event_channel(ch2);
 	rdma_destroy_event_channel(ch);
 	free(buf);
+	return 0;
+}
+
+/* race: rdma_destroy_id() on one thread while rdma_get_cm_event() on
+ * another works on the id's CONNECT_RESPONSE. srnic's test hook
+ * SRNIC_RDMACM_TEST_HOLD_RTU=1 holds the RTU (the QP already in RTS)
+ * until the destroy has gone as far as it goes without it, so the two
+ * meet every time. The server accepts and sees our destroy's REJ. */
+static int
+server_race(const char *ip, int port)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_conn_param cp;
+	struct rdma_cm_event *ev;
+	struct sockaddr_in sin;
+	struct rdma_cm_id *l, *c;
+
+	addr_of(&sin, ip, port);
+	CHECK(ch != NULL && rdma_create_id(ch, &l, NULL, RDMA_PS_TCP) == 0 &&
+	      rdma_bind_addr(l, (struct sockaddr *)&sin) == 0 && rdma_listen(l, 4) == 0,
+	      "race: rdma_listen");
+	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (ev == NULL)
+		return 1;
+	c = ev->id;
+	rdma_ack_cm_event(ev);
+	memset(&cp, 0, sizeof(cp));
+	CHECK(make_qp(c) == 0 && rdma_accept(c, &cp) == 0, "race: accepted");
+	ev = next_event(ch, RDMA_CM_EVENT_REJECTED);
+	if (ev != NULL) {
+		CHECK(ev->status == 28, "race: the destroyed client's REJ (status %d)", ev->status);
+		rdma_ack_cm_event(ev);
+	}
+	rdma_destroy_qp(c);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+	rdma_destroy_event_channel(ch);
+	return 0;
+}
+
+static void *
+destroyer(void *arg)
+{
+	struct rdma_cm_id *id = arg;
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	/* the CONNECT_RESPONSE is taken once the QP is in RTS */
+	do {
+		if (ibv_query_qp(id->qp, &a, IBV_QP_STATE, &ia) != 0)
+			return NULL;
+	} while (a.qp_state != IBV_QPS_RTS && a.qp_state != IBV_QPS_ERR);
+	CHECK(rdma_destroy_id(id) == 0, "race: rdma_destroy_id on its thread");
+	return NULL;
+}
+
+static int
+client_race(const char *ip, int port)
+{
+	struct rdma_event_channel *ch;
+	struct rdma_conn_param cp;
+	struct rdma_cm_event *ev;
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	struct rdma_cm_id *id;
+	struct ibv_qp *qp;
+	pthread_t t;
+
+	setenv("SRNIC_RDMACM_TEST_HOLD_RTU", "1", 1);   /* srnic's hook, read at start */
+	ch = rdma_create_event_channel();
+	if (ch == NULL)
+		return 1;
+	id = resolved(ch, ip, port, -1);
+	if (id == NULL || make_qp(id) != 0)
+		return 1;
+	qp = id->qp;
+	memset(&cp, 0, sizeof(cp));
+	CHECK(rdma_connect(id, &cp) == 0, "race: rdma_connect");
+	CHECK(pthread_create(&t, NULL, destroyer, id) == 0, "race: the destroying thread");
+	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_ERROR);
+	if (ev == NULL)
+		return 1;
+	CHECK(ev->status == -ENOENT, "race: CONNECT_ERROR -ENOENT, the id being destroyed (%d)",
+	      ev->status);
+	CHECK(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) == 0 && a.qp_state == IBV_QPS_ERR,
+	      "race: our QP in ERR (%d)", a.qp_state);
+	rdma_destroy_qp(id);    /* the id stays until its event is acknowledged */
+	rdma_ack_cm_event(ev);
+	pthread_join(t, NULL);
+	rdma_destroy_event_channel(ch);
 	return 0;
 }
 
@@ -607,11 +1201,16 @@ main(int argc, char **argv)
 	int rc;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s server|client SERVER_IP PORT\n", argv[0]);
+		fprintf(stderr, "usage: %s server|client|server-race|client-race SERVER_IP PORT\n", argv[0]);
 		return 2;
 	}
-	rc = strcmp(argv[1], "server") == 0 ? server(argv[2], atoi(argv[3]))
-					    : client(argv[2], atoi(argv[3]));
+	if (strcmp(argv[1], "server-race") == 0)
+		rc = server_race(argv[2], atoi(argv[3]));
+	else if (strcmp(argv[1], "client-race") == 0)
+		rc = client_race(argv[2], atoi(argv[3]));
+	else
+		rc = strcmp(argv[1], "server") == 0 ? server(argv[2], atoi(argv[3]))
+						    : client(argv[2], atoi(argv[3]));
 	if (rc == 0 && fails == 0)
 		printf("%s: all ok\n", argv[1]);
 	return rc != 0 || fails != 0;

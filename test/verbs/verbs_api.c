@@ -913,7 +913,7 @@ destroy_cq_main(void *arg)
 	return NULL;
 }
 
-/* Completion events and CQ destroy, as rdma-core (issue 22 item 10): a
+/* Completion events and CQ destroy, as rdma-core: a
  * destroyed CQ's events still queued on its channel go with it (the next
  * event is another CQ's, never the freed one), and ibv_destroy_cq() waits
  * until every event ibv_get_cq_event() handed out is acknowledged */

@@ -251,9 +251,9 @@ HUGE_PAGES_NEEDED = 128     # free 2 MiB pages to try SRNIC_HUGE=1 (a device too
 LOSSY_DROP = "0.05"     # SRNIC_DROP of the lossy pingpong: ~15 of each side's first 300 packets
 # SRNIC_DROP_FIRST: the loss among each side's first packets only (of ~600
 # each receives). ibv_rc_pingpong has no closing exchange: a side whose last
-# ACK is lost after its peer has exited resends for good (retry_cnt 7 never
-# runs out, as with rxe): with the loss on every packet it hung 1 suite run
-# of the first soak (the server done and gone, the client resending).
+# ACK is lost after its peer has exited resends until its retry_cnt 7 is
+# spent and fails (when 7 never ran out, as with rxe, it hung 1 suite run of
+# the first soak: the server done and gone, the client resending).
 LOSSY_FIRST = "300"
 
 
@@ -295,7 +295,7 @@ APP_GUARD_S = 60        # a pair that blocks in SRNIC_PROGRESS=app this long has
 def case_progress_app():
     # SRNIC_PROGRESS=app (no progress thread): a program that blocks in
     # ibv_get_cq_event() (rc_pingpong -e) or ibv_get_async_event()
-    # (ibv_asyncwatch) drives the device from that wait (issue 22 item 13:
+    # (ibv_asyncwatch) drives the device from that wait (
     # nothing ran the engine, and the pair hung)
     port = free_tcp_port()
     iters = 100
@@ -353,7 +353,8 @@ def case_progress_app():
 # (150-300 ms here, ASan build). Without the drop-in's exit linger the
 # server's memif dropped the ACK unread at the disconnect and the server
 # resent its SEND for good (hung 2 runs of 2 at 300 ms, as the suite's
-# rc_pingpong_stats once on a loaded host); the client lingers
+# rc_pingpong_stats once on a loaded host, when retry_cnt 7 was unlimited;
+# now it fails after 8 timeouts); the client lingers
 # EXIT_ACK_LINGER_MS after its last packet, so the ACK is read when the
 # stall ends. (The default linger, 200 ms, is for a peer that polls every
 # millisecond at most when idle; the stall here stands for a very slow one.)
@@ -548,8 +549,8 @@ def read_bw_waiting(sport, env):
 
 
 def devinfo_errors(env, env2, sport):
-    """Each configuration error names what is wrong and what to do (issue
-    23 item 14: these all said "made no DPDK port (is its PMD installed?)"
+    """Each configuration error names what is wrong and what to do (they
+    all said "made no DPDK port (is its PMD installed?)"
     or "set SRNIC_PORT and SRNIC_IP")."""
     def err(args, base=env):
         out = subprocess.run([SRNIC, "run"] + args + ["--", "ibv_devices"], env=base,
@@ -590,7 +591,7 @@ def hugetlb_held(pid):
     """The hugepage memory (kB) process pid has mapped and the files
     behind it (hugetlbfs; not memfds), from its own /proc/PID/smaps: the
     host's free count moves whenever another DPDK program starts or stops
-    (issue 23 item 16: '-21 pages in use')."""
+    ('-21 pages in use')."""
     kb, files, path = 0, set(), None
     with open("/proc/%d/smaps" % pid) as f:
         for line in f:

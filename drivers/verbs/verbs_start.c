@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The device brought up inside the process on the first
+ * ibv_get_device_list(): EAL started from the configuration, the port
+ * made and checked (each failure named with what to do), the srnic device,
+ * its CM and the progress thread; torn down at exit (also on SIGINT/SIGTERM).
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <net/if.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <getopt.h>
+#include <inttypes.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_dev.h>
+
+#include "srnic_cm.h"
+#include "srnic_lossy.h"
+#include "verbs.h"
+
+#define SV_EAL_ARGV_MAX 64
+#define SV_SOCK_PATH_MAX 256
+#define SV_MEMIF_DEFAULT_SOCK "/run/memif.sock"
+
+static pthread_mutex_t sv_init_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sv_device *sv_dev;
+static bool sv_init_done;       /* tried once: a failed start is not retried */
+static char sv_sock_path[SV_SOCK_PATH_MAX];  /* a memif server's socket, unlinked at exit */
+static char sv_run_dir[SV_SOCK_PATH_MAX];    /* EAL's runtime dir (empty with --no-shconf), removed at exit */
+static struct sigaction sv_old_int, sv_old_term;
+static bool sv_stats_at_exit;   /* SRNIC_STATS=1 */
+
+/*
+ * SRNIC_DROP's lossy link (lib/link) is a plug-in, srnic_lossy.so beside
+ * this library, loaded only when a program asks for loss: the drop-in
+ * carries none of its code, and a run without SRNIC_DROP never maps it.
+ */
+#define SV_LOSSY_PLUGIN "srnic_lossy.so"
+
+static struct {
+	struct srnic_lossy *(*attach)(uint16_t port_id, const struct srnic_lossy_conf *conf);
+	void (*get_stats)(const struct srnic_lossy *l, struct srnic_lossy_stats *st);
+} sv_lossy;
+
+/* NULL once sv_lossy is filled, else what went wrong. */
+static const char *
+sv_lossy_load(void)
+{
+	static char err[PATH_MAX + 128];
+	char path[PATH_MAX];
+	const char *slash;
+	Dl_info self;
+	void *h;
+
+	if (dladdr((void *)sv_lossy_load, &self) == 0 || self.dli_fname == NULL ||
+	    (slash = strrchr(self.dli_fname, '/')) == NULL)
+		return "cannot find the directory of libibverbs.so.1";
+	snprintf(path, sizeof(path), "%.*s/" SV_LOSSY_PLUGIN, (int)(slash - self.dli_fname),
+		 self.dli_fname);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		snprintf(err, sizeof(err), "%s; build or install it with libibverbs.so.1", dlerror());
+		return err;
+	}
+	sv_lossy.attach = (struct srnic_lossy *(*)(uint16_t, const struct srnic_lossy_conf *))
+		dlsym(h, "srnic_lossy_attach");
+	sv_lossy.get_stats = (void (*)(const struct srnic_lossy *, struct srnic_lossy_stats *))
+		dlsym(h, "srnic_lossy_get_stats");
+	if (sv_lossy.attach == NULL || sv_lossy.get_stats == NULL) {
+		snprintf(err, sizeof(err), "%s has no srnic_lossy_attach/get_stats", path);
+		return err;
+	}
+	return NULL;
+}
+
+/* ---- exit and signals ---- */
+
+/* At exit: the progress thread stops (no engine poll under the exit
+ * handlers), and what would outlive the process goes: a memif socket file
+ * and EAL's runtime dir. The port is not stopped nor closed and EAL not
+ * cleaned up: memif handles its peer's disconnect on EAL's interrupt
+ * thread, and a stop or close from this thread at the same moment (both
+ * peers exiting together) freed its regions twice ("EAL: Error: Invalid
+ * memory"), run on that thread instead it crashed it. Everything else
+ * (anonymous or memfd memory with --no-huge/--in-memory, the memif and
+ * packet sockets, a VFIO device) is the kernel's to release at exit.
+ * First the frames the engine sent last get SRNIC_EXIT_LINGER_MS to reach
+ * the peer (sv_progress_linger()). */
+/* SRNIC_STATS=1: every nonzero engine counter, one per line, as
+ * srnic-perf prints them (a benchmark's retransmissions, drops, ...). */
+static void
+print_stats(struct sv_device *dev)
+{
+	unsigned int i, n = srnic_engine_stats_count();
+
+	fprintf(stderr, "srnic: engine counters (nonzero), pid %d\n", (int)getpid());
+	for (i = 0; i < n; i++) {
+		const char *name = srnic_engine_stat_name(i);
+		int64_t v = srnic_dev_stat(dev->sdev, name);
+
+		if (v != 0)
+			fprintf(stderr, "srnic:   %-28s %16" PRId64 "\n", name, v);
+	}
+	if (dev->lossy != NULL) {
+		struct srnic_lossy_stats st;
+
+		sv_lossy.get_stats(dev->lossy, &st);
+		fprintf(stderr, "srnic:   %-28s %16" PRIu64 "\n", "lossy_seen", st.n[SRNIC_LOSSY_PASS]);
+		fprintf(stderr, "srnic:   %-28s %16" PRIu64 "\n", "lossy_drop", st.n[SRNIC_LOSSY_DROP]);
+	}
+}
+
+static void
+sv_teardown(void)
+{
+	struct sv_device *dev = sv_dev;
+
+	if (dev == NULL)
+		return;
+	sv_progress_linger(dev);
+	sv_progress_stop(dev);
+	if (sv_stats_at_exit)
+		print_stats(dev);
+	if (sv_sock_path[0] != '\0')
+		unlink(sv_sock_path);
+	sv_devfs_remove();
+}
+
+/* Async-signal-safe part only: what would otherwise stay on disk. */
+static void
+sv_signal(int sig)
+{
+	struct sigaction *old = sig == SIGINT ? &sv_old_int : &sv_old_term;
+
+	if (sv_sock_path[0] != '\0')
+		unlink(sv_sock_path);
+	if (sv_run_dir[0] != '\0')
+		rmdir(sv_run_dir);
+	if (old->sa_handler == SIG_IGN)
+		return;
+	if ((old->sa_flags & SA_SIGINFO) == 0 && old->sa_handler != SIG_DFL) {
+		old->sa_handler(sig);
+		return;
+	}
+	if ((old->sa_flags & SA_SIGINFO) != 0 && old->sa_sigaction != NULL) {
+		old->sa_sigaction(sig, NULL, NULL);
+		return;
+	}
+	sigaction(sig, old, NULL);
+	raise(sig);
+}
+
+static void
+install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sv_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, &sv_old_int);
+	sigaction(SIGTERM, &sa, &sv_old_term);
+}
+
+/* ---- bring-up ---- */
+
+static bool
+is_pci_addr(const char *s)
+{
+	unsigned int a, b, c, d;
+
+	return sscanf(s, "%x:%x:%x.%x", &a, &b, &c, &d) == 4 ||
+	       sscanf(s, "%x:%x.%x", &a, &b, &c) == 3;
+}
+
+/* A memif server's socket file, or "": DPDK 22.11's memif listens on an
+ * abstract socket (nothing on disk) unless socket-abstract=no. */
+static void
+memif_sock(const char *port)
+{
+	const char *p;
+	size_t n;
+
+	sv_sock_path[0] = '\0';
+	if (strncmp(port, "net_memif", 9) != 0 || strstr(port, "role=client") != NULL ||
+	    strstr(port, "socket-abstract=no") == NULL)
+		return;
+	p = strstr(port, "socket=");
+	if (p == NULL) {
+		sv_copy_str(sv_sock_path, sizeof(sv_sock_path), SV_MEMIF_DEFAULT_SOCK);
+		return;
+	}
+	p += strlen("socket=");
+	n = strcspn(p, ",");
+	if (n >= sizeof(sv_sock_path))
+		return;
+	memcpy(sv_sock_path, p, n);
+	sv_sock_path[n] = '\0';
+}
+
+/* The value of KEY= in devargs PORT ("" when absent), at most N - 1 bytes. */
+static void
+port_arg(const char *port, const char *key, char *val, size_t n)
+{
+	size_t klen = strlen(key), len;
+	const char *p;
+
+	val[0] = '\0';
+	for (p = strchr(port, ','); p != NULL; p = strchr(p + 1, ',')) {
+		if (strncmp(p + 1, key, klen) != 0 || p[1 + klen] != '=')
+			continue;
+		p += klen + 2;
+		len = strcspn(p, ",");
+		if (len >= n)
+			len = n - 1;
+		memcpy(val, p, len);
+		val[len] = '\0';
+		return;
+	}
+}
+
+/* Whether a server listens on memif's socket PATH (abstract unless
+ * socket-abstract=no, as memif's own default). */
+static bool
+memif_sock_served(const char *port, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char abstract[8];
+	socklen_t len;
+	bool served;
+	int fd;
+
+	port_arg(port, "socket-abstract", abstract, sizeof(abstract));
+	if (strlen(path) + 1 >= sizeof(sa.sun_path))
+		return false;
+	if (strcmp(abstract, "no") == 0) {
+		memcpy(sa.sun_path, path, strlen(path) + 1);
+		len = sizeof(sa);
+	} else {
+		memcpy(sa.sun_path + 1, path, strlen(path));
+		len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(path));
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (fd < 0)
+		return false;
+	served = connect(fd, (struct sockaddr *)&sa, len) == 0;
+	close(fd);
+	return served;
+}
+
+/* Why the PMD of PORT made no port, in WHY: what to do about it where srnic
+ * can tell (the PMD's own line says what failed, not what to change). */
+static void
+port_fail_why(const char *port, char *why, size_t n)
+{
+	char role[16], path[SV_SOCK_PATH_MAX], iface[IF_NAMESIZE + 8];
+
+	if (strncmp(port, "net_memif", strlen("net_memif")) == 0) {
+		port_arg(port, "role", role, sizeof(role));
+		port_arg(port, "socket", path, sizeof(path));
+		if (path[0] == '\0')
+			sv_copy_str(path, sizeof(path), SV_MEMIF_DEFAULT_SOCK);
+		if (role[0] != '\0' && strcmp(role, "server") != 0 && strcmp(role, "client") != 0)
+			snprintf(why, n, "role=%s: a memif port's role is server or client", role);
+		else if (strcmp(role, "client") != 0 && memif_sock_served(port, path))
+			snprintf(why, n, "its socket %s is in use by another memif server: stop that "
+				 "one, or give this one another socket= (and its client the same)", path);
+		else
+			snprintf(why, n, "memif refused its arguments (DPDK's lines above say why)");
+		return;
+	}
+	if (strncmp(port, "net_af_packet", strlen("net_af_packet")) == 0) {
+		port_arg(port, "iface", iface, sizeof(iface));
+		if (iface[0] == '\0')
+			snprintf(why, n, "net_af_packet needs iface=NAME, a network interface");
+		else if (if_nametoindex(iface) == 0)
+			snprintf(why, n, "no network interface %s here ('ip link' lists them; in a "
+				 "network namespace, run the program in it)", iface);
+		else
+			snprintf(why, n, "af_packet cannot use %s (DPDK's lines above say why; "
+				 "it needs root)", iface);
+		return;
+	}
+	snprintf(why, n, "its PMD refused the arguments (DPDK's lines above say why)");
+}
+
+static int
+eal_start(const struct sv_conf *c, char *devname, size_t devname_len)
+{
+	static char prefix[64], mem[32], lcores[80], dev[sizeof(c->port) + 8], loglvl[96];
+	static char extra[sizeof(c->eal_args)];
+	char *argv[SV_EAL_ARGV_MAX];
+	int argc = 0, rc, save_optind = optind, save_opterr = opterr;
+	char *save_optarg = optarg;
+	cpu_set_t cpus;
+	bool have_cpus;
+	char *tok, *sp;
+
+	argv[argc++] = "srnic";
+	snprintf(prefix, sizeof(prefix), "--file-prefix=srnic-%d", (int)getpid());
+	argv[argc++] = prefix;
+	if (c->huge) {
+		/* hugepages without files (memfd) nor shared config */
+		argv[argc++] = "--in-memory";
+	} else {
+		/* --in-memory refuses --no-huge (legacy memory): no shared
+		 * config files either way */
+		argv[argc++] = "--no-shconf";
+		argv[argc++] = "--no-huge";
+		snprintf(mem, sizeof(mem), "-m%u", c->mem_mb);
+		argv[argc++] = mem;
+	}
+	snprintf(lcores, sizeof(lcores), "-l%s", c->lcores[0] ? c->lcores : "0");
+	argv[argc++] = lcores;
+	argv[argc++] = "--no-telemetry";
+	argv[argc++] = "--iova-mode=va";
+	snprintf(loglvl, sizeof(loglvl), "--log-level=%s", c->log_level[0] ? c->log_level : "error");
+	argv[argc++] = loglvl;
+	if (is_pci_addr(c->port)) {
+		snprintf(dev, sizeof(dev), "-a%s", c->port);
+	} else {
+		snprintf(dev, sizeof(dev), "--vdev=%s", c->port);
+		argv[argc++] = "--no-pci";
+	}
+	argv[argc++] = dev;
+	sv_copy_str(extra, sizeof(extra), c->eal_args);
+	for (tok = strtok_r(extra, " \t", &sp); tok != NULL && argc < SV_EAL_ARGV_MAX - 1;
+	     tok = strtok_r(NULL, " \t", &sp))
+		argv[argc++] = tok;
+	argv[argc] = NULL;
+
+	/* rte_eal_init() pins the calling thread to the main lcore's CPU and
+	 * reuses getopt's globals: neither is the application's business. */
+	have_cpus = pthread_getaffinity_np(pthread_self(), sizeof(cpus), &cpus) == 0;
+	rc = rte_eal_init(argc, argv);
+	if (have_cpus)
+		pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+	optind = save_optind;
+	opterr = save_opterr;
+	optarg = save_optarg;
+	if (rc < 0 && rte_errno == ENODEV && !is_pci_addr(c->port)) {
+		/* EAL: "Unable to parse device": no driver of that name */
+		sv_log("DPDK did not start: no DPDK driver for SRNIC_PORT=%s: check its name "
+		       "(net_memif0, net_af_packet0, ...: a driver's name and a number) and that "
+		       "the driver is installed (Debian: librte-net-*)", c->port);
+		rmdir(rte_eal_get_runtime_dir());
+		return -1;
+	}
+	if (rc < 0) {
+		sv_log("DPDK did not start (%s): check SRNIC_PORT=%s, SRNIC_LCORES, SRNIC_EAL_ARGS "
+		       "(SRNIC_LOG_LEVEL=debug shows why)", rte_strerror(rte_errno), c->port);
+		/* made before EAL failed, empty (no shared config) */
+		rmdir(rte_eal_get_runtime_dir());
+		return -1;
+	}
+	sv_copy_str(sv_run_dir, sizeof(sv_run_dir), rte_eal_get_runtime_dir());
+	/* gone at any exit, a failed start included (sv_signal() for a
+	 * SIGINT or SIGTERM); those of srnic programs killed before us go now */
+	srnic_eal_remove_at_exit();
+	srnic_eal_sweep();
+	/* the device name is the devargs' first field */
+	sv_copy_str(devname, devname_len, c->port);
+	devname[strcspn(devname, ",")] = '\0';
+	return 0;
+}
+
+static struct sv_device *
+device_start(void)
+{
+	struct sv_conf c;
+	struct srnic_dev_conf dc;
+	struct sv_device *dev;
+	char devname[sizeof(((struct sv_conf *)0)->port)];
+	char why[SV_SOCK_PATH_MAX + 128];
+	char netdev[IF_NAMESIZE] = "";
+	struct in_addr ip;
+	uint16_t port;
+	int i;
+
+	if (sv_conf_load(&c) != 0)
+		return NULL;
+	if (c.port[0] == '\0' && c.ip[0] == '\0') {
+		sv_log("no device: set SRNIC_PORT (a DPDK device, e.g. "
+		       "net_memif0,role=server,socket=/tmp/srnic.sock) and SRNIC_IP=A.B.C.D, "
+		       "or run the program as: usertools/srnic run --port DEV --ip A.B.C.D -- PROGRAM");
+		return NULL;
+	}
+	if (c.ip[0] == '\0') {
+		sv_log("no device: SRNIC_PORT=%s has no address: set SRNIC_IP=A.B.C.D (srnic's "
+		       "IPv4 address on it; usertools/srnic run: --ip A.B.C.D)", c.port);
+		return NULL;
+	}
+	if (c.port[0] == '\0') {
+		sv_log("no device: SRNIC_IP=%s has no port: set SRNIC_PORT to a DPDK device, e.g. "
+		       "net_memif0,role=server,socket=/tmp/srnic.sock (usertools/srnic run: --port "
+		       "DEV)", c.ip);
+		return NULL;
+	}
+	if (inet_pton(AF_INET, c.ip, &ip) != 1) {
+		sv_log("SRNIC_IP=%s is not an IPv4 address (A.B.C.D)", c.ip);
+		return NULL;
+	}
+	memif_sock(c.port);
+	if (eal_start(&c, devname, sizeof(devname)) != 0)
+		return NULL;
+	if (rte_eth_dev_get_port_by_name(devname, &port) != 0) {
+		if (is_pci_addr(c.port) && rte_eth_dev_count_avail() > 0) {
+			port = (uint16_t)rte_eth_find_next(0);
+		} else {
+			port_fail_why(c.port, why, sizeof(why));
+			sv_log("SRNIC_PORT=%s made no DPDK port: %s", c.port, why);
+			rte_eal_cleanup();
+			return NULL;
+		}
+	}
+	dev = calloc(1, sizeof(*dev));
+	if (dev == NULL)
+		return NULL;
+	memset(&dc, 0, sizeof(dc));
+	dc.port_id = port;
+	dc.nb_engines = 1;
+	dc.mtu = (uint16_t)c.mtu;
+	dc.ip_ver = 4;
+	memcpy(dc.ip, &ip, 4);
+	dc.name = SV_DEV_NAME;
+	dev->sdev = srnic_dev_create(&dc);
+	if (dev->sdev == NULL) {
+		port_arg(c.port, "role", why, sizeof(why));
+		/* DPDK 22.11's memif client fails its start with no server */
+		if (strncmp(c.port, "net_memif", strlen("net_memif")) == 0 &&
+		    strcmp(why, "client") == 0)
+			sv_log("cannot start srnic on %s: %s: is its memif server running? Start the "
+			       "server (role=server, the same socket=) first", c.port,
+			       rte_strerror(rte_errno));
+		else
+			sv_log("cannot start srnic on %s: %s", c.port, rte_strerror(rte_errno));
+		rte_eth_dev_close(port);
+		rte_eal_cleanup();
+		free(dev);
+		return NULL;
+	}
+	dev->port_id = port;
+	if (c.drop > 0.0) {
+		/* fault injection for unmodified programs: retransmission,
+		 * timers and the progress thread under loss */
+		/* SRNIC_DROP_FIRST: a run's last exchange goes clean (a program
+		 * whose last ACK is lost after its peer has exited resends
+		 * until retry_cnt is spent, then fails the WR) */
+		struct srnic_lossy_conf lc = { .seed = (uint64_t)getpid(), .drop = c.drop,
+					       .rates_first = c.drop_first };
+		const char *err = sv_lossy_load();
+
+		dev->lossy = err == NULL ? sv_lossy.attach(port, &lc) : NULL;
+		if (err != NULL)
+			sv_log("SRNIC_DROP=%g: cannot load the lossy link (%s): no packet dropped",
+			       c.drop, err);
+		else if (dev->lossy == NULL)
+			sv_log("SRNIC_DROP=%g: cannot make %s lossy (%s): no packet dropped",
+			       c.drop, c.port, rte_strerror(rte_errno));
+		else if (c.drop_first > 0)
+			sv_log("SRNIC_DROP=%g: dropping that share of the first %" PRIu64 " packets "
+			       "%s receives (SRNIC_DROP_FIRST)", c.drop, c.drop_first, c.port);
+		else
+			sv_log("SRNIC_DROP=%g: dropping that share of the packets %s receives",
+			       c.drop, c.port);
+	}
+	dev->eng = srnic_dev_engine(dev->sdev, 0);
+	dev->tsc_hz = rte_get_tsc_hz();
+	dev->linger_tsc = dev->tsc_hz / 1000 * c.linger_ms;
+	if (c.stall_after > 0 && c.stall_ms > 0) {
+		dev->stall_after = c.stall_after;
+		dev->stall_ms = c.stall_ms;
+		sv_log("SRNIC_STALL_AFTER=%" PRIu64 ": no engine poll for %u ms once %" PRIu64
+		       " request messages are sent (a test hook)", c.stall_after, c.stall_ms,
+		       c.stall_after);
+	}
+	dev->post_defer_tsc = dev->tsc_hz / 1000000 * SV_POST_DEFER_US;
+	dev->cm_poll_tsc = dev->tsc_hz / 1000000 * SV_CM_POLL_US;
+	/* the CM and its GSI QP (QP1) on the engine: rdma_cm's MADs */
+	dev->cm = srnic_cm_create(dev->sdev, dev->eng);
+	if (dev->cm == NULL)
+		sv_log("no CM on %s (%s): verbs work, rdma_cm (librdmacm) does not",
+		       SV_DEV_NAME, rte_strerror(rte_errno));
+	for (i = 0; i < SRNIC_GID_TBL_LEN; i++)
+		srnic_dev_gid(dev->sdev, i, &dev->gid[i]);
+	rte_spinlock_init(&dev->arm_lock);
+	pthread_mutex_init(&dev->ctx_lock, NULL);
+	dev->ibdev.node_type = IBV_NODE_CA;
+	dev->ibdev.transport_type = IBV_TRANSPORT_IB;
+	sv_copy_str(dev->ibdev.name, sizeof(dev->ibdev.name), SV_DEV_NAME);
+	sv_copy_str(dev->ibdev.dev_name, sizeof(dev->ibdev.dev_name), "uverbs0");
+	sv_copy_str(dev->ibdev.dev_path, sizeof(dev->ibdev.dev_path), "/sys/class/infiniband_verbs/uverbs0");
+	sv_copy_str(dev->ibdev.ibdev_path, sizeof(dev->ibdev.ibdev_path), "/sys/class/infiniband/" SV_DEV_NAME);
+	if (strncmp(c.port, "net_af_packet", strlen("net_af_packet")) == 0)
+		port_arg(c.port, "iface", netdev, sizeof(netdev));
+	sv_devfs_publish(dev, netdev);
+	sv_dev = dev;
+	sv_stats_at_exit = c.stats;
+	if (!c.no_progress_thread && sv_progress_start(dev) != 0)
+		sv_log("no progress thread (%s): only the program's own verbs calls drive srnic",
+		       strerror(errno));
+	atexit(sv_teardown);
+	install_signals();
+	return dev;
+}
+
+struct sv_device *
+sv_device_get(void)
+{
+	pthread_mutex_lock(&sv_init_lock);
+	if (!sv_init_done) {
+		sv_init_done = true;
+		device_start();
+	}
+	pthread_mutex_unlock(&sv_init_lock);
+	return sv_dev;
+}
+
+/* The device if it was brought up, without bringing it up. */
+struct sv_device *
+sv_device_started(void)
+{
+	struct sv_device *dev;
+
+	pthread_mutex_lock(&sv_init_lock);
+	dev = sv_dev;
+	pthread_mutex_unlock(&sv_init_lock);
+	return dev;
+}
+

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The port under srnic: what the control path notices when it changes.
+ * srnic_get_async_event() looks, at most every SRNIC_LINK_CHECK_MS (the
+ * drop-in's progress thread calls it all the time); never the engines,
+ * nothing per packet.
+ *
+ * - The link (rte_eth_link_get_nowait()): IBV_EVENT_PORT_ERR and
+ *   IBV_EVENT_PORT_ACTIVE on each change, as rxe on the netdev's carrier.
+ * - The MTU (rte_eth_dev_get_mtu()), as rxe on NETDEV_CHANGEMTU: the
+ *   port's active_mtu follows, so new QPs get the clamped path MTU at
+ *   INIT -> RTR. A live RC or UC QP whose path MTU the port no longer
+ *   carries goes to ERR (IBV_EVENT_QP_FATAL, its WQEs completed in error):
+ *   it cannot segment smaller on its own (the peer's responder takes
+ *   every packet but the last of a message at the path MTU agreed at the
+ *   connection), and what the port does not carry would be dropped and
+ *   resent for ever. rxe leaves such QPs to time out, unlimited with
+ *   retry_cnt 7. UD QPs keep their MTU (a datagram the port drops is lost,
+ *   as UD's are); QP1's MADs fit any MTU.
+ * - A memif client whose link went down (its server left, or refused it:
+ *   a server whose own port is not started yet answers "ID not found").
+ *   DPDK 22.11's memif connects only in rte_eth_dev_start() and never
+ *   again by itself, so the port is stopped and started again every
+ *   SRNIC_PORT_RESTART_MS until it is up; the engines leave the port
+ *   alone meanwhile (dev->port_paused, read once per poll).
+ */
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
+#include <rte_ethdev.h>
+#include <rte_kvargs.h>
+#include <rte_log.h>
+
+#include "rnic.h"
+#include "engine.h"
+
+static const char *const port_stat_names[SRNIC_PORT_STAT_COUNT] = {
+	[SRNIC_PORT_STAT_RESTART] = "port_restart",
+	[SRNIC_PORT_STAT_MTU_CHANGE] = "port_mtu_change",
+	[SRNIC_PORT_STAT_MTU_QP_ERR] = "port_mtu_qp_err",
+};
+
+int64_t
+srnic_dev_port_stat(const struct srnic_dev *dev, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < SRNIC_PORT_STAT_COUNT; i++)
+		if (strcmp(port_stat_names[i], name) == 0)
+			return (int64_t)atomic_load_explicit(&dev->port_stats[i],
+							     memory_order_relaxed);
+	return -1;
+}
+
+/* A memif port in the client role (memif's default role): the one kind of
+ * port whose link comes back only by starting it again. */
+static bool
+port_is_memif_client(uint16_t port_id)
+{
+	struct rte_eth_dev_info info;
+	const struct rte_devargs *da;
+	struct rte_kvargs *kv;
+	const char *role;
+	bool client;
+
+	if (rte_eth_dev_info_get(port_id, &info) != 0 || info.driver_name == NULL ||
+	    strcmp(info.driver_name, "net_memif") != 0 || info.device == NULL)
+		return false;
+	da = rte_dev_devargs(info.device);
+	if (da == NULL || da->args == NULL || da->args[0] == '\0')
+		return true;
+	kv = rte_kvargs_parse(da->args, NULL);
+	if (kv == NULL)
+		return false;
+	role = rte_kvargs_get(kv, "role");
+	client = role == NULL || strcmp(role, "client") == 0;
+	rte_kvargs_free(kv);
+	return client;
+}
+
+void
+srnic_dev_port_init(struct srnic_dev *dev)
+{
+	struct rte_eth_link link;
+	uint16_t mtu;
+
+	dev->link_up = rte_eth_link_get_nowait(dev->port_id, &link) == 0 &&
+		       link.link_status == RTE_ETH_LINK_UP;
+	dev->link_ever_up = dev->link_up;
+	dev->port_mtu = rte_eth_dev_get_mtu(dev->port_id, &mtu) == 0 ? mtu : 0;
+	dev->mtu_conf = dev->mtu;
+	dev->port_restartable = port_is_memif_client(dev->port_id);
+	/* its connection is under way on memif's interrupt thread */
+	dev->port_restart_tsc = rte_get_timer_cycles() +
+				rte_get_timer_hz() / 1000 * SRNIC_PORT_RESTART_MS;
+}
+
+static void
+port_event(struct srnic_dev *dev, struct srnic_async_event *ev)
+{
+	if (rte_ring_mp_enqueue_elem(dev->events, ev, sizeof(*ev)) != 0)
+		SRNIC_LOG(WARNING, "%s: event %d lost: the device's ring is full", dev->name,
+			  (int)ev->event_type);
+}
+
+/* The port's MTU is now mtu (under dev->lock). */
+static void
+port_mtu_changed(struct srnic_dev *dev, uint16_t mtu)
+{
+	uint16_t now = RTE_MIN(dev->mtu_conf, mtu);
+	struct ibv_port_attr pa;
+	uint32_t i, failed = 0;
+
+	__atomic_store_n(&dev->mtu, now, __ATOMIC_RELAXED);
+	srnic_dev_query_port(dev, &pa);
+	for (i = 0; i < SRNIC_MAX_QP; i++) {
+		struct srnic_qp *qp = dev->qp_tbl[i];
+		uint8_t s;
+
+		if (qp == NULL || (qp->type != IBV_QPT_RC && qp->type != IBV_QPT_UC) ||
+		    qp->pmtu_enum <= pa.active_mtu)
+			continue;
+		/* a CAS, as the engine's own move to ERR: the application may
+		 * be moving the QP too (RESET wins, as there) */
+		s = atomic_load_explicit(&qp->state, memory_order_relaxed);
+		while (s >= IBV_QPS_RTR && s <= IBV_QPS_SQD &&
+		       !atomic_compare_exchange_weak_explicit(&qp->state, &s, IBV_QPS_ERR,
+							      memory_order_acq_rel,
+							      memory_order_relaxed))
+			;
+		if (s < IBV_QPS_RTR || s > IBV_QPS_SQD)
+			continue;
+		port_event(dev, &(struct srnic_async_event){ .event_type = IBV_EVENT_QP_FATAL,
+							     .qp_num = qp->qpn, .qp = qp,
+							     .gen = qp->gen });
+		srnic_qp_doorbell(qp); /* its engine flushes it */
+		failed++;
+	}
+	atomic_fetch_add_explicit(&dev->port_stats[SRNIC_PORT_STAT_MTU_CHANGE], 1,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&dev->port_stats[SRNIC_PORT_STAT_MTU_QP_ERR], failed,
+				  memory_order_relaxed);
+	SRNIC_LOG(NOTICE, "%s: port %u MTU %u -> %u: active_mtu %u, %u QPs with a larger path MTU to ERR",
+		  dev->name, dev->port_id, dev->port_mtu, mtu, 128u << pa.active_mtu, failed);
+	dev->port_mtu = mtu;
+}
+
+/* Stop and start a memif client's port (not under dev->lock: the quiesce
+ * waits for the engines, whose host_rx callbacks may take it). The
+ * engines keep off the port while it is not started. */
+static void
+port_restart(struct srnic_dev *dev)
+{
+	int rc, lt, lvl;
+
+	atomic_store_explicit(&dev->port_paused, 1, memory_order_relaxed);
+	srnic_dev_quiesce(dev);
+	rte_eth_dev_stop(dev->port_id);
+	/* memif logs each refused connect as an error: one line per try
+	 * while the server is away (a program's stderr that others read);
+	 * srnic's own DEBUG line below says it */
+	lt = rte_log_register("pmd.net.memif");
+	lvl = lt >= 0 ? rte_log_get_level(lt) : -1;
+	if (lvl >= 0)
+		rte_log_set_level(lt, RTE_LOG_CRIT);
+	rc = rte_eth_dev_start(dev->port_id);
+	if (lvl >= 0)
+		rte_log_set_level(lt, (uint32_t)lvl);
+	atomic_fetch_add_explicit(&dev->port_stats[SRNIC_PORT_STAT_RESTART], 1,
+				  memory_order_relaxed);
+	if (rc == 0)
+		atomic_store_explicit(&dev->port_paused, 0, memory_order_release);
+	if (rc == 0)
+		SRNIC_LOG(INFO, "%s: port %u (memif client) was down: started again", dev->name,
+			  dev->port_id);
+	else
+		SRNIC_LOG(DEBUG, "%s: port %u (memif client) down, no server yet: again in %u ms",
+			  dev->name, dev->port_id, SRNIC_PORT_RESTART_MS);
+}
+
+void
+srnic_dev_port_watch(struct srnic_dev *dev)
+{
+	struct rte_eth_link link;
+	uint64_t now = rte_get_timer_cycles(), hz = rte_get_timer_hz();
+	bool restart = false;
+	uint16_t mtu;
+	uint8_t up;
+
+	if (!rte_spinlock_trylock(&dev->lock))
+		return; /* another thread is looking */
+	if (dev->port_restarting || now < dev->link_check_tsc) {
+		rte_spinlock_unlock(&dev->lock);
+		return;
+	}
+	dev->link_check_tsc = now + hz / 1000 * SRNIC_LINK_CHECK_MS;
+	if (rte_eth_dev_get_mtu(dev->port_id, &mtu) == 0 && mtu != dev->port_mtu)
+		port_mtu_changed(dev, mtu);
+	if (rte_eth_link_get_nowait(dev->port_id, &link) == 0) {
+		up = link.link_status == RTE_ETH_LINK_UP;
+		if (up != dev->link_up) {
+			dev->link_up = up;
+			if (up)
+				atomic_store_explicit(&dev->link_ever_up, 1, memory_order_relaxed);
+			else /* memif handles its disconnect on its interrupt
+			      * thread: a stop now would race it */
+				dev->port_restart_tsc = now + hz / 1000 * SRNIC_PORT_RESTART_MS;
+			port_event(dev, &(struct srnic_async_event){
+				.event_type = up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR,
+				.port_num = 1 });
+		}
+		if (!up && dev->port_restartable && now >= dev->port_restart_tsc &&
+		    !srnic_dev_in_poll(dev)) {
+			dev->port_restart_tsc = now + hz / 1000 * SRNIC_PORT_RESTART_MS;
+			restart = true;
+		}
+	}
+	if (!restart) {
+		rte_spinlock_unlock(&dev->lock);
+		return;
+	}
+	/* port_restarting keeps a second watcher out once the lock is gone */
+	dev->port_restarting = 1;
+	rte_spinlock_unlock(&dev->lock);
+	port_restart(dev);
+	rte_spinlock_lock(&dev->lock);
+	dev->port_restarting = 0;
+	rte_spinlock_unlock(&dev->lock);
+}

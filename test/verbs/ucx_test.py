@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Programs that look for an RDMA device on the filesystem (UCX), and UCX's
+own transports over srnic, all started with usertools/srnic run as users do.
+
+  ucx_test.py --lib BUILD/drivers/verbs CASE
+
+devfs: a program that brought the device up (ctypes: ibv_get_device_list)
+  finds /dev/infiniband/uverbs0 a character device it may read and write,
+  /sys/class/infiniband/srnic0 with the GID table the verbs report, and its
+  children (ls, cat: other entries into libc) the same.
+ucx_info: `ucx_info -d` lists srnic0's rc_verbs and ud_verbs, nothing faked
+  (skipped, saying so, without ucx-utils).
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import verbs_test as vt
+
+# the device's view, printed by a program under srnic run; checked here
+DEVFS_PROBE = r"""
+import ctypes, os, stat, subprocess, sys
+v = ctypes.CDLL("libibverbs.so.1")
+v.ibv_get_device_list.restype = ctypes.c_void_p
+n = ctypes.c_int(0)
+if not v.ibv_get_device_list(ctypes.byref(n)) or n.value != 1:
+    sys.exit("no device")
+st = os.stat("/dev/infiniband/uverbs0")
+print("chr", int(stat.S_ISCHR(st.st_mode)))
+print("rw", int(os.access("/dev/infiniband/uverbs0", os.R_OK | os.W_OK)))
+print("class", " ".join(sorted(os.listdir("/sys/class/infiniband"))))
+print("ibdev", open("/sys/class/infiniband_verbs/uverbs0/ibdev").read().strip())
+p = "/sys/class/infiniband/srnic0/ports/1/"
+for f in ("state", "link_layer", "gids/1", "gid_attrs/types/1"):
+    print(f, open(p + f).read().strip())
+print("ls", subprocess.run(["ls", p + "gids"], capture_output=True, text=True).stdout.split())
+print("cat", subprocess.run(["cat", "/sys/class/infiniband/srnic0/node_type"],
+      capture_output=True, text=True).stdout.strip())
+print("root", os.environ.get("SRNIC_DEVFS", ""))
+"""
+
+
+def run_one(name, port, ip, prog, env=None):
+    out = os.path.join(vt.TMP, name + ".log")
+    with open(out, "w") as f:
+        p = subprocess.run(vt.srnic_run(port, ip, prog), stdout=f, stderr=subprocess.STDOUT,
+                           env=env or vt.run_env(), timeout=vt.GUARD_S)
+    return p.returncode, open(out).read()
+
+
+def case_devfs():
+    sock = os.path.join(vt.TMP, "devfs.sock")
+    rc, out = run_one("devfs", "net_memif0,role=server,socket=" + sock, "10.77.0.1",
+                      [sys.executable, "-c", DEVFS_PROBE])
+    lines = dict(l.split(" ", 1) for l in out.splitlines() if " " in l)
+    vt.check(rc == 0, "devfs: the probe exits %s:\n%s" % (rc, out))
+    vt.check(lines.get("chr") == "1", "devfs: /dev/infiniband/uverbs0 a character device")
+    vt.check(lines.get("rw") == "1", "devfs: /dev/infiniband/uverbs0 readable and writable")
+    vt.check(lines.get("class") == "srnic0", "devfs: /sys/class/infiniband lists srnic0 alone")
+    vt.check(lines.get("ibdev") == "srnic0", "devfs: uverbs0's ibdev is srnic0")
+    vt.check(lines.get("state") == "4: ACTIVE", "devfs: port 1 ACTIVE")
+    vt.check(lines.get("link_layer") == "Ethernet", "devfs: link layer Ethernet")
+    vt.check(lines.get("gids/1") == "0000:0000:0000:0000:0000:ffff:0a4d:0001",
+             "devfs: GID 1 is ::ffff:10.77.0.1 (%s)" % lines.get("gids/1"))
+    vt.check(lines.get("gid_attrs/types/1") == "RoCE v2", "devfs: GID 1 RoCE v2")
+    vt.check(lines.get("ls") == "['0', '1']", "devfs: ls lists the GIDs (%s)" % lines.get("ls"))
+    vt.check(lines.get("cat") == "1: CA", "devfs: cat reads node_type (%s)" % lines.get("cat"))
+    root = lines.get("root", "")
+    vt.check(root != "" and not os.path.exists(root),
+             "devfs: the private directory %r removed at exit" % root)
+    if vt.failures:
+        print(out)
+
+
+def case_ucx_info():
+    if shutil.which("ucx_info") is None:
+        print("skip: ucx_info not installed (apt-get install ucx-utils; usertools/srnic setup does)")
+        sys.exit(vt.SKIP)
+    sock = os.path.join(vt.TMP, "ucx_info.sock")
+    rc, out = run_one("ucx_info", "net_memif0,role=server,socket=" + sock, "10.77.0.1",
+                      ["ucx_info", "-d"])
+    vt.check(rc == 0, "ucx_info -d exits %s" % rc)
+    vt.check("# Memory domain: srnic0" in out, "ucx_info -d: memory domain srnic0")
+    for tl in ("rc_verbs", "ud_verbs"):
+        vt.check(("Transport: %s\n#         Device: srnic0:1" % tl) in out,
+                 "ucx_info -d: %s on srnic0:1" % tl)
+    if vt.failures:
+        print(out)
+
+
+CASES = {
+    "devfs": case_devfs,
+    "ucx_info": case_ucx_info,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True, help="the folder with srnic's libibverbs.so.1")
+    ap.add_argument("case", choices=sorted(CASES))
+    a = ap.parse_args()
+    vt.LIB = os.path.abspath(a.lib)
+    vt.TMP = tempfile.mkdtemp(prefix="srnic-ucx-")
+    try:
+        CASES[a.case]()
+    finally:
+        shutil.rmtree(vt.TMP, ignore_errors=True)
+    if vt.failures:
+        print("%d failure(s)" % len(vt.failures))
+        sys.exit(1)
+    print("all ok")
+
+
+if __name__ == "__main__":
+    main()
