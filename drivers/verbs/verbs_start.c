@@ -7,7 +7,9 @@
  */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -46,6 +48,48 @@ static char sv_run_dir[SV_SOCK_PATH_MAX];    /* EAL's runtime dir (empty with --
 static struct sigaction sv_old_int, sv_old_term;
 static bool sv_stats_at_exit;   /* SRNIC_STATS=1 */
 
+/*
+ * SRNIC_DROP's lossy link (lib/link) is a plug-in, srnic_lossy.so beside
+ * this library, loaded only when a program asks for loss: the drop-in
+ * carries none of its code, and a run without SRNIC_DROP never maps it.
+ */
+#define SV_LOSSY_PLUGIN "srnic_lossy.so"
+
+static struct {
+	struct srnic_lossy *(*attach)(uint16_t port_id, const struct srnic_lossy_conf *conf);
+	void (*get_stats)(const struct srnic_lossy *l, struct srnic_lossy_stats *st);
+} sv_lossy;
+
+/* NULL once sv_lossy is filled, else what went wrong. */
+static const char *
+sv_lossy_load(void)
+{
+	static char err[PATH_MAX + 128];
+	char path[PATH_MAX];
+	const char *slash;
+	Dl_info self;
+	void *h;
+
+	if (dladdr((void *)sv_lossy_load, &self) == 0 || self.dli_fname == NULL ||
+	    (slash = strrchr(self.dli_fname, '/')) == NULL)
+		return "cannot find the directory of libibverbs.so.1";
+	snprintf(path, sizeof(path), "%.*s/" SV_LOSSY_PLUGIN, (int)(slash - self.dli_fname),
+		 self.dli_fname);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		snprintf(err, sizeof(err), "%s; build or install it with libibverbs.so.1", dlerror());
+		return err;
+	}
+	sv_lossy.attach = (struct srnic_lossy *(*)(uint16_t, const struct srnic_lossy_conf *))
+		dlsym(h, "srnic_lossy_attach");
+	sv_lossy.get_stats = (void (*)(const struct srnic_lossy *, struct srnic_lossy_stats *))
+		dlsym(h, "srnic_lossy_get_stats");
+	if (sv_lossy.attach == NULL || sv_lossy.get_stats == NULL) {
+		snprintf(err, sizeof(err), "%s has no srnic_lossy_attach/get_stats", path);
+		return err;
+	}
+	return NULL;
+}
 
 /* ---- exit and signals ---- */
 
@@ -78,7 +122,7 @@ print_stats(struct sv_device *dev)
 	if (dev->lossy != NULL) {
 		struct srnic_lossy_stats st;
 
-		srnic_lossy_get_stats(dev->lossy, &st);
+		sv_lossy.get_stats(dev->lossy, &st);
 		fprintf(stderr, "srnic:   %-28s %16" PRIu64 "\n", "lossy_seen", st.n[SRNIC_LOSSY_PASS]);
 		fprintf(stderr, "srnic:   %-28s %16" PRIu64 "\n", "lossy_drop", st.n[SRNIC_LOSSY_DROP]);
 	}
@@ -423,9 +467,13 @@ device_start(void)
 		 * until retry_cnt is spent, then fails the WR) */
 		struct srnic_lossy_conf lc = { .seed = (uint64_t)getpid(), .drop = c.drop,
 					       .rates_first = c.drop_first };
+		const char *err = sv_lossy_load();
 
-		dev->lossy = srnic_lossy_attach(port, &lc);
-		if (dev->lossy == NULL)
+		dev->lossy = err == NULL ? sv_lossy.attach(port, &lc) : NULL;
+		if (err != NULL)
+			sv_log("SRNIC_DROP=%g: cannot load the lossy link (%s): no packet dropped",
+			       c.drop, err);
+		else if (dev->lossy == NULL)
 			sv_log("SRNIC_DROP=%g: cannot make %s lossy (%s): no packet dropped",
 			       c.drop, c.port, rte_strerror(rte_errno));
 		else if (c.drop_first > 0)

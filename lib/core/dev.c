@@ -16,9 +16,9 @@
 
 #include "srnic_build_config.h"
 #include "rnic.h"
+#include "engine.h"
 
 RTE_LOG_REGISTER(srnic_logtype_core, srnic.core, INFO);
-RTE_LOG_REGISTER(srnic_logtype_engine, srnic.engine, INFO);
 
 #define DEV_RX_DESC 1024
 #define DEV_TX_DESC 1024

@@ -234,7 +234,7 @@ mr_seg_iova(const struct rte_memseg_list *msl, const void *va)
  * in IOVA-PA mode (or memory registered with scattered IOVAs) consecutive
  * pages need not have consecutive IOVAs, and iova + offset would point a
  * NIC's DMA elsewhere. Contiguous: mr->iova alone; else a table per page
- * (srnic_pkt_attach() splits a piece at a discontinuity). -EFAULT for a
+ * (eng_pkt_attach() splits a piece at a discontinuity). -EFAULT for a
  * page without an IOVA.
  */
 static int

@@ -34,6 +34,7 @@
 #include <rte_log.h>
 
 #include "rnic.h"
+#include "engine.h"
 
 static const char *const port_stat_names[SRNIC_PORT_STAT_COUNT] = {
 	[SRNIC_PORT_STAT_RESTART] = "port_restart",

@@ -8,6 +8,7 @@
 #include <rte_malloc.h>
 
 #include "rnic.h"
+#include "engine.h"
 #include "neigh.h"
 
 /*
@@ -638,7 +639,7 @@ srnic_modify_qp_dmac(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 	qp_apply_attrs(qp, cur, a, mask, dmac);
 
 	/* Publish, only if the state is still the one checked: the engine
-	 * may have moved the QP to ERR since (srnic_qp_to_err()). The engine
+	 * may have moved the QP to ERR since (eng_qp_to_err()). The engine
 	 * reads the attributes after it sees the state (release). */
 	expect = (uint8_t)cur;
 	if (!atomic_compare_exchange_strong_explicit(&qp->state, &expect, (uint8_t)next,

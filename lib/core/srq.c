@@ -2,7 +2,7 @@
 /*
  * Shared receive queues (IBTA 10.2.9; verbs' ibv_create_srq()): a ring of
  * receive WQEs the application produces and the responders of the QPs
- * using it consume (lib/engine/resp.c, srnic_srq_take()). One engine per
+ * using it consume (lib/engine/rwqe.c, eng_srq_take()). One engine per
  * SRQ, so the consumer side is single-threaded; the argument checks and
  * errnos follow rxe's (rxe_srq_chk_attr()).
  */

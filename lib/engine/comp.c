@@ -9,7 +9,7 @@
  */
 #include <rte_cycles.h>
 
-#include "engine.h"
+#include "eng_internal.h"
 
 /* Completer steps, named for tracing and tests. */
 enum comp_event {
@@ -35,7 +35,7 @@ wqe_done(struct srnic_qp *qp, struct srnic_swqe *w, enum ibv_wc_status st)
 }
 
 void
-srnic_comp_retire(struct srnic_engine *eng, struct srnic_qp *qp)
+eng_comp_retire(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	uint32_t c = atomic_load_explicit(&qp->sq.comp, memory_order_relaxed);
 
@@ -53,15 +53,15 @@ srnic_comp_retire(struct srnic_engine *eng, struct srnic_qp *qp)
 			memset(&wc, 0, sizeof(wc));
 			wc.wr_id = w->wr_id;
 			wc.status = st;
-			wc.opcode = srnic_wr_to_wc_opcode(w->opcode);
+			wc.opcode = eng_wr_to_wc_opcode(w->opcode);
 			wc.byte_len = w->length;
 			wc.qp_num = qp->qpn;
-			srnic_qp_cqe(eng, qp, qp->scq, &wc, c + 1);
+			eng_qp_cqe(eng, qp, qp->scq, &wc, c + 1);
 		}
 		c++;
 		if (st != IBV_WC_SUCCESS) {
 			atomic_store_explicit(&qp->sq.comp, c, memory_order_release);
-			srnic_qp_to_err(eng, qp, "work request failed");
+			eng_qp_to_err(eng, qp, "work request failed");
 			return;
 		}
 	}
@@ -124,7 +124,7 @@ comp_implied_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c,
 {
 	if (qp->req.read_retry)
 		return;
-	if (!srnic_qp_retry_take(qp)) {
+	if (!eng_qp_retry_take(qp)) {
 		comp_fail(qp, c, w, IBV_WC_RETRY_EXC_ERR);
 		return;
 	}
@@ -166,7 +166,7 @@ comp_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, struct
 		eng_stat(eng, SRNIC_STAT_COMP_READ_LEN_ERR, 1);
 		return;
 	}
-	if (unlikely(srnic_sge_copy_in(qp, w->sge, w->num_sge, off, pkt, want) != SRNIC_KEY_OK)) {
+	if (unlikely(eng_sge_copy_in(qp, w->sge, w->num_sge, off, pkt, want) != SRNIC_KEY_OK)) {
 		wqe_done(qp, w, IBV_WC_LOC_PROT_ERR);
 		return;
 	}
@@ -240,14 +240,14 @@ comp_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c, const uint8_
 		/* From now, not from the poll's start: the NAK may have been
 		 * received well after it (a preempted lcore), and the peer asked
 		 * for at least this long. */
-		qp->req.wait_until = rte_get_timer_cycles() + srnic_rnr_timer_cycles(val);
-		srnic_eng_timer_arm(eng, qp, qp->req.wait_until);
+		qp->req.wait_until = rte_get_timer_cycles() + eng_rnr_timer_cycles(val);
+		eng_timer_arm(eng, qp, qp->req.wait_until);
 		qp->req.timer_at = 0; /* the RNR wait is no ACK timeout */
 		comp_rewind(qp, c, psn);
 		return;
 	}
 	if (t == SRNIC_AETH_NAK && val == SRNIC_NAK_PSN_SEQ_ERR) {
-		if (!srnic_qp_retry_take(qp)) {
+		if (!eng_qp_retry_take(qp)) {
 			comp_fail(qp, c, w, IBV_WC_RETRY_EXC_ERR);
 			return;
 		}
@@ -276,7 +276,7 @@ comp_ack_inside(struct srnic_swqe *w, uint32_t psn, uint32_t sent)
 }
 
 void
-srnic_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt)
+eng_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt)
 {
 	uint32_t c = atomic_load_explicit(&qp->sq.comp, memory_order_relaxed);
 	uint32_t psn = pkt->psn;
@@ -349,19 +349,19 @@ srnic_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *p
 		qp->req.rnr_left = qp->rnr_retry;
 		qp->req.read_retry = 0;
 	}
-	srnic_comp_retire(eng, qp);
+	eng_comp_retire(eng, qp);
 	if (progress && qp->timeout != 0) {
 		/* not in an RNR wait (a RNR NAK that also acknowledges): that
 		 * wait is no ACK timeout, and its rewound WQE counts as
 		 * outstanding */
-		qp->req.timer_at = srnic_comp_outstanding(qp) && qp->req.wait_until == 0 ?
+		qp->req.timer_at = eng_comp_outstanding(qp) && qp->req.wait_until == 0 ?
 				   eng->now + qp->timeout_cycles : 0;
-		srnic_eng_timer_arm(eng, qp, qp->req.timer_at);
+		eng_timer_arm(eng, qp, qp->req.timer_at);
 	}
 }
 
 bool
-srnic_comp_outstanding(const struct srnic_qp *qp)
+eng_comp_outstanding(const struct srnic_qp *qp)
 {
 	uint32_t c = atomic_load_explicit(&qp->sq.comp, memory_order_relaxed);
 	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
@@ -378,7 +378,7 @@ srnic_comp_outstanding(const struct srnic_qp *qp)
 }
 
 void
-srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
+eng_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	uint32_t c, head;
 	struct srnic_swqe *w = NULL;
@@ -390,7 +390,7 @@ srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 	c = atomic_load_explicit(&qp->sq.comp, memory_order_relaxed);
 	head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
 	qp->req.timer_at = 0;
-	if (!srnic_comp_outstanding(qp))
+	if (!eng_comp_outstanding(qp))
 		return;
 	/* the oldest request not acknowledged yet */
 	for (; c != head; c++) {
@@ -404,17 +404,17 @@ srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 		eng_stat(eng, SRNIC_STAT_RETRY_STARVED, 1);
 	} else {
 		eng_qp_stat(eng, SRNIC_STAT_TIMEOUT, &qp->stats.timeouts);
-		if (!srnic_qp_retry_take(qp)) {
+		if (!eng_qp_retry_take(qp)) {
 			/* retry_cnt spent: the WQE fails, the QP goes to ERR (C9-140) */
 			if (c == qp->sq.req)
 				qp->sq.req++; /* partly sent: it retires with its error */
 			wqe_done(qp, w, IBV_WC_RETRY_EXC_ERR);
-			srnic_comp_retire(eng, qp);
+			eng_comp_retire(eng, qp);
 			return;
 		}
 		eng_qp_stat(eng, SRNIC_STAT_RETRANSMIT, &qp->stats.retransmits);
 	}
-	srnic_eng_route_refresh(eng, qp); /* the peer may have moved */
+	eng_route_refresh(eng, qp); /* the peer may have moved */
 	/* from the first packet no ACK covered (a READ asks for what is
 	 * missing, an atomic is one packet) */
 	comp_rewind(qp, c, srnic_psn_add(w->first_psn, wqe_is_rd_atomic(w) ? 0 : w->acked_pkts));
@@ -426,7 +426,7 @@ srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 	 * (a resend that leaves arms it later, from its own send). */
 	if (qp->timeout != 0) { /* 0: no timer (an SQD -> SQD modify may set it) */
 		qp->req.timer_at = eng->now + qp->timeout_cycles;
-		srnic_eng_timer_arm(eng, qp, qp->req.timer_at);
+		eng_timer_arm(eng, qp, qp->req.timer_at);
 	}
 }
 
@@ -438,7 +438,7 @@ srnic_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
  * the MAC again); spent, the first WQE completes with RETRY_EXC_ERR and the
  * QP goes to ERR (the rest is flushed). */
 bool
-srnic_comp_timer_unresolved(struct srnic_engine *eng, struct srnic_qp *qp)
+eng_comp_timer_unresolved(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	uint32_t c = atomic_load_explicit(&qp->sq.comp, memory_order_relaxed);
 	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
@@ -448,23 +448,23 @@ srnic_comp_timer_unresolved(struct srnic_engine *eng, struct srnic_qp *qp)
 		return false; /* no timer, nothing posted, or something went */
 	if (qp->req.timer_at == 0) {
 		qp->req.timer_at = eng->now + qp->timeout_cycles;
-		srnic_eng_timer_arm(eng, qp, qp->req.timer_at);
+		eng_timer_arm(eng, qp, qp->req.timer_at);
 		return false;
 	}
 	if (eng->now < qp->req.timer_at)
 		return false;
 	eng_qp_stat(eng, SRNIC_STAT_TIMEOUT, &qp->stats.timeouts);
-	if (!srnic_qp_retry_take(qp)) {
+	if (!eng_qp_retry_take(qp)) {
 		w = &qp->sq.wqe[c & qp->sq.mask];
 		/* never started: no READ/atomic slot to give back */
 		w->state = SRNIC_WQE_DONE;
 		w->wc_status = IBV_WC_RETRY_EXC_ERR;
 		qp->sq.req++;
 		qp->req.timer_at = 0;
-		srnic_comp_retire(eng, qp);
+		eng_comp_retire(eng, qp);
 		return false;
 	}
 	qp->req.timer_at = eng->now + qp->timeout_cycles;
-	srnic_eng_timer_arm(eng, qp, qp->req.timer_at);
+	eng_timer_arm(eng, qp, qp->req.timer_at);
 	return true;
 }

@@ -12,7 +12,7 @@
 #include <rte_icmp.h>
 #include <rte_ip.h>
 
-#include "engine.h"
+#include "eng_internal.h"
 #include "neigh.h"
 
 #define ND_NS 135
@@ -25,12 +25,6 @@
 #define ND_OPT_LL_LEN 8
 #define ND_HOP_LIMIT 255
 
-static size_t
-ip_len(const struct srnic_dev *dev)
-{
-	return dev->ip_ver == 4 ? 4 : 16;
-}
-
 /* Under neigh_lock. */
 static struct srnic_neigh *
 neigh_find(struct srnic_dev *dev, const uint8_t *ip)
@@ -40,7 +34,7 @@ neigh_find(struct srnic_dev *dev, const uint8_t *ip)
 	for (i = 0; i < SRNIC_NEIGH_MAX; i++) {
 		struct srnic_neigh *n = &dev->neigh[i];
 
-		if (n->state != SRNIC_NEIGH_FREE && memcmp(n->ip, ip, ip_len(dev)) == 0)
+		if (n->state != SRNIC_NEIGH_FREE && memcmp(n->ip, ip, srnic_neigh_ip_len(dev)) == 0)
 			return n;
 	}
 	return NULL;
@@ -75,7 +69,7 @@ neigh_fill(struct srnic_dev *dev, struct srnic_neigh *n, const uint8_t *ip,
 	   const struct rte_ether_addr *mac, enum srnic_neigh_state st, bool live)
 {
 	memset(n, 0, sizeof(*n));
-	memcpy(n->ip, ip, ip_len(dev));
+	memcpy(n->ip, ip, srnic_neigh_ip_len(dev));
 	n->ip_ver = dev->ip_ver;
 	if (mac != NULL)
 		n->mac = *mac;
@@ -91,7 +85,7 @@ srnic_neigh_peek(struct srnic_dev *dev, const uint8_t *ip, struct rte_ether_addr
 	struct srnic_neigh *n;
 	int rc = -ENOENT;
 
-	if (memcmp(ip, dev->ip, ip_len(dev)) == 0) {
+	if (memcmp(ip, dev->ip, srnic_neigh_ip_len(dev)) == 0) {
 		*mac = dev->mac; /* ourselves, as fixed as a static entry */
 		*is_static = true;
 		return 0;
@@ -115,7 +109,7 @@ srnic_neigh_lookup(struct srnic_dev *dev, const uint8_t *ip, struct rte_ether_ad
 
 	/* Our own address: our MAC, and the engine's TX hands such frames
 	 * to our own RX (in-device loopback, eng_tx_loopback()). */
-	if (memcmp(ip, dev->ip, ip_len(dev)) == 0) {
+	if (memcmp(ip, dev->ip, srnic_neigh_ip_len(dev)) == 0) {
 		*mac = dev->mac;
 		return 0;
 	}
@@ -162,7 +156,7 @@ srnic_neigh_update(struct srnic_dev *dev, const uint8_t *ip, const struct rte_et
 			goto out;
 		/* A reply or gratuitous ARP for an address we know refreshes
 		 * it: a MAC move reaches the QPs (they take it at their next
-		 * retry timeout, srnic_eng_route_refresh()). */
+		 * retry timeout, eng_route_refresh()). */
 		if (n->state == SRNIC_NEIGH_PENDING || !rte_is_same_ether_addr(&n->mac, mac) ||
 		    src == SRNIC_NEIGH_SRC_STATIC) {
 			n->mac = *mac;
@@ -190,39 +184,11 @@ out:
 	return rc;
 }
 
-int
-srnic_dev_add_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
-		    const struct rte_ether_addr *mac)
-{
-	if (dev == NULL || gid == NULL || mac == NULL ||
-	    srnic_gid_is_v4mapped(gid) != (dev->ip_ver == 4))
-		return -EINVAL;
-	return srnic_neigh_update(dev, dev->ip_ver == 4 ? &gid->raw[12] : gid->raw, mac,
-				  SRNIC_NEIGH_SRC_STATIC);
-}
-
-/* A GID a neighbour can have: of the device's IP version, a unicast
- * address (not 0.0.0.0, ::, broadcast or multicast). */
-static bool
-neigh_gid_ok(const struct srnic_dev *dev, const union ibv_gid *gid)
-{
-	static const uint8_t unspec[16];
-
-	static const uint8_t bcast[4] = { 0xff, 0xff, 0xff, 0xff };
-	bool v4 = dev->ip_ver == 4;
-
-	if (srnic_gid_is_v4mapped(gid) != v4 || srnic_gid_is_multicast(gid, v4))
-		return false;
-	if (v4)
-		return memcmp(&gid->raw[12], unspec, 4) != 0 && memcmp(&gid->raw[12], bcast, 4) != 0;
-	return memcmp(gid->raw, unspec, 16) != 0;
-}
-
 /* The entry of ip made or kept pending, and marked for an engine to
  * solicit if the last ask is SRNIC_ARP_RETRY_MS old. 0; -ENOSPC (the
  * table is full of static entries: a reply would not be learned). */
-static int
-neigh_ask(struct srnic_dev *dev, const uint8_t *ip)
+int
+srnic_neigh_ask(struct srnic_dev *dev, const uint8_t *ip)
 {
 	uint64_t now = rte_get_timer_cycles();
 	struct srnic_neigh *n;
@@ -254,22 +220,6 @@ neigh_ask(struct srnic_dev *dev, const uint8_t *ip)
 out:
 	rte_spinlock_unlock(&dev->neigh_lock);
 	return rc;
-}
-
-int
-srnic_dev_resolve_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
-			struct rte_ether_addr *mac)
-{
-	const uint8_t *ip;
-	int rc;
-
-	if (dev == NULL || gid == NULL || mac == NULL || !neigh_gid_ok(dev, gid))
-		return -EINVAL;
-	ip = dev->ip_ver == 4 ? &gid->raw[12] : gid->raw;
-	if (srnic_neigh_lookup(dev, ip, mac) == 0) /* ourselves included: loopback */
-		return 0;
-	rc = neigh_ask(dev, ip);
-	return rc != 0 ? rc : -EAGAIN;
 }
 
 static void
@@ -446,7 +396,7 @@ nd_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint32_t l2)
 }
 
 bool
-srnic_neigh_rx(struct srnic_engine *eng, struct rte_mbuf *m)
+eng_neigh_rx(struct srnic_engine *eng, struct rte_mbuf *m)
 {
 	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint32_t l2 = RTE_ETHER_HDR_LEN;
@@ -468,7 +418,7 @@ srnic_neigh_rx(struct srnic_engine *eng, struct rte_mbuf *m)
 
 /* Whether a solicitation for ip may go now: one per neighbour per
  * SRNIC_ARP_RETRY_MS, whoever asks. Every QP to a peer asks at each of its
- * retry timeouts (srnic_eng_route_refresh()), each unresolved QP and UD
+ * retry timeouts (eng_route_refresh()), each unresolved QP and UD
  * sender at its own pace: thousands of QPs to a dead peer would otherwise
  * broadcast thousands of requests a second for one address (RFC 1122
  * 2.3.2.1 asks for a per-destination limit; Linux times its requests per
@@ -496,7 +446,7 @@ neigh_solicit_due(struct srnic_dev *dev, const uint8_t *ip)
 }
 
 void
-srnic_neigh_solicit(struct srnic_engine *eng, const uint8_t *ip)
+eng_neigh_solicit(struct srnic_engine *eng, const uint8_t *ip)
 {
 	struct srnic_dev *dev = eng->dev;
 	struct rte_mbuf *m;
@@ -544,7 +494,7 @@ srnic_neigh_solicit(struct srnic_engine *eng, const uint8_t *ip)
 }
 
 void
-srnic_neigh_ask_run(struct srnic_engine *eng)
+eng_neigh_ask_run(struct srnic_engine *eng)
 {
 	struct srnic_dev *dev = eng->dev;
 	uint8_t ip[SRNIC_NEIGH_MAX][16];
@@ -566,5 +516,5 @@ srnic_neigh_ask_run(struct srnic_engine *eng)
 	rte_spinlock_unlock(&dev->neigh_lock);
 	/* outside the lock: building and queueing a frame is not the table's */
 	for (i = 0; i < n; i++)
-		srnic_neigh_solicit(eng, ip[i]);
+		eng_neigh_solicit(eng, ip[i]);
 }

@@ -18,6 +18,13 @@ srnic_gid_is_multicast(const union ibv_gid *g, bool v4)
 	return g->raw[0] == 0xFF;
 }
 
+/* Bytes of an address of the device's IP version. */
+static inline size_t
+srnic_neigh_ip_len(const struct srnic_dev *dev)
+{
+	return dev->ip_ver == 4 ? 4 : 16;
+}
+
 /* Where a neighbour's MAC comes from: what may be learned. */
 enum srnic_neigh_src {
 	SRNIC_NEIGH_SRC_STATIC,     /* the application: kept, never evicted */
@@ -38,12 +45,15 @@ void srnic_neigh_want(struct srnic_dev *dev, const uint8_t *ip);
  * entries src may not evict). */
 int srnic_neigh_update(struct srnic_dev *dev, const uint8_t *ip, const struct rte_ether_addr *mac,
 		       enum srnic_neigh_src src);
+/* The entry of ip made or kept pending and marked for an engine to solicit
+ * (srnic_dev_resolve_neigh()); 0, or -ENOSPC (the table is all static). */
+int srnic_neigh_ask(struct srnic_dev *dev, const uint8_t *ip);
 /* ARP / ND frame for us: answer or learn. Returns true if consumed (m freed). */
-bool srnic_neigh_rx(struct srnic_engine *eng, struct rte_mbuf *m);
+bool eng_neigh_rx(struct srnic_engine *eng, struct rte_mbuf *m);
 /* Ask who has ip (ARP request or neighbour solicitation). */
-void srnic_neigh_solicit(struct srnic_engine *eng, const uint8_t *ip);
+void eng_neigh_solicit(struct srnic_engine *eng, const uint8_t *ip);
 /* Solicit the entries srnic_dev_resolve_neigh() asked for (dev->neigh_ask
  * set): any one engine of the device, from its poll. */
-void srnic_neigh_ask_run(struct srnic_engine *eng);
+void eng_neigh_ask_run(struct srnic_engine *eng);
 
 #endif

@@ -8,7 +8,7 @@
  */
 #include <rte_ip.h>
 
-#include "engine.h"
+#include "eng_internal.h"
 #include "neigh.h"
 
 static bool
@@ -43,7 +43,7 @@ recv_host(struct srnic_engine *eng, struct rte_mbuf *m)
 {
 	struct srnic_dev *dev = eng->dev;
 
-	if (srnic_neigh_rx(eng, m))
+	if (eng_neigh_rx(eng, m))
 		return;
 	if (dev->host_rx != NULL) {
 		eng_stat(eng, SRNIC_STAT_RX_HOST, 1);
@@ -55,11 +55,11 @@ recv_host(struct srnic_engine *eng, struct rte_mbuf *m)
 }
 
 void
-srnic_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
+eng_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
 		 unsigned int parse_flags)
 {
 	struct srnic_dev *dev = eng->dev;
-	struct srnic_free_batch fb;
+	struct eng_free_batch fb;
 	uint16_t i;
 
 	fb.nb_pools = 0;
@@ -122,23 +122,23 @@ srnic_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
 			goto drop;
 		}
 		if (unlikely(st == IBV_QPS_RTR) && !qp->comm_est_raised)
-			srnic_eng_comm_est(eng, qp);
+			eng_comm_est(eng, qp);
 		if (unlikely(qp->transport != SRNIC_OPM_RC)) {
 			/* nothing to answer: no turn needed */
 			if (qp->transport == SRNIC_OPM_UD)
-				srnic_ud_rx(eng, qp, &pkt);
+				eng_ud_rx(eng, qp, &pkt);
 			else
-				srnic_uc_rx(eng, qp, &pkt);
+				eng_uc_rx(eng, qp, &pkt);
 			goto drop;
 		}
 		if (pkt.mask & SRNIC_OPM_REQ)
-			srnic_resp_rx(eng, qp, &pkt);
+			eng_resp_rx(eng, qp, &pkt);
 		else
-			srnic_comp_rx(eng, qp, &pkt);
+			eng_comp_rx(eng, qp, &pkt);
 		/* Something to answer, or room to send more: give it a turn. */
-		srnic_eng_activate(eng, qp);
+		eng_activate(eng, qp);
 drop:
-		srnic_free_batch_add(&fb, m);
+		eng_free_batch_add(&fb, m);
 	}
-	srnic_free_batch_flush(&fb);
+	eng_free_batch_flush(&fb);
 }

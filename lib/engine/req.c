@@ -15,7 +15,7 @@
 #include <rte_cycles.h>
 #include <rte_ip.h>
 
-#include "engine.h"
+#include "eng_internal.h"
 #include "neigh.h"
 
 /* Opcodes of a message by position: [op][pos], pos 0 FIRST, 1 MIDDLE,
@@ -40,7 +40,7 @@ static const uint8_t write_ops[2][4] = {
 static inline uint32_t
 wqe_npkts(const struct srnic_swqe *w, uint32_t pmtu)
 {
-	return wqe_is_atomic(w) ? 1 : srnic_msg_npkts(w->length, pmtu);
+	return wqe_is_atomic(w) ? 1 : eng_msg_npkts(w->length, pmtu);
 }
 
 /* Check the WQE's local buffers once, before its first packet. */
@@ -99,10 +99,10 @@ req_gather(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_swq
 			/* a resend, copied as resp.c's READ retries: the ICRC
 			 * sealed now stays right whatever the application
 			 * stores once an earlier copy is acknowledged */
-			if (srnic_pkt_attach_copy(eng, m, w->sge[i].addr + off, n) != 0)
+			if (eng_pkt_attach_copy(eng, m, w->sge[i].addr + off, n) != 0)
 				return -ENOMEM;
 			eng_stat(eng, SRNIC_STAT_REQ_RETRY_COPY, 1);
-		} else if (srnic_pkt_attach(eng, m, mr, w->sge[i].addr + off, n) != 0) {
+		} else if (eng_pkt_attach(eng, m, mr, w->sge[i].addr + off, n) != 0) {
 			return -ENOMEM;
 		}
 		len -= n;
@@ -127,7 +127,7 @@ req_psn_window_full(const struct srnic_qp *qp, uint32_t comp, const struct srnic
 }
 
 /* A WQE that failed before reaching the wire: it completes in order with
- * its error (srnic_comp_retire()), and nothing after it is sent. */
+ * its error (eng_comp_retire()), and nothing after it is sent. */
 static void
 req_local_error(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w,
 		enum ibv_wc_status st)
@@ -137,7 +137,7 @@ req_local_error(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe
 	w->wc_status = (uint8_t)st;
 	qp->sq.req++;
 	qp->req.stalled = 1;
-	srnic_comp_retire(eng, qp);
+	eng_comp_retire(eng, qp);
 }
 
 /* The destination of a UD WQE into a packet started from the QP's
@@ -187,10 +187,10 @@ ud_resolve(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w)
 	srnic_neigh_want(eng->dev, w->ud.ip);
 	if (eng->now >= qp->arp_next_tsc) {
 		qp->arp_next_tsc = eng->now + hz / 1000 * SRNIC_ARP_RETRY_MS;
-		srnic_neigh_solicit(eng, w->ud.ip);
+		eng_neigh_solicit(eng, w->ud.ip);
 	}
 	qp->req.wait_until = eng->now + hz / 1000000 * SRNIC_UD_RESOLVE_POLL_US;
-	srnic_eng_timer_arm(eng, qp, qp->req.wait_until);
+	eng_timer_arm(eng, qp, qp->req.wait_until);
 	return 1;
 }
 
@@ -227,7 +227,7 @@ req_build_ud(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w
 			return 0;
 		}
 	}
-	m = srnic_pkt_new(eng, qp, op, psn, &bth);
+	m = eng_pkt_new(eng, qp, op, psn, &bth);
 	if (m == NULL)
 		return -1;
 	ud_set_dest(qp, m, bth, &w->ud);
@@ -246,7 +246,7 @@ req_build_ud(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w
 			req_local_error(eng, qp, w, IBV_WC_LOC_PROT_ERR);
 		return -1;
 	}
-	if (srnic_pkt_xmit(eng, m) != 0)
+	if (eng_pkt_xmit(eng, m) != 0)
 		return -1;
 	eng_stat(eng, SRNIC_STAT_REQ_PKTS, 1);
 	w->sent_pkts = 1;
@@ -270,7 +270,7 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w, b
 	case IBV_WR_RDMA_READ: {
 		uint8_t *reth;
 
-		m = srnic_pkt_new(eng, qp, SRNIC_OP_RC_READ_REQ, psn, &bth);
+		m = eng_pkt_new(eng, qp, SRNIC_OP_RC_READ_REQ, psn, &bth);
 		if (m == NULL)
 			return -1;
 		reth = bth + srnic_opcode_table[SRNIC_OP_RC_READ_REQ].offset[SRNIC_HDR_RETH];
@@ -291,7 +291,7 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w, b
 
 		op = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? SRNIC_OP_RC_CMP_SWAP
 							    : SRNIC_OP_RC_FETCH_ADD;
-		m = srnic_pkt_new(eng, qp, op, psn, &bth);
+		m = eng_pkt_new(eng, qp, op, psn, &bth);
 		if (m == NULL)
 			return -1;
 		a = bth + srnic_opcode_table[op].offset[SRNIC_HDR_ATMETH];
@@ -321,7 +321,7 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w, b
 		if (qp->transport == SRNIC_OPM_UC)
 			op += SRNIC_OP_UC_SEND_FIRST; /* the same family, UC's range */
 		oi = srnic_opcode_info(op);
-		m = srnic_pkt_new(eng, qp, op, psn, &bth);
+		m = eng_pkt_new(eng, qp, op, psn, &bth);
 		if (m == NULL)
 			return -1;
 		if (oi->mask & SRNIC_OPM_RETH) {
@@ -357,7 +357,7 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w, b
 		break;
 	}
 	}
-	if (srnic_pkt_xmit(eng, m) != 0)
+	if (eng_pkt_xmit(eng, m) != 0)
 		return -1;
 	eng_stat(eng, SRNIC_STAT_REQ_PKTS, 1);
 	/* Something is out: the local ACK timer runs from the last packet
@@ -365,13 +365,13 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w, b
 	 * message is not timed out while it is still being sent. */
 	if (qp->timeout != 0) {
 		qp->req.timer_at = eng->now + qp->timeout_cycles;
-		srnic_eng_timer_arm(eng, qp, qp->req.timer_at);
+		eng_timer_arm(eng, qp, qp->req.timer_at);
 	}
 	return 0;
 }
 
 bool
-srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
+eng_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	unsigned int budget = SRNIC_REQ_BUDGET;
 	bool sqd, wait = false;
@@ -452,7 +452,7 @@ srnic_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 			w->state = acked ? SRNIC_WQE_SENT : SRNIC_WQE_DONE;
 			qp->sq.req++;
 			if (!acked)
-				srnic_comp_retire(eng, qp);
+				eng_comp_retire(eng, qp);
 		}
 	}
 	qp->req_idle = qp->sq.req == head;

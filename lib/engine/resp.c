@@ -7,11 +7,11 @@
  *
  * What the responder owes the requester (READ responses, atomic ACKs,
  * ACKs, NAKs) goes into a per-QP FIFO in PSN order, so an ACK never
- * overtakes an earlier READ's response; srnic_resp_run() sends from it
+ * overtakes an earlier READ's response; eng_resp_run() sends from it
  * under a budget. READ responses are zero-copy: each payload segment is an
  * external buffer over the registered memory.
  */
-#include "engine.h"
+#include "eng_internal.h"
 
 enum resp_state {
 	RESP_CHECK_PSN,
@@ -248,73 +248,6 @@ check_op_valid(struct resp_ctx *c)
 	return RESP_CHECK_RESOURCE;
 }
 
-/* Take the oldest WQE of a shared receive queue (copied: its slot is
- * free at once, as rxe's get_srq_wqe()); then the limit event, once, when
- * fewer than srq_limit WQEs are left (the limit disarms, as rxe). A WQE
- * shorter than need bytes is not taken (*too_small): see srnic_rwqe_take(). */
-bool
-srnic_srq_take(struct srnic_engine *eng, struct srnic_srq *srq, struct srnic_rwqe *out,
-	       uint32_t need, bool *too_small)
-{
-	uint32_t tail, head, limit;
-
-	rte_spinlock_lock(&srq->lock); /* uncontended but for a resize */
-	tail = atomic_load_explicit(&srq->tail, memory_order_relaxed);
-	head = atomic_load_explicit(&srq->head, memory_order_acquire);
-	if (tail == head) {
-		rte_spinlock_unlock(&srq->lock);
-		return false;
-	}
-	if (unlikely(srq->wqe[tail & srq->mask].length < need)) {
-		rte_spinlock_unlock(&srq->lock);
-		*too_small = true;
-		return false;
-	}
-	*out = srq->wqe[tail & srq->mask];
-	atomic_store_explicit(&srq->tail, tail + 1, memory_order_release);
-	rte_spinlock_unlock(&srq->lock);
-	limit = atomic_load_explicit(&srq->limit, memory_order_acquire);
-	if (unlikely(limit != 0 && head - (tail + 1) < limit) &&
-	    atomic_compare_exchange_strong_explicit(&srq->limit, &limit, 0, memory_order_acq_rel,
-						    memory_order_relaxed)) {
-		eng_stat(eng, SRNIC_STAT_SRQ_LIMIT, 1);
-		srnic_eng_event_srq(eng, IBV_EVENT_SRQ_LIMIT_REACHED, srq);
-	}
-	return true;
-}
-
-/* The next receive WQE of a QP, from its SRQ (copied into *srq_buf: the
- * SRQ slot is free at once) or its own RQ (in place: the slot returns to
- * the application with the CQE that names *next). NULL when there is none;
- * the caller counts and answers that as its transport says (RC: RNR NAK,
- * UC/UD: a drop). need: the bytes the message must find room for (0: any
- * WQE will do); a WQE holding fewer is left where it is and *too_small set
- * (UD's class D: the datagram is dropped, the WQE waits for the next). */
-const struct srnic_rwqe *
-srnic_rwqe_take(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_rwqe *srq_buf,
-		uint32_t *next, uint32_t need, bool *too_small)
-{
-	uint32_t tail, head;
-
-	if (qp->srq != NULL) {
-		if (!srnic_srq_take(eng, qp->srq, srq_buf, need, too_small))
-			return NULL;
-		*next = 0; /* no slot of the QP's own RQ to give back */
-		return srq_buf;
-	}
-	tail = atomic_load_explicit(&qp->rq.tail, memory_order_relaxed);
-	head = atomic_load_explicit(&qp->rq.head, memory_order_acquire);
-	if (tail == head)
-		return NULL;
-	if (unlikely(qp->rq.wqe[tail & qp->rq.mask].length < need)) {
-		*too_small = true;
-		return NULL;
-	}
-	*next = tail + 1;
-	atomic_store_explicit(&qp->rq.tail, tail + 1, memory_order_release);
-	return &qp->rq.wqe[tail & qp->rq.mask];
-}
-
 static enum resp_state
 check_resource(struct resp_ctx *c)
 {
@@ -329,7 +262,7 @@ check_resource(struct resp_ctx *c)
 	if ((c->mask & SRNIC_OPM_RECV) && !r->rwqe_taken &&
 	    ((c->mask & SRNIC_OPM_SEND) || (c->mask & SRNIC_OPM_LAST))) {
 		const struct srnic_rwqe *w =
-			srnic_rwqe_take(c->eng, qp, &r->rwqe, &r->rwqe_next, 0, NULL);
+			eng_rwqe_take(c->eng, qp, &r->rwqe, &r->rwqe_next, 0, NULL);
 
 		if (w == NULL) {
 			if (qp->srq != NULL)
@@ -437,7 +370,7 @@ execute(struct resp_ctx *c)
 	uint32_t m = c->mask;
 
 	if (m & SRNIC_OPM_SEND) {
-		if (srnic_sge_copy_in(qp, r->rwqe.sge, r->rwqe.num_sge, r->recv_off, pkt,
+		if (eng_sge_copy_in(qp, r->rwqe.sge, r->rwqe.num_sge, r->recv_off, pkt,
 				      pkt->pay_len) != SRNIC_KEY_OK)
 			return RESP_ERR_RECV_LKEY;
 		r->recv_off += pkt->pay_len;
@@ -462,7 +395,7 @@ execute(struct resp_ctx *c)
 		r->write_resid -= pkt->pay_len;
 	} else if (m & SRNIC_OPM_READ) {
 		struct srnic_resp_entry *e = fifo_push(qp);
-		uint32_t n = srnic_msg_npkts(c->len, qp->pmtu);
+		uint32_t n = eng_msg_npkts(c->len, qp->pmtu);
 
 		if (e == NULL)
 			return RESP_ERR_NO_RESOURCE;
@@ -514,7 +447,7 @@ execute(struct resp_ctx *c)
 /* The receive completion of the message pkt ends (SEND, or WRITE with
  * immediate): its receive WQE is done. Shared by RC and UC (uc.c). */
 void
-srnic_resp_recv_done(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_pkt *pkt)
+eng_resp_recv_done(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_pkt *pkt)
 {
 	struct srnic_resp *r = &qp->resp;
 	struct ibv_wc wc;
@@ -538,13 +471,13 @@ srnic_resp_recv_done(struct srnic_engine *eng, struct srnic_qp *qp, const struct
 	r->rwqe_taken = 0;
 	/* SE of the message's last packet, kept beside the CQE for solicited
 	 * notification (srnic_cq_solicited()); ibv_wc has no flag for it. */
-	srnic_qp_cqe_se(eng, qp, qp->rcq, &wc, r->rwqe_next, srnic_bth_se(pkt->bth));
+	eng_qp_cqe_se(eng, qp, qp->rcq, &wc, r->rwqe_next, srnic_bth_se(pkt->bth));
 }
 
 static enum resp_state
 complete(struct resp_ctx *c)
 {
-	srnic_resp_recv_done(c->eng, c->qp, c->pkt);
+	eng_resp_recv_done(c->eng, c->qp, c->pkt);
 	return RESP_ACKNOWLEDGE;
 }
 
@@ -737,14 +670,14 @@ err_fatal(struct resp_ctx *c, enum resp_state why, uint8_t nak, enum ibv_wc_stat
 		wc.opcode = IBV_WC_RECV;
 		wc.qp_num = qp->qpn;
 		r->rwqe_taken = 0;
-		srnic_qp_cqe(c->eng, qp, qp->rcq, &wc, r->rwqe_next);
+		eng_qp_cqe(c->eng, qp, qp->rcq, &wc, r->rwqe_next);
 	}
 	r->goto_error = 1;
 	return RESP_DONE;
 }
 
 void
-srnic_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt)
+eng_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt)
 {
 	struct resp_ctx c = { .eng = eng, .qp = qp, .pkt = pkt, .mask = pkt->mask };
 	enum resp_state st = RESP_CHECK_PSN;
@@ -800,13 +733,13 @@ send_ack(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_resp_
 	struct rte_mbuf *m;
 	uint8_t *bth, *aeth;
 
-	m = srnic_pkt_new(eng, qp, SRNIC_OP_RC_ACK, e->psn, &bth);
+	m = eng_pkt_new(eng, qp, SRNIC_OP_RC_ACK, e->psn, &bth);
 	if (m == NULL)
 		return -1;
 	aeth = bth + srnic_opcode_table[SRNIC_OP_RC_ACK].offset[SRNIC_HDR_AETH];
 	srnic_aeth_set_syndrome(aeth, e->syndrome);
 	srnic_aeth_set_msn(aeth, e->msn);
-	if (srnic_pkt_xmit(eng, m) != 0)
+	if (eng_pkt_xmit(eng, m) != 0)
 		return -1;
 	if (e->kind == SRNIC_RESP_ACK)
 		eng_stat(eng, SRNIC_STAT_RESP_ACK_SENT, 1);
@@ -820,14 +753,14 @@ send_atomic_ack(struct srnic_engine *eng, struct srnic_qp *qp, const struct srni
 	struct rte_mbuf *m;
 	uint8_t *bth;
 
-	m = srnic_pkt_new(eng, qp, SRNIC_OP_RC_ATOMIC_ACK, e->psn, &bth);
+	m = eng_pkt_new(eng, qp, SRNIC_OP_RC_ATOMIC_ACK, e->psn, &bth);
 	if (m == NULL)
 		return -1;
 	srnic_aeth_set_syndrome(bth + oi->offset[SRNIC_HDR_AETH],
 				srnic_aeth_syndrome_make(SRNIC_AETH_ACK, SRNIC_AETH_CREDIT_INVALID));
 	srnic_aeth_set_msn(bth + oi->offset[SRNIC_HDR_AETH], e->msn);
 	srnic_atmack_set_orig(bth + oi->offset[SRNIC_HDR_ATMACK], e->atomic_orig);
-	return srnic_pkt_xmit(eng, m);
+	return eng_pkt_xmit(eng, m);
 }
 
 /* A retry's payload, copied now into its own segment (the TX copy pool's
@@ -838,7 +771,7 @@ send_atomic_ack(struct srnic_engine *eng, struct srnic_qp *qp, const struct srni
 static __rte_noinline int
 retry_copy(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t va, uint32_t len)
 {
-	if (srnic_pkt_attach_copy(eng, m, va, len) != 0)
+	if (eng_pkt_attach_copy(eng, m, va, len) != 0)
 		return -ENOMEM;
 	eng_stat(eng, SRNIC_STAT_RESP_READ_RETRY_COPY, 1);
 	return 0;
@@ -868,7 +801,7 @@ send_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_resp_
 		qp->resp.goto_error = 1;
 		return 0;
 	}
-	m = srnic_pkt_new(eng, qp, op, srnic_psn_add(e->psn, i), &bth);
+	m = eng_pkt_new(eng, qp, op, srnic_psn_add(e->psn, i), &bth);
 	if (m == NULL)
 		return -1;
 	if (oi->mask & SRNIC_OPM_AETH) {
@@ -889,11 +822,11 @@ send_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_resp_
 			rte_pktmbuf_free(m);
 			return -1;
 		}
-	} else if (len > 0 && srnic_pkt_attach(eng, m, mr, e->va + off, len) != 0) {
+	} else if (len > 0 && eng_pkt_attach(eng, m, mr, e->va + off, len) != 0) {
 		rte_pktmbuf_free(m);
 		return -1;
 	}
-	if (srnic_pkt_xmit(eng, m) != 0)
+	if (eng_pkt_xmit(eng, m) != 0)
 		return -1;
 	eng_stat(eng, SRNIC_STAT_RESP_READ_PKTS, 1);
 	e->sent++;
@@ -901,7 +834,7 @@ send_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_resp_
 }
 
 bool
-srnic_resp_run(struct srnic_engine *eng, struct srnic_qp *qp)
+eng_resp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	struct srnic_resp *r = &qp->resp;
 	unsigned int budget = SRNIC_RESP_BUDGET;
@@ -938,7 +871,7 @@ srnic_resp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 		budget--;
 	}
 	if (r->head == r->tail && r->goto_error)
-		srnic_qp_to_err(eng, qp, "responder error NAKed");
+		eng_qp_to_err(eng, qp, "responder error NAKed");
 	qp->resp_owed = r->head != r->tail;
 	return qp->resp_owed;
 }

@@ -21,7 +21,7 @@
  * SRQ too, where rxe completes the WQE in error (class E): that would let
  * any peer burn the shared queue's WQEs.
  */
-#include "engine.h"
+#include "eng_internal.h"
 
 /* What happened to one packet. */
 enum uc_verdict {
@@ -74,7 +74,7 @@ uc_length_ok(const struct srnic_qp *qp, const struct srnic_pkt *pkt, uint32_t re
 static void
 uc_complete(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_pkt *pkt)
 {
-	srnic_resp_recv_done(eng, qp, pkt);
+	eng_resp_recv_done(eng, qp, pkt);
 	qp->resp.recv_off = 0;
 }
 
@@ -90,7 +90,7 @@ uc_take_rwqe(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t m)
 		return true;
 	/* empty: the caller counts the drop (srq_empty_rnr is RC's: UC
 	 * answers nothing) */
-	w = srnic_rwqe_take(eng, qp, &r->rwqe, &r->rwqe_next, 0, NULL);
+	w = eng_rwqe_take(eng, qp, &r->rwqe, &r->rwqe_next, 0, NULL);
 	if (w == NULL)
 		return false;
 	if (w != &r->rwqe)
@@ -137,7 +137,7 @@ uc_execute(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_pkt
 			return UC_DROP_MSG;
 		}
 		if (pkt->pay_len > 0 &&
-		    srnic_sge_copy_in(qp, r->rwqe.sge, r->rwqe.num_sge, r->recv_off, pkt,
+		    eng_sge_copy_in(qp, r->rwqe.sge, r->rwqe.num_sge, r->recv_off, pkt,
 				      pkt->pay_len) != SRNIC_KEY_OK) {
 			eng_stat(eng, SRNIC_STAT_RX_UC_ERR_DROP, 1);
 			return UC_DROP_MSG;
@@ -183,7 +183,7 @@ uc_execute(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_pkt
 }
 
 void
-srnic_uc_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt)
+eng_uc_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt)
 {
 	struct srnic_resp *r = &qp->resp;
 	uint32_t m = pkt->mask;

@@ -10,7 +10,7 @@
  * DETH) and carries IBV_WC_GRH. Nothing is acknowledged and PSNs are not
  * checked (no ordering, no duplicates to find).
  */
-#include "engine.h"
+#include "eng_internal.h"
 
 /* Copy len bytes of src into the scatter list at offset off (local write
  * checked per piece). */
@@ -72,12 +72,12 @@ ud_recv_prot_error(struct srnic_engine *eng, struct srnic_qp *qp, const struct s
 	wc.status = IBV_WC_LOC_PROT_ERR;
 	wc.opcode = IBV_WC_RECV;
 	wc.qp_num = qp->qpn;
-	srnic_qp_cqe(eng, qp, qp->rcq, &wc, wq_next);
-	srnic_qp_to_err(eng, qp, "UD receive WQE key error");
+	eng_qp_cqe(eng, qp, qp->rcq, &wc, wq_next);
+	eng_qp_to_err(eng, qp, "UD receive WQE key error");
 }
 
 void
-srnic_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt)
+eng_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt)
 {
 	const uint8_t *deth = srnic_pkt_hdr(pkt, SRNIC_HDR_DETH);
 	uint8_t grh[SRNIC_GRH_LEN];
@@ -101,7 +101,7 @@ srnic_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt
 	 * stays in RTS and the WQE stays posted, untouched, for the next
 	 * datagram. Were it an error CQE and ERR, one datagram from anyone
 	 * who knows the Q_Key would kill the QP (QP1: the CM). */
-	w = srnic_rwqe_take(eng, qp, &srq_wqe, &next, SRNIC_GRH_LEN + pkt->pay_len, &too_small);
+	w = eng_rwqe_take(eng, qp, &srq_wqe, &next, SRNIC_GRH_LEN + pkt->pay_len, &too_small);
 	if (unlikely(w == NULL)) {
 		eng_stat(eng, too_small ? SRNIC_STAT_RX_UD_RECV_TOO_SMALL : SRNIC_STAT_RX_UD_NO_RECV,
 			 1);
@@ -110,7 +110,7 @@ srnic_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt
 	ud_grh(pkt, grh);
 	if (unlikely(ud_copy_flat(qp, w->sge, w->num_sge, 0, grh, SRNIC_GRH_LEN) != SRNIC_KEY_OK ||
 		     (pkt->pay_len > 0 &&
-		      srnic_sge_copy_in_sgl(qp, w->sge, w->num_sge, SRNIC_GRH_LEN, pkt,
+		      eng_sge_copy_in_sgl(qp, w->sge, w->num_sge, SRNIC_GRH_LEN, pkt,
 					    pkt->pay_len) != SRNIC_KEY_OK))) {
 		ud_recv_prot_error(eng, qp, w, next);
 		return;
@@ -133,5 +133,5 @@ srnic_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt
 		wc.imm_data = srnic_immdt_be(srnic_pkt_hdr(pkt, SRNIC_HDR_IMMDT));
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 	}
-	srnic_qp_cqe_se(eng, qp, qp->rcq, &wc, next, srnic_bth_se(pkt->bth));
+	eng_qp_cqe_se(eng, qp, qp->rcq, &wc, next, srnic_bth_se(pkt->bth));
 }

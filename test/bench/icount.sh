@@ -46,7 +46,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # wheel_cost CALLGRIND_FILE BINARY: the instructions spent on the lines of
-# tw_advance() (the timer wheel's walk, inlined into srnic_engine_poll()),
+# the timer wheel's walk, inlined into srnic_engine_poll() (tw_advance() in
+# lib/engine/engine.c, eng_timer_advance() in lib/engine/timer.c since the
+# engine's split),
 # from the line information of a build-g tree: the walk steps once per
 # 12.6 us tick passed, and under callgrind a READ takes ~150 us, so it pays
 # ~100 instructions per READ that follow the host's speed, not the code.
@@ -54,11 +56,13 @@ trap 'rm -rf "$tmp"' EXIT
 wheel_cost() {
 	local src engine range
 	src=$(cd "$(dirname "$2")/../../.." && pwd)
-	engine=$src/lib/engine/engine.c
-	range=$(awk '/^tw_advance\(/ { s = NR } s && /^}/ { print s, NR; exit }' "$engine" 2>/dev/null)
+	engine=$src/lib/engine/timer.c
+	[ -f "$engine" ] || engine=$src/lib/engine/engine.c
+	range=$(awk '/^(tw_advance|eng_timer_advance)\(/ { s = NR } s && /^}/ { print s, NR; exit }' \
+		"$engine" 2>/dev/null)
 	[ -n "$range" ] || { echo -; return 0; }
 	# shellcheck disable=SC2086 # two numbers
-	/usr/bin/python3 - "$1" lib/engine/engine.c $range <<'PY'
+	/usr/bin/python3 - "$1" "lib/engine/${engine##*/}" $range <<'PY'
 import re, sys
 # self cost of lines lo..hi of the file (inlined code included: fi=/fe=
 # switch the file, the cost line after calls= is a call's, not self)
@@ -98,7 +102,8 @@ PY
 
 # count BINARY ITERS PKTS ARGS...: prints "requester responder reads": the
 # inclusive cost of each toggled function and the READs done (packets
-# built, srnic_pkt_new() calls, over PKTS per READ; srnic-perf does a few
+# built, eng_pkt_new() calls (srnic_pkt_new() before the engine's split),
+# over PKTS per READ; srnic-perf does a few
 # more than ITERS). Under callgrind a round of the 128 READs in flight
 # takes milliseconds, so a host that takes the CPU away for longer than the
 # ACK timeout (67 ms, srnic-perf's default) makes the requester resend, and
@@ -119,9 +124,10 @@ count() {
 			--toggle-collect='req_step*' --toggle-collect='perf_resp_poll_once*' \
 			"$bin" "${EAL[@]}" -- --quiet "$@" --iters "$iters" >"$tmp/run.log" 2>&1 ||
 			{ echo "callgrind run failed:" >&2; tail -n 20 "$tmp/run.log" >&2; return 1; }
-		built=$(/usr/bin/python3 - "$out" srnic_pkt_new <<'PY'
+		built=$(/usr/bin/python3 - "$out" eng_pkt_new srnic_pkt_new <<'PY'
 import re, sys
-# calls into one function, from the callgrind file (names compressed:
+# calls into the functions named (one name, before or after a rename),
+# from the callgrind file (names compressed:
 # "(id) name" the first time, "(id)" after)
 name, want, total = {}, False, 0
 for line in open(sys.argv[1]):
@@ -129,14 +135,14 @@ for line in open(sys.argv[1]):
     if m:
         if m.group(3):
             name[m.group(2)] = m.group(3)
-        want = m.group(1) == "cfn" and name.get(m.group(2)) == sys.argv[2]
+        want = m.group(1) == "cfn" and name.get(m.group(2)) in sys.argv[2:]
     elif want and line.startswith("calls="):
         total += int(line[6:].split()[0])
         want = False
 print(total)
 PY
 )
-		[ "$built" -gt 0 ] || { echo "no srnic_pkt_new() calls counted" >&2; return 1; }
+		[ "$built" -gt 0 ] || { echo "no eng_pkt_new() calls counted" >&2; return 1; }
 		if [ -z "$best" ] || [ "$built" -lt "$best" ]; then
 			cp "$out" "$tmp/best.out"
 		fi

@@ -40,7 +40,7 @@
 
 #include "srnic.h"
 #include "srnic_cm.h"
-#include "engine.h" /* test_qp1_rx_error: a receive error CQE as the engine makes one */
+#include "eng_internal.h" /* test_qp1_rx_error: a receive error CQE as the engine makes one */
 #include "srnic_link.h"
 #include "srnic_lossy.h"
 #include "srnic_mad.h"
@@ -1886,13 +1886,13 @@ test_qp1_rx_error(void **state)
 	struct conn c;
 
 	(void)state;
-	while ((w = srnic_rwqe_take(S[1].eng, qp1, &srq_buf, &next, 0, NULL)) != NULL) {
+	while ((w = eng_rwqe_take(S[1].eng, qp1, &srq_buf, &next, 0, NULL)) != NULL) {
 		memset(&wc, 0, sizeof(wc));
 		wc.wr_id = w->wr_id;
 		wc.status = IBV_WC_LOC_LEN_ERR;
 		wc.opcode = IBV_WC_RECV;
 		wc.qp_num = SRNIC_GSI_QPN;
-		srnic_qp_cqe(S[1].eng, qp1, qp1->rcq, &wc, next);
+		eng_qp_cqe(S[1].eng, qp1, qp1->rcq, &wc, next);
 		n++;
 	}
 	assert_true(n > 0);

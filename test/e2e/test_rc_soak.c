@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A pipelined mix of every opcode over a lossy link (drivers/link
+ * A pipelined mix of every opcode over a lossy link (lib/link
  * srnic_lossy: seeded drop, duplicate, reorder, corrupt, delay in both
  * directions): every WR must still complete successfully, in order, every
  * byte must land, every RECV complete once, every atomic execute once.

@@ -257,7 +257,7 @@ test_arp_retry(void **state)
 
 /* 64 QPs whose peer stopped answering (their QPNs unknown at B), a retry
  * timeout every ~4 ms each: every expiry asks again for B's MAC
- * (srnic_eng_route_refresh()), but the wire sees at most one ARP request
+ * (eng_route_refresh()), but the wire sees at most one ARP request
  * per neighbour per SRNIC_ARP_RETRY_MS; the rest are counted. With 16,384
  * such QPs a request per expiry was ~400 broadcasts a second. */
 #define STORM_QPS 64

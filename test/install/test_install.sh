@@ -3,9 +3,11 @@
 # The installed srnic as a program outside the tree sees it: meson install
 # --destdir into a temporary stage, then, with only PKG_CONFIG_PATH pointing
 # into the stage, build and run pair_write.c and the installed examples with
-# "cc ... $(pkg-config --cflags --libs srnic)". Also checks what is installed
-# (SONAME, headers, docs) and that libsrnic.so exports exactly the functions
-# the installed headers declare (lib/srnic.map).
+# "cc ... $(pkg-config --cflags --libs srnic-tools)". Also checks what is
+# installed (SONAMEs, the two header tiers, no internal header, docs), that
+# the application tier compiles alone, and that libsrnic.so and
+# libsrnic_link.so export exactly the functions their tiers' headers declare
+# (lib/srnic.map, lib/link/srnic_link.map).
 #
 #   test_install.sh BUILD_DIR SOURCE_DIR
 # env: MESON, CC (the build's compiler command), SRNIC_SANITIZE (the build's
@@ -37,40 +39,71 @@ datadir=$(readlink -f "$(pkg-config --variable=prefix srnic)")/share
 check "srnic.pc's libdir is in the stage ($libdir)" test "${libdir#"$stage"/}" != "$libdir"
 check "pkg-config --modversion srnic is $SRNIC_VERSION" \
 	test "$(pkg-config --modversion srnic)" = "$SRNIC_VERSION"
-check "libsrnic.so.$SRNIC_VERSION installed" test -f "$libdir/libsrnic.so.$SRNIC_VERSION"
-check "its SONAME is libsrnic.so.${SRNIC_VERSION%%.*}" \
-	bash -c "readelf -d '$libdir/libsrnic.so' | grep -q 'SONAME.*\[libsrnic.so.${SRNIC_VERSION%%.*}\]'"
-check "no static srnic libraries installed (the shared one has it all)" \
-	test -z "$(find "$stage" -name 'libsrnic*.a')"
-for h in srnic.h srnic_wire.h srnic_hdr.h srnic_opcode.h srnic_psn.h srnic_pkt.h \
-		srnic_link.h srnic_pair.h srnic_lossy.h; do
-	check "header $h installed" test -f "$incdir/srnic/$h"
+for l in srnic srnic_link; do
+	check "lib$l.so.$SRNIC_VERSION installed" test -f "$libdir/lib$l.so.$SRNIC_VERSION"
+	check "its SONAME is lib$l.so.${SRNIC_VERSION%%.*}" \
+		bash -c "readelf -d '$libdir/lib$l.so' | grep -q 'SONAME.*\[lib$l.so.${SRNIC_VERSION%%.*}\]'"
 done
+check "no static srnic libraries installed (the shared ones have it all)" \
+	test -z "$(find "$stage" -name 'libsrnic*.a')"
+# The tiers: the application API in include/srnic, the tooling API (wire,
+# link, pair) in include/srnic/tools, the internal headers nowhere.
+app_hdrs=(srnic.h srnic_cm.h)
+tool_hdrs=(srnic_wire.h srnic_hdr.h srnic_opcode.h srnic_psn.h srnic_pkt.h srnic_mad.h
+	srnic_link.h srnic_pair.h srnic_lossy.h)
+for h in "${app_hdrs[@]}"; do
+	check "application header $h installed" test -f "$incdir/srnic/$h"
+done
+for h in "${tool_hdrs[@]}"; do
+	check "tooling header $h installed in srnic/tools" test -f "$incdir/srnic/tools/$h"
+done
+for h in srnic_param.h rnic.h cq.h stats.h engine.h eng_internal.h neigh.h cm.h; do
+	check "internal header $h not installed" test -z "$(find "$stage" -name "$h")"
+done
+check "pkg-config --cflags srnic does not reach the tooling tier" \
+	bash -c "! pkg-config --cflags srnic | grep -q tools"
 # every page of the source's doc/, not a list that can fall behind it
 for d in README.md examples/readwalk/main.c examples/rc_pingpong/main.c \
 		$(cd "$src/doc" && ls -- *.md); do
 	check "share/doc/srnic/$d installed" test -f "$datadir/doc/srnic/$d"
 done
 
-# Exports: the installed headers' functions and nothing else. gcc lists
+# Exports: each library's tier's functions and nothing else. gcc lists
 # every function a translation unit declares, with its header (-aux-info).
-hdrs=$stage/hdrs.c
-for h in srnic.h srnic_wire.h srnic_mad.h srnic_cm.h srnic_link.h srnic_pair.h srnic_lossy.h; do
-	echo "#include <$h>"
-done >"$hdrs"
-if command -v gcc >/dev/null 2>&1; then
+# declared PKG HEADER...: the functions those headers declare
+declared() {
+	local pc=$1 h
+	shift
+	for h in "$@"; do
+		echo "#include <$h>"
+	done >"$stage/hdrs.c"
 	# shellcheck disable=SC2046 # pkg-config's words split on purpose
-	gcc -c -o "$stage/hdrs.o" -aux-info "$stage/aux.txt" "$hdrs" $(pkg-config --cflags srnic)
+	gcc -c -o "$stage/hdrs.o" -aux-info "$stage/aux.txt" "$stage/hdrs.c" \
+		$(pkg-config --cflags "$pc") || return 1
 	# (the headers' path as pkg-config gave it: .../pkgconfig/../../../include)
-	grep -E "^/\* $stage/[^ ]*/include/srnic/srnic[a-z_]*\.h:" "$stage/aux.txt" |
-		grep -v ' static ' |
-		sed -E 's/.*[ *](srnic_[a-z0-9_]+) \(.*/\1/' | sort -u >"$stage/declared"
-	grep -q -w srnic_opcode_table "$incdir/srnic/srnic_opcode.h" &&
-		echo srnic_opcode_table >>"$stage/declared"
-	sort -u -o "$stage/declared" "$stage/declared"
-	nm -D --defined-only "$libdir/libsrnic.so" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' |
-		sort -u >"$stage/exported"
+	for h in "$@"; do
+		grep -E "^/\* $stage/[^ ]*/include/srnic/(tools/)?$h:" "$stage/aux.txt" || true
+	done | grep -v ' static ' | sed -E 's/.*[ *](srnic_[a-z0-9_]+) \(.*/\1/'
+	# the one table
+	for h in "$@"; do
+		[ "$h" != srnic_opcode.h ] || echo srnic_opcode_table
+	done
+}
+exported() {
+	nm -D --defined-only "$libdir/$1" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }'
+}
+if command -v gcc >/dev/null 2>&1; then
+	check "the application headers compile with pkg-config srnic alone" \
+		declared srnic "${app_hdrs[@]}"
+	# libsrnic.so: the application API and the wire layer (the engine's)
+	declared srnic-tools "${app_hdrs[@]}" srnic_wire.h srnic_hdr.h srnic_opcode.h \
+		srnic_psn.h srnic_pkt.h srnic_mad.h | sort -u >"$stage/declared"
+	exported libsrnic.so | sort -u >"$stage/exported"
 	check "libsrnic.so exports the $(wc -l <"$stage/declared") declared symbols, no others" \
+		diff -u "$stage/declared" "$stage/exported"
+	declared srnic-tools srnic_link.h srnic_pair.h srnic_lossy.h | sort -u >"$stage/declared"
+	exported libsrnic_link.so | sort -u >"$stage/exported"
+	check "libsrnic_link.so exports the $(wc -l <"$stage/declared") declared symbols, no others" \
 		diff -u "$stage/declared" "$stage/exported"
 fi
 
@@ -86,9 +119,9 @@ build_prog() {
 	# shellcheck disable=SC2046 # pkg-config's words split on purpose
 	# shellcheck disable=SC2086 # CC may be "ccache cc"
 	$CC -std=c11 -D_GNU_SOURCE -Wall -Werror "${cflags[@]}" -o "$out" "$c" \
-		$(pkg-config --cflags --libs srnic) -Wl,-rpath,"$libdir"
+		$(pkg-config --cflags --libs srnic-tools) -Wl,-rpath,"$libdir"
 }
-check "pair_write.c builds with cc \$(pkg-config --cflags --libs srnic)" \
+check "pair_write.c builds with cc \$(pkg-config --cflags --libs srnic-tools)" \
 	build_prog "$stage/pair_write" "$src/test/install/pair_write.c"
 check "the installed examples build the same way" \
 	bash -c "$(declare -f build_prog); $(declare -p cflags libdir CC); \

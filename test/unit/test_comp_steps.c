@@ -32,13 +32,13 @@ static struct {
 	struct ibv_wc wc[SQ_SIZE * 2];
 	unsigned int cqes;
 	unsigned int to_err;
-	unsigned int armed;         /* srnic_eng_timer_arm() calls */
+	unsigned int armed;         /* eng_timer_arm() calls */
 	unsigned int route_refresh;
 } out;
 
 void
-srnic_qp_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
-	     const struct ibv_wc *wc, uint32_t wq_next)
+eng_qp_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
+	   const struct ibv_wc *wc, uint32_t wq_next)
 {
 	RTE_SET_USED(eng);
 	RTE_SET_USED(qp);
@@ -49,7 +49,7 @@ srnic_qp_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
 }
 
 void
-srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp, const char *why)
+eng_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp, const char *why)
 {
 	RTE_SET_USED(eng);
 	RTE_SET_USED(why);
@@ -58,7 +58,7 @@ srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp, const char *why)
 }
 
 void
-srnic_eng_timer_arm(struct srnic_engine *eng, struct srnic_qp *qp, uint64_t at)
+eng_timer_arm(struct srnic_engine *eng, struct srnic_qp *qp, uint64_t at)
 {
 	RTE_SET_USED(eng);
 	RTE_SET_USED(qp);
@@ -67,7 +67,7 @@ srnic_eng_timer_arm(struct srnic_engine *eng, struct srnic_qp *qp, uint64_t at)
 }
 
 void
-srnic_eng_route_refresh(struct srnic_engine *eng, struct srnic_qp *qp)
+eng_route_refresh(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	RTE_SET_USED(eng);
 	RTE_SET_USED(qp);
@@ -75,14 +75,14 @@ srnic_eng_route_refresh(struct srnic_engine *eng, struct srnic_qp *qp)
 }
 
 uint64_t
-srnic_rnr_timer_cycles(uint8_t code)
+eng_rnr_timer_cycles(uint8_t code)
 {
 	return code;
 }
 
 enum srnic_key_err
-srnic_sge_copy_in_sgl(struct srnic_qp *qp, const struct ibv_sge *sge, unsigned int nsge,
-		      uint64_t off, const struct srnic_pkt *pkt, uint32_t len)
+eng_sge_copy_in_sgl(struct srnic_qp *qp, const struct ibv_sge *sge, unsigned int nsge,
+		    uint64_t off, const struct srnic_pkt *pkt, uint32_t len)
 {
 	RTE_SET_USED(qp);
 	RTE_SET_USED(sge);
@@ -185,7 +185,7 @@ aeth_rx(uint32_t psn, enum srnic_aeth_type t, uint8_t value)
 	pkt.opcode = SRNIC_OP_RC_ACK;
 	pkt.mask = oi->mask;
 	pkt.psn = psn;
-	srnic_comp_rx(eng, qp, &pkt);
+	eng_comp_rx(eng, qp, &pkt);
 }
 
 static void
@@ -221,7 +221,7 @@ test_window_ack_nak(void **state)
 	sent(11, 1, false);
 	sent(12, 2, true);
 	sent(13, 1, true);
-	assert_true(srnic_comp_outstanding(qp));
+	assert_true(eng_comp_outstanding(qp));
 
 	ack(PSN0);
 	assert_int_equal(comp(), 1);
@@ -254,7 +254,7 @@ test_window_ack_nak(void **state)
 	expect_cqe(1, 12, IBV_WC_SUCCESS);
 	expect_cqe(2, 13, IBV_WC_SUCCESS);
 	assert_int_equal(qp->req.retry_left, 2); /* progress gives the retries back */
-	assert_false(srnic_comp_outstanding(qp));
+	assert_false(eng_comp_outstanding(qp));
 	assert_int_equal(qp->req.timer_at, 0);
 
 	/* the same ACK again: nothing moves, counted */
@@ -278,13 +278,13 @@ test_window_timeout(void **state)
 	assert_int_equal(qp->req.timer_at, eng->now + TIMEOUT_CYCLES);
 
 	eng->now += TIMEOUT_CYCLES - 1;
-	srnic_comp_timer(eng, qp);
+	eng_comp_timer(eng, qp);
 	assert_int_equal(qp->stats.timeouts, 0);
 	assert_int_equal(qp->sq.req, 1);
 
 	for (unsigned int k = 1; k <= 2; k++) {
 		eng->now += TIMEOUT_CYCLES;
-		srnic_comp_timer(eng, qp);
+		eng_comp_timer(eng, qp);
 		assert_int_equal(qp->stats.timeouts, k);
 		assert_int_equal(qp->req.retry_left, 2 - k);
 		assert_int_equal(qp->sq.req, 0);
@@ -295,7 +295,7 @@ test_window_timeout(void **state)
 		resent();
 	}
 	eng->now += TIMEOUT_CYCLES;
-	srnic_comp_timer(eng, qp);
+	eng_comp_timer(eng, qp);
 	assert_int_equal(qp->stats.timeouts, 3);
 	assert_int_equal(comp(), 1);
 	assert_int_equal(out.cqes, 1);

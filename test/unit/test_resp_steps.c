@@ -3,10 +3,10 @@
  * The responder's FIFO of what it owes stepped one packet at a time, as
  * SPDK's rdma_ut.c steps its requests: lib/engine/resp.c is compiled into
  * this test (struct srnic_resp and its FIFO in reach) over a stand-in for
- * the engine calls it makes (srnic_pkt_new() and srnic_pkt_xmit() record
+ * the engine calls it makes (eng_pkt_new() and eng_pkt_xmit() record
  * the response instead of building a frame): no port, no engine loop. Each
- * request goes through srnic_resp_rx() with its parsed header only; the
- * test checks the FIFO's entries after each, and srnic_resp_run() sends
+ * request goes through eng_resp_rx() with its parsed header only; the
+ * test checks the FIFO's entries after each, and eng_resp_run() sends
  * them in PSN order, checked opcode by opcode.
  */
 #include <setjmp.h>
@@ -50,8 +50,8 @@ static struct {
 } out;
 
 struct rte_mbuf *
-srnic_pkt_new(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t opcode, uint32_t psn,
-	      uint8_t **bth)
+eng_pkt_new(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t opcode, uint32_t psn,
+	    uint8_t **bth)
 {
 	struct sent *s;
 
@@ -69,8 +69,8 @@ srnic_pkt_new(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t opcode, uin
 }
 
 int
-srnic_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *mr, uint64_t va,
-		 uint32_t len)
+eng_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *mr, uint64_t va,
+	       uint32_t len)
 {
 	RTE_SET_USED(eng);
 	RTE_SET_USED(mr);
@@ -80,7 +80,7 @@ srnic_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *
 }
 
 int
-srnic_pkt_attach_copy(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t va, uint32_t len)
+eng_pkt_attach_copy(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t va, uint32_t len)
 {
 	RTE_SET_USED(eng);
 	RTE_SET_USED(va);
@@ -90,7 +90,7 @@ srnic_pkt_attach_copy(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t va,
 }
 
 int
-srnic_pkt_xmit(struct srnic_engine *eng, struct rte_mbuf *m)
+eng_pkt_xmit(struct srnic_engine *eng, struct rte_mbuf *m)
 {
 	struct sent *s = &out.s[m - out.mbuf];
 	const struct srnic_opcode_info *oi = srnic_opcode_info(s->opcode);
@@ -106,8 +106,8 @@ srnic_pkt_xmit(struct srnic_engine *eng, struct rte_mbuf *m)
 }
 
 void
-srnic_qp_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
-	     const struct ibv_wc *wc, uint32_t wq_next)
+eng_qp_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
+	   const struct ibv_wc *wc, uint32_t wq_next)
 {
 	RTE_SET_USED(eng);
 	RTE_SET_USED(qp);
@@ -118,15 +118,15 @@ srnic_qp_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
 }
 
 void
-srnic_qp_cqe_se(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
-		const struct ibv_wc *wc, uint32_t wq_next, bool solicited)
+eng_qp_cqe_se(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
+	      const struct ibv_wc *wc, uint32_t wq_next, bool solicited)
 {
 	RTE_SET_USED(solicited);
-	srnic_qp_cqe(eng, qp, cq, wc, wq_next);
+	eng_qp_cqe(eng, qp, cq, wc, wq_next);
 }
 
 void
-srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp, const char *why)
+eng_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp, const char *why)
 {
 	RTE_SET_USED(eng);
 	RTE_SET_USED(qp);
@@ -135,7 +135,7 @@ srnic_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp, const char *why)
 }
 
 void
-srnic_eng_event_srq(struct srnic_engine *eng, enum ibv_event_type type, struct srnic_srq *srq)
+eng_event_srq(struct srnic_engine *eng, enum ibv_event_type type, struct srnic_srq *srq)
 {
 	RTE_SET_USED(eng);
 	RTE_SET_USED(type);
@@ -143,8 +143,8 @@ srnic_eng_event_srq(struct srnic_engine *eng, enum ibv_event_type type, struct s
 }
 
 enum srnic_key_err
-srnic_sge_copy_in_sgl(struct srnic_qp *qp, const struct ibv_sge *sge, unsigned int nsge,
-		      uint64_t off, const struct srnic_pkt *pkt, uint32_t len)
+eng_sge_copy_in_sgl(struct srnic_qp *qp, const struct ibv_sge *sge, unsigned int nsge,
+		    uint64_t off, const struct srnic_pkt *pkt, uint32_t len)
 {
 	RTE_SET_USED(qp);
 	RTE_SET_USED(sge);
@@ -232,7 +232,7 @@ rx(uint8_t op, uint32_t psn, bool ackreq, uint64_t va, uint32_t len)
 	pkt.mask = oi->mask;
 	pkt.psn = psn;
 	pkt.dqpn = qp->qpn;
-	srnic_resp_rx(eng, qp, &pkt);
+	eng_resp_rx(eng, qp, &pkt);
 }
 
 static void
@@ -261,7 +261,7 @@ run(void)
 {
 	unsigned int turns = 0;
 
-	while (srnic_resp_run(eng, qp))
+	while (eng_resp_run(eng, qp))
 		assert_true(++turns < 1000);
 	assert_int_equal(fifo_len(), 0);
 	assert_false(qp->resp_owed);

@@ -4,7 +4,7 @@
 
 /*
  * Internal object layouts shared by the control path (lib/core) and the
- * engines (lib/engine). Not installed.
+ * engines (lib/engine), on the floor below both (lib/rnic). Not installed.
  */
 
 #include <stdalign.h>
@@ -23,8 +23,8 @@
 #include "stats.h"
 
 /* One log type per layer (--log-level='srnic.*:debug', 'srnic.engine:error'):
- * srnic.core (control path, lib/core), srnic.engine (lib/engine: engine.h
- * sets SRNIC_LOGTYPE before including this), srnic.link (drivers/link). */
+ * srnic.core (control path, lib/core), srnic.engine (lib/engine: eng_internal.h
+ * sets SRNIC_LOGTYPE before including this), srnic.link (lib/link). */
 extern int srnic_logtype_core;
 extern int srnic_logtype_engine;
 #ifndef SRNIC_LOGTYPE
@@ -655,9 +655,6 @@ srnic_mtu_bytes(enum ibv_mtu m)
 	return 128u << m;  /* IBV_MTU_256 == 1 */
 }
 
-/* Local ACK timeout (IBTA 9.7.6.1.3): 4.096 us * 2^code in timer cycles;
- * code 0 is infinite (returns 0). */
-uint64_t srnic_ack_timeout_cycles(uint8_t code);
 
 /* Wait until no engine of dev is inside a poll that began before this call. */
 void srnic_dev_quiesce(struct srnic_dev *dev);
@@ -693,13 +690,5 @@ void srnic_cq_clean(struct srnic_cq *cq, const struct srnic_qp *qp);
 /* DPDK telemetry (/srnic/devs, /srnic/stats,<dev>) sees the device. */
 void srnic_telemetry_add(struct srnic_dev *dev);
 void srnic_telemetry_del(struct srnic_dev *dev);
-
-/* Tell the QP's engine it has work (post, state change). Any thread. */
-void srnic_qp_doorbell(struct srnic_qp *qp);
-/* Hand a destroyed QP (no longer reachable by lookup, engines quiesced)
- * to its engine, which unlinks and frees it. */
-void srnic_engine_bury_qp(struct srnic_engine *eng, struct srnic_qp *qp);
-struct srnic_engine *srnic_engine_create(struct srnic_dev *dev, uint16_t index);
-void srnic_engine_destroy(struct srnic_engine *eng);
 
 #endif /* SRNIC_RNIC_H */

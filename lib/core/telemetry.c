@@ -11,7 +11,6 @@
 #include <rte_spinlock.h>
 #include <rte_telemetry.h>
 
-#define SRNIC_LOGTYPE srnic_logtype_engine
 #include "rnic.h"
 
 #define TEL_MAX_DEVS 16

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SRNIC_ENG_INTERNAL_H
+#define SRNIC_ENG_INTERNAL_H
+
+/*
+ * What the engine's files share, and only they (engine context; every
+ * function here is eng_*): the loop (loop.c), packets out and the TX
+ * buffer (tx.c), the QP's completions, error, flush and route (qp.c),
+ * timers (timer.c), doorbells and the graveyard (doorbell.c), lifecycle
+ * (engine.c), receive and dispatch (recv.c), requester (req.c), responder
+ * (resp.c), receive WQEs (rwqe.c), completer (comp.c), UD and UC receive
+ * (ud.c, uc.c), events (event.c), neighbours on the wire (neigh.c). What
+ * the control path calls is engine.h and neigh.h (srnic_*).
+ */
+
+#define SRNIC_LOGTYPE srnic_logtype_engine
+#include "rnic.h"
+#include "cq.h"
+#include "engine.h"
+
+static inline void
+eng_stat(struct srnic_engine *eng, enum srnic_stat s, uint64_t n)
+{
+	eng->stats[s] += n;
+}
+
+/* A protocol event counted for the engine and for the QP it happened on
+ * (srnic_qp_get_stats()). */
+static inline void
+eng_qp_stat(struct srnic_engine *eng, enum srnic_stat s, uint64_t *qp_count)
+{
+	eng_stat(eng, s, 1);
+	(*qp_count)++;
+}
+
+/*
+ * Spend one of the QP's transport retries (an ACK timeout, a sequence NAK,
+ * an implied NAK): false when none is left (the WQE then fails with
+ * RETRY_EXC_ERR). Every retry_cnt counts, 7 too: IBTA names an infinite
+ * value only for the RNR retry count, and hardware RNICs fail the WQE
+ * after 7 transport retries (perftest's "transport retry counter
+ * exceeded"). Linux's rxe never spends a count of 7, so the survivor of a
+ * killed peer resends for ever; srnic does as hardware.
+ */
+static inline bool
+eng_qp_retry_take(struct srnic_qp *qp)
+{
+	if (qp->req.retry_left == 0)
+		return false;
+	qp->req.retry_left--;
+	return true;
+}
+
+/*
+ * An engine that was not running cannot judge its peers: when this poll
+ * began more than one of qp's ACK timeouts after the previous one (the
+ * lcore descheduled, the program not polling), the expiry it finds says
+ * nothing of the peer, whose answer may be queued behind, or whose own
+ * engine starved beside ours. Such an expiry resends (a loss is still
+ * repaired) but spends no retry (retry_starved). Every poll reads its RX
+ * burst before the timers, so an ACK that came meanwhile is taken first.
+ */
+static inline bool
+eng_poll_late(const struct srnic_engine *eng, const struct srnic_qp *qp)
+{
+	return eng->poll_gap > qp->timeout_cycles;
+}
+
+/*
+ * The mbufs a burst is done with, put back per pool in bulk: a received
+ * packet's segments come from up to three pools (header, external payload,
+ * trailer), and rte_pktmbuf_free() pays the per-lcore cache lookup once per
+ * segment.
+ */
+#define ENG_FREE_POOLS 4
+
+struct eng_free_batch {
+	uint16_t nb_pools;
+	uint16_t n[ENG_FREE_POOLS];
+	struct rte_mempool *mp[ENG_FREE_POOLS];
+	void *obj[ENG_FREE_POOLS][SRNIC_RX_BURST];
+};
+
+static inline void
+eng_free_batch_flush(struct eng_free_batch *fb)
+{
+	uint16_t k;
+
+	for (k = 0; k < fb->nb_pools; k++)
+		if (fb->n[k] > 0)
+			rte_mempool_put_bulk(fb->mp[k], fb->obj[k], fb->n[k]);
+	fb->nb_pools = 0;
+}
+
+/* Add every segment of packet m (rte_pktmbuf_free()'s semantics: shared
+ * segments only drop a reference, external buffers are detached). */
+static inline void
+eng_free_batch_add(struct eng_free_batch *fb, struct rte_mbuf *m)
+{
+	while (m != NULL) {
+		struct rte_mbuf *next = m->next;
+		struct rte_mbuf *s = rte_pktmbuf_prefree_seg(m);
+		uint16_t k;
+
+		m = next;
+		if (s == NULL)
+			continue;
+		for (k = 0; k < fb->nb_pools && fb->mp[k] != s->pool; k++)
+			;
+		if (k == fb->nb_pools) {
+			if (k == ENG_FREE_POOLS) {
+				eng_free_batch_flush(fb);
+				k = 0;
+			}
+			fb->mp[k] = s->pool;
+			fb->n[k] = 0;
+			fb->nb_pools = (uint16_t)(k + 1);
+		}
+		fb->obj[k][fb->n[k]++] = s;
+		if (fb->n[k] == SRNIC_RX_BURST) {
+			rte_mempool_put_bulk(fb->mp[k], fb->obj[k], fb->n[k]);
+			fb->n[k] = 0;
+		}
+	}
+}
+
+/* Packets of a message of len bytes at path MTU pmtu (a power of two:
+ * a shift, not a division). */
+static inline uint32_t
+eng_msg_npkts(uint64_t len, uint32_t pmtu)
+{
+	return len == 0 ? 1 : (uint32_t)((len + pmtu - 1) >> rte_bsf32(pmtu));
+}
+
+static inline uint32_t
+eng_tx_free(const struct srnic_engine *eng)
+{
+	return SRNIC_TX_BUF_SIZE - eng->tx_len;
+}
+
+/* Queue a packet for TX, complete (roce 0) or closed and to be sealed at
+ * the flush (roce 1). The caller checked eng_tx_free(). */
+static inline void
+eng_tx_queue(struct srnic_engine *eng, struct rte_mbuf *m, uint8_t roce)
+{
+	eng->stats[SRNIC_STAT_TX_PKTS]++;
+	eng->stats[SRNIC_STAT_TX_BYTES] += rte_pktmbuf_pkt_len(m);
+	eng->tx_roce[eng->tx_len] = roce;
+	eng->tx_buf[eng->tx_len++] = m;
+}
+
+static inline void
+eng_tx(struct srnic_engine *eng, struct rte_mbuf *m)
+{
+	eng_tx_queue(eng, m, 0);
+}
+
+/* WQE classes: a READ or atomic completes only with its own response. */
+static inline bool
+wqe_is_read(const struct srnic_swqe *w)
+{
+	return w->opcode == IBV_WR_RDMA_READ;
+}
+
+static inline bool
+wqe_is_atomic(const struct srnic_swqe *w)
+{
+	return w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static inline bool
+wqe_is_rd_atomic(const struct srnic_swqe *w)
+{
+	return wqe_is_read(w) || wqe_is_atomic(w);
+}
+
+static inline enum ibv_wc_opcode
+eng_wr_to_wc_opcode(uint8_t op)
+{
+	switch (op) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_WC_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IBV_WC_COMP_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_WC_FETCH_ADD;
+	default:
+		return IBV_WC_SEND;
+	}
+}
+
+/* RNR timer code -> timer cycles (IBTA table 45, in units of 10 us). */
+uint64_t eng_rnr_timer_cycles(uint8_t code);
+
+/* Start a transport packet of qp: L2-L4 from its route, BTH with opcode,
+ * destination QP and psn. Returns NULL (counted) when out of mbufs. */
+struct rte_mbuf *eng_pkt_new(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t opcode,
+			       uint32_t psn, uint8_t **bth);
+
+/* Chain len bytes of registered memory at va behind m, zero-copy (an
+ * external-buffer segment holding a reference on mr). Returns 0 or -ENOMEM. */
+int eng_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *mr,
+		     uint64_t va, uint32_t len);
+
+/* Chain a copy of len bytes at va behind m (a segment of the TX copy
+ * pool): for what must not stay zero-copy. Returns 0 or -ENOMEM (counted). */
+int eng_pkt_attach_copy(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t va,
+			  uint32_t len);
+
+/* Pad, ICRC, lengths, then queue for TX. Frees m on failure. */
+int eng_pkt_xmit(struct srnic_engine *eng, struct rte_mbuf *m);
+
+/* eng_sge_copy_in() for any scatter list and offset. */
+enum srnic_key_err eng_sge_copy_in_sgl(struct srnic_qp *qp, const struct ibv_sge *sge,
+					 unsigned int nsge, uint64_t off,
+					 const struct srnic_pkt *pkt, uint32_t len);
+
+/* Copy len bytes of pkt's payload into the scatter list at message offset
+ * off, checking every piece against the keys (local write). The common case,
+ * one SGE holding the whole piece, is one key check and one copy, inline. */
+static inline enum srnic_key_err
+eng_sge_copy_in(struct srnic_qp *qp, const struct ibv_sge *sge, unsigned int nsge, uint64_t off,
+		  const struct srnic_pkt *pkt, uint32_t len)
+{
+	struct srnic_mr *mr;
+	enum srnic_key_err ke;
+
+	if (unlikely(nsge != 1 || len == 0 || off >= sge->length || len > sge->length - off))
+		return eng_sge_copy_in_sgl(qp, sge, nsge, off, pkt, len);
+	ke = srnic_mr_check(qp->dev, qp->pd, sge->lkey, IBV_ACCESS_LOCAL_WRITE, sge->addr + off,
+			    len, &mr);
+	if (likely(ke == SRNIC_KEY_OK))
+		srnic_pkt_copy_payload(pkt, 0, (void *)(uintptr_t)(sge->addr + off), len);
+	return ke;
+}
+
+/* Add a completion; on CQ overflow the QP goes to ERR. */
+void eng_qp_cqe(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
+		  const struct ibv_wc *wc, uint32_t wq_next);
+/* The same, for a receive completion whose message had BTH.SE set or not. */
+void eng_qp_cqe_se(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_cq *cq,
+		     const struct ibv_wc *wc, uint32_t wq_next, bool solicited);
+
+/* Move qp to ERR from the engine; outstanding WQEs are flushed by the loop. */
+void eng_qp_to_err(struct srnic_engine *eng, struct srnic_qp *qp, const char *why);
+
+/* Asynchronous events (event.c): the engine's ring, and one event about qp
+ * into it (dropped and counted when full, never waits). */
+struct rte_ring *eng_events_create(const struct srnic_dev *dev, uint16_t index);
+void eng_event(struct srnic_engine *eng, enum ibv_event_type type, struct srnic_qp *qp);
+void eng_event_srq(struct srnic_engine *eng, enum ibv_event_type type, struct srnic_srq *srq);
+void eng_event_cq(struct srnic_engine *eng, enum ibv_event_type type, struct srnic_cq *cq);
+
+/* IBV_EVENT_COMM_EST: the first packet a QP received in RTR (once per
+ * connection; an affiliated event of IBTA 11.6.3, as rdmavt's rvt_comm_est()). */
+static inline void
+eng_comm_est(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	qp->comm_est_raised = 1;
+	eng_stat(eng, SRNIC_STAT_COMM_EST, 1);
+	eng_event(eng, IBV_EVENT_COMM_EST, qp);
+}
+
+/* Receive: parse, validate, dispatch a burst. */
+void eng_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
+		      unsigned int parse_flags);
+
+/* Requester: build request packets from the SQ. Returns true when it
+ * stopped with work left that needs no event from the peer (TX room,
+ * budget, mbufs): the QP stays active. */
+bool eng_req_run(struct srnic_engine *eng, struct srnic_qp *qp);
+
+/* Responder: one request packet; then send what the responder owes. */
+void eng_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt);
+/* Returns true while the responder still owes something. */
+bool eng_resp_run(struct srnic_engine *eng, struct srnic_qp *qp);
+
+/* The receive CQE of the message pkt ends (RC and UC). resp.c. */
+void eng_resp_recv_done(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_pkt *pkt);
+/* The next receive WQE of a QP, from its SRQ or its RQ, if it holds need
+ * bytes; NULL: none, or (*too_small set) one too small, left in place. rwqe.c. */
+const struct srnic_rwqe *eng_rwqe_take(struct srnic_engine *eng, struct srnic_qp *qp,
+				       struct srnic_rwqe *srq_buf, uint32_t *next, uint32_t need,
+				       bool *too_small);
+/* Take the oldest WQE of an SRQ into *out (a copy: the slot is free at
+ * once); false when it is empty. Raises the SRQ limit event. rwqe.c. */
+bool eng_srq_take(struct srnic_engine *eng, struct srnic_srq *srq, struct srnic_rwqe *out,
+		  uint32_t need, bool *too_small);
+/* UD receive (ud.c): Q_Key, length, a receive WQE with the GRH area. */
+void eng_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt);
+/* UC responder (uc.c): SEND/WRITE without ACKs; a gap drops the message. */
+void eng_uc_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt);
+
+/* Completer: one ACK / NAK / READ response / atomic ACK. */
+void eng_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt);
+
+/* Is any request packet of qp waiting for its ACK or response? */
+bool eng_comp_outstanding(const struct srnic_qp *qp);
+
+/* Completer: the local ACK timer; when it expires, resend from the oldest
+ * unacknowledged request or fail it once retry_cnt is spent. */
+void eng_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp);
+
+/* A retry timeout: refresh the peer's MAC from the neighbour table, or
+ * ask for it again (qp.c). */
+void eng_route_refresh(struct srnic_engine *eng, struct srnic_qp *qp);
+
+/* Completer: the local ACK timer of a QP whose peer's MAC is unknown (its
+ * WQEs wait); true when an expiry spent a retry (ask for the MAC again). */
+bool eng_comp_timer_unresolved(struct srnic_engine *eng, struct srnic_qp *qp);
+
+/* Retire finished WQEs in order from sq.comp: CQEs for signaled ones and
+ * for errors (an error moves the QP to ERR). */
+void eng_comp_retire(struct srnic_engine *eng, struct srnic_qp *qp);
+
+/* The QP has work for this engine's loop (idempotent). */
+static inline void
+eng_activate(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	if (!qp->active) {
+		qp->active = 1;
+		eng->active[eng->nb_active++] = qp;
+	}
+}
+
+/* Wake the QP at deadline (timer cycles) through the timer wheel. */
+void eng_timer_arm(struct srnic_engine *eng, struct srnic_qp *qp, uint64_t deadline);
+
+/* Flush every outstanding WQE of a QP in ERR. */
+void eng_qp_flush(struct srnic_engine *eng, struct srnic_qp *qp);
+
+/* The loop's steps, once per poll: doorbells rung and QPs buried since the
+ * last (doorbell.c), the timer wheel (timer.c), the TX buffer (tx.c). */
+void eng_doorbells(struct srnic_engine *eng);
+void eng_bury(struct srnic_engine *eng);
+void eng_timer_advance(struct srnic_engine *eng);
+void eng_tx_flush(struct srnic_engine *eng);
+/* Take qp off the timer wheel (timer.c). */
+void eng_timer_remove(struct srnic_twheel *tw, struct srnic_qp *qp);
+/* Free a QP the graveyard held (doorbell.c). */
+void eng_qp_free(struct srnic_qp *qp);
+/* Resolve the peer's MAC of a QP whose route is incomplete (qp.c). */
+void eng_qp_resolve(struct srnic_engine *eng, struct srnic_qp *qp);
+
+#endif /* SRNIC_ENG_INTERNAL_H */
