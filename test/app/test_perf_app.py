@@ -12,6 +12,30 @@ import sys
 import tempfile
 import time
 
+
+def _port_block(n=64):
+    """A base whose next n TCP ports on 127.0.0.1 are free now, drawn at
+    random below the ephemeral range: two runs of this test at once (two
+    suites on one host) do not meet on fixed ports (EADDRINUSE)."""
+    import random
+    import socket as _sock
+    for _ in range(200):
+        base = random.randrange(10000, 32000 - n)
+        for p in range(base, base + n):
+            s = _sock.socket()
+            try:
+                s.bind(("127.0.0.1", p))
+            except OSError:
+                break
+            finally:
+                s.close()
+        else:
+            return base
+    sys.exit("test_perf_app: no block of %d free TCP ports on 127.0.0.1" % n)
+
+
+PORT0 = _port_block()
+
 PERF = sys.argv[1]
 EAL = ["--no-pci", "--no-huge", "-m", "512", "--log-level=lib.eal:error"]
 RESULT_KEYS = {"op", "size", "qps", "depth", "mtu", "msgs", "bytes", "seconds", "gbps",
@@ -341,8 +365,8 @@ def two_process(op, sizes, port, extra=(), srv_extra=()):
     return cl, srv.returncode, sout + serr
 
 
-for op, sizes, port in (("read", "64,8192", 18710), ("send", "100,6000", 18711),
-                        ("write", "4096", 18712)):
+for op, sizes, port in (("read", "64,8192", PORT0 + 10), ("send", "100,6000", PORT0 + 11),
+                        ("write", "4096", PORT0 + 12)):
     cl, src, sout = two_process(op, sizes, port)
     r = json_lines(cl.stdout)
     check(f"memif {op}: client exit 0, server exit 0", cl.returncode == 0 and src == 0,
@@ -352,7 +376,7 @@ for op, sizes, port in (("read", "64,8192", 18710), ("send", "100,6000", 18711),
                                                   for x in r), cl.stdout[-600:])
 
 # 6b. perftest's own exchange (--perftest) on both ends, over memif
-for op, port in (("read", 18713), ("write", 18714), ("send", 18721)):
+for op, port in (("read", PORT0 + 13), ("write", PORT0 + 14), ("send", PORT0 + 21)):
     cl, src, sout = two_process(op, "8192", port, ("--perftest", "--size", "8192", "--op", op))
     r = json_lines(cl.stdout)
     check(f"perftest exchange {op}: both exit 0, every message",
@@ -378,7 +402,7 @@ def first_roce_src(pcap):
     return out.split()[0] if out.split() else None
 
 
-for op, port in (("write", 18722), ("send", 18723)):
+for op, port in (("write", PORT0 + 22), ("send", PORT0 + 23)):
     pcap = os.path.join(tempfile.gettempdir(), f"srnic-pp-{os.getpid()}-{op}.pcap")
     cl, src, sout = two_process(op, "64", port, ("--perftest", "--lat", "--size", "64", "--op", op,
                                                  "--iters", "2000"), ("--pcap", pcap))
@@ -479,11 +503,11 @@ def golden_replay(name, extra, nb_msgs, done_line, port):
 
 
 golden_replay("read_bw_8k_mtu1024.pcap", [], 15,
-              "perftest client reports 5 x 8192 bytes, 7.05 MB/s", 18715)
-golden_replay("read_8k_mtu1024.pcap", ["--lat"], 10, "perftest client done", 18716)
+              "perftest client reports 5 x 8192 bytes, 7.05 MB/s", PORT0 + 15)
+golden_replay("read_8k_mtu1024.pcap", ["--lat"], 10, "perftest client done", PORT0 + 16)
 golden_replay("atomic_fadd_bw.pcap", ["--op", "atomic"], 15, "perftest client reports 5 x 8 bytes",
-              18717)
-golden_replay("atomic_cas_lat.pcap", ["--op", "atomic", "--lat"], 10, "perftest client done", 18718)
+              PORT0 + 17)
+golden_replay("atomic_cas_lat.pcap", ["--op", "atomic", "--lat"], 10, "perftest client done", PORT0 + 18)
 
 
 # 6d. a peer that is not perftest: garbage dests and an absurd cycle buffer
@@ -503,9 +527,9 @@ def bad_peer(port, msgs):
 
 
 hello = [b"6.06".ljust(16, b"\0")]
-rc, err = bad_peer(18719, hello + [(1 << 30).to_bytes(4, "big"), (64).to_bytes(4, "big")])
+rc, err = bad_peer(PORT0 + 19, hello + [(1 << 30).to_bytes(4, "big"), (64).to_bytes(4, "big")])
 check("perftest peer: a 1 GiB cycle buffer refused", rc != 0 and "cycle buffer" in err, err[-300:])
-rc, err = bad_peer(18720, hello + [(4096).to_bytes(4, "big"), (64).to_bytes(4, "big"), b"3\0",
+rc, err = bad_peer(PORT0 + 20, hello + [(4096).to_bytes(4, "big"), (64).to_bytes(4, "big"), b"3\0",
                                    b"x" * 107 + b"\0"])
 check("perftest peer: a garbage dest refused", rc != 0 and "bad perftest dest" in err, err[-300:])
 
@@ -625,7 +649,7 @@ for sig in (_signal.SIGINT, _signal.SIGTERM):
           "engine counters" in out and f"stopped by signal {int(sig)}" in out, out[-800:])
 
 sock = f"/tmp/srnic-perf-test-{os.getpid()}-sig.sock"
-port = 18730
+port = PORT0 + 30
 srv = popen_perf(["--server", "--tcp-port", str(port)], "perf_sig_srv", lcores="1",
                  vdev=f"--vdev=net_memif0,role=server,socket={sock},bsize=10240")
 up = wait_listening(srv, port)
@@ -1108,13 +1132,13 @@ else:
 
             # two processes over the veth pair: the client's header and JSON
             # say the path MTU the packets carry
-            srv = subprocess.Popen(in_ns(["--server", "--tcp-port", "18750"], "fh_tps",
+            srv = subprocess.Popen(in_ns(["--server", "--tcp-port", str(PORT0 + 50)], "fh_tps",
                                          "--vdev=net_af_packet0,iface=fhs", "1"),
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             srv_lines = []
             read_until(srv, "waiting for a client", srv_lines)
             cp = os.path.join(d, "cl.pcap")
-            cl = subprocess.run(in_ns(["--client", "127.0.0.1", "--tcp-port", "18750", "--op",
+            cl = subprocess.run(in_ns(["--client", "127.0.0.1", "--tcp-port", str(PORT0 + 50), "--op",
                                        "read", "--size", "8192", "--iters", "20", "--mtu", "4096",
                                        "--pcap", cp, "--quiet"], "fh_tpc",
                                       "--vdev=net_af_packet0,iface=fhp"),
@@ -1315,7 +1339,7 @@ def kill_mid_run(cmd):
     return "".join(seen)
 
 
-port = 18740
+port = PORT0 + 40
 srv, sock = memif_server(port, ["--persist"])
 try:
     up = wait_listening(srv, port)
@@ -1372,7 +1396,7 @@ finally:
         srv.kill()
         srv.wait()
 
-port = 18741
+port = PORT0 + 41
 srv, sock = memif_server(port, [])
 try:
     up = wait_listening(srv, port)
