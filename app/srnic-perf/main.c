@@ -142,6 +142,33 @@ say_server_stopped(int rc, unsigned int done, unsigned int nb, bool partial)
 	fflush(stdout);
 }
 
+/* The modes (testpmd's forwarding engines): the first whose test the
+ * options pass. */
+static const struct perf_mode perf_modes[] = {
+	/* both sides in this process (the default) */
+	{ .name = "pair" },
+	/* --perftest against ib_write_lat / ib_send_lat */
+	{ .name = "perftest-pingpong", .setup = perf_pt_mode_setup, .serve = perf_pt_serve,
+	  .run = perf_pt_pingpong_run, .run_end = perf_pt_run_end, .bye = perf_pt_bye },
+	/* --perftest: perftest's exchange, one size agreed on the command lines */
+	{ .name = "perftest", .setup = perf_pt_mode_setup, .serve = perf_pt_serve,
+	  .run_end = perf_pt_run_end, .bye = perf_pt_bye },
+	/* --server / --client: srnic-perf's own exchange over TCP */
+	{ .name = "remote", .setup = perf_remote_setup, .serve = perf_serve,
+	  .run_begin = perf_remote_run_begin, .poll_stop = perf_remote_poll_stop,
+	  .run_end = perf_remote_run_end, .bye = perf_remote_bye },
+};
+
+static const struct perf_mode *
+mode_of(const struct perf_conf *c)
+{
+	if (c->role == PERF_ROLE_BOTH)
+		return &perf_modes[0];
+	if (perf_pt_pingpong(c))
+		return &perf_modes[1];
+	return c->perftest ? &perf_modes[2] : &perf_modes[3];
+}
+
 int
 main(int argc, char **argv)
 {
@@ -182,12 +209,14 @@ main(int argc, char **argv)
 	argv[rc] = argv[0];
 	if (perf_parse_args(argc - rc, argv + rc, &conf) != 0)
 		return 1;
+	conf.mode = mode_of(&conf);
 	perf_signals_install();
 	rc = perf_setup(&env, &conf);
 	if (rc != 0) {
 		if (rc == -ESHUTDOWN) {
 			say_server_stopped(rc, 0, conf.nb_sizes, false);
-			perf_remote_bye(&env); /* the server waits for it */
+			if (conf.mode->bye != NULL)
+				conf.mode->bye(&env); /* the server waits for it */
 		}
 		perf_teardown(&env); /* what was made before the failure (QPs, buffers) */
 		if (rc == -ESHUTDOWN)
@@ -196,7 +225,7 @@ main(int argc, char **argv)
 	}
 	perf_note_pmtu(&env); /* the path MTU the QPs took, the port's clamp explained */
 	if (conf.role == PERF_ROLE_SERVER) {
-		rc = perf_serve(&env);
+		rc = conf.mode->serve(&env);
 		perf_capture_close(&env);
 		perf_print_counters(&env);
 		perf_teardown(&env);
@@ -238,7 +267,8 @@ main(int argc, char **argv)
 			break;
 		}
 	}
-	perf_remote_bye(&env);
+	if (conf.mode->bye != NULL)
+		conf.mode->bye(&env);
 	perf_capture_close(&env);
 	perf_print_counters(&env);
 	perf_teardown(&env);

@@ -8,9 +8,27 @@
 #include <string.h>
 
 #include <rte_lcore.h>
+#include <rte_version.h>
 
 #include "perf.h"
 #include "srnic_hdr.h"
+
+#define PERF_PERFTEST_VERSION "6.06" /* the perftest exchange --perftest speaks */
+
+void
+perf_print_version(void)
+{
+	printf("srnic-perf %s (srnic RoCEv2 on %s; perftest's exchange as perftest %s)\n",
+	       SRNIC_PERF_VERSION, rte_version(), PERF_PERFTEST_VERSION);
+}
+
+/* ib_write_lat / ib_send_lat at the other end (--perftest --lat, WRITE or
+ * SEND): both ends send, each answering the other. */
+bool
+perf_pt_pingpong(const struct perf_conf *c)
+{
+	return c->perftest && c->lat && (c->op == PERF_OP_WRITE || c->op == PERF_OP_SEND);
+}
 
 static const char *const op_names[] = {
 	[PERF_OP_READ] = "read", [PERF_OP_WRITE] = "write", [PERF_OP_SEND] = "send",

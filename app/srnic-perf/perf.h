@@ -53,7 +53,35 @@ enum perf_role {
 #define PERF_PSN_REQ 2000    /* requester's first PSN, as in the READ walk */
 #define PERF_PSN_RESP 7000
 
+struct perf_env;
+struct perf_result;
+
+/*
+ * A way of running, chosen from main.c's table by the options (as
+ * testpmd's struct fwd_engine): what each step does with a peer. NULL: the
+ * step has nothing of the mode's to do (the pair in this process has no
+ * peer to tell). The modes' files (remote.c, perftest.c) are reached only
+ * through it, so the common ones (setup.c, worker.c) never call them.
+ */
+struct perf_mode {
+	const char *name;
+	/* the devices, QPs and the exchange with the peer; NULL: the pair here */
+	int (*setup)(struct perf_env *env);
+	/* --server: serve until done */
+	int (*serve)(struct perf_env *env);
+	/* one size, run the mode's own way instead of perf_run()'s loop */
+	int (*run)(struct perf_env *env, uint32_t size, struct perf_result *r);
+	/* before a size's traffic; while it runs (nonzero: the peer stopped
+	 * it); after it, with the peer's count of verify errors */
+	int (*run_begin)(struct perf_env *env, uint32_t size);
+	int (*poll_stop)(struct perf_env *env);
+	int (*run_end)(struct perf_env *env, const struct perf_result *r, uint64_t *verify_errors);
+	/* the end: the peer told, the control connection closed */
+	void (*bye)(struct perf_env *env);
+};
+
 struct perf_conf {
+	const struct perf_mode *mode; /* main.c's choice after the options */
 	enum perf_op op;
 	uint32_t sizes[PERF_MAX_SIZES];
 	unsigned int nb_sizes;
@@ -187,6 +215,11 @@ bool perf_is_own_option(const char *arg);
 /** 0 if a CQ holds the completions of the QPs on one lcore, else -1 (printed). */
 int perf_check_cq(const struct perf_conf *c);
 const char *perf_op_name(enum perf_op op);
+/* srnic-perf's version and what it speaks (-V). */
+void perf_print_version(void);
+/* --perftest against ib_write_lat / ib_send_lat: both ends send, each
+ * answering the other (half a round trip, depth 1) */
+bool perf_pt_pingpong(const struct perf_conf *c);
 
 /* setup.c: the endpoints and QPs of a run */
 struct perf_qp {
@@ -275,10 +308,11 @@ int perf_tcp_server(uint16_t port);
 
 /* perftest.c: perftest's own exchange (--perftest), its tools as the peer */
 int perf_pt_setup(struct perf_env *env, int side);
-int perf_pt_run_end(struct perf_env *env, const struct perf_result *r);
+int perf_pt_mode_setup(struct perf_env *env);
+int perf_pt_run_end(struct perf_env *env, const struct perf_result *r, uint64_t *verify_errors);
 int perf_pt_serve(struct perf_env *env);
+void perf_pt_bye(struct perf_env *env);
 /* ib_write_lat / ib_send_lat: both ends send, each answering the other */
-bool perf_pt_pingpong(const struct perf_conf *c);
 int perf_pt_pingpong_run(struct perf_env *env, uint32_t size, struct perf_result *r);
 int perf_serve(struct perf_env *env);
 /* --server: one client's QPs, CQs and buffers gone (--persist, between clients) */
@@ -300,8 +334,6 @@ void perf_print_result(const struct perf_conf *c, const struct perf_result *r);
 void perf_print_counters(const struct perf_env *env);
 /* The PMD's extended statistics of the port(s) in use, nonzero ones. */
 void perf_print_xstats(const struct perf_env *env);
-/* srnic-perf's version and what it speaks (-V). */
-void perf_print_version(void);
 double perf_percentile(uint64_t *sorted, size_t n, double p);
 /* Sort n latency samples (TSC cycles) and fill r's min, percentiles, max, avg. */
 void perf_lat_fill(struct perf_result *r, uint64_t *samples, size_t n, double hz);

@@ -74,14 +74,6 @@ pt_kind(const struct perf_conf *c)
 	return c->op == PERF_OP_SEND ? PT_SEND_BW : PT_BW;
 }
 
-bool
-perf_pt_pingpong(const struct perf_conf *c)
-{
-	enum pt_kind k = pt_kind(c);
-
-	return c->perftest && (k == PT_WRITE_LAT || k == PT_SEND_LAT);
-}
-
 /* The report's doubles travel as their bits in network order. */
 static uint64_t
 pt_double_to_be(double v)
@@ -622,9 +614,36 @@ perf_pt_pingpong_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 }
 
 int
-perf_pt_run_end(struct perf_env *env, const struct perf_result *r)
+perf_pt_run_end(struct perf_env *env, const struct perf_result *r, uint64_t *verify_errors)
 {
+	RTE_SET_USED(verify_errors); /* perftest's exchange reports none */
 	return pt_finish(env, 0, r);
+}
+
+/* The perftest modes' setup: a server whose peer is on its command line
+ * as the remote mode does it, else perftest's exchange. */
+int
+perf_pt_mode_setup(struct perf_env *env)
+{
+	struct perf_conf *c = env->conf;
+	int side = perf_side(c), rc;
+
+	if (side == 1 && c->peer_cmdline)
+		return perf_remote_setup(env);
+	rc = perf_pt_setup(env, side);
+	if (rc == 0)
+		perf_capture_start(env);
+	return rc;
+}
+
+/* perf_pt_run_end() said goodbye: the socket only closes. */
+void
+perf_pt_bye(struct perf_env *env)
+{
+	if (env->sock >= 0) {
+		close(env->sock);
+		env->sock = -1;
+	}
 }
 
 int

@@ -450,12 +450,6 @@ perf_remote_setup(struct perf_env *env)
 			perf_capture_start(env); /* --pcap, --trace */
 		return rc;
 	}
-	if (c->perftest) {
-		rc = perf_pt_setup(env, side);
-		if (rc == 0)
-			perf_capture_start(env);
-		return rc;
-	}
 	if (side == 0) {
 		/* The server starts its port before it listens: once TCP is up,
 		 * a port that connects at start (memif client) finds it. */
@@ -644,8 +638,6 @@ perf_remote_run_begin(struct perf_env *env, uint32_t size)
 	char line[LINE_MAX_LEN];
 	int rc;
 
-	if (env->conf->perftest)
-		return 0; /* one size, agreed on the command lines */
 	finishing = false;
 
 	if (send_line(env->sock, "RUN %u\n", size) != 0)
@@ -664,7 +656,7 @@ perf_remote_poll_stop(struct perf_env *env)
 	char line[LINE_MAX_LEN];
 	int rc;
 
-	if (env->sock < 0 || env->conf->perftest || poll(&p, 1, 0) <= 0)
+	if (env->sock < 0 || poll(&p, 1, 0) <= 0)
 		return 0;
 	rc = get_line(env, line, sizeof(line), false, PERF_HANDSHAKE_WAIT_S, "the rest of its line");
 	if (rc == -EINTR)
@@ -684,8 +676,6 @@ perf_remote_run_end(struct perf_env *env, const struct perf_result *r, uint64_t 
 	uint32_t i;
 	int rc;
 
-	if (env->conf->perftest)
-		return perf_pt_run_end(env, r);
 	finishing = true;
 	n = (size_t)snprintf(line, sizeof(line), "DONE");
 	for (i = 0; i < env->conf->qps; i++)
@@ -704,10 +694,6 @@ void
 perf_remote_bye(struct perf_env *env)
 {
 	finishing = true;
-	if (env->sock >= 0 && env->conf->perftest) {
-		close(env->sock); /* perf_pt_run_end() said goodbye */
-		env->sock = -1;
-	}
 	if (env->sock >= 0) {
 		uint64_t hz = rte_get_timer_hz();
 		uint64_t end = rte_get_timer_cycles() + BYE_WAIT_MS * hz / 1000;
@@ -822,8 +808,6 @@ perf_serve(struct perf_env *env)
 	uint32_t size = env->max_size;
 	unsigned int clients = 0;
 
-	if (c->perftest)
-		return perf_pt_serve(env);
 	if (c->peer_cmdline) {
 		/* Serve until the duration ends or a signal comes. */
 		uint64_t end = c->duration > 0 ? rte_get_timer_cycles() +

@@ -290,8 +290,8 @@ perf_setup(struct perf_env *env, struct perf_conf *c)
 	env->conf = c;
 	env->sock = -1;
 	env->lsock = -1;
-	if (c->role != PERF_ROLE_BOTH)
-		return perf_remote_setup(env);
+	if (c->mode->setup != NULL)
+		return c->mode->setup(env); /* with a peer: the mode's exchange */
 
 	memset(&dc, 0, sizeof(dc));
 	dc.nb_engines = (uint16_t)c->nb_lcores;

@@ -13,7 +13,6 @@
 #ifndef SRNIC_PERF_VERSION
 #define SRNIC_PERF_VERSION "unknown"
 #endif
-#define PERF_PERFTEST_VERSION "6.06" /* the perftest exchange --perftest speaks */
 
 double
 perf_percentile(uint64_t *sorted, size_t n, double p)
@@ -68,13 +67,6 @@ perf_lat_fill(struct perf_result *r, uint64_t *samples, size_t n, double hz)
 		r->lat_stdev_us = sqrt(var / (double)n) * 1e6 / hz;
 		r->lat_n = n;
 	}
-}
-
-void
-perf_print_version(void)
-{
-	printf("srnic-perf %s (srnic RoCEv2 on %s; perftest's exchange as perftest %s)\n",
-	       SRNIC_PERF_VERSION, rte_version(), PERF_PERFTEST_VERSION);
 }
 
 /* Bucket b of the histogram: [lo, hi) ns. */

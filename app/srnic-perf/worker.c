@@ -594,8 +594,8 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 	struct rusage ru0, ru1;
 	int rc = 0, stop_rc = 0;
 
-	if (perf_pt_pingpong(c)) /* ib_write_lat / ib_send_lat at the other end */
-		return perf_pt_pingpong_run(env, size, r);
+	if (c->mode->run != NULL) /* the mode runs it its own way */
+		return c->mode->run(env, size, r);
 	memset(r, 0, sizeof(*r));
 	for (i = 0; i < c->qps; i++) {
 		struct perf_qp *q = &env->qps[i];
@@ -618,7 +618,7 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 	if (local_resp) {
 		perf_prepare_size(env, size);
 	} else {
-		rc = perf_remote_run_begin(env, size);
+		rc = c->mode->run_begin != NULL ? c->mode->run_begin(env, size) : 0;
 		if (rc != 0) {
 			r->op = c->op;
 			r->size = size;
@@ -690,7 +690,7 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 
 		if (ctl && stop_rc == 0 && now - ctl_t >= ctl_win) {
 			ctl_t = now;
-			stop_rc = perf_remote_poll_stop(env);
+			stop_rc = c->mode->poll_stop != NULL ? c->mode->poll_stop(env) : 0;
 			if (stop_rc != 0)
 				req_abort = true; /* every requester lcore stops at once */
 		}
@@ -781,7 +781,7 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 			r->verify_errors += perf_check_writes(env, size, posted);
 	} else if (posted != NULL && stop_rc == 0) {
 		uint64_t remote_errs = 0;
-		int e = perf_remote_run_end(env, r, &remote_errs);
+		int e = c->mode->run_end != NULL ? c->mode->run_end(env, r, &remote_errs) : 0;
 
 		if (e == -ESHUTDOWN || e == -ECONNRESET)
 			stop_rc = e; /* the server stopped as we finished */

@@ -6,7 +6,8 @@
 # checker names it; the file does not compile with its floor's include
 # paths, the command of compile_commands.json), and a call from the engine
 # into the control path added to a copy of the engine's library (the
-# checker names it, and the new function without the engine's prefix).
+# checker names it, and the new function without the engine's prefix), and
+# a circle between two files of srnic-perf (named).
 #   floors.sh SOURCE_DIR BUILD_DIR TMP_DIR
 set -euo pipefail
 
@@ -71,5 +72,19 @@ check "a call back up: named (lib/engine calls srnic_poll_cq, defined in lib/cor
 	grep -q 'call: lib/engine calls srnic_poll_cq, defined in lib/core, above it' <<<"$out"
 check "... and its function, floors_up, has not the engine's prefix (eng_)" \
 	grep -q 'prefix: lib/engine defines floors_up: neither eng_\* nor declared' <<<"$out"
+
+# A circle inside a folder that must have none: two more srnic-perf
+# objects, each calling the other.
+mkdir -p "$tmp/build/app/srnic-perf/srnic-perf.p"
+cp -s "$(cd "$build" && pwd)"/app/srnic-perf/srnic-perf.p/*.o "$tmp/build/app/srnic-perf/srnic-perf.p/"
+printf 'int floors_b(void);\nint floors_a(void) { return floors_b(); }\n' >"$tmp/a.c"
+printf 'int floors_a(void);\nint floors_b(void) { return floors_a(); }\n' >"$tmp/b.c"
+cc -c -o "$tmp/build/app/srnic-perf/srnic-perf.p/app_srnic-perf_a.c.o" "$tmp/a.c"
+cc -c -o "$tmp/build/app/srnic-perf/srnic-perf.p/app_srnic-perf_b.c.o" "$tmp/b.c"
+out=$("$floors" --src "$src" "$tmp/build" 2>&1) && rc=0 || rc=$?
+echo "$out"
+check "a circle in srnic-perf: exit 1" test "$rc" = 1
+check "a circle in srnic-perf: named (a.c -> b.c -> a.c)" \
+	grep -q 'circle: in app/srnic-perf, a.c -> b.c -> a.c' <<<"$out"
 
 check_done
