@@ -403,7 +403,7 @@ srnic_reg_mr(struct srnic_pd *pd, void *addr, size_t length, int access)
 }
 
 /* Unpublish the key and wait out the engines; *refs: the references the
- * registration and the engines' prepaid credits hold (to drop). -EBUSY,
+ * registration and the engines' prepaid credits hold (to drop). -EINVAL,
  * the key published again and nothing else changed, while a memory window
  * is bound to the MR (rxe refuses it too): an engine's bind takes its
  * reference and then looks the key up again, so once the engines are
@@ -416,14 +416,14 @@ mr_unpublish(struct srnic_mr *mr, unsigned int *refs)
 	unsigned int i, back = 0;
 
 	if (atomic_load(&mr->mw_refs) != 0)
-		return -EBUSY;
+		return -EINVAL;
 	rte_spinlock_lock(&dev->lock);
 	__atomic_store_n(slot, NULL, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&dev->lock);
 	srnic_dev_quiesce(dev);
 	if (atomic_load(&mr->mw_refs) != 0) {
 		__atomic_store_n(slot, mr, __ATOMIC_RELEASE);
-		return -EBUSY;
+		return -EINVAL;
 	}
 	mr->unpublished = 1;
 	/* No engine finds the key now: give back what they prepaid, then the
@@ -457,7 +457,7 @@ srnic_dereg_mr(struct srnic_mr *mr)
 	if (mr->unpublished)
 		refs = 1;
 	else if (mr_unpublish(mr, &refs) != 0)
-		return -EBUSY;
+		return -EINVAL; /* windows bound */
 	mr_unaccount(mr);
 	if (rte_mbuf_ext_refcnt_update(&mr->shinfo, (int16_t)-(int)refs) == 0)
 		mr_final(mr);
@@ -482,7 +482,7 @@ srnic_dereg_mr_wait(struct srnic_mr *mr, uint64_t timeout_us)
 		unsigned int refs;
 
 		if (mr_unpublish(mr, &refs) != 0)
-			return -EBUSY; /* windows bound: the MR stays registered */
+			return -EINVAL; /* windows bound: the MR stays registered */
 		rte_mbuf_ext_refcnt_update(&mr->shinfo, (int16_t)-(int)(refs - 1));
 	}
 	deadline = rte_get_timer_cycles() + timeout_us * (rte_get_timer_hz() / 1000000);

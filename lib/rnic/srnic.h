@@ -310,8 +310,9 @@ struct srnic_mr *srnic_reg_mr(struct srnic_pd *pd, void *addr, size_t length, in
 struct srnic_mr *srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
 				 srnic_mr_release_cb release, void *arg);
 /**
- * Deregister: -EBUSY while a memory window is bound to it (nothing
- * changed; invalidate or free the windows first, as rxe refuses it).
+ * Deregister: -EINVAL while a memory window is bound to it (nothing
+ * changed; invalidate or free the windows first: rxe refuses it so, with
+ * EINVAL). srnic_dereg_mr_wait() too.
  * Else no access passes the key check once this returns, and srnic
  * reads or writes the memory no more, except that mbufs already built over
  * it (zero-copy responses in flight) keep it until they are freed; the
