@@ -235,14 +235,28 @@ test_local_inv(void **state)
 	mw_case_end(&t);
 }
 
+/* B posts a 256-byte RECV (wr_id 70), A a 100-byte SEND with Invalidate
+ * of key (wr_id 1). */
+static void
+send_inv(struct mw_case *t, uint32_t key)
+{
+	struct ibv_sge rsge = { .addr = (uintptr_t)t->b.v, .length = 256,
+				.lkey = srnic_mr_lkey(t->b.vmr) };
+	struct ibv_sge sge = { .addr = (uintptr_t)t->b.l, .length = 100,
+			       .lkey = srnic_mr_lkey(t->b.lmr) };
+	struct ibv_send_wr wr = { .wr_id = 1, .opcode = IBV_WR_SEND_WITH_INV, .num_sge = 1,
+				  .sg_list = &sge, .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	e2e_post_rx(1, 70, &rsge, 1);
+	wr.invalidate_rkey = key;
+	assert_int_equal(srnic_post_send(E->qp[0], &wr, &bad), 0);
+}
+
 /* A's SEND with Invalidate: 0x17 with the IETH on the wire, B's receive
  * CQE with IBV_WC_WITH_INV and the key; then the key is refused. */
 static void
 test_remote_inv(void **state)
 {
-	struct ibv_sge sge, rsge;
-	struct ibv_send_wr wr = { .wr_id = 1, .opcode = IBV_WR_SEND_WITH_INV, .num_sge = 1,
-				  .sg_list = &sge, .send_flags = IBV_SEND_SIGNALED }, *bad;
 	const struct ibv_wc *wc;
 	struct mw_case t;
 	uint32_t i, ieth = 0;
@@ -251,13 +265,7 @@ test_remote_inv(void **state)
 	mw_case_new(&t, E2E_RALL | IBV_ACCESS_MW_BIND);
 	bind_ok(&t, IBV_MW_TYPE_2, IBV_ACCESS_REMOTE_WRITE);
 	e2e_reset();
-	rsge = (struct ibv_sge){ .addr = (uintptr_t)t.b.v, .length = 256,
-				 .lkey = srnic_mr_lkey(t.b.vmr) };
-	e2e_post_rx(1, 70, &rsge, 1);
-	sge = (struct ibv_sge){ .addr = (uintptr_t)t.b.l, .length = 100,
-				.lkey = srnic_mr_lkey(t.b.lmr) };
-	wr.invalidate_rkey = t.rkey;
-	assert_int_equal(srnic_post_send(E->qp[0], &wr, &bad), 0);
+	send_inv(&t, t.rkey);
 	expect_a(1, 1, IBV_WC_SUCCESS, -1);
 	wc = e2e_wait_wc(1, 1);
 	assert_int_equal(wc->wr_id, 70);
@@ -291,22 +299,13 @@ test_remote_inv(void **state)
 static void
 test_remote_inv_refused(void **state)
 {
-	struct ibv_sge sge, rsge;
-	struct ibv_send_wr wr = { .wr_id = 1, .opcode = IBV_WR_SEND_WITH_INV, .num_sge = 1,
-				  .sg_list = &sge, .send_flags = IBV_SEND_SIGNALED }, *bad;
 	const struct ibv_wc *wc;
 	struct mw_case t;
 
 	RTE_SET_USED(state);
 	mw_case_new(&t, E2E_RALL | IBV_ACCESS_MW_BIND);
 	e2e_reset();
-	rsge = (struct ibv_sge){ .addr = (uintptr_t)t.b.v, .length = 256,
-				 .lkey = srnic_mr_lkey(t.b.vmr) };
-	e2e_post_rx(1, 70, &rsge, 1);
-	sge = (struct ibv_sge){ .addr = (uintptr_t)t.b.l, .length = 100,
-				.lkey = srnic_mr_lkey(t.b.lmr) };
-	wr.invalidate_rkey = srnic_mr_rkey(t.b.rmr);
-	assert_int_equal(srnic_post_send(E->qp[0], &wr, &bad), 0);
+	send_inv(&t, srnic_mr_rkey(t.b.rmr));
 	expect_a(1, 1, IBV_WC_REM_INV_REQ_ERR, NAK_INV_REQ);
 	wc = e2e_wait_wc(1, 1);
 	assert_int_equal(wc->wr_id, 70);
