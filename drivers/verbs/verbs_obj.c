@@ -27,7 +27,7 @@
  * relaxed ordering and later hints) and HUGETLB are accepted and ignored,
  * as verbs lets a device do. */
 #define SV_ACCESS_ENFORCED (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND)
 #define SV_ACCESS_IGNORED (IBV_ACCESS_OPTIONAL_RANGE | IBV_ACCESS_HUGETLB)
 
 static void *
@@ -867,22 +867,46 @@ ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 	return EOPNOTSUPP;
 }
 
+/* ---- memory windows (srnic_alloc_mw()) ---- */
+
 static struct ibv_mw *
-sv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+sv_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
 {
-	return null_errno(EOPNOTSUPP);
+	struct srnic_mw *smw = srnic_alloc_mw(sv_pd(ibpd)->spd, type);
+	struct ibv_mw *mw;
+
+	if (smw == NULL)
+		return null_errno(rte_errno != 0 ? rte_errno : EINVAL);
+	mw = srnic_mw_ibv(smw);
+	mw->context = ibpd->context;
+	mw->pd = ibpd;
+	mw->handle = mw->rkey;
+	return mw;
 }
 
+/* ibv_bind_mw() (type 1, checked by rdma-core's inline wrapper): a BIND_MW
+ * send WR with the next key byte, as rdma-core's providers post it; the
+ * window's rkey is the new one once posted (rxe's rxe_bind_mw()). */
 static int
 sv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
 {
-	return EOPNOTSUPP;
+	struct ibv_send_wr wr = { .wr_id = bind->wr_id, .opcode = IBV_WR_BIND_MW,
+				  .send_flags = bind->send_flags }, *bad;
+	int rc;
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = bind->bind_info;
+	rc = sv_post_send(qp, &wr, &bad);
+	if (rc == 0)
+		mw->rkey = wr.bind_mw.rkey;
+	return rc;
 }
 
 static int
 sv_dealloc_mw(struct ibv_mw *mw)
 {
-	return EOPNOTSUPP;
+	return -srnic_dealloc_mw(srnic_mw_from_ibv(mw));
 }
 
 /* The inline calls' table: every entry set, so no application path meets

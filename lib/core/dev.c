@@ -322,6 +322,7 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 	dev->qp_tbl = rte_zmalloc("srnic_qp_tbl", sizeof(*dev->qp_tbl) * SRNIC_MAX_QP, 0);
 	dev->mr_tbl = rte_zmalloc("srnic_mr_tbl", sizeof(*dev->mr_tbl) * SRNIC_MAX_MR, 0);
 	dev->mr_gen = rte_zmalloc("srnic_mr_gen", SRNIC_MAX_MR, 0);
+	dev->mw_tbl = rte_zmalloc("srnic_mw_tbl", sizeof(*dev->mw_tbl) * SRNIC_MAX_MW, 0);
 	dev->srq_tbl = rte_zmalloc("srnic_srq_tbl", sizeof(*dev->srq_tbl) * SRNIC_MAX_SRQ, 0);
 	dev->cq_tbl = rte_zmalloc("srnic_cq_tbl", sizeof(*dev->cq_tbl) * SRNIC_MAX_CQ, 0);
 	snprintf(pname, sizeof(pname), "%.20s_dev", dev->name);
@@ -329,7 +330,7 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 					   SRNIC_DEV_EVENT_RING, rte_socket_id(), RING_F_EXACT_SZ);
 	/* the engines signal it when they queue an event (srnic_dev_event_fd()) */
 	dev->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (dev->qp_tbl == NULL || dev->mr_tbl == NULL || dev->mr_gen == NULL ||
+	if (dev->qp_tbl == NULL || dev->mr_tbl == NULL || dev->mr_gen == NULL || dev->mw_tbl == NULL ||
 	    dev->srq_tbl == NULL || dev->cq_tbl == NULL || dev->events == NULL ||
 	    dev->event_fd < 0)
 		goto fail_nomem;
@@ -393,6 +394,7 @@ fail:
 	rte_free(dev->qp_tbl);
 	rte_free(dev->mr_tbl);
 	rte_free(dev->mr_gen);
+	rte_free(dev->mw_tbl);
 	rte_free(dev);
 	return NULL;
 }
@@ -409,7 +411,8 @@ srnic_dev_destroy(struct srnic_dev *dev)
 	/* verbs (ibv_close_device aside): EBUSY while objects live; their
 	 * engines and tables would go under them */
 	if (atomic_load(&dev->nb_pd) != 0 || atomic_load(&dev->nb_cq) != 0 ||
-	    atomic_load(&dev->nb_mr) != 0 || atomic_load(&dev->nb_qp) != 0 ||
+	    atomic_load(&dev->nb_mr) != 0 || atomic_load(&dev->nb_mw) != 0 ||
+	    atomic_load(&dev->nb_qp) != 0 ||
 	    atomic_load(&dev->nb_srq) != 0)
 		return -EBUSY;
 	srnic_telemetry_del(dev);
@@ -429,6 +432,7 @@ srnic_dev_destroy(struct srnic_dev *dev)
 	rte_free(dev->qp_tbl);
 	rte_free(dev->mr_tbl);
 	rte_free(dev->mr_gen);
+	rte_free(dev->mw_tbl);
 	rte_free(dev);
 	return 0;
 }
@@ -472,7 +476,9 @@ srnic_dev_query(const struct srnic_dev *dev, struct ibv_device_attr *a)
 	a->vendor_id = 0xFFFFFF;
 	a->max_qp = SRNIC_MAX_QP;
 	a->max_qp_wr = SRNIC_MAX_QP_WR;
-	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SRQ_RESIZE;
+	/* windows of type 1 and 2B (bound to a QP), as rxe (srnic_alloc_mw()) */
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SRQ_RESIZE |
+			      IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = SRNIC_MAX_SGE;
 	a->max_sge_rd = SRNIC_MAX_SGE;
 	a->max_cq = SRNIC_MAX_CQ;
@@ -481,6 +487,7 @@ srnic_dev_query(const struct srnic_dev *dev, struct ibv_device_attr *a)
 	a->max_srq_sge = SRNIC_MAX_SGE;
 	a->max_cqe = SRNIC_MAX_CQE;
 	a->max_mr = SRNIC_MAX_MR - 1; /* key index 0 is never given (srnic_reg_mr()) */
+	a->max_mw = SRNIC_MAX_MW;
 	a->max_pd = SRNIC_MAX_PD;
 	a->max_ah = SRNIC_MAX_AH;
 	a->max_qp_rd_atom = SRNIC_MAX_RD_ATOMIC;

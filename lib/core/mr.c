@@ -402,18 +402,29 @@ srnic_reg_mr(struct srnic_pd *pd, void *addr, size_t length, int access)
 	return srnic_reg_mr_cb(pd, addr, length, access, NULL, NULL);
 }
 
-/* Unpublish the key and wait out the engines; returns the references the
- * registration and the engines' prepaid credits hold (to drop). */
-static unsigned int
-mr_unpublish(struct srnic_mr *mr)
+/* Unpublish the key and wait out the engines; *refs: the references the
+ * registration and the engines' prepaid credits hold (to drop). -EINVAL,
+ * the key published again and nothing else changed, while a memory window
+ * is bound to the MR (rxe refuses it too): an engine's bind takes its
+ * reference and then looks the key up again, so once the engines are
+ * quiesced a bind either shows in mw_refs or failed. */
+static int
+mr_unpublish(struct srnic_mr *mr, unsigned int *refs)
 {
 	struct srnic_dev *dev = mr->dev;
+	struct srnic_mr **slot = &dev->mr_tbl[SRNIC_MR_KEY_INDEX(mr->key)];
 	unsigned int i, back = 0;
 
+	if (atomic_load(&mr->mw_refs) != 0)
+		return -EINVAL;
 	rte_spinlock_lock(&dev->lock);
-	__atomic_store_n(&dev->mr_tbl[SRNIC_MR_KEY_INDEX(mr->key)], NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(slot, NULL, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&dev->lock);
 	srnic_dev_quiesce(dev);
+	if (atomic_load(&mr->mw_refs) != 0) {
+		__atomic_store_n(slot, mr, __ATOMIC_RELEASE);
+		return -EINVAL;
+	}
 	mr->unpublished = 1;
 	/* No engine finds the key now: give back what they prepaid, then the
 	 * registration's own reference. */
@@ -421,7 +432,8 @@ mr_unpublish(struct srnic_mr *mr)
 		back += mr->zc_credit[i].n;
 		mr->zc_credit[i].n = 0;
 	}
-	return back + 1;
+	*refs = back + 1;
+	return 0;
 }
 
 /* The MR is the PD's and the device's no more (it may outlive both). */
@@ -442,7 +454,10 @@ srnic_dereg_mr(struct srnic_mr *mr)
 	if (srnic_dev_in_poll(mr->dev))
 		return -EDEADLK; /* the quiesce would wait for our own poll */
 	/* after a srnic_dereg_mr_wait() that said -EBUSY: its one reference */
-	refs = mr->unpublished ? 1 : mr_unpublish(mr);
+	if (mr->unpublished)
+		refs = 1;
+	else if (mr_unpublish(mr, &refs) != 0)
+		return -EINVAL; /* windows bound */
 	mr_unaccount(mr);
 	if (rte_mbuf_ext_refcnt_update(&mr->shinfo, (int16_t)-(int)refs) == 0)
 		mr_final(mr);
@@ -463,8 +478,13 @@ srnic_dereg_mr_wait(struct srnic_mr *mr, uint64_t timeout_us)
 	 * as in-flight mbufs are freed (by the PMD after TX, by a peer's RX
 	 * on a ring pair: other threads' polls). At 1 it is ours alone. A
 	 * call after an -EBUSY one holds that reference already. */
-	if (!mr->unpublished)
-		rte_mbuf_ext_refcnt_update(&mr->shinfo, (int16_t)-(int)(mr_unpublish(mr) - 1));
+	if (!mr->unpublished) {
+		unsigned int refs;
+
+		if (mr_unpublish(mr, &refs) != 0)
+			return -EINVAL; /* windows bound: the MR stays registered */
+		rte_mbuf_ext_refcnt_update(&mr->shinfo, (int16_t)-(int)(refs - 1));
+	}
 	deadline = rte_get_timer_cycles() + timeout_us * (rte_get_timer_hz() / 1000000);
 	while (rte_mbuf_ext_refcnt_read(&mr->shinfo) > 1 && rte_get_timer_cycles() < deadline)
 		rte_pause();

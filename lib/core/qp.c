@@ -746,6 +746,10 @@ static const uint8_t wr_qp_types[] = {
 	[IBV_WR_RDMA_READ] = WR_RC,
 	[IBV_WR_ATOMIC_CMP_AND_SWP] = WR_RC,
 	[IBV_WR_ATOMIC_FETCH_AND_ADD] = WR_RC,
+	/* IETH exists for RC only (IBTA 9.2, opcodes 0x16/0x17) */
+	[IBV_WR_SEND_WITH_INV] = WR_RC,
+	[IBV_WR_LOCAL_INV] = WR_RC | WR_UC,
+	[IBV_WR_BIND_MW] = WR_RC | WR_UC,
 };
 
 /* A UD WR's destination into its WQE: a copy of the AH's, so the AH may
@@ -796,6 +800,19 @@ post_one_send(struct srnic_qp *qp, const struct ibv_send_wr *wr, uint32_t head)
 		if (wr->num_sge != 1 || len != 8)
 			return EINVAL;
 		break;
+	case IBV_WR_SEND_WITH_INV:
+		break;
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
+		/* local operations carry no data; a bind names a window and
+		 * an MR (whose lkey is what srnic reads of it) */
+		if (len != 0 || (wr->send_flags & IBV_SEND_INLINE))
+			return EINVAL;
+		if (wr->opcode == IBV_WR_BIND_MW &&
+		    (wr->bind_mw.mw == NULL ||
+		     (wr->bind_mw.bind_info.length != 0 && wr->bind_mw.bind_info.mr == NULL)))
+			return EINVAL;
+		break;
 	default:
 		return EOPNOTSUPP;
 	}
@@ -823,7 +840,7 @@ post_one_send(struct srnic_qp *qp, const struct ibv_send_wr *wr, uint32_t head)
 	w->fence = (wr->send_flags & IBV_SEND_FENCE) != 0;
 	w->solicited = (wr->send_flags & IBV_SEND_SOLICITED) != 0;
 	w->inline_data = (wr->send_flags & IBV_SEND_INLINE) != 0;
-	w->imm_data = wr->imm_data;
+	w->imm_data = wr->imm_data; /* or invalidate_rkey: the same union */
 	w->state = SRNIC_WQE_POSTED;
 	w->wc_status = IBV_WC_SUCCESS;
 	w->sent_pkts = 0;
@@ -834,6 +851,16 @@ post_one_send(struct srnic_qp *qp, const struct ibv_send_wr *wr, uint32_t head)
 		w->rkey = wr->wr.atomic.rkey;
 		w->compare_add = wr->wr.atomic.compare_add;
 		w->swap = wr->wr.atomic.swap;
+	} else if (wr->opcode == IBV_WR_BIND_MW) {
+		const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
+
+		w->bind.mw = srnic_mw_from_ibv(wr->bind_mw.mw);
+		w->rkey = wr->bind_mw.rkey;
+		w->remote_addr = b->addr;
+		w->bind.length = b->length;
+		w->bind.mr_lkey = b->length != 0 ? b->mr->lkey : 0;
+		w->bind.access = (int)b->mw_access_flags;
+		w->num_sge = 0;
 	} else {
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;

@@ -187,10 +187,47 @@ eng_wr_to_wc_opcode(uint8_t op)
 		return IBV_WC_COMP_SWAP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return IBV_WC_FETCH_ADD;
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
 	default:
 		return IBV_WC_SEND;
 	}
 }
+
+/* Work requests the requester executes itself, sending nothing (mw.c). */
+static inline bool
+wqe_is_local(const struct srnic_swqe *w)
+{
+	return w->opcode == IBV_WR_BIND_MW || w->opcode == IBV_WR_LOCAL_INV;
+}
+
+/* A window's key at the responder (mw.c): the binding's checks (rnic.h). */
+enum srnic_key_err eng_mw_check(const struct srnic_qp *qp, uint32_t key, int access, uint64_t va,
+				uint64_t len, struct srnic_mr **out);
+
+/*
+ * The responder's R_Key check: an MR's key as srnic_mr_check(), the same
+ * instructions as ever; only a key whose index is above every MR's looks
+ * for a memory window.
+ */
+static inline enum srnic_key_err
+eng_rkey_check(const struct srnic_qp *qp, uint32_t key, int access, uint64_t va, uint64_t len,
+	       struct srnic_mr **out)
+{
+	if (unlikely(SRNIC_KEY_IS_MW(key)))
+		return eng_mw_check(qp, key, access, va, len, out);
+	return srnic_mr_check(qp->dev, qp->pd, key, access, va, len, out);
+}
+
+/* Execute a BIND_MW or LOCAL_INV WQE (mw.c): its completion status. */
+enum ibv_wc_status eng_mw_local_op(struct srnic_engine *eng, struct srnic_qp *qp,
+				   const struct srnic_swqe *w);
+
+/* A SEND with Invalidate's key, at its responder (mw.c): 0, or -1 when it
+ * names nothing this QP may invalidate. */
+int eng_mw_remote_inv(struct srnic_engine *eng, const struct srnic_qp *qp, uint32_t key);
 
 /* RNR timer code -> timer cycles (IBTA table 45, in units of 10 us). */
 uint64_t eng_rnr_timer_cycles(uint8_t code);

@@ -140,6 +140,28 @@ req_local_error(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe
 	eng_comp_retire(eng, qp);
 }
 
+/* A BIND_MW or LOCAL_INV WQE, reached in order (after the fences before
+ * it): executed here, sending nothing, and retired in order with the
+ * WQEs before it (rxe's local operations). False if it failed: the QP
+ * stops as for any local error. */
+static __rte_noinline bool
+req_local_op(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w)
+{
+	enum ibv_wc_status st = eng_mw_local_op(eng, qp, w);
+
+	w->first_psn = qp->req.psn;
+	w->npkts = 0;
+	if (st != IBV_WC_SUCCESS) {
+		req_local_error(eng, qp, w, st);
+		return false;
+	}
+	w->state = SRNIC_WQE_DONE;
+	w->wc_status = IBV_WC_SUCCESS;
+	qp->sq.req++;
+	eng_comp_retire(eng, qp);
+	return true;
+}
+
 /* The destination of a UD WQE into a packet started from the QP's
  * template (our MAC, address and UDP port; theirs zero). */
 static void
@@ -310,6 +332,7 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w, b
 	}
 	default: {
 		bool imm = w->opcode == IBV_WR_SEND_WITH_IMM || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+		bool inv = w->opcode == IBV_WR_SEND_WITH_INV;
 		bool write = w->opcode == IBV_WR_RDMA_WRITE || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
 		uint32_t off = w->sent_pkts * qp->pmtu;
 		uint32_t len = RTE_MIN(qp->pmtu, w->length - off);
@@ -318,6 +341,10 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w, b
 		const struct srnic_opcode_info *oi;
 
 		op = write ? write_ops[imm][pos] : send_ops[imm][pos];
+		/* SEND with Invalidate: its LAST or ONLY packet carries the IETH
+		 * (RC only: post refuses it on UC) */
+		if (unlikely(inv) && last)
+			op = pos == POS_ONLY ? SRNIC_OP_RC_SEND_ONLY_INV : SRNIC_OP_RC_SEND_LAST_INV;
 		if (qp->transport == SRNIC_OPM_UC)
 			op += SRNIC_OP_UC_SEND_FIRST; /* the same family, UC's range */
 		oi = srnic_opcode_info(op);
@@ -333,6 +360,8 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w, b
 		}
 		if (oi->mask & SRNIC_OPM_IMMDT)
 			srnic_immdt_set_be(bth + oi->offset[SRNIC_HDR_IMMDT], w->imm_data);
+		if (unlikely(oi->mask & SRNIC_OPM_IETH))
+			srnic_ieth_set_rkey(bth + oi->offset[SRNIC_HDR_IETH], w->invalidate_rkey);
 		if (last) {
 			srnic_bth_set_ackreq(bth, true);
 			/* SE belongs to the messages that consume a RECV (IBTA ch. 9 BTH):
@@ -417,6 +446,11 @@ eng_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 			if (w->fence && qp->req.rd_atomic > 0) {
 				eng_stat(eng, SRNIC_STAT_REQ_WAIT_FENCE, 1);
 				return false; /* a completion wakes the QP */
+			}
+			if (unlikely(wqe_is_local(w))) {
+				if (!req_local_op(eng, qp, w))
+					return false;
+				continue;
 			}
 			if (rd_atomic && qp->req.rd_atomic >= qp->max_rd_atomic) {
 				eng_stat(eng, SRNIC_STAT_REQ_WAIT_RD_ATOMIC, 1);

@@ -36,6 +36,7 @@ enum resp_state {
 	RESP_ERR_MISALIGNED,       /* atomic VA not 8-byte aligned: NAK invalid request */
 	RESP_ERR_RKEY,             /* NAK remote access error */
 	RESP_ERR_RECV_LKEY,        /* bad RECV buffer: NAK remote operational error */
+	RESP_ERR_INV_RKEY,         /* SEND with Invalidate of a key it cannot: NAK invalid request */
 	RESP_STATE_COUNT
 };
 
@@ -61,6 +62,7 @@ static const char *const resp_state_names[RESP_STATE_COUNT] = {
 	[RESP_ERR_MISALIGNED] = "ERR_MISALIGNED",
 	[RESP_ERR_RKEY] = "ERR_RKEY",
 	[RESP_ERR_RECV_LKEY] = "ERR_RECV_LKEY",
+	[RESP_ERR_INV_RKEY] = "ERR_INV_RKEY",
 };
 
 struct resp_ctx {
@@ -239,8 +241,6 @@ check_op_valid(struct resp_ctx *c)
 	int acc = c->qp->access;
 	uint32_t m = c->mask;
 
-	if (m & SRNIC_OPM_INV)
-		return RESP_ERR_UNSUPPORTED; /* no memory windows / invalidation */
 	if (((m & SRNIC_OPM_WRITE) && !(acc & IBV_ACCESS_REMOTE_WRITE)) ||
 	    ((m & SRNIC_OPM_READ) && !(acc & IBV_ACCESS_REMOTE_READ)) ||
 	    ((m & SRNIC_OPM_ATOMIC) && !(acc & IBV_ACCESS_REMOTE_ATOMIC)))
@@ -338,7 +338,7 @@ check_rkey(struct resp_ctx *c)
 		return RESP_EXECUTE; /* a zero-length transfer checks no key (IBTA 9.7) */
 	acc = (c->mask & SRNIC_OPM_READ) ? IBV_ACCESS_REMOTE_READ :
 	      (c->mask & SRNIC_OPM_WRITE) ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_ATOMIC;
-	if (srnic_mr_check(qp->dev, qp->pd, c->rkey, acc, c->va, c->len, &mr) != SRNIC_KEY_OK)
+	if (eng_rkey_check(qp, c->rkey, acc, c->va, c->len, &mr) != SRNIC_KEY_OK)
 		return RESP_ERR_RKEY;
 	return RESP_EXECUTE;
 }
@@ -374,6 +374,11 @@ execute(struct resp_ctx *c)
 				      pkt->pay_len) != SRNIC_KEY_OK)
 			return RESP_ERR_RECV_LKEY;
 		r->recv_off += pkt->pay_len;
+		/* SEND with Invalidate: the key goes once the message is
+		 * placed, before its completion (IBTA 9.4.1.1.x; rxe execute) */
+		if (unlikely(m & SRNIC_OPM_IETH) &&
+		    eng_mw_remote_inv(c->eng, qp, srnic_ieth_rkey(srnic_pkt_hdr(pkt, SRNIC_HDR_IETH))) != 0)
+			return RESP_ERR_INV_RKEY;
 	} else if (m & SRNIC_OPM_WRITE) {
 		struct srnic_mr *mr;
 
@@ -386,8 +391,8 @@ execute(struct resp_ctx *c)
 		if (pkt->pay_len > 0) {
 			/* The key was checked for the whole range; look it up
 			 * again in case it was deregistered since. */
-			if (srnic_mr_check(qp->dev, qp->pd, r->write_rkey, IBV_ACCESS_REMOTE_WRITE,
-					   r->write_va, pkt->pay_len, &mr) != SRNIC_KEY_OK)
+			if (eng_rkey_check(qp, r->write_rkey, IBV_ACCESS_REMOTE_WRITE, r->write_va,
+					   pkt->pay_len, &mr) != SRNIC_KEY_OK)
 				return RESP_ERR_RKEY;
 			srnic_pkt_copy_payload(pkt, 0, (void *)(uintptr_t)r->write_va, pkt->pay_len);
 		}
@@ -467,6 +472,9 @@ eng_resp_recv_done(struct srnic_engine *eng, struct srnic_qp *qp, const struct s
 	if (pkt->mask & SRNIC_OPM_IMMDT) {
 		wc.imm_data = srnic_immdt_be(srnic_pkt_hdr(pkt, SRNIC_HDR_IMMDT));
 		wc.wc_flags |= IBV_WC_WITH_IMM;
+	} else if (unlikely(pkt->mask & SRNIC_OPM_IETH)) {
+		wc.invalidated_rkey = srnic_ieth_rkey(srnic_pkt_hdr(pkt, SRNIC_HDR_IETH));
+		wc.wc_flags |= IBV_WC_WITH_INV;
 	}
 	r->rwqe_taken = 0;
 	/* SE of the message's last packet, kept beside the CQE for solicited
@@ -718,6 +726,10 @@ eng_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt
 		case RESP_ERR_RECV_LKEY:
 			st = err_fatal(&c, st, SRNIC_NAK_REM_OP_ERR, IBV_WC_LOC_PROT_ERR);
 			break;
+		case RESP_ERR_INV_RKEY:
+			/* rxe: the receive fails IBV_WC_REM_INV_REQ_ERR, QP to ERR */
+			st = err_fatal(&c, st, SRNIC_NAK_INVALID_REQ, IBV_WC_REM_INV_REQ_ERR);
+			break;
 		default:
 			st = RESP_DONE;
 			break;
@@ -790,8 +802,8 @@ send_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_resp_
 	struct rte_mbuf *m;
 	uint8_t *bth;
 
-	if (len > 0 && srnic_mr_check(qp->dev, qp->pd, e->rkey, IBV_ACCESS_REMOTE_READ,
-				      e->va + off, len, &mr) != SRNIC_KEY_OK) {
+	if (len > 0 && eng_rkey_check(qp, e->rkey, IBV_ACCESS_REMOTE_READ, e->va + off, len,
+				      &mr) != SRNIC_KEY_OK) {
 		/* Deregistered after the request was accepted: NAK it. */
 		e->kind = SRNIC_RESP_NAK;
 		e->syndrome = srnic_aeth_syndrome_make(SRNIC_AETH_NAK, SRNIC_NAK_REM_ACCESS_ERR);

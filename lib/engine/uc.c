@@ -147,8 +147,8 @@ uc_execute(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_pkt
 		if (m & SRNIC_OPM_FIRST) {
 			/* a zero-length WRITE checks no key (IBTA 9.7) */
 			if (reth_len > 0 &&
-			    srnic_mr_check(qp->dev, qp->pd, rkey, IBV_ACCESS_REMOTE_WRITE, va,
-					   reth_len, &mr) != SRNIC_KEY_OK) {
+			    eng_rkey_check(qp, rkey, IBV_ACCESS_REMOTE_WRITE, va, reth_len,
+					   &mr) != SRNIC_KEY_OK) {
 				eng_qp_stat(eng, SRNIC_STAT_RESP_RKEY_ERR, &qp->stats.rkey_errs);
 				eng_stat(eng, SRNIC_STAT_RX_UC_ERR_DROP, 1);
 				return UC_DROP_MSG;
@@ -160,8 +160,8 @@ uc_execute(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_pkt
 		}
 		if (pkt->pay_len > 0) {
 			/* looked up again: it may have been deregistered since */
-			if (srnic_mr_check(qp->dev, qp->pd, r->write_rkey, IBV_ACCESS_REMOTE_WRITE,
-					   r->write_va, pkt->pay_len, &mr) != SRNIC_KEY_OK) {
+			if (eng_rkey_check(qp, r->write_rkey, IBV_ACCESS_REMOTE_WRITE, r->write_va,
+					   pkt->pay_len, &mr) != SRNIC_KEY_OK) {
 				eng_stat(eng, SRNIC_STAT_RX_UC_ERR_DROP, 1);
 				return UC_DROP_MSG;
 			}

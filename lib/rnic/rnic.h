@@ -58,6 +58,9 @@ struct srnic_mr {
 	 * the MR is its caller's still, with one reference of its own */
 	uint8_t unpublished;
 	uint16_t port_id;           /* dev's port, for mr_final (may run after dev is freed) */
+	/* memory windows bound to it (engines' binds and invalidations):
+	 * deregistration is refused while any (-EBUSY) */
+	_Atomic uint32_t mw_refs;
 	srnic_mr_release_cb release;
 	void *release_arg;
 	/* One reference for the registration, one per mbuf attached to the
@@ -70,6 +73,47 @@ struct srnic_mr {
 };
 
 #define SRNIC_MR_KEY_INDEX(key) ((key) >> 8)
+
+/* ---- memory windows ---- */
+
+/*
+ * A memory window (IBTA 10.6.7): an rkey onto part of an MR, bound and
+ * invalidated by work requests. Its keys have indexes from
+ * SRNIC_MW_KEY_BASE up (index = SRNIC_MW_KEY_BASE + its slot in
+ * dev->mw_tbl), so a key tells by its index alone whether it names an MR
+ * (below: the responder's plain path, unchanged) or a window.
+ *
+ * The binding is written by the engine that executes a bind, a local or a
+ * remote invalidation (possibly two engines at once for a type 1 window
+ * bound through QPs of two engines) and read by every engine's responder:
+ * seq is odd while one writes (a writer takes it with a compare-and-swap
+ * and fails its work request if another holds it), and a reader takes the
+ * fields only if seq was even and unchanged around its copy. No lock.
+ */
+enum srnic_mw_state {
+	SRNIC_MW_FREE,              /* type 2, not bound: no access */
+	SRNIC_MW_VALID,             /* bound (type 1: also "unbound", length 0) */
+};
+
+struct srnic_mw {
+	struct ibv_mw ibv;          /* verbs layer's: rkey and type kept by srnic */
+	struct srnic_dev *dev;
+	struct srnic_pd *pd;
+	uint32_t slot;              /* in dev->mw_tbl */
+	uint8_t type;               /* IBV_MW_TYPE_1 or IBV_MW_TYPE_2 */
+	_Atomic uint32_t seq;
+	/* under seq */
+	uint32_t rkey;
+	uint8_t state;              /* enum srnic_mw_state */
+	int access;                 /* IBV_ACCESS_REMOTE_* the binding grants */
+	uint64_t addr;
+	uint64_t length;
+	struct srnic_mr *mr;        /* bound to (holds mr->mw_refs) */
+	const struct srnic_qp *qp;  /* type 2B: the QP it was bound through */
+};
+
+#define SRNIC_MW_KEY_BASE SRNIC_MAX_MR /* first key index of a window */
+#define SRNIC_KEY_IS_MW(key) (SRNIC_MR_KEY_INDEX(key) >= SRNIC_MW_KEY_BASE)
 
 /* ---- completion queues ---- */
 
@@ -158,7 +202,10 @@ struct srnic_swqe {
 	uint64_t compare_add;
 	uint64_t swap;
 	uint32_t rkey;
-	uint32_t imm_data;          /* big endian, as in ibv_send_wr */
+	union {
+		uint32_t imm_data;          /* big endian, as in ibv_send_wr */
+		uint32_t invalidate_rkey;   /* LOCAL_INV, SEND_WITH_INV: host order */
+	};
 	uint32_t length;            /* total payload bytes */
 	uint8_t opcode;             /* enum ibv_wr_opcode */
 	uint8_t num_sge;
@@ -166,6 +213,24 @@ struct srnic_swqe {
 	uint8_t fence;
 	uint8_t solicited;
 	uint8_t inline_data;        /* payload in the QP's inline buffer */
+	/*
+	 * IBV_WR_BIND_MW: bind.mw to bind.length bytes at remote_addr of the MR
+	 * whose lkey is bind.mr_lkey, with bind.access (IBV_ACCESS_REMOTE_*,
+	 * IBV_ACCESS_ZERO_BASED refused), the window's key becoming rkey (the
+	 * key byte of rkey is new; its index must be the window's); length 0
+	 * unbinds a type 1 window. IBV_WR_LOCAL_INV and
+	 * IBV_WR_SEND_WITH_INV: the key to invalidate in invalidate_rkey (host
+	 * order, ibv_send_wr.invalidate_rkey). BIND_MW and LOCAL_INV send
+	 * nothing: the requester executes them in order (after earlier fences)
+	 * and they complete with IBV_WC_BIND_MW / IBV_WC_LOCAL_INV, or
+	 * IBV_WC_MW_BIND_ERR / IBV_WC_LOC_QP_OP_ERR (QP to ERR), as rxe.
+	 */
+	struct {
+		struct srnic_mw *mw;
+		uint64_t length;
+		uint32_t mr_lkey;
+		int access;
+	} bind;
 	/* requester and completer state */
 	uint8_t resent;             /* rewound (go-back-N): its payload now goes out copied */
 	uint8_t state;              /* enum srnic_wqe_state */
@@ -572,6 +637,9 @@ struct srnic_dev {
 	struct srnic_mr **mr_tbl;       /* by key index; entries read by engines */
 	uint8_t *mr_gen;
 	uint32_t mr_next;
+	struct srnic_mw **mw_tbl;       /* by key index - SRNIC_MW_KEY_BASE; read by engines */
+	uint32_t mw_next;
+	_Atomic uint32_t nb_mw;
 	/* live SRQs and CQs, by number: srnic_get_async_event() checks an
 	 * event's object is still there (under lock) before handing it out */
 	struct srnic_srq **srq_tbl;

@@ -62,6 +62,7 @@ struct srnic_dev;
 struct srnic_engine;
 struct srnic_pd;
 struct srnic_mr;
+struct srnic_mw;
 struct srnic_cq;
 struct srnic_qp;
 struct srnic_ah;
@@ -309,7 +310,10 @@ struct srnic_mr *srnic_reg_mr(struct srnic_pd *pd, void *addr, size_t length, in
 struct srnic_mr *srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
 				 srnic_mr_release_cb release, void *arg);
 /**
- * Deregister: no access passes the key check once this returns, and srnic
+ * Deregister: -EINVAL while a memory window is bound to it (nothing
+ * changed; invalidate or free the windows first: rxe refuses it so, with
+ * EINVAL). srnic_dereg_mr_wait() too.
+ * Else no access passes the key check once this returns, and srnic
  * reads or writes the memory no more, except that mbufs already built over
  * it (zero-copy responses in flight) keep it until they are freed; the
  * release callback says when. Returns 0, or -EDEADLK when called from
@@ -340,6 +344,53 @@ uint32_t srnic_mr_lkey(const struct srnic_mr *mr);
 /** The rkey (== lkey): index << 8 | a key byte that is random per
  * registration (never the index's previous one), so a peer cannot guess it. */
 uint32_t srnic_mr_rkey(const struct srnic_mr *mr);
+
+/* ---- memory windows ---- */
+
+/**
+ * A memory window (ibv_alloc_mw(), IBTA 10.6.7) of type IBV_MW_TYPE_1 or
+ * IBV_MW_TYPE_2 (type 2B: bound to the QP it was bound through). It grants
+ * remote access to part of an MR registered with IBV_ACCESS_MW_BIND, through
+ * its own rkey (srnic_mw_rkey(): a key index above every MR's, and a key byte
+ * the binder chooses), once bound by a send work request:
+ * - IBV_WR_BIND_MW (wr.bind_mw: mw is srnic_mw_ibv(), rkey the new key
+ *   (same index, ibv_inc_rkey()), bind_info.mr an ibv_mr whose lkey names
+ *   the srnic MR: srnic reads only that lkey, bind_info.addr/length inside
+ *   the MR, bind_info.mw_access_flags IBV_ACCESS_REMOTE_READ/WRITE/ATOMIC).
+ *   A type 1 window is bound this way by the verbs layer's ibv_bind_mw()
+ *   (length 0 unbinds it); a type 2 one must be FREE (just allocated or
+ *   invalidated) and the QP of its PD. Completes with IBV_WC_BIND_MW, or
+ *   IBV_WC_MW_BIND_ERR for a binding IBTA C10-72..75 refuses (QP to ERR).
+ * - IBV_WR_LOCAL_INV (invalidate_rkey): a type 2 window goes FREE (a type
+ *   1 cannot be invalidated, o10-37.2.26; nor can an MR registered by user
+ *   verbs, as rxe: IBV_WC_LOC_QP_OP_ERR, QP to ERR).
+ * - IBV_WR_SEND_WITH_INV (RC): a SEND whose last packet carries an IETH;
+ *   the responder invalidates that type 2 window once the message is
+ *   placed and its receive CQE has IBV_WC_WITH_INV and invalidated_rkey. A
+ *   key it cannot invalidate fails the message: NAK Invalid Request
+ *   (IBV_WC_REM_INV_REQ_ERR at the requester), the receive WQE completes
+ *   with IBV_WC_REM_INV_REQ_ERR and the responder's QP goes to ERR.
+ * An RDMA READ, WRITE or atomic through a window is checked against its
+ * binding (VALID, length > 0, the QP's PD, type 2B: the QP it was bound
+ * through; the access; the range inside [addr, addr + length)); a key that
+ * fails is NAKed Remote Access Error (IBV_WC_REM_ACCESS_ERR). Windows are
+ * no lkeys: a local SGE naming one fails IBV_WC_LOC_PROT_ERR.
+ * NULL with rte_errno EINVAL (bad PD, other types), ENOSPC (SRNIC_MAX_MW
+ * live), ENOMEM.
+ */
+struct srnic_mw *srnic_alloc_mw(struct srnic_pd *pd, enum ibv_mw_type type);
+/**
+ * Free a window (bound or not: its binding goes). No access passes its key
+ * once this returns; a bind work request still posted for it fails
+ * IBV_WC_MW_BIND_ERR. 0; -EINVAL; -EDEADLK from inside a poll of its device.
+ */
+int srnic_dealloc_mw(struct srnic_mw *mw);
+/** The window's current rkey (what its last bind set). */
+uint32_t srnic_mw_rkey(const struct srnic_mw *mw);
+/** The struct ibv_mw inside (the verbs layer's to hand out; wr.bind_mw.mw names it). */
+struct ibv_mw *srnic_mw_ibv(struct srnic_mw *mw);
+/** Back from srnic_mw_ibv()'s pointer (container_of). */
+struct srnic_mw *srnic_mw_from_ibv(struct ibv_mw *mw);
 
 /* ---- CQ ---- */
 

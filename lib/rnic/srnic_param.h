@@ -17,6 +17,7 @@
 #define SRNIC_MAX_QP 65536             /**< QPs per device */
 #define SRNIC_QPN_BASE 0x11            /**< first QPN (0, 1 are special; rxe starts at 0x11) */
 #define SRNIC_MAX_MR 65536             /**< MRs per device */
+#define SRNIC_MAX_MW 65536             /**< memory windows per device (ibv_query_device's max_mw) */
 #define SRNIC_MAX_PD 4096              /**< PDs per device */
 #define SRNIC_MAX_AH 65536             /**< address handles per device (ibv_query_device's max_ah) */
 #define SRNIC_MR_MAX_ZC_REFS 0xF000    /**< in-flight zero-copy mbufs per MR (16-bit refcnt) */

@@ -75,6 +75,12 @@
 	X(RESP_DUP_RESTART, "resp_dup_read_restart") /* duplicate READ still being answered: restarted in place */ \
 	X(RESP_READ_RETRY_COPY, "resp_read_retry_copy") /* READ retry payloads copied (not zero-copy) */ \
 	X(RESP_RKEY_ERR, "resp_rkey_err")           /* R_Key failures (per QP: rkey_errs) */ \
+	X(RESP_MW_RKEY_ERR, "resp_mw_rkey_err")     /* ... of them naming a memory window */ \
+	X(MW_BIND, "mw_bind")                       /* memory windows bound (BIND_MW WQEs) */ \
+	X(MW_BIND_ERR, "mw_bind_err")               /* BIND_MW WQEs refused (IBV_WC_MW_BIND_ERR) */ \
+	X(MW_LOCAL_INV, "mw_local_inv")             /* windows invalidated by LOCAL_INV */ \
+	X(MW_REMOTE_INV, "mw_remote_inv")           /* ... by a received SEND with Invalidate */ \
+	X(MW_INV_ERR, "mw_inv_err")                 /* invalidations refused (local or remote) */ \
 	X(COMP_ACK, "comp_ack_rcvd") \
 	X(COMP_READ_RESP, "comp_read_resp_rcvd") \
 	X(COMP_ATOMIC_ACK, "comp_atomic_ack_rcvd") \

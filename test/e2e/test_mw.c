@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Memory windows end to end (IBTA 10.6.7, behaviour as rxe's): B binds a
+ * window over part of its MR (type 2 by a BIND_MW WR on its QP, type 1 as
+ * ibv_bind_mw() posts it), A reads and writes through the window's rkey
+ * inside the bound range (bytes checked) and one byte outside it (NAK
+ * Remote Access Error 0x62, IBV_WC_REM_ACCESS_ERR, nothing written);
+ * invalidation by LOCAL_INV and by A's SEND with Invalidate (opcode 0x17
+ * with the IETH on the wire, B's receive CQE with IBV_WC_WITH_INV and
+ * invalidated_rkey), after which the key is refused; the binds and
+ * invalidations IBTA refuses fail with the CQE rxe gives.
+ */
+#include <string.h>
+
+#include "e2e_fixture.h"
+
+#define NAK_INV_REQ 0x61
+#define NAK_REM_ACCESS 0x62
+#define RLEN 8192
+#define WOFF 1024               /* the window: [r + WOFF, r + WOFF + WLEN) */
+#define WLEN 4096
+
+struct mw_case {
+	struct e2e_bufs b;
+	struct srnic_mw *mw;
+	uint32_t rkey;              /* the window's key once bound */
+};
+
+/* Fresh QPs, buffers (B's r with MW_BIND), the pattern in l and r. */
+static void
+mw_case_new(struct mw_case *t, int mr_access)
+{
+	struct e2e_conf c = { .psn = { 100, 900 } };
+
+	memset(t, 0, sizeof(*t));
+	e2e_qps_renew(&c);
+	e2e_bufs_new(&t->b, RLEN, IBV_ACCESS_LOCAL_WRITE);
+	/* the window's MR: r again, over a second registration with mr_access */
+	t->b.rmr = srnic_reg_mr(E->p.pd[1], t->b.r, RLEN, mr_access);
+	assert_non_null(t->b.rmr);
+	e2e_bufs_fill(&t->b, 11, 22);
+}
+
+static void
+mw_case_end(struct mw_case *t)
+{
+	if (t->mw != NULL)
+		assert_int_equal(srnic_dealloc_mw(t->mw), 0);
+	assert_int_equal(srnic_dereg_mr(t->b.rmr), 0);
+}
+
+/* Post a BIND_MW of t->mw on side's QP: [r + off, + len) of rmr, acc. */
+static void
+post_bind(struct mw_case *t, int side, uint64_t wr_id, uint32_t new_rkey, uint64_t off,
+	  uint64_t len, unsigned int acc)
+{
+	struct ibv_mr ibmr = { .lkey = srnic_mr_lkey(t->b.rmr) };
+	struct ibv_send_wr wr = { .wr_id = wr_id, .opcode = IBV_WR_BIND_MW,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	wr.bind_mw.mw = srnic_mw_ibv(t->mw);
+	wr.bind_mw.rkey = new_rkey;
+	wr.bind_mw.bind_info.mr = &ibmr;
+	wr.bind_mw.bind_info.addr = (uintptr_t)t->b.r + off;
+	wr.bind_mw.bind_info.length = len;
+	wr.bind_mw.bind_info.mw_access_flags = acc;
+	assert_int_equal(srnic_post_send(E->qp[side], &wr, &bad), 0);
+}
+
+/* ibv_inc_rkey(): a new key byte, the index kept. */
+static uint32_t
+inc_rkey(uint32_t k)
+{
+	return (k & ~0xFFu) | ((k + 1) & 0xFF);
+}
+
+/* B binds a window of type over [r + WOFF, + WLEN), as wr_id 50; its CQE. */
+static void
+bind_ok(struct mw_case *t, enum ibv_mw_type type, unsigned int acc)
+{
+	const struct ibv_wc *wc;
+
+	t->mw = srnic_alloc_mw(E->p.pd[1], type);
+	assert_non_null(t->mw);
+	assert_int_equal(srnic_mw_ibv(t->mw)->type, type);
+	t->rkey = inc_rkey(srnic_mw_rkey(t->mw));
+	post_bind(t, 1, 50, t->rkey, WOFF, WLEN, acc);
+	wc = e2e_wait_wc(1, 1);
+	assert_int_equal(wc->wr_id, 50);
+	assert_int_equal(wc->status, IBV_WC_SUCCESS);
+	assert_int_equal(wc->opcode, IBV_WC_BIND_MW);
+	assert_int_equal(srnic_mw_rkey(t->mw), t->rkey);
+	assert_true(srnic_dev_stat(E->p.dev[1], "mw_bind") >= 1);
+}
+
+static void
+post_rdma(struct mw_case *t, enum ibv_wr_opcode op, uint64_t wr_id, uint32_t len, uint64_t roff,
+	  uint32_t rkey)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)t->b.l + roff, .length = len,
+			       .lkey = srnic_mr_lkey(t->b.lmr) };
+
+	e2e_post_op(0, op, wr_id, &sge, 1, (uintptr_t)t->b.r + roff, rkey, IBV_SEND_SIGNALED);
+}
+
+/* A's n-th WC is wr_id with status st; on a NAK, the one B sent is nak. */
+static void
+expect_a(uint32_t n, uint64_t wr_id, enum ibv_wc_status st, int nak)
+{
+	const struct ibv_wc *wc = e2e_wait_wc(0, n);
+	uint32_t i, naks = 0;
+
+	if (wc->status != st)
+		e2e_dump();
+	assert_int_equal(wc->wr_id, wr_id);
+	assert_int_equal(wc->status, st);
+	if (nak < 0)
+		return;
+	for (i = 0; i < E->npkts; i++) {
+		const struct e2e_pkt *k = &E->pkts[i];
+
+		if (k->side == 1 && k->opcode == SRNIC_OP_RC_ACK &&
+		    srnic_aeth_syndrome(e2e_hdr(k, SRNIC_HDR_AETH)) == nak)
+			naks++;
+	}
+	assert_int_equal(naks, 1);
+}
+
+/* A WRITE and a READ through a type 2 window inside its range move the
+ * bytes; a WRITE one byte past it is NAKed and writes nothing. */
+static void
+test_type2_inside_outside(void **state)
+{
+	struct mw_case t;
+	uint8_t want[RLEN];
+
+	RTE_SET_USED(state);
+	mw_case_new(&t, E2E_RALL | IBV_ACCESS_MW_BIND);
+	bind_ok(&t, IBV_MW_TYPE_2, IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+	e2e_reset();
+	/* WRITE l[WOFF, +2048) to r[WOFF, ...), READ r[WOFF + 2048, +2048) into l */
+	post_rdma(&t, IBV_WR_RDMA_WRITE, 1, 2048, WOFF, t.rkey);
+	post_rdma(&t, IBV_WR_RDMA_READ, 2, 2048, WOFF + 2048, t.rkey);
+	expect_a(1, 1, IBV_WC_SUCCESS, -1);
+	expect_a(2, 2, IBV_WC_SUCCESS, -1);
+	assert_memory_equal(t.b.r + WOFF, t.b.l + WOFF, 2048);
+	srnic_test_fill(want, RLEN, 22);
+	assert_memory_equal(t.b.l + WOFF + 2048, want + WOFF + 2048, 2048);
+	/* the last byte of the window and one more */
+	memcpy(want, t.b.r, RLEN);
+	post_rdma(&t, IBV_WR_RDMA_WRITE, 3, 2, WOFF + WLEN - 1, t.rkey);
+	expect_a(3, 3, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
+	assert_memory_equal(t.b.r, want, RLEN);
+	assert_true(srnic_dev_stat(E->p.dev[1], "resp_mw_rkey_err") >= 1);
+	mw_case_end(&t);
+}
+
+/* A window grants only its own access: READ through a write-only one and
+ * an access before its start are refused. */
+static void
+test_type2_access(void **state)
+{
+	struct mw_case t;
+
+	RTE_SET_USED(state);
+	mw_case_new(&t, E2E_RALL | IBV_ACCESS_MW_BIND);
+	bind_ok(&t, IBV_MW_TYPE_2, IBV_ACCESS_REMOTE_WRITE);
+	e2e_reset();
+	post_rdma(&t, IBV_WR_RDMA_READ, 1, 64, WOFF, t.rkey);
+	expect_a(1, 1, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
+	mw_case_end(&t);
+
+	mw_case_new(&t, E2E_RALL | IBV_ACCESS_MW_BIND);
+	bind_ok(&t, IBV_MW_TYPE_2, IBV_ACCESS_REMOTE_WRITE);
+	e2e_reset();
+	post_rdma(&t, IBV_WR_RDMA_WRITE, 1, 64, WOFF - 1, t.rkey);
+	expect_a(1, 1, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
+	mw_case_end(&t);
+}
+
+/* Type 1, bound and unbound (length 0) as ibv_bind_mw() does: READ
+ * through it works, then is refused. */
+static void
+test_type1_bind_unbind(void **state)
+{
+	struct mw_case t;
+	const struct ibv_wc *wc;
+	uint8_t want[RLEN];
+
+	RTE_SET_USED(state);
+	mw_case_new(&t, E2E_RALL | IBV_ACCESS_MW_BIND);
+	bind_ok(&t, IBV_MW_TYPE_1, IBV_ACCESS_REMOTE_READ);
+	e2e_reset();
+	post_rdma(&t, IBV_WR_RDMA_READ, 1, 512, WOFF, t.rkey);
+	expect_a(1, 1, IBV_WC_SUCCESS, -1);
+	srnic_test_fill(want, RLEN, 22);
+	assert_memory_equal(t.b.l + WOFF, want + WOFF, 512);
+	/* unbind: a new key byte, length 0 */
+	t.rkey = inc_rkey(t.rkey);
+	post_bind(&t, 1, 51, t.rkey, 0, 0, 0);
+	wc = e2e_wait_wc(1, 1); /* B's first since the reset */
+	assert_int_equal(wc->wr_id, 51);
+	assert_int_equal(wc->status, IBV_WC_SUCCESS);
+	assert_int_equal(wc->opcode, IBV_WC_BIND_MW);
+	post_rdma(&t, IBV_WR_RDMA_READ, 2, 512, WOFF, t.rkey);
+	expect_a(2, 2, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
+	mw_case_end(&t);
+}
+
+/* LOCAL_INV: the window goes FREE, a WRITE with its key is refused. */
+static void
+test_local_inv(void **state)
+{
+	struct ibv_send_wr wr = { .wr_id = 60, .opcode = IBV_WR_LOCAL_INV,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	const struct ibv_wc *wc;
+	struct mw_case t;
+
+	RTE_SET_USED(state);
+	mw_case_new(&t, E2E_RALL | IBV_ACCESS_MW_BIND);
+	bind_ok(&t, IBV_MW_TYPE_2, IBV_ACCESS_REMOTE_WRITE);
+	/* bound: the MR stays registered */
+	assert_int_equal(srnic_dereg_mr(t.b.rmr), -EINVAL);
+	assert_int_equal(srnic_dereg_mr_wait(t.b.rmr, 0), -EINVAL);
+	wr.invalidate_rkey = t.rkey;
+	assert_int_equal(srnic_post_send(E->qp[1], &wr, &bad), 0);
+	wc = e2e_wait_wc(1, 2);
+	assert_int_equal(wc->wr_id, 60);
+	assert_int_equal(wc->status, IBV_WC_SUCCESS);
+	assert_int_equal(wc->opcode, IBV_WC_LOCAL_INV);
+	assert_int_equal(srnic_dev_stat(E->p.dev[1], "mw_local_inv"), 1);
+	e2e_reset();
+	post_rdma(&t, IBV_WR_RDMA_WRITE, 1, 64, WOFF, t.rkey);
+	expect_a(1, 1, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
+	mw_case_end(&t);
+}
+
+/* B posts a 256-byte RECV (wr_id 70), A a 100-byte SEND with Invalidate
+ * of key (wr_id 1). */
+static void
+send_inv(struct mw_case *t, uint32_t key)
+{
+	struct ibv_sge rsge = { .addr = (uintptr_t)t->b.v, .length = 256,
+				.lkey = srnic_mr_lkey(t->b.vmr) };
+	struct ibv_sge sge = { .addr = (uintptr_t)t->b.l, .length = 100,
+			       .lkey = srnic_mr_lkey(t->b.lmr) };
+	struct ibv_send_wr wr = { .wr_id = 1, .opcode = IBV_WR_SEND_WITH_INV, .num_sge = 1,
+				  .sg_list = &sge, .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	e2e_post_rx(1, 70, &rsge, 1);
+	wr.invalidate_rkey = key;
+	assert_int_equal(srnic_post_send(E->qp[0], &wr, &bad), 0);
+}
+
+/* A's SEND with Invalidate: 0x17 with the IETH on the wire, B's receive
+ * CQE with IBV_WC_WITH_INV and the key; then the key is refused. */
+static void
+test_remote_inv(void **state)
+{
+	const struct ibv_wc *wc;
+	struct mw_case t;
+	uint32_t i, ieth = 0;
+
+	RTE_SET_USED(state);
+	mw_case_new(&t, E2E_RALL | IBV_ACCESS_MW_BIND);
+	bind_ok(&t, IBV_MW_TYPE_2, IBV_ACCESS_REMOTE_WRITE);
+	e2e_reset();
+	send_inv(&t, t.rkey);
+	expect_a(1, 1, IBV_WC_SUCCESS, -1);
+	wc = e2e_wait_wc(1, 1);
+	assert_int_equal(wc->wr_id, 70);
+	assert_int_equal(wc->status, IBV_WC_SUCCESS);
+	assert_int_equal(wc->opcode, IBV_WC_RECV);
+	assert_int_equal(wc->byte_len, 100);
+	assert_true(wc->wc_flags & IBV_WC_WITH_INV);
+	assert_int_equal(wc->invalidated_rkey, t.rkey);
+	assert_memory_equal(t.b.v, t.b.l, 100);
+	for (i = 0; i < E->npkts; i++) {
+		const struct e2e_pkt *k = &E->pkts[i];
+
+		if (k->side != 0)
+			continue;
+		assert_int_equal(k->opcode, SRNIC_OP_RC_SEND_ONLY_INV);
+		assert_int_equal(srnic_ieth_rkey(e2e_hdr(k, SRNIC_HDR_IETH)), t.rkey);
+		ieth++;
+	}
+	assert_int_equal(ieth, 1);
+	assert_int_equal(srnic_dev_stat(E->p.dev[1], "mw_remote_inv"), 1);
+	/* a second use of the key: refused */
+	post_rdma(&t, IBV_WR_RDMA_WRITE, 2, 64, WOFF, t.rkey);
+	expect_a(2, 2, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
+	/* invalidated, the window is free to bind again and its MR to go */
+	mw_case_end(&t);
+}
+
+/* A SEND with Invalidate of a key B cannot invalidate (an MR's: user
+ * verbs' MRs are not invalidated, as rxe): NAK Invalid Request, both
+ * sides' CQEs IBV_WC_REM_INV_REQ_ERR, the MR still works for B. */
+static void
+test_remote_inv_refused(void **state)
+{
+	const struct ibv_wc *wc;
+	struct mw_case t;
+
+	RTE_SET_USED(state);
+	mw_case_new(&t, E2E_RALL | IBV_ACCESS_MW_BIND);
+	e2e_reset();
+	send_inv(&t, srnic_mr_rkey(t.b.rmr));
+	expect_a(1, 1, IBV_WC_REM_INV_REQ_ERR, NAK_INV_REQ);
+	wc = e2e_wait_wc(1, 1);
+	assert_int_equal(wc->wr_id, 70);
+	assert_int_equal(wc->status, IBV_WC_REM_INV_REQ_ERR);
+	E2E_RUN_UNTIL(srnic_qp_state(E->qp[1]) == IBV_QPS_ERR);
+	assert_int_equal(srnic_dev_stat(E->p.dev[1], "mw_inv_err"), 1);
+	mw_case_end(&t);
+}
+
+/* What IBTA refuses: a bind over an MR without IBV_ACCESS_MW_BIND (C10-73)
+ * fails IBV_WC_MW_BIND_ERR; a LOCAL_INV of a type 1 window (o10-37.2.26)
+ * IBV_WC_LOC_QP_OP_ERR; each moves the QP to ERR. */
+static void
+test_refused(void **state)
+{
+	struct ibv_send_wr wr = { .wr_id = 61, .opcode = IBV_WR_LOCAL_INV,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	const struct ibv_wc *wc;
+	struct mw_case t;
+
+	RTE_SET_USED(state);
+	mw_case_new(&t, E2E_RALL);
+	t.mw = srnic_alloc_mw(E->p.pd[1], IBV_MW_TYPE_2);
+	assert_non_null(t.mw);
+	post_bind(&t, 1, 50, inc_rkey(srnic_mw_rkey(t.mw)), WOFF, WLEN, IBV_ACCESS_REMOTE_READ);
+	wc = e2e_wait_wc(1, 1);
+	assert_int_equal(wc->wr_id, 50);
+	assert_int_equal(wc->status, IBV_WC_MW_BIND_ERR);
+	E2E_RUN_UNTIL(srnic_qp_state(E->qp[1]) == IBV_QPS_ERR);
+	mw_case_end(&t);
+
+	mw_case_new(&t, E2E_RALL | IBV_ACCESS_MW_BIND);
+	bind_ok(&t, IBV_MW_TYPE_1, IBV_ACCESS_REMOTE_READ);
+	wr.invalidate_rkey = t.rkey;
+	assert_int_equal(srnic_post_send(E->qp[1], &wr, &bad), 0);
+	wc = e2e_wait_wc(1, 2);
+	assert_int_equal(wc->wr_id, 61);
+	assert_int_equal(wc->status, IBV_WC_LOC_QP_OP_ERR);
+	E2E_RUN_UNTIL(srnic_qp_state(E->qp[1]) == IBV_QPS_ERR);
+	/* a window is no lkey: freed, the MR is free to go */
+	mw_case_end(&t);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_type2_inside_outside, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_type2_access, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_type1_bind_unbind, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_local_inv, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_remote_inv, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_remote_inv_refused, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_refused, e2e_setup, e2e_teardown),
+	};
+
+	return cmocka_run_group_tests_name("e2e_mw", tests, e2e_group_setup, e2e_group_teardown);
+}
