@@ -256,6 +256,29 @@ connect_grh(int side, uint8_t sgid_index, uint8_t hop_limit, uint32_t flow_label
 	return connect_gids(side, sgid_index, SRNIC_GID_INDEX_IP, hop_limit, flow_label, tclass);
 }
 
+/* Both QPs connected from their GID gid to the other's, A's AV with hop
+ * limit 7, flow label 0x12345 and traffic class 0xa0, B's zeroed; A's
+ * 3000-B WRITE and 1000-B READ complete, their bytes checked. */
+static void
+write_read(struct e2e_bufs *b, uint8_t gid)
+{
+	e2e_qps_renew(&(struct e2e_conf){ .no_connect = true });
+	assert_int_equal(connect_gids(0, gid, gid, 7, 0x12345, 0xa0), 0);
+	assert_int_equal(connect_gids(1, gid, gid, 0, 0, 0), 0);
+	e2e_bufs_new(b, LEN, IBV_ACCESS_LOCAL_WRITE);
+	e2e_bufs_fill(b, 3, 4);
+	e2e_reset();
+	e2e_bufs_post(b, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 3000, 0, IBV_SEND_SIGNALED);
+	e2e_bufs_post(b, E->qp[0], IBV_WR_RDMA_READ, 2, 3000, 1000, 3000, IBV_SEND_SIGNALED);
+	assert_int_equal(e2e_wait_wc(0, 2)->status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[0][0].status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[0][0].wr_id, 1);
+	assert_int_equal(E->wc[0][1].wr_id, 2);
+	assert_memory_equal(b->r, b->l, 3000);
+	assert_memory_equal(b->l + 3000, b->r + 3000, 1000);
+	e2e_settle(4);
+}
+
 /* A's AV: hop limit 7, flow label 0x12345, DSCP 0x28: A's frames carry TTL
  * 7, that TOS and the port of that flow label. B's AV is zeroed: TTL 64
  * and the port of the QPNs' flow label, as rxe and the golden captures. A
@@ -268,16 +291,7 @@ test_hop_limit_flow_label(void **state)
 	uint32_t i, na = 0, nb = 0;
 
 	RTE_SET_USED(state);
-	e2e_qps_renew(&(struct e2e_conf){ .no_connect = true });
-	assert_int_equal(connect_grh(0, SRNIC_GID_INDEX_IP, 7, 0x12345, 0xa0), 0);
-	assert_int_equal(connect_grh(1, SRNIC_GID_INDEX_IP, 0, 0, 0), 0);
-	e2e_bufs_new(&b, LEN, IBV_ACCESS_LOCAL_WRITE);
-	e2e_bufs_fill(&b, 3, 4);
-	e2e_reset();
-	e2e_bufs_post(&b, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 3000, 0, IBV_SEND_SIGNALED);
-	e2e_bufs_post(&b, E->qp[0], IBV_WR_RDMA_READ, 2, 0, 2500, 0, IBV_SEND_SIGNALED);
-	assert_int_equal(e2e_wait_wc(0, 2)->status, IBV_WC_SUCCESS);
-	e2e_settle(4);
+	write_read(&b, SRNIC_GID_INDEX_IP);
 	for (i = 0; i < E->npkts; i++) {
 		const struct e2e_pkt *k = &E->pkts[i];
 		const uint8_t *ip = k->data + k->l3_off;
@@ -341,22 +355,7 @@ test_sgid_link_local(void **state)
 	RTE_SET_USED(state);
 	for (i = 0; i < 2; i++)
 		assert_int_equal(srnic_dev_gid(E->p.dev[i], SRNIC_GID_INDEX_LL, &ll[i]), 0);
-	e2e_qps_renew(&(struct e2e_conf){ .no_connect = true });
-	assert_int_equal(connect_gids(0, SRNIC_GID_INDEX_LL, SRNIC_GID_INDEX_LL, 7, 0x12345, 0xa0),
-			 0);
-	assert_int_equal(connect_gids(1, SRNIC_GID_INDEX_LL, SRNIC_GID_INDEX_LL, 0, 0, 0), 0);
-	e2e_bufs_new(&b, LEN, IBV_ACCESS_LOCAL_WRITE);
-	e2e_bufs_fill(&b, 5, 6);
-	e2e_reset();
-	e2e_bufs_post(&b, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 3000, 0, IBV_SEND_SIGNALED);
-	e2e_bufs_post(&b, E->qp[0], IBV_WR_RDMA_READ, 2, 3000, 1000, 3000, IBV_SEND_SIGNALED);
-	assert_int_equal(e2e_wait_wc(0, 2)->status, IBV_WC_SUCCESS);
-	assert_int_equal(E->wc[0][0].status, IBV_WC_SUCCESS);
-	assert_int_equal(E->wc[0][0].wr_id, 1);
-	assert_int_equal(E->wc[0][1].wr_id, 2);
-	assert_memory_equal(b.r, b.l, 3000);
-	assert_memory_equal(b.l + 3000, b.r + 3000, 1000);
-	e2e_settle(4);
+	write_read(&b, SRNIC_GID_INDEX_LL);
 	for (i = 0; i < E->npkts; i++) {
 		const struct e2e_pkt *k = &E->pkts[i];
 		const uint8_t *ip = k->data + k->l3_off;
