@@ -304,7 +304,21 @@ bindv6only(void)
 static struct sockaddr_in *
 src_sin(struct cma_id *id)
 {
-	return &id->id.route.addr.src_sin;
+	return &id->src4;
+}
+
+/* route.addr's source (rdma_get_local_addr()): the source in use, or with
+ * bound (a bind's address, port as bound) that address in its family. */
+static void
+src_show(struct cma_id *id, const struct sockaddr *bound)
+{
+	memset(&id->id.route.addr.src_storage, 0, sizeof(id->id.route.addr.src_storage));
+	if (bound != NULL && bound->sa_family == AF_INET6) {
+		id->id.route.addr.src_sin6 = *(const struct sockaddr_in6 *)bound;
+		id->id.route.addr.src_sin6.sin6_port = id->src4.sin_port;
+		return;
+	}
+	id->id.route.addr.src_sin = id->src4;
 }
 
 static struct sockaddr_in *
@@ -393,10 +407,11 @@ bind_locked(struct cma_id *id, const struct sockaddr *addr)
 	id->bind_family = family;
 	id->afonly = afonly;
 	id->wildcard = ipv4_any(sin->sin_addr);
-	memset(&id->id.route.addr.src_storage, 0, sizeof(id->id.route.addr.src_storage));
+	memset(src_sin(id), 0, sizeof(*src_sin(id)));
 	src_sin(id)->sin_family = AF_INET;
 	src_sin(id)->sin_addr = sin->sin_addr;
 	src_sin(id)->sin_port = htons(port);
+	src_show(id, addr);
 	/* a wildcard bind names no device (rdma-core: verbs NULL) */
 	id->id.verbs = id->wildcard ? NULL : cma.verbs;
 	id->id.port_num = id->wildcard ? 0 : 1;
@@ -577,6 +592,7 @@ handle_request(struct cma_id *l, struct srnic_cm_id *cmid, const struct srnic_cm
 	src_sin(c)->sin_family = AF_INET;
 	memcpy(&src_sin(c)->sin_addr, h + 32, 4);
 	src_sin(c)->sin_port = htons(l->port);
+	src_show(c, NULL);
 	dst_sin(c)->sin_family = AF_INET;
 	memcpy(&dst_sin(c)->sin_addr, h + 16, 4);
 	memcpy(&dst_sin(c)->sin_port, h + 2, 2);
@@ -1388,6 +1404,7 @@ rdma_resolve_addr(struct rdma_cm_id *rid, struct sockaddr *src_addr, struct sock
 				: src_sin(id)->sin_addr.s_addr != INADDR_ANY ? src_sin(id)->sin_addr
 				: d->sin_addr.s_addr != INADDR_ANY ? d->sin_addr
 				: (struct in_addr){ .s_addr = htonl(INADDR_LOOPBACK) };
+		src_show(id, NULL); /* the source now: IPv4 */
 		id->wildcard = false;
 		memset(&id->id.route.addr.dst_storage, 0, sizeof(id->id.route.addr.dst_storage));
 		*dst_sin(id) = *d;

@@ -84,6 +84,11 @@ struct cma_id {
 	uint16_t port;                  /* bound port, host order; 0: none */
 	bool wildcard;                  /* bound to any (0.0.0.0, ::) or loopback: no device */
 	uint16_t bind_family;           /* AF_INET or AF_INET6: the family the bind was given */
+	/* the source srnic uses (IPv4: the device's family); route.addr shows
+	 * the bound address in the bind's family until rdma_resolve_addr or
+	 * a request sets the source, as Linux (rdma_get_local_addr() of an
+	 * id bound to :: is ::) */
+	struct sockaddr_in src4;
 	int backlog;                    /* a listener's: CONNECT_REQUESTs queued at most */
 	int nb_pending;                 /* ... queued now, not yet taken by rdma_get_cm_event */
 	struct cma_event *req_ev;       /* a new id: its CONNECT_REQUEST while queued */

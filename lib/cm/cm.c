@@ -932,14 +932,48 @@ issue_rej(struct srnic_cm *cm, const struct cm_rx *rx, uint32_t remote_id,
 	mad_reply(cm, rx->wc, rx->grh, m);
 }
 
+/* The index of our GID g, or -1. */
+static int
+cm_gid_index(const struct srnic_cm *cm, const union ibv_gid *g)
+{
+	union ibv_gid x;
+	int i;
+
+	for (i = 0; i < SRNIC_GID_TBL_LEN; i++)
+		if (srnic_dev_gid(cm->dev, i, &x) == 0 && memcmp(x.raw, g->raw, sizeof(x.raw)) == 0)
+			return i;
+	return -1;
+}
+
+/* A path's source: the GID it names if ours (any GID is a source: the
+ * link-local GID 0 too), else the device's address (callers that left it
+ * zero). */
+static void
+cm_path_sgid(const struct srnic_cm *cm, union ibv_gid *sgid, const union ibv_gid *want)
+{
+	*sgid = cm_gid_index(cm, want) >= 0 ? *want : cm->gid;
+}
+
+/* The sgid_index of a path's source. */
+static uint8_t
+cm_sgid_index(const struct srnic_cm *cm, const union ibv_gid *sgid)
+{
+	int i = cm_gid_index(cm, sgid);
+
+	return i >= 0 ? (uint8_t)i : SRNIC_GID_INDEX_IP;
+}
+
 static void
 path_from_req(struct srnic_cm *cm, const uint8_t *m, struct srnic_cm_path *p)
 {
+	union ibv_gid ours;
+
 	uint8_t t;
 
 	memset(p, 0, sizeof(*p));
 	/* as seen from here: the REQ's remote GID is ours */
-	p->sgid = cm->gid;
+	memcpy(ours.raw, srnic_cm_req_primary_remote_gid_c(m), SRNIC_CM_GID_LEN);
+	cm_path_sgid(cm, &p->sgid, &ours);
 	memcpy(p->dgid.raw, srnic_cm_req_primary_local_gid_c(m), SRNIC_CM_GID_LEN);
 	p->flow_label = srnic_cm_req_primary_flow_label(m);
 	p->traffic_class = (uint8_t)srnic_cm_req_primary_traffic_class(m);
@@ -1415,7 +1449,7 @@ rx_sidr_req(struct srnic_cm *cm, const struct cm_rx *rx)
 	id->ah = srnic_create_ah(cm->pd, &aa);
 	if (id->ah == NULL)
 		CM_STAT(cm, AH_ERR);
-	id->path.sgid = cm->gid;
+	srnic_dev_gid(cm->dev, aa.grh.sgid_index, &id->path.sgid); /* the GID it came to */
 	id->path.dgid = from;
 	id->path.hop_limit = aa.grh.hop_limit;
 	id->path.traffic_class = aa.grh.traffic_class;
@@ -2063,7 +2097,7 @@ ah_to(struct srnic_cm *cm, struct srnic_cm_id *id, const struct srnic_cm_path *p
 	memset(&aa, 0, sizeof(aa));
 	aa.is_global = 1;
 	aa.grh.dgid = p->dgid;
-	aa.grh.sgid_index = SRNIC_GID_INDEX_IP;
+	aa.grh.sgid_index = cm_sgid_index(cm, &p->sgid);
 	aa.grh.hop_limit = p->hop_limit != 0 ? p->hop_limit : CM_DEFAULT_HOP_LIMIT;
 	aa.grh.traffic_class = p->traffic_class;
 	aa.sl = p->sl;
@@ -2105,7 +2139,7 @@ srnic_cm_send_req(struct srnic_cm_id *id, const struct srnic_cm_req_param *p)
 	}
 	id->passive = false;
 	id->path = p->path;
-	id->path.sgid = cm->gid;
+	cm_path_sgid(cm, &id->path.sgid, &p->path.sgid);
 	hop = p->path.hop_limit != 0 ? p->path.hop_limit : CM_DEFAULT_HOP_LIMIT;
 	id->service_id = p->service_id;
 	id->qp_type = p->qp_type;
@@ -2148,7 +2182,7 @@ srnic_cm_send_req(struct srnic_cm_id *id, const struct srnic_cm_req_param *p)
 	/* RoCE: permissive LIDs, the GIDs carry the addresses (Annex A17.8) */
 	srnic_cm_req_primary_local_lid_set(m, SRNIC_CM_LID_PERMISSIVE);
 	srnic_cm_req_primary_remote_lid_set(m, SRNIC_CM_LID_PERMISSIVE);
-	memcpy(srnic_cm_req_primary_local_gid(m), cm->gid.raw, SRNIC_CM_GID_LEN);
+	memcpy(srnic_cm_req_primary_local_gid(m), id->path.sgid.raw, SRNIC_CM_GID_LEN);
 	memcpy(srnic_cm_req_primary_remote_gid(m), p->path.dgid.raw, SRNIC_CM_GID_LEN);
 	srnic_cm_req_primary_flow_label_set(m, p->path.flow_label);
 	srnic_cm_req_primary_traffic_class_set(m, p->path.traffic_class);
@@ -2409,7 +2443,7 @@ srnic_cm_send_sidr_req(struct srnic_cm_id *id, const struct srnic_cm_sidr_req_pa
 	}
 	id->passive = false;
 	id->path = p->path;
-	id->path.sgid = cm->gid;
+	cm_path_sgid(cm, &id->path.sgid, &p->path.sgid);
 	id->service_id = p->service_id;
 	id->max_cm_retries = p->max_cm_retries;
 	id->tid = cm_tid(cm, id->local_id);
@@ -2527,7 +2561,7 @@ srnic_cm_init_qp_attr(struct srnic_cm_id *id, struct ibv_qp_attr *a, int *mask)
 		memset(&a->ah_attr, 0, sizeof(a->ah_attr));
 		a->ah_attr.is_global = 1;
 		a->ah_attr.grh.dgid = id->path.dgid;
-		a->ah_attr.grh.sgid_index = SRNIC_GID_INDEX_IP;
+		a->ah_attr.grh.sgid_index = cm_sgid_index(id->cm, &id->path.sgid);
 		a->ah_attr.grh.flow_label = id->path.flow_label;
 		a->ah_attr.grh.hop_limit = id->path.hop_limit != 0 ? id->path.hop_limit
 								   : CM_DEFAULT_HOP_LIMIT;

@@ -19,10 +19,11 @@ ah_check(const struct srnic_dev *dev, const struct ibv_ah_attr *a)
 {
 	bool v4;
 
-	if (!a->is_global || a->grh.sgid_index != SRNIC_GID_INDEX_IP || a->port_num != 1)
-		return EINVAL; /* RoCE routes by the GRH; one port, one source address */
+	if (!a->is_global || a->grh.sgid_index >= SRNIC_GID_TBL_LEN || a->port_num != 1)
+		return EINVAL; /* RoCE routes by the GRH; one port */
+	/* the source, any GID of the table, of the destination's family */
 	v4 = srnic_gid_is_v4mapped(&a->grh.dgid);
-	if ((v4 ? 4 : 6) != dev->ip_ver)
+	if (srnic_gid_is_v4mapped(&dev->gid[a->grh.sgid_index]) != v4)
 		return EINVAL;
 	if (srnic_gid_is_multicast(&a->grh.dgid, v4))
 		return EOPNOTSUPP; /* no multicast groups (ibv_attach_mcast) */
@@ -66,11 +67,10 @@ ah_create(struct srnic_pd *pd, const struct ibv_ah_attr *a, const struct rte_eth
 	ah->attr = *a;
 	ah->dest.ttl = a->grh.hop_limit != 0 ? a->grh.hop_limit : SRNIC_IP_TTL;
 	ah->dest.tclass = a->grh.traffic_class;
-	ah->dest.flow_label = dev->ip_ver == 6 ? a->grh.flow_label & SRNIC_FLOW_LABEL_MASK : 0;
-	if (dev->ip_ver == 4)
-		memcpy(ah->dest.ip, &a->grh.dgid.raw[12], 4);
-	else
-		memcpy(ah->dest.ip, a->grh.dgid.raw, 16);
+	ah->dest.flow_label = srnic_gid_is_v4mapped(&a->grh.dgid) ?
+			     0 : a->grh.flow_label & SRNIC_FLOW_LABEL_MASK;
+	ah->dest.sgid_index = a->grh.sgid_index;
+	memcpy(ah->dest.ip, a->grh.dgid.raw, 16);
 	if (dmac != NULL) {
 		ah->dest.mac = *dmac;
 		ah->dest.mac_ok = 1;
@@ -143,12 +143,16 @@ srnic_init_ah_from_wc(struct srnic_dev *dev, const struct ibv_wc *wc, const void
 	if (dev == NULL || wc == NULL || grh == NULL || attr == NULL || !(wc->wc_flags & IBV_WC_GRH))
 		return -EINVAL;
 	memset(attr, 0, sizeof(*attr));
+	attr->grh.sgid_index = SRNIC_GID_INDEX_IP;
 	if ((g[0] >> 4) == 6) {
 		const struct rte_ipv6_hdr *ip6 = (const struct rte_ipv6_hdr *)g;
 		uint32_t vtc = rte_be_to_cpu_32(ip6->vtc_flow);
+		int sgid = srnic_dev_gid_find(dev, ip6->dst_addr);
 
-		if (dev->ip_ver != 6 || memcmp(ip6->dst_addr, dev->ip, 16) != 0)
+		/* the reply goes from the GID the datagram was sent to */
+		if (sgid < 0)
 			return -EINVAL;
+		attr->grh.sgid_index = (uint8_t)sgid;
 		memcpy(attr->grh.dgid.raw, ip6->src_addr, 16);
 		attr->grh.traffic_class = (uint8_t)(vtc >> 20);
 		attr->grh.flow_label = vtc & SRNIC_FLOW_LABEL_MASK;
@@ -164,7 +168,6 @@ srnic_init_ah_from_wc(struct srnic_dev *dev, const struct ibv_wc *wc, const void
 		return -EINVAL;
 	}
 	attr->is_global = 1;
-	attr->grh.sgid_index = SRNIC_GID_INDEX_IP;
 	attr->grh.hop_limit = 0xFF; /* the kernel's, for a reply */
 	attr->dlid = wc->slid;
 	attr->sl = wc->sl;

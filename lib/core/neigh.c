@@ -14,24 +14,25 @@ int
 srnic_dev_add_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
 		    const struct rte_ether_addr *mac)
 {
+	/* IPv6 on any device (its link-local GID), IPv4 on an IPv4 one */
 	if (dev == NULL || gid == NULL || mac == NULL ||
-	    srnic_gid_is_v4mapped(gid) != (dev->ip_ver == 4))
+	    (srnic_gid_is_v4mapped(gid) && dev->ip_ver != 4))
 		return -EINVAL;
-	return srnic_neigh_update(dev, dev->ip_ver == 4 ? &gid->raw[12] : gid->raw, mac,
-				  SRNIC_NEIGH_SRC_STATIC);
+	return srnic_neigh_update(dev, gid->raw, mac, SRNIC_NEIGH_SRC_STATIC);
 }
 
-/* A GID a neighbour can have: of the device's IP version, a unicast
- * address (not 0.0.0.0, ::, broadcast or multicast). */
+/* A GID a neighbour can have: of a family the device has an address of
+ * (IPv6 always: the link-local GID), a unicast address (not 0.0.0.0, ::,
+ * broadcast or multicast). */
 static bool
 neigh_gid_ok(const struct srnic_dev *dev, const union ibv_gid *gid)
 {
 	static const uint8_t unspec[16];
 
 	static const uint8_t bcast[4] = { 0xff, 0xff, 0xff, 0xff };
-	bool v4 = dev->ip_ver == 4;
+	bool v4 = srnic_gid_is_v4mapped(gid);
 
-	if (srnic_gid_is_v4mapped(gid) != v4 || srnic_gid_is_multicast(gid, v4))
+	if ((v4 && dev->ip_ver != 4) || srnic_gid_is_multicast(gid, v4))
 		return false;
 	if (v4)
 		return memcmp(&gid->raw[12], unspec, 4) != 0 && memcmp(&gid->raw[12], bcast, 4) != 0;
@@ -42,15 +43,13 @@ int
 srnic_dev_resolve_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
 			struct rte_ether_addr *mac)
 {
-	const uint8_t *ip;
 	int rc;
 
 	if (dev == NULL || gid == NULL || mac == NULL || !neigh_gid_ok(dev, gid))
 		return -EINVAL;
-	ip = dev->ip_ver == 4 ? &gid->raw[12] : gid->raw;
-	if (srnic_neigh_lookup(dev, ip, mac) == 0) /* ourselves included: loopback */
+	if (srnic_neigh_lookup(dev, gid->raw, mac) == 0) /* ourselves included: loopback */
 		return 0;
-	rc = srnic_neigh_ask(dev, ip);
+	rc = srnic_neigh_ask(dev, gid->raw);
 	return rc != 0 ? rc : -EAGAIN;
 }
 

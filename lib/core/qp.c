@@ -130,6 +130,22 @@ static const char *const qp_state_names[] = {
 	[IBV_QPS_ERR] = "ERR",
 };
 
+/* The source of a route: GID sgid's address and IP version. */
+static void
+qp_route_src(const struct srnic_dev *dev, uint8_t sgid, struct srnic_route *r)
+{
+	const union ibv_gid *g = &dev->gid[sgid];
+
+	memset(r->src_ip, 0, sizeof(r->src_ip));
+	if (srnic_gid_is_v4mapped(g)) {
+		r->ip_ver = 4;
+		memcpy(r->src_ip, &g->raw[12], 4);
+	} else {
+		r->ip_ver = 6;
+		memcpy(r->src_ip, g->raw, 16);
+	}
+}
+
 /* A UD QP has no one peer: its template holds our side (MACs and
  * addresses of the destination are written per packet from the WQE's
  * copy of the AH), its UDP source port rxe's for the QPN, its path MTU
@@ -140,19 +156,24 @@ qp_ud_init(struct srnic_qp *qp)
 	struct srnic_dev *dev = qp->dev;
 	struct ibv_port_attr pa;
 	struct srnic_route r;
+	uint8_t i;
 
 	srnic_dev_query_port(dev, &pa);
 	qp->pmtu_enum = pa.active_mtu;
 	qp->pmtu = srnic_mtu_bytes(pa.active_mtu);
 	memset(&r, 0, sizeof(r));
 	r.src_mac = dev->mac;
-	r.ip_ver = dev->ip_ver;
 	r.ttl = SRNIC_IP_TTL;
 	r.udp_sport = srnic_roce_ud_sport(qp->qpn);
-	memcpy(r.src_ip, dev->ip, 16);
-	qp->route = r;
+	/* one template per source GID: an AH may name any */
+	for (i = 0; i < SRNIC_GID_TBL_LEN; i++) {
+		qp_route_src(dev, i, &r);
+		if (i == SRNIC_GID_INDEX_IP)
+			qp->route = r;
+		srnic_hdr_tmpl_build(&qp->ud_tmpl[i], &r, 0);
+	}
 	qp->route_ok = 1;
-	srnic_hdr_tmpl_build(&qp->tmpl, &qp->route, 0);
+	qp->tmpl = qp->ud_tmpl[SRNIC_GID_INDEX_IP];
 }
 
 /* The table entry of a QPN the device gave out: a special one (QP1) or
@@ -435,8 +456,9 @@ qp_check_attr(const struct srnic_qp *qp, const struct ibv_qp_attr *a, int mask)
 		const struct ibv_ah_attr *ah = &a->ah_attr;
 		bool v4 = srnic_gid_is_v4mapped(&ah->grh.dgid);
 
-		if (!ah->is_global || ah->grh.sgid_index != SRNIC_GID_INDEX_IP ||
-		    (v4 ? 4 : 6) != qp->dev->ip_ver)
+		/* any GID a source, of the destination's family */
+		if (!ah->is_global || ah->grh.sgid_index >= SRNIC_GID_TBL_LEN ||
+		    srnic_gid_is_v4mapped(&qp->dev->gid[ah->grh.sgid_index]) != v4)
 			return -EINVAL;
 	}
 	return 0;
@@ -454,14 +476,14 @@ qp_set_route(struct srnic_qp *qp, const struct ibv_qp_attr *a, const struct rte_
 	qp->route_dmac = dmac != NULL; /* a retry timeout keeps it */
 	qp->dgid = a->ah_attr.grh.dgid;
 	r->src_mac = dev->mac;
-	r->ip_ver = dev->ip_ver;
+	qp->sgid_index = a->ah_attr.grh.sgid_index;
+	qp_route_src(dev, qp->sgid_index, r);
 	/* rxe sends the AV's hop limit; a zeroed AV keeps rxe's usual 64. */
 	qp->av_hop_limit = a->ah_attr.grh.hop_limit;
 	r->ttl = qp->av_hop_limit != 0 ? qp->av_hop_limit : SRNIC_IP_TTL;
 	r->tclass = a->ah_attr.grh.traffic_class;
 	qp->av_flow_label = a->ah_attr.grh.flow_label & SRNIC_FLOW_LABEL_MASK;
-	memcpy(r->src_ip, dev->ip, 16); /* sgid_index SRNIC_GID_INDEX_IP */
-	if (dev->ip_ver == 4)
+	if (r->ip_ver == 4)
 		memcpy(r->dst_ip, &qp->dgid.raw[12], 4);
 	else
 		memcpy(r->dst_ip, qp->dgid.raw, 16);
@@ -469,7 +491,7 @@ qp_set_route(struct srnic_qp *qp, const struct ibv_qp_attr *a, const struct rte_
 		r->dst_mac = *dmac;
 		*route_ok = 1;
 	} else {
-		*route_ok = srnic_neigh_lookup(dev, r->dst_ip, &r->dst_mac) == 0;
+		*route_ok = srnic_neigh_lookup(dev, qp->dgid.raw, &r->dst_mac) == 0;
 	}
 }
 
@@ -699,7 +721,7 @@ srnic_query_qp(struct srnic_qp *qp, struct ibv_qp_attr *a, int mask,
 		a->ah_attr.is_global = 1;
 		a->ah_attr.port_num = 1;
 		a->ah_attr.grh.dgid = qp->dgid;
-		a->ah_attr.grh.sgid_index = SRNIC_GID_INDEX_IP;
+		a->ah_attr.grh.sgid_index = qp->sgid_index;
 		a->ah_attr.grh.hop_limit = qp->av_hop_limit;
 		a->ah_attr.grh.flow_label = qp->av_flow_label;
 		a->ah_attr.grh.traffic_class = qp->route.tclass;

@@ -236,6 +236,10 @@ uint64_t eng_rnr_timer_cycles(uint8_t code);
  * destination QP and psn. Returns NULL (counted) when out of mbufs. */
 struct rte_mbuf *eng_pkt_new(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t opcode,
 			       uint32_t psn, uint8_t **bth);
+/* The same from template t: a UD QP's of another source GID than its route's. */
+struct rte_mbuf *eng_pkt_new_tmpl(struct srnic_engine *eng, struct srnic_qp *qp,
+				  const struct srnic_hdr_tmpl *t, uint8_t opcode, uint32_t psn,
+				  uint8_t **bth);
 
 /* Chain len bytes of registered memory at va behind m, zero-copy (an
  * external-buffer segment holding a reference on mr). Returns 0 or -ENOMEM. */

@@ -34,7 +34,7 @@ neigh_find(struct srnic_dev *dev, const uint8_t *ip)
 	for (i = 0; i < SRNIC_NEIGH_MAX; i++) {
 		struct srnic_neigh *n = &dev->neigh[i];
 
-		if (n->state != SRNIC_NEIGH_FREE && memcmp(n->ip, ip, srnic_neigh_ip_len(dev)) == 0)
+		if (n->state != SRNIC_NEIGH_FREE && memcmp(n->ip, ip, sizeof(n->ip)) == 0)
 			return n;
 	}
 	return NULL;
@@ -69,8 +69,8 @@ neigh_fill(struct srnic_dev *dev, struct srnic_neigh *n, const uint8_t *ip,
 	   const struct rte_ether_addr *mac, enum srnic_neigh_state st, bool live)
 {
 	memset(n, 0, sizeof(*n));
-	memcpy(n->ip, ip, srnic_neigh_ip_len(dev));
-	n->ip_ver = dev->ip_ver;
+	memcpy(n->ip, ip, sizeof(n->ip));
+	n->ip_ver = srnic_neigh_key_v4(n->ip) ? 4 : 6;
 	if (mac != NULL)
 		n->mac = *mac;
 	n->state = (uint8_t)st;
@@ -85,7 +85,7 @@ srnic_neigh_peek(struct srnic_dev *dev, const uint8_t *ip, struct rte_ether_addr
 	struct srnic_neigh *n;
 	int rc = -ENOENT;
 
-	if (memcmp(ip, dev->ip, srnic_neigh_ip_len(dev)) == 0) {
+	if (srnic_dev_gid_find(dev, ip) >= 0) {
 		*mac = dev->mac; /* ourselves, as fixed as a static entry */
 		*is_static = true;
 		return 0;
@@ -109,7 +109,7 @@ srnic_neigh_lookup(struct srnic_dev *dev, const uint8_t *ip, struct rte_ether_ad
 
 	/* Our own address: our MAC, and the engine's TX hands such frames
 	 * to our own RX (in-device loopback, eng_tx_loopback()). */
-	if (memcmp(ip, dev->ip, srnic_neigh_ip_len(dev)) == 0) {
+	if (srnic_dev_gid_find(dev, ip) >= 0) {
 		*mac = dev->mac;
 		return 0;
 	}
@@ -239,6 +239,7 @@ arp_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint32_t l2)
 	struct srnic_dev *dev = eng->dev;
 	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	struct rte_arp_hdr *arp;
+	union ibv_gid key;
 	uint32_t sip, tip;
 	bool asks_us;
 
@@ -255,9 +256,11 @@ arp_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint32_t l2)
 	tip = arp->arp_data.arp_tip;
 	asks_us = arp->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) &&
 		  memcmp(&tip, dev->ip, 4) == 0;
-	if (sip != 0)
-		srnic_neigh_update(dev, (const uint8_t *)&sip, &arp->arp_data.arp_sha,
+	if (sip != 0) {
+		srnic_gid_from_ipv4(&key, &sip);
+		srnic_neigh_update(dev, key.raw, &arp->arp_data.arp_sha,
 				   asks_us ? SRNIC_NEIGH_SRC_ASKED_US : SRNIC_NEIGH_SRC_HEARD);
+	}
 	if (asks_us) {
 		/* Answer in place. */
 		arp->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REPLY);
@@ -283,9 +286,10 @@ nd_finish(struct rte_ipv6_hdr *ip6, uint8_t *icmp, uint16_t icmp_len)
 	srnic_st16(icmp + 2, rte_be_to_cpu_16(rte_ipv6_udptcp_cksum(ip6, icmp)));
 }
 
+/* An NS or NA from our address src (a GID of the table, IPv6). */
 static struct rte_mbuf *
 nd_build(struct srnic_engine *eng, uint8_t type, const struct rte_ether_addr *dmac,
-	 const uint8_t *dip, const uint8_t *target, uint8_t flags)
+	 const uint8_t *src, const uint8_t *dip, const uint8_t *target, uint8_t flags)
 {
 	struct srnic_dev *dev = eng->dev;
 	uint16_t icmp_len = ND_HDR_LEN + ND_OPT_LL_LEN;
@@ -308,7 +312,7 @@ nd_build(struct srnic_engine *eng, uint8_t type, const struct rte_ether_addr *dm
 	ip6->vtc_flow = rte_cpu_to_be_32(6u << 28);
 	ip6->proto = IPPROTO_ICMPV6;
 	ip6->hop_limits = ND_HOP_LIMIT;
-	memcpy(ip6->src_addr, dev->ip, 16);
+	memcpy(ip6->src_addr, src, 16);
 	memcpy(ip6->dst_addr, dip, 16);
 	icmp = (uint8_t *)(ip6 + 1);
 	memset(icmp, 0, icmp_len);
@@ -345,11 +349,13 @@ nd_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint32_t l2)
 	uint8_t *icmp;
 	uint32_t len = rte_pktmbuf_data_len(m), plen, o;
 	const struct rte_ether_addr *ll = NULL;
+	int tgt;
 
+	/* Every device has IPv6: its link-local GID, whatever its address. */
 	if (len < l2 + sizeof(*ip6) + ND_HDR_LEN)
 		return false;
 	ip6 = rte_pktmbuf_mtod_offset(m, struct rte_ipv6_hdr *, l2);
-	if (ip6->proto != IPPROTO_ICMPV6 || dev->ip_ver != 6)
+	if (ip6->proto != IPPROTO_ICMPV6)
 		return false;
 	icmp = (uint8_t *)(ip6 + 1);
 	if (icmp[0] != ND_NS && icmp[0] != ND_NA)
@@ -367,10 +373,12 @@ nd_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint32_t l2)
 		if ((icmp[0] == ND_NS && icmp[o] == ND_OPT_SRC_LL) ||
 		    (icmp[0] == ND_NA && icmp[o] == ND_OPT_TGT_LL))
 			ll = (const struct rte_ether_addr *)(icmp + o + 2);
+	tgt = srnic_dev_gid_find(dev, icmp + 8);
 	if (icmp[0] == ND_NA) {
 		srnic_neigh_update(dev, icmp + 8, ll != NULL ? ll : &eth->src_addr,
 				   SRNIC_NEIGH_SRC_HEARD);
-	} else if (memcmp(icmp + 8, dev->ip, 16) == 0) {
+	} else if (tgt >= 0 && !srnic_gid_is_v4mapped(&dev->gid[tgt])) {
+		const uint8_t *us = dev->gid[tgt].raw;
 		static const uint8_t unspec[16];
 		static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 1 };
 		static const struct rte_ether_addr all_nodes_mac = { { 0x33, 0x33, 0, 0, 0, 1 } };
@@ -380,12 +388,12 @@ nd_rx(struct srnic_engine *eng, struct rte_mbuf *m, uint32_t l2)
 			/* Duplicate address detection of our address: nobody
 			 * to learn, defend it to all-nodes, not solicited
 			 * (RFC 4861 7.2.4). */
-			r = nd_build(eng, ND_NA, &all_nodes_mac, all_nodes, dev->ip,
+			r = nd_build(eng, ND_NA, &all_nodes_mac, us, all_nodes, us,
 				     ND_NA_FLAG_OVERRIDE);
 		} else {
 			srnic_neigh_update(dev, ip6->src_addr, ll != NULL ? ll : &eth->src_addr,
 					   SRNIC_NEIGH_SRC_ASKED_US);
-			r = nd_build(eng, ND_NA, &eth->src_addr, ip6->src_addr, dev->ip,
+			r = nd_build(eng, ND_NA, &eth->src_addr, us, ip6->src_addr, us,
 				     ND_NA_FLAG_SOLICITED | ND_NA_FLAG_OVERRIDE);
 		}
 		if (r != NULL)
@@ -455,10 +463,12 @@ eng_neigh_solicit(struct srnic_engine *eng, const uint8_t *ip)
 		eng_stat(eng, SRNIC_STAT_NEIGH_SOLICIT_LIMITED, 1);
 		return;
 	}
-	if (dev->ip_ver == 4) {
+	if (srnic_neigh_key_v4(ip)) {
 		struct rte_ether_hdr *eth;
 		struct rte_arp_hdr *arp;
 
+		if (dev->ip_ver != 4)
+			return; /* no IPv4 address to ask from (no route takes one) */
 		m = rte_pktmbuf_alloc(dev->pool);
 		if (m == NULL)
 			return;
@@ -479,15 +489,19 @@ eng_neigh_solicit(struct srnic_engine *eng, const uint8_t *ip)
 		arp->arp_data.arp_sha = dev->mac;
 		memcpy(&arp->arp_data.arp_sip, dev->ip, 4);
 		memset(&arp->arp_data.arp_tha, 0, RTE_ETHER_ADDR_LEN);
-		memcpy(&arp->arp_data.arp_tip, ip, 4);
+		memcpy(&arp->arp_data.arp_tip, ip + 12, 4);
 		neigh_tx(eng, m, SRNIC_STAT_TX_ARP);
 	} else {
 		/* Solicited-node multicast ff02::1:ffXX:XXXX, MAC 33:33:ff:XX:XX:XX. */
 		uint8_t dip[16] = { 0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, ip[13], ip[14],
 				    ip[15] };
 		struct rte_ether_addr dmac = { { 0x33, 0x33, 0xff, ip[13], ip[14], ip[15] } };
+		/* from the address the target would answer: link-local for a
+		 * link-local target or on a device with no global IPv6 */
+		bool ll = (ip[0] == 0xfe && (ip[1] & 0xc0) == 0x80) || dev->ip_ver != 6;
+		const uint8_t *src = dev->gid[ll ? SRNIC_GID_INDEX_LL : SRNIC_GID_INDEX_IP].raw;
 
-		m = nd_build(eng, ND_NS, &dmac, dip, ip, 0);
+		m = nd_build(eng, ND_NS, &dmac, src, dip, ip, 0);
 		if (m != NULL)
 			neigh_tx(eng, m, SRNIC_STAT_TX_ND);
 	}

@@ -18,11 +18,16 @@ srnic_gid_is_multicast(const union ibv_gid *g, bool v4)
 	return g->raw[0] == 0xFF;
 }
 
-/* Bytes of an address of the device's IP version. */
-static inline size_t
-srnic_neigh_ip_len(const struct srnic_dev *dev)
+/* The table's key of a route's destination: its address as a GID (IPv4
+ * as ::ffff:a.b.c.d), so that one table holds both families (an IPv4
+ * device talks IPv6 from its link-local GID too). */
+static inline void
+srnic_neigh_key(uint8_t ip_ver, const uint8_t *ip, union ibv_gid *key)
 {
-	return dev->ip_ver == 4 ? 4 : 16;
+	if (ip_ver == 4)
+		srnic_gid_from_ipv4(key, ip);
+	else
+		memcpy(key->raw, ip, 16);
 }
 
 /* Where a neighbour's MAC comes from: what may be learned. */
@@ -31,6 +36,17 @@ enum srnic_neigh_src {
 	SRNIC_NEIGH_SRC_ASKED_US,   /* an ARP request / NS for our address */
 	SRNIC_NEIGH_SRC_HEARD,      /* a reply, gratuitous ARP, NA: only for an address we know or want */
 };
+
+/* Whether a key is an IPv4 address (::ffff:0:0/96). */
+static inline bool
+srnic_neigh_key_v4(const uint8_t *key)
+{
+	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return memcmp(key, pfx, sizeof(pfx)) == 0;
+}
+
+/* Every ip below is a key: 16 bytes, an address as a GID (srnic_neigh_key()). */
 
 /* The MAC of ip if known (a QP's lookup: the entry becomes live), ours for our own
  * address (in-device loopback); -ENOENT. */

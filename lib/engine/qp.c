@@ -135,14 +135,16 @@ eng_qp_flush(struct srnic_engine *eng, struct srnic_qp *qp)
 void
 eng_qp_resolve(struct srnic_engine *eng, struct srnic_qp *qp)
 {
+	union ibv_gid key;
 	uint64_t now;
 
-	if (srnic_neigh_lookup(eng->dev, qp->route.dst_ip, &qp->route.dst_mac) == 0) {
+	srnic_neigh_key(qp->route.ip_ver, qp->route.dst_ip, &key);
+	if (srnic_neigh_lookup(eng->dev, key.raw, &qp->route.dst_mac) == 0) {
 		srnic_hdr_tmpl_build(&qp->tmpl, &qp->route, qp->dest_qpn);
 		qp->route_ok = 1;
 		return;
 	}
-	srnic_neigh_want(eng->dev, qp->route.dst_ip); /* the reply is learned */
+	srnic_neigh_want(eng->dev, key.raw); /* the reply is learned */
 	if (!qp->arp_waiting && eng->nb_arp_wait < SRNIC_ARP_WAIT_MAX) {
 		qp->arp_waiting = 1;
 		eng->arp_wait[eng->nb_arp_wait++] = qp;
@@ -150,7 +152,7 @@ eng_qp_resolve(struct srnic_engine *eng, struct srnic_qp *qp)
 	now = eng->now;
 	if (now >= qp->arp_next_tsc) {
 		qp->arp_next_tsc = now + rte_get_timer_hz() / 1000 * SRNIC_ARP_RETRY_MS;
-		eng_neigh_solicit(eng, qp->route.dst_ip);
+		eng_neigh_solicit(eng, key.raw);
 	}
 	eng_timer_arm(eng, qp, qp->arp_next_tsc);
 }
@@ -166,10 +168,13 @@ void
 eng_route_refresh(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	struct rte_ether_addr mac;
+	union ibv_gid key;
 	bool is_static;
 
-	if (qp->route_dmac ||
-	    srnic_neigh_peek(eng->dev, qp->route.dst_ip, &mac, &is_static) != 0 || is_static)
+	if (qp->route_dmac)
+		return;
+	srnic_neigh_key(qp->route.ip_ver, qp->route.dst_ip, &key);
+	if (srnic_neigh_peek(eng->dev, key.raw, &mac, &is_static) != 0 || is_static)
 		return;
 	if (!rte_is_same_ether_addr(&mac, &qp->route.dst_mac)) {
 		qp->route.dst_mac = mac;
@@ -177,5 +182,5 @@ eng_route_refresh(struct srnic_engine *eng, struct srnic_qp *qp)
 		eng_stat(eng, SRNIC_STAT_NEIGH_MAC_MOVED, 1);
 		return;
 	}
-	eng_neigh_solicit(eng, qp->route.dst_ip);
+	eng_neigh_solicit(eng, key.raw);
 }

@@ -11,16 +11,23 @@
 #include "eng_internal.h"
 #include "neigh.h"
 
+/* IPv6 to any of our GIDs: the device's IPv6 address or, on any device,
+ * its link-local GID 0. */
+static __rte_noinline bool
+pkt_is_for_us6(const struct srnic_dev *dev, const uint8_t *dst)
+{
+	return srnic_dev_gid_find(dev, dst) >= 0;
+}
+
 static bool
 pkt_is_for_us(const struct srnic_dev *dev, const struct srnic_pkt *p)
 {
 	const uint8_t *f = rte_pktmbuf_mtod(p->mbuf, const uint8_t *);
 
-	if (p->ip_ver != dev->ip_ver)
-		return false;
-	if (p->ip_ver == 4)
-		return memcmp(f + p->l3_off + offsetof(struct rte_ipv4_hdr, dst_addr), dev->ip, 4) == 0;
-	return memcmp(f + p->l3_off + offsetof(struct rte_ipv6_hdr, dst_addr), dev->ip, 16) == 0;
+	if (likely(p->ip_ver == 4))
+		return dev->ip_ver == 4 &&
+		       memcmp(f + p->l3_off + offsetof(struct rte_ipv4_hdr, dst_addr), dev->ip, 4) == 0;
+	return pkt_is_for_us6(dev, f + p->l3_off + offsetof(struct rte_ipv6_hdr, dst_addr));
 }
 
 /* The peer's address must be the one the QP is connected to (read from
@@ -31,6 +38,9 @@ pkt_from_peer(const struct srnic_qp *qp, const struct srnic_pkt *p)
 	const uint8_t *f = rte_pktmbuf_mtod(p->mbuf, const uint8_t *);
 	const uint8_t *peer = qp->tmpl.bytes + qp->tmpl.l2_len;
 
+	/* of the family the QP's source GID talks */
+	if (unlikely(p->ip_ver != qp->tmpl.ip_ver))
+		return false;
 	if (p->ip_ver == 4)
 		return memcmp(f + p->l3_off + offsetof(struct rte_ipv4_hdr, src_addr),
 			      peer + offsetof(struct rte_ipv4_hdr, dst_addr), 4) == 0;

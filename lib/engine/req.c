@@ -163,21 +163,21 @@ req_local_op(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w
 }
 
 /* The destination of a UD WQE into a packet started from the QP's
- * template (our MAC, address and UDP port; theirs zero). */
+ * template t of its source GID (our MAC, address and UDP port; theirs zero). */
 static void
-ud_set_dest(const struct srnic_qp *qp, struct rte_mbuf *m, uint8_t *bth,
+ud_set_dest(const struct srnic_hdr_tmpl *t, struct rte_mbuf *m, uint8_t *bth,
 	    const struct srnic_ud_dest *d)
 {
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
-	uint8_t *l3 = f + qp->tmpl.l2_len;
+	uint8_t *l3 = f + t->l2_len;
 
 	memcpy(f, &d->mac, RTE_ETHER_ADDR_LEN);
-	if (qp->tmpl.ip_ver == 4) {
+	if (t->ip_ver == 4) {
 		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)l3;
 
 		ip->type_of_service = d->tclass;
 		ip->time_to_live = d->ttl;
-		memcpy(&ip->dst_addr, d->ip, 4);
+		memcpy(&ip->dst_addr, d->ip + 12, 4); /* ::ffff:a.b.c.d */
 	} else {
 		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)l3;
 
@@ -226,6 +226,7 @@ req_build_ud(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w
 	bool imm = w->opcode == IBV_WR_SEND_WITH_IMM;
 	uint8_t op = imm ? SRNIC_OP_UD_SEND_ONLY_IMM : SRNIC_OP_UD_SEND_ONLY;
 	const struct srnic_opcode_info *oi = srnic_opcode_info(op);
+	const struct srnic_hdr_tmpl *t;
 	struct rte_mbuf *m;
 	uint8_t *bth, *deth;
 	int rc;
@@ -249,10 +250,12 @@ req_build_ud(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w
 			return 0;
 		}
 	}
-	m = eng_pkt_new(eng, qp, op, psn, &bth);
+	t = likely(w->ud.sgid_index == SRNIC_GID_INDEX_IP) ? &qp->tmpl
+							    : &qp->ud_tmpl[w->ud.sgid_index];
+	m = eng_pkt_new_tmpl(eng, qp, t, op, psn, &bth);
 	if (m == NULL)
 		return -1;
-	ud_set_dest(qp, m, bth, &w->ud);
+	ud_set_dest(t, m, bth, &w->ud);
 	deth = bth + oi->offset[SRNIC_HDR_DETH];
 	srnic_deth_set_qkey(deth, w->ud.qkey);
 	srnic_deth_set_sqpn(deth, qp->qpn);

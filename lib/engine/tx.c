@@ -11,9 +11,9 @@
 
 #include "eng_internal.h"
 
-struct rte_mbuf *
-eng_pkt_new(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t opcode, uint32_t psn,
-	      uint8_t **bth)
+static inline struct rte_mbuf *
+pkt_new(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_hdr_tmpl *t,
+	uint8_t opcode, uint32_t psn, uint8_t **bth)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(eng->dev->pool);
 	uint8_t *b;
@@ -22,16 +22,30 @@ eng_pkt_new(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t opcode, uint3
 		eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
 		return NULL;
 	}
-	b = srnic_pkt_init_tmpl(m, &qp->tmpl, opcode, qp->ip_id++);
+	b = srnic_pkt_init_tmpl(m, t, opcode, qp->ip_id++);
 	if (unlikely(b == NULL)) {
 		rte_pktmbuf_free(m);
 		return NULL;
 	}
 	srnic_bth_set_psn(b, psn);
-	if (qp->tmpl.ip_ver == 4)
+	if (t->ip_ver == 4)
 		m->ol_flags |= eng->tx_ol_ipv4; /* the NIC's IPv4 checksum, if offered */
 	*bth = b;
 	return m;
+}
+
+struct rte_mbuf *
+eng_pkt_new(struct srnic_engine *eng, struct srnic_qp *qp, uint8_t opcode, uint32_t psn,
+	      uint8_t **bth)
+{
+	return pkt_new(eng, qp, &qp->tmpl, opcode, psn, bth);
+}
+
+struct rte_mbuf *
+eng_pkt_new_tmpl(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_hdr_tmpl *t,
+		 uint8_t opcode, uint32_t psn, uint8_t **bth)
+{
+	return pkt_new(eng, qp, t, opcode, psn, bth);
 }
 
 /* One zero-copy segment over [va, va + len) of mr at iova, chained to m. */
@@ -242,8 +256,8 @@ eng_frame_is_ours(const struct srnic_engine *eng, const struct rte_mbuf *m)
 	if ((l3[0] >> 4) == 4)
 		return dev->ip_ver == 4 &&
 		       memcmp(l3 + offsetof(struct rte_ipv4_hdr, dst_addr), dev->ip, 4) == 0;
-	return dev->ip_ver == 6 &&
-	       memcmp(l3 + offsetof(struct rte_ipv6_hdr, dst_addr), dev->ip, 16) == 0;
+	/* IPv6: any of our GIDs (the link-local one on any device) */
+	return srnic_dev_gid_find(dev, l3 + offsetof(struct rte_ipv6_hdr, dst_addr)) >= 0;
 }
 
 /* In-device loopback, as rxe_loopback(): a RoCEv2 frame to our own MAC and

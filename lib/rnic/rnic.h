@@ -170,8 +170,9 @@ struct srnic_ud_dest {
 	uint8_t ttl;                /* IPv4 TTL / IPv6 hop limit */
 	uint8_t tclass;
 	uint8_t mac_ok;             /* mac known at post time, else looked up at send */
+	uint8_t sgid_index;         /* the source: the UD QP's template of that GID */
 	struct rte_ether_addr mac;
-	uint8_t ip[16];             /* IPv4 in the first 4 bytes */
+	uint8_t ip[16];             /* the dgid: IPv4 as ::ffff:a.b.c.d */
 	uint64_t resolve_by;        /* engine: timer cycles to wait for mac until (0: not yet) */
 };
 
@@ -468,6 +469,7 @@ struct srnic_qp {
 	uint32_t rq_psn_init;
 	uint64_t arp_next_tsc;
 	union ibv_gid dgid;
+	uint8_t sgid_index;             /* the AV's source GID */
 	uint32_t av_flow_label;         /* the AV's; 0: derived from the QPNs */
 	uint8_t av_hop_limit;           /* the AV's; 0: SRNIC_IP_TTL */
 	struct srnic_route route;
@@ -486,6 +488,9 @@ struct srnic_qp {
 	uint32_t gen;                   /* incarnation (async events) */
 	void *user;                     /* srnic_qp_set_user(): async events carry it */
 	struct srnic_qp_stats stats;    /* engine-written */
+	/* UD: a template per source GID but SRNIC_GID_INDEX_IP's (tmpl), for
+	 * work requests whose AH names another (built once, at create) */
+	struct srnic_hdr_tmpl ud_tmpl[SRNIC_GID_TBL_LEN];
 };
 
 /* srnic_qp_state() for the engine's hot path: inline, no call. */
@@ -672,6 +677,20 @@ struct srnic_dev {
 };
 
 /* ---- helpers shared by control path and engines ---- */
+
+/* The index of the device's GID equal to the 16 bytes at g (an IPv6
+ * address, or an IPv4 one as ::ffff:a.b.c.d), or -1: whether an address is
+ * ours. Off the IPv4 fast path: IPv4 frames compare dev->ip. */
+static inline int
+srnic_dev_gid_find(const struct srnic_dev *dev, const uint8_t *g)
+{
+	int i;
+
+	for (i = 0; i < SRNIC_GID_TBL_LEN; i++)
+		if (memcmp(dev->gid[i].raw, g, 16) == 0)
+			return i;
+	return -1;
+}
 
 static inline struct srnic_qp *
 srnic_dev_qp(const struct srnic_dev *dev, uint32_t qpn)

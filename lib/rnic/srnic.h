@@ -106,9 +106,9 @@ srnic_gid_is_v4mapped(const union ibv_gid *gid)
 #define SRNIC_MAX_RD_ATOMIC 16     /**< max_rd_atomic / max_dest_rd_atomic */
 #define SRNIC_MAX_MSG_SIZE (1u << 31) /**< bytes per message */
 #define SRNIC_MAX_ENGINES_PER_DEV 16 /**< RX/TX queue pairs used on one port */
-#define SRNIC_GID_TBL_LEN 2        /**< 0: link-local from MAC, 1: IP-based RoCEv2 */
-#define SRNIC_GID_INDEX_LL 0       /**< fe80:: from the MAC: listed, no source (srnic_modify_qp) */
-#define SRNIC_GID_INDEX_IP 1       /**< the device's address: the one sgid_index a QP takes */
+#define SRNIC_GID_TBL_LEN 2        /**< 0: link-local from MAC, 1: IP-based; each RoCEv2 */
+#define SRNIC_GID_INDEX_LL 0       /**< fe80:: from the MAC: RoCEv2 over IPv6 link-local, as rxe */
+#define SRNIC_GID_INDEX_IP 1       /**< the device's address (IPv4-mapped or IPv6) */
 #define SRNIC_GRH_LEN 40           /**< the GRH area at the front of every UD receive buffer */
 /**
  * A UD receive CQE's ibv_wc.sl: the received packet's type, where mlx5 puts
@@ -237,7 +237,7 @@ uint16_t srnic_dev_nb_engines(const struct srnic_dev *dev);
  * that asked for ours, refreshes them from replies and gratuitous ARP (a QP
  * takes a moved MAC at its next retry timeout, which also asks again), and
  * evicts the least recently used entry no QP uses.
- * @return 0; -EINVAL (bad arguments, GID of the other IP version);
+ * @return 0; -EINVAL (bad arguments, an IPv4-mapped GID on an IPv6 device);
  *   -ENOSPC (the table is full of static entries).
  */
 int srnic_dev_add_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
@@ -253,7 +253,7 @@ int srnic_dev_add_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
  * polling the engines, if this thread drives them) until it returns 0 or
  * the caller's own timeout passes. Any thread; no engine need be idle.
  * @return 0 with *mac set; -EAGAIN (asked, not known yet); -EINVAL (NULL
- *   argument, a GID of the other IP version, an unspecified, broadcast or
+ *   argument, an IPv4-mapped GID on an IPv6 device, an unspecified, broadcast or
  *   multicast address); -ENOSPC (the table is full of static entries, so
  *   no reply could be learned).
  */
@@ -537,10 +537,10 @@ uint32_t srnic_qp_num(const struct srnic_qp *qp);
  * IBV_QP_MAX_DEST_RD_ATOMIC, IBV_QP_MIN_RNR_TIMER. RTS needs IBV_QP_SQ_PSN,
  * IBV_QP_TIMEOUT, IBV_QP_RETRY_CNT, IBV_QP_RNR_RETRY, IBV_QP_MAX_QP_RD_ATOMIC.
  * The peer's MAC comes from a static neighbour or ARP/ND; set dmac to skip it.
- * The AV's grh.sgid_index must be SRNIC_GID_INDEX_IP: srnic sends and
- * receives on its one configured address only, so the link-local GID 0 it
- * lists (as rxe does) is refused with -EINVAL rather than accepted and
- * ignored (perftest needs -x 1; rdma_cm picks the IP's GID by itself).
+ * The AV's grh.sgid_index names the source: any GID of the table, each a
+ * RoCEv2 address (SRNIC_GID_INDEX_LL: IPv6 from the link-local fe80:: of
+ * the MAC, whatever the device's own address; SRNIC_GID_INDEX_IP: that
+ * address), of the dgid's family (IPv4-mapped or not), else -EINVAL.
  * grh.hop_limit is the IPv4 TTL / IPv6 hop limit (0: 64, SRNIC_IP_TTL);
  * grh.flow_label the IPv6 flow label and the UDP source port's entropy; 0
  * means the one Linux derives from the two QPNs (rdma_calc_flow_label()).
@@ -608,8 +608,9 @@ int srnic_qp_get_stats(const struct srnic_qp *qp, struct srnic_qp_stats *st);
 
 /**
  * An address handle for UD work requests (ibv_create_ah()). RoCE needs the
- * GRH: is_global 1, grh.dgid the peer's GID (of the device's IP version,
- * unicast), grh.sgid_index SRNIC_GID_INDEX_IP; port_num 1. grh.hop_limit
+ * GRH: is_global 1, grh.dgid the peer's GID (IPv4-mapped or IPv6,
+ * unicast), grh.sgid_index any GID of the table of the dgid's family (the
+ * source: IPv4 or IPv6, link-local GID 0 too); port_num 1. grh.hop_limit
  * (0: SRNIC_IP_TTL), traffic_class and (IPv6) flow_label go into the
  * packets as given. The peer's MAC comes from the neighbour table (a
  * static entry, or ARP/ND: a send to an address not yet resolved asks for
@@ -641,8 +642,8 @@ int srnic_query_ah(const struct srnic_ah *ah, struct ibv_ah_attr *attr);
  * Fill attr for a reply to the sender of a UD receive completion wc (what
  * ibv_init_ah_from_wc() needs): grh is the receive buffer's first
  * SRNIC_GRH_LEN bytes. dgid is the sender's address as a GID (IPv4:
- * ::ffff:a.b.c.d), sgid_index SRNIC_GID_INDEX_IP (the packet must have been
- * sent to the device's address), hop_limit 0xFF and traffic_class /
+ * ::ffff:a.b.c.d), sgid_index the GID the packet was sent to (one of the
+ * device's), hop_limit 0xFF and traffic_class /
  * flow_label from the header, as the kernel's ib_init_ah_attr_from_wc()
  * does; sl from wc, port_num 1. 0, or -EINVAL (no IBV_WC_GRH in wc, a GRH
  * area that holds neither header, not sent to us).

@@ -364,6 +364,8 @@ setup(void **state)
 		S[i].reject_in_handler = false;
 		S[i].block_in_handler = false;
 		S[i].enomem_reqs = 0;
+		/* the device's address (a case may take another GID) */
+		assert_int_equal(srnic_dev_gid(S[i].dev, SRNIC_GID_INDEX_IP, &S[i].gid), 0);
 		S[i].cm = srnic_cm_create(S[i].dev, S[i].eng);
 		if (S[i].cm == NULL) {
 			fprintf(stderr, "srnic_cm_create: %s\n", rte_strerror(rte_errno));
@@ -833,6 +835,42 @@ test_connect(void **state)
 	destroy_id(l);
 	assert_int_equal(stat(0, "rx_unknown_comm_id"), 0);
 	assert_int_equal(stat(1, "rx_bad_state"), 0);
+}
+
+/* A connection over GID 0 (fe80:: of each MAC, RoCEv2 over IPv6
+ * link-local): A's REQ names its link-local GID and B's, goes over QP1
+ * from GID 0 (the MACs by neighbour discovery), B's REQ_RECEIVED path has
+ * the two link-local GIDs, both QPs get AVs from GID 0 to the other's,
+ * and a SEND and a READ between them land byte for byte. */
+static void
+test_connect_link_local(void **state)
+{
+	struct srnic_cm_id *l;
+	struct ibv_qp_attr a;
+	struct srnic_qp_init_attr ia;
+	struct conn c;
+	int i, mask;
+
+	(void)state;
+	for (i = 0; i < 2; i++) { /* setup() gives each case GID 1 again */
+		assert_int_equal(srnic_dev_gid(S[i].dev, SRNIC_GID_INDEX_LL, &S[i].gid), 0);
+		assert_int_equal(S[i].gid.raw[0], 0xfe);
+	}
+	l = listen_on(1, SID);
+	conn_make(&c, l, 0); /* checks the REQ's path: B's GID and A's, as sent */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	assert_int_equal(srnic_cm_init_qp_attr(c.b, &a, &mask), 0);
+	assert_int_equal(a.ah_attr.grh.sgid_index, SRNIC_GID_INDEX_LL);
+	assert_memory_equal(a.ah_attr.grh.dgid.raw, S[0].gid.raw, 16);
+	assert_int_equal(srnic_query_qp(c.qa.qp, &a, IBV_QP_AV, &ia), 0);
+	assert_int_equal(a.ah_attr.grh.sgid_index, SRNIC_GID_INDEX_LL);
+	assert_memory_equal(a.ah_attr.grh.dgid.raw, S[1].gid.raw, 16);
+	conn_data(&c);
+	assert_true(srnic_dev_stat(S[0].dev, "rx_nd") > 0);
+	conn_disconnect(&c, 0);
+	conn_free(&c);
+	destroy_id(l);
 }
 
 static void
@@ -2132,6 +2170,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_golden, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connect_link_local, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rej_no_listener, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rej_bad_mtu, setup, teardown),
 		cmocka_unit_test(test_log_type),

@@ -201,10 +201,11 @@ test_solicited_write_imm(void **state)
 	assert_true(srnic_cq_solicited(E->cq[1], 2));
 }
 
-/* Connect side's QP to the other with the GRH fields given. */
+/* Connect side's QP to the other with the GRH fields given: from our GID
+ * sgid_index to the peer's GID dgid_index. */
 static int
-connect_grh(int side, uint8_t sgid_index, uint8_t hop_limit, uint32_t flow_label,
-	    uint8_t tclass)
+connect_gids(int side, uint8_t sgid_index, int dgid_index, uint8_t hop_limit, uint32_t flow_label,
+	     uint8_t tclass)
 {
 	struct ibv_qp_attr a;
 	int rc;
@@ -230,8 +231,7 @@ connect_grh(int side, uint8_t sgid_index, uint8_t hop_limit, uint32_t flow_label
 	a.ah_attr.grh.hop_limit = hop_limit;
 	a.ah_attr.grh.flow_label = flow_label;
 	a.ah_attr.grh.traffic_class = tclass;
-	assert_int_equal(srnic_dev_gid(E->p.dev[1 - side], SRNIC_GID_INDEX_IP, &a.ah_attr.grh.dgid),
-			 0);
+	assert_int_equal(srnic_dev_gid(E->p.dev[1 - side], dgid_index, &a.ah_attr.grh.dgid), 0);
 	rc = srnic_modify_qp(E->qp[side], &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 						  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 						  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
@@ -249,6 +249,36 @@ connect_grh(int side, uint8_t sgid_index, uint8_t hop_limit, uint32_t flow_label
 						  IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
+static int
+connect_grh(int side, uint8_t sgid_index, uint8_t hop_limit, uint32_t flow_label,
+	    uint8_t tclass)
+{
+	return connect_gids(side, sgid_index, SRNIC_GID_INDEX_IP, hop_limit, flow_label, tclass);
+}
+
+/* Both QPs connected from their GID gid to the other's, A's AV with hop
+ * limit 7, flow label 0x12345 and traffic class 0xa0, B's zeroed; A's
+ * 3000-B WRITE and 1000-B READ complete, their bytes checked. */
+static void
+write_read(struct e2e_bufs *b, uint8_t gid)
+{
+	e2e_qps_renew(&(struct e2e_conf){ .no_connect = true });
+	assert_int_equal(connect_gids(0, gid, gid, 7, 0x12345, 0xa0), 0);
+	assert_int_equal(connect_gids(1, gid, gid, 0, 0, 0), 0);
+	e2e_bufs_new(b, LEN, IBV_ACCESS_LOCAL_WRITE);
+	e2e_bufs_fill(b, 3, 4);
+	e2e_reset();
+	e2e_bufs_post(b, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 3000, 0, IBV_SEND_SIGNALED);
+	e2e_bufs_post(b, E->qp[0], IBV_WR_RDMA_READ, 2, 3000, 1000, 3000, IBV_SEND_SIGNALED);
+	assert_int_equal(e2e_wait_wc(0, 2)->status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[0][0].status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[0][0].wr_id, 1);
+	assert_int_equal(E->wc[0][1].wr_id, 2);
+	assert_memory_equal(b->r, b->l, 3000);
+	assert_memory_equal(b->l + 3000, b->r + 3000, 1000);
+	e2e_settle(4);
+}
+
 /* A's AV: hop limit 7, flow label 0x12345, DSCP 0x28: A's frames carry TTL
  * 7, that TOS and the port of that flow label. B's AV is zeroed: TTL 64
  * and the port of the QPNs' flow label, as rxe and the golden captures. A
@@ -261,16 +291,7 @@ test_hop_limit_flow_label(void **state)
 	uint32_t i, na = 0, nb = 0;
 
 	RTE_SET_USED(state);
-	e2e_qps_renew(&(struct e2e_conf){ .no_connect = true });
-	assert_int_equal(connect_grh(0, SRNIC_GID_INDEX_IP, 7, 0x12345, 0xa0), 0);
-	assert_int_equal(connect_grh(1, SRNIC_GID_INDEX_IP, 0, 0, 0), 0);
-	e2e_bufs_new(&b, LEN, IBV_ACCESS_LOCAL_WRITE);
-	e2e_bufs_fill(&b, 3, 4);
-	e2e_reset();
-	e2e_bufs_post(&b, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 3000, 0, IBV_SEND_SIGNALED);
-	e2e_bufs_post(&b, E->qp[0], IBV_WR_RDMA_READ, 2, 0, 2500, 0, IBV_SEND_SIGNALED);
-	assert_int_equal(e2e_wait_wc(0, 2)->status, IBV_WC_SUCCESS);
-	e2e_settle(4);
+	write_read(&b, SRNIC_GID_INDEX_IP);
 	for (i = 0; i < E->npkts; i++) {
 		const struct e2e_pkt *k = &E->pkts[i];
 		const uint8_t *ip = k->data + k->l3_off;
@@ -296,8 +317,8 @@ test_hop_limit_flow_label(void **state)
 	assert_int_equal(qa.ah_attr.grh.sgid_index, SRNIC_GID_INDEX_IP);
 }
 
-/* GID 0 (fe80:: from the MAC) is listed but is no source srnic sends
- * from: an AV naming it is refused, not silently sent from the IP. */
+/* An AV's source GID must be of its destination's family: GID 0 (fe80::
+ * from the MAC) with an IPv4 peer is refused, as an index past the table. */
 static void
 test_sgid_index(void **state)
 {
@@ -312,6 +333,58 @@ test_sgid_index(void **state)
 	assert_int_equal(srnic_qp_state(E->qp[0]), IBV_QPS_INIT);
 	assert_int_equal(connect_grh(0, SRNIC_GID_TBL_LEN, 64, 0, 0), -EINVAL);
 	assert_int_equal(srnic_qp_state(E->qp[0]), IBV_QPS_INIT);
+	assert_int_equal(connect_gids(0, SRNIC_GID_INDEX_IP, SRNIC_GID_INDEX_LL, 64, 0, 0), -EINVAL);
+	assert_int_equal(srnic_qp_state(E->qp[0]), IBV_QPS_INIT);
+}
+
+/* RC from GID 0 on IPv4 devices, as rdma-core's tests and libfabric take
+ * it by default: RoCEv2 over IPv6 link-local, the peer's MAC found by
+ * neighbour discovery over the ring (no static entry for fe80::). A 3000-B
+ * WRITE and a 1000-B READ land byte for byte; every transport frame of
+ * either side is IPv6 from its link-local GID to the other's, A's with
+ * the AV's hop limit 7, traffic class 0xa0 and flow label 0x12345 in the
+ * header; the QP's AV reads back sgid_index 0. */
+static void
+test_sgid_link_local(void **state)
+{
+	union ibv_gid ll[2];
+	struct e2e_bufs b;
+	struct ibv_qp_attr qa;
+	uint32_t i, na = 0, nb = 0, nd = 0;
+
+	RTE_SET_USED(state);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(srnic_dev_gid(E->p.dev[i], SRNIC_GID_INDEX_LL, &ll[i]), 0);
+	write_read(&b, SRNIC_GID_INDEX_LL);
+	for (i = 0; i < E->npkts; i++) {
+		const struct e2e_pkt *k = &E->pkts[i];
+		const uint8_t *ip = k->data + k->l3_off;
+		uint32_t vtc;
+
+		if (k->parse_rc != SRNIC_PARSE_OK) {
+			nd++; /* ARP or ND: not RoCE */
+			continue;
+		}
+		assert_int_equal(ip[0] >> 4, 6);
+		vtc = (uint32_t)ip[0] << 24 | (uint32_t)ip[1] << 16 | (uint32_t)ip[2] << 8 | ip[3];
+		assert_memory_equal(ip + 8, ll[k->side].raw, 16);      /* source */
+		assert_memory_equal(ip + 24, ll[1 - k->side].raw, 16); /* destination */
+		if (k->side == 0) {
+			assert_int_equal(ip[7], 7);                     /* hop limit */
+			assert_int_equal((vtc >> 20) & 0xff, 0xa0);     /* traffic class */
+			assert_int_equal(vtc & 0xfffff, 0x12345);       /* flow label */
+			assert_int_equal(k->udp_sport, ref_sport(0x12345));
+			na++;
+		} else {
+			assert_int_equal(ip[7], 64);
+			nb++;
+		}
+	}
+	assert_true(na >= 4 && nb >= 2);
+	assert_true(nd >= 2); /* B's solicitation for A's fe80:: and A's advertisement, at least */
+	assert_int_equal(srnic_query_qp(E->qp[0], &qa, IBV_QP_AV, NULL), 0);
+	assert_int_equal(qa.ah_attr.grh.sgid_index, SRNIC_GID_INDEX_LL);
+	assert_memory_equal(qa.ah_attr.grh.dgid.raw, ll[1].raw, 16);
 }
 
 static int
@@ -332,6 +405,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_solicited_write_imm, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_hop_limit_flow_label, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_sgid_index, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_sgid_link_local, e2e_setup, e2e_teardown),
 	};
 
 	return cmocka_run_group_tests_name("e2e_rc_wirechecks", tests, group_setup,

@@ -38,8 +38,9 @@ stat1(int side, const char *name)
 	return srnic_dev_stat(E->p.dev[side], name);
 }
 
+/* side's UC QP to the other's, from our GID gid to the peer's GID gid. */
 static void
-uc_connect(int side, uint32_t sq_psn, uint32_t rq_psn)
+uc_connect_gid(int side, uint32_t sq_psn, uint32_t rq_psn, uint8_t gid)
 {
 	struct ibv_qp_attr a;
 
@@ -56,9 +57,8 @@ uc_connect(int side, uint32_t sq_psn, uint32_t rq_psn)
 	a.rq_psn = rq_psn;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.sgid_index = SRNIC_GID_INDEX_IP;
-	assert_int_equal(srnic_dev_gid(E->p.dev[1 - side], SRNIC_GID_INDEX_IP,
-				       &a.ah_attr.grh.dgid), 0);
+	a.ah_attr.grh.sgid_index = gid;
+	assert_int_equal(srnic_dev_gid(E->p.dev[1 - side], gid, &a.ah_attr.grh.dgid), 0);
 	assert_int_equal(srnic_modify_qp(E->qp[side], &a, IBV_QP_STATE | IBV_QP_AV |
 							  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 							  IBV_QP_RQ_PSN), 0);
@@ -66,6 +66,12 @@ uc_connect(int side, uint32_t sq_psn, uint32_t rq_psn)
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = sq_psn;
 	assert_int_equal(srnic_modify_qp(E->qp[side], &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+}
+
+static void
+uc_connect(int side, uint32_t sq_psn, uint32_t rq_psn)
+{
+	uc_connect_gid(side, sq_psn, rq_psn, SRNIC_GID_INDEX_IP);
 }
 
 static int
@@ -314,6 +320,63 @@ test_uc_recv_too_small(void **state)
 	assert_int_equal(srnic_qp_state(E->qp[1]), IBV_QPS_RTS);
 }
 
+/* UC from GID 0 of IPv4 devices (RoCEv2 over IPv6 link-local, the MACs
+ * by neighbour discovery): a 3000-B SEND and a 2500-B WRITE with
+ * immediate land byte for byte with their CQEs; every RoCE frame is IPv6
+ * from A's fe80:: to B's, B sends none (no ACK). */
+static void
+test_uc_link_local(void **state)
+{
+	union ibv_gid ll[2];
+	struct e2e_bufs b;
+	uint32_t idx[64], n, i, roce = 0;
+
+	RTE_SET_USED(state);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(srnic_dev_gid(E->p.dev[i], SRNIC_GID_INDEX_LL, &ll[i]), 0);
+	e2e_qps_renew(&(struct e2e_conf){ .qp_type = IBV_QPT_UC, .no_connect = true,
+					  .mtu = IBV_MTU_1024 });
+	E->pmtu = PMTU;
+	uc_connect_gid(0, 100, 200, SRNIC_GID_INDEX_LL);
+	uc_connect_gid(1, 200, 100, SRNIC_GID_INDEX_LL);
+	e2e_bufs_new(&b, 16384, IBV_ACCESS_LOCAL_WRITE);
+	e2e_bufs_fill(&b, 7, 8);
+	e2e_reset();
+	e2e_bufs_recv(&b, E->qp[1], 10, 0, 4096);
+	e2e_bufs_recv(&b, E->qp[1], 11, 4096, 4096);
+	e2e_bufs_post(&b, E->qp[0], IBV_WR_SEND, 1, 0, MSG, 0, IBV_SEND_SIGNALED);
+	post_imm(&b, IBV_WR_RDMA_WRITE_WITH_IMM, 2, 8000, 2500, 5000);
+	E2E_RUN_UNTIL(E->nwc[0] == 2 && E->nwc[1] == 2);
+	e2e_settle(4);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(E->wc[0][i].status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[1][0].status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[1][0].wr_id, 10);
+	assert_int_equal(E->wc[1][0].byte_len, MSG);
+	assert_memory_equal(b.v, b.l, MSG);
+	assert_int_equal(E->wc[1][1].status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[1][1].wr_id, 11);
+	assert_int_equal(E->wc[1][1].opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	assert_int_equal(E->wc[1][1].imm_data, rte_cpu_to_be_32(2));
+	assert_memory_equal(b.r + 5000, b.l + 8000, 2500);
+	for (i = 0; i < E->npkts; i++) {
+		const struct e2e_pkt *k = &E->pkts[i];
+		const uint8_t *ip = k->data + k->l3_off;
+
+		if (k->parse_rc != SRNIC_PARSE_OK)
+			continue; /* neighbour discovery */
+		assert_int_equal(k->side, 0);
+		assert_int_equal(ip[0] >> 4, 6);
+		assert_memory_equal(ip + 8, ll[0].raw, 16);
+		assert_memory_equal(ip + 24, ll[1].raw, 16);
+		roce++;
+	}
+	assert_int_equal(roce, 6); /* SEND 3 packets, WRITE 3 */
+	n = e2e_pkts_from(1, idx, RTE_DIM(idx));
+	for (i = 0; i < n; i++)
+		assert_int_not_equal(E->pkts[idx[i]].parse_rc, SRNIC_PARSE_OK);
+}
+
 int
 main(void)
 {
@@ -323,6 +386,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_uc_lost_write_middle, uc_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_uc_errors, uc_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_uc_recv_too_small, uc_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_uc_link_local, uc_setup, e2e_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, e2e_group_setup, e2e_group_teardown);

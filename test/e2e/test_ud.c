@@ -431,7 +431,7 @@ test_ud_ah(void **state)
 	assert_int_equal(rte_errno, EINVAL);
 	got = a;
 	memset(got.grh.dgid.raw, 0, 16);
-	got.grh.dgid.raw[0] = 0xfe; /* IPv6 on an IPv4 device */
+	got.grh.dgid.raw[0] = 0xfe; /* IPv6 from the IPv4 GID */
 	got.grh.dgid.raw[1] = 0x80;
 	assert_null(srnic_create_ah(pd2, &got));
 	assert_int_equal(rte_errno, EINVAL);
@@ -509,6 +509,122 @@ test_ud_ah(void **state)
 	assert_memory_equal(back + SRNIC_GRH_LEN, src, 200);
 	assert_int_equal(last_from(1)->data[last_from(1)->l3_off + 8], 0xFF); /* TTL of the reply */
 	assert_int_equal(srnic_destroy_ah(reply), 0);
+}
+
+/* The last RoCE frame side sent (ND's are not). */
+static const struct e2e_pkt *
+last_roce_from(int side)
+{
+	uint32_t idx[64], n = e2e_pkts_from(side, idx, RTE_DIM(idx));
+
+	while (n > 0 && E->pkts[idx[n - 1]].parse_rc != SRNIC_PARSE_OK)
+		n--;
+	assert_true(n > 0);
+	return &E->pkts[idx[n - 1]];
+}
+
+/* UD from GID 0 of IPv4 devices: RoCEv2 over IPv6 link-local, the peer's
+ * MAC by neighbour discovery. A's AH (hop limit 9, traffic class 0x48,
+ * flow label 0xabcde) to B's fe80::: the frame is IPv6 between the two
+ * link-local GIDs with those fields, B's receive buffer holds that very
+ * IPv6 header as its GRH and the payload, its CQE says RoCEv2 over IPv6
+ * (sl 0x9, as mlx5); the reply address from the CQE names GID 0 and A's
+ * fe80::, and B's reply along it reaches A the same way. Then the same QP
+ * sends from its IPv4 GID: an IPv4 frame, sl 0xa. */
+static void
+test_ud_link_local(void **state)
+{
+	struct srnic_mr *smr, *rmr, *bmr;
+	uint8_t *src = e2e_buf(0, 4096, IBV_ACCESS_LOCAL_WRITE, &smr);
+	uint8_t *dst = e2e_buf(1, 4096, IBV_ACCESS_LOCAL_WRITE, &rmr);
+	uint8_t *back = e2e_buf(0, 4096, IBV_ACCESS_LOCAL_WRITE, &bmr);
+	uint32_t aqpn = srnic_qp_num(E->qp[0]), bqpn = srnic_qp_num(E->qp[1]);
+	union ibv_gid ll[2];
+	struct ibv_ah_attr a, got;
+	struct srnic_ah *ah, *reply, *ah4;
+	const struct e2e_pkt *k;
+	const uint8_t *ip;
+	uint32_t vtc;
+	int i;
+
+	RTE_SET_USED(state);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(srnic_dev_gid(E->p.dev[i], SRNIC_GID_INDEX_LL, &ll[i]), 0);
+	memset(&a, 0, sizeof(a));
+	a.is_global = 1;
+	a.port_num = 1;
+	a.grh.sgid_index = SRNIC_GID_INDEX_LL;
+	a.grh.dgid = ll[1];
+	a.grh.hop_limit = 9;
+	a.grh.traffic_class = 0x48;
+	a.grh.flow_label = 0xabcde;
+	ah = srnic_create_ah(E->p.pd[0], &a);
+	assert_non_null(ah);
+	fill(src, 4096, 11);
+	ud_recv(E->qp[1], 81, dst, 1024, rmr);
+	assert_int_equal(ud_post(E->qp[0], ah, bqpn, QKEY, IBV_WR_SEND_WITH_IMM, 1, src, 300, smr,
+				 0x5150), 0);
+	E2E_RUN_UNTIL(E->nwc[1] >= 1 && E->nwc[0] >= 1);
+	assert_int_equal(E->wc[0][0].status, IBV_WC_SUCCESS);
+	e2e_settle(2);
+	k = last_roce_from(0);
+	ip = k->data + k->l3_off;
+	vtc = (uint32_t)ip[0] << 24 | (uint32_t)ip[1] << 16 | (uint32_t)ip[2] << 8 | ip[3];
+	assert_int_equal(vtc >> 28, 6);
+	assert_int_equal((vtc >> 20) & 0xff, 0x48);
+	assert_int_equal(vtc & 0xfffff, 0xabcde);
+	assert_int_equal(ip[7], 9);
+	assert_memory_equal(ip + 8, ll[0].raw, 16);
+	assert_memory_equal(ip + 24, ll[1].raw, 16);
+	assert_int_equal(k->opcode, SRNIC_OP_UD_SEND_ONLY_IMM);
+	assert_int_equal(k->dqpn, bqpn);
+	assert_int_equal(srnic_deth_sqpn(e2e_hdr(k, SRNIC_HDR_DETH)), aqpn);
+	assert_true(stat1(1, "rx_nd") + stat1(0, "rx_nd") >= 2); /* B's NA came for A's NS */
+
+	assert_int_equal(E->wc[1][0].status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[1][0].byte_len, SRNIC_GRH_LEN + 300);
+	assert_int_equal(E->wc[1][0].src_qp, aqpn);
+	assert_int_equal(E->wc[1][0].sl, SRNIC_WC_SL_ROCE_UDP | SRNIC_WC_SL_ROCE_IPV6);
+	assert_int_equal(E->wc[1][0].wc_flags, IBV_WC_GRH | IBV_WC_WITH_IMM);
+	assert_int_equal(E->wc[1][0].imm_data, rte_cpu_to_be_32(0x5150));
+	assert_memory_equal(dst, ip, SRNIC_GRH_LEN); /* the GRH area: the IPv6 header */
+	assert_memory_equal(dst + SRNIC_GRH_LEN, src, 300);
+
+	/* the reply: from the GID it was sent to, to the sender's */
+	assert_int_equal(srnic_init_ah_from_wc(E->p.dev[1], &E->wc[1][0], dst, &got), 0);
+	assert_int_equal(got.grh.sgid_index, SRNIC_GID_INDEX_LL);
+	assert_memory_equal(got.grh.dgid.raw, ll[0].raw, 16);
+	assert_int_equal(got.grh.traffic_class, 0x48);
+	assert_int_equal(got.grh.flow_label, 0xabcde);
+	reply = srnic_create_ah_from_wc(E->p.pd[1], &E->wc[1][0], dst);
+	assert_non_null(reply);
+	ud_recv(E->qp[0], 82, back, 1024, bmr);
+	assert_int_equal(ud_post(E->qp[1], reply, aqpn, QKEY, IBV_WR_SEND, 2, dst + SRNIC_GRH_LEN,
+				 300, rmr, 0), 0);
+	E2E_RUN_UNTIL(E->nwc[0] >= 2 && E->nwc[1] >= 2);
+	assert_int_equal(E->wc[0][1].status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[0][1].wr_id, 82);
+	assert_int_equal(E->wc[0][1].src_qp, bqpn);
+	assert_int_equal(E->wc[0][1].sl, SRNIC_WC_SL_ROCE_UDP | SRNIC_WC_SL_ROCE_IPV6);
+	assert_memory_equal(back + SRNIC_GRH_LEN, src, 300);
+	assert_memory_equal(back + 8, ll[1].raw, 16);  /* GRH source: B's fe80:: */
+	assert_memory_equal(back + 24, ll[0].raw, 16); /* destination: A's */
+
+	/* the same QP from its IPv4 GID */
+	ah4 = ah_to_peer(0);
+	ud_recv(E->qp[1], 83, dst + 1024, 1024, rmr);
+	assert_int_equal(ud_post(E->qp[0], ah4, bqpn, QKEY, IBV_WR_SEND, 3, src + 300, 200, smr, 0),
+			 0);
+	E2E_RUN_UNTIL(E->nwc[1] >= 3 && E->nwc[0] >= 3);
+	assert_int_equal(E->wc[1][2].status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[1][2].sl, SRNIC_WC_SL_ROCE_UDP | SRNIC_WC_SL_ROCE_IPV4);
+	assert_memory_equal(dst + 1024 + SRNIC_GRH_LEN, src + 300, 200);
+	e2e_settle(2);
+	k = last_roce_from(0);
+	assert_int_equal(k->data[k->l3_off] >> 4, 4);
+	assert_int_equal(srnic_destroy_ah(ah4), 0);
+	assert_int_equal(srnic_destroy_ah(reply), 0);
+	assert_int_equal(srnic_destroy_ah(ah), 0);
 }
 
 /* Inline data and a gather list of three SGEs in one datagram. */
@@ -914,6 +1030,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_ud_qkey, ud_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_ud_mtu, ud_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_ud_many_to_one, ud_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_ud_link_local, ud_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_ud_ah, ud_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_ud_inline_sgl, ud_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_ud_injected, ud_setup, e2e_teardown),

@@ -9,6 +9,7 @@
  * with no request; bad GIDs are -EINVAL.
  */
 #include <string.h>
+#include <netinet/in.h>
 
 #include <rte_arp.h>
 #include <rte_cycles.h>
@@ -246,17 +247,58 @@ test_resolve_bad(void **state)
 		assert_int_equal(srnic_dev_resolve_neigh(T.dev[0], &g, &mac), -EINVAL);
 		g = gid4(mc4);
 		assert_int_equal(srnic_dev_resolve_neigh(T.dev[0], &g, &mac), -EINVAL);
-		g = gid6(fam6.ip[IP_B]); /* IPv6 on an IPv4 device */
 	} else {
-		g = gid6(zero);
+		g = gid4(fam4.ip[IP_B]); /* IPv4 on an IPv6 device: no address to ask from */
 		assert_int_equal(srnic_dev_resolve_neigh(T.dev[0], &g, &mac), -EINVAL);
-		g = gid6(mc6);
-		assert_int_equal(srnic_dev_resolve_neigh(T.dev[0], &g, &mac), -EINVAL);
-		g = gid4(fam4.ip[IP_B]); /* IPv4 on an IPv6 device */
 	}
+	/* IPv6 on either device (its link-local GID), but not these */
+	g = gid6(zero);
+	assert_int_equal(srnic_dev_resolve_neigh(T.dev[0], &g, &mac), -EINVAL);
+	g = gid6(mc6);
 	assert_int_equal(srnic_dev_resolve_neigh(T.dev[0], &g, &mac), -EINVAL);
 	srnic_engine_poll(eng);
 	assert_int_equal(requests(eng), r0);
+}
+
+/* A resolves B's link-local GID 0 by neighbour discovery on IPv4 and IPv6
+ * devices alike: -EAGAIN, a solicitation from A's fe80:: (the address a
+ * link-local target answers) to B's solicited-node group, B's
+ * advertisement, then B's MAC. */
+static void
+test_resolve_link_local(void **state)
+{
+	struct srnic_engine *eng[2] = { srnic_dev_engine(T.dev[0], 0),
+					srnic_dev_engine(T.dev[1], 0) };
+	union ibv_gid lla, llb;
+	struct rte_ether_addr mac;
+	int64_t nd0 = host_eng_stat(eng[0], "tx_nd"), ndb = host_eng_stat(eng[1], "tx_nd");
+	uint32_t idx[16], n, i;
+	bool seen = false;
+
+	RTE_SET_USED(state);
+	assert_int_equal(srnic_dev_gid(T.dev[0], SRNIC_GID_INDEX_LL, &lla), 0);
+	assert_int_equal(srnic_dev_gid(T.dev[1], SRNIC_GID_INDEX_LL, &llb), 0);
+	host_cap_reset();
+	host_poll_set(eng, 2);
+	assert_int_equal(srnic_dev_resolve_neigh(T.dev[0], &llb, &mac), -EAGAIN);
+	HOST_RUN_UNTIL(srnic_dev_resolve_neigh(T.dev[0], &llb, &mac) == 0);
+	assert_memory_equal(&mac, &mac_b, 6);
+	assert_true(host_eng_stat(eng[0], "tx_nd") > nd0);
+	assert_true(host_eng_stat(eng[1], "tx_nd") > ndb); /* B's advertisement */
+	n = host_cap_find(T.port[1], RTE_ETHER_TYPE_IPV6, idx, RTE_DIM(idx));
+	for (i = 0; i < n; i++) {
+		const uint8_t *f = H_cap->f[idx[i]].data;
+		const uint8_t *ip6 = f + RTE_ETHER_HDR_LEN;
+
+		if (ip6[6] != IPPROTO_ICMPV6 || ip6[40] != 135)
+			continue;
+		assert_memory_equal(ip6 + 8, lla.raw, 16);       /* from A's fe80:: */
+		assert_memory_equal(ip6 + 40 + 8, llb.raw, 16);  /* for B's */
+		assert_int_equal(ip6[24], 0xff);                 /* solicited-node group */
+		assert_memory_equal(ip6 + 24 + 13, llb.raw + 13, 3);
+		seen = true;
+	}
+	assert_true(seen);
 }
 
 int
@@ -266,6 +308,7 @@ main(void)
 		cmocka_unit_test(test_resolve_peer),
 		cmocka_unit_test(test_resolve_static_self_unanswered),
 		cmocka_unit_test(test_resolve_bad),
+		cmocka_unit_test(test_resolve_link_local),
 	};
 	int rc;
 

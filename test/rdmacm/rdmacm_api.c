@@ -373,6 +373,19 @@ server_binds(int port)
 	      "bind [::]:%d with AFONLY beside 0.0.0.0 (errno %d)", port, errno);
 	CHECK(rdma_listen(v4, 4) == 0 && rdma_listen(v6, 4) == 0,
 	      "both listen (errno %d)", errno);
+	/* each shows its bound address in its family, as Linux's */
+	{
+		const struct sockaddr_in6 *l6 = (const void *)rdma_get_local_addr(v6);
+		const struct sockaddr_in *l4 = (const void *)rdma_get_local_addr(v4);
+
+		CHECK(l6->sin6_family == AF_INET6 && IN6_IS_ADDR_UNSPECIFIED(&l6->sin6_addr) &&
+		      l6->sin6_port == htons((uint16_t)port),
+		      "rdma_get_local_addr of the id on [::]:%d: [::]:%d (family %d, port %d)", port,
+		      port, l6->sin6_family, ntohs(l6->sin6_port));
+		CHECK(l4->sin_family == AF_INET && l4->sin_addr.s_addr == INADDR_ANY &&
+		      l4->sin_port == htons((uint16_t)port),
+		      "rdma_get_local_addr of the id on 0.0.0.0:%d: 0.0.0.0:%d", port, port);
+	}
 	errno = 0;
 	CHECK(bind_to(ch, &x, AF_INET, "0.0.0.0", port, -1) == -1 && errno == EADDRNOTAVAIL,
 	      "0.0.0.0:%d again: EADDRNOTAVAIL, as Linux (errno %d)", port, errno);
@@ -392,8 +405,10 @@ server_binds(int port)
 	rdma_destroy_id(v6);
 
 	/* the loopback range binds as any: no device, its address kept */
-	CHECK(bind_to(ch, &x, AF_INET6, "::1", port + 2, -1) == 0 && x->verbs == NULL,
-	      "bind [::1]:%d: as any, no device (errno %d)", port + 2, errno);
+	CHECK(bind_to(ch, &x, AF_INET6, "::1", port + 2, -1) == 0 && x->verbs == NULL &&
+	      rdma_get_local_addr(x)->sa_family == AF_INET6 &&
+	      IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)rdma_get_local_addr(x))->sin6_addr),
+	      "bind [::1]:%d: as any, no device, [::1] kept (errno %d)", port + 2, errno);
 	rdma_destroy_id(x);
 	CHECK(bind_to(ch, &lo, AF_INET, "127.0.0.1", port + 3, -1) == 0 && lo->verbs == NULL &&
 	      ((struct sockaddr_in *)rdma_get_local_addr(lo))->sin_addr.s_addr ==

@@ -14,7 +14,7 @@ timeouts are failure guards only.
 CASE: symbols | devinfo | rc_pingpong | progress_app | ud_pingpong | uc_pingpong | perftest_ud |
 srq_pingpong | api |
 perftest_bw | perftest_lat |
-perftest_opts | af_packet
+perftest_opts | af_packet | gid0
 """
 import argparse
 import os
@@ -132,8 +132,11 @@ class Pair:
         return good
 
 
-def memif_pair(name, server_prog, client_prog, tcp_port, guard=GUARD_S):
+def memif_pair(name, server_prog, client_prog, tcp_port, guard=GUARD_S, macs=None):
     sock, sport, cport = memif_ports(name)
+    if macs:
+        sport += ",mac=" + macs[0]
+        cport += ",mac=" + macs[1]
     p = Pair(name, srnic_run(sport, "10.77.0.1", server_prog),
              srnic_run(cport, "10.77.0.2", client_prog + ["127.0.0.1"]), tcp_port, guard=guard)
     check(not os.path.exists(sock), "%s: memif socket %s left behind" % (name, sock))
@@ -245,6 +248,55 @@ def pingpong(tool, argsets, iters=200):
                   int(c.get("req_msgs", 0)) >= iters and int(c.get("resp_pkts", 0)) >= iters,
                   "SRNIC_STATS=1: %s's counters at exit, req_msgs and resp_pkts >= %d: %r"
                   % (side, iters, c))
+
+
+# ---- GID 0 ----
+
+# Two memif ports of one host share memif's default MAC, so their link-local
+# GIDs (fe80:: of the MAC) would be one address: each side gets its own.
+GID0_MACS = ("02:00:00:00:00:01", "02:00:00:00:00:02")
+GID0_LL = ("fe80::ff:fe00:1", "fe80::ff:fe00:2")
+
+
+def case_gid0():
+    """GID index 0 (fe80:: of the MAC, RoCEv2 over IPv6 link-local), as
+    rdma-core's tests and libfabric pick it by default: ibv_*_pingpong -g 0
+    and ib_send_bw -x 0 between two srnic processes, each side printing its
+    own link-local GID and the peer's."""
+    iters = 100
+    for tool, args in (("ibv_rc_pingpong", ["-s", "4096", "-c"]),
+                       ("ibv_uc_pingpong", ["-s", "2048", "-c"]),
+                       ("ibv_ud_pingpong", ["-s", "1024", "-c"])):
+        name = tool.replace("ibv_", "") + "_gid0"
+        port = free_tcp_port()
+        prog = [tool, "-g", "0", "-n", str(iters), "-p", str(port)] + args
+        p = memif_pair(name, prog, prog, port, macs=GID0_MACS)
+        if not p.ok():
+            continue
+        for i, (side, out) in enumerate((("server", p.out_s), ("client", p.out_c))):
+            m = re.search(r"(\d+) iters in ([0-9.]+) seconds", out)
+            check(m is not None and int(m.group(1)) == iters,
+                  "%s: %s did all %d iterations, data checked" % (name, side, iters))
+            check(re.search(r"local address:.*GID %s$" % GID0_LL[i], out, re.M) and
+                  re.search(r"remote address:.*GID %s$" % GID0_LL[1 - i], out, re.M),
+                  "%s: %s's GIDs are %s (local) and %s (remote)" %
+                  (name, side, GID0_LL[i], GID0_LL[1 - i]))
+        print("ok %s: %d iterations each way between %s and %s" % (name, iters, *GID0_LL),
+              flush=True)
+    for run in range(1, PERFTEST_CLOCK_RUNS + 1):
+        port = free_tcp_port()
+        prog = ["ib_send_bw", "-x", "0", "-s", "4096", "-n", "200", "-p", str(port)]
+        p = memif_pair("ib_send_bw_gid0", prog, prog, port, macs=GID0_MACS)
+        if run == PERFTEST_CLOCK_RUNS or p.rc_c == 0 or not (
+                PERFTEST_CLOCK_RE.search(p.out_c) or PERFTEST_CLOCK_RE.search(p.out_s)):
+            break
+    if p.ok():
+        rows = perftest_rows(p.out_c)
+        check(len(rows) == 1 and rows[0][4] > 0, "ib_send_bw -x 0: a nonzero figure: %r" % rows)
+        # perftest prints a GID's 16 bytes in decimal
+        check("GID: 254:128:00:00:00:00:00:00:00:00:00:255:254:00:00:02" in p.out_c,
+              "ib_send_bw -x 0: the client's GID is fe80::ff:fe00:2")
+        print("ok ib_send_bw -x 0: %r" % rows, flush=True)
 
 
 HUGE_PAGES_NEEDED = 128     # free 2 MiB pages to try SRNIC_HUGE=1 (a device took 56 here)
@@ -719,6 +771,7 @@ CASES = {
     "perftest_lat": case_perftest_lat,
     "perftest_opts": case_perftest_opts,
     "af_packet": case_af_packet,
+    "gid0": case_gid0,
 }
 
 
