@@ -386,8 +386,8 @@ sv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 
 /* ---- QP ---- */
 
-struct ibv_qp *
-ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
+struct sv_qp *
+sv_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 {
 	struct sv_context *ctx = sv_ctx(ibpd->context);
 	struct sv_device *dev = ctx->dev;
@@ -446,7 +446,15 @@ ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	pthread_mutex_init(&qp->ibqp.mutex, NULL);
 	pthread_cond_init(&qp->ibqp.cond, NULL);
 	srnic_qp_set_user(qp->sqp, qp);
-	return &qp->ibqp;
+	return qp;
+}
+
+struct ibv_qp *
+ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
+{
+	struct sv_qp *qp = sv_qp_create(ibpd, attr);
+
+	return qp != NULL ? &qp->ibqp : NULL;
 }
 
 int
@@ -466,6 +474,7 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 	pthread_mutex_unlock(&ibqp->mutex);
 	pthread_mutex_destroy(&ibqp->mutex);
 	pthread_cond_destroy(&ibqp->cond);
+	sv_qp_ex_free(qp);
 	free(qp);
 	return 0;
 }
@@ -541,14 +550,6 @@ sv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **b
 	rte_spinlock_unlock(&qp->rq_lock);
 	sv_post_progress(qp->dev);
 	return rc;
-}
-
-struct ibv_qp_ex *
-ibv_qp_to_qp_ex(struct ibv_qp *qp)
-{
-	/* no ibv_wr_* (extended send) API: create_qp_ex is not offered, so
-	 * rdma-core's examples and perftest take ibv_post_send() */
-	return null_errno(EOPNOTSUPP);
 }
 
 int
