@@ -163,12 +163,13 @@ struct sv_mr {
 #define SV_CQ_EX_BURST 16
 
 /* A CQ made by ibv_create_cq_ex(): the completions taken from srnic's CQ
- * and not yet handed out, [head, head + n) of wc. lock is held from a
+ * and not yet consumed, [head, head + n) of wc. lock is held from a
  * successful ibv_start_poll() to ibv_end_poll() (rdma-core's providers'
  * rule: one poller between the two), and by ibv_poll_cq() on this CQ. */
 struct sv_cq_ex {
 	rte_spinlock_t lock;
 	uint32_t head, n;
+	bool cur;                   /* wc[head] is the program's current one */
 	struct ibv_wc wc[SV_CQ_EX_BURST];
 };
 
@@ -300,7 +301,7 @@ struct sv_cq *sv_cq_create(struct ibv_context *context, int cqe, void *cq_contex
 struct sv_qp *sv_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr);
 
 /* verbs_ex.c: the extended verbs (verbs_context's create_cq_ex,
- * create_qp_ex; ibv_cq_ex's and ibv_qp_ex's calls) */
+ * create_qp_ex, query_device_ex; ibv_cq_ex's and ibv_qp_ex's calls) */
 void sv_ctx_set_ex_ops(struct sv_context *ctx);
 /* ibv_poll_cq() on a CQ of ibv_create_cq_ex() */
 int sv_cq_ex_poll(struct sv_cq *cq, int n, struct ibv_wc *wc);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The extended verbs: rdma-core's inline ibv_create_cq_ex() and
- * ibv_create_qp_ex() call through the verbs_context's create_cq_ex and
- * create_qp_ex; a program then polls with ibv_start_poll() / ibv_next_poll() / ibv_end_poll() and
+ * The extended verbs: rdma-core's inline ibv_create_cq_ex(),
+ * ibv_create_qp_ex() and ibv_query_device_ex() call through the
+ * verbs_context's create_cq_ex, create_qp_ex and query_device_ex; a
+ * program then polls with ibv_start_poll() / ibv_next_poll() / ibv_end_poll() and
  * the ibv_wc_read_*() readers, and posts with ibv_wr_start(), the
  * ibv_wr_*() builders and setters and ibv_wr_complete(), all inline calls
  * through the function pointers of struct ibv_cq_ex and struct ibv_qp_ex
@@ -81,6 +82,7 @@ cq_ex_load(struct sv_cq *cq)
 		x->head = 0;
 		x->n = (uint32_t)k;
 	}
+	x->cur = true;
 	wc = &x->wc[x->head];
 	cq->ibcq_ex.wr_id = wc->wr_id;
 	cq->ibcq_ex.status = wc->status;
@@ -104,12 +106,16 @@ sv_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 	return rc;
 }
 
-/* the current completion is the program's: drop it */
+/* the current completion is the program's: drop it (none after a
+ * next_poll that found nothing: the program may call it again) */
 static inline void
 cq_ex_consume(struct sv_cq_ex *x)
 {
-	x->head++;
-	x->n--;
+	if (x->cur) {
+		x->cur = false;
+		x->head++;
+		x->n--;
+	}
 }
 
 static int
@@ -139,8 +145,8 @@ sv_cq_ex_poll(struct sv_cq *cq, int n, struct ibv_wc *wc)
 	/* what start_poll took and the program did not read comes first */
 	rte_spinlock_lock(&x->lock);
 	while (k < n && x->n > 0) {
-		wc[k++] = x->wc[x->head];
-		cq_ex_consume(x);
+		wc[k++] = x->wc[x->head++];
+		x->n--;
 	}
 	if (k < n) {
 		rc = srnic_poll_cq(cq->scq, n - k, wc + k);
@@ -297,6 +303,33 @@ sv_cq_ex_free(struct sv_cq *cq)
 {
 	free(cq->ex);
 	cq->ex = NULL;
+}
+
+/* ---- device ---- */
+
+/* The extended attributes srnic has: none of ODP, timestamps, TSO, RSS,
+ * packet pacing, tag matching, CQ moderation, device memory or PCI
+ * atomics, so each is 0 as the kernel gives a device without it; the
+ * classic part is ibv_query_device()'s. */
+static int
+sv_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
+		   struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ibv_device_attr_ex a;
+	int rc;
+
+	if (input != NULL && input->comp_mask != 0)
+		return EINVAL;
+	if (attr_size < sizeof(a.orig_attr))
+		return EINVAL;
+	memset(&a, 0, sizeof(a));
+	rc = ibv_query_device(context, &a.orig_attr);
+	if (rc != 0)
+		return rc;
+	a.device_cap_flags_ex = a.orig_attr.device_cap_flags;
+	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
+	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));
+	return 0;
 }
 
 /* ---- QP: the ibv_wr_*() builders ---- */
@@ -725,4 +758,5 @@ sv_ctx_set_ex_ops(struct sv_context *ctx)
 {
 	ctx->vctx.create_cq_ex = sv_create_cq_ex;
 	ctx->vctx.create_qp_ex = sv_create_qp_ex;
+	ctx->vctx.query_device_ex = sv_query_device_ex;
 }
