@@ -103,7 +103,7 @@ def main():
     a = ap.parse_args()
     if not os.path.exists(os.path.join(SUITE, "run_tests.py")) or subprocess.run(
             [PYTHON, "-c", "import pyverbs"], capture_output=True).returncode != 0:
-        print("skip: rdma-core's suite not installed (apt-get install python3-pyverbs)")
+        print("skip: rdma-core's suite not installed (apt-get install python3-pyverbs; usertools/srnic setup does)")
         sys.exit(vt.SKIP)
     vt.LIB = os.path.abspath(a.lib)
     vt.TMP = tempfile.mkdtemp(prefix="srnic-pyverbs-")
