@@ -24,7 +24,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import verbs_test as vt
 
@@ -106,15 +105,7 @@ def main():
         print("skip: rdma-core's suite not installed (apt-get install python3-pyverbs; usertools/srnic setup does)")
         sys.exit(vt.SKIP)
     vt.LIB = os.path.abspath(a.lib)
-    vt.TMP = tempfile.mkdtemp(prefix="srnic-pyverbs-")
-    try:
-        run_module(a.module)
-    finally:
-        shutil.rmtree(vt.TMP, ignore_errors=True)
-    if vt.failures:
-        print("%d failure(s)" % len(vt.failures))
-        sys.exit(1)
-    print("all ok")
+    vt.run_case("srnic-pyverbs-", lambda: run_module(a.module))
 
 
 if __name__ == "__main__":

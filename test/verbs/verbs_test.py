@@ -724,8 +724,23 @@ CASES = {
 }
 
 
+def run_case(prefix, case):
+    """case() in a temporary folder (TMP) of its own, removed after; exit 1
+    with the failures counted, else 0."""
+    global TMP
+    TMP = tempfile.mkdtemp(prefix=prefix)
+    try:
+        case()
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
+    if failures:
+        print("%d failure(s)" % len(failures))
+        sys.exit(1)
+    print("all ok")
+
+
 def main():
-    global LIB, TMP, API
+    global LIB, API
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True, help="the folder with srnic's libibverbs.so.1")
     ap.add_argument("--api", help="test/verbs/verbs_api, built against the system's libibverbs")
@@ -737,15 +752,7 @@ def main():
         if shutil.which(tool) is None:
             print("skip: %s not installed (apt-get install ibverbs-utils perftest)" % tool)
             sys.exit(SKIP)
-    TMP = tempfile.mkdtemp(prefix="srnic-verbs-")
-    try:
-        CASES[a.case]()
-    finally:
-        shutil.rmtree(TMP, ignore_errors=True)
-    if failures:
-        print("%d failure(s)" % len(failures))
-        sys.exit(1)
-    print("all ok")
+    run_case("srnic-verbs-", CASES[a.case])
 
 
 if __name__ == "__main__":
