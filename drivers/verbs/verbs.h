@@ -157,8 +157,28 @@ struct sv_mr {
 	struct srnic_mr *smr;
 };
 
+/* ibv_start_poll() takes completions from srnic's CQ this many at a time
+ * (one CQ lock per burst); what the program has not read by ibv_end_poll()
+ * stays for the next poll */
+#define SV_CQ_EX_BURST 16
+
+/* A CQ made by ibv_create_cq_ex(): the completions taken from srnic's CQ
+ * and not yet consumed, [head, head + n) of wc. lock is held from a
+ * successful ibv_start_poll() to ibv_end_poll() (rdma-core's providers'
+ * rule: one poller between the two), and by ibv_poll_cq() on this CQ. */
+struct sv_cq_ex {
+	rte_spinlock_t lock;
+	uint32_t head, n;
+	bool cur;                   /* wc[head] is the program's current one */
+	struct ibv_wc wc[SV_CQ_EX_BURST];
+};
+
 struct sv_cq {
-	struct ibv_cq ibcq;
+	union {                     /* ibv_cq_ex begins with ibv_cq's fields */
+		struct ibv_cq ibcq;
+		struct ibv_cq_ex ibcq_ex;
+	};
+	struct sv_cq_ex *ex;        /* ibv_create_cq_ex() only, else NULL */
 	struct srnic_cq *scq;
 	struct sv_device *dev;
 	bool in_armed;              /* under dev->arm_lock */
@@ -168,8 +188,17 @@ struct sv_cq {
 	uint32_t comp_events_reported;
 };
 
+struct sv_wr_batch;
+
 struct sv_qp {
-	struct ibv_qp ibqp;
+	union {                     /* ibv_qp_ex begins with an ibv_qp */
+		struct ibv_qp ibqp;
+		struct ibv_qp_ex ibqp_ex;
+	};
+	/* ibv_create_qp_ex() with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS only (what
+	 * ibv_qp_to_qp_ex() answers for), else NULL: the WRs the ibv_wr_*
+	 * builders made since ibv_wr_start() */
+	struct sv_wr_batch *wrs;
 	struct srnic_qp *sqp;
 	struct sv_device *dev;
 	rte_spinlock_t sq_lock;     /* ibv_post_send() from several threads */
@@ -266,6 +295,19 @@ void sv_ctx_unregister(struct sv_device *dev, struct sv_context *ctx);
 
 /* verbs_obj.c: the ops table of every context (the objects' verbs) */
 void sv_ctx_set_ops(struct sv_context *ctx);
+/* a CQ / QP as ibv_create_cq() / ibv_create_qp() make it (NULL, errno) */
+struct sv_cq *sv_cq_create(struct ibv_context *context, int cqe, void *cq_context,
+			   struct ibv_comp_channel *channel, int comp_vector);
+struct sv_qp *sv_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr);
+
+/* verbs_ex.c: the extended verbs (verbs_context's create_cq_ex,
+ * create_qp_ex, query_device_ex; ibv_cq_ex's and ibv_qp_ex's calls) */
+void sv_ctx_set_ex_ops(struct sv_context *ctx);
+/* ibv_poll_cq() on a CQ of ibv_create_cq_ex() */
+int sv_cq_ex_poll(struct sv_cq *cq, int n, struct ibv_wc *wc);
+/* free what an extended CQ or QP holds beside the classic one */
+void sv_cq_ex_free(struct sv_cq *cq);
+void sv_qp_ex_free(struct sv_qp *qp);
 /* drop the queued async events about obj (its destroy) */
 void sv_async_forget(struct sv_device *dev, const void *obj);
 

@@ -269,9 +269,9 @@ verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
 	pthread_cond_init(&cq->cond, NULL);
 }
 
-struct ibv_cq *
-ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
-	      struct ibv_comp_channel *channel, int comp_vector)
+struct sv_cq *
+sv_cq_create(struct ibv_context *context, int cqe, void *cq_context,
+	     struct ibv_comp_channel *channel, int comp_vector)
 {
 	struct sv_context *ctx = sv_ctx(context);
 	struct sv_cq *cq;
@@ -293,7 +293,16 @@ ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 	cq->ibcq.cqe = srnic_cq_cqe(cq->scq);
 	cq->ibcq.handle = 0;
 	srnic_cq_set_user(cq->scq, cq);
-	return &cq->ibcq;
+	return cq;
+}
+
+struct ibv_cq *
+ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+	      struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct sv_cq *cq = sv_cq_create(context, cqe, cq_context, channel, comp_vector);
+
+	return cq != NULL ? &cq->ibcq : NULL;
 }
 
 int
@@ -329,6 +338,7 @@ ibv_destroy_cq(struct ibv_cq *ibcq)
 	}
 	pthread_mutex_destroy(&ibcq->mutex);
 	pthread_cond_destroy(&ibcq->cond);
+	sv_cq_ex_free(cq);
 	free(cq);
 	return 0;
 }
@@ -355,6 +365,8 @@ sv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	struct sv_cq *cq = sv_cq(ibcq);
 
 	sv_progress(cq->dev, true);
+	if (unlikely(cq->ex != NULL))
+		return sv_cq_ex_poll(cq, n, wc);
 	/* srnic_poll_cq() takes the CQ's own lock: several polling threads
 	 * need nothing more here */
 	return srnic_poll_cq(cq->scq, n, wc);
@@ -374,8 +386,8 @@ sv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 
 /* ---- QP ---- */
 
-struct ibv_qp *
-ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
+struct sv_qp *
+sv_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 {
 	struct sv_context *ctx = sv_ctx(ibpd->context);
 	struct sv_device *dev = ctx->dev;
@@ -434,7 +446,15 @@ ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	pthread_mutex_init(&qp->ibqp.mutex, NULL);
 	pthread_cond_init(&qp->ibqp.cond, NULL);
 	srnic_qp_set_user(qp->sqp, qp);
-	return &qp->ibqp;
+	return qp;
+}
+
+struct ibv_qp *
+ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
+{
+	struct sv_qp *qp = sv_qp_create(ibpd, attr);
+
+	return qp != NULL ? &qp->ibqp : NULL;
 }
 
 int
@@ -454,6 +474,7 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 	pthread_mutex_unlock(&ibqp->mutex);
 	pthread_mutex_destroy(&ibqp->mutex);
 	pthread_cond_destroy(&ibqp->cond);
+	sv_qp_ex_free(qp);
 	free(qp);
 	return 0;
 }
@@ -529,14 +550,6 @@ sv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **b
 	rte_spinlock_unlock(&qp->rq_lock);
 	sv_post_progress(qp->dev);
 	return rc;
-}
-
-struct ibv_qp_ex *
-ibv_qp_to_qp_ex(struct ibv_qp *qp)
-{
-	/* no ibv_wr_* (extended send) API: create_qp_ex is not offered, so
-	 * rdma-core's examples and perftest take ibv_post_send() */
-	return null_errno(EOPNOTSUPP);
 }
 
 int
@@ -910,10 +923,9 @@ sv_dealloc_mw(struct ibv_mw *mw)
 }
 
 /* The inline calls' table: every entry set, so no application path meets
- * a NULL. The extended (verbs_context) ops other than query_port stay NULL:
- * rdma-core's inline wrappers then answer EOPNOTSUPP (ibv_create_cq_ex,
- * ibv_create_qp_ex beyond the PD-only mask) or fall back to the classic
- * call (ibv_query_device_ex -> ibv_query_device). */
+ * a NULL. The extended (verbs_context) ops srnic has are set by
+ * sv_ctx_set_ex_ops(); the others stay NULL: rdma-core's inline wrappers
+ * then answer EOPNOTSUPP (ibv_alloc_td, ibv_create_wq, ...). */
 static const struct ibv_context_ops sv_ops = {
 	.alloc_mw = sv_alloc_mw,
 	.bind_mw = sv_bind_mw,
@@ -930,4 +942,5 @@ sv_ctx_set_ops(struct sv_context *ctx)
 {
 	ctx->vctx.context.ops = sv_ops;
 	ctx->vctx.get_srq_num = sv_get_srq_num;
+	sv_ctx_set_ex_ops(ctx);
 }

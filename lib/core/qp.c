@@ -903,8 +903,12 @@ post_one_send(struct srnic_qp *qp, const struct ibv_send_wr *wr, uint32_t head)
 	return 0;
 }
 
-int
-srnic_post_send(struct srnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+/* The WQEs are written past the published head, so one that fails leaves
+ * the engine nothing of it; whole: none of the list is published unless
+ * all of it is (ibv_wr_complete()), else each WR is as it is written. */
+static int
+post_send_list(struct srnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr,
+	       bool whole)
 {
 	enum ibv_qp_state st = srnic_qp_state(qp);
 	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_relaxed);
@@ -927,13 +931,31 @@ srnic_post_send(struct srnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr 
 		if (rc != 0)
 			break;
 		head++;
+		if (!whole)
+			atomic_store_explicit(&qp->sq.head, head, memory_order_release);
+	}
+	if (rc != 0) {
+		*bad_wr = wr;
+		if (whole)
+			return rc;
+	} else if (whole) {
 		atomic_store_explicit(&qp->sq.head, head, memory_order_release);
 	}
-	if (rc != 0)
-		*bad_wr = wr;
 	if (head != start)
 		srnic_qp_doorbell(qp);
 	return rc;
+}
+
+int
+srnic_post_send(struct srnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	return post_send_list(qp, wr, bad_wr, false);
+}
+
+int
+srnic_post_send_all(struct srnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	return post_send_list(qp, wr, bad_wr, true);
 }
 
 int

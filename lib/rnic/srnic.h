@@ -811,6 +811,13 @@ uint32_t srnic_cq_gen(const struct srnic_cq *cq);
 /** Post send work requests. Returns 0, or an errno with *bad_wr set. */
 int srnic_post_send(struct srnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
 /**
+ * Post a list of send work requests whole or not at all: 0 with every WR
+ * queued, or an errno with *bad_wr set and none of them queued (verbs'
+ * ibv_wr_complete(): no work is executed unless it returns success).
+ */
+int srnic_post_send_all(struct srnic_qp *qp, struct ibv_send_wr *wr,
+			struct ibv_send_wr **bad_wr);
+/**
  * Post receive work requests. Returns 0, or an errno with *bad_wr set;
  * EINVAL on a QP created with an SRQ (post to the SRQ), as verbs does.
  */

@@ -17,7 +17,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import verbs_test as vt
 
@@ -104,15 +103,7 @@ def main():
     ap.add_argument("case", choices=sorted(CASES))
     a = ap.parse_args()
     vt.LIB = os.path.abspath(a.lib)
-    vt.TMP = tempfile.mkdtemp(prefix="srnic-ucx-")
-    try:
-        CASES[a.case]()
-    finally:
-        shutil.rmtree(vt.TMP, ignore_errors=True)
-    if vt.failures:
-        print("%d failure(s)" % len(vt.failures))
-        sys.exit(1)
-    print("all ok")
+    vt.run_case("srnic-ucx-", CASES[a.case])
 
 
 if __name__ == "__main__":

@@ -19,7 +19,11 @@
  * ibv_destroy_cq (queued events go with the CQ, handed-out ones hold the
  * destroy until acknowledged), 1,024 MRs of a page each (past DPDK's
  * memseg lists), destroy out of order,
- * memory from malloc, mmap and the stack.
+ * memory from malloc, mmap and the stack; the extended verbs
+ * (ibv_query_device_ex, an RC QP of ibv_create_qp_ex posting with the
+ * ibv_wr_* builders on a CQ of ibv_create_cq_ex polled with ibv_start_poll
+ * and the ibv_wc_read_* readers; a batch with a WR the device lacks
+ * queues none of it).
  * Prints "ok ..." per check and exits 0; "FAIL ..." and exit 1 otherwise
  * (no verbs status strings: they say "error", which the harness looks for).
  * Waits have failure guards only (GUARD_MS).
@@ -214,7 +218,8 @@ rc_connect(struct ibv_qp *qp, uint32_t dqpn)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			    IBV_ACCESS_REMOTE_ATOMIC;
 	MUST(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 			   IBV_QP_ACCESS_FLAGS) == 0, "RC INIT");
 	memset(&a, 0, sizeof(a));
@@ -1054,6 +1059,292 @@ phase_port(void)
 		CHECK(port_active <= 1, "at most one PORT_ACTIVE (%d)", port_active);
 }
 
+/* ---- the extended verbs ---- */
+
+#define XLEN 4096           /* the peer's buffer, written, read and added to */
+#define XWR_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
+		      IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+		      IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
+		      IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP)
+
+/* the next completion of an extended CQ, by ibv_start_poll() (with a
+ * guard) then ibv_end_poll(): what the readers said of it */
+struct xwc {
+	uint64_t wr_id;
+	enum ibv_wc_status status;
+	enum ibv_wc_opcode opcode;
+	uint32_t byte_len, qp_num, imm, wc_flags;
+};
+
+static int
+xpoll(struct ibv_cq_ex *xcq, struct xwc *w, int n)
+{
+	struct ibv_poll_cq_attr pa = { .comp_mask = 0 };
+	struct timeval t0;
+	int k = 0, rc;
+
+	gettimeofday(&t0, NULL);
+	while ((rc = ibv_start_poll(xcq, &pa)) == ENOENT)
+		if (elapsed_ms(&t0) > GUARD_MS)
+			return 0;
+	if (rc != 0)
+		return -rc;
+	for (;;) {
+		w[k].wr_id = xcq->wr_id;
+		w[k].status = xcq->status;
+		w[k].opcode = ibv_wc_read_opcode(xcq);
+		w[k].byte_len = ibv_wc_read_byte_len(xcq);
+		w[k].qp_num = ibv_wc_read_qp_num(xcq);
+		w[k].wc_flags = ibv_wc_read_wc_flags(xcq);
+		w[k].imm = (w[k].wc_flags & IBV_WC_WITH_IMM) ? ntohl(ibv_wc_read_imm_data(xcq)) : 0;
+		if (++k == n)
+			break;
+		/* the rest of n: polled on until there, within the guard */
+		while ((rc = ibv_next_poll(xcq)) == ENOENT && elapsed_ms(&t0) <= GUARD_MS)
+			;
+		if (rc != 0)
+			break;
+	}
+	ibv_end_poll(xcq);
+	return k;
+}
+
+static void
+xdevice(void)
+{
+	struct ibv_device_attr_ex ax;
+	struct ibv_device_attr a;
+
+	memset(&ax, 0xa5, sizeof(ax));
+	CHECK(ibv_query_device_ex(ctx, NULL, &ax) == 0 && ibv_query_device(ctx, &a) == 0,
+	      "query_device_ex");
+	CHECK(memcmp(&ax.orig_attr, &a, sizeof(a)) == 0, "query_device_ex: orig_attr is query_device's");
+	CHECK(ax.phys_port_cnt_ex == 1 && ax.device_cap_flags_ex == a.device_cap_flags,
+	      "query_device_ex: phys_port_cnt_ex %u (1), device_cap_flags_ex %#llx (%#x)",
+	      ax.phys_port_cnt_ex, (unsigned long long)ax.device_cap_flags_ex, a.device_cap_flags);
+	CHECK(ax.comp_mask == 0 && ax.completion_timestamp_mask == 0 && ax.hca_core_clock == 0 &&
+	      ax.odp_caps.general_caps == 0 && ax.tso_caps.max_tso == 0 &&
+	      ax.cq_mod_caps.max_cq_count == 0 && ax.max_dm_size == 0,
+	      "query_device_ex: no timestamps, ODP, TSO, CQ moderation, device memory");
+	{
+		struct ibv_query_device_ex_input in = { .comp_mask = 1 };
+
+		CHECK(ibv_query_device_ex(ctx, &in, &ax) == EINVAL, "query_device_ex: input comp_mask EINVAL");
+	}
+}
+
+/* what ibv_create_cq_ex() and ibv_create_qp_ex() refuse, as rxe does */
+static void
+xbad_args(struct ibv_cq_ex *xcq)
+{
+	struct ibv_cq_init_attr_ex ca = { .cqe = 8, .wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP };
+	struct ibv_qp_init_attr_ex qa;
+	struct ibv_qp *qp;
+
+	errno = 0;
+	CHECK(ibv_create_cq_ex(ctx, &ca) == NULL && errno == EOPNOTSUPP,
+	      "create_cq_ex with a completion timestamp: EOPNOTSUPP");
+	ca.wc_flags = 0;
+	ca.comp_mask = 1u << 7;
+	errno = 0;
+	CHECK(ibv_create_cq_ex(ctx, &ca) == NULL && errno == EINVAL,
+	      "create_cq_ex with an unknown comp_mask: EINVAL");
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = qa.recv_cq = ibv_cq_ex_to_cq(xcq);
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	qa.pd = pd;
+	qa.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW;
+	errno = 0;
+	CHECK(ibv_create_qp_ex(ctx, &qa) == NULL && errno == EOPNOTSUPP,
+	      "create_qp_ex asking for BIND_MW (no memory windows yet): EOPNOTSUPP");
+	qa.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_ATOMIC_WRITE;
+	errno = 0;
+	CHECK(ibv_create_qp_ex(ctx, &qa) == NULL && errno == EOPNOTSUPP,
+	      "create_qp_ex asking for ATOMIC_WRITE: EOPNOTSUPP");
+	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD;
+	errno = 0;
+	CHECK(ibv_create_qp_ex(ctx, &qa) == NULL && errno == EOPNOTSUPP,
+	      "create_qp_ex with an XRC domain: EOPNOTSUPP");
+	qa.comp_mask = IBV_QP_INIT_ATTR_PD;
+	qp = ibv_create_qp_ex(ctx, &qa);
+	CHECK(qp != NULL && ibv_qp_to_qp_ex(qp) == NULL,
+	      "a QP without send_ops_flags: ibv_qp_to_qp_ex NULL");
+	if (qp != NULL)
+		ibv_destroy_qp(qp);
+}
+
+/* The client posts with the ibv_wr_* builders: a batch with a WR the
+ * device lacks (SEND_WITH_INV, LOCAL_INV) or one past max_send_sge queues
+ * nothing; then one batch of a WRITE_WITH_IMM of inline data (its buffer
+ * changed right after the setter), a SEND of two SGEs, a READ and a
+ * FETCH_ADD, polled with the extended CQ. The server's receives complete on
+ * its extended CQ: the SEND first (the refused batches' SEND never came),
+ * then the WRITE's immediate. */
+static void
+phase_ex(void)
+{
+	struct ibv_cq_init_attr_ex ca = { .cqe = 32, .wc_flags = IBV_WC_STANDARD_FLAGS };
+	struct ibv_qp_init_attr_ex qa;
+	struct ibv_cq_ex *xcq;
+	struct ibv_qp *qp;
+	struct ibv_qp_ex *qx;
+	struct ibv_mr *xmr;
+	struct { uint32_t qpn, rkey; uint64_t addr; } mine, theirs;
+	uint8_t *buf;
+	struct xwc w[8];
+	int i, n;
+
+	xdevice();
+	xcq = ibv_create_cq_ex(ctx, &ca);
+	MUST(xcq != NULL, "create_cq_ex (standard fields)");
+	xbad_args(xcq);
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = qa.recv_cq = ibv_cq_ex_to_cq(xcq);
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 8;
+	qa.cap.max_send_sge = 2;
+	qa.cap.max_recv_sge = 1;
+	qa.cap.max_inline_data = 64;
+	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	qa.pd = pd;
+	qa.send_ops_flags = XWR_SEND_OPS;
+	qp = ibv_create_qp_ex(ctx, &qa);
+	MUST(qp != NULL, "create_qp_ex with send_ops_flags");
+	qx = ibv_qp_to_qp_ex(qp);
+	MUST(qx != NULL, "qp_to_qp_ex");
+	buf = calloc(1, 2 * XLEN);
+	xmr = ibv_reg_mr(pd, buf, 2 * XLEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	MUST(buf != NULL && xmr != NULL, "the extended phase's memory");
+	mine.qpn = qp->qp_num;
+	mine.rkey = xmr->rkey;
+	mine.addr = (uintptr_t)buf;
+	xfer(&mine, &theirs, sizeof(mine));
+	rc_connect(qp, theirs.qpn);
+	if (server) {
+		struct ibv_recv_wr rw, *bad;
+		struct ibv_sge sge;
+
+		for (i = 0; i < XLEN; i++)
+			buf[i] = (uint8_t)(i * 7);
+		*(uint64_t *)(buf + 64) = 1000;
+		for (i = 0; i < 2; i++) {
+			sge = (struct ibv_sge){ (uintptr_t)buf + XLEN + i * 1024, 1024, xmr->lkey };
+			rw = (struct ibv_recv_wr){ .wr_id = 500 + i, .sg_list = &sge, .num_sge = 1 };
+			MUST(ibv_post_recv(qp, &rw, &bad) == 0, "post_recv on the extended QP");
+		}
+	}
+	barrier();
+	if (!server) {
+		char inl[32];
+
+		/* a SEND, then an ATOMIC_WRITE: the batch fails as
+		 * ibv_post_send fails ATOMIC_WRITE, and queues nothing */
+		ibv_wr_start(qx);
+		qx->wr_id = 1;
+		qx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_send(qx);
+		ibv_wr_set_sge(qx, xmr->lkey, (uintptr_t)buf, 16);
+		{
+			uint8_t v[8] = { 0 };
+
+			ibv_wr_atomic_write(qx, theirs.rkey, theirs.addr, v);
+		}
+		CHECK(ibv_wr_complete(qx) == EOPNOTSUPP, "wr batch with atomic_write: EOPNOTSUPP, as post_send");
+		{
+			struct ibv_sge three[3] = {
+				{ (uintptr_t)buf, 8, xmr->lkey }, { (uintptr_t)buf + 8, 8, xmr->lkey },
+				{ (uintptr_t)buf + 16, 8, xmr->lkey } };
+
+			ibv_wr_start(qx);
+			ibv_wr_send(qx);
+			ibv_wr_set_sge_list(qx, 3, three);
+			CHECK(ibv_wr_complete(qx) == EINVAL, "wr_set_sge_list past max_send_sge: EINVAL");
+		}
+		ibv_wr_start(qx);
+		ibv_wr_send(qx);
+		ibv_wr_set_sge(qx, xmr->lkey, (uintptr_t)buf, 16);
+		ibv_wr_abort(qx);
+		/* the batch that goes */
+		for (i = 0; i < XLEN; i++)
+			buf[i] = (uint8_t)(i * 3 + 1);
+		ibv_wr_start(qx);
+		qx->wr_id = 10;
+		qx->wr_flags = IBV_SEND_SIGNALED;
+		{
+			struct ibv_sge two[2] = { { (uintptr_t)buf, 300, xmr->lkey },
+						  { (uintptr_t)buf + 1000, 200, xmr->lkey } };
+
+			ibv_wr_send(qx);
+			ibv_wr_set_sge_list(qx, 2, two);
+		}
+		qx->wr_id = 11;
+		ibv_wr_rdma_write_imm(qx, theirs.rkey, theirs.addr + 128, htonl(0xfeed));
+		memcpy(inl, "inline data, copied at the call", sizeof(inl));
+		ibv_wr_set_inline_data(qx, inl, sizeof(inl));
+		memset(inl, 'X', sizeof(inl));
+		qx->wr_id = 12;
+		ibv_wr_rdma_read(qx, theirs.rkey, theirs.addr + 1024);
+		ibv_wr_set_sge(qx, xmr->lkey, (uintptr_t)buf + XLEN, 512);
+		qx->wr_id = 13;
+		ibv_wr_atomic_fetch_add(qx, theirs.rkey, theirs.addr + 64, 5);
+		ibv_wr_set_sge(qx, xmr->lkey, (uintptr_t)buf + XLEN + 512, 8);
+		CHECK(ibv_wr_complete(qx) == 0, "wr batch of send, write_imm inline, read, fetch_add");
+		n = xpoll(xcq, w, 4);
+		CHECK(n == 4, "extended CQ: 4 completions (%d)", n);
+		for (i = 0; i < n; i++)
+			CHECK(w[i].wr_id == 10u + i && w[i].status == IBV_WC_SUCCESS &&
+			      w[i].qp_num == qp->qp_num,
+			      "completion %d: wr_id %llu status %d qp_num %#x", i,
+			      (unsigned long long)w[i].wr_id, w[i].status, w[i].qp_num);
+		if (n == 4) {
+			bool same = true;
+
+			CHECK(w[0].opcode == IBV_WC_SEND && w[1].opcode == IBV_WC_RDMA_WRITE &&
+			      w[2].opcode == IBV_WC_RDMA_READ && w[3].opcode == IBV_WC_FETCH_ADD,
+			      "opcodes SEND, RDMA_WRITE, RDMA_READ, FETCH_ADD (%d %d %d %d)",
+			      w[0].opcode, w[1].opcode, w[2].opcode, w[3].opcode);
+			CHECK(w[2].byte_len == 512 && w[3].byte_len == 8, "READ 512 bytes, FETCH_ADD 8 (%u %u)",
+			      w[2].byte_len, w[3].byte_len);
+			for (i = 0; i < 512; i++)
+				same &= buf[XLEN + i] == (uint8_t)((1024 + i) * 7);
+			CHECK(same, "the READ brought the peer's bytes");
+			CHECK(*(uint64_t *)(buf + XLEN + 512) == 1000, "FETCH_ADD returned 1000 (%llu)",
+			      (unsigned long long)*(uint64_t *)(buf + XLEN + 512));
+		}
+	} else {
+		bool same = true;
+
+		n = xpoll(xcq, w, 2);
+		CHECK(n == 2, "server: 2 receive completions (%d)", n);
+		CHECK(n >= 1 && w[0].wr_id == 500 && w[0].opcode == IBV_WC_RECV &&
+		      w[0].byte_len == 500 && !(w[0].wc_flags & IBV_WC_WITH_IMM),
+		      "the batch's SEND is the first received: wr_id %llu, 500 bytes (%u)",
+		      (unsigned long long)w[0].wr_id, w[0].byte_len);
+		CHECK(n == 2 && w[1].wr_id == 501 && w[1].opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+		      (w[1].wc_flags & IBV_WC_WITH_IMM) && w[1].imm == 0xfeed &&
+		      w[1].qp_num == qp->qp_num,
+		      "WRITE_WITH_IMM: imm %#x, flags %#x", w[1].imm, w[1].wc_flags);
+		for (i = 0; i < 300; i++)
+			same &= buf[XLEN + i] == (uint8_t)(i * 3 + 1);
+		for (i = 0; i < 200; i++)
+			same &= buf[XLEN + 300 + i] == (uint8_t)((1000 + i) * 3 + 1);
+		CHECK(same, "the SEND's two SGEs landed in order");
+		CHECK(memcmp(buf + 128, "inline data, copied at the call", 32) == 0,
+		      "the WRITE's inline data as it was at the setter");
+	}
+	barrier();
+	if (server)
+		CHECK(*(uint64_t *)(buf + 64) == 1005, "the FETCH_ADD added 5 (%llu)",
+		      (unsigned long long)*(uint64_t *)(buf + 64));
+	CHECK(ibv_destroy_qp(qp) == 0 && ibv_destroy_cq(ibv_cq_ex_to_cq(xcq)) == 0 &&
+	      ibv_dereg_mr(xmr) == 0, "destroy the extended QP and CQ");
+	free(buf);
+}
+
 /* out of the usual order: the SRQ (busy) and the CQ (busy) before the QPs */
 static void
 teardown(void)
@@ -1102,6 +1393,7 @@ main(int argc, char **argv)
 	phase_cq_events();
 	phase_many_mrs();
 	phase_port();
+	phase_ex();
 	teardown();
 	close(sock);
 	if (failures != 0)

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""rdma-core's own test suite (Debian's python3-pyverbs 44: its tests in
+/usr/share/doc/rdma-core/tests, some gzipped, run by its run_tests.py with
+/usr/bin/python3) over srnic's libibverbs.so.1, one module at a time, under
+usertools/srnic run.
+
+The suite's two ends (client and server resources) are QPs of one process
+on srnic0, GID 1: srnic's in-device loopback carries their traffic
+(doc/verbs.md), on a memif server port no peer ever joins.
+
+Every test of the module must pass, except the skips named in SKIPS with
+the reason rdma-core prints: a skip not named (the suite skips a test when
+the device answers EOPNOTSUPP) is a failure, so is a test that did not run.
+
+  pyverbs_test.py --lib BUILD/drivers/verbs MODULE
+
+MODULE: cqex | qpex
+"""
+import argparse
+import gzip
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import verbs_test as vt
+
+SUITE = "/usr/share/doc/rdma-core/tests"
+PYTHON = "/usr/bin/python3"
+
+# test -> (what rdma-core says, why srnic skips it)
+SKIPS = {
+    "cqex": {
+        "test_xrc_traffic_cq_ex": ("Create XRCD is not supported", "no XRC in srnic"),
+    },
+    "qpex": {
+        "test_qp_ex_xrc_send": ("Create XRCD is not supported", "no XRC in srnic"),
+        "test_qp_ex_xrc_send_imm": ("Create XRCD is not supported", "no XRC in srnic"),
+        "test_qp_ex_rc_atomic_write": ("Extended QP is not supported",
+                                       "ATOMIC_WRITE is not carried by the engine yet: "
+                                       "create_qp_ex refuses IBV_QP_EX_WITH_ATOMIC_WRITE"),
+        "test_qp_ex_rc_bind_mw": ("additional access flags",
+                                  "no memory windows yet: ibv_reg_mr refuses "
+                                  "IBV_ACCESS_MW_BIND"),
+    },
+}
+# the number of tests each module holds in rdma-core 44 (all must have run)
+COUNT = {"cqex": 5, "qpex": 20}
+
+LINE_RE = re.compile(r"^(test_\w+) \(tests\.test_(\w+)\.\w+(?:\.\w+)?\)(?:\n.*?)? \.\.\. "
+                     r"(ok|skipped '(.*)'|FAIL|ERROR)$", re.M)
+
+
+def suite_copy(dst):
+    """The suite with its .gz files unpacked (run_tests.py imports them)."""
+    shutil.copytree(SUITE, dst)
+    for f in os.listdir(dst):
+        if f.endswith(".gz"):
+            with gzip.open(os.path.join(dst, f)) as i, open(os.path.join(dst, f[:-3]), "wb") as o:
+                o.write(i.read())
+            os.remove(os.path.join(dst, f))
+
+
+def run_module(mod):
+    tests = os.path.join(vt.TMP, "tests")
+    suite_copy(tests)
+    sock = os.path.join(vt.TMP, "pyverbs.sock")
+    cmd = vt.srnic_run("net_memif0,role=server,socket=" + sock, "10.77.0.1",
+                       [PYTHON, os.path.join(tests, "run_tests.py"), "--dev", "srnic0",
+                        "--gid", "1", "-v", "test_" + mod])
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           env=vt.run_env(), cwd=vt.TMP, timeout=vt.GUARD_S)
+        out, rc = p.stdout, p.returncode
+    except subprocess.TimeoutExpired as t:
+        out, rc = (t.stdout or b"").decode(errors="replace"), None
+    print(out, flush=True)
+    seen = {}
+    for m in LINE_RE.finditer(out):
+        seen[m.group(1)] = (m.group(3), m.group(4))
+    vt.check(rc == 0, "pyverbs %s: run_tests.py exit %s" % (mod, rc))
+    vt.check(len(seen) == COUNT[mod], "pyverbs %s: %d tests reported, want %d"
+             % (mod, len(seen), COUNT[mod]))
+    for name, (res, why) in sorted(seen.items()):
+        if name in SKIPS[mod]:
+            said, ours = SKIPS[mod][name]
+            vt.check(res.startswith("skipped") and said in why,
+                     "pyverbs %s: %s skipped as '%s' (%s), got %s"
+                     % (mod, name, said, ours, res if why is None else why))
+            print("skip %s: %s" % (name, ours), flush=True)
+        elif vt.check(res == "ok", "pyverbs %s: %s %s" % (mod, name, res if why is None else
+                                                           "skipped '%s'" % why)):
+            print("ok %s" % name, flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True, help="the folder with srnic's libibverbs.so.1")
+    ap.add_argument("module", choices=sorted(SKIPS))
+    a = ap.parse_args()
+    if not os.path.exists(os.path.join(SUITE, "run_tests.py")) or subprocess.run(
+            [PYTHON, "-c", "import pyverbs"], capture_output=True).returncode != 0:
+        print("skip: rdma-core's suite not installed (apt-get install python3-pyverbs; usertools/srnic setup does)")
+        sys.exit(vt.SKIP)
+    vt.LIB = os.path.abspath(a.lib)
+    vt.run_case("srnic-pyverbs-", lambda: run_module(a.module))
+
+
+if __name__ == "__main__":
+    main()
