@@ -41,9 +41,6 @@ SKIPS = {
         "test_qp_ex_rc_atomic_write": ("Extended QP is not supported",
                                        "ATOMIC_WRITE is not carried by the engine yet: "
                                        "create_qp_ex refuses IBV_QP_EX_WITH_ATOMIC_WRITE"),
-        "test_qp_ex_rc_bind_mw": ("additional access flags",
-                                  "no memory windows yet: ibv_reg_mr refuses "
-                                  "IBV_ACCESS_MW_BIND"),
     },
 }
 # the number of tests each module holds in rdma-core 44 (all must have run)

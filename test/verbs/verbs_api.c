@@ -1156,10 +1156,6 @@ xbad_args(struct ibv_cq_ex *xcq)
 	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
 	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	qa.pd = pd;
-	qa.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW;
-	errno = 0;
-	CHECK(ibv_create_qp_ex(ctx, &qa) == NULL && errno == EOPNOTSUPP,
-	      "create_qp_ex asking for BIND_MW (no memory windows yet): EOPNOTSUPP");
 	qa.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_ATOMIC_WRITE;
 	errno = 0;
 	CHECK(ibv_create_qp_ex(ctx, &qa) == NULL && errno == EOPNOTSUPP,
