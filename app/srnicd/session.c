@@ -166,21 +166,17 @@ srnd_sessions_accept(struct srnd *d, int epfd)
 		close(fd);
 		return 0;
 	}
-	s = calloc(1, sizeof(*s));
+	s = srnd_session_new(fd);
 	if (s == NULL) {
 		close(fd);
 		return -ENOMEM;
 	}
-	s->fd = fd;
-	s->id = next_id++;
-	s->gen = 1;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
 		s->pid = cred.pid;
 		s->uid = cred.uid;
 		s->gid = cred.gid;
 	}
 	/* the program's name as the kernel has it, not as it claims */
-	strcpy(s->prog, "?");
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)s->pid);
 	cfd = open(path, O_RDONLY | O_CLOEXEC);
 	if (cfd >= 0) {
@@ -309,20 +305,6 @@ status_text(struct srnd *d, char *t, size_t n)
 
 /* ---- messages ---- */
 
-/* The largest request: a longer one is malformed (MSG_TRUNC tells). */
-#define SRND_REQ_MAX 256
-
-union srnd_rep {
-	struct svc_hdr h;
-	struct svc_hello_rep hello;
-	struct svc_list_rep list;
-	struct svc_handle_rep handle;
-	struct svc_query_device_rep qdev;
-	struct svc_query_port_rep qport;
-	struct svc_query_gid_rep qgid;
-	struct svc_status_rep status;
-};
-
 /* Serve one checked request into rep; NULL, or why the session must go. */
 static const char *
 serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *rep)
@@ -435,6 +417,39 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 	return NULL;
 }
 
+const char *
+srnd_session_input(struct srnd *d, struct srnd_session *s, const void *buf, size_t n,
+		   union srnd_rep *rep)
+{
+	const char *why;
+
+	if (svc_msg_check(buf, n, 0, &why) != 0)
+		return why;
+	s->msgs++;
+	memset(rep, 0, sizeof(*rep));
+	return serve(d, s, buf, rep);
+}
+
+struct srnd_session *
+srnd_session_new(int fd)
+{
+	struct srnd_session *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return NULL;
+	s->fd = fd;
+	s->id = next_id++;
+	s->gen = 1;
+	strcpy(s->prog, "?");
+	return s;
+}
+
+void
+srnd_session_free(struct srnd_session *s)
+{
+	free(s);
+}
+
 void
 srnd_session_event(struct srnd *d, int epfd, void *session, uint32_t events)
 {
@@ -462,13 +477,7 @@ srnd_session_event(struct srnd *d, int epfd, void *session, uint32_t events)
 				      "descriptors");
 			return;
 		}
-		if (svc_msg_check(buf, (size_t)n, 0, &why) != 0) {
-			session_close(epfd, s, why);
-			return;
-		}
-		s->msgs++;
-		memset(&rep, 0, sizeof(rep));
-		why = serve(d, s, buf, &rep);
+		why = srnd_session_input(d, s, buf, (size_t)n, &rep);
 		if (why != NULL) {
 			session_close(epfd, s, why);
 			return;

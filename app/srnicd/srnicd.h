@@ -79,6 +79,31 @@ int srnd_sessions_accept(struct srnd *d, int epfd);
 void srnd_session_event(struct srnd *d, int epfd, void *session, uint32_t events);
 void srnd_sessions_close_all(struct srnd *d);
 unsigned int srnd_sessions_count(void);
+/* The largest request: a longer one is malformed (MSG_TRUNC tells). */
+#define SRND_REQ_MAX 256
+
+/* Every reply the daemon gives. */
+union srnd_rep {
+	struct svc_hdr h;
+	struct svc_hello_rep hello;
+	struct svc_list_rep list;
+	struct svc_handle_rep handle;
+	struct svc_query_device_rep qdev;
+	struct svc_query_port_rep qport;
+	struct svc_query_gid_rep qgid;
+	struct svc_status_rep status;
+};
+
+struct srnd_session;
+/* A session on socket fd (its credentials are the accept's to fill). */
+struct srnd_session *srnd_session_new(int fd);
+void srnd_session_free(struct srnd_session *s);
+/* One received message of n bytes: checked, then served into rep (its
+ * h.len is the reply's length). NULL, or why the session must be closed
+ * (rep is then not to be sent). No socket: the control fuzz target
+ * drives it too. */
+const char *srnd_session_input(struct srnd *d, struct srnd_session *s, const void *buf, size_t n,
+			       union srnd_rep *rep);
 /* the tag epoll carries for the listening socket and the signalfd */
 extern char srnd_tag_listen, srnd_tag_signal;
 
