@@ -70,13 +70,7 @@ status_client(void)
 			strerror(-fd));
 		return 1;
 	}
-	memset(&hq, 0, sizeof(hq));
-	svc_msg_init(&hq, SVC_HELLO, 0, 1, 0);
-	hq.magic = SVC_MAGIC;
-	hq.major = SVC_VERSION_MAJOR;
-	hq.minor = SVC_VERSION_MINOR;
-	hq.pid = (uint32_t)getpid();
-	snprintf(hq.prog, sizeof(hq.prog), "srnicd-status");
+	svc_hello_init(&hq, 1, "srnicd-status");
 	rc = svc_call(fd, &hq, &hr, sizeof(hr));
 	if (rc == 0) {
 		memset(&sq, 0, sizeof(sq));

@@ -60,12 +60,7 @@ sva_session(void)
 	fd = svc_connect(sva_path);
 	if (fd < 0)
 		return fd;
-	memset(&q, 0, sizeof(q));
-	svc_msg_init(&q, SVC_HELLO, 0, 0, 0);
-	q.magic = SVC_MAGIC;
-	q.major = SVC_VERSION_MAJOR;
-	q.minor = SVC_VERSION_MINOR;
-	q.pid = (uint32_t)getpid();
+	svc_hello_init(&q, 0, program_invocation_short_name);
 	rc = svc_call(fd, &q, &r, sizeof(r));
 	if (rc != 0) {
 		if (rc == -EPROTONOSUPPORT)

@@ -163,6 +163,9 @@ int svc_msg_check(const void *msg, size_t n, int want_reply, const char **why);
 /** Fill a message's header: type, len (the type's size), seq, status. */
 void svc_msg_init(void *msg, uint16_t type, int reply, uint32_t seq, int32_t status);
 
+/** A HELLO of this protocol version from this process, named prog. */
+void svc_hello_init(struct svc_hello_req *q, uint32_t seq, const char *prog);
+
 /**
  * The socket's path: env SVC_SOCK_ENV if set and not empty, else
  * SVC_SOCK_DEFAULT, into buf (n bytes). -ENAMETOOLONG if it does not fit

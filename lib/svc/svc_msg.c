@@ -93,6 +93,18 @@ svc_msg_init(void *msg, uint16_t type, int reply, uint32_t seq, int32_t status)
 	h->status = status;
 }
 
+void
+svc_hello_init(struct svc_hello_req *q, uint32_t seq, const char *prog)
+{
+	memset(q, 0, sizeof(*q));
+	svc_msg_init(q, SVC_HELLO, 0, seq, 0);
+	q->magic = SVC_MAGIC;
+	q->major = SVC_VERSION_MAJOR;
+	q->minor = SVC_VERSION_MINOR;
+	q->pid = (uint32_t)getpid();
+	strncpy(q->prog, prog, sizeof(q->prog) - 1);
+}
+
 int
 svc_sock_path(char *buf, size_t n)
 {

@@ -91,10 +91,7 @@ fz_session(bool hello, uint32_t *seq)
 		fz_die("no memory for a session");
 	if (!hello)
 		return s;
-	memset(&q, 0, sizeof(q));
-	svc_msg_init(&q, SVC_HELLO, 0, ++*seq, 0);
-	q.magic = SVC_MAGIC;
-	q.major = SVC_VERSION_MAJOR;
+	svc_hello_init(&q, ++*seq, "fuzz_svc");
 	if (srnd_session_input(&D, s, &q, sizeof(q), &rep) != NULL || rep.h.status != 0)
 		fz_die("a valid HELLO refused");
 	return s;
