@@ -290,6 +290,11 @@ main(int argc, char **argv)
 		srnd_log("--mtu %u (576..9000) or --mem-mb %u (>= 64) out of range", mtu, mem_mb);
 		return 2;
 	}
+	if (srnd_socket_taken(d)) {
+		srnd_log("another srnicd serves %s: stop it, or give this one --socket PATH",
+			 d->sock_path);
+		return 1;
+	}
 	/* SIGINT and SIGTERM through a signalfd: blocked before EAL makes its
 	 * threads, so every thread inherits the mask and only the control
 	 * thread's epoll sees them */

@@ -56,6 +56,17 @@ srnd_sessions_count(void)
 
 /* ---- the socket ---- */
 
+bool
+srnd_socket_taken(const struct srnd *d)
+{
+	int fd = svc_connect(d->sock_path);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 /* The socket's directory (its last component only, 0755) and the socket,
  * refusing a path another daemon still answers on. */
 int
@@ -81,14 +92,7 @@ srnd_sessions_listen(struct srnd *d, const char *group)
 			return -1;
 		}
 	}
-	fd = svc_connect(d->sock_path);
-	if (fd >= 0) {
-		close(fd);
-		srnd_log("another srnicd serves %s: stop it, or give this one --socket PATH",
-			 d->sock_path);
-		return -1;
-	}
-	unlink(d->sock_path);   /* a dead daemon's */
+	unlink(d->sock_path);   /* a dead daemon's: srnd_socket_taken() said no one answers */
 	if (group != NULL) {
 		gr = getgrnam(group);
 		if (gr == NULL) {

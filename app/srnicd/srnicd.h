@@ -72,6 +72,9 @@ int srnd_engine_start(struct srnd *d);
 void srnd_engine_stop(struct srnd *d);
 
 /* session.c */
+/* Whether a daemon answers on d's socket already (asked before EAL takes
+ * the port). */
+bool srnd_socket_taken(const struct srnd *d);
 int srnd_sessions_listen(struct srnd *d, const char *group);
 /* epoll: the listening socket and every session are added to epfd */
 int srnd_sessions_accept(struct srnd *d, int epfd);

@@ -210,6 +210,16 @@ def main():
               "ibv_devinfo's GID[0] is the daemon's (%s, %s)" %
               (d0 and d0.group(1), g0 and g0.group(1)))
         check(re.search(r"link ACTIVE", st), "status: link ACTIVE")
+        check("engine on a thread" in st, "one lcore: the engine on a thread")
+
+        # ---- a second daemon on the same socket: refused before it takes a port
+        # (one that does not exist: a daemon that tried it first would fail on it)
+        out = subprocess.run(nsx + [SRNIC, "daemon", "--port", "net_af_packet1,iface=srnicd-none",
+                                    "--ip", "10.79.0.3"], env=env, capture_output=True,
+                             text=True, timeout=GUARD_S)
+        check(out.returncode == 1 and "another srnicd serves " + sock in out.stderr,
+              "a second daemon on the socket: exit %d, %r" % (out.returncode, out.stderr[-300:]))
+        check(status_num(status(env), "srnicd pid") == daemon.pid, "the first still serves")
         check("sva" in st and DAEMON_IP in st, "status: the port and the address")
 
         # ---- a second session, held open, in status with pid and program
@@ -283,6 +293,27 @@ def main():
         check(rc == 0 and "srnicd: stopped" in text,
               "SIGTERM: exit %s, 'stopped' logged:\n%s" % (rc, text[-800:]))
         check(not os.path.exists(sock), "the socket is removed at exit")
+        daemon = None
+
+        # ---- again on two lcores: the engine on the worker, SIGINT stops it
+        with open(log, "w") as lf:
+            daemon = subprocess.Popen(nsx + [SRNIC, "daemon", "--port", "net_af_packet0,iface=sva",
+                                             "--ip", DAEMON_IP, "--lcores", "0,1"],
+                                      env=env, stdout=lf, stderr=subprocess.STDOUT)
+        up = wait_for(lambda: "srnicd: ready" in open(log).read() or daemon.poll() is not None,
+                      "the second start's ready line")
+        check(up and daemon.poll() is None and "engine on a worker lcore" in status(env),
+              "--lcores 0,1: the engine on a worker lcore")
+        out = subprocess.run([SRNIC, "run", "--", "ibv_devices"], env=env, capture_output=True,
+                             text=True, timeout=GUARD_S)
+        check("srnic0" in out.stdout, "attached again after a restart")
+        daemon.send_signal(signal.SIGINT)
+        try:
+            rc = daemon.wait(timeout=GUARD_S)
+        except subprocess.TimeoutExpired:
+            rc = None
+        check(rc == 0 and "srnicd: stopped" in open(log).read() and not os.path.exists(sock),
+              "SIGINT: exit %s, stopped, socket removed" % rc)
         daemon = None
 
         # ---- no daemon, no port: the program is told what to start
