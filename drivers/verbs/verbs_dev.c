@@ -31,6 +31,7 @@
 #include "srnic_cm.h"
 #include "srnic_lossy.h"
 #include "verbs.h"
+#include "verbs_attach.h"
 
 #undef ibv_get_device_list
 #undef ibv_query_port
@@ -43,9 +44,13 @@ static int sv_query_port(struct ibv_context *context, uint8_t port_num,
 struct ibv_device **
 ibv_get_device_list(int *num_devices)
 {
-	struct sv_device *dev = sv_device_get();
-	struct ibv_device **list = calloc(2, sizeof(*list));
+	struct sv_device *dev;
+	struct ibv_device **list;
 
+	if (sva_attached())
+		return sva_get_device_list(num_devices);
+	dev = sv_device_get();
+	list = calloc(2, sizeof(*list));
 	if (list == NULL) {
 		errno = ENOMEM;
 		return NULL;
@@ -72,6 +77,8 @@ ibv_get_device_name(struct ibv_device *device)
 int
 ibv_get_device_index(struct ibv_device *device)
 {
+	if (sva_is_device(device))
+		return sva_device_index(device);
 	return 0;
 }
 
@@ -81,6 +88,8 @@ ibv_get_device_guid(struct ibv_device *device)
 	struct sv_device *dev = container_of(device, struct sv_device, ibdev);
 	__be64 guid;
 
+	if (sva_is_device(device))
+		return sva_device_guid(device);
 	memcpy(&guid, &dev->gid[SRNIC_GID_INDEX_LL].raw[8], sizeof(guid));
 	return guid;
 }
@@ -93,6 +102,8 @@ ibv_open_device(struct ibv_device *device)
 	struct sv_device *dev = sv_device_started();
 	struct sv_context *ctx;
 
+	if (sva_is_device(device))
+		return sva_open_device(device);
 	if (dev == NULL || device != &dev->ibdev) {
 		errno = ENODEV;
 		return NULL;
@@ -139,6 +150,8 @@ ibv_close_device(struct ibv_context *context)
 {
 	struct sv_context *ctx = sv_ctx(context);
 
+	if (sva_is_ctx(context))
+		return sva_close_device(context);
 	sv_ctx_unregister(ctx->dev, ctx);
 	close(context->async_fd);
 	pthread_mutex_destroy(&ctx->async_lock);
@@ -152,9 +165,11 @@ ibv_close_device(struct ibv_context *context)
 int
 ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)
 {
-	struct sv_context *ctx = sv_ctx(context);
-	int rc = srnic_dev_query(ctx->dev->sdev, attr);
+	int rc;
 
+	if (sva_is_ctx(context))
+		return sva_query_device(context, attr);
+	rc = srnic_dev_query(sv_ctx(context)->dev->sdev, attr);
 	return rc < 0 ? -rc : 0;
 }
 
@@ -182,6 +197,8 @@ sv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_att
 	struct ibv_port_attr a;
 	int rc;
 
+	if (sva_is_ctx(context))
+		return sva_query_port(context, port_num, attr, len);
 	if (port_num != 1)
 		return EINVAL;
 	rc = sv_port_attr(ctx->dev, &a);
@@ -203,10 +220,16 @@ int
 ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid)
 {
 	struct sv_context *ctx = sv_ctx(context);
+	int rc;
 
 	if (port_num != 1 || index < 0 || index >= SRNIC_GID_TBL_LEN) {
 		errno = EINVAL;
 		return -1;
+	}
+	if (sva_is_ctx(context)) {
+		rc = sva_query_gid(context, port_num, (uint32_t)index, gid);
+		errno = rc;
+		return rc != 0 ? -1 : 0;
 	}
 	*gid = ctx->dev->gid[index];
 	return 0;
@@ -226,7 +249,14 @@ _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_i
 	if (port_num != 1 || gid_index >= SRNIC_GID_TBL_LEN)
 		return EINVAL;
 	memset(entry, 0, sizeof(*entry));
-	entry->gid = ctx->dev->gid[gid_index];
+	if (sva_is_ctx(context)) {
+		int rc = sva_query_gid(context, port_num, gid_index, &entry->gid);
+
+		if (rc != 0)
+			return rc;
+	} else {
+		entry->gid = ctx->dev->gid[gid_index];
+	}
 	entry->gid_index = gid_index;
 	entry->port_num = port_num;
 	entry->gid_type = IBV_GID_TYPE_ROCE_V2;

@@ -19,6 +19,7 @@
 #include <rte_errno.h>
 
 #include "verbs.h"
+#include "verbs_attach.h"
 
 #undef ibv_reg_mr
 #undef ibv_reg_mr_iova
@@ -43,8 +44,11 @@ struct ibv_pd *
 ibv_alloc_pd(struct ibv_context *context)
 {
 	struct sv_context *ctx = sv_ctx(context);
-	struct sv_pd *pd = calloc(1, sizeof(*pd));
+	struct sv_pd *pd;
 
+	if (sva_is_ctx(context))
+		return sva_no_data_path("ibv_alloc_pd");
+	pd = calloc(1, sizeof(*pd));
 	if (pd == NULL)
 		return null_errno(ENOMEM);
 	pd->spd = srnic_alloc_pd(ctx->dev->sdev);
@@ -164,8 +168,11 @@ ibv_dereg_mr(struct ibv_mr *ibmr)
 struct ibv_comp_channel *
 ibv_create_comp_channel(struct ibv_context *context)
 {
-	struct sv_channel *ch = calloc(1, sizeof(*ch));
+	struct sv_channel *ch;
 
+	if (sva_is_ctx(context))
+		return sva_no_data_path("ibv_create_comp_channel");
+	ch = calloc(1, sizeof(*ch));
 	if (ch == NULL)
 		return null_errno(ENOMEM);
 	/* one count per queued event; blocking unless the program says
@@ -276,6 +283,8 @@ sv_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 	struct sv_context *ctx = sv_ctx(context);
 	struct sv_cq *cq;
 
+	if (sva_is_ctx(context))
+		return sva_no_data_path("ibv_create_cq");
 	if (comp_vector < 0 || comp_vector >= context->num_comp_vectors)
 		return null_errno(EINVAL);
 	cq = calloc(1, sizeof(*cq));
@@ -637,10 +646,16 @@ async_app_wait(struct sv_device *dev, int fd)
 int
 ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 {
-	struct sv_context *ctx = sv_ctx(context);
-	struct sv_device *dev = ctx->dev;
+	struct sv_context *ctx;
+	struct sv_device *dev;
 	uint64_t one;
 
+	if (sva_is_ctx(context)) {
+		sva_no_data_path("ibv_get_async_event");
+		return -1;
+	}
+	ctx = sv_ctx(context);
+	dev = ctx->dev;
 	for (;;) {
 		if (!dev->progress_started)
 			async_app_wait(dev, context->async_fd);
@@ -847,6 +862,10 @@ ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc
 
 	if (context == NULL || wc == NULL || ah_attr == NULL || port_num != 1) {
 		errno = EINVAL;
+		return -1;
+	}
+	if (sva_is_ctx(context)) {
+		sva_no_data_path("ibv_init_ah_from_wc");
 		return -1;
 	}
 	rc = srnic_init_ah_from_wc(sv_ctx(context)->dev->sdev, wc, grh, ah_attr);

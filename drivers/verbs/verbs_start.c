@@ -35,6 +35,7 @@
 #include "srnic_cm.h"
 #include "srnic_lossy.h"
 #include "verbs.h"
+#include "verbs_attach.h"
 
 #define SV_EAL_ARGV_MAX 64
 #define SV_SOCK_PATH_MAX 256
@@ -399,9 +400,12 @@ device_start(void)
 	if (sv_conf_load(&c) != 0)
 		return NULL;
 	if (c.port[0] == '\0' && c.ip[0] == '\0') {
-		sv_log("no device: set SRNIC_PORT (a DPDK device, e.g. "
-		       "net_memif0,role=server,socket=/tmp/srnic.sock) and SRNIC_IP=A.B.C.D, "
-		       "or run the program as: usertools/srnic run --port DEV --ip A.B.C.D -- PROGRAM");
+		sv_log("no device: no srnicd answers on its socket (start one: usertools/srnic "
+		       "daemon --port DEV --ip A.B.C.D; SRNIC_DAEMON_SOCKET=PATH if not at "
+		       "/run/srnic/srnicd.sock), and no port of the program's own: set SRNIC_PORT "
+		       "(a DPDK device, e.g. net_memif0,role=server,socket=/tmp/srnic.sock) and "
+		       "SRNIC_IP=A.B.C.D, or run the program as: usertools/srnic run --port DEV "
+		       "--ip A.B.C.D -- PROGRAM");
 		return NULL;
 	}
 	if (c.ip[0] == '\0') {
@@ -526,6 +530,9 @@ device_start(void)
 struct sv_device *
 sv_device_get(void)
 {
+	/* a program attached to srnicd has no device of its own */
+	if (sva_attached())
+		return NULL;
 	pthread_mutex_lock(&sv_init_lock);
 	if (!sv_init_done) {
 		sv_init_done = true;

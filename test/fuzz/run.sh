@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Run the fuzz targets of test/fuzz (libFuzzer, clang, ASan + UBSan).
 #
-# usage: test/fuzz/run.sh [--time S] [--target parse|rx|cm|api|all] [--jobs N]
+# usage: test/fuzz/run.sh [--time S] [--target parse|rx|cm|api|svc|all] [--jobs N]
 #                         [--build DIR] [--corpus-out DIR]
 #
 # Builds DIR (default build-fuzz: CC=clang, -Dfuzz=true -Dtests=false; no
@@ -37,9 +37,9 @@ while [ $# -gt 0 ]; do
 done
 cd "$ROOT"
 case "$TARGET" in
-all) TARGETS=(parse rx cm api) ;;
-parse | rx | cm | api) TARGETS=("$TARGET") ;;
-*) echo "run.sh: no target $TARGET (parse, rx, cm, api, all)" >&2; exit 2 ;;
+all) TARGETS=(parse rx cm api svc) ;;
+parse | rx | cm | api | svc) TARGETS=("$TARGET") ;;
+*) echo "run.sh: no target $TARGET (parse, rx, cm, api, svc, all)" >&2; exit 2 ;;
 esac
 command -v clang >/dev/null || { echo "run.sh: clang not found" >&2; exit 1; }
 

@@ -17,7 +17,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/usertools"
 cp "$src/usertools/srnic" "$tmp/usertools/"
 
-for cmd in setup build demo test bench run; do
+for cmd in setup build demo test bench run daemon status; do
 	for h in --help -h; do
 		rc=0
 		"$tmp/usertools/srnic" "$cmd" "$h" >"$tmp/out" 2>"$tmp/err" || rc=$?

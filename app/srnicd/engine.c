@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The engine's thread: srnic_engine_poll() and the CM (QP1's MADs, its
+ * timers) while packets move, naps when nothing has moved for SRND_SPIN_US
+ * (doc/srnicd.md, "The daemon's threads and lcores"). On a worker lcore of
+ * --lcores when there is one, else a thread beside the control thread.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+
+#include "srnic.h"
+#include "srnic_cm.h"
+#include "srnicd.h"
+
+static int
+engine_loop(void *arg)
+{
+	struct srnd *d = arg;
+	uint64_t hz = rte_get_tsc_hz();
+	uint64_t spin = hz / 1000000 * SRND_SPIN_US, cm_every = hz / 1000000 * SRND_CM_POLL_US;
+	uint64_t now, last_work = rte_rdtsc(), last_cm = 0, cm_next_us = UINT64_MAX;
+	unsigned int nap = SRND_SLEEP_MIN_US, n;
+	struct timespec ts;
+
+	while (!atomic_load_explicit(&d->stop, memory_order_relaxed)) {
+		n = srnic_engine_poll(d->dev.eng);
+		atomic_fetch_add_explicit(&d->eng_polls, 1, memory_order_relaxed);
+		now = rte_rdtsc();
+		if (d->dev.cm != NULL && now - last_cm >= cm_every) {
+			int m = srnic_cm_poll(d->dev.cm, &cm_next_us);
+
+			if (m > 0)
+				n += (unsigned int)m;
+			last_cm = now;
+		}
+		if (n > 0) {
+			last_work = now;
+			nap = SRND_SLEEP_MIN_US;
+			continue;
+		}
+		if (now - last_work < spin) {
+			rte_pause();
+			continue;
+		}
+		if (nap > cm_next_us)
+			nap = cm_next_us < SRND_SLEEP_MIN_US ? SRND_SLEEP_MIN_US : (unsigned int)cm_next_us;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)nap * 1000;
+		nanosleep(&ts, NULL);
+		atomic_fetch_add_explicit(&d->eng_naps, 1, memory_order_relaxed);
+		if (nap < SRND_SLEEP_MAX_US)
+			nap = nap * 2 > SRND_SLEEP_MAX_US ? SRND_SLEEP_MAX_US : nap * 2;
+	}
+	return 0;
+}
+
+static void *
+engine_thread(void *arg)
+{
+	engine_loop(arg);
+	return NULL;
+}
+
+int
+srnd_engine_start(struct srnd *d)
+{
+	unsigned int lc = rte_get_next_lcore(-1, 1, 0);
+	int rc;
+
+	d->eng_lcore = lc;
+	if (lc < RTE_MAX_LCORE) {
+		rc = rte_eal_remote_launch(engine_loop, d, lc);
+		if (rc != 0)
+			return rc;
+	} else {
+		rc = pthread_create(&d->eng_thread, NULL, engine_thread, d);
+		if (rc != 0)
+			return -rc;
+		pthread_setname_np(d->eng_thread, "srnicd-engine");
+	}
+	d->eng_started = true;
+	return 0;
+}
+
+void
+srnd_engine_stop(struct srnd *d)
+{
+	if (!d->eng_started)
+		return;
+	atomic_store(&d->stop, true);
+	if (d->eng_lcore < RTE_MAX_LCORE)
+		rte_eal_wait_lcore(d->eng_lcore);
+	else
+		pthread_join(d->eng_thread, NULL);
+	d->eng_started = false;
+}

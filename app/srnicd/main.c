@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * srnicd: one DPDK port, the srnic device on it (its engine answering
+ * ARP/ND, QP1 and the CM), and the control socket through which the
+ * host's processes attach (doc/srnicd.md). In the foreground; SIGINT or
+ * SIGTERM stops it cleanly. `srnicd --status` asks a running daemon what
+ * it serves.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+
+#include "srnic.h"
+#include "srnic_cm.h"
+#include "srnicd.h"
+
+#define SRND_EAL_ARGV_MAX 32
+
+static struct srnd srnd = { .listen_fd = -1 };
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"usage: srnicd --port DEVARGS --ip A.B.C.D [--lcores LIST] [--mtu N]\n"
+		"              [--socket PATH] [--group NAME] [--mem-mb N] [--log-level L]\n"
+		"       srnicd --status [--socket PATH]\n"
+		"  --port     the DPDK device srnicd owns, as --vdev/-a take it\n"
+		"             (net_memif0,role=server,socket=/tmp/a.sock, net_af_packet0,iface=eth1,\n"
+		"             a PCI address)\n"
+		"  --ip       the device's IPv4 address on it\n"
+		"  --lcores   EAL's -l: the first is the control thread's, the next the engine's\n"
+		"             (one lcore: the engine runs on a thread beside the control one)\n"
+		"  --socket   the control socket (default %s; programs: %s=PATH)\n"
+		"  --group    the group that may attach (socket mode 0660; default: %s if it\n"
+		"             exists, else root only, 0600)\n"
+		"  --status   print what the running daemon serves, and exit\n",
+		SVC_SOCK_DEFAULT, SVC_SOCK_ENV, SRND_GROUP_DEFAULT);
+}
+
+/* --status: HELLO, STATUS, print the text. */
+static int
+status_client(void)
+{
+	struct svc_hello_req hq;
+	struct svc_hello_rep hr;
+	struct svc_status_req sq;
+	static struct svc_status_rep sr;
+	int fd, rc;
+
+	fd = svc_connect(srnd.sock_path);
+	if (fd < 0) {
+		fprintf(stderr, "srnicd: no daemon answers on %s (%s): start one with "
+			"usertools/srnic daemon --port DEVARGS --ip A.B.C.D\n", srnd.sock_path,
+			strerror(-fd));
+		return 1;
+	}
+	svc_hello_init(&hq, 1, "srnicd-status");
+	rc = svc_call(fd, &hq, &hr, sizeof(hr));
+	if (rc == 0) {
+		memset(&sq, 0, sizeof(sq));
+		svc_msg_init(&sq, SVC_STATUS, 0, 2, 0);
+		rc = svc_call(fd, &sq, &sr, sizeof(sr));
+	}
+	close(fd);
+	if (rc != 0) {
+		fprintf(stderr, "srnicd: the daemon on %s did not answer STATUS: %s\n",
+			srnd.sock_path, strerror(-rc));
+		return 1;
+	}
+	fputs(sr.text, stdout);
+	return 0;
+}
+
+static int
+eal_start(const char *port, const char *lcores, unsigned int mem_mb, const char *loglvl)
+{
+	static char prefix[64], mem[32], lc[80], dev[600], ll[96];
+	char *argv[SRND_EAL_ARGV_MAX];
+	int argc = 0;
+	unsigned int a, b, c, e;
+	bool pci = sscanf(port, "%x:%x:%x.%x", &a, &b, &c, &e) == 4 ||
+		   sscanf(port, "%x:%x.%x", &a, &b, &c) == 3;
+
+	argv[argc++] = "srnicd";
+	snprintf(prefix, sizeof(prefix), "--file-prefix=srnicd-%d", (int)getpid());
+	argv[argc++] = prefix;
+	argv[argc++] = "--no-shconf";
+	argv[argc++] = "--no-huge";
+	snprintf(mem, sizeof(mem), "-m%u", mem_mb);
+	argv[argc++] = mem;
+	snprintf(lc, sizeof(lc), "-l%s", lcores);
+	argv[argc++] = lc;
+	argv[argc++] = "--no-telemetry";
+	argv[argc++] = "--iova-mode=va";
+	snprintf(ll, sizeof(ll), "--log-level=%s", loglvl);
+	argv[argc++] = ll;
+	if (pci) {
+		snprintf(dev, sizeof(dev), "-a%s", port);
+	} else {
+		snprintf(dev, sizeof(dev), "--vdev=%s", port);
+		argv[argc++] = "--no-pci";
+	}
+	argv[argc++] = dev;
+	argv[argc] = NULL;
+	if (rte_eal_init(argc, argv) < 0) {
+		srnd_log("DPDK did not start (%s): check --port %s and --lcores %s "
+			 "(--log-level debug shows why)", rte_strerror(rte_errno), port, lcores);
+		return -1;
+	}
+	srnic_eal_remove_at_exit();
+	srnic_eal_sweep();
+	return 0;
+}
+
+static int
+device_start(struct srnd_dev *dv, unsigned int mtu)
+{
+	struct srnic_dev_conf dc;
+	struct in_addr ip;
+	char name[sizeof(dv->devargs)];
+
+	if (inet_pton(AF_INET, dv->ip, &ip) != 1) {
+		srnd_log("--ip %s is not an IPv4 address (A.B.C.D)", dv->ip);
+		return -1;
+	}
+	snprintf(name, sizeof(name), "%s", dv->devargs);
+	name[strcspn(name, ",")] = '\0';
+	if (rte_eth_dev_get_port_by_name(name, &dv->port_id) != 0) {
+		if (rte_eth_dev_count_avail() == 0) {
+			srnd_log("--port %s made no DPDK port (DPDK's lines above say why)",
+				 dv->devargs);
+			return -1;
+		}
+		dv->port_id = (uint16_t)rte_eth_find_next(0);
+	}
+	memset(&dc, 0, sizeof(dc));
+	dc.port_id = dv->port_id;
+	dc.nb_engines = 1;
+	dc.mtu = (uint16_t)mtu;
+	dc.ip_ver = 4;
+	memcpy(dc.ip, &ip, 4);
+	dc.name = dv->name;
+	dv->sdev = srnic_dev_create(&dc);
+	if (dv->sdev == NULL) {
+		srnd_log("cannot start srnic on %s: %s", dv->devargs, rte_strerror(rte_errno));
+		return -1;
+	}
+	dv->eng = srnic_dev_engine(dv->sdev, 0);
+	dv->cm = srnic_cm_create(dv->sdev, dv->eng);
+	if (dv->cm == NULL)
+		srnd_log("no CM on %s (%s): rdma_cm will not work", dv->name,
+			 rte_strerror(rte_errno));
+	dv->link_up = -1;
+	return 0;
+}
+
+/* The port's watch: link and MTU changes (srnic_get_async_event()), and a
+ * line when the link changes. */
+static void
+port_watch(struct srnd_dev *dv)
+{
+	struct srnic_async_event ev;
+	struct ibv_port_attr pa;
+	int up;
+
+	while (srnic_get_async_event(dv->sdev, &ev) == 0)
+		;
+	if (srnic_dev_query_port(dv->sdev, &pa) != 0)
+		return;
+	up = pa.state == IBV_PORT_ACTIVE;
+	if (up != dv->link_up)
+		srnd_log("%s: port %s link %s", dv->name, dv->devargs, up ? "up (PORT_ACTIVE)" :
+			 "down (PORT_DOWN)");
+	dv->link_up = up;
+}
+
+static int
+serve_loop(struct srnd *d, int sfd)
+{
+	struct epoll_event ev, evs[16];
+	struct signalfd_siginfo si;
+	int epfd, n, i, sig = 0;
+
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (epfd < 0)
+		return -1;
+	ev.events = EPOLLIN;
+	ev.data.ptr = &srnd_tag_listen;
+	epoll_ctl(epfd, EPOLL_CTL_ADD, d->listen_fd, &ev);
+	ev.data.ptr = &srnd_tag_signal;
+	epoll_ctl(epfd, EPOLL_CTL_ADD, sfd, &ev);
+	while (sig == 0) {
+		n = epoll_wait(epfd, evs, 16, SRND_PORT_WATCH_MS);
+		for (i = 0; i < n; i++) {
+			if (evs[i].data.ptr == &srnd_tag_listen) {
+				while (srnd_sessions_accept(d, epfd) > 0)
+					;
+			} else if (evs[i].data.ptr == &srnd_tag_signal) {
+				if (read(sfd, &si, sizeof(si)) == sizeof(si))
+					sig = (int)si.ssi_signo;
+			} else {
+				srnd_session_event(d, epfd, evs[i].data.ptr, evs[i].events);
+			}
+		}
+		port_watch(&d->dev);
+	}
+	srnd_log("%s: stopping", strsignal(sig));
+	close(epfd);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "port", required_argument, NULL, 'p' },
+		{ "ip", required_argument, NULL, 'i' },
+		{ "lcores", required_argument, NULL, 'l' },
+		{ "mtu", required_argument, NULL, 'M' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "group", required_argument, NULL, 'g' },
+		{ "mem-mb", required_argument, NULL, 'm' },
+		{ "log-level", required_argument, NULL, 'L' },
+		{ "status", no_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *lcores = "0", *group = NULL, *loglvl = "error";
+	unsigned int mtu = SRND_DEFAULT_MTU, mem_mb = SRND_DEFAULT_MEM_MB;
+	bool status = false;
+	struct srnd *d = &srnd;
+	sigset_t set;
+	int c, sfd, rc = 0;
+
+	if (svc_sock_path(d->sock_path, sizeof(d->sock_path)) != 0) {
+		srnd_log("%s is longer than a unix socket's path", SVC_SOCK_ENV);
+		return 2;
+	}
+	snprintf(d->dev.name, sizeof(d->dev.name), "%s", SRND_DEV_NAME);
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': snprintf(d->dev.devargs, sizeof(d->dev.devargs), "%s", optarg); break;
+		case 'i': snprintf(d->dev.ip, sizeof(d->dev.ip), "%s", optarg); break;
+		case 'l': lcores = optarg; break;
+		case 'M': mtu = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'm': mem_mb = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'g': group = optarg; break;
+		case 'L': loglvl = optarg; break;
+		case 'S': status = true; break;
+		case 's':
+			if (strlen(optarg) >= sizeof(d->sock_path)) {
+				srnd_log("--socket %s: longer than a unix socket's path", optarg);
+				return 2;
+			}
+			snprintf(d->sock_path, sizeof(d->sock_path), "%s", optarg);
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		srnd_log("unexpected argument %s", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if (status)
+		return status_client();
+	if (d->dev.devargs[0] == '\0' || d->dev.ip[0] == '\0') {
+		srnd_log("--port DEVARGS and --ip A.B.C.D are both needed");
+		usage(stderr);
+		return 2;
+	}
+	if (mtu < 576 || mtu > 9000 || mem_mb < 64) {
+		srnd_log("--mtu %u (576..9000) or --mem-mb %u (>= 64) out of range", mtu, mem_mb);
+		return 2;
+	}
+	if (srnd_socket_taken(d)) {
+		srnd_log("another srnicd serves %s: stop it, or give this one --socket PATH",
+			 d->sock_path);
+		return 1;
+	}
+	/* SIGINT and SIGTERM through a signalfd: blocked before EAL makes its
+	 * threads, so every thread inherits the mask and only the control
+	 * thread's epoll sees them */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (sfd < 0)
+		return 1;
+	if (eal_start(d->dev.devargs, lcores, mem_mb, loglvl) != 0)
+		return 1;
+	if (device_start(&d->dev, mtu) != 0) {
+		rte_eal_cleanup();
+		return 1;
+	}
+	if (srnd_sessions_listen(d, group) != 0 || srnd_engine_start(d) != 0) {
+		rc = 1;
+		goto out;
+	}
+	port_watch(&d->dev);
+	d->ready_cpu_us = srnd_cpu_us();
+	d->ready_wall_us = srnd_wall_us();
+	srnd_log("ready: %s on %s, ip %s, engine %s", d->dev.name, d->dev.devargs, d->dev.ip,
+		 d->eng_lcore < RTE_MAX_LCORE ? "on a worker lcore" : "on a thread");
+	serve_loop(d, sfd);
+out:
+	srnd_engine_stop(d);
+	srnd_sessions_close_all(d);
+	if (d->dev.cm != NULL)
+		srnic_cm_destroy(d->dev.cm);
+	if (srnic_dev_destroy(d->dev.sdev) != 0)
+		srnd_log("the device did not go cleanly");
+	rte_eal_cleanup();
+	close(sfd);
+	if (rc == 0)
+		srnd_log("stopped");
+	return rc;
+}

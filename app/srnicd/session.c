@@ -1,0 +1,500 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The control socket and its sessions (doc/srnicd.md, "Control protocol").
+ * One thread (the control thread) serves every session: no lock. Each
+ * message is checked (svc_msg_check(): length, type, flags) before its
+ * body is read, HELLO comes first and once, and each handle is looked up
+ * in the session's own table. A malformed message closes its session and
+ * nothing else; a handle that is not the session's is answered -EBADF.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <rte_lcore.h>
+
+#include "srnic.h"
+#include "srnicd.h"
+
+char srnd_tag_listen, srnd_tag_signal;
+
+struct srnd_session {
+	int fd;
+	uint32_t id;
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	char prog[SVC_PROG_MAX];
+	bool hello;
+	uint64_t msgs;
+	uint16_t gen;               /* the next handle's generation */
+	struct {
+		bool open;
+		uint16_t gen;
+	} dev[SVC_SESSION_DEVICES_MAX];
+};
+
+static struct srnd_session *sessions[SRND_SESSIONS_MAX];
+static unsigned int nb_sessions;
+static uint32_t next_id = 1;
+static uint64_t closed_bad;     /* sessions closed for a malformed message */
+
+unsigned int
+srnd_sessions_count(void)
+{
+	return nb_sessions;
+}
+
+/* ---- the socket ---- */
+
+bool
+srnd_socket_taken(const struct srnd *d)
+{
+	int fd = svc_connect(d->sock_path);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* The socket's directory (its last component only, 0755) and the socket,
+ * refusing a path another daemon still answers on. */
+int
+srnd_sessions_listen(struct srnd *d, const char *group)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[SVC_SOCK_PATH_MAX], *slash;
+	struct group *gr = NULL;
+	mode_t mode = 0600;
+	int fd;
+
+	if (strlen(d->sock_path) >= sizeof(sa.sun_path)) {
+		srnd_log("--socket %s: longer than a unix socket's path (%zu)", d->sock_path,
+			 sizeof(sa.sun_path) - 1);
+		return -1;
+	}
+	strcpy(dir, d->sock_path);
+	slash = strrchr(dir, '/');
+	if (slash != NULL && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+			srnd_log("cannot make %s for the socket: %s", dir, strerror(errno));
+			return -1;
+		}
+	}
+	unlink(d->sock_path);   /* a dead daemon's: srnd_socket_taken() said no one answers */
+	if (group != NULL) {
+		gr = getgrnam(group);
+		if (gr == NULL) {
+			srnd_log("--group %s: no such group (getent group lists them)", group);
+			return -1;
+		}
+	} else {
+		gr = getgrnam(SRND_GROUP_DEFAULT);
+	}
+	strcpy(sa.sun_path, d->sock_path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		srnd_log("cannot bind %s: %s", d->sock_path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (gr != NULL) {
+		mode = 0660;
+		if (chown(d->sock_path, (uid_t)-1, gr->gr_gid) != 0)
+			srnd_log("cannot give %s to group %s: %s", d->sock_path, gr->gr_name,
+				 strerror(errno));
+	}
+	if (chmod(d->sock_path, mode) != 0 || listen(fd, 64) != 0) {
+		srnd_log("cannot listen on %s: %s", d->sock_path, strerror(errno));
+		close(fd);
+		unlink(d->sock_path);
+		return -1;
+	}
+	srnd_log("control socket %s (mode %03o%s%s)", d->sock_path, (unsigned int)mode,
+		 gr != NULL ? ", group " : ": root only", gr != NULL ? gr->gr_name : "");
+	d->listen_fd = fd;
+	return 0;
+}
+
+static void
+session_close(int epfd, struct srnd_session *s, const char *why)
+{
+	unsigned int i;
+
+	if (why != NULL) {
+		srnd_log("session %" PRIu32 " (pid %d, %s) closed: %s", s->id, (int)s->pid, s->prog,
+			 why);
+		closed_bad++;
+	}
+	epoll_ctl(epfd, EPOLL_CTL_DEL, s->fd, NULL);
+	close(s->fd);
+	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
+		if (sessions[i] == s) {
+			sessions[i] = NULL;
+			nb_sessions--;
+			break;
+		}
+	}
+	free(s);
+}
+
+int
+srnd_sessions_accept(struct srnd *d, int epfd)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
+	struct srnd_session *s;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	char path[64];
+	unsigned int i;
+	ssize_t n;
+	int fd, cfd;
+
+	fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return errno == EAGAIN ? 0 : -errno;
+	if (nb_sessions >= SRND_SESSIONS_MAX) {
+		srnd_log("a session refused: %u at once already (SRND_SESSIONS_MAX)", nb_sessions);
+		close(fd);
+		return 0;
+	}
+	s = srnd_session_new(fd);
+	if (s == NULL) {
+		close(fd);
+		return -ENOMEM;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+		s->pid = cred.pid;
+		s->uid = cred.uid;
+		s->gid = cred.gid;
+	}
+	/* the program's name as the kernel has it, not as it claims */
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)s->pid);
+	cfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (cfd >= 0) {
+		n = read(cfd, s->prog, sizeof(s->prog) - 1);
+		if (n > 0) {
+			s->prog[n] = '\0';
+			s->prog[strcspn(s->prog, "\n")] = '\0';
+		}
+		close(cfd);
+	}
+	ev.data.ptr = s;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+		close(fd);
+		free(s);
+		return -errno;
+	}
+	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
+		if (sessions[i] == NULL) {
+			sessions[i] = s;
+			nb_sessions++;
+			break;
+		}
+	}
+	return 1;
+}
+
+void
+srnd_sessions_close_all(struct srnd *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
+		if (sessions[i] != NULL) {
+			close(sessions[i]->fd);
+			free(sessions[i]);
+			sessions[i] = NULL;
+		}
+	}
+	nb_sessions = 0;
+	if (d->listen_fd >= 0) {
+		close(d->listen_fd);
+		unlink(d->sock_path);
+		d->listen_fd = -1;
+	}
+}
+
+/* ---- handles ---- */
+
+static uint32_t
+handle_make(unsigned int slot, uint16_t gen)
+{
+	return ((uint32_t)gen << 16) | (slot + 1);
+}
+
+/* The session's open device a handle names, or -EBADF. */
+static int
+handle_check(const struct srnd_session *s, uint32_t handle)
+{
+	unsigned int slot = (handle & 0xffff) - 1;
+
+	if ((handle & 0xffff) == 0 || slot >= SVC_SESSION_DEVICES_MAX || !s->dev[slot].open ||
+	    s->dev[slot].gen != handle >> 16)
+		return -EBADF;
+	return 0;   /* one device: every handle names it */
+}
+
+/* ---- status ---- */
+
+static const char *
+port_state_name(const struct ibv_port_attr *pa)
+{
+	if (pa->state == IBV_PORT_ACTIVE)
+		return "ACTIVE";
+	if (pa->phys_state == SRNIC_PORT_PHYS_POLLING)
+		return "DOWN (polling: no peer yet)";
+	return "DOWN";
+}
+
+static void
+status_text(struct srnd *d, char *t, size_t n)
+{
+	struct ibv_port_attr pa;
+	union ibv_gid gid;
+	char g[2][64];
+	uint64_t cpu = srnd_cpu_us() - d->ready_cpu_us, wall = srnd_wall_us() - d->ready_wall_us;
+	size_t off = 0;
+	unsigned int i, k, nopen;
+	int rc;
+
+#define ADD(...) do { \
+		rc = snprintf(t + off, n - off, __VA_ARGS__); \
+		if (rc > 0) \
+			off = (size_t)rc >= n - off ? n - 1 : off + (size_t)rc; \
+	} while (0)
+	memset(&pa, 0, sizeof(pa));
+	srnic_dev_query_port(d->dev.sdev, &pa);
+	for (i = 0; i < 2; i++) {
+		srnic_dev_gid(d->dev.sdev, (int)i, &gid);
+		for (k = 0; k < 8; k++)
+			snprintf(g[i] + k * 5, 6, "%02x%02x%s", gid.raw[2 * k], gid.raw[2 * k + 1],
+				 k < 7 ? ":" : "");
+	}
+	ADD("srnicd pid %d socket %s\n", (int)getpid(), d->sock_path);
+	ADD("device %s port %s ip %s\n", d->dev.name, d->dev.devargs, d->dev.ip);
+	ADD("  link %s mtu %u\n", port_state_name(&pa), pa.active_mtu == IBV_MTU_4096 ? 4096 :
+	    128u << pa.active_mtu);
+	ADD("  gid[0] %s\n  gid[1] %s\n", g[0], g[1]);
+	ADD("  engine %s polls %" PRIu64 " naps %" PRIu64 "\n",
+	    d->eng_lcore < RTE_MAX_LCORE ? "on a worker lcore" : "on a thread",
+	    atomic_load(&d->eng_polls), atomic_load(&d->eng_naps));
+	ADD("cpu_us %" PRIu64 " wall_us %" PRIu64 " (since ready)\n", cpu, wall);
+	ADD("sessions %u closed_bad %" PRIu64 " (closed for a bad message)\n", nb_sessions,
+	    closed_bad);
+	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
+		struct srnd_session *s = sessions[i];
+
+		if (s == NULL)
+			continue;
+		for (nopen = 0, k = 0; k < SVC_SESSION_DEVICES_MAX; k++)
+			nopen += s->dev[k].open;
+		ADD("  session %" PRIu32 " pid %d uid %u program %s devices_open %u\n", s->id,
+		    (int)s->pid, (unsigned int)s->uid, s->prog, nopen);
+	}
+#undef ADD
+}
+
+/* ---- messages ---- */
+
+/* Serve one checked request into rep; NULL, or why the session must go. */
+static const char *
+serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *rep)
+{
+	struct svc_hdr h;
+	int32_t st = 0;
+	unsigned int i;
+
+	memcpy(&h, msg, sizeof(h));
+	if (!s->hello && h.type != SVC_HELLO)
+		return "a message before HELLO";
+	if (s->hello && h.type == SVC_HELLO)
+		return "a second HELLO";
+	svc_msg_init(rep, h.type, 1, h.seq, 0);
+	switch (h.type) {
+	case SVC_HELLO: {
+		const struct svc_hello_req *q = msg;
+
+		if (q->magic != SVC_MAGIC)
+			return "HELLO without srnicd's magic";
+		if (q->major != SVC_VERSION_MAJOR) {
+			/* answered, then closed: the library can say why */
+			rep->h.status = -EPROTONOSUPPORT;
+			rep->hello.major = SVC_VERSION_MAJOR;
+			rep->hello.minor = SVC_VERSION_MINOR;
+			return NULL;
+		}
+		s->hello = true;
+		rep->hello.major = SVC_VERSION_MAJOR;
+		rep->hello.minor = SVC_VERSION_MINOR;
+		rep->hello.session = s->id;
+		rep->hello.nb_devices = 1;
+		return NULL;
+	}
+	case SVC_LIST_DEVICES: {
+		struct ibv_device_attr a;
+
+		rep->list.nb = 1;
+		snprintf(rep->list.dev[0].name, sizeof(rep->list.dev[0].name), "%s", d->dev.name);
+		if (srnic_dev_query(d->dev.sdev, &a) == 0)
+			rep->list.dev[0].guid = a.node_guid;
+		rep->list.dev[0].index = 0;
+		return NULL;
+	}
+	case SVC_OPEN_DEVICE: {
+		const struct svc_open_req *q = msg;
+
+		if (q->index != 0) {
+			rep->h.status = -ENODEV;
+			return NULL;
+		}
+		for (i = 0; i < SVC_SESSION_DEVICES_MAX && s->dev[i].open; i++)
+			;
+		if (i == SVC_SESSION_DEVICES_MAX) {
+			rep->h.status = -EMFILE;
+			return NULL;
+		}
+		s->dev[i].open = true;
+		s->dev[i].gen = s->gen++;
+		if (s->gen == 0)
+			s->gen = 1;
+		rep->handle.handle = handle_make(i, s->dev[i].gen);
+		return NULL;
+	}
+	case SVC_CLOSE_DEVICE: {
+		const struct svc_handle_req *q = msg;
+
+		st = handle_check(s, q->handle);
+		if (st == 0)
+			s->dev[(q->handle & 0xffff) - 1].open = false;
+		break;
+	}
+	case SVC_QUERY_DEVICE: {
+		const struct svc_handle_req *q = msg;
+
+		st = handle_check(s, q->handle);
+		if (st == 0)
+			st = srnic_dev_query(d->dev.sdev, &rep->qdev.attr);
+		break;
+	}
+	case SVC_QUERY_PORT: {
+		const struct svc_query_port_req *q = msg;
+
+		st = handle_check(s, q->handle);
+		if (st == 0 && q->port != 1)
+			st = -EINVAL;
+		if (st == 0)
+			st = srnic_dev_query_port(d->dev.sdev, &rep->qport.attr);
+		break;
+	}
+	case SVC_QUERY_GID: {
+		const struct svc_query_gid_req *q = msg;
+
+		st = handle_check(s, q->handle);
+		if (st == 0 && (q->port != 1 || q->index >= SRNIC_GID_TBL_LEN))
+			st = -EINVAL;
+		if (st == 0)
+			st = srnic_dev_gid(d->dev.sdev, (int)q->index, &rep->qgid.gid);
+		rep->qgid.type = IBV_GID_TYPE_ROCE_V2;
+		break;
+	}
+	case SVC_STATUS:
+		status_text(d, rep->status.text, sizeof(rep->status.text));
+		rep->h.len = (uint32_t)(sizeof(rep->h) + strlen(rep->status.text) + 1);
+		return NULL;
+	default:
+		return "unknown message type";   /* svc_msg_check() let none through */
+	}
+	rep->h.status = st;
+	return NULL;
+}
+
+const char *
+srnd_session_input(struct srnd *d, struct srnd_session *s, const void *buf, size_t n,
+		   union srnd_rep *rep)
+{
+	const char *why;
+
+	if (svc_msg_check(buf, n, 0, &why) != 0)
+		return why;
+	s->msgs++;
+	memset(rep, 0, sizeof(*rep));
+	return serve(d, s, buf, rep);
+}
+
+struct srnd_session *
+srnd_session_new(int fd)
+{
+	struct srnd_session *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return NULL;
+	s->fd = fd;
+	s->id = next_id++;
+	s->gen = 1;
+	strcpy(s->prog, "?");
+	return s;
+}
+
+void
+srnd_session_free(struct srnd_session *s)
+{
+	free(s);
+}
+
+void
+srnd_session_event(struct srnd *d, int epfd, void *session, uint32_t events)
+{
+	struct srnd_session *s = session;
+	static union srnd_rep rep;
+	uint8_t buf[SRND_REQ_MAX];
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	const char *why;
+	ssize_t n;
+
+	for (;;) {
+		n = recvmsg(s->fd, &mh, MSG_TRUNC | MSG_CMSG_CLOEXEC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n <= 0) {
+			/* closed (exit, kill, crash): nothing held yet to reclaim */
+			session_close(epfd, s, NULL);
+			return;
+		}
+		if ((size_t)n > sizeof(buf) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) {
+			session_close(epfd, s, "a message longer than any request, or with file "
+				      "descriptors");
+			return;
+		}
+		why = srnd_session_input(d, s, buf, (size_t)n, &rep);
+		if (why != NULL) {
+			session_close(epfd, s, why);
+			return;
+		}
+		if (send(s->fd, &rep, rep.h.len, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)rep.h.len) {
+			session_close(epfd, s, "its replies are not read");
+			return;
+		}
+		if (rep.h.type == SVC_HELLO && rep.h.status != 0) {
+			session_close(epfd, s, "protocol version not spoken here");
+			return;
+		}
+	}
+	if ((events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR)) != 0)
+		session_close(epfd, s, NULL);
+}

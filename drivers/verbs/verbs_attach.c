@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The attached side of libibverbs.so.1 (doc/srnicd.md, "What exists now"):
+ * the daemon found through its control socket (SRNIC_DAEMON_SOCKET, else
+ * /run/srnic/srnicd.sock) when the program was given no port of its own,
+ * its devices listed, and each ibv_open_device() a session: HELLO,
+ * OPEN_DEVICE, then the queries. No DPDK here: an attached program starts
+ * no EAL. The data path (rings, memory) is not built yet: verbs that make
+ * objects fail with EOPNOTSUPP.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+
+#include "srnic_svc.h"
+#include "verbs.h"
+#include "verbs_attach.h"
+
+struct sva_device {
+	struct ibv_device ibdev;
+	uint32_t index;
+	uint64_t guid;              /* network order */
+};
+
+struct sva_context {
+	struct verbs_context vctx;  /* ibv_context last, as rdma-core's layout needs */
+	pthread_mutex_t lock;       /* one call on the socket at a time */
+	int fd;
+	uint32_t handle;
+	uint32_t seq;
+};
+
+static pthread_once_t sva_once = PTHREAD_ONCE_INIT;
+static bool sva_mode;
+static char sva_path[SVC_SOCK_PATH_MAX];
+static unsigned int sva_nb;
+static struct sva_device sva_devs[SVC_DEVICES_MAX];
+
+static struct sva_context *
+sva_ctx(struct ibv_context *c)
+{
+	return container_of(container_of(c, struct verbs_context, context), struct sva_context,
+			    vctx);
+}
+
+/* HELLO on a new connection: the fd, or a negative errno (said why). */
+static int
+sva_session(void)
+{
+	struct svc_hello_req q;
+	struct svc_hello_rep r;
+	int fd, rc;
+
+	fd = svc_connect(sva_path);
+	if (fd < 0)
+		return fd;
+	svc_hello_init(&q, 0, program_invocation_short_name);
+	rc = svc_call(fd, &q, &r, sizeof(r));
+	if (rc != 0) {
+		if (rc == -EPROTONOSUPPORT)
+			sv_log("srnicd on %s speaks protocol %u, this libibverbs.so.1 %u: use the "
+			       "library built with that daemon", sva_path, r.major,
+			       SVC_VERSION_MAJOR);
+		else
+			sv_log("srnicd on %s refused the session: %s", sva_path, strerror(-rc));
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+/* Attached when the program has no port of its own and the daemon answers.
+ * Its devices are listed once, at the first call, as rdma-core's
+ * ibv_get_device_list() reads sysfs. */
+static void
+sva_decide(void)
+{
+	struct svc_list_req q;
+	static struct svc_list_rep r;
+	struct sv_conf c;
+	unsigned int i;
+	int fd, rc;
+
+	if (sv_conf_load(&c) != 0 || c.port[0] != '\0' || c.ip[0] != '\0')
+		return;
+	if (svc_sock_path(sva_path, sizeof(sva_path)) != 0) {
+		sv_log("%s is longer than a unix socket's path", SVC_SOCK_ENV);
+		return;
+	}
+	fd = svc_connect(sva_path);
+	if (fd < 0) {
+		/* no daemon: the embedded device's message says what to set */
+		if (getenv(SVC_SOCK_ENV) != NULL)
+			sv_log("%s=%s: no srnicd answers there (%s): start it (usertools/srnic "
+			       "daemon --socket PATH ...)", SVC_SOCK_ENV, sva_path, strerror(-fd));
+		return;
+	}
+	close(fd);
+	sva_mode = true;
+	fd = sva_session();
+	if (fd < 0)
+		return;
+	memset(&q, 0, sizeof(q));
+	svc_msg_init(&q, SVC_LIST_DEVICES, 0, 1, 0);
+	rc = svc_call(fd, &q, &r, sizeof(r));
+	close(fd);
+	if (rc != 0) {
+		sv_log("srnicd on %s did not list its devices: %s", sva_path, strerror(-rc));
+		return;
+	}
+	for (i = 0; i < r.nb && i < SVC_DEVICES_MAX; i++) {
+		struct sva_device *d = &sva_devs[i];
+
+		d->index = r.dev[i].index;
+		d->guid = r.dev[i].guid;
+		d->ibdev.node_type = IBV_NODE_CA;
+		d->ibdev.transport_type = IBV_TRANSPORT_IB;
+		r.dev[i].name[SVC_NAME_MAX - 1] = '\0';
+		sv_copy_str(d->ibdev.name, sizeof(d->ibdev.name), r.dev[i].name);
+		snprintf(d->ibdev.dev_name, sizeof(d->ibdev.dev_name), "uverbs%u", i);
+		snprintf(d->ibdev.dev_path, sizeof(d->ibdev.dev_path),
+			 "/sys/class/infiniband_verbs/uverbs%u", i);
+		snprintf(d->ibdev.ibdev_path, sizeof(d->ibdev.ibdev_path),
+			 "/sys/class/infiniband/%s", r.dev[i].name);
+	}
+	sva_nb = i;
+}
+
+bool
+sva_attached(void)
+{
+	pthread_once(&sva_once, sva_decide);
+	return sva_mode;
+}
+
+bool
+sva_is_device(const struct ibv_device *device)
+{
+	const struct sva_device *d = (const struct sva_device *)device;
+
+	return d >= sva_devs && d < sva_devs + SVC_DEVICES_MAX;
+}
+
+struct ibv_device **
+sva_get_device_list(int *num_devices)
+{
+	struct ibv_device **list = calloc(sva_nb + 1, sizeof(*list));
+	unsigned int i;
+
+	if (list == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (i = 0; i < sva_nb; i++)
+		list[i] = &sva_devs[i].ibdev;
+	if (num_devices != NULL)
+		*num_devices = (int)sva_nb;
+	return list;
+}
+
+__be64
+sva_device_guid(struct ibv_device *device)
+{
+	return ((struct sva_device *)device)->guid;
+}
+
+int
+sva_device_index(struct ibv_device *device)
+{
+	return (int)((struct sva_device *)device)->index;
+}
+
+/* One request and its reply on the context's session, status as a
+ * negative errno. */
+static int
+sva_call(struct sva_context *ctx, void *req, void *rep, size_t cap)
+{
+	int rc;
+
+	pthread_mutex_lock(&ctx->lock);
+	((struct svc_hdr *)req)->seq = ++ctx->seq;
+	rc = svc_call(ctx->fd, req, rep, cap);
+	pthread_mutex_unlock(&ctx->lock);
+	if (rc == -ECONNRESET)
+		sv_log("srnicd on %s closed the session", sva_path);
+	return rc;
+}
+
+struct ibv_context *
+sva_open_device(struct ibv_device *device)
+{
+	struct sva_device *d = (struct sva_device *)device;
+	struct svc_open_req q;
+	struct svc_handle_rep r;
+	struct sva_context *ctx;
+	int rc;
+
+	ctx = calloc(1, sizeof(*ctx));
+	if (ctx == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&ctx->lock, NULL);
+	ctx->fd = sva_session();
+	if (ctx->fd < 0) {
+		rc = -ctx->fd;
+		goto fail;
+	}
+	memset(&q, 0, sizeof(q));
+	svc_msg_init(&q, SVC_OPEN_DEVICE, 0, 0, 0);
+	q.index = d->index;
+	rc = -sva_call(ctx, &q, &r, sizeof(r));
+	if (rc != 0)
+		goto fail_fd;
+	ctx->handle = r.handle;
+	ctx->vctx.sz = sizeof(ctx->vctx);
+	ctx->vctx.context.device = device;
+	ctx->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
+	ctx->vctx.context.num_comp_vectors = 1;
+	ctx->vctx.context.cmd_fd = -1;
+	/* the daemon will write it (async events); poll() on it works now */
+	ctx->vctx.context.async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (ctx->vctx.context.async_fd < 0) {
+		rc = errno;
+		goto fail_fd;
+	}
+	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
+	ctx->vctx.query_port = sva_query_port;
+	return &ctx->vctx.context;
+fail_fd:
+	close(ctx->fd);
+fail:
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+	errno = rc;
+	return NULL;
+}
+
+int
+sva_close_device(struct ibv_context *context)
+{
+	struct sva_context *ctx = sva_ctx(context);
+
+	/* the session's end is the socket's: the daemon reclaims what it held */
+	close(ctx->fd);
+	close(context->async_fd);
+	pthread_mutex_destroy(&context->mutex);
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+	return 0;
+}
+
+int
+sva_query_device(struct ibv_context *context, struct ibv_device_attr *attr)
+{
+	struct sva_context *ctx = sva_ctx(context);
+	struct svc_handle_req q;
+	struct svc_query_device_rep r;
+	int rc;
+
+	memset(&q, 0, sizeof(q));
+	svc_msg_init(&q, SVC_QUERY_DEVICE, 0, 0, 0);
+	q.handle = ctx->handle;
+	rc = sva_call(ctx, &q, &r, sizeof(r));
+	if (rc != 0)
+		return -rc;
+	*attr = r.attr;
+	return 0;
+}
+
+int
+sva_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
+	       size_t len)
+{
+	struct sva_context *ctx = sva_ctx(context);
+	struct svc_query_port_req q;
+	struct svc_query_port_rep r;
+	int rc;
+
+	memset(&q, 0, sizeof(q));
+	svc_msg_init(&q, SVC_QUERY_PORT, 0, 0, 0);
+	q.handle = ctx->handle;
+	q.port = port_num;
+	rc = sva_call(ctx, &q, &r, sizeof(r));
+	if (rc != 0)
+		return -rc;
+	memcpy(attr, &r.attr, RTE_MIN(len, sizeof(r.attr)));
+	return 0;
+}
+
+int
+sva_query_gid(struct ibv_context *context, uint32_t port_num, uint32_t index, union ibv_gid *gid)
+{
+	struct sva_context *ctx = sva_ctx(context);
+	struct svc_query_gid_req q;
+	struct svc_query_gid_rep r;
+	int rc;
+
+	memset(&q, 0, sizeof(q));
+	svc_msg_init(&q, SVC_QUERY_GID, 0, 0, 0);
+	q.handle = ctx->handle;
+	q.port = port_num;
+	q.index = index;
+	rc = sva_call(ctx, &q, &r, sizeof(r));
+	if (rc != 0)
+		return -rc;
+	*gid = r.gid;
+	return 0;
+}
+
+void *
+sva_no_data_path(const char *verb)
+{
+	static atomic_bool said;
+
+	if (!atomic_exchange(&said, true))
+		sv_log("%s on srnicd's device: the attached data path is not built yet (devices, "
+		       "ports and GIDs only; doc/srnicd.md); run the program with its own port: "
+		       "usertools/srnic run --port DEVARGS --ip A.B.C.D -- PROGRAM", verb);
+	errno = EOPNOTSUPP;
+	return NULL;
+}

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * srnicd's control messages: their sizes, the checks every received
+ * message passes before its body is read, and a blocking client call.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "srnic_svc.h"
+
+/* [type][reply]: each message's one size */
+static const size_t svc_sizes[SVC_TYPE_END][2] = {
+	[SVC_HELLO] = { sizeof(struct svc_hello_req), sizeof(struct svc_hello_rep) },
+	[SVC_LIST_DEVICES] = { sizeof(struct svc_list_req), sizeof(struct svc_list_rep) },
+	[SVC_OPEN_DEVICE] = { sizeof(struct svc_open_req), sizeof(struct svc_handle_rep) },
+	[SVC_CLOSE_DEVICE] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
+	[SVC_QUERY_DEVICE] = { sizeof(struct svc_handle_req), sizeof(struct svc_query_device_rep) },
+	[SVC_QUERY_PORT] = { sizeof(struct svc_query_port_req), sizeof(struct svc_query_port_rep) },
+	[SVC_QUERY_GID] = { sizeof(struct svc_query_gid_req), sizeof(struct svc_query_gid_rep) },
+	[SVC_STATUS] = { sizeof(struct svc_status_req), sizeof(struct svc_status_rep) },
+};
+
+size_t
+svc_msg_size(uint16_t type, int reply)
+{
+	if (type == 0 || type >= SVC_TYPE_END)
+		return 0;
+	return svc_sizes[type][reply != 0];
+}
+
+int
+svc_msg_check(const void *msg, size_t n, int want_reply, const char **why)
+{
+	struct svc_hdr h;
+	size_t size;
+	const char *text;
+
+	if (n < sizeof(h)) {
+		*why = "shorter than a header";
+		return -EBADMSG;
+	}
+	memcpy(&h, msg, sizeof(h));
+	size = svc_msg_size(h.type, want_reply);
+	if (size == 0) {
+		*why = "unknown message type";
+		return -EBADMSG;
+	}
+	if (((h.flags & SVC_F_REPLY) != 0) != (want_reply != 0) || (h.flags & ~SVC_F_REPLY) != 0) {
+		*why = "wrong flags";
+		return -EBADMSG;
+	}
+	if (h.len != n) {
+		*why = "len is not the size received";
+		return -EBADMSG;
+	}
+	if (!want_reply && h.status != 0) {
+		*why = "a request with a status";
+		return -EBADMSG;
+	}
+	if (h.type == SVC_STATUS && want_reply) {
+		/* the text's own length: at least its NUL, NUL-terminated */
+		if (n <= sizeof(h) || n > size) {
+			*why = "status text of a wrong length";
+			return -EBADMSG;
+		}
+		text = (const char *)msg + sizeof(h);
+		if (memchr(text, '\0', n - sizeof(h)) == NULL) {
+			*why = "status text not terminated";
+			return -EBADMSG;
+		}
+		return 0;
+	}
+	if (n != size) {
+		*why = "wrong length for its type";
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+void
+svc_msg_init(void *msg, uint16_t type, int reply, uint32_t seq, int32_t status)
+{
+	struct svc_hdr *h = msg;
+
+	h->type = type;
+	h->flags = reply ? SVC_F_REPLY : 0;
+	h->len = (uint32_t)svc_msg_size(type, reply);
+	h->seq = seq;
+	h->status = status;
+}
+
+void
+svc_hello_init(struct svc_hello_req *q, uint32_t seq, const char *prog)
+{
+	memset(q, 0, sizeof(*q));
+	svc_msg_init(q, SVC_HELLO, 0, seq, 0);
+	q->magic = SVC_MAGIC;
+	q->major = SVC_VERSION_MAJOR;
+	q->minor = SVC_VERSION_MINOR;
+	q->pid = (uint32_t)getpid();
+	strncpy(q->prog, prog, sizeof(q->prog) - 1);
+}
+
+int
+svc_sock_path(char *buf, size_t n)
+{
+	const char *p = getenv(SVC_SOCK_ENV);
+	size_t len;
+
+	if (p == NULL || p[0] == '\0')
+		p = SVC_SOCK_DEFAULT;
+	len = strlen(p);
+	if (len >= n || len >= SVC_SOCK_PATH_MAX)
+		return -ENAMETOOLONG;
+	memcpy(buf, p, len + 1);
+	return 0;
+}
+
+int
+svc_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, e;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+int
+svc_call(int fd, const void *req, void *rep, size_t cap)
+{
+	const struct svc_hdr *q = req;
+	struct svc_hdr r;
+	const char *why;
+	ssize_t n;
+	int rc;
+
+	do
+		n = send(fd, req, q->len, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EPIPE ? -ECONNRESET : -errno;
+	do
+		n = recv(fd, rep, cap, MSG_TRUNC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -ECONNRESET;
+	if ((size_t)n > cap)
+		return -EMSGSIZE;
+	rc = svc_msg_check(rep, (size_t)n, 1, &why);
+	if (rc < 0)
+		return rc;
+	memcpy(&r, rep, sizeof(r));
+	if (r.type != q->type || r.seq != q->seq)
+		return -EBADMSG;
+	return r.status;
+}
