@@ -143,13 +143,15 @@ req_local_error(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe
 /* The destination of a UD WQE into a packet started from the QP's
  * template (our MAC, address and UDP port; theirs zero). */
 static void
-ud_set_dest(const struct srnic_qp *qp, struct rte_mbuf *m, uint8_t *bth,
-	    const struct srnic_ud_dest *d)
+ud_set_dest(struct srnic_engine *eng, const struct srnic_qp *qp, struct rte_mbuf *m,
+	    uint8_t *bth, const struct srnic_ud_dest *d)
 {
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
 	uint8_t *l3 = f + qp->tmpl.l2_len;
 
 	memcpy(f, &d->mac, RTE_ETHER_ADDR_LEN);
+	/* to our own MAC: the flush looks for in-device loopback */
+	eng->tx_loop_maybe |= rte_is_same_ether_addr(&d->mac, &eng->dev->mac);
 	if (qp->tmpl.ip_ver == 4) {
 		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)l3;
 
@@ -230,7 +232,7 @@ req_build_ud(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w
 	m = eng_pkt_new(eng, qp, op, psn, &bth);
 	if (m == NULL)
 		return -1;
-	ud_set_dest(qp, m, bth, &w->ud);
+	ud_set_dest(eng, qp, m, bth, &w->ud);
 	deth = bth + oi->offset[SRNIC_HDR_DETH];
 	srnic_deth_set_qkey(deth, w->ud.qkey);
 	srnic_deth_set_sqpn(deth, qp->qpn);

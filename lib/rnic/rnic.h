@@ -491,6 +491,9 @@ struct srnic_engine {
 	uint64_t neigh_gen_seen;
 	uint16_t tx_len;
 	uint16_t tx_sealed;         /* tx_buf[0, tx_sealed) have their ICRC */
+	/* a RoCEv2 frame queued since the last flush may be to our own MAC
+	 * (its template's, or a UD destination's): that flush looks at each */
+	uint8_t tx_loop_maybe;
 	struct rte_mbuf *tx_buf[SRNIC_TX_BUF_SIZE];
 	uint8_t tx_roce[SRNIC_TX_BUF_SIZE]; /* RoCEv2, to seal (not ARP/ND) */
 	/* Engine-owned: RoCEv2 frames to our own MAC, taken out of tx_buf

@@ -162,7 +162,10 @@ struct srnic_hdr_tmpl {
 	uint8_t l2_len;
 	uint8_t l3_len;
 	uint8_t ip_ver;
-	/** the bytes; with the four above, an untagged IPv4 template (54
+	/** destination MAC = source MAC: its frames are to the device that
+	 * sends them (in-device loopback looks at those only) */
+	uint8_t dst_is_src;
+	/** the bytes; with the five above, an untagged IPv4 template (54
 	 * bytes) is one cache line */
 	uint8_t bytes[SRNIC_L2L4_MAX_LEN + SRNIC_BTH_LEN];
 } __rte_cache_aligned;

@@ -63,6 +63,7 @@ srnic_hdr_tmpl_build(struct srnic_hdr_tmpl *t, const struct srnic_route *r, uint
 	t->l2_len = (uint8_t)l2;
 	t->l3_len = (uint8_t)l3;
 	t->ip_ver = r->ip_ver;
+	t->dst_is_src = rte_is_same_ether_addr(&r->dst_mac, &r->src_mac);
 	t->len = (uint8_t)(bth + SRNIC_BTH_LEN - f);
 }
 
