@@ -158,6 +158,7 @@ ud_set_dest(struct srnic_engine *eng, const struct srnic_qp *qp, struct rte_mbuf
 		ip->type_of_service = d->tclass;
 		ip->time_to_live = d->ttl;
 		memcpy(&ip->dst_addr, d->ip, 4);
+		ip->hdr_checksum = 0; /* not the template's sum now: close sums it all */
 	} else {
 		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)l3;
 
