@@ -17,9 +17,9 @@ srnic_qp_doorbell(struct srnic_qp *qp)
 	 * eng_doorbells(), the fence in srnic_engine_poll(), then the heads.
 	 * Either the engine sees our head, or we see its 0 and enqueue. */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (!atomic_exchange_explicit(&qp->db_pending, 1, memory_order_relaxed) &&
+	if (!atomic_exchange_explicit(&qp->sq.db_pending, 1, memory_order_relaxed) &&
 	    rte_ring_mp_enqueue(qp->eng->doorbell, qp) != 0)
-		atomic_store(&qp->db_pending, 0); /* cannot happen: one entry per QP */
+		atomic_store(&qp->sq.db_pending, 0); /* cannot happen: one entry per QP */
 }
 
 /* A buried QP's memory: the engine that served it frees it (the control
@@ -52,7 +52,7 @@ eng_doorbells(struct srnic_engine *eng)
 	 * orders it before our reads of the heads (srnic_qp_doorbell()). */
 	while ((n = rte_ring_sc_dequeue_burst(eng->doorbell, (void **)q, RTE_DIM(q), NULL)) > 0)
 		for (i = 0; i < n; i++) {
-			atomic_store_explicit(&q[i]->db_pending, 0, memory_order_relaxed);
+			atomic_store_explicit(&q[i]->sq.db_pending, 0, memory_order_relaxed);
 			q[i]->req_idle = 0; /* posted to (or moved): look at the SQ */
 			eng_activate(eng, q[i]);
 		}

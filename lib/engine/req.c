@@ -165,19 +165,22 @@ req_local_op(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w
 /* The destination of a UD WQE into a packet started from the QP's
  * template t of its source GID (our MAC, address and UDP port; theirs zero). */
 static void
-ud_set_dest(const struct srnic_hdr_tmpl *t, struct rte_mbuf *m, uint8_t *bth,
-	    const struct srnic_ud_dest *d)
+ud_set_dest(struct srnic_engine *eng, const struct srnic_hdr_tmpl *t, struct rte_mbuf *m,
+	    uint8_t *bth, const struct srnic_ud_dest *d)
 {
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
 	uint8_t *l3 = f + t->l2_len;
 
 	memcpy(f, &d->mac, RTE_ETHER_ADDR_LEN);
+	/* to our own MAC: the flush looks for in-device loopback */
+	eng->tx_loop_maybe |= rte_is_same_ether_addr(&d->mac, &eng->dev->mac);
 	if (t->ip_ver == 4) {
 		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)l3;
 
 		ip->type_of_service = d->tclass;
 		ip->time_to_live = d->ttl;
 		memcpy(&ip->dst_addr, d->ip + 12, 4); /* ::ffff:a.b.c.d */
+		ip->hdr_checksum = 0; /* not the template's sum now: close sums it all */
 	} else {
 		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)l3;
 
@@ -255,7 +258,7 @@ req_build_ud(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w
 	m = eng_pkt_new_tmpl(eng, qp, t, op, psn, &bth);
 	if (m == NULL)
 		return -1;
-	ud_set_dest(t, m, bth, &w->ud);
+	ud_set_dest(eng, t, m, bth, &w->ud);
 	deth = bth + oi->offset[SRNIC_HDR_DETH];
 	srnic_deth_set_qkey(deth, w->ud.qkey);
 	srnic_deth_set_sqpn(deth, qp->qpn);

@@ -28,6 +28,7 @@ pkt_new(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_hdr_tm
 		return NULL;
 	}
 	srnic_bth_set_psn(b, psn);
+	eng->tx_loop_maybe |= t->dst_is_src;
 	if (t->ip_ver == 4)
 		m->ol_flags |= eng->tx_ol_ipv4; /* the NIC's IPv4 checksum, if offered */
 	*bth = b;
@@ -308,13 +309,14 @@ eng_tx_flush(struct srnic_engine *eng)
 		return;
 	/* ICRCs last, over packets built a while ago (srnic_pkt_seal()).
 	 * A frame to our own MAC and address is for our RX, not the port:
-	 * its first ends the sealing here (one MAC compare per frame, on
-	 * the line the seal reads anyway) and the rest of the burst is
-	 * sorted once. */
+	 * its first ends the sealing here and the rest of the burst is
+	 * sorted once. Only a burst that holds a frame to our own MAC
+	 * (tx_loop_maybe: a QP's template or a UD destination said so as it
+	 * was built) pays a MAC compare per frame. */
 	for (i = eng->tx_sealed; i < eng->tx_len; i++) {
 		if (!eng->tx_roce[i])
 			continue;
-		if (unlikely(eng_frame_is_ours(eng, eng->tx_buf[i]))) {
+		if (unlikely(eng->tx_loop_maybe) && eng_frame_is_ours(eng, eng->tx_buf[i])) {
 			eng->tx_len = eng_tx_loopback(eng, i);
 			for (; i < eng->tx_len; i++)
 				if (eng->tx_roce[i])
@@ -323,6 +325,8 @@ eng_tx_flush(struct srnic_engine *eng)
 		}
 		srnic_pkt_seal(eng->tx_buf[i]);
 	}
+	/* every frame queued so far was looked at */
+	eng->tx_loop_maybe = 0;
 	if (eng->tx_len == 0) {
 		eng->tx_sealed = 0;
 		return;

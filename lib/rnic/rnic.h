@@ -388,7 +388,6 @@ struct srnic_qp {
 	uint32_t qkey;              /* UD: its Q_Key (IBV_QP_QKEY) */
 	uint8_t type;               /* enum ibv_qp_type */
 	_Atomic uint8_t state;      /* enum ibv_qp_state */
-	_Atomic uint8_t db_pending; /* in eng->doorbell (set by the poster, cleared by the engine) */
 	uint8_t active;             /* engine: in eng->active */
 	uint8_t in_wheel;           /* engine: in a timer wheel slot */
 	uint64_t tw_tick;           /* engine: the tick of that slot */
@@ -428,7 +427,12 @@ struct srnic_qp {
 	struct srnic_hdr_tmpl tmpl; /* route + dest_qpn prebuilt: every packet starts as a copy */
 
 	/* send queue: application produces at head; engine sends at req and
-	 * retires at comp (published so the application can reuse slots) */
+	 * retires at comp (published so the application can reuse slots).
+	 * A line per writer: the application's (its posts and polls: head,
+	 * app_free, the doorbell flag) and the engine's (comp, req), so
+	 * that neither writes a line the other writes (an engine lcore
+	 * apart from the application's thread pays a miss per handoff, not
+	 * per store). */
 	struct {
 		struct srnic_swqe *wqe;
 		uint8_t *inline_buf;
@@ -437,22 +441,26 @@ struct srnic_qp {
 		uint32_t max_sge;
 		uint32_t max_inline;
 		alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t head;
-		alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t comp;
-		uint32_t req;
 		/* slots before app_free are the application's again: their
 		 * completions were polled (or they preceded a polled one) */
 		_Atomic uint32_t app_free;
+		/* in eng->doorbell: set by the poster after its head store
+		 * (the same line), cleared by the engine before it reads head */
+		_Atomic uint8_t db_pending;
+		alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t comp;
+		uint32_t req;
 	} sq;
 
-	/* receive queue: application produces at head, engine consumes at tail */
+	/* receive queue: application produces at head, engine consumes at
+	 * tail; a line per writer as in sq */
 	struct {
 		struct srnic_rwqe *wqe;
 		uint32_t size;
 		uint32_t mask;
 		uint32_t max_sge;
 		alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t head;
-		alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t tail;
 		_Atomic uint32_t app_free;  /* as sq.app_free */
+		alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t tail;
 	} rq;
 
 	struct srnic_resp resp;
@@ -534,7 +542,7 @@ struct srnic_engine {
 	_Atomic uint64_t poll_seq;
 	struct rte_ring *redirect;  /* MP/SC: packets for our QPs from other engines' RX */
 	/* MP/SC: QPs the application posted to or moved to ERR (each at most
-	 * once: qp->db_pending). The engine polls only QPs with work: */
+	 * once: qp->sq.db_pending). The engine polls only QPs with work: */
 	struct rte_ring *doorbell;
 	/* MP/SC: destroyed QPs, unlinked and freed by the engine */
 	struct rte_ring *graveyard;
@@ -553,6 +561,9 @@ struct srnic_engine {
 	uint64_t neigh_gen_seen;
 	uint16_t tx_len;
 	uint16_t tx_sealed;         /* tx_buf[0, tx_sealed) have their ICRC */
+	/* a RoCEv2 frame queued since the last flush may be to our own MAC
+	 * (its template's, or a UD destination's): that flush looks at each */
+	uint8_t tx_loop_maybe;
 	struct rte_mbuf *tx_buf[SRNIC_TX_BUF_SIZE];
 	uint8_t tx_roce[SRNIC_TX_BUF_SIZE]; /* RoCEv2, to seal (not ARP/ND) */
 	/* Engine-owned: RoCEv2 frames to our own MAC, taken out of tx_buf

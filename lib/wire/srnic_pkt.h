@@ -153,16 +153,23 @@ struct srnic_route {
 /**
  * A route's headers, prebuilt once per QP (rebuilt when its route changes):
  * Ethernet (+ 802.1Q), IP, UDP and the BTH with P_Key and destination QP.
- * IP and UDP lengths, the IPv4 identification and checksum, and the BTH's
- * opcode, flags and PSN are 0 in it; srnic_pkt_init_tmpl(), the builder and
- * srnic_pkt_finish() (or srnic_pkt_close()) fill them per packet.
+ * IP and UDP lengths, the IPv4 identification, and the BTH's opcode,
+ * flags and PSN are 0 in it; srnic_pkt_init_tmpl(), the builder and
+ * srnic_pkt_finish() (or srnic_pkt_close()) fill them per packet. The
+ * IPv4 checksum field holds the one's-complement sum of the fields every
+ * packet keeps (never 0), to which srnic_pkt_close() adds the length and
+ * the identification; whoever changes another IPv4 field of a packet
+ * started from the template sets the field to 0 (then it is summed whole).
  */
 struct srnic_hdr_tmpl {
 	uint8_t len;             /**< L2 .. BTH */
 	uint8_t l2_len;
 	uint8_t l3_len;
 	uint8_t ip_ver;
-	/** the bytes; with the four above, an untagged IPv4 template (54
+	/** destination MAC = source MAC: its frames are to the device that
+	 * sends them (in-device loopback looks at those only) */
+	uint8_t dst_is_src;
+	/** the bytes; with the five above, an untagged IPv4 template (54
 	 * bytes) is one cache line */
 	uint8_t bytes[SRNIC_L2L4_MAX_LEN + SRNIC_BTH_LEN];
 } __rte_cache_aligned;

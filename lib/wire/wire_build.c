@@ -41,6 +41,10 @@ srnic_hdr_tmpl_build(struct srnic_hdr_tmpl *t, const struct srnic_route *r, uint
 		ip->next_proto_id = IPPROTO_UDP;
 		memcpy(&ip->src_addr, r->src_ip, 4);
 		memcpy(&ip->dst_addr, r->dst_ip, 4);
+		/* the sum of the fields every packet keeps, where the checksum
+		 * goes: srnic_pkt_close() adds the length and the ID (never 0:
+		 * version_ihl is not) */
+		ip->hdr_checksum = srnic_ipv4_hdr_sum(ip);
 	} else {
 		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)p;
 
@@ -63,6 +67,7 @@ srnic_hdr_tmpl_build(struct srnic_hdr_tmpl *t, const struct srnic_route *r, uint
 	t->l2_len = (uint8_t)l2;
 	t->l3_len = (uint8_t)l3;
 	t->ip_ver = r->ip_ver;
+	t->dst_is_src = rte_is_same_ether_addr(&r->dst_mac, &r->src_mac);
 	t->len = (uint8_t)(bth + SRNIC_BTH_LEN - f);
 }
 
@@ -137,26 +142,9 @@ srnic_pkt_close(struct rte_mbuf *m, struct rte_mempool *trailer_pool)
 	need = pad + SRNIC_ICRC_LEN;
 	srnic_bth_set_pad(bth, (uint8_t)pad);
 
-	/* Lengths and checksum first, the trailer after: the ICRC's wide
-	 * loads of these bytes then find the small stores already done (a
-	 * load over stores still in flight stalls on store forwarding; the
-	 * checksum's 16-bit loads match the 16-bit stores, so they do not). */
+	/* The trailer's room first: a close that fails (no trailer mbuf)
+	 * leaves the headers as they were, to be closed again. */
 	len = rte_pktmbuf_pkt_len(m) + need;
-	if (l3 == sizeof(struct rte_ipv4_hdr)) {
-		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(f + l2);
-
-		ip->total_length = SRNIC_BE16((uint16_t)(len - l2));
-		ip->hdr_checksum = 0;
-		/* else the NIC's (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM); ICRC masks it */
-		if (!(m->ol_flags & RTE_MBUF_F_TX_IP_CKSUM))
-			ip->hdr_checksum = (uint16_t)~srnic_ipv4_hdr_sum(ip);
-	} else {
-		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(f + l2);
-
-		ip6->payload_len = SRNIC_BE16((uint16_t)(len - l2 - l3));
-	}
-	srnic_st16(f + l2 + l3 + 4, (uint16_t)(len - l2 - l3));
-
 	if (RTE_MBUF_DIRECT(last) && rte_mbuf_refcnt_read(last) == 1 &&
 	    rte_pktmbuf_tailroom(last) >= need) {
 		tail = (uint8_t *)rte_pktmbuf_append(m, need);
@@ -171,6 +159,37 @@ srnic_pkt_close(struct rte_mbuf *m, struct rte_mempool *trailer_pool)
 			return -EINVAL;
 		}
 	}
+	/* Lengths and checksum, then the trailer's bytes: the ICRC's wide
+	 * loads of these bytes then find the small stores already done (a
+	 * load over stores still in flight stalls on store forwarding; the
+	 * checksum's 16-bit loads match the 16-bit stores, so they do not). */
+	if (l3 == sizeof(struct rte_ipv4_hdr)) {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(f + l2);
+		uint16_t tot = SRNIC_BE16((uint16_t)(len - l2)), part = ip->hdr_checksum;
+
+		ip->total_length = tot;
+		ip->hdr_checksum = 0;
+		/* else the NIC's (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM); ICRC masks it */
+		if (!(m->ol_flags & RTE_MBUF_F_TX_IP_CKSUM)) {
+			/* From the template's sum of the fixed fields (in the
+			 * checksum's place, srnic_hdr_tmpl_build()), the length
+			 * and the ID added: three words, not ten. 0: a header
+			 * changed after the copy (a UD destination), summed whole. */
+			uint32_t s = (uint32_t)part + tot + ip->packet_id;
+
+			if (likely(part != 0)) {
+				s = (s & 0xffffu) + (s >> 16);
+				ip->hdr_checksum = (uint16_t)~((s & 0xffffu) + (s >> 16));
+			} else {
+				ip->hdr_checksum = (uint16_t)~srnic_ipv4_hdr_sum(ip);
+			}
+		}
+	} else {
+		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(f + l2);
+
+		ip6->payload_len = SRNIC_BE16((uint16_t)(len - l2 - l3));
+	}
+	srnic_st16(f + l2 + l3 + 4, (uint16_t)(len - l2 - l3));
 	memset(tail, 0, need); /* pad, and the ICRC srnic_pkt_seal() writes */
 	return 0;
 }
