@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include <infiniband/verbs.h>
 #include <rte_common.h>
@@ -25,7 +26,6 @@
 #include "srnic_hdr.h"
 
 #define SV_DEV_NAME "srnic0"
-#define SV_MAX_CONTEXTS 16          /* ibv_open_device() at once per process */
 #define SV_MAX_ARMED_CQ 1024        /* CQs armed (ibv_req_notify_cq) at once */
 #define SV_ASYNC_RING 64            /* async events queued per context */
 /* completion events queued per channel (one per arm: more means the
@@ -114,7 +114,7 @@ struct sv_device {
 	 * it to its context under ctx_lock, and a destroy takes ctx_lock
 	 * (sv_async_forget()) before it frees the object */
 	pthread_mutex_t ctx_lock;
-	struct sv_context *ctx[SV_MAX_CONTEXTS];
+	TAILQ_HEAD(, sv_context) ctxs;
 
 	struct srnic_lossy *lossy;  /* SRNIC_DROP > 0: the port's RX drops packets */
 	_Atomic uint64_t last_moved_tsc; /* the engine's last poll that moved a packet */
@@ -142,6 +142,7 @@ struct sv_device {
 struct sv_context {
 	struct verbs_context vctx;  /* ibv_context last, as rdma-core's layout needs */
 	struct sv_device *dev;
+	TAILQ_ENTRY(sv_context) next; /* in dev->ctxs, under dev->ctx_lock */
 	pthread_mutex_t async_lock;
 	uint32_t async_head, async_tail;
 	struct ibv_async_event async[SV_ASYNC_RING];
@@ -289,7 +290,7 @@ void sv_cq_armed_add(struct sv_device *dev, struct sv_cq *cq);
 bool sv_cq_armed_del(struct sv_device *dev, struct sv_cq *cq);
 void sv_async_pump(struct sv_device *dev);
 void sv_cm_progress(struct sv_device *dev);
-int sv_ctx_register(struct sv_device *dev, struct sv_context *ctx);
+void sv_ctx_register(struct sv_device *dev, struct sv_context *ctx);
 void sv_ctx_unregister(struct sv_device *dev, struct sv_context *ctx);
 
 

@@ -127,11 +127,7 @@ ibv_open_device(struct ibv_device *device)
 		goto fail;
 	sv_ctx_set_ops(ctx);
 	ctx->vctx.query_port = sv_query_port;
-	if (sv_ctx_register(dev, ctx) != 0) {
-		close(ctx->vctx.context.async_fd);
-		errno = EMFILE;
-		goto fail;
-	}
+	sv_ctx_register(dev, ctx);
 	return &ctx->vctx.context;
 fail:
 	pthread_mutex_destroy(&ctx->async_lock);

@@ -605,15 +605,12 @@ event_is_srq(enum ibv_event_type t)
 void
 sv_async_forget(struct sv_device *dev, const void *obj)
 {
-	int i;
+	struct sv_context *ctx;
 
 	pthread_mutex_lock(&dev->ctx_lock);
-	for (i = 0; i < SV_MAX_CONTEXTS; i++) {
-		struct sv_context *ctx = dev->ctx[i];
+	TAILQ_FOREACH(ctx, &dev->ctxs, next) {
 		uint32_t k;
 
-		if (ctx == NULL)
-			continue;
 		pthread_mutex_lock(&ctx->async_lock);
 		for (k = ctx->async_tail; k != ctx->async_head; k++) {
 			struct ibv_async_event *e = &ctx->async[k % SV_ASYNC_RING];

@@ -156,31 +156,19 @@ sv_cq_armed_del(struct sv_device *dev, struct sv_cq *cq)
 
 /* ---- asynchronous events ---- */
 
-int
+void
 sv_ctx_register(struct sv_device *dev, struct sv_context *ctx)
 {
-	int i, rc = -1;
-
 	pthread_mutex_lock(&dev->ctx_lock);
-	for (i = 0; i < SV_MAX_CONTEXTS; i++)
-		if (dev->ctx[i] == NULL) {
-			dev->ctx[i] = ctx;
-			rc = 0;
-			break;
-		}
+	TAILQ_INSERT_TAIL(&dev->ctxs, ctx, next);
 	pthread_mutex_unlock(&dev->ctx_lock);
-	return rc;
 }
 
 void
 sv_ctx_unregister(struct sv_device *dev, struct sv_context *ctx)
 {
-	int i;
-
 	pthread_mutex_lock(&dev->ctx_lock);
-	for (i = 0; i < SV_MAX_CONTEXTS; i++)
-		if (dev->ctx[i] == ctx)
-			dev->ctx[i] = NULL;
+	TAILQ_REMOVE(&dev->ctxs, ctx, next);
 	pthread_mutex_unlock(&dev->ctx_lock);
 }
 
@@ -193,7 +181,7 @@ void
 sv_async_pump(struct sv_device *dev)
 {
 	struct srnic_async_event ev;
-	int i;
+	struct sv_context *ctx;
 
 	pthread_mutex_lock(&dev->ctx_lock);
 	while (srnic_get_async_event(dev->sdev, &ev) == 0) {
@@ -236,13 +224,12 @@ sv_async_pump(struct sv_device *dev)
 			break;
 		}
 		}
-		for (i = 0; i < SV_MAX_CONTEXTS; i++) {
-			struct sv_context *ctx = dev->ctx[i];
+		TAILQ_FOREACH(ctx, &dev->ctxs, next) {
 			uint64_t one = 1;
 
 			/* object events go to the context that made the
 			 * object, port events to every context */
-			if (ctx == NULL || (owner != NULL && owner != &ctx->vctx.context))
+			if (owner != NULL && owner != &ctx->vctx.context)
 				continue;
 			if (owner == NULL && ev.port_num == 0)
 				continue;

@@ -507,6 +507,7 @@ device_start(void)
 	for (i = 0; i < SRNIC_GID_TBL_LEN; i++)
 		srnic_dev_gid(dev->sdev, i, &dev->gid[i]);
 	rte_spinlock_init(&dev->arm_lock);
+	TAILQ_INIT(&dev->ctxs);
 	pthread_mutex_init(&dev->ctx_lock, NULL);
 	dev->ibdev.node_type = IBV_NODE_CA;
 	dev->ibdev.transport_type = IBV_TRANSPORT_IB;

@@ -11,6 +11,11 @@ devfs: a program that brought the device up (ctypes: ibv_get_device_list)
   children (ls, cat: other entries into libc) the same.
 ucx_info: `ucx_info -d` lists srnic0's rc_verbs and ud_verbs, nothing faked
   (skipped, saying so, without ucx-utils).
+ucx_tag: ucx_perftest between two srnic processes over memif, tag_lat and
+  tag_bw over ud_verbs alone and over rc_verbs (ud_verbs its wireup): both
+  exit 0, the client with its Final line.
+ucx_ops: the same pair for UCP put, get, the four atomics, stream and am
+  over rc_verbs, and UCT's zero-copy put and get of 64 KiB.
 """
 import argparse
 import os
@@ -76,9 +81,7 @@ def case_devfs():
 
 
 def case_ucx_info():
-    if shutil.which("ucx_info") is None:
-        print("skip: ucx_info not installed (apt-get install ucx-utils; usertools/srnic setup does)")
-        sys.exit(vt.SKIP)
+    need_ucx()
     sock = os.path.join(vt.TMP, "ucx_info.sock")
     rc, out = run_one("ucx_info", "net_memif0,role=server,socket=" + sock, "10.77.0.1",
                       ["ucx_info", "-d"])
@@ -91,9 +94,55 @@ def case_ucx_info():
         print(out)
 
 
+def need_ucx():
+    for tool in ("ucx_info", "ucx_perftest"):
+        if shutil.which(tool) is None:
+            print("skip: %s not installed (apt-get install ucx-utils; usertools/srnic setup does)"
+                  % tool)
+            sys.exit(vt.SKIP)
+
+
+def ucx_pair(name, tls, args, uct=False):
+    """ucx_perftest's server and client over srnic0, UCX_TLS=tls (uct: the
+    transport layer's tests, on that transport and device by name)."""
+    os.environ.update({"UCX_TLS": tls, "UCX_NET_DEVICES": "srnic0:1",
+                       "UCX_UD_TIMEOUT": "60s"})
+    port = vt.free_tcp_port()
+    both = ["ucx_perftest", "-p", str(port)] + (["-d", "srnic0:1", "-x", tls] if uct else [])
+    p = vt.memif_pair(name, both, both + args, port)
+    p.ok()
+    # the client reports; the server only serves
+    vt.check("Final:" in p.out_c, "%s: the client's Final line" % name)
+
+
+def case_ucx_tag():
+    need_ucx()
+    # ud_verbs alone: every packet is UD (its receive CQE's sl, srnic.h)
+    for tls in ("ud_verbs", "rc_verbs,ud_verbs"):
+        for test in ("tag_lat", "tag_bw"):
+            ucx_pair("%s-%s" % (tls.split(",")[0], test), tls, ["-t", test, "-n", "1000"])
+
+
+# UCP's one-sided, atomic, stream and active-message tests over rc_verbs
+# (ud_verbs its wireup), and UCT's zero-copy put and get of 64 KiB
+UCP_OPS = ("ucp_put_bw", "ucp_get", "ucp_add", "ucp_fadd", "ucp_swap", "ucp_cswap",
+           "stream_bw", "stream_lat", "ucp_am_lat", "ucp_am_bw")
+
+
+def case_ucx_ops():
+    need_ucx()
+    for test in UCP_OPS:
+        ucx_pair(test, "rc_verbs,ud_verbs", ["-t", test, "-n", "500"])
+    for test in ("put_bw", "get"):
+        ucx_pair("uct-%s-64k-zcopy" % test, "rc_verbs",
+                 ["-t", test, "-s", "65536", "-D", "zcopy", "-n", "500"], uct=True)
+
+
 CASES = {
     "devfs": case_devfs,
     "ucx_info": case_ucx_info,
+    "ucx_tag": case_ucx_tag,
+    "ucx_ops": case_ucx_ops,
 }
 
 

@@ -23,7 +23,8 @@
  * (ibv_query_device_ex, an RC QP of ibv_create_qp_ex posting with the
  * ibv_wr_* builders on a CQ of ibv_create_cq_ex polled with ibv_start_poll
  * and the ibv_wc_read_* readers; a batch with a WR the device lacks
- * queues none of it).
+ * queues none of it); 64 contexts of the device open at once, each with its
+ * PD and CQ.
  * Prints "ok ..." per check and exits 0; "FAIL ..." and exit 1 otherwise
  * (no verbs status strings: they say "error", which the harness looks for).
  * Waits have failure guards only (GUARD_MS).
@@ -62,6 +63,7 @@
 #define NHELD 8             /* completions held across ibv_resize_cq */
 #define NMR 1024            /* MRs of a page each, past DPDK's 128 memseg lists */
 #define MANY_OFF (100 * 1024) /* where the last of them is written in the peer's map */
+#define NCTX 64             /* contexts open at once (pyverbs' tests hold dozens) */
 
 /* rdma-core's provider interface (driver.h, not installed; node
  * IBVERBS_PRIVATE_*), which the drop-in serves too */
@@ -1341,6 +1343,43 @@ phase_ex(void)
 	free(buf);
 }
 
+/* Many contexts of one device at once, as a process that opens one per
+ * object or per test (rdma-core's pyverbs suite) has: each works. */
+static void
+phase_contexts(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *c[NCTX];
+	struct ibv_pd *p[NCTX];
+	struct ibv_cq *q[NCTX];
+	struct ibv_port_attr pa;
+	int i, n = 0, good = 0, closed = 0;
+
+	MUST(list != NULL && list[0] != NULL, "a device (again)");
+	for (n = 0; n < NCTX; n++) {
+		c[n] = ibv_open_device(list[0]);
+		if (c[n] == NULL)
+			break;
+	}
+	CHECK(n == NCTX, "%d contexts open at once besides the first (%d: errno %d)", NCTX, n, errno);
+	for (i = 0; i < n; i++) {
+		p[i] = ibv_alloc_pd(c[i]);
+		q[i] = ibv_create_cq(c[i], 4, NULL, NULL, 0);
+		good += p[i] != NULL && q[i] != NULL && ibv_query_port(c[i], 1, &pa) == 0 &&
+			pa.state == IBV_PORT_ACTIVE;
+	}
+	CHECK(good == n, "each context makes a PD and a CQ and sees its port ACTIVE (%d of %d)", good, n);
+	for (i = n - 1; i >= 0; i--) {
+		if (q[i] != NULL)
+			ibv_destroy_cq(q[i]);
+		if (p[i] != NULL)
+			ibv_dealloc_pd(p[i]);
+		closed += ibv_close_device(c[i]) == 0;
+	}
+	CHECK(closed == n, "every context closes (%d of %d)", closed, n);
+	ibv_free_device_list(list);
+}
+
 /* out of the usual order: the SRQ (busy) and the CQ (busy) before the QPs */
 static void
 teardown(void)
@@ -1390,6 +1429,7 @@ main(int argc, char **argv)
 	phase_many_mrs();
 	phase_port();
 	phase_ex();
+	phase_contexts();
 	teardown();
 	close(sock);
 	if (failures != 0)
