@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -118,13 +119,20 @@ ibv_open_device(struct ibv_device *device)
 	ctx->vctx.context.device = device;
 	ctx->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 	ctx->vctx.context.num_comp_vectors = 1;
-	ctx->vctx.context.cmd_fd = -1;
+	/* a context is an fd in rdma-core (the uverbs file): programs dup
+	 * and poll it (pyverbs' shared-PD tests dup it before asking to
+	 * import it, which srnic refuses: EOPNOTSUPP) */
+	ctx->vctx.context.cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (ctx->vctx.context.cmd_fd < 0)
+		goto fail;
 	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
 	pthread_mutex_init(&ctx->async_lock, NULL);
 	/* one count per queued event: poll() on it says one is there */
 	ctx->vctx.context.async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
-	if (ctx->vctx.context.async_fd < 0)
+	if (ctx->vctx.context.async_fd < 0) {
+		close(ctx->vctx.context.cmd_fd);
 		goto fail;
+	}
 	sv_ctx_set_ops(ctx);
 	ctx->vctx.query_port = sv_query_port;
 	sv_ctx_register(dev, ctx);
@@ -150,6 +158,7 @@ ibv_close_device(struct ibv_context *context)
 		return sva_close_device(context);
 	sv_ctx_unregister(ctx->dev, ctx);
 	close(context->async_fd);
+	close(context->cmd_fd);
 	pthread_mutex_destroy(&ctx->async_lock);
 	pthread_mutex_destroy(&context->mutex);
 	free(ctx);

@@ -15,7 +15,12 @@ the device answers EOPNOTSUPP) is a failure, so is a test that did not run.
 
   pyverbs_test.py --lib BUILD/drivers/verbs MODULE
 
-MODULE: cqex | qpex
+MODULE: cqex | qpex, or the whole suite as a user runs it: all (no options:
+the suite picks the device, port and GID itself) | all_dev (--dev srnic0).
+The whole suite must end with no failure and no error and at least
+MIN_PASSED tests passed (rdma_rxe passes about 85-95); its skips are listed
+by reason and count (other vendors' devices, kernel-only features, what
+srnic does not serve).
 """
 import argparse
 import gzip
@@ -43,6 +48,11 @@ SKIPS = {
                                        "create_qp_ex refuses IBV_QP_EX_WITH_ATOMIC_WRITE"),
     },
 }
+# the whole suite (273 tests in rdma-core 44): a floor that only rises
+MIN_PASSED = 85
+WHOLE = {"all": [], "all_dev": ["--dev", "srnic0"]}
+RESULT_RE = re.compile(r"^(OK|FAILED)(?: \((.*)\))?$", re.M)
+SKIP_RE = re.compile(r""" \.\.\. skipped (['"])(.*)\1$""", re.M)
 # the number of tests each module holds in rdma-core 44 (all must have run)
 COUNT = {"cqex": 5, "qpex": 20}
 
@@ -92,17 +102,59 @@ def run_module(mod):
             print("ok %s" % name, flush=True)
 
 
+def run_whole(case):
+    """run_tests.py over the whole suite: its totals, and the skips by reason."""
+    tests = os.path.join(vt.TMP, "tests")
+    suite_copy(tests)
+    sock = os.path.join(vt.TMP, "pyverbs.sock")
+    cmd = vt.srnic_run("net_memif0,role=server,socket=" + sock, "10.77.0.1",
+                       [PYTHON, os.path.join(tests, "run_tests.py"), "-v"] + WHOLE[case])
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           env=vt.run_env(), cwd=vt.TMP, timeout=vt.GUARD_S)
+        out, rc = p.stdout, p.returncode
+    except subprocess.TimeoutExpired as t:
+        out, rc = (t.stdout or b"").decode(errors="replace"), None
+    n = {"failures": 0, "errors": 0, "skipped": 0}
+    res = None
+    for res in RESULT_RE.finditer(out):
+        pass
+    if res and res.group(2):
+        for kv in res.group(2).split(", "):
+            k, v = kv.split("=")
+            n[k] = int(v)
+    ran = re.search(r"^Ran (\d+) tests? in", out, re.M)
+    ran = int(ran.group(1)) if ran else 0
+    passed = ran - n["failures"] - n["errors"] - n["skipped"]
+    print("run_tests.py %s: ran %d, passed %d, failures %d, errors %d, skipped %d (exit %s)"
+          % (" ".join(WHOLE[case]) or "(no options)", ran, passed, n["failures"], n["errors"],
+             n["skipped"], rc), flush=True)
+    why = {}
+    for m in SKIP_RE.finditer(out):
+        why[m.group(2)] = why.get(m.group(2), 0) + 1
+    for r, k in sorted(why.items(), key=lambda x: (-x[1], x[0])):
+        print("  skipped %3d: %s" % (k, r))
+    vt.check(res is not None and ran > 0, "pyverbs %s: the suite ran to its result line" % case)
+    bad = re.findall(r"^(?:ERROR|FAIL): (\S+ \(\S+\))$", out, re.M)
+    vt.check(n["failures"] == 0 and n["errors"] == 0,
+             "pyverbs %s: no failure, no error (%s)" % (case, ", ".join(bad) or "-"))
+    vt.check(passed >= MIN_PASSED, "pyverbs %s: at least %d passed (%d)" % (case, MIN_PASSED, passed))
+    if vt.failures:
+        print(out[-30000:], flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True, help="the folder with srnic's libibverbs.so.1")
-    ap.add_argument("module", choices=sorted(SKIPS))
+    ap.add_argument("module", choices=sorted(SKIPS) + sorted(WHOLE))
     a = ap.parse_args()
     if not os.path.exists(os.path.join(SUITE, "run_tests.py")) or subprocess.run(
             [PYTHON, "-c", "import pyverbs"], capture_output=True).returncode != 0:
         print("skip: rdma-core's suite not installed (apt-get install python3-pyverbs; usertools/srnic setup does)")
         sys.exit(vt.SKIP)
     vt.LIB = os.path.abspath(a.lib)
-    vt.run_case("srnic-pyverbs-", lambda: run_module(a.module))
+    vt.run_case("srnic-pyverbs-", lambda: run_whole(a.module) if a.module in WHOLE
+                else run_module(a.module))
 
 
 if __name__ == "__main__":
