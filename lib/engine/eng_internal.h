@@ -316,13 +316,15 @@ bool eng_comp_timer_unresolved(struct srnic_engine *eng, struct srnic_qp *qp);
  * for errors (an error moves the QP to ERR). */
 void eng_comp_retire(struct srnic_engine *eng, struct srnic_qp *qp);
 
-/* The QP has work for this engine's loop (idempotent). */
+/* The QP has work for this engine's loop (idempotent): at the tail of the
+ * FIFO (a QP is in it at most once, so SRNIC_MAX_QP slots hold them all). */
+_Static_assert((SRNIC_MAX_QP & (SRNIC_MAX_QP - 1)) == 0, "the active FIFO's index mask");
 static inline void
 eng_activate(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	if (!qp->active) {
 		qp->active = 1;
-		eng->active[eng->nb_active++] = qp;
+		eng->active[eng->active_tail++ & (SRNIC_MAX_QP - 1)] = qp;
 	}
 }
 

@@ -34,8 +34,7 @@ srnic_engine_create(struct srnic_dev *dev, uint16_t index)
 	eng->graveyard = rte_ring_create(name, SRNIC_MAX_QP, rte_socket_id(),
 					 RING_F_SC_DEQ | RING_F_EXACT_SZ);
 	eng->events = eng_events_create(dev, index);
-	eng->active_cap = SRNIC_MAX_QP;
-	eng->active = rte_zmalloc("srnic_active", sizeof(eng->active[0]) * eng->active_cap, 0);
+	eng->active = rte_zmalloc("srnic_active", sizeof(eng->active[0]) * SRNIC_MAX_QP, 0);
 	if (eng->redirect == NULL || eng->doorbell == NULL || eng->graveyard == NULL ||
 	    eng->events == NULL || eng->active == NULL) {
 		rte_ring_free(eng->events);

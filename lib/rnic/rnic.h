@@ -471,9 +471,12 @@ struct srnic_engine {
 	/* SP/MC of struct srnic_async_event: the engine's async events, read
 	 * by srnic_get_async_event() */
 	struct rte_ring *events;
-	struct srnic_qp **active;   /* engine-owned: QPs with work this poll */
-	uint32_t nb_active;
-	uint32_t active_cap;
+	/* Engine-owned FIFO of the QPs with work, SRNIC_MAX_QP slots (each QP
+	 * in it at most once: qp->active): a poll takes at most SRNIC_POLL_QPS
+	 * from active_head, those with work left go back at active_tail. */
+	struct srnic_qp **active;
+	uint32_t active_head;
+	uint32_t active_tail;
 	uint8_t active_rotate;      /* engine-owned: last poll TX-bound, first QP runs last */
 	struct srnic_twheel tw;
 	/* QPs waiting for their peer's MAC, woken when the neighbour table
