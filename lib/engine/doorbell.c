@@ -75,9 +75,9 @@ eng_bury(struct srnic_engine *eng)
 				}
 		if (qp->active) /* its slot takes the last one's */
 			for (i = eng->active_head; i != eng->active_tail; i++)
-				if (eng->active[i & (SRNIC_MAX_QP - 1)] == qp) {
-					eng->active[i & (SRNIC_MAX_QP - 1)] =
-						eng->active[--eng->active_tail & (SRNIC_MAX_QP - 1)];
+				if (eng->active[i & (ENG_ACTIVE_SLOTS - 1)] == qp) {
+					eng->active[i & (ENG_ACTIVE_SLOTS - 1)] =
+						eng->active[--eng->active_tail & (ENG_ACTIVE_SLOTS - 1)];
 					break;
 				}
 		eng_qp_free(qp);

@@ -227,16 +227,16 @@ srnic_engine_poll(struct srnic_engine *eng)
 	 * sent nothing for seconds and their requesters timed out on a
 	 * lossless link). */
 	if (eng->active_rotate && eng->active_tail - eng->active_head > 1)
-		eng->active[eng->active_tail++ & (SRNIC_MAX_QP - 1)] =
-			eng->active[eng->active_head++ & (SRNIC_MAX_QP - 1)];
+		eng->active[eng->active_tail++ & (ENG_ACTIVE_SLOTS - 1)] =
+			eng->active[eng->active_head++ & (ENG_ACTIVE_SLOTS - 1)];
 	eng->active_rotate = 0;
 	cnt = RTE_MIN(eng->active_tail - eng->active_head, (uint32_t)SRNIC_POLL_QPS);
 	keep = 0;
 	for (i = 0; i < cnt; i++) {
-		struct srnic_qp *qp = eng->active[eng->active_head++ & (SRNIC_MAX_QP - 1)];
+		struct srnic_qp *qp = eng->active[eng->active_head++ & (ENG_ACTIVE_SLOTS - 1)];
 
 		if (eng_qp_run(eng, qp)) {
-			eng->active[eng->active_tail++ & (SRNIC_MAX_QP - 1)] = qp;
+			eng->active[eng->active_tail++ & (ENG_ACTIVE_SLOTS - 1)] = qp;
 			keep++;
 		} else {
 			qp->active = 0;

@@ -471,7 +471,7 @@ struct srnic_engine {
 	/* SP/MC of struct srnic_async_event: the engine's async events, read
 	 * by srnic_get_async_event() */
 	struct rte_ring *events;
-	/* Engine-owned FIFO of the QPs with work, SRNIC_MAX_QP slots (each QP
+	/* Engine-owned FIFO of the QPs with work, ENG_ACTIVE_SLOTS (each QP
 	 * in it at most once: qp->active): a poll takes at most SRNIC_POLL_QPS
 	 * from active_head, those with work left go back at active_tail. */
 	struct srnic_qp **active;

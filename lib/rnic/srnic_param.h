@@ -23,7 +23,10 @@
  * expired). */
 #define SRNIC_POLL_RX_BURSTS (SRNIC_TX_BUF_SIZE / SRNIC_RX_BURST)
 #define SRNIC_REDIRECT_RING 4096       /**< packets handed from another engine's RX queue */
-#define SRNIC_MAX_QP 65536             /**< QPs per device */
+/** QPs per device (ibv_query_device's max_qp): 16,384 each with WRs outstanding at once carry
+ * their traffic on one engine (test perf_qps); 65,536 at depth 1 did not (ACK timeouts, QPs in
+ * RETRY_EXC_ERR; doc/performance.md). A power of 2 (the engine's active FIFO). */
+#define SRNIC_MAX_QP 16384
 #define SRNIC_QPN_BASE 0x11            /**< first QPN (0, 1 are special; rxe starts at 0x11) */
 #define SRNIC_MAX_MR 65536             /**< MRs per device */
 #define SRNIC_MAX_PD 4096              /**< PDs per device */
