@@ -15,18 +15,6 @@ import sys
 
 PERF = sys.argv[1]
 QPS, DEPTH, ITERS = 16384, 4, 4 * 16384 * 2
-passed, failed = 0, 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name} {detail}")
-
 
 cmd = [PERF, "-l", "0,1", "--file-prefix", f"perf_qps_{os.getpid()}", "--no-pci", "--no-huge",
        "-m", "2048", "--log-level=lib.eal:error", "--", "--op", "write", "--size", "64",
@@ -39,13 +27,18 @@ cnt = [j["counters"] for j in lines if "counters" in j]
 r = res[0] if res else {}
 req = cnt[0]["req"] if cnt else {}
 print(f"result {r}\nrequester counters {req}")
-check("srnic-perf exits 0", p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}")
-check(f"{QPS} QPs x depth {DEPTH}: all {ITERS} WRITEs completed",
-      r.get("qps") == QPS and r.get("msgs") == ITERS, f"{r.get('qps')} QPs, {r.get('msgs')} msgs")
-check("no failed WR, no byte wrong", r.get("errors") == 0 and r.get("verify_errors") == 0,
-      f"errors {r.get('errors')}, verify_errors {r.get('verify_errors')}")
-check("one good CQE per WRITE, no QP in ERR",
-      req.get("cqe") == ITERS and "cqe_err" not in req and "qp_to_err" not in req,
-      f"cqe {req.get('cqe')}, cqe_err {req.get('cqe_err')}, qp_to_err {req.get('qp_to_err')}")
-print(f"{passed} passed, {failed} failed")
+checks = [
+    ("srnic-perf exits 0", p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}"),
+    (f"{QPS} QPs x depth {DEPTH}: all {ITERS} WRITEs completed",
+     r.get("qps") == QPS and r.get("msgs") == ITERS, f"{r.get('qps')} QPs, {r.get('msgs')} msgs"),
+    ("no failed WR, no byte wrong", r.get("errors") == 0 and r.get("verify_errors") == 0,
+     f"errors {r.get('errors')}, verify_errors {r.get('verify_errors')}"),
+    ("one good CQE per WRITE, no QP in ERR",
+     req.get("cqe") == ITERS and "cqe_err" not in req and "qp_to_err" not in req,
+     f"cqe {req.get('cqe')}, cqe_err {req.get('cqe_err')}, qp_to_err {req.get('qp_to_err')}"),
+]
+for name, good, detail in checks:
+    print(f"ok   {name}" if good else f"FAIL {name} {detail}")
+failed = sum(not good for _, good, _ in checks)
+print(f"{len(checks) - failed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
