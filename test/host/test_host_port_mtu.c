@@ -37,16 +37,6 @@ static struct {
 } T;
 
 static int
-sh(const char *cmd)
-{
-	int rc = system(cmd);
-
-	if (rc != 0)
-		fprintf(stderr, "host_port_mtu: '%s' failed: %d\n", cmd, rc);
-	return rc;
-}
-
-static int
 group_setup(void **state)
 {
 	static const char *const args[] = {
@@ -63,7 +53,7 @@ group_setup(void **state)
 		fprintf(stderr, "host_port_mtu: no network namespace (needs root): skipped\n");
 		return 0;
 	}
-	if (sh("ip link add srmtuA type veth peer name srmtuB && ip link set srmtuA up && "
+	if (host_sh("ip link add srmtuA type veth peer name srmtuB && ip link set srmtuA up && "
 	       "ip link set srmtuB up"))
 		return 0;
 	if (host_eal_init("host_port_mtu", 2, args) != 0)
@@ -102,7 +92,6 @@ static void
 ud_ep_create(struct host_ep *ep, struct srnic_dev *dev)
 {
 	struct srnic_qp_init_attr qi;
-	struct ibv_qp_attr a;
 
 	memset(ep, 0, sizeof(*ep));
 	ep->dev = dev;
@@ -119,37 +108,7 @@ ud_ep_create(struct host_ep *ep, struct srnic_dev *dev)
 	qi.qp_type = IBV_QPT_UD;
 	ep->qp = srnic_create_qp(ep->pd, &qi);
 	assert_non_null(ep->qp);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qkey = MTU_QKEY;
-	assert_int_equal(srnic_modify_qp(ep->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-						   IBV_QP_PORT | IBV_QP_QKEY), 0);
-	a.qp_state = IBV_QPS_RTR;
-	assert_int_equal(srnic_modify_qp(ep->qp, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 1;
-	assert_int_equal(srnic_modify_qp(ep->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
-}
-
-/* One signalled datagram of len bytes from ua to ub's QP. */
-static void
-ud_send(struct host_ep *ua, struct srnic_ah *ah, const struct host_ep *ub, uint64_t wr_id,
-	void *buf, uint32_t len, const struct srnic_mr *mr)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = len, .lkey = srnic_mr_lkey(mr) };
-	struct ibv_send_wr wr, *bad = NULL;
-
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.opcode = IBV_WR_SEND;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.ud.ah = srnic_ah_ibv((struct srnic_ah *)ah);
-	wr.wr.ud.remote_qpn = srnic_qp_num(ub->qp);
-	wr.wr.ud.remote_qkey = MTU_QKEY;
-	assert_int_equal(srnic_post_send(ua->qp, &wr, &bad), 0);
+	host_ud_up(ep->qp, MTU_QKEY);
 }
 
 /* Set srmtuA's MTU (the kernel's) and wait until A's port watch has seen
@@ -163,7 +122,7 @@ set_mtu(unsigned int mtu, int64_t n, unsigned int *fatal)
 	uint64_t dl;
 
 	snprintf(cmd, sizeof(cmd), "ip link set dev srmtuA mtu %u", mtu);
-	assert_int_equal(sh(cmd), 0);
+	assert_int_equal(host_sh(cmd), 0);
 	dl = host_deadline();
 	while (srnic_dev_stat(T.dev[0], "port_mtu_change") < n) {
 		if (host_deadline_passed(dl))
@@ -266,77 +225,84 @@ test_mtu_lowered_rc(void **state)
 	rte_free(r);
 }
 
+/* A's UD endpoint, B's, and what they send and receive. */
+static struct {
+	struct host_ep a, b;
+	struct srnic_ah *ah;
+	struct srnic_mr *smr, *rmr;
+	uint8_t *src, *dst;
+} U;
+
+/* A datagram of len bytes from A's UD QP to B's: A's completion is a
+ * success whether it went or not (C10-93.1.1). B's receive is posted. */
+static void
+ud_send(uint32_t len)
+{
+	uint32_t n = U.a.nwc + 1;
+
+	assert_int_equal(host_post_recv(&U.b, n, U.dst, SRNIC_GRH_LEN + MTU_UD_BIG,
+					srnic_mr_lkey(U.rmr)), 0);
+	assert_int_equal(host_ud_send(U.a.qp, U.ah, srnic_qp_num(U.b.qp), MTU_QKEY, n, U.src, len,
+				      srnic_mr_lkey(U.smr)), 0);
+	assert_int_equal(host_wait_wc(&U.a, n)->status, IBV_WC_SUCCESS);
+}
+
+/* B's next completion is a datagram of len bytes, A's first len. */
+static void
+ud_landed(uint32_t len)
+{
+	const struct ibv_wc *wc = host_wait_wc(&U.b, U.b.nwc + 1);
+
+	assert_int_equal(wc->status, IBV_WC_SUCCESS);
+	assert_int_equal(wc->byte_len, SRNIC_GRH_LEN + len);
+	assert_memory_equal(U.dst + SRNIC_GRH_LEN, U.src, len);
+}
+
 /* A's UD QP follows the port's active MTU down and up again. */
 static void
 test_mtu_lowered_ud(void **state)
 {
-	struct host_ep ua, ub;
-	struct ibv_ah_attr aa;
-	struct srnic_ah *ah;
-	struct srnic_mr *smr, *rmr;
-	uint8_t *src, *dst;
 	int64_t chg = srnic_dev_stat(T.dev[0], "port_mtu_change");
 	int64_t too_long = host_eng_stat(T.eng[0], "req_ud_too_long");
-	const struct ibv_wc *wc;
 
 	RTE_SET_USED(state);
 	if (!T.ok)
 		skip();
-	ud_ep_create(&ua, T.dev[0]);
-	ud_ep_create(&ub, T.dev[1]);
-	assert_int_equal(qp_mtu(ua.qp), IBV_MTU_1024);
-	memset(&aa, 0, sizeof(aa));
-	aa.is_global = 1;
-	aa.port_num = 1;
-	aa.grh.sgid_index = 1;
-	assert_int_equal(srnic_dev_gid(T.dev[1], 1, &aa.grh.dgid), 0);
-	ah = srnic_create_ah(ua.pd, &aa);
-	assert_non_null(ah);
-	src = host_alloc(MTU_UD_BIG);
-	dst = host_alloc(SRNIC_GRH_LEN + MTU_UD_BIG);
-	srnic_test_fill(src, MTU_UD_BIG, 5);
-	smr = srnic_reg_mr(ua.pd, src, MTU_UD_BIG, IBV_ACCESS_LOCAL_WRITE);
-	rmr = srnic_reg_mr(ub.pd, dst, SRNIC_GRH_LEN + MTU_UD_BIG, IBV_ACCESS_LOCAL_WRITE);
-	assert_non_null(smr);
-	assert_non_null(rmr);
+	ud_ep_create(&U.a, T.dev[0]);
+	ud_ep_create(&U.b, T.dev[1]);
+	assert_int_equal(qp_mtu(U.a.qp), IBV_MTU_1024);
+	U.ah = host_ah_to(U.a.pd, T.dev[1]);
+	U.src = host_alloc(MTU_UD_BIG);
+	U.dst = host_alloc(SRNIC_GRH_LEN + MTU_UD_BIG);
+	srnic_test_fill(U.src, MTU_UD_BIG, 5);
+	U.smr = srnic_reg_mr(U.a.pd, U.src, MTU_UD_BIG, IBV_ACCESS_LOCAL_WRITE);
+	U.rmr = srnic_reg_mr(U.b.pd, U.dst, SRNIC_GRH_LEN + MTU_UD_BIG, IBV_ACCESS_LOCAL_WRITE);
+	assert_non_null(U.smr);
+	assert_non_null(U.rmr);
 
 	set_mtu(1000, chg + 1, NULL);
-	assert_int_equal(qp_mtu(ua.qp), IBV_MTU_512);
+	assert_int_equal(qp_mtu(U.a.qp), IBV_MTU_512);
 	/* over the port's MTU: not sent, no error (C10-93.1.1) */
-	assert_int_equal(host_post_recv(&ub, 10, dst, SRNIC_GRH_LEN + MTU_UD_BIG,
-					srnic_mr_lkey(rmr)), 0);
-	ud_send(&ua, ah, &ub, 1, src, MTU_UD_BIG, smr);
-	wc = host_wait_wc(&ua, 1);
-	assert_int_equal(wc->status, IBV_WC_SUCCESS);
+	ud_send(MTU_UD_BIG);
 	assert_int_equal(host_eng_stat(T.eng[0], "req_ud_too_long"), too_long + 1);
 	/* one that fits lands, and is the first B receives */
-	ud_send(&ua, ah, &ub, 2, src, MTU_UD_SMALL, smr);
-	assert_int_equal(host_wait_wc(&ua, 2)->status, IBV_WC_SUCCESS);
-	wc = host_wait_wc(&ub, 1);
-	assert_int_equal(wc->status, IBV_WC_SUCCESS);
-	assert_int_equal(wc->byte_len, SRNIC_GRH_LEN + MTU_UD_SMALL);
-	assert_memory_equal(dst + SRNIC_GRH_LEN, src, MTU_UD_SMALL);
+	ud_send(MTU_UD_SMALL);
+	ud_landed(MTU_UD_SMALL);
 
 	/* back at 1500: the big one goes again */
 	set_mtu(1500, chg + 2, NULL);
-	assert_int_equal(qp_mtu(ua.qp), IBV_MTU_1024);
-	assert_int_equal(host_post_recv(&ub, 11, dst, SRNIC_GRH_LEN + MTU_UD_BIG,
-					srnic_mr_lkey(rmr)), 0);
-	ud_send(&ua, ah, &ub, 3, src, MTU_UD_BIG, smr);
-	assert_int_equal(host_wait_wc(&ua, 3)->status, IBV_WC_SUCCESS);
-	wc = host_wait_wc(&ub, 2);
-	assert_int_equal(wc->status, IBV_WC_SUCCESS);
-	assert_int_equal(wc->byte_len, SRNIC_GRH_LEN + MTU_UD_BIG);
-	assert_memory_equal(dst + SRNIC_GRH_LEN, src, MTU_UD_BIG);
+	assert_int_equal(qp_mtu(U.a.qp), IBV_MTU_1024);
+	ud_send(MTU_UD_BIG);
+	ud_landed(MTU_UD_BIG);
 	assert_int_equal(host_eng_stat(T.eng[0], "req_ud_too_long"), too_long + 1);
 
-	assert_int_equal(srnic_destroy_ah(ah), 0);
-	assert_int_equal(srnic_dereg_mr(smr), 0);
-	assert_int_equal(srnic_dereg_mr(rmr), 0);
-	host_ep_destroy(&ua);
-	host_ep_destroy(&ub);
-	rte_free(src);
-	rte_free(dst);
+	assert_int_equal(srnic_destroy_ah(U.ah), 0);
+	assert_int_equal(srnic_dereg_mr(U.smr), 0);
+	assert_int_equal(srnic_dereg_mr(U.rmr), 0);
+	host_ep_destroy(&U.a);
+	host_ep_destroy(&U.b);
+	rte_free(U.src);
+	rte_free(U.dst);
 }
 
 int
