@@ -15,7 +15,7 @@
 #include "srnic_pair.h"
 
 #define PERF_MAX_SIZES 32
-#define PERF_MAX_QPS 1024
+#define PERF_MAX_QPS 16384
 #define PERF_MAX_LCORES 16
 #define PERF_MAX_DEPTH 1024
 #define PERF_LAT_SAMPLES_MAX (1u << 22)  /* latency samples kept per run */

@@ -428,6 +428,7 @@ srnic_dev_destroy(struct srnic_dev *dev)
 	dev_pool_release(dev->rx_pool);
 	dev_pool_release(dev->tx_copy_pool);
 	orphans_reap();
+	srnic_dev_port_fini(dev);
 	dev_events_free(dev);
 	rte_free(dev->qp_tbl);
 	rte_free(dev->mr_tbl);

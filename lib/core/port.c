@@ -7,16 +7,21 @@
  *
  * - The link (rte_eth_link_get_nowait()): IBV_EVENT_PORT_ERR and
  *   IBV_EVENT_PORT_ACTIVE on each change, as rxe on the netdev's carrier.
- * - The MTU (rte_eth_dev_get_mtu()), as rxe on NETDEV_CHANGEMTU: the
- *   port's active_mtu follows, so new QPs get the clamped path MTU at
- *   INIT -> RTR. A live RC or UC QP whose path MTU the port no longer
- *   carries goes to ERR (IBV_EVENT_QP_FATAL, its WQEs completed in error):
- *   it cannot segment smaller on its own (the peer's responder takes
- *   every packet but the last of a message at the path MTU agreed at the
- *   connection), and what the port does not carry would be dropped and
- *   resent for ever. rxe leaves such QPs to time out, unlimited with
- *   retry_cnt 7. UD QPs keep their MTU (a datagram the port drops is lost,
- *   as UD's are); QP1's MADs fit any MTU.
+ * - The MTU (rte_eth_dev_get_mtu(); on af_packet and pcap ports the
+ *   kernel interface's, SIOCGIFMTU: `ip link set mtu` changes it under
+ *   the PMD, which reports the value it was configured with), as rxe on
+ *   NETDEV_CHANGEMTU: the port's active_mtu follows, so new QPs get the
+ *   clamped path MTU at INIT -> RTR. A live RC or UC QP whose path MTU the
+ *   port no longer carries goes to ERR (IBV_EVENT_QP_FATAL, its WQEs
+ *   completed in error): it cannot segment smaller on its own (the peer's
+ *   responder takes every packet but the last of a message at the path
+ *   MTU agreed at the connection), and what the port does not carry would
+ *   be dropped and resent for ever. rxe leaves such QPs to time out,
+ *   unlimited with retry_cnt 7. A UD QP's path MTU is the port's active
+ *   MTU, down and up, as rxe's UD sends read the port's: a datagram
+ *   longer than it is not sent and completes successfully (C10-93.1.1,
+ *   req_ud_too_long), instead of going to a port that drops it. QP1 keeps
+ *   its 1024 (its MADs, 256 bytes, fit any MTU).
  * - A memif client whose link went down (its server left, or refused it:
  *   a server whose own port is not started yet answers "ID not found").
  *   DPDK 22.11's memif connects only in rte_eth_dev_start() and never
@@ -24,7 +29,11 @@
  *   SRNIC_PORT_RESTART_MS until it is up; the engines leave the port
  *   alone meanwhile (dev->port_paused, read once per poll).
  */
+#include <net/if.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_dev.h>
@@ -80,6 +89,63 @@ port_is_memif_client(uint16_t port_id)
 	return client;
 }
 
+_Static_assert(sizeof(((struct srnic_dev *)0)->port_ifname) == IFNAMSIZ, "an interface name");
+
+/* The kernel interface an af_packet or pcap port sends through (its iface=
+ * devargs, pcap's tx_iface= else), into dev->port_ifname, with a socket to
+ * read its MTU: such a port's MTU is the kernel's to change. */
+static void
+port_kernel_iface(struct srnic_dev *dev)
+{
+	static const char *const keys[] = { "iface", "tx_iface" };
+	struct rte_eth_dev_info info;
+	const struct rte_devargs *da;
+	struct rte_kvargs *kv;
+	const char *name = NULL;
+	unsigned int i;
+
+	dev->port_if_fd = -1;
+	dev->port_ifname[0] = '\0';
+	if (rte_eth_dev_info_get(dev->port_id, &info) != 0 || info.driver_name == NULL ||
+	    (strcmp(info.driver_name, "net_af_packet") != 0 &&
+	     strcmp(info.driver_name, "net_pcap") != 0) || info.device == NULL)
+		return;
+	da = rte_dev_devargs(info.device);
+	if (da == NULL || da->args == NULL)
+		return;
+	kv = rte_kvargs_parse(da->args, NULL);
+	if (kv == NULL)
+		return;
+	for (i = 0; i < RTE_DIM(keys) && name == NULL; i++)
+		name = rte_kvargs_get(kv, keys[i]);
+	if (name != NULL && strlen(name) < sizeof(dev->port_ifname)) {
+		snprintf(dev->port_ifname, sizeof(dev->port_ifname), "%s", name);
+		/* made now: in the namespace of the thread that opened the port */
+		dev->port_if_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	}
+	rte_kvargs_free(kv);
+}
+
+/* The port's MTU: the kernel interface's under an af_packet or pcap port,
+ * else the PMD's. 0 or a negative errno. */
+static int
+port_get_mtu(const struct srnic_dev *dev, uint16_t *mtu)
+{
+	struct ifreq ifr;
+
+	if (dev->port_if_fd >= 0) {
+		memset(&ifr, 0, sizeof(ifr));
+		memcpy(ifr.ifr_name, dev->port_ifname, sizeof(ifr.ifr_name));
+		/* the interface gone or renamed: the PMD's, as for any port */
+		if (ioctl(dev->port_if_fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0 &&
+		    ifr.ifr_mtu <= UINT16_MAX) {
+			*mtu = (uint16_t)ifr.ifr_mtu;
+			return 0;
+		}
+	}
+	return rte_eth_dev_get_mtu(dev->port_id, mtu);
+}
+
 void
 srnic_dev_port_init(struct srnic_dev *dev)
 {
@@ -89,12 +155,21 @@ srnic_dev_port_init(struct srnic_dev *dev)
 	dev->link_up = rte_eth_link_get_nowait(dev->port_id, &link) == 0 &&
 		       link.link_status == RTE_ETH_LINK_UP;
 	dev->link_ever_up = dev->link_up;
-	dev->port_mtu = rte_eth_dev_get_mtu(dev->port_id, &mtu) == 0 ? mtu : 0;
+	port_kernel_iface(dev);
+	dev->port_mtu = port_get_mtu(dev, &mtu) == 0 ? mtu : 0;
 	dev->mtu_conf = dev->mtu;
 	dev->port_restartable = port_is_memif_client(dev->port_id);
 	/* its connection is under way on memif's interrupt thread */
 	dev->port_restart_tsc = rte_get_timer_cycles() +
 				rte_get_timer_hz() / 1000 * SRNIC_PORT_RESTART_MS;
+}
+
+void
+srnic_dev_port_fini(struct srnic_dev *dev)
+{
+	if (dev->port_if_fd >= 0)
+		close(dev->port_if_fd);
+	dev->port_if_fd = -1;
 }
 
 static void
@@ -119,7 +194,15 @@ port_mtu_changed(struct srnic_dev *dev, uint16_t mtu)
 		struct srnic_qp *qp = dev->qp_tbl[i];
 		uint8_t s;
 
-		if (qp == NULL || (qp->type != IBV_QPT_RC && qp->type != IBV_QPT_UC) ||
+		if (qp == NULL)
+			continue;
+		if (qp->type == IBV_QPT_UD) {
+			/* one word each, read by the engine per WR (C10-93.1.1) */
+			__atomic_store_n(&qp->pmtu_enum, pa.active_mtu, __ATOMIC_RELAXED);
+			__atomic_store_n(&qp->pmtu, srnic_mtu_bytes(pa.active_mtu), __ATOMIC_RELAXED);
+			continue;
+		}
+		if ((qp->type != IBV_QPT_RC && qp->type != IBV_QPT_UC) ||
 		    qp->pmtu_enum <= pa.active_mtu)
 			continue;
 		/* a CAS, as the engine's own move to ERR: the application may
@@ -196,7 +279,7 @@ srnic_dev_port_watch(struct srnic_dev *dev)
 		return;
 	}
 	dev->link_check_tsc = now + hz / 1000 * SRNIC_LINK_CHECK_MS;
-	if (rte_eth_dev_get_mtu(dev->port_id, &mtu) == 0 && mtu != dev->port_mtu)
+	if (port_get_mtu(dev, &mtu) == 0 && mtu != dev->port_mtu)
 		port_mtu_changed(dev, mtu);
 	if (rte_eth_link_get_nowait(dev->port_id, &link) == 0) {
 		up = link.link_status == RTE_ETH_LINK_UP;

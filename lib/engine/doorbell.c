@@ -73,10 +73,11 @@ eng_bury(struct srnic_engine *eng)
 					eng->arp_wait[i] = eng->arp_wait[--eng->nb_arp_wait];
 					break;
 				}
-		if (qp->active)
-			for (i = 0; i < eng->nb_active; i++)
-				if (eng->active[i] == qp) {
-					eng->active[i] = eng->active[--eng->nb_active];
+		if (qp->active) /* its slot takes the last one's */
+			for (i = eng->active_head; i != eng->active_tail; i++)
+				if (eng->active[i & (ENG_ACTIVE_SLOTS - 1)] == qp) {
+					eng->active[i & (ENG_ACTIVE_SLOTS - 1)] =
+						eng->active[--eng->active_tail & (ENG_ACTIVE_SLOTS - 1)];
 					break;
 				}
 		eng_qp_free(qp);

@@ -357,13 +357,18 @@ bool eng_comp_timer_unresolved(struct srnic_engine *eng, struct srnic_qp *qp);
  * for errors (an error moves the QP to ERR). */
 void eng_comp_retire(struct srnic_engine *eng, struct srnic_qp *qp);
 
-/* The QP has work for this engine's loop (idempotent). */
+/* The QP has work for this engine's loop (idempotent): at the tail of the
+ * FIFO (a QP is in it at most once, so ENG_ACTIVE_SLOTS hold them all). */
+#define ENG_QP_SLOTS (SRNIC_MAX_QP + SRNIC_QPN_BASE) /* the table's QPs and the special ones (QP1) */
+#define ENG_ACTIVE_SLOTS (2 * SRNIC_MAX_QP)            /* a power of 2 >= ENG_QP_SLOTS */
+_Static_assert((ENG_ACTIVE_SLOTS & (ENG_ACTIVE_SLOTS - 1)) == 0 && ENG_ACTIVE_SLOTS >= ENG_QP_SLOTS,
+	       "the active FIFO's index mask");
 static inline void
 eng_activate(struct srnic_engine *eng, struct srnic_qp *qp)
 {
 	if (!qp->active) {
 		qp->active = 1;
-		eng->active[eng->nb_active++] = qp;
+		eng->active[eng->active_tail++ & (ENG_ACTIVE_SLOTS - 1)] = qp;
 	}
 }
 

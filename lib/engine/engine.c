@@ -28,14 +28,13 @@ srnic_engine_create(struct srnic_dev *dev, uint16_t index)
 	eng->redirect = rte_ring_create(name, SRNIC_REDIRECT_RING, rte_socket_id(), RING_F_SC_DEQ);
 	/* One entry per QP at most in each: room for every QP of the device. */
 	snprintf(name, sizeof(name), "%.20s_db%u", dev->name, index);
-	eng->doorbell = rte_ring_create(name, SRNIC_MAX_QP, rte_socket_id(),
+	eng->doorbell = rte_ring_create(name, ENG_QP_SLOTS, rte_socket_id(),
 					RING_F_SC_DEQ | RING_F_EXACT_SZ);
 	snprintf(name, sizeof(name), "%.20s_gy%u", dev->name, index);
-	eng->graveyard = rte_ring_create(name, SRNIC_MAX_QP, rte_socket_id(),
+	eng->graveyard = rte_ring_create(name, ENG_QP_SLOTS, rte_socket_id(),
 					 RING_F_SC_DEQ | RING_F_EXACT_SZ);
 	eng->events = eng_events_create(dev, index);
-	eng->active_cap = SRNIC_MAX_QP;
-	eng->active = rte_zmalloc("srnic_active", sizeof(eng->active[0]) * eng->active_cap, 0);
+	eng->active = rte_zmalloc("srnic_active", sizeof(eng->active[0]) * ENG_ACTIVE_SLOTS, 0);
 	if (eng->redirect == NULL || eng->doorbell == NULL || eng->graveyard == NULL ||
 	    eng->events == NULL || eng->active == NULL) {
 		rte_ring_free(eng->events);

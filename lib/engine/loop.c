@@ -160,9 +160,8 @@ unsigned int
 srnic_engine_poll(struct srnic_engine *eng)
 {
 	struct rte_mbuf *pkts[SRNIC_RX_BURST];
-	uint16_t n, r;
-	uint32_t i, cnt, keep, start, tx_before, moved;
-	struct srnic_qp *head;
+	uint16_t k, r;
+	uint32_t b, i, n, cnt, keep, tx_before, moved;
 	uint64_t now, seq;
 	const struct srnic_dev *prev_dev;
 	bool port_off;
@@ -196,9 +195,17 @@ srnic_engine_poll(struct srnic_engine *eng)
 	eng->now = now;
 	tx_before = eng->stats[SRNIC_STAT_TX_PKTS];
 
-	n = likely(!port_off) ? rte_eth_rx_burst(eng->port_id, eng->queue, pkts, SRNIC_RX_BURST) : 0;
-	if (n > 0)
-		eng_recv_burst(eng, pkts, n, 0);
+	/* RX bursts until one comes back short, SRNIC_POLL_RX_BURSTS at most:
+	 * one burst per poll fell behind the ACKs of what a poll sends. */
+	n = 0;
+	for (b = 0; likely(!port_off) && b < SRNIC_POLL_RX_BURSTS; b++) {
+		k = rte_eth_rx_burst(eng->port_id, eng->queue, pkts, SRNIC_RX_BURST);
+		if (k > 0)
+			eng_recv_burst(eng, pkts, k, 0);
+		n += k;
+		if (k < SRNIC_RX_BURST)
+			break;
+	}
 	r = (uint16_t)rte_ring_sc_dequeue_burst(eng->redirect, (void **)pkts, SRNIC_RX_BURST, NULL);
 	if (r > 0) /* ICRC was checked by the engine that received them */
 		eng_recv_burst(eng, pkts, r, SRNIC_PARSE_F_NO_ICRC);
@@ -212,33 +219,29 @@ srnic_engine_poll(struct srnic_engine *eng)
 	    atomic_load_explicit(&eng->dev->neigh_gen, memory_order_acquire) != eng->neigh_gen_seen)
 		eng_neigh_changed(eng);
 
-	/* Only QPs with work: woken by a packet, a doorbell or the wheel. */
-	/* After a TX-bound poll the first QP runs last: the compaction below
-	 * moves every kept QP anyway, so it rotates the list one place at no
-	 * cost (active[0] saved, read last). */
-	cnt = eng->nb_active;
-	keep = 0;
-	start = eng->active_rotate && cnt > 1;
+	/* Only QPs with work (woken by a packet, a doorbell or the wheel), at
+	 * most SRNIC_POLL_QPS of them, from the FIFO's head; those with work
+	 * left go back at its tail, the rest run first next poll, after one
+	 * more RX burst. After a TX-bound poll the first QP goes to the tail:
+	 * under a TX-bound load every QP's turn must come (else the last QPs
+	 * sent nothing for seconds and their requesters timed out on a
+	 * lossless link). */
+	if (eng->active_rotate && eng->active_tail - eng->active_head > 1)
+		eng->active[eng->active_tail++ & (ENG_ACTIVE_SLOTS - 1)] =
+			eng->active[eng->active_head++ & (ENG_ACTIVE_SLOTS - 1)];
 	eng->active_rotate = 0;
-	head = cnt > 0 ? eng->active[0] : NULL;
-	for (i = start; i < cnt + start; i++) {
-		struct srnic_qp *qp = i < cnt ? eng->active[i] : head;
+	cnt = RTE_MIN(eng->active_tail - eng->active_head, (uint32_t)SRNIC_POLL_QPS);
+	keep = 0;
+	for (i = 0; i < cnt; i++) {
+		struct srnic_qp *qp = eng->active[eng->active_head++ & (ENG_ACTIVE_SLOTS - 1)];
 
-		if (eng_qp_run(eng, qp))
-			eng->active[keep++] = qp;
-		else
+		if (eng_qp_run(eng, qp)) {
+			eng->active[eng->active_tail++ & (ENG_ACTIVE_SLOTS - 1)] = qp;
+			keep++;
+		} else {
 			qp->active = 0;
+		}
 	}
-	if (eng->nb_active > cnt) /* woken while the others ran */
-		memmove(&eng->active[keep], &eng->active[cnt],
-			(eng->nb_active - cnt) * sizeof(eng->active[0]));
-	eng->nb_active = keep + (eng->nb_active - cnt);
-	/* Out of TX room: the QPs first in the list took it all. The first
-	 * goes last, so that under a TX-bound load every QP's turn comes
-	 * (else the last QPs sent nothing for seconds and
-	 * their requesters timed out on a lossless link). Per poll, not per
-	 * packet, and only when TX-bound: O(1), the next poll's compaction
-	 * does the move (no memmove of the list). */
 	if (unlikely(eng_tx_free(eng) <= SRNIC_TX_RESERVE) && keep > 1)
 		eng->active_rotate = 1;
 

@@ -549,9 +549,12 @@ struct srnic_engine {
 	/* SP/MC of struct srnic_async_event: the engine's async events, read
 	 * by srnic_get_async_event() */
 	struct rte_ring *events;
-	struct srnic_qp **active;   /* engine-owned: QPs with work this poll */
-	uint32_t nb_active;
-	uint32_t active_cap;
+	/* Engine-owned FIFO of the QPs with work, ENG_ACTIVE_SLOTS (each QP
+	 * in it at most once: qp->active): a poll takes at most SRNIC_POLL_QPS
+	 * from active_head, those with work left go back at active_tail. */
+	struct srnic_qp **active;
+	uint32_t active_head;
+	uint32_t active_tail;
 	uint8_t active_rotate;      /* engine-owned: last poll TX-bound, first QP runs last */
 	struct srnic_twheel tw;
 	/* QPs waiting for their peer's MAC, woken when the neighbour table
@@ -674,6 +677,11 @@ struct srnic_dev {
 	/* the port's watch (port.c), under lock but port_paused and the stats */
 	uint16_t mtu_conf;              /* the MTU srnic_dev_create() settled on */
 	uint16_t port_mtu;              /* the port's, last seen (0: it has none) */
+	/* the kernel interface under an af_packet or pcap port, whose MTU
+	 * the kernel changes (those PMDs report the one they were set to):
+	 * a socket for SIOCGIFMTU on it (-1: not such a port) */
+	int port_if_fd;
+	char port_ifname[16];           /* IFNAMSIZ */
 	uint8_t port_restartable;       /* a memif client: down, it is started again */
 	uint8_t port_restarting;        /* a watcher is stopping and starting it */
 	uint64_t port_restart_tsc;      /* not before this */
@@ -759,6 +767,7 @@ void srnic_dev_quiesce(struct srnic_dev *dev);
 
 /* port.c: the port's watch (control path; doc in port.c). */
 void srnic_dev_port_init(struct srnic_dev *dev);
+void srnic_dev_port_fini(struct srnic_dev *dev);
 void srnic_dev_port_watch(struct srnic_dev *dev);
 int64_t srnic_dev_port_stat(const struct srnic_dev *dev, const char *name);
 

@@ -13,8 +13,20 @@
 #define SRNIC_TX_RESERVE 64            /**< TX slots kept for ACKs/NAKs */
 #define SRNIC_REQ_BUDGET 32            /**< packets one QP's requester builds per poll */
 #define SRNIC_RESP_BUDGET 32           /**< READ response packets one QP builds per poll */
+/** QPs with work one poll runs at most; the rest run first in the next. A poll reads
+ * one RX burst: a walk of every QP with work between two bursts (16,384 QPs, each
+ * with WRs waiting for TX room) left their ACKs unread until the ACK timers expired. */
+#define SRNIC_POLL_QPS 256
+/** RX bursts one poll reads at most, while each comes back full: as many packets as the
+ * poll can send (its TX buffer), so the ACKs of what it sent keep pace with it (one burst
+ * a poll: at 16,384 QPs the requester's RX ring held 100 ms of ACKs, and their timers
+ * expired). */
+#define SRNIC_POLL_RX_BURSTS (SRNIC_TX_BUF_SIZE / SRNIC_RX_BURST)
 #define SRNIC_REDIRECT_RING 4096       /**< packets handed from another engine's RX queue */
-#define SRNIC_MAX_QP 65536             /**< QPs per device */
+/** QPs per device (ibv_query_device's max_qp): 16,384 each with WRs outstanding at once carry
+ * their traffic on one engine (test perf_qps); 65,536 at depth 1 did not (ACK timeouts, QPs in
+ * RETRY_EXC_ERR; doc/performance.md). A power of 2 (the engine's active FIFO). */
+#define SRNIC_MAX_QP 16384
 #define SRNIC_QPN_BASE 0x11            /**< first QPN (0, 1 are special; rxe starts at 0x11) */
 #define SRNIC_MAX_MR 65536             /**< MRs per device */
 #define SRNIC_MAX_MW 65536             /**< memory windows per device (ibv_query_device's max_mw) */

@@ -508,6 +508,69 @@ host_post_recv(struct host_ep *ep, uint64_t wr_id, void *addr, uint32_t len, uin
 }
 
 void
+host_ud_up(struct srnic_qp *qp, uint32_t qkey)
+{
+	struct ibv_qp_attr at;
+
+	memset(&at, 0, sizeof(at));
+	at.qp_state = IBV_QPS_INIT;
+	at.port_num = 1;
+	at.qkey = qkey;
+	assert_int_equal(srnic_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+						 IBV_QP_QKEY), 0);
+	at.qp_state = IBV_QPS_RTR;
+	assert_int_equal(srnic_modify_qp(qp, &at, IBV_QP_STATE), 0);
+	at.qp_state = IBV_QPS_RTS;
+	at.sq_psn = 1;
+	assert_int_equal(srnic_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+}
+
+int
+host_ud_send(struct srnic_qp *qp, struct srnic_ah *ah, uint32_t rqpn, uint32_t qkey,
+	     uint64_t wr_id, void *addr, uint32_t len, uint32_t lkey)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)addr, .length = len, .lkey = lkey };
+	struct ibv_send_wr wr, *bad = NULL;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.opcode = IBV_WR_SEND;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.ud.ah = srnic_ah_ibv(ah);
+	wr.wr.ud.remote_qpn = rqpn;
+	wr.wr.ud.remote_qkey = qkey;
+	return srnic_post_send(qp, &wr, &bad);
+}
+
+struct srnic_ah *
+host_ah_to(struct srnic_pd *pd, const struct srnic_dev *dev)
+{
+	struct ibv_ah_attr aa;
+	struct srnic_ah *ah;
+
+	memset(&aa, 0, sizeof(aa));
+	aa.is_global = 1;
+	aa.port_num = 1;
+	aa.grh.sgid_index = SRNIC_GID_INDEX_IP;
+	assert_int_equal(srnic_dev_gid(dev, SRNIC_GID_INDEX_IP, &aa.grh.dgid), 0);
+	ah = srnic_create_ah(pd, &aa);
+	assert_non_null(ah);
+	return ah;
+}
+
+int
+host_sh(const char *cmd)
+{
+	int rc = system(cmd);
+
+	if (rc != 0)
+		fprintf(stderr, "'%s' failed: %d\n", cmd, rc);
+	return rc;
+}
+
+void
 host_xfer_setup(struct host_xfer *x, const struct host_ep *a, const struct host_ep *b,
 		uint32_t len, int laccess, int raccess, uint32_t seed)
 {

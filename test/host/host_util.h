@@ -224,6 +224,15 @@ void *host_alloc(size_t len);
 int host_post(struct host_ep *ep, enum ibv_wr_opcode op, uint64_t wr_id, void *addr,
 	      uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey, unsigned int flags);
 int host_post_recv(struct host_ep *ep, uint64_t wr_id, void *addr, uint32_t len, uint32_t lkey);
+/* RESET -> INIT (Q_Key qkey) -> RTR -> RTS (SQ PSN 1) for a UD QP. */
+void host_ud_up(struct srnic_qp *qp, uint32_t qkey);
+/* Post one signalled UD SEND of len bytes at addr to rqpn (Q_Key qkey) through ah. */
+int host_ud_send(struct srnic_qp *qp, struct srnic_ah *ah, uint32_t rqpn, uint32_t qkey,
+		 uint64_t wr_id, void *addr, uint32_t len, uint32_t lkey);
+/* An AH on pd for dev's GID 1 (its IP address), asserted. */
+struct srnic_ah *host_ah_to(struct srnic_pd *pd, const struct srnic_dev *dev);
+/* system(cmd), a failure said on stderr: 0 or its status. */
+int host_sh(const char *cmd);
 
 /** A READ between two endpoints: a's local buffer, b's remote one. */
 struct host_xfer {

@@ -282,44 +282,6 @@ test_loopback_uc(void **state)
 	host_ep_destroy(&b);
 }
 
-/* A UD QP up to RTS with LB_QKEY. */
-static void
-ud_up(struct srnic_qp *qp)
-{
-	struct ibv_qp_attr at;
-
-	memset(&at, 0, sizeof(at));
-	at.qp_state = IBV_QPS_INIT;
-	at.port_num = 1;
-	at.qkey = LB_QKEY;
-	assert_int_equal(srnic_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-						 IBV_QP_QKEY), 0);
-	at.qp_state = IBV_QPS_RTR;
-	assert_int_equal(srnic_modify_qp(qp, &at, IBV_QP_STATE), 0);
-	at.qp_state = IBV_QPS_RTS;
-	at.sq_psn = 1;
-	assert_int_equal(srnic_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
-}
-
-static int
-ud_send(struct srnic_qp *qp, struct srnic_ah *ah, uint32_t rqpn, uint64_t wr_id, void *buf,
-	uint32_t len)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = len, .lkey = srnic_mr_lkey(T.mr) };
-	struct ibv_send_wr wr, *bad = NULL;
-
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.opcode = IBV_WR_SEND;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.ud.ah = srnic_ah_ibv(ah);
-	wr.wr.ud.remote_qpn = rqpn;
-	wr.wr.ud.remote_qkey = LB_QKEY;
-	return srnic_post_send(qp, &wr, &bad);
-}
-
 /* The receive of a 1000-byte datagram from QP sqpn: its CQE, the GRH area
  * an IPv4 header from A to A, the payload after it. */
 static void
@@ -346,32 +308,25 @@ static void
 test_loopback_ud(void **state)
 {
 	struct host_ep a, b;
-	struct ibv_ah_attr aa;
 	struct srnic_ah *ah;
 	uint8_t *src = T.buf, *rb = T.buf + 16384, *ra = T.buf + 32768;
 	uint32_t lkey = srnic_mr_lkey(T.mr);
 
 	RTE_SET_USED(state);
 	two_eps(&a, &b, IBV_QPT_UD);
-	ud_up(a.qp);
-	ud_up(b.qp);
-	memset(&aa, 0, sizeof(aa));
-	aa.is_global = 1;
-	aa.port_num = 1;
-	aa.grh.sgid_index = SRNIC_GID_INDEX_IP;
-	assert_int_equal(srnic_dev_gid(D.dev[0], SRNIC_GID_INDEX_IP, &aa.grh.dgid), 0);
-	ah = srnic_create_ah(D.pd[0], &aa);
-	assert_non_null(ah);
+	host_ud_up(a.qp, LB_QKEY);
+	host_ud_up(b.qp, LB_QKEY);
+	ah = host_ah_to(D.pd[0], D.dev[0]);
 	srnic_test_fill(src, 2000, 9);
 
 	/* a -> b */
 	assert_int_equal(host_post_recv(&b, 10, rb, 2048, lkey), 0);
-	assert_int_equal(ud_send(a.qp, ah, srnic_qp_num(b.qp), 11, src, 1000), 0);
+	assert_int_equal(host_ud_send(a.qp, ah, srnic_qp_num(b.qp), LB_QKEY, 11, src, 1000, lkey), 0);
 	wc_ok(host_wait_wc(&a, 1), 11, IBV_WC_SEND);
 	ud_check_recv(host_wait_wc(&b, 1), 10, srnic_qp_num(a.qp), rb, src);
 	/* a -> a */
 	assert_int_equal(host_post_recv(&a, 20, ra, 2048, lkey), 0);
-	assert_int_equal(ud_send(a.qp, ah, srnic_qp_num(a.qp), 21, src + 1000, 1000), 0);
+	assert_int_equal(host_ud_send(a.qp, ah, srnic_qp_num(a.qp), LB_QKEY, 21, src + 1000, 1000, lkey), 0);
 	host_wait_wc(&a, 3);
 	wc_ok(&a.wc[1], a.wc[1].opcode == IBV_WC_SEND ? 21 : 20, a.wc[1].opcode);
 	ud_check_recv(a.wc[1].opcode == IBV_WC_RECV ? &a.wc[1] : &a.wc[2], 20, srnic_qp_num(a.qp),

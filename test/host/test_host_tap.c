@@ -81,16 +81,6 @@ tx_cb(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n, void *a
 }
 
 static int
-sh(const char *cmd)
-{
-	int rc = system(cmd);
-
-	if (rc != 0)
-		fprintf(stderr, "host_tap: '%s' failed: %d\n", cmd, rc);
-	return rc;
-}
-
-static int
 group_setup(void **state)
 {
 	static const char *const args[] = {
@@ -127,8 +117,8 @@ group_setup(void **state)
 	host_poll_set(T.eng, 3);
 	if (host_neigh_pair(T.dev, &mac[0], &mac[1]) != 0)
 		return -1;
-	if (sh("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1") ||
-	    sh("ip link add srbr type bridge && ip link set srtapA master srbr && "
+	if (host_sh("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1") ||
+	    host_sh("ip link add srbr type bridge && ip link set srtapA master srbr && "
 	       "ip link set srtapB master srbr && ip link set srbr up && "
 	       "ip link set srtapA up && ip link set srtapB up"))
 		return 0;
