@@ -834,8 +834,9 @@ check("a client with no server: says what it waits for, then a clear error, exit
 # 10. bad options: one line naming the option and what it takes, exit 1, no
 # usage dump; --help without the EAL; srnic-perf's options without "--".
 for args, want in ((["--mtu", "5000"], "--mtu 5000: one of 256, 512, 1024, 2048, 4096"),
-                   (["--qps", "5000"], "--qps 5000: a whole number from 1 to 1024"),
-                   (["--qps", "2x"], "--qps 2x: a whole number from 1 to 1024"),
+                   (["--qps", "20000"], "--qps 20000: a whole number from 1 to 16384"),
+                   (["--qps", "2x"], "--qps 2x: a whole number from 1 to 16384"),
+                   (["--qps", "5000"], "5000 QPs x depth 16 on an lcore exceed a CQ (65536 CQEs)"),
                    (["--op", "foo"], "--op foo: one of read, write, send, atomic"),
                    (["--sizes", "64,,4K"], "--sizes 64,,4K: a comma-separated list of sizes, none empty"),
                    (["--sizes", "64,"], "--sizes 64,: a comma-separated list of sizes, none empty"),
