@@ -17,7 +17,8 @@
  * one RX burst: a walk of every QP with work between two bursts (16,384 QPs, each
  * with WRs waiting for TX room) left their ACKs unread until the ACK timers expired. */
 #define SRNIC_POLL_QPS 256
-/** RX bursts one poll reads at most, while each comes back full: as many packets as the
+/** RX bursts one poll reads at most when more QPs have work than it runs (else one), while
+ * each comes back full: as many packets as the
  * poll can send (its TX buffer), so the ACKs of what it sent keep pace with it (one burst
  * a poll: at 16,384 QPs the requester's RX ring held 100 ms of ACKs, and their timers
  * expired). */
