@@ -290,6 +290,9 @@ main(int argc, char **argv)
 		srnd_log("--mtu %u (576..9000) or --mem-mb %u (>= 64) out of range", mtu, mem_mb);
 		return 2;
 	}
+	/* held until exit: the kernel releases it */
+	if (srnd_lock(d->sock_path) < 0)
+		return 1;
 	if (srnd_socket_taken(d)) {
 		srnd_log("another srnicd serves %s: stop it, or give this one --socket PATH",
 			 d->sock_path);
