@@ -92,6 +92,19 @@ qp_connect(struct ends *e, struct ibv_qp *qp, uint32_t dqpn)
 			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
+static void
+rc_init_attr(struct ends *e, struct ibv_qp_init_attr *qa, uint32_t depth)
+{
+	memset(qa, 0, sizeof(*qa));
+	qa->send_cq = e->cq;
+	qa->recv_cq = e->cq;
+	qa->qp_type = IBV_QPT_RC;
+	qa->cap.max_send_wr = depth;
+	qa->cap.max_recv_wr = depth;
+	qa->cap.max_send_sge = 1;
+	qa->cap.max_recv_sge = 1;
+}
+
 static int
 setup(struct ends *e)
 {
@@ -114,14 +127,7 @@ setup(struct ends *e)
 			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	if (e->mr == NULL)
 		return -1;
-	memset(&qa, 0, sizeof(qa));
-	qa.send_cq = e->cq;
-	qa.recv_cq = e->cq;
-	qa.qp_type = IBV_QPT_RC;
-	qa.cap.max_send_wr = 16;
-	qa.cap.max_recv_wr = 16;
-	qa.cap.max_send_sge = 1;
-	qa.cap.max_recv_sge = 1;
+	rc_init_attr(e, &qa, 16);
 	for (i = 0; i < 2; i++)
 		if ((e->qp[i] = ibv_create_qp(e->pd, &qa)) == NULL)
 			return -1;
@@ -173,14 +179,7 @@ child_checks(struct ends *e)
 	errno = 0;
 	check(ibv_reg_mr(e->pd, e->buf, 64, IBV_ACCESS_LOCAL_WRITE) == NULL && errno == EIO,
 	      "child: ibv_reg_mr NULL, EIO");
-	memset(&qa, 0, sizeof(qa));
-	qa.send_cq = e->cq;
-	qa.recv_cq = e->cq;
-	qa.qp_type = IBV_QPT_RC;
-	qa.cap.max_send_wr = 1;
-	qa.cap.max_recv_wr = 1;
-	qa.cap.max_send_sge = 1;
-	qa.cap.max_recv_sge = 1;
+	rc_init_attr(e, &qa, 1);
 	errno = 0;
 	check(ibv_create_qp(e->pd, &qa) == NULL && errno == EIO, "child: ibv_create_qp NULL, EIO");
 	memset(&a, 0, sizeof(a));
