@@ -10,6 +10,7 @@
  * with DPDK's container_of (sv_ctx(), sv_cq(), ...). doc/verbs.md has the design:
  * objects, the progress model and the thread contract.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
@@ -293,6 +294,42 @@ void sv_cm_progress(struct sv_device *dev);
 void sv_ctx_register(struct sv_device *dev, struct sv_context *ctx);
 void sv_ctx_unregister(struct sv_device *dev, struct sv_context *ctx);
 
+
+/* verbs_fork.c: set in a fork()ed child of the process whose device this
+ * is; then every verb refuses (sv_fork_refused(): one line on stderr, EIO) */
+extern bool sv_forked;
+int sv_fork_guard_install(void);
+int sv_fork_refused(const char *verb);
+/* at the top of a verb: its error in a child, by how the verb reports one */
+#define SV_FORK_ERRNO(verb) do { \
+	if (unlikely(sv_forked)) \
+		return sv_fork_refused(verb); \
+} while (0)
+#define SV_FORK_NULL(verb) do { \
+	if (unlikely(sv_forked)) { \
+		errno = sv_fork_refused(verb); \
+		return NULL; \
+	} \
+} while (0)
+#define SV_FORK_NEG(verb) do { \
+	if (unlikely(sv_forked)) { \
+		errno = sv_fork_refused(verb); \
+		return -1; \
+	} \
+} while (0)
+/* a post: the first WR is the one that failed */
+#define SV_FORK_POST(verb) do { \
+	if (unlikely(sv_forked)) { \
+		*bad_wr = wr; \
+		return sv_fork_refused(verb); \
+	} \
+} while (0)
+#define SV_FORK_VOID(verb) do { \
+	if (unlikely(sv_forked)) { \
+		sv_fork_refused(verb); \
+		return; \
+	} \
+} while (0)
 
 /* verbs_obj.c: the ops table of every context (the objects' verbs) */
 void sv_ctx_set_ops(struct sv_context *ctx);

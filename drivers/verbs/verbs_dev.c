@@ -50,6 +50,11 @@ ibv_get_device_list(int *num_devices)
 
 	if (sva_attached())
 		return sva_get_device_list(num_devices);
+	if (unlikely(sv_forked)) {
+		sv_fork_refused("ibv_get_device_list");
+		errno = ENODEV;
+		return NULL;
+	}
 	dev = sv_device_get();
 	list = calloc(2, sizeof(*list));
 	if (list == NULL) {
@@ -103,6 +108,7 @@ ibv_open_device(struct ibv_device *device)
 	struct sv_device *dev = sv_device_started();
 	struct sv_context *ctx;
 
+	SV_FORK_NULL("ibv_open_device");
 	if (sva_is_device(device))
 		return sva_open_device(device);
 	if (dev == NULL || device != &dev->ibdev) {
@@ -154,6 +160,7 @@ ibv_close_device(struct ibv_context *context)
 {
 	struct sv_context *ctx = sv_ctx(context);
 
+	SV_FORK_ERRNO("ibv_close_device");
 	if (sva_is_ctx(context))
 		return sva_close_device(context);
 	sv_ctx_unregister(ctx->dev, ctx);
@@ -172,6 +179,7 @@ ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)
 {
 	int rc;
 
+	SV_FORK_ERRNO("ibv_query_device");
 	if (sva_is_ctx(context))
 		return sva_query_device(context, attr);
 	rc = srnic_dev_query(sv_ctx(context)->dev->sdev, attr);
@@ -202,6 +210,7 @@ sv_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_att
 	struct ibv_port_attr a;
 	int rc;
 
+	SV_FORK_ERRNO("ibv_query_port");
 	if (sva_is_ctx(context))
 		return sva_query_port(context, port_num, attr, len);
 	if (port_num != 1)
@@ -227,6 +236,7 @@ ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index, union ib
 	struct sv_context *ctx = sv_ctx(context);
 	int rc;
 
+	SV_FORK_NEG("ibv_query_gid");
 	if (port_num != 1 || index < 0 || index >= SRNIC_GID_TBL_LEN) {
 		errno = EINVAL;
 		return -1;
@@ -301,6 +311,8 @@ ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int i
 int
 ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index, __be16 *pkey)
 {
+	SV_FORK_NEG("ibv_query_pkey");
+
 	if (port_num != 1 || index != 0) {
 		errno = EINVAL;
 		return -1;

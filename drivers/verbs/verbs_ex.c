@@ -96,6 +96,7 @@ sv_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 	struct sv_cq *cq = sv_cq_of_ex(ibcq);
 	int rc;
 
+	SV_FORK_ERRNO("ibv_start_poll");
 	if (attr != NULL && attr->comp_mask != 0)
 		return EINVAL;
 	sv_progress(cq->dev, true);
@@ -256,6 +257,7 @@ sv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
 	struct sv_cq *cq;
 	struct ibv_cq_ex *c;
 
+	SV_FORK_NULL("ibv_create_cq_ex");
 	if (attr == NULL ||
 	    (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD)))
 		return null_errno(EINVAL);
@@ -319,6 +321,7 @@ sv_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex
 	struct ibv_device_attr_ex a;
 	int rc;
 
+	SV_FORK_ERRNO("ibv_query_device_ex");
 	if (input != NULL && input->comp_mask != 0)
 		return EINVAL;
 	if (attr_size < sizeof(a.orig_attr))
@@ -631,6 +634,8 @@ sv_wr_complete(struct ibv_qp_ex *q)
 	int rc = b->err;
 	uint32_t i;
 
+	if (unlikely(sv_forked))
+		rc = sv_fork_refused("ibv_wr_complete");
 	if (rc == 0 && b->n != 0) {
 		for (i = 0; i + 1 < b->n; i++)
 			b->wr[i].next = &b->wr[i + 1];

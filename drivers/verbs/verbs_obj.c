@@ -46,6 +46,7 @@ ibv_alloc_pd(struct ibv_context *context)
 	struct sv_context *ctx = sv_ctx(context);
 	struct sv_pd *pd;
 
+	SV_FORK_NULL("ibv_alloc_pd");
 	if (sva_is_ctx(context))
 		return sva_no_data_path("ibv_alloc_pd");
 	pd = calloc(1, sizeof(*pd));
@@ -64,8 +65,10 @@ int
 ibv_dealloc_pd(struct ibv_pd *ibpd)
 {
 	struct sv_pd *pd = sv_pd(ibpd);
-	int rc = srnic_dealloc_pd(pd->spd);
+	int rc;
 
+	SV_FORK_ERRNO("ibv_dealloc_pd");
+	rc = srnic_dealloc_pd(pd->spd);
 	if (rc < 0)
 		return -rc;
 	free(pd);
@@ -81,6 +84,7 @@ ibv_reg_mr_iova2(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 	struct sv_pd *pd = sv_pd(ibpd);
 	struct sv_mr *mr;
 
+	SV_FORK_NULL("ibv_reg_mr");
 	/* srnic's rkey addresses are virtual addresses: an IOVA other than
 	 * the buffer's own is not there (nor zero-based, nor on-demand) */
 	if (iova != (uintptr_t)addr || (access & ~(SV_ACCESS_ENFORCED | SV_ACCESS_IGNORED)) != 0)
@@ -149,6 +153,7 @@ ibv_dereg_mr(struct ibv_mr *ibmr)
 	uint64_t end = rte_rdtsc() + dev->tsc_hz / 1000000 * SV_DEREG_TIMEOUT_US;
 	int rc;
 
+	SV_FORK_ERRNO("ibv_dereg_mr");
 	while ((rc = srnic_dereg_mr_wait(mr->smr, self ? 0 : SV_DEREG_TIMEOUT_US)) == -EBUSY &&
 	       self && rte_rdtsc() < end)
 		sv_progress(dev, false);
@@ -170,6 +175,7 @@ ibv_create_comp_channel(struct ibv_context *context)
 {
 	struct sv_channel *ch;
 
+	SV_FORK_NULL("ibv_create_comp_channel");
 	if (sva_is_ctx(context))
 		return sva_no_data_path("ibv_create_comp_channel");
 	ch = calloc(1, sizeof(*ch));
@@ -195,6 +201,7 @@ ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 {
 	struct sv_channel *ch = sv_channel(channel);
 
+	SV_FORK_ERRNO("ibv_destroy_comp_channel");
 	if (channel->refcnt != 0)
 		return EBUSY;
 	close(ch->ch.fd);
@@ -221,6 +228,7 @@ ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq
 	struct sv_drive st;
 	struct sv_cq *c;
 
+	SV_FORK_NEG("ibv_get_cq_event");
 	if (block) {
 		uint64_t end = rte_rdtsc() + dev->tsc_hz / 1000000 * SV_EVENT_SPIN_US;
 
@@ -250,6 +258,8 @@ ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq
 void
 ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 {
+	SV_FORK_VOID("ibv_ack_cq_events");
+
 	pthread_mutex_lock(&cq->mutex);
 	cq->comp_events_completed += nevents;
 	pthread_cond_signal(&cq->cond);
@@ -283,6 +293,7 @@ sv_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 	struct sv_context *ctx = sv_ctx(context);
 	struct sv_cq *cq;
 
+	SV_FORK_NULL("ibv_create_cq");
 	if (sva_is_ctx(context))
 		return sva_no_data_path("ibv_create_cq");
 	if (comp_vector < 0 || comp_vector >= context->num_comp_vectors)
@@ -322,6 +333,7 @@ ibv_destroy_cq(struct ibv_cq *ibcq)
 	bool armed;
 	int rc;
 
+	SV_FORK_ERRNO("ibv_destroy_cq");
 	/* off the armed list first: srnic's CQ is freed below */
 	armed = sv_cq_armed_del(cq->dev, cq);
 	rc = srnic_destroy_cq(cq->scq);
@@ -358,6 +370,7 @@ ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	struct sv_cq *cq = sv_cq(ibcq);
 	int rc;
 
+	SV_FORK_ERRNO("ibv_resize_cq");
 	/* rxe: EINVAL for cqe < 1, above the device's max, or below what
 	 * the CQ holds now (srnic checks all three); srnic takes the lock
 	 * srnic_poll_cq() takes, so polling threads wait out the copy */
@@ -373,6 +386,7 @@ sv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
 	struct sv_cq *cq = sv_cq(ibcq);
 
+	SV_FORK_NEG("ibv_poll_cq");
 	sv_progress(cq->dev, true);
 	if (unlikely(cq->ex != NULL))
 		return sv_cq_ex_poll(cq, n, wc);
@@ -385,8 +399,10 @@ static int
 sv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct sv_cq *cq = sv_cq(ibcq);
-	int rc = srnic_cq_arm(cq->scq, solicited_only != 0);
+	int rc;
 
+	SV_FORK_ERRNO("ibv_req_notify_cq");
+	rc = srnic_cq_arm(cq->scq, solicited_only != 0);
 	if (rc < 0)
 		return -rc;
 	sv_cq_armed_add(cq->dev, cq);
@@ -404,6 +420,7 @@ sv_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	struct ibv_qp_attr qa;
 	struct sv_qp *qp;
 
+	SV_FORK_NULL("ibv_create_qp");
 	if (attr == NULL || attr->send_cq == NULL || attr->recv_cq == NULL)
 		return null_errno(EINVAL);
 	memset(&sa, 0, sizeof(sa));
@@ -473,6 +490,7 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 	struct sv_device *dev = qp->dev;
 	int rc;
 
+	SV_FORK_ERRNO("ibv_destroy_qp");
 	rc = srnic_destroy_qp(qp->sqp);
 	if (rc < 0)
 		return -rc;
@@ -492,8 +510,10 @@ int
 ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct sv_qp *qp = sv_qp(ibqp);
-	int rc = srnic_modify_qp(qp->sqp, attr, attr_mask);
+	int rc;
 
+	SV_FORK_ERRNO("ibv_modify_qp");
+	rc = srnic_modify_qp(qp->sqp, attr, attr_mask);
 	if (rc < 0)
 		return -rc;
 	if (attr_mask & IBV_QP_STATE)
@@ -509,6 +529,7 @@ ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 	struct srnic_qp_init_attr got;
 	int rc;
 
+	SV_FORK_ERRNO("ibv_query_qp");
 	memset(&got, 0, sizeof(got));
 	rc = srnic_query_qp(qp->sqp, attr, attr_mask, &got);
 	if (rc < 0)
@@ -537,6 +558,7 @@ sv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **b
 	struct sv_qp *qp = sv_qp(ibqp);
 	int rc;
 
+	SV_FORK_POST("ibv_post_send");
 	rte_spinlock_lock(&qp->sq_lock);
 	rc = srnic_post_send(qp->sqp, wr, bad_wr);
 	rte_spinlock_unlock(&qp->sq_lock);
@@ -554,6 +576,7 @@ sv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **b
 	struct sv_qp *qp = sv_qp(ibqp);
 	int rc;
 
+	SV_FORK_POST("ibv_post_recv");
 	rte_spinlock_lock(&qp->rq_lock);
 	rc = srnic_post_recv(qp->sqp, wr, bad_wr);
 	rte_spinlock_unlock(&qp->rq_lock);
@@ -647,6 +670,7 @@ ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 	struct sv_device *dev;
 	uint64_t one;
 
+	SV_FORK_NEG("ibv_get_async_event");
 	if (sva_is_ctx(context)) {
 		sva_no_data_path("ibv_get_async_event");
 		return -1;
@@ -699,6 +723,7 @@ ibv_ack_async_event(struct ibv_async_event *event)
 {
 	enum ibv_event_type t = event->event_type;
 
+	SV_FORK_VOID("ibv_ack_async_event");
 	if (event_is_port(t))
 		return;
 	if (event_is_srq(t)) {
@@ -733,6 +758,7 @@ ibv_create_srq(struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
 	struct sv_context *ctx;
 	struct sv_srq *srq;
 
+	SV_FORK_NULL("ibv_create_srq");
 	if (ibpd == NULL || attr == NULL)
 		return null_errno(EINVAL);
 	ctx = sv_ctx(ibpd->context);
@@ -765,6 +791,7 @@ ibv_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask)
 	struct sv_srq *srq = sv_srq(ibsrq);
 	int rc;
 
+	SV_FORK_ERRNO("ibv_modify_srq");
 	if (attr == NULL)
 		return EINVAL;
 	/* a resize copies the posted WQEs: no post meanwhile */
@@ -777,6 +804,8 @@ ibv_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask)
 int
 ibv_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
 {
+	SV_FORK_ERRNO("ibv_query_srq");
+
 	if (attr == NULL)
 		return EINVAL;
 	return -srnic_query_srq(sv_srq(ibsrq)->ssrq, attr);
@@ -787,8 +816,10 @@ ibv_destroy_srq(struct ibv_srq *ibsrq)
 {
 	struct sv_srq *srq = sv_srq(ibsrq);
 	struct sv_device *dev = srq->dev;
-	int rc = srnic_destroy_srq(srq->ssrq);
+	int rc;
 
+	SV_FORK_ERRNO("ibv_destroy_srq");
+	rc = srnic_destroy_srq(srq->ssrq);
 	if (rc < 0)
 		return -rc;     /* EBUSY while a QP uses it, as rxe */
 	sv_async_forget(dev, ibsrq);
@@ -808,6 +839,7 @@ sv_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_
 	struct sv_srq *srq = sv_srq(ibsrq);
 	int rc;
 
+	SV_FORK_POST("ibv_post_srq_recv");
 	rte_spinlock_lock(&srq->lock);
 	rc = srnic_post_srq_recv(srq->ssrq, wr, bad_wr);
 	rte_spinlock_unlock(&srq->lock);
@@ -831,6 +863,7 @@ ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
 	struct srnic_ah *ah;
 	struct ibv_ah *ia;
 
+	SV_FORK_NULL("ibv_create_ah");
 	if (ibpd == NULL || attr == NULL)
 		return null_errno(EINVAL);
 	ah = srnic_create_ah(sv_pd(ibpd)->spd, attr);
@@ -846,6 +879,8 @@ ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
 int
 ibv_destroy_ah(struct ibv_ah *ah)
 {
+	SV_FORK_ERRNO("ibv_destroy_ah");
+
 	if (ah == NULL)
 		return EINVAL;
 	return -srnic_destroy_ah(srnic_ah_from_ibv(ah));
@@ -901,9 +936,11 @@ ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 static struct ibv_mw *
 sv_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
 {
-	struct srnic_mw *smw = srnic_alloc_mw(sv_pd(ibpd)->spd, type);
+	struct srnic_mw *smw;
 	struct ibv_mw *mw;
 
+	SV_FORK_NULL("ibv_alloc_mw");
+	smw = srnic_alloc_mw(sv_pd(ibpd)->spd, type);
 	if (smw == NULL)
 		return null_errno(rte_errno != 0 ? rte_errno : EINVAL);
 	mw = srnic_mw_ibv(smw);
@@ -923,6 +960,7 @@ sv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
 				  .send_flags = bind->send_flags }, *bad;
 	int rc;
 
+	SV_FORK_ERRNO("ibv_bind_mw");
 	wr.bind_mw.mw = mw;
 	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
 	wr.bind_mw.bind_info = bind->bind_info;
@@ -935,6 +973,8 @@ sv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
 static int
 sv_dealloc_mw(struct ibv_mw *mw)
 {
+	SV_FORK_ERRNO("ibv_dealloc_mw");
+
 	return -srnic_dealloc_mw(srnic_mw_from_ibv(mw));
 }
 

@@ -14,8 +14,14 @@
 int
 srnic_verbs_private_get(struct srnic_verbs_private *out)
 {
-	struct sv_device *dev = sv_device_get();
+	struct sv_device *dev;
 
+	if (unlikely(sv_forked)) {
+		sv_fork_refused("rdma_cm");
+		errno = ENODEV;
+		return -1;
+	}
+	dev = sv_device_get();
 	if (dev == NULL) {
 		errno = ENODEV;
 		return -1;
@@ -41,7 +47,7 @@ srnic_verbs_set_cm_hook(void (*fn)(void *arg), void *arg)
 void
 srnic_verbs_cm_progress(void)
 {
-	struct sv_device *dev = sv_device_get();
+	struct sv_device *dev = sv_forked ? NULL : sv_device_get();
 
 	if (dev == NULL)
 		return;

@@ -134,7 +134,9 @@ sv_teardown(void)
 {
 	struct sv_device *dev = sv_dev;
 
-	if (dev == NULL)
+	/* a fork()ed child's exit: the device, its socket file and its
+	 * /sys files are the parent's; the child has no progress thread */
+	if (dev == NULL || sv_forked)
 		return;
 	sv_progress_linger(dev);
 	sv_progress_stop(dev);
@@ -151,9 +153,10 @@ sv_signal(int sig)
 {
 	struct sigaction *old = sig == SIGINT ? &sv_old_int : &sv_old_term;
 
-	if (sv_sock_path[0] != '\0')
+	/* a fork()ed child leaves the parent's files (a Ctrl-C reaches both) */
+	if (sv_sock_path[0] != '\0' && !sv_forked)
 		unlink(sv_sock_path);
-	if (sv_run_dir[0] != '\0')
+	if (sv_run_dir[0] != '\0' && !sv_forked)
 		rmdir(sv_run_dir);
 	if (old->sa_handler == SIG_IGN)
 		return;
@@ -525,6 +528,9 @@ device_start(void)
 		       strerror(errno));
 	atexit(sv_teardown);
 	install_signals();
+	if (sv_fork_guard_install() != 0)
+		sv_log("pthread_atfork failed: a fork()ed child would not be stopped from using "
+		       "%s", SV_DEV_NAME);
 	return dev;
 }
 

@@ -14,7 +14,7 @@ timeouts are failure guards only.
 CASE: symbols | devinfo | rc_pingpong | progress_app | ud_pingpong | uc_pingpong | perftest_ud |
 srq_pingpong | api |
 perftest_bw | perftest_lat |
-perftest_opts | af_packet | gid0
+perftest_opts | af_packet | gid0 | fork
 """
 import argparse
 import os
@@ -38,6 +38,7 @@ ERROR_RE = re.compile(r"(?i)\b(error|fail(ed|ure)?|couldn't|can't|cannot|unable|
 
 LIB = None
 API = None
+FORK = None
 TMP = None
 failures = []
 
@@ -484,6 +485,34 @@ def case_api():
             print("ok api %s: %d checks" % (side, n), flush=True)
 
 
+def case_fork():
+    # test/verbs/verbs_fork.c: one process, two RC QPs over the in-device
+    # loopback on a memif server port; fork(): the child's verbs on the
+    # parent's device each get EIO (the device list ENODEV), one stderr
+    # line, no crash, its exit() leaves the parent's socket file; then the
+    # parent's WRITE and SEND land, byte for byte
+    if FORK is None:
+        print("skip: verbs_fork not built (no libibverbs pkg-config)")
+        sys.exit(SKIP)
+    sock, sport, _ = memif_ports("fork")
+    # a socket file on disk (not abstract): the child's exit must leave it
+    cmd = srnic_run(sport + ",socket-abstract=no", "10.77.0.1", [FORK, sock])
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, env=run_env(), timeout=GUARD_S)
+    except subprocess.TimeoutExpired:
+        check(False, "fork: verbs_fork hung for %d s" % GUARD_S)
+        return
+    out = r.stdout + r.stderr
+    n = len([l for l in r.stdout.splitlines() if l.startswith("ok ")])
+    check(r.returncode == 0 and "all ok" in r.stdout, "fork: verbs_fork exit %d" % r.returncode)
+    check(n >= 30, "fork: %d checks passed, want 30" % n)
+    check("AddressSanitizer" not in out, "fork: no ASan report")
+    if failures:
+        print(out, flush=True)
+    else:
+        print("ok fork: %d checks" % n, flush=True)
+
+
 def case_perftest_ud():
     # perftest's UD: -s up to the MTU (it posts receives of size + 40)
     for tool in ("ib_send_bw", "ib_send_lat"):
@@ -774,6 +803,7 @@ CASES = {
     "perftest_opts": case_perftest_opts,
     "af_packet": case_af_packet,
     "gid0": case_gid0,
+    "fork": case_fork,
 }
 
 
@@ -793,14 +823,16 @@ def run_case(prefix, case):
 
 
 def main():
-    global LIB, API
+    global LIB, API, FORK
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True, help="the folder with srnic's libibverbs.so.1")
     ap.add_argument("--api", help="test/verbs/verbs_api, built against the system's libibverbs")
+    ap.add_argument("--fork", help="test/verbs/verbs_fork, built against the system's libibverbs")
     ap.add_argument("case", choices=sorted(CASES))
     a = ap.parse_args()
     LIB = os.path.abspath(a.lib)
     API = a.api
+    FORK = a.fork
     for tool in ("ibv_devinfo", "ibv_rc_pingpong", "ib_read_bw"):
         if shutil.which(tool) is None:
             print("skip: %s not installed (apt-get install ibverbs-utils perftest)" % tool)
