@@ -39,6 +39,7 @@ usage(FILE *f)
 	fprintf(f,
 		"usage: srnicd --port DEVARGS --ip A.B.C.D [--lcores LIST] [--mtu N]\n"
 		"              [--socket PATH] [--group NAME] [--mem-mb N] [--log-level L]\n"
+		"       srnicd --config FILE [OPTIONS]\n"
 		"       srnicd --status [--socket PATH]\n"
 		"  --port     the DPDK device srnicd owns, as --vdev/-a take it\n"
 		"             (net_memif0,role=server,socket=/tmp/a.sock, net_af_packet0,iface=eth1,\n"
@@ -49,6 +50,8 @@ usage(FILE *f)
 		"  --socket   the control socket (default %s; programs: %s=PATH)\n"
 		"  --group    the group that may attach (socket mode 0660; default: %s if it\n"
 		"             exists, else root only, 0600)\n"
+		"  --config   \"key = value\" lines, the keys these options' names (the\n"
+		"             example: config/srnicd.conf); options given here win\n"
 		"  --status   print what the running daemon serves, and exit\n",
 		SVC_SOCK_DEFAULT, SVC_SOCK_ENV, SRND_GROUP_DEFAULT);
 }
@@ -225,44 +228,49 @@ serve_loop(struct srnd *d, int sfd)
 	return 0;
 }
 
-int
-main(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "port", required_argument, NULL, 'p' },
-		{ "ip", required_argument, NULL, 'i' },
-		{ "lcores", required_argument, NULL, 'l' },
-		{ "mtu", required_argument, NULL, 'M' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "group", required_argument, NULL, 'g' },
-		{ "mem-mb", required_argument, NULL, 'm' },
-		{ "log-level", required_argument, NULL, 'L' },
-		{ "status", no_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *lcores = "0", *group = NULL, *loglvl = "error";
-	unsigned int mtu = SRND_DEFAULT_MTU, mem_mb = SRND_DEFAULT_MEM_MB;
-	bool status = false;
-	struct srnd *d = &srnd;
-	sigset_t set;
-	int c, sfd, rc = 0;
+/* What the options set; the config file's lines and then the command
+ * line go through the same table (the command line wins). */
+struct srnd_opts {
+	const char *lcores, *group, *loglvl;
+	unsigned int mtu, mem_mb;
+	bool status;
+};
 
-	if (svc_sock_path(d->sock_path, sizeof(d->sock_path)) != 0) {
-		srnd_log("%s is longer than a unix socket's path", SVC_SOCK_ENV);
-		return 2;
-	}
-	snprintf(d->dev.name, sizeof(d->dev.name), "%s", SRND_DEV_NAME);
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+static const struct option srnd_options[] = {
+	{ "port", required_argument, NULL, 'p' },
+	{ "ip", required_argument, NULL, 'i' },
+	{ "lcores", required_argument, NULL, 'l' },
+	{ "mtu", required_argument, NULL, 'M' },
+	{ "socket", required_argument, NULL, 's' },
+	{ "group", required_argument, NULL, 'g' },
+	{ "mem-mb", required_argument, NULL, 'm' },
+	{ "log-level", required_argument, NULL, 'L' },
+	{ "config", required_argument, NULL, 'c' },
+	{ "status", no_argument, NULL, 'S' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* One getopt_long pass over argv (a config file's lines come as
+ * "--key=value"). *config gets --config's file. 0, 1 (--help printed) or 2
+ * (a bad option, said). */
+static int
+parse_options(int argc, char **argv, struct srnd *d, struct srnd_opts *o, const char **config)
+{
+	int c;
+
+	optind = 0;     /* glibc: start again (a second pass) */
+	while ((c = getopt_long(argc, argv, "h", srnd_options, NULL)) != -1) {
 		switch (c) {
 		case 'p': snprintf(d->dev.devargs, sizeof(d->dev.devargs), "%s", optarg); break;
 		case 'i': snprintf(d->dev.ip, sizeof(d->dev.ip), "%s", optarg); break;
-		case 'l': lcores = optarg; break;
-		case 'M': mtu = (unsigned int)strtoul(optarg, NULL, 0); break;
-		case 'm': mem_mb = (unsigned int)strtoul(optarg, NULL, 0); break;
-		case 'g': group = optarg; break;
-		case 'L': loglvl = optarg; break;
-		case 'S': status = true; break;
+		case 'l': o->lcores = optarg; break;
+		case 'M': o->mtu = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'm': o->mem_mb = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'g': o->group = optarg; break;
+		case 'L': o->loglvl = optarg; break;
+		case 'S': o->status = true; break;
+		case 'c': *config = optarg; break;
 		case 's':
 			if (strlen(optarg) >= sizeof(d->sock_path)) {
 				srnd_log("--socket %s: longer than a unix socket's path", optarg);
@@ -270,7 +278,7 @@ main(int argc, char **argv)
 			}
 			snprintf(d->sock_path, sizeof(d->sock_path), "%s", optarg);
 			break;
-		case 'h': usage(stdout); return 0;
+		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return 2;
 		}
 	}
@@ -279,15 +287,117 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (status)
+	return 0;
+}
+
+/* The config file (config/srnicd.conf is the example): "key = value"
+ * lines, the keys srnicd's long options without their dashes, '#'
+ * comments and blank lines. Each becomes "--key=value" for
+ * parse_options(); the strings live as long as the daemon (optarg points
+ * into them). 0, or 2 after naming the file and line. */
+static int
+read_config(const char *path, struct srnd *d, struct srnd_opts *o)
+{
+	static char *args[SRND_CONFIG_LINES_MAX + 1];
+	char line[SRND_CONFIG_LINE_MAX], *k, *v, *e;
+	const struct option *opt;
+	const char *nested = NULL;
+	unsigned int ln = 0;
+	int n = 0, rc;
+	FILE *f = fopen(path, "r");
+
+	if (f == NULL) {
+		srnd_log("--config %s: %s", path, strerror(errno));
+		return 2;
+	}
+	args[n++] = "srnicd";
+	while (fgets(line, sizeof(line), f) != NULL) {
+		ln++;
+		if (strchr(line, '\n') == NULL && !feof(f)) {
+			srnd_log("%s:%u: longer than %d characters", path, ln, SRND_CONFIG_LINE_MAX - 2);
+			goto bad;
+		}
+		line[strcspn(line, "\r\n")] = '\0';
+		for (k = line; *k == ' ' || *k == '\t'; k++)
+			;
+		if (*k == '#' || *k == '\0')
+			continue;
+		v = strchr(k, '=');
+		if (v == NULL) {
+			srnd_log("%s:%u: not \"key = value\": %s", path, ln, k);
+			goto bad;
+		}
+		for (e = v; e > k && (e[-1] == ' ' || e[-1] == '\t'); e--)
+			;
+		*e = '\0';
+		for (v++; *v == ' ' || *v == '\t'; v++)
+			;
+		for (e = v + strlen(v); e > v && (e[-1] == ' ' || e[-1] == '\t'); e--)
+			;
+		*e = '\0';
+		for (opt = srnd_options; opt->name != NULL; opt++)
+			if (strcmp(opt->name, k) == 0)
+				break;
+		if (opt->name == NULL || opt->has_arg != required_argument ||
+		    strcmp(k, "config") == 0) {
+			srnd_log("%s:%u: no key %s (the keys are srnicd's options: port, ip, lcores, "
+				 "mtu, socket, group, mem-mb, log-level)", path, ln, k);
+			goto bad;
+		}
+		if (n == SRND_CONFIG_LINES_MAX) {
+			srnd_log("%s:%u: more than %d settings", path, ln, SRND_CONFIG_LINES_MAX - 1);
+			goto bad;
+		}
+		if (asprintf(&args[n], "--%s=%s", k, v) < 0)
+			goto bad;
+		n++;
+	}
+	fclose(f);
+	args[n] = NULL;
+	rc = parse_options(n, args, d, o, &nested);
+	if (rc != 0)
+		srnd_log("in %s", path);
+	return rc;
+bad:
+	fclose(f);
+	return 2;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct srnd_opts o = {
+		.lcores = "0", .loglvl = "error",
+		.mtu = SRND_DEFAULT_MTU, .mem_mb = SRND_DEFAULT_MEM_MB,
+	};
+	const char *config = NULL;
+	struct srnd *d = &srnd;
+	sigset_t set;
+	int sfd, rc = 0;
+
+	if (svc_sock_path(d->sock_path, sizeof(d->sock_path)) != 0) {
+		srnd_log("%s is longer than a unix socket's path", SVC_SOCK_ENV);
+		return 2;
+	}
+	snprintf(d->dev.name, sizeof(d->dev.name), "%s", SRND_DEV_NAME);
+	/* the command line once for --config, the file, the command line again */
+	rc = parse_options(argc, argv, d, &o, &config);
+	if (rc == 0 && config != NULL) {
+		rc = read_config(config, d, &o);
+		if (rc == 0)
+			rc = parse_options(argc, argv, d, &o, &config);
+	}
+	if (rc != 0)
+		return rc == 1 ? 0 : rc;
+	if (o.status)
 		return status_client();
 	if (d->dev.devargs[0] == '\0' || d->dev.ip[0] == '\0') {
 		srnd_log("--port DEVARGS and --ip A.B.C.D are both needed");
 		usage(stderr);
 		return 2;
 	}
-	if (mtu < 576 || mtu > 9000 || mem_mb < 64) {
-		srnd_log("--mtu %u (576..9000) or --mem-mb %u (>= 64) out of range", mtu, mem_mb);
+	if (o.mtu < 576 || o.mtu > 9000 || o.mem_mb < 64) {
+		srnd_log("--mtu %u (576..9000) or --mem-mb %u (>= 64) out of range", o.mtu, o.mem_mb);
 		return 2;
 	}
 	/* held until exit: the kernel releases it */
@@ -308,13 +418,13 @@ main(int argc, char **argv)
 	sfd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (sfd < 0)
 		return 1;
-	if (eal_start(d->dev.devargs, lcores, mem_mb, loglvl) != 0)
+	if (eal_start(d->dev.devargs, o.lcores, o.mem_mb, o.loglvl) != 0)
 		return 1;
-	if (device_start(&d->dev, mtu) != 0) {
+	if (device_start(&d->dev, o.mtu) != 0) {
 		rte_eal_cleanup();
 		return 1;
 	}
-	if (srnd_sessions_listen(d, group) != 0 || srnd_engine_start(d) != 0) {
+	if (srnd_sessions_listen(d, o.group) != 0 || srnd_engine_start(d) != 0) {
 		rc = 1;
 		goto out;
 	}

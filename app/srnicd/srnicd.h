@@ -114,6 +114,8 @@ extern char srnd_tag_listen, srnd_tag_signal;
 uint64_t srnd_cpu_us(void);
 uint64_t srnd_wall_us(void);
 void srnd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define SRND_CONFIG_LINES_MAX 32  /* settings in a --config file */
+#define SRND_CONFIG_LINE_MAX 640  /* its longest line (a --port's devargs fit) */
 #define SRND_LOCK_SUFFIX ".lock"   /* beside the socket: held by its daemon */
 int srnd_lock(const char *sock_path);
 

@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""One daemon per control socket (app/srnicd/util.c: srnd_lock), however
-they are started:
+"""How srnicd starts: its configuration file, and one daemon per control
+socket (app/srnicd/util.c: srnd_lock) however they are started:
+
+  - --config FILE ("key = value", the keys srnicd's options): the daemon
+    serves with the file's port, address and socket; an option on the
+    command line wins over the file (--status shows the address it took);
+    a key that is no option, or a line that is not "key = value", exits 2
+    naming the file and line; so does a file that is not there; the
+    example config/srnicd.conf parses;
 
   - DAEMONS daemons started at once on one socket path (each on a port of
     its own, a net_ring0 that loops its frames back): exactly one is
@@ -12,7 +19,7 @@ they are started:
     dead one's lock);
   - stopped with SIGTERM: exit 0, and again a new one starts.
 
-  srnicd_lock_test.py --daemon BUILD/app/srnicd/srnicd
+  srnicd_start_test.py --daemon BUILD/app/srnicd/srnicd
 
 Waits are for conditions (a line in a log, a process's exit), each with a
 guard that only stops a hang.
@@ -54,13 +61,13 @@ def wait_for(cond, what, guard=GUARD_S, every=0.05):
 
 
 class Daemon:
-    def __init__(self, binary, sock, tmp, n):
+    def __init__(self, binary, sock, tmp, n, args=None):
         self.log = os.path.join(tmp, "d%d.log" % n)
+        if args is None:
+            args = ["--port", "net_ring0", "--ip", "10.80.0.%d" % (n + 1),
+                    "--socket", sock, "--mem-mb", "128"]
         with open(self.log, "w") as f:
-            self.p = subprocess.Popen(
-                [binary, "--port", "net_ring0", "--ip", "10.80.0.%d" % (n + 1),
-                 "--socket", sock, "--mem-mb", "128"],
-                stdout=f, stderr=subprocess.STDOUT)
+            self.p = subprocess.Popen([binary] + args, stdout=f, stderr=subprocess.STDOUT)
 
     def text(self):
         with open(self.log) as f:
@@ -99,6 +106,60 @@ def one_starts(binary, sock, tmp, n, why):
     return d
 
 
+def config_cases(binary, tmp):
+    sock = os.path.join(tmp, "conf", "srnicd.sock")
+    conf = os.path.join(tmp, "srnicd.conf")
+    with open(conf, "w") as f:
+        f.write("# srnicd, for the test\n\n"
+                "port = net_ring0\n"
+                "ip=10.81.0.1\n"
+                "  socket =  %s  \n"
+                "mem-mb = 128\n" % sock)
+    d = Daemon(binary, sock, tmp, 100, ["--config", conf])
+    try:
+        wait_for(d.settled, "the daemon of --config to be ready or exit")
+        check(d.ready() and "ip 10.81.0.1" in d.text(),
+              "--config: ready with the file's port and address") or print(d.text())
+        rc, out = status(binary, sock)
+        check(rc == 0 and "port net_ring0 ip 10.81.0.1" in out,
+              "--config: it serves on the file's socket (exit %d)" % rc) or print(out)
+    finally:
+        check(d.stop(signal.SIGTERM) == 0, "--config: SIGTERM, exit 0")
+    d = Daemon(binary, sock, tmp, 101, ["--ip", "10.81.0.2", "--config", conf])
+    try:
+        wait_for(d.settled, "the daemon of --config and --ip to be ready or exit")
+        rc, out = status(binary, sock)
+        check(rc == 0 and "ip 10.81.0.2" in out,
+              "--config: the command line's --ip wins over the file's (exit %d)" % rc) or print(out)
+    finally:
+        check(d.stop(signal.SIGTERM) == 0, "--config and --ip: SIGTERM, exit 0")
+    for name, text, want in (
+            ("key", "port = net_ring0\nport-id = 3\n", ":2: no key port-id"),
+            ("line", "ip 10.81.0.3\n", ":1: not \"key = value\": ip 10.81.0.3"),
+            ("flag", "status = 1\n", ":1: no key status")):
+        bad = os.path.join(tmp, "bad-%s.conf" % name)
+        with open(bad, "w") as f:
+            f.write(text)
+        r = subprocess.run([binary, "--config", bad], capture_output=True, text=True,
+                           timeout=GUARD_S)
+        check(r.returncode == 2 and (bad + want) in r.stderr,
+              "--config with a bad %s: exit 2 naming the file and line (exit %d)" %
+              (name, r.returncode)) or print(r.stderr)
+    # the example the repository ships parses (--status reads it, then finds
+    # no daemon on the socket given here)
+    example = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "config", "srnicd.conf")
+    r = subprocess.run([binary, "--status", "--config", example, "--socket",
+                        os.path.join(tmp, "nobody.sock")], capture_output=True, text=True,
+                       timeout=GUARD_S)
+    check(r.returncode == 1 and "no daemon answers" in r.stderr,
+          "config/srnicd.conf parses (exit %d)" % r.returncode) or print(r.stderr)
+    r = subprocess.run([binary, "--config", os.path.join(tmp, "none.conf")],
+                       capture_output=True, text=True, timeout=GUARD_S)
+    check(r.returncode == 2 and "none.conf: No such file" in r.stderr,
+          "--config of a missing file: exit 2 saying so (exit %d)" % r.returncode)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--daemon", required=True)
@@ -107,6 +168,7 @@ def main():
     sock = os.path.join(tmp, "run", "srnicd.sock")   # its directory made by the daemon
     daemons = []
     try:
+        config_cases(a.daemon, tmp)
         daemons = [Daemon(a.daemon, sock, tmp, n) for n in range(DAEMONS)]
         for d in daemons:
             wait_for(d.settled, "daemon pid %d to be ready or exit" % d.p.pid)
