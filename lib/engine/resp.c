@@ -384,6 +384,23 @@ do_atomic(const struct resp_ctx *c)
 	return __atomic_fetch_add(p, srnic_atmeth_swap_add(a), __ATOMIC_SEQ_CST);
 }
 
+/* The zero-length READ RESPONSE ONLY that answers ATOMIC WRITE or FLUSH
+ * x, at psn, in e (just pushed). */
+static void
+rsp0_entry(struct srnic_resp *r, struct srnic_resp_entry *e, struct srnic_resp_res *x,
+	   uint32_t psn)
+{
+	x->fifo_pos = r->tail - 1;
+	e->kind = SRNIC_RESP_READ;
+	e->psn = psn;
+	e->msn = r->msn;
+	e->npkts = 1;
+	e->va = x->va;
+	e->rkey = x->rkey;
+	e->length = 0;
+	e->res_id = x->id;
+}
+
 /* ATOMIC WRITE or FLUSH (IBTA 1.5), executed once: the responder works
  * in PSN order, so every earlier request of the QP is placed. ATOMIC
  * WRITE is one aligned 64-bit store, atomic with respect to do_atomic()'s
@@ -413,18 +430,10 @@ execute_rsp0(struct resp_ctx *c)
 	}
 	r->msn = (r->msn + 1) & SRNIC_MSN_MASK;
 	x = res_new(r, SRNIC_RESP_READ, c->pkt->psn, 1);
-	x->fifo_pos = r->tail - 1;
 	x->va = c->va;
 	x->rkey = c->rkey;
 	x->length = 0;
-	e->kind = SRNIC_RESP_READ;
-	e->psn = c->pkt->psn;
-	e->msn = r->msn;
-	e->npkts = 1;
-	e->va = c->va;
-	e->rkey = c->rkey;
-	e->length = 0;
-	e->res_id = x->id;
+	rsp0_entry(r, e, x, c->pkt->psn);
 	r->rd_atomic++;
 	epsn_add(r, 1);
 	return RESP_DONE;
@@ -690,15 +699,7 @@ duplicate_rsp0(struct resp_ctx *c, uint64_t psn_x)
 		eng_stat(c->eng, SRNIC_STAT_RESP_DUP_DROP, 1);
 		return;
 	}
-	x->fifo_pos = r->tail - 1;
-	e->kind = SRNIC_RESP_READ;
-	e->psn = c->pkt->psn;
-	e->msn = r->msn;
-	e->npkts = 1;
-	e->va = x->va;
-	e->rkey = x->rkey;
-	e->length = 0;
-	e->res_id = x->id;
+	rsp0_entry(r, e, x, c->pkt->psn);
 	e->dup = 1;
 }
 
