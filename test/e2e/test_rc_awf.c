@@ -5,12 +5,16 @@
  * headers (ATOMIC WRITE 0x1D: RETH, 8 bytes; FLUSH 0x1C: FETH, RETH; both
  * answered by a zero-length RDMA READ RESPONSE ONLY 0x10), the NAKs of a
  * misaligned address, a bad key and a key without the access, and a
- * duplicate answered again, never executed again.
+ * duplicate answered again, never executed again; malformed requests
+ * built here byte for byte (a short or long ATOMIC WRITE, a FLUSH of a
+ * placement type IBTA 1.5 does not name) NAKed Invalid Request.
  */
 #include <string.h>
 
 #include <rte_common.h>
 #include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
 
 #include "e2e_fixture.h"
 
@@ -295,6 +299,105 @@ test_atomic_write_duplicate(void **state)
 	check_rsp0(50);
 }
 
+static struct rte_mempool *pool;
+
+/* A request of opcode op to B's QP at psn, as if A had sent it: RETH
+ * (va, rkey, dmalen), paylen bytes of 0x77, the FETH's placement type plt
+ * for a FLUSH. */
+static void
+inject(uint8_t op, uint32_t psn, uint64_t va, uint32_t rkey, uint32_t dmalen, uint32_t paylen,
+       uint32_t plt)
+{
+	static const struct rte_ether_addr mac[2] = {
+		{ { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 } },
+		{ { 0x02, 0x00, 0x00, 0x00, 0x00, 0x02 } },
+	};
+	const struct srnic_opcode_info *oi = srnic_opcode_info(op);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	struct srnic_route r;
+	union ibv_gid g;
+	uint8_t *bth;
+
+	assert_non_null(m);
+	memset(&r, 0, sizeof(r));
+	r.src_mac = mac[0];
+	r.dst_mac = mac[1];
+	r.ip_ver = 4;
+	r.ttl = 64;
+	assert_int_equal(srnic_dev_gid(E->p.dev[0], SRNIC_GID_INDEX_IP, &g), 0);
+	memcpy(r.src_ip, &g.raw[12], 4);
+	assert_int_equal(srnic_dev_gid(E->p.dev[1], SRNIC_GID_INDEX_IP, &g), 0);
+	memcpy(r.dst_ip, &g.raw[12], 4);
+	r.udp_sport = srnic_roce_sport(srnic_qp_num(E->qp[0]), srnic_qp_num(E->qp[1]));
+	bth = srnic_pkt_init(m, &r, op, 1);
+	assert_non_null(bth);
+	srnic_bth_set_dqpn(bth, srnic_qp_num(E->qp[1]));
+	srnic_bth_set_psn(bth, psn);
+	srnic_bth_set_ackreq(bth, true);
+	srnic_reth_set_va(bth + oi->offset[SRNIC_HDR_RETH], va);
+	srnic_reth_set_rkey(bth + oi->offset[SRNIC_HDR_RETH], rkey);
+	srnic_reth_set_len(bth + oi->offset[SRNIC_HDR_RETH], dmalen);
+	if (oi->mask & SRNIC_OPM_FETH)
+		srnic_feth_set(bth + oi->offset[SRNIC_HDR_FETH], plt, SRNIC_FLUSH_RANGE);
+	if (paylen > 0)
+		memset(rte_pktmbuf_append(m, (uint16_t)paylen), 0x77, paylen);
+	assert_int_equal(srnic_pkt_finish(m, pool), 0);
+	assert_int_equal(rte_eth_tx_burst(E->p.port[0], 0, &m, 1), 1);
+}
+
+/* Each malformed request: B NAKs it Invalid Request at its PSN, stores
+ * nothing, and its QP goes to ERR. */
+static void
+test_malformed(void **state)
+{
+	static const struct {
+		uint8_t op;
+		uint32_t dmalen, paylen, plt;
+	} bad[] = {
+		{ SRNIC_OP_RC_ATOMIC_WRITE, 8, 4, 0 },   /* 4 bytes carried */
+		{ SRNIC_OP_RC_ATOMIC_WRITE, 16, 16, 0 }, /* 16 bytes said and carried */
+		{ SRNIC_OP_RC_ATOMIC_WRITE, 4, 8, 0 },   /* 4 said */
+		{ SRNIC_OP_RC_FLUSH, 8, 0, 4 },          /* placement type 4: none */
+	};
+	struct e2e_conf c = { .mtu = IBV_MTU_1024, .psn = { 500, 600 } };
+	struct srnic_mr *rmr;
+	uint8_t *remote;
+	unsigned int i, k;
+
+	RTE_SET_USED(state);
+	for (i = 0; i < RTE_DIM(bad); i++) {
+		uint32_t idx[4];
+		const struct e2e_pkt *p;
+
+		e2e_qps_renew(&c);
+		remote = e2e_buf(1, 64, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+					SRNIC_ACCESS_FLUSH_GLOBAL, &rmr);
+		memset(remote, 0x5A, 64);
+		e2e_reset();
+		inject(bad[i].op, 500, (uintptr_t)remote, srnic_mr_rkey(rmr), bad[i].dmalen,
+		       bad[i].paylen, bad[i].plt);
+		E2E_RUN_UNTIL(srnic_qp_state(E->qp[1]) == IBV_QPS_ERR);
+		E2E_RUN_UNTIL(frames_of(1, SRNIC_OP_RC_ACK, idx, 4) == 1);
+		p = &E->pkts[idx[0]];
+		assert_int_equal(p->psn, 500);
+		assert_int_equal(srnic_aeth_type(e2e_hdr(p, SRNIC_HDR_AETH)), SRNIC_AETH_NAK);
+		assert_int_equal(srnic_aeth_value(e2e_hdr(p, SRNIC_HDR_AETH)),
+				 SRNIC_NAK_INVALID_REQ);
+		for (k = 0; k < 64; k++)
+			assert_int_equal(remote[k], 0x5A);
+	}
+}
+
+static int
+group_setup(void **state)
+{
+	if (e2e_group_setup(state) != 0)
+		return -1;
+	pool = rte_pktmbuf_pool_create("e2e_awf", 63, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+				       rte_socket_id());
+	return pool == NULL ? -1 : 0;
+}
+
 int
 main(void)
 {
@@ -309,8 +412,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_flush_no_flush_access, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_atomic_write_duplicate, e2e_setup,
 						e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_malformed, e2e_setup, e2e_teardown),
 	};
 
-	return cmocka_run_group_tests_name("e2e_rc_awf", tests, e2e_group_setup,
+	return cmocka_run_group_tests_name("e2e_rc_awf", tests, group_setup,
 					   e2e_group_teardown);
 }
