@@ -30,15 +30,21 @@
 #define SV_CQ_EX_CREATE_FLAGS IBV_CREATE_CQ_ATTR_SINGLE_THREADED
 
 /* The ibv_wr_*() operations a QP may ask for in send_ops_flags: those
- * srnic_post_send() carries. Memory windows (BIND_MW, LOCAL_INV,
- * SEND_WITH_INV) have builders that make their WRs, which fail as
- * ibv_post_send() fails them until the engine has them; ATOMIC_WRITE and
- * TSO likewise. */
+ * srnic_post_send() carries, IBTA 1.5's ATOMIC_WRITE included (TSO is
+ * UD/raw only, not here). FLUSH has no builder in rdma-core 44's struct
+ * ibv_qp_ex (ibv_wr_flush() came with 45): srnic.h's SRNIC_WR_FLUSH
+ * carries it for srnic's own API. */
 #define SV_QP_EX_SEND_OPS (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 			   IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
 			   IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
 			   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_BIND_MW | \
-			   IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV)
+			   IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV | \
+			   IBV_QP_EX_WITH_ATOMIC_WRITE)
+/* ibv_device_attr_ex.device_cap_flags_ex bits of rdma-core 45 (the
+ * kernel's IB_UVERBS_DEVICE_*; 44's verbs.h lacks them): ATOMIC_WRITE and
+ * global-visibility FLUSH served, persistence not (DRAM) */
+#define SV_DEVICE_FLUSH_GLOBAL (1ULL << 38)
+#define SV_DEVICE_ATOMIC_WRITE (1ULL << 40)
 #define SV_QP_EX_COMP_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS | \
 			    IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 
@@ -330,7 +336,8 @@ sv_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex
 	rc = ibv_query_device(context, &a.orig_attr);
 	if (rc != 0)
 		return rc;
-	a.device_cap_flags_ex = a.orig_attr.device_cap_flags;
+	a.device_cap_flags_ex = a.orig_attr.device_cap_flags | SV_DEVICE_FLUSH_GLOBAL |
+				SV_DEVICE_ATOMIC_WRITE;
 	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
 	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));
 	return 0;
@@ -585,9 +592,8 @@ sv_wr_set_inline_data(struct ibv_qp_ex *q, void *addr, size_t length)
 	sv_wr_set_inline_data_list(q, 1, &buf);
 }
 
-/* its 8 bytes copied as inline data are (IBTA 1.5's ATOMIC_WRITE): the WR
- * fails at ibv_wr_complete() as ibv_post_send() fails the opcode until the
- * engine carries it */
+/* IBTA 1.5's ATOMIC_WRITE: its 8 bytes copied as inline data (srnic keeps
+ * them in the WQE, whatever max_inline_data) */
 static void
 sv_wr_atomic_write(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, const void *val)
 {

@@ -27,8 +27,12 @@
 /* Access flags srnic enforces; the optional range (IBV_ACCESS_OPTIONAL_RANGE:
  * relaxed ordering and later hints) and HUGETLB are accepted and ignored,
  * as verbs lets a device do. */
+/* SRNIC_ACCESS_FLUSH_GLOBAL: rdma-core 45's IBV_ACCESS_FLUSH_GLOBAL;
+ * FLUSH_PERSISTENT is refused EOPNOTSUPP, as ib_core on a device without
+ * persistence */
 #define SV_ACCESS_ENFORCED (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND)
+			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND | \
+			    SRNIC_ACCESS_FLUSH_GLOBAL)
 #define SV_ACCESS_IGNORED (IBV_ACCESS_OPTIONAL_RANGE | IBV_ACCESS_HUGETLB)
 
 static void *

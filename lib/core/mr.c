@@ -348,6 +348,12 @@ srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
 		rte_errno = EINVAL;
 		return NULL;
 	}
+	/* srnic's memory is DRAM: no persistence to offer (ib_core refuses
+	 * the flag on a device without IB_DEVICE_FLUSH_PERSISTENT) */
+	if (access & SRNIC_ACCESS_FLUSH_PERSISTENT) {
+		rte_errno = EOPNOTSUPP;
+		return NULL;
+	}
 	dev = pd->dev;
 	mr = rte_zmalloc("srnic_mr", sizeof(*mr), RTE_CACHE_LINE_SIZE);
 	if (mr == NULL) {

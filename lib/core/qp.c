@@ -772,6 +772,9 @@ static const uint8_t wr_qp_types[] = {
 	[IBV_WR_SEND_WITH_INV] = WR_RC,
 	[IBV_WR_LOCAL_INV] = WR_RC | WR_UC,
 	[IBV_WR_BIND_MW] = WR_RC | WR_UC,
+	/* IBTA 1.5: RC only (opcodes 0x1C, 0x1D) */
+	[SRNIC_WR_FLUSH] = WR_RC,
+	[IBV_WR_ATOMIC_WRITE] = WR_RC,
 };
 
 /* A UD WR's destination into its WQE: a copy of the AH's, so the AH may
@@ -810,7 +813,7 @@ post_one_send(struct srnic_qp *qp, const struct ibv_send_wr *wr, uint32_t head)
 		return EINVAL;
 	for (i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
-	switch (wr->opcode) {
+	switch ((int)wr->opcode) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
 	case IBV_WR_RDMA_WRITE:
@@ -823,6 +826,19 @@ post_one_send(struct srnic_qp *qp, const struct ibv_send_wr *wr, uint32_t head)
 			return EINVAL;
 		break;
 	case IBV_WR_SEND_WITH_INV:
+		break;
+	case IBV_WR_ATOMIC_WRITE:
+		/* one 64-bit store: 8 bytes, gathered or inline */
+		if (len != 8)
+			return EINVAL;
+		break;
+	case SRNIC_WR_FLUSH:
+		if (wr->num_sge != 0 || (wr->send_flags & IBV_SEND_INLINE) ||
+		    wr->wr.atomic.compare_add > SRNIC_MAX_MSG_SIZE ||
+		    (wr->wr.atomic.swap & 0xFF) != SRNIC_FLUSH_GLOBAL ||
+		    (wr->wr.atomic.swap >> 8) > SRNIC_FLUSH_MR)
+			return EINVAL; /* persistence is not offered (srnic.h) */
+		len = wr->wr.atomic.compare_add;
 		break;
 	case IBV_WR_LOCAL_INV:
 	case IBV_WR_BIND_MW:
@@ -850,7 +866,8 @@ post_one_send(struct srnic_qp *qp, const struct ibv_send_wr *wr, uint32_t head)
 	}
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		if (wr->opcode == IBV_WR_RDMA_READ || wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || len > qp->sq.max_inline)
+		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+		    (len > qp->sq.max_inline && wr->opcode != IBV_WR_ATOMIC_WRITE))
 			return EINVAL;
 	}
 
@@ -873,6 +890,11 @@ post_one_send(struct srnic_qp *qp, const struct ibv_send_wr *wr, uint32_t head)
 		w->rkey = wr->wr.atomic.rkey;
 		w->compare_add = wr->wr.atomic.compare_add;
 		w->swap = wr->wr.atomic.swap;
+	} else if ((int)wr->opcode == SRNIC_WR_FLUSH) {
+		w->remote_addr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->flush.type = (uint8_t)wr->wr.atomic.swap;
+		w->flush.level = (uint8_t)(wr->wr.atomic.swap >> 8);
 	} else if (wr->opcode == IBV_WR_BIND_MW) {
 		const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
 
@@ -887,7 +909,17 @@ post_one_send(struct srnic_qp *qp, const struct ibv_send_wr *wr, uint32_t head)
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 	}
-	if (w->inline_data) {
+	if (w->inline_data && wr->opcode == IBV_WR_ATOMIC_WRITE) {
+		/* its 8 bytes in the WQE (the inline buffer may be none:
+		 * max_inline_data 0), what ibv_wr_atomic_write() hands on */
+		uint8_t *dst = (uint8_t *)&w->compare_add;
+
+		for (i = 0; i < wr->num_sge; i++) {
+			memcpy(dst, (void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
+			dst += wr->sg_list[i].length;
+		}
+		w->num_sge = 0;
+	} else if (w->inline_data) {
 		/* The application may reuse its buffer once post returns. */
 		uint8_t *dst = qp->sq.inline_buf + (size_t)(head & qp->sq.mask) * qp->sq.max_inline;
 

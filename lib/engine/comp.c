@@ -28,7 +28,7 @@ wqe_last_psn(const struct srnic_swqe *w)
 static void
 wqe_done(struct srnic_qp *qp, struct srnic_swqe *w, enum ibv_wc_status st)
 {
-	if (wqe_is_read(w) || wqe_is_atomic(w))
+	if (wqe_is_rd_atomic(w))
 		qp->req.rd_atomic--;
 	w->state = SRNIC_WQE_DONE;
 	w->wc_status = (uint8_t)st;
@@ -85,7 +85,7 @@ comp_rewind(struct srnic_qp *qp, uint32_t c, uint32_t psn)
 			continue;
 		if (w->state == SRNIC_WQE_POSTED)
 			break; /* not started: nothing of it is out */
-		if (i == c && !wqe_is_read(w) && !wqe_is_atomic(w) &&
+		if (i == c && !wqe_is_rd_atomic(w) &&
 		    srnic_psn_in_window(psn, w->first_psn, w->npkts))
 			w->sent_pkts = (psn - w->first_psn) & SRNIC_PSN_MASK;
 		else
@@ -191,6 +191,26 @@ comp_atomic_ack(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe
 	}
 	memcpy((void *)(uintptr_t)w->sge[0].addr, &orig, sizeof(orig));
 	wqe_done(qp, w, IBV_WC_SUCCESS);
+}
+
+/* The answer to an ATOMIC WRITE or FLUSH: a READ RESPONSE ONLY with no
+ * payload (IBTA 1.5, rxe). Anything else at its PSN is dropped and counted
+ * as a READ response of the wrong shape; the retry asks again. */
+static bool
+comp_rsp0(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w,
+	  const struct srnic_pkt *pkt)
+{
+	if (unlikely((pkt->mask & SRNIC_OPM_ONLY) != SRNIC_OPM_ONLY)) {
+		eng_stat(eng, SRNIC_STAT_COMP_READ_POS_ERR, 1);
+		return false;
+	}
+	if (unlikely(pkt->pay_len != 0)) {
+		eng_stat(eng, SRNIC_STAT_COMP_READ_LEN_ERR, 1);
+		return false;
+	}
+	w->resp_pkts = 1;
+	wqe_done(qp, w, IBV_WC_SUCCESS);
+	return true;
 }
 
 static enum ibv_wc_status
@@ -306,6 +326,14 @@ eng_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt
 				comp_read_resp(eng, qp, c, w, pkt);
 				progress = true;
 			} else if (srnic_psn_diff(psn, wqe_last_psn(w)) > 0) {
+				comp_implied_nak(eng, qp, c, w);
+			}
+			break;
+		}
+		if (unlikely(wqe_is_rsp0(w))) {
+			if (ev == COMP_EV_READ_RESP && psn == w->first_psn) {
+				progress |= comp_rsp0(eng, qp, w, pkt);
+			} else if (srnic_psn_diff(psn, w->first_psn) > 0) {
 				comp_implied_nak(eng, qp, c, w);
 			}
 			break;

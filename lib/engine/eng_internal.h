@@ -168,10 +168,19 @@ wqe_is_atomic(const struct srnic_swqe *w)
 	return w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
 }
 
+/* IBTA 1.5's ATOMIC WRITE and FLUSH: one PSN each, answered by a
+ * zero-length RDMA READ RESPONSE ONLY (rxe's send_read_response_ack()). */
+static inline bool
+wqe_is_rsp0(const struct srnic_swqe *w)
+{
+	return w->opcode == IBV_WR_ATOMIC_WRITE || w->opcode == SRNIC_WR_FLUSH;
+}
+
+/* Those that take one of max_rd_atomic (the responder keeps each). */
 static inline bool
 wqe_is_rd_atomic(const struct srnic_swqe *w)
 {
-	return wqe_is_read(w) || wqe_is_atomic(w);
+	return wqe_is_read(w) || wqe_is_atomic(w) || wqe_is_rsp0(w);
 }
 
 static inline enum ibv_wc_opcode
@@ -187,6 +196,10 @@ eng_wr_to_wc_opcode(uint8_t op)
 		return IBV_WC_COMP_SWAP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return IBV_WC_FETCH_ADD;
+	case IBV_WR_ATOMIC_WRITE:
+		return IBV_WC_ATOMIC_WRITE;
+	case SRNIC_WR_FLUSH:
+		return SRNIC_WC_FLUSH;
 	case IBV_WR_BIND_MW:
 		return IBV_WC_BIND_MW;
 	case IBV_WR_LOCAL_INV:

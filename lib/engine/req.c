@@ -40,14 +40,15 @@ static const uint8_t write_ops[2][4] = {
 static inline uint32_t
 wqe_npkts(const struct srnic_swqe *w, uint32_t pmtu)
 {
-	return wqe_is_atomic(w) ? 1 : eng_msg_npkts(w->length, pmtu);
+	return wqe_is_atomic(w) || wqe_is_rsp0(w) ? 1 : eng_msg_npkts(w->length, pmtu);
 }
 
 /* Check the WQE's local buffers once, before its first packet. */
 static enum ibv_wc_status
 wqe_check_local(struct srnic_qp *qp, const struct srnic_swqe *w)
 {
-	int access = wqe_is_rd_atomic(w) ? IBV_ACCESS_LOCAL_WRITE : 0;
+	/* what responses land in is written; ATOMIC WRITE's source only read */
+	int access = wqe_is_read(w) || wqe_is_atomic(w) ? IBV_ACCESS_LOCAL_WRITE : 0;
 	unsigned int i;
 
 	for (i = 0; i < w->num_sge; i++) {
@@ -281,6 +282,51 @@ req_build_ud(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w
 	return 0;
 }
 
+/* The one packet of an ATOMIC WRITE (RETH, its 8 bytes: from the WQE when
+ * posted inline, else gathered now) or a FLUSH (FETH, RETH). Ordered as
+ * any request: the responder executes in PSN order, so every earlier
+ * WRITE is placed before either runs there (IBTA 1.5; a FLUSH need not
+ * wait here for anything). NULL: stop for now. */
+static __rte_noinline struct rte_mbuf *
+req_build_rsp0(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w, uint32_t psn)
+{
+	bool flush = w->opcode == SRNIC_WR_FLUSH;
+	uint8_t op = flush ? SRNIC_OP_RC_FLUSH : SRNIC_OP_RC_ATOMIC_WRITE;
+	const struct srnic_opcode_info *oi = srnic_opcode_info(op);
+	struct rte_mbuf *m;
+	uint8_t *bth, *reth;
+	int rc = 0;
+
+	m = eng_pkt_new(eng, qp, op, psn, &bth);
+	if (m == NULL)
+		return NULL;
+	reth = bth + oi->offset[SRNIC_HDR_RETH];
+	srnic_reth_set_va(reth, w->remote_addr);
+	srnic_reth_set_rkey(reth, w->rkey);
+	srnic_reth_set_len(reth, w->length);
+	if (flush) {
+		srnic_feth_set(bth + oi->offset[SRNIC_HDR_FETH], w->flush.type, w->flush.level);
+	} else if (w->num_sge == 0) {
+		void *d = rte_pktmbuf_append(m, sizeof(w->compare_add));
+
+		if (d == NULL)
+			rc = -ENOMEM;
+		else
+			memcpy(d, &w->compare_add, sizeof(w->compare_add));
+	} else {
+		rc = req_gather(eng, qp, w, m, 0, w->length);
+	}
+	if (rc != 0) {
+		rte_pktmbuf_free(m);
+		if (rc == -EACCES)
+			req_local_error(eng, qp, w, IBV_WC_LOC_PROT_ERR);
+		return NULL;
+	}
+	srnic_bth_set_ackreq(bth, true);
+	w->sent_pkts = 1;
+	return m;
+}
+
 /* Build and queue the next packet of w. Returns 0, or -1 to stop for now. */
 static int
 req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w, bool *wait)
@@ -336,6 +382,12 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w, b
 		w->sent_pkts = 1;
 		break;
 	}
+	case IBV_WR_ATOMIC_WRITE:
+	case SRNIC_WR_FLUSH:
+		m = req_build_rsp0(eng, qp, w, psn);
+		if (m == NULL)
+			return -1;
+		break;
 	default: {
 		bool imm = w->opcode == IBV_WR_SEND_WITH_IMM || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
 		bool inv = w->opcode == IBV_WR_SEND_WITH_INV;

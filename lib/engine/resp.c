@@ -243,7 +243,9 @@ check_op_valid(struct resp_ctx *c)
 
 	if (((m & SRNIC_OPM_WRITE) && !(acc & IBV_ACCESS_REMOTE_WRITE)) ||
 	    ((m & SRNIC_OPM_READ) && !(acc & IBV_ACCESS_REMOTE_READ)) ||
-	    ((m & SRNIC_OPM_ATOMIC) && !(acc & IBV_ACCESS_REMOTE_ATOMIC)))
+	    ((m & SRNIC_OPM_ATOMIC) && !(acc & IBV_ACCESS_REMOTE_ATOMIC)) ||
+	    /* ATOMIC WRITE is a write to the QP (rxe's check_op_valid) */
+	    ((m & SRNIC_OPM_ATOMIC_WRITE) && !(acc & IBV_ACCESS_REMOTE_WRITE)))
 		return RESP_ERR_UNSUPPORTED;
 	return RESP_CHECK_RESOURCE;
 }
@@ -254,7 +256,7 @@ check_resource(struct resp_ctx *c)
 	struct srnic_qp *qp = c->qp;
 	struct srnic_resp *r = &qp->resp;
 
-	if (c->mask & (SRNIC_OPM_READ | SRNIC_OPM_ATOMIC)) {
+	if (c->mask & (SRNIC_OPM_READ | SRNIC_OPM_ATOMIC | SRNIC_OPM_ATOMIC_WRITE | SRNIC_OPM_FLUSH)) {
 		if (r->rd_atomic >= qp->max_dest_rd_atomic)
 			return RESP_ERR_NO_RESOURCE;
 		return RESP_CHECK_LENGTH;
@@ -311,6 +313,18 @@ check_length(struct resp_ctx *c)
 		    ((m & SRNIC_OPM_LAST) && pkt->pay_len != r->write_resid))) {
 		return RESP_ERR_LENGTH;
 	}
+	if (unlikely(m & SRNIC_OPM_ATOMIC_WRITE)) {
+		/* one 64-bit store: 8 bytes said and carried, 8-byte aligned
+		 * (IBTA 1.5; rxe: RESPST_ERR_LENGTH, ..._MISALIGNED_ATOMIC) */
+		if (c->len != sizeof(uint64_t) || pkt->pay_len != sizeof(uint64_t))
+			return RESP_ERR_LENGTH;
+		if (c->va & 7)
+			return RESP_ERR_MISALIGNED;
+	}
+	if (unlikely(m & SRNIC_OPM_FLUSH) &&
+	    (srnic_feth_plt(srnic_pkt_hdr(pkt, SRNIC_HDR_FETH)) &
+	     ~(uint32_t)(SRNIC_FLUSH_GLOBAL | SRNIC_FLUSH_PERSISTENT)) != 0)
+		return RESP_ERR_UNSUPPORTED; /* a placement type IBTA 1.5 does not name */
 	if (m & SRNIC_OPM_ATOMIC) {
 		const uint8_t *a = srnic_pkt_hdr(pkt, SRNIC_HDR_ATMETH);
 
@@ -333,11 +347,21 @@ check_rkey(struct resp_ctx *c)
 	int acc;
 
 	if (!(c->mask & (SRNIC_OPM_RETH | SRNIC_OPM_ATOMIC)))
-		return RESP_EXECUTE;
-	if (c->len == 0)
+		return RESP_EXECUTE; /* FLUSH and ATOMIC WRITE have a RETH */
+	if (unlikely(c->mask & SRNIC_OPM_FLUSH)) {
+		/* always a key, whatever the length: the placement type's
+		 * access (rxe's check_rkey); persistence no MR of srnic has */
+		uint32_t plt = srnic_feth_plt(srnic_pkt_hdr(c->pkt, SRNIC_HDR_FETH));
+
+		acc = ((plt & SRNIC_FLUSH_GLOBAL) ? SRNIC_ACCESS_FLUSH_GLOBAL : 0) |
+		      ((plt & SRNIC_FLUSH_PERSISTENT) ? SRNIC_ACCESS_FLUSH_PERSISTENT : 0);
+	} else if (c->len == 0) {
 		return RESP_EXECUTE; /* a zero-length transfer checks no key (IBTA 9.7) */
-	acc = (c->mask & SRNIC_OPM_READ) ? IBV_ACCESS_REMOTE_READ :
-	      (c->mask & SRNIC_OPM_WRITE) ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_ATOMIC;
+	} else {
+		acc = (c->mask & SRNIC_OPM_READ) ? IBV_ACCESS_REMOTE_READ :
+		      (c->mask & (SRNIC_OPM_WRITE | SRNIC_OPM_ATOMIC_WRITE)) ? IBV_ACCESS_REMOTE_WRITE :
+									       IBV_ACCESS_REMOTE_ATOMIC;
+	}
 	if (eng_rkey_check(qp, c->rkey, acc, c->va, c->len, &mr) != SRNIC_KEY_OK)
 		return RESP_ERR_RKEY;
 	return RESP_EXECUTE;
@@ -360,6 +384,61 @@ do_atomic(const struct resp_ctx *c)
 	return __atomic_fetch_add(p, srnic_atmeth_swap_add(a), __ATOMIC_SEQ_CST);
 }
 
+/* The zero-length READ RESPONSE ONLY that answers ATOMIC WRITE or FLUSH
+ * x, at psn, in e (just pushed). */
+static void
+rsp0_entry(struct srnic_resp *r, struct srnic_resp_entry *e, struct srnic_resp_res *x,
+	   uint32_t psn)
+{
+	x->fifo_pos = r->tail - 1;
+	e->kind = SRNIC_RESP_READ;
+	e->psn = psn;
+	e->msn = r->msn;
+	e->npkts = 1;
+	e->va = x->va;
+	e->rkey = x->rkey;
+	e->length = 0;
+	e->res_id = x->id;
+}
+
+/* ATOMIC WRITE or FLUSH (IBTA 1.5), executed once: the responder works
+ * in PSN order, so every earlier request of the QP is placed. ATOMIC
+ * WRITE is one aligned 64-bit store, atomic with respect to do_atomic()'s
+ * (rxe: smp_store_release); FLUSH a full fence, what global visibility
+ * of DRAM asks (persistence is not offered: check_rkey refused it). Both
+ * owe a zero-length READ RESPONSE ONLY and hold a resource, so that a
+ * duplicate is answered again, never executed again. */
+static __rte_noinline enum resp_state
+execute_rsp0(struct resp_ctx *c)
+{
+	struct srnic_qp *qp = c->qp;
+	struct srnic_resp *r = &qp->resp;
+	struct srnic_resp_entry *e = fifo_push(qp);
+	struct srnic_resp_res *x;
+
+	if (e == NULL)
+		return RESP_ERR_NO_RESOURCE;
+	if (c->mask & SRNIC_OPM_ATOMIC_WRITE) {
+		uint64_t v;
+
+		srnic_pkt_copy_payload(c->pkt, 0, &v, sizeof(v));
+		__atomic_store_n((uint64_t *)(uintptr_t)c->va, v, __ATOMIC_RELEASE);
+		eng_stat(c->eng, SRNIC_STAT_RESP_ATOMIC_WRITE, 1);
+	} else {
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		eng_stat(c->eng, SRNIC_STAT_RESP_FLUSH, 1);
+	}
+	r->msn = (r->msn + 1) & SRNIC_MSN_MASK;
+	x = res_new(r, SRNIC_RESP_READ, c->pkt->psn, 1);
+	x->va = c->va;
+	x->rkey = c->rkey;
+	x->length = 0;
+	rsp0_entry(r, e, x, c->pkt->psn);
+	r->rd_atomic++;
+	epsn_add(r, 1);
+	return RESP_DONE;
+}
+
 static enum resp_state
 execute(struct resp_ctx *c)
 {
@@ -369,6 +448,8 @@ execute(struct resp_ctx *c)
 	struct srnic_resp_res *x;
 	uint32_t m = c->mask;
 
+	if (unlikely(m & (SRNIC_OPM_ATOMIC_WRITE | SRNIC_OPM_FLUSH)))
+		return execute_rsp0(c);
 	if (m & SRNIC_OPM_SEND) {
 		if (eng_sge_copy_in(qp, r->rwqe.sge, r->rwqe.num_sge, r->recv_off, pkt,
 				      pkt->pay_len) != SRNIC_KEY_OK)
@@ -601,6 +682,27 @@ duplicate_atomic(struct resp_ctx *c, uint64_t psn_x)
 	e->dup = 1;
 }
 
+/* A duplicate ATOMIC WRITE or FLUSH: the zero-length READ response
+ * again for one remembered at exactly that PSN with the same R_Key, never
+ * a second store or flush (rxe: res->replay). Else dropped and counted. */
+static __rte_noinline void
+duplicate_rsp0(struct resp_ctx *c, uint64_t psn_x)
+{
+	struct srnic_qp *qp = c->qp;
+	struct srnic_resp *r = &qp->resp;
+	struct srnic_resp_res *x = res_find(qp, psn_x);
+	struct srnic_resp_entry *e;
+
+	if (x == NULL || x->kind != SRNIC_RESP_READ || x->length != 0 || x->psn_ext != psn_x ||
+	    x->rkey != srnic_reth_rkey(srnic_pkt_hdr(c->pkt, SRNIC_HDR_RETH)) ||
+	    !dup_has_room(r) || (e = fifo_push(qp)) == NULL) {
+		eng_stat(c->eng, SRNIC_STAT_RESP_DUP_DROP, 1);
+		return;
+	}
+	rsp0_entry(r, e, x, c->pkt->psn);
+	e->dup = 1;
+}
+
 static enum resp_state
 duplicate(struct resp_ctx *c)
 {
@@ -614,6 +716,8 @@ duplicate(struct resp_ctx *c)
 		duplicate_read(c, psn_ext(&qp->resp, c->pkt->psn));
 	else if (c->mask & SRNIC_OPM_ATOMIC)
 		duplicate_atomic(c, psn_ext(&qp->resp, c->pkt->psn));
+	else if (unlikely(c->mask & (SRNIC_OPM_ATOMIC_WRITE | SRNIC_OPM_FLUSH)))
+		duplicate_rsp0(c, psn_ext(&qp->resp, c->pkt->psn));
 	else
 		owe_ack(qp, srnic_psn_add(qp->resp.epsn, SRNIC_PSN_MASK)); /* epsn - 1 */
 	return RESP_DONE;

@@ -206,6 +206,10 @@ struct srnic_swqe {
 	union {
 		uint32_t imm_data;          /* big endian, as in ibv_send_wr */
 		uint32_t invalidate_rkey;   /* LOCAL_INV, SEND_WITH_INV: host order */
+		struct {
+			uint8_t type;       /* FLUSH: FETH placement type */
+			uint8_t level;      /* FLUSH: FETH selectivity level */
+		} flush;
 	};
 	uint32_t length;            /* total payload bytes */
 	uint8_t opcode;             /* enum ibv_wr_opcode */

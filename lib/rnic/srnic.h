@@ -54,6 +54,8 @@
 #include <infiniband/verbs.h>
 #include <rte_ether.h>
 
+#include "srnic_hdr.h" /* SRNIC_FLUSH_* (the FETH) */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -807,6 +809,47 @@ void srnic_cq_set_user(struct srnic_cq *cq, void *user);
 uint32_t srnic_qp_gen(const struct srnic_qp *qp);
 uint32_t srnic_srq_gen(const struct srnic_srq *srq);
 uint32_t srnic_cq_gen(const struct srnic_cq *cq);
+
+/*
+ * IBTA 1.5's ATOMIC WRITE and FLUSH (RC only), as rxe has them since Linux
+ * 6.2. rdma-core 44's verbs.h names ATOMIC WRITE (IBV_WR_ATOMIC_WRITE,
+ * IBV_WC_ATOMIC_WRITE) but not FLUSH: its values are rdma-core 45's.
+ * - IBV_WR_ATOMIC_WRITE (wr.rdma: remote_addr 8-byte aligned, rkey of an
+ *   MR or window with IBV_ACCESS_REMOTE_WRITE): the 8 bytes of the gather
+ *   list (or inline) are stored at the responder as one 64-bit store,
+ *   atomic with respect to the atomics, after every earlier request of the
+ *   QP is placed. Completes IBV_WC_ATOMIC_WRITE; a misaligned address is
+ *   NAKed Invalid Request (IBV_WC_REM_INV_REQ_ERR), a bad key Remote Access
+ *   Error (IBV_WC_REM_ACCESS_ERR).
+ * - SRNIC_WR_FLUSH (srnic_wr_set_flush()): makes what earlier requests of
+ *   the QP placed in [remote_addr, + length) (SRNIC_FLUSH_RANGE) or in
+ *   the whole MR (SRNIC_FLUSH_MR) globally visible (SRNIC_FLUSH_GLOBAL).
+ *   The key needs SRNIC_ACCESS_FLUSH_GLOBAL. srnic's memory is DRAM:
+ *   SRNIC_FLUSH_PERSISTENT is not offered (an MR asking for it is refused
+ *   EOPNOTSUPP, a FLUSH asking for it NAKed Remote Access Error).
+ *   Completes SRNIC_WC_FLUSH.
+ * Both take a READ/atomic slot (max_rd_atomic) and are answered with a
+ * zero-length RDMA READ RESPONSE ONLY; a duplicate is answered again,
+ * never executed twice.
+ */
+#define SRNIC_WR_FLUSH ((enum ibv_wr_opcode)14)        /**< rdma-core 45's IBV_WR_FLUSH */
+#define SRNIC_WC_FLUSH ((enum ibv_wc_opcode)8)         /**< rdma-core 45's IBV_WC_FLUSH */
+#define SRNIC_ACCESS_FLUSH_GLOBAL (1 << 8)              /**< rdma-core 45's IBV_ACCESS_FLUSH_GLOBAL */
+#define SRNIC_ACCESS_FLUSH_PERSISTENT (1 << 9)          /**< rdma-core 45's IBV_ACCESS_FLUSH_PERSISTENT */
+
+/** A FLUSH work request: type SRNIC_FLUSH_GLOBAL, level SRNIC_FLUSH_RANGE
+ * or SRNIC_FLUSH_MR (srnic_hdr.h's FETH values), carried in wr.atomic. */
+static inline void
+srnic_wr_set_flush(struct ibv_send_wr *wr, uint32_t rkey, uint64_t addr, uint64_t len,
+		   uint8_t type, uint8_t level)
+{
+	wr->opcode = SRNIC_WR_FLUSH;
+	wr->num_sge = 0;
+	wr->wr.atomic.remote_addr = addr;
+	wr->wr.atomic.rkey = rkey;
+	wr->wr.atomic.compare_add = len;
+	wr->wr.atomic.swap = (uint64_t)level << 8 | type;
+}
 
 /** Post send work requests. Returns 0, or an errno with *bad_wr set. */
 int srnic_post_send(struct srnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);

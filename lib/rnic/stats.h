@@ -66,6 +66,8 @@
 	X(RESP_NAK_OP, "resp_nak_rem_op_sent") \
 	X(RESP_READ_PKTS, "resp_read_pkts")         /* READ response packets sent */ \
 	X(RESP_ATOMIC, "resp_atomic") \
+	X(RESP_ATOMIC_WRITE, "resp_atomic_write")   /* ATOMIC WRITEs stored (IBTA 1.5) */ \
+	X(RESP_FLUSH, "resp_flush")                 /* FLUSHes executed (IBTA 1.5) */ \
 	X(RESP_ZC_SEGS, "resp_zc_segs")             /* payload segments attached zero-copy */ \
 	X(RESP_ZC_COPY, "resp_zc_copy_fallback")    /* MR refcount full: copied instead */ \
 	X(TX_UNMAPPED_COPY, "tx_unmapped_copy")     /* MR the port cannot DMA from (not mapped): copied */ \

@@ -35,6 +35,7 @@ extern "C" {
 #define SRNIC_ATMACK_LEN 8
 #define SRNIC_IMMDT_LEN 4
 #define SRNIC_IETH_LEN 4
+#define SRNIC_FETH_LEN 4
 #define SRNIC_DETH_LEN 8
 #define SRNIC_ICRC_LEN 4
 /** CNP: BTH followed by 16 reserved bytes (Annex A17.9.3). */
@@ -231,6 +232,39 @@ static inline uint32_t srnic_reth_len(const uint8_t *h) { return srnic_ld32(h + 
 static inline void srnic_reth_set_va(uint8_t *h, uint64_t va) { srnic_st64(h, va); }
 static inline void srnic_reth_set_rkey(uint8_t *h, uint32_t k) { srnic_st32(h + 8, k); }
 static inline void srnic_reth_set_len(uint8_t *h, uint32_t l) { srnic_st32(h + 12, l); }
+
+/* ---- FETH: FLUSH Extended Transport Header (IBTA 1.5) ----
+ * bits 3-0 placement type (a mask: 1 global visibility, 2 persistence),
+ * bits 5-4 selectivity level (0 the RETH's range, 1 the whole MR the
+ * R_Key names), 31-6 reserved (0). */
+#define SRNIC_FETH_PLT_MASK 0xFu
+#define SRNIC_FETH_SEL_SHIFT 4
+#define SRNIC_FETH_SEL_MASK 0x3u
+
+/** FETH placement type bits (ibv_flush_type of rdma-core 45). */
+enum srnic_flush_type {
+	SRNIC_FLUSH_GLOBAL = 1,
+	SRNIC_FLUSH_PERSISTENT = 2,
+};
+
+/** FETH selectivity level (ibv_flush_level of rdma-core 45). */
+enum srnic_flush_level {
+	SRNIC_FLUSH_RANGE = 0,
+	SRNIC_FLUSH_MR = 1,
+};
+
+static inline uint32_t srnic_feth_plt(const uint8_t *h) { return srnic_ld32(h) & SRNIC_FETH_PLT_MASK; }
+static inline uint32_t
+srnic_feth_sel(const uint8_t *h)
+{
+	return (srnic_ld32(h) >> SRNIC_FETH_SEL_SHIFT) & SRNIC_FETH_SEL_MASK;
+}
+static inline void
+srnic_feth_set(uint8_t *h, uint32_t plt, uint32_t sel)
+{
+	srnic_st32(h, (plt & SRNIC_FETH_PLT_MASK) |
+		      ((sel & SRNIC_FETH_SEL_MASK) << SRNIC_FETH_SEL_SHIFT));
+}
 
 /* ---- AETH: ACK Extended Transport Header ---- */
 

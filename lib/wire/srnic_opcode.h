@@ -4,7 +4,8 @@
 
 /**
  * @file
- * The one BTH opcode table (IBTA Vol 1 table 38, Annex A17 for CNP).
+ * The one BTH opcode table (IBTA Vol 1 table 38, Annex A17 for CNP; IBTA
+ * 1.5's FLUSH 0x1C and ATOMIC WRITE 0x1D).
  *
  * Indexed by the 8-bit BTH opcode. For each opcode: which headers follow
  * the BTH and at which offset, whether a payload may follow, the packet's
@@ -30,6 +31,7 @@ enum srnic_hdr_id {
 	SRNIC_HDR_IMMDT,
 	SRNIC_HDR_IETH,
 	SRNIC_HDR_CNP_RSVD,
+	SRNIC_HDR_FETH,    /* FLUSH's, before its RETH on the wire (IBTA 1.5) */
 	SRNIC_HDR_COUNT
 };
 
@@ -42,24 +44,27 @@ enum srnic_hdr_id {
 #define SRNIC_OPM_IMMDT (1u << SRNIC_HDR_IMMDT)
 #define SRNIC_OPM_IETH (1u << SRNIC_HDR_IETH)
 #define SRNIC_OPM_CNP_RSVD (1u << SRNIC_HDR_CNP_RSVD)
-#define SRNIC_OPM_PAYLOAD (1u << 8)  /**< may carry payload */
-#define SRNIC_OPM_REQ (1u << 9)      /**< requester -> responder */
-#define SRNIC_OPM_RESP (1u << 10)    /**< responder -> requester */
-#define SRNIC_OPM_FIRST (1u << 11)   /**< first packet of a message */
-#define SRNIC_OPM_MIDDLE (1u << 12)
-#define SRNIC_OPM_LAST (1u << 13)    /**< last packet of a message */
-#define SRNIC_OPM_SEND (1u << 14)
-#define SRNIC_OPM_WRITE (1u << 15)
-#define SRNIC_OPM_READ (1u << 16)    /**< read request or read response */
-#define SRNIC_OPM_ATOMIC (1u << 17)  /**< atomic request or atomic ack */
-#define SRNIC_OPM_ACK (1u << 18)     /**< ACKNOWLEDGE or ATOMIC ACKNOWLEDGE */
-#define SRNIC_OPM_RECV (1u << 19)    /**< consumes a receive WQE */
-#define SRNIC_OPM_COMP (1u << 20)    /**< ends a message that completes a receive WQE */
-#define SRNIC_OPM_INV (1u << 21)     /**< carries an R_Key to invalidate */
-#define SRNIC_OPM_RC (1u << 22)
-#define SRNIC_OPM_UC (1u << 23)
-#define SRNIC_OPM_UD (1u << 24)
-#define SRNIC_OPM_CNP (1u << 25)
+#define SRNIC_OPM_FETH (1u << SRNIC_HDR_FETH)
+#define SRNIC_OPM_PAYLOAD (1u << 9)  /**< may carry payload */
+#define SRNIC_OPM_REQ (1u << 10)     /**< requester -> responder */
+#define SRNIC_OPM_RESP (1u << 11)    /**< responder -> requester */
+#define SRNIC_OPM_FIRST (1u << 12)   /**< first packet of a message */
+#define SRNIC_OPM_MIDDLE (1u << 13)
+#define SRNIC_OPM_LAST (1u << 14)    /**< last packet of a message */
+#define SRNIC_OPM_SEND (1u << 15)
+#define SRNIC_OPM_WRITE (1u << 16)
+#define SRNIC_OPM_READ (1u << 17)    /**< read request or read response */
+#define SRNIC_OPM_ATOMIC (1u << 18)  /**< atomic request or atomic ack */
+#define SRNIC_OPM_ACK (1u << 19)     /**< ACKNOWLEDGE or ATOMIC ACKNOWLEDGE */
+#define SRNIC_OPM_RECV (1u << 20)    /**< consumes a receive WQE */
+#define SRNIC_OPM_COMP (1u << 21)    /**< ends a message that completes a receive WQE */
+#define SRNIC_OPM_INV (1u << 22)     /**< carries an R_Key to invalidate */
+#define SRNIC_OPM_RC (1u << 23)
+#define SRNIC_OPM_UC (1u << 24)
+#define SRNIC_OPM_UD (1u << 25)
+#define SRNIC_OPM_CNP (1u << 26)
+#define SRNIC_OPM_ATOMIC_WRITE (1u << 27) /**< ATOMIC WRITE: RETH + 8 bytes, one store */
+#define SRNIC_OPM_FLUSH (1u << 28)   /**< FLUSH: FETH + RETH, no payload */
 #define SRNIC_OPM_ONLY (SRNIC_OPM_FIRST | SRNIC_OPM_LAST)
 #define SRNIC_OPM_HDRS ((1u << SRNIC_HDR_COUNT) - 1)
 
@@ -88,6 +93,8 @@ enum srnic_opcode {
 	SRNIC_OP_RC_FETCH_ADD = 0x14,
 	SRNIC_OP_RC_SEND_LAST_INV = 0x16,
 	SRNIC_OP_RC_SEND_ONLY_INV = 0x17,
+	SRNIC_OP_RC_FLUSH = 0x1C,
+	SRNIC_OP_RC_ATOMIC_WRITE = 0x1D,
 	SRNIC_OP_UC_SEND_FIRST = 0x20,
 	SRNIC_OP_UC_SEND_MIDDLE = 0x21,
 	SRNIC_OP_UC_SEND_LAST = 0x22,

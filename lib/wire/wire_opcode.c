@@ -2,13 +2,15 @@
 /*
  * The opcode table. Offsets are computed at compile time from the mask, in
  * the wire order of the extension headers: DETH, RETH, AtomicETH, AETH,
- * AtomicAckETH, ImmDt, IETH (IBTA 9.2, table 38).
+ * AtomicAckETH, ImmDt, IETH (IBTA 9.2, table 38); FLUSH's FETH comes
+ * between the BTH (DETH) and its RETH (IBTA 1.5, as rxe's offsets).
  */
 #include "srnic_opcode.h"
 
 #define SZ(m, bit, len) (((m) & (bit)) ? (len) : 0)
 #define OFF_DETH(m) SRNIC_BTH_LEN
-#define OFF_RETH(m) (OFF_DETH(m) + SZ(m, SRNIC_OPM_DETH, SRNIC_DETH_LEN))
+#define OFF_FETH(m) (OFF_DETH(m) + SZ(m, SRNIC_OPM_DETH, SRNIC_DETH_LEN))
+#define OFF_RETH(m) (OFF_FETH(m) + SZ(m, SRNIC_OPM_FETH, SRNIC_FETH_LEN))
 #define OFF_ATMETH(m) (OFF_RETH(m) + SZ(m, SRNIC_OPM_RETH, SRNIC_RETH_LEN))
 #define OFF_AETH(m) (OFF_ATMETH(m) + SZ(m, SRNIC_OPM_ATMETH, SRNIC_ATMETH_LEN))
 #define OFF_ATMACK(m) (OFF_AETH(m) + SZ(m, SRNIC_OPM_AETH, SRNIC_AETH_LEN))
@@ -31,6 +33,7 @@
 			[SRNIC_HDR_IMMDT] = OFF_IMMDT(m), \
 			[SRNIC_HDR_IETH] = OFF_IETH(m), \
 			[SRNIC_HDR_CNP_RSVD] = OFF_CNP(m), \
+			[SRNIC_HDR_FETH] = OFF_FETH(m), \
 		}, \
 	}
 
@@ -87,6 +90,11 @@ const struct srnic_opcode_info srnic_opcode_table[256] = {
 	   RC | REQ | PAY | SEND | LAST | COMP | SRNIC_OPM_INV | SRNIC_OPM_IETH),
 	OP(0x17, "RC_SEND_ONLY_WITH_INVALIDATE",
 	   RC | REQ | PAY | SEND | ONLY | COMP | SRNIC_OPM_INV | SRNIC_OPM_IETH),
+	/* IBTA 1.5: both answered by a zero-length RDMA READ RESPONSE ONLY
+	 * (as rxe's send_read_response_ack()), so both take a READ/atomic
+	 * resource of the responder */
+	OP(0x1C, "RC_FLUSH", RC | REQ | ONLY | SRNIC_OPM_FLUSH | SRNIC_OPM_FETH | RETH),
+	OP(0x1D, "RC_ATOMIC_WRITE", RC | REQ | PAY | ONLY | SRNIC_OPM_ATOMIC_WRITE | RETH),
 	SEND_WRITE_OPS(UC, 0x20, "UC_"),
 	OP(0x64, "UD_SEND_ONLY", UD | REQ | PAY | SEND | ONLY | COMP | SRNIC_OPM_DETH),
 	OP(0x65, "UD_SEND_ONLY_WITH_IMMEDIATE",

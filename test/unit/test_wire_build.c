@@ -35,7 +35,7 @@
  * headers", UC = RC + 0x20 for SEND/WRITE, UD 0x64/0x65, CNP 0x81 with 16
  * reserved bytes), in wire order. Letters: D DETH(8) R RETH(16)
  * T AtomicETH(28) A AETH(4) K AtomicAckETH(8) I ImmDt(4) V IETH(4)
- * C CNP reserved(16).
+ * C CNP reserved(16) F FETH(4, IBTA 1.5: FLUSH's, before its RETH).
  */
 struct exp_op {
 	uint8_t op;
@@ -65,6 +65,8 @@ static const struct exp_op exp_ops[] = {
 	{ 0x14, "T", false, 'R' },  /* FETCH ADD */
 	{ 0x16, "V", true, 'R' },   /* SEND LAST with INVALIDATE */
 	{ 0x17, "V", true, 'R' },   /* SEND ONLY with INVALIDATE */
+	{ 0x1C, "FR", false, 'R' }, /* FLUSH (IBTA 1.5): FETH then RETH */
+	{ 0x1D, "R", true, 'R' },   /* ATOMIC WRITE (IBTA 1.5): RETH, 8 bytes */
 	SW(0x20, 'U'),
 	{ 0x64, "D", true, 'D' },   /* UD SEND ONLY */
 	{ 0x65, "DI", true, 'D' },  /* UD SEND ONLY with IMM */
@@ -96,6 +98,7 @@ hdr_letter_len(char c)
 	case 'I': return 4;
 	case 'V': return 4;
 	case 'C': return 16;
+	case 'F': return 4;
 	}
 	fail_msg("bad header letter %c", c);
 	return 0;
@@ -113,6 +116,7 @@ hdr_letter_id(char c)
 	case 'I': return SRNIC_HDR_IMMDT;
 	case 'V': return SRNIC_HDR_IETH;
 	case 'C': return SRNIC_HDR_CNP_RSVD;
+	case 'F': return SRNIC_HDR_FETH;
 	}
 	fail_msg("bad header letter %c", c);
 	return SRNIC_HDR_COUNT;
@@ -196,7 +200,7 @@ test_opcode_table(void **state)
 			assert_int_equal(op >> 5, 3);
 	}
 	assert_int_equal(n_valid, N_EXP_OPS);
-	assert_int_equal(n_valid, 23 + 12 + 2 + 1);
+	assert_int_equal(n_valid, 25 + 12 + 2 + 1);
 }
 
 /* ---- round trip ---- */
@@ -228,6 +232,7 @@ struct fields {
 	uint64_t va, swap_add, compare, orig;
 	uint32_t rkey, dmalen, msn, imm_be, ieth, qkey, sqpn;
 	uint8_t syndrome;
+	uint8_t plt, sel;  /* FETH */
 };
 
 static void
@@ -255,6 +260,8 @@ fields_from_seed(struct fields *v, uint32_t s)
 	v->ieth = 0x55667788u ^ s;
 	v->qkey = 0x80010000u + s;
 	v->sqpn = (0x000001u + s * 977u) & 0xFFFFFF;
+	v->plt = (uint8_t)(1 + s % 15);
+	v->sel = (uint8_t)(s % 4);
 }
 
 static void
@@ -294,6 +301,8 @@ set_fields(uint8_t *bth, const struct exp_op *e, const struct fields *v)
 		srnic_immdt_set_be(bth + info->offset[SRNIC_HDR_IMMDT], v->imm_be);
 	if (info->mask & SRNIC_OPM_IETH)
 		srnic_ieth_set_rkey(bth + info->offset[SRNIC_HDR_IETH], v->ieth);
+	if (info->mask & SRNIC_OPM_FETH)
+		srnic_feth_set(bth + info->offset[SRNIC_HDR_FETH], v->plt, v->sel);
 	if (info->mask & SRNIC_OPM_DETH) {
 		h = bth + info->offset[SRNIC_HDR_DETH];
 		srnic_deth_set_qkey(h, v->qkey);
@@ -366,6 +375,12 @@ check_ext(const uint8_t *bth, const struct srnic_pkt *p, const struct exp_op *e,
 		case 'C':
 			for (i = 0; i < SRNIC_CNP_RSVD_LEN; i++)
 				assert_int_equal(h[i], 0);
+			break;
+		case 'F':
+			/* IBTA 1.5 FETH: PLT in bits 3-0, SEL in 5-4, the rest 0 */
+			assert_int_equal(wt_be(h, 4), (uint32_t)v->plt | (uint32_t)v->sel << 4);
+			assert_int_equal(srnic_feth_plt(a), v->plt);
+			assert_int_equal(srnic_feth_sel(a), v->sel);
 			break;
 		}
 	}

@@ -1067,7 +1067,7 @@ phase_port(void)
 #define XWR_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
 		      IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 		      IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
-		      IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP)
+		      IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_WRITE)
 
 /* the next completion of an extended CQ, by ibv_start_poll() (with a
  * guard) then ibv_end_poll(): what the readers said of it */
@@ -1121,8 +1121,11 @@ xdevice(void)
 	CHECK(ibv_query_device_ex(ctx, NULL, &ax) == 0 && ibv_query_device(ctx, &a) == 0,
 	      "query_device_ex");
 	CHECK(memcmp(&ax.orig_attr, &a, sizeof(a)) == 0, "query_device_ex: orig_attr is query_device's");
-	CHECK(ax.phys_port_cnt_ex == 1 && ax.device_cap_flags_ex == a.device_cap_flags,
-	      "query_device_ex: phys_port_cnt_ex %u (1), device_cap_flags_ex %#llx (%#x)",
+	/* the legacy flags, and rdma-core 45's FLUSH_GLOBAL (1 << 38) and
+	 * ATOMIC_WRITE (1 << 40): not FLUSH_PERSISTENT (1 << 39) */
+	CHECK(ax.phys_port_cnt_ex == 1 &&
+	      ax.device_cap_flags_ex == (a.device_cap_flags | 1ULL << 38 | 1ULL << 40),
+	      "query_device_ex: phys_port_cnt_ex %u (1), device_cap_flags_ex %#llx (%#x + FLUSH_GLOBAL, ATOMIC_WRITE)",
 	      ax.phys_port_cnt_ex, (unsigned long long)ax.device_cap_flags_ex, a.device_cap_flags);
 	CHECK(ax.comp_mask == 0 && ax.completion_timestamp_mask == 0 && ax.hca_core_clock == 0 &&
 	      ax.odp_caps.general_caps == 0 && ax.tso_caps.max_tso == 0 &&
@@ -1158,10 +1161,10 @@ xbad_args(struct ibv_cq_ex *xcq)
 	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
 	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	qa.pd = pd;
-	qa.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_ATOMIC_WRITE;
+	qa.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_TSO;
 	errno = 0;
 	CHECK(ibv_create_qp_ex(ctx, &qa) == NULL && errno == EOPNOTSUPP,
-	      "create_qp_ex asking for ATOMIC_WRITE: EOPNOTSUPP");
+	      "create_qp_ex asking for TSO: EOPNOTSUPP");
 	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD;
 	errno = 0;
 	CHECK(ibv_create_qp_ex(ctx, &qa) == NULL && errno == EOPNOTSUPP,
@@ -1239,19 +1242,29 @@ phase_ex(void)
 	if (!server) {
 		char inl[32];
 
-		/* a SEND, then an ATOMIC_WRITE: the batch fails as
-		 * ibv_post_send fails ATOMIC_WRITE, and queues nothing */
+		/* IBTA 1.5's ATOMIC_WRITE: the value taken at the call, one
+		 * completion IBV_WC_ATOMIC_WRITE; then a READ of the word */
 		ibv_wr_start(qx);
 		qx->wr_id = 1;
 		qx->wr_flags = IBV_SEND_SIGNALED;
-		ibv_wr_send(qx);
-		ibv_wr_set_sge(qx, xmr->lkey, (uintptr_t)buf, 16);
 		{
-			uint8_t v[8] = { 0 };
+			uint64_t v = 0x0807060504030201ull;
 
-			ibv_wr_atomic_write(qx, theirs.rkey, theirs.addr, v);
+			ibv_wr_atomic_write(qx, theirs.rkey, theirs.addr + 512, &v);
+			v = 0;
 		}
-		CHECK(ibv_wr_complete(qx) == EOPNOTSUPP, "wr batch with atomic_write: EOPNOTSUPP, as post_send");
+		qx->wr_id = 2;
+		ibv_wr_rdma_read(qx, theirs.rkey, theirs.addr + 512);
+		ibv_wr_set_sge(qx, xmr->lkey, (uintptr_t)buf + XLEN, 8);
+		CHECK(ibv_wr_complete(qx) == 0, "wr batch of atomic_write, read");
+		n = xpoll(xcq, w, 2);
+		CHECK(n == 2 && w[0].wr_id == 1 && w[0].status == IBV_WC_SUCCESS &&
+		      w[0].opcode == IBV_WC_ATOMIC_WRITE && w[1].opcode == IBV_WC_RDMA_READ,
+		      "atomic_write: %d completions, status %d opcode %d", n, w[0].status,
+		      w[0].opcode);
+		CHECK(*(uint64_t *)(buf + XLEN) == 0x0807060504030201ull,
+		      "the peer's word is the ATOMIC_WRITE's value (%#llx)",
+		      (unsigned long long)*(uint64_t *)(buf + XLEN));
 		{
 			struct ibv_sge three[3] = {
 				{ (uintptr_t)buf, 8, xmr->lkey }, { (uintptr_t)buf + 8, 8, xmr->lkey },
