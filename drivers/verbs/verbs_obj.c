@@ -884,16 +884,36 @@ ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struct ibv_grh *grh,
 	return ibv_create_ah(pd, &attr);
 }
 
+/* ---- multicast (srnic_attach_mcast()): 0 or an errno, as rdma-core ---- */
+
 int
 ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
-	return EOPNOTSUPP;
+	int rc;
+
+	if (qp == NULL)
+		return EINVAL;
+	rc = srnic_attach_mcast(sv_qp(qp)->sqp, gid, lid);
+	if (rc < 0) {
+		errno = -rc;
+		return -rc;
+	}
+	return 0;
 }
 
 int
 ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
-	return EOPNOTSUPP;
+	int rc;
+
+	if (qp == NULL)
+		return EINVAL;
+	rc = srnic_detach_mcast(sv_qp(qp)->sqp, gid, lid);
+	if (rc < 0) {
+		errno = -rc;
+		return -rc;
+	}
+	return 0;
 }
 
 /* ---- memory windows (srnic_alloc_mw()) ---- */
