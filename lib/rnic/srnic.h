@@ -272,9 +272,11 @@ int srnic_dev_add_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
  * per SRNIC_ARP_RETRY_MS however often this is called; call again (after
  * polling the engines, if this thread drives them) until it returns 0 or
  * the caller's own timeout passes. Any thread; no engine need be idle.
+ * A multicast group's GID (srnic_gid_is_mgid()) resolves at once to the
+ * group's MAC (01:00:5e / 33:33, srnic_attach_mcast()), with no request.
  * @return 0 with *mac set; -EAGAIN (asked, not known yet); -EINVAL (NULL
- *   argument, an IPv4-mapped GID on an IPv6 device, an unspecified, broadcast or
- *   multicast address); -ENOSPC (the table is full of static entries, so
+ *   argument, an IPv4-mapped GID on an IPv6 device, an unspecified or
+ *   broadcast address); -ENOSPC (the table is full of static entries, so
  *   no reply could be learned).
  */
 int srnic_dev_resolve_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
