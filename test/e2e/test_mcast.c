@@ -10,6 +10,7 @@
  *   (rx_mcast_no_group) and the WQEs stay posted; so is a SEND to a group
  *   nobody joined;
  * - an IPv6 group's AH sends to 33:33 + its low 32 bits;
+ * (test_mcast_engines.c: a group's QPs on two engines of one device)
  * - the API: a non-UD QP or a unicast GID is EINVAL, a detach of a QP not
  *   attached EINVAL, a second attach of the same QP 0, an attached QP
  *   cannot be destroyed (EBUSY), SRNIC_MAX_MCAST_GRP groups then ENOMEM,
