@@ -886,14 +886,15 @@ ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struct ibv_grh *grh,
 
 /* ---- multicast (srnic_attach_mcast()): 0 or an errno, as rdma-core ---- */
 
-int
-ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+static int
+sv_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid,
+	 int (*op)(struct srnic_qp *, const union ibv_gid *, uint16_t))
 {
 	int rc;
 
 	if (qp == NULL)
 		return EINVAL;
-	rc = srnic_attach_mcast(sv_qp(qp)->sqp, gid, lid);
+	rc = op(sv_qp(qp)->sqp, gid, lid);
 	if (rc < 0) {
 		errno = -rc;
 		return -rc;
@@ -902,18 +903,15 @@ ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 }
 
 int
+ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	return sv_mcast(qp, gid, lid, srnic_attach_mcast);
+}
+
+int
 ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
-	int rc;
-
-	if (qp == NULL)
-		return EINVAL;
-	rc = srnic_detach_mcast(sv_qp(qp)->sqp, gid, lid);
-	if (rc < 0) {
-		errno = -rc;
-		return -rc;
-	}
-	return 0;
+	return sv_mcast(qp, gid, lid, srnic_detach_mcast);
 }
 
 /* ---- memory windows (srnic_alloc_mw()) ---- */
