@@ -1168,8 +1168,10 @@ rdma_destroy_qp(struct rdma_cm_id *rid)
 {
 	if (rid == NULL)
 		return;
-	if (rid->qp != NULL)
+	if (rid->qp != NULL) {
+		cma_mc_leave_all(cma_id(rid), rid->qp); /* attached: not destroyed */
 		ibv_destroy_qp(rid->qp);
+	}
 	rid->qp = NULL;
 	destroy_cqs(cma_id(rid));
 }
@@ -1277,6 +1279,7 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 
 	if (rid == NULL)
 		return err(EINVAL);
+	cma_mc_leave_all(id, NULL);
 	pthread_mutex_lock(&cma_lock);
 	cmid = take_cm_id(id);
 	pthread_mutex_unlock(&cma_lock);
@@ -2369,26 +2372,27 @@ rdma_event_str(enum rdma_cm_event_type event)
 	return "UNKNOWN EVENT";
 }
 
+/* ---- for cma_mcast.c ---- */
+
+struct cma_event *
+cma_event_new(struct cma_id *id, enum rdma_cm_event_type type, int status)
+{
+	return event_new(id, id, type, status);
+}
+
+void
+cma_event_post(struct cma_id *id, struct cma_event *e)
+{
+	event_post(id, e);
+}
+
+int
+cma_complete(struct cma_id *id)
+{
+	return complete(id);
+}
+
 /* ---- not served ---- */
-
-int
-rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context)
-{
-	return err(ENOSYS);     /* srnic has no multicast */
-}
-
-int
-rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *mc_join_attr,
-		       void *context)
-{
-	return err(ENOSYS);
-}
-
-int
-rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
-{
-	return err(ENOSYS);
-}
 
 /* ECE (enhanced connection establishment): srnic's CM has none */
 int

@@ -64,6 +64,7 @@ enum cma_state {
 };
 
 struct cma_event;
+struct cma_mc;
 
 /* rdma_event_channel: an eventfd (EFD_SEMAPHORE), one count per queued event (cma.c's event_queue) */
 struct cma_channel {
@@ -109,6 +110,7 @@ struct cma_id {
 	struct ibv_pd *ep_pd;           /* rdma_create_ep (passive): for rdma_get_request */
 	struct ibv_qp_init_attr *ep_qp_attr;
 	uint32_t remote_qpn, remote_qkey;
+	LIST_HEAD(, cma_mc) mc;         /* multicast joins (cma_mcast.c), under cma_lock */
 };
 
 enum cma_event_kind {
@@ -151,5 +153,14 @@ struct ibv_context *cma_verbs(void);
 int cma_create_id_qpt(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
 		      enum rdma_port_space ps, enum ibv_qp_type qpt);
 int cma_ep_passive(struct rdma_cm_id *rid, struct ibv_pd *pd, const struct ibv_qp_init_attr *a);
+/* for cma_mcast.c: an event about id on its channel (cma_lock held; NULL
+ * posted says it was lost), and a sync id's wait for it */
+struct cma_event *cma_event_new(struct cma_id *id, enum rdma_cm_event_type type, int status);
+void cma_event_post(struct cma_id *id, struct cma_event *e);
+int cma_complete(struct cma_id *id);
+
+/* cma_mcast.c: leave every group id joined (qp NULL: rdma_destroy_id), or
+ * detach qp from them (rdma_destroy_qp: the joins stay). Not under cma_lock. */
+void cma_mc_leave_all(struct cma_id *id, struct ibv_qp *qp);
 
 #endif /* SRNIC_RDMACM_H */

@@ -923,16 +923,34 @@ ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struct ibv_grh *grh,
 	return ibv_create_ah(pd, &attr);
 }
 
+/* ---- multicast (srnic_attach_mcast()): 0 or an errno, as rdma-core ---- */
+
+static int
+sv_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid,
+	 int (*op)(struct srnic_qp *, const union ibv_gid *, uint16_t))
+{
+	int rc;
+
+	if (qp == NULL)
+		return EINVAL;
+	rc = op(sv_qp(qp)->sqp, gid, lid);
+	if (rc < 0) {
+		errno = -rc;
+		return -rc;
+	}
+	return 0;
+}
+
 int
 ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
-	return EOPNOTSUPP;
+	return sv_mcast(qp, gid, lid, srnic_attach_mcast);
 }
 
 int
 ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
-	return EOPNOTSUPP;
+	return sv_mcast(qp, gid, lid, srnic_detach_mcast);
 }
 
 /* ---- memory windows (srnic_alloc_mw()) ---- */

@@ -25,8 +25,6 @@ ah_check(const struct srnic_dev *dev, const struct ibv_ah_attr *a)
 	v4 = srnic_gid_is_v4mapped(&a->grh.dgid);
 	if (srnic_gid_is_v4mapped(&dev->gid[a->grh.sgid_index]) != v4)
 		return EINVAL;
-	if (srnic_gid_is_multicast(&a->grh.dgid, v4))
-		return EOPNOTSUPP; /* no multicast groups (ibv_attach_mcast) */
 	return 0;
 }
 
@@ -44,8 +42,7 @@ ah_create(struct srnic_pd *pd, const struct ibv_ah_attr *a, const struct rte_eth
 	dev = pd->dev;
 	rc = ah_check(dev, a);
 	if (rc != 0) {
-		SRNIC_LOG(DEBUG, "create_ah: %s (is_global %u, sgid_index %u, port %u)",
-			  rc == EOPNOTSUPP ? "multicast destination" : "bad attribute",
+		SRNIC_LOG(DEBUG, "create_ah: bad attribute (is_global %u, sgid_index %u, port %u)",
 			  a->is_global, a->grh.sgid_index, a->port_num);
 		rte_errno = rc;
 		return NULL;
@@ -71,7 +68,12 @@ ah_create(struct srnic_pd *pd, const struct ibv_ah_attr *a, const struct rte_eth
 			     0 : a->grh.flow_label & SRNIC_FLOW_LABEL_MASK;
 	ah->dest.sgid_index = a->grh.sgid_index;
 	memcpy(ah->dest.ip, a->grh.dgid.raw, 16);
-	if (dmac != NULL) {
+	if (srnic_gid_is_mgid(&a->grh.dgid)) {
+		/* a group: its MAC, never asked for (RFC 1112, RFC 2464) */
+		srnic_mcast_mac(&a->grh.dgid, &ah->dest.mac);
+		ah->dest.mac_ok = 1;
+		ah->dmac_given = 1;
+	} else if (dmac != NULL) {
 		ah->dest.mac = *dmac;
 		ah->dest.mac_ok = 1;
 		ah->dmac_given = 1;

@@ -313,6 +313,7 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 	dev->event_fd = -1;
 	rte_spinlock_init(&dev->lock);
 	rte_spinlock_init(&dev->neigh_lock);
+	rte_spinlock_init(&dev->mcast_lock);
 	if (conf->mac != NULL)
 		dev->mac = *conf->mac;
 	else if (rte_eth_macaddr_get(dev->port_id, &dev->mac) != 0)
@@ -491,6 +492,9 @@ srnic_dev_query(const struct srnic_dev *dev, struct ibv_device_attr *a)
 	a->max_mw = SRNIC_MAX_MW;
 	a->max_pd = SRNIC_MAX_PD;
 	a->max_ah = SRNIC_MAX_AH;
+	a->max_mcast_grp = SRNIC_MAX_MCAST_GRP;
+	a->max_mcast_qp_attach = SRNIC_MAX_MCAST_QP_ATTACH;
+	a->max_total_mcast_qp_attach = SRNIC_MAX_TOTAL_MCAST_QP_ATTACH;
 	a->max_qp_rd_atom = SRNIC_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = SRNIC_MAX_RD_ATOMIC;
 	a->max_res_rd_atom = SRNIC_MAX_RD_ATOMIC * SRNIC_MAX_QP;

@@ -45,7 +45,13 @@ srnic_dev_resolve_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
 {
 	int rc;
 
-	if (dev == NULL || gid == NULL || mac == NULL || !neigh_gid_ok(dev, gid))
+	if (dev == NULL || gid == NULL || mac == NULL)
+		return -EINVAL;
+	if (srnic_gid_is_mgid(gid) && (dev->ip_ver == 4 || !srnic_gid_is_v4mapped(gid))) {
+		srnic_mcast_mac(gid, mac); /* a group's: no ARP (the kernel's arp_mc_map) */
+		return 0;
+	}
+	if (!neigh_gid_ok(dev, gid))
 		return -EINVAL;
 	if (srnic_neigh_lookup(dev, gid->raw, mac) == 0) /* ourselves included: loopback */
 		return 0;

@@ -345,6 +345,8 @@ srnic_destroy_qp(struct srnic_qp *qp)
 	dev = qp->dev;
 	if (srnic_dev_in_poll(dev))
 		return -EDEADLK; /* the quiesce below would wait for our own poll */
+	if (srnic_qp_mcast_busy(qp))
+		return -EBUSY; /* attached to a group: uverbs refuses too */
 	atomic_store(&qp->state, IBV_QPS_RESET);
 	rte_spinlock_lock(&dev->lock);
 	__atomic_store_n(qp_slot(dev, qp->qpn), NULL, __ATOMIC_RELEASE);

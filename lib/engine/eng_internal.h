@@ -345,6 +345,11 @@ bool eng_srq_take(struct srnic_engine *eng, struct srnic_srq *srq, struct srnic_
 		  uint32_t need, bool *too_small);
 /* UD receive (ud.c): Q_Key, length, a receive WQE with the GRH area. */
 void eng_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt);
+/* A packet to an address not ours: if to a multicast group, delivered to
+ * the group's QPs (those of other engines get a copy when from_port: the
+ * packet came from the port, not from another engine) or dropped and
+ * counted, and true; false if not multicast. The caller frees the mbuf. */
+bool eng_ud_mcast_rx(struct srnic_engine *eng, struct srnic_pkt *pkt, bool from_port);
 /* UC responder (uc.c): SEND/WRITE without ACKs; a gap drops the message. */
 void eng_uc_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt);
 

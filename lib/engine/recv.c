@@ -95,7 +95,10 @@ eng_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
 			goto drop;
 		}
 		if (unlikely(!pkt_is_for_us(dev, &pkt))) {
-			eng_stat(eng, SRNIC_STAT_RX_NOT_FOR_US, 1);
+			/* a group's: the port's RX reads with the ICRC check,
+			 * other engines' copies and our loopback without */
+			if (!eng_ud_mcast_rx(eng, &pkt, !(parse_flags & SRNIC_PARSE_F_NO_ICRC)))
+				eng_stat(eng, SRNIC_STAT_RX_NOT_FOR_US, 1);
 			goto drop;
 		}
 		qp = srnic_dev_qp(dev, pkt.dqpn);

@@ -9,7 +9,14 @@
  * the payload after it. The completion names the sender (src_qp from the
  * DETH) and carries IBV_WC_GRH. Nothing is acknowledged and PSNs are not
  * checked (no ordering, no duplicates to find).
+ *
+ * Multicast (IBTA 10.5, eng_ud_mcast_rx()): a datagram to a group's IP
+ * address and QPN 0xFFFFFF goes through the same steps once per QP
+ * attached to the group (lib/core/mcast.c), each with its own Q_Key and
+ * receive WQE.
  */
+#include <rte_ip.h>
+
 #include "eng_internal.h"
 
 /* Copy len bytes of src into the scatter list at offset off (local write
@@ -134,4 +141,95 @@ eng_ud_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt)
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 	}
 	eng_qp_cqe_se(eng, qp, qp->rcq, &wc, next, srnic_bth_se(pkt->bth));
+}
+
+/* The group a multicast datagram is for (its destination address as a
+ * GID), from the table mcast.c publishes; NULL if no QP joined it. */
+static const struct srnic_mcast_grp *
+ud_mcast_group(const struct srnic_dev *dev, const union ibv_gid *mgid)
+{
+	uint32_t i;
+
+	for (i = 0; i < SRNIC_MAX_MCAST_GRP; i++) {
+		const struct srnic_mcast_grp *g = __atomic_load_n(&dev->mcast[i], __ATOMIC_ACQUIRE);
+
+		if (g != NULL && memcmp(g->mgid.raw, mgid->raw, 16) == 0)
+			return g;
+	}
+	return NULL;
+}
+
+/* Hand a copy of a group's datagram to engine `to`, whose QPs in the
+ * group take it from its redirect ring (there it is not passed on again). */
+static void
+ud_mcast_copy(struct srnic_engine *eng, struct srnic_engine *to, const struct srnic_pkt *pkt)
+{
+	struct rte_mbuf *c = rte_pktmbuf_copy(pkt->mbuf, eng->dev->pool, 0, UINT32_MAX);
+
+	if (unlikely(c == NULL || rte_ring_mp_enqueue(to->redirect, c) != 0)) {
+		rte_pktmbuf_free(c);
+		eng_stat(eng, SRNIC_STAT_RX_MCAST_COPY_DROP, 1);
+		return;
+	}
+	eng_stat(eng, SRNIC_STAT_RX_MCAST_COPIES, 1);
+}
+
+bool
+eng_ud_mcast_rx(struct srnic_engine *eng, struct srnic_pkt *pkt, bool from_port)
+{
+	const uint8_t *l3 = rte_pktmbuf_mtod(pkt->mbuf, const uint8_t *) + pkt->l3_off;
+	struct srnic_dev *dev = eng->dev;
+	const struct srnic_mcast_grp *g;
+	uint32_t others = 0;
+	union ibv_gid mgid;
+	uint16_t k;
+
+	if (pkt->ip_ver == 4)
+		srnic_gid_from_ipv4(&mgid, l3 + offsetof(struct rte_ipv4_hdr, dst_addr));
+	else
+		memcpy(mgid.raw, l3 + offsetof(struct rte_ipv6_hdr, dst_addr), 16);
+	if (!srnic_gid_is_mgid(&mgid))
+		return false;
+	/* IBTA 10.5.2.2: to a group, the destination QPN is 0xFFFFFF */
+	g = atomic_load_explicit(&dev->nb_mcast_grp, memory_order_relaxed) != 0 &&
+	    pkt->dqpn == SRNIC_MCAST_QPN ? ud_mcast_group(dev, &mgid) : NULL;
+	if (g == NULL) {
+		eng_stat(eng, SRNIC_STAT_RX_MCAST_NO_GROUP, 1);
+		return true;
+	}
+	if (unlikely(!(pkt->mask & SRNIC_OPM_UD))) {
+		eng_stat(eng, SRNIC_STAT_RX_BAD_TRANSPORT, 1);
+		return true;
+	}
+	if (unlikely(!srnic_pkey_match(srnic_bth_pkey(pkt->bth), SRNIC_PKEY_DEFAULT))) {
+		eng_stat(eng, SRNIC_STAT_RX_BAD_PKEY, 1);
+		return true;
+	}
+	eng_stat(eng, SRNIC_STAT_RX_MCAST_PKTS, 1);
+	/* Every QP of the group on this engine gets the datagram (each
+	 * checks its Q_Key and takes its own receive WQE: eng_ud_rx() only
+	 * reads the packet); the other engines get a copy each. */
+	for (k = 0; k < g->nb_qp; k++) {
+		struct srnic_qp *qp = g->qp[k];
+		enum ibv_qp_state st;
+
+		if (qp->eng != eng) {
+			others |= 1u << qp->eng->index;
+			continue;
+		}
+		st = srnic_qp_cur_state(qp);
+		if (unlikely(st < IBV_QPS_RTR || st == IBV_QPS_ERR)) {
+			eng_stat(eng, SRNIC_STAT_RX_QP_STATE, 1);
+			continue;
+		}
+		if (unlikely(st == IBV_QPS_RTR) && !qp->comm_est_raised)
+			eng_comm_est(eng, qp);
+		eng_ud_rx(eng, qp, pkt);
+	}
+	if (unlikely(others != 0) && from_port) {
+		for (k = 0; k < dev->nb_engines; k++)
+			if (others & (1u << k))
+				ud_mcast_copy(eng, dev->engines[k], pkt);
+	}
+	return true;
 }

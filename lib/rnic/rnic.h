@@ -497,6 +497,7 @@ struct srnic_qp {
 	 * once per connection / per entry into ERR */
 	uint8_t comm_est_raised;        /* IBV_EVENT_COMM_EST (first packet in RTR) */
 	uint8_t last_wqe_raised;        /* IBV_EVENT_QP_LAST_WQE_REACHED (SRQ QP in ERR, flushed) */
+	uint16_t nb_mcast;              /* groups attached to (dev->mcast_lock) */
 	uint32_t gen;                   /* incarnation (async events) */
 	void *user;                     /* srnic_qp_set_user(): async events carry it */
 	struct srnic_qp_stats stats;    /* engine-written */
@@ -609,6 +610,21 @@ struct srnic_neigh {
 	uint64_t solicit_tsc;       /* the last request or solicitation sent for it (rate limit) */
 };
 
+/* ---- multicast groups ---- */
+
+/*
+ * A multicast group with QPs attached (mcast.c). Immutable once published
+ * in dev->mcast: an attach or a detach builds a new one, swaps the pointer
+ * and frees the old one after a quiesce, so engines read it with no lock.
+ * Its QPs cannot be destroyed while attached (srnic_destroy_qp(): -EBUSY).
+ */
+struct srnic_mcast_grp {
+	union ibv_gid mgid;
+	struct rte_ether_addr mac;  /* 01:00:5e:.. / 33:33:.. from mgid */
+	uint16_t nb_qp;
+	struct srnic_qp *qp[SRNIC_MAX_MCAST_QP_ATTACH];
+};
+
 /* ---- the device ---- */
 
 /* What the port's watch did (srnic_dev_stat() names: port.c). */
@@ -691,6 +707,13 @@ struct srnic_dev {
 	uint64_t port_restart_tsc;      /* not before this */
 	_Atomic uint8_t port_paused;    /* engines: no RX/TX burst (read once per poll) */
 	_Atomic uint64_t port_stats[SRNIC_PORT_STAT_COUNT];
+
+	/* multicast groups (mcast.c): slots written under mcast_lock, read by
+	 * engines; nb_mcast_grp 0 lets the receive path skip the table */
+	rte_spinlock_t mcast_lock;
+	_Atomic uint32_t nb_mcast_grp;
+	uint8_t mcast_allmulti;         /* the port could not filter: all multicast on */
+	struct srnic_mcast_grp *mcast[SRNIC_MAX_MCAST_GRP];
 
 	rte_spinlock_t neigh_lock;
 	struct srnic_neigh neigh[SRNIC_NEIGH_MAX];
@@ -797,6 +820,11 @@ srnic_dev_next_gen(struct srnic_dev *dev)
 /* Remove every CQE of qp from cq (engines quiesced for qp: it produces no
  * more). Control path; takes cq->poll_lock. */
 void srnic_cq_clean(struct srnic_cq *cq, const struct srnic_qp *qp);
+
+/* mcast.c: whether qp is attached to a group (srnic_destroy_qp() refuses it). */
+bool srnic_qp_mcast_busy(struct srnic_qp *qp);
+/* The Ethernet address of a multicast group's GID. */
+void srnic_mcast_mac(const union ibv_gid *mgid, struct rte_ether_addr *mac);
 
 /* DPDK telemetry (/srnic/devs, /srnic/stats,<dev>) sees the device. */
 void srnic_telemetry_add(struct srnic_dev *dev);

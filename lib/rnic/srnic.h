@@ -88,6 +88,21 @@ srnic_gid_from_ipv4(union ibv_gid *gid, const void *ip4)
 }
 
 /** Whether gid is IPv4-mapped (::ffff:0:0/96): an IPv4 address. */
+static inline bool srnic_gid_is_v4mapped(const union ibv_gid *gid);
+
+/**
+ * Whether gid is a multicast group's: IPv6 ff00::/8, or an IPv4-mapped
+ * 224.0.0.0/4 (the kernel's rdma_is_multicast_addr()).
+ */
+static inline bool
+srnic_gid_is_mgid(const union ibv_gid *gid)
+{
+	if (srnic_gid_is_v4mapped(gid))
+		return (gid->raw[12] & 0xF0) == 0xE0;
+	return gid->raw[0] == 0xFF;
+}
+
+/** Whether gid is IPv4-mapped (::ffff:0:0/96): an IPv4 address. */
 static inline bool
 srnic_gid_is_v4mapped(const union ibv_gid *gid)
 {
@@ -108,6 +123,11 @@ srnic_gid_is_v4mapped(const union ibv_gid *gid)
 #define SRNIC_MAX_RD_ATOMIC 16     /**< max_rd_atomic / max_dest_rd_atomic */
 #define SRNIC_MAX_MSG_SIZE (1u << 31) /**< bytes per message */
 #define SRNIC_MAX_ENGINES_PER_DEV 16 /**< RX/TX queue pairs used on one port */
+#define SRNIC_MAX_MCAST_GRP 64     /**< multicast groups a device has QPs attached to */
+#define SRNIC_MAX_MCAST_QP_ATTACH 16 /**< UD QPs attached to one group */
+/** attachments over all groups (every group full) */
+#define SRNIC_MAX_TOTAL_MCAST_QP_ATTACH (SRNIC_MAX_MCAST_GRP * SRNIC_MAX_MCAST_QP_ATTACH)
+#define SRNIC_MCAST_QPN 0xFFFFFFu  /**< a multicast datagram's destination QPN (IBTA 10.5.2.2) */
 #define SRNIC_GID_TBL_LEN 2        /**< 0: link-local from MAC, 1: IP-based; each RoCEv2 */
 #define SRNIC_GID_INDEX_LL 0       /**< fe80:: from the MAC: RoCEv2 over IPv6 link-local, as rxe */
 #define SRNIC_GID_INDEX_IP 1       /**< the device's address (IPv4-mapped or IPv6) */
@@ -254,9 +274,11 @@ int srnic_dev_add_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
  * per SRNIC_ARP_RETRY_MS however often this is called; call again (after
  * polling the engines, if this thread drives them) until it returns 0 or
  * the caller's own timeout passes. Any thread; no engine need be idle.
+ * A multicast group's GID (srnic_gid_is_mgid()) resolves at once to the
+ * group's MAC (01:00:5e / 33:33, srnic_attach_mcast()), with no request.
  * @return 0 with *mac set; -EAGAIN (asked, not known yet); -EINVAL (NULL
- *   argument, an IPv4-mapped GID on an IPv6 device, an unspecified, broadcast or
- *   multicast address); -ENOSPC (the table is full of static entries, so
+ *   argument, an IPv4-mapped GID on an IPv6 device, an unspecified or
+ *   broadcast address); -ENOSPC (the table is full of static entries, so
  *   no reply could be learned).
  */
 int srnic_dev_resolve_neigh(struct srnic_dev *dev, const union ibv_gid *gid,
@@ -611,7 +633,7 @@ int srnic_qp_get_stats(const struct srnic_qp *qp, struct srnic_qp_stats *st);
 /**
  * An address handle for UD work requests (ibv_create_ah()). RoCE needs the
  * GRH: is_global 1, grh.dgid the peer's GID (IPv4-mapped or IPv6,
- * unicast), grh.sgid_index any GID of the table of the dgid's family (the
+ * unicast or a group's), grh.sgid_index any GID of the table of the dgid's family (the
  * source: IPv4 or IPv6, link-local GID 0 too); port_num 1. grh.hop_limit
  * (0: SRNIC_IP_TTL), traffic_class and (IPv6) flow_label go into the
  * packets as given. The peer's MAC comes from the neighbour table (a
@@ -619,7 +641,10 @@ int srnic_qp_get_stats(const struct srnic_qp *qp, struct srnic_qp_stats *st);
  * it and waits for the reply up to SRNIC_UD_RESOLVE_MS, then the datagram
  * is dropped, counted as req_ud_no_route, and the WR completes, as a
  * datagram the kernel's neighbour layer gave up on).
- * NULL with rte_errno EINVAL (bad arguments), EOPNOTSUPP (multicast).
+ * A multicast dgid (srnic_gid_is_mgid()) needs no lookup: the packets go
+ * to the group's MAC (srnic_attach_mcast()); a UD work request to it names
+ * remote_qpn SRNIC_MCAST_QPN.
+ * NULL with rte_errno EINVAL (bad arguments).
  */
 struct srnic_ah *srnic_create_ah(struct srnic_pd *pd, const struct ibv_ah_attr *attr);
 /** The same with the peer's MAC given (rdma-core's extended AH): no lookup. */
@@ -655,6 +680,29 @@ int srnic_init_ah_from_wc(struct srnic_dev *dev, const struct ibv_wc *wc, const 
 /** srnic_init_ah_from_wc() then srnic_create_ah() (ibv_create_ah_from_wc()). */
 struct srnic_ah *srnic_create_ah_from_wc(struct srnic_pd *pd, const struct ibv_wc *wc,
 					 const void *grh);
+
+/* ---- multicast (UD) ---- */
+
+/**
+ * Attach a UD QP to the multicast group gid (ibv_attach_mcast()): datagrams
+ * to the group's address and destination QPN SRNIC_MCAST_QPN are delivered
+ * to every QP attached, each checking its own Q_Key. gid is an IPv6
+ * multicast address (ff00::/8) or an IPv4-mapped one (::ffff:224.0.0.0/4),
+ * lid is ignored (RoCE). The port's multicast filter takes the group's MAC
+ * (01:00:5e + the low 23 bits of an IPv4 group, 33:33 + the low 32 bits of
+ * an IPv6 one) while a QP is attached. Attaching an attached QP again does
+ * nothing. A QP cannot be destroyed while attached (-EBUSY, as uverbs).
+ * 0, or -EINVAL (not a UD QP, not a multicast GID), -ENOMEM
+ * (SRNIC_MAX_MCAST_GRP groups, or SRNIC_MAX_MCAST_QP_ATTACH QPs in this
+ * one), -EDEADLK (called from inside an engine poll).
+ */
+int srnic_attach_mcast(struct srnic_qp *qp, const union ibv_gid *gid, uint16_t lid);
+/**
+ * Detach qp from gid (ibv_detach_mcast()): once this returns, no engine
+ * delivers the group's datagrams to it. 0, or -EINVAL (not attached, bad
+ * arguments), -EDEADLK.
+ */
+int srnic_detach_mcast(struct srnic_qp *qp, const union ibv_gid *gid, uint16_t lid);
 
 /* ---- shared receive queues ---- */
 

@@ -35,6 +35,10 @@
 	X(RX_UD_TOO_LONG, "rx_ud_too_long")         /* payload beyond the path MTU: dropped */ \
 	X(RX_UD_NO_RECV, "rx_ud_no_recv_wqe")       /* no receive WQE posted: dropped (UD has no RNR) */ \
 	X(RX_UD_RECV_TOO_SMALL, "rx_ud_recv_too_small") /* GRH + payload beyond the next WQE: dropped, WQE kept */ \
+	X(RX_MCAST_PKTS, "rx_mcast_pkts")           /* multicast datagrams to a group a QP here joined */ \
+	X(RX_MCAST_NO_GROUP, "rx_mcast_no_group")   /* to a multicast address no QP joined, or not to QPN 0xFFFFFF: dropped */ \
+	X(RX_MCAST_COPIES, "rx_mcast_copies")       /* copies handed to attached QPs of other engines */ \
+	X(RX_MCAST_COPY_DROP, "rx_mcast_copy_drop") /* ... not made or not handed over (no mbuf, ring full) */ \
 	X(RX_UC_PKTS, "rx_uc_pkts")                 /* UC packets taken */ \
 	X(RX_UC_PSN_GAP, "rx_uc_psn_gap")           /* FIRST/ONLY after a PSN gap: resynced there */ \
 	X(RX_UC_DROP, "rx_uc_drop")                 /* UC packets dropped: a gap, or inside a dropped message */ \

@@ -225,7 +225,7 @@ test_resolve_static_self_unanswered(void **state)
 	assert_int_equal(srnic_dev_resolve_neigh(T.dev[0], &g, &mac), -EAGAIN);
 }
 
-/* GIDs no neighbour has: -EINVAL, no request. */
+/* GIDs no neighbour has: -EINVAL, no request; a group's: its MAC, no request. */
 static void
 test_resolve_bad(void **state)
 {
@@ -245,8 +245,9 @@ test_resolve_bad(void **state)
 		assert_int_equal(srnic_dev_resolve_neigh(T.dev[0], &g, &mac), -EINVAL);
 		g = gid4(bc4);
 		assert_int_equal(srnic_dev_resolve_neigh(T.dev[0], &g, &mac), -EINVAL);
-		g = gid4(mc4);
-		assert_int_equal(srnic_dev_resolve_neigh(T.dev[0], &g, &mac), -EINVAL);
+		g = gid4(mc4); /* a group's: its MAC at once (01:00:5e + the low 23 bits) */
+		assert_int_equal(srnic_dev_resolve_neigh(T.dev[0], &g, &mac), 0);
+		assert_memory_equal(mac.addr_bytes, ((const uint8_t[6]){ 1, 0, 0x5e, 0, 0, 1 }), 6);
 	} else {
 		g = gid4(fam4.ip[IP_B]); /* IPv4 on an IPv6 device: no address to ask from */
 		assert_int_equal(srnic_dev_resolve_neigh(T.dev[0], &g, &mac), -EINVAL);
@@ -254,8 +255,9 @@ test_resolve_bad(void **state)
 	/* IPv6 on either device (its link-local GID), but not these */
 	g = gid6(zero);
 	assert_int_equal(srnic_dev_resolve_neigh(T.dev[0], &g, &mac), -EINVAL);
-	g = gid6(mc6);
-	assert_int_equal(srnic_dev_resolve_neigh(T.dev[0], &g, &mac), -EINVAL);
+	g = gid6(mc6); /* 33:33 + the low 32 bits */
+	assert_int_equal(srnic_dev_resolve_neigh(T.dev[0], &g, &mac), 0);
+	assert_memory_equal(mac.addr_bytes, ((const uint8_t[6]){ 0x33, 0x33, 0, 0, 0, 1 }), 6);
 	srnic_engine_poll(eng);
 	assert_int_equal(requests(eng), r0);
 }

@@ -14,8 +14,8 @@ timeouts are failure guards only.
 
   rdmacm_test.py --lib BUILD/drivers/verbs CASE
 
-CASE: symbols | rping | perftest | ucmatose | rdma_server | cmtime | udaddy | fio | api |
-      af_packet
+CASE: symbols | rping | perftest | ucmatose | rdma_server | cmtime | udaddy | mckey | fio |
+      api | af_packet
 """
 import argparse
 import os
@@ -56,11 +56,11 @@ def wait_for(cond, guard_s):
     return True
 
 
-def listening_logged(ps, log):
+def listening_logged(ps, log, ready=LISTEN_RE):
     """Wait until the server ps logs its rdma_listen() (or ends)."""
     def seen():
         with open(log) as f:
-            return LISTEN_RE.search(f.read()) is not None
+            return ready.search(f.read()) is not None
     return wait_for(lambda: ps.poll() is not None or seen(), vt.LISTEN_GUARD_S)
 
 
@@ -68,13 +68,13 @@ class Pair:
     """A server and a client run to completion; the client starts once
     the server listens (its log says so)."""
 
-    def __init__(self, name, server, client, netns=None):
+    def __init__(self, name, server, client, netns=None, ready=LISTEN_RE):
         self.name = name
         outs = os.path.join(vt.TMP, name + ".server.log")
         outc = os.path.join(vt.TMP, name + ".client.log")
         with open(outs, "w") as fs:
             ps = subprocess.Popen(server, stdout=fs, stderr=subprocess.STDOUT, env=env())
-        listening_logged(ps, outs)
+        listening_logged(ps, outs, ready)
         with open(outc, "w") as fc:
             pc = subprocess.Popen(client, stdout=fc, stderr=subprocess.STDOUT, env=env())
         self.rc_s = self.rc_c = None
@@ -109,10 +109,10 @@ class Pair:
         return good
 
 
-def memif_pair(name, server_prog, client_prog):
+def memif_pair(name, server_prog, client_prog, ready=LISTEN_RE):
     sock, sport, cport = vt.memif_ports(name)
     p = Pair(name, vt.srnic_run(sport, SERVER_IP, server_prog),
-             vt.srnic_run(cport, CLIENT_IP, client_prog))
+             vt.srnic_run(cport, CLIENT_IP, client_prog), ready=ready)
     check(not os.path.exists(sock), "%s: memif socket %s left behind" % (name, sock))
     return p
 
@@ -318,6 +318,32 @@ def case_udaddy():
             check("data transfers complete" in out and "return status 0" in out,
                   "udaddy %s: transfers complete, status 0" % side)
         print("ok udaddy: 2 UD endpoints over SIDR", flush=True)
+
+
+# ---- mckey: UD multicast through rdma_join_multicast ----
+
+MCKEY_GROUP, MCKEY_COUNT = "239.1.2.3", 20
+# the receiver's join (SRNIC_RDMACM_TRACE): its receives are posted before it
+MCKEY_JOINED_RE = re.compile(r"srnic librdmacm: (\[\d+ ms\] )?joined ::ffff:239\.1\.2\.3, QP attached")
+
+
+def case_mckey():
+    """The receiver joins 239.1.2.3 (its QP attached: the group's frames
+    to 01:00:5e:01:02:03 are its), the sender joins too and sends
+    MCKEY_COUNT datagrams to the group (QPN 0xFFFFFF, RDMA_UDP_QKEY from
+    the MULTICAST_JOIN event): the receiver gets them all."""
+    p = memif_pair("mckey", ["mckey", "-m", MCKEY_GROUP, "-b", SERVER_IP,
+                             "-C", str(MCKEY_COUNT), "-S", "200"],
+                   ["mckey", "-s", "-m", MCKEY_GROUP, "-b", CLIENT_IP,
+                    "-C", str(MCKEY_COUNT), "-S", "200"], ready=MCKEY_JOINED_RE)
+    if p.ok():
+        for side, out in (("receiver", p.out_s), ("sender", p.out_c)):
+            check("mckey: joined dgid: ::ffff:239.1.2.3" in out,
+                  "mckey %s: MULTICAST_JOIN for the group" % side)
+            check("data transfers complete" in out and "return status 0" in out,
+                  "mckey %s: transfers complete, status 0" % side)
+        check("receiving data transfers" in p.out_s, "mckey receiver: waited for the datagrams")
+        print("ok mckey: %d datagrams to %s received" % (MCKEY_COUNT, MCKEY_GROUP), flush=True)
 
 
 # ---- fio's rdma engine, its data checked by fio's own verify ----
@@ -645,6 +671,7 @@ CASES = {
     "ucmatose": case_ucmatose,
     "rdma_server": case_rdma_server,
     "udaddy": case_udaddy,
+    "mckey": case_mckey,
     "cmtime": case_cmtime,
     "fio": case_fio,
     "api": case_api,

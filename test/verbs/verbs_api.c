@@ -577,6 +577,78 @@ phase_ud(void)
 	CHECK(ibv_dereg_mr(mr_stack) == 0, "dereg_mr (stack)");
 }
 
+/* UD multicast: the server's UD QP joins 239.7.7.7, the client sends to the
+ * group (QPN 0xFFFFFF); then the attach errors and the limits. */
+static void
+phase_mcast(void)
+{
+	static const uint8_t grp[4] = { 239, 7, 7, 7 };
+	struct ibv_device_attr da;
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_send_wr swr, *sbad;
+	struct ibv_ah_attr aa;
+	struct ibv_sge sge;
+	union ibv_gid mgid;
+	struct ibv_wc wc;
+	int i;
+
+	memset(&mgid, 0, sizeof(mgid));
+	mgid.raw[10] = mgid.raw[11] = 0xff;
+	memcpy(&mgid.raw[12], grp, 4);
+	MUST(ibv_query_device(ctx, &da) == 0, "query_device");
+	CHECK(da.max_mcast_grp > 0 && da.max_mcast_qp_attach > 0 &&
+	      da.max_total_mcast_qp_attach >= da.max_mcast_qp_attach,
+	      "query_device: max_mcast_grp %d, max_mcast_qp_attach %d, max_total %d",
+	      da.max_mcast_grp, da.max_mcast_qp_attach, da.max_total_mcast_qp_attach);
+	if (server) {
+		sge = (struct ibv_sge){ (uintptr_t)map, GRH + UD_LEN, mr_map->lkey };
+		rwr = (struct ibv_recv_wr){ .wr_id = 9, .sg_list = &sge, .num_sge = 1 };
+		MUST(ibv_post_recv(ud, &rwr, &rbad) == 0, "UD post_recv (multicast)");
+		CHECK(ibv_attach_mcast(ud, &mgid, 0) == 0, "attach_mcast 239.7.7.7");
+		CHECK(ibv_attach_mcast(ud, &mgid, 0) == 0, "attach_mcast again: 0");
+		CHECK(ibv_attach_mcast(rc[0], &mgid, 0) == EINVAL, "attach_mcast of an RC QP: EINVAL");
+		CHECK(ibv_attach_mcast(ud, &me.gid, 0) == EINVAL, "attach_mcast to a unicast GID: EINVAL");
+		CHECK(ibv_destroy_qp(ud) == EBUSY, "destroy_qp while attached: EBUSY");
+	}
+	barrier();
+	if (!server) {
+		struct ibv_ah *ah;
+
+		memset(&aa, 0, sizeof(aa));
+		aa.is_global = 1;
+		aa.grh.dgid = mgid;
+		aa.grh.sgid_index = GID_INDEX;
+		aa.port_num = 1;
+		ah = ibv_create_ah(pd, &aa);
+		MUST(ah != NULL, "create_ah to 239.7.7.7");
+		for (i = 0; i < UD_LEN; i++)
+			map[i] = (char)(i * 5 + 1);
+		sge = (struct ibv_sge){ (uintptr_t)map, UD_LEN, mr_map->lkey };
+		memset(&swr, 0, sizeof(swr));
+		swr.sg_list = &sge;
+		swr.num_sge = 1;
+		swr.opcode = IBV_WR_SEND;
+		swr.send_flags = IBV_SEND_SIGNALED;
+		swr.wr.ud.ah = ah;
+		swr.wr.ud.remote_qpn = 0xFFFFFF;
+		swr.wr.ud.remote_qkey = QKEY;
+		MUST(ibv_post_send(ud, &swr, &sbad) == 0, "UD post_send to the group");
+		MUST(poll_one(&wc) == 1 && wc.status == IBV_WC_SUCCESS, "UD send to the group completes");
+		CHECK(ibv_destroy_ah(ah) == 0, "destroy_ah (group)");
+	} else {
+		MUST(poll_one(&wc) == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 9,
+		     "multicast receive: status %d", wc.status);
+		CHECK(wc.byte_len == GRH + UD_LEN && wc.src_qp == peer.ud_qpn,
+		      "multicast receive: %u bytes from QP %u", wc.byte_len, wc.src_qp);
+		for (i = 0; i < UD_LEN && map[GRH + i] == (char)(i * 5 + 1); i++)
+			;
+		CHECK(i == UD_LEN, "multicast payload bytes");
+		CHECK(ibv_detach_mcast(ud, &mgid, 0) == 0, "detach_mcast");
+		CHECK(ibv_detach_mcast(ud, &mgid, 0) == EINVAL, "detach_mcast again: EINVAL");
+	}
+	barrier();
+}
+
 static char
 wbyte(int i, int k)
 {
@@ -1433,6 +1505,7 @@ main(int argc, char **argv)
 	barrier();
 	phase_srq();
 	phase_ud();
+	phase_mcast();
 	phase_threads();
 	phase_resize_held();
 	phase_post_errnos();

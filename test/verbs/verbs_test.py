@@ -467,7 +467,8 @@ def case_api():
     # drained, QP fatal, last WQE, CQ error, port active), posting on one
     # thread while another polls, resize_cq (also with completions held), bad
     # arguments (post_send's ENOMEM and EINVAL too), the GID table, destroy
-    # order, malloc/mmap/stack memory; the extended verbs (query_device_ex,
+    # order, malloc/mmap/stack memory; UD multicast (attach, a send to the
+    # group received, the attach errors); the extended verbs (query_device_ex,
     # create_cq_ex polled with start_poll and the readers, create_qp_ex's
     # ibv_wr_* batches: whole, or refused with nothing queued)
     if API is None:
