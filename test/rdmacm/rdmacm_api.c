@@ -1233,7 +1233,9 @@ sa_of(struct sockaddr_storage *ss, const char *text, int port)
  * AI_PASSIVE) hands them to a server, each takes the requests of its IP
  * version: the client's first connection is over IPv6 (to ip6, the
  * device's address or its link-local fe80::), its second over IPv4 (to
- * ip); each carries a SEND the server checks byte by byte. */
+ * ip); each carries a SEND the server checks byte by byte. [::], the
+ * first to listen, holds the port's CM listen and goes before the IPv4
+ * connection: 0.0.0.0 takes that request still. */
 static int
 server_apart(const char *ip, int port, const char *ip6)
 {
@@ -1291,6 +1293,14 @@ server_apart(const char *ip, int port, const char *ip6)
 		CHECK(wait_wc(c, false, &wc) == 0 && wc.byte_len == sizeof(exp) &&
 		      memcmp(buf, exp, sizeof(exp)) == 0,
 		      "apart: the SEND over IPv%d: %zu bytes as sent", over6 ? 6 : 4, sizeof(exp));
+		if (over6) {
+			/* [::] goes (it holds the port's CM listen, its first
+			 * listener), then our DREQ tells the client to make
+			 * the IPv4 connection: 0.0.0.0 must still take it */
+			CHECK(rdma_destroy_id(v6) == 0, "apart: the [::] listener destroyed");
+			v6 = NULL;
+			CHECK(rdma_disconnect(c) == 0, "apart: the server disconnects the IPv6 one");
+		}
 		ev = next_event(ch, RDMA_CM_EVENT_DISCONNECTED);
 		if (ev != NULL)
 			rdma_ack_cm_event(ev);
@@ -1299,7 +1309,6 @@ server_apart(const char *ip, int port, const char *ip6)
 		rdma_destroy_id(c);
 	}
 	rdma_destroy_id(v4);
-	rdma_destroy_id(v6);
 	rdma_destroy_event_channel(ch);
 	return 0;
 }
@@ -1353,7 +1362,18 @@ client_apart(const char *ip, int port, const char *ip6)
 		CHECK(rdma_post_send(id, NULL, buf, sizeof(buf), mr, IBV_SEND_SIGNALED) == 0 &&
 		      wait_wc(id, true, &wc) == 0, "apart: a SEND of %zu bytes over IPv%d", sizeof(buf),
 		      over6 ? 6 : 4);
-		client_close(ch, id, mr, "apart");
+		if (!over6) {
+			client_close(ch, id, mr, "apart");
+			continue;
+		}
+		/* the server ends the IPv6 connection once its [::] listener
+		 * is gone: the IPv4 one after it finds 0.0.0.0 alone */
+		ev = next_event(ch, RDMA_CM_EVENT_DISCONNECTED);
+		if (ev != NULL)
+			rdma_ack_cm_event(ev);
+		rdma_dereg_mr(mr);
+		rdma_destroy_qp(id);
+		rdma_destroy_id(id);
 	}
 	rdma_destroy_event_channel(ch);
 	return 0;
