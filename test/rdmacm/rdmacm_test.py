@@ -166,19 +166,24 @@ def case_symbols():
 
 # ---- rping: RDMA READ/WRITE ping-pong, data validated by rping (-V) ----
 
+def rping_checked(p, what, count):
+    """rping -v -V -C count's pair p: pings 0..count-1 on each side."""
+    if p.ok():
+        pings = re.findall(r"^ping data: rdma-ping-(\d+): ", p.out_c, re.M)
+        check([int(x) for x in pings] == list(range(count)),
+              "%s client: %d validated pings 0..%d (%d)" % (what, count, count - 1, len(pings)))
+        spings = re.findall(r"^server ping data: rdma-ping-(\d+): ", p.out_s, re.M)
+        check(len(spings) == count, "%s server: %d pings (%d)" % (what, count, len(spings)))
+        print("ok %s: %d pings, validated" % (what, len(pings)), flush=True)
+
+
 def case_rping():
     count = 100
     p = memif_pair("rping", ["rping", "-s", "-a", SERVER_IP, "-v", "-V", "-C", str(count)],
                    ["rping", "-c", "-a", SERVER_IP, "-v", "-V", "-C", str(count)])
     # the server prints "wait for RDMA_READ_ADV state 10" when the client
     # disconnects after its last ping (rping's own end of test)
-    if p.ok():
-        pings = re.findall(r"^ping data: rdma-ping-(\d+): ", p.out_c, re.M)
-        check([int(x) for x in pings] == list(range(count)),
-              "rping client: %d validated pings 0..%d (%d)" % (count, count - 1, len(pings)))
-        spings = re.findall(r"^server ping data: rdma-ping-(\d+): ", p.out_s, re.M)
-        check(len(spings) == count, "rping server: %d pings (%d)" % (count, len(spings)))
-        print("ok rping: %d pings, validated" % len(pings), flush=True)
+    rping_checked(p, "rping", count)
     # a larger message
     p = memif_pair("rping_4k", ["rping", "-s", "-a", SERVER_IP, "-V", "-S", "4096", "-C", "20"],
                    ["rping", "-c", "-a", SERVER_IP, "-v", "-V", "-S", "4096", "-C", "20"])
@@ -216,14 +221,7 @@ def memif_pair6(name, server_prog, client_prog, ip6=True):
 def rping_pair6(name, addr, count, ip6):
     p = memif_pair6(name, ["rping", "-s", "-a", addr, "-v", "-V", "-C", str(count)],
                     ["rping", "-c", "-a", addr, "-v", "-V", "-C", str(count)], ip6)
-    if p.ok():
-        pings = re.findall(r"^ping data: rdma-ping-(\d+): ", p.out_c, re.M)
-        check([int(x) for x in pings] == list(range(count)),
-              "%s client: %d validated pings 0..%d (%d)" % (name, count, count - 1, len(pings)))
-        spings = re.findall(r"^server ping data: rdma-ping-(\d+): ", p.out_s, re.M)
-        check(len(spings) == count, "%s server: %d pings (%d)" % (name, count, len(spings)))
-        print("ok %s to %s: %d pings, validated" % (name, addr, len(pings)), flush=True)
-    return p
+    rping_checked(p, "%s to %s" % (name, addr), count)
 
 
 def case_ipv6():
@@ -233,18 +231,11 @@ def case_ipv6():
     rping_pair6("rping6_ll6", SERVER_LL, count, True)
     p = memif_pair6("rdma_server6", ["rdma_server", "-s", SERVER_IP6],
                     ["rdma_client", "-s", SERVER_IP6])
-    if p.ok():
-        check("rdma_server: end 0" in p.out_s and "rdma_client: end 0" in p.out_c,
-              "rdma_server / rdma_client over IPv6: end 0 on both sides")
-        print("ok rdma_server / rdma_client over IPv6", flush=True)
+    rdma_server_checked(p, "rdma_server / rdma_client over IPv6")
     # UD: SIDR and the UD address handle of an IPv6 source GID
     p = memif_pair6("udaddy6", ["udaddy", "-b", SERVER_IP6, "-c", "2", "-C", "20"],
                     ["udaddy", "-s", SERVER_IP6, "-c", "2", "-C", "20"])
-    if p.ok():
-        for side, out in (("server", p.out_s), ("client", p.out_c)):
-            check("data transfers complete" in out and "return status 0" in out,
-                  "udaddy6 %s: transfers complete, status 0" % side)
-        print("ok udaddy over IPv6: 2 UD endpoints over SIDR", flush=True)
+    udaddy_checked(p, "udaddy over IPv6")
     if API is None:
         print("skip the binds apart: rdmacm_api not built (apt-get install librdmacm-dev)")
         return
@@ -322,10 +313,14 @@ def case_ucmatose():
 def case_rdma_server():
     p = memif_pair("rdma_server", ["rdma_server", "-s", SERVER_IP],
                    ["rdma_client", "-s", SERVER_IP])
+    rdma_server_checked(p, "rdma_server / rdma_client")
+
+
+def rdma_server_checked(p, what):
     if p.ok():
         check("rdma_server: end 0" in p.out_s and "rdma_client: end 0" in p.out_c,
-              "rdma_server / rdma_client: end 0 on both sides")
-        print("ok rdma_server / rdma_client", flush=True)
+              "%s: end 0 on both sides" % what)
+        print("ok %s" % what, flush=True)
 
 
 # ---- cmtime: many connections at once, accepted and torn down on threads ----
@@ -385,11 +380,16 @@ def case_cmtime():
 def case_udaddy():
     p = memif_pair("udaddy", ["udaddy", "-b", SERVER_IP, "-c", "2", "-C", "20"],
                    ["udaddy", "-s", SERVER_IP, "-c", "2", "-C", "20"])
+    udaddy_checked(p, "udaddy")
+
+
+def udaddy_checked(p, what):
+    """udaddy -c 2's pair p: both sides complete their transfers."""
     if p.ok():
         for side, out in (("server", p.out_s), ("client", p.out_c)):
             check("data transfers complete" in out and "return status 0" in out,
-                  "udaddy %s: transfers complete, status 0" % side)
-        print("ok udaddy: 2 UD endpoints over SIDR", flush=True)
+                  "%s %s: transfers complete, status 0" % (what, side))
+        print("ok %s: 2 UD endpoints over SIDR" % what, flush=True)
 
 
 # ---- fio's rdma engine, its data checked by fio's own verify ----
