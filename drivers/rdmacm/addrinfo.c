@@ -43,9 +43,10 @@ rdma_freeaddrinfo(struct rdma_addrinfo *res)
 	}
 }
 
-/* IPv4 only (srnic0's address is SRNIC_IP): node and service through the
- * system's getaddrinfo; RAI_PASSIVE gives the source address (node NULL:
- * any), else the destination (and hints' source, if given). */
+/* IPv4 or IPv6: node and service through the system's getaddrinfo, its
+ * first answer; RAI_PASSIVE gives the source address (node NULL: any,
+ * 0.0.0.0 unless hints ask for AF_INET6), else the destination (and
+ * hints' source, if given). */
 int
 rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
 		 struct rdma_addrinfo **res)
@@ -57,12 +58,14 @@ rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrin
 
 	if (res == NULL || (node == NULL && service == NULL))
 		return err(EINVAL);
-	if (hints != NULL && hints->ai_family != 0 && hints->ai_family != AF_INET) {
-		cma_log("rdma_getaddrinfo: srnic0 is IPv4 only: ask for AF_INET");
+	if (hints != NULL && hints->ai_family != 0 && hints->ai_family != AF_INET &&
+	    hints->ai_family != AF_INET6) {
+		cma_log("rdma_getaddrinfo: srnic0 is RoCEv2: ask for AF_INET or AF_INET6");
 		return err(EAFNOSUPPORT);
 	}
 	memset(&h, 0, sizeof(h));
-	h.ai_family = AF_INET;
+	h.ai_family = hints != NULL && hints->ai_family != 0 ? hints->ai_family
+		: node != NULL ? AF_UNSPEC : AF_INET;
 	h.ai_socktype = SOCK_STREAM;
 	if (flags & RAI_NUMERICHOST)
 		h.ai_flags |= AI_NUMERICHOST;
@@ -80,7 +83,7 @@ rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrin
 		return err(ENOMEM);
 	}
 	r->ai_flags = flags;
-	r->ai_family = AF_INET;
+	r->ai_family = ai->ai_family;
 	r->ai_qp_type = hints != NULL && hints->ai_qp_type != 0 ? hints->ai_qp_type : IBV_QPT_RC;
 	r->ai_port_space = hints != NULL && hints->ai_port_space != 0 ? hints->ai_port_space
 		: (r->ai_qp_type == IBV_QPT_UD ? RDMA_PS_UDP : RDMA_PS_TCP);

@@ -42,8 +42,7 @@ static struct {
 	struct srnic_verbs_private priv;
 	struct ibv_context *verbs;
 	struct ibv_pd *pd;              /* for rdma_create_qp/_srq with pd NULL */
-	union ibv_gid sgid;             /* GID index 1: ::ffff:our IPv4 */
-	struct in_addr ip;
+	union ibv_gid gid[SRNIC_GID_TBL_LEN]; /* 0: fe80:: from the MAC; 1: SRNIC_IP(6) */
 	enum ibv_mtu mtu;
 	uint8_t max_resp_res, max_init_depth;
 	TAILQ_HEAD(, cma_id) ids;
@@ -217,13 +216,14 @@ cma_init(void)
 		goto out;
 	}
 	cma.verbs = ibv_open_device(cma.priv.ibdev);
-	if (cma.verbs == NULL || ibv_query_gid(cma.verbs, 1, SRNIC_GID_INDEX_IP, &cma.sgid) != 0 ||
+	if (cma.verbs == NULL ||
+	    ibv_query_gid(cma.verbs, 1, SRNIC_GID_INDEX_LL, &cma.gid[SRNIC_GID_INDEX_LL]) != 0 ||
+	    ibv_query_gid(cma.verbs, 1, SRNIC_GID_INDEX_IP, &cma.gid[SRNIC_GID_INDEX_IP]) != 0 ||
 	    ibv_query_port(cma.verbs, 1, &pa) != 0 || ibv_query_device(cma.verbs, &da) != 0) {
 		cma_log("cannot open srnic0 (%s)", strerror(errno));
 		cma.err = ENODEV;
 		goto out;
 	}
-	memcpy(&cma.ip, &cma.sgid.raw[12], 4);
 	cma.mtu = pa.active_mtu;
 	cma.max_resp_res = (uint8_t)RTE_MIN(da.max_qp_rd_atom, 255);
 	cma.max_init_depth = (uint8_t)RTE_MIN(da.max_qp_init_rd_atom, 255);
@@ -243,46 +243,125 @@ cma_verbs(void)
 
 /* ---- addresses ---- */
 
-/* An IPv4 address as AF_INET, also when it comes as IPv6 (::ffff:a.b.c.d;
- * :: for any, what getaddrinfo gives where no interface has IPv4, as in a
- * fresh network namespace; ::1 as 127.0.0.1: Linux's rdma_cm takes them
- * all, and srnic's device has an IPv4 address only). False for other
- * addresses. */
+/* srnic's rdma_cm works with addresses as GIDs: an IPv4 address is its
+ * IPv4-mapped GID (::ffff:a.b.c.d, as the device's GID 1 of an IPv4
+ * address), an IPv6 address its 16 bytes. The device has two: GID 0, the
+ * link-local fe80:: from its MAC (any device), and GID 1, its address
+ * (SRNIC_IP, IPv4, or SRNIC_IP6, IPv6). */
+
+/* addr's GID and port (network order); false for a family srnic's
+ * rdma_cm does not take (AF_IB). */
 static bool
-as_ipv4(const struct sockaddr *a, struct sockaddr_in *out)
+sa_gid(const struct sockaddr *a, union ibv_gid *g, uint16_t *port)
 {
-	memset(out, 0, sizeof(*out));
-	out->sin_family = AF_INET;
 	if (a->sa_family == AF_INET) {
-		*out = *(const struct sockaddr_in *)a;
+		const struct sockaddr_in *s = (const struct sockaddr_in *)a;
+
+		srnic_gid_from_ipv4(g, &s->sin_addr);
+		*port = s->sin_port;
 		return true;
 	}
 	if (a->sa_family == AF_INET6) {
 		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)a;
 
-		out->sin_port = s6->sin6_port;
-		if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
-			memcpy(&out->sin_addr, &s6->sin6_addr.s6_addr[12], 4);
-			return true;
-		}
-		if (IN6_IS_ADDR_UNSPECIFIED(&s6->sin6_addr))
-			return true;
-		if (IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr)) {
-			out->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-			return true;
-		}
+		memcpy(g->raw, &s6->sin6_addr, sizeof(g->raw));
+		*port = s6->sin6_port;
+		return true;
 	}
 	return false;
 }
 
-/* Linux's cma_any_addr(): 0.0.0.0 and the loopback range 127.0.0.0/8
- * bind to no device (listen on all, connect from the one that routes);
- * a destination among them is the first device itself (cma_bind_loopback():
- * its own GID, and srnic's in-device loopback carries the packets). */
-static bool
-ipv4_any(struct in_addr a)
+/* The sockaddr of family (AF_INET: g IPv4-mapped) for g and port
+ * (network order); scope for a link-local IPv6 address. */
+static void
+sa_from_gid(struct sockaddr_storage *out, int family, const union ibv_gid *g, uint16_t port,
+	    uint32_t scope)
 {
-	return a.s_addr == INADDR_ANY || (ntohl(a.s_addr) >> IN_CLASSA_NSHIFT) == IN_LOOPBACKNET;
+	memset(out, 0, sizeof(*out));
+	if (family == AF_INET) {
+		struct sockaddr_in *s = (struct sockaddr_in *)out;
+
+		s->sin_family = AF_INET;
+		memcpy(&s->sin_addr, &g->raw[12], 4);
+		s->sin_port = port;
+	} else {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)out;
+
+		s6->sin6_family = AF_INET6;
+		memcpy(&s6->sin6_addr, g->raw, sizeof(g->raw));
+		s6->sin6_port = port;
+		if (IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr))
+			s6->sin6_scope_id = scope;
+	}
+}
+
+static uint16_t
+sa_port(const struct sockaddr *a)
+{
+	return a->sa_family == AF_INET6 ? ((const struct sockaddr_in6 *)a)->sin6_port
+					: ((const struct sockaddr_in *)a)->sin_port;
+}
+
+/* Linux's cma_any_addr(), with the loopback range: 0.0.0.0, ::,
+ * 127.0.0.0/8 and ::1 bind to no device (listen on all, connect from the
+ * one that routes); a destination among them is the first device itself
+ * (cma_bind_loopback(): its own GID, and srnic's in-device loopback
+ * carries the packets). */
+static bool
+gid_any(const union ibv_gid *g)
+{
+	const struct in6_addr *a = (const struct in6_addr *)g->raw;
+
+	if (srnic_gid_is_v4mapped(g))
+		return (g->raw[12] | g->raw[13] | g->raw[14] | g->raw[15]) == 0 ||
+		       g->raw[12] == IN_LOOPBACKNET;
+	return IN6_IS_ADDR_UNSPECIFIED(a) || IN6_IS_ADDR_LOOPBACK(a);
+}
+
+/* g's index in the device's GID table, or -1: not ours. */
+static int
+gid_index(const union ibv_gid *g)
+{
+	int i;
+
+	for (i = 0; i < SRNIC_GID_TBL_LEN; i++)
+		if (memcmp(g->raw, cma.gid[i].raw, sizeof(g->raw)) == 0)
+			return i;
+	return -1;
+}
+
+/* The GID index a packet to dst leaves from (Linux's route lookup, on a
+ * device whose every destination is on its link): a link-local fe80::
+ * from GID 0, any other from GID 1 if it is of GID 1's family, any or
+ * loopback (the device itself) from GID 1; -1: no route. */
+static int
+route_src(const union ibv_gid *dst)
+{
+	if (gid_any(dst))
+		return SRNIC_GID_INDEX_IP;
+	if (IN6_IS_ADDR_LINKLOCAL((const struct in6_addr *)dst->raw))
+		return SRNIC_GID_INDEX_LL;
+	if (srnic_gid_is_v4mapped(dst) == srnic_gid_is_v4mapped(&cma.gid[SRNIC_GID_INDEX_IP]))
+		return SRNIC_GID_INDEX_IP;
+	return -1;
+}
+
+/* The device's addresses, for messages: "10.0.0.1 (SRNIC_IP) and
+ * fe80::... (link-local)". */
+static const char *
+dev_addrs(void)
+{
+	static char s[2 * INET6_ADDRSTRLEN + 64];
+	char a[INET6_ADDRSTRLEN], ll[INET6_ADDRSTRLEN];
+	bool v4 = srnic_gid_is_v4mapped(&cma.gid[SRNIC_GID_INDEX_IP]);
+
+	if (v4)
+		inet_ntop(AF_INET, &cma.gid[SRNIC_GID_INDEX_IP].raw[12], a, sizeof(a));
+	else
+		inet_ntop(AF_INET6, cma.gid[SRNIC_GID_INDEX_IP].raw, a, sizeof(a));
+	inet_ntop(AF_INET6, cma.gid[SRNIC_GID_INDEX_LL].raw, ll, sizeof(ll));
+	snprintf(s, sizeof(s), "%s (SRNIC_IP%s) and %s (link-local)", a, v4 ? "" : "6", ll);
+	return s;
 }
 
 /* An AF_INET6 bind's AFONLY when the application did not set it: the
@@ -301,30 +380,25 @@ bindv6only(void)
 	return v != 0;
 }
 
-static struct sockaddr_in *
-src_sin(struct cma_id *id)
-{
-	return &id->src4;
-}
-
-/* route.addr's source (rdma_get_local_addr()): the source in use, or with
- * bound (a bind's address, port as bound) that address in its family. */
+/* route.addr's source (rdma_get_local_addr()): the source in use, in
+ * family (AF_INET: IPv4-mapped), or with bound (a bind's address, port as
+ * bound) that address as given. */
 static void
-src_show(struct cma_id *id, const struct sockaddr *bound)
+src_show(struct cma_id *id, int family, const struct sockaddr *bound)
 {
-	memset(&id->id.route.addr.src_storage, 0, sizeof(id->id.route.addr.src_storage));
-	if (bound != NULL && bound->sa_family == AF_INET6) {
-		id->id.route.addr.src_sin6 = *(const struct sockaddr_in6 *)bound;
-		id->id.route.addr.src_sin6.sin6_port = id->src4.sin_port;
+	struct sockaddr_storage *ss = &id->id.route.addr.src_storage;
+
+	if (bound != NULL) {
+		memset(ss, 0, sizeof(*ss));
+		memcpy(ss, bound, bound->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+							       : sizeof(struct sockaddr_in));
+		if (bound->sa_family == AF_INET6)
+			((struct sockaddr_in6 *)ss)->sin6_port = id->src_port;
+		else
+			((struct sockaddr_in *)ss)->sin_port = id->src_port;
 		return;
 	}
-	id->id.route.addr.src_sin = id->src4;
-}
-
-static struct sockaddr_in *
-dst_sin(struct cma_id *id)
-{
-	return &id->id.route.addr.dst_sin;
+	sa_from_gid(ss, family, &id->src_gid, id->src_port, id->scope_id);
 }
 
 /* Whether port of the id's port space is free for it, with the address,
@@ -334,7 +408,7 @@ dst_sin(struct cma_id *id)
  * a conflict with a wildcard is EADDRNOTAVAIL, with the same address
  * EADDRINUSE. 0 or a positive errno. */
 static int
-port_check(const struct cma_id *self, uint16_t port, struct in_addr a, uint16_t family,
+port_check(const struct cma_id *self, uint16_t port, const union ibv_gid *g, uint16_t family,
 	   bool afonly)
 {
 	struct cma_id *o;
@@ -347,75 +421,77 @@ port_check(const struct cma_id *self, uint16_t port, struct in_addr a, uint16_t 
 			continue;
 		if (afonly && o->afonly && family != o->bind_family)
 			continue;
-		if (ipv4_any(a) || o->wildcard)
+		if (gid_any(g) || o->wildcard)
 			return EADDRNOTAVAIL;
-		if (src_sin((struct cma_id *)o)->sin_addr.s_addr == a.s_addr)
+		if (memcmp(o->src_gid.raw, g->raw, sizeof(g->raw)) == 0)
 			return EADDRINUSE;
 	}
 	return 0;
 }
 
-/* Bind (under cma_lock): AF_INET or AF_INET6 as as_ipv4() takes it; any,
- * loopback (ipv4_any()) or our address; a port of the id's port space (0:
- * an ephemeral one). */
+/* Bind (under cma_lock): AF_INET or AF_INET6; any, loopback (gid_any())
+ * or one of the device's addresses (its SRNIC_IP / SRNIC_IP6, its
+ * link-local fe80::, with any scope id: the port is not a kernel
+ * interface, and its one link is the scope); a port of the id's port
+ * space (0: an ephemeral one). */
 static int
 bind_locked(struct cma_id *id, const struct sockaddr *addr)
 {
-	struct sockaddr_in v4;
-	const struct sockaddr_in *sin = &v4;
+	union ibv_gid g;
 	uint16_t port, family;
 	bool afonly;
 	int rc;
 
 	if (addr == NULL)
 		return err(EINVAL);
-	if (!as_ipv4(addr, &v4)) {
-		if (addr->sa_family == AF_INET6 || addr->sa_family == AF_IB)
-			cma_log("rdma_bind_addr: srnic0 is IPv4 only (SRNIC_IP=%s): bind its "
-				"address, 0.0.0.0, ::, or a loopback address", inet_ntoa(cma.ip));
+	if (!sa_gid(addr, &g, &port)) {
+		if (addr->sa_family == AF_IB)
+			cma_log("rdma_bind_addr: AF_IB is not served (srnic0 is RoCEv2): bind an "
+				"IPv4 or IPv6 address");
 		return err(EAFNOSUPPORT);
 	}
 	if (id->state != CMA_IDLE)
 		return err(EINVAL);
 	family = addr->sa_family;
 	afonly = id->afonly_set ? id->afonly : family == AF_INET || bindv6only();
-	if (!ipv4_any(sin->sin_addr) && sin->sin_addr.s_addr != cma.ip.s_addr) {
-		char a[INET_ADDRSTRLEN];
+	if (!gid_any(&g) && gid_index(&g) < 0) {
+		char a[INET6_ADDRSTRLEN];
 
-		inet_ntop(AF_INET, &sin->sin_addr, a, sizeof(a));
-		cma_log("rdma_bind_addr: %s is not srnic0's address (SRNIC_IP=%s)", a,
-			inet_ntoa(cma.ip));
+		if (family == AF_INET)
+			inet_ntop(AF_INET, &g.raw[12], a, sizeof(a));
+		else
+			inet_ntop(AF_INET6, g.raw, a, sizeof(a));
+		cma_log("rdma_bind_addr: %s is not srnic0's address (it has %s)", a, dev_addrs());
 		return err(EADDRNOTAVAIL);
 	}
-	port = ntohs(sin->sin_port);
+	port = ntohs(port);
 	if (port == 0) {
 		int tries;
 
 		for (tries = 0; tries < CMA_PORT_MAX - CMA_PORT_MIN; tries++) {
 			port = (uint16_t)(CMA_PORT_MIN + random() % (CMA_PORT_MAX - CMA_PORT_MIN + 1));
-			if (port_check(id, port, sin->sin_addr, family, afonly) == 0)
+			if (port_check(id, port, &g, family, afonly) == 0)
 				break;
 		}
-		if (port_check(id, port, sin->sin_addr, family, afonly) != 0)
+		if (port_check(id, port, &g, family, afonly) != 0)
 			return err(EADDRNOTAVAIL);
 	} else {
-		rc = port_check(id, port, sin->sin_addr, family, afonly);
+		rc = port_check(id, port, &g, family, afonly);
 		if (rc != 0)
 			return err(rc);
 	}
 	id->port = port;
 	id->bind_family = family;
 	id->afonly = afonly;
-	id->wildcard = ipv4_any(sin->sin_addr);
-	memset(src_sin(id), 0, sizeof(*src_sin(id)));
-	src_sin(id)->sin_family = AF_INET;
-	src_sin(id)->sin_addr = sin->sin_addr;
-	src_sin(id)->sin_port = htons(port);
-	src_show(id, addr);
+	id->wildcard = gid_any(&g);
+	id->src_gid = g;
+	id->src_port = htons(port);
+	id->scope_id = family == AF_INET6 ? ((const struct sockaddr_in6 *)addr)->sin6_scope_id : 0;
+	src_show(id, family, addr);
 	/* a wildcard bind names no device (rdma-core: verbs NULL) */
 	id->id.verbs = id->wildcard ? NULL : cma.verbs;
 	id->id.port_num = id->wildcard ? 0 : 1;
-	srnic_gid_from_ipv4(&id->id.route.addr.addr.ibaddr.sgid, &cma.ip);
+	id->id.route.addr.addr.ibaddr.sgid = id->wildcard ? cma.gid[SRNIC_GID_INDEX_IP] : g;
 	id->id.route.addr.addr.ibaddr.pkey = htons(SRNIC_PKEY_DEFAULT);
 	state_exch(id, CMA_ADDR_BOUND);
 	return 0;
@@ -546,20 +622,97 @@ path_to_cm(struct srnic_cm_path *cp, const struct ibv_sa_path_rec *p)
 	cp->packet_life_time = p->packet_life_time;
 }
 
-/* A REQ or SIDR_REQ for listener l: the new id, its addresses from the
- * cma_hdr, its CONNECT_REQUEST on l's channel. Nonzero: destroy cmid
- * (a REJ goes back). */
+/* Whether listener l takes a request of IP version ipv (4 or 6) to
+ * local, as Linux's cma_match_private_data(): a wildcard without AFONLY
+ * takes both versions (:: with IPV6_V6ONLY off), else the version of its
+ * bind's family (an IPv4-mapped address's: 4), to its address or
+ * (wildcard) any. */
+static bool
+listener_takes(const struct cma_id *l, int ipv, const union ibv_gid *local)
+{
+	bool l4 = l->bind_family == AF_INET || (!l->wildcard && srnic_gid_is_v4mapped(&l->src_gid));
+
+	if (l->wildcard && !l->afonly)
+		return true;
+	if (l4 != (ipv == 4))
+		return false;
+	return l->wildcard || memcmp(l->src_gid.raw, local->raw, sizeof(local->raw)) == 0;
+}
+
+/* The listener a request of version ipv to local:port goes to, among
+ * those on the port (one CM listen serves them all: 0.0.0.0 and :: bound
+ * apart, an address and a wildcard, as Linux's cma_find_listener() looks
+ * through a port's bind list): one bound to the address before a
+ * wildcard. NULL: none takes it. */
+static struct cma_id *
+listener_find(const struct cma_id *owner, int ipv, const union ibv_gid *local)
+{
+	struct cma_id *l, *any = NULL;
+
+	TAILQ_FOREACH(l, &cma.ids, link) {
+		if (l->state != CMA_LISTEN || l->id.ps != owner->id.ps || l->port != owner->port ||
+		    !listener_takes(l, ipv, local))
+			continue;
+		if (!l->wildcard)
+			return l;
+		if (any == NULL)
+			any = l;
+	}
+	return any;
+}
+
+/* A request's addresses from its cma_hdr h: IP version (4 or 6), the
+ * passive side's (local) and the active side's (peer) as GIDs, the
+ * peer's port; 0 if the header is rdma_cm's (version 0, IPv4 or IPv6:
+ * AF_IB peers are not served). */
 static int
-handle_request(struct cma_id *l, struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
+hdr_parse(const uint8_t *h, unsigned int len, union ibv_gid *local, union ibv_gid *peer,
+	  uint16_t *peer_port)
+{
+	if (h == NULL || len < CMA_HDR_LEN || h[0] != CMA_VERSION)
+		return -1;
+	memcpy(peer_port, h + CMA_HDR_PORT, 2);
+	switch (h[1] & 0xf0) {
+	case CMA_HDR_IPV4:
+		srnic_gid_from_ipv4(local, h + CMA_HDR_DST + 12);
+		srnic_gid_from_ipv4(peer, h + CMA_HDR_SRC + 12);
+		return 4;
+	case CMA_HDR_IPV6:
+		memcpy(local->raw, h + CMA_HDR_DST, 16);
+		memcpy(peer->raw, h + CMA_HDR_SRC, 16);
+		return 6;
+	default:
+		return -1;
+	}
+}
+
+/* A REQ or SIDR_REQ for the listeners of owner's port (owner holds the
+ * CM listen): the new id, its addresses from the cma_hdr, its
+ * CONNECT_REQUEST on its listener's channel. Nonzero: destroy cmid (a
+ * REJ goes back). */
+static int
+handle_request(struct cma_id *owner, struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 {
 	const uint8_t *h = ev->private_data;
 	bool ud = ev->type == SRNIC_CM_EV_SIDR_REQ_RECEIVED;
 	const struct srnic_cm_path *cp = ud ? &ev->param.sidr_req.path : &ev->param.req.path;
-	struct cma_id *c;
+	union ibv_gid local, peer;
+	uint16_t peer_port;
+	struct cma_id *c, *l;
 	struct cma_event *e;
+	int ipv;
 
-	if (l->state != CMA_LISTEN)
+	if (owner->state != CMA_LISTEN)
 		return 1;
+	ipv = hdr_parse(h, ev->private_data_len, &local, &peer, &peer_port);
+	if (ipv < 0)
+		return 1;
+	l = listener_find(owner, ipv, &local);
+	if (l == NULL) {
+		if (cma.trace)
+			cma_log("port %u: no listener takes an IPv%d request", owner->port, ipv);
+		return 1;
+	}
 	/* as Linux's ucma: past the backlog the request goes without a REJ
 	 * (the CM drops it on -ENOMEM) and the peer's next REQ may find room */
 	if (l->nb_pending >= l->backlog) {
@@ -568,10 +721,6 @@ handle_request(struct cma_id *l, struct srnic_cm_id *cmid, const struct srnic_cm
 				l->backlog);
 		return -ENOMEM;
 	}
-	/* rdma_cm's header: version 0, IPv4 (IPv6 and AF_IB peers are not served) */
-	if (h == NULL || ev->private_data_len < CMA_HDR_LEN || h[0] != CMA_VERSION ||
-	    (h[1] & 0xf0) != CMA_HDR_IPV4)
-		return 1;
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return 1;
@@ -589,13 +738,14 @@ handle_request(struct cma_id *l, struct srnic_cm_id *cmid, const struct srnic_cm
 	c->tos = l->tos;
 	c->tos_set = l->tos_set;
 	c->ack_timeout = l->ack_timeout;
-	src_sin(c)->sin_family = AF_INET;
-	memcpy(&src_sin(c)->sin_addr, h + 32, 4);
-	src_sin(c)->sin_port = htons(l->port);
-	src_show(c, NULL);
-	dst_sin(c)->sin_family = AF_INET;
-	memcpy(&dst_sin(c)->sin_addr, h + 16, 4);
-	memcpy(&dst_sin(c)->sin_port, h + 2, 2);
+	/* as Linux's cma_save_ip_info(): the request's IP version is the
+	 * new id's family */
+	c->src_gid = local;
+	c->src_port = htons(l->port);
+	c->scope_id = l->scope_id;
+	src_show(c, ipv == 4 ? AF_INET : AF_INET6, NULL);
+	sa_from_gid(&c->id.route.addr.dst_storage, ipv == 4 ? AF_INET : AF_INET6, &peer, peer_port,
+		    l->scope_id);
 	path_from_cm(&c->path, cp);
 	c->id.route.path_rec = &c->path;
 	c->id.route.num_paths = 1;
@@ -655,7 +805,7 @@ ud_ah_attr(struct cma_id *id, struct ibv_ah_attr *ah)
 	memset(ah, 0, sizeof(*ah));
 	ah->is_global = 1;
 	ah->grh.dgid = id->path.dgid;
-	ah->grh.sgid_index = SRNIC_GID_INDEX_IP;
+	ah->grh.sgid_index = (uint8_t)RTE_MAX(gid_index(&id->path.sgid), 0);
 	ah->grh.flow_label = ntohl(id->path.flow_label);
 	ah->grh.hop_limit = id->path.hop_limit;
 	ah->grh.traffic_class = id->path.traffic_class;
@@ -678,11 +828,14 @@ disconnected(struct cma_id *id, int status)
 static int
 cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 {
-	struct cma_id *id = srnic_cm_id_context(cmid);
 	struct cma_event *e = NULL;
+	struct cma_id *id;
 	int rc = 0;
 
 	pthread_mutex_lock(&cma_lock);
+	/* under the lock: a listener being destroyed hands its CM listen to
+	 * another on its port (listen_hand_over()) */
+	id = srnic_cm_id_context(cmid);
 	if (cma.trace)
 		cma_log("id %p: CM %s (cm state %s)", (void *)id, srnic_cm_event_str(ev->type),
 			srnic_cm_state_str(srnic_cm_id_state(cmid)));
@@ -1191,6 +1344,40 @@ rdma_init_qp_attr(struct rdma_cm_id *rid, struct ibv_qp_attr *qp_attr, int *qp_a
 	return rc;
 }
 
+/* The listener on id's port (its port space) that holds the port's CM
+ * listen, or NULL (under cma_lock). */
+static struct cma_id *
+listen_owner(const struct cma_id *id)
+{
+	struct cma_id *o;
+
+	TAILQ_FOREACH(o, &cma.ids, link)
+		if (o != id && o->state == CMA_LISTEN && o->cm_id != NULL &&
+		    o->id.ps == id->id.ps && o->port == id->port)
+			return o;
+	return NULL;
+}
+
+/* A listener going away that holds its port's CM listen hands it to
+ * another listener on the port, if one is left (under cma_lock; the CM's
+ * handler reads its context under it too). */
+static void
+listen_hand_over(struct cma_id *id)
+{
+	struct cma_id *o;
+
+	if (id->state != CMA_LISTEN || id->cm_id == NULL)
+		return;
+	TAILQ_FOREACH(o, &cma.ids, link)
+		if (o != id && o->state == CMA_LISTEN && o->cm_id == NULL &&
+		    o->id.ps == id->id.ps && o->port == id->port) {
+			o->cm_id = id->cm_id;
+			srnic_cm_id_set_context(o->cm_id, o);
+			id->cm_id = NULL;
+			return;
+		}
+}
+
 /* ---- ids ---- */
 
 static struct cma_id *
@@ -1281,6 +1468,7 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 		return err(EINVAL);
 	cma_mc_leave_all(id, NULL);
 	pthread_mutex_lock(&cma_lock);
+	listen_hand_over(id);
 	cmid = take_cm_id(id);
 	pthread_mutex_unlock(&cma_lock);
 	if (cmid != NULL) {
@@ -1368,53 +1556,118 @@ complete(struct cma_id *id)
 	return err(ev->status < 0 ? -ev->status : ev->status);
 }
 
+static bool
+gid_unspecified(const union ibv_gid *g)
+{
+	static const uint8_t zero[16];
+
+	return memcmp(g->raw, zero, 16) == 0 ||
+	       (srnic_gid_is_v4mapped(g) && memcmp(&g->raw[12], zero, 4) == 0);
+}
+
+/* rdma_resolve_addr()'s bind of an unbound id (under cma_lock): to src
+ * if given, else to any of dst's family (a link-local destination's
+ * scope kept); an unspecified source to a destination off the device is
+ * bound to the address the packets leave from (GID si), as before. */
+static int
+bind_for(struct cma_id *id, const struct sockaddr *src, const struct sockaddr *dst, int si)
+{
+	struct sockaddr_storage b;
+	union ibv_gid bg, dg;
+	uint16_t bport, dport;
+
+	memset(&b, 0, sizeof(b));
+	if (src != NULL && (src->sa_family == AF_INET || src->sa_family == AF_INET6))
+		memcpy(&b, src, src->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+							   : sizeof(struct sockaddr_in));
+	else
+		b.ss_family = dst->sa_family;
+	if (!sa_gid((struct sockaddr *)&b, &bg, &bport) || !sa_gid(dst, &dg, &dport))
+		return err(EAFNOSUPPORT);
+	if (gid_unspecified(&bg) && !gid_any(&dg)) {
+		uint32_t scope = dst->sa_family == AF_INET6 ?
+			((const struct sockaddr_in6 *)dst)->sin6_scope_id : 0;
+
+		sa_from_gid(&b, srnic_gid_is_v4mapped(&cma.gid[si]) ? dst->sa_family : AF_INET6,
+			    &cma.gid[si], bport, scope);
+	}
+	return bind_locked(id, (struct sockaddr *)&b);
+}
+
+/* The source of a resolve to dg (under cma_lock): a wildcard's is the
+ * address the packets leave from (GID si); to any or loopback, the one
+ * bound, else the destination's, else loopback (Linux's
+ * cma_resolve_loopback()). The route's source GID is the device's. */
+static int
+resolve_source(struct cma_id *id, const union ibv_gid *dg, int si)
+{
+	if (id->wildcard) {
+		if (!gid_any(dg)) {
+			id->src_gid = cma.gid[si];
+		} else if (gid_unspecified(&id->src_gid)) {
+			if (!gid_unspecified(dg)) {
+				id->src_gid = *dg;
+			} else if (srnic_gid_is_v4mapped(dg)) {
+				struct in_addr lo = { .s_addr = htonl(INADDR_LOOPBACK) };
+
+				srnic_gid_from_ipv4(&id->src_gid, &lo);
+			} else {
+				memcpy(id->src_gid.raw, &in6addr_loopback, 16);
+			}
+		}
+	} else if (!gid_any(dg) && srnic_gid_is_v4mapped(&id->src_gid) != srnic_gid_is_v4mapped(dg)) {
+		cma_log("rdma_resolve_addr: the id is bound to an address of the other IP "
+			"version than the destination's");
+		return err(EINVAL);
+	}
+	id->id.route.addr.addr.ibaddr.sgid = gid_index(&id->src_gid) >= 0 ? id->src_gid
+									  : cma.gid[si];
+	return 0;
+}
+
 int
 rdma_resolve_addr(struct rdma_cm_id *rid, struct sockaddr *src_addr, struct sockaddr *dst_addr,
 		  int timeout_ms)
 {
 	struct cma_id *id = cma_id(rid);
-	struct sockaddr_in dv4;
-	const struct sockaddr_in *d = &dv4;
-	int rc = 0;
+	union ibv_gid dg;
+	uint16_t dport;
+	int rc = 0, si;
 
 	if (rid == NULL)
 		return err(EINVAL);
 	if (dst_addr == NULL)
 		return err(EINVAL);
-	if (!as_ipv4(dst_addr, &dv4)) {
-		cma_log("rdma_resolve_addr: srnic0 is IPv4 only (SRNIC_IP=%s): give an IPv4 "
-			"destination", inet_ntoa(cma.ip));
+	if (!sa_gid(dst_addr, &dg, &dport)) {
+		cma_log("rdma_resolve_addr: AF_IB is not served (srnic0 is RoCEv2): give an IPv4 "
+			"or IPv6 destination");
 		return err(EAFNOSUPPORT);
 	}
-	pthread_mutex_lock(&cma_lock);
-	if (id->state == CMA_IDLE) {
-		struct sockaddr_in any = { .sin_family = AF_INET };
-
-		if (src_addr != NULL && !as_ipv4(src_addr, &any))
-			any.sin_addr.s_addr = INADDR_ANY;
-		any.sin_family = AF_INET;
-		if (any.sin_addr.s_addr == INADDR_ANY && !ipv4_any(d->sin_addr))
-			any.sin_addr = cma.ip;
-		rc = bind_locked(id, (struct sockaddr *)&any);
-	} else if (id->state != CMA_ADDR_BOUND) {
-		rc = err(EINVAL);
+	si = route_src(&dg);
+	if (si < 0) {
+		cma_log("rdma_resolve_addr: srnic0 has no %s address (it has %s): start it with "
+			"%s, or give a destination of its family", srnic_gid_is_v4mapped(&dg) ?
+			"IPv4" : "IPv6", dev_addrs(), srnic_gid_is_v4mapped(&dg) ?
+			"SRNIC_IP=A.B.C.D (usertools/srnic run --ip)" :
+			"SRNIC_IP6=ADDR (usertools/srnic run --ip6)");
+		return err(ENETUNREACH);
 	}
+	pthread_mutex_lock(&cma_lock);
+	if (id->state == CMA_IDLE)
+		rc = bind_for(id, src_addr, dst_addr, si);
+	else if (id->state != CMA_ADDR_BOUND)
+		rc = err(EINVAL);
+	if (rc == 0)
+		rc = resolve_source(id, &dg, si);
 	if (rc == 0) {
-		/* a wildcard's source: our address; to any or loopback, the
-		 * destination's (Linux's cma_resolve_loopback()) */
-		if (id->wildcard)
-			src_sin(id)->sin_addr = !ipv4_any(d->sin_addr) ? cma.ip
-				: src_sin(id)->sin_addr.s_addr != INADDR_ANY ? src_sin(id)->sin_addr
-				: d->sin_addr.s_addr != INADDR_ANY ? d->sin_addr
-				: (struct in_addr){ .s_addr = htonl(INADDR_LOOPBACK) };
-		src_show(id, NULL); /* the source now: IPv4 */
+		src_show(id, dst_addr->sa_family, NULL); /* the source now, in dst's family */
 		id->wildcard = false;
 		memset(&id->id.route.addr.dst_storage, 0, sizeof(id->id.route.addr.dst_storage));
-		*dst_sin(id) = *d;
+		memcpy(&id->id.route.addr.dst_storage, dst_addr, dst_addr->sa_family == AF_INET6 ?
+		       sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
 		/* to any or loopback: the device itself (its GID: in-device
 		 * loopback), as cma_bind_loopback() takes the first device */
-		srnic_gid_from_ipv4(&id->id.route.addr.addr.ibaddr.dgid,
-				    ipv4_any(d->sin_addr) ? &cma.ip : &d->sin_addr);
+		id->id.route.addr.addr.ibaddr.dgid = gid_any(&dg) ? cma.gid[SRNIC_GID_INDEX_IP] : dg;
 		id->resolve_deadline_ms = now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
 		state_exch(id, CMA_ADDR_QUERY);
 	}
@@ -1458,8 +1711,8 @@ rdma_resolve_route(struct rdma_cm_id *rid, int timeout_ms)
 		memset(p, 0, sizeof(*p));
 		p->sgid = rid->route.addr.addr.ibaddr.sgid;
 		p->dgid = rid->route.addr.addr.ibaddr.dgid;
-		p->flow_label = htonl(flow_label(ntohs(src_sin(id)->sin_port),
-						 ntohs(dst_sin(id)->sin_port)));
+		p->flow_label = htonl(flow_label(ntohs(id->src_port),
+						 ntohs(sa_port(&rid->route.addr.dst_addr))));
 		p->hop_limit = CMA_HOP_LIMIT;
 		p->traffic_class = id->tos_set ? id->tos : 0;
 		p->reversible = 1;
@@ -1503,49 +1756,69 @@ rdma_listen(struct rdma_cm_id *rid, int backlog)
 		pthread_mutex_unlock(&cma_lock);
 		return err(EINVAL);
 	}
-	/* IPv6 only (AFONLY on an AF_INET6 bind): srnic0's address is IPv4,
-	 * so no request is ever for it, as a Linux listener on a device
-	 * without IPv6; it holds its port and leaves the CM's service ID to
-	 * the IPv4 listener beside it (getaddrinfo's :: and 0.0.0.0). */
-	if (id->bind_family == AF_INET6 && id->afonly) {
-		id->backlog = backlog > 0 && backlog < CMA_DEFAULT_BACKLOG ? backlog
-									  : CMA_DEFAULT_BACKLOG;
-		id->state = CMA_LISTEN;
-		pthread_mutex_unlock(&cma_lock);
-		return 0;
-	}
-	cmid = srnic_cm_create_id(cma.priv.cm, cma_handler, id);
-	if (cmid == NULL) {
-		pthread_mutex_unlock(&cma_lock);
-		return err(ENOMEM);
-	}
-	rc = srnic_cm_listen(cmid, CMA_SERVICE_ID(rid->ps, id->port), 0);
-	if (rc != 0) {
-		pthread_mutex_unlock(&cma_lock);
-		srnic_cm_destroy_id(cmid);
-		return err(rc == -EBUSY ? EADDRINUSE : -rc);
-	}
-	id->cm_id = cmid;
 	/* as Linux's ucma_listen(): 0, negative or too many is the most */
 	id->backlog = backlog > 0 && backlog < CMA_DEFAULT_BACKLOG ? backlog : CMA_DEFAULT_BACKLOG;
+	/* the port's other listeners (0.0.0.0 and :: apart, an address and
+	 * a wildcard) share the CM listen one of them holds; handle_request()
+	 * finds whose a request is */
+	if (listen_owner(id) == NULL) {
+		cmid = srnic_cm_create_id(cma.priv.cm, cma_handler, id);
+		if (cmid == NULL) {
+			pthread_mutex_unlock(&cma_lock);
+			return err(ENOMEM);
+		}
+		rc = srnic_cm_listen(cmid, CMA_SERVICE_ID(rid->ps, id->port), 0);
+		if (rc != 0) {
+			pthread_mutex_unlock(&cma_lock);
+			srnic_cm_destroy_id(cmid);
+			return err(rc == -EBUSY ? EADDRINUSE : -rc);
+		}
+		id->cm_id = cmid;
+	}
 	state_exch(id, CMA_LISTEN);
-	if (cma.trace)
-		cma_log("listening on %s:%u (port space 0x%x, service ID 0x%016llx)",
-			id->wildcard ? "0.0.0.0" : inet_ntoa(cma.ip), id->port, (unsigned int)rid->ps,
+	if (cma.trace) {
+		char a[INET6_ADDRSTRLEN];
+
+		if (id->bind_family == AF_INET)
+			inet_ntop(AF_INET, &id->src_gid.raw[12], a, sizeof(a));
+		else
+			inet_ntop(AF_INET6, id->src_gid.raw, a, sizeof(a));
+		cma_log("listening on %s%s%s:%u%s (port space 0x%x, service ID 0x%016llx)",
+			id->bind_family == AF_INET6 ? "[" : "", a,
+			id->bind_family == AF_INET6 ? "]" : "", id->port,
+			id->wildcard && !id->afonly && id->bind_family == AF_INET6 ? " and IPv4" : "",
+			(unsigned int)rid->ps,
 			(unsigned long long)CMA_SERVICE_ID(rid->ps, id->port));
+	}
 	pthread_mutex_unlock(&cma_lock);
 	return 0;
 }
 
+/* Linux's cma_format_hdr(): IP version and addresses, our port. The
+ * version is the addresses': IPv4-mapped ones (an AF_INET6 sockaddr
+ * getaddrinfo's AI_V4MAPPED made) are IPv4, as the packets are, so a
+ * peer's AF_INET listener takes the request (Linux's writes the
+ * sockaddr's family, 6, that no IPv4 listener takes). */
 static void
 cma_hdr(uint8_t *h, struct cma_id *id)
 {
+	const struct sockaddr *d = &id->id.route.addr.dst_addr;
+	uint16_t dport;
+	union ibv_gid dg;
+
 	memset(h, 0, CMA_HDR_LEN);
 	h[0] = CMA_VERSION;
-	h[1] = CMA_HDR_IPV4;
-	memcpy(h + 2, &src_sin(id)->sin_port, 2);
-	memcpy(h + 16, &src_sin(id)->sin_addr, 4);
-	memcpy(h + 32, &dst_sin(id)->sin_addr, 4);
+	memcpy(h + CMA_HDR_PORT, &id->src_port, 2);
+	sa_gid(d, &dg, &dport);
+	if (srnic_gid_is_v4mapped(&id->src_gid) && srnic_gid_is_v4mapped(&dg)) {
+		h[1] = CMA_HDR_IPV4;
+		memcpy(h + CMA_HDR_SRC + 12, &id->src_gid.raw[12], 4);
+		memcpy(h + CMA_HDR_DST + 12, &dg.raw[12], 4);
+	} else {
+		h[1] = CMA_HDR_IPV6;
+		memcpy(h + CMA_HDR_SRC, id->src_gid.raw, 16);
+		memcpy(h + CMA_HDR_DST, dg.raw, 16);
+	}
 }
 
 /* responder resources / initiator depth as rdma-core checks them:
@@ -1618,7 +1891,7 @@ rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 
 		memset(&p, 0, sizeof(p));
 		path_to_cm(&p.path, &id->path);
-		p.service_id = CMA_SERVICE_ID(rid->ps, ntohs(dst_sin(id)->sin_port));
+		p.service_id = CMA_SERVICE_ID(rid->ps, ntohs(sa_port(&rid->route.addr.dst_addr)));
 		p.private_data = pdata;
 		p.private_data_len = (uint8_t)(CMA_HDR_LEN + cp.private_data_len);
 		p.timeout_ms = CMA_SIDR_TIMEOUT_MS;
@@ -1629,7 +1902,7 @@ rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 
 		memset(&p, 0, sizeof(p));
 		path_to_cm(&p.path, &id->path);
-		p.service_id = CMA_SERVICE_ID(rid->ps, ntohs(dst_sin(id)->sin_port));
+		p.service_id = CMA_SERVICE_ID(rid->ps, ntohs(sa_port(&rid->route.addr.dst_addr)));
 		p.qp_num = rid->qp != NULL ? rid->qp->qp_num : cp.qp_num;
 		p.qp_type = rid->qp != NULL ? rid->qp->qp_type : rid->qp_type;
 		p.starting_psn = id->seq;

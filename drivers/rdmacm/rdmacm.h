@@ -24,11 +24,15 @@
 
 /* rdma_cm's private-data header in front of a REQ's / SIDR_REQ's
  * private data (Linux cma.c's cma_hdr): version, IP version << 4, the
- * active side's port, its address, the passive side's address (IPv4 in
- * the last 4 of 16 bytes). */
+ * active side's port, its address, the passive side's address (16 bytes
+ * each at CMA_HDR_SRC / CMA_HDR_DST; IPv4 in the last 4, the rest 0). */
 #define CMA_HDR_LEN 36
 #define CMA_VERSION 0x00
 #define CMA_HDR_IPV4 0x40
+#define CMA_HDR_IPV6 0x60
+#define CMA_HDR_PORT 2
+#define CMA_HDR_SRC 4
+#define CMA_HDR_DST 20
 /* service ID of a port space's port: 0x0000000001000000 | ps << 16 | port */
 #define CMA_SERVICE_ID(ps, port) (0x0000000001000000ull | ((uint64_t)(ps) << 16) | (port))
 /* the CM's parameters for rdma_cm's connections, as Linux's cma.c sets them */
@@ -85,11 +89,13 @@ struct cma_id {
 	uint16_t port;                  /* bound port, host order; 0: none */
 	bool wildcard;                  /* bound to any (0.0.0.0, ::) or loopback: no device */
 	uint16_t bind_family;           /* AF_INET or AF_INET6: the family the bind was given */
-	/* the source srnic uses (IPv4: the device's family); route.addr shows
-	 * the bound address in the bind's family until rdma_resolve_addr or
-	 * a request sets the source, as Linux (rdma_get_local_addr() of an
-	 * id bound to :: is ::) */
-	struct sockaddr_in src4;
+	/* the source in use, as a GID (IPv4: ::ffff:a.b.c.d), and its port
+	 * (network order); route.addr shows the bound address as given until
+	 * rdma_resolve_addr or a request sets the source, as Linux
+	 * (rdma_get_local_addr() of an id bound to :: is ::) */
+	union ibv_gid src_gid;
+	uint16_t src_port;
+	uint32_t scope_id;              /* a link-local address's sin6_scope_id, as given */
 	int backlog;                    /* a listener's: CONNECT_REQUESTs queued at most */
 	int nb_pending;                 /* ... queued now, not yet taken by rdma_get_cm_event */
 	struct cma_event *req_ev;       /* a new id: its CONNECT_REQUEST while queued */

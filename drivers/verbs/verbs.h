@@ -71,6 +71,7 @@
 struct sv_conf {
 	char port[512];             /* SRNIC_PORT: DPDK devargs (vdev or PCI) */
 	char ip[64];                /* SRNIC_IP */
+	char ip6[64];               /* SRNIC_IP6: ADDR[/PREFIX] */
 	char lcores[64];            /* SRNIC_LCORES: EAL -l */
 	char eal_args[512];         /* SRNIC_EAL_ARGS: more EAL arguments */
 	unsigned int mem_mb;        /* SRNIC_MEM_MB */

@@ -87,7 +87,8 @@ sva_decide(void)
 	unsigned int i;
 	int fd, rc;
 
-	if (sv_conf_load(&c) != 0 || c.port[0] != '\0' || c.ip[0] != '\0')
+	if (sv_conf_load(&c) != 0 || c.port[0] != '\0' || c.ip[0] != '\0' ||
+	    c.ip6[0] != '\0')
 		return;
 	if (svc_sock_path(sva_path, sizeof(sva_path)) != 0) {
 		sv_log("%s is longer than a unix socket's path", SVC_SOCK_ENV);

@@ -60,6 +60,8 @@ conf_set(struct sv_conf *c, const char *key, const char *val)
 		sv_copy_str(c->port, sizeof(c->port), val);
 	else if (strcmp(key, "SRNIC_IP") == 0)
 		sv_copy_str(c->ip, sizeof(c->ip), val);
+	else if (strcmp(key, "SRNIC_IP6") == 0)
+		sv_copy_str(c->ip6, sizeof(c->ip6), val);
 	else if (strcmp(key, "SRNIC_LCORES") == 0)
 		sv_copy_str(c->lcores, sizeof(c->lcores), val);
 	else if (strcmp(key, "SRNIC_EAL_ARGS") == 0)
@@ -116,7 +118,7 @@ conf_set(struct sv_conf *c, const char *key, const char *val)
 }
 
 static const char *const sv_conf_keys[] = {
-	"SRNIC_PORT", "SRNIC_IP", "SRNIC_LCORES", "SRNIC_EAL_ARGS", "SRNIC_LOG_LEVEL",
+	"SRNIC_PORT", "SRNIC_IP", "SRNIC_IP6", "SRNIC_LCORES", "SRNIC_EAL_ARGS", "SRNIC_LOG_LEVEL",
 	"SRNIC_MEM_MB", "SRNIC_MTU", "SRNIC_HUGE", "SRNIC_PROGRESS", "SRNIC_STATS",
 	"SRNIC_DROP", "SRNIC_DROP_FIRST", "SRNIC_EXIT_LINGER_MS", "SRNIC_STALL_AFTER",
 	"SRNIC_STALL_MS",

@@ -387,6 +387,64 @@ eal_start(const struct sv_conf *c, char *devname, size_t devname_len)
 	return 0;
 }
 
+/* The device's address into dc (zeroed first): SRNIC_IP, IPv4, or
+ * SRNIC_IP6, IPv6 ADDR[/PREFIX] (GID index 1 either way, GID 0 the
+ * link-local fe80:: from the MAC). One of them: a device has one address
+ * (srnic_dev_conf). Every destination is on the port's link (no router):
+ * the prefix is checked, not used. 0, or -1 said why. */
+static int
+conf_address(const struct sv_conf *c, struct srnic_dev_conf *dc)
+{
+	char a6[sizeof(c->ip6)];
+	char *slash, *end;
+
+	memset(dc, 0, sizeof(*dc));
+	if (c->ip[0] != '\0' && c->ip6[0] != '\0') {
+		sv_log("SRNIC_IP=%s and SRNIC_IP6=%s: a srnic device has one address; set one of "
+		       "them (IPv6 link-local works beside SRNIC_IP: the device's GID 0)", c->ip,
+		       c->ip6);
+		return -1;
+	}
+	if (c->ip[0] == '\0' && c->ip6[0] == '\0') {
+		sv_log("no device: SRNIC_PORT=%s has no address: set SRNIC_IP=A.B.C.D or "
+		       "SRNIC_IP6=ADDR (srnic's address on it; usertools/srnic run: --ip A.B.C.D "
+		       "or --ip6 ADDR)", c->port);
+		return -1;
+	}
+	if (c->ip[0] != '\0') {
+		if (inet_pton(AF_INET, c->ip, dc->ip) != 1) {
+			sv_log("SRNIC_IP=%s is not an IPv4 address (A.B.C.D; IPv6: SRNIC_IP6)", c->ip);
+			return -1;
+		}
+		dc->ip_ver = 4;
+		return 0;
+	}
+	sv_copy_str(a6, sizeof(a6), c->ip6);
+	slash = strchr(a6, '/');
+	if (slash != NULL) {
+		unsigned long plen;
+
+		*slash = '\0';
+		errno = 0;
+		plen = strtoul(slash + 1, &end, 10);
+		if (slash[1] == '\0' || *end != '\0' || errno != 0 || plen == 0 || plen > 128) {
+			sv_log("SRNIC_IP6=%s: the prefix length after / is 1 to 128", c->ip6);
+			return -1;
+		}
+	}
+	if (inet_pton(AF_INET6, a6, dc->ip) != 1 || IN6_IS_ADDR_V4MAPPED((struct in6_addr *)dc->ip) ||
+	    IN6_IS_ADDR_UNSPECIFIED((struct in6_addr *)dc->ip) ||
+	    IN6_IS_ADDR_MULTICAST((struct in6_addr *)dc->ip) ||
+	    IN6_IS_ADDR_LINKLOCAL((struct in6_addr *)dc->ip)) {
+		sv_log("SRNIC_IP6=%s is not a unicast IPv6 address (ADDR[/PREFIX], e.g. "
+		       "fd00::1/64; IPv4: SRNIC_IP; link-local fe80:: is the device's own, from "
+		       "its MAC)", c->ip6);
+		return -1;
+	}
+	dc->ip_ver = 6;
+	return 0;
+}
+
 static struct sv_device *
 device_start(void)
 {
@@ -396,36 +454,28 @@ device_start(void)
 	char devname[sizeof(((struct sv_conf *)0)->port)];
 	char why[SV_SOCK_PATH_MAX + 128];
 	char netdev[IF_NAMESIZE] = "";
-	struct in_addr ip;
 	uint16_t port;
 	int i;
 
 	if (sv_conf_load(&c) != 0)
 		return NULL;
-	if (c.port[0] == '\0' && c.ip[0] == '\0') {
+	if (c.port[0] == '\0' && c.ip[0] == '\0' && c.ip6[0] == '\0') {
 		sv_log("no device: no srnicd answers on its socket (start one: usertools/srnic "
 		       "daemon --port DEV --ip A.B.C.D; SRNIC_DAEMON_SOCKET=PATH if not at "
 		       "/run/srnic/srnicd.sock), and no port of the program's own: set SRNIC_PORT "
 		       "(a DPDK device, e.g. net_memif0,role=server,socket=/tmp/srnic.sock) and "
-		       "SRNIC_IP=A.B.C.D, or run the program as: usertools/srnic run --port DEV "
-		       "--ip A.B.C.D -- PROGRAM");
-		return NULL;
-	}
-	if (c.ip[0] == '\0') {
-		sv_log("no device: SRNIC_PORT=%s has no address: set SRNIC_IP=A.B.C.D (srnic's "
-		       "IPv4 address on it; usertools/srnic run: --ip A.B.C.D)", c.port);
+		       "SRNIC_IP=A.B.C.D (or SRNIC_IP6=ADDR), or run the program as: "
+		       "usertools/srnic run --port DEV --ip A.B.C.D -- PROGRAM");
 		return NULL;
 	}
 	if (c.port[0] == '\0') {
-		sv_log("no device: SRNIC_IP=%s has no port: set SRNIC_PORT to a DPDK device, e.g. "
+		sv_log("no device: SRNIC_IP%s=%s has no port: set SRNIC_PORT to a DPDK device, e.g. "
 		       "net_memif0,role=server,socket=/tmp/srnic.sock (usertools/srnic run: --port "
-		       "DEV)", c.ip);
+		       "DEV)", c.ip[0] != '\0' ? "" : "6", c.ip[0] != '\0' ? c.ip : c.ip6);
 		return NULL;
 	}
-	if (inet_pton(AF_INET, c.ip, &ip) != 1) {
-		sv_log("SRNIC_IP=%s is not an IPv4 address (A.B.C.D)", c.ip);
+	if (conf_address(&c, &dc) != 0)
 		return NULL;
-	}
 	memif_sock(c.port);
 	if (eal_start(&c, devname, sizeof(devname)) != 0)
 		return NULL;
@@ -442,12 +492,9 @@ device_start(void)
 	dev = calloc(1, sizeof(*dev));
 	if (dev == NULL)
 		return NULL;
-	memset(&dc, 0, sizeof(dc));
 	dc.port_id = port;
 	dc.nb_engines = 1;
 	dc.mtu = (uint16_t)c.mtu;
-	dc.ip_ver = 4;
-	memcpy(dc.ip, &ip, 4);
 	dc.name = SV_DEV_NAME;
 	dev->sdev = srnic_dev_create(&dc);
 	if (dev->sdev == NULL) {

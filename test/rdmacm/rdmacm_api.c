@@ -6,6 +6,7 @@
  * (usertools/srnic run), as any rdma_cm program is.
  *   rdmacm_api server SERVER_IP PORT
  *   rdmacm_api client SERVER_IP PORT
+ *   rdmacm_api server-apart|client-apart SERVER_IP PORT SERVER_IPV6
  * Each check prints "ok ..." or "FAIL ..."; the last line is "SIDE: all ok".
  */
 #include <arpa/inet.h>
@@ -1210,16 +1211,191 @@ client_race(const char *ip, int port)
 	return 0;
 }
 
+/* text (IPv4, or IPv6 with an optional %scope) and port as a sockaddr */
+static int
+sa_of(struct sockaddr_storage *ss, const char *text, int port)
+{
+	struct addrinfo h = { .ai_flags = AI_NUMERICHOST }, *ai;
+
+	if (getaddrinfo(text, NULL, &h, &ai) != 0)
+		return -1;
+	memset(ss, 0, sizeof(*ss));
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	freeaddrinfo(ai);
+	if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
+	else
+		((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
+	return 0;
+}
+
+/* 0.0.0.0 and :: bound apart (AFONLY) on one port, as getaddrinfo(NULL,
+ * AI_PASSIVE) hands them to a server, each takes the requests of its IP
+ * version: the client's first connection is over IPv6 (to ip6, the
+ * device's address or its link-local fe80::), its second over IPv4 (to
+ * ip); each carries a SEND the server checks byte by byte. [::], the
+ * first to listen, holds the port's CM listen and goes before the IPv4
+ * connection: 0.0.0.0 takes that request still. */
+static int
+server_apart(const char *ip, int port, const char *ip6)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct sockaddr_storage want6;
+	struct rdma_cm_id *v4, *v6, *c;
+	struct rdma_cm_event *ev;
+	struct rdma_conn_param cp;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	uint8_t buf[512], exp[512];
+	int i;
+
+	(void)ip;
+	/* [::] listens first: the client's first request, over IPv6, may
+	 * come as soon as a listen is logged */
+	if (ch == NULL || sa_of(&want6, ip6, port) != 0)
+		return 1;
+	CHECK(bind_to(ch, &v4, AF_INET, "0.0.0.0", port, -1) == 0 &&
+	      bind_to(ch, &v6, AF_INET6, "::", port, 1) == 0 && rdma_listen(v6, 4) == 0 &&
+	      rdma_listen(v4, 4) == 0, "apart: 0.0.0.0:%d and [::]:%d AFONLY listen (errno %d)",
+	      port, port, errno);
+	for (i = 0; i < 2; i++) {
+		bool over6 = i == 0;
+		const struct sockaddr *l, *p;
+
+		ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+		if (ev == NULL)
+			return 1;
+		c = ev->id;
+		CHECK(ev->listen_id == (over6 ? v6 : v4), "apart: the IPv%d request is the %s listener's",
+		      over6 ? 6 : 4, over6 ? "[::]" : "0.0.0.0");
+		rdma_ack_cm_event(ev);
+		l = rdma_get_local_addr(c);
+		p = rdma_get_peer_addr(c);
+		CHECK(l->sa_family == (over6 ? AF_INET6 : AF_INET) && p->sa_family == l->sa_family &&
+		      ntohs(rdma_get_src_port(c)) == port,
+		      "apart: the new id's addresses are IPv%d, local port %d (families %d %d, port %d)",
+		      over6 ? 6 : 4, port, l->sa_family, p->sa_family, ntohs(rdma_get_src_port(c)));
+		if (over6)
+			CHECK(memcmp(&((const struct sockaddr_in6 *)l)->sin6_addr,
+				     &((struct sockaddr_in6 *)&want6)->sin6_addr, 16) == 0,
+			      "apart: the IPv6 request's local address is %s", ip6);
+		memset(buf, 0, sizeof(buf));
+		mr = NULL;
+		CHECK(make_qp(c) == 0 && (mr = rdma_reg_msgs(c, buf, sizeof(buf))) != NULL &&
+		      rdma_post_recv(c, NULL, buf, sizeof(buf), mr) == 0, "apart: QP, MR, RECV");
+		memset(&cp, 0, sizeof(cp));
+		CHECK(rdma_accept(c, &cp) == 0, "apart: rdma_accept (errno %d)", errno);
+		ev = next_event(ch, RDMA_CM_EVENT_ESTABLISHED);
+		if (ev == NULL)
+			return 1;
+		rdma_ack_cm_event(ev);
+		fill(exp, sizeof(exp), (uint8_t)(0x60 + i));
+		CHECK(wait_wc(c, false, &wc) == 0 && wc.byte_len == sizeof(exp) &&
+		      memcmp(buf, exp, sizeof(exp)) == 0,
+		      "apart: the SEND over IPv%d: %zu bytes as sent", over6 ? 6 : 4, sizeof(exp));
+		if (over6) {
+			/* [::] goes (it holds the port's CM listen, its first
+			 * listener), then our DREQ tells the client to make
+			 * the IPv4 connection: 0.0.0.0 must still take it */
+			CHECK(rdma_destroy_id(v6) == 0, "apart: the [::] listener destroyed");
+			v6 = NULL;
+			CHECK(rdma_disconnect(c) == 0, "apart: the server disconnects the IPv6 one");
+		}
+		ev = next_event(ch, RDMA_CM_EVENT_DISCONNECTED);
+		if (ev != NULL)
+			rdma_ack_cm_event(ev);
+		rdma_dereg_mr(mr);
+		rdma_destroy_qp(c);
+		rdma_destroy_id(c);
+	}
+	rdma_destroy_id(v4);
+	rdma_destroy_event_channel(ch);
+	return 0;
+}
+
+static int
+client_apart(const char *ip, int port, const char *ip6)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_event *ev;
+	struct rdma_conn_param cp;
+	int i;
+
+	if (ch == NULL)
+		return 1;
+	for (i = 0; i < 2; i++) {
+		bool over6 = i == 0;
+		struct sockaddr_storage d;
+		struct rdma_cm_id *id;
+		struct ibv_mr *mr;
+		struct ibv_wc wc;
+		uint8_t buf[512];
+
+		if (sa_of(&d, over6 ? ip6 : ip, port) != 0 || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) != 0)
+			return 1;
+		CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&d, 2000) == 0,
+		      "apart: rdma_resolve_addr %s (errno %d)", over6 ? ip6 : ip, errno);
+		ev = next_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED);
+		if (ev == NULL)
+			return 1;
+		rdma_ack_cm_event(ev);
+		CHECK(rdma_get_local_addr(id)->sa_family == d.ss_family &&
+		      rdma_get_peer_addr(id)->sa_family == d.ss_family,
+		      "apart: local and peer addresses of the destination's family (%d %d)",
+		      rdma_get_local_addr(id)->sa_family, rdma_get_peer_addr(id)->sa_family);
+		CHECK(rdma_resolve_route(id, 2000) == 0, "apart: rdma_resolve_route");
+		ev = next_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED);
+		if (ev == NULL)
+			return 1;
+		rdma_ack_cm_event(ev);
+		mr = NULL;
+		fill(buf, sizeof(buf), (uint8_t)(0x60 + i));
+		CHECK(make_qp(id) == 0 && (mr = rdma_reg_msgs(id, buf, sizeof(buf))) != NULL,
+		      "apart: QP and MR");
+		memset(&cp, 0, sizeof(cp));
+		cp.retry_count = 7;
+		CHECK(rdma_connect(id, &cp) == 0, "apart: rdma_connect over IPv%d", over6 ? 6 : 4);
+		ev = next_event(ch, RDMA_CM_EVENT_ESTABLISHED);
+		if (ev == NULL)
+			return 1;
+		rdma_ack_cm_event(ev);
+		CHECK(rdma_post_send(id, NULL, buf, sizeof(buf), mr, IBV_SEND_SIGNALED) == 0 &&
+		      wait_wc(id, true, &wc) == 0, "apart: a SEND of %zu bytes over IPv%d", sizeof(buf),
+		      over6 ? 6 : 4);
+		if (!over6) {
+			client_close(ch, id, mr, "apart");
+			continue;
+		}
+		/* the server ends the IPv6 connection once its [::] listener
+		 * is gone: the IPv4 one after it finds 0.0.0.0 alone */
+		ev = next_event(ch, RDMA_CM_EVENT_DISCONNECTED);
+		if (ev != NULL)
+			rdma_ack_cm_event(ev);
+		rdma_dereg_mr(mr);
+		rdma_destroy_qp(id);
+		rdma_destroy_id(id);
+	}
+	rdma_destroy_event_channel(ch);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	int rc;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s server|client|server-race|client-race SERVER_IP PORT\n", argv[0]);
+		fprintf(stderr, "usage: %s server|client|server-race|client-race SERVER_IP PORT\n"
+			"       %s server-apart|client-apart SERVER_IP PORT SERVER_IPV6\n", argv[0],
+			argv[0]);
 		return 2;
 	}
-	if (strcmp(argv[1], "server-race") == 0)
+	if (strcmp(argv[1], "server-apart") == 0 || strcmp(argv[1], "client-apart") == 0) {
+		if (argc < 5)
+			return 2;
+		rc = argv[1][0] == 's' ? server_apart(argv[2], atoi(argv[3]), argv[4])
+				       : client_apart(argv[2], atoi(argv[3]), argv[4]);
+	} else if (strcmp(argv[1], "server-race") == 0)
 		rc = server_race(argv[2], atoi(argv[3]));
 	else if (strcmp(argv[1], "client-race") == 0)
 		rc = client_race(argv[2], atoi(argv[3]));

@@ -14,8 +14,8 @@ timeouts are failure guards only.
 
   rdmacm_test.py --lib BUILD/drivers/verbs CASE
 
-CASE: symbols | rping | perftest | ucmatose | rdma_server | cmtime | udaddy | mckey | fio |
-      api | af_packet
+CASE: symbols | rping | ipv6 | perftest | ucmatose | rdma_server | cmtime | udaddy | mckey |
+      fio | api | af_packet
 """
 import argparse
 import os
@@ -166,24 +166,87 @@ def case_symbols():
 
 # ---- rping: RDMA READ/WRITE ping-pong, data validated by rping (-V) ----
 
+def rping_checked(p, what, count):
+    """rping -v -V -C count's pair p: pings 0..count-1 on each side."""
+    if p.ok():
+        pings = re.findall(r"^ping data: rdma-ping-(\d+): ", p.out_c, re.M)
+        check([int(x) for x in pings] == list(range(count)),
+              "%s client: %d validated pings 0..%d (%d)" % (what, count, count - 1, len(pings)))
+        spings = re.findall(r"^server ping data: rdma-ping-(\d+): ", p.out_s, re.M)
+        check(len(spings) == count, "%s server: %d pings (%d)" % (what, count, len(spings)))
+        print("ok %s: %d pings, validated" % (what, len(pings)), flush=True)
+
+
 def case_rping():
     count = 100
     p = memif_pair("rping", ["rping", "-s", "-a", SERVER_IP, "-v", "-V", "-C", str(count)],
                    ["rping", "-c", "-a", SERVER_IP, "-v", "-V", "-C", str(count)])
     # the server prints "wait for RDMA_READ_ADV state 10" when the client
     # disconnects after its last ping (rping's own end of test)
-    if p.ok():
-        pings = re.findall(r"^ping data: rdma-ping-(\d+): ", p.out_c, re.M)
-        check([int(x) for x in pings] == list(range(count)),
-              "rping client: %d validated pings 0..%d (%d)" % (count, count - 1, len(pings)))
-        spings = re.findall(r"^server ping data: rdma-ping-(\d+): ", p.out_s, re.M)
-        check(len(spings) == count, "rping server: %d pings (%d)" % (count, len(spings)))
-        print("ok rping: %d pings, validated" % len(pings), flush=True)
+    rping_checked(p, "rping", count)
     # a larger message
     p = memif_pair("rping_4k", ["rping", "-s", "-a", SERVER_IP, "-V", "-S", "4096", "-C", "20"],
                    ["rping", "-c", "-a", SERVER_IP, "-v", "-V", "-S", "4096", "-C", "20"])
     if p.ok():
         check(len(re.findall(r"^ping data: ", p.out_c, re.M)) == 20, "rping -S 4096: 20 pings")
+
+
+# ---- IPv6: rping, rdma_server and binds apart over the device's IPv6 ----
+# A device of --ip6 (SRNIC_IP6: GID 1 an IPv6 address, answered by ND) on
+# each side, and devices of --ip whose link-local fe80:: (GID 0, from the
+# MAC the memif devargs give) rping reaches with a scope: %lo, a name
+# getaddrinfo knows (srnic's port is no kernel interface; its one link is
+# the scope, whatever the id).
+
+SERVER_IP6, CLIENT_IP6 = "fd00:77::1", "fd00:77::2"
+SERVER_MAC, CLIENT_MAC = "02:00:00:77:00:01", "02:00:00:77:00:02"
+SERVER_LL = "fe80::ff:fe77:1%lo"        # SERVER_MAC's EUI-64 link-local
+
+
+def memif_pair6(name, server_prog, client_prog, ip6=True):
+    """memif_pair with the MACs above and (ip6) IPv6 devices."""
+    sock, sport, cport = vt.memif_ports(name)
+    sport += ",mac=" + SERVER_MAC
+    cport += ",mac=" + CLIENT_MAC
+    if ip6:
+        run = lambda port, ip, prog: [vt.SRNIC, "run", "--port", port, "--ip6", ip, "--"] + prog
+        p = Pair(name, run(sport, SERVER_IP6, server_prog), run(cport, CLIENT_IP6, client_prog))
+    else:
+        p = Pair(name, vt.srnic_run(sport, SERVER_IP, server_prog),
+                 vt.srnic_run(cport, CLIENT_IP, client_prog))
+    check(not os.path.exists(sock), "%s: memif socket %s left behind" % (name, sock))
+    return p
+
+
+def rping_pair6(name, addr, count, ip6):
+    p = memif_pair6(name, ["rping", "-s", "-a", addr, "-v", "-V", "-C", str(count)],
+                    ["rping", "-c", "-a", addr, "-v", "-V", "-C", str(count)], ip6)
+    rping_checked(p, "%s to %s" % (name, addr), count)
+
+
+def case_ipv6():
+    count = 50
+    rping_pair6("rping6", SERVER_IP6, count, True)
+    rping_pair6("rping6_ll", SERVER_LL, count, False)
+    rping_pair6("rping6_ll6", SERVER_LL, count, True)
+    p = memif_pair6("rdma_server6", ["rdma_server", "-s", SERVER_IP6],
+                    ["rdma_client", "-s", SERVER_IP6])
+    rdma_server_checked(p, "rdma_server / rdma_client over IPv6")
+    # UD: SIDR and the UD address handle of an IPv6 source GID
+    p = memif_pair6("udaddy6", ["udaddy", "-b", SERVER_IP6, "-c", "2", "-C", "20"],
+                    ["udaddy", "-s", SERVER_IP6, "-c", "2", "-C", "20"])
+    udaddy_checked(p, "udaddy over IPv6")
+    if API is None:
+        print("skip the binds apart: rdmacm_api not built (apt-get install librdmacm-dev)")
+        return
+    port = str(vt.free_tcp_port())
+    p = memif_pair6("api_apart", [API, "server-apart", SERVER_IP, port, SERVER_LL],
+                    [API, "client-apart", SERVER_IP, port, SERVER_LL], False)
+    if p.ok():
+        for side, out in (("server-apart", p.out_s), ("client-apart", p.out_c)):
+            n = len([l for l in out.splitlines() if l.startswith("ok ")])
+            check("%s: all ok" % side in out and "FAIL" not in out, "api apart: %s all ok" % side)
+            print("ok api %s: %d checks" % (side, n), flush=True)
 
 
 # ---- perftest -R (rdma_cm connects, and carries perftest's own exchange) ----
@@ -250,10 +313,14 @@ def case_ucmatose():
 def case_rdma_server():
     p = memif_pair("rdma_server", ["rdma_server", "-s", SERVER_IP],
                    ["rdma_client", "-s", SERVER_IP])
+    rdma_server_checked(p, "rdma_server / rdma_client")
+
+
+def rdma_server_checked(p, what):
     if p.ok():
         check("rdma_server: end 0" in p.out_s and "rdma_client: end 0" in p.out_c,
-              "rdma_server / rdma_client: end 0 on both sides")
-        print("ok rdma_server / rdma_client", flush=True)
+              "%s: end 0 on both sides" % what)
+        print("ok %s" % what, flush=True)
 
 
 # ---- cmtime: many connections at once, accepted and torn down on threads ----
@@ -313,11 +380,16 @@ def case_cmtime():
 def case_udaddy():
     p = memif_pair("udaddy", ["udaddy", "-b", SERVER_IP, "-c", "2", "-C", "20"],
                    ["udaddy", "-s", SERVER_IP, "-c", "2", "-C", "20"])
+    udaddy_checked(p, "udaddy")
+
+
+def udaddy_checked(p, what):
+    """udaddy -c 2's pair p: both sides complete their transfers."""
     if p.ok():
         for side, out in (("server", p.out_s), ("client", p.out_c)):
             check("data transfers complete" in out and "return status 0" in out,
-                  "udaddy %s: transfers complete, status 0" % side)
-        print("ok udaddy: 2 UD endpoints over SIDR", flush=True)
+                  "%s %s: transfers complete, status 0" % (what, side))
+        print("ok %s: 2 UD endpoints over SIDR" % what, flush=True)
 
 
 # ---- mckey: UD multicast through rdma_join_multicast ----
@@ -667,6 +739,7 @@ def case_af_packet():
 CASES = {
     "symbols": case_symbols,
     "rping": case_rping,
+    "ipv6": case_ipv6,
     "perftest": case_perftest,
     "ucmatose": case_ucmatose,
     "rdma_server": case_rdma_server,

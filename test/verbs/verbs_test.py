@@ -555,6 +555,27 @@ def case_devinfo():
     for w in want:
         check(re.search(w, text), "ibv_devinfo -v shows %s" % w)
     check(not os.path.exists(sock), "memif socket left behind after ibv_devinfo")
+    # an IPv6 address (--ip6, SRNIC_IP6): GID 1, the link-local GID 0 beside it
+    run6 = lambda a6: [SRNIC, "run", "--port", sport, "--ip6", a6, "--", "ibv_devinfo", "-v"]
+    out = subprocess.run(run6("fd00:77::9/64"), env=env, capture_output=True, text=True,
+                         timeout=GUARD_S)
+    check(out.returncode == 0 and
+          re.search(r"GID\[\s*1\]:\s+fd00:77::9, RoCE v2", out.stdout) and
+          re.search(r"GID\[\s*0\]:\s+fe80::[0-9a-f:]+, RoCE v2", out.stdout),
+          "ibv_devinfo -v of --ip6 fd00:77::9/64 lists GID 1 fd00:77::9 and GID 0 fe80:: (%s)" %
+          out.stderr.strip()[-300:])
+    for a6, why in (("fe80::9", "is not a unicast IPv6 address"),
+                    ("10.77.0.9", "is not a unicast IPv6 address"),
+                    ("fd00:77::9/129", "the prefix length after / is 1 to 128")):
+        out = subprocess.run(run6(a6), env=env, capture_output=True, text=True, timeout=GUARD_S)
+        check("srnic0" not in out.stdout and "SRNIC_IP6=%s" % a6 in out.stderr and
+              why in out.stderr, "--ip6 %s: no device, '%s' (%s)" % (a6, why,
+                                                                   out.stderr.strip()[-300:]))
+    e2 = dict(env, SRNIC_IP6="fd00:77::9")
+    out = subprocess.run(srnic_run(sport, "10.77.0.9", ["ibv_devinfo"]), env=e2,
+                         capture_output=True, text=True, timeout=GUARD_S)
+    check("srnic0" not in out.stdout and "a srnic device has one address" in out.stderr,
+          "SRNIC_IP and SRNIC_IP6 both: no device, one address (%s)" % out.stderr.strip()[-300:])
     out = subprocess.run(srnic_run(sport + ",socket-abstract=no", "10.77.0.9", ["ibv_devices"]),
                          env=env, capture_output=True, text=True, timeout=GUARD_S)
     check("srnic0" in out.stdout and not os.path.exists(sock),
