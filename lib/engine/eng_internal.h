@@ -71,15 +71,45 @@ eng_poll_late(const struct srnic_engine *eng, const struct srnic_qp *qp)
  * packet's segments come from up to three pools (header, external payload,
  * trailer), and rte_pktmbuf_free() pays the per-lcore cache lookup once per
  * segment.
+ *
+ * A segment attached to an external buffer (a zero-copy READ response's
+ * payload, on the responder's MR) is detached here without its reference:
+ * the references are dropped per shared info at the flush, one atomic per
+ * burst and buffer, not one per packet on a line the attaching lcore writes
+ * too (it buys its references in batches, tx.c). The reference count's
+ * other readers (srnic_dereg_mr_wait()) see it fall at the end of the
+ * burst, in the same poll. Pinned external buffers and shared segments take
+ * rte_pktmbuf_prefree_seg()'s way.
  */
 #define ENG_FREE_POOLS 4
+#define ENG_FREE_EXT 4
 
 struct eng_free_batch {
 	uint16_t nb_pools;
+	uint16_t nb_ext;
 	uint16_t n[ENG_FREE_POOLS];
 	struct rte_mempool *mp[ENG_FREE_POOLS];
 	void *obj[ENG_FREE_POOLS][SRNIC_RX_BURST];
+	struct {
+		struct rte_mbuf_ext_shared_info *shinfo;
+		void *addr;  /* the last one's buffer, for the free callback */
+		uint16_t refs;
+	} ext[ENG_FREE_EXT];
 };
+
+/* Drop the external buffers' references counted so far: the last one out
+ * frees the buffer, as __rte_pktmbuf_free_extbuf() would have for the last
+ * segment of the batch. */
+static inline void
+eng_free_batch_ext_flush(struct eng_free_batch *fb)
+{
+	uint16_t k;
+
+	for (k = 0; k < fb->nb_ext; k++)
+		if (rte_mbuf_ext_refcnt_update(fb->ext[k].shinfo, (int16_t)-fb->ext[k].refs) == 0)
+			fb->ext[k].shinfo->free_cb(fb->ext[k].addr, fb->ext[k].shinfo->fcb_opaque);
+	fb->nb_ext = 0;
+}
 
 static inline void
 eng_free_batch_flush(struct eng_free_batch *fb)
@@ -90,6 +120,43 @@ eng_free_batch_flush(struct eng_free_batch *fb)
 		if (fb->n[k] > 0)
 			rte_mempool_put_bulk(fb->mp[k], fb->obj[k], fb->n[k]);
 	fb->nb_pools = 0;
+	eng_free_batch_ext_flush(fb);
+}
+
+/* An unshared segment on an external, unpinned buffer: its reference on the
+ * buffer counted in fb, the mbuf back on its own (empty) buffer, as
+ * rte_pktmbuf_detach() leaves it. */
+static inline void
+eng_free_batch_detach_ext(struct eng_free_batch *fb, struct rte_mbuf *m)
+{
+	struct rte_mempool *mp = m->pool;
+	uint32_t hdr = (uint32_t)sizeof(*m) + rte_pktmbuf_priv_size(mp);
+	uint16_t k;
+
+	for (k = 0; k < fb->nb_ext && fb->ext[k].shinfo != m->shinfo; k++)
+		;
+	if (k == fb->nb_ext) {
+		if (k == ENG_FREE_EXT) {
+			eng_free_batch_ext_flush(fb);
+			k = 0;
+		}
+		fb->ext[k].shinfo = m->shinfo;
+		fb->ext[k].refs = 0;
+		fb->nb_ext = (uint16_t)(k + 1);
+	}
+	fb->ext[k].addr = m->buf_addr;
+	/* a burst holds far fewer segments than the 16-bit count */
+	fb->ext[k].refs++;
+
+	m->priv_size = (uint16_t)(hdr - sizeof(*m));
+	m->buf_addr = (char *)m + hdr;
+	rte_mbuf_iova_set(m, rte_mempool_virt2iova(m) + hdr);
+	m->buf_len = rte_pktmbuf_data_room_size(mp);
+	rte_pktmbuf_reset_headroom(m);
+	m->data_len = 0;
+	m->ol_flags = 0;
+	m->next = NULL;
+	m->nb_segs = 1;
 }
 
 /* Add every segment of packet m (rte_pktmbuf_free()'s semantics: shared
@@ -99,9 +166,16 @@ eng_free_batch_add(struct eng_free_batch *fb, struct rte_mbuf *m)
 {
 	while (m != NULL) {
 		struct rte_mbuf *next = m->next;
-		struct rte_mbuf *s = rte_pktmbuf_prefree_seg(m);
+		struct rte_mbuf *s;
 		uint16_t k;
 
+		if (RTE_MBUF_HAS_EXTBUF(m) && !RTE_MBUF_HAS_PINNED_EXTBUF(m) &&
+		    rte_mbuf_refcnt_read(m) == 1) {
+			eng_free_batch_detach_ext(fb, m);
+			s = m;
+		} else {
+			s = rte_pktmbuf_prefree_seg(m);
+		}
 		m = next;
 		if (s == NULL)
 			continue;

@@ -73,6 +73,7 @@ eng_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
 	uint16_t i;
 
 	fb.nb_pools = 0;
+	fb.nb_ext = 0;
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct srnic_pkt pkt;
