@@ -47,7 +47,7 @@ ibv_alloc_pd(struct ibv_context *context)
 	struct sv_pd *pd;
 
 	if (sva_is_ctx(context))
-		return sva_no_data_path("ibv_alloc_pd");
+		return sva_alloc_pd(context);
 	pd = calloc(1, sizeof(*pd));
 	if (pd == NULL)
 		return null_errno(ENOMEM);
@@ -64,8 +64,11 @@ int
 ibv_dealloc_pd(struct ibv_pd *ibpd)
 {
 	struct sv_pd *pd = sv_pd(ibpd);
-	int rc = srnic_dealloc_pd(pd->spd);
+	int rc;
 
+	if (sva_is_ctx(ibpd->context))
+		return sva_dealloc_pd(ibpd);
+	rc = srnic_dealloc_pd(pd->spd);
 	if (rc < 0)
 		return -rc;
 	free(pd);
@@ -81,6 +84,9 @@ ibv_reg_mr_iova2(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 	struct sv_pd *pd = sv_pd(ibpd);
 	struct sv_mr *mr;
 
+	if (sva_is_ctx(ibpd->context))
+		return iova == (uintptr_t)addr ? sva_reg_mr(ibpd, addr, length, access) :
+		       null_errno(EOPNOTSUPP);
 	/* srnic's rkey addresses are virtual addresses: an IOVA other than
 	 * the buffer's own is not there (nor zero-based, nor on-demand) */
 	if (iova != (uintptr_t)addr || (access & ~(SV_ACCESS_ENFORCED | SV_ACCESS_IGNORED)) != 0)
@@ -144,10 +150,16 @@ int
 ibv_dereg_mr(struct ibv_mr *ibmr)
 {
 	struct sv_mr *mr = sv_mr(ibmr);
-	struct sv_device *dev = sv_ctx(ibmr->context)->dev;
-	bool self = !dev->progress_started;
-	uint64_t end = rte_rdtsc() + dev->tsc_hz / 1000000 * SV_DEREG_TIMEOUT_US;
+	struct sv_device *dev;
+	bool self;
+	uint64_t end;
 	int rc;
+
+	if (sva_is_ctx(ibmr->context))
+		return sva_dereg_mr(ibmr);
+	dev = sv_ctx(ibmr->context)->dev;
+	self = !dev->progress_started;
+	end = rte_rdtsc() + dev->tsc_hz / 1000000 * SV_DEREG_TIMEOUT_US;
 
 	while ((rc = srnic_dereg_mr_wait(mr->smr, self ? 0 : SV_DEREG_TIMEOUT_US)) == -EBUSY &&
 	       self && rte_rdtsc() < end)
@@ -309,8 +321,11 @@ struct ibv_cq *
 ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 	      struct ibv_comp_channel *channel, int comp_vector)
 {
-	struct sv_cq *cq = sv_cq_create(context, cqe, cq_context, channel, comp_vector);
+	struct sv_cq *cq;
 
+	if (sva_is_ctx(context))
+		return sva_create_cq(context, cqe, cq_context, channel, comp_vector);
+	cq = sv_cq_create(context, cqe, cq_context, channel, comp_vector);
 	return cq != NULL ? &cq->ibcq : NULL;
 }
 
@@ -318,10 +333,13 @@ int
 ibv_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct sv_cq *cq = sv_cq(ibcq);
-	struct sv_device *dev = cq->dev;
+	struct sv_device *dev;
 	bool armed;
 	int rc;
 
+	if (sva_is_ctx(ibcq->context))
+		return sva_destroy_cq(ibcq);
+	dev = cq->dev;
 	/* off the armed list first: srnic's CQ is freed below */
 	armed = sv_cq_armed_del(cq->dev, cq);
 	rc = srnic_destroy_cq(cq->scq);
@@ -461,8 +479,11 @@ sv_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 struct ibv_qp *
 ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 {
-	struct sv_qp *qp = sv_qp_create(ibpd, attr);
+	struct sv_qp *qp;
 
+	if (ibpd != NULL && sva_is_ctx(ibpd->context))
+		return sva_create_qp(ibpd, attr);
+	qp = sv_qp_create(ibpd, attr);
 	return qp != NULL ? &qp->ibqp : NULL;
 }
 
@@ -470,9 +491,12 @@ int
 ibv_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct sv_qp *qp = sv_qp(ibqp);
-	struct sv_device *dev = qp->dev;
+	struct sv_device *dev;
 	int rc;
 
+	if (sva_is_ctx(ibqp->context))
+		return sva_destroy_qp(ibqp);
+	dev = qp->dev;
 	rc = srnic_destroy_qp(qp->sqp);
 	if (rc < 0)
 		return -rc;
@@ -492,8 +516,11 @@ int
 ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct sv_qp *qp = sv_qp(ibqp);
-	int rc = srnic_modify_qp(qp->sqp, attr, attr_mask);
+	int rc;
 
+	if (sva_is_ctx(ibqp->context))
+		return sva_modify_qp(ibqp, attr, attr_mask);
+	rc = srnic_modify_qp(qp->sqp, attr, attr_mask);
 	if (rc < 0)
 		return -rc;
 	if (attr_mask & IBV_QP_STATE)
@@ -509,6 +536,8 @@ ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 	struct srnic_qp_init_attr got;
 	int rc;
 
+	if (sva_is_ctx(ibqp->context))
+		return sva_query_qp(ibqp, attr, attr_mask, init_attr);
 	memset(&got, 0, sizeof(got));
 	rc = srnic_query_qp(qp->sqp, attr, attr_mask, &got);
 	if (rc < 0)
