@@ -85,6 +85,7 @@ struct srnd_objs {
 	/* the engine's thread only */
 	uint32_t db_seen;
 	bool pending;               /* a WQE waits for room in srnic's queue */
+	_Atomic uint64_t wqes;      /* WQEs taken from its rings (status) */
 	/* published to the engine: the QPs and CQs it serves */
 	struct srnd_qp *_Atomic eqp[SVC_SESSION_QPS_MAX];
 	struct srnd_cq *_Atomic ecq[SVC_SESSION_CQS_MAX];
@@ -369,6 +370,9 @@ srnd_dpath_poll(struct srnd *d)
 				n += dp_rq(o, q, &o->shm->qp[q->ring]);
 				n += dp_sq(o, q, &o->shm->qp[q->ring]);
 			}
+			if (n > 0)
+				atomic_store_explicit(&o->wqes, atomic_load_explicit(&o->wqes,
+						      memory_order_relaxed) + n, memory_order_relaxed);
 		}
 		for (k = 0; k < SVC_SESSION_CQS_MAX; k++) {
 			struct srnd_cq *c = atomic_load_explicit(&o->ecq[k], memory_order_acquire);
@@ -877,13 +881,15 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 }
 
 unsigned int
-srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs)
+srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs, uint64_t *wqes)
 {
 	unsigned int i, n = 0;
 
 	*qps = *mrs = 0;
+	*wqes = 0;
 	if (o == NULL)
 		return 0;
+	*wqes = atomic_load_explicit(&o->wqes, memory_order_relaxed);
 	for (i = 0; i < SVC_SESSION_QPS_MAX; i++)
 		*qps += o->qp[i].used;
 	for (i = 0; i < SVC_SESSION_MRS_MAX; i++)

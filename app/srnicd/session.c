@@ -272,6 +272,7 @@ status_text(struct srnd *d, char *t, size_t n)
 	uint64_t cpu = srnd_cpu_us() - d->ready_cpu_us, wall = srnd_wall_us() - d->ready_wall_us;
 	size_t off = 0;
 	unsigned int i, k, nopen, nqps, nmrs;
+	uint64_t wqes;
 	int rc;
 
 #define ADD(...) do { \
@@ -310,9 +311,10 @@ status_text(struct srnd *d, char *t, size_t n)
 			continue;
 		for (nopen = 0, k = 0; k < SVC_SESSION_DEVICES_MAX; k++)
 			nopen += s->dev[k].open;
-		srnd_objs_held(s->objs, &nqps, &nmrs);
-		ADD("  session %" PRIu32 " pid %d uid %u program %s devices_open %u qps %u mrs %u\n",
-		    s->id, (int)s->pid, (unsigned int)s->uid, s->prog, nopen, nqps, nmrs);
+		srnd_objs_held(s->objs, &nqps, &nmrs, &wqes);
+		ADD("  session %" PRIu32 " pid %d uid %u program %s devices_open %u qps %u mrs %u "
+		    "wqes %" PRIu64 "\n", s->id, (int)s->pid, (unsigned int)s->uid, s->prog, nopen,
+		    nqps, nmrs, wqes);
 	}
 #undef ADD
 }

@@ -96,8 +96,9 @@ union srnd_rep;
 int srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd_rep *rep,
 		    int *rx_fd, int *tx_fd);
 void srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o);
-/* objects held (all kinds), of which QPs and MRs */
-unsigned int srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs);
+/* objects held (all kinds), of which QPs and MRs; the WQEs taken from its rings */
+unsigned int srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs,
+			    uint64_t *wqes);
 /* the engine's thread: every live session's rings; the work done */
 unsigned int srnd_dpath_poll(struct srnd *d);
 

@@ -5,8 +5,8 @@
  * /run/srnic/srnicd.sock) when the program was given no port of its own,
  * its devices listed, and each ibv_open_device() a session: HELLO,
  * OPEN_DEVICE, then the queries. No DPDK here: an attached program starts
- * no EAL. The data path (rings, memory) is not built yet: verbs that make
- * objects fail with EOPNOTSUPP.
+ * no EAL. The objects and the data path are verbs_attach_dp.c's; what is
+ * not attached yet fails with EOPNOTSUPP (sva_no_data_path()).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -318,9 +318,9 @@ sva_no_data_path(const char *verb)
 	static atomic_bool said;
 
 	if (!atomic_exchange(&said, true))
-		sv_log("%s on srnicd's device: the attached data path is not built yet (devices, "
-		       "ports and GIDs only; doc/srnicd.md); run the program with its own port: "
-		       "usertools/srnic run --port DEVARGS --ip A.B.C.D -- PROGRAM", verb);
+		sv_log("%s on srnicd's device: not attached yet (PDs, MRs, CQs without a "
+		       "channel, RC/UC QPs so far; doc/srnicd.md, section 9); run the program with "
+		       "its own port: usertools/srnic run --port DEVARGS --ip A.B.C.D -- PROGRAM", verb);
 	errno = EOPNOTSUPP;
 	return NULL;
 }

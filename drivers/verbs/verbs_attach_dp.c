@@ -475,6 +475,12 @@ sva_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **
 	uint32_t comp, len;
 	int i, rc = 0;
 
+	/* as srnic answers a post before RTS: here, not as a QP in ERR later */
+	if (ibqp->state == IBV_QPS_RESET || ibqp->state == IBV_QPS_INIT ||
+	    ibqp->state == IBV_QPS_RTR) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
 	pthread_spin_lock(&qp->sq_lock);
 	comp = __atomic_load_n(&qp->ring->sq_comp.v, __ATOMIC_ACQUIRE);
 	for (; wr != NULL; wr = wr->next) {
@@ -543,6 +549,10 @@ sva_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **
 	uint32_t tail;
 	int i, rc = 0;
 
+	if (ibqp->state == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
 	pthread_spin_lock(&qp->rq_lock);
 	tail = __atomic_load_n(&qp->ring->rq_tail.v, __ATOMIC_ACQUIRE);
 	for (; wr != NULL; wr = wr->next) {

@@ -376,6 +376,10 @@ ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	struct sv_cq *cq = sv_cq(ibcq);
 	int rc;
 
+	if (sva_is_ctx(ibcq->context)) {
+		sva_no_data_path("ibv_resize_cq");
+		return EOPNOTSUPP;
+	}
 	/* rxe: EINVAL for cqe < 1, above the device's max, or below what
 	 * the CQ holds now (srnic checks all three); srnic takes the lock
 	 * srnic_poll_cq() takes, so polling threads wait out the copy */
@@ -764,6 +768,8 @@ ibv_create_srq(struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
 
 	if (ibpd == NULL || attr == NULL)
 		return null_errno(EINVAL);
+	if (sva_is_ctx(ibpd->context))
+		return sva_no_data_path("ibv_create_srq");
 	ctx = sv_ctx(ibpd->context);
 	srq = calloc(1, sizeof(*srq));
 	if (srq == NULL)
@@ -862,6 +868,8 @@ ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
 
 	if (ibpd == NULL || attr == NULL)
 		return null_errno(EINVAL);
+	if (sva_is_ctx(ibpd->context))
+		return sva_no_data_path("ibv_create_ah");
 	ah = srnic_create_ah(sv_pd(ibpd)->spd, attr);
 	if (ah == NULL)
 		return null_errno(rte_errno != 0 ? rte_errno : EINVAL);

@@ -275,6 +275,49 @@ def main():
         check(wait_for(lambda: objects(status(env)) == base, "the pingpongs' objects freed"),
               "after both exit the daemon holds what it held before: %r" % objects(status(env)))
 
+        # ---- a session's death: ib_write_bw's server killed with SIGKILL
+        # mid-run. The daemon reclaims its QP, CQ, MR, PD and rings (status
+        # back to the client's alone, then to none), and the client, whose
+        # WRITEs no QP answers any more, ends with an error CQE (retry
+        # exceeded) in bounded time, never a hang
+        port = free_port()
+        cmd = [SRNIC, "run", "--", "ib_write_bw", "-x", "1", "-s", "65536", "-n", "100000000",
+               "-p", str(port)]
+        srv = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+        wait_for(lambda: tcp_listening(port) or srv.poll() is not None, "ib_write_bw's server")
+        cli = subprocess.Popen(cmd + ["127.0.0.1"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+
+        def wqes_of(pid):
+            m = re.search(r"session \d+ pid %d .* qps (\d+) mrs \d+ wqes (\d+)" % pid,
+                          status(env))
+            return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+        running = wait_for(lambda: wqes_of(cli.pid)[1] > 1000 or cli.poll() is not None,
+                           "the client's WRITEs under way", every=0.2)
+        held = objects(status(env))
+        check(running and wqes_of(srv.pid)[0] == 1 and held["qps"] == 2 and held["mrs"] >= 2,
+              "ib_write_bw attached under way: %d WQEs posted, objects %r" %
+              (wqes_of(cli.pid)[1], held))
+        srv.kill()
+        srv.wait()
+        check(wait_for(lambda: "pid %d " % srv.pid not in status(env) and
+                       objects(status(env))["qps"] <= 1, "the killed server's session reclaimed"),
+              "SIGKILL: the server's session is gone and its QP reclaimed: %r" %
+              objects(status(env)))
+        try:
+            out = cli.communicate(timeout=GUARD_S)[0]
+        except subprocess.TimeoutExpired:
+            cli.kill()
+            out = cli.communicate()[0] + " (hung)"
+        err = re.search(r"Failed status (\d+)[^\n]*", out)
+        # 12: IBV_WC_RETRY_EXC_ERR; 5: IBV_WC_WR_FLUSH_ERR (a later WQE of the QP in ERR)
+        check(cli.returncode not in (0, None) and err and err.group(1) in ("12", "5"),
+              "the client ends with an error CQE (retry exceeded): exit %s, %r" %
+              (cli.returncode, err.group(0) if err else out[-500:]))
+        check(wait_for(lambda: objects(status(env)) == base, "both sessions' objects freed"),
+              "the daemon holds what it held before: %r" % objects(status(env)))
+
         # ---- a second daemon on the same socket: refused before it takes a port
         # (one that does not exist: a daemon that tried it first would fail on it)
         out = subprocess.run(nsx + [SRNIC, "daemon", "--port", "net_af_packet1,iface=srnicd-none",
