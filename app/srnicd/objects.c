@@ -29,7 +29,7 @@
 #include "srnic.h"
 #include "srnicd.h"
 
-enum srnd_kind { K_PD = 1, K_CQ, K_QP, K_MR, K_NKINDS };
+enum srnd_kind { K_PD = 1, K_CQ, K_QP, K_MR, K_CH, K_NKINDS };
 
 /* handle: kind << 28 | generation << 12 | (slot + 1) */
 #define H_SLOT_BITS 12
@@ -49,11 +49,21 @@ struct srnd_mr {
 	uint64_t delta;             /* daemon address - application address (0: the same) */
 };
 
+struct srnd_ch {
+	int fd;                     /* the application's eventfd */
+	unsigned int users;
+};
+
 struct srnd_cq {
 	struct srnic_cq *scq;
 	uint32_t ring, size;
 	uint32_t prod;              /* the daemon's own copy: the ring's prod */
 	unsigned int users;
+	uint32_t ch;                /* its channel's handle, or 0 */
+	int ev_fd;                  /* its channel's eventfd, or -1 */
+	/* the engine's: the last arm seen, whether it waits, events signalled */
+	uint32_t arm_seen, ev;
+	bool armed;
 };
 
 struct srnd_qp {
@@ -72,6 +82,7 @@ struct srnd_slot {
 		struct srnd_mr mr;
 		struct srnd_cq cq;
 		struct srnd_qp qp;
+		struct srnd_ch ch;
 	};
 };
 
@@ -93,11 +104,13 @@ struct srnd_objs {
 	struct srnd_slot cq[SVC_SESSION_CQS_MAX];
 	struct srnd_slot qp[SVC_SESSION_QPS_MAX];
 	struct srnd_slot mr[SVC_SESSION_MRS_MAX];
+	struct srnd_slot ch[SVC_SESSION_CHANNELS_MAX];
 };
 
 static const unsigned int kind_max[K_NKINDS] = {
 	[K_PD] = SVC_SESSION_PDS_MAX, [K_CQ] = SVC_SESSION_CQS_MAX,
 	[K_QP] = SVC_SESSION_QPS_MAX, [K_MR] = SVC_SESSION_MRS_MAX,
+	[K_CH] = SVC_SESSION_CHANNELS_MAX,
 };
 
 /* the sessions whose rings the engine serves */
@@ -119,6 +132,7 @@ kind_table(struct srnd_objs *o, unsigned int kind)
 	case K_CQ: return o->cq;
 	case K_QP: return o->qp;
 	case K_MR: return o->mr;
+	case K_CH: return o->ch;
 	}
 	return NULL;
 }
@@ -320,12 +334,37 @@ dp_rq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 
 #define DP_CQ_BURST 32
 
+/* One completion event: counted in the ring, then the channel's eventfd. */
+static void
+dp_cq_fire(struct srnd_cq *c, struct svc_cq_ring *r)
+{
+	uint64_t one = 1;
+
+	c->armed = false;
+	__atomic_store_n(&r->ev.v, ++c->ev, __ATOMIC_RELEASE);
+	if (write(c->ev_fd, &one, sizeof(one)) != sizeof(one))
+		atomic_fetch_add_explicit(&counts.bad_ring, 1, memory_order_relaxed);
+}
+
 static unsigned int
 dp_cq(struct srnd_cq *c, struct svc_cq_ring *r)
 {
-	uint32_t cons = __atomic_load_n(&r->cons.v, __ATOMIC_ACQUIRE), room, i;
+	uint32_t cons = __atomic_load_n(&r->cons.v, __ATOMIC_ACQUIRE), room, i, seq;
 	struct ibv_wc wc[DP_CQ_BURST];
 	int n;
+
+	if (c->ev_fd >= 0) {
+		/* a new arm: fire at once if the ring holds a CQE past the
+		 * cons it was armed at (written before the arm was seen), as
+		 * a NIC's arm doorbell carries the consumer index */
+		seq = __atomic_load_n(&r->arm.seq, __ATOMIC_ACQUIRE);
+		if (seq != c->arm_seen) {
+			c->arm_seen = seq;
+			c->armed = true;
+			if (c->prod != __atomic_load_n(&r->arm.cons, __ATOMIC_RELAXED))
+				dp_cq_fire(c, r);
+		}
+	}
 
 	if (c->prod - cons > c->size) {
 		/* an index the application never had: nothing more for this CQ */
@@ -342,6 +381,9 @@ dp_cq(struct srnd_cq *c, struct svc_cq_ring *r)
 		r->cqe[(c->prod + i) & (c->size - 1)] = wc[i];
 	c->prod += (uint32_t)n;
 	__atomic_store_n(&r->prod.v, c->prod, __ATOMIC_RELEASE);
+	/* a solicited-only arm fires for any CQE too: an extra event, never a missed one */
+	if (c->armed)
+		dp_cq_fire(c, r);
 	return (unsigned int)n;
 }
 
@@ -546,12 +588,14 @@ static int
 create_cq(struct srnd *d, struct srnd_objs *o, const struct svc_create_cq_req *q,
 	  struct svc_create_cq_rep *rep)
 {
-	struct srnd_slot *sl;
+	struct srnd_slot *sl, *ch = NULL;
 	unsigned int idx;
 	uint32_t size;
 
 	if (q->cqe < 1 || q->cqe >= SVC_RING_CQE_MAX)
 		return -EINVAL;
+	if (q->channel != 0 && (ch = obj_get(o, K_CH, q->channel)) == NULL)
+		return -EBADF;
 	size = pow2_at_least(q->cqe + 1);
 	sl = obj_new(o, K_CQ, &idx);
 	if (sl == NULL)
@@ -563,8 +607,11 @@ create_cq(struct srnd *d, struct srnd_objs *o, const struct svc_create_cq_req *q
 	sl->cq.ring = idx;
 	sl->cq.size = size;
 	sl->cq.prod = 0;
-	memset(&o->shm->cq[idx].prod, 0, sizeof(o->shm->cq[idx].prod));
-	memset(&o->shm->cq[idx].cons, 0, sizeof(o->shm->cq[idx].cons));
+	sl->cq.ch = ch != NULL ? q->channel : 0;
+	sl->cq.ev_fd = ch != NULL ? ch->ch.fd : -1;
+	if (ch != NULL)
+		ch->ch.users++;
+	memset(&o->shm->cq[idx], 0, offsetof(struct svc_cq_ring, cqe));
 	atomic_store_explicit(&o->ecq[idx], &sl->cq, memory_order_release);
 	counts.cqs++;
 	rep->handle = obj_handle(K_CQ, sl, idx);
@@ -579,6 +626,7 @@ destroy_cq(struct srnd *d, struct srnd_objs *o, struct srnd_slot *sl)
 	int rc;
 
 	bool seen = atomic_load(&o->ecq[sl->cq.ring]) != NULL;
+	struct srnd_slot *c;
 
 	if (sl->cq.users != 0)
 		return -EBUSY;
@@ -592,6 +640,8 @@ destroy_cq(struct srnd *d, struct srnd_objs *o, struct srnd_slot *sl)
 			atomic_store_explicit(&o->ecq[sl->cq.ring], &sl->cq, memory_order_release);
 		return rc;
 	}
+	if ((c = obj_get(o, K_CH, sl->cq.ch)) != NULL)
+		c->ch.users--;
 	sl->used = false;
 	counts.cqs--;
 	return 0;
@@ -790,6 +840,29 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 	}
 	case SVC_CREATE_QP:
 		return create_qp(o, msg, &rep->create_qp);
+	case SVC_CREATE_CHANNEL:
+		if (*rx_fd < 0)
+			return -EINVAL;
+		sl = obj_new(o, K_CH, &idx);
+		if (sl == NULL)
+			return -ENOSPC;
+		sl->used = true;
+		sl->ch.fd = *rx_fd;     /* kept: the engine writes it */
+		*rx_fd = -1;
+		rep->handle.handle = obj_handle(K_CH, sl, idx);
+		return 0;
+	case SVC_DESTROY_CHANNEL: {
+		const struct svc_handle_req *q = msg;
+
+		sl = obj_get(o, K_CH, q->handle);
+		if (sl == NULL)
+			return -EBADF;
+		if (sl->ch.users != 0)
+			return -EBUSY;
+		close(sl->ch.fd);
+		sl->used = false;
+		return 0;
+	}
 	case SVC_MODIFY_QP: {
 		const struct svc_modify_qp_req *q = msg;
 		struct ibv_qp_attr a = q->attr;
@@ -866,6 +939,9 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 		if (o->mr[i].used)
 			srnd_log("reclaim: an MR still has packets in flight: its mapping stays");
 	}
+	for (i = 0; i < SVC_SESSION_CHANNELS_MAX; i++)
+		if (o->ch[i].used)
+			close(o->ch[i].ch.fd);
 	for (i = 0; i < SVC_SESSION_PDS_MAX; i++) {
 		if (o->pd[i].used && srnic_dealloc_pd(o->pd[i].pd.spd) == 0) {
 			o->pd[i].used = false;

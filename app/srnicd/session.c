@@ -429,9 +429,12 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 	case SVC_MAP_SHM:
 	case SVC_ALLOC_PD:
 	case SVC_CREATE_CQ:
+	case SVC_CREATE_CHANNEL:
 		/* these name the open device (the others name an object of it) */
 		st = handle_check(s, h.type == SVC_CREATE_CQ ?
 				  ((const struct svc_create_cq_req *)msg)->dev :
+				  h.type == SVC_CREATE_CHANNEL ?
+				  ((const struct svc_create_channel_req *)msg)->dev :
 				  ((const struct svc_handle_req *)msg)->handle);
 		if (st != 0)
 			break;
@@ -444,6 +447,7 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 	case SVC_MODIFY_QP:
 	case SVC_QUERY_QP:
 	case SVC_DESTROY_QP:
+	case SVC_DESTROY_CHANNEL:
 		srnd_self = d;
 		if (s->objs == NULL && (s->objs = srnd_objs_new()) == NULL) {
 			st = -ENOMEM;

@@ -318,8 +318,8 @@ sva_no_data_path(const char *verb)
 	static atomic_bool said;
 
 	if (!atomic_exchange(&said, true))
-		sv_log("%s on srnicd's device: not attached yet (PDs, MRs, CQs without a "
-		       "channel, RC/UC QPs so far; doc/srnicd.md, section 9); run the program with "
+		sv_log("%s on srnicd's device: not attached yet (PDs, MRs, CQs, "
+		       "completion channels, RC/UC QPs so far; doc/srnicd.md, section 9); run the program with "
 		       "its own port: usertools/srnic run --port DEVARGS --ip A.B.C.D -- PROGRAM", verb);
 	errno = EOPNOTSUPP;
 	return NULL;

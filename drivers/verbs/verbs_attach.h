@@ -52,6 +52,9 @@ int sva_dereg_mr(struct ibv_mr *mr);
 struct ibv_cq *sva_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 			     struct ibv_comp_channel *channel, int comp_vector);
 int sva_destroy_cq(struct ibv_cq *cq);
+struct ibv_comp_channel *sva_create_comp_channel(struct ibv_context *context);
+int sva_destroy_comp_channel(struct ibv_comp_channel *channel);
+int sva_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context);
 struct ibv_qp *sva_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 int sva_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 int sva_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -42,6 +43,17 @@ struct sva_cq {
 	pthread_spinlock_t lock;    /* pollers of this CQ */
 	struct svc_cq_ring *ring;
 	uint32_t size, cons;
+	uint32_t arm_seq;           /* under lock */
+	uint32_t ev_seen;           /* under its channel's lock */
+};
+
+/* A completion channel: its eventfd (the daemon writes it once per event)
+ * and its CQs, whose rings count their events (svc_cq_ring.ev). */
+struct sva_channel {
+	struct ibv_comp_channel ch;
+	uint32_t handle;
+	pthread_mutex_t lock;
+	struct sva_cq *cq[SVC_SESSION_CQS_MAX];
 };
 
 struct sva_qp {
@@ -382,7 +394,102 @@ sva_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 static int
 sva_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
-	return EOPNOTSUPP;  /* completion channels attached: not built yet */
+	struct sva_cq *cq = SVA_OF(struct sva_cq, ibcq, ibcq);
+
+	if (ibcq->channel == NULL)
+		return EINVAL;
+	/* the cons it is armed at, then the new seq: a store, no system call */
+	pthread_spin_lock(&cq->lock);
+	__atomic_store_n(&cq->ring->arm.cons, cq->cons, __ATOMIC_RELAXED);
+	cq->arm_seq += 2;
+	__atomic_store_n(&cq->ring->arm.seq, cq->arm_seq | (solicited_only != 0), __ATOMIC_RELEASE);
+	pthread_spin_unlock(&cq->lock);
+	return 0;
+}
+
+struct ibv_comp_channel *
+sva_create_comp_channel(struct ibv_context *context)
+{
+	struct sva_context *ctx = sva_ctx(context);
+	struct svc_create_channel_req q;
+	struct svc_handle_rep r;
+	struct sva_channel *ch;
+	int rc;
+
+	ch = calloc(1, sizeof(*ch));
+	if (ch == NULL)
+		return null_errno(ENOMEM);
+	/* a counter: each read takes every event the daemon signalled */
+	ch->ch.fd = eventfd(0, EFD_CLOEXEC);
+	if (ch->ch.fd < 0) {
+		rc = errno;
+		free(ch);
+		return null_errno(rc);
+	}
+	req_init(&q, SVC_CREATE_CHANNEL);
+	q.dev = ctx->handle;
+	rc = sva_call_fd(ctx, &q, ch->ch.fd, &r, sizeof(r), NULL);
+	if (rc != 0) {
+		close(ch->ch.fd);
+		free(ch);
+		return null_errno(-rc);
+	}
+	ch->handle = r.handle;
+	ch->ch.context = context;
+	pthread_mutex_init(&ch->lock, NULL);
+	return &ch->ch;
+}
+
+int
+sva_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	struct sva_channel *ch = SVA_OF(struct sva_channel, channel, ch);
+	int rc;
+
+	if (channel->refcnt != 0)
+		return EBUSY;
+	rc = call_handle(sva_ctx(channel->context), SVC_DESTROY_CHANNEL, ch->handle);
+	if (rc != 0)
+		return rc;
+	close(channel->fd);
+	pthread_mutex_destroy(&ch->lock);
+	free(ch);
+	return 0;
+}
+
+/* The next CQ with an event not handed out yet, else wait on the eventfd
+ * (blocking unless the program made the fd non-blocking: then EAGAIN). */
+int
+sva_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq_out, void **cq_context)
+{
+	struct sva_channel *ch = SVA_OF(struct sva_channel, channel, ch);
+	struct sva_cq *cq;
+	uint64_t v;
+	uint32_t ev;
+	unsigned int i;
+	ssize_t n;
+
+	for (;;) {
+		pthread_mutex_lock(&ch->lock);
+		for (i = 0; i < SVC_SESSION_CQS_MAX; i++) {
+			cq = ch->cq[i];
+			if (cq == NULL)
+				continue;
+			ev = __atomic_load_n(&cq->ring->ev.v, __ATOMIC_ACQUIRE);
+			if (ev != cq->ev_seen) {
+				/* events of one CQ collapse into one, as a NIC's EQ */
+				cq->ev_seen = ev;
+				pthread_mutex_unlock(&ch->lock);
+				*cq_out = &cq->ibcq;
+				*cq_context = cq->ibcq.cq_context;
+				return 0;
+			}
+		}
+		pthread_mutex_unlock(&ch->lock);
+		n = read(channel->fd, &v, sizeof(v));
+		if (n < 0 && errno != EINTR)
+			return -1;
+	}
 }
 
 struct ibv_cq *
@@ -395,11 +502,8 @@ sva_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 	struct sva_cq *cq;
 	int rc;
 
-	if (channel != NULL) {
-		sv_log("ibv_create_cq: completion channels on srnicd's device are not built yet: "
-		       "poll the CQ (ibv_poll_cq) instead");
-		return null_errno(EOPNOTSUPP);
-	}
+	if (channel != NULL && channel->context != context)
+		return null_errno(EINVAL);
 	if (cqe < 1 || (unsigned int)cqe >= SVC_RING_CQE_MAX || comp_vector != 0)
 		return null_errno(EINVAL);
 	cq = calloc(1, sizeof(*cq));
@@ -408,6 +512,7 @@ sva_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 	req_init(&q, SVC_CREATE_CQ);
 	q.dev = ctx->handle;
 	q.cqe = (uint32_t)cqe;
+	q.channel = channel != NULL ? SVA_OF(struct sva_channel, channel, ch)->handle : 0;
 	rc = sva_call_fd(ctx, &q, -1, &r, sizeof(r), NULL);
 	if (rc != 0) {
 		free(cq);
@@ -424,7 +529,18 @@ sva_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 	cq->cons = 0;
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	cq->ibcq.context = context;
+	cq->ibcq.channel = channel;
 	cq->ibcq.cq_context = cq_context;
+	if (channel != NULL) {
+		struct sva_channel *ch = SVA_OF(struct sva_channel, channel, ch);
+
+		pthread_mutex_lock(&ch->lock);
+		ch->cq[r.ring] = cq;
+		pthread_mutex_unlock(&ch->lock);
+		pthread_mutex_lock(&context->mutex);
+		channel->refcnt++;
+		pthread_mutex_unlock(&context->mutex);
+	}
 	cq->ibcq.cqe = (int)r.size - 1;
 	cq->ibcq.handle = r.handle;
 	pthread_mutex_init(&cq->ibcq.mutex, NULL);
@@ -440,6 +556,19 @@ sva_destroy_cq(struct ibv_cq *ibcq)
 
 	if (rc != 0)
 		return rc;
+	if (ibcq->channel != NULL) {
+		struct sva_channel *ch = SVA_OF(struct sva_channel, ibcq->channel, ch);
+		unsigned int i;
+
+		pthread_mutex_lock(&ch->lock);
+		for (i = 0; i < SVC_SESSION_CQS_MAX; i++)
+			if (ch->cq[i] == cq)
+				ch->cq[i] = NULL;
+		pthread_mutex_unlock(&ch->lock);
+		pthread_mutex_lock(&ibcq->context->mutex);
+		ibcq->channel->refcnt--;
+		pthread_mutex_unlock(&ibcq->context->mutex);
+	}
 	pthread_spin_destroy(&cq->lock);
 	pthread_mutex_destroy(&ibcq->mutex);
 	pthread_cond_destroy(&ibcq->cond);

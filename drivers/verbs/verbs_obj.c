@@ -183,7 +183,7 @@ ibv_create_comp_channel(struct ibv_context *context)
 	struct sv_channel *ch;
 
 	if (sva_is_ctx(context))
-		return sva_no_data_path("ibv_create_comp_channel");
+		return sva_create_comp_channel(context);
 	ch = calloc(1, sizeof(*ch));
 	if (ch == NULL)
 		return null_errno(ENOMEM);
@@ -207,6 +207,8 @@ ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 {
 	struct sv_channel *ch = sv_channel(channel);
 
+	if (sva_is_ctx(channel->context))
+		return sva_destroy_comp_channel(channel);
 	if (channel->refcnt != 0)
 		return EBUSY;
 	close(ch->ch.fd);
@@ -226,12 +228,16 @@ int
 ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
 {
 	struct sv_channel *ch = sv_channel(channel);
-	struct sv_device *dev = sv_ctx(channel->context)->dev;
+	struct sv_device *dev;
 	struct pollfd pfd = { .fd = channel->fd, .events = POLLIN };
 	int flags = fcntl(channel->fd, F_GETFL);
 	bool block = flags >= 0 && !(flags & O_NONBLOCK);
 	struct sv_drive st;
 	struct sv_cq *c;
+
+	if (sva_is_ctx(channel->context))
+		return sva_get_cq_event(channel, cq, cq_context);
+	dev = sv_ctx(channel->context)->dev;
 
 	if (block) {
 		uint64_t end = rte_rdtsc() + dev->tsc_hz / 1000000 * SV_EVENT_SPIN_US;

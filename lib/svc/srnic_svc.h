@@ -59,6 +59,8 @@ enum svc_type {
 	SVC_MODIFY_QP,
 	SVC_QUERY_QP,
 	SVC_DESTROY_QP,
+	SVC_CREATE_CHANNEL,
+	SVC_DESTROY_CHANNEL,
 	SVC_TYPE_END,
 };
 
@@ -169,6 +171,7 @@ struct svc_status_rep {
 #define SVC_SESSION_CQS_MAX 32
 #define SVC_SESSION_QPS_MAX 32
 #define SVC_SESSION_MRS_MAX 256
+#define SVC_SESSION_CHANNELS_MAX 16
 #define SVC_SESSION_MR_BYTES_MAX (4ull << 30)
 /* a ring's slots: max_send_wr, max_recv_wr up to SVC_RING_WR_MAX, a CQ's
  * cqe up to SVC_RING_CQE_MAX (both powers of two) */
@@ -180,6 +183,14 @@ struct svc_status_rep {
 /* An index on a cache line of its own, written by one side only. */
 struct svc_idx {
 	alignas(64) uint32_t v;
+};
+
+/* A CQ's arm (ibv_req_notify_cq), the application's line: the CQ ring's
+ * cons when it armed, then seq (seq << 1 | solicited_only; a new seq is a
+ * new arm). The daemon fires at the first CQE it writes past cons. */
+struct svc_arm {
+	alignas(64) uint32_t cons;
+	uint32_t seq;
 };
 
 struct svc_sge {
@@ -223,6 +234,8 @@ struct svc_qp_ring {
 struct svc_cq_ring {
 	struct svc_idx prod;
 	struct svc_idx cons;
+	struct svc_arm arm;         /* the application's */
+	struct svc_idx ev;          /* the daemon's: completion events signalled */
 	struct ibv_wc cqe[SVC_RING_CQE_MAX];
 };
 
@@ -266,6 +279,14 @@ struct svc_create_cq_req {
 	struct svc_hdr h;
 	uint32_t dev;
 	uint32_t cqe;
+	uint32_t channel;           /* a CREATE_CHANNEL handle, or 0: none */
+};
+
+/* CREATE_CHANNEL: the request carries the channel's eventfd, which the
+ * daemon writes once per completion event */
+struct svc_create_channel_req {
+	struct svc_hdr h;
+	uint32_t dev;
 };
 
 struct svc_create_cq_rep {

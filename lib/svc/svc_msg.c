@@ -33,6 +33,9 @@ static const size_t svc_sizes[SVC_TYPE_END][2] = {
 	[SVC_MODIFY_QP] = { sizeof(struct svc_modify_qp_req), sizeof(struct svc_handle_rep) },
 	[SVC_QUERY_QP] = { sizeof(struct svc_query_qp_req), sizeof(struct svc_query_qp_rep) },
 	[SVC_DESTROY_QP] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
+	[SVC_CREATE_CHANNEL] = { sizeof(struct svc_create_channel_req),
+				 sizeof(struct svc_handle_rep) },
+	[SVC_DESTROY_CHANNEL] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
 };
 
 size_t

@@ -275,6 +275,22 @@ def main():
         check(wait_for(lambda: objects(status(env)) == base, "the pingpongs' objects freed"),
               "after both exit the daemon holds what it held before: %r" % objects(status(env)))
 
+        # ---- completion channels attached: ibv_rc_pingpong -e waits in
+        # ibv_get_cq_event (the channel's eventfd, written by the daemon's
+        # engine once per armed CQ that got a CQE)
+        srv, cli = pingpong_pair(env, ["-c", "-e", "-n", "100"])
+        for name, p in (("server", srv), ("client", cli)):
+            try:
+                out = p.communicate(timeout=GUARD_S)[0]
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out = p.communicate()[0] + " (hung)"
+            check(p.returncode == 0 and "100 iters in" in out,
+                  "ibv_rc_pingpong -e -c -n 100 attached, %s: exit %s, %r" %
+                  (name, p.returncode, out[-400:]))
+        check(wait_for(lambda: objects(status(env)) == base, "the -e pingpongs' objects freed"),
+              "after the -e pair the daemon holds what it held before")
+
         # ---- a session's death: ib_write_bw's server killed with SIGKILL
         # mid-run. The daemon reclaims its QP, CQ, MR, PD and rings (status
         # back to the client's alone, then to none), and the client, whose
