@@ -217,6 +217,26 @@ dp_addr(const struct srnd_objs *o, uint32_t lkey, uint64_t addr)
 	return addr;
 }
 
+/* A copied WQE's SGEs for srnic (translated), or false: too many (the QP
+ * to ERR). */
+static bool
+dp_sges(const struct srnd_objs *o, struct srnd_qp *q, const struct svc_wqe *w,
+	struct ibv_sge *sg)
+{
+	unsigned int i;
+
+	if (w->num_sge > SVC_WQE_SGE_MAX) {
+		dp_qp_fail(q, "more SGEs than a WQE holds", srnic_qp_num(q->sqp));
+		return false;
+	}
+	for (i = 0; i < w->num_sge; i++) {
+		sg[i].addr = dp_addr(o, w->sg[i].lkey, w->sg[i].addr);
+		sg[i].length = w->sg[i].length;
+		sg[i].lkey = w->sg[i].lkey;
+	}
+	return true;
+}
+
 /* Take the SQ's new WQEs into srnic: how many. */
 static unsigned int
 dp_sq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
@@ -225,7 +245,6 @@ dp_sq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 	struct ibv_sge sg[SVC_WQE_SGE_MAX];
 	struct ibv_send_wr wr, *bad;
 	struct svc_wqe w;
-	unsigned int i;
 	int rc;
 
 	if (head - q->sq_next > q->sq_size) {
@@ -251,15 +270,8 @@ dp_sq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 			sg[0].lkey = 0;
 			wr.num_sge = w.num_sge > 0;
 		} else {
-			if (w.num_sge > SVC_WQE_SGE_MAX) {
-				dp_qp_fail(q, "more SGEs than a WQE holds", srnic_qp_num(q->sqp));
+			if (!dp_sges(o, q, &w, sg))
 				return n;
-			}
-			for (i = 0; i < w.num_sge; i++) {
-				sg[i].addr = dp_addr(o, w.sg[i].lkey, w.sg[i].addr);
-				sg[i].length = w.sg[i].length;
-				sg[i].lkey = w.sg[i].lkey;
-			}
 			wr.num_sge = (int)w.num_sge;
 		}
 		if (wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
@@ -294,7 +306,6 @@ dp_rq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 	struct ibv_sge sg[SVC_WQE_SGE_MAX];
 	struct ibv_recv_wr wr, *bad;
 	struct svc_wqe w;
-	unsigned int i;
 	int rc;
 
 	if (head - q->rq_next > q->rq_size) {
@@ -303,15 +314,8 @@ dp_rq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 	}
 	while (q->rq_next != head) {
 		memcpy(&w, &r->rq[q->rq_next & (q->rq_size - 1)], sizeof(w));
-		if (w.num_sge > SVC_WQE_SGE_MAX) {
-			dp_qp_fail(q, "more SGEs than a WQE holds", srnic_qp_num(q->sqp));
+		if (!dp_sges(o, q, &w, sg))
 			return n;
-		}
-		for (i = 0; i < w.num_sge; i++) {
-			sg[i].addr = dp_addr(o, w.sg[i].lkey, w.sg[i].addr);
-			sg[i].length = w.sg[i].length;
-			sg[i].lkey = w.sg[i].lkey;
-		}
 		memset(&wr, 0, sizeof(wr));
 		wr.wr_id = w.wr_id;
 		wr.sg_list = sg;

@@ -136,12 +136,6 @@ sva_dp_close(struct sva_context *ctx)
 	ctx->shm = NULL;
 }
 
-static void
-ring_doorbell(uint32_t *db)
-{
-	__atomic_fetch_add(db, 1, __ATOMIC_RELEASE);
-}
-
 /* ---- PD ---- */
 
 struct ibv_pd *
@@ -596,6 +590,28 @@ send_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	}
 }
 
+/* A WQE's SGEs from a work request's, and the ring's new head published
+ * and the doorbell rung (the lock of the ring held). */
+static void
+wqe_sges(struct svc_wqe *w, const struct ibv_sge *sg, int num_sge)
+{
+	int i;
+
+	for (i = 0; i < num_sge; i++) {
+		w->sg[i].addr = sg[i].addr;
+		w->sg[i].length = sg[i].length;
+		w->sg[i].lkey = sg[i].lkey;
+	}
+	w->num_sge = (uint32_t)num_sge;
+}
+
+static void
+ring_publish(uint32_t *head_line, uint32_t head, uint32_t *db)
+{
+	__atomic_store_n(head_line, head, __ATOMIC_RELEASE);
+	__atomic_fetch_add(db, 1, __ATOMIC_RELEASE);
+}
+
 static int
 sva_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
@@ -653,17 +669,11 @@ sva_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **
 			}
 			w->num_sge = len;
 		} else {
-			for (i = 0; i < wr->num_sge; i++) {
-				w->sg[i].addr = wr->sg_list[i].addr;
-				w->sg[i].length = wr->sg_list[i].length;
-				w->sg[i].lkey = wr->sg_list[i].lkey;
-			}
-			w->num_sge = (uint32_t)wr->num_sge;
+			wqe_sges(w, wr->sg_list, wr->num_sge);
 		}
 		qp->sq_head++;
 	}
-	__atomic_store_n(&qp->ring->sq_head.v, qp->sq_head, __ATOMIC_RELEASE);
-	ring_doorbell(qp->db);
+	ring_publish(&qp->ring->sq_head.v, qp->sq_head, qp->db);
 	pthread_spin_unlock(&qp->sq_lock);
 	if (rc != 0)
 		*bad_wr = wr;
@@ -676,7 +686,7 @@ sva_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **
 	struct sva_qp *qp = SVA_OF(struct sva_qp, ibqp, ibqp);
 	struct svc_wqe *w;
 	uint32_t tail;
-	int i, rc = 0;
+	int rc = 0;
 
 	if (ibqp->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
@@ -695,16 +705,10 @@ sva_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **
 		}
 		w = &qp->ring->rq[qp->rq_head & (qp->rq_size - 1)];
 		w->wr_id = wr->wr_id;
-		for (i = 0; i < wr->num_sge; i++) {
-			w->sg[i].addr = wr->sg_list[i].addr;
-			w->sg[i].length = wr->sg_list[i].length;
-			w->sg[i].lkey = wr->sg_list[i].lkey;
-		}
-		w->num_sge = (uint32_t)wr->num_sge;
+		wqe_sges(w, wr->sg_list, wr->num_sge);
 		qp->rq_head++;
 	}
-	__atomic_store_n(&qp->ring->rq_head.v, qp->rq_head, __ATOMIC_RELEASE);
-	ring_doorbell(qp->db);
+	ring_publish(&qp->ring->rq_head.v, qp->rq_head, qp->db);
 	pthread_spin_unlock(&qp->rq_lock);
 	if (rc != 0)
 		*bad_wr = wr;
