@@ -29,7 +29,9 @@ engine_loop(void *arg)
 
 	while (!atomic_load_explicit(&d->stop, memory_order_relaxed)) {
 		n = srnic_engine_poll(d->dev.eng);
+		n += srnd_dpath_poll(d);
 		atomic_fetch_add_explicit(&d->eng_polls, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&d->eng_gen, 1, memory_order_seq_cst);
 		now = rte_rdtsc();
 		if (d->dev.cm != NULL && now - last_cm >= cm_every) {
 			int m = srnic_cm_poll(d->dev.cm, &cm_next_us);
@@ -47,6 +49,9 @@ engine_loop(void *arg)
 			rte_pause();
 			continue;
 		}
+		if (nap > SRND_SLEEP_DP_MAX_US && atomic_load_explicit(&srnd_counts()->qps,
+								      memory_order_relaxed) > 0)
+			nap = SRND_SLEEP_DP_MAX_US;
 		if (nap > cm_next_us)
 			nap = cm_next_us < SRND_SLEEP_MIN_US ? SRND_SLEEP_MIN_US : (unsigned int)cm_next_us;
 		ts.tv_sec = 0;

@@ -41,9 +41,13 @@ struct srnd_session {
 		bool open;
 		uint16_t gen;
 	} dev[SVC_SESSION_DEVICES_MAX];
+	struct srnd_objs *objs;     /* its verbs objects and rings, from its first MAP_SHM */
+	int rx_fd;                  /* the descriptor that came with the message served */
+	int tx_fd;                  /* one to go with the reply */
 };
 
 static struct srnd_session *sessions[SRND_SESSIONS_MAX];
+static struct srnd *srnd_self;  /* the daemon whose sessions these are (reclaim) */
 static unsigned int nb_sessions;
 static uint32_t next_id = 1;
 static uint64_t closed_bad;     /* sessions closed for a malformed message */
@@ -147,7 +151,7 @@ session_close(int epfd, struct srnd_session *s, const char *why)
 			break;
 		}
 	}
-	free(s);
+	srnd_session_free(s);
 }
 
 int
@@ -215,7 +219,7 @@ srnd_sessions_close_all(struct srnd *d)
 	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
 		if (sessions[i] != NULL) {
 			close(sessions[i]->fd);
-			free(sessions[i]);
+			srnd_session_free(sessions[i]);
 			sessions[i] = NULL;
 		}
 	}
@@ -267,7 +271,8 @@ status_text(struct srnd *d, char *t, size_t n)
 	char g[2][64];
 	uint64_t cpu = srnd_cpu_us() - d->ready_cpu_us, wall = srnd_wall_us() - d->ready_wall_us;
 	size_t off = 0;
-	unsigned int i, k, nopen;
+	unsigned int i, k, nopen, nqps, nmrs;
+	uint64_t wqes;
 	int rc;
 
 #define ADD(...) do { \
@@ -294,6 +299,11 @@ status_text(struct srnd *d, char *t, size_t n)
 	ADD("cpu_us %" PRIu64 " wall_us %" PRIu64 " (since ready)\n", cpu, wall);
 	ADD("sessions %u closed_bad %" PRIu64 " (closed for a bad message)\n", nb_sessions,
 	    closed_bad);
+	ADD("objects pds %" PRIu64 " cqs %" PRIu64 " qps %" PRIu64 " mrs %" PRIu64
+	    " mr_bytes %" PRIu64 " shm_bytes %" PRIu64 " bad_ring %" PRIu64 "\n",
+	    srnd_counts()->pds, srnd_counts()->cqs, atomic_load(&srnd_counts()->qps),
+	    srnd_counts()->mrs, srnd_counts()->mr_bytes, srnd_counts()->shm_bytes,
+	    atomic_load(&srnd_counts()->bad_ring));
 	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
 		struct srnd_session *s = sessions[i];
 
@@ -301,8 +311,10 @@ status_text(struct srnd *d, char *t, size_t n)
 			continue;
 		for (nopen = 0, k = 0; k < SVC_SESSION_DEVICES_MAX; k++)
 			nopen += s->dev[k].open;
-		ADD("  session %" PRIu32 " pid %d uid %u program %s devices_open %u\n", s->id,
-		    (int)s->pid, (unsigned int)s->uid, s->prog, nopen);
+		srnd_objs_held(s->objs, &nqps, &nmrs, &wqes);
+		ADD("  session %" PRIu32 " pid %d uid %u program %s devices_open %u qps %u mrs %u "
+		    "wqes %" PRIu64 "\n", s->id, (int)s->pid, (unsigned int)s->uid, s->prog, nopen,
+		    nqps, nmrs, wqes);
 	}
 #undef ADD
 }
@@ -414,6 +426,35 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 		status_text(d, rep->status.text, sizeof(rep->status.text));
 		rep->h.len = (uint32_t)(sizeof(rep->h) + strlen(rep->status.text) + 1);
 		return NULL;
+	case SVC_MAP_SHM:
+	case SVC_ALLOC_PD:
+	case SVC_CREATE_CQ:
+	case SVC_CREATE_CHANNEL:
+		/* these name the open device (the others name an object of it) */
+		st = handle_check(s, h.type == SVC_CREATE_CQ ?
+				  ((const struct svc_create_cq_req *)msg)->dev :
+				  h.type == SVC_CREATE_CHANNEL ?
+				  ((const struct svc_create_channel_req *)msg)->dev :
+				  ((const struct svc_handle_req *)msg)->handle);
+		if (st != 0)
+			break;
+		/* fall through */
+	case SVC_DEALLOC_PD:
+	case SVC_REG_MR:
+	case SVC_DEREG_MR:
+	case SVC_DESTROY_CQ:
+	case SVC_CREATE_QP:
+	case SVC_MODIFY_QP:
+	case SVC_QUERY_QP:
+	case SVC_DESTROY_QP:
+	case SVC_DESTROY_CHANNEL:
+		srnd_self = d;
+		if (s->objs == NULL && (s->objs = srnd_objs_new()) == NULL) {
+			st = -ENOMEM;
+			break;
+		}
+		st = srnd_objs_serve(d, s->objs, msg, rep, &s->rx_fd, &s->tx_fd);
+		break;
 	default:
 		return "unknown message type";   /* svc_msg_check() let none through */
 	}
@@ -442,6 +483,7 @@ srnd_session_new(int fd)
 	if (s == NULL)
 		return NULL;
 	s->fd = fd;
+	s->rx_fd = s->tx_fd = -1;
 	s->id = next_id++;
 	s->gen = 1;
 	strcpy(s->prog, "?");
@@ -451,6 +493,10 @@ srnd_session_new(int fd)
 void
 srnd_session_free(struct srnd_session *s)
 {
+	if (s->objs != NULL)
+		srnd_objs_reclaim(srnd_self, s->objs);
+	if (s->rx_fd >= 0)
+		close(s->rx_fd);
 	free(s);
 }
 
@@ -460,33 +506,32 @@ srnd_session_event(struct srnd *d, int epfd, void *session, uint32_t events)
 	struct srnd_session *s = session;
 	static union srnd_rep rep;
 	uint8_t buf[SRND_REQ_MAX];
-	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	const char *why;
 	ssize_t n;
 
 	for (;;) {
-		n = recvmsg(s->fd, &mh, MSG_TRUNC | MSG_CMSG_CLOEXEC);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
+		n = svc_recv_fd(s->fd, buf, sizeof(buf), MSG_DONTWAIT, &s->rx_fd);
+		if (n == -EAGAIN)
 			break;
-		if (n <= 0) {
-			/* closed (exit, kill, crash): nothing held yet to reclaim */
+		if (n == 0 || (n < 0 && n != -EBADMSG)) {
+			/* closed (exit, kill, crash): what it held is reclaimed */
 			session_close(epfd, s, NULL);
 			return;
 		}
-		if ((size_t)n > sizeof(buf) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) {
-			session_close(epfd, s, "a message longer than any request, or with file "
-				      "descriptors");
+		if (n < 0 || (size_t)n > sizeof(buf)) {
+			session_close(epfd, s, "a message longer than any request, or with more "
+				      "than one file descriptor");
 			return;
 		}
+		s->tx_fd = -1;
 		why = srnd_session_input(d, s, buf, (size_t)n, &rep);
+		if (why == NULL && s->rx_fd >= 0)
+			why = "a file descriptor with a message that takes none";
 		if (why != NULL) {
 			session_close(epfd, s, why);
 			return;
 		}
-		if (send(s->fd, &rep, rep.h.len, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)rep.h.len) {
+		if (svc_send_fd(s->fd, &rep, rep.h.len, s->tx_fd) != (ssize_t)rep.h.len) {
 			session_close(epfd, s, "its replies are not read");
 			return;
 		}

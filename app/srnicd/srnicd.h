@@ -32,6 +32,10 @@
 #define SRND_SPIN_US 2000
 #define SRND_SLEEP_MIN_US 20
 #define SRND_SLEEP_MAX_US 20000
+/* While sessions hold QPs the engine naps at most this long (a doorbell,
+ * an ACK timer wait that long at most) */
+#define SRND_SLEEP_DP_MAX_US 1000
+#define SRND_DEREG_TIMEOUT_US 1000000  /* DEREG_MR: in-flight mbufs over the range */
 #define SRND_DEFAULT_MEM_MB 256
 #define SRND_DEFAULT_MTU 1500
 #define SRND_DEV_NAME "srnic0"
@@ -63,6 +67,7 @@ struct srnd {
 	pthread_t eng_thread;
 	bool eng_started;
 	_Atomic uint64_t eng_polls, eng_naps;
+	_Atomic uint64_t eng_gen;   /* +1 at the end of every pass of the engine's loop */
 	/* idle CPU: the process's CPU time and the clock when it was ready */
 	uint64_t ready_cpu_us, ready_wall_us;
 };
@@ -70,6 +75,32 @@ struct srnd {
 /* engine.c */
 int srnd_engine_start(struct srnd *d);
 void srnd_engine_stop(struct srnd *d);
+/* Return once the engine's pass that was running (if any) is over: what
+ * was unpublished before the call is out of its sight. */
+void srnd_engine_quiesce(struct srnd *d);
+
+/* objects.c: a session's verbs objects and rings */
+struct srnd_objs;
+/* the daemon's totals (status): what every session holds */
+struct srnd_counts {
+	uint64_t pds, cqs, mrs, mr_bytes, shm_bytes;
+	_Atomic uint64_t qps;
+	_Atomic uint64_t bad_ring;  /* a bad index or WQE in a session's ring (its QP to ERR) */
+};
+const struct srnd_counts *srnd_counts(void);
+struct srnd_objs *srnd_objs_new(void);
+/* Serve a checked data-path request (SVC_MAP_SHM and after): its status.
+ * *rx_fd is the descriptor that came with it (consumed: -1 after), *tx_fd
+ * one to send with the reply (the daemon keeps it). */
+union srnd_rep;
+int srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd_rep *rep,
+		    int *rx_fd, int *tx_fd);
+void srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o);
+/* objects held (all kinds), of which QPs and MRs; the WQEs taken from its rings */
+unsigned int srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs,
+			    uint64_t *wqes);
+/* the engine's thread: every live session's rings; the work done */
+unsigned int srnd_dpath_poll(struct srnd *d);
 
 /* session.c */
 /* Whether a daemon answers on d's socket already (asked before EAL takes
@@ -83,7 +114,7 @@ void srnd_session_event(struct srnd *d, int epfd, void *session, uint32_t events
 void srnd_sessions_close_all(struct srnd *d);
 unsigned int srnd_sessions_count(void);
 /* The largest request: a longer one is malformed (MSG_TRUNC tells). */
-#define SRND_REQ_MAX 256
+#define SRND_REQ_MAX 512
 
 /* Every reply the daemon gives. */
 union srnd_rep {
@@ -95,6 +126,11 @@ union srnd_rep {
 	struct svc_query_port_rep qport;
 	struct svc_query_gid_rep qgid;
 	struct svc_status_rep status;
+	struct svc_shm_rep shm;
+	struct svc_reg_mr_rep reg_mr;
+	struct svc_create_cq_rep create_cq;
+	struct svc_create_qp_rep create_qp;
+	struct svc_query_qp_rep query_qp;
 };
 
 struct srnd_session;

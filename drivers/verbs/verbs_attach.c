@@ -5,8 +5,8 @@
  * /run/srnic/srnicd.sock) when the program was given no port of its own,
  * its devices listed, and each ibv_open_device() a session: HELLO,
  * OPEN_DEVICE, then the queries. No DPDK here: an attached program starts
- * no EAL. The data path (rings, memory) is not built yet: verbs that make
- * objects fail with EOPNOTSUPP.
+ * no EAL. The objects and the data path are verbs_attach_dp.c's; what is
+ * not attached yet fails with EOPNOTSUPP (sva_no_data_path()).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -28,26 +28,11 @@ struct sva_device {
 	uint64_t guid;              /* network order */
 };
 
-struct sva_context {
-	struct verbs_context vctx;  /* ibv_context last, as rdma-core's layout needs */
-	pthread_mutex_t lock;       /* one call on the socket at a time */
-	int fd;
-	uint32_t handle;
-	uint32_t seq;
-};
-
 static pthread_once_t sva_once = PTHREAD_ONCE_INIT;
 static bool sva_mode;
 static char sva_path[SVC_SOCK_PATH_MAX];
 static unsigned int sva_nb;
 static struct sva_device sva_devs[SVC_DEVICES_MAX];
-
-static struct sva_context *
-sva_ctx(struct ibv_context *c)
-{
-	return container_of(container_of(c, struct verbs_context, context), struct sva_context,
-			    vctx);
-}
 
 /* HELLO on a new connection: the fd, or a negative errno (said why). */
 static int
@@ -179,18 +164,24 @@ sva_device_index(struct ibv_device *device)
 
 /* One request and its reply on the context's session, status as a
  * negative errno. */
-static int
-sva_call(struct sva_context *ctx, void *req, void *rep, size_t cap)
+int
+sva_call_fd(struct sva_context *ctx, void *req, int fd_out, void *rep, size_t cap, int *fd_in)
 {
 	int rc;
 
 	pthread_mutex_lock(&ctx->lock);
 	((struct svc_hdr *)req)->seq = ++ctx->seq;
-	rc = svc_call(ctx->fd, req, rep, cap);
+	rc = svc_call_fd(ctx->fd, req, fd_out, rep, cap, fd_in);
 	pthread_mutex_unlock(&ctx->lock);
 	if (rc == -ECONNRESET)
 		sv_log("srnicd on %s closed the session", sva_path);
 	return rc;
+}
+
+static int
+sva_call(struct sva_context *ctx, void *req, void *rep, size_t cap)
+{
+	return sva_call_fd(ctx, req, -1, rep, cap, NULL);
 }
 
 struct ibv_context *
@@ -233,6 +224,12 @@ sva_open_device(struct ibv_device *device)
 	}
 	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
 	ctx->vctx.query_port = sva_query_port;
+	rc = -sva_dp_open(ctx);
+	if (rc != 0) {
+		close(ctx->vctx.context.async_fd);
+		pthread_mutex_destroy(&ctx->vctx.context.mutex);
+		goto fail_fd;
+	}
 	return &ctx->vctx.context;
 fail_fd:
 	close(ctx->fd);
@@ -250,6 +247,7 @@ sva_close_device(struct ibv_context *context)
 
 	/* the session's end is the socket's: the daemon reclaims what it held */
 	close(ctx->fd);
+	sva_dp_close(ctx);
 	close(context->async_fd);
 	pthread_mutex_destroy(&context->mutex);
 	pthread_mutex_destroy(&ctx->lock);
@@ -321,9 +319,9 @@ sva_no_data_path(const char *verb)
 	static atomic_bool said;
 
 	if (!atomic_exchange(&said, true))
-		sv_log("%s on srnicd's device: the attached data path is not built yet (devices, "
-		       "ports and GIDs only; doc/srnicd.md); run the program with its own port: "
-		       "usertools/srnic run --port DEVARGS --ip A.B.C.D -- PROGRAM", verb);
+		sv_log("%s on srnicd's device: not attached yet (PDs, MRs, CQs, "
+		       "completion channels, RC/UC QPs so far; doc/srnicd.md, section 9); run the program with "
+		       "its own port: usertools/srnic run --port DEVARGS --ip A.B.C.D -- PROGRAM", verb);
 	errno = EOPNOTSUPP;
 	return NULL;
 }

@@ -15,6 +15,52 @@
 
 #include <infiniband/verbs.h>
 
+#include <pthread.h>
+
+struct svc_shm;
+
+/* An open context on an attached device: a session with the daemon. */
+struct sva_context {
+	struct verbs_context vctx;  /* ibv_context last, as rdma-core's layout needs */
+	pthread_mutex_t lock;       /* one call on the socket at a time */
+	int fd;
+	uint32_t handle;
+	uint32_t seq;
+	struct svc_shm *shm;        /* the session's rings (MAP_SHM), mapped */
+};
+
+static inline struct sva_context *
+sva_ctx(struct ibv_context *c)
+{
+	return (struct sva_context *)((char *)c - offsetof(struct sva_context, vctx.context));
+}
+
+/* One request (and a descriptor, -1: none) and its reply on the
+ * context's session (a descriptor that comes with it into *fd_in, may be
+ * NULL): 0 or a negative errno. */
+int sva_call_fd(struct sva_context *ctx, void *req, int fd_out, void *rep, size_t cap,
+		int *fd_in);
+
+/* verbs_attach_dp.c: the objects and the data path of an attached
+ * context; each returns what the verb it serves returns (errno set) */
+int sva_dp_open(struct sva_context *ctx);
+void sva_dp_close(struct sva_context *ctx);
+struct ibv_pd *sva_alloc_pd(struct ibv_context *context);
+int sva_dealloc_pd(struct ibv_pd *pd);
+struct ibv_mr *sva_reg_mr(struct ibv_pd *pd, void *addr, size_t length, unsigned int access);
+int sva_dereg_mr(struct ibv_mr *mr);
+struct ibv_cq *sva_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+			     struct ibv_comp_channel *channel, int comp_vector);
+int sva_destroy_cq(struct ibv_cq *cq);
+struct ibv_comp_channel *sva_create_comp_channel(struct ibv_context *context);
+int sva_destroy_comp_channel(struct ibv_comp_channel *channel);
+int sva_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context);
+struct ibv_qp *sva_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+int sva_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+int sva_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		 struct ibv_qp_init_attr *init_attr);
+int sva_destroy_qp(struct ibv_qp *qp);
+
 /* Whether this process runs attached (decided once, at the first call). */
 bool sva_attached(void);
 /* Whether a device, a context is the daemon's. */

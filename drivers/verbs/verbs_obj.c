@@ -52,7 +52,7 @@ ibv_alloc_pd(struct ibv_context *context)
 
 	SV_FORK_NULL("ibv_alloc_pd");
 	if (sva_is_ctx(context))
-		return sva_no_data_path("ibv_alloc_pd");
+		return sva_alloc_pd(context);
 	pd = calloc(1, sizeof(*pd));
 	if (pd == NULL)
 		return null_errno(ENOMEM);
@@ -72,6 +72,8 @@ ibv_dealloc_pd(struct ibv_pd *ibpd)
 	int rc;
 
 	SV_FORK_ERRNO("ibv_dealloc_pd");
+	if (sva_is_ctx(ibpd->context))
+		return sva_dealloc_pd(ibpd);
 	rc = srnic_dealloc_pd(pd->spd);
 	if (rc < 0)
 		return -rc;
@@ -89,6 +91,9 @@ ibv_reg_mr_iova2(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 	struct sv_mr *mr;
 
 	SV_FORK_NULL("ibv_reg_mr");
+	if (sva_is_ctx(ibpd->context))
+		return iova == (uintptr_t)addr ? sva_reg_mr(ibpd, addr, length, access) :
+		       null_errno(EOPNOTSUPP);
 	/* srnic's rkey addresses are virtual addresses: an IOVA other than
 	 * the buffer's own is not there (nor zero-based, nor on-demand) */
 	if (iova != (uintptr_t)addr || (access & ~(SV_ACCESS_ENFORCED | SV_ACCESS_IGNORED)) != 0)
@@ -152,12 +157,18 @@ int
 ibv_dereg_mr(struct ibv_mr *ibmr)
 {
 	struct sv_mr *mr = sv_mr(ibmr);
-	struct sv_device *dev = sv_ctx(ibmr->context)->dev;
-	bool self = !dev->progress_started;
-	uint64_t end = rte_rdtsc() + dev->tsc_hz / 1000000 * SV_DEREG_TIMEOUT_US;
+	struct sv_device *dev;
+	bool self;
+	uint64_t end;
 	int rc;
 
 	SV_FORK_ERRNO("ibv_dereg_mr");
+	if (sva_is_ctx(ibmr->context))
+		return sva_dereg_mr(ibmr);
+	dev = sv_ctx(ibmr->context)->dev;
+	self = !dev->progress_started;
+	end = rte_rdtsc() + dev->tsc_hz / 1000000 * SV_DEREG_TIMEOUT_US;
+
 	while ((rc = srnic_dereg_mr_wait(mr->smr, self ? 0 : SV_DEREG_TIMEOUT_US)) == -EBUSY &&
 	       self && rte_rdtsc() < end)
 		sv_progress(dev, false);
@@ -181,7 +192,7 @@ ibv_create_comp_channel(struct ibv_context *context)
 
 	SV_FORK_NULL("ibv_create_comp_channel");
 	if (sva_is_ctx(context))
-		return sva_no_data_path("ibv_create_comp_channel");
+		return sva_create_comp_channel(context);
 	ch = calloc(1, sizeof(*ch));
 	if (ch == NULL)
 		return null_errno(ENOMEM);
@@ -206,6 +217,8 @@ ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	struct sv_channel *ch = sv_channel(channel);
 
 	SV_FORK_ERRNO("ibv_destroy_comp_channel");
+	if (sva_is_ctx(channel->context))
+		return sva_destroy_comp_channel(channel);
 	if (channel->refcnt != 0)
 		return EBUSY;
 	close(ch->ch.fd);
@@ -225,7 +238,7 @@ int
 ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
 {
 	struct sv_channel *ch = sv_channel(channel);
-	struct sv_device *dev = sv_ctx(channel->context)->dev;
+	struct sv_device *dev;
 	struct pollfd pfd = { .fd = channel->fd, .events = POLLIN };
 	int flags = fcntl(channel->fd, F_GETFL);
 	bool block = flags >= 0 && !(flags & O_NONBLOCK);
@@ -233,6 +246,10 @@ ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq
 	struct sv_cq *c;
 
 	SV_FORK_NEG("ibv_get_cq_event");
+	if (sva_is_ctx(channel->context))
+		return sva_get_cq_event(channel, cq, cq_context);
+	dev = sv_ctx(channel->context)->dev;
+
 	if (block) {
 		uint64_t end = rte_rdtsc() + dev->tsc_hz / 1000000 * SV_EVENT_SPIN_US;
 
@@ -324,8 +341,11 @@ struct ibv_cq *
 ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 	      struct ibv_comp_channel *channel, int comp_vector)
 {
-	struct sv_cq *cq = sv_cq_create(context, cqe, cq_context, channel, comp_vector);
+	struct sv_cq *cq;
 
+	if (sva_is_ctx(context))
+		return sva_create_cq(context, cqe, cq_context, channel, comp_vector);
+	cq = sv_cq_create(context, cqe, cq_context, channel, comp_vector);
 	return cq != NULL ? &cq->ibcq : NULL;
 }
 
@@ -333,11 +353,14 @@ int
 ibv_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct sv_cq *cq = sv_cq(ibcq);
-	struct sv_device *dev = cq->dev;
+	struct sv_device *dev;
 	bool armed;
 	int rc;
 
 	SV_FORK_ERRNO("ibv_destroy_cq");
+	if (sva_is_ctx(ibcq->context))
+		return sva_destroy_cq(ibcq);
+	dev = cq->dev;
 	/* off the armed list first: srnic's CQ is freed below */
 	armed = sv_cq_armed_del(cq->dev, cq);
 	rc = srnic_destroy_cq(cq->scq);
@@ -375,6 +398,10 @@ ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	int rc;
 
 	SV_FORK_ERRNO("ibv_resize_cq");
+	if (sva_is_ctx(ibcq->context)) {
+		sva_no_data_path("ibv_resize_cq");
+		return EOPNOTSUPP;
+	}
 	/* rxe: EINVAL for cqe < 1, above the device's max, or below what
 	 * the CQ holds now (srnic checks all three); srnic takes the lock
 	 * srnic_poll_cq() takes, so polling threads wait out the copy */
@@ -482,8 +509,11 @@ sv_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 struct ibv_qp *
 ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 {
-	struct sv_qp *qp = sv_qp_create(ibpd, attr);
+	struct sv_qp *qp;
 
+	if (ibpd != NULL && sva_is_ctx(ibpd->context))
+		return sva_create_qp(ibpd, attr);
+	qp = sv_qp_create(ibpd, attr);
 	return qp != NULL ? &qp->ibqp : NULL;
 }
 
@@ -491,10 +521,13 @@ int
 ibv_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct sv_qp *qp = sv_qp(ibqp);
-	struct sv_device *dev = qp->dev;
+	struct sv_device *dev;
 	int rc;
 
 	SV_FORK_ERRNO("ibv_destroy_qp");
+	if (sva_is_ctx(ibqp->context))
+		return sva_destroy_qp(ibqp);
+	dev = qp->dev;
 	rc = srnic_destroy_qp(qp->sqp);
 	if (rc < 0)
 		return -rc;
@@ -517,6 +550,8 @@ ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 	int rc;
 
 	SV_FORK_ERRNO("ibv_modify_qp");
+	if (sva_is_ctx(ibqp->context))
+		return sva_modify_qp(ibqp, attr, attr_mask);
 	rc = srnic_modify_qp(qp->sqp, attr, attr_mask);
 	if (rc < 0)
 		return -rc;
@@ -534,6 +569,8 @@ ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 	int rc;
 
 	SV_FORK_ERRNO("ibv_query_qp");
+	if (sva_is_ctx(ibqp->context))
+		return sva_query_qp(ibqp, attr, attr_mask, init_attr);
 	memset(&got, 0, sizeof(got));
 	rc = srnic_query_qp(qp->sqp, attr, attr_mask, &got);
 	if (rc < 0)
@@ -765,6 +802,8 @@ ibv_create_srq(struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
 	SV_FORK_NULL("ibv_create_srq");
 	if (ibpd == NULL || attr == NULL)
 		return null_errno(EINVAL);
+	if (sva_is_ctx(ibpd->context))
+		return sva_no_data_path("ibv_create_srq");
 	ctx = sv_ctx(ibpd->context);
 	srq = calloc(1, sizeof(*srq));
 	if (srq == NULL)
@@ -870,6 +909,8 @@ ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
 	SV_FORK_NULL("ibv_create_ah");
 	if (ibpd == NULL || attr == NULL)
 		return null_errno(EINVAL);
+	if (sva_is_ctx(ibpd->context))
+		return sva_no_data_path("ibv_create_ah");
 	ah = srnic_create_ah(sv_pd(ibpd)->spd, attr);
 	if (ah == NULL)
 		return null_errno(rte_errno != 0 ? rte_errno : EINVAL);

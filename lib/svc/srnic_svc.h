@@ -18,6 +18,7 @@
 #ifndef SRNIC_SVC_H
 #define SRNIC_SVC_H
 
+#include <stdalign.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -46,6 +47,20 @@ enum svc_type {
 	SVC_QUERY_PORT,
 	SVC_QUERY_GID,
 	SVC_STATUS,
+	/* the data path: objects, the session's ring memory, registered memory */
+	SVC_MAP_SHM,
+	SVC_ALLOC_PD,
+	SVC_DEALLOC_PD,
+	SVC_REG_MR,
+	SVC_DEREG_MR,
+	SVC_CREATE_CQ,
+	SVC_DESTROY_CQ,
+	SVC_CREATE_QP,
+	SVC_MODIFY_QP,
+	SVC_QUERY_QP,
+	SVC_DESTROY_QP,
+	SVC_CREATE_CHANNEL,
+	SVC_DESTROY_CHANNEL,
 	SVC_TYPE_END,
 };
 
@@ -149,6 +164,179 @@ struct svc_status_rep {
 	char text[SVC_STATUS_TEXT_MAX];
 };
 
+/* ---- the data path (doc/srnicd.md, sections 4 and 5) ---- */
+
+/* Per-session limits: objects a session may hold at once. */
+#define SVC_SESSION_PDS_MAX 16
+#define SVC_SESSION_CQS_MAX 32
+#define SVC_SESSION_QPS_MAX 32
+#define SVC_SESSION_MRS_MAX 256
+#define SVC_SESSION_CHANNELS_MAX 16
+#define SVC_SESSION_MR_BYTES_MAX (4ull << 30)
+/* a ring's slots: max_send_wr, max_recv_wr up to SVC_RING_WR_MAX, a CQ's
+ * cqe up to SVC_RING_CQE_MAX (both powers of two) */
+#define SVC_RING_WR_MAX 1024u
+#define SVC_RING_CQE_MAX 4096u
+#define SVC_WQE_SGE_MAX 4u             /* max_send_sge, max_recv_sge */
+#define SVC_WQE_INLINE_MAX 64u         /* max_inline_data: copied into the WQE */
+
+/* An index on a cache line of its own, written by one side only. */
+struct svc_idx {
+	alignas(64) uint32_t v;
+};
+
+/* A CQ's arm (ibv_req_notify_cq), the application's line: the CQ ring's
+ * cons when it armed, then seq (seq << 1 | solicited_only; a new seq is a
+ * new arm). The daemon fires at the first CQE it writes past cons. */
+struct svc_arm {
+	alignas(64) uint32_t cons;
+	uint32_t seq;
+};
+
+struct svc_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/* A send or receive WQE as the application writes it into a ring slot. */
+struct svc_wqe {
+	uint64_t wr_id;
+	uint32_t opcode;            /* enum ibv_wr_opcode (send) */
+	uint32_t send_flags;        /* enum ibv_send_flags */
+	uint32_t num_sge;           /* sg[] entries, or with IBV_SEND_INLINE the bytes of inl[] */
+	uint32_t imm_data;          /* network order, as ibv_send_wr's */
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint32_t pad;
+	uint64_t compare_add;
+	uint64_t swap;
+	union {
+		struct svc_sge sg[SVC_WQE_SGE_MAX];
+		uint8_t inl[SVC_WQE_INLINE_MAX];
+	};
+};
+
+/* One QP's rings: SQ head and RQ head are the application's, SQ comp and
+ * RQ tail the daemon's (the slots behind them are the application's
+ * again). Indexes count up for ever; a slot is index & (size - 1). */
+struct svc_qp_ring {
+	struct svc_idx sq_head;
+	struct svc_idx sq_comp;
+	struct svc_idx rq_head;
+	struct svc_idx rq_tail;
+	struct svc_wqe sq[SVC_RING_WR_MAX];
+	struct svc_wqe rq[SVC_RING_WR_MAX];
+};
+
+/* One CQ's ring: the daemon writes CQEs and prod, the application reads
+ * them and writes cons. */
+struct svc_cq_ring {
+	struct svc_idx prod;
+	struct svc_idx cons;
+	struct svc_arm arm;         /* the application's */
+	struct svc_idx ev;          /* the daemon's: completion events signalled */
+	struct ibv_wc cqe[SVC_RING_CQE_MAX];
+};
+
+#define SVC_SHM_LIVE 0
+#define SVC_SHM_FATAL 1
+
+/* A session's ring memory (a sealed memfd the daemon makes, MAP_SHM):
+ * db is the application's doorbell (a counter stored after the heads),
+ * state the daemon's. QP and CQ handles name their ring by index. */
+struct svc_shm {
+	struct svc_idx db;
+	struct svc_idx state;
+	struct svc_qp_ring qp[SVC_SESSION_QPS_MAX];
+	struct svc_cq_ring cq[SVC_SESSION_CQS_MAX];
+};
+
+/* MAP_SHM: the reply carries the memfd (SCM_RIGHTS) */
+struct svc_shm_rep {
+	struct svc_hdr h;
+	uint64_t size;              /* sizeof(struct svc_shm) */
+};
+
+/* REG_MR: the request carries the memfd that backs [addr, addr + length)
+ * from its offset 0, page-aligned, sealed against shrinking */
+struct svc_reg_mr_req {
+	struct svc_hdr h;
+	uint32_t pd;
+	uint32_t access;
+	uint64_t addr;
+	uint64_t length;
+};
+
+struct svc_reg_mr_rep {
+	struct svc_hdr h;
+	uint32_t handle;
+	uint32_t lkey;
+	uint32_t rkey;
+};
+
+struct svc_create_cq_req {
+	struct svc_hdr h;
+	uint32_t dev;
+	uint32_t cqe;
+	uint32_t channel;           /* a CREATE_CHANNEL handle, or 0: none */
+};
+
+/* CREATE_CHANNEL: the request carries the channel's eventfd, which the
+ * daemon writes once per completion event */
+struct svc_create_channel_req {
+	struct svc_hdr h;
+	uint32_t dev;
+};
+
+struct svc_create_cq_rep {
+	struct svc_hdr h;
+	uint32_t handle;
+	uint32_t ring;              /* svc_shm.cq[ring] */
+	uint32_t size;              /* the ring's slots (cqe reported: size - 1) */
+};
+
+struct svc_qp_cap {
+	uint32_t max_send_wr, max_recv_wr, max_send_sge, max_recv_sge, max_inline_data;
+};
+
+struct svc_create_qp_req {
+	struct svc_hdr h;
+	uint32_t pd, send_cq, recv_cq;
+	uint32_t qp_type;
+	uint32_t sq_sig_all;
+	struct svc_qp_cap cap;
+};
+
+struct svc_create_qp_rep {
+	struct svc_hdr h;
+	uint32_t handle;
+	uint32_t ring;              /* svc_shm.qp[ring] */
+	uint32_t qp_num;
+	uint32_t sq_size, rq_size;  /* the rings' slots */
+	struct svc_qp_cap cap;
+};
+
+struct svc_modify_qp_req {
+	struct svc_hdr h;
+	uint32_t handle;
+	int32_t mask;
+	struct ibv_qp_attr attr;
+};
+
+struct svc_query_qp_req {
+	struct svc_hdr h;
+	uint32_t handle;
+	int32_t mask;
+};
+
+struct svc_query_qp_rep {
+	struct svc_hdr h;
+	struct ibv_qp_attr attr;
+	struct svc_qp_cap cap;
+	uint32_t sq_sig_all;
+};
+
 /** The size of a message of type, request or reply (0: no such type). */
 size_t svc_msg_size(uint16_t type, int reply);
 
@@ -180,6 +368,24 @@ int svc_sock_path(char *buf, size_t n);
  * socket (-ECONNRESET: the daemon closed it).
  */
 int svc_call(int fd, const void *req, void *rep, size_t cap);
+
+/**
+ * svc_call() with a file descriptor: fd_out (-1: none) goes with the
+ * request (SCM_RIGHTS), and one that comes with a successful reply is
+ * stored in *fd_in (else -1; fd_in may be NULL: one that comes is closed).
+ */
+int svc_call_fd(int fd, const void *req, int fd_out, void *rep, size_t cap, int *fd_in);
+
+/** Send one message with descriptor fd_out (-1: none): bytes sent or -1 (errno). */
+ssize_t svc_send_fd(int fd, const void *msg, size_t len, int fd_out);
+
+/**
+ * Receive one message of at most cap bytes (recvmsg flags, MSG_TRUNC
+ * added) and the one descriptor it may carry into *fd_in (else -1). The
+ * message's length (> cap: truncated, its descriptor closed), or a
+ * negative errno (-EBADMSG: more descriptors than one came, all closed).
+ */
+ssize_t svc_recv_fd(int fd, void *buf, size_t cap, int flags, int *fd_in);
 
 /** Connect to the daemon at path: a socket, or a negative errno. */
 int svc_connect(const char *path);

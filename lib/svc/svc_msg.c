@@ -22,6 +22,20 @@ static const size_t svc_sizes[SVC_TYPE_END][2] = {
 	[SVC_QUERY_PORT] = { sizeof(struct svc_query_port_req), sizeof(struct svc_query_port_rep) },
 	[SVC_QUERY_GID] = { sizeof(struct svc_query_gid_req), sizeof(struct svc_query_gid_rep) },
 	[SVC_STATUS] = { sizeof(struct svc_status_req), sizeof(struct svc_status_rep) },
+	[SVC_MAP_SHM] = { sizeof(struct svc_handle_req), sizeof(struct svc_shm_rep) },
+	[SVC_ALLOC_PD] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
+	[SVC_DEALLOC_PD] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
+	[SVC_REG_MR] = { sizeof(struct svc_reg_mr_req), sizeof(struct svc_reg_mr_rep) },
+	[SVC_DEREG_MR] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
+	[SVC_CREATE_CQ] = { sizeof(struct svc_create_cq_req), sizeof(struct svc_create_cq_rep) },
+	[SVC_DESTROY_CQ] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
+	[SVC_CREATE_QP] = { sizeof(struct svc_create_qp_req), sizeof(struct svc_create_qp_rep) },
+	[SVC_MODIFY_QP] = { sizeof(struct svc_modify_qp_req), sizeof(struct svc_handle_rep) },
+	[SVC_QUERY_QP] = { sizeof(struct svc_query_qp_req), sizeof(struct svc_query_qp_rep) },
+	[SVC_DESTROY_QP] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
+	[SVC_CREATE_CHANNEL] = { sizeof(struct svc_create_channel_req),
+				 sizeof(struct svc_handle_rep) },
+	[SVC_DESTROY_CHANNEL] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
 };
 
 size_t
@@ -140,34 +154,113 @@ svc_connect(const char *path)
 	return fd;
 }
 
+ssize_t
+svc_send_fd(int fd, const void *msg, size_t len, int fd_out)
+{
+	struct iovec iov = { .iov_base = (void *)(uintptr_t)msg, .iov_len = len };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
+	ssize_t n;
+
+	if (fd_out >= 0) {
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.buf;
+		mh.msg_controllen = sizeof(u.buf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd_out, sizeof(int));
+	}
+	do
+		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
+ssize_t
+svc_recv_fd(int fd, void *buf, size_t cap, int flags, int *fd_in)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = cap };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *c;
+	ssize_t n;
+
+	*fd_in = -1;
+	do
+		n = recvmsg(fd, &mh, flags | MSG_TRUNC | MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int)) && *fd_in < 0)
+			memcpy(fd_in, CMSG_DATA(c), sizeof(int));
+	}
+	if ((mh.msg_flags & MSG_CTRUNC) != 0) {
+		/* more descriptors than one: what came is closed, the message bad */
+		if (*fd_in >= 0)
+			close(*fd_in);
+		*fd_in = -1;
+		return (ssize_t)-EBADMSG;
+	}
+	if ((size_t)n > cap) {
+		if (*fd_in >= 0)
+			close(*fd_in);
+		*fd_in = -1;
+	}
+	return n;
+}
+
 int
-svc_call(int fd, const void *req, void *rep, size_t cap)
+svc_call_fd(int fd, const void *req, int fd_out, void *rep, size_t cap, int *fd_in)
 {
 	const struct svc_hdr *q = req;
 	struct svc_hdr r;
 	const char *why;
 	ssize_t n;
-	int rc;
+	int rc, got = -1;
 
-	do
-		n = send(fd, req, q->len, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
+	if (fd_in != NULL)
+		*fd_in = -1;
+	n = svc_send_fd(fd, req, q->len, fd_out);
 	if (n < 0)
 		return errno == EPIPE ? -ECONNRESET : -errno;
-	do
-		n = recv(fd, rep, cap, MSG_TRUNC);
-	while (n < 0 && errno == EINTR);
+	n = svc_recv_fd(fd, rep, cap, 0, &got);
 	if (n < 0)
-		return -errno;
+		return (int)n;
+	rc = 0;
 	if (n == 0)
-		return -ECONNRESET;
-	if ((size_t)n > cap)
-		return -EMSGSIZE;
-	rc = svc_msg_check(rep, (size_t)n, 1, &why);
-	if (rc < 0)
-		return rc;
-	memcpy(&r, rep, sizeof(r));
-	if (r.type != q->type || r.seq != q->seq)
-		return -EBADMSG;
-	return r.status;
+		rc = -ECONNRESET;
+	else if ((size_t)n > cap)
+		rc = -EMSGSIZE;
+	if (rc == 0)
+		rc = svc_msg_check(rep, (size_t)n, 1, &why);
+	if (rc == 0) {
+		memcpy(&r, rep, sizeof(r));
+		if (r.type != q->type || r.seq != q->seq)
+			rc = -EBADMSG;
+		else
+			rc = r.status;
+	}
+	if (rc == 0 && fd_in != NULL)
+		*fd_in = got;
+	else if (got >= 0)
+		close(got);
+	return rc;
+}
+
+int
+svc_call(int fd, const void *req, void *rep, size_t cap)
+{
+	return svc_call_fd(fd, req, -1, rep, cap, NULL);
 }

@@ -43,6 +43,8 @@ KERNEL_IP = "10.79.0.2"
 # lib/svc/srnic_svc.h, restated: the test speaks the protocol itself
 HDR = struct.Struct("<HHIIi")           # type, flags, len, seq, status
 SVC_HELLO, SVC_LIST, SVC_OPEN, SVC_CLOSE, SVC_QDEV, SVC_QPORT, SVC_QGID, SVC_STATUS = range(1, 9)
+SVC_MAP_SHM, SVC_ALLOC_PD, SVC_DEALLOC_PD = range(9, 12)
+OBJECTS = ("pds", "cqs", "qps", "mrs", "mr_bytes", "shm_bytes")
 MAGIC = 0x534e5244
 
 failures = []
@@ -115,6 +117,45 @@ def status(env):
 def status_num(text, key):
     m = re.search(r"\b%s (\d+)" % key, text)
     return int(m.group(1)) if m else -1
+
+
+def objects(text):
+    """The daemon's object and memory counts (status' objects line)."""
+    m = re.search(r"^objects (.*)$", text, re.M)
+    return {k: status_num(m.group(1), k) for k in OBJECTS} if m else None
+
+
+def tcp_listening(port):
+    """Whether some socket listens on TCP port (any address), from /proc/net/tcp{,6}."""
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            for line in open(f).read().splitlines()[1:]:
+                x = line.split()
+                if x[3] == "0A" and int(x[1].rsplit(":", 1)[1], 16) == port:
+                    return True
+        except OSError:
+            pass
+    return False
+
+
+def free_port():
+    with socket.socket() as t:
+        t.bind(("127.0.0.1", 0))
+        return t.getsockname()[1]
+
+
+def pingpong_pair(env, args, guard=GUARD_S):
+    """Debian's ibv_rc_pingpong, server and client, both attached (no --port):
+    the server started, the client once the server listens; both Popen."""
+    port = free_port()
+    cmd = [SRNIC, "run", "--", "ibv_rc_pingpong", "-g", "1", "-p", str(port)] + args
+    srv = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+    wait_for(lambda: tcp_listening(port) or srv.poll() is not None, "the pingpong server",
+             guard=guard)
+    cli = subprocess.Popen(cmd + ["127.0.0.1"], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    return srv, cli
 
 
 def gid_of(line):
@@ -212,6 +253,87 @@ def main():
         check(re.search(r"link ACTIVE", st), "status: link ACTIVE")
         check("engine on a thread" in st, "one lcore: the engine on a thread")
 
+        # ---- the data path: ibv_rc_pingpong attached, server and client on
+        # the daemon's one device (the device's own GID: its loopback),
+        # every message's bytes checked (-c), the daemon's objects back to
+        # what they were once both have exited
+        base = objects(status(env))
+        check(base is not None and base["qps"] == 0 and base["shm_bytes"] == 0,
+              "status counts the daemon's objects, none held: %r" % base)
+        srv, cli = pingpong_pair(env, ["-c", "-n", "200"])
+        outs = []
+        for p in (srv, cli):
+            try:
+                outs.append(p.communicate(timeout=GUARD_S)[0])
+            except subprocess.TimeoutExpired:
+                p.kill()
+                outs.append(p.communicate()[0] + " (hung)")
+        for name, p, out in (("server", srv, outs[0]), ("client", cli, outs[1])):
+            check(p.returncode == 0 and "200 iters in" in out,
+                  "ibv_rc_pingpong -g 1 -c -n 200 attached, %s: exit %s, %r" %
+                  (name, p.returncode, out[-600:]))
+        check(wait_for(lambda: objects(status(env)) == base, "the pingpongs' objects freed"),
+              "after both exit the daemon holds what it held before: %r" % objects(status(env)))
+
+        # ---- completion channels attached: ibv_rc_pingpong -e waits in
+        # ibv_get_cq_event (the channel's eventfd, written by the daemon's
+        # engine once per armed CQ that got a CQE)
+        srv, cli = pingpong_pair(env, ["-c", "-e", "-n", "100"])
+        for name, p in (("server", srv), ("client", cli)):
+            try:
+                out = p.communicate(timeout=GUARD_S)[0]
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out = p.communicate()[0] + " (hung)"
+            check(p.returncode == 0 and "100 iters in" in out,
+                  "ibv_rc_pingpong -e -c -n 100 attached, %s: exit %s, %r" %
+                  (name, p.returncode, out[-400:]))
+        check(wait_for(lambda: objects(status(env)) == base, "the -e pingpongs' objects freed"),
+              "after the -e pair the daemon holds what it held before")
+
+        # ---- a session's death: ib_write_bw's server killed with SIGKILL
+        # mid-run. The daemon reclaims its QP, CQ, MR, PD and rings (status
+        # back to the client's alone, then to none), and the client, whose
+        # WRITEs no QP answers any more, ends with an error CQE (retry
+        # exceeded) in bounded time, never a hang
+        port = free_port()
+        cmd = [SRNIC, "run", "--", "ib_write_bw", "-x", "1", "-s", "65536", "-n", "100000000",
+               "-p", str(port)]
+        srv = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+        wait_for(lambda: tcp_listening(port) or srv.poll() is not None, "ib_write_bw's server")
+        cli = subprocess.Popen(cmd + ["127.0.0.1"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+
+        def wqes_of(pid):
+            m = re.search(r"session \d+ pid %d .* qps (\d+) mrs \d+ wqes (\d+)" % pid,
+                          status(env))
+            return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+        running = wait_for(lambda: wqes_of(cli.pid)[1] > 1000 or cli.poll() is not None,
+                           "the client's WRITEs under way", every=0.2)
+        held = objects(status(env))
+        check(running and wqes_of(srv.pid)[0] == 1 and held["qps"] == 2 and held["mrs"] >= 2,
+              "ib_write_bw attached under way: %d WQEs posted, objects %r" %
+              (wqes_of(cli.pid)[1], held))
+        srv.kill()
+        srv.wait()
+        check(wait_for(lambda: "pid %d " % srv.pid not in status(env) and
+                       objects(status(env))["qps"] <= 1, "the killed server's session reclaimed"),
+              "SIGKILL: the server's session is gone and its QP reclaimed: %r" %
+              objects(status(env)))
+        try:
+            out = cli.communicate(timeout=GUARD_S)[0]
+        except subprocess.TimeoutExpired:
+            cli.kill()
+            out = cli.communicate()[0] + " (hung)"
+        err = re.search(r"Failed status (\d+)[^\n]*", out)
+        # 12: IBV_WC_RETRY_EXC_ERR; 5: IBV_WC_WR_FLUSH_ERR (a later WQE of the QP in ERR)
+        check(cli.returncode not in (0, None) and err and err.group(1) in ("12", "5"),
+              "the client ends with an error CQE (retry exceeded): exit %s, %r" %
+              (cli.returncode, err.group(0) if err else out[-500:]))
+        check(wait_for(lambda: objects(status(env)) == base, "both sessions' objects freed"),
+              "the daemon holds what it held before: %r" % objects(status(env)))
+
         # ---- a second daemon on the same socket: refused before it takes a port
         # (one that does not exist: a daemon that tried it first would fail on it)
         out = subprocess.run(nsx + [SRNIC, "daemon", "--port", "net_af_packet1,iface=srnicd-none",
@@ -266,6 +388,22 @@ def main():
               (r and r[0]))
         r = other.call(SVC_QPORT, struct.pack("<II", 0x10001, 1))
         check(r is not None and r[0] == -9, "a handle never given: -EBADF")
+        # objects: another session's PD is -EBADF too, and stays the owner's
+        r = good.call(SVC_MAP_SHM, struct.pack("<I", handle))
+        check(r is not None and r[0] == 0, "MAP_SHM: the session's rings (%r)" % (r and r[0]))
+        r = good.call(SVC_ALLOC_PD, struct.pack("<I", handle))
+        pd = struct.unpack_from("<I", r[1])[0] if r and r[0] == 0 else 0
+        check(pd != 0, "ALLOC_PD gives a handle")
+        r = other.call(SVC_OPEN, struct.pack("<I", 0))
+        oh = struct.unpack_from("<I", r[1])[0] if r and r[0] == 0 else 0
+        other.call(SVC_MAP_SHM, struct.pack("<I", oh))
+        r = other.call(SVC_DEALLOC_PD, struct.pack("<I", pd))
+        check(r is not None and r[0] == -9, "DEALLOC_PD of another session's PD: -EBADF (%r)" %
+              (r and r[0]))
+        r = good.call(SVC_DEALLOC_PD, struct.pack("<I", pd))
+        check(r is not None and r[0] == 0, "its owner deallocates it (%r)" % (r and r[0]))
+        r = good.call(SVC_DEALLOC_PD, struct.pack("<I", pd))
+        check(r is not None and r[0] == -9, "a freed PD's handle: -EBADF (%r)" % (r and r[0]))
         other.close()
         # the good session is still served, the daemon still lists sessions
         r = good.call(SVC_QPORT, struct.pack("<II", handle, 1))

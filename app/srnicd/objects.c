@@ -1,0 +1,982 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A session's verbs objects and its data path (doc/srnicd.md, sections 4,
+ * 5 and 8). The control thread makes and destroys the objects (PD, MR,
+ * CQ, QP) on the session's messages, each named by a handle checked
+ * against the session's own tables (a kind, a slot and a generation: a
+ * stale or foreign handle is -EBADF). The engine's thread serves the
+ * rings of every live session (srnd_dpath_poll()): it reads the
+ * application's indexes once per look, checks them against its own
+ * copies, copies each WQE before it reads it and posts it to srnic, and
+ * moves srnic's completions into the session's CQ rings. The control
+ * thread hands an object to the engine by publishing its pointer and
+ * takes it back by clearing it, then waiting out the engine's current
+ * pass (srnd_engine_quiesce()).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_errno.h>
+
+#include "srnic.h"
+#include "srnicd.h"
+
+enum srnd_kind { K_PD = 1, K_CQ, K_QP, K_MR, K_CH, K_NKINDS };
+
+/* handle: kind << 28 | generation << 12 | (slot + 1) */
+#define H_SLOT_BITS 12
+#define H_GEN_MASK 0xffffu
+
+struct srnd_pd {
+	struct srnic_pd *spd;
+	unsigned int users;         /* CQs do not count; QPs and MRs do */
+};
+
+struct srnd_mr {
+	struct srnic_mr *smr;
+	void *base;                 /* the daemon's mapping */
+	size_t maplen;
+	uint32_t pd;
+	uint32_t lkey;
+	uint64_t delta;             /* daemon address - application address (0: the same) */
+};
+
+struct srnd_ch {
+	int fd;                     /* the application's eventfd */
+	unsigned int users;
+};
+
+struct srnd_cq {
+	struct srnic_cq *scq;
+	uint32_t ring, size;
+	uint32_t prod;              /* the daemon's own copy: the ring's prod */
+	unsigned int users;
+	uint32_t ch;                /* its channel's handle, or 0 */
+	int ev_fd;                  /* its channel's eventfd, or -1 */
+	/* the engine's: the last arm seen, whether it waits, events signalled */
+	uint32_t arm_seen, ev;
+	bool armed;
+};
+
+struct srnd_qp {
+	struct srnic_qp *sqp;
+	uint32_t ring, sq_size, rq_size;
+	uint32_t sq_next, rq_next;  /* the daemon's own copies of sq_comp, rq_tail */
+	uint32_t pd, scq, rcq;
+	bool err;                   /* a bad index or WQE: the QP is in ERR, its rings ignored */
+};
+
+struct srnd_slot {
+	uint16_t gen;
+	bool used;
+	union {
+		struct srnd_pd pd;
+		struct srnd_mr mr;
+		struct srnd_cq cq;
+		struct srnd_qp qp;
+		struct srnd_ch ch;
+	};
+};
+
+struct srnd_objs {
+	int shm_fd;
+	struct svc_shm *shm;
+	uint16_t gen;
+	int live;                   /* its index in dp_live[], -1 while not published */
+	uint64_t mr_bytes;
+	unsigned int nb_moved;      /* MRs mapped elsewhere than the application's address */
+	/* the engine's thread only */
+	uint32_t db_seen;
+	bool pending;               /* a WQE waits for room in srnic's queue */
+	_Atomic uint64_t wqes;      /* WQEs taken from its rings (status) */
+	/* published to the engine: the QPs and CQs it serves */
+	struct srnd_qp *_Atomic eqp[SVC_SESSION_QPS_MAX];
+	struct srnd_cq *_Atomic ecq[SVC_SESSION_CQS_MAX];
+	struct srnd_slot pd[SVC_SESSION_PDS_MAX];
+	struct srnd_slot cq[SVC_SESSION_CQS_MAX];
+	struct srnd_slot qp[SVC_SESSION_QPS_MAX];
+	struct srnd_slot mr[SVC_SESSION_MRS_MAX];
+	struct srnd_slot ch[SVC_SESSION_CHANNELS_MAX];
+};
+
+static const unsigned int kind_max[K_NKINDS] = {
+	[K_PD] = SVC_SESSION_PDS_MAX, [K_CQ] = SVC_SESSION_CQS_MAX,
+	[K_QP] = SVC_SESSION_QPS_MAX, [K_MR] = SVC_SESSION_MRS_MAX,
+	[K_CH] = SVC_SESSION_CHANNELS_MAX,
+};
+
+/* the sessions whose rings the engine serves */
+static struct srnd_objs *_Atomic dp_live[SRND_SESSIONS_MAX];
+/* the daemon's totals, for status: objects held and memory mapped */
+static struct srnd_counts counts;
+
+const struct srnd_counts *
+srnd_counts(void)
+{
+	return &counts;
+}
+
+static struct srnd_slot *
+kind_table(struct srnd_objs *o, unsigned int kind)
+{
+	switch (kind) {
+	case K_PD: return o->pd;
+	case K_CQ: return o->cq;
+	case K_QP: return o->qp;
+	case K_MR: return o->mr;
+	case K_CH: return o->ch;
+	}
+	return NULL;
+}
+
+/* The session's live object of kind a handle names, or NULL. */
+static struct srnd_slot *
+obj_get(struct srnd_objs *o, unsigned int kind, uint32_t h)
+{
+	unsigned int slot = (h & ((1u << H_SLOT_BITS) - 1)) - 1;
+	struct srnd_slot *t;
+
+	if (o == NULL || h >> 28 != kind || (h & ((1u << H_SLOT_BITS) - 1)) == 0 ||
+	    slot >= kind_max[kind])
+		return NULL;
+	t = kind_table(o, kind);
+	if (!t[slot].used || t[slot].gen != ((h >> H_SLOT_BITS) & H_GEN_MASK))
+		return NULL;
+	return &t[slot];
+}
+
+/* A free slot of kind (its index in *idx), or NULL: the session's limit. */
+static struct srnd_slot *
+obj_new(struct srnd_objs *o, unsigned int kind, unsigned int *idx)
+{
+	struct srnd_slot *t = kind_table(o, kind);
+	unsigned int i;
+
+	for (i = 0; i < kind_max[kind]; i++) {
+		if (!t[i].used) {
+			memset(&t[i], 0, sizeof(t[i]));
+			t[i].gen = o->gen++;
+			if (o->gen == 0)
+				o->gen = 1;
+			*idx = i;
+			return &t[i];
+		}
+	}
+	return NULL;
+}
+
+static uint32_t
+obj_handle(unsigned int kind, const struct srnd_slot *sl, unsigned int idx)
+{
+	return (uint32_t)kind << 28 | (uint32_t)sl->gen << H_SLOT_BITS | (idx + 1);
+}
+
+static uint32_t
+pow2_at_least(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+/* ---- the engine's side ---- */
+
+static void
+dp_qp_fail(struct srnd_qp *q, const char *why, uint32_t qpn)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+	q->err = true;
+	srnic_modify_qp(q->sqp, &a, IBV_QP_STATE);
+	atomic_fetch_add_explicit(&counts.bad_ring, 1, memory_order_relaxed);
+	srnd_log("QP %#x to ERR: %s", qpn, why);
+}
+
+/* An SGE's address in the daemon: the same, unless its MR had to be mapped
+ * elsewhere (srnic checks the translated range against that MR). */
+static uint64_t
+dp_addr(const struct srnd_objs *o, uint32_t lkey, uint64_t addr)
+{
+	unsigned int i;
+
+	if (o->nb_moved == 0)
+		return addr;
+	for (i = 0; i < SVC_SESSION_MRS_MAX; i++)
+		if (o->mr[i].used && o->mr[i].mr.lkey == lkey)
+			return addr + o->mr[i].mr.delta;
+	return addr;
+}
+
+/* A copied WQE's SGEs for srnic (translated), or false: too many (the QP
+ * to ERR). */
+static bool
+dp_sges(const struct srnd_objs *o, struct srnd_qp *q, const struct svc_wqe *w,
+	struct ibv_sge *sg)
+{
+	unsigned int i;
+
+	if (w->num_sge > SVC_WQE_SGE_MAX) {
+		dp_qp_fail(q, "more SGEs than a WQE holds", srnic_qp_num(q->sqp));
+		return false;
+	}
+	for (i = 0; i < w->num_sge; i++) {
+		sg[i].addr = dp_addr(o, w->sg[i].lkey, w->sg[i].addr);
+		sg[i].length = w->sg[i].length;
+		sg[i].lkey = w->sg[i].lkey;
+	}
+	return true;
+}
+
+/* Take the SQ's new WQEs into srnic: how many. */
+static unsigned int
+dp_sq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
+{
+	uint32_t head = __atomic_load_n(&r->sq_head.v, __ATOMIC_ACQUIRE), n = 0;
+	struct ibv_sge sg[SVC_WQE_SGE_MAX];
+	struct ibv_send_wr wr, *bad;
+	struct svc_wqe w;
+	int rc;
+
+	if (head - q->sq_next > q->sq_size) {
+		dp_qp_fail(q, "SQ head beyond the ring", srnic_qp_num(q->sqp));
+		return 0;
+	}
+	while (q->sq_next != head) {
+		/* copied first: a slot rewritten after the checks changes nothing */
+		memcpy(&w, &r->sq[q->sq_next & (q->sq_size - 1)], sizeof(w));
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = w.wr_id;
+		wr.opcode = (enum ibv_wr_opcode)w.opcode;
+		wr.send_flags = w.send_flags;
+		wr.imm_data = w.imm_data;
+		wr.sg_list = sg;
+		if (w.send_flags & IBV_SEND_INLINE) {
+			if (w.num_sge > SVC_WQE_INLINE_MAX) {
+				dp_qp_fail(q, "inline data longer than a WQE holds", srnic_qp_num(q->sqp));
+				return n;
+			}
+			sg[0].addr = (uintptr_t)w.inl;
+			sg[0].length = w.num_sge;
+			sg[0].lkey = 0;
+			wr.num_sge = w.num_sge > 0;
+		} else {
+			if (!dp_sges(o, q, &w, sg))
+				return n;
+			wr.num_sge = (int)w.num_sge;
+		}
+		if (wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			wr.wr.atomic.remote_addr = w.remote_addr;
+			wr.wr.atomic.rkey = w.rkey;
+			wr.wr.atomic.compare_add = w.compare_add;
+			wr.wr.atomic.swap = w.swap;
+		} else {
+			wr.wr.rdma.remote_addr = w.remote_addr;
+			wr.wr.rdma.rkey = w.rkey;
+		}
+		rc = srnic_post_send(q->sqp, &wr, &bad);
+		if (rc == ENOMEM) {
+			o->pending = true;  /* srnic's SQ is full: again at the next poll */
+			break;
+		}
+		if (rc != 0) {
+			dp_qp_fail(q, "a send WQE srnic refused", srnic_qp_num(q->sqp));
+			break;
+		}
+		q->sq_next++;
+		n++;
+	}
+	__atomic_store_n(&r->sq_comp.v, q->sq_next, __ATOMIC_RELEASE);
+	return n;
+}
+
+static unsigned int
+dp_rq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
+{
+	uint32_t head = __atomic_load_n(&r->rq_head.v, __ATOMIC_ACQUIRE), n = 0;
+	struct ibv_sge sg[SVC_WQE_SGE_MAX];
+	struct ibv_recv_wr wr, *bad;
+	struct svc_wqe w;
+	int rc;
+
+	if (head - q->rq_next > q->rq_size) {
+		dp_qp_fail(q, "RQ head beyond the ring", srnic_qp_num(q->sqp));
+		return 0;
+	}
+	while (q->rq_next != head) {
+		memcpy(&w, &r->rq[q->rq_next & (q->rq_size - 1)], sizeof(w));
+		if (!dp_sges(o, q, &w, sg))
+			return n;
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = w.wr_id;
+		wr.sg_list = sg;
+		wr.num_sge = (int)w.num_sge;
+		rc = srnic_post_recv(q->sqp, &wr, &bad);
+		if (rc == ENOMEM) {
+			o->pending = true;
+			break;
+		}
+		if (rc != 0) {
+			dp_qp_fail(q, "a receive WQE srnic refused", srnic_qp_num(q->sqp));
+			break;
+		}
+		q->rq_next++;
+		n++;
+	}
+	__atomic_store_n(&r->rq_tail.v, q->rq_next, __ATOMIC_RELEASE);
+	return n;
+}
+
+#define DP_CQ_BURST 32
+
+/* One completion event: counted in the ring, then the channel's eventfd. */
+static void
+dp_cq_fire(struct srnd_cq *c, struct svc_cq_ring *r)
+{
+	uint64_t one = 1;
+
+	c->armed = false;
+	__atomic_store_n(&r->ev.v, ++c->ev, __ATOMIC_RELEASE);
+	if (write(c->ev_fd, &one, sizeof(one)) != sizeof(one))
+		atomic_fetch_add_explicit(&counts.bad_ring, 1, memory_order_relaxed);
+}
+
+static unsigned int
+dp_cq(struct srnd_cq *c, struct svc_cq_ring *r)
+{
+	uint32_t cons = __atomic_load_n(&r->cons.v, __ATOMIC_ACQUIRE), room, i, seq;
+	struct ibv_wc wc[DP_CQ_BURST];
+	int n;
+
+	if (c->ev_fd >= 0) {
+		/* a new arm: fire at once if the ring holds a CQE past the
+		 * cons it was armed at (written before the arm was seen), as
+		 * a NIC's arm doorbell carries the consumer index */
+		seq = __atomic_load_n(&r->arm.seq, __ATOMIC_ACQUIRE);
+		if (seq != c->arm_seen) {
+			c->arm_seen = seq;
+			c->armed = true;
+			if (c->prod != __atomic_load_n(&r->arm.cons, __ATOMIC_RELAXED))
+				dp_cq_fire(c, r);
+		}
+	}
+
+	if (c->prod - cons > c->size) {
+		/* an index the application never had: nothing more for this CQ */
+		atomic_fetch_add_explicit(&counts.bad_ring, 1, memory_order_relaxed);
+		return 0;
+	}
+	room = c->size - (c->prod - cons);
+	if (room == 0)
+		return 0;
+	n = srnic_poll_cq(c->scq, (int)RTE_MIN(room, (uint32_t)DP_CQ_BURST), wc);
+	if (n <= 0)
+		return 0;
+	for (i = 0; i < (uint32_t)n; i++)
+		r->cqe[(c->prod + i) & (c->size - 1)] = wc[i];
+	c->prod += (uint32_t)n;
+	__atomic_store_n(&r->prod.v, c->prod, __ATOMIC_RELEASE);
+	/* a solicited-only arm fires for any CQE too: an extra event, never a missed one */
+	if (c->armed)
+		dp_cq_fire(c, r);
+	return (unsigned int)n;
+}
+
+unsigned int
+srnd_dpath_poll(struct srnd *d)
+{
+	unsigned int n = 0, i, k;
+	struct srnd_objs *o;
+	uint32_t db;
+
+	(void)d;
+	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
+		o = atomic_load_explicit(&dp_live[i], memory_order_acquire);
+		if (o == NULL)
+			continue;
+		db = __atomic_load_n(&o->shm->db.v, __ATOMIC_ACQUIRE);
+		if (db != o->db_seen || o->pending) {
+			o->db_seen = db;
+			o->pending = false;
+			for (k = 0; k < SVC_SESSION_QPS_MAX; k++) {
+				struct srnd_qp *q = atomic_load_explicit(&o->eqp[k],
+									 memory_order_acquire);
+
+				if (q == NULL || q->err)
+					continue;
+				n += dp_rq(o, q, &o->shm->qp[q->ring]);
+				n += dp_sq(o, q, &o->shm->qp[q->ring]);
+			}
+			if (n > 0)
+				atomic_store_explicit(&o->wqes, atomic_load_explicit(&o->wqes,
+						      memory_order_relaxed) + n, memory_order_relaxed);
+		}
+		for (k = 0; k < SVC_SESSION_CQS_MAX; k++) {
+			struct srnd_cq *c = atomic_load_explicit(&o->ecq[k], memory_order_acquire);
+
+			if (c != NULL)
+				n += dp_cq(c, &o->shm->cq[c->ring]);
+		}
+	}
+	return n;
+}
+
+/* ---- the control thread's side ---- */
+
+void
+srnd_engine_quiesce(struct srnd *d)
+{
+	uint64_t g;
+	struct timespec ts = { .tv_nsec = 20000 };
+
+	if (!d->eng_started)
+		return;
+	/* a pass ends with +1: two more and the one running at the call is over */
+	g = atomic_load(&d->eng_gen);
+	while (atomic_load(&d->eng_gen) < g + 2 && !atomic_load(&d->stop))
+		nanosleep(&ts, NULL);
+}
+
+static int
+shm_map(struct srnd_objs *o)
+{
+	size_t size = sizeof(struct svc_shm);
+	unsigned int i;
+	int fd;
+
+	if (o->shm != NULL)
+		return 0;
+	fd = memfd_create("srnicd-session", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+		close(fd);
+		return -errno;
+	}
+	o->shm = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (o->shm == MAP_FAILED) {
+		o->shm = NULL;
+		close(fd);
+		return -errno;
+	}
+	o->shm_fd = fd;
+	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
+		struct srnd_objs *none = NULL;
+
+		if (atomic_compare_exchange_strong(&dp_live[i], &none, o)) {
+			o->live = (int)i;
+			break;
+		}
+	}
+	counts.shm_bytes += size;
+	return 0;
+}
+
+static int
+pd_of(struct srnd_objs *o, uint32_t h, struct srnd_pd **pd)
+{
+	struct srnd_slot *sl = obj_get(o, K_PD, h);
+
+	if (sl == NULL)
+		return -EBADF;
+	*pd = &sl->pd;
+	return 0;
+}
+
+static int
+reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, int fd,
+       struct svc_reg_mr_rep *rep)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t base, end;
+	struct srnd_slot *sl;
+	struct srnd_pd *pd;
+	struct stat st;
+	unsigned int idx;
+	void *p;
+	int rc, seals;
+
+	(void)d;
+	rc = pd_of(o, q->pd, &pd);
+	if (rc != 0)
+		return rc;
+	if (fd < 0 || q->length == 0 || q->addr + q->length < q->addr)
+		return -EINVAL;
+	base = (uintptr_t)q->addr & ~(uintptr_t)(pg - 1);
+	end = ((uintptr_t)(q->addr + q->length) + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
+	if (o->mr_bytes + (end - base) > SVC_SESSION_MR_BYTES_MAX)
+		return -ENOMEM;
+	/* a memfd that could shrink under the daemon would be a SIGBUS in its engine */
+	seals = fcntl(fd, F_GET_SEALS);
+	if (fstat(fd, &st) != 0 || seals < 0 || (seals & F_SEAL_SHRINK) == 0 ||
+	    (uint64_t)st.st_size < end - base)
+		return -EINVAL;
+	sl = obj_new(o, K_MR, &idx);
+	if (sl == NULL)
+		return -ENOSPC;
+	/* at the application's own addresses when that range is free here:
+	 * SGEs, rkeys and the peer's addresses need no translation, READ
+	 * responses are zero-copy. Else anywhere: the session's SGEs are
+	 * translated, but a peer's RDMA at the application's addresses
+	 * misses the MR (srnic keys addresses by the registered pointer) */
+	p = mmap((void *)base, end - base, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	if (p != MAP_FAILED && p != (void *)base) {
+		munmap(p, end - base);  /* a kernel without MAP_FIXED_NOREPLACE */
+		p = MAP_FAILED;
+	}
+	if (p == MAP_FAILED) {
+		p = mmap(NULL, end - base, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			return -errno;
+		srnd_log("REG_MR %#" PRIxPTR "+%" PRIu64 ": the range is taken in the daemon, mapped "
+			 "at %p: local access only, a peer's RDMA to it fails", base,
+			 (uint64_t)(end - base), p);
+	}
+	sl->mr.delta = (uint64_t)(uintptr_t)p - base;
+	sl->mr.smr = srnic_reg_mr(pd->spd, (uint8_t *)p + (q->addr - base), q->length,
+				  (int)q->access);
+	if (sl->mr.smr == NULL) {
+		rc = rte_errno != 0 ? rte_errno : EINVAL;
+		munmap(p, end - base);
+		return -rc;
+	}
+	sl->used = true;
+	sl->mr.base = p;
+	sl->mr.maplen = end - base;
+	sl->mr.pd = q->pd;
+	sl->mr.lkey = srnic_mr_lkey(sl->mr.smr);
+	o->nb_moved += sl->mr.delta != 0;
+	pd->users++;
+	o->mr_bytes += end - base;
+	counts.mrs++;
+	counts.mr_bytes += end - base;
+	rep->handle = obj_handle(K_MR, sl, idx);
+	rep->lkey = srnic_mr_lkey(sl->mr.smr);
+	rep->rkey = srnic_mr_rkey(sl->mr.smr);
+	return 0;
+}
+
+static int
+dereg_mr(struct srnd_objs *o, struct srnd_slot *sl)
+{
+	struct srnd_pd *pd;
+	int rc;
+
+	/* the engine polls meanwhile (its own thread) and frees the mbufs */
+	rc = srnic_dereg_mr_wait(sl->mr.smr, SRND_DEREG_TIMEOUT_US);
+	if (rc < 0)
+		return rc;
+	munmap(sl->mr.base, sl->mr.maplen);
+	if (pd_of(o, sl->mr.pd, &pd) == 0)
+		pd->users--;
+	o->mr_bytes -= sl->mr.maplen;
+	o->nb_moved -= sl->mr.delta != 0;
+	counts.mrs--;
+	counts.mr_bytes -= sl->mr.maplen;
+	sl->used = false;
+	return 0;
+}
+
+static int
+create_cq(struct srnd *d, struct srnd_objs *o, const struct svc_create_cq_req *q,
+	  struct svc_create_cq_rep *rep)
+{
+	struct srnd_slot *sl, *ch = NULL;
+	unsigned int idx;
+	uint32_t size;
+
+	if (q->cqe < 1 || q->cqe >= SVC_RING_CQE_MAX)
+		return -EINVAL;
+	if (q->channel != 0 && (ch = obj_get(o, K_CH, q->channel)) == NULL)
+		return -EBADF;
+	size = pow2_at_least(q->cqe + 1);
+	sl = obj_new(o, K_CQ, &idx);
+	if (sl == NULL)
+		return -ENOSPC;
+	sl->cq.scq = srnic_create_cq(d->dev.sdev, (int)q->cqe, d->dev.eng);
+	if (sl->cq.scq == NULL)
+		return -(rte_errno != 0 ? rte_errno : ENOMEM);
+	sl->used = true;
+	sl->cq.ring = idx;
+	sl->cq.size = size;
+	sl->cq.prod = 0;
+	sl->cq.ch = ch != NULL ? q->channel : 0;
+	sl->cq.ev_fd = ch != NULL ? ch->ch.fd : -1;
+	if (ch != NULL)
+		ch->ch.users++;
+	memset(&o->shm->cq[idx], 0, offsetof(struct svc_cq_ring, cqe));
+	atomic_store_explicit(&o->ecq[idx], &sl->cq, memory_order_release);
+	counts.cqs++;
+	rep->handle = obj_handle(K_CQ, sl, idx);
+	rep->ring = idx;
+	rep->size = size;
+	return 0;
+}
+
+static int
+destroy_cq(struct srnd *d, struct srnd_objs *o, struct srnd_slot *sl)
+{
+	int rc;
+
+	bool seen = atomic_load(&o->ecq[sl->cq.ring]) != NULL;
+	struct srnd_slot *c;
+
+	if (sl->cq.users != 0)
+		return -EBUSY;
+	if (seen) {
+		atomic_store_explicit(&o->ecq[sl->cq.ring], NULL, memory_order_release);
+		srnd_engine_quiesce(d);
+	}
+	rc = srnic_destroy_cq(sl->cq.scq);
+	if (rc < 0) {
+		if (seen)
+			atomic_store_explicit(&o->ecq[sl->cq.ring], &sl->cq, memory_order_release);
+		return rc;
+	}
+	if ((c = obj_get(o, K_CH, sl->cq.ch)) != NULL)
+		c->ch.users--;
+	sl->used = false;
+	counts.cqs--;
+	return 0;
+}
+
+static void
+cap_clamp(struct svc_qp_cap *c)
+{
+	c->max_send_wr = pow2_at_least(c->max_send_wr ? c->max_send_wr : 1);
+	c->max_recv_wr = pow2_at_least(c->max_recv_wr ? c->max_recv_wr : 1);
+}
+
+static int
+create_qp(struct srnd_objs *o, const struct svc_create_qp_req *q, struct svc_create_qp_rep *rep)
+{
+	struct srnic_qp_init_attr a, got;
+	struct srnd_slot *sl, *scq, *rcq;
+	struct svc_qp_cap cap = q->cap;
+	struct ibv_qp_attr qa;
+	struct srnd_pd *pd;
+	unsigned int idx;
+	int rc;
+
+	rc = pd_of(o, q->pd, &pd);
+	if (rc != 0)
+		return rc;
+	scq = obj_get(o, K_CQ, q->send_cq);
+	rcq = obj_get(o, K_CQ, q->recv_cq);
+	if (scq == NULL || rcq == NULL)
+		return -EBADF;
+	if (q->qp_type != IBV_QPT_RC && q->qp_type != IBV_QPT_UC)
+		return -EOPNOTSUPP;
+	if (cap.max_send_wr > SVC_RING_WR_MAX || cap.max_recv_wr > SVC_RING_WR_MAX ||
+	    cap.max_send_sge > SVC_WQE_SGE_MAX || cap.max_recv_sge > SVC_WQE_SGE_MAX ||
+	    cap.max_inline_data > SVC_WQE_INLINE_MAX)
+		return -EINVAL;
+	cap_clamp(&cap);
+	sl = obj_new(o, K_QP, &idx);
+	if (sl == NULL)
+		return -ENOSPC;
+	memset(&a, 0, sizeof(a));
+	a.send_cq = scq->cq.scq;
+	a.recv_cq = rcq->cq.scq;
+	a.max_send_wr = cap.max_send_wr;
+	a.max_recv_wr = cap.max_recv_wr;
+	a.max_send_sge = cap.max_send_sge;
+	a.max_recv_sge = cap.max_recv_sge;
+	a.max_inline_data = cap.max_inline_data;
+	a.sq_sig_all = q->sq_sig_all != 0;
+	a.qp_type = (enum ibv_qp_type)q->qp_type;
+	sl->qp.sqp = srnic_create_qp(pd->spd, &a);
+	if (sl->qp.sqp == NULL)
+		return -(rte_errno != 0 ? rte_errno : EINVAL);
+	if (srnic_query_qp(sl->qp.sqp, &qa, 0, &got) == 0) {
+		cap.max_send_sge = got.max_send_sge < SVC_WQE_SGE_MAX ? got.max_send_sge :
+				   SVC_WQE_SGE_MAX;
+		cap.max_recv_sge = got.max_recv_sge < SVC_WQE_SGE_MAX ? got.max_recv_sge :
+				   SVC_WQE_SGE_MAX;
+		cap.max_inline_data = got.max_inline_data < SVC_WQE_INLINE_MAX ?
+				      got.max_inline_data : SVC_WQE_INLINE_MAX;
+	}
+	sl->used = true;
+	sl->qp.ring = idx;
+	sl->qp.sq_size = cap.max_send_wr;
+	sl->qp.rq_size = cap.max_recv_wr;
+	sl->qp.sq_next = sl->qp.rq_next = 0;
+	sl->qp.err = false;
+	sl->qp.pd = q->pd;
+	sl->qp.scq = q->send_cq;
+	sl->qp.rcq = q->recv_cq;
+	pd->users++;
+	scq->cq.users++;
+	rcq->cq.users++;
+	memset(&o->shm->qp[idx], 0, 4 * sizeof(struct svc_idx));
+	atomic_store_explicit(&o->eqp[idx], &sl->qp, memory_order_release);
+	atomic_fetch_add(&counts.qps, 1);
+	rep->handle = obj_handle(K_QP, sl, idx);
+	rep->ring = idx;
+	rep->qp_num = srnic_qp_num(sl->qp.sqp);
+	rep->sq_size = cap.max_send_wr;
+	rep->rq_size = cap.max_recv_wr;
+	rep->cap = cap;
+	return 0;
+}
+
+static int
+destroy_qp(struct srnd *d, struct srnd_objs *o, struct srnd_slot *sl)
+{
+	struct srnd_slot *c;
+	struct srnd_pd *pd;
+	int rc;
+
+	bool seen = atomic_load(&o->eqp[sl->qp.ring]) != NULL;
+
+	/* out of the engine's sight first (a reclaim has done it already) */
+	if (seen) {
+		atomic_store_explicit(&o->eqp[sl->qp.ring], NULL, memory_order_release);
+		srnd_engine_quiesce(d);
+	}
+	rc = srnic_destroy_qp(sl->qp.sqp);
+	if (rc < 0) {
+		if (seen)
+			atomic_store_explicit(&o->eqp[sl->qp.ring], &sl->qp, memory_order_release);
+		return rc;
+	}
+	if (pd_of(o, sl->qp.pd, &pd) == 0)
+		pd->users--;
+	if ((c = obj_get(o, K_CQ, sl->qp.scq)) != NULL)
+		c->cq.users--;
+	if ((c = obj_get(o, K_CQ, sl->qp.rcq)) != NULL)
+		c->cq.users--;
+	sl->used = false;
+	atomic_fetch_sub(&counts.qps, 1);
+	return 0;
+}
+
+struct srnd_objs *
+srnd_objs_new(void)
+{
+	struct srnd_objs *o = calloc(1, sizeof(*o));
+
+	if (o == NULL)
+		return NULL;
+	o->shm_fd = -1;
+	o->live = -1;
+	o->gen = 1;
+	return o;
+}
+
+int
+srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd_rep *rep,
+		int *rx_fd, int *tx_fd)
+{
+	struct svc_hdr h;
+	struct srnd_slot *sl;
+	struct srnd_pd *pd;
+	unsigned int idx;
+	int rc;
+
+	memcpy(&h, msg, sizeof(h));
+	if (h.type != SVC_MAP_SHM && o->shm == NULL)
+		return -EPERM;      /* the rings first: MAP_SHM */
+	switch (h.type) {
+	case SVC_MAP_SHM:
+		rc = shm_map(o);
+		if (rc == 0) {
+			rep->shm.size = sizeof(struct svc_shm);
+			*tx_fd = o->shm_fd;
+		}
+		return rc;
+	case SVC_ALLOC_PD:
+		sl = obj_new(o, K_PD, &idx);
+		if (sl == NULL)
+			return -ENOSPC;
+		sl->pd.spd = srnic_alloc_pd(d->dev.sdev);
+		if (sl->pd.spd == NULL)
+			return -(rte_errno != 0 ? rte_errno : ENOMEM);
+		sl->used = true;
+		counts.pds++;
+		rep->handle.handle = obj_handle(K_PD, sl, idx);
+		return 0;
+	case SVC_DEALLOC_PD: {
+		const struct svc_handle_req *q = msg;
+
+		sl = obj_get(o, K_PD, q->handle);
+		if (sl == NULL)
+			return -EBADF;
+		if (sl->pd.users != 0)
+			return -EBUSY;
+		rc = srnic_dealloc_pd(sl->pd.spd);
+		if (rc < 0)
+			return rc;
+		sl->used = false;
+		counts.pds--;
+		return 0;
+	}
+	case SVC_REG_MR:
+		rc = reg_mr(d, o, msg, *rx_fd, &rep->reg_mr);
+		if (*rx_fd >= 0)
+			close(*rx_fd);  /* mapped, or refused: the daemon keeps no descriptor */
+		*rx_fd = -1;
+		return rc;
+	case SVC_DEREG_MR: {
+		const struct svc_handle_req *q = msg;
+
+		sl = obj_get(o, K_MR, q->handle);
+		return sl == NULL ? -EBADF : dereg_mr(o, sl);
+	}
+	case SVC_CREATE_CQ:
+		return create_cq(d, o, msg, &rep->create_cq);
+	case SVC_DESTROY_CQ: {
+		const struct svc_handle_req *q = msg;
+
+		sl = obj_get(o, K_CQ, q->handle);
+		return sl == NULL ? -EBADF : destroy_cq(d, o, sl);
+	}
+	case SVC_CREATE_QP:
+		return create_qp(o, msg, &rep->create_qp);
+	case SVC_CREATE_CHANNEL:
+		if (*rx_fd < 0)
+			return -EINVAL;
+		sl = obj_new(o, K_CH, &idx);
+		if (sl == NULL)
+			return -ENOSPC;
+		sl->used = true;
+		sl->ch.fd = *rx_fd;     /* kept: the engine writes it */
+		*rx_fd = -1;
+		rep->handle.handle = obj_handle(K_CH, sl, idx);
+		return 0;
+	case SVC_DESTROY_CHANNEL: {
+		const struct svc_handle_req *q = msg;
+
+		sl = obj_get(o, K_CH, q->handle);
+		if (sl == NULL)
+			return -EBADF;
+		if (sl->ch.users != 0)
+			return -EBUSY;
+		close(sl->ch.fd);
+		sl->used = false;
+		return 0;
+	}
+	case SVC_MODIFY_QP: {
+		const struct svc_modify_qp_req *q = msg;
+		struct ibv_qp_attr a = q->attr;
+
+		sl = obj_get(o, K_QP, q->handle);
+		if (sl == NULL)
+			return -EBADF;
+		return srnic_modify_qp(sl->qp.sqp, &a, q->mask);
+	}
+	case SVC_QUERY_QP: {
+		const struct svc_query_qp_req *q = msg;
+		struct srnic_qp_init_attr got;
+
+		sl = obj_get(o, K_QP, q->handle);
+		if (sl == NULL)
+			return -EBADF;
+		memset(&got, 0, sizeof(got));
+		rc = srnic_query_qp(sl->qp.sqp, &rep->query_qp.attr, q->mask, &got);
+		if (rc < 0)
+			return rc;
+		rep->query_qp.cap.max_send_wr = sl->qp.sq_size;
+		rep->query_qp.cap.max_recv_wr = sl->qp.rq_size;
+		rep->query_qp.cap.max_send_sge = RTE_MIN(got.max_send_sge, SVC_WQE_SGE_MAX);
+		rep->query_qp.cap.max_recv_sge = RTE_MIN(got.max_recv_sge, SVC_WQE_SGE_MAX);
+		rep->query_qp.cap.max_inline_data = RTE_MIN(got.max_inline_data,
+							    SVC_WQE_INLINE_MAX);
+		rep->query_qp.sq_sig_all = (uint32_t)got.sq_sig_all;
+		rep->query_qp.attr.cap.max_send_wr = sl->qp.sq_size;
+		rep->query_qp.attr.cap.max_recv_wr = sl->qp.rq_size;
+		return 0;
+	}
+	case SVC_DESTROY_QP: {
+		const struct svc_handle_req *q = msg;
+
+		sl = obj_get(o, K_QP, q->handle);
+		return sl == NULL ? -EBADF : destroy_qp(d, o, sl);
+	}
+	}
+	(void)pd;
+	return -EINVAL;
+}
+
+/* A session's end (doc/srnicd.md, section 8): its rings out of the
+ * engine's sight, its QPs to ERR and destroyed, then its CQs, MRs (once no
+ * mbuf refers to them) and PDs, its ring memory unmapped. */
+void
+srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	unsigned int i, k;
+
+	if (o == NULL)
+		return;
+	if (o->live >= 0)
+		atomic_store(&dp_live[o->live], NULL);
+	for (i = 0; i < SVC_SESSION_QPS_MAX; i++)
+		atomic_store(&o->eqp[i], NULL);
+	for (i = 0; i < SVC_SESSION_CQS_MAX; i++)
+		atomic_store(&o->ecq[i], NULL);
+	srnd_engine_quiesce(d);
+	for (i = 0; i < SVC_SESSION_QPS_MAX; i++) {
+		if (o->qp[i].used) {
+			srnic_modify_qp(o->qp[i].qp.sqp, &a, IBV_QP_STATE);
+			if (destroy_qp(d, o, &o->qp[i]) != 0)
+				srnd_log("reclaim: a QP could not be destroyed");
+		}
+	}
+	for (i = 0; i < SVC_SESSION_CQS_MAX; i++)
+		if (o->cq[i].used && destroy_cq(d, o, &o->cq[i]) != 0)
+			srnd_log("reclaim: a CQ could not be destroyed");
+	for (i = 0; i < SVC_SESSION_MRS_MAX; i++) {
+		for (k = 0; o->mr[i].used && dereg_mr(o, &o->mr[i]) != 0 && k < 10; k++)
+			;
+		if (o->mr[i].used)
+			srnd_log("reclaim: an MR still has packets in flight: its mapping stays");
+	}
+	for (i = 0; i < SVC_SESSION_CHANNELS_MAX; i++)
+		if (o->ch[i].used)
+			close(o->ch[i].ch.fd);
+	for (i = 0; i < SVC_SESSION_PDS_MAX; i++) {
+		if (o->pd[i].used && srnic_dealloc_pd(o->pd[i].pd.spd) == 0) {
+			o->pd[i].used = false;
+			counts.pds--;
+		}
+	}
+	if (o->shm != NULL) {
+		munmap(o->shm, sizeof(struct svc_shm));
+		close(o->shm_fd);
+		counts.shm_bytes -= sizeof(struct svc_shm);
+	}
+	free(o);
+}
+
+unsigned int
+srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs, uint64_t *wqes)
+{
+	unsigned int i, n = 0;
+
+	*qps = *mrs = 0;
+	*wqes = 0;
+	if (o == NULL)
+		return 0;
+	*wqes = atomic_load_explicit(&o->wqes, memory_order_relaxed);
+	for (i = 0; i < SVC_SESSION_QPS_MAX; i++)
+		*qps += o->qp[i].used;
+	for (i = 0; i < SVC_SESSION_MRS_MAX; i++)
+		*mrs += o->mr[i].used;
+	for (i = 0; i < SVC_SESSION_PDS_MAX; i++)
+		n += o->pd[i].used;
+	for (i = 0; i < SVC_SESSION_CQS_MAX; i++)
+		n += o->cq[i].used;
+	return n + *qps + *mrs;
+}

@@ -1,0 +1,870 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The attached data path (doc/srnicd.md, sections 4 and 5): PDs, MRs, CQs
+ * and QPs made by the daemon on control messages, and posts and polls
+ * with no system call: a send or receive WQE is written into the QP's
+ * ring in the session's shared memory, its head stored (release), then
+ * the session's doorbell counter; a poll reads the CQ ring up to the
+ * daemon's prod and stores its cons. A registered range of private
+ * anonymous memory is re-backed by a memfd the daemon maps at the same
+ * addresses (no copy on the data path, READ responses zero-copy).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "srnic_svc.h"
+#include "verbs.h"
+#include "verbs_attach.h"
+
+struct sva_pd {
+	struct ibv_pd ibpd;
+	uint32_t handle;
+};
+
+struct sva_mr {
+	struct ibv_mr ibmr;
+	uint32_t handle;
+	void *base;                 /* the re-backed pages */
+	size_t maplen;
+	int prot;
+	int memfd;
+};
+
+struct sva_cq {
+	struct ibv_cq ibcq;
+	uint32_t handle;
+	pthread_spinlock_t lock;    /* pollers of this CQ */
+	struct svc_cq_ring *ring;
+	uint32_t size, cons;
+	uint32_t arm_seq;           /* under lock */
+	uint32_t ev_seen;           /* under its channel's lock */
+};
+
+/* A completion channel: its eventfd (the daemon writes it once per event)
+ * and its CQs, whose rings count their events (svc_cq_ring.ev). */
+struct sva_channel {
+	struct ibv_comp_channel ch;
+	uint32_t handle;
+	pthread_mutex_t lock;
+	struct sva_cq *cq[SVC_SESSION_CQS_MAX];
+};
+
+struct sva_qp {
+	struct ibv_qp ibqp;
+	uint32_t handle;
+	struct svc_qp_ring *ring;
+	pthread_spinlock_t sq_lock, rq_lock;
+	uint32_t sq_size, rq_size, sq_head, rq_head;
+	struct svc_qp_cap cap;
+	uint32_t *db;
+};
+
+#define SVA_OF(type, p, member) ((type *)((char *)(p) - offsetof(type, member)))
+
+static void *
+null_errno(int e)
+{
+	errno = e;
+	return NULL;
+}
+
+static void
+req_init(void *msg, uint16_t type)
+{
+	memset(msg, 0, svc_msg_size(type, 0));
+	svc_msg_init(msg, type, 0, 0, 0);
+}
+
+/* A request that names one handle and gets nothing back: 0 or an errno. */
+static int
+call_handle(struct sva_context *ctx, uint16_t type, uint32_t handle)
+{
+	struct svc_handle_req q;
+	struct svc_handle_rep r;
+
+	req_init(&q, type);
+	q.handle = handle;
+	return -sva_call_fd(ctx, &q, -1, &r, sizeof(r), NULL);
+}
+
+static void sva_ctx_set_ops(struct sva_context *ctx);
+
+/* ---- the session's rings ---- */
+
+int
+sva_dp_open(struct sva_context *ctx)
+{
+	struct svc_handle_req q;
+	struct svc_shm_rep r;
+	int fd = -1, rc;
+	void *p;
+
+	req_init(&q, SVC_MAP_SHM);
+	q.handle = ctx->handle;
+	rc = sva_call_fd(ctx, &q, -1, &r, sizeof(r), &fd);
+	if (rc != 0)
+		return rc;
+	if (fd < 0 || r.size != sizeof(struct svc_shm)) {
+		if (fd >= 0)
+			close(fd);
+		sv_log("srnicd's ring memory is not this library's (%" PRIu64 " bytes, %zu here): "
+		       "use the library built with that daemon", r.size, sizeof(struct svc_shm));
+		return -EPROTO;
+	}
+	p = mmap(NULL, sizeof(struct svc_shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	rc = errno;
+	close(fd);
+	if (p == MAP_FAILED)
+		return -rc;
+	ctx->shm = p;
+	sva_ctx_set_ops(ctx);
+	return 0;
+}
+
+void
+sva_dp_close(struct sva_context *ctx)
+{
+	if (ctx->shm != NULL)
+		munmap(ctx->shm, sizeof(struct svc_shm));
+	ctx->shm = NULL;
+}
+
+/* ---- PD ---- */
+
+struct ibv_pd *
+sva_alloc_pd(struct ibv_context *context)
+{
+	struct sva_context *ctx = sva_ctx(context);
+	struct svc_handle_req q;
+	struct svc_handle_rep r;
+	struct sva_pd *pd;
+	int rc;
+
+	pd = calloc(1, sizeof(*pd));
+	if (pd == NULL)
+		return null_errno(ENOMEM);
+	req_init(&q, SVC_ALLOC_PD);
+	q.handle = ctx->handle;
+	rc = sva_call_fd(ctx, &q, -1, &r, sizeof(r), NULL);
+	if (rc != 0) {
+		free(pd);
+		return null_errno(-rc);
+	}
+	pd->handle = r.handle;
+	pd->ibpd.context = context;
+	pd->ibpd.handle = r.handle;
+	return &pd->ibpd;
+}
+
+int
+sva_dealloc_pd(struct ibv_pd *ibpd)
+{
+	struct sva_pd *pd = SVA_OF(struct sva_pd, ibpd, ibpd);
+	int rc = call_handle(sva_ctx(ibpd->context), SVC_DEALLOC_PD, pd->handle);
+
+	if (rc == 0)
+		free(pd);
+	return rc;
+}
+
+/* ---- MR: re-backed memory ---- */
+
+/* The mapping of [base, end) as /proc/self/maps has it: private anonymous
+ * memory of one protection, or why not (errno). */
+static int
+range_private_anon(uintptr_t base, uintptr_t end, int *prot)
+{
+	char line[512], perms[8], path[256];
+	unsigned long lo, hi, off, inode;
+	uintptr_t at = base;
+	unsigned int maj, min;
+	int p = -1, n, rc = EFAULT;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (f == NULL)
+		return errno;
+	while (at < end && fgets(line, sizeof(line), f) != NULL) {
+		path[0] = '\0';
+		n = sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %255s", &lo, &hi, perms, &off, &maj,
+			   &min, &inode, path);
+		if (n < 7 || hi <= at)
+			continue;
+		if (lo > at)
+			break;              /* a hole: not mapped */
+		if (perms[3] != 'p' || inode != 0 || (path[0] != '\0' && path[0] != '[')) {
+			if (strstr(path, "srnic-mr") != NULL)
+				sv_log("ibv_reg_mr: %#" PRIxPTR "-%#" PRIxPTR " shares a page with "
+				       "memory registered already: srnicd's attached mode registers "
+				       "each page once (register one buffer over both, or align them "
+				       "to pages)", base, end);
+			else
+				sv_log("ibv_reg_mr: %#" PRIxPTR "-%#" PRIxPTR " is a file or shared "
+				       "mapping (%s): srnicd's attached mode registers private "
+				       "anonymous memory only (malloc, stack, mmap MAP_ANONYMOUS) for now",
+				       base, end, path[0] != '\0' ? path : "shared");
+			rc = EOPNOTSUPP;
+			goto out;
+		}
+		n = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+		    (perms[2] == 'x' ? PROT_EXEC : 0);
+		if (p >= 0 && n != p) {
+			sv_log("ibv_reg_mr: %#" PRIxPTR "-%#" PRIxPTR " spans pages of different "
+			       "protections: not supported attached", base, end);
+			rc = EOPNOTSUPP;
+			goto out;
+		}
+		p = n;
+		at = hi;
+	}
+	if (at >= end) {
+		*prot = p;
+		rc = 0;
+	}
+out:
+	fclose(f);
+	return rc;
+}
+
+/* Copy [base, base + len) into a new sealed memfd and map it over the same
+ * addresses, shared: the memfd, or -errno. */
+static int
+reback(void *base, size_t len, int prot)
+{
+	void *tmp, *p;
+	int fd, e;
+
+	fd = memfd_create("srnic-mr", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)len) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+		goto fail;
+	tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (tmp == MAP_FAILED)
+		goto fail;
+	if ((prot & PROT_READ) == 0 && mprotect(base, len, prot | PROT_READ) != 0) {
+		munmap(tmp, len);
+		goto fail;
+	}
+	memcpy(tmp, base, len);
+	munmap(tmp, len);
+	p = mmap(base, len, prot, MAP_SHARED | MAP_FIXED, fd, 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	return fd;
+fail:
+	e = errno;
+	close(fd);
+	return -e;
+}
+
+/* Back to private anonymous memory with the same contents. */
+static void
+unback(struct sva_mr *mr)
+{
+	void *tmp = mmap(NULL, mr->maplen, PROT_READ, MAP_SHARED, mr->memfd, 0);
+
+	if (tmp != MAP_FAILED &&
+	    mmap(mr->base, mr->maplen, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
+		memcpy(mr->base, tmp, mr->maplen);
+		mprotect(mr->base, mr->maplen, mr->prot);
+	}
+	if (tmp != MAP_FAILED)
+		munmap(tmp, mr->maplen);
+	close(mr->memfd);
+}
+
+#define SVA_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+		    IBV_ACCESS_REMOTE_ATOMIC)
+#define SVA_ACCESS_IGNORED (IBV_ACCESS_OPTIONAL_RANGE | IBV_ACCESS_HUGETLB | \
+			    IBV_ACCESS_RELAXED_ORDERING)
+
+struct ibv_mr *
+sva_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, unsigned int access)
+{
+	struct sva_pd *pd = SVA_OF(struct sva_pd, ibpd, ibpd);
+	struct sva_context *ctx = sva_ctx(ibpd->context);
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), base, end;
+	struct svc_reg_mr_req q;
+	struct svc_reg_mr_rep r;
+	struct sva_mr *mr;
+	int rc;
+
+	if (addr == NULL || length == 0 || (uintptr_t)addr + length < (uintptr_t)addr)
+		return null_errno(EINVAL);
+	if ((access & ~(SVA_ACCESS | SVA_ACCESS_IGNORED)) != 0) {
+		sv_log("ibv_reg_mr: access %#x: srnicd's attached mode takes local/remote "
+		       "read/write/atomic only", access);
+		return null_errno(EOPNOTSUPP);
+	}
+	base = (uintptr_t)addr & ~(pg - 1);
+	end = ((uintptr_t)addr + length + pg - 1) & ~(pg - 1);
+	mr = calloc(1, sizeof(*mr));
+	if (mr == NULL)
+		return null_errno(ENOMEM);
+	rc = range_private_anon(base, end, &mr->prot);
+	if (rc != 0) {
+		free(mr);
+		return null_errno(rc);
+	}
+	mr->base = (void *)base;
+	mr->maplen = end - base;
+	mr->memfd = reback(mr->base, mr->maplen, mr->prot);
+	if (mr->memfd < 0) {
+		rc = -mr->memfd;
+		free(mr);
+		return null_errno(rc);
+	}
+	req_init(&q, SVC_REG_MR);
+	q.pd = pd->handle;
+	q.access = access & SVA_ACCESS;
+	q.addr = (uintptr_t)addr;
+	q.length = length;
+	rc = sva_call_fd(ctx, &q, mr->memfd, &r, sizeof(r), NULL);
+	if (rc != 0) {
+		unback(mr);
+		free(mr);
+		return null_errno(-rc);
+	}
+	mr->handle = r.handle;
+	mr->ibmr.context = ibpd->context;
+	mr->ibmr.pd = ibpd;
+	mr->ibmr.addr = addr;
+	mr->ibmr.length = length;
+	mr->ibmr.lkey = r.lkey;
+	mr->ibmr.rkey = r.rkey;
+	mr->ibmr.handle = r.handle;
+	return &mr->ibmr;
+}
+
+int
+sva_dereg_mr(struct ibv_mr *ibmr)
+{
+	struct sva_mr *mr = SVA_OF(struct sva_mr, ibmr, ibmr);
+	int rc;
+
+	/* the daemon answers once no packet refers to the range and it has
+	 * unmapped it */
+	rc = call_handle(sva_ctx(ibmr->context), SVC_DEREG_MR, mr->handle);
+	if (rc != 0)
+		return rc;
+	unback(mr);
+	free(mr);
+	return 0;
+}
+
+/* ---- CQ ---- */
+
+static int
+sva_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
+{
+	struct sva_cq *cq = SVA_OF(struct sva_cq, ibcq, ibcq);
+	uint32_t prod, avail, i;
+
+	if (n <= 0)
+		return 0;
+	pthread_spin_lock(&cq->lock);
+	prod = __atomic_load_n(&cq->ring->prod.v, __ATOMIC_ACQUIRE);
+	avail = prod - cq->cons;
+	if (avail > (uint32_t)n)
+		avail = (uint32_t)n;
+	for (i = 0; i < avail; i++)
+		wc[i] = cq->ring->cqe[(cq->cons + i) & (cq->size - 1)];
+	cq->cons += avail;
+	if (avail > 0)
+		__atomic_store_n(&cq->ring->cons.v, cq->cons, __ATOMIC_RELEASE);
+	pthread_spin_unlock(&cq->lock);
+	return (int)avail;
+}
+
+static int
+sva_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct sva_cq *cq = SVA_OF(struct sva_cq, ibcq, ibcq);
+
+	if (ibcq->channel == NULL)
+		return EINVAL;
+	/* the cons it is armed at, then the new seq: a store, no system call */
+	pthread_spin_lock(&cq->lock);
+	__atomic_store_n(&cq->ring->arm.cons, cq->cons, __ATOMIC_RELAXED);
+	cq->arm_seq += 2;
+	__atomic_store_n(&cq->ring->arm.seq, cq->arm_seq | (solicited_only != 0), __ATOMIC_RELEASE);
+	pthread_spin_unlock(&cq->lock);
+	return 0;
+}
+
+struct ibv_comp_channel *
+sva_create_comp_channel(struct ibv_context *context)
+{
+	struct sva_context *ctx = sva_ctx(context);
+	struct svc_create_channel_req q;
+	struct svc_handle_rep r;
+	struct sva_channel *ch;
+	int rc;
+
+	ch = calloc(1, sizeof(*ch));
+	if (ch == NULL)
+		return null_errno(ENOMEM);
+	/* a counter: each read takes every event the daemon signalled */
+	ch->ch.fd = eventfd(0, EFD_CLOEXEC);
+	if (ch->ch.fd < 0) {
+		rc = errno;
+		free(ch);
+		return null_errno(rc);
+	}
+	req_init(&q, SVC_CREATE_CHANNEL);
+	q.dev = ctx->handle;
+	rc = sva_call_fd(ctx, &q, ch->ch.fd, &r, sizeof(r), NULL);
+	if (rc != 0) {
+		close(ch->ch.fd);
+		free(ch);
+		return null_errno(-rc);
+	}
+	ch->handle = r.handle;
+	ch->ch.context = context;
+	pthread_mutex_init(&ch->lock, NULL);
+	return &ch->ch;
+}
+
+int
+sva_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	struct sva_channel *ch = SVA_OF(struct sva_channel, channel, ch);
+	int rc;
+
+	if (channel->refcnt != 0)
+		return EBUSY;
+	rc = call_handle(sva_ctx(channel->context), SVC_DESTROY_CHANNEL, ch->handle);
+	if (rc != 0)
+		return rc;
+	close(channel->fd);
+	pthread_mutex_destroy(&ch->lock);
+	free(ch);
+	return 0;
+}
+
+/* The next CQ with an event not handed out yet, else wait on the eventfd
+ * (blocking unless the program made the fd non-blocking: then EAGAIN). */
+int
+sva_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq_out, void **cq_context)
+{
+	struct sva_channel *ch = SVA_OF(struct sva_channel, channel, ch);
+	struct sva_cq *cq;
+	uint64_t v;
+	uint32_t ev;
+	unsigned int i;
+	ssize_t n;
+
+	for (;;) {
+		pthread_mutex_lock(&ch->lock);
+		for (i = 0; i < SVC_SESSION_CQS_MAX; i++) {
+			cq = ch->cq[i];
+			if (cq == NULL)
+				continue;
+			ev = __atomic_load_n(&cq->ring->ev.v, __ATOMIC_ACQUIRE);
+			if (ev != cq->ev_seen) {
+				/* events of one CQ collapse into one, as a NIC's EQ */
+				cq->ev_seen = ev;
+				pthread_mutex_unlock(&ch->lock);
+				*cq_out = &cq->ibcq;
+				*cq_context = cq->ibcq.cq_context;
+				return 0;
+			}
+		}
+		pthread_mutex_unlock(&ch->lock);
+		n = read(channel->fd, &v, sizeof(v));
+		if (n < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+struct ibv_cq *
+sva_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+	      struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct sva_context *ctx = sva_ctx(context);
+	struct svc_create_cq_req q;
+	struct svc_create_cq_rep r;
+	struct sva_cq *cq;
+	int rc;
+
+	if (channel != NULL && channel->context != context)
+		return null_errno(EINVAL);
+	if (cqe < 1 || (unsigned int)cqe >= SVC_RING_CQE_MAX || comp_vector != 0)
+		return null_errno(EINVAL);
+	cq = calloc(1, sizeof(*cq));
+	if (cq == NULL)
+		return null_errno(ENOMEM);
+	req_init(&q, SVC_CREATE_CQ);
+	q.dev = ctx->handle;
+	q.cqe = (uint32_t)cqe;
+	q.channel = channel != NULL ? SVA_OF(struct sva_channel, channel, ch)->handle : 0;
+	rc = sva_call_fd(ctx, &q, -1, &r, sizeof(r), NULL);
+	if (rc != 0) {
+		free(cq);
+		return null_errno(-rc);
+	}
+	if (r.ring >= SVC_SESSION_CQS_MAX || r.size > SVC_RING_CQE_MAX ||
+	    (r.size & (r.size - 1)) != 0) {
+		free(cq);
+		return null_errno(EPROTO);
+	}
+	cq->handle = r.handle;
+	cq->ring = &ctx->shm->cq[r.ring];
+	cq->size = r.size;
+	cq->cons = 0;
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	cq->ibcq.context = context;
+	cq->ibcq.channel = channel;
+	cq->ibcq.cq_context = cq_context;
+	if (channel != NULL) {
+		struct sva_channel *ch = SVA_OF(struct sva_channel, channel, ch);
+
+		pthread_mutex_lock(&ch->lock);
+		ch->cq[r.ring] = cq;
+		pthread_mutex_unlock(&ch->lock);
+		pthread_mutex_lock(&context->mutex);
+		channel->refcnt++;
+		pthread_mutex_unlock(&context->mutex);
+	}
+	cq->ibcq.cqe = (int)r.size - 1;
+	cq->ibcq.handle = r.handle;
+	pthread_mutex_init(&cq->ibcq.mutex, NULL);
+	pthread_cond_init(&cq->ibcq.cond, NULL);
+	return &cq->ibcq;
+}
+
+int
+sva_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct sva_cq *cq = SVA_OF(struct sva_cq, ibcq, ibcq);
+	int rc = call_handle(sva_ctx(ibcq->context), SVC_DESTROY_CQ, cq->handle);
+
+	if (rc != 0)
+		return rc;
+	if (ibcq->channel != NULL) {
+		struct sva_channel *ch = SVA_OF(struct sva_channel, ibcq->channel, ch);
+		unsigned int i;
+
+		pthread_mutex_lock(&ch->lock);
+		for (i = 0; i < SVC_SESSION_CQS_MAX; i++)
+			if (ch->cq[i] == cq)
+				ch->cq[i] = NULL;
+		pthread_mutex_unlock(&ch->lock);
+		pthread_mutex_lock(&ibcq->context->mutex);
+		ibcq->channel->refcnt--;
+		pthread_mutex_unlock(&ibcq->context->mutex);
+	}
+	pthread_spin_destroy(&cq->lock);
+	pthread_mutex_destroy(&ibcq->mutex);
+	pthread_cond_destroy(&ibcq->cond);
+	free(cq);
+	return 0;
+}
+
+/* ---- QP ---- */
+
+static bool
+send_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return true;
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return t == IBV_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+/* A WQE's SGEs from a work request's, and the ring's new head published
+ * and the doorbell rung (the lock of the ring held). */
+static void
+wqe_sges(struct svc_wqe *w, const struct ibv_sge *sg, int num_sge)
+{
+	int i;
+
+	for (i = 0; i < num_sge; i++) {
+		w->sg[i].addr = sg[i].addr;
+		w->sg[i].length = sg[i].length;
+		w->sg[i].lkey = sg[i].lkey;
+	}
+	w->num_sge = (uint32_t)num_sge;
+}
+
+static void
+ring_publish(uint32_t *head_line, uint32_t head, uint32_t *db)
+{
+	__atomic_store_n(head_line, head, __ATOMIC_RELEASE);
+	__atomic_fetch_add(db, 1, __ATOMIC_RELEASE);
+}
+
+static int
+sva_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	struct sva_qp *qp = SVA_OF(struct sva_qp, ibqp, ibqp);
+	struct svc_wqe *w;
+	uint32_t comp, len;
+	int i, rc = 0;
+
+	/* as srnic answers a post before RTS: here, not as a QP in ERR later */
+	if (ibqp->state == IBV_QPS_RESET || ibqp->state == IBV_QPS_INIT ||
+	    ibqp->state == IBV_QPS_RTR) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	pthread_spin_lock(&qp->sq_lock);
+	comp = __atomic_load_n(&qp->ring->sq_comp.v, __ATOMIC_ACQUIRE);
+	for (; wr != NULL; wr = wr->next) {
+		if (!send_opcode_ok(ibqp->qp_type, wr->opcode) || wr->num_sge < 0 ||
+		    (!(wr->send_flags & IBV_SEND_INLINE) &&
+		     (uint32_t)wr->num_sge > qp->cap.max_send_sge)) {
+			rc = EINVAL;
+			break;
+		}
+		if (qp->sq_head - comp >= qp->sq_size) {
+			rc = ENOMEM;
+			break;
+		}
+		w = &qp->ring->sq[qp->sq_head & (qp->sq_size - 1)];
+		w->wr_id = wr->wr_id;
+		w->opcode = wr->opcode;
+		w->send_flags = wr->send_flags;
+		w->imm_data = wr->imm_data;
+		if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			w->remote_addr = wr->wr.atomic.remote_addr;
+			w->rkey = wr->wr.atomic.rkey;
+			w->compare_add = wr->wr.atomic.compare_add;
+			w->swap = wr->wr.atomic.swap;
+		} else {
+			w->remote_addr = wr->wr.rdma.remote_addr;
+			w->rkey = wr->wr.rdma.rkey;
+		}
+		if (wr->send_flags & IBV_SEND_INLINE) {
+			/* the data goes in the WQE: the buffer is the program's again */
+			for (len = 0, i = 0; i < wr->num_sge; i++)
+				len += wr->sg_list[i].length;
+			if (len > qp->cap.max_inline_data) {
+				rc = EINVAL;
+				break;
+			}
+			for (len = 0, i = 0; i < wr->num_sge; i++) {
+				memcpy(w->inl + len, (void *)(uintptr_t)wr->sg_list[i].addr,
+				       wr->sg_list[i].length);
+				len += wr->sg_list[i].length;
+			}
+			w->num_sge = len;
+		} else {
+			wqe_sges(w, wr->sg_list, wr->num_sge);
+		}
+		qp->sq_head++;
+	}
+	ring_publish(&qp->ring->sq_head.v, qp->sq_head, qp->db);
+	pthread_spin_unlock(&qp->sq_lock);
+	if (rc != 0)
+		*bad_wr = wr;
+	return rc;
+}
+
+static int
+sva_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	struct sva_qp *qp = SVA_OF(struct sva_qp, ibqp, ibqp);
+	struct svc_wqe *w;
+	uint32_t tail;
+	int rc = 0;
+
+	if (ibqp->state == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	pthread_spin_lock(&qp->rq_lock);
+	tail = __atomic_load_n(&qp->ring->rq_tail.v, __ATOMIC_ACQUIRE);
+	for (; wr != NULL; wr = wr->next) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge) {
+			rc = EINVAL;
+			break;
+		}
+		if (qp->rq_head - tail >= qp->rq_size) {
+			rc = ENOMEM;
+			break;
+		}
+		w = &qp->ring->rq[qp->rq_head & (qp->rq_size - 1)];
+		w->wr_id = wr->wr_id;
+		wqe_sges(w, wr->sg_list, wr->num_sge);
+		qp->rq_head++;
+	}
+	ring_publish(&qp->ring->rq_head.v, qp->rq_head, qp->db);
+	pthread_spin_unlock(&qp->rq_lock);
+	if (rc != 0)
+		*bad_wr = wr;
+	return rc;
+}
+
+static int
+sva_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return EOPNOTSUPP;
+}
+
+struct ibv_qp *
+sva_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
+{
+	struct sva_context *ctx = sva_ctx(ibpd->context);
+	struct svc_create_qp_req q;
+	struct svc_create_qp_rep r;
+	struct sva_qp *qp;
+	int rc;
+
+	if (attr == NULL || attr->send_cq == NULL || attr->recv_cq == NULL ||
+	    attr->send_cq->context != ibpd->context || attr->recv_cq->context != ibpd->context)
+		return null_errno(EINVAL);
+	if (attr->srq != NULL || (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC)) {
+		sv_log("ibv_create_qp: srnicd's attached mode has RC and UC QPs without an SRQ so "
+		       "far (doc/srnicd.md, section 9)");
+		return null_errno(EOPNOTSUPP);
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (qp == NULL)
+		return null_errno(ENOMEM);
+	req_init(&q, SVC_CREATE_QP);
+	q.pd = SVA_OF(struct sva_pd, ibpd, ibpd)->handle;
+	q.send_cq = SVA_OF(struct sva_cq, attr->send_cq, ibcq)->handle;
+	q.recv_cq = SVA_OF(struct sva_cq, attr->recv_cq, ibcq)->handle;
+	q.qp_type = attr->qp_type;
+	q.sq_sig_all = (uint32_t)attr->sq_sig_all;
+	q.cap.max_send_wr = attr->cap.max_send_wr;
+	q.cap.max_recv_wr = attr->cap.max_recv_wr;
+	q.cap.max_send_sge = attr->cap.max_send_sge;
+	q.cap.max_recv_sge = attr->cap.max_recv_sge;
+	q.cap.max_inline_data = attr->cap.max_inline_data;
+	rc = sva_call_fd(ctx, &q, -1, &r, sizeof(r), NULL);
+	if (rc != 0) {
+		free(qp);
+		return null_errno(-rc);
+	}
+	if (r.ring >= SVC_SESSION_QPS_MAX || r.sq_size > SVC_RING_WR_MAX ||
+	    r.rq_size > SVC_RING_WR_MAX || (r.sq_size & (r.sq_size - 1)) != 0 ||
+	    (r.rq_size & (r.rq_size - 1)) != 0) {
+		free(qp);
+		return null_errno(EPROTO);
+	}
+	qp->handle = r.handle;
+	qp->ring = &ctx->shm->qp[r.ring];
+	qp->sq_size = r.sq_size;
+	qp->rq_size = r.rq_size;
+	qp->cap = r.cap;
+	qp->db = &ctx->shm->db.v;
+	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
+	attr->cap.max_send_wr = r.cap.max_send_wr;
+	attr->cap.max_recv_wr = r.cap.max_recv_wr;
+	attr->cap.max_send_sge = r.cap.max_send_sge;
+	attr->cap.max_recv_sge = r.cap.max_recv_sge;
+	attr->cap.max_inline_data = r.cap.max_inline_data;
+	qp->ibqp.context = ibpd->context;
+	qp->ibqp.qp_context = attr->qp_context;
+	qp->ibqp.pd = ibpd;
+	qp->ibqp.send_cq = attr->send_cq;
+	qp->ibqp.recv_cq = attr->recv_cq;
+	qp->ibqp.qp_num = r.qp_num;
+	qp->ibqp.handle = r.handle;
+	qp->ibqp.state = IBV_QPS_RESET;
+	qp->ibqp.qp_type = attr->qp_type;
+	pthread_mutex_init(&qp->ibqp.mutex, NULL);
+	pthread_cond_init(&qp->ibqp.cond, NULL);
+	return &qp->ibqp;
+}
+
+int
+sva_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
+{
+	struct sva_qp *qp = SVA_OF(struct sva_qp, ibqp, ibqp);
+	struct svc_modify_qp_req q;
+	struct svc_handle_rep r;
+	int rc;
+
+	req_init(&q, SVC_MODIFY_QP);
+	q.handle = qp->handle;
+	q.mask = attr_mask;
+	q.attr = *attr;
+	rc = -sva_call_fd(sva_ctx(ibqp->context), &q, -1, &r, sizeof(r), NULL);
+	if (rc == 0 && (attr_mask & IBV_QP_STATE))
+		ibqp->state = attr->qp_state;
+	return rc;
+}
+
+int
+sva_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
+	     struct ibv_qp_init_attr *init_attr)
+{
+	struct sva_qp *qp = SVA_OF(struct sva_qp, ibqp, ibqp);
+	struct svc_query_qp_req q;
+	struct svc_query_qp_rep r;
+	int rc;
+
+	req_init(&q, SVC_QUERY_QP);
+	q.handle = qp->handle;
+	q.mask = attr_mask;
+	rc = sva_call_fd(sva_ctx(ibqp->context), &q, -1, &r, sizeof(r), NULL);
+	if (rc != 0)
+		return -rc;
+	*attr = r.attr;
+	attr->cap.max_send_wr = r.cap.max_send_wr;
+	attr->cap.max_recv_wr = r.cap.max_recv_wr;
+	attr->cap.max_send_sge = r.cap.max_send_sge;
+	attr->cap.max_recv_sge = r.cap.max_recv_sge;
+	attr->cap.max_inline_data = r.cap.max_inline_data;
+	if (init_attr != NULL) {
+		memset(init_attr, 0, sizeof(*init_attr));
+		init_attr->qp_context = ibqp->qp_context;
+		init_attr->send_cq = ibqp->send_cq;
+		init_attr->recv_cq = ibqp->recv_cq;
+		init_attr->cap = attr->cap;
+		init_attr->qp_type = ibqp->qp_type;
+		init_attr->sq_sig_all = (int)r.sq_sig_all;
+	}
+	ibqp->state = attr->qp_state;
+	return 0;
+}
+
+int
+sva_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct sva_qp *qp = SVA_OF(struct sva_qp, ibqp, ibqp);
+	int rc = call_handle(sva_ctx(ibqp->context), SVC_DESTROY_QP, qp->handle);
+
+	if (rc != 0)
+		return rc;
+	pthread_spin_destroy(&qp->sq_lock);
+	pthread_spin_destroy(&qp->rq_lock);
+	pthread_mutex_destroy(&ibqp->mutex);
+	pthread_cond_destroy(&ibqp->cond);
+	free(qp);
+	return 0;
+}
+
+static void
+sva_ctx_set_ops(struct sva_context *ctx)
+{
+	ctx->vctx.context.ops.poll_cq = sva_poll_cq;
+	ctx->vctx.context.ops.req_notify_cq = sva_req_notify_cq;
+	ctx->vctx.context.ops.post_send = sva_post_send;
+	ctx->vctx.context.ops.post_recv = sva_post_recv;
+	ctx->vctx.context.ops.post_srq_recv = sva_post_srq_recv;
+}
