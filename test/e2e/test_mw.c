@@ -12,6 +12,8 @@
  */
 #include <string.h>
 
+#include <rte_malloc.h>
+
 #include "e2e_fixture.h"
 
 #define NAK_INV_REQ 0x61
@@ -349,6 +351,48 @@ test_refused(void **state)
 	mw_case_end(&t);
 }
 
+/* A type 2B window answers only the QP it was bound through, not one made
+ * in its place: B's QP destroyed and QPs created until the allocator hands
+ * back the same struct, A's WRITE through the window is refused (NAK
+ * Remote Access Error), the memory untouched. */
+static void
+test_type2_qp_reused(void **state)
+{
+	struct e2e_conf c = { .psn = { 100, 900 } };
+	const struct srnic_qp *bound;
+	uint8_t want[RLEN];
+	struct mw_case t;
+	int i;
+
+	RTE_SET_USED(state);
+	memset(&t, 0, sizeof(t));
+	/* the window's memory outlives the fixture's buffers, which each
+	 * e2e_qps_renew() frees */
+	t.b.r = rte_zmalloc("mw_r", RLEN, 64);
+	assert_non_null(t.b.r);
+	srnic_test_fill(t.b.r, RLEN, 22);
+	t.b.rmr = srnic_reg_mr(E->p.pd[1], t.b.r, RLEN, E2E_RALL | IBV_ACCESS_MW_BIND);
+	assert_non_null(t.b.rmr);
+	e2e_reset();
+	bind_ok(&t, IBV_MW_TYPE_2, IBV_ACCESS_REMOTE_WRITE);
+	bound = E->qp[1];
+	for (i = 0; i < 64; i++) {
+		e2e_qps_renew(&c);
+		if (E->qp[1] == bound)
+			break;
+	}
+	assert_ptr_equal(E->qp[1], bound);
+	t.b.l = e2e_buf(0, RLEN, IBV_ACCESS_LOCAL_WRITE, &t.b.lmr);
+	srnic_test_fill(t.b.l, RLEN, 11);
+	memcpy(want, t.b.r, RLEN);
+	e2e_reset();
+	post_rdma(&t, IBV_WR_RDMA_WRITE, 1, 64, WOFF, t.rkey);
+	expect_a(1, 1, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
+	assert_memory_equal(t.b.r, want, RLEN);
+	mw_case_end(&t);
+	rte_free(t.b.r);
+}
+
 int
 main(void)
 {
@@ -360,6 +404,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_remote_inv, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_remote_inv_refused, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_refused, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_type2_qp_reused, e2e_setup, e2e_teardown),
 	};
 
 	return cmocka_run_group_tests_name("e2e_mw", tests, e2e_group_setup, e2e_group_teardown);
