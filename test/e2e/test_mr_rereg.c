@@ -56,29 +56,6 @@ post_rdma(const struct e2e_bufs *b, enum ibv_wr_opcode op, uint64_t wr_id, uint3
 	e2e_post_op(0, op, wr_id, &sge, 1, (uintptr_t)raddr, rkey, IBV_SEND_SIGNALED);
 }
 
-/* A's n-th WC is wr_id with status st; on an error, B sent one NAK nak. */
-static void
-expect_a(uint32_t n, uint64_t wr_id, enum ibv_wc_status st, int nak)
-{
-	const struct ibv_wc *wc = e2e_wait_wc(0, n);
-	uint32_t i, naks = 0;
-
-	if (wc->status != st)
-		e2e_dump();
-	assert_int_equal(wc->wr_id, wr_id);
-	assert_int_equal(wc->status, st);
-	if (nak < 0)
-		return;
-	for (i = 0; i < E->npkts; i++) {
-		const struct e2e_pkt *k = &E->pkts[i];
-
-		if (k->side == 1 && k->opcode == SRNIC_OP_RC_ACK &&
-		    srnic_aeth_syndrome(e2e_hdr(k, SRNIC_HDR_AETH)) == nak)
-			naks++;
-	}
-	assert_int_equal(naks, 1);
-}
-
 /* A new range and new access: WRITE and READ there; the old rkey refused. */
 static void
 test_translation(void **state)
@@ -104,14 +81,14 @@ test_translation(void **state)
 	e2e_reset();
 	post_rdma(&b, IBV_WR_RDMA_WRITE, 1, 0, 4096, r2 + 1000, srnic_mr_rkey(b.rmr));
 	post_rdma(&b, IBV_WR_RDMA_READ, 2, 4096, 2048, r2 + 6000, srnic_mr_rkey(b.rmr));
-	expect_a(1, 1, IBV_WC_SUCCESS, -1);
-	expect_a(2, 2, IBV_WC_SUCCESS, -1);
+	e2e_expect_a(1, 1, IBV_WC_SUCCESS, -1);
+	e2e_expect_a(2, 2, IBV_WC_SUCCESS, -1);
 	assert_memory_equal(r2 + 1000, b.l, 4096);
 	srnic_test_fill(want, RLEN, 53);
 	assert_memory_equal(b.l + 4096, want + 6000, 2048);
 	/* the old range is not the MR's: the old key at the old address */
 	post_rdma(&b, IBV_WR_RDMA_WRITE, 3, 0, 64, b.r, old_key);
-	expect_a(3, 3, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
+	e2e_expect_a(3, 3, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
 	assert_memory_equal(b.r, old_r, RLEN);
 	/* nor with the new key: outside the new range */
 	case_new(&b);
@@ -119,7 +96,7 @@ test_translation(void **state)
 	memcpy(old_r, b.r, RLEN);
 	e2e_reset();
 	post_rdma(&b, IBV_WR_RDMA_WRITE, 4, 0, 64, b.r, srnic_mr_rkey(b.rmr));
-	expect_a(1, 4, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
+	e2e_expect_a(1, 4, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
 	assert_memory_equal(b.r, old_r, RLEN);
 }
 
@@ -140,10 +117,10 @@ test_access(void **state)
 	memcpy(old_r, b.r, RLEN);
 	e2e_reset();
 	post_rdma(&b, IBV_WR_RDMA_READ, 1, 0, 4096, b.r, key);
-	expect_a(1, 1, IBV_WC_SUCCESS, -1);
+	e2e_expect_a(1, 1, IBV_WC_SUCCESS, -1);
 	assert_memory_equal(b.l, b.r, 4096);
 	post_rdma(&b, IBV_WR_RDMA_WRITE, 2, 4096, 64, b.r, key);
-	expect_a(2, 2, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
+	e2e_expect_a(2, 2, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
 	assert_memory_equal(b.r, old_r, RLEN);
 }
 
@@ -162,13 +139,13 @@ test_pd(void **state)
 	assert_int_equal(srnic_dealloc_pd(pd2), -EBUSY);
 	e2e_reset();
 	post_rdma(&b, IBV_WR_RDMA_WRITE, 1, 0, 64, b.r, srnic_mr_rkey(b.rmr));
-	expect_a(1, 1, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
+	e2e_expect_a(1, 1, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
 	rereg_ok(&b, IBV_REREG_MR_CHANGE_PD, E->p.pd[1], NULL, 0, 0);
 	assert_int_equal(srnic_dealloc_pd(pd2), 0);
 	case_new(&b);
 	e2e_reset();
 	post_rdma(&b, IBV_WR_RDMA_WRITE, 2, 0, 4096, b.r, srnic_mr_rkey(b.rmr));
-	expect_a(1, 2, IBV_WC_SUCCESS, -1);
+	e2e_expect_a(1, 2, IBV_WC_SUCCESS, -1);
 	assert_memory_equal(b.r, b.l, 4096);
 }
 
@@ -228,7 +205,7 @@ test_refused(void **state)
 	/* still registered as it was: a WRITE lands */
 	e2e_reset();
 	post_rdma(&b, IBV_WR_RDMA_WRITE, 1, 0, 4096, b.r, srnic_mr_rkey(b.rmr));
-	expect_a(1, 1, IBV_WC_SUCCESS, -1);
+	e2e_expect_a(1, 1, IBV_WC_SUCCESS, -1);
 	assert_memory_equal(b.r, b.l, 4096);
 }
 
