@@ -137,12 +137,92 @@ ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t io
 	return null_errno(EOPNOTSUPP);
 }
 
+/* The old registration of a reregistration, or a deregistered one: wait
+ * for its zero-copy packets in flight (ibv_dereg_mr()'s contract below);
+ * 0 or a negative errno. */
+static int
+sv_mr_release(struct sv_device *dev, struct srnic_mr *smr, uint32_t lkey, const char *verb)
+{
+	bool self = !dev->progress_started;
+	uint64_t end = rte_rdtsc() + dev->tsc_hz / 1000000 * SV_DEREG_TIMEOUT_US;
+	int rc;
+
+	while ((rc = srnic_dereg_mr_wait(smr, self ? 0 : SV_DEREG_TIMEOUT_US)) == -EBUSY &&
+	       self && rte_rdtsc() < end)
+		sv_progress(dev, false);
+	if (rc == -EBUSY)
+		sv_log("%s: MR %#x: zero-copy packets still hold its memory after %u ms "
+		       "(a port that does not drain its TX queue?): EBUSY, the MR stays "
+		       "registered (its keys refused); call ibv_dereg_mr() again",
+		       verb, lkey, SV_DEREG_TIMEOUT_US / 1000);
+	return rc;
+}
+
+/*
+ * rdma-core's checks and return codes (libibverbs/verbs.c), then srnic's:
+ * every flag served. A new translation has new keys (the old rkey refused
+ * with a remote access error); its old range is the program's again on
+ * return, as after ibv_dereg_mr(), or IBV_REREG_MR_ERR_DO_FORK_OLD with
+ * errno EBUSY if zero-copy packets still hold it (it is released when
+ * they are freed). An MR with memory windows bound: IBV_REREG_MR_ERR_CMD,
+ * errno EBUSY.
+ */
 int
-ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *ibpd, void *addr, size_t length,
 	     int access)
 {
-	errno = EOPNOTSUPP;
-	return IBV_REREG_MR_ERR_INPUT;
+	struct sv_mr *mr = sv_mr(ibmr);
+	struct srnic_mr *old = mr->smr, *smr;
+	int rc;
+
+	if (unlikely(sv_forked)) {
+		errno = sv_fork_refused("ibv_rereg_mr");
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	if (sva_is_ctx(ibmr->context)) { /* the attached provider has none yet */
+		sva_no_data_path("ibv_rereg_mr");
+		errno = EOPNOTSUPP;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	if (flags == 0 || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) != 0 ||
+	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (addr == NULL || length == 0)) ||
+	    (access != 0 && !(flags & IBV_REREG_MR_CHANGE_ACCESS))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if ((flags & IBV_REREG_MR_CHANGE_ACCESS) &&
+	    ((unsigned int)access & ~(SV_ACCESS_ENFORCED | SV_ACCESS_IGNORED)) != 0) {
+		errno = EOPNOTSUPP; /* as ibv_reg_mr() refuses those bits */
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	if ((flags & IBV_REREG_MR_CHANGE_PD) &&
+	    (ibpd == NULL || ibpd->context != ibmr->context)) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	smr = srnic_rereg_mr(old, flags, (flags & IBV_REREG_MR_CHANGE_PD) ? sv_pd(ibpd)->spd : NULL,
+			     addr, length, (int)((unsigned int)access & SV_ACCESS_ENFORCED));
+	if (smr == NULL) {
+		errno = rte_errno != 0 ? rte_errno : EINVAL;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	mr->smr = smr;
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		ibmr->pd = ibpd;
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		ibmr->addr = addr;
+		ibmr->length = length;
+	}
+	rc = sv_mr_release(sv_ctx(ibmr->context)->dev, old, ibmr->lkey, "ibv_rereg_mr");
+	ibmr->lkey = srnic_mr_lkey(smr);
+	ibmr->rkey = srnic_mr_rkey(smr);
+	ibmr->handle = ibmr->lkey;
+	if (rc < 0) {
+		srnic_dereg_mr(old); /* its last packet frees it */
+		errno = -rc;
+		return IBV_REREG_MR_ERR_DO_FORK_OLD;
+	}
+	return 0;
 }
 
 /* ibv_dereg_mr()'s contract: the memory is the program's again on return.
@@ -157,26 +237,12 @@ int
 ibv_dereg_mr(struct ibv_mr *ibmr)
 {
 	struct sv_mr *mr = sv_mr(ibmr);
-	struct sv_device *dev;
-	bool self;
-	uint64_t end;
 	int rc;
 
 	SV_FORK_ERRNO("ibv_dereg_mr");
 	if (sva_is_ctx(ibmr->context))
 		return sva_dereg_mr(ibmr);
-	dev = sv_ctx(ibmr->context)->dev;
-	self = !dev->progress_started;
-	end = rte_rdtsc() + dev->tsc_hz / 1000000 * SV_DEREG_TIMEOUT_US;
-
-	while ((rc = srnic_dereg_mr_wait(mr->smr, self ? 0 : SV_DEREG_TIMEOUT_US)) == -EBUSY &&
-	       self && rte_rdtsc() < end)
-		sv_progress(dev, false);
-	if (rc == -EBUSY)
-		sv_log("ibv_dereg_mr: MR %#x: zero-copy packets still hold its memory after %u ms "
-		       "(a port that does not drain its TX queue?): EBUSY, the MR stays "
-		       "registered (its keys refused); call ibv_dereg_mr() again",
-		       ibmr->lkey, SV_DEREG_TIMEOUT_US / 1000);
+	rc = sv_mr_release(sv_ctx(ibmr->context)->dev, mr->smr, ibmr->lkey, "ibv_dereg_mr");
 	if (rc < 0)
 		return -rc;
 	free(mr);

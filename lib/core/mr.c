@@ -332,36 +332,28 @@ mr_key_byte(uint8_t prev)
 	return b;
 }
 
-struct srnic_mr *
-srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
-		srnic_mr_release_cb release, void *arg)
+/* A registration's object, unpublished (no key yet), its one reference the
+ * registration's; NULL with rte_errno. */
+static struct srnic_mr *
+mr_new(struct srnic_pd *pd, void *addr, size_t length, int access, srnic_mr_release_cb release,
+       void *arg)
 {
-	struct srnic_dev *dev;
 	struct srnic_mr *mr;
-	uint32_t i, idx = 0;
 	int rc;
 
-	/* verbs: remote write or atomic need local write (IBTA 10.6.3.1) */
-	if (pd == NULL || (addr == NULL && length != 0) ||
-	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-	     !(access & IBV_ACCESS_LOCAL_WRITE))) {
-		rte_errno = EINVAL;
-		return NULL;
-	}
 	/* srnic's memory is DRAM: no persistence to offer (ib_core refuses
 	 * the flag on a device without IB_DEVICE_FLUSH_PERSISTENT) */
 	if (access & SRNIC_ACCESS_FLUSH_PERSISTENT) {
 		rte_errno = EOPNOTSUPP;
 		return NULL;
 	}
-	dev = pd->dev;
 	mr = rte_zmalloc("srnic_mr", sizeof(*mr), RTE_CACHE_LINE_SIZE);
 	if (mr == NULL) {
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	mr->dev = dev;
-	mr->port_id = dev->port_id; /* mr_final's, which may outlive dev */
+	mr->dev = pd->dev;
+	mr->port_id = pd->dev->port_id; /* mr_final's, which may outlive dev */
 	mr->pd = pd;
 	mr->addr = addr;
 	mr->length = length;
@@ -377,6 +369,28 @@ srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
 	mr->shinfo.free_cb = mr_ext_free;
 	mr->shinfo.fcb_opaque = mr;
 	rte_mbuf_ext_refcnt_set(&mr->shinfo, 1);
+	return mr;
+}
+
+struct srnic_mr *
+srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
+		srnic_mr_release_cb release, void *arg)
+{
+	struct srnic_dev *dev;
+	struct srnic_mr *mr;
+	uint32_t i, idx = 0;
+
+	/* verbs: remote write or atomic need local write (IBTA 10.6.3.1) */
+	if (pd == NULL || (addr == NULL && length != 0) ||
+	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	     !(access & IBV_ACCESS_LOCAL_WRITE))) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	dev = pd->dev;
+	mr = mr_new(pd, addr, length, access, release, arg);
+	if (mr == NULL)
+		return NULL;
 
 	rte_spinlock_lock(&dev->lock);
 	for (i = 0; i < SRNIC_MAX_MR - 1; i++) {
@@ -500,6 +514,118 @@ srnic_dereg_mr_wait(struct srnic_mr *mr, uint64_t timeout_us)
 	rte_mbuf_ext_refcnt_update(&mr->shinfo, -1);
 	mr_final(mr);
 	return 0;
+}
+
+/* The new object of a reregistration, taken back before anything saw it. */
+static void
+mr_discard(struct srnic_mr *mr)
+{
+	mr_chunks_put(mr);
+	rte_free(mr->iova_pg);
+	rte_free(mr);
+}
+
+/*
+ * Reregistration (ibv_rereg_mr(3)) builds a new object and puts it in the
+ * old one's table slot: the engines look keys up without locks and
+ * zero-copy mbufs in flight hold the old object, its range and its IOMMU
+ * mappings, which a change in place would pull from under them. Once the
+ * engines are quiesced no access uses the old object; it is left
+ * unpublished with one reference of the caller's, as srnic_dereg_mr_wait()
+ * leaves an MR it answered -EBUSY for, for the caller to deregister.
+ * A new translation gets a new key byte (the old rkey named memory the
+ * peer may no longer reach: a stale key fails as after deregistration);
+ * a new PD or new access keep the keys, as rxe does.
+ */
+struct srnic_mr *
+srnic_rereg_mr(struct srnic_mr *mr, int flags, struct srnic_pd *pd, void *addr, size_t length,
+	       int access)
+{
+	struct srnic_dev *dev;
+	struct srnic_mr *nmr, **slot;
+	bool xlate = flags & IBV_REREG_MR_CHANGE_TRANSLATION;
+	unsigned int i, back = 0;
+	uint8_t old_gen;
+
+	if (mr == NULL || mr->unpublished || flags == 0 ||
+	    (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) != 0 ||
+	    (xlate && (addr == NULL || length == 0)) ||
+	    ((flags & IBV_REREG_MR_CHANGE_PD) && (pd == NULL || pd->dev != mr->dev))) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	dev = mr->dev;
+	if (srnic_dev_in_poll(dev)) {
+		rte_errno = EDEADLK; /* the quiesce would wait for our own poll */
+		return NULL;
+	}
+	if (!(flags & IBV_REREG_MR_CHANGE_PD))
+		pd = mr->pd;
+	if (!xlate) {
+		addr = mr->addr;
+		length = mr->length;
+	}
+	if (!(flags & IBV_REREG_MR_CHANGE_ACCESS))
+		access = mr->access;
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE)) {
+		rte_errno = EINVAL; /* IBTA 10.6.3.1, as srnic_reg_mr() */
+		return NULL;
+	}
+	/* refused as deregistration is (rxe: EINVAL there): the windows bound
+	 * to it would grant memory, a PD or rights the MR no longer has */
+	if (atomic_load(&mr->mw_refs) != 0) {
+		rte_errno = EBUSY;
+		return NULL;
+	}
+	/* the same memory: its release callback goes with the new object */
+	nmr = mr_new(pd, addr, length, access, xlate ? NULL : mr->release,
+		     xlate ? NULL : mr->release_arg);
+	if (nmr == NULL)
+		return NULL;
+	slot = &dev->mr_tbl[SRNIC_MR_KEY_INDEX(mr->key)];
+	rte_spinlock_lock(&dev->lock);
+	old_gen = dev->mr_gen[SRNIC_MR_KEY_INDEX(mr->key)];
+	if (xlate)
+		dev->mr_gen[SRNIC_MR_KEY_INDEX(mr->key)] = mr_key_byte(old_gen);
+	nmr->key = SRNIC_MR_KEY_INDEX(mr->key) << 8 | dev->mr_gen[SRNIC_MR_KEY_INDEX(mr->key)];
+	__atomic_store_n(slot, nmr, __ATOMIC_RELEASE);
+	rte_spinlock_unlock(&dev->lock);
+	srnic_dev_quiesce(dev);
+	/* a bind that raced us took its reference before looking the key up
+	 * again (mr_unpublish()): it shows now, or it failed */
+	if (atomic_load(&mr->mw_refs) != 0) {
+		rte_spinlock_lock(&dev->lock);
+		dev->mr_gen[SRNIC_MR_KEY_INDEX(mr->key)] = old_gen;
+		__atomic_store_n(slot, mr, __ATOMIC_RELEASE);
+		rte_spinlock_unlock(&dev->lock);
+		srnic_dev_quiesce(dev);
+		/* a bind to the new object at the same time (the same key)
+		 * keeps it: the windows point at it */
+		if (atomic_load(&nmr->mw_refs) == 0)
+			mr_discard(nmr);
+		else
+			SRNIC_LOG(WARNING, "rereg_mr %#x: memory windows bound while it ran: "
+				  "refused, the new registration kept for them", mr->key);
+		rte_errno = EBUSY;
+		return NULL;
+	}
+	if (!xlate) {
+		mr->release = NULL;
+		mr->release_arg = NULL;
+	}
+	atomic_fetch_add(&pd->refs, 1);
+	atomic_fetch_add(&dev->nb_mr, 1);
+	/* The old object: unpublished as srnic_dereg_mr_wait() leaves it,
+	 * the engines' prepaid references back, the caller's one kept. */
+	mr->unpublished = 1;
+	for (i = 0; i < SRNIC_MAX_ENGINES_PER_DEV; i++) {
+		back += mr->zc_credit[i].n;
+		mr->zc_credit[i].n = 0;
+	}
+	if (back != 0)
+		rte_mbuf_ext_refcnt_update(&mr->shinfo, (int16_t)-(int)back);
+	return nmr;
 }
 
 uint32_t

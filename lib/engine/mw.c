@@ -49,12 +49,21 @@ mw_write_end(struct srnic_mw *mw, uint32_t seq)
 	atomic_store_explicit(&mw->seq, seq + 2, memory_order_release);
 }
 
+/* Is qp the one a type 2B window was bound through? Its QPN and incarnation
+ * (srnic_dev_next_gen(), never 0 for a QP), not its address: a QP
+ * destroyed and another allocated in its place is another. */
+static inline bool
+mw_bound_to(uint32_t qpn, uint32_t gen, const struct srnic_qp *qp)
+{
+	return qpn == qp->qpn && gen == qp->gen;
+}
+
 enum srnic_key_err
 eng_mw_check(const struct srnic_qp *qp, uint32_t key, int access, uint64_t va, uint64_t len,
 	     struct srnic_mr **out)
 {
 	struct srnic_mw *mw = mw_lookup(qp->dev, key);
-	const struct srnic_qp *bound_qp;
+	uint32_t bound_qpn, bound_gen;
 	enum srnic_key_err ke = SRNIC_KEY_BAD;
 	uint64_t addr, length;
 	struct srnic_mr *mr;
@@ -73,7 +82,8 @@ eng_mw_check(const struct srnic_qp *qp, uint32_t key, int access, uint64_t va, u
 	addr = mw->addr;
 	length = mw->length;
 	mr = mw->mr;
-	bound_qp = mw->qp;
+	bound_qpn = mw->qpn;
+	bound_gen = mw->qp_gen;
 	atomic_thread_fence(memory_order_acquire);
 	if (atomic_load_explicit(&mw->seq, memory_order_relaxed) != seq)
 		goto out;
@@ -83,7 +93,7 @@ eng_mw_check(const struct srnic_qp *qp, uint32_t key, int access, uint64_t va, u
 		goto out;
 	ke = SRNIC_KEY_PD;
 	/* C10-77: the QP's PD; type 2B: the very QP it was bound through */
-	if (mw->pd != qp->pd || (mw->type == IBV_MW_TYPE_2 && bound_qp != qp))
+	if (mw->pd != qp->pd || (mw->type == IBV_MW_TYPE_2 && !mw_bound_to(bound_qpn, bound_gen, qp)))
 		goto out;
 	ke = SRNIC_KEY_ACCESS;
 	if ((acc & access) != access)
@@ -158,7 +168,8 @@ mw_bind(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_swqe *
 	mw->addr = w->remote_addr;
 	mw->length = w->bind.length;
 	mw->mr = mr;
-	mw->qp = mw->type == IBV_MW_TYPE_2 ? qp : NULL;
+	mw->qpn = mw->type == IBV_MW_TYPE_2 ? qp->qpn : 0;
+	mw->qp_gen = mw->type == IBV_MW_TYPE_2 ? qp->gen : 0;
 	mw_write_end(mw, seq);
 	if (old != NULL)
 		atomic_fetch_sub(&old->mw_refs, 1);
@@ -189,7 +200,7 @@ mw_invalidate(struct srnic_engine *eng, const struct srnic_qp *qp, uint32_t key,
 	if (mw == NULL || mw->type != IBV_MW_TYPE_2 || mw->pd != qp->pd ||
 	    !mw_write_begin(mw, &seq))
 		goto err;
-	if (mw->rkey != key || mw->state != SRNIC_MW_VALID || (remote && mw->qp != qp)) {
+	if (mw->rkey != key || mw->state != SRNIC_MW_VALID || (remote && !mw_bound_to(mw->qpn, mw->qp_gen, qp))) {
 		mw_write_end(mw, seq); /* nothing changed */
 		goto err;
 	}
@@ -199,7 +210,8 @@ mw_invalidate(struct srnic_engine *eng, const struct srnic_qp *qp, uint32_t key,
 	mw->addr = 0;
 	mw->length = 0;
 	mw->mr = NULL;
-	mw->qp = NULL;
+	mw->qpn = 0;
+	mw->qp_gen = 0;
 	mw_write_end(mw, seq);
 	if (old != NULL)
 		atomic_fetch_sub(&old->mw_refs, 1);

@@ -109,7 +109,11 @@ struct srnic_mw {
 	uint64_t addr;
 	uint64_t length;
 	struct srnic_mr *mr;        /* bound to (holds mr->mw_refs) */
-	const struct srnic_qp *qp;  /* type 2B: the QP it was bound through */
+	/* type 2B: the QP it was bound through, by identities never reused
+	 * (a QP at the same address, or with the same QPN, after that one
+	 * was destroyed is another); 0 and 0 when none */
+	uint32_t qpn;
+	uint32_t qp_gen;
 };
 
 #define SRNIC_MW_KEY_BASE SRNIC_MAX_MR /* first key index of a window */

@@ -334,6 +334,25 @@ struct srnic_mr *srnic_reg_mr(struct srnic_pd *pd, void *addr, size_t length, in
 struct srnic_mr *srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
 				 srnic_mr_release_cb release, void *arg);
 /**
+ * Reregister (ibv_rereg_mr(3)): flags IBV_REREG_MR_CHANGE_TRANSLATION (addr,
+ * length), _CHANGE_PD (pd, of mr's device), _CHANGE_ACCESS (access), any
+ * together; what a flag does not name stays. Returns the MR that now holds
+ * the registration, a new object: a new translation has new keys (the old
+ * ones are refused from the return on), a new PD or access the same keys.
+ * mr itself is left deregistered but the caller's, with one reference: its
+ * keys gone, its old range possibly still under zero-copy mbufs in flight;
+ * give it to srnic_dereg_mr_wait() (the old memory free to reuse on 0) or
+ * srnic_dereg_mr() (its release callback, which a new translation leaves
+ * with it, says when). NULL with rte_errno, mr unchanged: EINVAL (no flag,
+ * an unknown flag, a translation without addr or length, a PD of another
+ * device, remote write or atomic without local write, mr already
+ * deregistered), EBUSY (a memory window bound to it), ENOMEM, ENOSPC,
+ * EFAULT (as srnic_reg_mr()), EDEADLK (called from inside a poll of the
+ * device).
+ */
+struct srnic_mr *srnic_rereg_mr(struct srnic_mr *mr, int flags, struct srnic_pd *pd, void *addr,
+				size_t length, int access);
+/**
  * Deregister: -EINVAL while a memory window is bound to it (nothing
  * changed; invalidate or free the windows first: rxe refuses it so, with
  * EINVAL). srnic_dereg_mr_wait() too.

@@ -566,6 +566,28 @@ e2e_teardown(void **state)
 }
 
 void
+e2e_expect_a(uint32_t n, uint64_t wr_id, enum ibv_wc_status st, int nak)
+{
+	const struct ibv_wc *wc = e2e_wait_wc(0, n);
+	uint32_t i, naks = 0;
+
+	if (wc->status != st)
+		e2e_dump();
+	assert_int_equal(wc->wr_id, wr_id);
+	assert_int_equal(wc->status, st);
+	if (nak < 0)
+		return;
+	for (i = 0; i < E->npkts; i++) {
+		const struct e2e_pkt *k = &E->pkts[i];
+
+		if (k->side == 1 && k->opcode == SRNIC_OP_RC_ACK &&
+		    srnic_aeth_syndrome(e2e_hdr(k, SRNIC_HDR_AETH)) == nak)
+			naks++;
+	}
+	assert_int_equal(naks, 1);
+}
+
+void
 e2e_post_op(int side, enum ibv_wr_opcode op, uint64_t wr_id, struct ibv_sge *sge, int nsge,
 	    uint64_t raddr, uint32_t rkey, unsigned int flags)
 {

@@ -197,6 +197,10 @@ uint64_t e2e_deadline(void);
 
 /* Wait until side has n WCs since the last e2e_reset(); returns the n-th. */
 const struct ibv_wc *e2e_wait_wc(int side, uint32_t n);
+/* A's n-th WC (since e2e_reset()) is wr_id with status st; nak >= 0: B sent
+ * exactly one NAK with that AETH syndrome (the capture dumped on a wrong
+ * status). */
+void e2e_expect_a(uint32_t n, uint64_t wr_id, enum ibv_wc_status st, int nak);
 
 /* After a run of mixed WRs (wr_id i of lens[i] bytes; a RECV WC of
  * ops[i] 0 has no immediate, of any other op immediate i): A has sig

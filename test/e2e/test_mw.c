@@ -12,6 +12,8 @@
  */
 #include <string.h>
 
+#include <rte_malloc.h>
+
 #include "e2e_fixture.h"
 
 #define NAK_INV_REQ 0x61
@@ -103,29 +105,6 @@ post_rdma(struct mw_case *t, enum ibv_wr_opcode op, uint64_t wr_id, uint32_t len
 	e2e_post_op(0, op, wr_id, &sge, 1, (uintptr_t)t->b.r + roff, rkey, IBV_SEND_SIGNALED);
 }
 
-/* A's n-th WC is wr_id with status st; on a NAK, the one B sent is nak. */
-static void
-expect_a(uint32_t n, uint64_t wr_id, enum ibv_wc_status st, int nak)
-{
-	const struct ibv_wc *wc = e2e_wait_wc(0, n);
-	uint32_t i, naks = 0;
-
-	if (wc->status != st)
-		e2e_dump();
-	assert_int_equal(wc->wr_id, wr_id);
-	assert_int_equal(wc->status, st);
-	if (nak < 0)
-		return;
-	for (i = 0; i < E->npkts; i++) {
-		const struct e2e_pkt *k = &E->pkts[i];
-
-		if (k->side == 1 && k->opcode == SRNIC_OP_RC_ACK &&
-		    srnic_aeth_syndrome(e2e_hdr(k, SRNIC_HDR_AETH)) == nak)
-			naks++;
-	}
-	assert_int_equal(naks, 1);
-}
-
 /* A WRITE and a READ through a type 2 window inside its range move the
  * bytes; a WRITE one byte past it is NAKed and writes nothing. */
 static void
@@ -141,15 +120,15 @@ test_type2_inside_outside(void **state)
 	/* WRITE l[WOFF, +2048) to r[WOFF, ...), READ r[WOFF + 2048, +2048) into l */
 	post_rdma(&t, IBV_WR_RDMA_WRITE, 1, 2048, WOFF, t.rkey);
 	post_rdma(&t, IBV_WR_RDMA_READ, 2, 2048, WOFF + 2048, t.rkey);
-	expect_a(1, 1, IBV_WC_SUCCESS, -1);
-	expect_a(2, 2, IBV_WC_SUCCESS, -1);
+	e2e_expect_a(1, 1, IBV_WC_SUCCESS, -1);
+	e2e_expect_a(2, 2, IBV_WC_SUCCESS, -1);
 	assert_memory_equal(t.b.r + WOFF, t.b.l + WOFF, 2048);
 	srnic_test_fill(want, RLEN, 22);
 	assert_memory_equal(t.b.l + WOFF + 2048, want + WOFF + 2048, 2048);
 	/* the last byte of the window and one more */
 	memcpy(want, t.b.r, RLEN);
 	post_rdma(&t, IBV_WR_RDMA_WRITE, 3, 2, WOFF + WLEN - 1, t.rkey);
-	expect_a(3, 3, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
+	e2e_expect_a(3, 3, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
 	assert_memory_equal(t.b.r, want, RLEN);
 	assert_true(srnic_dev_stat(E->p.dev[1], "resp_mw_rkey_err") >= 1);
 	mw_case_end(&t);
@@ -167,14 +146,14 @@ test_type2_access(void **state)
 	bind_ok(&t, IBV_MW_TYPE_2, IBV_ACCESS_REMOTE_WRITE);
 	e2e_reset();
 	post_rdma(&t, IBV_WR_RDMA_READ, 1, 64, WOFF, t.rkey);
-	expect_a(1, 1, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
+	e2e_expect_a(1, 1, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
 	mw_case_end(&t);
 
 	mw_case_new(&t, E2E_RALL | IBV_ACCESS_MW_BIND);
 	bind_ok(&t, IBV_MW_TYPE_2, IBV_ACCESS_REMOTE_WRITE);
 	e2e_reset();
 	post_rdma(&t, IBV_WR_RDMA_WRITE, 1, 64, WOFF - 1, t.rkey);
-	expect_a(1, 1, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
+	e2e_expect_a(1, 1, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
 	mw_case_end(&t);
 }
 
@@ -192,7 +171,7 @@ test_type1_bind_unbind(void **state)
 	bind_ok(&t, IBV_MW_TYPE_1, IBV_ACCESS_REMOTE_READ);
 	e2e_reset();
 	post_rdma(&t, IBV_WR_RDMA_READ, 1, 512, WOFF, t.rkey);
-	expect_a(1, 1, IBV_WC_SUCCESS, -1);
+	e2e_expect_a(1, 1, IBV_WC_SUCCESS, -1);
 	srnic_test_fill(want, RLEN, 22);
 	assert_memory_equal(t.b.l + WOFF, want + WOFF, 512);
 	/* unbind: a new key byte, length 0 */
@@ -203,7 +182,7 @@ test_type1_bind_unbind(void **state)
 	assert_int_equal(wc->status, IBV_WC_SUCCESS);
 	assert_int_equal(wc->opcode, IBV_WC_BIND_MW);
 	post_rdma(&t, IBV_WR_RDMA_READ, 2, 512, WOFF, t.rkey);
-	expect_a(2, 2, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
+	e2e_expect_a(2, 2, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
 	mw_case_end(&t);
 }
 
@@ -231,7 +210,7 @@ test_local_inv(void **state)
 	assert_int_equal(srnic_dev_stat(E->p.dev[1], "mw_local_inv"), 1);
 	e2e_reset();
 	post_rdma(&t, IBV_WR_RDMA_WRITE, 1, 64, WOFF, t.rkey);
-	expect_a(1, 1, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
+	e2e_expect_a(1, 1, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
 	mw_case_end(&t);
 }
 
@@ -266,7 +245,7 @@ test_remote_inv(void **state)
 	bind_ok(&t, IBV_MW_TYPE_2, IBV_ACCESS_REMOTE_WRITE);
 	e2e_reset();
 	send_inv(&t, t.rkey);
-	expect_a(1, 1, IBV_WC_SUCCESS, -1);
+	e2e_expect_a(1, 1, IBV_WC_SUCCESS, -1);
 	wc = e2e_wait_wc(1, 1);
 	assert_int_equal(wc->wr_id, 70);
 	assert_int_equal(wc->status, IBV_WC_SUCCESS);
@@ -288,7 +267,7 @@ test_remote_inv(void **state)
 	assert_int_equal(srnic_dev_stat(E->p.dev[1], "mw_remote_inv"), 1);
 	/* a second use of the key: refused */
 	post_rdma(&t, IBV_WR_RDMA_WRITE, 2, 64, WOFF, t.rkey);
-	expect_a(2, 2, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
+	e2e_expect_a(2, 2, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
 	/* invalidated, the window is free to bind again and its MR to go */
 	mw_case_end(&t);
 }
@@ -306,7 +285,7 @@ test_remote_inv_refused(void **state)
 	mw_case_new(&t, E2E_RALL | IBV_ACCESS_MW_BIND);
 	e2e_reset();
 	send_inv(&t, srnic_mr_rkey(t.b.rmr));
-	expect_a(1, 1, IBV_WC_REM_INV_REQ_ERR, NAK_INV_REQ);
+	e2e_expect_a(1, 1, IBV_WC_REM_INV_REQ_ERR, NAK_INV_REQ);
 	wc = e2e_wait_wc(1, 1);
 	assert_int_equal(wc->wr_id, 70);
 	assert_int_equal(wc->status, IBV_WC_REM_INV_REQ_ERR);
@@ -349,6 +328,48 @@ test_refused(void **state)
 	mw_case_end(&t);
 }
 
+/* A type 2B window answers only the QP it was bound through, not one made
+ * in its place: B's QP destroyed and QPs created until the allocator hands
+ * back the same struct, A's WRITE through the window is refused (NAK
+ * Remote Access Error), the memory untouched. */
+static void
+test_type2_qp_reused(void **state)
+{
+	struct e2e_conf c = { .psn = { 100, 900 } };
+	const struct srnic_qp *bound;
+	uint8_t want[RLEN];
+	struct mw_case t;
+	int i;
+
+	RTE_SET_USED(state);
+	memset(&t, 0, sizeof(t));
+	/* the window's memory outlives the fixture's buffers, which each
+	 * e2e_qps_renew() frees */
+	t.b.r = rte_zmalloc("mw_r", RLEN, 64);
+	assert_non_null(t.b.r);
+	srnic_test_fill(t.b.r, RLEN, 22);
+	t.b.rmr = srnic_reg_mr(E->p.pd[1], t.b.r, RLEN, E2E_RALL | IBV_ACCESS_MW_BIND);
+	assert_non_null(t.b.rmr);
+	e2e_reset();
+	bind_ok(&t, IBV_MW_TYPE_2, IBV_ACCESS_REMOTE_WRITE);
+	bound = E->qp[1];
+	for (i = 0; i < 64; i++) {
+		e2e_qps_renew(&c);
+		if (E->qp[1] == bound)
+			break;
+	}
+	assert_ptr_equal(E->qp[1], bound);
+	t.b.l = e2e_buf(0, RLEN, IBV_ACCESS_LOCAL_WRITE, &t.b.lmr);
+	srnic_test_fill(t.b.l, RLEN, 11);
+	memcpy(want, t.b.r, RLEN);
+	e2e_reset();
+	post_rdma(&t, IBV_WR_RDMA_WRITE, 1, 64, WOFF, t.rkey);
+	e2e_expect_a(1, 1, IBV_WC_REM_ACCESS_ERR, NAK_REM_ACCESS);
+	assert_memory_equal(t.b.r, want, RLEN);
+	mw_case_end(&t);
+	rte_free(t.b.r);
+}
+
 int
 main(void)
 {
@@ -360,6 +381,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_remote_inv, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_remote_inv_refused, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_refused, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_type2_qp_reused, e2e_setup, e2e_teardown),
 	};
 
 	return cmocka_run_group_tests_name("e2e_mw", tests, e2e_group_setup, e2e_group_teardown);
