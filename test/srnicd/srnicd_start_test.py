@@ -31,33 +31,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
+
+from srnicd_check import GUARD_S, check, failures, wait_for
 
 DAEMONS = 3
-GUARD_S = 120
 READY = "srnicd: ready:"
 TAKEN = "another srnicd serves"
-
-failures = []
-
-
-def check(cond, what):
-    print(("ok: " if cond else "FAIL: ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
-
-
-def wait_for(cond, what, guard=GUARD_S, every=0.05):
-    deadline = time.monotonic() + guard
-    while True:
-        v = cond()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            check(False, "waited %d s for %s" % (guard, what))
-            return v
-        time.sleep(every)
 
 
 class Daemon:

@@ -29,12 +29,12 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
+
+from srnicd_check import GUARD_S, check, failures, wait_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SRNIC = os.path.join(ROOT, "usertools", "srnic")
 SKIP = 77
-GUARD_S = 120           # a step that takes longer has hung
 IDLE_NAPS = 300         # the idle window: this many engine naps
 IDLE_CPU_MAX = 0.02     # of a core (issue 24: < 2% idle)
 DAEMON_IP = "10.79.0.1"
@@ -46,27 +46,6 @@ SVC_HELLO, SVC_LIST, SVC_OPEN, SVC_CLOSE, SVC_QDEV, SVC_QPORT, SVC_QGID, SVC_STA
 SVC_MAP_SHM, SVC_ALLOC_PD, SVC_DEALLOC_PD = range(9, 12)
 OBJECTS = ("pds", "cqs", "qps", "mrs", "mr_bytes", "shm_bytes")
 MAGIC = 0x534e5244
-
-failures = []
-
-
-def check(cond, what):
-    print(("ok: " if cond else "FAIL: ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
-
-
-def wait_for(cond, what, guard=GUARD_S, every=0.05):
-    deadline = time.monotonic() + guard
-    while True:
-        v = cond()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            check(False, "waited %d s for %s" % (guard, what))
-            return v
-        time.sleep(every)
 
 
 def msg(mtype, seq, body=b""):
