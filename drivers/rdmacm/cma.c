@@ -1322,7 +1322,7 @@ rdma_destroy_qp(struct rdma_cm_id *rid)
 	if (rid == NULL)
 		return;
 	if (rid->qp != NULL) {
-		cma_mc_leave_all(cma_id(rid), rid->qp); /* attached: not destroyed */
+		cma_mc_leave(cma_id(rid), rid->qp); /* attached: not destroyed */
 		ibv_destroy_qp(rid->qp);
 	}
 	rid->qp = NULL;
@@ -1466,7 +1466,7 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 
 	if (rid == NULL)
 		return err(EINVAL);
-	cma_mc_leave_all(id, NULL);
+	cma_mc_leave(id, NULL);
 	pthread_mutex_lock(&cma_lock);
 	listen_hand_over(id);
 	cmid = take_cm_id(id);

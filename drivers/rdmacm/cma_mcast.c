@@ -20,6 +20,8 @@
 /* RoCEv2 multicast's hop limit (the kernel's IPV6_DEFAULT_HOPLIMIT) */
 #define CMA_MC_HOP_LIMIT 64
 
+static void cma_mc_leave_all(struct cma_id *id, struct ibv_qp *qp);
+
 struct cma_mc {
 	LIST_ENTRY(cma_mc) link;        /* cma_id.mc, under cma_lock */
 	struct sockaddr_storage addr;
@@ -142,8 +144,10 @@ rdma_join_multicast_ex(struct rdma_cm_id *rid, struct rdma_cm_join_mc_attr_ex *a
 		e->ev.param.ud.qp_num = SRNIC_MCAST_QPN;
 		e->ev.param.ud.qkey = RDMA_UDP_QKEY;
 	}
-	if (status == 0)
+	if (status == 0) {
 		LIST_INSERT_HEAD(&id->mc, mc, link);
+		id->mc_leave_all = cma_mc_leave_all;
+	}
 	cma_event_post(id, e);
 	pthread_mutex_unlock(&cma_lock);
 	(void)context; /* rdma-core hands it back in no event field of 44's ABI */
@@ -209,7 +213,7 @@ rdma_leave_multicast(struct rdma_cm_id *rid, struct sockaddr *addr)
 	return 0;
 }
 
-void
+static void
 cma_mc_leave_all(struct cma_id *id, struct ibv_qp *qp)
 {
 	for (;;) {

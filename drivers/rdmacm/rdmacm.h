@@ -117,6 +117,10 @@ struct cma_id {
 	struct ibv_qp_init_attr *ep_qp_attr;
 	uint32_t remote_qpn, remote_qkey;
 	LIST_HEAD(, cma_mc) mc;         /* multicast joins (cma_mcast.c), under cma_lock */
+	/* set by cma_mcast.c at the id's first join (under cma_lock): how
+	 * rdma_destroy_qp/rdma_destroy_id leave them, so that cma.c, below the
+	 * joins, calls no code of theirs (one direction between the files) */
+	void (*mc_leave_all)(struct cma_id *id, struct ibv_qp *qp);
 };
 
 enum cma_event_kind {
@@ -165,8 +169,19 @@ struct cma_event *cma_event_new(struct cma_id *id, enum rdma_cm_event_type type,
 void cma_event_post(struct cma_id *id, struct cma_event *e);
 int cma_complete(struct cma_id *id);
 
-/* cma_mcast.c: leave every group id joined (qp NULL: rdma_destroy_id), or
- * detach qp from them (rdma_destroy_qp: the joins stay). Not under cma_lock. */
-void cma_mc_leave_all(struct cma_id *id, struct ibv_qp *qp);
+/* Leave every group id joined (qp NULL: rdma_destroy_id), or detach qp
+ * from them (rdma_destroy_qp: the joins stay), through id->mc_leave_all if
+ * it ever joined. Not under cma_lock. */
+static inline void
+cma_mc_leave(struct cma_id *id, struct ibv_qp *qp)
+{
+	void (*leave)(struct cma_id *, struct ibv_qp *);
+
+	pthread_mutex_lock(&cma_lock);
+	leave = id->mc_leave_all;
+	pthread_mutex_unlock(&cma_lock);
+	if (leave != NULL)
+		leave(id, qp);
+}
 
 #endif /* SRNIC_RDMACM_H */

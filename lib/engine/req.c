@@ -305,6 +305,12 @@ req_build_rsp0(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe 
 	srnic_reth_set_rkey(reth, w->rkey);
 	srnic_reth_set_len(reth, w->length);
 	if (flush) {
+		/* the API's values are the FETH's (srnic.h, srnic_hdr.h) */
+		_Static_assert((int)SRNIC_FLUSH_GLOBAL == (int)SRNIC_FETH_PLT_GLOBAL &&
+			       (int)SRNIC_FLUSH_PERSISTENT == (int)SRNIC_FETH_PLT_PERSISTENT &&
+			       (int)SRNIC_FLUSH_RANGE == (int)SRNIC_FETH_SEL_RANGE &&
+			       (int)SRNIC_FLUSH_MR == (int)SRNIC_FETH_SEL_MR,
+			       "FLUSH's type and level on the wire");
 		srnic_feth_set(bth + oi->offset[SRNIC_HDR_FETH], w->flush.type, w->flush.level);
 	} else if (w->num_sge == 0) {
 		void *d = rte_pktmbuf_append(m, sizeof(w->compare_add));

@@ -323,7 +323,7 @@ check_length(struct resp_ctx *c)
 	}
 	if (unlikely(m & SRNIC_OPM_FLUSH) &&
 	    (srnic_feth_plt(srnic_pkt_hdr(pkt, SRNIC_HDR_FETH)) &
-	     ~(uint32_t)(SRNIC_FLUSH_GLOBAL | SRNIC_FLUSH_PERSISTENT)) != 0)
+	     ~(uint32_t)(SRNIC_FETH_PLT_GLOBAL | SRNIC_FETH_PLT_PERSISTENT)) != 0)
 		return RESP_ERR_UNSUPPORTED; /* a placement type IBTA 1.5 does not name */
 	if (m & SRNIC_OPM_ATOMIC) {
 		const uint8_t *a = srnic_pkt_hdr(pkt, SRNIC_HDR_ATMETH);
@@ -353,8 +353,8 @@ check_rkey(struct resp_ctx *c)
 		 * access (rxe's check_rkey); persistence no MR of srnic has */
 		uint32_t plt = srnic_feth_plt(srnic_pkt_hdr(c->pkt, SRNIC_HDR_FETH));
 
-		acc = ((plt & SRNIC_FLUSH_GLOBAL) ? SRNIC_ACCESS_FLUSH_GLOBAL : 0) |
-		      ((plt & SRNIC_FLUSH_PERSISTENT) ? SRNIC_ACCESS_FLUSH_PERSISTENT : 0);
+		acc = ((plt & SRNIC_FETH_PLT_GLOBAL) ? SRNIC_ACCESS_FLUSH_GLOBAL : 0) |
+		      ((plt & SRNIC_FETH_PLT_PERSISTENT) ? SRNIC_ACCESS_FLUSH_PERSISTENT : 0);
 	} else if (c->len == 0) {
 		return RESP_EXECUTE; /* a zero-length transfer checks no key (IBTA 9.7) */
 	} else {

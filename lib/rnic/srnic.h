@@ -54,7 +54,6 @@
 #include <infiniband/verbs.h>
 #include <rte_ether.h>
 
-#include "srnic_hdr.h" /* SRNIC_FLUSH_* (the FETH) */
 
 #ifdef __cplusplus
 extern "C" {
@@ -904,8 +903,20 @@ uint32_t srnic_cq_gen(const struct srnic_cq *cq);
 #define SRNIC_ACCESS_FLUSH_GLOBAL (1 << 8)              /**< rdma-core 45's IBV_ACCESS_FLUSH_GLOBAL */
 #define SRNIC_ACCESS_FLUSH_PERSISTENT (1 << 9)          /**< rdma-core 45's IBV_ACCESS_FLUSH_PERSISTENT */
 
+/** FLUSH's placement type (rdma-core 45's ibv_flush_type; the FETH's bits). */
+enum srnic_flush_type {
+	SRNIC_FLUSH_GLOBAL = 1,
+	SRNIC_FLUSH_PERSISTENT = 2,
+};
+
+/** FLUSH's selectivity level (rdma-core 45's ibv_flush_level; the FETH's). */
+enum srnic_flush_level {
+	SRNIC_FLUSH_RANGE = 0,
+	SRNIC_FLUSH_MR = 1,
+};
+
 /** A FLUSH work request: type SRNIC_FLUSH_GLOBAL, level SRNIC_FLUSH_RANGE
- * or SRNIC_FLUSH_MR (srnic_hdr.h's FETH values), carried in wr.atomic. */
+ * or SRNIC_FLUSH_MR, carried in wr.atomic. */
 static inline void
 srnic_wr_set_flush(struct ibv_send_wr *wr, uint32_t rkey, uint64_t addr, uint64_t len,
 		   uint8_t type, uint8_t level)

@@ -241,16 +241,18 @@ static inline void srnic_reth_set_len(uint8_t *h, uint32_t l) { srnic_st32(h + 1
 #define SRNIC_FETH_SEL_SHIFT 4
 #define SRNIC_FETH_SEL_MASK 0x3u
 
-/** FETH placement type bits (ibv_flush_type of rdma-core 45). */
-enum srnic_flush_type {
-	SRNIC_FLUSH_GLOBAL = 1,
-	SRNIC_FLUSH_PERSISTENT = 2,
+/** FETH placement type bits (srnic.h's SRNIC_FLUSH_GLOBAL/PERSISTENT, rdma-core 45's
+ * ibv_flush_type, have the same values). */
+enum srnic_feth_plt {
+	SRNIC_FETH_PLT_GLOBAL = 1,
+	SRNIC_FETH_PLT_PERSISTENT = 2,
 };
 
-/** FETH selectivity level (ibv_flush_level of rdma-core 45). */
-enum srnic_flush_level {
-	SRNIC_FLUSH_RANGE = 0,
-	SRNIC_FLUSH_MR = 1,
+/** FETH selectivity level (srnic.h's SRNIC_FLUSH_RANGE/MR, rdma-core 45's
+ * ibv_flush_level). */
+enum srnic_feth_sel {
+	SRNIC_FETH_SEL_RANGE = 0,
+	SRNIC_FETH_SEL_MR = 1,
 };
 
 static inline uint32_t srnic_feth_plt(const uint8_t *h) { return srnic_ld32(h) & SRNIC_FETH_PLT_MASK; }

@@ -338,7 +338,7 @@ inject(uint8_t op, uint32_t psn, uint64_t va, uint32_t rkey, uint32_t dmalen, ui
 	srnic_reth_set_rkey(bth + oi->offset[SRNIC_HDR_RETH], rkey);
 	srnic_reth_set_len(bth + oi->offset[SRNIC_HDR_RETH], dmalen);
 	if (oi->mask & SRNIC_OPM_FETH)
-		srnic_feth_set(bth + oi->offset[SRNIC_HDR_FETH], plt, SRNIC_FLUSH_RANGE);
+		srnic_feth_set(bth + oi->offset[SRNIC_HDR_FETH], plt, SRNIC_FETH_SEL_RANGE);
 	if (paylen > 0)
 		memset(rte_pktmbuf_append(m, (uint16_t)paylen), 0x77, paylen);
 	assert_int_equal(srnic_pkt_finish(m, pool), 0);
