@@ -71,13 +71,12 @@ srnd_socket_taken(const struct srnd *d)
 	return true;
 }
 
-/* The socket's directory (its last component only, 0755) and the socket,
- * refusing a path another daemon still answers on. */
+/* The socket, refusing a path another daemon still answers on (its
+ * directory was made by srnd_lock(), which runs first). */
 int
 srnd_sessions_listen(struct srnd *d, const char *group)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char dir[SVC_SOCK_PATH_MAX], *slash;
 	struct group *gr = NULL;
 	mode_t mode = 0600;
 	int fd;
@@ -86,15 +85,6 @@ srnd_sessions_listen(struct srnd *d, const char *group)
 		srnd_log("--socket %s: longer than a unix socket's path (%zu)", d->sock_path,
 			 sizeof(sa.sun_path) - 1);
 		return -1;
-	}
-	strcpy(dir, d->sock_path);
-	slash = strrchr(dir, '/');
-	if (slash != NULL && slash != dir) {
-		*slash = '\0';
-		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-			srnd_log("cannot make %s for the socket: %s", dir, strerror(errno));
-			return -1;
-		}
 	}
 	unlink(d->sock_path);   /* a dead daemon's: srnd_socket_taken() said no one answers */
 	if (group != NULL) {

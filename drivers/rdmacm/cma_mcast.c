@@ -146,7 +146,7 @@ rdma_join_multicast_ex(struct rdma_cm_id *rid, struct rdma_cm_join_mc_attr_ex *a
 	}
 	if (status == 0) {
 		LIST_INSERT_HEAD(&id->mc, mc, link);
-		id->mc_leave_all = cma_mc_leave_all;
+		__atomic_store_n(&id->mc_leave_all, cma_mc_leave_all, __ATOMIC_RELEASE);
 	}
 	cma_event_post(id, e);
 	pthread_mutex_unlock(&cma_lock);

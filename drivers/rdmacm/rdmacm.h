@@ -171,15 +171,14 @@ int cma_complete(struct cma_id *id);
 
 /* Leave every group id joined (qp NULL: rdma_destroy_id), or detach qp
  * from them (rdma_destroy_qp: the joins stay), through id->mc_leave_all if
- * it ever joined. Not under cma_lock. */
+ * it ever joined (set once by the first join, a release store). Not under
+ * cma_lock. */
 static inline void
 cma_mc_leave(struct cma_id *id, struct ibv_qp *qp)
 {
-	void (*leave)(struct cma_id *, struct ibv_qp *);
+	void (*leave)(struct cma_id *, struct ibv_qp *) =
+		__atomic_load_n(&id->mc_leave_all, __ATOMIC_ACQUIRE);
 
-	pthread_mutex_lock(&cma_lock);
-	leave = id->mc_leave_all;
-	pthread_mutex_unlock(&cma_lock);
 	if (leave != NULL)
 		leave(id, qp);
 }
