@@ -373,6 +373,24 @@ e2e_post_recv(int side, struct ibv_recv_wr *wr)
 	assert_int_equal(srnic_post_recv(E->qp[side], wr, &bad), 0);
 }
 
+void
+e2e_ud_up(struct srnic_qp *qp, uint32_t qkey, uint32_t sq_psn)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = qkey;
+	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+						 IBV_QP_QKEY), 0);
+	a.qp_state = IBV_QPS_RTR;
+	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = sq_psn;
+	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+}
+
 int
 e2e_qp_connect(int side, enum ibv_mtu mtu, uint32_t sq_psn, uint32_t rq_psn,
 	       uint8_t max_rd_atomic, uint8_t max_dest_rd_atomic, int access)

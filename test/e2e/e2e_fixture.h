@@ -134,6 +134,9 @@ void e2e_qps_renew(const struct e2e_conf *conf);
 /* Connect one QP to the peer QP with explicit attributes. */
 int e2e_qp_connect(int side, enum ibv_mtu mtu, uint32_t sq_psn, uint32_t rq_psn,
 		   uint8_t max_rd_atomic, uint8_t max_dest_rd_atomic, int access);
+/* RESET -> INIT (port 1, P_Key index 0, Q_Key qkey) -> RTR -> RTS (sq_psn)
+ * for a UD QP. */
+void e2e_ud_up(struct srnic_qp *qp, uint32_t qkey, uint32_t sq_psn);
 
 /* Allocate (zeroed) and register len bytes on a side. */
 void *e2e_buf(int side, size_t len, int access, struct srnic_mr **mr);

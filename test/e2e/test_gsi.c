@@ -31,25 +31,6 @@ stat1(int side, const char *name)
 	return srnic_dev_stat(E->p.dev[side], name);
 }
 
-/* RESET -> INIT -> RTR -> RTS for a UD QP, INIT with Q_Key qkey. */
-static void
-ud_up(struct srnic_qp *qp, uint32_t qkey, uint32_t sq_psn)
-{
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qkey = qkey;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-						 IBV_QP_QKEY), 0);
-	a.qp_state = IBV_QPS_RTR;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = sq_psn;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
-}
-
 static void
 gsi_attr(struct srnic_qp_init_attr *ia, int side, enum ibv_qp_type type)
 {
@@ -74,7 +55,7 @@ gsi_create(int side)
 	assert_non_null(qp);
 	assert_int_equal(srnic_qp_num(qp), SRNIC_GSI_QPN);
 	/* the kernel brings QP1 up with its Q_Key: whatever INIT says */
-	ud_up(qp, 0x1234, 100 + (uint32_t)side);
+	e2e_ud_up(qp, 0x1234, 100 + (uint32_t)side);
 	return qp;
 }
 
@@ -87,8 +68,8 @@ gsi_setup(void **state)
 
 	RTE_SET_USED(state);
 	e2e_qps_create(&c);
-	ud_up(E->qp[0], UD_QKEY, 500);
-	ud_up(E->qp[1], UD_QKEY, 900);
+	e2e_ud_up(E->qp[0], UD_QKEY, 500);
+	e2e_ud_up(E->qp[1], UD_QKEY, 900);
 	for (i = 0; i < 2; i++)
 		gsi[i] = gsi_create(i);
 	return 0;

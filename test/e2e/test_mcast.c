@@ -89,24 +89,6 @@ mk_qp(int side, enum ibv_qp_type type)
 	return qp;
 }
 
-static void
-ud_up(struct srnic_qp *qp, uint32_t qkey)
-{
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qkey = qkey;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-						 IBV_QP_QKEY), 0);
-	a.qp_state = IBV_QPS_RTR;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 100;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
-}
-
 static struct srnic_ah *
 ah_to(const union ibv_gid *dgid, uint8_t sgid_index)
 {
@@ -169,10 +151,10 @@ t_setup(void **state)
 	assert_non_null(T.cq[0]);
 	assert_non_null(T.cq[1]);
 	T.a = mk_qp(0, IBV_QPT_UD);
-	ud_up(T.a, QKEY);
+	e2e_ud_up(T.a, QKEY, 100);
 	for (i = 0; i < 3; i++) {
 		T.b[i] = mk_qp(1, IBV_QPT_UD);
-		ud_up(T.b[i], i < 2 ? QKEY : QKEY + 1);
+		e2e_ud_up(T.b[i], i < 2 ? QKEY : QKEY + 1, 100);
 	}
 	return 0;
 }
@@ -365,7 +347,7 @@ test_mcast_api(void **state)
 	/* QPs per group */
 	for (i = 3; i < NQP; i++) {
 		T.b[i] = mk_qp(1, IBV_QPT_UD);
-		ud_up(T.b[i], QKEY);
+		e2e_ud_up(T.b[i], QKEY, 100);
 	}
 	for (i = 0; i < SRNIC_MAX_MCAST_QP_ATTACH; i++)
 		assert_int_equal(srnic_attach_mcast(T.b[i], &g, 0), 0);

@@ -18,6 +18,7 @@
 #include <rte_malloc.h>
 
 #include "srnic.h"
+#include "e2e_fixture.h"
 #include "srnic_pair.h"
 #include "test_eal.h"
 
@@ -36,24 +37,6 @@ mgid4(uint8_t a, uint8_t b, uint8_t c)
 
 	srnic_gid_from_ipv4(&g, ip);
 	return g;
-}
-
-static void
-ud_up(struct srnic_qp *qp, uint32_t qkey)
-{
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qkey = qkey;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-						 IBV_QP_QKEY), 0);
-	a.qp_state = IBV_QPS_RTR;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 100;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
 }
 
 /* Drive every engine of both devices of p until cond. */
@@ -107,7 +90,7 @@ test_mcast_engines(void **state)
 		qa.send_cq = qa.recv_cq = cq[i];
 		qp[i] = srnic_create_qp(p2.pd[side], &qa);
 		assert_non_null(qp[i]);
-		ud_up(qp[i], QKEY);
+		e2e_ud_up(qp[i], QKEY, 100);
 	}
 	for (i = 1; i < 3; i++) {
 		struct ibv_sge sge = { .addr = (uintptr_t)rbuf + i * SLOT, .length = SLOT,

@@ -148,25 +148,6 @@ mk_qp(int side, enum ibv_qp_type type, struct srnic_srq *srq)
 	return qp;
 }
 
-/* RESET -> INIT -> RTR -> RTS for a UD QP. */
-static void
-ud_up(struct srnic_qp *qp, uint32_t sq_psn)
-{
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qkey = QKEY;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-						 IBV_QP_QKEY), 0);
-	a.qp_state = IBV_QPS_RTR;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = sq_psn;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
-}
-
 /* A UC QP on side to peer (on the other side), path MTU 1024, to RTS. */
 static void
 uc_connect(struct srnic_qp *qp, int side, struct srnic_qp *peer, uint32_t sq_psn,
@@ -413,9 +394,9 @@ test_srq_ud_recv(void **state)
 	T.a[0] = mk_qp(0, IBV_QPT_UD, NULL);
 	T.a[1] = mk_qp(0, IBV_QPT_UD, NULL);
 	T.b[0] = mk_qp(1, IBV_QPT_UD, T.srq);
-	ud_up(T.a[0], 100);
-	ud_up(T.a[1], 200);
-	ud_up(T.b[0], 300);
+	e2e_ud_up(T.a[0], QKEY, 100);
+	e2e_ud_up(T.a[1], QKEY, 200);
+	e2e_ud_up(T.b[0], QKEY, 300);
 	T.ah = ah_to_b();
 	snd[0] = T.a[0];
 	snd[1] = T.a[1];
@@ -524,9 +505,9 @@ test_srq_two_ud(void **state)
 	T.a[0] = mk_qp(0, IBV_QPT_UD, NULL);
 	T.b[0] = mk_qp(1, IBV_QPT_UD, T.srq);
 	T.b[1] = mk_qp(1, IBV_QPT_UD, T.srq);
-	ud_up(T.a[0], 10);
-	ud_up(T.b[0], 20);
-	ud_up(T.b[1], 30);
+	e2e_ud_up(T.a[0], QKEY, 10);
+	e2e_ud_up(T.b[0], QKEY, 20);
+	e2e_ud_up(T.b[1], QKEY, 30);
 	T.ah = ah_to_b();
 	for (i = 0; i < 12; i++)
 		post_srq(200 + i, i);
@@ -581,9 +562,9 @@ test_srq_ud_too_small(void **state)
 	T.a[0] = mk_qp(0, IBV_QPT_UD, NULL);
 	T.b[0] = mk_qp(1, IBV_QPT_UD, T.srq);
 	T.b[1] = mk_qp(1, IBV_QPT_UD, T.srq);
-	ud_up(T.a[0], 10);
-	ud_up(T.b[0], 20);
-	ud_up(T.b[1], 30);
+	e2e_ud_up(T.a[0], QKEY, 10);
+	e2e_ud_up(T.b[0], QKEY, 20);
+	e2e_ud_up(T.b[1], QKEY, 30);
 	T.ah = ah_to_b();
 	small = stat1(1, "rx_ud_recv_too_small");
 	lw = stat1(1, "srq_last_wqe_reached");
@@ -826,8 +807,8 @@ test_srq_rc_ud_uc(void **state)
 	T.b[UC] = mk_qp(1, IBV_QPT_UC, T.srq);
 	rc_connect(T.a[RC], 0, T.b[RC]);
 	rc_connect(T.b[RC], 1, T.a[RC]);
-	ud_up(T.a[UD], 40);
-	ud_up(T.b[UD], 50);
+	e2e_ud_up(T.a[UD], QKEY, 40);
+	e2e_ud_up(T.b[UD], QKEY, 50);
 	uc_connect(T.a[UC], 0, T.b[UC], 60, 70);
 	uc_connect(T.b[UC], 1, T.a[UC], 70, 60);
 	T.ah = ah_to_b();

@@ -30,25 +30,6 @@ stat1(int side, const char *name)
 	return srnic_dev_stat(E->p.dev[side], name);
 }
 
-/* RESET -> INIT -> RTR -> RTS for a UD QP with Q_Key qkey. */
-static void
-ud_up(struct srnic_qp *qp, uint32_t qkey, uint32_t sq_psn)
-{
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qkey = qkey;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-						 IBV_QP_QKEY), 0);
-	a.qp_state = IBV_QPS_RTR;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = sq_psn;
-	assert_int_equal(srnic_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
-}
-
 static int
 ud_setup(void **state)
 {
@@ -56,8 +37,8 @@ ud_setup(void **state)
 
 	RTE_SET_USED(state);
 	e2e_qps_create(&c);
-	ud_up(E->qp[0], QKEY, UD_PSN);
-	ud_up(E->qp[1], QKEY, 9000);
+	e2e_ud_up(E->qp[0], QKEY, UD_PSN);
+	e2e_ud_up(E->qp[1], QKEY, 9000);
 	return 0;
 }
 
@@ -350,7 +331,7 @@ test_ud_many_to_one(void **state)
 	assert_non_null(a2);
 	q[1] = srnic_qp_num(a2);
 	assert_int_not_equal(q[0], q[1]);
-	ud_up(a2, QKEY, 77);
+	e2e_ud_up(a2, QKEY, 77);
 	fill(src, 4096, 5);
 	for (i = 0; i < 32; i++)
 		ud_recv(E->qp[1], 100 + i, dst + 256 * i, 256, rmr);
@@ -906,7 +887,7 @@ test_ud_ipv6(void **state)
 		ia.send_cq = ia.recv_cq = v->cq[i];
 		v->qp[i] = srnic_create_qp(v->pd[i], &ia);
 		assert_non_null(v->qp[i]);
-		ud_up(v->qp[i], QKEY, 1);
+		e2e_ud_up(v->qp[i], QKEY, 1);
 	}
 	v->cap = srnic_capture_start(v->port[1], SRNIC_CAPTURE_RX, v6_on_rx, v);
 	assert_non_null(v->cap);
