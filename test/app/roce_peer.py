@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 """A minimal RoCEv2 RC requester on a raw AF_PACKET socket, for
-test_perf_app.py: it talks to an srnic-perf --server --peer-* on the other
+test_perf_app_cli.py: it talks to an srnic-perf --server --peer-* on the other
 end of a veth pair (both in a netns the test made) and prints what came
 back as one JSON line.
 

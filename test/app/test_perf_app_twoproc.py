@@ -1,0 +1,232 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""srnic-perf end to end, two processes over net_memif (srnic-perf's own and
+perftest's exchange, golden rxe captures replayed, a bad peer), a server
+whose peer is on the command line.
+Usage: test_perf_app_twoproc.py SRNIC_PERF (perf_app_common.py: the shared part)."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from perf_app_common import *  # noqa: E402,F403 (check, run, PERF, EAL, PORT0, ...)
+
+# 6. two processes over net_memif: server + client, TCP exchange on loopback
+def two_process(op, sizes, port, extra=(), srv_extra=()):
+    sock = f"/tmp/srnic-perf-test-{os.getpid()}-{port}.sock"
+    try:
+        os.unlink(sock)
+    except FileNotFoundError:
+        pass
+    srv = subprocess.Popen([PERF, "-l", "1", "--file-prefix", f"ps_{os.getpid()}_{port}"] + EAL +
+                           [f"--vdev=net_memif0,role=server,socket={sock},bsize=10240", "--",
+                            "--server", "--tcp-port", str(port)] + list(extra) + list(srv_extra) +
+                           ack_timeout(list(extra) + list(srv_extra)),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_listening(srv, port)
+        cl = subprocess.run([PERF, "-l", "0", "--file-prefix", f"pc_{os.getpid()}_{port}"] + EAL +
+                            [f"--vdev=net_memif0,role=client,socket={sock},bsize=10240", "--",
+                             "--client", "127.0.0.1", "--tcp-port", str(port), "--op", op,
+                             "--sizes", sizes, "--iters", "5000", "--json"] +
+                            (list(extra) if extra else ["--verify"]) + ack_timeout(list(extra)),
+                            capture_output=True, text=True, timeout=180)
+        sout, serr = srv.communicate(timeout=30)
+    finally:
+        if srv.poll() is None:
+            srv.kill()
+    return cl, srv.returncode, sout + serr
+
+
+for op, sizes, port in (("read", "64,8192", PORT0 + 10), ("send", "100,6000", PORT0 + 11),
+                        ("write", "4096", PORT0 + 12)):
+    cl, src, sout = two_process(op, sizes, port)
+    r = json_lines(cl.stdout)
+    check(f"memif {op}: client exit 0, server exit 0", cl.returncode == 0 and src == 0,
+          cl.stdout[-400:] + cl.stderr[-400:] + sout[-400:])
+    check(f"memif {op}: all sizes, all messages, data verified",
+          len(r) == len(sizes.split(",")) and all(x["msgs"] == 5000 and x["verify_errors"] == 0
+                                                  for x in r), cl.stdout[-600:])
+
+# 6b. perftest's own exchange (--perftest) on both ends, over memif
+for op, port in (("read", PORT0 + 13), ("write", PORT0 + 14), ("send", PORT0 + 21)):
+    cl, src, sout = two_process(op, "8192", port, ("--perftest", "--size", "8192", "--op", op))
+    r = json_lines(cl.stdout)
+    check(f"perftest exchange {op}: both exit 0, every message",
+          cl.returncode == 0 and src == 0 and len(r) == 1 and r[0]["msgs"] == 5000,
+          cl.stdout[-400:] + cl.stderr[-400:] + sout[-400:])
+    # ib_send_bw trades no report: the server only learns the client is done
+    check(f"perftest exchange {op}: the server prints the client's end",
+          ("perftest client done" if op == "send" else
+           "perftest client reports 5000 x 8192 bytes") in sout, sout[-400:])
+    if op != "send":
+        # perftest's MB/s (2^20 bytes) and beside it srnic-perf's Gb/s
+        m = re.search(r"([\d.]+) MB/s \(([\d.]+) Gb/s\)", sout)
+        check(f"perftest exchange {op}: the server's MB/s and the same in Gb/s beside it",
+              m is not None and abs(float(m.group(1)) * 2**20 * 8 / 1e9 - float(m.group(2))) <=
+              0.001 + float(m.group(2)) * 0.001, sout[-400:])
+
+# 6b'. ib_write_lat / ib_send_lat's ping-pong (--perftest --lat, write or send):
+# both ends send, the same turns on each (--iters as perftest's -n)
+def first_roce_src(pcap):
+    """IPv4 source of a pcap's first RoCEv2 frame (tshark), or None."""
+    out = subprocess.run(["tshark", "-r", pcap, "-Y", "udp.dstport==4791", "-T", "fields",
+                          "-e", "ip.src"], capture_output=True, text=True, timeout=60).stdout
+    return out.split()[0] if out.split() else None
+
+
+for op, port in (("write", PORT0 + 22), ("send", PORT0 + 23)):
+    pcap = os.path.join(tempfile.gettempdir(), f"srnic-pp-{os.getpid()}-{op}.pcap")
+    cl, src, sout = two_process(op, "64", port, ("--perftest", "--lat", "--size", "64", "--op", op,
+                                                 "--iters", "2000"), ("--pcap", pcap))
+    r = json_lines(cl.stdout)
+    # perftest's roles: ib_write_lat's server opens, ib_send_lat's client
+    opener = first_roce_src(pcap) if os.path.exists(pcap) else None
+    check(f"perftest ping-pong {op}: the {'server' if op == 'write' else 'client'} sends first",
+          opener == ("127.0.1.1" if op == "write" else "127.0.1.2"), str(opener))
+    if os.path.exists(pcap):
+        os.unlink(pcap)
+    check(f"perftest ping-pong {op}: both exit 0, 2000 turns, a latency",
+          cl.returncode == 0 and src == 0 and len(r) == 1 and r[0]["msgs"] == 2000 and
+          r[0]["errors"] == 0 and r[0]["verify_errors"] == 0 and 0 < r[0]["lat_us"]["p50"],
+          cl.stdout[-400:] + cl.stderr[-400:] + sout[-400:])
+    check(f"perftest ping-pong {op}: the server measured its 2000 turns too",
+          re.search(r"^ +64 +2000 ", sout, re.M) is not None, sout[-600:])
+
+
+# 6c. an unmodified ib_read_bw / ib_read_lat / ib_atomic_bw / ib_atomic_lat
+# client's bytes (rdma_rxe, golden captures) replayed against srnic-perf --server --perftest: every reply in
+# perftest's format, the report (bandwidth) or the end (latency) understood
+def golden_client_msgs(pcap):
+    out = subprocess.run(["tshark", "-r", pcap, "-Y", "tcp.len>0 && ip.src==10.77.0.2",
+                          "-T", "fields", "-e", "tcp.payload"],
+                         capture_output=True, text=True, timeout=60).stdout
+    return [bytes.fromhex(x.replace(":", "")) for x in out.split()]
+
+
+def recv_n(s, n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            break
+        b += c
+    return b
+
+
+GOLDEN = os.environ.get("SRNIC_GOLDEN_DIR", "")
+
+
+def pt_server(port, args):
+    """srnic-perf --server --perftest on net_null (no RoCE traffic needed)
+    and a TCP connection to it: (process, socket or None)."""
+    import socket
+    srv = subprocess.Popen([PERF, "-l", "0", "--file-prefix", f"pt_{os.getpid()}_{port}"] + EAL +
+                           ["--vdev=net_null0", "--", "--server", "--perftest", "--tcp-port",
+                            str(port)] + args,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if wait_listening(srv, port):
+        try:
+            return srv, socket.create_connection(("127.0.0.1", port), timeout=10)
+        except OSError:
+            pass
+    return srv, None
+
+
+def golden_replay(name, extra, nb_msgs, done_line, port):
+    """Replay the perftest client's bytes of a golden capture against
+    srnic-perf --server --perftest (on net_null: no RoCE traffic needed)."""
+    pcap = os.path.join(GOLDEN, name)
+    if not (shutil.which("tshark") and os.path.exists(pcap)):
+        check(f"perftest golden {name}: capture and tshark present", False, pcap)
+        return
+    msgs = golden_client_msgs(pcap)
+    srv, s = pt_server(port, ["--size", "8192", "--ip", "10.77.0.10"] + extra)
+    replies = []
+    try:
+        for m in msgs[:-1]:         # all but the final "done"
+            s.sendall(m)
+            replies.append(recv_n(s, len(m)))
+        s.sendall(msgs[-1])
+        replies.append(recv_n(s, 5))
+        s.close()
+        sout, serr = srv.communicate(timeout=30)
+    except Exception as e:  # reported by the checks below
+        sout, serr = "", str(e)
+        srv.kill()
+    check(f"perftest golden {name}: {nb_msgs} client messages (version .. done)",
+          len(msgs) == nb_msgs, str([len(m) for m in msgs]))
+    ok = len(replies) == nb_msgs
+    check(f"perftest golden {name}: version, page size, cache line, MTU answered",
+          ok and replies[0].rstrip(b"\0") == b"6.06" and len(replies[0]) == 16 and
+          int.from_bytes(replies[1], "big") == 4096 and int.from_bytes(replies[2], "big") == 64
+          and replies[3][:1].isdigit() and replies[3][1:] == b"\0", str(replies[:4]))
+    dests = [r for r in replies if len(r) == 108]
+    good = len(dests) == 5
+    for d in dests:
+        f = d.rstrip(b"\0").decode(errors="replace").split(":")
+        good = good and len(f) == 24 and f[-1] == "" and int(f[1], 16) > 0 and \
+            int(f[3], 16) == 7000 and [int(x, 16) for x in f[6:22]] == \
+            [0] * 10 + [0xff, 0xff, 10, 77, 0, 10]
+    check(f"perftest golden {name}: every dest in perftest's format (OUT_READS, PSN, GID)",
+          good, str(dests[:1]))
+    check(f"perftest golden {name}: done, server exit 0, the client's end read",
+          ok and replies[-1] == b"done\0" and srv.returncode == 0 and done_line in sout,
+          sout[-300:] + serr[-300:])
+
+
+golden_replay("read_bw_8k_mtu1024.pcap", [], 15,
+              "perftest client reports 5 x 8192 bytes, 7.05 MB/s", PORT0 + 15)
+golden_replay("read_8k_mtu1024.pcap", ["--lat"], 10, "perftest client done", PORT0 + 16)
+golden_replay("atomic_fadd_bw.pcap", ["--op", "atomic"], 15, "perftest client reports 5 x 8 bytes",
+              PORT0 + 17)
+golden_replay("atomic_cas_lat.pcap", ["--op", "atomic", "--lat"], 10, "perftest client done", PORT0 + 18)
+
+
+# 6d. a peer that is not perftest: garbage dests and an absurd cycle buffer
+# are refused (non-zero exit, a message), never trusted
+def bad_peer(port, msgs):
+    srv, s = pt_server(port, ["--size", "64"])
+    try:
+        for m in msgs:
+            s.sendall(m)
+            recv_n(s, len(m))
+        sout, serr = srv.communicate(timeout=30)
+        s.close()
+    except Exception as e:  # reported by the check below
+        sout, serr = "", str(e)
+        srv.kill()
+    return srv.returncode, serr
+
+
+hello = [b"6.06".ljust(16, b"\0")]
+rc, err = bad_peer(PORT0 + 19, hello + [(1 << 30).to_bytes(4, "big"), (64).to_bytes(4, "big")])
+check("perftest peer: a 1 GiB cycle buffer refused", rc != 0 and "cycle buffer" in err, err[-300:])
+rc, err = bad_peer(PORT0 + 20, hello + [(4096).to_bytes(4, "big"), (64).to_bytes(4, "big"), b"3\0",
+                                   b"x" * 107 + b"\0"])
+check("perftest peer: a garbage dest refused", rc != 0 and "bad perftest dest" in err, err[-300:])
+
+# 7. a server whose peer is on the command line prints its parameters as JSON
+rc, out, err = run(["--server", "--peer-qpn", "0x25", "--peer-psn", "100", "--peer-ip",
+                    "127.0.1.9", "--peer-mac", "02:00:00:00:00:09", "--duration", "0.3",
+                    "--port-id", "0"], "perf_peer", lcores="0")
+# no port given to the EAL: it must say so and fail cleanly
+check("peer-on-cmdline without a port: clean failure", rc != 0 and "no port" in err, out + err)
+with tempfile.TemporaryDirectory() as d:
+    sock = os.path.join(d, "m.sock")
+    p = subprocess.run([PERF, "-l", "0", "--file-prefix", f"pp_{os.getpid()}"] + EAL +
+                       [f"--vdev=net_memif0,role=server,socket={sock}", "--", "--server",
+                        "--peer-qpn", "0x25", "--peer-psn", "100", "--peer-ip", "127.0.1.9",
+                        "--peer-mac", "02:00:00:00:00:09", "--duration", "0.3"],
+                       capture_output=True, text=True, timeout=60)
+    j = json_lines(p.stdout)
+    check("peer-on-cmdline: one JSON line with qpn, psn, rkey, va, gid",
+          p.returncode == 0 and len(j) == 1 and {"qpn", "psn", "rkey", "va", "gid"} <= set(j[0])
+          and j[0]["gid"].startswith("00000000000000000000ffff"), p.stdout + p.stderr)
+
+done()
