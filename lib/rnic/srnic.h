@@ -115,7 +115,10 @@ srnic_gid_is_v4mapped(const union ibv_gid *gid)
 #define SRNIC_MAX_INLINE 256       /**< bytes of inline data per send WR */
 #define SRNIC_MAX_READ_INLINE SRNIC_MAX_INLINE /**< srnic_dev_conf.read_inline_max at most */
 #define SRNIC_MAX_QP_WR 4096       /**< SQ/RQ depth at most */
-#define SRNIC_MAX_CQE 65536        /**< CQ depth at most */
+/** CQ depth at most: libfabric's ofi_rxm sizes its one MSG CQ for its
+ * default universe (1,024 peers x 128 sends and 128 receives, 262,144) and
+ * fails without it; mlx5 offers 4M. The ring is allocated at create. */
+#define SRNIC_MAX_CQE (1 << 18)
 #define SRNIC_MAX_CQ 65536         /**< CQs per device */
 #define SRNIC_MAX_SRQ 4096         /**< SRQs per device */
 #define SRNIC_MAX_SRQ_WR 16384     /**< SRQ depth at most */

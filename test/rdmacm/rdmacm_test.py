@@ -6,7 +6,8 @@ usertools/srnic run.
 
 Two processes on one host, each its own srnic engine and CM on its own DPDK
 port: net_memif (server and client roles on one socket), or af_packet on a
-veth pair in a network namespace the test creates. Everything, the CM's
+veth pair in a network namespace the test creates (libfabric's fi_pingpong
+there, whose own exchange is TCP on its veth end's kernel address). Everything, the CM's
 MADs and the ARP that resolves the server's address included, goes over
 that port: the kernel's network stack carries nothing. A client starts once
 its server's rdma_listen() is done (SRNIC_RDMACM_TRACE=1 logs it);
@@ -15,7 +16,7 @@ timeouts are failure guards only.
   rdmacm_test.py --lib BUILD/drivers/verbs CASE
 
 CASE: symbols | rping | ipv6 | perftest | ucmatose | rdma_server | cmtime | udaddy | mckey |
-      fio | api | af_packet
+      fio | api | af_packet | libfabric
 """
 import argparse
 import os
@@ -736,6 +737,74 @@ def case_af_packet():
         subprocess.run(["ip", "netns", "del", ns])
 
 
+# ---- libfabric's fi_pingpong over its verbs provider ----
+# fabtests' fi_pingpong exchanges its addresses over TCP (port 47592) on the
+# address it is given, so each srnic process gets its veth end's kernel
+# address as --ip: the provider tries each of the host's addresses
+# (getifaddrs) with rdma_bind_addr, then asks rdma_getaddrinfo with no node
+# or service for the source and destination it holds. msg is RC through
+# rdma_cm; ofi_rxm opens one MSG CQ for its default universe (1,024 peers x
+# 256 entries); ofi_rxd runs over the provider's UD endpoints (GID 0).
+
+FI_PORT = 47592         # fi_pingpong's control port (-B/-P)
+FI_SIZES = ["64", "256", "1k", "4k", "64k", "1m"]
+FI_ITERS = 10
+# "bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec": size, sent,
+# acked, usec/xfer (MB/sec has two decimals: 0.00 for rxm's first size,
+# which pays for its lazy connection)
+FI_ROW_RE = re.compile(r"^(\S+)\s+(\d+)\s+=(\d+)\s+\S+\s+[\d.]+s\s+[\d.]+\s+([\d.]+)\s",
+                       re.M)
+
+
+def case_libfabric():
+    if shutil.which("fi_pingpong") is None:
+        print("skip: fi_pingpong not installed (apt-get install libfabric-bin)")
+        sys.exit(vt.SKIP)
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        print("skip: needs root and iproute2 (a netns and a veth pair)")
+        sys.exit(vt.SKIP)
+    # the providers as shipped: nothing of libfabric's is tuned
+    for k in [k for k in os.environ if k.startswith("FI_")]:
+        del os.environ[k]
+    ns = "srnic-fabric-%d" % os.getpid()
+    sh = lambda *a: subprocess.run(["ip", "netns", "exec", ns] + list(a), check=True)
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        sh("ip", "link", "set", "lo", "up")
+        sh("ip", "link", "add", "sfa", "type", "veth", "peer", "name", "sfb")
+        sh("ip", "addr", "add", "10.79.0.1/24", "dev", "sfa")
+        sh("ip", "addr", "add", "10.79.0.2/24", "dev", "sfb")
+        sh("ip", "link", "set", "sfa", "up")
+        sh("ip", "link", "set", "sfb", "up")
+        for prov, ep in (("verbs", "msg"), ("verbs;ofi_rxm", "rdm"), ("verbs;ofi_rxd", "rdm")):
+            name = "fi_pingpong_" + prov.replace(";", "_") + "_" + ep
+            prog = ["fi_pingpong", "-p", prov, "-e", ep, "-c", "-I", str(FI_ITERS)]
+            p = vt.Pair(name,
+                        vt.srnic_run("net_af_packet0,iface=sfa", "10.79.0.1", prog, ns),
+                        vt.srnic_run("net_af_packet0,iface=sfb", "10.79.0.2",
+                                     prog + ["10.79.0.1"], ns),
+                        FI_PORT, ns)
+            if not p.ok():
+                continue
+            good = True
+            for side, out in (("server", p.out_s), ("client", p.out_c)):
+                rows = FI_ROW_RE.findall(out)
+                good &= check([r[0] for r in rows] == FI_SIZES,
+                              "%s %s: a row for each size %s: %s" % (name, side, FI_SIZES, rows))
+                good &= check(all(int(r[1]) == FI_ITERS and int(r[2]) == FI_ITERS and
+                                  float(r[3]) > 0 for r in rows),
+                              "%s %s: %d sent and acked, a time per transfer, each size: %s" %
+                              (name, side, FI_ITERS, rows))
+            if good:
+                print("ok %s: %s" % (name, ", ".join("%s %s us" % (r[0], r[3])
+                                                     for r in FI_ROW_RE.findall(p.out_c))),
+                      flush=True)
+            else:
+                print("---- %s client:\n%s" % (name, p.out_c), flush=True)
+    finally:
+        subprocess.run(["ip", "netns", "del", ns])
+
+
 CASES = {
     "symbols": case_symbols,
     "rping": case_rping,
@@ -749,6 +818,7 @@ CASES = {
     "fio": case_fio,
     "api": case_api,
     "af_packet": case_af_packet,
+    "libfabric": case_libfabric,
 }
 
 
