@@ -331,18 +331,24 @@ def rdma_server_checked(p, what):
 # The server never exits by itself: it is stopped once it has handed out a
 # DISCONNECTED for every connection.
 
-def case_cmtime():
+def cmtime_pair(name, ip6):
+    """cmtime -c 16 between two devices of --ip, or (ip6) of --ip6 with
+    the server's IPv6 address given to -b and -s"""
     n = 16
-    sock, sport, cport = vt.memif_ports("cmtime")
-    outs = os.path.join(vt.TMP, "cmtime.server.log")
+    sock, sport, cport = vt.memif_ports(name)
+    if ip6:
+        run = lambda port, ip, prog: [vt.SRNIC, "run", "--port", port, "--ip6", ip, "--"] + prog
+        sip, cip = SERVER_IP6, CLIENT_IP6
+    else:
+        run, sip, cip = vt.srnic_run, SERVER_IP, CLIENT_IP
+    outs = os.path.join(vt.TMP, name + ".server.log")
     with open(outs, "w") as fs:
-        ps = subprocess.Popen(vt.srnic_run(sport, SERVER_IP, ["cmtime", "-b", SERVER_IP,
-                                                               "-c", str(n)]),
+        ps = subprocess.Popen(run(sport, sip, ["cmtime", "-b", sip, "-c", str(n)]),
                               stdout=fs, stderr=subprocess.STDOUT, env=env())
+    failed = len(vt.failures)
     try:
-        check(listening_logged(ps, outs) and ps.poll() is None, "cmtime server: listening")
-        c = subprocess.run(vt.srnic_run(cport, CLIENT_IP, ["cmtime", "-s", SERVER_IP,
-                                                           "-c", str(n)]),
+        check(listening_logged(ps, outs) and ps.poll() is None, "%s server: listening" % name)
+        c = subprocess.run(run(cport, cip, ["cmtime", "-s", sip, "-c", str(n)]),
                            capture_output=True, text=True, env=env(), timeout=vt.GUARD_S)
         out_c = "\n".join(l for l in (c.stdout + c.stderr).splitlines()
                           if not l.startswith("srnic librdmacm: "))
@@ -350,22 +356,23 @@ def case_cmtime():
                                             open(outs).read()))
         wait_for(lambda: count("DISCONNECTED") >= n or ps.poll() is not None, vt.GUARD_S)
         raw_s = open(outs).read()
-        check(c.returncode == 0, "cmtime client: exit 0 (%s)" % c.returncode)
+        check(c.returncode == 0, "%s client: exit 0 (%s)" % (name, c.returncode))
         steps = re.findall(r"^(create id|resolve addr|resolve route|create qp|connect|"
                            r"disconnect|destroy)\s*:", out_c, re.M)
-        check(len(steps) == 7, "cmtime client: a time for each of its 7 steps: %s" % steps)
+        check(len(steps) == 7, "%s client: a time for each of its 7 steps: %s" % (name, steps))
         tool_s = [l for l in raw_s.splitlines() if not l.startswith("srnic librdmacm: ")]
         bad = [l for l in out_c.splitlines() + tool_s
                if vt.ERROR_RE.search(l) or "event: " in l or "failing connection" in l]
-        check(not bad, "cmtime: no error, reject or failed request: %s" % bad[:3])
+        check(not bad, "%s: no error, reject or failed request: %s" % (name, bad[:3]))
         for what in ("CONNECT_REQUEST", "ESTABLISHED", "DISCONNECTED"):
-            check(count(what) == n, "cmtime server: %d %s events (%d)" % (n, what, count(what)))
-        check(ps.poll() is None, "cmtime server: still serving (%s)" % ps.poll())
-        if vt.failures:
-            print("---- cmtime server:\n%s---- cmtime client:\n%s" % (raw_s[-3000:], out_c),
+            check(count(what) == n, "%s server: %d %s events (%d)" % (name, n, what,
+                                                                     count(what)))
+        check(ps.poll() is None, "%s server: still serving (%s)" % (name, ps.poll()))
+        if len(vt.failures) > failed:
+            print("---- %s server:\n%s---- %s client:\n%s" % (name, raw_s[-3000:], name, out_c),
                   flush=True)
         else:
-            print("ok cmtime: %d connections at once" % n, flush=True)
+            print("ok %s: %d connections at once to %s" % (name, n, sip), flush=True)
     finally:
         if ps.poll() is None:
             ps.send_signal(signal.SIGTERM)
@@ -374,6 +381,11 @@ def case_cmtime():
             except subprocess.TimeoutExpired:
                 ps.kill()
                 ps.wait()
+
+
+def case_cmtime():
+    cmtime_pair("cmtime", False)
+    cmtime_pair("cmtime6", True)
 
 
 # ---- udaddy: UD through SIDR ----
