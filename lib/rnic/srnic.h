@@ -130,9 +130,12 @@ srnic_gid_is_v4mapped(const union ibv_gid *gid)
 /** attachments over all groups (every group full) */
 #define SRNIC_MAX_TOTAL_MCAST_QP_ATTACH (SRNIC_MAX_MCAST_GRP * SRNIC_MAX_MCAST_QP_ATTACH)
 #define SRNIC_MCAST_QPN 0xFFFFFFu  /**< a multicast datagram's destination QPN (IBTA 10.5.2.2) */
-#define SRNIC_GID_TBL_LEN 2        /**< 0: link-local from MAC, 1: IP-based; each RoCEv2 */
+#define SRNIC_GID_TBL_LEN 3        /**< 0: link-local from MAC, 1 and 2: IP-based; each RoCEv2 */
 #define SRNIC_GID_INDEX_LL 0       /**< fe80:: from the MAC: RoCEv2 over IPv6 link-local, as rxe */
 #define SRNIC_GID_INDEX_IP 1       /**< the device's address (IPv4-mapped or IPv6) */
+/** an IPv4 device's global IPv6 address too (SRNIC_DEV_CONF_IP6); else
+ * empty (all zero: ibv_query_gid_ex() ENODATA, as an unused entry) */
+#define SRNIC_GID_INDEX_IP6 2
 #define SRNIC_GRH_LEN 40           /**< the GRH area at the front of every UD receive buffer */
 /**
  * A UD receive CQE's ibv_wc.sl: the received packet's type, where mlx5 puts
@@ -175,7 +178,8 @@ typedef void (*srnic_host_rx_cb)(struct srnic_dev *dev, struct rte_mbuf *m, void
 enum srnic_dev_conf_mask {
 	SRNIC_DEV_CONF_READ_INLINE_MAX = 1u << 0, /**< read_inline_max is set */
 	SRNIC_DEV_CONF_TX_SEG_MAX = 1u << 1,      /**< tx_seg_max is set */
-	SRNIC_DEV_CONF_RESERVED = 1u << 2,        /**< this bit and above: refused */
+	SRNIC_DEV_CONF_IP6 = 1u << 2,             /**< ip6 is set */
+	SRNIC_DEV_CONF_RESERVED = 1u << 3,        /**< this bit and above: refused */
 };
 
 /** Device configuration. */
@@ -214,6 +218,14 @@ struct srnic_dev_conf {
 	 * limits are not in their dev_info).
 	 */
 	uint16_t tx_seg_max;
+	/**
+	 * SRNIC_DEV_CONF_IP6. A device of ip_ver 4 holds this global IPv6
+	 * address too, as GID SRNIC_GID_INDEX_IP6 (ip is GID 1, IPv4-mapped;
+	 * the link-local fe80:: GID 0 as always): RoCEv2 over either family.
+	 * -EINVAL for another ip_ver, or an address that is not global
+	 * unicast (::, ::1, IPv4-mapped, link-local fe80::/10, multicast).
+	 */
+	uint8_t ip6[16];
 };
 
 /**

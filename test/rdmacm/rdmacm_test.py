@@ -205,11 +205,17 @@ SERVER_LL = "fe80::ff:fe77:1%lo"        # SERVER_MAC's EUI-64 link-local
 
 
 def memif_pair6(name, server_prog, client_prog, ip6=True):
-    """memif_pair with the MACs above and (ip6) IPv6 devices."""
+    """memif_pair with the MACs above and (ip6) IPv6 devices, or (ip6
+    "both") devices of both families: --ip and --ip6."""
     sock, sport, cport = vt.memif_ports(name)
     sport += ",mac=" + SERVER_MAC
     cport += ",mac=" + CLIENT_MAC
-    if ip6:
+    if ip6 == "both":
+        run = lambda port, ip, ip6, prog: [vt.SRNIC, "run", "--port", port, "--ip", ip,
+                                           "--ip6", ip6, "--"] + prog
+        p = Pair(name, run(sport, SERVER_IP, SERVER_IP6, server_prog),
+                 run(cport, CLIENT_IP, CLIENT_IP6, client_prog))
+    elif ip6:
         run = lambda port, ip, prog: [vt.SRNIC, "run", "--port", port, "--ip6", ip, "--"] + prog
         p = Pair(name, run(sport, SERVER_IP6, server_prog), run(cport, CLIENT_IP6, client_prog))
     else:
@@ -237,17 +243,24 @@ def case_ipv6():
     p = memif_pair6("udaddy6", ["udaddy", "-b", SERVER_IP6, "-c", "2", "-C", "20"],
                     ["udaddy", "-s", SERVER_IP6, "-c", "2", "-C", "20"])
     udaddy_checked(p, "udaddy over IPv6")
+    # devices of both families (GID 1 IPv4, GID 2 global IPv6): rping over
+    # each, then one pair of processes connecting over both
+    rping_pair6("rping_dual4", SERVER_IP, count, "both")
+    rping_pair6("rping_dual6", SERVER_IP6, count, "both")
     if API is None:
         print("skip the binds apart: rdmacm_api not built (apt-get install librdmacm-dev)")
         return
-    port = str(vt.free_tcp_port())
-    p = memif_pair6("api_apart", [API, "server-apart", SERVER_IP, port, SERVER_LL],
-                    [API, "client-apart", SERVER_IP, port, SERVER_LL], False)
-    if p.ok():
-        for side, out in (("server-apart", p.out_s), ("client-apart", p.out_c)):
-            n = len([l for l in out.splitlines() if l.startswith("ok ")])
-            check("%s: all ok" % side in out and "FAIL" not in out, "api apart: %s all ok" % side)
-            print("ok api %s: %d checks" % (side, n), flush=True)
+    for name, ip6, kind in (("api_apart", SERVER_LL, False), ("api_apart_dual", SERVER_IP6, "both")):
+        port = str(vt.free_tcp_port())
+        p = memif_pair6(name, [API, "server-apart", SERVER_IP, port, ip6],
+                        [API, "client-apart", SERVER_IP, port, ip6], kind)
+        if p.ok():
+            for side, out in (("server-apart", p.out_s), ("client-apart", p.out_c)):
+                n = len([l for l in out.splitlines() if l.startswith("ok ")])
+                check("%s: all ok" % side in out and "FAIL" not in out,
+                      "%s: %s all ok" % (name, side))
+                print("ok %s %s (%s and %s): %d checks" % (name, side, SERVER_IP, ip6, n),
+                      flush=True)
 
 
 # ---- perftest -R (rdma_cm connects, and carries perftest's own exchange) ----
