@@ -243,6 +243,11 @@ ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index, union ib
 	}
 	if (sva_is_ctx(context)) {
 		rc = sva_query_gid(context, port_num, (uint32_t)index, gid);
+		if (rc == ENODATA) {
+			/* an empty entry reads as zeros, as its sysfs file */
+			memset(gid, 0, sizeof(*gid));
+			rc = 0;
+		}
 		errno = rc;
 		return rc != 0 ? -1 : 0;
 	}

@@ -336,8 +336,11 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 		dev->mac = *conf->mac;
 	else if (rte_eth_macaddr_get(dev->port_id, &dev->mac) != 0)
 		goto fail_inval;
-	if (conf->comp_mask & SRNIC_DEV_CONF_IP6)
+	dev->nb_gid = SRNIC_GID_INDEX_IP + 1;
+	if (conf->comp_mask & SRNIC_DEV_CONF_IP6) {
 		memcpy(dev->gid[SRNIC_GID_INDEX_IP6].raw, conf->ip6, 16);
+		dev->nb_gid = SRNIC_GID_INDEX_IP6 + 1;
+	}
 	dev_make_gids(dev);
 
 	dev->qp_tbl = rte_zmalloc("srnic_qp_tbl", sizeof(*dev->qp_tbl) * SRNIC_MAX_QP, 0);
@@ -470,8 +473,8 @@ srnic_dev_gid(const struct srnic_dev *dev, int index, union ibv_gid *gid)
 {
 	if (index < 0 || index >= SRNIC_GID_TBL_LEN || gid == NULL)
 		return -EINVAL;
-	*gid = dev->gid[index];
-	return 0;
+	*gid = dev->gid[index];        /* an empty entry: all zero */
+	return srnic_dev_gid_valid(dev, (unsigned int)index) ? 0 : -ENODATA;
 }
 
 struct srnic_engine *

@@ -247,7 +247,11 @@ struct srnic_dev *srnic_dev_create(const struct srnic_dev_conf *conf);
  */
 int srnic_dev_destroy(struct srnic_dev *dev);
 const char *srnic_dev_name(const struct srnic_dev *dev);
-/** Our RoCEv2 GID at index (0: link-local from the MAC, 1: IP-based). */
+/**
+ * Our RoCEv2 GID at index (0: link-local from the MAC, 1: IP-based, 2: the
+ * IPv6 address of a device of both families). -EINVAL for an index beyond
+ * SRNIC_GID_TBL_LEN; -ENODATA for an empty entry (gid all zero).
+ */
 int srnic_dev_gid(const struct srnic_dev *dev, int index, union ibv_gid *gid);
 int srnic_dev_query(const struct srnic_dev *dev, struct ibv_device_attr *attr);
 /** ibv_port_attr.phys_state values (IBTA 14.2.5.6, as rxe and the HCAs give them). */

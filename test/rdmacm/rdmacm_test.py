@@ -695,18 +695,16 @@ def cm_mad_diffs(ours, linux):
 
 
 def case_af_packet():
-    if os.geteuid() != 0 or shutil.which("ip") is None:
-        print("skip: needs root and iproute2 (a netns and a veth pair)")
-        sys.exit(vt.SKIP)
-    ns = "srnic-rdmacm-%d" % os.getpid()
-    sh = lambda *a: subprocess.run(["ip", "netns", "exec", ns] + list(a), check=True)
-    subprocess.run(["ip", "netns", "add", ns], check=True)
+    vt.netns_or_skip()
+    with vt.veth_netns("rdmacm", ("sca", "scb")) as ns:
+        af_packet_rping(ns)
+
+
+def af_packet_rping(ns):
+    """rping over af_packet on sca/scb in ns, captured on both ends: the
+    Starting PSN rule and the CM MADs against rdma_rxe's."""
     cap = None
     try:
-        sh("ip", "link", "set", "lo", "up")
-        sh("ip", "link", "add", "sca", "type", "veth", "peer", "name", "scb")
-        sh("ip", "link", "set", "sca", "up")
-        sh("ip", "link", "set", "scb", "up")
         # the rule checked on Linux's own capture first: a wrong reading of it fails here
         bad, seen = starting_psn_rule(GOLDEN_CM)
         check(not bad, "rdma_rxe's capture follows the Starting PSN rule: %s (%s)" % (bad, seen))
@@ -759,7 +757,6 @@ def case_af_packet():
         if cap is not None and cap.poll() is None:
             cap.kill()
             cap.wait()
-        subprocess.run(["ip", "netns", "del", ns])
 
 
 # ---- libfabric's fi_pingpong over its verbs provider ----
@@ -785,22 +782,11 @@ def case_libfabric():
     if shutil.which("fi_pingpong") is None:
         print("skip: fi_pingpong not installed (apt-get install libfabric-bin)")
         sys.exit(vt.SKIP)
-    if os.geteuid() != 0 or shutil.which("ip") is None:
-        print("skip: needs root and iproute2 (a netns and a veth pair)")
-        sys.exit(vt.SKIP)
+    vt.netns_or_skip()
     # the providers as shipped: nothing of libfabric's is tuned
     for k in [k for k in os.environ if k.startswith("FI_")]:
         del os.environ[k]
-    ns = "srnic-fabric-%d" % os.getpid()
-    sh = lambda *a: subprocess.run(["ip", "netns", "exec", ns] + list(a), check=True)
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    try:
-        sh("ip", "link", "set", "lo", "up")
-        sh("ip", "link", "add", "sfa", "type", "veth", "peer", "name", "sfb")
-        sh("ip", "addr", "add", "10.79.0.1/24", "dev", "sfa")
-        sh("ip", "addr", "add", "10.79.0.2/24", "dev", "sfb")
-        sh("ip", "link", "set", "sfa", "up")
-        sh("ip", "link", "set", "sfb", "up")
+    with vt.veth_netns("fabric", ("sfa", "sfb"), ("10.79.0.1/24", "10.79.0.2/24")) as ns:
         for prov, ep in (("verbs", "msg"), ("verbs;ofi_rxm", "rdm"), ("verbs;ofi_rxd", "rdm")):
             name = "fi_pingpong_" + prov.replace(";", "_") + "_" + ep
             prog = ["fi_pingpong", "-p", prov, "-e", ep, "-c", "-I", str(FI_ITERS)]
@@ -826,8 +812,6 @@ def case_libfabric():
                       flush=True)
             else:
                 print("---- %s client:\n%s" % (name, p.out_c), flush=True)
-    finally:
-        subprocess.run(["ip", "netns", "del", ns])
 
 
 CASES = {

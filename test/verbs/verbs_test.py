@@ -17,6 +17,7 @@ perftest_bw | perftest_lat |
 perftest_opts | af_packet | gid0 | fork
 """
 import argparse
+import contextlib
 import os
 import re
 import shutil
@@ -794,18 +795,36 @@ def case_symbols():
 
 # ---- af_packet on a veth pair in a namespace of our own ----
 
-def case_af_packet():
+def netns_or_skip():
+    """Skip (meson's 77) where no namespace and veth pair can be made."""
     if os.geteuid() != 0 or shutil.which("ip") is None:
         print("skip: needs root and iproute2 (a netns and a veth pair)")
         sys.exit(SKIP)
-    ns = "srnic-verbs-%d" % os.getpid()
+
+
+@contextlib.contextmanager
+def veth_netns(tag, ends, addrs=()):
+    """A network namespace of the test's own (srnic-TAG-PID) with lo and a
+    veth pair ends[0] <-> ends[1] up, each end given the kernel address
+    (A.B.C.D/N) addrs holds for it; deleted on leaving."""
+    ns = "srnic-%s-%d" % (tag, os.getpid())
     sh = lambda *a: subprocess.run(["ip", "netns", "exec", ns] + list(a), check=True)
     subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
         sh("ip", "link", "set", "lo", "up")
-        sh("ip", "link", "add", "sva", "type", "veth", "peer", "name", "svb")
-        sh("ip", "link", "set", "sva", "up")
-        sh("ip", "link", "set", "svb", "up")
+        sh("ip", "link", "add", ends[0], "type", "veth", "peer", "name", ends[1])
+        for end, addr in zip(ends, addrs):
+            sh("ip", "addr", "add", addr, "dev", end)
+        for end in ends:
+            sh("ip", "link", "set", end, "up")
+        yield ns
+    finally:
+        subprocess.run(["ip", "netns", "del", ns])
+
+
+def case_af_packet():
+    netns_or_skip()
+    with veth_netns("verbs", ("sva", "svb")) as ns:
         for tool, args in (("ib_read_bw", ["-s", "65536", "-n", "200"]),
                            ("ibv_rc_pingpong", ["-g", "1", "-s", "4096", "-n", "100", "-c"])):
             port = free_tcp_port()
@@ -819,8 +838,6 @@ def case_af_packet():
                 if tool == "ib_read_bw":
                     rows = perftest_rows(p.out_c)
                     check(rows and rows[0][4] > 0, "af_packet ib_read_bw: a nonzero figure")
-    finally:
-        subprocess.run(["ip", "netns", "del", ns])
 
 
 CASES = {
