@@ -43,26 +43,36 @@ rdma_freeaddrinfo(struct rdma_addrinfo *res)
 	}
 }
 
-/* IPv4 or IPv6: node and service through the system's getaddrinfo, its
- * first answer; RAI_PASSIVE gives the source address (node NULL: any,
- * 0.0.0.0 unless hints ask for AF_INET6), else the destination (and
- * hints' source, if given). */
-int
-rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
-		 struct rdma_addrinfo **res)
+/* rdma-core's answer for no node and no service: the hints' own addresses
+ * (libfabric's verbs provider asks so with the source or destination it
+ * already holds) */
+static int
+rai_from_hints(const struct rdma_addrinfo *hints, struct rdma_addrinfo *r)
 {
-	struct addrinfo h, *ai = NULL;
-	struct rdma_addrinfo *r;
+	r->ai_flags = hints->ai_flags;
+	r->ai_family = hints->ai_family;
+	r->ai_qp_type = hints->ai_qp_type;
+	r->ai_port_space = hints->ai_port_space;
+	if (hints->ai_dst_addr != NULL && hints->ai_dst_len != 0) {
+		r->ai_dst_addr = dup_addr(hints->ai_dst_addr, hints->ai_dst_len);
+		if (r->ai_dst_addr == NULL)
+			return -ENOMEM;
+		r->ai_dst_len = hints->ai_dst_len;
+	}
+	return 0;
+}
+
+/* node and service through the system's getaddrinfo, its first answer:
+ * RAI_PASSIVE gives the source address (node NULL: any, 0.0.0.0 unless
+ * hints ask for AF_INET6), else the destination; 0 or an EAI_ code */
+static int
+rai_resolve(const char *node, const char *service, const struct rdma_addrinfo *hints,
+	    struct rdma_addrinfo *r)
+{
 	int flags = hints != NULL ? hints->ai_flags : 0;
+	struct addrinfo h, *ai = NULL;
 	int rc;
 
-	if (res == NULL || (node == NULL && service == NULL))
-		return err(EINVAL);
-	if (hints != NULL && hints->ai_family != 0 && hints->ai_family != AF_INET &&
-	    hints->ai_family != AF_INET6) {
-		cma_log("rdma_getaddrinfo: srnic0 is RoCEv2: ask for AF_INET or AF_INET6");
-		return err(EAFNOSUPPORT);
-	}
 	memset(&h, 0, sizeof(h));
 	h.ai_family = hints != NULL && hints->ai_family != 0 ? hints->ai_family
 		: node != NULL ? AF_UNSPEC : AF_INET;
@@ -72,16 +82,8 @@ rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrin
 	if (flags & RAI_PASSIVE)
 		h.ai_flags |= AI_PASSIVE;
 	rc = getaddrinfo(node, service, &h, &ai);
-	if (rc != 0) {
-		cma_log("rdma_getaddrinfo %s:%s: %s", node != NULL ? node : "*",
-			service != NULL ? service : "0", gai_strerror(rc));
-		return err(rc);         /* the EAI_ code as errno, as rdma-core's */
-	}
-	r = calloc(1, sizeof(*r));
-	if (r == NULL) {
-		freeaddrinfo(ai);
-		return err(ENOMEM);
-	}
+	if (rc != 0)
+		return rc;
 	r->ai_flags = flags;
 	r->ai_family = ai->ai_family;
 	r->ai_qp_type = hints != NULL && hints->ai_qp_type != 0 ? hints->ai_qp_type : IBV_QPT_RC;
@@ -93,15 +95,53 @@ rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrin
 	} else {
 		r->ai_dst_addr = dup_addr(ai->ai_addr, ai->ai_addrlen);
 		r->ai_dst_len = ai->ai_addrlen;
-		if (hints != NULL && hints->ai_src_addr != NULL && hints->ai_src_len != 0) {
-			r->ai_src_addr = dup_addr(hints->ai_src_addr, hints->ai_src_len);
-			r->ai_src_len = hints->ai_src_len;
-		}
 	}
 	freeaddrinfo(ai);
-	if ((r->ai_flags & RAI_PASSIVE) ? r->ai_src_addr == NULL : r->ai_dst_addr == NULL) {
+	if (r->ai_src_addr == NULL && r->ai_dst_addr == NULL)
+		return EAI_MEMORY;
+	return 0;
+}
+
+/* IPv4 or IPv6, as rdma-core's: node and/or service resolved
+ * (rai_resolve()), or with neither the hints' addresses (rai_from_hints());
+ * a source the answer lacks is the hints' (a destination's source). */
+int
+rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
+		 struct rdma_addrinfo **res)
+{
+	struct rdma_addrinfo *r;
+	int rc;
+
+	if (res == NULL || (node == NULL && service == NULL && hints == NULL))
+		return err(EINVAL);
+	if (hints != NULL && hints->ai_family != 0 && hints->ai_family != AF_INET &&
+	    hints->ai_family != AF_INET6) {
+		cma_log("rdma_getaddrinfo: srnic0 is RoCEv2: ask for AF_INET or AF_INET6");
+		return err(EAFNOSUPPORT);
+	}
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return err(ENOMEM);
+	if (node != NULL || service != NULL) {
+		rc = rai_resolve(node, service, hints, r);
+		if (rc != 0) {
+			cma_log("rdma_getaddrinfo %s:%s: %s", node != NULL ? node : "*",
+				service != NULL ? service : "0", gai_strerror(rc));
+			rdma_freeaddrinfo(r);
+			return err(rc);         /* the EAI_ code as errno, as rdma-core's */
+		}
+	} else if (rai_from_hints(hints, r) != 0) {
 		rdma_freeaddrinfo(r);
 		return err(ENOMEM);
+	}
+	if (r->ai_src_addr == NULL && hints != NULL && hints->ai_src_addr != NULL &&
+	    hints->ai_src_len != 0) {
+		r->ai_src_addr = dup_addr(hints->ai_src_addr, hints->ai_src_len);
+		if (r->ai_src_addr == NULL) {
+			rdma_freeaddrinfo(r);
+			return err(ENOMEM);
+		}
+		r->ai_src_len = hints->ai_src_len;
 	}
 	*res = r;
 	return 0;

@@ -42,7 +42,8 @@ static struct {
 	struct srnic_verbs_private priv;
 	struct ibv_context *verbs;
 	struct ibv_pd *pd;              /* for rdma_create_qp/_srq with pd NULL */
-	union ibv_gid gid[SRNIC_GID_TBL_LEN]; /* 0: fe80:: from the MAC; 1: SRNIC_IP(6) */
+	/* 0: fe80:: from the MAC; 1: SRNIC_IP(6); 2: SRNIC_IP6 beside SRNIC_IP, else empty */
+	union ibv_gid gid[SRNIC_GID_TBL_LEN];
 	enum ibv_mtu mtu;
 	uint8_t max_resp_res, max_init_depth;
 	TAILQ_HEAD(, cma_id) ids;
@@ -219,6 +220,7 @@ cma_init(void)
 	if (cma.verbs == NULL ||
 	    ibv_query_gid(cma.verbs, 1, SRNIC_GID_INDEX_LL, &cma.gid[SRNIC_GID_INDEX_LL]) != 0 ||
 	    ibv_query_gid(cma.verbs, 1, SRNIC_GID_INDEX_IP, &cma.gid[SRNIC_GID_INDEX_IP]) != 0 ||
+	    ibv_query_gid(cma.verbs, 1, SRNIC_GID_INDEX_IP6, &cma.gid[SRNIC_GID_INDEX_IP6]) != 0 ||
 	    ibv_query_port(cma.verbs, 1, &pa) != 0 || ibv_query_device(cma.verbs, &da) != 0) {
 		cma_log("cannot open srnic0 (%s)", strerror(errno));
 		cma.err = ENODEV;
@@ -245,9 +247,9 @@ cma_verbs(void)
 
 /* srnic's rdma_cm works with addresses as GIDs: an IPv4 address is its
  * IPv4-mapped GID (::ffff:a.b.c.d, as the device's GID 1 of an IPv4
- * address), an IPv6 address its 16 bytes. The device has two: GID 0, the
- * link-local fe80:: from its MAC (any device), and GID 1, its address
- * (SRNIC_IP, IPv4, or SRNIC_IP6, IPv6). */
+ * address), an IPv6 address its 16 bytes. The device has two or three:
+ * GID 0, the link-local fe80:: from its MAC (any device), GID 1, its address
+ * (SRNIC_IP, IPv4, or SRNIC_IP6, IPv6), and with both GID 2, SRNIC_IP6. */
 
 /* addr's GID and port (network order); false for a family srnic's
  * rdma_cm does not take (AF_IB). */
@@ -325,15 +327,16 @@ gid_index(const union ibv_gid *g)
 	int i;
 
 	for (i = 0; i < SRNIC_GID_TBL_LEN; i++)
-		if (memcmp(g->raw, cma.gid[i].raw, sizeof(g->raw)) == 0)
+		if (!gid_any(&cma.gid[i]) && memcmp(g->raw, cma.gid[i].raw, sizeof(g->raw)) == 0)
 			return i;
 	return -1;
 }
 
 /* The GID index a packet to dst leaves from (Linux's route lookup, on a
  * device whose every destination is on its link): a link-local fe80::
- * from GID 0, any other from GID 1 if it is of GID 1's family, any or
- * loopback (the device itself) from GID 1; -1: no route. */
+ * from GID 0, any other from GID 1 if it is of GID 1's family, an IPv6
+ * one from GID 2 if the device has both, any or loopback (the device
+ * itself) from GID 1; -1: no route. */
 static int
 route_src(const union ibv_gid *dst)
 {
@@ -343,6 +346,8 @@ route_src(const union ibv_gid *dst)
 		return SRNIC_GID_INDEX_LL;
 	if (srnic_gid_is_v4mapped(dst) == srnic_gid_is_v4mapped(&cma.gid[SRNIC_GID_INDEX_IP]))
 		return SRNIC_GID_INDEX_IP;
+	if (!srnic_gid_is_v4mapped(dst) && !gid_any(&cma.gid[SRNIC_GID_INDEX_IP6]))
+		return SRNIC_GID_INDEX_IP6;
 	return -1;
 }
 
@@ -351,16 +356,21 @@ route_src(const union ibv_gid *dst)
 static const char *
 dev_addrs(void)
 {
-	static char s[2 * INET6_ADDRSTRLEN + 64];
-	char a[INET6_ADDRSTRLEN], ll[INET6_ADDRSTRLEN];
+	static char s[3 * INET6_ADDRSTRLEN + 64];
+	char a[INET6_ADDRSTRLEN], a6[INET6_ADDRSTRLEN + 16] = "", ll[INET6_ADDRSTRLEN];
 	bool v4 = srnic_gid_is_v4mapped(&cma.gid[SRNIC_GID_INDEX_IP]);
 
 	if (v4)
 		inet_ntop(AF_INET, &cma.gid[SRNIC_GID_INDEX_IP].raw[12], a, sizeof(a));
 	else
 		inet_ntop(AF_INET6, cma.gid[SRNIC_GID_INDEX_IP].raw, a, sizeof(a));
+	if (!gid_any(&cma.gid[SRNIC_GID_INDEX_IP6])) {
+		inet_ntop(AF_INET6, cma.gid[SRNIC_GID_INDEX_IP6].raw, a6, INET6_ADDRSTRLEN);
+		strcat(a6, " (SRNIC_IP6)");
+	}
 	inet_ntop(AF_INET6, cma.gid[SRNIC_GID_INDEX_LL].raw, ll, sizeof(ll));
-	snprintf(s, sizeof(s), "%s (SRNIC_IP%s) and %s (link-local)", a, v4 ? "" : "6", ll);
+	snprintf(s, sizeof(s), "%s (SRNIC_IP%s)%s%s and %s (link-local)", a, v4 ? "" : "6",
+		 a6[0] != '\0' ? ", " : "", a6, ll);
 	return s;
 }
 

@@ -243,6 +243,11 @@ ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index, union ib
 	}
 	if (sva_is_ctx(context)) {
 		rc = sva_query_gid(context, port_num, (uint32_t)index, gid);
+		if (rc == ENODATA) {
+			/* an empty entry reads as zeros, as its sysfs file */
+			memset(gid, 0, sizeof(*gid));
+			rc = 0;
+		}
 		errno = rc;
 		return rc != 0 ? -1 : 0;
 	}
@@ -259,8 +264,8 @@ _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_i
 	if (flags != 0 || entry_size < sizeof(*entry))
 		return EINVAL;
 	/* as the kernel's rdma_get_gid_attr(): EINVAL for a port or an index
-	 * beyond the table (ENODATA is for an empty entry inside it; srnic's
-	 * two are never empty) */
+	 * beyond the table, ENODATA for an empty entry inside it (GID 2 of a
+	 * device without both an IPv4 and a global IPv6 address) */
 	if (port_num != 1 || gid_index >= SRNIC_GID_TBL_LEN)
 		return EINVAL;
 	memset(entry, 0, sizeof(*entry));
@@ -272,6 +277,8 @@ _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_i
 	} else {
 		entry->gid = ctx->dev->gid[gid_index];
 	}
+	if (entry->gid.global.subnet_prefix == 0 && entry->gid.global.interface_id == 0)
+		return ENODATA;
 	entry->gid_index = gid_index;
 	entry->port_num = port_num;
 	entry->gid_type = IBV_GID_TYPE_ROCE_V2;
@@ -282,15 +289,18 @@ ssize_t
 _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries,
 		     size_t max_entries, uint32_t flags, size_t entry_size)
 {
-	size_t i;
+	size_t i, n = 0;
 
 	if (flags != 0 || entry_size < sizeof(*entries))
 		return -EINVAL;
 	if (max_entries < SRNIC_GID_TBL_LEN)
 		return -EINVAL;
+	/* the valid entries, one after another, as the kernel's */
 	for (i = 0; i < SRNIC_GID_TBL_LEN; i++)
-		_ibv_query_gid_ex(context, 1, (uint32_t)i, &entries[i], 0, sizeof(entries[i]));
-	return SRNIC_GID_TBL_LEN;
+		if (_ibv_query_gid_ex(context, 1, (uint32_t)i, &entries[n], 0,
+				      sizeof(entries[n])) == 0)
+			n++;
+	return (ssize_t)n;
 }
 
 /* rdma-core's enum ibv_gid_type_sysfs (driver.h, not installed) */

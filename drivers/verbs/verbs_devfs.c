@@ -166,6 +166,10 @@ devfs_port(const char *root, struct sv_device *dev, const char *netdev)
 		gid_str(&dev->gid[i], gid, sizeof(gid));
 		snprintf(rel, sizeof(rel), "%s/gids/%d", ib, i);
 		rc |= devfs_put(root, rel, "%s", gid);
+		/* an empty entry (GID 2 but on a device of both families) has
+		 * no type or netdev: the kernel's read of them fails */
+		if (dev->gid[i].global.subnet_prefix == 0 && dev->gid[i].global.interface_id == 0)
+			continue;
 		/* every entry is RoCE v2 (ibv_query_gid_type()) */
 		snprintf(rel, sizeof(rel), "%s/gid_attrs/types/%d", ib, i);
 		rc |= devfs_put(root, rel, "RoCE v2");

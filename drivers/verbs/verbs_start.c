@@ -395,20 +395,15 @@ eal_start(const struct sv_conf *c, char *devname, size_t devname_len)
 static int
 conf_address(const struct sv_conf *c, struct srnic_dev_conf *dc)
 {
+	uint8_t *ip6 = dc->ip;
 	char a6[sizeof(c->ip6)];
 	char *slash, *end;
 
 	memset(dc, 0, sizeof(*dc));
-	if (c->ip[0] != '\0' && c->ip6[0] != '\0') {
-		sv_log("SRNIC_IP=%s and SRNIC_IP6=%s: a srnic device has one address; set one of "
-		       "them (IPv6 link-local works beside SRNIC_IP: the device's GID 0)", c->ip,
-		       c->ip6);
-		return -1;
-	}
 	if (c->ip[0] == '\0' && c->ip6[0] == '\0') {
 		sv_log("no device: SRNIC_PORT=%s has no address: set SRNIC_IP=A.B.C.D or "
-		       "SRNIC_IP6=ADDR (srnic's address on it; usertools/srnic run: --ip A.B.C.D "
-		       "or --ip6 ADDR)", c->port);
+		       "SRNIC_IP6=ADDR or both (srnic's addresses on it; usertools/srnic run: "
+		       "--ip A.B.C.D, --ip6 ADDR)", c->port);
 		return -1;
 	}
 	if (c->ip[0] != '\0') {
@@ -417,7 +412,13 @@ conf_address(const struct sv_conf *c, struct srnic_dev_conf *dc)
 			return -1;
 		}
 		dc->ip_ver = 4;
-		return 0;
+		if (c->ip6[0] == '\0')
+			return 0;
+		/* both: GID 1 the IPv4 address, GID 2 the IPv6 one */
+		dc->comp_mask |= SRNIC_DEV_CONF_IP6;
+		ip6 = dc->ip6;
+	} else {
+		dc->ip_ver = 6;
 	}
 	sv_copy_str(a6, sizeof(a6), c->ip6);
 	slash = strchr(a6, '/');
@@ -432,16 +433,16 @@ conf_address(const struct sv_conf *c, struct srnic_dev_conf *dc)
 			return -1;
 		}
 	}
-	if (inet_pton(AF_INET6, a6, dc->ip) != 1 || IN6_IS_ADDR_V4MAPPED((struct in6_addr *)dc->ip) ||
-	    IN6_IS_ADDR_UNSPECIFIED((struct in6_addr *)dc->ip) ||
-	    IN6_IS_ADDR_MULTICAST((struct in6_addr *)dc->ip) ||
-	    IN6_IS_ADDR_LINKLOCAL((struct in6_addr *)dc->ip)) {
+	if (inet_pton(AF_INET6, a6, ip6) != 1 || IN6_IS_ADDR_V4MAPPED((struct in6_addr *)ip6) ||
+	    IN6_IS_ADDR_UNSPECIFIED((struct in6_addr *)ip6) ||
+	    IN6_IS_ADDR_LOOPBACK((struct in6_addr *)ip6) ||
+	    IN6_IS_ADDR_MULTICAST((struct in6_addr *)ip6) ||
+	    IN6_IS_ADDR_LINKLOCAL((struct in6_addr *)ip6)) {
 		sv_log("SRNIC_IP6=%s is not a unicast IPv6 address (ADDR[/PREFIX], e.g. "
 		       "fd00::1/64; IPv4: SRNIC_IP; link-local fe80:: is the device's own, from "
 		       "its MAC)", c->ip6);
 		return -1;
 	}
-	dc->ip_ver = 6;
 	return 0;
 }
 

@@ -19,7 +19,7 @@ ah_check(const struct srnic_dev *dev, const struct ibv_ah_attr *a)
 {
 	bool v4;
 
-	if (!a->is_global || a->grh.sgid_index >= SRNIC_GID_TBL_LEN || a->port_num != 1)
+	if (!a->is_global || !srnic_dev_gid_valid(dev, a->grh.sgid_index) || a->port_num != 1)
 		return EINVAL; /* RoCE routes by the GRH; one port */
 	/* the source, any GID of the table, of the destination's family */
 	v4 = srnic_gid_is_v4mapped(&a->grh.dgid);

@@ -257,6 +257,23 @@ dev_make_gids(struct srnic_dev *dev)
 		srnic_gid_from_ipv4(g1, dev->ip);
 	else
 		memcpy(g1->raw, dev->ip, 16);
+	/* 2: an IPv4 device's global IPv6 address (SRNIC_DEV_CONF_IP6), or
+	 * empty: srnic_dev_create() wrote it from the configuration */
+}
+
+/* A global unicast IPv6 address, as SRNIC_DEV_CONF_IP6 takes: not ::, ::1,
+ * IPv4-mapped, link-local (fe80::/10: GID 0 is the device's) or multicast */
+static bool
+dev_ip6_ok(const uint8_t *a)
+{
+	static const uint8_t zero[15];
+	union ibv_gid g;
+
+	memcpy(g.raw, a, 16);
+	if (memcmp(a, zero, 15) == 0 && (a[15] == 0 || a[15] == 1))
+		return false;
+	return !srnic_gid_is_v4mapped(&g) && !(a[0] == 0xfe && (a[1] & 0xc0) == 0x80) &&
+	       a[0] != 0xff;
 }
 
 /* The device's event ring, fd and SRQ/CQ tables (create's failure path too). */
@@ -288,7 +305,8 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 									     : 0;
 	if (conf->nb_engines == 0 || conf->nb_engines > SRNIC_MAX_ENGINES_PER_DEV ||
 	    (conf->ip_ver != 4 && conf->ip_ver != 6) || !rte_eth_dev_is_valid_port(conf->port_id) ||
-	    read_inline_max > SRNIC_MAX_READ_INLINE) {
+	    read_inline_max > SRNIC_MAX_READ_INLINE ||
+	    ((conf->comp_mask & SRNIC_DEV_CONF_IP6) && (conf->ip_ver != 4 || !dev_ip6_ok(conf->ip6)))) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -318,6 +336,11 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 		dev->mac = *conf->mac;
 	else if (rte_eth_macaddr_get(dev->port_id, &dev->mac) != 0)
 		goto fail_inval;
+	dev->nb_gid = SRNIC_GID_INDEX_IP + 1;
+	if (conf->comp_mask & SRNIC_DEV_CONF_IP6) {
+		memcpy(dev->gid[SRNIC_GID_INDEX_IP6].raw, conf->ip6, 16);
+		dev->nb_gid = SRNIC_GID_INDEX_IP6 + 1;
+	}
 	dev_make_gids(dev);
 
 	dev->qp_tbl = rte_zmalloc("srnic_qp_tbl", sizeof(*dev->qp_tbl) * SRNIC_MAX_QP, 0);
@@ -450,8 +473,8 @@ srnic_dev_gid(const struct srnic_dev *dev, int index, union ibv_gid *gid)
 {
 	if (index < 0 || index >= SRNIC_GID_TBL_LEN || gid == NULL)
 		return -EINVAL;
-	*gid = dev->gid[index];
-	return 0;
+	*gid = dev->gid[index];        /* an empty entry: all zero */
+	return srnic_dev_gid_valid(dev, (unsigned int)index) ? 0 : -ENODATA;
 }
 
 struct srnic_engine *

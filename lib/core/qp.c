@@ -459,7 +459,7 @@ qp_check_attr(const struct srnic_qp *qp, const struct ibv_qp_attr *a, int mask)
 		bool v4 = srnic_gid_is_v4mapped(&ah->grh.dgid);
 
 		/* any GID a source, of the destination's family */
-		if (!ah->is_global || ah->grh.sgid_index >= SRNIC_GID_TBL_LEN ||
+		if (!ah->is_global || !srnic_dev_gid_valid(qp->dev, ah->grh.sgid_index) ||
 		    srnic_gid_is_v4mapped(&qp->dev->gid[ah->grh.sgid_index]) != v4)
 			return -EINVAL;
 	}

@@ -654,6 +654,7 @@ struct srnic_dev {
 	uint8_t ip[16];
 	struct rte_ether_addr mac;
 	union ibv_gid gid[SRNIC_GID_TBL_LEN];
+	uint8_t nb_gid;             /* entries in use: 2, or 3 with SRNIC_DEV_CONF_IP6 */
 	struct rte_mempool *pool;       /* header and RX mbufs */
 	struct rte_mempool *ext_pool;   /* zero-copy attachments (no data room) */
 	struct rte_mempool *rx_pool;    /* RX descriptors */
@@ -736,10 +737,18 @@ srnic_dev_gid_find(const struct srnic_dev *dev, const uint8_t *g)
 {
 	int i;
 
-	for (i = 0; i < SRNIC_GID_TBL_LEN; i++)
+	/* the entries in use: an empty one (all zero) is no address of ours */
+	for (i = 0; i < dev->nb_gid; i++)
 		if (memcmp(dev->gid[i].raw, g, 16) == 0)
 			return i;
 	return -1;
+}
+
+/* Whether index names a GID of the device (in the table and in use). */
+static inline bool
+srnic_dev_gid_valid(const struct srnic_dev *dev, unsigned int index)
+{
+	return index < dev->nb_gid;
 }
 
 static inline struct srnic_qp *

@@ -115,7 +115,10 @@ srnic_gid_is_v4mapped(const union ibv_gid *gid)
 #define SRNIC_MAX_INLINE 256       /**< bytes of inline data per send WR */
 #define SRNIC_MAX_READ_INLINE SRNIC_MAX_INLINE /**< srnic_dev_conf.read_inline_max at most */
 #define SRNIC_MAX_QP_WR 4096       /**< SQ/RQ depth at most */
-#define SRNIC_MAX_CQE 65536        /**< CQ depth at most */
+/** CQ depth at most: libfabric's ofi_rxm sizes its one MSG CQ for its
+ * default universe (1,024 peers x 128 sends and 128 receives, 262,144) and
+ * fails without it; mlx5 offers 4M. The ring is allocated at create. */
+#define SRNIC_MAX_CQE (1 << 18)
 #define SRNIC_MAX_CQ 65536         /**< CQs per device */
 #define SRNIC_MAX_SRQ 4096         /**< SRQs per device */
 #define SRNIC_MAX_SRQ_WR 16384     /**< SRQ depth at most */
@@ -127,9 +130,12 @@ srnic_gid_is_v4mapped(const union ibv_gid *gid)
 /** attachments over all groups (every group full) */
 #define SRNIC_MAX_TOTAL_MCAST_QP_ATTACH (SRNIC_MAX_MCAST_GRP * SRNIC_MAX_MCAST_QP_ATTACH)
 #define SRNIC_MCAST_QPN 0xFFFFFFu  /**< a multicast datagram's destination QPN (IBTA 10.5.2.2) */
-#define SRNIC_GID_TBL_LEN 2        /**< 0: link-local from MAC, 1: IP-based; each RoCEv2 */
+#define SRNIC_GID_TBL_LEN 3        /**< 0: link-local from MAC, 1 and 2: IP-based; each RoCEv2 */
 #define SRNIC_GID_INDEX_LL 0       /**< fe80:: from the MAC: RoCEv2 over IPv6 link-local, as rxe */
 #define SRNIC_GID_INDEX_IP 1       /**< the device's address (IPv4-mapped or IPv6) */
+/** an IPv4 device's global IPv6 address too (SRNIC_DEV_CONF_IP6); else
+ * empty (all zero: ibv_query_gid_ex() ENODATA, as an unused entry) */
+#define SRNIC_GID_INDEX_IP6 2
 #define SRNIC_GRH_LEN 40           /**< the GRH area at the front of every UD receive buffer */
 /**
  * A UD receive CQE's ibv_wc.sl: the received packet's type, where mlx5 puts
@@ -172,7 +178,8 @@ typedef void (*srnic_host_rx_cb)(struct srnic_dev *dev, struct rte_mbuf *m, void
 enum srnic_dev_conf_mask {
 	SRNIC_DEV_CONF_READ_INLINE_MAX = 1u << 0, /**< read_inline_max is set */
 	SRNIC_DEV_CONF_TX_SEG_MAX = 1u << 1,      /**< tx_seg_max is set */
-	SRNIC_DEV_CONF_RESERVED = 1u << 2,        /**< this bit and above: refused */
+	SRNIC_DEV_CONF_IP6 = 1u << 2,             /**< ip6 is set */
+	SRNIC_DEV_CONF_RESERVED = 1u << 3,        /**< this bit and above: refused */
 };
 
 /** Device configuration. */
@@ -211,6 +218,14 @@ struct srnic_dev_conf {
 	 * limits are not in their dev_info).
 	 */
 	uint16_t tx_seg_max;
+	/**
+	 * SRNIC_DEV_CONF_IP6. A device of ip_ver 4 holds this global IPv6
+	 * address too, as GID SRNIC_GID_INDEX_IP6 (ip is GID 1, IPv4-mapped;
+	 * the link-local fe80:: GID 0 as always): RoCEv2 over either family.
+	 * -EINVAL for another ip_ver, or an address that is not global
+	 * unicast (::, ::1, IPv4-mapped, link-local fe80::/10, multicast).
+	 */
+	uint8_t ip6[16];
 };
 
 /**
@@ -232,7 +247,11 @@ struct srnic_dev *srnic_dev_create(const struct srnic_dev_conf *conf);
  */
 int srnic_dev_destroy(struct srnic_dev *dev);
 const char *srnic_dev_name(const struct srnic_dev *dev);
-/** Our RoCEv2 GID at index (0: link-local from the MAC, 1: IP-based). */
+/**
+ * Our RoCEv2 GID at index (0: link-local from the MAC, 1: IP-based, 2: the
+ * IPv6 address of a device of both families). -EINVAL for an index beyond
+ * SRNIC_GID_TBL_LEN; -ENODATA for an empty entry (gid all zero).
+ */
 int srnic_dev_gid(const struct srnic_dev *dev, int index, union ibv_gid *gid);
 int srnic_dev_query(const struct srnic_dev *dev, struct ibv_device_attr *attr);
 /** ibv_port_attr.phys_state values (IBTA 14.2.5.6, as rxe and the HCAs give them). */

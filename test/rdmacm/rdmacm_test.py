@@ -6,7 +6,8 @@ usertools/srnic run.
 
 Two processes on one host, each its own srnic engine and CM on its own DPDK
 port: net_memif (server and client roles on one socket), or af_packet on a
-veth pair in a network namespace the test creates. Everything, the CM's
+veth pair in a network namespace the test creates (libfabric's fi_pingpong
+there, whose own exchange is TCP on its veth end's kernel address). Everything, the CM's
 MADs and the ARP that resolves the server's address included, goes over
 that port: the kernel's network stack carries nothing. A client starts once
 its server's rdma_listen() is done (SRNIC_RDMACM_TRACE=1 logs it);
@@ -15,7 +16,7 @@ timeouts are failure guards only.
   rdmacm_test.py --lib BUILD/drivers/verbs CASE
 
 CASE: symbols | rping | ipv6 | perftest | ucmatose | rdma_server | cmtime | udaddy | mckey |
-      fio | api | af_packet
+      fio | api | af_packet | libfabric
 """
 import argparse
 import os
@@ -204,11 +205,17 @@ SERVER_LL = "fe80::ff:fe77:1%lo"        # SERVER_MAC's EUI-64 link-local
 
 
 def memif_pair6(name, server_prog, client_prog, ip6=True):
-    """memif_pair with the MACs above and (ip6) IPv6 devices."""
+    """memif_pair with the MACs above and (ip6) IPv6 devices, or (ip6
+    "both") devices of both families: --ip and --ip6."""
     sock, sport, cport = vt.memif_ports(name)
     sport += ",mac=" + SERVER_MAC
     cport += ",mac=" + CLIENT_MAC
-    if ip6:
+    if ip6 == "both":
+        run = lambda port, ip, ip6, prog: [vt.SRNIC, "run", "--port", port, "--ip", ip,
+                                           "--ip6", ip6, "--"] + prog
+        p = Pair(name, run(sport, SERVER_IP, SERVER_IP6, server_prog),
+                 run(cport, CLIENT_IP, CLIENT_IP6, client_prog))
+    elif ip6:
         run = lambda port, ip, prog: [vt.SRNIC, "run", "--port", port, "--ip6", ip, "--"] + prog
         p = Pair(name, run(sport, SERVER_IP6, server_prog), run(cport, CLIENT_IP6, client_prog))
     else:
@@ -236,17 +243,24 @@ def case_ipv6():
     p = memif_pair6("udaddy6", ["udaddy", "-b", SERVER_IP6, "-c", "2", "-C", "20"],
                     ["udaddy", "-s", SERVER_IP6, "-c", "2", "-C", "20"])
     udaddy_checked(p, "udaddy over IPv6")
+    # devices of both families (GID 1 IPv4, GID 2 global IPv6): rping over
+    # each, then one pair of processes connecting over both
+    rping_pair6("rping_dual4", SERVER_IP, count, "both")
+    rping_pair6("rping_dual6", SERVER_IP6, count, "both")
     if API is None:
         print("skip the binds apart: rdmacm_api not built (apt-get install librdmacm-dev)")
         return
-    port = str(vt.free_tcp_port())
-    p = memif_pair6("api_apart", [API, "server-apart", SERVER_IP, port, SERVER_LL],
-                    [API, "client-apart", SERVER_IP, port, SERVER_LL], False)
-    if p.ok():
-        for side, out in (("server-apart", p.out_s), ("client-apart", p.out_c)):
-            n = len([l for l in out.splitlines() if l.startswith("ok ")])
-            check("%s: all ok" % side in out and "FAIL" not in out, "api apart: %s all ok" % side)
-            print("ok api %s: %d checks" % (side, n), flush=True)
+    for name, ip6, kind in (("api_apart", SERVER_LL, False), ("api_apart_dual", SERVER_IP6, "both")):
+        port = str(vt.free_tcp_port())
+        p = memif_pair6(name, [API, "server-apart", SERVER_IP, port, ip6],
+                        [API, "client-apart", SERVER_IP, port, ip6], kind)
+        if p.ok():
+            for side, out in (("server-apart", p.out_s), ("client-apart", p.out_c)):
+                n = len([l for l in out.splitlines() if l.startswith("ok ")])
+                check("%s: all ok" % side in out and "FAIL" not in out,
+                      "%s: %s all ok" % (name, side))
+                print("ok %s %s (%s and %s): %d checks" % (name, side, SERVER_IP, ip6, n),
+                      flush=True)
 
 
 # ---- perftest -R (rdma_cm connects, and carries perftest's own exchange) ----
@@ -330,18 +344,24 @@ def rdma_server_checked(p, what):
 # The server never exits by itself: it is stopped once it has handed out a
 # DISCONNECTED for every connection.
 
-def case_cmtime():
+def cmtime_pair(name, ip6):
+    """cmtime -c 16 between two devices of --ip, or (ip6) of --ip6 with
+    the server's IPv6 address given to -b and -s"""
     n = 16
-    sock, sport, cport = vt.memif_ports("cmtime")
-    outs = os.path.join(vt.TMP, "cmtime.server.log")
+    sock, sport, cport = vt.memif_ports(name)
+    if ip6:
+        run = lambda port, ip, prog: [vt.SRNIC, "run", "--port", port, "--ip6", ip, "--"] + prog
+        sip, cip = SERVER_IP6, CLIENT_IP6
+    else:
+        run, sip, cip = vt.srnic_run, SERVER_IP, CLIENT_IP
+    outs = os.path.join(vt.TMP, name + ".server.log")
     with open(outs, "w") as fs:
-        ps = subprocess.Popen(vt.srnic_run(sport, SERVER_IP, ["cmtime", "-b", SERVER_IP,
-                                                               "-c", str(n)]),
+        ps = subprocess.Popen(run(sport, sip, ["cmtime", "-b", sip, "-c", str(n)]),
                               stdout=fs, stderr=subprocess.STDOUT, env=env())
+    failed = len(vt.failures)
     try:
-        check(listening_logged(ps, outs) and ps.poll() is None, "cmtime server: listening")
-        c = subprocess.run(vt.srnic_run(cport, CLIENT_IP, ["cmtime", "-s", SERVER_IP,
-                                                           "-c", str(n)]),
+        check(listening_logged(ps, outs) and ps.poll() is None, "%s server: listening" % name)
+        c = subprocess.run(run(cport, cip, ["cmtime", "-s", sip, "-c", str(n)]),
                            capture_output=True, text=True, env=env(), timeout=vt.GUARD_S)
         out_c = "\n".join(l for l in (c.stdout + c.stderr).splitlines()
                           if not l.startswith("srnic librdmacm: "))
@@ -349,22 +369,23 @@ def case_cmtime():
                                             open(outs).read()))
         wait_for(lambda: count("DISCONNECTED") >= n or ps.poll() is not None, vt.GUARD_S)
         raw_s = open(outs).read()
-        check(c.returncode == 0, "cmtime client: exit 0 (%s)" % c.returncode)
+        check(c.returncode == 0, "%s client: exit 0 (%s)" % (name, c.returncode))
         steps = re.findall(r"^(create id|resolve addr|resolve route|create qp|connect|"
                            r"disconnect|destroy)\s*:", out_c, re.M)
-        check(len(steps) == 7, "cmtime client: a time for each of its 7 steps: %s" % steps)
+        check(len(steps) == 7, "%s client: a time for each of its 7 steps: %s" % (name, steps))
         tool_s = [l for l in raw_s.splitlines() if not l.startswith("srnic librdmacm: ")]
         bad = [l for l in out_c.splitlines() + tool_s
                if vt.ERROR_RE.search(l) or "event: " in l or "failing connection" in l]
-        check(not bad, "cmtime: no error, reject or failed request: %s" % bad[:3])
+        check(not bad, "%s: no error, reject or failed request: %s" % (name, bad[:3]))
         for what in ("CONNECT_REQUEST", "ESTABLISHED", "DISCONNECTED"):
-            check(count(what) == n, "cmtime server: %d %s events (%d)" % (n, what, count(what)))
-        check(ps.poll() is None, "cmtime server: still serving (%s)" % ps.poll())
-        if vt.failures:
-            print("---- cmtime server:\n%s---- cmtime client:\n%s" % (raw_s[-3000:], out_c),
+            check(count(what) == n, "%s server: %d %s events (%d)" % (name, n, what,
+                                                                     count(what)))
+        check(ps.poll() is None, "%s server: still serving (%s)" % (name, ps.poll()))
+        if len(vt.failures) > failed:
+            print("---- %s server:\n%s---- %s client:\n%s" % (name, raw_s[-3000:], name, out_c),
                   flush=True)
         else:
-            print("ok cmtime: %d connections at once" % n, flush=True)
+            print("ok %s: %d connections at once to %s" % (name, n, sip), flush=True)
     finally:
         if ps.poll() is None:
             ps.send_signal(signal.SIGTERM)
@@ -373,6 +394,11 @@ def case_cmtime():
             except subprocess.TimeoutExpired:
                 ps.kill()
                 ps.wait()
+
+
+def case_cmtime():
+    cmtime_pair("cmtime", False)
+    cmtime_pair("cmtime6", True)
 
 
 # ---- udaddy: UD through SIDR ----
@@ -669,18 +695,16 @@ def cm_mad_diffs(ours, linux):
 
 
 def case_af_packet():
-    if os.geteuid() != 0 or shutil.which("ip") is None:
-        print("skip: needs root and iproute2 (a netns and a veth pair)")
-        sys.exit(vt.SKIP)
-    ns = "srnic-rdmacm-%d" % os.getpid()
-    sh = lambda *a: subprocess.run(["ip", "netns", "exec", ns] + list(a), check=True)
-    subprocess.run(["ip", "netns", "add", ns], check=True)
+    vt.netns_or_skip()
+    with vt.veth_netns("rdmacm", ("sca", "scb")) as ns:
+        af_packet_rping(ns)
+
+
+def af_packet_rping(ns):
+    """rping over af_packet on sca/scb in ns, captured on both ends: the
+    Starting PSN rule and the CM MADs against rdma_rxe's."""
     cap = None
     try:
-        sh("ip", "link", "set", "lo", "up")
-        sh("ip", "link", "add", "sca", "type", "veth", "peer", "name", "scb")
-        sh("ip", "link", "set", "sca", "up")
-        sh("ip", "link", "set", "scb", "up")
         # the rule checked on Linux's own capture first: a wrong reading of it fails here
         bad, seen = starting_psn_rule(GOLDEN_CM)
         check(not bad, "rdma_rxe's capture follows the Starting PSN rule: %s (%s)" % (bad, seen))
@@ -733,7 +757,61 @@ def case_af_packet():
         if cap is not None and cap.poll() is None:
             cap.kill()
             cap.wait()
-        subprocess.run(["ip", "netns", "del", ns])
+
+
+# ---- libfabric's fi_pingpong over its verbs provider ----
+# fabtests' fi_pingpong exchanges its addresses over TCP (port 47592) on the
+# address it is given, so each srnic process gets its veth end's kernel
+# address as --ip: the provider tries each of the host's addresses
+# (getifaddrs) with rdma_bind_addr, then asks rdma_getaddrinfo with no node
+# or service for the source and destination it holds. msg is RC through
+# rdma_cm; ofi_rxm opens one MSG CQ for its default universe (1,024 peers x
+# 256 entries); ofi_rxd runs over the provider's UD endpoints (GID 0).
+
+FI_PORT = 47592         # fi_pingpong's control port (-B/-P)
+FI_SIZES = ["64", "256", "1k", "4k", "64k", "1m"]
+FI_ITERS = 10
+# "bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec": size, sent,
+# acked, usec/xfer (MB/sec has two decimals: 0.00 for rxm's first size,
+# which pays for its lazy connection)
+FI_ROW_RE = re.compile(r"^(\S+)\s+(\d+)\s+=(\d+)\s+\S+\s+[\d.]+s\s+[\d.]+\s+([\d.]+)\s",
+                       re.M)
+
+
+def case_libfabric():
+    if shutil.which("fi_pingpong") is None:
+        print("skip: fi_pingpong not installed (apt-get install libfabric-bin)")
+        sys.exit(vt.SKIP)
+    vt.netns_or_skip()
+    # the providers as shipped: nothing of libfabric's is tuned
+    for k in [k for k in os.environ if k.startswith("FI_")]:
+        del os.environ[k]
+    with vt.veth_netns("fabric", ("sfa", "sfb"), ("10.79.0.1/24", "10.79.0.2/24")) as ns:
+        for prov, ep in (("verbs", "msg"), ("verbs;ofi_rxm", "rdm"), ("verbs;ofi_rxd", "rdm")):
+            name = "fi_pingpong_" + prov.replace(";", "_") + "_" + ep
+            prog = ["fi_pingpong", "-p", prov, "-e", ep, "-c", "-I", str(FI_ITERS)]
+            p = vt.Pair(name,
+                        vt.srnic_run("net_af_packet0,iface=sfa", "10.79.0.1", prog, ns),
+                        vt.srnic_run("net_af_packet0,iface=sfb", "10.79.0.2",
+                                     prog + ["10.79.0.1"], ns),
+                        FI_PORT, ns)
+            if not p.ok():
+                continue
+            good = True
+            for side, out in (("server", p.out_s), ("client", p.out_c)):
+                rows = FI_ROW_RE.findall(out)
+                good &= check([r[0] for r in rows] == FI_SIZES,
+                              "%s %s: a row for each size %s: %s" % (name, side, FI_SIZES, rows))
+                good &= check(all(int(r[1]) == FI_ITERS and int(r[2]) == FI_ITERS and
+                                  float(r[3]) > 0 for r in rows),
+                              "%s %s: %d sent and acked, a time per transfer, each size: %s" %
+                              (name, side, FI_ITERS, rows))
+            if good:
+                print("ok %s: %s" % (name, ", ".join("%s %s us" % (r[0], r[3])
+                                                     for r in FI_ROW_RE.findall(p.out_c))),
+                      flush=True)
+            else:
+                print("---- %s client:\n%s" % (name, p.out_c), flush=True)
 
 
 CASES = {
@@ -749,6 +827,7 @@ CASES = {
     "fio": case_fio,
     "api": case_api,
     "af_packet": case_af_packet,
+    "libfabric": case_libfabric,
 }
 
 

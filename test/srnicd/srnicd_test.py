@@ -219,7 +219,7 @@ def main():
         text = out.stdout
         check(out.returncode == 0, "ibv_devinfo -v exit %d: %s" % (out.returncode, out.stderr))
         for w in (r"hca_id:\s+srnic0", r"phys_port_cnt:\s+1", r"state:\s+PORT_ACTIVE \(4\)",
-                  r"link_layer:\s+Ethernet", r"max_qp_wr:\s+[1-9]\d*", r"gid_tbl_len:\s+2",
+                  r"link_layer:\s+Ethernet", r"max_qp_wr:\s+[1-9]\d*", r"gid_tbl_len:\s+3",
                   r"GID\[\s*1\]:\s+::ffff:10\.79\.0\.1, RoCE v2"):
             check(re.search(w, text), "ibv_devinfo -v shows %s" % w)
         st = status(env)

@@ -17,6 +17,7 @@ perftest_bw | perftest_lat |
 perftest_opts | af_packet | gid0 | fork
 """
 import argparse
+import contextlib
 import os
 import re
 import shutil
@@ -549,7 +550,7 @@ def case_devinfo():
             r"active_mtu:\s+1024 \(3\)", r"max_mtu:\s+4096 \(5\)",
             r"max_qp_rd_atom:\s+([1-9]\d*)", r"max_qp_init_rd_atom:\s+([1-9]\d*)",
             r"max_qp_wr:\s+([1-9]\d*)", r"max_ah:\s+65536", r"max_cqe:\s+([1-9]\d*)", r"phys_port_cnt:\s+1",
-            r"atomic_cap:\s+ATOMIC_HCA", r"gid_tbl_len:\s+2", r"pkey_tbl_len:\s+1",
+            r"atomic_cap:\s+ATOMIC_HCA", r"gid_tbl_len:\s+3", r"pkey_tbl_len:\s+1",
             r"GID\[\s*0\]:\s+fe80::[0-9a-f:]+, RoCE v2",
             r"GID\[\s*1\]:\s+::ffff:10\.77\.0\.9, RoCE v2"]
     for w in want:
@@ -571,11 +572,24 @@ def case_devinfo():
         check("srnic0" not in out.stdout and "SRNIC_IP6=%s" % a6 in out.stderr and
               why in out.stderr, "--ip6 %s: no device, '%s' (%s)" % (a6, why,
                                                                    out.stderr.strip()[-300:]))
-    e2 = dict(env, SRNIC_IP6="fd00:77::9")
+    # both (--ip and --ip6): GID 1 the IPv4-mapped address, GID 2 the IPv6
+    # one, GID 0 link-local; with one address GID 2 is empty and not listed
+    check(not re.search(r"GID\[\s*2\]", text), "ibv_devinfo -v of --ip alone: no GID 2")
+    out = subprocess.run([SRNIC, "run", "--port", sport, "--ip", "10.77.0.9", "--ip6",
+                          "fd00:77::9/64", "--", "ibv_devinfo", "-v"], env=env,
+                         capture_output=True, text=True, timeout=GUARD_S)
+    gids = re.findall(r"GID\[\s*(\d+)\]:\s+(\S+), RoCE v2", out.stdout)
+    check(out.returncode == 0 and len(gids) == 3 and gids[0][0] == "0" and
+          gids[0][1].startswith("fe80::") and gids[1:] == [("1", "::ffff:10.77.0.9"),
+                                                             ("2", "fd00:77::9")],
+          "ibv_devinfo -v of --ip 10.77.0.9 --ip6 fd00:77::9/64: GID 0 fe80::, 1 "
+          "::ffff:10.77.0.9, 2 fd00:77::9: %s (%s)" % (gids, out.stderr.strip()[-300:]))
+    e2 = dict(env, SRNIC_IP6="fe80::9")
     out = subprocess.run(srnic_run(sport, "10.77.0.9", ["ibv_devinfo"]), env=e2,
                          capture_output=True, text=True, timeout=GUARD_S)
-    check("srnic0" not in out.stdout and "a srnic device has one address" in out.stderr,
-          "SRNIC_IP and SRNIC_IP6 both: no device, one address (%s)" % out.stderr.strip()[-300:])
+    check("srnic0" not in out.stdout and "SRNIC_IP6=fe80::9 is not a unicast" in out.stderr,
+          "SRNIC_IP with SRNIC_IP6 link-local: no device, the line says why (%s)" %
+          out.stderr.strip()[-300:])
     out = subprocess.run(srnic_run(sport + ",socket-abstract=no", "10.77.0.9", ["ibv_devices"]),
                          env=env, capture_output=True, text=True, timeout=GUARD_S)
     check("srnic0" in out.stdout and not os.path.exists(sock),
@@ -781,18 +795,36 @@ def case_symbols():
 
 # ---- af_packet on a veth pair in a namespace of our own ----
 
-def case_af_packet():
+def netns_or_skip():
+    """Skip (meson's 77) where no namespace and veth pair can be made."""
     if os.geteuid() != 0 or shutil.which("ip") is None:
         print("skip: needs root and iproute2 (a netns and a veth pair)")
         sys.exit(SKIP)
-    ns = "srnic-verbs-%d" % os.getpid()
+
+
+@contextlib.contextmanager
+def veth_netns(tag, ends, addrs=()):
+    """A network namespace of the test's own (srnic-TAG-PID) with lo and a
+    veth pair ends[0] <-> ends[1] up, each end given the kernel address
+    (A.B.C.D/N) addrs holds for it; deleted on leaving."""
+    ns = "srnic-%s-%d" % (tag, os.getpid())
     sh = lambda *a: subprocess.run(["ip", "netns", "exec", ns] + list(a), check=True)
     subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
         sh("ip", "link", "set", "lo", "up")
-        sh("ip", "link", "add", "sva", "type", "veth", "peer", "name", "svb")
-        sh("ip", "link", "set", "sva", "up")
-        sh("ip", "link", "set", "svb", "up")
+        sh("ip", "link", "add", ends[0], "type", "veth", "peer", "name", ends[1])
+        for end, addr in zip(ends, addrs):
+            sh("ip", "addr", "add", addr, "dev", end)
+        for end in ends:
+            sh("ip", "link", "set", end, "up")
+        yield ns
+    finally:
+        subprocess.run(["ip", "netns", "del", ns])
+
+
+def case_af_packet():
+    netns_or_skip()
+    with veth_netns("verbs", ("sva", "svb")) as ns:
         for tool, args in (("ib_read_bw", ["-s", "65536", "-n", "200"]),
                            ("ibv_rc_pingpong", ["-g", "1", "-s", "4096", "-n", "100", "-c"])):
             port = free_tcp_port()
@@ -806,8 +838,6 @@ def case_af_packet():
                 if tool == "ib_read_bw":
                     rows = perftest_rows(p.out_c)
                     check(rows and rows[0][4] > 0, "af_packet ib_read_bw: a nonzero figure")
-    finally:
-        subprocess.run(["ip", "netns", "del", ns])
 
 
 CASES = {
