@@ -231,6 +231,16 @@ srnd_sessions_close_all(struct srnd *d)
 	}
 }
 
+void
+srnd_sessions_fatal(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < SRND_SESSIONS_MAX; i++)
+		if (sessions[i] != NULL)
+			srnd_objs_fatal(sessions[i]->objs);
+}
+
 /* ---- handles ---- */
 
 static uint32_t

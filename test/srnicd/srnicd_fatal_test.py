@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""The daemon's death never hangs an attached program (doc/srnicd.md,
+section 8). The daemon on a net_ring0 port (its device's loopback carries
+the pairs' traffic), Debian's ibv_rc_pingpong -n 100000 server and client
+attached to it, busy-polling and with -e (waiting in ibv_get_cq_event):
+
+  - the daemon killed with SIGKILL mid-run (each side's WQEs counted by
+    status first): the library's watcher sees the control socket hang up;
+  - the daemon stopped with SIGTERM mid-run: it writes FATAL into each
+    session's state line and wakes the channels before it closes them;
+
+either way both programs exit non-zero with an error line (a flushed WQE
+or a refused post), waited on as their exit; then a fresh daemon starts on
+the same socket and a new pingpong pair runs to its end (exit 0).
+
+fatal_check (a C program under test/srnicd) then checks the verbs one by
+one on a context whose daemon was killed: IBV_EVENT_DEVICE_FATAL from
+ibv_get_async_event, EIO from posts and from a create, each outstanding
+receive flushed with its wr_id then an empty poll, ibv_get_cq_event
+returning, and destroys and close that succeed.
+
+  srnicd_fatal_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs
+                       --check BUILD/test/srnicd/fatal_check
+
+Every wait is for a condition (a log line, a count in status, an exit),
+with a guard that only stops a hang.
+"""
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+from srnicd_check import GUARD_S, check, failures, wait_for
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SRNIC = os.path.join(ROOT, "usertools", "srnic")
+SKIP = 77
+ITERS = "100000"         # far more than the run lasts: the daemon dies mid-run
+RUNNING_WQES = 200       # each side's WQEs taken before the daemon is stopped
+
+
+class Daemon:
+    def __init__(self, binary, sock, tmp, env):
+        self.log = os.path.join(tmp, "srnicd.log")
+        self.binary, self.sock = binary, sock
+        with open(self.log, "w") as f:
+            self.p = subprocess.Popen([binary, "--port", "net_ring0", "--ip", "10.81.0.1",
+                                       "--socket", sock, "--mem-mb", "128"],
+                                      env=env, stdout=f, stderr=subprocess.STDOUT)
+        up = wait_for(lambda: "srnicd: ready" in self.text() or self.p.poll() is not None,
+                      "the daemon's ready line")
+        check(up and self.p.poll() is None, "daemon up: %s" % self.text()[-400:])
+
+    def text(self):
+        with open(self.log) as f:
+            return f.read()
+
+    def status(self):
+        r = subprocess.run([self.binary, "--status", "--socket", self.sock],
+                           capture_output=True, text=True, timeout=GUARD_S)
+        return r.stdout if r.returncode == 0 else ""
+
+    def wqes(self, pid):
+        m = re.search(r"session \d+ pid %d .* wqes (\d+)" % pid, self.status())
+        return int(m.group(1)) if m else 0
+
+
+def tcp_listening(port):
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            for line in open(f).read().splitlines()[1:]:
+                x = line.split()
+                if x[3] == "0A" and int(x[1].rsplit(":", 1)[1], 16) == port:
+                    return True
+        except OSError:
+            pass
+    return False
+
+
+def free_port():
+    with socket.socket() as t:
+        t.bind(("127.0.0.1", 0))
+        return t.getsockname()[1]
+
+
+def pingpong_pair(env, args):
+    port = free_port()
+    cmd = [SRNIC, "run", "--", "ibv_rc_pingpong", "-g", "1", "-p", str(port)] + args
+    srv = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+    wait_for(lambda: tcp_listening(port) or srv.poll() is not None, "the pingpong server")
+    cli = subprocess.Popen(cmd + ["127.0.0.1"], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    return srv, cli
+
+
+def finish(p):
+    """The program's exit code and output; None and '(hung)' past the guard."""
+    try:
+        out = p.communicate(timeout=GUARD_S)[0]
+    except subprocess.TimeoutExpired:
+        p.kill()
+        return None, p.communicate()[0] + " (hung)"
+    return p.returncode, out
+
+
+# what ibv_rc_pingpong prints when a verb fails: a flushed or failed WQE,
+# a refused post, a failed event wait or poll
+PP_ERROR = re.compile(r"Failed status [^\n]*|Couldn't post [^\n]*|Failed to get cq_event[^\n]*|"
+                      r"poll CQ failed[^\n]*|Couldn't request CQ notification[^\n]*")
+
+
+def death_mid_run(binary, sock, tmp, env, sig, args):
+    name = "%s, ibv_rc_pingpong %s" % (signal.Signals(sig).name, " ".join(args))
+    d = Daemon(binary, sock, tmp, env)
+    srv, cli = pingpong_pair(env, args + ["-n", ITERS])
+    running = wait_for(lambda: (d.wqes(srv.pid) >= RUNNING_WQES and
+                                d.wqes(cli.pid) >= RUNNING_WQES) or
+                       srv.poll() is not None or cli.poll() is not None,
+                       "%s: the pair under way" % name, every=0.2)
+    check(running and srv.poll() is None and cli.poll() is None,
+          "%s: both under way (WQEs taken: server %d, client %d)" %
+          (name, d.wqes(srv.pid), d.wqes(cli.pid)))
+    t0 = time.monotonic()
+    d.p.send_signal(sig)
+    # the programs' exits, whatever the daemon's own stop takes
+    wait_for(lambda: srv.poll() is not None and cli.poll() is not None,
+             "%s: both programs' exits" % name, every=0.02)
+    took = time.monotonic() - t0
+    res = [finish(srv), finish(cli)]
+    rc_d = d.p.wait(timeout=GUARD_S)
+    if sig == signal.SIGTERM:
+        check(rc_d == 0 and "srnicd: stopped" in d.text(),
+              "%s: the daemon stops cleanly (exit %s)" % (name, rc_d))
+    for side, (rc, out) in zip(("server", "client"), res):
+        err = PP_ERROR.search(out)
+        check(rc not in (0, None) and err is not None,
+              "%s: the %s exits %s with an error (%r), %.1f s after the signal" %
+              (name, side, rc, err.group(0) if err else out[-500:], took))
+        check("IBV_EVENT_DEVICE_FATAL" in out,
+              "%s: the %s's library said the session ended" % (name, side))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--daemon", required=True)
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--check", required=True)
+    a = ap.parse_args()
+    if shutil.which("ibv_rc_pingpong") is None:
+        print("skip: needs ibverbs-utils (ibv_rc_pingpong)")
+        return SKIP
+    tmp = tempfile.mkdtemp(prefix="srnicd-fatal-")
+    sock = os.path.join(tmp, "srnicd.sock")
+    env = dict(os.environ)
+    env.update({"SRNIC_DAEMON": a.daemon, "SRNIC_VERBS_LIB": a.lib,
+                "SRNIC_DAEMON_SOCKET": sock, "ASAN_OPTIONS": "detect_leaks=0"})
+    for k in ("SRNIC_PORT", "SRNIC_IP", "SRNIC_IP6", "SRNIC_CONFIG"):
+        env.pop(k, None)
+    d = None
+    try:
+        for sig in (signal.SIGKILL, signal.SIGTERM):
+            for args in ([], ["-e"]):
+                death_mid_run(a.daemon, sock, tmp, env, sig, args)
+
+        # ---- the verbs one by one on a context whose daemon died
+        d = Daemon(a.daemon, sock, tmp, env)
+        fc = subprocess.Popen([SRNIC, "run", "--", a.check], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        lines = []
+
+        def ready():
+            line = fc.stdout.readline()
+            lines.append(line)
+            return line.startswith("ready") or line == ""
+        wait_for(ready, "fatal_check's objects made", every=0)
+        check(lines and lines[-1].startswith("ready"), "fatal_check ready: %r" % lines)
+        d.p.kill()
+        d.p.wait()
+        rc, out = finish(fc)
+        out = "".join(lines) + out
+        check(rc == 0 and "fatal_check: ok" in out,
+              "after SIGKILL of the daemon, fatal_check: exit %s\n%s" % (rc, out[-1500:]))
+
+        # ---- a fresh daemon on the same socket, a new pair to its end
+        d = Daemon(a.daemon, sock, tmp, env)
+        srv, cli = pingpong_pair(env, ["-c", "-n", "200"])
+        for side, (rc, out) in zip(("server", "client"), (finish(srv), finish(cli))):
+            check(rc == 0 and "200 iters in" in out,
+                  "a fresh daemon: ibv_rc_pingpong -c -n 200 %s exit %s, %r" %
+                  (side, rc, out[-400:]))
+        d.p.send_signal(signal.SIGTERM)
+        check(d.p.wait(timeout=GUARD_S) == 0, "the fresh daemon stops cleanly")
+    finally:
+        if d is not None and d.p.poll() is None:
+            d.p.kill()
+            d.p.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("%d failure(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
