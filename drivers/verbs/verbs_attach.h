@@ -38,7 +38,8 @@ struct sva_context {
 	bool fatal_woken;           /* under sva_objs_lock: its waiters woken */
 	struct sva_context *watch_next;  /* the watcher's list (sva_watch) */
 	/* what the session's end must reach, under sva_objs_lock: QPs by
-	 * ring (their outstanding WQEs flushed), channels (woken), MRs */
+	 * ring (their outstanding WQEs flushed), channels (woken), MRs
+	 * (copied private in a fork()ed child) */
 	struct sva_qp *qp[SVC_SESSION_QPS_MAX];
 	struct sva_channel *ch[SVC_SESSION_CHANNELS_MAX];
 	struct sva_mr *mrs;
@@ -100,8 +101,12 @@ void sva_watch_del(struct sva_context *ctx);
  * out yet: true and *event filled (an async event ring asks this first) */
 bool sva_async_fatal(struct sva_context *ctx, struct ibv_async_event *event);
 int sva_get_async_event(struct ibv_context *context, struct ibv_async_event *event);
-/* verbs_attach_dp.c: the context's channels woken (sva_objs_lock held) */
+/* verbs_attach_dp.c: the context's channels woken, and in a fork()ed
+ * child its objects made the child's copies (sva_objs_lock held) */
 void sva_dp_wake(struct sva_context *ctx);
+void sva_dp_fork_prepare(struct sva_context *ctx);
+void sva_dp_fork_parent(struct sva_context *ctx);
+void sva_dp_fork_child(struct sva_context *ctx);
 
 /* Whether this process runs attached (decided once, at the first call). */
 bool sva_attached(void);

@@ -34,8 +34,9 @@ struct sva_mr {
 	void *base;                 /* the re-backed pages */
 	size_t maplen;
 	int prot;
-	int memfd;
+	int memfd;                  /* -1: private again (a fork()ed child's copy) */
 	struct sva_mr *next;        /* the context's MRs, under sva_objs_lock */
+	void *fork_copy;            /* its pages as they were at fork(), for the child */
 };
 
 struct sva_cq {
@@ -478,7 +479,7 @@ poll_cq_dead(struct sva_cq *cq, int n, struct ibv_wc *wc)
 
 	prod = __atomic_load_n(&cq->ring->prod.v, __ATOMIC_ACQUIRE);
 	avail = prod - cq->cons;
-	if (avail > cq->size)       /* not an index this ring had: none */
+	if (avail > cq->size)       /* a fork()ed child's private rings: none */
 		avail = 0;
 	for (; avail > 0 && got < n; avail--, got++) {
 		wc[got] = cq->ring->cqe[cq->cons++ & (cq->size - 1)];
@@ -1121,6 +1122,75 @@ sva_dp_wake(struct sva_context *ctx)
 	for (i = 0; i < SVC_SESSION_CHANNELS_MAX; i++)
 		if (ctx->ch[i] != NULL && write(ctx->ch[i]->ch.fd, &one, sizeof(one)) < 0)
 			continue;   /* at its limit: readable already */
+}
+
+/* fork(), the parent's threads stopped in sva_objs_lock: each MR's pages
+ * copied as they are now, which the child maps over its shared view of
+ * them (copy-on-fork's result: the pages as they were at fork). */
+void
+sva_dp_fork_prepare(struct sva_context *ctx)
+{
+	struct sva_mr *mr;
+	void *tmp;
+
+	for (mr = ctx->mrs; mr != NULL; mr = mr->next) {
+		mr->fork_copy = NULL;
+		if (mr->memfd < 0)
+			continue;
+		tmp = mmap(NULL, mr->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			   -1, 0);
+		if (tmp == MAP_FAILED) {
+			sv_log("fork(): no memory for the child's copy of %zu registered bytes at "
+			       "%p: the child shares them with its parent", mr->maplen, mr->base);
+			continue;
+		}
+		if ((mr->prot & PROT_READ) == 0)
+			mprotect(mr->base, mr->maplen, mr->prot | PROT_READ);
+		memcpy(tmp, mr->base, mr->maplen);
+		if ((mr->prot & PROT_READ) == 0)
+			mprotect(mr->base, mr->maplen, mr->prot);
+		mr->fork_copy = tmp;
+	}
+}
+
+void
+sva_dp_fork_parent(struct sva_context *ctx)
+{
+	struct sva_mr *mr;
+
+	for (mr = ctx->mrs; mr != NULL; mr = mr->next) {
+		if (mr->fork_copy != NULL)
+			munmap(mr->fork_copy, mr->maplen);
+		mr->fork_copy = NULL;
+	}
+}
+
+/* A fork()ed child's copy of a context (the only thread, sva_objs_lock
+ * held): its registered pages the private copy made at fork, over the
+ * same addresses (the memfd the parent shares dropped), its rings private
+ * and zero with FATAL in the state line. */
+void
+sva_dp_fork_child(struct sva_context *ctx)
+{
+	struct sva_mr *mr;
+
+	for (mr = ctx->mrs; mr != NULL; mr = mr->next) {
+		if (mr->fork_copy == NULL)
+			continue;
+		if (mremap(mr->fork_copy, mr->maplen, mr->maplen, MREMAP_MAYMOVE | MREMAP_FIXED,
+			   mr->base) == MAP_FAILED) {
+			munmap(mr->fork_copy, mr->maplen);
+		} else {
+			mprotect(mr->base, mr->maplen, mr->prot);
+			close(mr->memfd);
+			mr->memfd = -1;
+		}
+		mr->fork_copy = NULL;
+	}
+	if (mmap(ctx->shm, sizeof(*ctx->shm), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+		return;
+	ctx->shm->state.v = SVC_SHM_FATAL;
 }
 
 static void

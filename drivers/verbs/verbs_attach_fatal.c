@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The end of an attached session (doc/srnicd.md, section 8).
+ * The end of an attached session (doc/srnicd.md, section 8), and fork().
  *
  * A session ends three ways: the daemon stops cleanly (it writes FATAL
  * into the session's state line and wakes the channels' eventfds before
@@ -16,6 +16,17 @@
  * IBV_EVENT_DEVICE_FATAL. What each verb answers then is
  * verbs_attach_dp.c's (EIO, flushed WQEs, destroys that succeed), as
  * rdma-core's after the kernel disassociated a removed device.
+ *
+ * fork(): the child gets a copy of every context but none of the threads,
+ * and shares with its parent the session's socket, its ring memory and
+ * the re-backed registered memory (all MAP_SHARED or descriptors). The
+ * child handler makes each inherited context the child's dead copy: the
+ * socket closed in the child (the parent's session ends when the parent
+ * does), the rings replaced by private memory with FATAL in its state
+ * line, and each MR's pages replaced by a private copy the prepare
+ * handler took just before fork() (what the kernel's copy-on-fork gives a
+ * child: the pages as they were at fork); the child opens its own
+ * session. The cost: a copy of every registered byte per fork().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,7 +53,7 @@ static struct {
 	pthread_cond_t cond;
 	struct sva_context *list;
 	int wake_fd;
-	bool started;
+	bool started, atfork;
 	uint64_t gen_req;           /* +1 by each change of the list */
 	uint64_t gen_done;          /* the gen_req its poll() set was built at */
 } w = { .cond = PTHREAD_COND_INITIALIZER, .wake_fd = -1 };
@@ -128,6 +139,49 @@ watch_main(void *arg)
 	return NULL;
 }
 
+static void
+fork_prepare(void)
+{
+	struct sva_context *ctx;
+
+	pthread_mutex_lock(&sva_objs_lock);
+	for (ctx = w.list; ctx != NULL; ctx = ctx->watch_next)
+		sva_dp_fork_prepare(ctx);
+}
+
+static void
+fork_parent(void)
+{
+	struct sva_context *ctx;
+
+	for (ctx = w.list; ctx != NULL; ctx = ctx->watch_next)
+		sva_dp_fork_parent(ctx);
+	pthread_mutex_unlock(&sva_objs_lock);
+}
+
+/* The child: no watcher thread; each inherited context its dead copy. */
+static void
+fork_child(void)
+{
+	struct sva_context *ctx;
+
+	for (ctx = w.list; ctx != NULL; ctx = ctx->watch_next) {
+		sva_dp_fork_child(ctx);
+		ctx->fatal_woken = true;    /* the eventfds are the parent's too: never written */
+		if (ctx->fd >= 0)
+			close(ctx->fd);
+		ctx->fd = -1;
+	}
+	w.list = NULL;
+	if (w.wake_fd >= 0)
+		close(w.wake_fd);
+	w.wake_fd = -1;
+	w.started = false;
+	w.gen_req = w.gen_done = 0;
+	pthread_cond_init(&w.cond, NULL);
+	pthread_mutex_unlock(&sva_objs_lock);
+}
+
 int
 sva_watch_add(struct sva_context *ctx)
 {
@@ -136,7 +190,11 @@ sva_watch_add(struct sva_context *ctx)
 	int rc = 0;
 
 	pthread_mutex_lock(&sva_objs_lock);
-	if (!w.started) {
+	if (!w.atfork) {
+		rc = pthread_atfork(fork_prepare, fork_parent, fork_child);
+		w.atfork = rc == 0;
+	}
+	if (rc == 0 && !w.started) {
 		w.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (w.wake_fd < 0) {
 			rc = errno;

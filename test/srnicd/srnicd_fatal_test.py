@@ -14,6 +14,12 @@ either way both programs exit non-zero with an error line (a flushed WQE
 or a refused post), waited on as their exit; then a fresh daemon starts on
 the same socket and a new pingpong pair runs to its end (exit 0).
 
+fork_check (a C program under test/srnicd) runs an RC exchange between two
+QPs of its own, forks, and goes on while the child checks what it
+inherited (the parent's QP: EIO; the parent's registered bytes: its private
+copy, which it overwrites unseen by the parent) and runs an exchange of its
+own on a session of its own; every byte and CQE checked on both sides.
+
 fatal_check (a C program under test/srnicd) then checks the verbs one by
 one on a context whose daemon was killed: IBV_EVENT_DEVICE_FATAL from
 ibv_get_async_event, EIO from posts and from a create, each outstanding
@@ -22,6 +28,7 @@ returning, and destroys and close that succeed.
 
   srnicd_fatal_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs
                        --check BUILD/test/srnicd/fatal_check
+                       --fork BUILD/test/srnicd/fork_check
 
 Every wait is for a condition (a log line, a count in status, an exit),
 with a guard that only stops a hang.
@@ -153,6 +160,7 @@ def main():
     ap.add_argument("--daemon", required=True)
     ap.add_argument("--lib", required=True)
     ap.add_argument("--check", required=True)
+    ap.add_argument("--fork", required=True)
     a = ap.parse_args()
     if shutil.which("ibv_rc_pingpong") is None:
         print("skip: needs ibverbs-utils (ibv_rc_pingpong)")
@@ -196,6 +204,18 @@ def main():
             check(rc == 0 and "200 iters in" in out,
                   "a fresh daemon: ibv_rc_pingpong -c -n 200 %s exit %s, %r" %
                   (side, rc, out[-400:]))
+
+        # ---- fork(): the parent's exchange goes on, the child opens its own
+            out = subprocess.run([SRNIC, "run", "--", a.fork], env=env, capture_output=True,
+                             text=True, timeout=2 * GUARD_S)
+        check(out.returncode == 0 and "fork_check: ok" in out.stdout and
+              "child: 200 iterations" in out.stdout,
+              "fork_check attached: exit %d\n%s%s" % (out.returncode, out.stdout[-1500:],
+                                                      out.stderr[-800:]))
+        check(wait_for(lambda: re.search(r"^objects .*\bqps 0\b", d.status(), re.M),
+                       "fork_check's sessions reclaimed"),
+              "after fork_check the daemon holds no QP: %s" %
+              re.search(r"^objects .*$", d.status(), re.M).group(0))
         d.p.send_signal(signal.SIGTERM)
         check(d.p.wait(timeout=GUARD_S) == 0, "the fresh daemon stops cleanly")
     finally:
