@@ -5,11 +5,12 @@
  * <infiniband/verbs.h> and run over srnic's libibverbs.so.1 attached
  * (srnicd_fatal_test.py). It makes a PD, an MR over a known pattern, a
  * completion channel and a CQ armed on it, an RC QP in INIT with
- * RECVS receives posted, prints "ready" and waits in
- * ibv_get_async_event while a thread waits in ibv_get_cq_event; the test
- * then kills the daemon. Expected, as rdma-core's after a device's
- * removal (uverbs answers EIO, destroys take EIO as success):
- * IBV_EVENT_DEVICE_FATAL once, ibv_get_cq_event returns, posts EIO, the
+ * RECVS receives posted, and a thread waiting in ibv_get_cq_event, prints
+ * "ready", and at the test's "go" (the daemon stopped) calls
+ * ibv_query_port, in whose wait for the reply the test kills the daemon.
+ * Expected, as rdma-core's after a device's
+ * removal (uverbs answers EIO, destroys take EIO as success): the call
+ * in flight EIO, IBV_EVENT_DEVICE_FATAL once, ibv_get_cq_event returns, posts EIO, the
  * RECVS receives flushed in order (IBV_WC_WR_FLUSH_ERR, their wr_ids) and
  * then an empty poll, a create and a query EIO, every destroy and the
  * close 0, the MR's memory still the program's with its pattern.
@@ -79,6 +80,7 @@ main(void)
 	struct ibv_wc wc[2 * RECVS];
 	struct waiter w = { 0 };
 	pthread_t t;
+	char line[16];
 	uint8_t *buf;
 	int i, n;
 
@@ -122,7 +124,14 @@ main(void)
 	printf("ready\n");
 	fflush(stdout);
 
-	/* the daemon is killed now */
+	/* the test stops the daemon (SIGSTOP) and says go: this call waits
+	 * for a reply while the daemon is killed, and gets EIO, no hang */
+	if (fgets(line, sizeof(line), stdin) == NULL) {
+		printf("FAIL: no go\n");
+		return 1;
+	}
+	n = ibv_query_port(ctx, 1, &pa);
+	EXPECT(n == EIO, "query_port while the daemon died: %d (EIO wanted)", n);
 	n = ibv_get_async_event(ctx, &ev);
 	EXPECT(n == 0 && ev.event_type == IBV_EVENT_DEVICE_FATAL,
 	       "ibv_get_async_event %d (%s), event %d: IBV_EVENT_DEVICE_FATAL wanted", n,

@@ -21,7 +21,9 @@ copy, which it overwrites unseen by the parent) and runs an exchange of its
 own on a session of its own; every byte and CQE checked on both sides.
 
 fatal_check (a C program under test/srnicd) then checks the verbs one by
-one on a context whose daemon was killed: IBV_EVENT_DEVICE_FATAL from
+one on a context whose daemon was killed (in the middle of a call: the
+daemon stopped, the program's ibv_query_port waiting for its reply, then
+the kill; the call gets EIO): IBV_EVENT_DEVICE_FATAL from
 ibv_get_async_event, EIO from posts and from a create, each outstanding
 receive flushed with its wr_id then an empty poll, ibv_get_cq_event
 returning, and destroys and close that succeed.
@@ -39,12 +41,14 @@ import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
 import time
 
 from srnicd_check import GUARD_S, check, failures, wait_for
+from srnicd_test import SVC_ALLOC_PD, SVC_HELLO, SVC_MAP_SHM, SVC_OPEN, Session, hello_body, msg
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SRNIC = os.path.join(ROOT, "usertools", "srnic")
@@ -106,6 +110,17 @@ def pingpong_pair(env, args):
     cli = subprocess.Popen(cmd + ["127.0.0.1"], env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
     return srv, cli
+
+
+SYS_RECVMSG = 47        # x86_64
+
+
+def in_recvmsg(pid):
+    """Whether pid's main thread sits in recvmsg() (/proc/PID/syscall)."""
+    try:
+        return open("/proc/%d/syscall" % pid).read().split()[0] == str(SYS_RECVMSG)
+    except (OSError, IndexError):
+        return False
 
 
 def finish(p):
@@ -181,7 +196,7 @@ def main():
         # ---- the verbs one by one on a context whose daemon died
         d = Daemon(a.daemon, sock, tmp, env)
         fc = subprocess.Popen([SRNIC, "run", "--", a.check], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
+                              stdin=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         lines = []
 
         def ready():
@@ -190,6 +205,13 @@ def main():
             return line.startswith("ready") or line == ""
         wait_for(ready, "fatal_check's objects made", every=0)
         check(lines and lines[-1].startswith("ready"), "fatal_check ready: %r" % lines)
+        # the daemon stopped, fatal_check's main thread in recvmsg() for the
+        # reply to ibv_query_port, then the daemon killed under it
+        d.p.send_signal(signal.SIGSTOP)
+        fc.stdin.write("go\n")
+        fc.stdin.flush()
+        check(wait_for(lambda: in_recvmsg(fc.pid), "fatal_check waiting for a reply"),
+              "fatal_check's ibv_query_port waits for the stopped daemon's reply")
         d.p.kill()
         d.p.wait()
         rc, out = finish(fc)
@@ -205,8 +227,28 @@ def main():
                   "a fresh daemon: ibv_rc_pingpong -c -n 200 %s exit %s, %r" %
                   (side, rc, out[-400:]))
 
+        # ---- a session that dies in the middle of a call: its request sent,
+        # its socket closed before the reply. Its end, not a bad message
+        # (closed_bad unchanged), and reclaimed like any other
+        bad0 = re.search(r"closed_bad (\d+)", d.status()).group(1)
+        s = Session(sock)
+        s.call(SVC_HELLO, hello_body())
+        r = s.call(SVC_OPEN, struct.pack("<I", 0))
+        handle = struct.unpack_from("<I", r[1])[0]
+        s.call(SVC_MAP_SHM, struct.pack("<I", handle))
+        s.call(SVC_ALLOC_PD, struct.pack("<I", handle))
+        s.s.send(msg(SVC_ALLOC_PD, 99, struct.pack("<I", handle)))
+        s.close()
+        gone = wait_for(lambda: "pid %d " % os.getpid() not in d.status(), "its session's end")
+        st = d.status()
+        check(gone and re.search(r"closed_bad (\d+)", st).group(1) == bad0 and
+              re.search(r"^objects pds 0 .*shm_bytes 0 ", st, re.M),
+              "a session closed in the middle of ALLOC_PD: reclaimed, closed_bad %s -> %s, %s" %
+              (bad0, re.search(r"closed_bad (\d+)", st).group(1),
+               re.search(r"^objects .*$", st, re.M).group(0)))
+
         # ---- fork(): the parent's exchange goes on, the child opens its own
-            out = subprocess.run([SRNIC, "run", "--", a.fork], env=env, capture_output=True,
+        out = subprocess.run([SRNIC, "run", "--", a.fork], env=env, capture_output=True,
                              text=True, timeout=2 * GUARD_S)
         check(out.returncode == 0 and "fork_check: ok" in out.stdout and
               "child: 200 iterations" in out.stdout,
