@@ -464,6 +464,19 @@ flush_wc(struct ibv_wc *wc, const struct sva_shadow *w, uint32_t qp_num)
 	wc->qp_num = qp_num;
 }
 
+/* One queue's WQEs with no CQE, from *done to head, flushed into wc[got]
+ * up to wc[n - 1] (at most the shadow's mask + 1 of them): the new got. */
+static int
+flush_queue(struct ibv_wc *wc, int got, int n, const struct sva_shadow *sh, uint32_t *done,
+	    uint32_t head, uint32_t mask, uint32_t qp_num)
+{
+	if (head - *done > mask + 1)
+		*done = head - (mask + 1);
+	for (; *done != head && got < n; (*done)++)
+		flush_wc(&wc[got++], &sh[*done & mask], qp_num);
+	return got;
+}
+
 /* After the session's end: what the daemon wrote into the ring, then each
  * WQE of the CQ's QPs with no CQE, flushed, as a device's reset flow
  * completes a dead device's work (mlx5's mlx5_ib_poll_sw_comp()); then
@@ -472,7 +485,7 @@ static int __rte_noinline
 poll_cq_dead(struct sva_cq *cq, int n, struct ibv_wc *wc)
 {
 	struct sva_context *ctx = sva_ctx(cq->ibcq.context);
-	uint32_t prod, avail, head, mask;
+	uint32_t prod, avail;
 	struct sva_qp *qp;
 	unsigned int i;
 	int got = 0;
@@ -489,22 +502,14 @@ poll_cq_dead(struct sva_cq *cq, int n, struct ibv_wc *wc)
 		qp = __atomic_load_n(&ctx->qp[i], __ATOMIC_ACQUIRE);
 		if (qp == NULL)
 			continue;
-		if (qp->ibqp.send_cq == &cq->ibcq) {
-			head = __atomic_load_n(&qp->ring->sq_head.v, __ATOMIC_ACQUIRE);
-			mask = SVA_SHADOW_RINGS * qp->sq_size - 1;
-			if (head - qp->sq_done > mask + 1)
-				qp->sq_done = head - (mask + 1);
-			for (; qp->sq_done != head && got < n; qp->sq_done++)
-				flush_wc(&wc[got++], &qp->sq_sh[qp->sq_done & mask], qp->ibqp.qp_num);
-		}
-		if (qp->ibqp.recv_cq == &cq->ibcq) {
-			head = __atomic_load_n(&qp->ring->rq_head.v, __ATOMIC_ACQUIRE);
-			mask = SVA_SHADOW_RINGS * qp->rq_size - 1;
-			if (head - qp->rq_done > mask + 1)
-				qp->rq_done = head - (mask + 1);
-			for (; qp->rq_done != head && got < n; qp->rq_done++)
-				flush_wc(&wc[got++], &qp->rq_sh[qp->rq_done & mask], qp->ibqp.qp_num);
-		}
+		if (qp->ibqp.send_cq == &cq->ibcq)
+			got = flush_queue(wc, got, n, qp->sq_sh, &qp->sq_done,
+					  __atomic_load_n(&qp->ring->sq_head.v, __ATOMIC_ACQUIRE),
+					  SVA_SHADOW_RINGS * qp->sq_size - 1, qp->ibqp.qp_num);
+		if (qp->ibqp.recv_cq == &cq->ibcq)
+			got = flush_queue(wc, got, n, qp->rq_sh, &qp->rq_done,
+					  __atomic_load_n(&qp->ring->rq_head.v, __ATOMIC_ACQUIRE),
+					  SVA_SHADOW_RINGS * qp->rq_size - 1, qp->ibqp.qp_num);
 	}
 	return got;
 }

@@ -35,6 +35,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "verbs_rc_connect.h"
+
 #define ITER_BYTES 1024
 #define PRE 20
 #define PAR 200
@@ -76,40 +78,6 @@ slot(struct pair *p, int q, int recv)
 	return p->buf + (size_t)(2 * q + recv) * ITER_BYTES;
 }
 
-static int
-to_rts(struct ibv_qp *qp, uint32_t dqpn, const union ibv_gid *gid)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_LOCAL_WRITE };
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  IBV_QP_ACCESS_FLAGS) != 0)
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 0;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = *gid;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 1;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) != 0)
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 0;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-}
 
 static int
 pair_open(struct pair *p, struct ibv_device *dev)
@@ -136,7 +104,8 @@ pair_open(struct pair *p, struct ibv_device *dev)
 		if ((p->qp[i] = ibv_create_qp(p->pd, &ia)) == NULL)
 			return -1;
 	for (i = 0; i < 2; i++)
-		if (to_rts(p->qp[i], p->qp[1 - i]->qp_num, &gid) != 0)
+		if (verbs_rc_connect(p->qp[i], p->qp[1 - i]->qp_num, &gid, 1, 0,
+				     IBV_ACCESS_LOCAL_WRITE) != 0)
 			return -1;
 	return 0;
 }

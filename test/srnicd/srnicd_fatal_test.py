@@ -40,7 +40,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import struct
 import subprocess
 import sys
@@ -48,7 +47,8 @@ import tempfile
 import time
 
 from srnicd_check import GUARD_S, check, failures, wait_for
-from srnicd_test import SVC_ALLOC_PD, SVC_HELLO, SVC_MAP_SHM, SVC_OPEN, Session, hello_body, msg
+from srnicd_test import (SVC_ALLOC_PD, SVC_HELLO, SVC_MAP_SHM, SVC_OPEN, Session, hello_body, msg,
+                         pingpong_pair)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SRNIC = os.path.join(ROOT, "usertools", "srnic")
@@ -81,35 +81,6 @@ class Daemon:
     def wqes(self, pid):
         m = re.search(r"session \d+ pid %d .* wqes (\d+)" % pid, self.status())
         return int(m.group(1)) if m else 0
-
-
-def tcp_listening(port):
-    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            for line in open(f).read().splitlines()[1:]:
-                x = line.split()
-                if x[3] == "0A" and int(x[1].rsplit(":", 1)[1], 16) == port:
-                    return True
-        except OSError:
-            pass
-    return False
-
-
-def free_port():
-    with socket.socket() as t:
-        t.bind(("127.0.0.1", 0))
-        return t.getsockname()[1]
-
-
-def pingpong_pair(env, args):
-    port = free_port()
-    cmd = [SRNIC, "run", "--", "ibv_rc_pingpong", "-g", "1", "-p", str(port)] + args
-    srv = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True)
-    wait_for(lambda: tcp_listening(port) or srv.poll() is not None, "the pingpong server")
-    cli = subprocess.Popen(cmd + ["127.0.0.1"], env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True)
-    return srv, cli
 
 
 SYS_RECVMSG = 47        # x86_64
