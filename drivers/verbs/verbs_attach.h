@@ -33,7 +33,7 @@ struct sva_context {
 	uint32_t seq;
 	struct svc_shm *shm;        /* the session's rings (MAP_SHM), mapped */
 	/* the session's end (verbs_attach_fatal.c): shm->state FATAL, and
-	 * IBV_EVENT_DEVICE_FATAL handed out once (under lock) */
+	 * IBV_EVENT_DEVICE_FATAL handed out once (under sva_objs_lock) */
 	bool fatal_told;
 	bool fatal_woken;           /* under sva_objs_lock: its waiters woken */
 	struct sva_context *watch_next;  /* the watcher's list (sva_watch) */

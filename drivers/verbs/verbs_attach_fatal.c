@@ -249,10 +249,11 @@ sva_async_fatal(struct sva_context *ctx, struct ibv_async_event *event)
 {
 	bool tell;
 
-	pthread_mutex_lock(&ctx->lock);
+	/* not ctx->lock: a fork()ed child may inherit that held by a call */
+	pthread_mutex_lock(&sva_objs_lock);
 	tell = sva_dead(ctx) && !ctx->fatal_told;
 	ctx->fatal_told = ctx->fatal_told || tell;
-	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_unlock(&sva_objs_lock);
 	if (tell) {
 		memset(event, 0, sizeof(*event));
 		event->event_type = IBV_EVENT_DEVICE_FATAL;
