@@ -436,6 +436,8 @@ main(int argc, char **argv)
 	serve_loop(d, sfd);
 out:
 	srnd_engine_stop(d);
+	/* the rings are final: each session told before its socket closes */
+	srnd_sessions_fatal();
 	srnd_sessions_close_all(d);
 	if (d->dev.cm != NULL)
 		srnic_cm_destroy(d->dev.cm);

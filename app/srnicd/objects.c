@@ -960,6 +960,20 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 	free(o);
 }
 
+void
+srnd_objs_fatal(struct srnd_objs *o)
+{
+	uint64_t one = 1;
+	unsigned int i;
+
+	if (o == NULL || o->shm == NULL)
+		return;
+	__atomic_store_n(&o->shm->state.v, SVC_SHM_FATAL, __ATOMIC_RELEASE);
+	for (i = 0; i < SVC_SESSION_CHANNELS_MAX; i++)
+		if (o->ch[i].used && write(o->ch[i].ch.fd, &one, sizeof(one)) != sizeof(one))
+			atomic_fetch_add_explicit(&counts.bad_ring, 1, memory_order_relaxed);
+}
+
 unsigned int
 srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs, uint64_t *wqes)
 {

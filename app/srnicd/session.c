@@ -221,6 +221,16 @@ srnd_sessions_close_all(struct srnd *d)
 	}
 }
 
+void
+srnd_sessions_fatal(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < SRND_SESSIONS_MAX; i++)
+		if (sessions[i] != NULL)
+			srnd_objs_fatal(sessions[i]->objs);
+}
+
 /* ---- handles ---- */
 
 static uint32_t
@@ -522,7 +532,10 @@ srnd_session_event(struct srnd *d, int epfd, void *session, uint32_t events)
 			return;
 		}
 		if (svc_send_fd(s->fd, &rep, rep.h.len, s->tx_fd) != (ssize_t)rep.h.len) {
-			session_close(epfd, s, "its replies are not read");
+			/* a peer gone in the middle of its call (killed after its
+			 * request) is a session's end, not a bad message */
+			session_close(epfd, s, errno == EPIPE || errno == ECONNRESET ? NULL :
+					       "its replies are not read");
 			return;
 		}
 		if (rep.h.type == SVC_HELLO && rep.h.status != 0) {

@@ -96,6 +96,10 @@ union srnd_rep;
 int srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd_rep *rep,
 		    int *rx_fd, int *tx_fd);
 void srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o);
+/* The daemon's clean stop, its engine stopped: FATAL in the session's
+ * state line, and each of its completion channels' eventfds written (a
+ * waiter in ibv_get_cq_event wakes to its end) */
+void srnd_objs_fatal(struct srnd_objs *o);
 /* objects held (all kinds), of which QPs and MRs; the WQEs taken from its rings */
 unsigned int srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs,
 			    uint64_t *wqes);
@@ -112,6 +116,8 @@ int srnd_sessions_accept(struct srnd *d, int epfd);
 /* a session's fd is readable or hung up: serve it (or close it) */
 void srnd_session_event(struct srnd *d, int epfd, void *session, uint32_t events);
 void srnd_sessions_close_all(struct srnd *d);
+/* before the clean stop closes them: srnd_objs_fatal() of every session */
+void srnd_sessions_fatal(void);
 unsigned int srnd_sessions_count(void);
 /* The largest request: a longer one is malformed (MSG_TRUNC tells). */
 #define SRND_REQ_MAX 512

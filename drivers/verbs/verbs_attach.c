@@ -169,12 +169,19 @@ sva_call_fd(struct sva_context *ctx, void *req, int fd_out, void *rep, size_t ca
 {
 	int rc;
 
+	if (fd_in != NULL)
+		*fd_in = -1;
+	/* after the session's end: EIO, as uverbs after a device's removal */
+	if (ctx->fd < 0 || (ctx->shm != NULL && sva_dead(ctx)))
+		return -EIO;
 	pthread_mutex_lock(&ctx->lock);
 	((struct svc_hdr *)req)->seq = ++ctx->seq;
 	rc = svc_call_fd(ctx->fd, req, fd_out, rep, cap, fd_in);
 	pthread_mutex_unlock(&ctx->lock);
-	if (rc == -ECONNRESET)
-		sv_log("srnicd on %s closed the session", sva_path);
+	if (rc == -ECONNRESET) {
+		sva_ctx_fatal(ctx);
+		return -EIO;
+	}
 	return rc;
 }
 
@@ -225,6 +232,11 @@ sva_open_device(struct ibv_device *device)
 	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
 	ctx->vctx.query_port = sva_query_port;
 	rc = -sva_dp_open(ctx);
+	if (rc == 0) {
+		rc = sva_watch_add(ctx);
+		if (rc != 0)
+			sva_dp_close(ctx);
+	}
 	if (rc != 0) {
 		close(ctx->vctx.context.async_fd);
 		pthread_mutex_destroy(&ctx->vctx.context.mutex);
@@ -245,8 +257,11 @@ sva_close_device(struct ibv_context *context)
 {
 	struct sva_context *ctx = sva_ctx(context);
 
-	/* the session's end is the socket's: the daemon reclaims what it held */
-	close(ctx->fd);
+	/* the session's end is the socket's: the daemon reclaims what it held
+	 * (out of the watcher's sight first: the number may be reused) */
+	sva_watch_del(ctx);
+	if (ctx->fd >= 0)
+		close(ctx->fd);
 	sva_dp_close(ctx);
 	close(context->async_fd);
 	pthread_mutex_destroy(&context->mutex);

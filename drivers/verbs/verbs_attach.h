@@ -16,8 +16,13 @@
 #include <infiniband/verbs.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 
-struct svc_shm;
+#include "srnic_svc.h"
+
+struct sva_qp;
+struct sva_mr;
+struct sva_channel;
 
 /* An open context on an attached device: a session with the daemon. */
 struct sva_context {
@@ -27,6 +32,17 @@ struct sva_context {
 	uint32_t handle;
 	uint32_t seq;
 	struct svc_shm *shm;        /* the session's rings (MAP_SHM), mapped */
+	/* the session's end (verbs_attach_fatal.c): shm->state FATAL, and
+	 * IBV_EVENT_DEVICE_FATAL handed out once (under sva_objs_lock) */
+	bool fatal_told;
+	bool fatal_woken;           /* under sva_objs_lock: its waiters woken */
+	struct sva_context *watch_next;  /* the watcher's list (sva_watch) */
+	/* what the session's end must reach, under sva_objs_lock: QPs by
+	 * ring (their outstanding WQEs flushed), channels (woken), MRs
+	 * (copied private in a fork()ed child) */
+	struct sva_qp *qp[SVC_SESSION_QPS_MAX];
+	struct sva_channel *ch[SVC_SESSION_CHANNELS_MAX];
+	struct sva_mr *mrs;
 };
 
 static inline struct sva_context *
@@ -60,6 +76,37 @@ int sva_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 int sva_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		 struct ibv_qp_init_attr *init_attr);
 int sva_destroy_qp(struct ibv_qp *qp);
+
+/* verbs_attach_fatal.c: the session's end, however it comes (the
+ * daemon's clean stop writes shm->state FATAL; its death, or the session
+ * closed, is the watcher thread's POLLHUP or a call's ECONNRESET). Then
+ * every verb on the context fails with EIO (as rdma-core's after a
+ * device's removal), a destroy succeeds (rdma-core's verbs_is_destroy_err:
+ * EIO is success), polls return what the CQ holds then each outstanding
+ * WQE flushed, and ibv_get_async_event gives IBV_EVENT_DEVICE_FATAL once. */
+extern pthread_mutex_t sva_objs_lock;
+static inline bool
+sva_dead(const struct sva_context *ctx)
+{
+	return __atomic_load_n(&ctx->shm->state.v, __ATOMIC_ACQUIRE) != SVC_SHM_LIVE;
+}
+/* Latch the session's end and wake every waiter of the context: its
+ * completion channels' and async eventfds. */
+void sva_ctx_fatal(struct sva_context *ctx);
+/* The watcher thread (one per process, started at the first open) */
+int sva_watch_add(struct sva_context *ctx);
+/* out of the watcher's sight before the socket is closed */
+void sva_watch_del(struct sva_context *ctx);
+/* IBV_EVENT_DEVICE_FATAL once the session ended and it was not handed
+ * out yet: true and *event filled (an async event ring asks this first) */
+bool sva_async_fatal(struct sva_context *ctx, struct ibv_async_event *event);
+int sva_get_async_event(struct ibv_context *context, struct ibv_async_event *event);
+/* verbs_attach_dp.c: the context's channels woken, and in a fork()ed
+ * child its objects made the child's copies (sva_objs_lock held) */
+void sva_dp_wake(struct sva_context *ctx);
+void sva_dp_fork_prepare(struct sva_context *ctx);
+void sva_dp_fork_parent(struct sva_context *ctx);
+void sva_dp_fork_child(struct sva_context *ctx);
 
 /* Whether this process runs attached (decided once, at the first call). */
 bool sva_attached(void);

@@ -34,7 +34,9 @@ struct sva_mr {
 	void *base;                 /* the re-backed pages */
 	size_t maplen;
 	int prot;
-	int memfd;
+	int memfd;                  /* -1: private again (a fork()ed child's copy) */
+	struct sva_mr *next;        /* the context's MRs, under sva_objs_lock */
+	void *fork_copy;            /* its pages as they were at fork(), for the child */
 };
 
 struct sva_cq {
@@ -45,6 +47,8 @@ struct sva_cq {
 	uint32_t size, cons;
 	uint32_t arm_seq;           /* under lock */
 	uint32_t ev_seen;           /* under its channel's lock */
+	struct sva_qp *last;        /* under lock: the QP of the last CQE */
+	bool fatal_ev;              /* under its channel's lock: the session's end told */
 };
 
 /* A completion channel: its eventfd (the daemon writes it once per event)
@@ -56,6 +60,19 @@ struct sva_channel {
 	struct sva_cq *cq[SVC_SESSION_CQS_MAX];
 };
 
+/* A WQE as the library remembers it until its CQE: at the session's end
+ * the ones with none are flushed (IBV_WC_WR_FLUSH_ERR) by the library,
+ * the daemon being gone. */
+struct sva_shadow {
+	uint64_t wr_id;
+	uint8_t signaled;
+	uint8_t wc_opcode;          /* enum ibv_wc_opcode */
+};
+
+/* Outstanding WQEs: at most the ring's (not taken yet) and srnic's queue
+ * of the same size (taken, not completed) */
+#define SVA_SHADOW_RINGS 2
+
 struct sva_qp {
 	struct ibv_qp ibqp;
 	uint32_t handle;
@@ -64,6 +81,12 @@ struct sva_qp {
 	uint32_t sq_size, rq_size, sq_head, rq_head;
 	struct svc_qp_cap cap;
 	uint32_t *db;
+	const uint32_t *state;      /* the session's state line */
+	bool sig_all;
+	/* by index & (SVA_SHADOW_RINGS * size - 1): written by the posters;
+	 * sq_done by the send CQ's pollers, rq_done by the receive CQ's */
+	struct sva_shadow *sq_sh, *rq_sh;
+	uint32_t sq_done, rq_done;
 };
 
 #define SVA_OF(type, p, member) ((type *)((char *)(p) - offsetof(type, member)))
@@ -82,16 +105,20 @@ req_init(void *msg, uint16_t type)
 	svc_msg_init(msg, type, 0, 0, 0);
 }
 
-/* A request that names one handle and gets nothing back: 0 or an errno. */
+/* A destroy: a request that names one handle and gets nothing back. 0
+ * or an errno; 0 after the session's end, whose reclaim destroyed the
+ * object (rdma-core's verbs_is_destroy_err() takes EIO as success). */
 static int
-call_handle(struct sva_context *ctx, uint16_t type, uint32_t handle)
+call_destroy(struct sva_context *ctx, uint16_t type, uint32_t handle)
 {
 	struct svc_handle_req q;
 	struct svc_handle_rep r;
+	int rc;
 
 	req_init(&q, type);
 	q.handle = handle;
-	return -sva_call_fd(ctx, &q, -1, &r, sizeof(r), NULL);
+	rc = -sva_call_fd(ctx, &q, -1, &r, sizeof(r), NULL);
+	return rc == EIO && sva_dead(ctx) ? 0 : rc;
 }
 
 static void sva_ctx_set_ops(struct sva_context *ctx);
@@ -167,7 +194,7 @@ int
 sva_dealloc_pd(struct ibv_pd *ibpd)
 {
 	struct sva_pd *pd = SVA_OF(struct sva_pd, ibpd, ibpd);
-	int rc = call_handle(sva_ctx(ibpd->context), SVC_DEALLOC_PD, pd->handle);
+	int rc = call_destroy(sva_ctx(ibpd->context), SVC_DEALLOC_PD, pd->handle);
 
 	if (rc == 0)
 		free(pd);
@@ -269,7 +296,11 @@ fail:
 static void
 unback(struct sva_mr *mr)
 {
-	void *tmp = mmap(NULL, mr->maplen, PROT_READ, MAP_SHARED, mr->memfd, 0);
+	void *tmp;
+
+	if (mr->memfd < 0)
+		return;
+	tmp = mmap(NULL, mr->maplen, PROT_READ, MAP_SHARED, mr->memfd, 0);
 
 	if (tmp != MAP_FAILED &&
 	    mmap(mr->base, mr->maplen, PROT_READ | PROT_WRITE,
@@ -342,6 +373,10 @@ sva_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, unsigned int access)
 	mr->ibmr.lkey = r.lkey;
 	mr->ibmr.rkey = r.rkey;
 	mr->ibmr.handle = r.handle;
+	pthread_mutex_lock(&sva_objs_lock);
+	mr->next = ctx->mrs;
+	ctx->mrs = mr;
+	pthread_mutex_unlock(&sva_objs_lock);
 	return &mr->ibmr;
 }
 
@@ -349,19 +384,135 @@ int
 sva_dereg_mr(struct ibv_mr *ibmr)
 {
 	struct sva_mr *mr = SVA_OF(struct sva_mr, ibmr, ibmr);
+	struct sva_context *ctx = sva_ctx(ibmr->context);
+	struct sva_mr **pp;
 	int rc;
 
 	/* the daemon answers once no packet refers to the range and it has
 	 * unmapped it */
-	rc = call_handle(sva_ctx(ibmr->context), SVC_DEREG_MR, mr->handle);
+	rc = call_destroy(ctx, SVC_DEREG_MR, mr->handle);
 	if (rc != 0)
 		return rc;
+	pthread_mutex_lock(&sva_objs_lock);
+	for (pp = &ctx->mrs; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == mr) {
+			*pp = mr->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sva_objs_lock);
 	unback(mr);
 	free(mr);
 	return 0;
 }
 
 /* ---- CQ ---- */
+
+/* The QP a CQE names (the last one's, else the context's table), or NULL. */
+static struct sva_qp *
+cqe_qp(struct sva_cq *cq, uint32_t qp_num)
+{
+	struct sva_context *ctx = sva_ctx(cq->ibcq.context);
+	struct sva_qp *qp;
+	unsigned int i;
+
+	if (likely(cq->last != NULL && cq->last->ibqp.qp_num == qp_num))
+		return cq->last;
+	for (i = 0; i < SVC_SESSION_QPS_MAX; i++) {
+		qp = __atomic_load_n(&ctx->qp[i], __ATOMIC_ACQUIRE);
+		if (qp != NULL && qp->ibqp.qp_num == qp_num) {
+			cq->last = qp;
+			return qp;
+		}
+	}
+	return NULL;
+}
+
+/* A CQE retires its WQE from the QP's shadow: a receive the next one, a
+ * send the next signaled one and the unsignaled before it (they completed
+ * in order), an error the one of its wr_id (errors come for unsignaled
+ * WQEs too). The CQ's lock held. */
+static void
+cqe_retire(struct sva_cq *cq, const struct ibv_wc *wc)
+{
+	struct sva_qp *qp = cqe_qp(cq, wc->qp_num);
+	uint32_t head, mask;
+	const struct sva_shadow *w;
+
+	if (qp == NULL)
+		return;
+	if (wc->opcode & IBV_WC_RECV) {
+		qp->rq_done++;
+		return;
+	}
+	head = __atomic_load_n(&qp->ring->sq_head.v, __ATOMIC_ACQUIRE);
+	mask = SVA_SHADOW_RINGS * qp->sq_size - 1;
+	while (qp->sq_done != head) {
+		w = &qp->sq_sh[qp->sq_done++ & mask];
+		if (wc->status == IBV_WC_SUCCESS ? w->signaled : w->wr_id == wc->wr_id)
+			break;
+	}
+}
+
+static void
+flush_wc(struct ibv_wc *wc, const struct sva_shadow *w, uint32_t qp_num)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = w->wr_id;
+	wc->status = IBV_WC_WR_FLUSH_ERR;
+	wc->opcode = (enum ibv_wc_opcode)w->wc_opcode;
+	wc->qp_num = qp_num;
+}
+
+/* One queue's WQEs with no CQE, from *done to head, flushed into wc[got]
+ * up to wc[n - 1] (at most the shadow's mask + 1 of them): the new got. */
+static int
+flush_queue(struct ibv_wc *wc, int got, int n, const struct sva_shadow *sh, uint32_t *done,
+	    uint32_t head, uint32_t mask, uint32_t qp_num)
+{
+	if (head - *done > mask + 1)
+		*done = head - (mask + 1);
+	for (; *done != head && got < n; (*done)++)
+		flush_wc(&wc[got++], &sh[*done & mask], qp_num);
+	return got;
+}
+
+/* After the session's end: what the daemon wrote into the ring, then each
+ * WQE of the CQ's QPs with no CQE, flushed, as a device's reset flow
+ * completes a dead device's work (mlx5's mlx5_ib_poll_sw_comp()); then
+ * nothing. The CQ's lock held. */
+static int __rte_noinline
+poll_cq_dead(struct sva_cq *cq, int n, struct ibv_wc *wc)
+{
+	struct sva_context *ctx = sva_ctx(cq->ibcq.context);
+	uint32_t prod, avail;
+	struct sva_qp *qp;
+	unsigned int i;
+	int got = 0;
+
+	prod = __atomic_load_n(&cq->ring->prod.v, __ATOMIC_ACQUIRE);
+	avail = prod - cq->cons;
+	if (avail > cq->size)       /* a fork()ed child's private rings: none */
+		avail = 0;
+	for (; avail > 0 && got < n; avail--, got++) {
+		wc[got] = cq->ring->cqe[cq->cons++ & (cq->size - 1)];
+		cqe_retire(cq, &wc[got]);
+	}
+	for (i = 0; i < SVC_SESSION_QPS_MAX && got < n; i++) {
+		qp = __atomic_load_n(&ctx->qp[i], __ATOMIC_ACQUIRE);
+		if (qp == NULL)
+			continue;
+		if (qp->ibqp.send_cq == &cq->ibcq)
+			got = flush_queue(wc, got, n, qp->sq_sh, &qp->sq_done,
+					  __atomic_load_n(&qp->ring->sq_head.v, __ATOMIC_ACQUIRE),
+					  SVA_SHADOW_RINGS * qp->sq_size - 1, qp->ibqp.qp_num);
+		if (qp->ibqp.recv_cq == &cq->ibcq)
+			got = flush_queue(wc, got, n, qp->rq_sh, &qp->rq_done,
+					  __atomic_load_n(&qp->ring->rq_head.v, __ATOMIC_ACQUIRE),
+					  SVA_SHADOW_RINGS * qp->rq_size - 1, qp->ibqp.qp_num);
+	}
+	return got;
+}
 
 static int
 sva_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
@@ -371,13 +522,22 @@ sva_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 
 	if (n <= 0)
 		return 0;
+	if (unlikely(sva_dead(sva_ctx(ibcq->context)))) {
+		sva_ctx_fatal(sva_ctx(ibcq->context));
+		pthread_spin_lock(&cq->lock);
+		n = poll_cq_dead(cq, n, wc);
+		pthread_spin_unlock(&cq->lock);
+		return n;
+	}
 	pthread_spin_lock(&cq->lock);
 	prod = __atomic_load_n(&cq->ring->prod.v, __ATOMIC_ACQUIRE);
 	avail = prod - cq->cons;
 	if (avail > (uint32_t)n)
 		avail = (uint32_t)n;
-	for (i = 0; i < avail; i++)
+	for (i = 0; i < avail; i++) {
 		wc[i] = cq->ring->cqe[(cq->cons + i) & (cq->size - 1)];
+		cqe_retire(cq, &wc[i]);
+	}
 	cq->cons += avail;
 	if (avail > 0)
 		__atomic_store_n(&cq->ring->cons.v, cq->cons, __ATOMIC_RELEASE);
@@ -431,6 +591,14 @@ sva_create_comp_channel(struct ibv_context *context)
 	ch->handle = r.handle;
 	ch->ch.context = context;
 	pthread_mutex_init(&ch->lock, NULL);
+	pthread_mutex_lock(&sva_objs_lock);
+	for (unsigned int i = 0; i < SVC_SESSION_CHANNELS_MAX; i++) {
+		if (ctx->ch[i] == NULL) {
+			ctx->ch[i] = ch;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sva_objs_lock);
 	return &ch->ch;
 }
 
@@ -442,9 +610,16 @@ sva_destroy_comp_channel(struct ibv_comp_channel *channel)
 
 	if (channel->refcnt != 0)
 		return EBUSY;
-	rc = call_handle(sva_ctx(channel->context), SVC_DESTROY_CHANNEL, ch->handle);
+	struct sva_context *ctx = sva_ctx(channel->context);
+
+	rc = call_destroy(ctx, SVC_DESTROY_CHANNEL, ch->handle);
 	if (rc != 0)
 		return rc;
+	pthread_mutex_lock(&sva_objs_lock);
+	for (unsigned int i = 0; i < SVC_SESSION_CHANNELS_MAX; i++)
+		if (ctx->ch[i] == ch)
+			ctx->ch[i] = NULL;
+	pthread_mutex_unlock(&sva_objs_lock);
 	close(channel->fd);
 	pthread_mutex_destroy(&ch->lock);
 	free(ch);
@@ -452,7 +627,9 @@ sva_destroy_comp_channel(struct ibv_comp_channel *channel)
 }
 
 /* The next CQ with an event not handed out yet, else wait on the eventfd
- * (blocking unless the program made the fd non-blocking: then EAGAIN). */
+ * (blocking unless the program made the fd non-blocking: then EAGAIN).
+ * After the session's end, each of its CQs once (its flushed WQEs to
+ * poll), then EIO: never a wait for an event no one will write. */
 int
 sva_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq_out, void **cq_context)
 {
@@ -478,6 +655,21 @@ sva_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq_out, void 
 				*cq_context = cq->ibcq.cq_context;
 				return 0;
 			}
+		}
+		if (sva_dead(sva_ctx(channel->context))) {
+			for (i = 0; i < SVC_SESSION_CQS_MAX; i++) {
+				cq = ch->cq[i];
+				if (cq != NULL && !cq->fatal_ev) {
+					cq->fatal_ev = true;
+					pthread_mutex_unlock(&ch->lock);
+					*cq_out = &cq->ibcq;
+					*cq_context = cq->ibcq.cq_context;
+					return 0;
+				}
+			}
+			pthread_mutex_unlock(&ch->lock);
+			errno = EIO;
+			return -1;
 		}
 		pthread_mutex_unlock(&ch->lock);
 		n = read(channel->fd, &v, sizeof(v));
@@ -546,7 +738,7 @@ int
 sva_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct sva_cq *cq = SVA_OF(struct sva_cq, ibcq, ibcq);
-	int rc = call_handle(sva_ctx(ibcq->context), SVC_DESTROY_CQ, cq->handle);
+	int rc = call_destroy(sva_ctx(ibcq->context), SVC_DESTROY_CQ, cq->handle);
 
 	if (rc != 0)
 		return rc;
@@ -605,6 +797,25 @@ wqe_sges(struct svc_wqe *w, const struct ibv_sge *sg, int num_sge)
 	w->num_sge = (uint32_t)num_sge;
 }
 
+/* The CQE opcode of a send WQE's opcode (send_opcode_ok()'s). */
+static uint8_t
+wc_opcode(enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_WC_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IBV_WC_COMP_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_WC_FETCH_ADD;
+	default:
+		return IBV_WC_SEND;
+	}
+}
+
 static void
 ring_publish(uint32_t *head_line, uint32_t head, uint32_t *db)
 {
@@ -616,10 +827,17 @@ static int
 sva_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	struct sva_qp *qp = SVA_OF(struct sva_qp, ibqp, ibqp);
+	struct sva_shadow *sh;
 	struct svc_wqe *w;
 	uint32_t comp, len;
 	int i, rc = 0;
 
+	/* the session ended: EIO, as a device in its reset flow (mlx5) */
+	if (unlikely(__atomic_load_n(qp->state, __ATOMIC_ACQUIRE) != SVC_SHM_LIVE)) {
+		sva_ctx_fatal(sva_ctx(ibqp->context));  /* said once, waiters woken */
+		*bad_wr = wr;
+		return EIO;
+	}
 	/* as srnic answers a post before RTS: here, not as a QP in ERR later */
 	if (ibqp->state == IBV_QPS_RESET || ibqp->state == IBV_QPS_INIT ||
 	    ibqp->state == IBV_QPS_RTR) {
@@ -671,6 +889,10 @@ sva_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **
 		} else {
 			wqe_sges(w, wr->sg_list, wr->num_sge);
 		}
+		sh = &qp->sq_sh[qp->sq_head & (SVA_SHADOW_RINGS * qp->sq_size - 1)];
+		sh->wr_id = wr->wr_id;
+		sh->signaled = qp->sig_all || (wr->send_flags & IBV_SEND_SIGNALED) != 0;
+		sh->wc_opcode = wc_opcode(wr->opcode);
 		qp->sq_head++;
 	}
 	ring_publish(&qp->ring->sq_head.v, qp->sq_head, qp->db);
@@ -684,10 +906,16 @@ static int
 sva_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
 	struct sva_qp *qp = SVA_OF(struct sva_qp, ibqp, ibqp);
+	struct sva_shadow *sh;
 	struct svc_wqe *w;
 	uint32_t tail;
 	int rc = 0;
 
+	if (unlikely(__atomic_load_n(qp->state, __ATOMIC_ACQUIRE) != SVC_SHM_LIVE)) {
+		sva_ctx_fatal(sva_ctx(ibqp->context));  /* said once, waiters woken */
+		*bad_wr = wr;
+		return EIO;
+	}
 	if (ibqp->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
@@ -706,6 +934,9 @@ sva_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **
 		w = &qp->ring->rq[qp->rq_head & (qp->rq_size - 1)];
 		w->wr_id = wr->wr_id;
 		wqe_sges(w, wr->sg_list, wr->num_sge);
+		sh = &qp->rq_sh[qp->rq_head & (SVA_SHADOW_RINGS * qp->rq_size - 1)];
+		sh->wr_id = wr->wr_id;
+		sh->wc_opcode = IBV_WC_RECV;
 		qp->rq_head++;
 	}
 	ring_publish(&qp->ring->rq_head.v, qp->rq_head, qp->db);
@@ -764,12 +995,23 @@ sva_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 		free(qp);
 		return null_errno(EPROTO);
 	}
+	qp->sq_sh = calloc(SVA_SHADOW_RINGS * r.sq_size, sizeof(*qp->sq_sh));
+	qp->rq_sh = calloc(SVA_SHADOW_RINGS * r.rq_size, sizeof(*qp->rq_sh));
+	if (qp->sq_sh == NULL || qp->rq_sh == NULL) {
+		call_destroy(ctx, SVC_DESTROY_QP, r.handle);
+		free(qp->sq_sh);
+		free(qp->rq_sh);
+		free(qp);
+		return null_errno(ENOMEM);
+	}
 	qp->handle = r.handle;
 	qp->ring = &ctx->shm->qp[r.ring];
 	qp->sq_size = r.sq_size;
 	qp->rq_size = r.rq_size;
 	qp->cap = r.cap;
 	qp->db = &ctx->shm->db.v;
+	qp->state = &ctx->shm->state.v;
+	qp->sig_all = attr->sq_sig_all != 0;
 	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
 	attr->cap.max_send_wr = r.cap.max_send_wr;
@@ -788,6 +1030,7 @@ sva_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	qp->ibqp.qp_type = attr->qp_type;
 	pthread_mutex_init(&qp->ibqp.mutex, NULL);
 	pthread_cond_init(&qp->ibqp.cond, NULL);
+	__atomic_store_n(&ctx->qp[r.ring], qp, __ATOMIC_RELEASE);
 	return &qp->ibqp;
 }
 
@@ -847,16 +1090,112 @@ int
 sva_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct sva_qp *qp = SVA_OF(struct sva_qp, ibqp, ibqp);
-	int rc = call_handle(sva_ctx(ibqp->context), SVC_DESTROY_QP, qp->handle);
+	struct sva_context *ctx = sva_ctx(ibqp->context);
+	struct sva_cq *cq[2] = { SVA_OF(struct sva_cq, ibqp->send_cq, ibcq),
+				 SVA_OF(struct sva_cq, ibqp->recv_cq, ibcq) };
+	unsigned int i;
+	int rc = call_destroy(ctx, SVC_DESTROY_QP, qp->handle);
 
 	if (rc != 0)
 		return rc;
+	for (i = 0; i < SVC_SESSION_QPS_MAX; i++)
+		if (__atomic_load_n(&ctx->qp[i], __ATOMIC_RELAXED) == qp)
+			__atomic_store_n(&ctx->qp[i], NULL, __ATOMIC_RELEASE);
+	/* no poller names it again */
+	for (i = 0; i < 2; i++) {
+		pthread_spin_lock(&cq[i]->lock);
+		if (cq[i]->last == qp)
+			cq[i]->last = NULL;
+		pthread_spin_unlock(&cq[i]->lock);
+	}
+	free(qp->sq_sh);
+	free(qp->rq_sh);
 	pthread_spin_destroy(&qp->sq_lock);
 	pthread_spin_destroy(&qp->rq_lock);
 	pthread_mutex_destroy(&ibqp->mutex);
 	pthread_cond_destroy(&ibqp->cond);
 	free(qp);
 	return 0;
+}
+
+void
+sva_dp_wake(struct sva_context *ctx)
+{
+	uint64_t one = 1;
+	unsigned int i;
+
+	for (i = 0; i < SVC_SESSION_CHANNELS_MAX; i++)
+		if (ctx->ch[i] != NULL && write(ctx->ch[i]->ch.fd, &one, sizeof(one)) < 0)
+			continue;   /* at its limit: readable already */
+}
+
+/* fork(), the parent's threads stopped in sva_objs_lock: each MR's pages
+ * copied as they are now, which the child maps over its shared view of
+ * them (copy-on-fork's result: the pages as they were at fork). */
+void
+sva_dp_fork_prepare(struct sva_context *ctx)
+{
+	struct sva_mr *mr;
+	void *tmp;
+
+	for (mr = ctx->mrs; mr != NULL; mr = mr->next) {
+		mr->fork_copy = NULL;
+		if (mr->memfd < 0)
+			continue;
+		tmp = mmap(NULL, mr->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			   -1, 0);
+		if (tmp == MAP_FAILED) {
+			sv_log("fork(): no memory for the child's copy of %zu registered bytes at "
+			       "%p: the child shares them with its parent", mr->maplen, mr->base);
+			continue;
+		}
+		if ((mr->prot & PROT_READ) == 0)
+			mprotect(mr->base, mr->maplen, mr->prot | PROT_READ);
+		memcpy(tmp, mr->base, mr->maplen);
+		if ((mr->prot & PROT_READ) == 0)
+			mprotect(mr->base, mr->maplen, mr->prot);
+		mr->fork_copy = tmp;
+	}
+}
+
+void
+sva_dp_fork_parent(struct sva_context *ctx)
+{
+	struct sva_mr *mr;
+
+	for (mr = ctx->mrs; mr != NULL; mr = mr->next) {
+		if (mr->fork_copy != NULL)
+			munmap(mr->fork_copy, mr->maplen);
+		mr->fork_copy = NULL;
+	}
+}
+
+/* A fork()ed child's copy of a context (the only thread, sva_objs_lock
+ * held): its registered pages the private copy made at fork, over the
+ * same addresses (the memfd the parent shares dropped), its rings private
+ * and zero with FATAL in the state line. */
+void
+sva_dp_fork_child(struct sva_context *ctx)
+{
+	struct sva_mr *mr;
+
+	for (mr = ctx->mrs; mr != NULL; mr = mr->next) {
+		if (mr->fork_copy == NULL)
+			continue;
+		if (mremap(mr->fork_copy, mr->maplen, mr->maplen, MREMAP_MAYMOVE | MREMAP_FIXED,
+			   mr->base) == MAP_FAILED) {
+			munmap(mr->fork_copy, mr->maplen);
+		} else {
+			mprotect(mr->base, mr->maplen, mr->prot);
+			close(mr->memfd);
+			mr->memfd = -1;
+		}
+		mr->fork_copy = NULL;
+	}
+	if (mmap(ctx->shm, sizeof(*ctx->shm), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+		return;
+	ctx->shm->state.v = SVC_SHM_FATAL;
 }
 
 static void
