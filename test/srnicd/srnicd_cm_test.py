@@ -12,7 +12,10 @@ packet loops back through the daemon:
   - a second `rping -s` on the port a first one listens on gets
     EADDRINUSE (rping prints it and exits non-zero): listeners are the
     device's, across processes; once the first is killed its listener goes
-    with its session and the port is free again.
+    with its session and the port is free again;
+  - a session's death: ib_write_bw -R's server SIGKILLed mid-run, the
+    daemon disconnects its id (a DREQ to the client's), the client ends
+    with an error in bounded time, everything is freed.
 
   srnicd_cm_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs
 
@@ -172,6 +175,56 @@ def main():
         check(wait_for(lambda: (cm_counts(status(env)) or {}).get("ids") == 0 and
                        objects(status(env)) == base, "everything freed"),
               "the daemon holds what it held before: %r" % status(env)[-400:])
+
+        # ---- a session's death disconnects its ids (doc/srnicd.md 8,
+        # step 2): ib_write_bw -R's server SIGKILLed mid-run. The daemon
+        # destroys its connected id as the kernel's ucma_close() does, so a
+        # DREQ goes to the client's id (here the same CM: sent and received
+        # once each); the client, whose WRITEs no QP answers, ends with an
+        # error in bounded time (the test waits on its exit), never a hang
+        cm0 = cm_counts(status(env))
+        port = "18516"
+        cmd = ["ib_write_bw", "-R", "-s", "65536", "-n", "100000000", "-p", port]
+        srv = run(env, cmd)
+        procs.append(srv)
+        wait_for(lambda: (cm_counts(status(env)) or {}).get("ids", 0) >= 1 or
+                 srv.poll() is not None, "the server's listener")
+        cli = run(env, cmd + [DAEMON_IP])
+        procs.append(cli)
+
+        def wqes_of(pid):
+            # (every session of the pid: rdma_cm's context and the program's own)
+            return sum(int(w) for w in re.findall(r"session \d+ pid %d .* wqes (\d+)" % pid,
+                                                  status(env)))
+        running = wait_for(lambda: wqes_of(cli.pid) > 1000 or cli.poll() is not None,
+                           "the client's WRITEs under way", every=0.2)
+        check(running and cli.poll() is None and srv.poll() is None,
+              "ib_write_bw -R attached under way: %d WQEs posted" % wqes_of(cli.pid))
+        srv.kill()
+        srv.wait()
+        check(wait_for(lambda: session_of(status(env), srv.pid) is None,
+                       "the killed server's session reclaimed"),
+              "SIGKILL: the server's session is gone")
+        # the control thread that answers status reclaimed it first: the
+        # DREQs are the daemon's, sent while the client still runs (its
+        # WRITEs' retries take seconds to give up)
+        cmk = cm_counts(status(env))
+        alive = cli.poll() is None
+        check(alive and cmk["tx_dreq"] - cm0["tx_dreq"] >= 1,
+              "the daemon sent the killed server's DREQ at once (%d), the client still "
+              "running: %s" % (cmk["tx_dreq"] - cm0["tx_dreq"], alive))
+        out = finish(cli)
+        check(cli.returncode not in (0, None) and "(hung" not in out,
+              "the client ends with an error, not a hang: exit %s, %r" %
+              (cli.returncode, out[-300:]))
+        cm1 = wait_for(lambda: (lambda c: c if c and c["ids"] == 0 else None)(
+            cm_counts(status(env))), "both sides' ids gone") or cm_counts(status(env))
+        check(cm1["ids"] == 0, "no rdma_cm id left in the daemon: %d" % cm1["ids"])
+        check(cm1["tx_dreq"] - cm0["tx_dreq"] >= 1 and cm1["rx_dreq"] - cm0["rx_dreq"] >= 1,
+              "the killed server's connection got its DREQ from the daemon: sent %d, "
+              "received %d" % (cm1["tx_dreq"] - cm0["tx_dreq"], cm1["rx_dreq"] - cm0["rx_dreq"]))
+        check(wait_for(lambda: objects(status(env)) == base, "both sessions' objects freed"),
+              "the daemon holds what it held before: %r" % objects(status(env)))
     finally:
         for p in procs:
             if p.poll() is None:
