@@ -13,6 +13,8 @@ packet loops back through the daemon:
     EADDRINUSE (rping prints it and exits non-zero): listeners are the
     device's, across processes; once the first is killed its listener goes
     with its session and the port is free again;
+  - cmtime -c 16: sixteen connections at once, made and ended through the
+    daemon's CM;
   - a session's death: ib_write_bw -R's server SIGKILLed mid-run, the
     daemon disconnects its id (a DREQ to the client's), the client ends
     with an error in bounded time, everything is freed.
@@ -175,6 +177,38 @@ def main():
         check(wait_for(lambda: (cm_counts(status(env)) or {}).get("ids") == 0 and
                        objects(status(env)) == base, "everything freed"),
               "the daemon holds what it held before: %r" % status(env)[-400:])
+
+        # ---- cmtime: 16 connections at once through the daemon's CM (its
+        # server accepts on one thread, disconnects and destroys on
+        # another); the client times its 7 steps and exits 0
+        n = 16
+        cm0 = cm_counts(status(env))
+        srv = run(env, ["cmtime", "-b", DAEMON_IP, "-c", str(n)])
+        procs.append(srv)
+        check(wait_for(lambda: (cm_counts(status(env)) or {}).get("ids", 0) >= 1 or
+                       srv.poll() is not None, "cmtime's listener") and srv.poll() is None,
+              "cmtime's server listens")
+        cli = run(env, ["cmtime", "-s", DAEMON_IP, "-c", str(n)])
+        procs.append(cli)
+        out = finish(cli)
+        steps = re.findall(r"^(create id|resolve addr|resolve route|create qp|connect|"
+                           r"disconnect|destroy)\s*:", out, re.M)
+        check(cli.returncode == 0 and len(steps) == 7,
+              "cmtime -c %d attached: exit %s, a time for each of its 7 steps %s" %
+              (n, cli.returncode, steps))
+        cm1 = wait_for(lambda: (lambda c: c if c and c["rx_drep"] - cm0["rx_drep"] >= n
+                                else None)(cm_counts(status(env))), "cmtime's DREPs")
+        cm1 = cm1 or cm_counts(status(env))
+        d = {k: cm1[k] - cm0[k] for k in ("tx_req", "rx_req", "tx_rep", "tx_rtu", "tx_dreq",
+                                          "rx_drep", "tx_rej")}
+        check(all(d[k] == n for k in d if k != "tx_rej") and d["tx_rej"] == 0,
+              "the daemon's CM: %d connections made and ended, none rejected: %r" % (n, d))
+        check(srv.poll() is None, "cmtime's server still serves")
+        srv.kill()
+        srv.wait()
+        check(wait_for(lambda: (cm_counts(status(env)) or {}).get("ids") == 0 and
+                       objects(status(env)) == base, "cmtime's ids and objects freed"),
+              "cmtime's ids and objects freed: %r" % objects(status(env)))
 
         # ---- a session's death disconnects its ids (doc/srnicd.md 8,
         # step 2): ib_write_bw -R's server SIGKILLed mid-run. The daemon
