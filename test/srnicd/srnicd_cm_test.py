@@ -31,19 +31,11 @@ import subprocess
 import sys
 import tempfile
 
-from srnicd_check import GUARD_S, check, failures, wait_for
+from srnicd_check import GUARD_S, SRNIC, attached_env, check, failures, status, wait_for
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SRNIC = os.path.join(ROOT, "usertools", "srnic")
 SKIP = 77
 DAEMON_IP = "10.83.0.1"
 OBJECTS = ("pds", "cqs", "qps", "mrs", "mr_bytes", "shm_bytes")
-
-
-def status(env):
-    out = subprocess.run([SRNIC, "status"], env=env, capture_output=True, text=True,
-                         timeout=GUARD_S)
-    return out.stdout if out.returncode == 0 else ""
 
 
 def cm_counts(text):
@@ -92,11 +84,7 @@ def main():
         return SKIP
     tmp = tempfile.mkdtemp(prefix="srnicd-cm-test-")
     sock = os.path.join(tmp, "run", "srnicd.sock")
-    env = dict(os.environ)
-    env.update({"SRNIC_DAEMON": a.daemon, "SRNIC_VERBS_LIB": a.lib,
-                "SRNIC_DAEMON_SOCKET": sock, "ASAN_OPTIONS": "detect_leaks=0"})
-    for k in ("SRNIC_PORT", "SRNIC_IP", "SRNIC_IP6", "SRNIC_CONFIG"):
-        env.pop(k, None)
+    env = attached_env(a.daemon, a.lib, sock)
     log = os.path.join(tmp, "srnicd.log")
     procs = []
     # a net_ring0 port (its frames come back to it): the device's own
