@@ -42,6 +42,7 @@ struct srnd_session {
 		uint16_t gen;
 	} dev[SVC_SESSION_DEVICES_MAX];
 	struct srnd_objs *objs;     /* its verbs objects and rings, from its first MAP_SHM */
+	struct srnd_cm *cm;         /* its rdma_cm ids, from its CM_OPEN */
 	int rx_fd;                  /* the descriptor that came with the message served */
 	int tx_fd;                  /* one to go with the reply */
 };
@@ -304,6 +305,7 @@ status_text(struct srnd *d, char *t, size_t n)
 	    srnd_counts()->pds, srnd_counts()->cqs, atomic_load(&srnd_counts()->qps),
 	    srnd_counts()->mrs, srnd_counts()->mr_bytes, srnd_counts()->shm_bytes,
 	    atomic_load(&srnd_counts()->bad_ring));
+	off += srnd_cm_status(d, t + off, n - off);
 	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
 		struct srnd_session *s = sessions[i];
 
@@ -313,8 +315,8 @@ status_text(struct srnd *d, char *t, size_t n)
 			nopen += s->dev[k].open;
 		srnd_objs_held(s->objs, &nqps, &nmrs, &wqes);
 		ADD("  session %" PRIu32 " pid %d uid %u program %s devices_open %u qps %u mrs %u "
-		    "wqes %" PRIu64 "\n", s->id, (int)s->pid, (unsigned int)s->uid, s->prog, nopen,
-		    nqps, nmrs, wqes);
+		    "wqes %" PRIu64 " cm_ids %u\n", s->id, (int)s->pid, (unsigned int)s->uid, s->prog,
+		    nopen, nqps, nmrs, wqes, s->cm != NULL ? srnd_cm_ids(s->cm) : 0);
 	}
 #undef ADD
 }
@@ -455,6 +457,25 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 		}
 		st = srnd_objs_serve(d, s->objs, msg, rep, &s->rx_fd, &s->tx_fd);
 		break;
+	case SVC_CM_OPEN:
+	case SVC_CM_CREATE_ID:
+	case SVC_CM_RESOLVE:
+		/* these name the open device (the others an id of the session's) */
+		st = handle_check(s, h.type == SVC_CM_RESOLVE ?
+				  ((const struct svc_cm_resolve_req *)msg)->dev :
+				  ((const struct svc_handle_req *)msg)->handle);
+		if (st != 0)
+			break;
+		/* fall through */
+	case SVC_CM_DESTROY_ID:
+	case SVC_CM_LISTEN:
+	case SVC_CM_SEND:
+	case SVC_CM_STATE:
+	case SVC_CM_INIT_QP_ATTR:
+		st = srnd_cm_serve(d, &s->cm, msg, rep, &s->tx_fd);
+		break;
+	case SVC_CM_EVENT:
+		return "a CM event, which only the daemon sends";
 	default:
 		return "unknown message type";   /* svc_msg_check() let none through */
 	}
@@ -493,6 +514,8 @@ srnd_session_new(int fd)
 void
 srnd_session_free(struct srnd_session *s)
 {
+	/* section 8's order: the rdma_cm ids (DREQs to the peers) before the QPs */
+	srnd_cm_reclaim(s->cm);
 	if (s->objs != NULL)
 		srnd_objs_reclaim(srnd_self, s->objs);
 	if (s->rx_fd >= 0)

@@ -137,7 +137,24 @@ union srnd_rep {
 	struct svc_create_cq_rep create_cq;
 	struct svc_create_qp_rep create_qp;
 	struct svc_query_qp_rep query_qp;
+	struct svc_cm_qp_attr_rep cm_qp_attr;
 };
+
+/* cm.c: rdma_cm in the daemon, a session's CM ids (doc/srnicd.md section 7) */
+struct srnd_cm;
+/* Serve a checked SVC_CM_* request (the device handle of CM_OPEN,
+ * CM_CREATE_ID and CM_RESOLVE checked by the caller): its status. *cm is
+ * the session's (made by CM_OPEN); *tx_fd gets the event socket's end to
+ * send with CM_OPEN's reply. */
+int srnd_cm_serve(struct srnd *d, struct srnd_cm **cm, const void *msg, union srnd_rep *rep,
+		  int *tx_fd);
+/* A session's end (section 8, step 2): its ids destroyed, as the kernel's
+ * ucma_close() (DREQ, DREP, REJ, listeners gone), then cm freed. */
+void srnd_cm_reclaim(struct srnd_cm *cm);
+/* ids a session holds; NULL: every session's */
+unsigned int srnd_cm_ids(const struct srnd_cm *cm);
+/* status' "cm" line: ids, then the CM's counters (lib/cm's names) */
+size_t srnd_cm_status(const struct srnd *d, char *t, size_t n);
 
 struct srnd_session;
 /* A session on socket fd (its credentials are the accept's to fill). */

@@ -12,7 +12,7 @@
  *   rdma_get_cm_event(), as rdma-core's librdmacm does.
  * - Address resolution asks srnic's neighbour table; the progress thread's
  *   CM hook (cma_tick) asks again until it answers or the timeout passes.
- * - srnic_cm_destroy_id() waits for a running handler, which may wait for
+ * - cm_ops->destroy_id() waits for a running handler, which may wait for
  *   cma_lock: it is never called with cma_lock held.
  */
 #include <arpa/inet.h>
@@ -40,6 +40,7 @@ static struct {
 	bool inited;
 	int err;                        /* errno of a failed start */
 	struct srnic_verbs_private priv;
+	bool attached;                  /* srnicd's device: its CM (cma_attach.c) */
 	struct ibv_context *verbs;
 	struct ibv_pd *pd;              /* for rdma_create_qp/_srq with pd NULL */
 	/* 0: fe80:: from the MAC; 1: SRNIC_IP(6); 2: SRNIC_IP6 beside SRNIC_IP, else empty */
@@ -83,6 +84,46 @@ rand24(void)
 }
 
 static void cma_tick(void *arg);
+
+/* ---- the CM: the process's device's, or the daemon's (cma_attach.c) ---- */
+
+static struct srnic_cm_id *
+embedded_create_id(srnic_cm_handler handler, void *context)
+{
+	return srnic_cm_create_id(cma.priv.cm, handler, context);
+}
+
+static int
+embedded_resolve_neigh(const union ibv_gid *gid)
+{
+	struct rte_ether_addr mac;
+
+	return srnic_dev_resolve_neigh(cma.priv.sdev, gid, &mac);
+}
+
+static const struct cma_cm_ops embedded_ops = {
+	.create_id = embedded_create_id,
+	.destroy_id = srnic_cm_destroy_id,
+	.id_context = srnic_cm_id_context,
+	.id_set_context = srnic_cm_id_set_context,
+	.id_state = srnic_cm_id_state,
+	.listen = srnic_cm_listen,
+	.send_req = srnic_cm_send_req,
+	.send_rep = srnic_cm_send_rep,
+	.send_rtu = srnic_cm_send_rtu,
+	.send_rej = srnic_cm_send_rej,
+	.send_mra = srnic_cm_send_mra,
+	.send_dreq = srnic_cm_send_dreq,
+	.send_drep = srnic_cm_send_drep,
+	.send_sidr_req = srnic_cm_send_sidr_req,
+	.send_sidr_rep = srnic_cm_send_sidr_rep,
+	.established = srnic_cm_established,
+	.init_qp_attr = srnic_cm_init_qp_attr,
+	.resolve_neigh = embedded_resolve_neigh,
+};
+
+/* set once by cma_init(), before any id */
+static const struct cma_cm_ops *cm_ops = &embedded_ops;
 
 /* ---- id states ---- */
 
@@ -164,13 +205,13 @@ cma_exit(void)
 		pthread_mutex_unlock(&cma_lock);
 		if (cmid == NULL)
 			break;
-		if (srnic_cm_id_state(cmid) == SRNIC_CM_DREQ_RCVD)
-			srnic_cm_send_drep(cmid, NULL, 0);
-		srnic_cm_destroy_id(cmid);
+		if (cm_ops->id_state(cmid) == SRNIC_CM_DREQ_RCVD)
+			cm_ops->send_drep(cmid, NULL, 0);
+		cm_ops->destroy_id(cmid);
 	}
 	/* also what the program's own last calls sent (a DREP from its
-	 * rdma_destroy_id just before exit) */
-	{
+	 * rdma_destroy_id just before exit); attached, the daemon sends them */
+	if (!cma.attached) {
 		uint64_t end = now_ms() + CMA_EXIT_DRAIN_MS;
 		struct timespec ts = { .tv_nsec = 100000 };
 
@@ -204,13 +245,25 @@ cma_init(void)
 	srandom((unsigned int)(getpid() ^ now_ms()));
 	/* ibv_get_device_list() starts the device (or says what to set) */
 	list = ibv_get_device_list(NULL);
+	if (srnic_verbs_attached()) {
+		/* the daemon's device, its CM and its ARP/ND (doc/srnicd.md 7) */
+		cma.attached = true;
+		cma.priv.ibdev = list != NULL ? list[0] : NULL;
+		cma.priv.progress_thread = 1;   /* the daemon's engine and CM run */
+	}
 	if (list != NULL)
 		ibv_free_device_list(list);
-	if (srnic_verbs_private_get(&cma.priv) != 0) {
+	if (cma.attached) {
+		if (cma.priv.ibdev == NULL) {
+			cma_log("srnicd lists no device: rdma_cm has none to use");
+			cma.err = ENODEV;
+			goto out;
+		}
+	} else if (srnic_verbs_private_get(&cma.priv) != 0) {
 		cma.err = ENODEV;
 		goto out;
 	}
-	if (cma.priv.cm == NULL) {
+	if (!cma.attached && cma.priv.cm == NULL) {
 		cma_log("srnic0 has no CM (its start failed: see the line above); "
 			"rdma_cm needs it");
 		cma.err = ENODEV;
@@ -229,7 +282,18 @@ cma_init(void)
 	cma.mtu = pa.active_mtu;
 	cma.max_resp_res = (uint8_t)RTE_MIN(da.max_qp_rd_atom, 255);
 	cma.max_init_depth = (uint8_t)RTE_MIN(da.max_qp_init_rd_atom, 255);
-	srnic_verbs_set_cm_hook(cma_tick, NULL);
+	if (cma.attached) {
+		int rc = cma_attach_open(cma.verbs, cma_tick);
+
+		if (rc != 0) {
+			cma_log("srnicd did not open its CM to this process (%s)", strerror(-rc));
+			cma.err = -rc;
+			goto out;
+		}
+		cm_ops = &cma_attach_ops;
+	} else {
+		srnic_verbs_set_cm_hook(cma_tick, NULL);
+	}
 	/* after libibverbs' own (atexit runs it first): the CM still runs */
 	atexit(cma_exit);
 out:
@@ -763,7 +827,7 @@ handle_request(struct cma_id *owner, struct srnic_cm_id *cmid, const struct srni
 	c->id.route.addr.addr.ibaddr.dgid = cp->dgid;
 	c->id.route.addr.addr.ibaddr.pkey = htons(SRNIC_PKEY_DEFAULT);
 	TAILQ_INSERT_TAIL(&cma.ids, c, link);
-	srnic_cm_id_set_context(cmid, c);
+	cm_ops->id_set_context(cmid, c);
 
 	e = event_new(c, l, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
 	if (e == NULL) {
@@ -793,7 +857,7 @@ handle_request(struct cma_id *owner, struct srnic_cm_id *cmid, const struct srni
 		/* Linux's cma: an MRA, sent only if the REQ comes again before
 		 * the program answers (a slow rdma_accept does not lose the
 		 * peer to its REQ retries) */
-		srnic_cm_send_mra(cmid, SRNIC_CM_MRA_FLAG_DELAY | CMA_CM_MRA_TIMEOUT, NULL, 0);
+		cm_ops->send_mra(cmid, SRNIC_CM_MRA_FLAG_DELAY | CMA_CM_MRA_TIMEOUT, NULL, 0);
 	}
 	event_queue(l->chan, e);
 	l->nb_pending++;
@@ -845,10 +909,10 @@ cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 	pthread_mutex_lock(&cma_lock);
 	/* under the lock: a listener being destroyed hands its CM listen to
 	 * another on its port (listen_hand_over()) */
-	id = srnic_cm_id_context(cmid);
+	id = cm_ops->id_context(cmid);
 	if (cma.trace)
 		cma_log("id %p: CM %s (cm state %s)", (void *)id, srnic_cm_event_str(ev->type),
-			srnic_cm_state_str(srnic_cm_id_state(cmid)));
+			srnic_cm_state_str(cm_ops->id_state(cmid)));
 	if (id == NULL || id->state == CMA_DESTROYING) {
 		pthread_mutex_unlock(&cma_lock);
 		/* a request to a listener being destroyed: its new id goes
@@ -966,14 +1030,13 @@ cma_tick(void *arg)
 	pthread_mutex_lock(&cma_lock);
 	now = now_ms();
 	TAILQ_FOREACH(id, &cma.ids, link) {
-		struct rte_ether_addr mac;
 		union ibv_gid dgid;
 		int rc;
 
 		if (id->state != CMA_ADDR_QUERY)
 			continue;
 		dgid = id->id.route.addr.addr.ibaddr.dgid;
-		rc = srnic_dev_resolve_neigh(cma.priv.sdev, &dgid, &mac);
+		rc = cm_ops->resolve_neigh(&dgid);
 		if (rc == 0) {
 			state_exch(id, CMA_ADDR_RESOLVED);
 			id->id.verbs = cma.verbs;
@@ -1066,7 +1129,7 @@ init_qp_attr(struct cma_id *id, struct ibv_qp_attr *a, int *mask)
 	int rc;
 
 	if (id->id.qp_type != IBV_QPT_UD && id->cm_id != NULL) {
-		rc = srnic_cm_init_qp_attr(id->cm_id, a, mask);
+		rc = cm_ops->init_qp_attr(id->cm_id, a, mask);
 		if (rc == 0) {
 			/* as Linux's cma: our QP receives from our sequence, the
 			 * Starting PSN of our REQ or REP (the passive side goes to
@@ -1382,7 +1445,7 @@ listen_hand_over(struct cma_id *id)
 		if (o != id && o->state == CMA_LISTEN && o->cm_id == NULL &&
 		    o->id.ps == id->id.ps && o->port == id->port) {
 			o->cm_id = id->cm_id;
-			srnic_cm_id_set_context(o->cm_id, o);
+			cm_ops->id_set_context(o->cm_id, o);
 			id->cm_id = NULL;
 			return;
 		}
@@ -1484,9 +1547,9 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 	if (cmid != NULL) {
 		/* a DREQ received: its DREP (else the CM's destroy does what
 		 * the state needs: REJ, DREQ, a listener stops) */
-		if (srnic_cm_id_state(cmid) == SRNIC_CM_DREQ_RCVD)
-			srnic_cm_send_drep(cmid, NULL, 0);
-		srnic_cm_destroy_id(cmid);      /* no handler for it after this */
+		if (cm_ops->id_state(cmid) == SRNIC_CM_DREQ_RCVD)
+			cm_ops->send_drep(cmid, NULL, 0);
+		cm_ops->destroy_id(cmid);      /* no handler for it after this */
 		pthread_mutex_lock(&cma_lock);
 		id->cm_id_gone = true;          /* for hold_rtu() */
 		pthread_mutex_unlock(&cma_lock);
@@ -1772,15 +1835,15 @@ rdma_listen(struct rdma_cm_id *rid, int backlog)
 	 * a wildcard) share the CM listen one of them holds; handle_request()
 	 * finds whose a request is */
 	if (listen_owner(id) == NULL) {
-		cmid = srnic_cm_create_id(cma.priv.cm, cma_handler, id);
+		cmid = cm_ops->create_id(cma_handler, id);
 		if (cmid == NULL) {
 			pthread_mutex_unlock(&cma_lock);
 			return err(ENOMEM);
 		}
-		rc = srnic_cm_listen(cmid, CMA_SERVICE_ID(rid->ps, id->port), 0);
+		rc = cm_ops->listen(cmid, CMA_SERVICE_ID(rid->ps, id->port), 0);
 		if (rc != 0) {
 			pthread_mutex_unlock(&cma_lock);
-			srnic_cm_destroy_id(cmid);
+			cm_ops->destroy_id(cmid);
 			return err(rc == -EBUSY ? EADDRINUSE : -rc);
 		}
 		id->cm_id = cmid;
@@ -1880,7 +1943,7 @@ rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 		pthread_mutex_unlock(&cma_lock);
 		return err(EINVAL);
 	}
-	cmid = srnic_cm_create_id(cma.priv.cm, cma_handler, id);
+	cmid = cm_ops->create_id(cma_handler, id);
 	if (cmid == NULL) {
 		state_exch(id, CMA_ROUTE_RESOLVED);
 		pthread_mutex_unlock(&cma_lock);
@@ -1906,7 +1969,7 @@ rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 		p.private_data_len = (uint8_t)(CMA_HDR_LEN + cp.private_data_len);
 		p.timeout_ms = CMA_SIDR_TIMEOUT_MS;
 		p.max_cm_retries = CMA_MAX_CM_RETRIES;
-		rc = srnic_cm_send_sidr_req(cmid, &p);
+		rc = cm_ops->send_sidr_req(cmid, &p);
 	} else {
 		struct srnic_cm_req_param p;
 
@@ -1927,13 +1990,13 @@ rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 		p.rnr_retry_count = RTE_MIN(cp.rnr_retry_count, CMA_MAX_RETRY);
 		p.max_cm_retries = CMA_MAX_CM_RETRIES;
 		p.srq = rid->srq != NULL || (rid->qp != NULL && rid->qp->srq != NULL) ? 1 : cp.srq;
-		rc = srnic_cm_send_req(cmid, &p);
+		rc = cm_ops->send_req(cmid, &p);
 	}
 	if (rc != 0) {
 		id->cm_id = NULL;
 		state_exch(id, CMA_ROUTE_RESOLVED);
 		pthread_mutex_unlock(&cma_lock);
-		srnic_cm_destroy_id(cmid);
+		cm_ops->destroy_id(cmid);
 		return err(-rc);
 	}
 	pthread_mutex_unlock(&cma_lock);
@@ -1982,7 +2045,7 @@ rdma_accept(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 		p.status = SRNIC_CM_SIDR_SUCCESS;
 		p.private_data = cp.private_data;
 		p.private_data_len = cp.private_data_len;
-		rc = srnic_cm_send_sidr_rep(cmid, &p);
+		rc = cm_ops->send_sidr_rep(cmid, &p);
 		return rc != 0 ? err(-rc) : 0;
 	}
 	if (cp.private_data_len > SRNIC_CM_REP_PDATA)
@@ -2002,7 +2065,7 @@ rdma_accept(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 		p.flow_control = cp.flow_control;
 		p.rnr_retry_count = RTE_MIN(cp.rnr_retry_count, CMA_MAX_RETRY);
 		p.srq = rid->srq != NULL || (rid->qp != NULL && rid->qp->srq != NULL) ? 1 : cp.srq;
-		rc = srnic_cm_send_rep(cmid, &p);
+		rc = cm_ops->send_rep(cmid, &p);
 		if (rc != 0)
 			return err(-rc);
 	}
@@ -2015,7 +2078,7 @@ rdma_accept(struct rdma_cm_id *rid, struct rdma_conn_param *conn_param)
 	return complete(id);
 reject:
 	rc = errno;
-	srnic_cm_send_rej(cmid, SRNIC_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
+	cm_ops->send_rej(cmid, SRNIC_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
 	return err(rc);
 }
 
@@ -2040,11 +2103,11 @@ rdma_reject(struct rdma_cm_id *rid, const void *private_data, uint8_t private_da
 		p.status = SRNIC_CM_SIDR_REJECT;
 		p.private_data = private_data;
 		p.private_data_len = private_data_len;
-		rc = srnic_cm_send_sidr_rep(cmid, &p);
+		rc = cm_ops->send_sidr_rep(cmid, &p);
 	} else {
 		if (private_data_len > SRNIC_CM_REJ_PDATA)
 			return err(EINVAL);
-		rc = srnic_cm_send_rej(cmid, SRNIC_CM_REJ_CONSUMER_DEFINED, NULL, 0, private_data,
+		rc = cm_ops->send_rej(cmid, SRNIC_CM_REJ_CONSUMER_DEFINED, NULL, 0, private_data,
 				       private_data_len);
 	}
 	return rc != 0 ? err(-rc) : 0;
@@ -2066,7 +2129,7 @@ rdma_establish(struct rdma_cm_id *rid)
 		return err(EINVAL);
 	if (id->cm_id == NULL)
 		return err(EINVAL);
-	rc = srnic_cm_send_rtu(id->cm_id, NULL, 0);
+	rc = cm_ops->send_rtu(id->cm_id, NULL, 0);
 	return rc != 0 ? err(-rc) : 0;
 }
 
@@ -2082,7 +2145,7 @@ rdma_notify(struct rdma_cm_id *rid, enum ibv_event_type event)
 		return err(EINVAL);
 	if (event != IBV_EVENT_COMM_EST)
 		return 0;
-	rc = srnic_cm_established(id->cm_id);
+	rc = cm_ops->established(id->cm_id);
 	return rc != 0 ? err(-rc) : 0;
 }
 
@@ -2105,11 +2168,11 @@ rdma_disconnect(struct rdma_cm_id *rid)
 	qp_err(id);
 	if (rid->qp_type == IBV_QPT_UD)
 		return 0;       /* as Linux's: a SIDR exchange has nothing to end */
-	s = srnic_cm_id_state(cmid);
+	s = cm_ops->id_state(cmid);
 	if (s == SRNIC_CM_DREQ_RCVD)
-		rc = srnic_cm_send_drep(cmid, NULL, 0);
+		rc = cm_ops->send_drep(cmid, NULL, 0);
 	else if (s == SRNIC_CM_ESTABLISHED || s == SRNIC_CM_REP_RCVD || s == SRNIC_CM_REP_SENT)
-		rc = srnic_cm_send_dreq(cmid, NULL, 0);
+		rc = cm_ops->send_dreq(cmid, NULL, 0);
 	else
 		return 0; /* as Linux's: with a connection begun, the QP goes to
 			   * ERR and the call succeeds, nothing to send (DREQ_SENT,
@@ -2157,7 +2220,7 @@ process_conn_resp(struct cma_event *e)
 
 	if (qp_rtr(id, id->resp_res) != 0 || qp_rts(id, id->init_depth) != 0) {
 		status = -errno;
-		srnic_cm_send_rej(cmid, SRNIC_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
+		cm_ops->send_rej(cmid, SRNIC_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
 		goto out;
 	}
 	if (cma.hold_rtu)
@@ -2166,7 +2229,7 @@ process_conn_resp(struct cma_event *e)
 	if (id->state == CMA_DESTROYING)
 		status = -ENOENT;       /* Linux's ucma on a destroyed id */
 	pthread_mutex_unlock(&cma_lock);
-	if (status == 0 && srnic_cm_send_rtu(cmid, NULL, 0) != 0)
+	if (status == 0 && cm_ops->send_rtu(cmid, NULL, 0) != 0)
 		status = -EIO;
 out:
 	if (status != 0)

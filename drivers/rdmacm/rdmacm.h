@@ -152,6 +152,48 @@ err(int e)
 	return -1;
 }
 
+/*
+ * The CM cma.c drives, as a table: embedded (cma.c's own, lib/cm on the
+ * process's device: srnic_cm_*() themselves) or attached to srnicd
+ * (cma_attach.c: each call a control message on the session of the
+ * context cma_init() opened, the events from the daemon's event socket).
+ * cma.c handles struct srnic_cm_id pointers only through this table;
+ * attached, they are cma_attach.c's own ids. Each call returns what the
+ * srnic_cm_*() call of its name returns; resolve_neigh is
+ * srnic_dev_resolve_neigh()'s answer for the device (0, -EAGAIN while
+ * ARP/ND asks, or a negative errno).
+ */
+struct cma_cm_ops {
+	struct srnic_cm_id *(*create_id)(srnic_cm_handler handler, void *context);
+	int (*destroy_id)(struct srnic_cm_id *id);
+	void *(*id_context)(const struct srnic_cm_id *id);
+	void (*id_set_context)(struct srnic_cm_id *id, void *context);
+	enum srnic_cm_state (*id_state)(const struct srnic_cm_id *id);
+	int (*listen)(struct srnic_cm_id *id, uint64_t service_id, uint64_t service_mask);
+	int (*send_req)(struct srnic_cm_id *id, const struct srnic_cm_req_param *p);
+	int (*send_rep)(struct srnic_cm_id *id, const struct srnic_cm_rep_param *p);
+	int (*send_rtu)(struct srnic_cm_id *id, const void *private_data, uint8_t len);
+	int (*send_rej)(struct srnic_cm_id *id, enum srnic_cm_rej_reason reason, const void *ari,
+			uint8_t ari_length, const void *private_data, uint8_t len);
+	int (*send_mra)(struct srnic_cm_id *id, uint8_t service_timeout, const void *private_data,
+			uint8_t len);
+	int (*send_dreq)(struct srnic_cm_id *id, const void *private_data, uint8_t len);
+	int (*send_drep)(struct srnic_cm_id *id, const void *private_data, uint8_t len);
+	int (*send_sidr_req)(struct srnic_cm_id *id, const struct srnic_cm_sidr_req_param *p);
+	int (*send_sidr_rep)(struct srnic_cm_id *id, const struct srnic_cm_sidr_rep_param *p);
+	int (*established)(struct srnic_cm_id *id);
+	int (*init_qp_attr)(struct srnic_cm_id *id, struct ibv_qp_attr *qp_attr, int *mask);
+	int (*resolve_neigh)(const union ibv_gid *gid);
+};
+
+/* cma_attach.c: the attached CM. cma_attach_open() starts it on verbs, an
+ * open context of the daemon's device: CM_OPEN, and the thread that
+ * takes the daemon's events to their handler and runs tick(NULL) (the
+ * address resolutions) every CMA_ATTACH_TICK_MS. 0 or a negative errno. */
+#define CMA_ATTACH_TICK_MS 5
+extern const struct cma_cm_ops cma_attach_ops;
+int cma_attach_open(struct ibv_context *verbs, void (*tick)(void *arg));
+
 /* cma.c */
 extern pthread_mutex_t cma_lock;
 int cma_init(void);

@@ -14,7 +14,8 @@ PRIVATE="srnic_verbs_cm_progress srnic_verbs_private_get srnic_verbs_set_cm_hook
 	srnic_cm_id_state srnic_cm_listen srnic_cm_send_req srnic_cm_send_rep srnic_cm_send_rtu
 	srnic_cm_send_rej srnic_cm_send_mra srnic_cm_send_dreq srnic_cm_send_drep srnic_cm_send_sidr_req
 	srnic_cm_send_sidr_rep srnic_cm_established srnic_cm_init_qp_attr srnic_dev_resolve_neigh
-	srnic_cm_event_str srnic_cm_state_str"
+	srnic_cm_event_str srnic_cm_state_str srnic_verbs_attached srnic_verbs_attach_call
+	srnic_verbs_attach_dev"
 # "name node" for each default-versioned defined symbol, sorted by node then name
 nm -D --with-symbol-versions --defined-only "$LIB" |
 	awk '$3 ~ /@@/ && $2 != "A" { split($3, p, "@@"); print p[1], p[2] }' |

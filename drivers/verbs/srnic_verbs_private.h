@@ -8,6 +8,7 @@
  * list): the process's one device, its srnic_dev and its CM, and a hook the
  * progress thread calls after each CM poll. doc/rdmacm.md has the design.
  */
+#include <stddef.h>
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
@@ -33,5 +34,19 @@ void srnic_verbs_set_cm_hook(void (*fn)(void *arg), void *arg);
  * poll when the engine is free, a CM poll when no other thread polls
  * it, the hook. For programs without a progress thread. */
 void srnic_verbs_cm_progress(void);
+
+/* Attached to srnicd (doc/srnicd.md section 7): whether this process's
+ * devices are the daemon's (1) or its own (0). */
+int srnic_verbs_attached(void);
+/* One control message req (struct svc_hdr first; lib/svc's protocol) and
+ * its reply on the session of context, an attached device's open context:
+ * the descriptor fd_out (-1: none) goes with it, one that comes back goes
+ * into *fd_in (may be NULL). 0 or a negative errno (-ENOTSUP: not an
+ * attached context). */
+/* The device handle of context's session (what CM_OPEN, CM_CREATE_ID and
+ * CM_RESOLVE name); 0: not an attached context. */
+uint32_t srnic_verbs_attach_dev(struct ibv_context *context);
+int srnic_verbs_attach_call(struct ibv_context *context, void *req, int fd_out, void *rep,
+			    size_t cap, int *fd_in);
 
 #endif /* SRNIC_VERBS_PRIVATE_H */

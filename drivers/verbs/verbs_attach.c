@@ -19,6 +19,7 @@
 #include <rte_common.h>
 
 #include "srnic_svc.h"
+#include "srnic_verbs_private.h"
 #include "verbs.h"
 #include "verbs_attach.h"
 
@@ -339,4 +340,27 @@ sva_no_data_path(const char *verb)
 		       "its own port: usertools/srnic run --port DEVARGS --ip A.B.C.D -- PROGRAM", verb);
 	errno = EOPNOTSUPP;
 	return NULL;
+}
+
+/* srnic's librdmacm.so.1, attached, speaks rdma_cm's messages on the
+ * session of the context it opened (its ids belong to that session). */
+int
+srnic_verbs_attached(void)
+{
+	return sva_attached();
+}
+
+int
+srnic_verbs_attach_call(struct ibv_context *context, void *req, int fd_out, void *rep,
+			size_t cap, int *fd_in)
+{
+	if (context == NULL || !sva_is_ctx(context))
+		return -ENOTSUP;
+	return sva_call_fd(sva_ctx(context), req, fd_out, rep, cap, fd_in);
+}
+
+uint32_t
+srnic_verbs_attach_dev(struct ibv_context *context)
+{
+	return context != NULL && sva_is_ctx(context) ? sva_ctx(context)->handle : 0;
 }

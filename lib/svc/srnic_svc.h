@@ -61,6 +61,17 @@ enum svc_type {
 	SVC_DESTROY_QP,
 	SVC_CREATE_CHANNEL,
 	SVC_DESTROY_CHANNEL,
+	/* rdma_cm in the daemon (doc/srnicd.md section 7): the ids of a
+	 * session, their CM calls, the events on the socket CM_OPEN gives */
+	SVC_CM_OPEN,
+	SVC_CM_CREATE_ID,
+	SVC_CM_DESTROY_ID,
+	SVC_CM_LISTEN,
+	SVC_CM_SEND,
+	SVC_CM_STATE,
+	SVC_CM_INIT_QP_ATTR,
+	SVC_CM_RESOLVE,
+	SVC_CM_EVENT,               /* the daemon's, on the event socket only */
 	SVC_TYPE_END,
 };
 
@@ -335,6 +346,91 @@ struct svc_query_qp_rep {
 	struct ibv_qp_attr attr;
 	struct svc_qp_cap cap;
 	uint32_t sq_sig_all;
+};
+
+/*
+ * rdma_cm in the daemon. The CM's parameters and events travel as the
+ * bytes of lib/cm's own structs (struct srnic_cm_*_param, the param union
+ * of struct srnic_cm_event), which both sides build from the same tree;
+ * their pointers are never read as sent: each side points them at the
+ * message's own ari/pdata before use, and the daemon clamps every length.
+ */
+#define SVC_SESSION_CM_IDS_MAX 1024    /* rdma_cm ids (listeners, connections) per session */
+#define SVC_CM_PARAM_MAX 160           /* lib/cm's largest parameter or event struct */
+#define SVC_CM_ARI_MAX 72              /* a REJ's ARI, a SIDR_REP's info */
+#define SVC_CM_PDATA_MAX 224           /* a CM message's private data (RTU's, DREP's) */
+
+/* what an SVC_CM_SEND sends (srnic_cm_send_*()) */
+enum svc_cm_send {
+	SVC_CM_S_REQ = 1,
+	SVC_CM_S_REP,
+	SVC_CM_S_RTU,
+	SVC_CM_S_REJ,
+	SVC_CM_S_MRA,
+	SVC_CM_S_DREQ,
+	SVC_CM_S_DREP,
+	SVC_CM_S_SIDR_REQ,
+	SVC_CM_S_SIDR_REP,
+	SVC_CM_S_ESTABLISHED,
+	SVC_CM_S_END,
+};
+
+/* SVC_CM_OPEN: request svc_handle_req (the open device), reply
+ * svc_handle_rep with the event socket (SCM_RIGHTS); once per session.
+ * SVC_CM_CREATE_ID: svc_handle_req (the device) -> svc_handle_rep (the id).
+ * SVC_CM_DESTROY_ID, SVC_CM_STATE: svc_handle_req (the id) ->
+ * svc_handle_rep (STATE: its enum srnic_cm_state in handle). */
+struct svc_cm_listen_req {
+	struct svc_hdr h;
+	uint32_t id;
+	uint32_t pad;
+	uint64_t service_id, service_mask;
+};
+
+struct svc_cm_send_req {
+	struct svc_hdr h;
+	uint32_t id;
+	uint32_t what;              /* enum svc_cm_send */
+	uint32_t arg;               /* REJ: the reason; MRA: the service timeout */
+	uint8_t ari_len, pdata_len;
+	uint8_t pad[2];
+	alignas(8) uint8_t param[SVC_CM_PARAM_MAX]; /* REQ, REP, SIDR_REQ, SIDR_REP: lib/cm's param struct */
+	uint8_t ari[SVC_CM_ARI_MAX];
+	uint8_t pdata[SVC_CM_PDATA_MAX];
+};
+
+struct svc_cm_qp_attr_req {
+	struct svc_hdr h;
+	uint32_t id;
+	uint32_t pad;
+	struct ibv_qp_attr attr;    /* qp_state: the state asked for */
+};
+
+struct svc_cm_qp_attr_rep {
+	struct svc_hdr h;
+	int32_t mask;
+	uint32_t pad;
+	struct ibv_qp_attr attr;
+};
+
+struct svc_cm_resolve_req {
+	struct svc_hdr h;
+	uint32_t dev;
+	uint8_t gid[16];            /* the destination: 0, or -EAGAIN while ARP/ND asks */
+};
+
+/* On the event socket, daemon to library: one CM event of an id of the
+ * session (the daemon's type, not a reply; never a request to it). */
+struct svc_cm_event {
+	struct svc_hdr h;
+	uint32_t id;                /* whose event: for a REQ, the listener's */
+	uint32_t new_id;            /* REQ, SIDR_REQ: the new id; else 0 */
+	uint32_t type;              /* enum srnic_cm_event_type */
+	uint8_t has_pdata, pdata_len, ari_len;
+	uint8_t pad;
+	alignas(8) uint8_t param[SVC_CM_PARAM_MAX]; /* struct srnic_cm_event's param */
+	uint8_t ari[SVC_CM_ARI_MAX];  /* a REJ's ARI, a SIDR_REP's info */
+	uint8_t pdata[SVC_CM_PDATA_MAX];
 };
 
 /** The size of a message of type, request or reply (0: no such type). */

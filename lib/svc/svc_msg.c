@@ -36,6 +36,17 @@ static const size_t svc_sizes[SVC_TYPE_END][2] = {
 	[SVC_CREATE_CHANNEL] = { sizeof(struct svc_create_channel_req),
 				 sizeof(struct svc_handle_rep) },
 	[SVC_DESTROY_CHANNEL] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
+	[SVC_CM_OPEN] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
+	[SVC_CM_CREATE_ID] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
+	[SVC_CM_DESTROY_ID] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
+	[SVC_CM_LISTEN] = { sizeof(struct svc_cm_listen_req), sizeof(struct svc_handle_rep) },
+	[SVC_CM_SEND] = { sizeof(struct svc_cm_send_req), sizeof(struct svc_handle_rep) },
+	[SVC_CM_STATE] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
+	[SVC_CM_INIT_QP_ATTR] = { sizeof(struct svc_cm_qp_attr_req),
+				  sizeof(struct svc_cm_qp_attr_rep) },
+	[SVC_CM_RESOLVE] = { sizeof(struct svc_cm_resolve_req), sizeof(struct svc_handle_rep) },
+	/* the daemon sends it (a "request" of no reply) on the event socket */
+	[SVC_CM_EVENT] = { sizeof(struct svc_cm_event), 0 },
 };
 
 size_t

@@ -9,8 +9,12 @@
  * message goes to the current session, a new one if the last was closed.
  * ctl bit 0: the header's len is set to the record's length (so inputs
  * get past the length check to the body), bit 1: a new session gets a
- * valid HELLO first (so inputs reach the verbs behind it). A record cut
- * short by the input's end goes as what is left.
+ * valid HELLO first (so inputs reach the verbs behind it), bit 2: the
+ * message is zero-padded to its type's request size and len set to it (so
+ * a record of at most 255 bytes reaches every message, SVC_CM_SEND's 488
+ * among them). A record cut short by the input's end goes as what is left.
+ * The device has its CM (lib/cm on QP1), so the SVC_CM_* messages reach
+ * it: ids made, listened, sent on and destroyed, as a session's.
  *
  * Checked, besides ASan/UBSan: every message the daemon answers gets a
  * reply that passes the client's own check (svc_msg_check() as a reply)
@@ -28,6 +32,7 @@
 #include <rte_lcore.h>
 
 #include "srnic.h"
+#include "srnic_cm.h"
 #include "srnic_svc.h"
 #include "srnicd.h"
 
@@ -70,6 +75,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	D.dev.sdev = srnic_dev_create(&dc);
 	if (D.dev.sdev == NULL)
 		fz_die("no device");
+	D.dev.eng = srnic_dev_engine(D.dev.sdev, 0);
+	D.dev.cm = srnic_cm_create(D.dev.sdev, D.dev.eng);
+	if (D.dev.cm == NULL)
+		fz_die("no CM");
 	D.dev.port_id = port;
 	snprintf(D.dev.name, sizeof(D.dev.name), "srnic0");
 	snprintf(D.dev.devargs, sizeof(D.dev.devargs), "net_ring0");
@@ -123,6 +132,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			memcpy(&q, msg, sizeof(q));
 			q.len = (uint32_t)n;
 			memcpy(msg, &q, sizeof(q));
+		}
+		if ((ctl & 4) != 0 && n >= sizeof(q)) {
+			size_t full;
+
+			memcpy(&q, msg, sizeof(q));
+			full = svc_msg_size(q.type, 0);
+			if (full >= n && full <= SRND_REQ_MAX) {
+				n = full;
+				q.len = (uint32_t)n;
+				memcpy(msg, &q, sizeof(q));
+			}
 		}
 		if (s == NULL)
 			s = fz_session((ctl & 2) != 0, &seq);

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 
-from srnicd_check import GUARD_S, check, failures, wait_for
+from srnicd_check import GUARD_S, attached_env, check, failures, status, wait_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SRNIC = os.path.join(ROOT, "usertools", "srnic")
@@ -85,12 +85,6 @@ class Session:
 
     def close(self):
         self.s.close()
-
-
-def status(env):
-    out = subprocess.run([SRNIC, "status"], env=env, capture_output=True, text=True,
-                         timeout=GUARD_S)
-    return out.stdout if out.returncode == 0 else ""
 
 
 def status_num(text, key):
@@ -152,11 +146,7 @@ def main():
         return SKIP
     tmp = tempfile.mkdtemp(prefix="srnicd-test-")
     sock = os.path.join(tmp, "run", "srnicd.sock")
-    env = dict(os.environ)
-    env.update({"SRNIC_DAEMON": a.daemon, "SRNIC_VERBS_LIB": a.lib,
-                "SRNIC_DAEMON_SOCKET": sock, "ASAN_OPTIONS": "detect_leaks=0"})
-    for k in ("SRNIC_PORT", "SRNIC_IP", "SRNIC_CONFIG"):
-        env.pop(k, None)
+    env = attached_env(a.daemon, a.lib, sock)
     ns = "srnicd-test-%d" % os.getpid()
     nsx = ["ip", "netns", "exec", ns]
     subprocess.run(["ip", "netns", "add", ns], check=True)

@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rdma_cm in the daemon (doc/srnicd.md section 7): a session's CM ids on
+ * the device's one CM (lib/cm), so listeners are the device's across
+ * processes (a second listen on a taken service ID is -EBUSY, rdma_listen's
+ * EADDRINUSE) and a REQ goes to the session whose listener matches. The
+ * control thread serves the session's SVC_CM_* calls; the CM's handlers
+ * run on the engine's thread and write each event to the session's event
+ * socket (CM_OPEN gave the library the other end). cm_lock (control path,
+ * CM events: never a data packet) guards the ids against a session's end.
+ * At the end (section 8, step 2) every id is destroyed as
+ * srnic_cm_destroy_id() does: a connected one sends its DREQ, a DREQ
+ * received gets its DREP, a request its REJ, a listener stops.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "srnic.h"
+#include "srnic_cm.h"
+#include "srnicd.h"
+
+/* handle: SRND_CM_KIND << 28 | generation << 12 | (slot + 1), as objects.c's */
+#define SRND_CM_KIND 8u
+#define CM_SLOT_BITS 12
+#define CM_GEN_MASK 0xffffu
+
+_Static_assert(SVC_SESSION_CM_IDS_MAX < (1u << CM_SLOT_BITS), "a slot fits its bits");
+_Static_assert(sizeof(struct srnic_cm_req_param) <= SVC_CM_PARAM_MAX, "REQ's param fits");
+_Static_assert(sizeof(struct srnic_cm_rep_param) <= SVC_CM_PARAM_MAX, "REP's param fits");
+_Static_assert(sizeof(struct srnic_cm_sidr_req_param) <= SVC_CM_PARAM_MAX, "SIDR_REQ's fits");
+_Static_assert(sizeof(struct srnic_cm_sidr_rep_param) <= SVC_CM_PARAM_MAX, "SIDR_REP's fits");
+_Static_assert(sizeof(((struct srnic_cm_event *)0)->param) <= SVC_CM_PARAM_MAX, "events fit");
+
+struct srnd_cm_id {
+	struct srnd_cm *owner;
+	struct srnic_cm_id *cmid;   /* NULL: the slot is free */
+	uint16_t gen;
+};
+
+struct srnd_cm {
+	int ev_fd;                  /* ours of the event socket; -1 before CM_OPEN */
+	int app_fd;                 /* the library's end, kept for its replies */
+	uint16_t gen;
+	unsigned int nb_ids;
+	uint64_t events_lost;       /* the event socket was full */
+	struct srnd_cm_id ids[SVC_SESSION_CM_IDS_MAX];
+};
+
+static pthread_mutex_t cm_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned int cm_ids_total;  /* every session's (status) */
+
+static uint32_t
+id_handle(const struct srnd_cm *c, const struct srnd_cm_id *x)
+{
+	return SRND_CM_KIND << 28 | (uint32_t)x->gen << CM_SLOT_BITS |
+	       (uint32_t)(x - c->ids + 1);
+}
+
+/* The session's live id a handle names, or NULL (cm_lock held). */
+static struct srnd_cm_id *
+id_get(struct srnd_cm *c, uint32_t h)
+{
+	unsigned int slot = (h & ((1u << CM_SLOT_BITS) - 1)) - 1;
+
+	if (c == NULL || h >> 28 != SRND_CM_KIND || (h & ((1u << CM_SLOT_BITS) - 1)) == 0 ||
+	    slot >= SVC_SESSION_CM_IDS_MAX || c->ids[slot].cmid == NULL ||
+	    c->ids[slot].gen != ((h >> CM_SLOT_BITS) & CM_GEN_MASK))
+		return NULL;
+	return &c->ids[slot];
+}
+
+/* A free slot for cmid, or NULL: the session's limit (cm_lock held). */
+static struct srnd_cm_id *
+id_new(struct srnd_cm *c, struct srnic_cm_id *cmid)
+{
+	unsigned int i;
+
+	for (i = 0; i < SVC_SESSION_CM_IDS_MAX; i++) {
+		struct srnd_cm_id *x = &c->ids[i];
+
+		if (x->cmid != NULL)
+			continue;
+		x->owner = c;
+		x->cmid = cmid;
+		x->gen = c->gen++;
+		if (c->gen == 0)
+			c->gen = 1;
+		c->nb_ids++;
+		cm_ids_total++;
+		return x;
+	}
+	return NULL;
+}
+
+/* The slot free again, its CM id out of the handler's sight (cm_lock held):
+ * the CM id, for srnic_cm_destroy_id() once the lock is let go (it waits
+ * for a running handler, which takes the lock). */
+static struct srnic_cm_id *
+id_drop(struct srnd_cm_id *x)
+{
+	struct srnic_cm_id *cmid = x->cmid;
+
+	srnic_cm_id_set_context(cmid, NULL);
+	x->cmid = NULL;
+	x->owner->nb_ids--;
+	cm_ids_total--;
+	return cmid;
+}
+
+/* The CM's handler, on the engine's thread: the event to the session
+ * whose id it is. For a REQ, id is a new CM id that has its listener's
+ * context; it gets a slot of the listener's session (none: REJ). */
+static int
+cm_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
+{
+	bool req = ev->type == SRNIC_CM_EV_REQ_RECEIVED ||
+		   ev->type == SRNIC_CM_EV_SIDR_REQ_RECEIVED;
+	struct srnd_cm_id *x, *nx = NULL;
+	struct svc_cm_event m;
+	const void *ari = NULL;
+	uint8_t ari_len = 0;
+	struct srnd_cm *c;
+
+	pthread_mutex_lock(&cm_lock);
+	x = srnic_cm_id_context(cmid);
+	if (x == NULL || x->cmid == NULL) {
+		pthread_mutex_unlock(&cm_lock);
+		return req;     /* a session gone: a request gets its REJ */
+	}
+	c = x->owner;
+	memset(&m, 0, sizeof(m));
+	svc_msg_init(&m, SVC_CM_EVENT, 0, 0, 0);
+	if (req) {
+		nx = id_new(c, cmid);
+		if (nx == NULL) {
+			pthread_mutex_unlock(&cm_lock);
+			return 1;
+		}
+		srnic_cm_id_set_context(cmid, nx);
+		m.new_id = id_handle(c, nx);
+		/* the listener is x's: the event names it */
+	}
+	m.id = id_handle(c, x);
+	m.type = (uint32_t)ev->type;
+	memcpy(m.param, &ev->param, sizeof(ev->param));
+	if (ev->type == SRNIC_CM_EV_REJ_RECEIVED) {
+		ari = ev->param.rej.ari;
+		ari_len = ev->param.rej.ari_length;
+	} else if (ev->type == SRNIC_CM_EV_SIDR_REP_RECEIVED) {
+		ari = ev->param.sidr_rep.info;
+		ari_len = ev->param.sidr_rep.info_len;
+	}
+	if (ari != NULL && ari_len > 0) {
+		m.ari_len = RTE_MIN(ari_len, SVC_CM_ARI_MAX);
+		memcpy(m.ari, ari, m.ari_len);
+	}
+	if (ev->private_data != NULL) {
+		m.has_pdata = 1;
+		m.pdata_len = RTE_MIN(ev->private_data_len, SVC_CM_PDATA_MAX);
+		memcpy(m.pdata, ev->private_data, m.pdata_len);
+	}
+	if (c->ev_fd < 0 || send(c->ev_fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+	    (ssize_t)sizeof(m)) {
+		c->events_lost++;
+		if (nx != NULL) {
+			id_drop(nx);
+			pthread_mutex_unlock(&cm_lock);
+			return 1;   /* nobody will answer it: REJ */
+		}
+	}
+	pthread_mutex_unlock(&cm_lock);
+	return 0;
+}
+
+/* A SVC_CM_SEND's parameters, with the pointers at the message's own
+ * bytes and every length clamped to the message's room and the CM's. */
+static int
+cm_send(struct srnic_cm_id *cmid, const struct svc_cm_send_req *q)
+{
+	uint8_t pl = RTE_MIN(q->pdata_len, (uint8_t)SVC_CM_PDATA_MAX);
+	uint8_t al = RTE_MIN(q->ari_len, (uint8_t)SVC_CM_ARI_MAX);
+	const void *pd = pl > 0 ? q->pdata : NULL;
+
+	switch (q->what) {
+	case SVC_CM_S_REQ: {
+		struct srnic_cm_req_param p;
+
+		memcpy(&p, q->param, sizeof(p));
+		p.private_data = pd;
+		p.private_data_len = RTE_MIN(pl, (uint8_t)SRNIC_CM_REQ_PDATA);
+		return srnic_cm_send_req(cmid, &p);
+	}
+	case SVC_CM_S_REP: {
+		struct srnic_cm_rep_param p;
+
+		memcpy(&p, q->param, sizeof(p));
+		p.private_data = pd;
+		p.private_data_len = RTE_MIN(pl, (uint8_t)SRNIC_CM_REP_PDATA);
+		return srnic_cm_send_rep(cmid, &p);
+	}
+	case SVC_CM_S_SIDR_REQ: {
+		struct srnic_cm_sidr_req_param p;
+
+		memcpy(&p, q->param, sizeof(p));
+		p.private_data = pd;
+		p.private_data_len = RTE_MIN(pl, (uint8_t)SRNIC_CM_SIDR_REQ_PDATA);
+		return srnic_cm_send_sidr_req(cmid, &p);
+	}
+	case SVC_CM_S_SIDR_REP: {
+		struct srnic_cm_sidr_rep_param p;
+
+		memcpy(&p, q->param, sizeof(p));
+		p.private_data = pd;
+		p.private_data_len = RTE_MIN(pl, (uint8_t)SRNIC_CM_SIDR_REP_PDATA);
+		p.info = al > 0 ? q->ari : NULL;
+		p.info_length = RTE_MIN(al, (uint8_t)SRNIC_CM_SIDR_REP_INFO);
+		return srnic_cm_send_sidr_rep(cmid, &p);
+	}
+	case SVC_CM_S_RTU:
+		return srnic_cm_send_rtu(cmid, pd, RTE_MIN(pl, (uint8_t)SRNIC_CM_RTU_PDATA));
+	case SVC_CM_S_REJ:
+		return srnic_cm_send_rej(cmid, (enum srnic_cm_rej_reason)q->arg,
+					 al > 0 ? q->ari : NULL, RTE_MIN(al, (uint8_t)SRNIC_CM_REJ_ARI),
+					 pd, RTE_MIN(pl, (uint8_t)SRNIC_CM_REJ_PDATA));
+	case SVC_CM_S_MRA:
+		return srnic_cm_send_mra(cmid, (uint8_t)q->arg, pd,
+					 RTE_MIN(pl, (uint8_t)SRNIC_CM_MRA_PDATA));
+	case SVC_CM_S_DREQ:
+		return srnic_cm_send_dreq(cmid, pd, RTE_MIN(pl, (uint8_t)SRNIC_CM_DREQ_PDATA));
+	case SVC_CM_S_DREP:
+		return srnic_cm_send_drep(cmid, pd, RTE_MIN(pl, (uint8_t)SRNIC_CM_DREP_PDATA));
+	case SVC_CM_S_ESTABLISHED:
+		return srnic_cm_established(cmid);
+	default:
+		return -EINVAL;
+	}
+}
+
+static int
+cm_open(struct srnd_cm **cp, int *tx_fd)
+{
+	struct srnd_cm *c = *cp;
+	int sv[2];
+
+	if (c == NULL) {
+		c = calloc(1, sizeof(*c));
+		if (c == NULL)
+			return -ENOMEM;
+		c->ev_fd = c->app_fd = -1;
+		c->gen = 1;
+		*cp = c;
+	}
+	if (c->ev_fd >= 0)
+		return -EEXIST;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+		return -errno;
+	pthread_mutex_lock(&cm_lock);
+	c->ev_fd = sv[0];
+	c->app_fd = sv[1];
+	pthread_mutex_unlock(&cm_lock);
+	*tx_fd = sv[1];
+	return 0;
+}
+
+int
+srnd_cm_serve(struct srnd *d, struct srnd_cm **cp, const void *msg, union srnd_rep *rep,
+	      int *tx_fd)
+{
+	const struct svc_hdr *h = msg;
+	struct srnd_cm *c = *cp;
+	struct srnic_cm_id *cmid = NULL;
+	struct srnd_cm_id *x;
+	int rc = 0;
+
+	if (h->type == SVC_CM_OPEN)
+		return cm_open(cp, tx_fd);
+	if (h->type == SVC_CM_RESOLVE) {
+		const struct svc_cm_resolve_req *q = msg;
+		struct rte_ether_addr mac;
+		union ibv_gid g;
+
+		memcpy(g.raw, q->gid, sizeof(g.raw));
+		return srnic_dev_resolve_neigh(d->dev.sdev, &g, &mac);
+	}
+	if (c == NULL || c->ev_fd < 0)
+		return -EBADF;  /* no CM_OPEN: no id can be the session's */
+	if (d->dev.cm == NULL)
+		return -ENODEV;
+	if (h->type == SVC_CM_CREATE_ID) {
+		cmid = srnic_cm_create_id(d->dev.cm, cm_handler, NULL);
+		if (cmid == NULL)
+			return -ENOMEM;
+		pthread_mutex_lock(&cm_lock);
+		x = id_new(c, cmid);
+		if (x != NULL) {
+			srnic_cm_id_set_context(cmid, x);
+			rep->handle.handle = id_handle(c, x);
+		}
+		pthread_mutex_unlock(&cm_lock);
+		if (x == NULL) {
+			srnic_cm_destroy_id(cmid);
+			return -EMFILE;
+		}
+		return 0;
+	}
+	/* the rest name an id of the session's: q->id / q->handle, first after the header */
+	pthread_mutex_lock(&cm_lock);
+	x = id_get(c, ((const struct svc_handle_req *)msg)->handle);
+	if (x == NULL) {
+		pthread_mutex_unlock(&cm_lock);
+		return -EBADF;
+	}
+	cmid = x->cmid;
+	if (h->type == SVC_CM_DESTROY_ID) {
+		id_drop(x);
+		pthread_mutex_unlock(&cm_lock);
+		return srnic_cm_destroy_id(cmid);
+	}
+	pthread_mutex_unlock(&cm_lock);
+	/* only this thread destroys a session's ids: cmid lives on here */
+	switch (h->type) {
+	case SVC_CM_LISTEN: {
+		const struct svc_cm_listen_req *q = msg;
+
+		rc = srnic_cm_listen(cmid, q->service_id, q->service_mask);
+		break;
+	}
+	case SVC_CM_SEND:
+		rc = cm_send(cmid, msg);
+		break;
+	case SVC_CM_STATE:
+		rep->handle.handle = (uint32_t)srnic_cm_id_state(cmid);
+		break;
+	case SVC_CM_INIT_QP_ATTR: {
+		const struct svc_cm_qp_attr_req *q = msg;
+		int mask = 0;
+
+		rep->cm_qp_attr.attr = q->attr;
+		rc = srnic_cm_init_qp_attr(cmid, &rep->cm_qp_attr.attr, &mask);
+		rep->cm_qp_attr.mask = mask;
+		break;
+	}
+	default:
+		rc = -EINVAL;
+		break;
+	}
+	return rc;
+}
+
+void
+srnd_cm_reclaim(struct srnd_cm *c)
+{
+	struct srnic_cm_id *gone[64];
+	unsigned int i, n;
+
+	if (c == NULL)
+		return;
+	/* in batches: srnic_cm_destroy_id() may wait for a handler, which
+	 * takes cm_lock */
+	do {
+		n = 0;
+		pthread_mutex_lock(&cm_lock);
+		for (i = 0; i < SVC_SESSION_CM_IDS_MAX && n < RTE_DIM(gone); i++)
+			if (c->ids[i].cmid != NULL)
+				gone[n++] = id_drop(&c->ids[i]);
+		pthread_mutex_unlock(&cm_lock);
+		for (i = 0; i < n; i++) {
+			/* as the kernel's ucma_close(): a DREQ received gets
+			 * its DREP, the rest srnic_cm_destroy_id()'s (a DREQ,
+			 * a REJ, a listener gone) */
+			if (srnic_cm_id_state(gone[i]) == SRNIC_CM_DREQ_RCVD)
+				srnic_cm_send_drep(gone[i], NULL, 0);
+			srnic_cm_destroy_id(gone[i]);
+		}
+	} while (n > 0);
+	pthread_mutex_lock(&cm_lock);
+	if (c->ev_fd >= 0)
+		close(c->ev_fd);
+	if (c->app_fd >= 0)
+		close(c->app_fd);
+	c->ev_fd = c->app_fd = -1;
+	pthread_mutex_unlock(&cm_lock);
+	free(c);
+}
+
+unsigned int
+srnd_cm_ids(const struct srnd_cm *c)
+{
+	return c == NULL ? cm_ids_total : c->nb_ids;
+}
+
+size_t
+srnd_cm_status(const struct srnd *d, char *t, size_t n)
+{
+	uint64_t v[64];
+	unsigned int i, k;
+	size_t off = 0;
+	int rc;
+
+	if (d->dev.cm == NULL)
+		return 0;
+	k = srnic_cm_stats_get(d->dev.cm, v, RTE_DIM(v));
+	for (i = 0; i <= k + 1 && off + 1 < n; i++) {
+		if (i == 0)
+			rc = snprintf(t, n, "cm ids %u", srnd_cm_ids(NULL));
+		else if (i <= k)
+			rc = snprintf(t + off, n - off, " %s %" PRIu64, srnic_cm_stat_name(i - 1),
+				      v[i - 1]);
+		else
+			rc = snprintf(t + off, n - off, "\n");
+		if (rc < 0)
+			break;
+		off = (size_t)rc >= n - off ? n - 1 : off + (size_t)rc;
+	}
+	return off;
+}
