@@ -304,6 +304,8 @@ status_text(struct srnd *d, char *t, size_t n)
 	    srnd_counts()->pds, srnd_counts()->cqs, atomic_load(&srnd_counts()->qps),
 	    srnd_counts()->mrs, srnd_counts()->mr_bytes, srnd_counts()->shm_bytes,
 	    atomic_load(&srnd_counts()->bad_ring));
+	ADD("mrs_elsewhere %" PRIu64 " (MRs mapped elsewhere than the program's addresses, "
+	    "registered at them)\n", srnd_counts()->mrs_elsewhere);
 	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
 		struct srnd_session *s = sessions[i];
 

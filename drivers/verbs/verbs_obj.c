@@ -92,8 +92,7 @@ ibv_reg_mr_iova2(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 
 	SV_FORK_NULL("ibv_reg_mr");
 	if (sva_is_ctx(ibpd->context))
-		return iova == (uintptr_t)addr ? sva_reg_mr(ibpd, addr, length, access) :
-		       null_errno(EOPNOTSUPP);
+		return sva_reg_mr(ibpd, addr, length, iova, access);
 	/* keys at iova, the memory at addr (srnic_reg_mr_iova()); no
 	 * on-demand paging */
 	if ((access & ~(SV_ACCESS_ENFORCED | SV_ACCESS_IGNORED)) != 0)

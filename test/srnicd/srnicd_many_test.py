@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""srnicd with many programs (doc/srnicd.md sections 5 and 9), on a net_ring0
+port (no namespace: every program is attached, their traffic goes through
+the device's loopback), the daemon started with its test knob
+SRNICD_MR_ELSEWHERE=1, so that every MR is mapped elsewhere in the daemon
+than at the program's addresses (what happens when that range is taken
+there) and registered at the program's addresses as its IOVA:
+
+  - perftest's ib_write_bw and ib_read_bw -s 4096, server and client
+    attached: the peer's WRITEs and READs at the program's addresses reach
+    the MRs (both exit 0; status counts the MRs mapped elsewhere);
+  - 16 processes of srnicd_many at once, each 64 RC QPs connected in
+    loopback pairs, a SEND and a READ per QP and round, every CQE and byte
+    checked by the program, its MR at an IOVA of its own
+    (ibv_reg_mr_iova); all exit 0, and the daemon's objects are back to
+    none.
+
+  srnicd_many_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \\
+                      --many BUILD/test/srnicd/srnicd_many
+
+Every wait is for a condition, with a guard that only stops a hang.
+"""
+import argparse
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+
+from srnicd_check import GUARD_S, check, failures, wait_for
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SRNIC = os.path.join(ROOT, "usertools", "srnic")
+SKIP = 77
+DAEMON_IP = "10.83.0.1"
+OBJECTS = ("pds", "cqs", "qps", "mrs", "mr_bytes", "shm_bytes")
+NPROC = 16
+NQP = 64
+ROUNDS = 4
+GUARD_MANY_S = 600      # 16 x 64 QPs on a loaded 2-core host, ASan
+
+
+def status(env):
+    out = subprocess.run([SRNIC, "status"], env=env, capture_output=True, text=True,
+                         timeout=GUARD_S)
+    return out.stdout if out.returncode == 0 else ""
+
+
+def status_num(text, key):
+    m = re.search(r"\b%s (\d+)" % key, text)
+    return int(m.group(1)) if m else -1
+
+
+def objects(text):
+    m = re.search(r"^objects (.*)$", text, re.M)
+    return {k: status_num(m.group(1), k) for k in OBJECTS} if m else None
+
+
+def tcp_listening(port):
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            for line in open(f).read().splitlines()[1:]:
+                x = line.split()
+                if x[3] == "0A" and int(x[1].rsplit(":", 1)[1], 16) == port:
+                    return True
+        except OSError:
+            pass
+    return False
+
+
+def free_port():
+    with socket.socket() as t:
+        t.bind(("127.0.0.1", 0))
+        return t.getsockname()[1]
+
+
+def finish(p, guard=GUARD_S):
+    try:
+        return p.communicate(timeout=guard)[0]
+    except subprocess.TimeoutExpired:
+        p.kill()
+        return p.communicate()[0] + " (hung)"
+
+
+def perftest_pair(env, tool):
+    """tool -s 4096, server and client attached; both exit 0."""
+    port = free_port()
+    cmd = [SRNIC, "run", "--", tool, "-x", "1", "-s", "4096", "-n", "2000", "-p", str(port)]
+    srv = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+    wait_for(lambda: tcp_listening(port) or srv.poll() is not None, tool + "'s server")
+    cli = subprocess.Popen(cmd + ["127.0.0.1"], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    outs = (finish(srv), finish(cli))
+    for name, p, out in (("server", srv, outs[0]), ("client", cli, outs[1])):
+        check(p.returncode == 0 and "#bytes" in out,
+              "%s -s 4096 attached, %s, its MRs mapped elsewhere in the daemon: exit %s, %r" %
+              (tool, name, p.returncode, out[-600:]))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--daemon", required=True)
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--many", required=True)
+    a = ap.parse_args()
+    if shutil.which("ib_write_bw") is None or shutil.which("ib_read_bw") is None:
+        print("skip: needs perftest")
+        return SKIP
+    tmp = tempfile.mkdtemp(prefix="srnicd-many-")
+    sock = os.path.join(tmp, "srnicd.sock")
+    env = dict(os.environ)
+    env.update({"SRNIC_DAEMON": a.daemon, "SRNIC_VERBS_LIB": a.lib,
+                "SRNIC_DAEMON_SOCKET": sock, "ASAN_OPTIONS": "detect_leaks=0"})
+    for k in ("SRNIC_PORT", "SRNIC_IP", "SRNIC_CONFIG"):
+        env.pop(k, None)
+    denv = dict(env, SRNICD_MR_ELSEWHERE="1")
+    daemon = None
+    try:
+        log = os.path.join(tmp, "srnicd.log")
+        with open(log, "w") as lf:
+            daemon = subprocess.Popen([SRNIC, "daemon", "--port", "net_ring0", "--ip", DAEMON_IP,
+                                       "--socket", sock, "--mem-mb", "1024"],
+                                      env=denv, stdout=lf, stderr=subprocess.STDOUT)
+        up = wait_for(lambda: "srnicd: ready" in open(log).read() or daemon.poll() is not None,
+                      "the daemon's ready line")
+        if not check(up and daemon.poll() is None, "daemon up: %s" % open(log).read()[-600:]):
+            return 1
+        base = objects(status(env))
+        check(base is not None and base["qps"] == 0, "no objects held: %r" % base)
+
+        # ---- a peer's RDMA to MRs the daemon mapped elsewhere
+        for tool in ("ib_write_bw", "ib_read_bw"):
+            perftest_pair(env, tool)
+        moved = status_num(status(env), "mrs_elsewhere")
+        check(moved >= 4, "status: %d MRs mapped elsewhere (the knob took)" % moved)
+        check(wait_for(lambda: objects(status(env)) == base, "the perftest objects freed"),
+              "after perftest the daemon holds what it held before: %r" % objects(status(env)))
+
+        # ---- 16 processes x 64 QPs
+        procs = [subprocess.Popen([SRNIC, "run", "--", a.many, str(NQP), str(ROUNDS)], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                 for _ in range(NPROC)]
+        most = {"qps": 0, "shm_bytes": 0}
+
+        def all_done():
+            o = objects(status(env)) or {}
+            for k in most:
+                most[k] = max(most[k], o.get(k, 0))
+            return all(p.poll() is not None for p in procs)
+        wait_for(all_done, "%d srnicd_many processes" % NPROC, guard=GUARD_MANY_S, every=0.5)
+        good = 0
+        for i, p in enumerate(procs):
+            out = finish(p)
+            ok = p.returncode == 0 and "ok pid" in out
+            good += ok
+            if not ok:
+                check(False, "srnicd_many %d: exit %s, %r" % (i, p.returncode, out[-800:]))
+        check(good == NPROC, "%d of %d processes x %d QPs x %d rounds: every CQE and byte "
+              "(most QPs seen at once in status: %d, ring bytes %d)" %
+              (good, NPROC, NQP, ROUNDS, most["qps"], most["shm_bytes"]))
+        check(wait_for(lambda: objects(status(env)) == base, "the processes' objects freed"),
+              "after all exit the daemon holds what it held before: %r" % objects(status(env)))
+        check(daemon.poll() is None, "the daemon still runs")
+    finally:
+        if daemon is not None and daemon.poll() is None:
+            daemon.terminate()
+            try:
+                daemon.wait(GUARD_S)
+            except subprocess.TimeoutExpired:
+                daemon.kill()
+                daemon.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("%d failure(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
