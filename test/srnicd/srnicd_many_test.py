@@ -41,6 +41,9 @@ NPROC = 16
 NQP = 64
 ROUNDS = 4
 GUARD_MANY_S = 600      # 16 x 64 QPs on a loaded 2-core host, ASan
+# lib/svc/srnic_svc.h's per-session limits, restated (ibv_devinfo -v's names)
+LIMITS = (("max_qp", 64), ("max_cq", 32), ("max_mr", 256), ("max_pd", 16), ("max_qp_wr", 1024),
+          ("max_cqe", 4095), ("max_sge", 4))
 
 
 def status(env):
@@ -131,6 +134,14 @@ def main():
             return 1
         base = objects(status(env))
         check(base is not None and base["qps"] == 0, "no objects held: %r" % base)
+
+        # ---- ibv_query_device attached: the session's limits (lib/svc), not the device's
+        out = subprocess.run([SRNIC, "run", "--", "ibv_devinfo", "-v"], env=env,
+                             capture_output=True, text=True, timeout=GUARD_S)
+        for k, v in LIMITS:
+            m = re.search(r"^\s+%s:\s+(\d+)$" % k, out.stdout, re.M)
+            check(m and int(m.group(1)) == v, "ibv_devinfo -v attached: %s %s (the session's "
+                  "limit %d)" % (k, m and m.group(1), v))
 
         # ---- a peer's RDMA to MRs the daemon mapped elsewhere
         for tool in ("ib_write_bw", "ib_read_bw"):
