@@ -28,19 +28,16 @@ import argparse
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 
-from srnicd_check import GUARD_S, check, failures, wait_for
+from srnicd_check import (GUARD_S, SRNIC, check, failures, free_port, objects, status, status_num,
+                          tcp_listening, wait_for)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SRNIC = os.path.join(ROOT, "usertools", "srnic")
 SKIP = 77
 DAEMON_IP = "10.83.0.1"
 MEMIF_IP = ("10.84.0.1", "10.84.0.2")
-OBJECTS = ("pds", "cqs", "qps", "mrs", "mr_bytes", "shm_bytes")
 NPROC = 16
 NQP = 64
 ROUNDS = 4
@@ -48,40 +45,6 @@ GUARD_MANY_S = 600      # 16 x 64 QPs on a loaded 2-core host, ASan
 # lib/svc/srnic_svc.h's per-session limits, restated (ibv_devinfo -v's names)
 LIMITS = (("max_qp", 64), ("max_cq", 32), ("max_mr", 256), ("max_pd", 16), ("max_qp_wr", 1024),
           ("max_cqe", 4095), ("max_sge", 4))
-
-
-def status(env):
-    out = subprocess.run([SRNIC, "status"], env=env, capture_output=True, text=True,
-                         timeout=GUARD_S)
-    return out.stdout if out.returncode == 0 else ""
-
-
-def status_num(text, key):
-    m = re.search(r"\b%s (\d+)" % key, text)
-    return int(m.group(1)) if m else -1
-
-
-def objects(text):
-    m = re.search(r"^objects (.*)$", text, re.M)
-    return {k: status_num(m.group(1), k) for k in OBJECTS} if m else None
-
-
-def tcp_listening(port):
-    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            for line in open(f).read().splitlines()[1:]:
-                x = line.split()
-                if x[3] == "0A" and int(x[1].rsplit(":", 1)[1], 16) == port:
-                    return True
-        except OSError:
-            pass
-    return False
-
-
-def free_port():
-    with socket.socket() as t:
-        t.bind(("127.0.0.1", 0))
-        return t.getsockname()[1]
 
 
 def finish(p, guard=GUARD_S):
