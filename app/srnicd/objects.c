@@ -45,8 +45,6 @@ struct srnd_mr {
 	void *base;                 /* the daemon's mapping */
 	size_t maplen;
 	uint32_t pd;
-	uint32_t lkey;
-	uint64_t delta;             /* daemon address - application address (0: the same) */
 };
 
 struct srnd_ch {
@@ -92,7 +90,6 @@ struct srnd_objs {
 	uint16_t gen;
 	int live;                   /* its index in dp_live[], -1 while not published */
 	uint64_t mr_bytes;
-	unsigned int nb_moved;      /* MRs mapped elsewhere than the application's address */
 	/* the engine's thread only */
 	uint32_t db_seen;
 	bool pending;               /* a WQE waits for room in srnic's queue */
@@ -202,23 +199,9 @@ dp_qp_fail(struct srnd_qp *q, const char *why, uint32_t qpn)
 	srnd_log("QP %#x to ERR: %s", qpn, why);
 }
 
-/* An SGE's address in the daemon: the same, unless its MR had to be mapped
- * elsewhere (srnic checks the translated range against that MR). */
-static uint64_t
-dp_addr(const struct srnd_objs *o, uint32_t lkey, uint64_t addr)
-{
-	unsigned int i;
-
-	if (o->nb_moved == 0)
-		return addr;
-	for (i = 0; i < SVC_SESSION_MRS_MAX; i++)
-		if (o->mr[i].used && o->mr[i].mr.lkey == lkey)
-			return addr + o->mr[i].mr.delta;
-	return addr;
-}
-
-/* A copied WQE's SGEs for srnic (translated), or false: too many (the QP
- * to ERR). */
+/* A copied WQE's SGEs for srnic (the application's addresses: each MR is
+ * registered at them, wherever the daemon maps it), or false: too many
+ * (the QP to ERR). */
 static bool
 dp_sges(const struct srnd_objs *o, struct srnd_qp *q, const struct svc_wqe *w,
 	struct ibv_sge *sg)
@@ -230,7 +213,7 @@ dp_sges(const struct srnd_objs *o, struct srnd_qp *q, const struct svc_wqe *w,
 		return false;
 	}
 	for (i = 0; i < w->num_sge; i++) {
-		sg[i].addr = dp_addr(o, w->sg[i].lkey, w->sg[i].addr);
+		sg[i].addr = w->sg[i].addr;
 		sg[i].length = w->sg[i].length;
 		sg[i].lkey = w->sg[i].lkey;
 	}
@@ -493,6 +476,21 @@ pd_of(struct srnd_objs *o, uint32_t h, struct srnd_pd **pd)
 	return 0;
 }
 
+/* The test knob SRNICD_MR_ELSEWHERE=1: every MR mapped elsewhere than the
+ * application's addresses, as when that range is taken in the daemon. */
+static bool
+mr_elsewhere(void)
+{
+	static int on = -1;
+
+	if (on < 0) {
+		const char *e = getenv("SRNICD_MR_ELSEWHERE");
+
+		on = e != NULL && strcmp(e, "1") == 0;
+	}
+	return on;
+}
+
 static int
 reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, int fd,
        struct svc_reg_mr_rep *rep)
@@ -524,28 +522,27 @@ reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, int 
 	sl = obj_new(o, K_MR, &idx);
 	if (sl == NULL)
 		return -ENOSPC;
-	/* at the application's own addresses when that range is free here:
-	 * SGEs, rkeys and the peer's addresses need no translation, READ
-	 * responses are zero-copy. Else anywhere: the session's SGEs are
-	 * translated, but a peer's RDMA at the application's addresses
-	 * misses the MR (srnic keys addresses by the registered pointer) */
-	p = mmap((void *)base, end - base, PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
-	if (p != MAP_FAILED && p != (void *)base) {
-		munmap(p, end - base);  /* a kernel without MAP_FIXED_NOREPLACE */
-		p = MAP_FAILED;
+	/* at the application's own addresses when that range is free here
+	 * (the test knob SRNICD_MR_ELSEWHERE=1 says never), else anywhere:
+	 * the MR is registered at the IOVA the application names either way
+	 * (its SGEs and a peer's RETH), so only where srnic reads differs */
+	p = MAP_FAILED;
+	if (!mr_elsewhere()) {
+		p = mmap((void *)base, end - base, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+		if (p != MAP_FAILED && p != (void *)base) {
+			munmap(p, end - base);  /* a kernel without MAP_FIXED_NOREPLACE */
+			p = MAP_FAILED;
+		}
 	}
 	if (p == MAP_FAILED) {
 		p = mmap(NULL, end - base, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (p == MAP_FAILED)
 			return -errno;
-		srnd_log("REG_MR %#" PRIxPTR "+%" PRIu64 ": the range is taken in the daemon, mapped "
-			 "at %p: local access only, a peer's RDMA to it fails", base,
-			 (uint64_t)(end - base), p);
+		counts.mrs_elsewhere++;
 	}
-	sl->mr.delta = (uint64_t)(uintptr_t)p - base;
-	sl->mr.smr = srnic_reg_mr(pd->spd, (uint8_t *)p + (q->addr - base), q->length,
-				  (int)q->access);
+	sl->mr.smr = srnic_reg_mr_iova(pd->spd, (uint8_t *)p + (q->addr - base), q->length,
+				       q->iova, (int)q->access, NULL, NULL);
 	if (sl->mr.smr == NULL) {
 		rc = rte_errno != 0 ? rte_errno : EINVAL;
 		munmap(p, end - base);
@@ -555,8 +552,6 @@ reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, int 
 	sl->mr.base = p;
 	sl->mr.maplen = end - base;
 	sl->mr.pd = q->pd;
-	sl->mr.lkey = srnic_mr_lkey(sl->mr.smr);
-	o->nb_moved += sl->mr.delta != 0;
 	pd->users++;
 	o->mr_bytes += end - base;
 	counts.mrs++;
@@ -581,7 +576,6 @@ dereg_mr(struct srnd_objs *o, struct srnd_slot *sl)
 	if (pd_of(o, sl->mr.pd, &pd) == 0)
 		pd->users--;
 	o->mr_bytes -= sl->mr.maplen;
-	o->nb_moved -= sl->mr.delta != 0;
 	counts.mrs--;
 	counts.mr_bytes -= sl->mr.maplen;
 	sl->used = false;

@@ -306,6 +306,8 @@ status_text(struct srnd *d, char *t, size_t n)
 	    srnd_counts()->mrs, srnd_counts()->mr_bytes, srnd_counts()->shm_bytes,
 	    atomic_load(&srnd_counts()->bad_ring));
 	off += srnd_cm_status(d, t + off, n - off);
+	ADD("mrs_elsewhere %" PRIu64 " (MRs mapped elsewhere than the program's addresses, "
+	    "registered at them)\n", srnd_counts()->mrs_elsewhere);
 	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
 		struct srnd_session *s = sessions[i];
 
@@ -322,6 +324,23 @@ status_text(struct srnd *d, char *t, size_t n)
 }
 
 /* ---- messages ---- */
+
+/* What one session may hold, not what the device holds: ibv_query_device
+ * of an attached program reports its session's limits (lib/svc). */
+static void
+session_limits(struct ibv_device_attr *a)
+{
+#define CLAMP(f, v) (a->f = RTE_MIN(a->f, (int)(v)))
+	CLAMP(max_qp, SVC_SESSION_QPS_MAX);
+	CLAMP(max_cq, SVC_SESSION_CQS_MAX);
+	CLAMP(max_mr, SVC_SESSION_MRS_MAX);
+	CLAMP(max_pd, SVC_SESSION_PDS_MAX);
+	CLAMP(max_qp_wr, SVC_RING_WR_MAX);
+	CLAMP(max_cqe, SVC_RING_CQE_MAX - 1);
+	CLAMP(max_sge, SVC_WQE_SGE_MAX);
+#undef CLAMP
+	a->max_mr_size = RTE_MIN(a->max_mr_size, SVC_SESSION_MR_BYTES_MAX);
+}
 
 /* Serve one checked request into rep; NULL, or why the session must go. */
 static const char *
@@ -401,6 +420,8 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 		st = handle_check(s, q->handle);
 		if (st == 0)
 			st = srnic_dev_query(d->dev.sdev, &rep->qdev.attr);
+		if (st == 0)
+			session_limits(&rep->qdev.attr);
 		break;
 	}
 	case SVC_QUERY_PORT: {

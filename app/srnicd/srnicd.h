@@ -84,6 +84,7 @@ struct srnd_objs;
 /* the daemon's totals (status): what every session holds */
 struct srnd_counts {
 	uint64_t pds, cqs, mrs, mr_bytes, shm_bytes;
+	uint64_t mrs_elsewhere;     /* MRs ever mapped elsewhere than the program's addresses */
 	_Atomic uint64_t qps;
 	_Atomic uint64_t bad_ring;  /* a bad index or WQE in a session's ring (its QP to ERR) */
 };

@@ -63,7 +63,8 @@ int sva_dp_open(struct sva_context *ctx);
 void sva_dp_close(struct sva_context *ctx);
 struct ibv_pd *sva_alloc_pd(struct ibv_context *context);
 int sva_dealloc_pd(struct ibv_pd *pd);
-struct ibv_mr *sva_reg_mr(struct ibv_pd *pd, void *addr, size_t length, unsigned int access);
+struct ibv_mr *sva_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+			  unsigned int access);
 int sva_dereg_mr(struct ibv_mr *mr);
 struct ibv_cq *sva_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 			     struct ibv_comp_channel *channel, int comp_vector);

@@ -319,7 +319,7 @@ unback(struct sva_mr *mr)
 			    IBV_ACCESS_RELAXED_ORDERING)
 
 struct ibv_mr *
-sva_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, unsigned int access)
+sva_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova, unsigned int access)
 {
 	struct sva_pd *pd = SVA_OF(struct sva_pd, ibpd, ibpd);
 	struct sva_context *ctx = sva_ctx(ibpd->context);
@@ -359,6 +359,7 @@ sva_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, unsigned int access)
 	q.access = access & SVA_ACCESS;
 	q.addr = (uintptr_t)addr;
 	q.length = length;
+	q.iova = iova;
 	rc = sva_call_fd(ctx, &q, mr->memfd, &r, sizeof(r), NULL);
 	if (rc != 0) {
 		unback(mr);

@@ -92,16 +92,16 @@ ibv_reg_mr_iova2(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 
 	SV_FORK_NULL("ibv_reg_mr");
 	if (sva_is_ctx(ibpd->context))
-		return iova == (uintptr_t)addr ? sva_reg_mr(ibpd, addr, length, access) :
-		       null_errno(EOPNOTSUPP);
-	/* srnic's rkey addresses are virtual addresses: an IOVA other than
-	 * the buffer's own is not there (nor zero-based, nor on-demand) */
-	if (iova != (uintptr_t)addr || (access & ~(SV_ACCESS_ENFORCED | SV_ACCESS_IGNORED)) != 0)
+		return sva_reg_mr(ibpd, addr, length, iova, access);
+	/* keys at iova, the memory at addr (srnic_reg_mr_iova()); no
+	 * on-demand paging */
+	if ((access & ~(SV_ACCESS_ENFORCED | SV_ACCESS_IGNORED)) != 0)
 		return null_errno(EOPNOTSUPP);
 	mr = calloc(1, sizeof(*mr));
 	if (mr == NULL)
 		return null_errno(ENOMEM);
-	mr->smr = srnic_reg_mr(pd->spd, addr, length, (int)(access & SV_ACCESS_ENFORCED));
+	mr->smr = srnic_reg_mr_iova(pd->spd, addr, length, iova, (int)(access & SV_ACCESS_ENFORCED),
+				    NULL, NULL);
 	if (mr->smr == NULL) {
 		int e = rte_errno != 0 ? rte_errno : EINVAL;
 

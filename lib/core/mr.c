@@ -335,8 +335,8 @@ mr_key_byte(uint8_t prev)
 /* A registration's object, unpublished (no key yet), its one reference the
  * registration's; NULL with rte_errno. */
 static struct srnic_mr *
-mr_new(struct srnic_pd *pd, void *addr, size_t length, int access, srnic_mr_release_cb release,
-       void *arg)
+mr_new(struct srnic_pd *pd, void *addr, size_t length, uint64_t va, int access,
+       srnic_mr_release_cb release, void *arg)
 {
 	struct srnic_mr *mr;
 	int rc;
@@ -357,6 +357,8 @@ mr_new(struct srnic_pd *pd, void *addr, size_t length, int access, srnic_mr_rele
 	mr->pd = pd;
 	mr->addr = addr;
 	mr->length = length;
+	mr->va = va;
+	mr->va_off = (uint64_t)(uintptr_t)addr - va;
 	mr->access = access;
 	mr->release = release;
 	mr->release_arg = arg;
@@ -373,22 +375,23 @@ mr_new(struct srnic_pd *pd, void *addr, size_t length, int access, srnic_mr_rele
 }
 
 struct srnic_mr *
-srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
-		srnic_mr_release_cb release, void *arg)
+srnic_reg_mr_iova(struct srnic_pd *pd, void *addr, size_t length, uint64_t iova, int access,
+		  srnic_mr_release_cb release, void *arg)
 {
 	struct srnic_dev *dev;
 	struct srnic_mr *mr;
 	uint32_t i, idx = 0;
 
-	/* verbs: remote write or atomic need local write (IBTA 10.6.3.1) */
-	if (pd == NULL || (addr == NULL && length != 0) ||
+	/* verbs: remote write or atomic need local write (IBTA 10.6.3.1);
+	 * an IOVA range that wraps could never be checked (ib_core: EINVAL) */
+	if (pd == NULL || (addr == NULL && length != 0) || iova + length < iova ||
 	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	     !(access & IBV_ACCESS_LOCAL_WRITE))) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
 	dev = pd->dev;
-	mr = mr_new(pd, addr, length, access, release, arg);
+	mr = mr_new(pd, addr, length, iova, access, release, arg);
 	if (mr == NULL)
 		return NULL;
 
@@ -414,6 +417,13 @@ srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
 	atomic_fetch_add(&pd->refs, 1);
 	atomic_fetch_add(&dev->nb_mr, 1);
 	return mr;
+}
+
+struct srnic_mr *
+srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
+		srnic_mr_release_cb release, void *arg)
+{
+	return srnic_reg_mr_iova(pd, addr, length, (uintptr_t)addr, access, release, arg);
 }
 
 struct srnic_mr *
@@ -579,8 +589,10 @@ srnic_rereg_mr(struct srnic_mr *mr, int flags, struct srnic_pd *pd, void *addr, 
 		return NULL;
 	}
 	/* the same memory: its release callback goes with the new object */
-	nmr = mr_new(pd, addr, length, access, xlate ? NULL : mr->release,
-		     xlate ? NULL : mr->release_arg);
+	/* a new translation is at its own address (rdma-core's hca_va is
+	 * addr), else the registration keeps its IOVA */
+	nmr = mr_new(pd, addr, length, xlate ? (uintptr_t)addr : mr->va, access,
+		     xlate ? NULL : mr->release, xlate ? NULL : mr->release_arg);
 	if (nmr == NULL)
 		return NULL;
 	slot = &dev->mr_tbl[SRNIC_MR_KEY_INDEX(mr->key)];

@@ -189,7 +189,7 @@ comp_atomic_ack(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe
 		wqe_done(qp, w, IBV_WC_LOC_PROT_ERR);
 		return;
 	}
-	memcpy((void *)(uintptr_t)w->sge[0].addr, &orig, sizeof(orig));
+	memcpy(srnic_mr_at(mr, w->sge[0].addr), &orig, sizeof(orig));
 	wqe_done(qp, w, IBV_WC_SUCCESS);
 }
 

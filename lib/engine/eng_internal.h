@@ -328,14 +328,15 @@ struct rte_mbuf *eng_pkt_new_tmpl(struct srnic_engine *eng, struct srnic_qp *qp,
 				  const struct srnic_hdr_tmpl *t, uint8_t opcode, uint32_t psn,
 				  uint8_t **bth);
 
-/* Chain len bytes of registered memory at va behind m, zero-copy (an
- * external-buffer segment holding a reference on mr). Returns 0 or -ENOMEM. */
+/* Chain len bytes of registered memory at va (mr's address space, as its
+ * key check took it) behind m, zero-copy (an external-buffer segment
+ * holding a reference on mr). Returns 0 or -ENOMEM. */
 int eng_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *mr,
 		     uint64_t va, uint32_t len);
 
-/* Chain a copy of len bytes at va behind m (a segment of the TX copy
+/* Chain a copy of len bytes at src behind m (a segment of the TX copy
  * pool): for what must not stay zero-copy. Returns 0 or -ENOMEM (counted). */
-int eng_pkt_attach_copy(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t va,
+int eng_pkt_attach_copy(struct srnic_engine *eng, struct rte_mbuf *m, const void *src,
 			  uint32_t len);
 
 /* Pad, ICRC, lengths, then queue for TX. Frees m on failure. */
@@ -361,7 +362,7 @@ eng_sge_copy_in(struct srnic_qp *qp, const struct ibv_sge *sge, unsigned int nsg
 	ke = srnic_mr_check(qp->dev, qp->pd, sge->lkey, IBV_ACCESS_LOCAL_WRITE, sge->addr + off,
 			    len, &mr);
 	if (likely(ke == SRNIC_KEY_OK))
-		srnic_pkt_copy_payload(pkt, 0, (void *)(uintptr_t)(sge->addr + off), len);
+		srnic_pkt_copy_payload(pkt, 0, srnic_mr_at(mr, sge->addr + off), len);
 	return ke;
 }
 

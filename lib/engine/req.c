@@ -95,12 +95,12 @@ req_gather(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_swq
 		if (n <= SRNIC_TX_COPY_MAX && rte_pktmbuf_tailroom(rte_pktmbuf_lastseg(m)) >= n &&
 		    RTE_MBUF_DIRECT(rte_pktmbuf_lastseg(m))) {
 			rte_memcpy(rte_pktmbuf_append(m, (uint16_t)n),
-				   (void *)(uintptr_t)(w->sge[i].addr + off), n);
+				   srnic_mr_at(mr, w->sge[i].addr + off), n);
 		} else if (unlikely(w->resent)) {
 			/* a resend, copied as resp.c's READ retries: the ICRC
 			 * sealed now stays right whatever the application
 			 * stores once an earlier copy is acknowledged */
-			if (eng_pkt_attach_copy(eng, m, w->sge[i].addr + off, n) != 0)
+			if (eng_pkt_attach_copy(eng, m, srnic_mr_at(mr, w->sge[i].addr + off), n) != 0)
 				return -ENOMEM;
 			eng_stat(eng, SRNIC_STAT_REQ_RETRY_COPY, 1);
 		} else if (eng_pkt_attach(eng, m, mr, w->sge[i].addr + off, n) != 0) {

@@ -71,6 +71,7 @@ struct resp_ctx {
 	struct srnic_pkt *pkt;
 	uint32_t mask;
 	uint64_t va;               /* RETH / AtomicETH */
+	struct srnic_mr *mr;       /* its key's, once checked */
 	uint32_t rkey;
 	uint32_t len;              /* RETH DMA length */
 };
@@ -343,7 +344,6 @@ static enum resp_state
 check_rkey(struct resp_ctx *c)
 {
 	struct srnic_qp *qp = c->qp;
-	struct srnic_mr *mr;
 	int acc;
 
 	if (!(c->mask & (SRNIC_OPM_RETH | SRNIC_OPM_ATOMIC)))
@@ -362,7 +362,7 @@ check_rkey(struct resp_ctx *c)
 		      (c->mask & (SRNIC_OPM_WRITE | SRNIC_OPM_ATOMIC_WRITE)) ? IBV_ACCESS_REMOTE_WRITE :
 									       IBV_ACCESS_REMOTE_ATOMIC;
 	}
-	if (eng_rkey_check(qp, c->rkey, acc, c->va, c->len, &mr) != SRNIC_KEY_OK)
+	if (eng_rkey_check(qp, c->rkey, acc, c->va, c->len, &c->mr) != SRNIC_KEY_OK)
 		return RESP_ERR_RKEY;
 	return RESP_EXECUTE;
 }
@@ -371,7 +371,7 @@ static uint64_t
 do_atomic(const struct resp_ctx *c)
 {
 	const uint8_t *a = srnic_pkt_hdr(c->pkt, SRNIC_HDR_ATMETH);
-	uint64_t *p = (uint64_t *)(uintptr_t)c->va;
+	uint64_t *p = srnic_mr_at(c->mr, c->va);
 	uint64_t orig;
 
 	/* Atomic against every engine and the local CPU (IBV_ATOMIC_HCA). */
@@ -422,7 +422,7 @@ execute_rsp0(struct resp_ctx *c)
 		uint64_t v;
 
 		srnic_pkt_copy_payload(c->pkt, 0, &v, sizeof(v));
-		__atomic_store_n((uint64_t *)(uintptr_t)c->va, v, __ATOMIC_RELEASE);
+		__atomic_store_n((uint64_t *)srnic_mr_at(c->mr, c->va), v, __ATOMIC_RELEASE);
 		eng_stat(c->eng, SRNIC_STAT_RESP_ATOMIC_WRITE, 1);
 	} else {
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -475,7 +475,7 @@ execute(struct resp_ctx *c)
 			if (eng_rkey_check(qp, r->write_rkey, IBV_ACCESS_REMOTE_WRITE, r->write_va,
 					   pkt->pay_len, &mr) != SRNIC_KEY_OK)
 				return RESP_ERR_RKEY;
-			srnic_pkt_copy_payload(pkt, 0, (void *)(uintptr_t)r->write_va, pkt->pay_len);
+			srnic_pkt_copy_payload(pkt, 0, srnic_mr_at(mr, r->write_va), pkt->pay_len);
 		}
 		r->write_va += pkt->pay_len;
 		r->write_resid -= pkt->pay_len;
@@ -885,9 +885,9 @@ send_atomic_ack(struct srnic_engine *eng, struct srnic_qp *qp, const struct srni
  * (a zero-copy retry would fail the same way as the response it
  * replaces). Retries only: the first answer stays zero-copy. */
 static __rte_noinline int
-retry_copy(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t va, uint32_t len)
+retry_copy(struct srnic_engine *eng, struct rte_mbuf *m, const void *src, uint32_t len)
 {
-	if (eng_pkt_attach_copy(eng, m, va, len) != 0)
+	if (eng_pkt_attach_copy(eng, m, src, len) != 0)
 		return -ENOMEM;
 	eng_stat(eng, SRNIC_STAT_RESP_READ_RETRY_COPY, 1);
 	return 0;
@@ -931,10 +931,10 @@ send_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_resp_
 		/* the device's opt-in: a copy in the header mbuf (room for
 		 * SRNIC_MAX_READ_INLINE by construction), one mbuf, not three */
 		rte_memcpy(rte_pktmbuf_append(m, (uint16_t)len),
-			   (const void *)(uintptr_t)(e->va + off), len);
+			   srnic_mr_at(mr, e->va + off), len);
 		eng_stat(eng, SRNIC_STAT_RESP_READ_INLINE, 1);
 	} else if (len > 0 && i < e->copy_npkts) {
-		if (retry_copy(eng, m, e->va + off, len) != 0) {
+		if (retry_copy(eng, m, srnic_mr_at(mr, e->va + off), len) != 0) {
 			rte_pktmbuf_free(m);
 			return -1;
 		}

@@ -116,10 +116,11 @@ eng_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *mr
 {
 	if (len == 0)
 		return 0;
+	va += mr->va_off; /* the pointer (srnic_mr_at()) from here on */
 	/* Memory the port's DMA cannot reach (no memseg list or mapping for
 	 * it, lib/core/mr.c) is never attached. */
 	if (unlikely(mr->no_dma)) {
-		if (eng_pkt_attach_copy(eng, m, va, len) != 0)
+		if (eng_pkt_attach_copy(eng, m, (const void *)(uintptr_t)va, len) != 0)
 			return -ENOMEM;
 		eng_stat(eng, SRNIC_STAT_TX_UNMAPPED_COPY, 1);
 		return 0;
@@ -142,14 +143,14 @@ eng_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *mr
 				      mr->iova + (va - (uint64_t)(uintptr_t)mr->addr), len);
 	}
 	/* The 16-bit shared refcount is nearly full: copy this one. */
-	if (eng_pkt_attach_copy(eng, m, va, len) != 0)
+	if (eng_pkt_attach_copy(eng, m, (const void *)(uintptr_t)va, len) != 0)
 		return -ENOMEM;
 	eng_stat(eng, SRNIC_STAT_RESP_ZC_COPY, 1);
 	return 0;
 }
 
 int
-eng_pkt_attach_copy(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t va, uint32_t len)
+eng_pkt_attach_copy(struct srnic_engine *eng, struct rte_mbuf *m, const void *src, uint32_t len)
 {
 	struct rte_mbuf *e = rte_pktmbuf_alloc(eng->dev->tx_copy_pool);
 
@@ -158,7 +159,7 @@ eng_pkt_attach_copy(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t va, u
 		eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
 		return -ENOMEM;
 	}
-	rte_memcpy(rte_pktmbuf_append(e, (uint16_t)len), (const void *)(uintptr_t)va, len);
+	rte_memcpy(rte_pktmbuf_append(e, (uint16_t)len), src, len);
 	if (unlikely(rte_pktmbuf_chain(m, e) != 0)) {
 		rte_pktmbuf_free(e);
 		return -ENOMEM;
@@ -233,7 +234,7 @@ eng_sge_copy_in_sgl(struct srnic_qp *qp, const struct ibv_sge *sge, unsigned int
 				    sge[i].addr + off, n, &mr);
 		if (unlikely(ke != SRNIC_KEY_OK))
 			return ke;
-		srnic_pkt_copy_payload(pkt, done, (void *)(uintptr_t)(sge[i].addr + off), n);
+		srnic_pkt_copy_payload(pkt, done, srnic_mr_at(mr, sge[i].addr + off), n);
 		done += n;
 		len -= n;
 		off = 0;

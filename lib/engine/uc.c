@@ -165,7 +165,7 @@ uc_execute(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_pkt
 				eng_stat(eng, SRNIC_STAT_RX_UC_ERR_DROP, 1);
 				return UC_DROP_MSG;
 			}
-			srnic_pkt_copy_payload(pkt, 0, (void *)(uintptr_t)r->write_va, pkt->pay_len);
+			srnic_pkt_copy_payload(pkt, 0, srnic_mr_at(mr, r->write_va), pkt->pay_len);
 		}
 		r->write_va += pkt->pay_len;
 		r->write_resid -= pkt->pay_len;

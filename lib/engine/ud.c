@@ -41,7 +41,7 @@ ud_copy_flat(struct srnic_qp *qp, const struct ibv_sge *sge, unsigned int nsge, 
 				    sge[i].addr + off, n, &mr);
 		if (unlikely(ke != SRNIC_KEY_OK))
 			return ke;
-		memcpy((void *)(uintptr_t)(sge[i].addr + off), src, n);
+		memcpy(srnic_mr_at(mr, sge[i].addr + off), src, n);
 		src += n;
 		len -= n;
 		off = 0;

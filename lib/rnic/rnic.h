@@ -40,7 +40,13 @@ struct srnic_mr {
 	struct srnic_pd *pd;
 	uint8_t *addr;
 	uint64_t length;
-	rte_iova_t iova;            /* of addr; RTE_BAD_IOVA if unknown */
+	/* The address SGEs and peers name for addr (ibv_reg_mr_iova()'s
+	 * iova; (uintptr_t)addr unless registered at another), and what
+	 * turns one the key checks passed into a pointer: addr - va, 0 then.
+	 * The engines check keys against [va, va + length). */
+	uint64_t va;
+	uint64_t va_off;
+	rte_iova_t iova;            /* DMA address of addr; RTE_BAD_IOVA if unknown */
 	/* Not IOVA-contiguous (IOVA-PA, or memsegs of scattered IOVAs): the
 	 * IOVA of each page from pg_base, else NULL (iova + offset holds). */
 	rte_iova_t *iova_pg;
@@ -770,7 +776,8 @@ enum srnic_key_err {
 	SRNIC_KEY_BOUNDS,           /* outside the region */
 };
 
-/* Look up a key and check access over [va, va + len). Engine context. */
+/* Look up a key and check access over [va, va + len), addresses as SGEs
+ * and peers name them (srnic_mr_at() gives the pointer). Engine context. */
 static inline enum srnic_key_err
 srnic_mr_check(const struct srnic_dev *dev, const struct srnic_pd *pd, uint32_t key,
 	       int access, uint64_t va, uint64_t len, struct srnic_mr **out)
@@ -788,11 +795,18 @@ srnic_mr_check(const struct srnic_dev *dev, const struct srnic_pd *pd, uint32_t 
 		return SRNIC_KEY_PD;
 	if (unlikely((mr->access & access) != access))
 		return SRNIC_KEY_ACCESS;
-	start = (uint64_t)(uintptr_t)mr->addr;
+	start = mr->va;
 	if (unlikely(va < start || len > mr->length || va - start > mr->length - len))
 		return SRNIC_KEY_BOUNDS;
 	*out = mr;
 	return SRNIC_KEY_OK;
+}
+
+/* The pointer to an address of mr's (its va space) that a key check passed. */
+static inline void *
+srnic_mr_at(const struct srnic_mr *mr, uint64_t va)
+{
+	return (void *)(uintptr_t)(va + mr->va_off);
 }
 
 static inline uint32_t

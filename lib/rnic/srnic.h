@@ -352,6 +352,15 @@ struct srnic_mr *srnic_reg_mr(struct srnic_pd *pd, void *addr, size_t length, in
 struct srnic_mr *srnic_reg_mr_cb(struct srnic_pd *pd, void *addr, size_t length, int access,
 				 srnic_mr_release_cb release, void *arg);
 /**
+ * As srnic_reg_mr_cb() (release may be NULL), the region named by iova
+ * (ibv_reg_mr_iova(3)): local SGEs and a peer's RETH/AtomicETH address
+ * [iova, iova + length), which srnic reads and writes at addr + (address -
+ * iova). srnic_reg_mr() is this with iova == addr. EINVAL as srnic_reg_mr(),
+ * and when iova + length wraps.
+ */
+struct srnic_mr *srnic_reg_mr_iova(struct srnic_pd *pd, void *addr, size_t length, uint64_t iova,
+				   int access, srnic_mr_release_cb release, void *arg);
+/**
  * Reregister (ibv_rereg_mr(3)): flags IBV_REREG_MR_CHANGE_TRANSLATION (addr,
  * length), _CHANGE_PD (pd, of mr's device), _CHANGE_ACCESS (access), any
  * together; what a flag does not name stays. Returns the MR that now holds

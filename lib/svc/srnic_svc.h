@@ -180,7 +180,7 @@ struct svc_status_rep {
 /* Per-session limits: objects a session may hold at once. */
 #define SVC_SESSION_PDS_MAX 16
 #define SVC_SESSION_CQS_MAX 32
-#define SVC_SESSION_QPS_MAX 32
+#define SVC_SESSION_QPS_MAX 64
 #define SVC_SESSION_MRS_MAX 256
 #define SVC_SESSION_CHANNELS_MAX 16
 #define SVC_SESSION_MR_BYTES_MAX (4ull << 30)
@@ -270,13 +270,15 @@ struct svc_shm_rep {
 };
 
 /* REG_MR: the request carries the memfd that backs [addr, addr + length)
- * from its offset 0, page-aligned, sealed against shrinking */
+ * from its offset 0, page-aligned, sealed against shrinking; the MR's keys
+ * name [iova, iova + length) (ibv_reg_mr_iova(); addr for ibv_reg_mr()) */
 struct svc_reg_mr_req {
 	struct svc_hdr h;
 	uint32_t pd;
 	uint32_t access;
 	uint64_t addr;
 	uint64_t length;
+	uint64_t iova;
 };
 
 struct svc_reg_mr_rep {

@@ -272,16 +272,38 @@ e2e_dump(void)
 void *
 e2e_buf(int side, size_t len, int access, struct srnic_mr **mr)
 {
+	return e2e_buf_iova(side, len, E2E_IOVA_SELF, access, mr);
+}
+
+void *
+e2e_buf_iova(int side, size_t len, uint64_t iova, int access, struct srnic_mr **mr)
+{
 	void *b = rte_zmalloc("e2e_buf", len + 64, 4096);
 
 	assert_non_null(b);
 	assert_true(E->nmr < RTE_DIM(E->mr));
-	*mr = srnic_reg_mr(E->p.pd[side], b, len, access);
+	*mr = srnic_reg_mr_iova(E->p.pd[side], b, len, iova == E2E_IOVA_SELF ? (uintptr_t)b : iova,
+				access, NULL, NULL);
 	assert_non_null(*mr);
 	E->mr[E->nmr] = *mr;
 	E->buf[E->nmr] = b;
 	E->nmr++;
 	return b;
+}
+
+struct srnic_mr *
+e2e_mr_rereg(struct srnic_mr *old, int flags, struct srnic_pd *pd, void *addr, size_t len,
+	     int access)
+{
+	struct srnic_mr *nmr = srnic_rereg_mr(old, flags, pd, addr, len, access);
+	uint32_t i;
+
+	assert_non_null(nmr);
+	assert_int_equal(srnic_dereg_mr_wait(old, 5000000), 0);
+	for (i = 0; i < E->nmr; i++)
+		if (E->mr[i] == old)
+			E->mr[i] = nmr;
+	return nmr;
 }
 
 void

@@ -140,6 +140,14 @@ void e2e_ud_up(struct srnic_qp *qp, uint32_t qkey, uint32_t sq_psn);
 
 /* Allocate (zeroed) and register len bytes on a side. */
 void *e2e_buf(int side, size_t len, int access, struct srnic_mr **mr);
+/* The same, the MR's keys naming [iova, iova + len) (srnic_reg_mr_iova());
+ * E2E_IOVA_SELF: the buffer's own address, as e2e_buf(). */
+#define E2E_IOVA_SELF UINT64_MAX
+void *e2e_buf_iova(int side, size_t len, uint64_t iova, int access, struct srnic_mr **mr);
+/* srnic_rereg_mr() of a fixture's MR that must succeed: the new object,
+ * the old one deregistered (its memory free) and the teardown given the new. */
+struct srnic_mr *e2e_mr_rereg(struct srnic_mr *old, int flags, struct srnic_pd *pd, void *addr,
+			      size_t len, int access);
 
 /* The usual three buffers of a test, len bytes each: l on A (the local side
  * of A's WRs), r on B (the target of RDMA and atomics, E2E_RALL) and v on B

@@ -28,21 +28,11 @@ case_new(struct e2e_bufs *b)
 	e2e_bufs_fill(b, 31, 42);
 }
 
-/* Reregister b->rmr; the old object deregistered (its memory free on 0)
- * and the fixture's teardown given the new one. */
+/* Reregister b->rmr (e2e_mr_rereg()). */
 static void
 rereg_ok(struct e2e_bufs *b, int flags, struct srnic_pd *pd, void *addr, size_t len, int access)
 {
-	struct srnic_mr *old = b->rmr, *nmr;
-	uint32_t i;
-
-	nmr = srnic_rereg_mr(old, flags, pd, addr, len, access);
-	assert_non_null(nmr);
-	assert_int_equal(srnic_dereg_mr_wait(old, 5000000), 0);
-	for (i = 0; i < E->nmr; i++)
-		if (E->mr[i] == old)
-			E->mr[i] = nmr;
-	b->rmr = nmr;
+	b->rmr = e2e_mr_rereg(b->rmr, flags, pd, addr, len, access);
 }
 
 /* A's RDMA op of len bytes from l + off to raddr with rkey, as wr_id. */

@@ -1,11 +1,17 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The srnicd tests' checks: each prints ok/FAIL and is remembered; waits
 are for a condition, with a guard that only stops a hang. And what the
-tests share: a program's environment attached to the test's daemon, the
-daemon's status."""
+tests share: a program's environment attached to the test's daemon, and what
+they read from the daemon and the host: status, its object counts, TCP ports."""
 import os
+import re
+import socket
 import subprocess
 import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SRNIC = os.path.join(ROOT, "usertools", "srnic")
+OBJECTS = ("pds", "cqs", "qps", "mrs", "mr_bytes", "shm_bytes")
 
 GUARD_S = 120           # a step that takes longer has hung
 
@@ -31,10 +37,6 @@ def wait_for(cond, what, guard=GUARD_S, every=0.05):
         time.sleep(every)
 
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SRNIC = os.path.join(ROOT, "usertools", "srnic")
-
-
 def attached_env(daemon, lib, sock):
     """The environment of a program attached to the daemon on sock: no port
     of its own (SRNIC_PORT, SRNIC_IP, SRNIC_IP6, SRNIC_CONFIG unset)."""
@@ -51,3 +53,33 @@ def status(env):
     out = subprocess.run([SRNIC, "status"], env=env, capture_output=True, text=True,
                          timeout=GUARD_S)
     return out.stdout if out.returncode == 0 else ""
+
+
+def status_num(text, key):
+    m = re.search(r"\b%s (\d+)" % key, text)
+    return int(m.group(1)) if m else -1
+
+
+def objects(text):
+    """The daemon's object and memory counts (status' objects line)."""
+    m = re.search(r"^objects (.*)$", text, re.M)
+    return {k: status_num(m.group(1), k) for k in OBJECTS} if m else None
+
+
+def tcp_listening(port):
+    """Whether some socket listens on TCP port (any address), from /proc/net/tcp{,6}."""
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            for line in open(f).read().splitlines()[1:]:
+                x = line.split()
+                if x[3] == "0A" and int(x[1].rsplit(":", 1)[1], 16) == port:
+                    return True
+        except OSError:
+            pass
+    return False
+
+
+def free_port():
+    with socket.socket() as t:
+        t.bind(("127.0.0.1", 0))
+        return t.getsockname()[1]

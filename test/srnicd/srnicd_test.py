@@ -30,10 +30,9 @@ import subprocess
 import sys
 import tempfile
 
-from srnicd_check import GUARD_S, attached_env, check, failures, status, wait_for
+from srnicd_check import (GUARD_S, SRNIC, attached_env, check, failures, free_port, objects,
+                          status, status_num, tcp_listening, wait_for)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SRNIC = os.path.join(ROOT, "usertools", "srnic")
 SKIP = 77
 IDLE_NAPS = 300         # the idle window: this many engine naps
 IDLE_CPU_MAX = 0.02     # of a core (issue 24: < 2% idle)
@@ -44,7 +43,6 @@ KERNEL_IP = "10.79.0.2"
 HDR = struct.Struct("<HHIIi")           # type, flags, len, seq, status
 SVC_HELLO, SVC_LIST, SVC_OPEN, SVC_CLOSE, SVC_QDEV, SVC_QPORT, SVC_QGID, SVC_STATUS = range(1, 9)
 SVC_MAP_SHM, SVC_ALLOC_PD, SVC_DEALLOC_PD = range(9, 12)
-OBJECTS = ("pds", "cqs", "qps", "mrs", "mr_bytes", "shm_bytes")
 MAGIC = 0x534e5244
 
 
@@ -85,36 +83,6 @@ class Session:
 
     def close(self):
         self.s.close()
-
-
-def status_num(text, key):
-    m = re.search(r"\b%s (\d+)" % key, text)
-    return int(m.group(1)) if m else -1
-
-
-def objects(text):
-    """The daemon's object and memory counts (status' objects line)."""
-    m = re.search(r"^objects (.*)$", text, re.M)
-    return {k: status_num(m.group(1), k) for k in OBJECTS} if m else None
-
-
-def tcp_listening(port):
-    """Whether some socket listens on TCP port (any address), from /proc/net/tcp{,6}."""
-    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            for line in open(f).read().splitlines()[1:]:
-                x = line.split()
-                if x[3] == "0A" and int(x[1].rsplit(":", 1)[1], 16) == port:
-                    return True
-        except OSError:
-            pass
-    return False
-
-
-def free_port():
-    with socket.socket() as t:
-        t.bind(("127.0.0.1", 0))
-        return t.getsockname()[1]
 
 
 def pingpong_pair(env, args, guard=GUARD_S):

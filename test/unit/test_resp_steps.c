@@ -80,10 +80,10 @@ eng_pkt_attach(struct srnic_engine *eng, struct rte_mbuf *m, struct srnic_mr *mr
 }
 
 int
-eng_pkt_attach_copy(struct srnic_engine *eng, struct rte_mbuf *m, uint64_t va, uint32_t len)
+eng_pkt_attach_copy(struct srnic_engine *eng, struct rte_mbuf *m, const void *src, uint32_t len)
 {
 	RTE_SET_USED(eng);
-	RTE_SET_USED(va);
+	RTE_SET_USED(src);
 	out.s[m - out.mbuf].len = len;
 	out.s[m - out.mbuf].copy = true;
 	return 0;
@@ -180,6 +180,7 @@ setup(void **state)
 	mr.dev = dev;
 	mr.pd = (struct srnic_pd *)(uintptr_t)0x1000;
 	mr.addr = mem;
+	mr.va = (uintptr_t)mem;
 	mr.length = sizeof(mem);
 	mr.key = RKEY;
 	mr.access = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;

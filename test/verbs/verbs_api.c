@@ -742,6 +742,65 @@ phase_threads(void)
 		check_writes(0, NWRITE, "WRITEs posted by a second thread");
 }
 
+/* MRs at an IOVA apart from their address: the server's by ibv_reg_mr_iova
+ * at IOVA_S, the client's by ibv_reg_mr_iova2 at IOVA_C; the client's
+ * WRITE and READ on QP 2 name only IOVAs and land at the right bytes */
+#define IOVA_S 0x5a0000000000ull
+#define IOVA_C 0x3000ull
+#define IOVA_LEN (2 * SLOT)
+
+static void
+phase_iova(void)
+{
+	char *b = mmap(NULL, IOVA_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint32_t rkey = 0, peer_rkey = 0;
+	struct ibv_mr *m;
+	int i, bad = 0;
+
+	MUST(b != MAP_FAILED, "mmap");
+	for (i = 0; i < IOVA_LEN; i++)
+		b[i] = (char)(i * 7 + (server ? 3 : 5));
+	m = server ? ibv_reg_mr_iova(pd, b, IOVA_LEN, IOVA_S, IBV_ACCESS_LOCAL_WRITE |
+				     IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ) :
+		     ibv_reg_mr_iova2(pd, b, IOVA_LEN, IOVA_C, IBV_ACCESS_LOCAL_WRITE);
+	MUST(m != NULL, "reg_mr_iova%s", server ? "" : "2");
+	CHECK(m->addr == b && m->length == IOVA_LEN, "reg_mr_iova: addr and length the buffer's");
+	rkey = m->rkey;
+	xfer(&rkey, &peer_rkey, sizeof(rkey));
+	if (!server) {
+		struct ibv_sge sge[2] = { { IOVA_C, SLOT, m->lkey }, { IOVA_C + SLOT, 128, m->lkey } };
+		struct ibv_send_wr wr[2] = {
+			{ .wr_id = 1, .sg_list = &sge[0], .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+			  .send_flags = IBV_SEND_SIGNALED, .next = &wr[1],
+			  .wr.rdma = { IOVA_S + 64, peer_rkey } },
+			{ .wr_id = 2, .sg_list = &sge[1], .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+			  .send_flags = IBV_SEND_SIGNALED, .wr.rdma = { IOVA_S + SLOT + 500, peer_rkey } },
+		};
+		struct ibv_send_wr *badwr;
+		struct ibv_wc wc;
+
+		MUST(ibv_post_send(rc[2], wr, &badwr) == 0, "post WRITE and READ at IOVAs");
+		for (i = 1; i <= 2; i++) {
+			MUST(poll_one(&wc) == 1, "completion %d at IOVAs", i);
+			CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == (uint64_t)i,
+			      "WR %d at IOVAs: status %d", i, wc.status);
+		}
+		for (i = 0; i < 128; i++)
+			bad += b[SLOT + i] != (char)((SLOT + 500 + i) * 7 + 3);
+		CHECK(bad == 0, "READ from the server's IOVA: 128 bytes (%d wrong)", bad);
+	}
+	barrier();
+	if (server) {
+		for (i = 0; i < IOVA_LEN; i++)
+			bad += b[i] != (i >= 64 && i < 64 + SLOT ? (char)((i - 64) * 7 + 5) :
+					(char)(i * 7 + 3));
+		CHECK(bad == 0, "WRITE to the server's IOVA + 64: %d bytes at the buffer + 64, "
+		      "nothing else (%d wrong)", SLOT, bad);
+	}
+	CHECK(ibv_dereg_mr(m) == 0, "dereg_mr (iova)");
+	munmap(b, IOVA_LEN);
+}
+
 /* ibv_resize_cq with completions held (the client's CQ): NHELD WRITEs
  * complete unpolled (srnic's progress thread runs the engine meanwhile);
  * until all are held, shrinking to NHELD - 1 succeeds (and loses none),
@@ -1507,6 +1566,7 @@ main(int argc, char **argv)
 	phase_ud();
 	phase_mcast();
 	phase_threads();
+	phase_iova();
 	phase_resize_held();
 	phase_post_errnos();
 	phase_events();
