@@ -29,7 +29,7 @@
 #include "srnic.h"
 #include "srnicd.h"
 
-enum srnd_kind { K_PD = 1, K_CQ, K_QP, K_MR, K_CH, K_NKINDS };
+enum srnd_kind { K_PD = 1, K_CQ, K_QP, K_MR, K_CH, K_AH, K_NKINDS };
 
 /* handle: kind << 28 | generation << 12 | (slot + 1) */
 #define H_SLOT_BITS 12
@@ -54,6 +54,14 @@ struct srnd_ch {
 	unsigned int users;
 };
 
+/* A UD address handle: the engine finds it by the handle a WQE names
+ * (published in eah[], checked whole: a stale handle finds nothing). */
+struct srnd_ah {
+	struct srnic_ah *sah;
+	uint32_t pd;
+	uint32_t handle;
+};
+
 struct srnd_cq {
 	struct srnic_cq *scq;
 	uint32_t ring, size;
@@ -71,6 +79,7 @@ struct srnd_qp {
 	uint32_t ring, sq_size, rq_size;
 	uint32_t sq_next, rq_next;  /* the daemon's own copies of sq_comp, rq_tail */
 	uint32_t pd, scq, rcq;
+	bool ud;
 	bool err;                   /* a bad index or WQE: the QP is in ERR, its rings ignored */
 };
 
@@ -83,6 +92,7 @@ struct srnd_slot {
 		struct srnd_cq cq;
 		struct srnd_qp qp;
 		struct srnd_ch ch;
+		struct srnd_ah ah;
 	};
 };
 
@@ -100,17 +110,19 @@ struct srnd_objs {
 	/* published to the engine: the QPs and CQs it serves */
 	struct srnd_qp *_Atomic eqp[SVC_SESSION_QPS_MAX];
 	struct srnd_cq *_Atomic ecq[SVC_SESSION_CQS_MAX];
+	struct srnd_ah *_Atomic eah[SVC_SESSION_AHS_MAX];
 	struct srnd_slot pd[SVC_SESSION_PDS_MAX];
 	struct srnd_slot cq[SVC_SESSION_CQS_MAX];
 	struct srnd_slot qp[SVC_SESSION_QPS_MAX];
 	struct srnd_slot mr[SVC_SESSION_MRS_MAX];
 	struct srnd_slot ch[SVC_SESSION_CHANNELS_MAX];
+	struct srnd_slot ah[SVC_SESSION_AHS_MAX];
 };
 
 static const unsigned int kind_max[K_NKINDS] = {
 	[K_PD] = SVC_SESSION_PDS_MAX, [K_CQ] = SVC_SESSION_CQS_MAX,
 	[K_QP] = SVC_SESSION_QPS_MAX, [K_MR] = SVC_SESSION_MRS_MAX,
-	[K_CH] = SVC_SESSION_CHANNELS_MAX,
+	[K_CH] = SVC_SESSION_CHANNELS_MAX, [K_AH] = SVC_SESSION_AHS_MAX,
 };
 
 /* the sessions whose rings the engine serves */
@@ -133,19 +145,30 @@ kind_table(struct srnd_objs *o, unsigned int kind)
 	case K_QP: return o->qp;
 	case K_MR: return o->mr;
 	case K_CH: return o->ch;
+	case K_AH: return o->ah;
 	}
 	return NULL;
+}
+
+/* The slot a handle of kind names (not yet whether it is live), or -1. */
+static int
+handle_slot(unsigned int kind, uint32_t h)
+{
+	unsigned int slot = (h & ((1u << H_SLOT_BITS) - 1)) - 1;
+
+	if (h >> 28 != kind || (h & ((1u << H_SLOT_BITS) - 1)) == 0 || slot >= kind_max[kind])
+		return -1;
+	return (int)slot;
 }
 
 /* The session's live object of kind a handle names, or NULL. */
 static struct srnd_slot *
 obj_get(struct srnd_objs *o, unsigned int kind, uint32_t h)
 {
-	unsigned int slot = (h & ((1u << H_SLOT_BITS) - 1)) - 1;
+	int slot = handle_slot(kind, h);
 	struct srnd_slot *t;
 
-	if (o == NULL || h >> 28 != kind || (h & ((1u << H_SLOT_BITS) - 1)) == 0 ||
-	    slot >= kind_max[kind])
+	if (o == NULL || slot < 0)
 		return NULL;
 	t = kind_table(o, kind);
 	if (!t[slot].used || t[slot].gen != ((h >> H_SLOT_BITS) & H_GEN_MASK))
@@ -237,6 +260,22 @@ dp_sges(const struct srnd_objs *o, struct srnd_qp *q, const struct svc_wqe *w,
 	return true;
 }
 
+/* The session's live AH a UD WQE names, or NULL (another session's, a
+ * destroyed one, garbage): the handle is checked whole against the
+ * published AH, which the control thread unpublishes before it destroys
+ * it (a quiesce between). */
+static struct srnd_ah *
+dp_ah(struct srnd_objs *o, uint32_t h)
+{
+	int slot = handle_slot(K_AH, h);
+	struct srnd_ah *ah;
+
+	if (slot < 0)
+		return NULL;
+	ah = atomic_load_explicit(&o->eah[slot], memory_order_acquire);
+	return ah != NULL && ah->handle == h ? ah : NULL;
+}
+
 /* Take the SQ's new WQEs into srnic: how many. */
 static unsigned int
 dp_sq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
@@ -274,7 +313,19 @@ dp_sq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 				return n;
 			wr.num_sge = (int)w.num_sge;
 		}
-		if (wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		if (q->ud) {
+			struct srnd_ah *ah = dp_ah(o, w.ah);
+
+			if (ah == NULL) {
+				dp_qp_fail(q, "a UD WQE names no AH of the session",
+					   srnic_qp_num(q->sqp));
+				break;
+			}
+			wr.wr.ud.ah = srnic_ah_ibv(ah->sah);
+			wr.wr.ud.remote_qpn = w.remote_qpn;
+			wr.wr.ud.remote_qkey = w.remote_qkey;
+		} else if (wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+			   wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 			wr.wr.atomic.remote_addr = w.remote_addr;
 			wr.wr.atomic.rkey = w.rkey;
 			wr.wr.atomic.compare_add = w.compare_add;
@@ -676,7 +727,7 @@ create_qp(struct srnd_objs *o, const struct svc_create_qp_req *q, struct svc_cre
 	rcq = obj_get(o, K_CQ, q->recv_cq);
 	if (scq == NULL || rcq == NULL)
 		return -EBADF;
-	if (q->qp_type != IBV_QPT_RC && q->qp_type != IBV_QPT_UC)
+	if (q->qp_type != IBV_QPT_RC && q->qp_type != IBV_QPT_UC && q->qp_type != IBV_QPT_UD)
 		return -EOPNOTSUPP;
 	if (cap.max_send_wr > SVC_RING_WR_MAX || cap.max_recv_wr > SVC_RING_WR_MAX ||
 	    cap.max_send_sge > SVC_WQE_SGE_MAX || cap.max_recv_sge > SVC_WQE_SGE_MAX ||
@@ -713,6 +764,7 @@ create_qp(struct srnd_objs *o, const struct svc_create_qp_req *q, struct svc_cre
 	sl->qp.rq_size = cap.max_recv_wr;
 	sl->qp.sq_next = sl->qp.rq_next = 0;
 	sl->qp.err = false;
+	sl->qp.ud = q->qp_type == IBV_QPT_UD;
 	sl->qp.pd = q->pd;
 	sl->qp.scq = q->send_cq;
 	sl->qp.rcq = q->recv_cq;
@@ -759,6 +811,59 @@ destroy_qp(struct srnd *d, struct srnd_objs *o, struct srnd_slot *sl)
 		c->cq.users--;
 	sl->used = false;
 	atomic_fetch_sub(&counts.qps, 1);
+	return 0;
+}
+
+static int
+create_ah(struct srnd_objs *o, const struct svc_create_ah_req *q, struct svc_handle_rep *rep)
+{
+	struct ibv_ah_attr attr = q->attr;
+	struct srnd_slot *sl;
+	struct srnd_pd *pd;
+	unsigned int idx;
+	int rc;
+
+	rc = pd_of(o, q->pd, &pd);
+	if (rc != 0)
+		return rc;
+	sl = obj_new(o, K_AH, &idx);
+	if (sl == NULL)
+		return -ENOSPC;
+	sl->ah.sah = srnic_create_ah(pd->spd, &attr);
+	if (sl->ah.sah == NULL)
+		return -(rte_errno != 0 ? rte_errno : EINVAL);
+	sl->used = true;
+	sl->ah.pd = q->pd;
+	sl->ah.handle = obj_handle(K_AH, sl, idx);
+	pd->users++;
+	counts.ahs++;
+	atomic_store_explicit(&o->eah[idx], &sl->ah, memory_order_release);
+	rep->handle = sl->ah.handle;
+	return 0;
+}
+
+static int
+destroy_ah(struct srnd *d, struct srnd_objs *o, struct srnd_slot *sl)
+{
+	unsigned int idx = (unsigned int)(sl - o->ah);
+	struct srnd_pd *pd;
+	int rc;
+
+	/* out of the engine's sight first: a WQE it takes after this finds
+	 * no AH (the WRs srnic took before carry their own copy) */
+	if (atomic_load(&o->eah[idx]) != NULL) {
+		atomic_store_explicit(&o->eah[idx], NULL, memory_order_release);
+		srnd_engine_quiesce(d);
+	}
+	rc = srnic_destroy_ah(sl->ah.sah);
+	if (rc < 0) {
+		atomic_store_explicit(&o->eah[idx], &sl->ah, memory_order_release);
+		return rc;
+	}
+	if (pd_of(o, sl->ah.pd, &pd) == 0)
+		pd->users--;
+	sl->used = false;
+	counts.ahs--;
 	return 0;
 }
 
@@ -904,6 +1009,14 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 		sl = obj_get(o, K_QP, q->handle);
 		return sl == NULL ? -EBADF : destroy_qp(d, o, sl);
 	}
+	case SVC_CREATE_AH:
+		return create_ah(o, msg, &rep->handle);
+	case SVC_DESTROY_AH: {
+		const struct svc_handle_req *q = msg;
+
+		sl = obj_get(o, K_AH, q->handle);
+		return sl == NULL ? -EBADF : destroy_ah(d, o, sl);
+	}
 	}
 	(void)pd;
 	return -EINVAL;
@@ -926,6 +1039,8 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 		atomic_store(&o->eqp[i], NULL);
 	for (i = 0; i < SVC_SESSION_CQS_MAX; i++)
 		atomic_store(&o->ecq[i], NULL);
+	for (i = 0; i < SVC_SESSION_AHS_MAX; i++)
+		atomic_store(&o->eah[i], NULL);
 	srnd_engine_quiesce(d);
 	for (i = 0; i < SVC_SESSION_QPS_MAX; i++) {
 		if (o->qp[i].used) {
@@ -934,6 +1049,9 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 				srnd_log("reclaim: a QP could not be destroyed");
 		}
 	}
+	for (i = 0; i < SVC_SESSION_AHS_MAX; i++)
+		if (o->ah[i].used && destroy_ah(d, o, &o->ah[i]) != 0)
+			srnd_log("reclaim: an AH could not be destroyed");
 	for (i = 0; i < SVC_SESSION_CQS_MAX; i++)
 		if (o->cq[i].used && destroy_cq(d, o, &o->cq[i]) != 0)
 			srnd_log("reclaim: a CQ could not be destroyed");
@@ -978,5 +1096,7 @@ srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs, 
 		n += o->pd[i].used;
 	for (i = 0; i < SVC_SESSION_CQS_MAX; i++)
 		n += o->cq[i].used;
+	for (i = 0; i < SVC_SESSION_AHS_MAX; i++)
+		n += o->ah[i].used;
 	return n + *qps + *mrs;
 }

@@ -83,7 +83,7 @@ void srnd_engine_quiesce(struct srnd *d);
 struct srnd_objs;
 /* the daemon's totals (status): what every session holds */
 struct srnd_counts {
-	uint64_t pds, cqs, mrs, mr_bytes, shm_bytes;
+	uint64_t pds, cqs, mrs, mr_bytes, shm_bytes, ahs;
 	_Atomic uint64_t qps;
 	_Atomic uint64_t bad_ring;  /* a bad index or WQE in a session's ring (its QP to ERR) */
 };

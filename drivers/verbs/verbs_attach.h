@@ -60,6 +60,8 @@ int sva_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 int sva_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		 struct ibv_qp_init_attr *init_attr);
 int sva_destroy_qp(struct ibv_qp *qp);
+struct ibv_ah *sva_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int sva_destroy_ah(struct ibv_ah *ah);
 
 /* Whether this process runs attached (decided once, at the first call). */
 bool sva_attached(void);

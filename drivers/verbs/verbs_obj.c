@@ -976,7 +976,7 @@ ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
 	if (ibpd == NULL || attr == NULL)
 		return null_errno(EINVAL);
 	if (sva_is_ctx(ibpd->context))
-		return sva_no_data_path("ibv_create_ah");
+		return sva_create_ah(ibpd, attr);
 	ah = srnic_create_ah(sv_pd(ibpd)->spd, attr);
 	if (ah == NULL)
 		return null_errno(rte_errno != 0 ? rte_errno : EINVAL);
@@ -994,6 +994,8 @@ ibv_destroy_ah(struct ibv_ah *ah)
 
 	if (ah == NULL)
 		return EINVAL;
+	if (sva_is_ctx(ah->context))
+		return sva_destroy_ah(ah);
 	return -srnic_destroy_ah(srnic_ah_from_ibv(ah));
 }
 

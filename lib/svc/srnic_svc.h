@@ -61,6 +61,9 @@ enum svc_type {
 	SVC_DESTROY_QP,
 	SVC_CREATE_CHANNEL,
 	SVC_DESTROY_CHANNEL,
+	/* UD address handles, SRQs; async events come through MAP_SHM's ring */
+	SVC_CREATE_AH,
+	SVC_DESTROY_AH,
 	SVC_TYPE_END,
 };
 
@@ -172,6 +175,7 @@ struct svc_status_rep {
 #define SVC_SESSION_QPS_MAX 32
 #define SVC_SESSION_MRS_MAX 256
 #define SVC_SESSION_CHANNELS_MAX 16
+#define SVC_SESSION_AHS_MAX 256
 #define SVC_SESSION_MR_BYTES_MAX (4ull << 30)
 /* a ring's slots: max_send_wr, max_recv_wr up to SVC_RING_WR_MAX, a CQ's
  * cqe up to SVC_RING_CQE_MAX (both powers of two) */
@@ -208,9 +212,11 @@ struct svc_wqe {
 	uint32_t imm_data;          /* network order, as ibv_send_wr's */
 	uint64_t remote_addr;
 	uint32_t rkey;
-	uint32_t pad;
+	uint32_t ah;                /* UD: a CREATE_AH handle of the session */
 	uint64_t compare_add;
 	uint64_t swap;
+	uint32_t remote_qpn;        /* UD */
+	uint32_t remote_qkey;       /* UD */
 	union {
 		struct svc_sge sg[SVC_WQE_SGE_MAX];
 		uint8_t inl[SVC_WQE_INLINE_MAX];
@@ -335,6 +341,15 @@ struct svc_query_qp_rep {
 	struct ibv_qp_attr attr;
 	struct svc_qp_cap cap;
 	uint32_t sq_sig_all;
+};
+
+/* CREATE_AH: a UD address (ibv_create_ah()); the reply is a handle the
+ * session's UD send WQEs name (svc_wqe.ah). DESTROY_AH: svc_handle_req. */
+struct svc_create_ah_req {
+	struct svc_hdr h;
+	uint32_t pd;
+	uint32_t pad;
+	struct ibv_ah_attr attr;
 };
 
 /** The size of a message of type, request or reply (0: no such type). */

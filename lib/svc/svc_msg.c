@@ -36,6 +36,8 @@ static const size_t svc_sizes[SVC_TYPE_END][2] = {
 	[SVC_CREATE_CHANNEL] = { sizeof(struct svc_create_channel_req),
 				 sizeof(struct svc_handle_rep) },
 	[SVC_DESTROY_CHANNEL] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
+	[SVC_CREATE_AH] = { sizeof(struct svc_create_ah_req), sizeof(struct svc_handle_rep) },
+	[SVC_DESTROY_AH] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
 };
 
 size_t
