@@ -35,6 +35,15 @@ enum srnd_kind { K_PD = 1, K_CQ, K_QP, K_MR, K_CH, K_AH, K_NKINDS };
 #define H_SLOT_BITS 12
 #define H_GEN_MASK 0xffffu
 
+struct srnd_objs;
+
+/* What an object's srnic async events find (srnic_*_set_user()): its
+ * session and the handle the session knows it by. */
+struct srnd_evsrc {
+	struct srnd_objs *o;
+	uint32_t handle;
+};
+
 struct srnd_pd {
 	struct srnic_pd *spd;
 	unsigned int users;         /* CQs do not count; QPs and MRs do */
@@ -63,6 +72,7 @@ struct srnd_ah {
 };
 
 struct srnd_cq {
+	struct srnd_evsrc src;
 	struct srnic_cq *scq;
 	uint32_t ring, size;
 	uint32_t prod;              /* the daemon's own copy: the ring's prod */
@@ -75,6 +85,7 @@ struct srnd_cq {
 };
 
 struct srnd_qp {
+	struct srnd_evsrc src;
 	struct srnic_qp *sqp;
 	uint32_t ring, sq_size, rq_size;
 	uint32_t sq_next, rq_next;  /* the daemon's own copies of sq_comp, rq_tail */
@@ -101,6 +112,8 @@ struct srnd_objs {
 	struct svc_shm *shm;
 	uint16_t gen;
 	int live;                   /* its index in dp_live[], -1 while not published */
+	int async_fd;               /* the context's async eventfd (MAP_SHM's), or -1 */
+	uint32_t ev_prod;           /* the control thread's copy of shm->async.prod */
 	uint64_t mr_bytes;
 	unsigned int nb_moved;      /* MRs mapped elsewhere than the application's address */
 	/* the engine's thread only */
@@ -498,7 +511,7 @@ srnd_engine_quiesce(struct srnd *d)
 }
 
 static int
-shm_map(struct srnd_objs *o)
+shm_map(struct srnd_objs *o, int *async_fd)
 {
 	size_t size = sizeof(struct svc_shm);
 	unsigned int i;
@@ -521,6 +534,8 @@ shm_map(struct srnd_objs *o)
 		return -errno;
 	}
 	o->shm_fd = fd;
+	o->async_fd = *async_fd;    /* kept (-1: none, no async events): the control thread's */
+	*async_fd = -1;
 	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
 		struct srnd_objs *none = NULL;
 
@@ -664,6 +679,9 @@ create_cq(struct srnd *d, struct srnd_objs *o, const struct svc_create_cq_req *q
 	sl->cq.prod = 0;
 	sl->cq.ch = ch != NULL ? q->channel : 0;
 	sl->cq.ev_fd = ch != NULL ? ch->ch.fd : -1;
+	sl->cq.src.o = o;
+	sl->cq.src.handle = obj_handle(K_CQ, sl, idx);
+	srnic_cq_set_user(sl->cq.scq, &sl->cq.src);
 	if (ch != NULL)
 		ch->ch.users++;
 	memset(&o->shm->cq[idx], 0, offsetof(struct svc_cq_ring, cqe));
@@ -765,6 +783,9 @@ create_qp(struct srnd_objs *o, const struct svc_create_qp_req *q, struct svc_cre
 	sl->qp.sq_next = sl->qp.rq_next = 0;
 	sl->qp.err = false;
 	sl->qp.ud = q->qp_type == IBV_QPT_UD;
+	sl->qp.src.o = o;
+	sl->qp.src.handle = obj_handle(K_QP, sl, idx);
+	srnic_qp_set_user(sl->qp.sqp, &sl->qp.src);
 	sl->qp.pd = q->pd;
 	sl->qp.scq = q->send_cq;
 	sl->qp.rcq = q->recv_cq;
@@ -875,6 +896,7 @@ srnd_objs_new(void)
 	if (o == NULL)
 		return NULL;
 	o->shm_fd = -1;
+	o->async_fd = -1;
 	o->live = -1;
 	o->gen = 1;
 	return o;
@@ -895,7 +917,7 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 		return -EPERM;      /* the rings first: MAP_SHM */
 	switch (h.type) {
 	case SVC_MAP_SHM:
-		rc = shm_map(o);
+		rc = shm_map(o, rx_fd);
 		if (rc == 0) {
 			rep->shm.size = sizeof(struct svc_shm);
 			*tx_fd = o->shm_fd;
@@ -1070,12 +1092,60 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 			counts.pds--;
 		}
 	}
+	if (o->async_fd >= 0)
+		close(o->async_fd);
 	if (o->shm != NULL) {
 		munmap(o->shm, sizeof(struct svc_shm));
 		close(o->shm_fd);
 		counts.shm_bytes -= sizeof(struct svc_shm);
 	}
 	free(o);
+}
+
+/* One event into the session's async ring, then its eventfd (the control
+ * thread's: the one writer of the ring's prod). */
+static void
+ev_push(struct srnd_objs *o, uint32_t type, uint32_t handle)
+{
+	struct svc_ev_ring *r = &o->shm->async;
+	uint32_t cons = __atomic_load_n(&r->cons.v, __ATOMIC_ACQUIRE);
+	uint64_t one = 1;
+
+	if (o->async_fd < 0)
+		return;
+	if (o->ev_prod - cons >= SVC_ASYNC_RING) {
+		/* not taken (or a cons the daemon never gave): dropped */
+		counts.async_drop++;
+		return;
+	}
+	r->ev[o->ev_prod & (SVC_ASYNC_RING - 1)] = (struct svc_async_ev){ type, handle };
+	__atomic_store_n(&r->prod.v, ++o->ev_prod, __ATOMIC_RELEASE);
+	if (write(o->async_fd, &one, sizeof(one)) != sizeof(one))
+		counts.async_drop++;
+	else
+		counts.async_events++;
+}
+
+void
+srnd_objs_async(const struct srnic_async_event *ev)
+{
+	const struct srnd_evsrc *src = ev->user;
+	struct srnd_objs *o;
+	unsigned int i;
+
+	if (ev->event_type == IBV_EVENT_PORT_ACTIVE || ev->event_type == IBV_EVENT_PORT_ERR) {
+		/* the port's: every session holding the device open */
+		for (i = 0; i < SRND_SESSIONS_MAX; i++) {
+			o = atomic_load(&dp_live[i]);
+			if (o != NULL)
+				ev_push(o, ev->event_type, ev->port_num);
+		}
+		return;
+	}
+	/* an object's: its session's (none for the daemon's own QP1, nor for
+	 * an object destroyed since: srnic gives no pointer then) */
+	if (src != NULL)
+		ev_push(src->o, ev->event_type, src->handle);
 }
 
 unsigned int

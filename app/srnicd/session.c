@@ -304,6 +304,8 @@ status_text(struct srnd *d, char *t, size_t n)
 	    srnd_counts()->pds, srnd_counts()->cqs, atomic_load(&srnd_counts()->qps),
 	    srnd_counts()->mrs, srnd_counts()->mr_bytes, srnd_counts()->shm_bytes,
 	    atomic_load(&srnd_counts()->bad_ring), srnd_counts()->ahs);
+	ADD("async_events %" PRIu64 " async_drop %" PRIu64 "\n", srnd_counts()->async_events,
+	    srnd_counts()->async_drop);
 	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
 		struct srnd_session *s = sessions[i];
 

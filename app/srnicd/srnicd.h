@@ -84,6 +84,7 @@ struct srnd_objs;
 /* the daemon's totals (status): what every session holds */
 struct srnd_counts {
 	uint64_t pds, cqs, mrs, mr_bytes, shm_bytes, ahs;
+	uint64_t async_events, async_drop;  /* object events given, events a full ring dropped */
 	_Atomic uint64_t qps;
 	_Atomic uint64_t bad_ring;  /* a bad index or WQE in a session's ring (its QP to ERR) */
 };
@@ -96,6 +97,10 @@ union srnd_rep;
 int srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd_rep *rep,
 		    int *rx_fd, int *tx_fd);
 void srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o);
+/* The control thread: one of srnic's async events to the session of its
+ * object (its QP, CQ or SRQ), a port's to every session. */
+struct srnic_async_event;
+void srnd_objs_async(const struct srnic_async_event *ev);
 /* objects held (all kinds), of which QPs and MRs; the WQEs taken from its rings */
 unsigned int srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs,
 			    uint64_t *wqes);

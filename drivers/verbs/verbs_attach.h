@@ -19,6 +19,9 @@
 
 struct svc_shm;
 
+/* the objects of a context async events may name: its QPs, CQs and SRQs */
+#define SVA_EVOBJ_MAX 80
+
 /* An open context on an attached device: a session with the daemon. */
 struct sva_context {
 	struct verbs_context vctx;  /* ibv_context last, as rdma-core's layout needs */
@@ -27,6 +30,14 @@ struct sva_context {
 	uint32_t handle;
 	uint32_t seq;
 	struct svc_shm *shm;        /* the session's rings (MAP_SHM), mapped */
+	/* async events: the ring's cons, and the objects an event may name
+	 * (registered at create, taken out at destroy, under ev_lock) */
+	pthread_mutex_t ev_lock;
+	uint32_t ev_cons;
+	struct sva_evobj {
+		void *obj;          /* struct sva_qp, sva_cq, sva_srq */
+		uint32_t handle;
+	} evobj[SVA_EVOBJ_MAX];
 };
 
 static inline struct sva_context *
@@ -62,6 +73,7 @@ int sva_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 int sva_destroy_qp(struct ibv_qp *qp);
 struct ibv_ah *sva_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int sva_destroy_ah(struct ibv_ah *ah);
+int sva_get_async_event(struct ibv_context *context, struct ibv_async_event *event);
 
 /* Whether this process runs attached (decided once, at the first call). */
 bool sva_attached(void);

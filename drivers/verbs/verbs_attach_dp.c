@@ -45,6 +45,7 @@ struct sva_cq {
 	uint32_t size, cons;
 	uint32_t arm_seq;           /* under lock */
 	uint32_t ev_seen;           /* under its channel's lock */
+	uint32_t events_reported;   /* async events handed out (ibcq.mutex) */
 };
 
 /* A completion channel: its eventfd (the daemon writes it once per event)
@@ -70,6 +71,7 @@ struct sva_qp {
 	uint32_t sq_size, rq_size, sq_head, rq_head;
 	struct svc_qp_cap cap;
 	uint32_t *db;
+	uint32_t events_reported;   /* async events handed out (ibqp.mutex) */
 };
 
 #define SVA_OF(type, p, member) ((type *)((char *)(p) - offsetof(type, member)))
@@ -112,9 +114,11 @@ sva_dp_open(struct sva_context *ctx)
 	int fd = -1, rc;
 	void *p;
 
+	pthread_mutex_init(&ctx->ev_lock, NULL);
 	req_init(&q, SVC_MAP_SHM);
 	q.handle = ctx->handle;
-	rc = sva_call_fd(ctx, &q, -1, &r, sizeof(r), &fd);
+	/* the context's async_fd: the daemon writes it once per async event */
+	rc = sva_call_fd(ctx, &q, ctx->vctx.context.async_fd, &r, sizeof(r), &fd);
 	if (rc != 0)
 		return rc;
 	if (fd < 0 || r.size != sizeof(struct svc_shm)) {
@@ -140,6 +144,126 @@ sva_dp_close(struct sva_context *ctx)
 	if (ctx->shm != NULL)
 		munmap(ctx->shm, sizeof(struct svc_shm));
 	ctx->shm = NULL;
+	pthread_mutex_destroy(&ctx->ev_lock);
+}
+
+/* ---- async events ---- */
+
+_Static_assert(SVA_EVOBJ_MAX >= SVC_SESSION_QPS_MAX + SVC_SESSION_CQS_MAX,
+	       "a context's QPs and CQs fit its event table");
+
+/* An object events may name from now on. */
+static void
+evobj_add(struct sva_context *ctx, void *obj, uint32_t handle)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&ctx->ev_lock);
+	for (i = 0; i < SVA_EVOBJ_MAX; i++) {
+		if (ctx->evobj[i].obj == NULL) {
+			ctx->evobj[i].obj = obj;
+			ctx->evobj[i].handle = handle;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ctx->ev_lock);
+}
+
+/* A destroyed object: no event names it after this, and its destroy
+ * returns once the events handed out are acknowledged (rdma-core's
+ * contract: events_completed reaches what was reported). */
+static void
+evobj_del(struct sva_context *ctx, void *obj, pthread_mutex_t *mu, pthread_cond_t *cond,
+	  const uint32_t *completed, const uint32_t *reported)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&ctx->ev_lock);
+	for (i = 0; i < SVA_EVOBJ_MAX; i++)
+		if (ctx->evobj[i].obj == obj)
+			ctx->evobj[i].obj = NULL;
+	pthread_mutex_unlock(&ctx->ev_lock);
+	pthread_mutex_lock(mu);
+	while (*completed != *reported)
+		pthread_cond_wait(cond, mu);
+	pthread_mutex_unlock(mu);
+}
+
+static void *
+evobj_find(struct sva_context *ctx, uint32_t handle)
+{
+	unsigned int i;
+
+	for (i = 0; i < SVA_EVOBJ_MAX; i++)
+		if (ctx->evobj[i].obj != NULL && ctx->evobj[i].handle == handle)
+			return ctx->evobj[i].obj;
+	return NULL;
+}
+
+static bool
+event_is_port(enum ibv_event_type t)
+{
+	return t == IBV_EVENT_PORT_ACTIVE || t == IBV_EVENT_PORT_ERR ||
+	       t == IBV_EVENT_LID_CHANGE || t == IBV_EVENT_PKEY_CHANGE ||
+	       t == IBV_EVENT_SM_CHANGE || t == IBV_EVENT_CLIENT_REREGISTER ||
+	       t == IBV_EVENT_GID_CHANGE || t == IBV_EVENT_DEVICE_FATAL;
+}
+
+/* The next event of the context's ring: the eventfd (a semaphore, one
+ * read per event the daemon wrote; blocking unless the program made the
+ * fd non-blocking, as rdma-core), then the entry. An event naming an
+ * object destroyed since is passed over. */
+int
+sva_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
+{
+	struct sva_context *ctx = sva_ctx(context);
+	struct svc_ev_ring *r = &ctx->shm->async;
+	struct svc_async_ev e;
+	uint64_t v;
+	void *obj;
+
+	for (;;) {
+		if (read(context->async_fd, &v, sizeof(v)) != sizeof(v))
+			return -1;
+		pthread_mutex_lock(&ctx->ev_lock);
+		if (ctx->ev_cons == __atomic_load_n(&r->prod.v, __ATOMIC_ACQUIRE)) {
+			pthread_mutex_unlock(&ctx->ev_lock);
+			continue;
+		}
+		e = r->ev[ctx->ev_cons & (SVC_ASYNC_RING - 1)];
+		__atomic_store_n(&r->cons.v, ++ctx->ev_cons, __ATOMIC_RELEASE);
+		memset(event, 0, sizeof(*event));
+		event->event_type = (enum ibv_event_type)e.type;
+		if (event_is_port(event->event_type)) {
+			event->element.port_num = (int)e.handle;
+			pthread_mutex_unlock(&ctx->ev_lock);
+			return 0;
+		}
+		obj = evobj_find(ctx, e.handle);
+		if (obj == NULL) {
+			pthread_mutex_unlock(&ctx->ev_lock);
+			continue;
+		}
+		/* counted under ev_lock: a destroy that took the object out
+		 * after this waits for this event's ack */
+		if (event->event_type == IBV_EVENT_CQ_ERR) {
+			struct sva_cq *cq = obj;
+
+			event->element.cq = &cq->ibcq;
+			pthread_mutex_lock(&cq->ibcq.mutex);
+			cq->events_reported++;
+			pthread_mutex_unlock(&cq->ibcq.mutex);
+		} else {
+			struct sva_qp *qp = obj;
+
+			event->element.qp = &qp->ibqp;
+			pthread_mutex_lock(&qp->ibqp.mutex);
+			qp->events_reported++;
+			pthread_mutex_unlock(&qp->ibqp.mutex);
+		}
+		pthread_mutex_unlock(&ctx->ev_lock);
+		return 0;
+	}
 }
 
 /* ---- PD ---- */
@@ -560,6 +684,7 @@ sva_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 	cq->ibcq.handle = r.handle;
 	pthread_mutex_init(&cq->ibcq.mutex, NULL);
 	pthread_cond_init(&cq->ibcq.cond, NULL);
+	evobj_add(ctx, cq, r.handle);
 	return &cq->ibcq;
 }
 
@@ -571,6 +696,8 @@ sva_destroy_cq(struct ibv_cq *ibcq)
 
 	if (rc != 0)
 		return rc;
+	evobj_del(sva_ctx(ibcq->context), cq, &ibcq->mutex, &ibcq->cond,
+		  &ibcq->async_events_completed, &cq->events_reported);
 	if (ibcq->channel != NULL) {
 		struct sva_channel *ch = SVA_OF(struct sva_channel, ibcq->channel, ch);
 		unsigned int i;
@@ -821,6 +948,7 @@ sva_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	qp->ibqp.qp_type = attr->qp_type;
 	pthread_mutex_init(&qp->ibqp.mutex, NULL);
 	pthread_cond_init(&qp->ibqp.cond, NULL);
+	evobj_add(ctx, qp, r.handle);
 	return &qp->ibqp;
 }
 
@@ -884,6 +1012,8 @@ sva_destroy_qp(struct ibv_qp *ibqp)
 
 	if (rc != 0)
 		return rc;
+	evobj_del(sva_ctx(ibqp->context), qp, &ibqp->mutex, &ibqp->cond, &ibqp->events_completed,
+		  &qp->events_reported);
 	pthread_spin_destroy(&qp->sq_lock);
 	pthread_spin_destroy(&qp->rq_lock);
 	pthread_mutex_destroy(&ibqp->mutex);

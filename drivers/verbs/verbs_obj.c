@@ -778,10 +778,8 @@ ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 	uint64_t one;
 
 	SV_FORK_NEG("ibv_get_async_event");
-	if (sva_is_ctx(context)) {
-		sva_no_data_path("ibv_get_async_event");
-		return -1;
-	}
+	if (sva_is_ctx(context))
+		return sva_get_async_event(context, event);
 	ctx = sv_ctx(context);
 	dev = ctx->dev;
 	for (;;) {

@@ -248,17 +248,37 @@ struct svc_cq_ring {
 #define SVC_SHM_LIVE 0
 #define SVC_SHM_FATAL 1
 
+/* A context's async events (ibv_get_async_event()): the daemon writes an
+ * entry and prod (release), then 1 to the context's async_fd (an eventfd
+ * MAP_SHM passed, EFD_SEMAPHORE: one read per event); the application
+ * reads entries up to prod and stores cons. An event finding the ring
+ * full (SVC_ASYNC_RING not taken) is dropped and counted (async_drop). */
+#define SVC_ASYNC_RING 64u
+struct svc_async_ev {
+	uint32_t type;              /* enum ibv_event_type */
+	uint32_t handle;            /* the QP's, CQ's or SRQ's handle; port events: the port */
+};
+
+struct svc_ev_ring {
+	struct svc_idx prod;        /* the daemon's */
+	struct svc_idx cons;        /* the application's */
+	struct svc_async_ev ev[SVC_ASYNC_RING];
+};
+
 /* A session's ring memory (a sealed memfd the daemon makes, MAP_SHM):
  * db is the application's doorbell (a counter stored after the heads),
  * state the daemon's. QP and CQ handles name their ring by index. */
 struct svc_shm {
 	struct svc_idx db;
 	struct svc_idx state;
+	struct svc_ev_ring async;
 	struct svc_qp_ring qp[SVC_SESSION_QPS_MAX];
 	struct svc_cq_ring cq[SVC_SESSION_CQS_MAX];
 };
 
-/* MAP_SHM: the reply carries the memfd (SCM_RIGHTS) */
+/* MAP_SHM: the request (svc_handle_req, the open device) carries the
+ * context's async eventfd (none: the session gets no async events), the
+ * reply the memfd (SCM_RIGHTS) */
 struct svc_shm_rep {
 	struct svc_hdr h;
 	uint64_t size;              /* sizeof(struct svc_shm) */

@@ -66,10 +66,25 @@ def pair_ok(env, base, prog, args, iters):
           "%s: the daemon's objects back to %s" % (prog, base))
 
 
+def async_case(env, base, prog, case):
+    """srnicd_async CASE attached: every step ok, exit 0, the objects freed"""
+    try:
+        out = subprocess.run([SRNIC, "run", "--", prog, case], env=env, capture_output=True,
+                             text=True, timeout=GUARD_S)
+        rc, text = out.returncode, out.stdout + out.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, text = None, str(e.stdout)
+    print(text, flush=True)
+    check(rc == 0 and "FAIL" not in text, "srnicd_async %s attached: exit %s" % (case, rc))
+    check(wait_for(lambda: objects(env) == base, case + "'s objects freed"),
+          "srnicd_async %s: the daemon's objects back to %s" % (case, base))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--daemon", required=True)
     ap.add_argument("--lib", required=True)
+    ap.add_argument("--async", dest="async_prog", help="srnicd_async (built with libibverbs)")
     a = ap.parse_args()
     if os.geteuid() != 0 or shutil.which("ibv_ud_pingpong") is None:
         print("skip: needs root and ibverbs-utils")
@@ -98,6 +113,11 @@ def main():
         # ---- UD QPs and AHs: each side's AH to the other's QPN on the
         # device's own GID, the datagrams' bytes checked after the GRH
         pair_ok(env, base, "ibv_ud_pingpong", ["-c", "-n", "100"], 100)
+
+        # ---- async events: COMM_EST at a QP in RTR, QP_FATAL with RETRY_EXC
+        # once its peer is gone (two sessions of one program)
+        if check(a.async_prog is not None, "srnicd_async built (libibverbs found)"):
+            async_case(env, base, a.async_prog, "qp_fatal")
     finally:
         if daemon is not None and daemon.poll() is None:
             daemon.terminate()

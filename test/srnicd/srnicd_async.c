@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * srnicd_async: async events of an attached context (doc/srnicd.md,
+ * section 4), as a program sees them through rdma-core's API only (built
+ * against the system's <infiniband/verbs.h>, run over srnic's
+ * libibverbs.so.1 by usertools/srnic run with no --port).
+ *
+ *   srnicd_async qp_fatal   two contexts (two sessions) of the daemon's
+ *                           device, RC QPs a and b over its own GID: b left
+ *                           in RTR gets IBV_EVENT_COMM_EST at a's first SEND
+ *                           (its bytes checked); b destroyed, a's next SEND
+ *                           ends IBV_WC_RETRY_EXC_ERR and a's context gets
+ *                           IBV_EVENT_QP_FATAL naming a, as rxe gives them
+ *
+ * Each event is waited for with poll() on the context's async_fd, as a
+ * program does with the kernel's; GUARD_MS only stops a hang. Prints one
+ * line per step; exit 0 when every step passed.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+
+#define GID_INDEX 1         /* the daemon's IPv4 GID */
+#define MSG_LEN 64
+#define BUF_LEN 4096
+#define GUARD_MS 60000
+
+static int fails;
+
+static void
+step(int ok, const char *what)
+{
+	printf("%s: %s\n", ok ? "ok" : "FAIL", what);
+	fails += !ok;
+}
+
+/* cond once, then the message (its arguments may be what cond filled) */
+#define CHECK(cond, ...) do { \
+	int c_ = (cond); \
+	char m_[256]; \
+	snprintf(m_, sizeof(m_), __VA_ARGS__); \
+	step(c_, m_); \
+	if (!c_) \
+		return 1; \
+} while (0)
+
+struct side {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+};
+
+static int
+side_open(struct ibv_device *dev, struct side *s)
+{
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_all = 1,
+	};
+
+	s->ctx = ibv_open_device(dev);
+	if (s->ctx == NULL)
+		return -1;
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->cq = ibv_create_cq(s->ctx, 8, NULL, NULL, 0);
+	s->buf = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s->pd == NULL || s->cq == NULL || s->buf == MAP_FAILED)
+		return -1;
+	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE);
+	qa.send_cq = qa.recv_cq = s->cq;
+	s->qp = ibv_create_qp(s->pd, &qa);
+	return s->mr != NULL && s->qp != NULL ? 0 : -1;
+}
+
+/* INIT, then RTR to the peer's QPN over our own GID (the daemon's loopback),
+ * then RTS if asked: a short ACK timeout and one retry, so a peer that is
+ * gone shows in milliseconds */
+static int
+side_connect(struct side *s, uint32_t dest_qpn, const union ibv_gid *gid, int rts)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS) != 0)
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest_qpn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = *gid;
+	a.ah_attr.grh.sgid_index = GID_INDEX;
+	a.ah_attr.grh.hop_limit = 1;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			  IBV_QP_MIN_RNR_TIMER) != 0)
+		return -1;
+	if (!rts)
+		return 0;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 8;          /* 4.096 us << 8: ~1 ms */
+	a.retry_cnt = 1;
+	a.rnr_retry = 1;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* One CQE of s's CQ (a guard stops a hang): 1, or 0 */
+static int
+cqe(struct side *s, struct ibv_wc *wc)
+{
+	long end = now_ms() + GUARD_MS;
+	int n;
+
+	while ((n = ibv_poll_cq(s->cq, 1, wc)) == 0 && now_ms() < end)
+		;
+	return n == 1;
+}
+
+/* The context's next async event, waited for with poll() on its async_fd */
+static int
+async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+
+	if (poll(&p, 1, GUARD_MS) != 1 || !(p.revents & POLLIN))
+		return 0;
+	return ibv_get_async_event(ctx, ev) == 0;
+}
+
+static int
+post_send(struct side *s, uint64_t id)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)s->buf, .length = MSG_LEN, .lkey = s->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad;
+
+	return ibv_post_send(s->qp, &wr, &bad);
+}
+
+static int
+qp_fatal(struct ibv_device *dev)
+{
+	struct ibv_async_event ev;
+	struct ibv_recv_wr rwr, *rbad;
+	struct side a, b;
+	union ibv_gid gid;
+	struct ibv_sge sg;
+	struct ibv_wc wc;
+	int i;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	CHECK(side_open(dev, &a) == 0 && side_open(dev, &b) == 0,
+	      "two contexts, a PD, CQ, MR and RC QP each (errno %d)", errno);
+	CHECK(ibv_query_gid(a.ctx, 1, GID_INDEX, &gid) == 0, "GID %d", GID_INDEX);
+	sg = (struct ibv_sge){ .addr = (uintptr_t)b.buf, .length = BUF_LEN, .lkey = b.mr->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 7, .sg_list = &sg, .num_sge = 1 };
+	CHECK(side_connect(&a, b.qp->qp_num, &gid, 1) == 0 &&
+	      side_connect(&b, a.qp->qp_num, &gid, 0) == 0,
+	      "a in RTS, b in RTR (QPNs %#x, %#x)", a.qp->qp_num, b.qp->qp_num);
+	CHECK(ibv_post_recv(b.qp, &rwr, &rbad) == 0, "b posts a receive");
+	for (i = 0; i < MSG_LEN; i++)
+		a.buf[i] = (uint8_t)(0xa5 ^ i);
+	CHECK(post_send(&a, 1) == 0, "a SENDs %d bytes", MSG_LEN);
+	CHECK(cqe(&a, &wc) && wc.status == IBV_WC_SUCCESS && wc.wr_id == 1,
+	      "a's SEND completes: status %d", wc.status);
+	CHECK(cqe(&b, &wc) && wc.status == IBV_WC_SUCCESS && wc.byte_len == MSG_LEN &&
+	      memcmp(a.buf, b.buf, MSG_LEN) == 0, "b receives the bytes: status %d len %u",
+	      wc.status, wc.byte_len);
+	/* the first packet b received in RTR: COMM_EST, b's context, b's QP */
+	CHECK(async_event(b.ctx, &ev) && ev.event_type == IBV_EVENT_COMM_EST &&
+	      ev.element.qp == b.qp, "b's context: IBV_EVENT_COMM_EST on b's QP (event %d)",
+	      ev.event_type);
+	ibv_ack_async_event(&ev);
+
+	/* the peer gone: a's SEND is never answered */
+	CHECK(ibv_destroy_qp(b.qp) == 0, "b's QP destroyed");
+	CHECK(post_send(&a, 2) == 0, "a SENDs again");
+	CHECK(cqe(&a, &wc) && wc.status == IBV_WC_RETRY_EXC_ERR && wc.wr_id == 2,
+	      "a's SEND ends IBV_WC_RETRY_EXC_ERR (status %d)", wc.status);
+	CHECK(async_event(a.ctx, &ev) && ev.event_type == IBV_EVENT_QP_FATAL &&
+	      ev.element.qp == a.qp, "a's context: IBV_EVENT_QP_FATAL on a's QP (event %d)",
+	      ev.event_type);
+	ibv_ack_async_event(&ev);
+	/* destroy returns: every event handed out was acknowledged */
+	CHECK(ibv_destroy_qp(a.qp) == 0, "a's QP destroyed after the ack");
+	ibv_dereg_mr(a.mr);
+	ibv_dereg_mr(b.mr);
+	ibv_destroy_cq(a.cq);
+	ibv_destroy_cq(b.cq);
+	ibv_dealloc_pd(a.pd);
+	ibv_dealloc_pd(b.pd);
+	ibv_close_device(a.ctx);
+	ibv_close_device(b.ctx);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct ibv_device **list;
+	int n, rc = 2;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	list = ibv_get_device_list(&n);
+	if (list == NULL || n < 1) {
+		printf("FAIL: no device\n");
+		return 1;
+	}
+	if (argc == 2 && strcmp(argv[1], "qp_fatal") == 0)
+		rc = qp_fatal(list[0]);
+	else
+		fprintf(stderr, "usage: %s qp_fatal\n", argv[0]);
+	ibv_free_device_list(list);
+	return rc != 0 || fails != 0 ? 1 : 0;
+}
