@@ -184,6 +184,7 @@ port_watch(struct srnd_dev *dv)
 
 	while (srnic_get_async_event(dv->sdev, &ev) == 0)
 		srnd_objs_async(&ev);
+	srnd_objs_watch();
 	if (srnic_dev_query_port(dv->sdev, &pa) != 0)
 		return;
 	up = pa.state == IBV_PORT_ACTIVE;

@@ -29,7 +29,7 @@
 #include "srnic.h"
 #include "srnicd.h"
 
-enum srnd_kind { K_PD = 1, K_CQ, K_QP, K_MR, K_CH, K_AH, K_NKINDS };
+enum srnd_kind { K_PD = 1, K_CQ, K_QP, K_MR, K_CH, K_AH, K_SRQ, K_NKINDS };
 
 /* handle: kind << 28 | generation << 12 | (slot + 1) */
 #define H_SLOT_BITS 12
@@ -84,12 +84,27 @@ struct srnd_cq {
 	bool armed;
 };
 
+/* An SRQ: its ring's WQEs go to srnic's SRQ (the engine its one
+ * producer). A bad index or WQE in the ring is the SRQ's error: its ring
+ * is ignored from then on, counted bad_ring, and the control thread tells
+ * the session (IBV_EVENT_SRQ_ERR). */
+struct srnd_srq {
+	struct srnd_evsrc src;
+	struct srnic_srq *ssrq;
+	uint32_t ring, size, next;  /* next: the daemon's own copy of tail */
+	uint32_t pd;
+	unsigned int users;         /* QPs on it */
+	atomic_bool err;            /* the engine's */
+	bool err_told;              /* the control thread's */
+};
+
 struct srnd_qp {
 	struct srnd_evsrc src;
 	struct srnic_qp *sqp;
 	uint32_t ring, sq_size, rq_size;
 	uint32_t sq_next, rq_next;  /* the daemon's own copies of sq_comp, rq_tail */
 	uint32_t pd, scq, rcq;
+	uint32_t srq;               /* its SRQ's handle, or 0 */
 	bool ud;
 	bool err;                   /* a bad index or WQE: the QP is in ERR, its rings ignored */
 };
@@ -104,6 +119,7 @@ struct srnd_slot {
 		struct srnd_qp qp;
 		struct srnd_ch ch;
 		struct srnd_ah ah;
+		struct srnd_srq srq;
 	};
 };
 
@@ -124,18 +140,21 @@ struct srnd_objs {
 	struct srnd_qp *_Atomic eqp[SVC_SESSION_QPS_MAX];
 	struct srnd_cq *_Atomic ecq[SVC_SESSION_CQS_MAX];
 	struct srnd_ah *_Atomic eah[SVC_SESSION_AHS_MAX];
+	struct srnd_srq *_Atomic esrq[SVC_SESSION_SRQS_MAX];
 	struct srnd_slot pd[SVC_SESSION_PDS_MAX];
 	struct srnd_slot cq[SVC_SESSION_CQS_MAX];
 	struct srnd_slot qp[SVC_SESSION_QPS_MAX];
 	struct srnd_slot mr[SVC_SESSION_MRS_MAX];
 	struct srnd_slot ch[SVC_SESSION_CHANNELS_MAX];
 	struct srnd_slot ah[SVC_SESSION_AHS_MAX];
+	struct srnd_slot srq[SVC_SESSION_SRQS_MAX];
 };
 
 static const unsigned int kind_max[K_NKINDS] = {
 	[K_PD] = SVC_SESSION_PDS_MAX, [K_CQ] = SVC_SESSION_CQS_MAX,
 	[K_QP] = SVC_SESSION_QPS_MAX, [K_MR] = SVC_SESSION_MRS_MAX,
 	[K_CH] = SVC_SESSION_CHANNELS_MAX, [K_AH] = SVC_SESSION_AHS_MAX,
+	[K_SRQ] = SVC_SESSION_SRQS_MAX,
 };
 
 /* the sessions whose rings the engine serves */
@@ -159,6 +178,7 @@ kind_table(struct srnd_objs *o, unsigned int kind)
 	case K_MR: return o->mr;
 	case K_CH: return o->ch;
 	case K_AH: return o->ah;
+	case K_SRQ: return o->srq;
 	}
 	return NULL;
 }
@@ -400,6 +420,61 @@ dp_rq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 	return n;
 }
 
+/* An SRQ's error (a bad index or WQE): its ring ignored from now on */
+static void
+dp_srq_fail(struct srnd_srq *s, const char *why)
+{
+	atomic_store(&s->err, true);
+	atomic_fetch_add_explicit(&counts.bad_ring, 1, memory_order_relaxed);
+	srnd_log("SRQ %u in error: %s", srnic_srq_num(s->ssrq), why);
+}
+
+/* Take the SRQ ring's new WQEs into srnic's SRQ: how many. The same
+ * ownership as an RQ's: the head is never trusted past the ring. */
+static unsigned int
+dp_srq(struct srnd_objs *o, struct srnd_srq *s, struct svc_srq_ring *r)
+{
+	uint32_t head = __atomic_load_n(&r->head.v, __ATOMIC_ACQUIRE), n = 0, i;
+	struct ibv_sge sg[SVC_WQE_SGE_MAX];
+	struct ibv_recv_wr wr, *bad;
+	struct svc_wqe w;
+	int rc;
+
+	if (head - s->next > s->size) {
+		dp_srq_fail(s, "SRQ head beyond the ring");
+		return 0;
+	}
+	while (s->next != head) {
+		memcpy(&w, &r->rq[s->next & (s->size - 1)], sizeof(w));
+		if (w.num_sge > SVC_WQE_SGE_MAX) {
+			dp_srq_fail(s, "more SGEs than a WQE holds");
+			break;
+		}
+		for (i = 0; i < w.num_sge; i++) {
+			sg[i].addr = dp_addr(o, w.sg[i].lkey, w.sg[i].addr);
+			sg[i].length = w.sg[i].length;
+			sg[i].lkey = w.sg[i].lkey;
+		}
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = w.wr_id;
+		wr.sg_list = sg;
+		wr.num_sge = (int)w.num_sge;
+		rc = srnic_post_srq_recv(s->ssrq, &wr, &bad);
+		if (rc == ENOMEM) {
+			o->pending = true;
+			break;
+		}
+		if (rc != 0) {
+			dp_srq_fail(s, "a receive WQE srnic refused");
+			break;
+		}
+		s->next++;
+		n++;
+	}
+	__atomic_store_n(&r->tail.v, s->next, __ATOMIC_RELEASE);
+	return n;
+}
+
 #define DP_CQ_BURST 32
 
 /* One completion event: counted in the ring, then the channel's eventfd. */
@@ -477,8 +552,16 @@ srnd_dpath_poll(struct srnd *d)
 
 				if (q == NULL || q->err)
 					continue;
-				n += dp_rq(o, q, &o->shm->qp[q->ring]);
+				if (q->srq == 0)
+					n += dp_rq(o, q, &o->shm->qp[q->ring]);
 				n += dp_sq(o, q, &o->shm->qp[q->ring]);
+			}
+			for (k = 0; k < SVC_SESSION_SRQS_MAX; k++) {
+				struct srnd_srq *s = atomic_load_explicit(&o->esrq[k],
+									  memory_order_acquire);
+
+				if (s != NULL && !atomic_load_explicit(&s->err, memory_order_relaxed))
+					n += dp_srq(o, s, &o->shm->srq[s->ring]);
 			}
 			if (n > 0)
 				atomic_store_explicit(&o->wqes, atomic_load_explicit(&o->wqes,
@@ -731,7 +814,7 @@ static int
 create_qp(struct srnd_objs *o, const struct svc_create_qp_req *q, struct svc_create_qp_rep *rep)
 {
 	struct srnic_qp_init_attr a, got;
-	struct srnd_slot *sl, *scq, *rcq;
+	struct srnd_slot *sl, *scq, *rcq, *srq = NULL;
 	struct svc_qp_cap cap = q->cap;
 	struct ibv_qp_attr qa;
 	struct srnd_pd *pd;
@@ -744,6 +827,8 @@ create_qp(struct srnd_objs *o, const struct svc_create_qp_req *q, struct svc_cre
 	scq = obj_get(o, K_CQ, q->send_cq);
 	rcq = obj_get(o, K_CQ, q->recv_cq);
 	if (scq == NULL || rcq == NULL)
+		return -EBADF;
+	if (q->srq != 0 && (srq = obj_get(o, K_SRQ, q->srq)) == NULL)
 		return -EBADF;
 	if (q->qp_type != IBV_QPT_RC && q->qp_type != IBV_QPT_UC && q->qp_type != IBV_QPT_UD)
 		return -EOPNOTSUPP;
@@ -765,6 +850,11 @@ create_qp(struct srnd_objs *o, const struct svc_create_qp_req *q, struct svc_cre
 	a.max_inline_data = cap.max_inline_data;
 	a.sq_sig_all = q->sq_sig_all != 0;
 	a.qp_type = (enum ibv_qp_type)q->qp_type;
+	if (srq != NULL) {
+		a.comp_mask = SRNIC_QP_INIT_ATTR_SRQ;
+		a.srq = srq->srq.ssrq;
+		cap.max_recv_wr = cap.max_recv_sge = 0;  /* as verbs reports them */
+	}
 	sl->qp.sqp = srnic_create_qp(pd->spd, &a);
 	if (sl->qp.sqp == NULL)
 		return -(rte_errno != 0 ? rte_errno : EINVAL);
@@ -783,6 +873,9 @@ create_qp(struct srnd_objs *o, const struct svc_create_qp_req *q, struct svc_cre
 	sl->qp.sq_next = sl->qp.rq_next = 0;
 	sl->qp.err = false;
 	sl->qp.ud = q->qp_type == IBV_QPT_UD;
+	sl->qp.srq = srq != NULL ? q->srq : 0;
+	if (srq != NULL)
+		srq->srq.users++;
 	sl->qp.src.o = o;
 	sl->qp.src.handle = obj_handle(K_QP, sl, idx);
 	srnic_qp_set_user(sl->qp.sqp, &sl->qp.src);
@@ -830,6 +923,8 @@ destroy_qp(struct srnd *d, struct srnd_objs *o, struct srnd_slot *sl)
 		c->cq.users--;
 	if ((c = obj_get(o, K_CQ, sl->qp.rcq)) != NULL)
 		c->cq.users--;
+	if ((c = obj_get(o, K_SRQ, sl->qp.srq)) != NULL)
+		c->srq.users--;
 	sl->used = false;
 	atomic_fetch_sub(&counts.qps, 1);
 	return 0;
@@ -886,6 +981,113 @@ destroy_ah(struct srnd *d, struct srnd_objs *o, struct srnd_slot *sl)
 	sl->used = false;
 	counts.ahs--;
 	return 0;
+}
+
+static int
+create_srq(struct srnd *d, struct srnd_objs *o, const struct svc_create_srq_req *q,
+	   struct svc_create_srq_rep *rep)
+{
+	struct ibv_srq_init_attr ia;
+	struct srnd_slot *sl;
+	struct srnd_pd *pd;
+	unsigned int idx;
+	uint32_t size;
+	int rc;
+
+	rc = pd_of(o, q->pd, &pd);
+	if (rc != 0)
+		return rc;
+	if (q->max_wr < 1 || q->max_wr > SVC_RING_WR_MAX || q->max_sge > SVC_WQE_SGE_MAX)
+		return -EINVAL;
+	size = pow2_at_least(q->max_wr);
+	if (q->srq_limit > size)
+		return -EINVAL;
+	sl = obj_new(o, K_SRQ, &idx);
+	if (sl == NULL)
+		return -ENOSPC;
+	memset(&ia, 0, sizeof(ia));
+	ia.attr.max_wr = size;
+	ia.attr.max_sge = q->max_sge;
+	ia.attr.srq_limit = q->srq_limit;
+	sl->srq.ssrq = srnic_create_srq(pd->spd, &ia, d->dev.eng);
+	if (sl->srq.ssrq == NULL)
+		return -(rte_errno != 0 ? rte_errno : EINVAL);
+	sl->used = true;
+	sl->srq.ring = idx;
+	sl->srq.size = size;
+	sl->srq.next = 0;
+	sl->srq.pd = q->pd;
+	atomic_store(&sl->srq.err, false);
+	sl->srq.src.o = o;
+	sl->srq.src.handle = obj_handle(K_SRQ, sl, idx);
+	srnic_srq_set_user(sl->srq.ssrq, &sl->srq.src);
+	pd->users++;
+	counts.srqs++;
+	memset(&o->shm->srq[idx], 0, offsetof(struct svc_srq_ring, rq));
+	atomic_store_explicit(&o->esrq[idx], &sl->srq, memory_order_release);
+	rep->handle = sl->srq.src.handle;
+	rep->ring = idx;
+	rep->size = size;
+	rep->max_sge = ia.attr.max_sge < SVC_WQE_SGE_MAX ? ia.attr.max_sge : SVC_WQE_SGE_MAX;
+	rep->srq_num = srnic_srq_num(sl->srq.ssrq);
+	rep->offset = offsetof(struct svc_shm, srq) + idx * sizeof(struct svc_srq_ring);
+	return 0;
+}
+
+static int
+destroy_srq(struct srnd *d, struct srnd_objs *o, struct srnd_slot *sl)
+{
+	unsigned int idx = sl->srq.ring;
+	struct srnd_pd *pd;
+	int rc;
+
+	if (sl->srq.users != 0)
+		return -EBUSY;  /* as rxe: the QPs on it first */
+	if (atomic_load(&o->esrq[idx]) != NULL) {
+		atomic_store_explicit(&o->esrq[idx], NULL, memory_order_release);
+		srnd_engine_quiesce(d);
+	}
+	rc = srnic_destroy_srq(sl->srq.ssrq);
+	if (rc < 0) {
+		atomic_store_explicit(&o->esrq[idx], &sl->srq, memory_order_release);
+		return rc;
+	}
+	if (pd_of(o, sl->srq.pd, &pd) == 0)
+		pd->users--;
+	sl->used = false;
+	counts.srqs--;
+	return 0;
+}
+
+static int
+serve_srq(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd_rep *rep)
+{
+	const struct svc_handle_req *q = msg;
+	struct srnd_slot *sl = obj_get(o, K_SRQ, q->handle);
+	struct ibv_srq_attr a;
+	int rc;
+
+	if (sl == NULL)
+		return -EBADF;
+	switch (q->h.type) {
+	case SVC_MODIFY_SRQ: {
+		const struct svc_modify_srq_req *m = msg;
+
+		/* the limit only: the ring is made once (as mlx5's SRQs) */
+		if ((m->mask & ~IBV_SRQ_LIMIT) != 0)
+			return -EINVAL;
+		a = m->attr;
+		if (a.srq_limit > sl->srq.size)
+			return -EINVAL;
+		return srnic_modify_srq(sl->srq.ssrq, &a, m->mask);
+	}
+	case SVC_QUERY_SRQ:
+		rc = srnic_query_srq(sl->srq.ssrq, &rep->query_srq.attr);
+		rep->query_srq.attr.max_wr = sl->srq.size;
+		return rc;
+	default:
+		return destroy_srq(d, o, sl);
+	}
 }
 
 struct srnd_objs *
@@ -1033,6 +1235,12 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 	}
 	case SVC_CREATE_AH:
 		return create_ah(o, msg, &rep->handle);
+	case SVC_CREATE_SRQ:
+		return create_srq(d, o, msg, &rep->create_srq);
+	case SVC_MODIFY_SRQ:
+	case SVC_QUERY_SRQ:
+	case SVC_DESTROY_SRQ:
+		return serve_srq(d, o, msg, rep);
 	case SVC_DESTROY_AH: {
 		const struct svc_handle_req *q = msg;
 
@@ -1063,6 +1271,8 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 		atomic_store(&o->ecq[i], NULL);
 	for (i = 0; i < SVC_SESSION_AHS_MAX; i++)
 		atomic_store(&o->eah[i], NULL);
+	for (i = 0; i < SVC_SESSION_SRQS_MAX; i++)
+		atomic_store(&o->esrq[i], NULL);
 	srnd_engine_quiesce(d);
 	for (i = 0; i < SVC_SESSION_QPS_MAX; i++) {
 		if (o->qp[i].used) {
@@ -1071,6 +1281,9 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 				srnd_log("reclaim: a QP could not be destroyed");
 		}
 	}
+	for (i = 0; i < SVC_SESSION_SRQS_MAX; i++)
+		if (o->srq[i].used && destroy_srq(d, o, &o->srq[i]) != 0)
+			srnd_log("reclaim: an SRQ could not be destroyed");
 	for (i = 0; i < SVC_SESSION_AHS_MAX; i++)
 		if (o->ah[i].used && destroy_ah(d, o, &o->ah[i]) != 0)
 			srnd_log("reclaim: an AH could not be destroyed");
@@ -1148,6 +1361,26 @@ srnd_objs_async(const struct srnic_async_event *ev)
 		ev_push(src->o, ev->event_type, src->handle);
 }
 
+void
+srnd_objs_watch(void)
+{
+	struct srnd_objs *o;
+	unsigned int i, k;
+
+	/* an SRQ the engine found in error: its session told once */
+	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
+		o = atomic_load(&dp_live[i]);
+		for (k = 0; o != NULL && k < SVC_SESSION_SRQS_MAX; k++) {
+			struct srnd_srq *s = &o->srq[k].srq;
+
+			if (o->srq[k].used && atomic_load(&s->err) && !s->err_told) {
+				s->err_told = true;
+				ev_push(o, IBV_EVENT_SRQ_ERR, s->src.handle);
+			}
+		}
+	}
+}
+
 unsigned int
 srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs, uint64_t *wqes)
 {
@@ -1168,5 +1401,7 @@ srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs, 
 		n += o->cq[i].used;
 	for (i = 0; i < SVC_SESSION_AHS_MAX; i++)
 		n += o->ah[i].used;
+	for (i = 0; i < SVC_SESSION_SRQS_MAX; i++)
+		n += o->srq[i].used;
 	return n + *qps + *mrs;
 }

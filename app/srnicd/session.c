@@ -300,10 +300,11 @@ status_text(struct srnd *d, char *t, size_t n)
 	ADD("sessions %u closed_bad %" PRIu64 " (closed for a bad message)\n", nb_sessions,
 	    closed_bad);
 	ADD("objects pds %" PRIu64 " cqs %" PRIu64 " qps %" PRIu64 " mrs %" PRIu64
-	    " mr_bytes %" PRIu64 " shm_bytes %" PRIu64 " bad_ring %" PRIu64 " ahs %" PRIu64 "\n",
+	    " mr_bytes %" PRIu64 " shm_bytes %" PRIu64 " bad_ring %" PRIu64 " ahs %" PRIu64
+	    " srqs %" PRIu64 "\n",
 	    srnd_counts()->pds, srnd_counts()->cqs, atomic_load(&srnd_counts()->qps),
 	    srnd_counts()->mrs, srnd_counts()->mr_bytes, srnd_counts()->shm_bytes,
-	    atomic_load(&srnd_counts()->bad_ring), srnd_counts()->ahs);
+	    atomic_load(&srnd_counts()->bad_ring), srnd_counts()->ahs, srnd_counts()->srqs);
 	ADD("async_events %" PRIu64 " async_drop %" PRIu64 "\n", srnd_counts()->async_events,
 	    srnd_counts()->async_drop);
 	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
@@ -452,6 +453,10 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 	case SVC_DESTROY_CHANNEL:
 	case SVC_CREATE_AH:
 	case SVC_DESTROY_AH:
+	case SVC_CREATE_SRQ:
+	case SVC_MODIFY_SRQ:
+	case SVC_QUERY_SRQ:
+	case SVC_DESTROY_SRQ:
 		srnd_self = d;
 		if (s->objs == NULL && (s->objs = srnd_objs_new()) == NULL) {
 			st = -ENOMEM;

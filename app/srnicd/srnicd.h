@@ -83,7 +83,7 @@ void srnd_engine_quiesce(struct srnd *d);
 struct srnd_objs;
 /* the daemon's totals (status): what every session holds */
 struct srnd_counts {
-	uint64_t pds, cqs, mrs, mr_bytes, shm_bytes, ahs;
+	uint64_t pds, cqs, mrs, mr_bytes, shm_bytes, ahs, srqs;
 	uint64_t async_events, async_drop;  /* object events given, events a full ring dropped */
 	_Atomic uint64_t qps;
 	_Atomic uint64_t bad_ring;  /* a bad index or WQE in a session's ring (its QP to ERR) */
@@ -101,6 +101,9 @@ void srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o);
  * object (its QP, CQ or SRQ), a port's to every session. */
 struct srnic_async_event;
 void srnd_objs_async(const struct srnic_async_event *ev);
+/* The control thread's look at its sessions (with the port's): an SRQ
+ * the engine put in error is told to its session (IBV_EVENT_SRQ_ERR). */
+void srnd_objs_watch(void);
 /* objects held (all kinds), of which QPs and MRs; the WQEs taken from its rings */
 unsigned int srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs,
 			    uint64_t *wqes);
@@ -136,6 +139,8 @@ union srnd_rep {
 	struct svc_create_cq_rep create_cq;
 	struct svc_create_qp_rep create_qp;
 	struct svc_query_qp_rep query_qp;
+	struct svc_create_srq_rep create_srq;
+	struct svc_query_srq_rep query_srq;
 };
 
 struct srnd_session;

@@ -74,6 +74,10 @@ int sva_destroy_qp(struct ibv_qp *qp);
 struct ibv_ah *sva_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int sva_destroy_ah(struct ibv_ah *ah);
 int sva_get_async_event(struct ibv_context *context, struct ibv_async_event *event);
+struct ibv_srq *sva_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
+int sva_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
+int sva_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+int sva_destroy_srq(struct ibv_srq *srq);
 
 /* Whether this process runs attached (decided once, at the first call). */
 bool sva_attached(void);

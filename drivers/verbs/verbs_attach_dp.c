@@ -57,6 +57,17 @@ struct sva_channel {
 	struct sva_cq *cq[SVC_SESSION_CQS_MAX];
 };
 
+/* An SRQ: its ring in the session's memory, posted as an RQ is. */
+struct sva_srq {
+	struct ibv_srq ibsrq;
+	uint32_t handle;
+	struct svc_srq_ring *ring;
+	pthread_spinlock_t lock;    /* posters */
+	uint32_t size, head, max_sge, srq_num;
+	uint32_t *db;
+	uint32_t events_reported;   /* async events handed out (ibsrq.mutex) */
+};
+
 /* A UD address handle: the daemon's handle, which a UD WQE names. */
 struct sva_ah {
 	struct ibv_ah ibah;
@@ -149,8 +160,8 @@ sva_dp_close(struct sva_context *ctx)
 
 /* ---- async events ---- */
 
-_Static_assert(SVA_EVOBJ_MAX >= SVC_SESSION_QPS_MAX + SVC_SESSION_CQS_MAX,
-	       "a context's QPs and CQs fit its event table");
+_Static_assert(SVA_EVOBJ_MAX >= SVC_SESSION_QPS_MAX + SVC_SESSION_CQS_MAX + SVC_SESSION_SRQS_MAX,
+	       "a context's QPs, CQs and SRQs fit its event table");
 
 /* An object events may name from now on. */
 static void
@@ -246,7 +257,15 @@ sva_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 		}
 		/* counted under ev_lock: a destroy that took the object out
 		 * after this waits for this event's ack */
-		if (event->event_type == IBV_EVENT_CQ_ERR) {
+		if (event->event_type == IBV_EVENT_SRQ_LIMIT_REACHED ||
+		    event->event_type == IBV_EVENT_SRQ_ERR) {
+			struct sva_srq *srq = obj;
+
+			event->element.srq = &srq->ibsrq;
+			pthread_mutex_lock(&srq->ibsrq.mutex);
+			srq->events_reported++;
+			pthread_mutex_unlock(&srq->ibsrq.mutex);
+		} else if (event->event_type == IBV_EVENT_CQ_ERR) {
 			struct sva_cq *cq = obj;
 
 			event->element.cq = &cq->ibcq;
@@ -847,7 +866,8 @@ sva_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **
 	uint32_t tail;
 	int rc = 0;
 
-	if (ibqp->state == IBV_QPS_RESET) {
+	/* a QP on an SRQ takes its WQEs there (as verbs: EINVAL) */
+	if (ibqp->state == IBV_QPS_RESET || ibqp->srq != NULL) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -875,10 +895,136 @@ sva_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **
 }
 
 static int
-sva_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+sva_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
-	*bad_wr = wr;
-	return EOPNOTSUPP;
+	struct sva_srq *srq = SVA_OF(struct sva_srq, ibsrq, ibsrq);
+	struct svc_wqe *w;
+	uint32_t tail;
+	int rc = 0;
+
+	pthread_spin_lock(&srq->lock);
+	tail = __atomic_load_n(&srq->ring->tail.v, __ATOMIC_ACQUIRE);
+	for (; wr != NULL; wr = wr->next) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->max_sge) {
+			rc = EINVAL;
+			break;
+		}
+		if (srq->head - tail >= srq->size) {
+			rc = ENOMEM;
+			break;
+		}
+		w = &srq->ring->rq[srq->head & (srq->size - 1)];
+		w->wr_id = wr->wr_id;
+		wqe_sges(w, wr->sg_list, wr->num_sge);
+		srq->head++;
+	}
+	ring_publish(&srq->ring->head.v, srq->head, srq->db);
+	pthread_spin_unlock(&srq->lock);
+	if (rc != 0)
+		*bad_wr = wr;
+	return rc;
+}
+
+struct ibv_srq *
+sva_create_srq(struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
+{
+	struct sva_context *ctx = sva_ctx(ibpd->context);
+	struct svc_create_srq_req q;
+	struct svc_create_srq_rep r;
+	struct sva_srq *srq;
+	int rc;
+
+	srq = calloc(1, sizeof(*srq));
+	if (srq == NULL)
+		return null_errno(ENOMEM);
+	req_init(&q, SVC_CREATE_SRQ);
+	q.pd = SVA_OF(struct sva_pd, ibpd, ibpd)->handle;
+	q.max_wr = attr->attr.max_wr;
+	q.max_sge = attr->attr.max_sge;
+	q.srq_limit = attr->attr.srq_limit;
+	rc = sva_call_fd(ctx, &q, -1, &r, sizeof(r), NULL);
+	if (rc != 0) {
+		free(srq);
+		return null_errno(-rc);
+	}
+	if (r.ring >= SVC_SESSION_SRQS_MAX || r.size > SVC_RING_WR_MAX ||
+	    (r.size & (r.size - 1)) != 0 || r.size == 0) {
+		free(srq);
+		return null_errno(EPROTO);
+	}
+	srq->handle = r.handle;
+	srq->ring = &ctx->shm->srq[r.ring];
+	srq->size = r.size;
+	srq->max_sge = r.max_sge;
+	srq->srq_num = r.srq_num;
+	srq->db = &ctx->shm->db.v;
+	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+	/* what it holds, written back as verbs does */
+	attr->attr.max_wr = r.size;
+	attr->attr.max_sge = r.max_sge;
+	srq->ibsrq.context = ibpd->context;
+	srq->ibsrq.srq_context = attr->srq_context;
+	srq->ibsrq.pd = ibpd;
+	srq->ibsrq.handle = r.handle;
+	pthread_mutex_init(&srq->ibsrq.mutex, NULL);
+	pthread_cond_init(&srq->ibsrq.cond, NULL);
+	evobj_add(ctx, srq, r.handle);
+	return &srq->ibsrq;
+}
+
+int
+sva_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask)
+{
+	struct sva_srq *srq = SVA_OF(struct sva_srq, ibsrq, ibsrq);
+	struct svc_modify_srq_req q;
+	struct svc_handle_rep r;
+
+	req_init(&q, SVC_MODIFY_SRQ);
+	q.handle = srq->handle;
+	q.mask = mask;
+	q.attr = *attr;
+	return -sva_call_fd(sva_ctx(ibsrq->context), &q, -1, &r, sizeof(r), NULL);
+}
+
+int
+sva_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct sva_srq *srq = SVA_OF(struct sva_srq, ibsrq, ibsrq);
+	struct svc_handle_req q;
+	struct svc_query_srq_rep r;
+	int rc;
+
+	req_init(&q, SVC_QUERY_SRQ);
+	q.handle = srq->handle;
+	rc = sva_call_fd(sva_ctx(ibsrq->context), &q, -1, &r, sizeof(r), NULL);
+	if (rc == 0)
+		*attr = r.attr;
+	return -rc;
+}
+
+int
+sva_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct sva_srq *srq = SVA_OF(struct sva_srq, ibsrq, ibsrq);
+	int rc = call_handle(sva_ctx(ibsrq->context), SVC_DESTROY_SRQ, srq->handle);
+
+	if (rc != 0)
+		return rc;      /* EBUSY while a QP uses it */
+	evobj_del(sva_ctx(ibsrq->context), srq, &ibsrq->mutex, &ibsrq->cond,
+		  &ibsrq->events_completed, &srq->events_reported);
+	pthread_spin_destroy(&srq->lock);
+	pthread_mutex_destroy(&ibsrq->mutex);
+	pthread_cond_destroy(&ibsrq->cond);
+	free(srq);
+	return 0;
+}
+
+/* verbs_context->get_srq_num: the inline ibv_get_srq_num()'s target */
+static int
+sva_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	*srq_num = SVA_OF(struct sva_srq, ibsrq, ibsrq)->srq_num;
+	return 0;
 }
 
 struct ibv_qp *
@@ -893,10 +1039,12 @@ sva_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	if (attr == NULL || attr->send_cq == NULL || attr->recv_cq == NULL ||
 	    attr->send_cq->context != ibpd->context || attr->recv_cq->context != ibpd->context)
 		return null_errno(EINVAL);
-	if (attr->srq != NULL || (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
-				  attr->qp_type != IBV_QPT_UD)) {
-		sv_log("ibv_create_qp: srnicd's attached mode has RC, UC and UD QPs without an SRQ "
-		       "so far (doc/srnicd.md, section 9)");
+	if (attr->srq != NULL && attr->srq->context != ibpd->context)
+		return null_errno(EINVAL);
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+	    attr->qp_type != IBV_QPT_UD) {
+		sv_log("ibv_create_qp: srnicd's attached mode has RC, UC and UD QPs so far "
+		       "(doc/srnicd.md, section 9)");
 		return null_errno(EOPNOTSUPP);
 	}
 	qp = calloc(1, sizeof(*qp));
@@ -913,6 +1061,7 @@ sva_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	q.cap.max_send_sge = attr->cap.max_send_sge;
 	q.cap.max_recv_sge = attr->cap.max_recv_sge;
 	q.cap.max_inline_data = attr->cap.max_inline_data;
+	q.srq = attr->srq != NULL ? SVA_OF(struct sva_srq, attr->srq, ibsrq)->handle : 0;
 	rc = sva_call_fd(ctx, &q, -1, &r, sizeof(r), NULL);
 	if (rc != 0) {
 		free(qp);
@@ -942,6 +1091,7 @@ sva_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	qp->ibqp.pd = ibpd;
 	qp->ibqp.send_cq = attr->send_cq;
 	qp->ibqp.recv_cq = attr->recv_cq;
+	qp->ibqp.srq = attr->srq;
 	qp->ibqp.qp_num = r.qp_num;
 	qp->ibqp.handle = r.handle;
 	qp->ibqp.state = IBV_QPS_RESET;
@@ -1069,4 +1219,5 @@ sva_ctx_set_ops(struct sva_context *ctx)
 	ctx->vctx.context.ops.post_send = sva_post_send;
 	ctx->vctx.context.ops.post_recv = sva_post_recv;
 	ctx->vctx.context.ops.post_srq_recv = sva_post_srq_recv;
+	ctx->vctx.get_srq_num = sva_get_srq_num;
 }

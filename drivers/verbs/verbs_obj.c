@@ -867,7 +867,7 @@ ibv_create_srq(struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
 	if (ibpd == NULL || attr == NULL)
 		return null_errno(EINVAL);
 	if (sva_is_ctx(ibpd->context))
-		return sva_no_data_path("ibv_create_srq");
+		return sva_create_srq(ibpd, attr);
 	ctx = sv_ctx(ibpd->context);
 	srq = calloc(1, sizeof(*srq));
 	if (srq == NULL)
@@ -901,6 +901,8 @@ ibv_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask)
 	SV_FORK_ERRNO("ibv_modify_srq");
 	if (attr == NULL)
 		return EINVAL;
+	if (sva_is_ctx(ibsrq->context))
+		return sva_modify_srq(ibsrq, attr, mask);
 	/* a resize copies the posted WQEs: no post meanwhile */
 	rte_spinlock_lock(&srq->lock);
 	rc = srnic_modify_srq(srq->ssrq, attr, mask);
@@ -915,6 +917,8 @@ ibv_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
 
 	if (attr == NULL)
 		return EINVAL;
+	if (sva_is_ctx(ibsrq->context))
+		return sva_query_srq(ibsrq, attr);
 	return -srnic_query_srq(sv_srq(ibsrq)->ssrq, attr);
 }
 
@@ -922,10 +926,13 @@ int
 ibv_destroy_srq(struct ibv_srq *ibsrq)
 {
 	struct sv_srq *srq = sv_srq(ibsrq);
-	struct sv_device *dev = srq->dev;
+	struct sv_device *dev;
 	int rc;
 
 	SV_FORK_ERRNO("ibv_destroy_srq");
+	if (sva_is_ctx(ibsrq->context))
+		return sva_destroy_srq(ibsrq);
+	dev = srq->dev;
 	rc = srnic_destroy_srq(srq->ssrq);
 	if (rc < 0)
 		return -rc;     /* EBUSY while a QP uses it, as rxe */

@@ -64,6 +64,10 @@ enum svc_type {
 	/* UD address handles, SRQs; async events come through MAP_SHM's ring */
 	SVC_CREATE_AH,
 	SVC_DESTROY_AH,
+	SVC_CREATE_SRQ,
+	SVC_MODIFY_SRQ,
+	SVC_QUERY_SRQ,
+	SVC_DESTROY_SRQ,
 	SVC_TYPE_END,
 };
 
@@ -176,6 +180,7 @@ struct svc_status_rep {
 #define SVC_SESSION_MRS_MAX 256
 #define SVC_SESSION_CHANNELS_MAX 16
 #define SVC_SESSION_AHS_MAX 256
+#define SVC_SESSION_SRQS_MAX 16
 #define SVC_SESSION_MR_BYTES_MAX (4ull << 30)
 /* a ring's slots: max_send_wr, max_recv_wr up to SVC_RING_WR_MAX, a CQ's
  * cqe up to SVC_RING_CQE_MAX (both powers of two) */
@@ -235,6 +240,14 @@ struct svc_qp_ring {
 	struct svc_wqe rq[SVC_RING_WR_MAX];
 };
 
+/* One SRQ's ring, as an RQ's: head the application's, tail the daemon's
+ * (the slots behind it are the application's again). */
+struct svc_srq_ring {
+	struct svc_idx head;
+	struct svc_idx tail;
+	struct svc_wqe rq[SVC_RING_WR_MAX];
+};
+
 /* One CQ's ring: the daemon writes CQEs and prod, the application reads
  * them and writes cons. */
 struct svc_cq_ring {
@@ -274,6 +287,7 @@ struct svc_shm {
 	struct svc_ev_ring async;
 	struct svc_qp_ring qp[SVC_SESSION_QPS_MAX];
 	struct svc_cq_ring cq[SVC_SESSION_CQS_MAX];
+	struct svc_srq_ring srq[SVC_SESSION_SRQS_MAX];
 };
 
 /* MAP_SHM: the request (svc_handle_req, the open device) carries the
@@ -332,6 +346,7 @@ struct svc_create_qp_req {
 	uint32_t qp_type;
 	uint32_t sq_sig_all;
 	struct svc_qp_cap cap;
+	uint32_t srq;               /* a CREATE_SRQ handle, or 0: its own RQ */
 };
 
 struct svc_create_qp_rep {
@@ -370,6 +385,39 @@ struct svc_create_ah_req {
 	uint32_t pd;
 	uint32_t pad;
 	struct ibv_ah_attr attr;
+};
+
+/* CREATE_SRQ: ibv_create_srq()'s attributes; the reply names the SRQ's
+ * ring (svc_shm.srq[ring], at offset in the memfd) and its slots.
+ * MODIFY_SRQ: IBV_SRQ_LIMIT (IBV_SRQ_MAX_WR is -EINVAL: the ring is made
+ * once, as mlx5's SRQs). QUERY_SRQ, DESTROY_SRQ: svc_handle_req. */
+struct svc_create_srq_req {
+	struct svc_hdr h;
+	uint32_t pd;
+	uint32_t max_wr, max_sge, srq_limit;
+};
+
+struct svc_create_srq_rep {
+	struct svc_hdr h;
+	uint32_t handle;
+	uint32_t ring;
+	uint32_t size;              /* the ring's slots: max_wr reported */
+	uint32_t max_sge;
+	uint32_t srq_num;
+	uint32_t pad;
+	uint64_t offset;            /* of svc_shm.srq[ring] in the session's memfd */
+};
+
+struct svc_modify_srq_req {
+	struct svc_hdr h;
+	uint32_t handle;
+	int32_t mask;
+	struct ibv_srq_attr attr;
+};
+
+struct svc_query_srq_rep {
+	struct svc_hdr h;
+	struct ibv_srq_attr attr;
 };
 
 /** The size of a message of type, request or reply (0: no such type). */

@@ -38,6 +38,10 @@ static const size_t svc_sizes[SVC_TYPE_END][2] = {
 	[SVC_DESTROY_CHANNEL] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
 	[SVC_CREATE_AH] = { sizeof(struct svc_create_ah_req), sizeof(struct svc_handle_rep) },
 	[SVC_DESTROY_AH] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
+	[SVC_CREATE_SRQ] = { sizeof(struct svc_create_srq_req), sizeof(struct svc_create_srq_rep) },
+	[SVC_MODIFY_SRQ] = { sizeof(struct svc_modify_srq_req), sizeof(struct svc_handle_rep) },
+	[SVC_QUERY_SRQ] = { sizeof(struct svc_handle_req), sizeof(struct svc_query_srq_rep) },
+	[SVC_DESTROY_SRQ] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
 };
 
 size_t

@@ -11,6 +11,12 @@
  *                           (its bytes checked); b destroyed, a's next SEND
  *                           ends IBV_WC_RETRY_EXC_ERR and a's context gets
  *                           IBV_EVENT_QP_FATAL naming a, as rxe gives them
+ *   srnicd_async srq_limit  b's QP on an SRQ of SRQ_WR WQEs, SRQ_POSTED
+ *                           posted, the limit armed at SRQ_LIMIT: a's
+ *                           SENDs land in the SRQ's WQEs in order, and
+ *                           the take that leaves fewer than the limit
+ *                           raises IBV_EVENT_SRQ_LIMIT_REACHED on b's
+ *                           context, the limit then reads 0 (disarmed)
  *
  * Each event is waited for with poll() on the context's async_fd, as a
  * program does with the kernel's; GUARD_MS only stops a hang. Prints one
@@ -31,6 +37,10 @@
 #define MSG_LEN 64
 #define BUF_LEN 4096
 #define GUARD_MS 60000
+#define SRQ_WR 8
+#define SRQ_POSTED 6
+#define SRQ_LIMIT 4         /* the third take leaves 3: the event */
+#define SLOT 512
 
 static int fails;
 
@@ -57,12 +67,14 @@ struct side {
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
+	struct ibv_srq *srq;
 	uint8_t *buf;
 };
 
 static int
-side_open(struct ibv_device *dev, struct side *s)
+side_open(struct ibv_device *dev, struct side *s, int with_srq)
 {
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = SRQ_WR, .max_sge = 1 } };
 	struct ibv_qp_init_attr qa = {
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
@@ -79,6 +91,12 @@ side_open(struct ibv_device *dev, struct side *s)
 		return -1;
 	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE);
 	qa.send_cq = qa.recv_cq = s->cq;
+	if (with_srq) {
+		s->srq = ibv_create_srq(s->pd, &sa);
+		if (s->srq == NULL)
+			return -1;
+		qa.srq = s->srq;
+	}
 	s->qp = ibv_create_qp(s->pd, &qa);
 	return s->mr != NULL && s->qp != NULL ? 0 : -1;
 }
@@ -180,7 +198,7 @@ qp_fatal(struct ibv_device *dev)
 
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	CHECK(side_open(dev, &a) == 0 && side_open(dev, &b) == 0,
+	CHECK(side_open(dev, &a, 0) == 0 && side_open(dev, &b, 0) == 0,
 	      "two contexts, a PD, CQ, MR and RC QP each (errno %d)", errno);
 	CHECK(ibv_query_gid(a.ctx, 1, GID_INDEX, &gid) == 0, "GID %d", GID_INDEX);
 	sg = (struct ibv_sge){ .addr = (uintptr_t)b.buf, .length = BUF_LEN, .lkey = b.mr->lkey };
@@ -225,6 +243,78 @@ qp_fatal(struct ibv_device *dev)
 	return 0;
 }
 
+static void
+side_close(struct side *s)
+{
+	if (s->qp != NULL)
+		ibv_destroy_qp(s->qp);
+	if (s->srq != NULL)
+		ibv_destroy_srq(s->srq);
+	ibv_dereg_mr(s->mr);
+	ibv_destroy_cq(s->cq);
+	ibv_dealloc_pd(s->pd);
+	ibv_close_device(s->ctx);
+}
+
+static int
+srq_limit(struct ibv_device *dev)
+{
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_async_event ev;
+	struct ibv_srq_attr sa;
+	struct side a, b;
+	union ibv_gid gid;
+	struct ibv_sge sg;
+	struct ibv_wc wc;
+	int i, k;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	CHECK(side_open(dev, &a, 0) == 0 && side_open(dev, &b, 1) == 0,
+	      "two contexts; b's RC QP on an SRQ of %d WQEs (errno %d)", SRQ_WR, errno);
+	CHECK(ibv_query_gid(a.ctx, 1, GID_INDEX, &gid) == 0, "GID %d", GID_INDEX);
+	for (i = 0; i < SRQ_POSTED; i++) {
+		sg = (struct ibv_sge){ .addr = (uintptr_t)b.buf + i * SLOT, .length = SLOT,
+				       .lkey = b.mr->lkey };
+		rwr = (struct ibv_recv_wr){ .wr_id = 100 + i, .sg_list = &sg, .num_sge = 1 };
+		CHECK(ibv_post_srq_recv(b.srq, &rwr, &rbad) == 0, "WQE %d posted to the SRQ", i);
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.max_wr = 2 * SRQ_WR;
+	CHECK(ibv_modify_srq(b.srq, &sa, IBV_SRQ_MAX_WR) == EINVAL,
+	      "a resize is EINVAL (the ring is made once)");
+	sa.srq_limit = SRQ_LIMIT;
+	CHECK(ibv_modify_srq(b.srq, &sa, IBV_SRQ_LIMIT) == 0, "the limit armed at %d", SRQ_LIMIT);
+	memset(&sa, 0, sizeof(sa));
+	CHECK(ibv_query_srq(b.srq, &sa) == 0 && sa.srq_limit == SRQ_LIMIT && sa.max_wr >= SRQ_WR,
+	      "ibv_query_srq: max_wr %u, srq_limit %u", sa.max_wr, sa.srq_limit);
+	CHECK(side_connect(&a, b.qp->qp_num, &gid, 1) == 0 &&
+	      side_connect(&b, a.qp->qp_num, &gid, 1) == 0, "a and b in RTS");
+	CHECK(ibv_post_recv(b.qp, &rwr, &rbad) == EINVAL, "a receive on b's QP itself is EINVAL");
+	for (k = 0; k < SRQ_POSTED - SRQ_LIMIT + 1; k++) {
+		for (i = 0; i < MSG_LEN; i++)
+			a.buf[i] = (uint8_t)(k * 31 + i);
+		CHECK(post_send(&a, k) == 0 && cqe(&a, &wc) && wc.status == IBV_WC_SUCCESS,
+		      "a's SEND %d completes (status %d)", k, wc.status);
+		CHECK(cqe(&b, &wc) && wc.status == IBV_WC_SUCCESS && wc.wr_id == 100u + k &&
+		      wc.qp_num == b.qp->qp_num && wc.byte_len == MSG_LEN &&
+		      memcmp(a.buf, b.buf + k * SLOT, MSG_LEN) == 0,
+		      "b: SRQ WQE %d took SEND %d (status %d, wr_id %lu, qp %#x)", k, k, wc.status,
+		      (unsigned long)wc.wr_id, wc.qp_num);
+	}
+	CHECK(async_event(b.ctx, &ev) && ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED &&
+	      ev.element.srq == b.srq, "b's context: IBV_EVENT_SRQ_LIMIT_REACHED on its SRQ "
+	      "(event %d)", ev.event_type);
+	ibv_ack_async_event(&ev);
+	memset(&sa, 0, sizeof(sa));
+	CHECK(ibv_query_srq(b.srq, &sa) == 0 && sa.srq_limit == 0,
+	      "the limit disarmed once it fired (srq_limit %u)", sa.srq_limit);
+	CHECK(ibv_destroy_srq(b.srq) == EBUSY, "ibv_destroy_srq while a QP uses it: EBUSY");
+	side_close(&a);
+	side_close(&b);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -239,8 +329,10 @@ main(int argc, char **argv)
 	}
 	if (argc == 2 && strcmp(argv[1], "qp_fatal") == 0)
 		rc = qp_fatal(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "srq_limit") == 0)
+		rc = srq_limit(list[0]);
 	else
-		fprintf(stderr, "usage: %s qp_fatal\n", argv[0]);
+		fprintf(stderr, "usage: %s qp_fatal|srq_limit\n", argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;
 }
