@@ -139,8 +139,9 @@ struct srnd_objs {
 	/* published to the engine: the QPs and CQs it serves */
 	struct srnd_qp *_Atomic eqp[SVC_SESSION_QPS_MAX];
 	struct srnd_cq *_Atomic ecq[SVC_SESSION_CQS_MAX];
-	struct srnd_ah *_Atomic eah[SVC_SESSION_AHS_MAX];
-	struct srnd_srq *_Atomic esrq[SVC_SESSION_SRQS_MAX];
+	/* struct srnd_ah, struct srnd_srq (obj_retire() serves both) */
+	void *_Atomic eah[SVC_SESSION_AHS_MAX];
+	void *_Atomic esrq[SVC_SESSION_SRQS_MAX];
 	struct srnd_slot pd[SVC_SESSION_PDS_MAX];
 	struct srnd_slot cq[SVC_SESSION_CQS_MAX];
 	struct srnd_slot qp[SVC_SESSION_QPS_MAX];
@@ -273,18 +274,15 @@ dp_addr(const struct srnd_objs *o, uint32_t lkey, uint64_t addr)
 	return addr;
 }
 
-/* A copied WQE's SGEs for srnic (translated), or false: too many (the QP
- * to ERR). */
+/* A copied WQE's SGEs for srnic (translated), or false: more than a WQE
+ * holds (the caller fails its ring). */
 static bool
-dp_sges(const struct srnd_objs *o, struct srnd_qp *q, const struct svc_wqe *w,
-	struct ibv_sge *sg)
+dp_sges(const struct srnd_objs *o, const struct svc_wqe *w, struct ibv_sge *sg)
 {
 	unsigned int i;
 
-	if (w->num_sge > SVC_WQE_SGE_MAX) {
-		dp_qp_fail(q, "more SGEs than a WQE holds", srnic_qp_num(q->sqp));
+	if (w->num_sge > SVC_WQE_SGE_MAX)
 		return false;
-	}
 	for (i = 0; i < w->num_sge; i++) {
 		sg[i].addr = dp_addr(o, w->sg[i].lkey, w->sg[i].addr);
 		sg[i].length = w->sg[i].length;
@@ -342,8 +340,10 @@ dp_sq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 			sg[0].lkey = 0;
 			wr.num_sge = w.num_sge > 0;
 		} else {
-			if (!dp_sges(o, q, &w, sg))
+			if (!dp_sges(o, &w, sg)) {
+				dp_qp_fail(q, "more SGEs than a WQE holds", srnic_qp_num(q->sqp));
 				return n;
+			}
 			wr.num_sge = (int)w.num_sge;
 		}
 		if (q->ud) {
@@ -383,43 +383,6 @@ dp_sq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 	return n;
 }
 
-static unsigned int
-dp_rq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
-{
-	uint32_t head = __atomic_load_n(&r->rq_head.v, __ATOMIC_ACQUIRE), n = 0;
-	struct ibv_sge sg[SVC_WQE_SGE_MAX];
-	struct ibv_recv_wr wr, *bad;
-	struct svc_wqe w;
-	int rc;
-
-	if (head - q->rq_next > q->rq_size) {
-		dp_qp_fail(q, "RQ head beyond the ring", srnic_qp_num(q->sqp));
-		return 0;
-	}
-	while (q->rq_next != head) {
-		memcpy(&w, &r->rq[q->rq_next & (q->rq_size - 1)], sizeof(w));
-		if (!dp_sges(o, q, &w, sg))
-			return n;
-		memset(&wr, 0, sizeof(wr));
-		wr.wr_id = w.wr_id;
-		wr.sg_list = sg;
-		wr.num_sge = (int)w.num_sge;
-		rc = srnic_post_recv(q->sqp, &wr, &bad);
-		if (rc == ENOMEM) {
-			o->pending = true;
-			break;
-		}
-		if (rc != 0) {
-			dp_qp_fail(q, "a receive WQE srnic refused", srnic_qp_num(q->sqp));
-			break;
-		}
-		q->rq_next++;
-		n++;
-	}
-	__atomic_store_n(&r->rq_tail.v, q->rq_next, __ATOMIC_RELEASE);
-	return n;
-}
-
 /* An SRQ's error (a bad index or WQE): its ring ignored from now on */
 static void
 dp_srq_fail(struct srnd_srq *s, const char *why)
@@ -429,49 +392,76 @@ dp_srq_fail(struct srnd_srq *s, const char *why)
 	srnd_log("SRQ %u in error: %s", srnic_srq_num(s->ssrq), why);
 }
 
-/* Take the SRQ ring's new WQEs into srnic's SRQ: how many. The same
- * ownership as an RQ's: the head is never trusted past the ring. */
-static unsigned int
-dp_srq(struct srnd_objs *o, struct srnd_srq *s, struct svc_srq_ring *r)
+/* A bad receive ring: a QP's RQ puts the QP in ERR, an SRQ's the SRQ */
+static void
+dp_recv_fail(struct srnd_qp *q, struct srnd_srq *s, const char *why)
 {
-	uint32_t head = __atomic_load_n(&r->head.v, __ATOMIC_ACQUIRE), n = 0, i;
+	if (q != NULL)
+		dp_qp_fail(q, why, srnic_qp_num(q->sqp));
+	else
+		dp_srq_fail(s, why);
+}
+
+/* Take a receive ring's new WQEs into srnic: a QP's RQ (q) or an SRQ's
+ * ring (s), one ownership for both: the head read once and never trusted
+ * past the ring, each WQE copied before it is read. How many. */
+static unsigned int
+dp_recv(struct srnd_objs *o, struct srnd_qp *q, struct srnd_srq *s)
+{
+	struct svc_idx *head_line, *tail_line;
 	struct ibv_sge sg[SVC_WQE_SGE_MAX];
 	struct ibv_recv_wr wr, *bad;
+	uint32_t head, size, *next, n = 0;
+	const struct svc_wqe *slots;
 	struct svc_wqe w;
 	int rc;
 
-	if (head - s->next > s->size) {
-		dp_srq_fail(s, "SRQ head beyond the ring");
+	if (q != NULL) {
+		struct svc_qp_ring *r = &o->shm->qp[q->ring];
+
+		head_line = &r->rq_head;
+		tail_line = &r->rq_tail;
+		slots = r->rq;
+		size = q->rq_size;
+		next = &q->rq_next;
+	} else {
+		struct svc_srq_ring *r = &o->shm->srq[s->ring];
+
+		head_line = &r->head;
+		tail_line = &r->tail;
+		slots = r->rq;
+		size = s->size;
+		next = &s->next;
+	}
+	head = __atomic_load_n(&head_line->v, __ATOMIC_ACQUIRE);
+	if (head - *next > size) {
+		dp_recv_fail(q, s, "receive head beyond the ring");
 		return 0;
 	}
-	while (s->next != head) {
-		memcpy(&w, &r->rq[s->next & (s->size - 1)], sizeof(w));
-		if (w.num_sge > SVC_WQE_SGE_MAX) {
-			dp_srq_fail(s, "more SGEs than a WQE holds");
+	while (*next != head) {
+		memcpy(&w, &slots[*next & (size - 1)], sizeof(w));
+		if (!dp_sges(o, &w, sg)) {
+			dp_recv_fail(q, s, "more SGEs than a WQE holds");
 			break;
-		}
-		for (i = 0; i < w.num_sge; i++) {
-			sg[i].addr = dp_addr(o, w.sg[i].lkey, w.sg[i].addr);
-			sg[i].length = w.sg[i].length;
-			sg[i].lkey = w.sg[i].lkey;
 		}
 		memset(&wr, 0, sizeof(wr));
 		wr.wr_id = w.wr_id;
 		wr.sg_list = sg;
 		wr.num_sge = (int)w.num_sge;
-		rc = srnic_post_srq_recv(s->ssrq, &wr, &bad);
+		rc = q != NULL ? srnic_post_recv(q->sqp, &wr, &bad) :
+				 srnic_post_srq_recv(s->ssrq, &wr, &bad);
 		if (rc == ENOMEM) {
-			o->pending = true;
+			o->pending = true;  /* srnic's queue is full: again at the next poll */
 			break;
 		}
 		if (rc != 0) {
-			dp_srq_fail(s, "a receive WQE srnic refused");
+			dp_recv_fail(q, s, "a receive WQE srnic refused");
 			break;
 		}
-		s->next++;
+		(*next)++;
 		n++;
 	}
-	__atomic_store_n(&r->tail.v, s->next, __ATOMIC_RELEASE);
+	__atomic_store_n(&tail_line->v, *next, __ATOMIC_RELEASE);
 	return n;
 }
 
@@ -553,7 +543,7 @@ srnd_dpath_poll(struct srnd *d)
 				if (q == NULL || q->err)
 					continue;
 				if (q->srq == 0)
-					n += dp_rq(o, q, &o->shm->qp[q->ring]);
+					n += dp_recv(o, q, NULL);
 				n += dp_sq(o, q, &o->shm->qp[q->ring]);
 			}
 			for (k = 0; k < SVC_SESSION_SRQS_MAX; k++) {
@@ -561,7 +551,7 @@ srnd_dpath_poll(struct srnd *d)
 									  memory_order_acquire);
 
 				if (s != NULL && !atomic_load_explicit(&s->err, memory_order_relaxed))
-					n += dp_srq(o, s, &o->shm->srq[s->ring]);
+					n += dp_recv(o, NULL, s);
 			}
 			if (n > 0)
 				atomic_store_explicit(&o->wqes, atomic_load_explicit(&o->wqes,
@@ -958,28 +948,34 @@ create_ah(struct srnd_objs *o, const struct svc_create_ah_req *q, struct svc_han
 	return 0;
 }
 
+/* Destroy an AH or an SRQ the engine finds by its published pointer: out
+ * of the engine's sight first (a pass waited out), so a WQE it takes after
+ * finds none (the WRs srnic took before an AH's end carry their own copy
+ * of the address); published again if srnic refuses. 0 or srnic's error. */
 static int
-destroy_ah(struct srnd *d, struct srnd_objs *o, struct srnd_slot *sl)
+obj_retire(struct srnd *d, struct srnd_objs *o, unsigned int kind, struct srnd_slot *sl)
 {
-	unsigned int idx = (unsigned int)(sl - o->ah);
+	void *_Atomic *pub = kind == K_AH ? &o->eah[sl - o->ah] : &o->esrq[sl - o->srq];
+	void *seen = atomic_load(pub);
 	struct srnd_pd *pd;
 	int rc;
 
-	/* out of the engine's sight first: a WQE it takes after this finds
-	 * no AH (the WRs srnic took before carry their own copy) */
-	if (atomic_load(&o->eah[idx]) != NULL) {
-		atomic_store_explicit(&o->eah[idx], NULL, memory_order_release);
+	if (seen != NULL) {
+		atomic_store_explicit(pub, NULL, memory_order_release);
 		srnd_engine_quiesce(d);
 	}
-	rc = srnic_destroy_ah(sl->ah.sah);
+	rc = kind == K_AH ? srnic_destroy_ah(sl->ah.sah) : srnic_destroy_srq(sl->srq.ssrq);
 	if (rc < 0) {
-		atomic_store_explicit(&o->eah[idx], &sl->ah, memory_order_release);
+		atomic_store_explicit(pub, seen, memory_order_release);
 		return rc;
 	}
-	if (pd_of(o, sl->ah.pd, &pd) == 0)
+	if (pd_of(o, kind == K_AH ? sl->ah.pd : sl->srq.pd, &pd) == 0)
 		pd->users--;
 	sl->used = false;
-	counts.ahs--;
+	if (kind == K_AH)
+		counts.ahs--;
+	else
+		counts.srqs--;
 	return 0;
 }
 
@@ -1037,26 +1033,9 @@ create_srq(struct srnd *d, struct srnd_objs *o, const struct svc_create_srq_req 
 static int
 destroy_srq(struct srnd *d, struct srnd_objs *o, struct srnd_slot *sl)
 {
-	unsigned int idx = sl->srq.ring;
-	struct srnd_pd *pd;
-	int rc;
-
 	if (sl->srq.users != 0)
 		return -EBUSY;  /* as rxe: the QPs on it first */
-	if (atomic_load(&o->esrq[idx]) != NULL) {
-		atomic_store_explicit(&o->esrq[idx], NULL, memory_order_release);
-		srnd_engine_quiesce(d);
-	}
-	rc = srnic_destroy_srq(sl->srq.ssrq);
-	if (rc < 0) {
-		atomic_store_explicit(&o->esrq[idx], &sl->srq, memory_order_release);
-		return rc;
-	}
-	if (pd_of(o, sl->srq.pd, &pd) == 0)
-		pd->users--;
-	sl->used = false;
-	counts.srqs--;
-	return 0;
+	return obj_retire(d, o, K_SRQ, sl);
 }
 
 static int
@@ -1245,7 +1224,7 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 		const struct svc_handle_req *q = msg;
 
 		sl = obj_get(o, K_AH, q->handle);
-		return sl == NULL ? -EBADF : destroy_ah(d, o, sl);
+		return sl == NULL ? -EBADF : obj_retire(d, o, K_AH, sl);
 	}
 	}
 	(void)pd;
@@ -1285,7 +1264,7 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 		if (o->srq[i].used && destroy_srq(d, o, &o->srq[i]) != 0)
 			srnd_log("reclaim: an SRQ could not be destroyed");
 	for (i = 0; i < SVC_SESSION_AHS_MAX; i++)
-		if (o->ah[i].used && destroy_ah(d, o, &o->ah[i]) != 0)
+		if (o->ah[i].used && obj_retire(d, o, K_AH, &o->ah[i]) != 0)
 			srnd_log("reclaim: an AH could not be destroyed");
 	for (i = 0; i < SVC_SESSION_CQS_MAX; i++)
 		if (o->cq[i].used && destroy_cq(d, o, &o->cq[i]) != 0)
