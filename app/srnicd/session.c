@@ -429,6 +429,17 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 		status_text(d, rep->status.text, sizeof(rep->status.text));
 		rep->h.len = (uint32_t)(sizeof(rep->h) + strlen(rep->status.text) + 1);
 		return NULL;
+	case SVC_INIT_AH_FROM_WC: {
+		const struct svc_init_ah_req *q = msg;
+		struct ibv_wc wc = q->wc;
+
+		/* srnic reads the GRH area and the CQE's flags, nothing else */
+		_Static_assert(SVC_GRH_LEN == SRNIC_GRH_LEN, "the GRH area is srnic's");
+		st = handle_check(s, q->dev);
+		if (st == 0)
+			st = srnic_init_ah_from_wc(d->dev.sdev, &wc, q->grh, &rep->init_ah.attr);
+		break;
+	}
 	case SVC_MAP_SHM:
 	case SVC_ALLOC_PD:
 	case SVC_CREATE_CQ:

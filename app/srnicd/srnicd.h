@@ -141,6 +141,7 @@ union srnd_rep {
 	struct svc_query_qp_rep query_qp;
 	struct svc_create_srq_rep create_srq;
 	struct svc_query_srq_rep query_srq;
+	struct svc_init_ah_rep init_ah;
 };
 
 struct srnd_session;

@@ -73,6 +73,8 @@ int sva_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 int sva_destroy_qp(struct ibv_qp *qp);
 struct ibv_ah *sva_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int sva_destroy_ah(struct ibv_ah *ah);
+int sva_init_ah_from_wc(struct ibv_context *context, const struct ibv_wc *wc, const void *grh,
+			struct ibv_ah_attr *attr);
 int sva_get_async_event(struct ibv_context *context, struct ibv_async_event *event);
 struct ibv_srq *sva_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
 int sva_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);

@@ -1200,6 +1200,33 @@ sva_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
 	return &ah->ibah;
 }
 
+/* The daemon's device reads the GRH area (its GIDs: which one the
+ * datagram was sent to): 0, or -1 with errno */
+int
+sva_init_ah_from_wc(struct ibv_context *context, const struct ibv_wc *wc, const void *grh,
+		    struct ibv_ah_attr *attr)
+{
+	struct svc_init_ah_req q;
+	struct svc_init_ah_rep r;
+	int rc;
+
+	if (grh == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	req_init(&q, SVC_INIT_AH_FROM_WC);
+	q.dev = sva_ctx(context)->handle;
+	q.wc = *wc;
+	memcpy(q.grh, grh, SVC_GRH_LEN);
+	rc = sva_call_fd(sva_ctx(context), &q, -1, &r, sizeof(r), NULL);
+	if (rc != 0) {
+		errno = -rc;
+		return -1;
+	}
+	*attr = r.attr;
+	return 0;
+}
+
 int
 sva_destroy_ah(struct ibv_ah *ibah)
 {

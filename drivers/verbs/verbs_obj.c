@@ -1014,10 +1014,8 @@ ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc
 		errno = EINVAL;
 		return -1;
 	}
-	if (sva_is_ctx(context)) {
-		sva_no_data_path("ibv_init_ah_from_wc");
-		return -1;
-	}
+	if (sva_is_ctx(context))
+		return sva_init_ah_from_wc(context, wc, grh, ah_attr);
 	rc = srnic_init_ah_from_wc(sv_ctx(context)->dev->sdev, wc, grh, ah_attr);
 	if (rc < 0) {
 		errno = -rc;

@@ -68,6 +68,7 @@ enum svc_type {
 	SVC_MODIFY_SRQ,
 	SVC_QUERY_SRQ,
 	SVC_DESTROY_SRQ,
+	SVC_INIT_AH_FROM_WC,
 	SVC_TYPE_END,
 };
 
@@ -418,6 +419,23 @@ struct svc_modify_srq_req {
 struct svc_query_srq_rep {
 	struct svc_hdr h;
 	struct ibv_srq_attr attr;
+};
+
+/* INIT_AH_FROM_WC: a UD receive's CQE and its buffer's GRH area, on the
+ * open device dev; the reply is the address of a reply to its sender
+ * (ibv_init_ah_from_wc()) */
+#define SVC_GRH_LEN 40
+struct svc_init_ah_req {
+	struct svc_hdr h;
+	uint32_t dev;
+	uint32_t pad;
+	struct ibv_wc wc;
+	uint8_t grh[SVC_GRH_LEN];
+};
+
+struct svc_init_ah_rep {
+	struct svc_hdr h;
+	struct ibv_ah_attr attr;
 };
 
 /** The size of a message of type, request or reply (0: no such type). */

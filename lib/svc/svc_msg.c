@@ -42,6 +42,7 @@ static const size_t svc_sizes[SVC_TYPE_END][2] = {
 	[SVC_MODIFY_SRQ] = { sizeof(struct svc_modify_srq_req), sizeof(struct svc_handle_rep) },
 	[SVC_QUERY_SRQ] = { sizeof(struct svc_handle_req), sizeof(struct svc_query_srq_rep) },
 	[SVC_DESTROY_SRQ] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
+	[SVC_INIT_AH_FROM_WC] = { sizeof(struct svc_init_ah_req), sizeof(struct svc_init_ah_rep) },
 };
 
 size_t

@@ -17,6 +17,11 @@
  *                           the take that leaves fewer than the limit
  *                           raises IBV_EVENT_SRQ_LIMIT_REACHED on b's
  *                           context, the limit then reads 0 (disarmed)
+ *   srnicd_async ud_reply   UD QPs a and b of one context: b's receive of
+ *                           a's datagram has src_qp a, IBV_WC_GRH, the 40-byte
+ *                           GRH area first (20 zero bytes, then the IPv4
+ *                           header from the device's address), the bytes;
+ *                           b answers through ibv_create_ah_from_wc()
  *
  * Each event is waited for with poll() on the context's async_fd, as a
  * program does with the kernel's; GUARD_MS only stops a hang. Prints one
@@ -41,6 +46,8 @@
 #define SRQ_POSTED 6
 #define SRQ_LIMIT 4         /* the third take leaves 3: the event */
 #define SLOT 512
+#define GRH_LEN 40
+#define QKEY 0x11111111u
 
 static int fails;
 
@@ -315,6 +322,120 @@ srq_limit(struct ibv_device *dev)
 	return 0;
 }
 
+static struct ibv_qp *
+ud_qp(struct side *s)
+{
+	struct ibv_qp_init_attr qa = {
+		.send_cq = s->cq, .recv_cq = s->cq, .qp_type = IBV_QPT_UD, .sq_sig_all = 1,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY };
+	struct ibv_qp *qp = ibv_create_qp(s->pd, &qa);
+
+	if (qp == NULL ||
+	    ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+		return NULL;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		return NULL;
+	a.qp_state = IBV_QPS_RTS;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) == 0 ? qp : NULL;
+}
+
+/* qp receives one datagram into buf + off (GRH area first); 0 or -1 */
+static int
+ud_recv(struct side *s, struct ibv_qp *qp, size_t off)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)s->buf + off, .length = GRH_LEN + MSG_LEN,
+			      .lkey = s->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = off, .sg_list = &sg, .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+static int
+ud_send(struct side *s, struct ibv_qp *qp, struct ibv_ah *ah, uint32_t qpn, size_t off)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)s->buf + off, .length = MSG_LEN,
+			      .lkey = s->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = off, .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad;
+
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = qpn;
+	wr.wr.ud.remote_qkey = QKEY;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static int
+ud_reply(struct ibv_device *dev)
+{
+	static const uint8_t zero[GRH_LEN - 20];
+	struct ibv_ah_attr aa;
+	struct ibv_qp *qa, *qb;
+	struct ibv_ah *ah, *back;
+	union ibv_gid gid;
+	struct side s;
+	struct ibv_wc wc[2];
+	const uint8_t *g;
+	int i, n, got;
+
+	memset(&s, 0, sizeof(s));
+	s.ctx = ibv_open_device(dev);
+	CHECK(s.ctx != NULL && (s.pd = ibv_alloc_pd(s.ctx)) != NULL &&
+	      (s.cq = ibv_create_cq(s.ctx, 8, NULL, NULL, 0)) != NULL, "a context, PD, CQ");
+	s.buf = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(s.buf != MAP_FAILED &&
+	      (s.mr = ibv_reg_mr(s.pd, s.buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE)) != NULL, "an MR");
+	CHECK((qa = ud_qp(&s)) != NULL && (qb = ud_qp(&s)) != NULL,
+	      "UD QPs a and b in RTS, Q_Key %#x (errno %d)", QKEY, errno);
+	CHECK(ibv_query_gid(s.ctx, 1, GID_INDEX, &gid) == 0, "GID %d", GID_INDEX);
+	memset(&aa, 0, sizeof(aa));
+	aa.is_global = 1;
+	aa.grh.dgid = gid;
+	aa.grh.sgid_index = GID_INDEX;
+	aa.grh.hop_limit = 1;
+	aa.port_num = 1;
+	CHECK((ah = ibv_create_ah(s.pd, &aa)) != NULL, "an AH to the device's own GID");
+	for (i = 0; i < MSG_LEN; i++)
+		s.buf[i] = (uint8_t)(0x3c ^ i);
+	CHECK(ud_recv(&s, qb, SLOT) == 0 && ud_send(&s, qa, ah, qb->qp_num, 0) == 0,
+	      "b posts a receive, a sends %d bytes to b's QPN %#x", MSG_LEN, qb->qp_num);
+	/* a's send CQE and b's receive CQE, in either order */
+	for (got = 0; got < 2 && cqe(&s, &wc[got]); got++)
+		;
+	n = wc[0].opcode == IBV_WC_RECV ? 0 : 1;
+	CHECK(got == 2 && wc[0].status == IBV_WC_SUCCESS && wc[1].status == IBV_WC_SUCCESS &&
+	      wc[n].opcode == IBV_WC_RECV, "both complete (status %d, %d)", wc[0].status,
+	      wc[1].status);
+	g = s.buf + SLOT;
+	CHECK(wc[n].qp_num == qb->qp_num && wc[n].src_qp == qa->qp_num &&
+	      (wc[n].wc_flags & IBV_WC_GRH) && wc[n].byte_len == GRH_LEN + MSG_LEN,
+	      "b's CQE: qp %#x, src_qp %#x (a %#x), IBV_WC_GRH %d, byte_len %u", wc[n].qp_num,
+	      wc[n].src_qp, qa->qp_num, !!(wc[n].wc_flags & IBV_WC_GRH), wc[n].byte_len);
+	CHECK(memcmp(g, zero, sizeof(zero)) == 0 && (g[20] >> 4) == 4 &&
+	      memcmp(g + 20 + 12, gid.raw + 12, 4) == 0 && memcmp(g + 20 + 16, gid.raw + 12, 4) == 0,
+	      "the GRH area: 20 zero bytes, an IPv4 header from and to %u.%u.%u.%u",
+	      gid.raw[12], gid.raw[13], gid.raw[14], gid.raw[15]);
+	CHECK(memcmp(g + GRH_LEN, s.buf, MSG_LEN) == 0, "the datagram's bytes after it");
+	/* the answer through the CQE, as a UD server answers any client */
+	back = ibv_create_ah_from_wc(s.pd, &wc[n], (struct ibv_grh *)g, 1);
+	CHECK(back != NULL, "ibv_create_ah_from_wc (errno %d)", errno);
+	CHECK(ud_recv(&s, qa, 2 * SLOT) == 0 && ud_send(&s, qb, back, wc[n].src_qp, 0) == 0,
+	      "b answers a through it");
+	for (got = 0; got < 2 && cqe(&s, &wc[got]); got++)
+		;
+	n = wc[0].opcode == IBV_WC_RECV ? 0 : 1;
+	CHECK(got == 2 && wc[n].status == IBV_WC_SUCCESS && wc[n].qp_num == qa->qp_num &&
+	      wc[n].src_qp == qb->qp_num && memcmp(s.buf + 2 * SLOT + GRH_LEN, s.buf, MSG_LEN) == 0,
+	      "a receives b's answer (status %d, src_qp %#x)", wc[n].status, wc[n].src_qp);
+	CHECK(ibv_destroy_ah(back) == 0 && ibv_destroy_ah(ah) == 0 && ibv_destroy_qp(qa) == 0 &&
+	      ibv_destroy_qp(qb) == 0, "AHs and QPs destroyed");
+	s.qp = NULL;
+	side_close(&s);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -331,8 +452,10 @@ main(int argc, char **argv)
 		rc = qp_fatal(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "srq_limit") == 0)
 		rc = srq_limit(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "ud_reply") == 0)
+		rc = ud_reply(list[0]);
 	else
-		fprintf(stderr, "usage: %s qp_fatal|srq_limit\n", argv[0]);
+		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply\n", argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;
 }

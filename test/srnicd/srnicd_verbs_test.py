@@ -8,6 +8,8 @@ and a small C program of the test's own for the async events:
 
   ibv_ud_pingpong -g 1 -c      server and client both exit 0, every
                                datagram's bytes checked (40-byte GRH first)
+  srnicd_async ud_reply        src_qp, the GRH flag and area, an answer through
+                               ibv_create_ah_from_wc
   srnicd_async qp_fatal        COMM_EST, then RETRY_EXC and QP_FATAL
   ibv_srq_pingpong -g 1 -c     16 QPs each side on one SRQ, both exit 0
   srnicd_async srq_limit       SRQ_LIMIT_REACHED at the take below the limit
@@ -192,6 +194,9 @@ def main():
         # ---- UD QPs and AHs: each side's AH to the other's QPN on the
         # device's own GID, the datagrams' bytes checked after the GRH
         pair_ok(env, base, "ibv_ud_pingpong", ["-c", "-n", "100"], 100)
+        # src_qp, IBV_WC_GRH, the GRH area's bytes, ibv_create_ah_from_wc
+        if a.async_prog is not None:
+            async_case(env, base, a.async_prog, "ud_reply")
 
         # ---- async events: COMM_EST at a QP in RTR, QP_FATAL with RETRY_EXC
         # once its peer is gone (two sessions of one program)
