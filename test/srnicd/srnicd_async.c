@@ -22,6 +22,14 @@
  *                           GRH area first (20 zero bytes, then the IPv4
  *                           header from the device's address), the bytes;
  *                           b answers through ibv_create_ah_from_wc()
+ *   srnicd_async ah_forged  a hostile program: UD sends naming an AH handle
+ *                           of another session, then a destroyed one, each
+ *                           through an ibv_ah it forged (the attached
+ *                           provider's layout: struct ibv_ah, then the
+ *                           daemon's handle): the daemon moves the QP to
+ *                           ERR (bad_ring, which the test reads); a forged
+ *                           ibv_destroy_ah of the other session's AH is
+ *                           EBADF and that AH stays its owner's
  *
  * Each event is waited for with poll() on the context's async_fd, as a
  * program does with the kernel's; GUARD_MS only stops a hang. Prints one
@@ -436,6 +444,74 @@ ud_reply(struct ibv_device *dev)
 	return 0;
 }
 
+/* what the attached provider's AH is: the verbs AH, then the handle */
+struct forged_ah {
+	struct ibv_ah ah;
+	uint32_t handle;
+};
+
+/* A QP's state as the daemon has it, once it leaves RTS (a guard stops a hang) */
+static enum ibv_qp_state
+qp_state_left_rts(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+	long end = now_ms() + GUARD_MS;
+
+	do {
+		if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) != 0)
+			return IBV_QPS_UNKNOWN;
+	} while (a.qp_state == IBV_QPS_RTS && now_ms() < end);
+	return a.qp_state;
+}
+
+static int
+ah_forged(struct ibv_device *dev)
+{
+	struct forged_ah f;
+	struct ibv_ah_attr aa;
+	struct ibv_ah *bah0, *bah, *own;
+	struct ibv_qp *q1, *q2;
+	struct side a, b;
+	union ibv_gid gid;
+	uint32_t stale;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	CHECK(side_open(dev, &a, 0) == 0 && side_open(dev, &b, 0) == 0, "two contexts");
+	CHECK(ibv_query_gid(a.ctx, 1, GID_INDEX, &gid) == 0, "GID %d", GID_INDEX);
+	memset(&aa, 0, sizeof(aa));
+	aa.is_global = 1;
+	aa.grh.dgid = gid;
+	aa.grh.sgid_index = GID_INDEX;
+	aa.port_num = 1;
+	/* handles are per session: b's second AH's slot is one a never had */
+	CHECK((bah0 = ibv_create_ah(b.pd, &aa)) != NULL && (bah = ibv_create_ah(b.pd, &aa)) != NULL,
+	      "b's AHs, the second's handle %#x", bah->handle);
+	CHECK((own = ibv_create_ah(a.pd, &aa)) != NULL, "a's AH, handle %#x", own->handle);
+	stale = own->handle;
+	CHECK(ibv_destroy_ah(own) == 0, "a's AH destroyed");
+	CHECK((q1 = ud_qp(&a)) != NULL && (q2 = ud_qp(&a)) != NULL, "a's UD QPs in RTS");
+
+	memset(&f, 0, sizeof(f));
+	f.ah.context = a.ctx;
+	f.ah.pd = a.pd;
+	f.ah.handle = f.handle = bah->handle;
+	CHECK(ud_send(&a, q1, &f.ah, q2->qp_num, 0) == 0, "a posts a UD send naming b's AH");
+	CHECK(qp_state_left_rts(q1) == IBV_QPS_ERR, "the daemon moves a's QP to ERR");
+	CHECK(ibv_destroy_ah(&f.ah) == EBADF, "a's ibv_destroy_ah of b's handle: EBADF");
+	f.ah.handle = f.handle = stale;
+	CHECK(ud_send(&a, q2, &f.ah, q1->qp_num, 0) == 0, "a posts a UD send naming its "
+	      "destroyed AH");
+	CHECK(qp_state_left_rts(q2) == IBV_QPS_ERR, "the daemon moves that QP to ERR too");
+	CHECK(ibv_destroy_ah(bah) == 0 && ibv_destroy_ah(bah0) == 0,
+	      "b's AHs are still b's: destroyed by b");
+	CHECK(ibv_destroy_qp(q1) == 0 && ibv_destroy_qp(q2) == 0, "a's QPs destroyed");
+	side_close(&a);
+	side_close(&b);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -454,8 +530,10 @@ main(int argc, char **argv)
 		rc = srq_limit(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "ud_reply") == 0)
 		rc = ud_reply(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "ah_forged") == 0)
+		rc = ah_forged(list[0]);
 	else
-		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply\n", argv[0]);
+		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged\n", argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;
 }

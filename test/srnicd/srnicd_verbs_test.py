@@ -10,6 +10,7 @@ and a small C program of the test's own for the async events:
                                datagram's bytes checked (40-byte GRH first)
   srnicd_async ud_reply        src_qp, the GRH flag and area, an answer through
                                ibv_create_ah_from_wc
+  srnicd_async ah_forged       another session's AH, a destroyed one: QP to ERR
   srnicd_async qp_fatal        COMM_EST, then RETRY_EXC and QP_FATAL
   ibv_srq_pingpong -g 1 -c     16 QPs each side on one SRQ, both exit 0
   srnicd_async srq_limit       SRQ_LIMIT_REACHED at the take below the limit
@@ -197,6 +198,12 @@ def main():
         # src_qp, IBV_WC_GRH, the GRH area's bytes, ibv_create_ah_from_wc
         if a.async_prog is not None:
             async_case(env, base, a.async_prog, "ud_reply")
+            # a UD WQE naming another session's AH, then a destroyed one
+            bad0 = status_num(status(env), "bad_ring")
+            async_case(env, base, a.async_prog, "ah_forged")
+            bad1 = status_num(status(env), "bad_ring")
+            check(bad1 == bad0 + 2, "the two forged AHs counted bad_ring (%d -> %d)" %
+                  (bad0, bad1))
 
         # ---- async events: COMM_EST at a QP in RTR, QP_FATAL with RETRY_EXC
         # once its peer is gone (two sessions of one program)
