@@ -84,7 +84,7 @@ struct srnd_objs;
 /* the daemon's totals (status): what every session holds */
 struct srnd_counts {
 	uint64_t pds, cqs, mrs, mr_bytes, shm_bytes, ahs, srqs;
-	uint64_t async_events, async_drop;  /* object events given, events a full ring dropped */
+	uint64_t async_events, async_drop;  /* events given to sessions, dropped at a full ring */
 	_Atomic uint64_t qps;
 	_Atomic uint64_t bad_ring;  /* a bad index or WQE in a session's ring (its QP to ERR) */
 };
