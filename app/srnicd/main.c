@@ -183,7 +183,8 @@ port_watch(struct srnd_dev *dv)
 	int up;
 
 	while (srnic_get_async_event(dv->sdev, &ev) == 0)
-		;
+		srnd_objs_async(&ev);
+	srnd_objs_watch();
 	if (srnic_dev_query_port(dv->sdev, &pa) != 0)
 		return;
 	up = pa.state == IBV_PORT_ACTIVE;
@@ -193,12 +194,16 @@ port_watch(struct srnd_dev *dv)
 	dv->link_up = up;
 }
 
+/* epoll's tag for the device's async event fd: an engine queued an event */
+static char tag_async;
+
 static int
 serve_loop(struct srnd *d, int sfd)
 {
 	struct epoll_event ev, evs[16];
 	struct signalfd_siginfo si;
 	int epfd, n, i, sig = 0;
+	uint64_t v;
 
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (epfd < 0)
@@ -208,12 +213,21 @@ serve_loop(struct srnd *d, int sfd)
 	epoll_ctl(epfd, EPOLL_CTL_ADD, d->listen_fd, &ev);
 	ev.data.ptr = &srnd_tag_signal;
 	epoll_ctl(epfd, EPOLL_CTL_ADD, sfd, &ev);
+	/* an engine's event (QP fatal, SRQ limit, ...) reaches its session at
+	 * once, not at the next look at the port */
+	ev.data.ptr = &tag_async;
+	if (srnic_dev_event_fd(d->dev.sdev) >= 0)
+		epoll_ctl(epfd, EPOLL_CTL_ADD, srnic_dev_event_fd(d->dev.sdev), &ev);
 	while (sig == 0) {
 		n = epoll_wait(epfd, evs, 16, SRND_PORT_WATCH_MS);
 		for (i = 0; i < n; i++) {
 			if (evs[i].data.ptr == &srnd_tag_listen) {
 				while (srnd_sessions_accept(d, epfd) > 0)
 					;
+			} else if (evs[i].data.ptr == &tag_async) {
+				/* cleared here, the events taken by port_watch() below */
+				if (read(srnic_dev_event_fd(d->dev.sdev), &v, sizeof(v)) < 0)
+					v = 0;
 			} else if (evs[i].data.ptr == &srnd_tag_signal) {
 				if (read(sfd, &si, sizeof(si)) == sizeof(si))
 					sig = (int)si.ssi_signo;

@@ -29,11 +29,20 @@
 #include "srnic.h"
 #include "srnicd.h"
 
-enum srnd_kind { K_PD = 1, K_CQ, K_QP, K_MR, K_CH, K_NKINDS };
+enum srnd_kind { K_PD = 1, K_CQ, K_QP, K_MR, K_CH, K_AH, K_SRQ, K_NKINDS };
 
 /* handle: kind << 28 | generation << 12 | (slot + 1) */
 #define H_SLOT_BITS 12
 #define H_GEN_MASK 0xffffu
+
+struct srnd_objs;
+
+/* What an object's srnic async events find (srnic_*_set_user()): its
+ * session and the handle the session knows it by. */
+struct srnd_evsrc {
+	struct srnd_objs *o;
+	uint32_t handle;
+};
 
 struct srnd_pd {
 	struct srnic_pd *spd;
@@ -52,7 +61,16 @@ struct srnd_ch {
 	unsigned int users;
 };
 
+/* A UD address handle: the engine finds it by the handle a WQE names
+ * (published in eah[], checked whole: a stale handle finds nothing). */
+struct srnd_ah {
+	struct srnic_ah *sah;
+	uint32_t pd;
+	uint32_t handle;
+};
+
 struct srnd_cq {
+	struct srnd_evsrc src;
 	struct srnic_cq *scq;
 	uint32_t ring, size;
 	uint32_t prod;              /* the daemon's own copy: the ring's prod */
@@ -64,11 +82,28 @@ struct srnd_cq {
 	bool armed;
 };
 
+/* An SRQ: its ring's WQEs go to srnic's SRQ (the engine its one
+ * producer). A bad index or WQE in the ring is the SRQ's error: its ring
+ * is ignored from then on, counted bad_ring, and the control thread tells
+ * the session (IBV_EVENT_SRQ_ERR). */
+struct srnd_srq {
+	struct srnd_evsrc src;
+	struct srnic_srq *ssrq;
+	uint32_t ring, size, next;  /* next: the daemon's own copy of tail */
+	uint32_t pd;
+	unsigned int users;         /* QPs on it */
+	atomic_bool err;            /* the engine's */
+	bool err_told;              /* the control thread's */
+};
+
 struct srnd_qp {
+	struct srnd_evsrc src;
 	struct srnic_qp *sqp;
 	uint32_t ring, sq_size, rq_size;
 	uint32_t sq_next, rq_next;  /* the daemon's own copies of sq_comp, rq_tail */
 	uint32_t pd, scq, rcq;
+	uint32_t srq;               /* its SRQ's handle, or 0 */
+	bool ud;
 	bool err;                   /* a bad index or WQE: the QP is in ERR, its rings ignored */
 };
 
@@ -81,6 +116,8 @@ struct srnd_slot {
 		struct srnd_cq cq;
 		struct srnd_qp qp;
 		struct srnd_ch ch;
+		struct srnd_ah ah;
+		struct srnd_srq srq;
 	};
 };
 
@@ -89,6 +126,8 @@ struct srnd_objs {
 	struct svc_shm *shm;
 	uint16_t gen;
 	int live;                   /* its index in dp_live[], -1 while not published */
+	int async_fd;               /* the context's async eventfd (MAP_SHM's), or -1 */
+	uint32_t ev_prod;           /* the control thread's copy of shm->async.prod */
 	uint64_t mr_bytes;
 	/* the engine's thread only */
 	uint32_t db_seen;
@@ -97,17 +136,23 @@ struct srnd_objs {
 	/* published to the engine: the QPs and CQs it serves */
 	struct srnd_qp *_Atomic eqp[SVC_SESSION_QPS_MAX];
 	struct srnd_cq *_Atomic ecq[SVC_SESSION_CQS_MAX];
+	/* struct srnd_ah, struct srnd_srq (obj_retire() serves both) */
+	void *_Atomic eah[SVC_SESSION_AHS_MAX];
+	void *_Atomic esrq[SVC_SESSION_SRQS_MAX];
 	struct srnd_slot pd[SVC_SESSION_PDS_MAX];
 	struct srnd_slot cq[SVC_SESSION_CQS_MAX];
 	struct srnd_slot qp[SVC_SESSION_QPS_MAX];
 	struct srnd_slot mr[SVC_SESSION_MRS_MAX];
 	struct srnd_slot ch[SVC_SESSION_CHANNELS_MAX];
+	struct srnd_slot ah[SVC_SESSION_AHS_MAX];
+	struct srnd_slot srq[SVC_SESSION_SRQS_MAX];
 };
 
 static const unsigned int kind_max[K_NKINDS] = {
 	[K_PD] = SVC_SESSION_PDS_MAX, [K_CQ] = SVC_SESSION_CQS_MAX,
 	[K_QP] = SVC_SESSION_QPS_MAX, [K_MR] = SVC_SESSION_MRS_MAX,
-	[K_CH] = SVC_SESSION_CHANNELS_MAX,
+	[K_CH] = SVC_SESSION_CHANNELS_MAX, [K_AH] = SVC_SESSION_AHS_MAX,
+	[K_SRQ] = SVC_SESSION_SRQS_MAX,
 };
 
 /* the sessions whose rings the engine serves */
@@ -130,19 +175,31 @@ kind_table(struct srnd_objs *o, unsigned int kind)
 	case K_QP: return o->qp;
 	case K_MR: return o->mr;
 	case K_CH: return o->ch;
+	case K_AH: return o->ah;
+	case K_SRQ: return o->srq;
 	}
 	return NULL;
+}
+
+/* The slot a handle of kind names (not yet whether it is live), or -1. */
+static int
+handle_slot(unsigned int kind, uint32_t h)
+{
+	unsigned int slot = (h & ((1u << H_SLOT_BITS) - 1)) - 1;
+
+	if (h >> 28 != kind || (h & ((1u << H_SLOT_BITS) - 1)) == 0 || slot >= kind_max[kind])
+		return -1;
+	return (int)slot;
 }
 
 /* The session's live object of kind a handle names, or NULL. */
 static struct srnd_slot *
 obj_get(struct srnd_objs *o, unsigned int kind, uint32_t h)
 {
-	unsigned int slot = (h & ((1u << H_SLOT_BITS) - 1)) - 1;
+	int slot = handle_slot(kind, h);
 	struct srnd_slot *t;
 
-	if (o == NULL || h >> 28 != kind || (h & ((1u << H_SLOT_BITS) - 1)) == 0 ||
-	    slot >= kind_max[kind])
+	if (o == NULL || slot < 0)
 		return NULL;
 	t = kind_table(o, kind);
 	if (!t[slot].used || t[slot].gen != ((h >> H_SLOT_BITS) & H_GEN_MASK))
@@ -200,24 +257,37 @@ dp_qp_fail(struct srnd_qp *q, const char *why, uint32_t qpn)
 }
 
 /* A copied WQE's SGEs for srnic (the application's addresses: each MR is
- * registered at them, wherever the daemon maps it), or false: too many
- * (the QP to ERR). */
+ * registered at them, wherever the daemon maps it), or false: more than a
+ * WQE holds (the caller fails its ring). */
 static bool
-dp_sges(const struct srnd_objs *o, struct srnd_qp *q, const struct svc_wqe *w,
-	struct ibv_sge *sg)
+dp_sges(const struct srnd_objs *o, const struct svc_wqe *w, struct ibv_sge *sg)
 {
 	unsigned int i;
 
-	if (w->num_sge > SVC_WQE_SGE_MAX) {
-		dp_qp_fail(q, "more SGEs than a WQE holds", srnic_qp_num(q->sqp));
+	if (w->num_sge > SVC_WQE_SGE_MAX)
 		return false;
-	}
 	for (i = 0; i < w->num_sge; i++) {
 		sg[i].addr = w->sg[i].addr;
 		sg[i].length = w->sg[i].length;
 		sg[i].lkey = w->sg[i].lkey;
 	}
 	return true;
+}
+
+/* The session's live AH a UD WQE names, or NULL (another session's, a
+ * destroyed one, garbage): the handle is checked whole against the
+ * published AH, which the control thread unpublishes before it destroys
+ * it (a quiesce between). */
+static struct srnd_ah *
+dp_ah(struct srnd_objs *o, uint32_t h)
+{
+	int slot = handle_slot(K_AH, h);
+	struct srnd_ah *ah;
+
+	if (slot < 0)
+		return NULL;
+	ah = atomic_load_explicit(&o->eah[slot], memory_order_acquire);
+	return ah != NULL && ah->handle == h ? ah : NULL;
 }
 
 /* Take the SQ's new WQEs into srnic: how many. */
@@ -253,11 +323,25 @@ dp_sq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 			sg[0].lkey = 0;
 			wr.num_sge = w.num_sge > 0;
 		} else {
-			if (!dp_sges(o, q, &w, sg))
+			if (!dp_sges(o, &w, sg)) {
+				dp_qp_fail(q, "more SGEs than a WQE holds", srnic_qp_num(q->sqp));
 				return n;
+			}
 			wr.num_sge = (int)w.num_sge;
 		}
-		if (wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		if (q->ud) {
+			struct srnd_ah *ah = dp_ah(o, w.ah);
+
+			if (ah == NULL) {
+				dp_qp_fail(q, "a UD WQE names no AH of the session",
+					   srnic_qp_num(q->sqp));
+				break;
+			}
+			wr.wr.ud.ah = srnic_ah_ibv(ah->sah);
+			wr.wr.ud.remote_qpn = w.remote_qpn;
+			wr.wr.ud.remote_qkey = w.remote_qkey;
+		} else if (wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+			   wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 			wr.wr.atomic.remote_addr = w.remote_addr;
 			wr.wr.atomic.rkey = w.rkey;
 			wr.wr.atomic.compare_add = w.compare_add;
@@ -282,40 +366,85 @@ dp_sq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 	return n;
 }
 
-static unsigned int
-dp_rq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
+/* An SRQ's error (a bad index or WQE): its ring ignored from now on */
+static void
+dp_srq_fail(struct srnd_srq *s, const char *why)
 {
-	uint32_t head = __atomic_load_n(&r->rq_head.v, __ATOMIC_ACQUIRE), n = 0;
+	atomic_store(&s->err, true);
+	atomic_fetch_add_explicit(&counts.bad_ring, 1, memory_order_relaxed);
+	srnd_log("SRQ %u in error: %s", srnic_srq_num(s->ssrq), why);
+}
+
+/* A bad receive ring: a QP's RQ puts the QP in ERR, an SRQ's the SRQ */
+static void
+dp_recv_fail(struct srnd_qp *q, struct srnd_srq *s, const char *why)
+{
+	if (q != NULL)
+		dp_qp_fail(q, why, srnic_qp_num(q->sqp));
+	else
+		dp_srq_fail(s, why);
+}
+
+/* Take a receive ring's new WQEs into srnic: a QP's RQ (q) or an SRQ's
+ * ring (s), one ownership for both: the head read once and never trusted
+ * past the ring, each WQE copied before it is read. How many. */
+static unsigned int
+dp_recv(struct srnd_objs *o, struct srnd_qp *q, struct srnd_srq *s)
+{
+	struct svc_idx *head_line, *tail_line;
 	struct ibv_sge sg[SVC_WQE_SGE_MAX];
 	struct ibv_recv_wr wr, *bad;
+	uint32_t head, size, *next, n = 0;
+	const struct svc_wqe *slots;
 	struct svc_wqe w;
 	int rc;
 
-	if (head - q->rq_next > q->rq_size) {
-		dp_qp_fail(q, "RQ head beyond the ring", srnic_qp_num(q->sqp));
+	if (q != NULL) {
+		struct svc_qp_ring *r = &o->shm->qp[q->ring];
+
+		head_line = &r->rq_head;
+		tail_line = &r->rq_tail;
+		slots = r->rq;
+		size = q->rq_size;
+		next = &q->rq_next;
+	} else {
+		struct svc_srq_ring *r = &o->shm->srq[s->ring];
+
+		head_line = &r->head;
+		tail_line = &r->tail;
+		slots = r->rq;
+		size = s->size;
+		next = &s->next;
+	}
+	head = __atomic_load_n(&head_line->v, __ATOMIC_ACQUIRE);
+	if (head - *next > size) {
+		dp_recv_fail(q, s, "receive head beyond the ring");
 		return 0;
 	}
-	while (q->rq_next != head) {
-		memcpy(&w, &r->rq[q->rq_next & (q->rq_size - 1)], sizeof(w));
-		if (!dp_sges(o, q, &w, sg))
-			return n;
+	while (*next != head) {
+		memcpy(&w, &slots[*next & (size - 1)], sizeof(w));
+		if (!dp_sges(o, &w, sg)) {
+			dp_recv_fail(q, s, "more SGEs than a WQE holds");
+			break;
+		}
 		memset(&wr, 0, sizeof(wr));
 		wr.wr_id = w.wr_id;
 		wr.sg_list = sg;
 		wr.num_sge = (int)w.num_sge;
-		rc = srnic_post_recv(q->sqp, &wr, &bad);
+		rc = q != NULL ? srnic_post_recv(q->sqp, &wr, &bad) :
+				 srnic_post_srq_recv(s->ssrq, &wr, &bad);
 		if (rc == ENOMEM) {
-			o->pending = true;
+			o->pending = true;  /* srnic's queue is full: again at the next poll */
 			break;
 		}
 		if (rc != 0) {
-			dp_qp_fail(q, "a receive WQE srnic refused", srnic_qp_num(q->sqp));
+			dp_recv_fail(q, s, "a receive WQE srnic refused");
 			break;
 		}
-		q->rq_next++;
+		(*next)++;
 		n++;
 	}
-	__atomic_store_n(&r->rq_tail.v, q->rq_next, __ATOMIC_RELEASE);
+	__atomic_store_n(&tail_line->v, *next, __ATOMIC_RELEASE);
 	return n;
 }
 
@@ -396,8 +525,16 @@ srnd_dpath_poll(struct srnd *d)
 
 				if (q == NULL || q->err)
 					continue;
-				n += dp_rq(o, q, &o->shm->qp[q->ring]);
+				if (q->srq == 0)
+					n += dp_recv(o, q, NULL);
 				n += dp_sq(o, q, &o->shm->qp[q->ring]);
+			}
+			for (k = 0; k < SVC_SESSION_SRQS_MAX; k++) {
+				struct srnd_srq *s = atomic_load_explicit(&o->esrq[k],
+									  memory_order_acquire);
+
+				if (s != NULL && !atomic_load_explicit(&s->err, memory_order_relaxed))
+					n += dp_recv(o, NULL, s);
 			}
 			if (n > 0)
 				atomic_store_explicit(&o->wqes, atomic_load_explicit(&o->wqes,
@@ -430,7 +567,7 @@ srnd_engine_quiesce(struct srnd *d)
 }
 
 static int
-shm_map(struct srnd_objs *o)
+shm_map(struct srnd_objs *o, int *async_fd)
 {
 	size_t size = sizeof(struct svc_shm);
 	unsigned int i;
@@ -453,6 +590,8 @@ shm_map(struct srnd_objs *o)
 		return -errno;
 	}
 	o->shm_fd = fd;
+	o->async_fd = *async_fd;    /* kept (-1: none, no async events): the control thread's */
+	*async_fd = -1;
 	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
 		struct srnd_objs *none = NULL;
 
@@ -607,6 +746,9 @@ create_cq(struct srnd *d, struct srnd_objs *o, const struct svc_create_cq_req *q
 	sl->cq.prod = 0;
 	sl->cq.ch = ch != NULL ? q->channel : 0;
 	sl->cq.ev_fd = ch != NULL ? ch->ch.fd : -1;
+	sl->cq.src.o = o;
+	sl->cq.src.handle = obj_handle(K_CQ, sl, idx);
+	srnic_cq_set_user(sl->cq.scq, &sl->cq.src);
 	if (ch != NULL)
 		ch->ch.users++;
 	memset(&o->shm->cq[idx], 0, offsetof(struct svc_cq_ring, cqe));
@@ -656,7 +798,7 @@ static int
 create_qp(struct srnd_objs *o, const struct svc_create_qp_req *q, struct svc_create_qp_rep *rep)
 {
 	struct srnic_qp_init_attr a, got;
-	struct srnd_slot *sl, *scq, *rcq;
+	struct srnd_slot *sl, *scq, *rcq, *srq = NULL;
 	struct svc_qp_cap cap = q->cap;
 	struct ibv_qp_attr qa;
 	struct srnd_pd *pd;
@@ -670,7 +812,9 @@ create_qp(struct srnd_objs *o, const struct svc_create_qp_req *q, struct svc_cre
 	rcq = obj_get(o, K_CQ, q->recv_cq);
 	if (scq == NULL || rcq == NULL)
 		return -EBADF;
-	if (q->qp_type != IBV_QPT_RC && q->qp_type != IBV_QPT_UC)
+	if (q->srq != 0 && (srq = obj_get(o, K_SRQ, q->srq)) == NULL)
+		return -EBADF;
+	if (q->qp_type != IBV_QPT_RC && q->qp_type != IBV_QPT_UC && q->qp_type != IBV_QPT_UD)
 		return -EOPNOTSUPP;
 	if (cap.max_send_wr > SVC_RING_WR_MAX || cap.max_recv_wr > SVC_RING_WR_MAX ||
 	    cap.max_send_sge > SVC_WQE_SGE_MAX || cap.max_recv_sge > SVC_WQE_SGE_MAX ||
@@ -690,6 +834,11 @@ create_qp(struct srnd_objs *o, const struct svc_create_qp_req *q, struct svc_cre
 	a.max_inline_data = cap.max_inline_data;
 	a.sq_sig_all = q->sq_sig_all != 0;
 	a.qp_type = (enum ibv_qp_type)q->qp_type;
+	if (srq != NULL) {
+		a.comp_mask = SRNIC_QP_INIT_ATTR_SRQ;
+		a.srq = srq->srq.ssrq;
+		cap.max_recv_wr = cap.max_recv_sge = 0;  /* as verbs reports them */
+	}
 	sl->qp.sqp = srnic_create_qp(pd->spd, &a);
 	if (sl->qp.sqp == NULL)
 		return -(rte_errno != 0 ? rte_errno : EINVAL);
@@ -707,6 +856,13 @@ create_qp(struct srnd_objs *o, const struct svc_create_qp_req *q, struct svc_cre
 	sl->qp.rq_size = cap.max_recv_wr;
 	sl->qp.sq_next = sl->qp.rq_next = 0;
 	sl->qp.err = false;
+	sl->qp.ud = q->qp_type == IBV_QPT_UD;
+	sl->qp.srq = srq != NULL ? q->srq : 0;
+	if (srq != NULL)
+		srq->srq.users++;
+	sl->qp.src.o = o;
+	sl->qp.src.handle = obj_handle(K_QP, sl, idx);
+	srnic_qp_set_user(sl->qp.sqp, &sl->qp.src);
 	sl->qp.pd = q->pd;
 	sl->qp.scq = q->send_cq;
 	sl->qp.rcq = q->recv_cq;
@@ -751,9 +907,160 @@ destroy_qp(struct srnd *d, struct srnd_objs *o, struct srnd_slot *sl)
 		c->cq.users--;
 	if ((c = obj_get(o, K_CQ, sl->qp.rcq)) != NULL)
 		c->cq.users--;
+	if ((c = obj_get(o, K_SRQ, sl->qp.srq)) != NULL)
+		c->srq.users--;
 	sl->used = false;
 	atomic_fetch_sub(&counts.qps, 1);
 	return 0;
+}
+
+static int
+create_ah(struct srnd_objs *o, const struct svc_create_ah_req *q, struct svc_handle_rep *rep)
+{
+	struct ibv_ah_attr attr = q->attr;
+	struct srnd_slot *sl;
+	struct srnd_pd *pd;
+	unsigned int idx;
+	int rc;
+
+	rc = pd_of(o, q->pd, &pd);
+	if (rc != 0)
+		return rc;
+	sl = obj_new(o, K_AH, &idx);
+	if (sl == NULL)
+		return -ENOSPC;
+	sl->ah.sah = srnic_create_ah(pd->spd, &attr);
+	if (sl->ah.sah == NULL)
+		return -(rte_errno != 0 ? rte_errno : EINVAL);
+	sl->used = true;
+	sl->ah.pd = q->pd;
+	sl->ah.handle = obj_handle(K_AH, sl, idx);
+	pd->users++;
+	counts.ahs++;
+	atomic_store_explicit(&o->eah[idx], &sl->ah, memory_order_release);
+	rep->handle = sl->ah.handle;
+	return 0;
+}
+
+/* Destroy an AH or an SRQ the engine finds by its published pointer: out
+ * of the engine's sight first (a pass waited out), so a WQE it takes after
+ * finds none (the WRs srnic took before an AH's end carry their own copy
+ * of the address); published again if srnic refuses. 0 or srnic's error. */
+static int
+obj_retire(struct srnd *d, struct srnd_objs *o, unsigned int kind, struct srnd_slot *sl)
+{
+	void *_Atomic *pub = kind == K_AH ? &o->eah[sl - o->ah] : &o->esrq[sl - o->srq];
+	void *seen = atomic_load(pub);
+	struct srnd_pd *pd;
+	int rc;
+
+	if (seen != NULL) {
+		atomic_store_explicit(pub, NULL, memory_order_release);
+		srnd_engine_quiesce(d);
+	}
+	rc = kind == K_AH ? srnic_destroy_ah(sl->ah.sah) : srnic_destroy_srq(sl->srq.ssrq);
+	if (rc < 0) {
+		atomic_store_explicit(pub, seen, memory_order_release);
+		return rc;
+	}
+	if (pd_of(o, kind == K_AH ? sl->ah.pd : sl->srq.pd, &pd) == 0)
+		pd->users--;
+	sl->used = false;
+	if (kind == K_AH)
+		counts.ahs--;
+	else
+		counts.srqs--;
+	return 0;
+}
+
+static int
+create_srq(struct srnd *d, struct srnd_objs *o, const struct svc_create_srq_req *q,
+	   struct svc_create_srq_rep *rep)
+{
+	struct ibv_srq_init_attr ia;
+	struct srnd_slot *sl;
+	struct srnd_pd *pd;
+	unsigned int idx;
+	uint32_t size;
+	int rc;
+
+	rc = pd_of(o, q->pd, &pd);
+	if (rc != 0)
+		return rc;
+	if (q->max_wr < 1 || q->max_wr > SVC_RING_WR_MAX || q->max_sge > SVC_WQE_SGE_MAX)
+		return -EINVAL;
+	size = pow2_at_least(q->max_wr);
+	if (q->srq_limit > size)
+		return -EINVAL;
+	sl = obj_new(o, K_SRQ, &idx);
+	if (sl == NULL)
+		return -ENOSPC;
+	memset(&ia, 0, sizeof(ia));
+	ia.attr.max_wr = size;
+	ia.attr.max_sge = q->max_sge;
+	ia.attr.srq_limit = q->srq_limit;
+	sl->srq.ssrq = srnic_create_srq(pd->spd, &ia, d->dev.eng);
+	if (sl->srq.ssrq == NULL)
+		return -(rte_errno != 0 ? rte_errno : EINVAL);
+	sl->used = true;
+	sl->srq.ring = idx;
+	sl->srq.size = size;
+	sl->srq.next = 0;
+	sl->srq.pd = q->pd;
+	atomic_store(&sl->srq.err, false);
+	sl->srq.src.o = o;
+	sl->srq.src.handle = obj_handle(K_SRQ, sl, idx);
+	srnic_srq_set_user(sl->srq.ssrq, &sl->srq.src);
+	pd->users++;
+	counts.srqs++;
+	memset(&o->shm->srq[idx], 0, offsetof(struct svc_srq_ring, rq));
+	atomic_store_explicit(&o->esrq[idx], &sl->srq, memory_order_release);
+	rep->handle = sl->srq.src.handle;
+	rep->ring = idx;
+	rep->size = size;
+	rep->max_sge = ia.attr.max_sge < SVC_WQE_SGE_MAX ? ia.attr.max_sge : SVC_WQE_SGE_MAX;
+	rep->srq_num = srnic_srq_num(sl->srq.ssrq);
+	rep->offset = offsetof(struct svc_shm, srq) + idx * sizeof(struct svc_srq_ring);
+	return 0;
+}
+
+static int
+destroy_srq(struct srnd *d, struct srnd_objs *o, struct srnd_slot *sl)
+{
+	if (sl->srq.users != 0)
+		return -EBUSY;  /* as rxe: the QPs on it first */
+	return obj_retire(d, o, K_SRQ, sl);
+}
+
+static int
+serve_srq(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd_rep *rep)
+{
+	const struct svc_handle_req *q = msg;
+	struct srnd_slot *sl = obj_get(o, K_SRQ, q->handle);
+	struct ibv_srq_attr a;
+	int rc;
+
+	if (sl == NULL)
+		return -EBADF;
+	switch (q->h.type) {
+	case SVC_MODIFY_SRQ: {
+		const struct svc_modify_srq_req *m = msg;
+
+		/* the limit only: the ring is made once (as mlx5's SRQs) */
+		if ((m->mask & ~IBV_SRQ_LIMIT) != 0)
+			return -EINVAL;
+		a = m->attr;
+		if (a.srq_limit > sl->srq.size)
+			return -EINVAL;
+		return srnic_modify_srq(sl->srq.ssrq, &a, m->mask);
+	}
+	case SVC_QUERY_SRQ:
+		rc = srnic_query_srq(sl->srq.ssrq, &rep->query_srq.attr);
+		rep->query_srq.attr.max_wr = sl->srq.size;
+		return rc;
+	default:
+		return destroy_srq(d, o, sl);
+	}
 }
 
 struct srnd_objs *
@@ -764,6 +1071,7 @@ srnd_objs_new(void)
 	if (o == NULL)
 		return NULL;
 	o->shm_fd = -1;
+	o->async_fd = -1;
 	o->live = -1;
 	o->gen = 1;
 	return o;
@@ -784,7 +1092,7 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 		return -EPERM;      /* the rings first: MAP_SHM */
 	switch (h.type) {
 	case SVC_MAP_SHM:
-		rc = shm_map(o);
+		rc = shm_map(o, rx_fd);
 		if (rc == 0) {
 			rep->shm.size = sizeof(struct svc_shm);
 			*tx_fd = o->shm_fd;
@@ -898,6 +1206,20 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 		sl = obj_get(o, K_QP, q->handle);
 		return sl == NULL ? -EBADF : destroy_qp(d, o, sl);
 	}
+	case SVC_CREATE_AH:
+		return create_ah(o, msg, &rep->handle);
+	case SVC_CREATE_SRQ:
+		return create_srq(d, o, msg, &rep->create_srq);
+	case SVC_MODIFY_SRQ:
+	case SVC_QUERY_SRQ:
+	case SVC_DESTROY_SRQ:
+		return serve_srq(d, o, msg, rep);
+	case SVC_DESTROY_AH: {
+		const struct svc_handle_req *q = msg;
+
+		sl = obj_get(o, K_AH, q->handle);
+		return sl == NULL ? -EBADF : obj_retire(d, o, K_AH, sl);
+	}
 	}
 	(void)pd;
 	return -EINVAL;
@@ -920,6 +1242,10 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 		atomic_store(&o->eqp[i], NULL);
 	for (i = 0; i < SVC_SESSION_CQS_MAX; i++)
 		atomic_store(&o->ecq[i], NULL);
+	for (i = 0; i < SVC_SESSION_AHS_MAX; i++)
+		atomic_store(&o->eah[i], NULL);
+	for (i = 0; i < SVC_SESSION_SRQS_MAX; i++)
+		atomic_store(&o->esrq[i], NULL);
 	srnd_engine_quiesce(d);
 	for (i = 0; i < SVC_SESSION_QPS_MAX; i++) {
 		if (o->qp[i].used) {
@@ -928,6 +1254,12 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 				srnd_log("reclaim: a QP could not be destroyed");
 		}
 	}
+	for (i = 0; i < SVC_SESSION_SRQS_MAX; i++)
+		if (o->srq[i].used && destroy_srq(d, o, &o->srq[i]) != 0)
+			srnd_log("reclaim: an SRQ could not be destroyed");
+	for (i = 0; i < SVC_SESSION_AHS_MAX; i++)
+		if (o->ah[i].used && obj_retire(d, o, K_AH, &o->ah[i]) != 0)
+			srnd_log("reclaim: an AH could not be destroyed");
 	for (i = 0; i < SVC_SESSION_CQS_MAX; i++)
 		if (o->cq[i].used && destroy_cq(d, o, &o->cq[i]) != 0)
 			srnd_log("reclaim: a CQ could not be destroyed");
@@ -946,6 +1278,8 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 			counts.pds--;
 		}
 	}
+	if (o->async_fd >= 0)
+		close(o->async_fd);
 	if (o->shm != NULL) {
 		munmap(o->shm, sizeof(struct svc_shm));
 		close(o->shm_fd);
@@ -966,6 +1300,75 @@ srnd_objs_fatal(struct srnd_objs *o)
 	for (i = 0; i < SVC_SESSION_CHANNELS_MAX; i++)
 		if (o->ch[i].used && write(o->ch[i].ch.fd, &one, sizeof(one)) != sizeof(one))
 			atomic_fetch_add_explicit(&counts.bad_ring, 1, memory_order_relaxed);
+	/* a waiter in ibv_get_async_event wakes to IBV_EVENT_DEVICE_FATAL */
+	if (o->async_fd >= 0 && write(o->async_fd, &one, sizeof(one)) != sizeof(one))
+		counts.async_drop++;
+}
+
+/* One event into the session's async ring, then its eventfd (the control
+ * thread's: the one writer of the ring's prod). */
+static void
+ev_push(struct srnd_objs *o, uint32_t type, uint32_t handle)
+{
+	struct svc_ev_ring *r = &o->shm->async;
+	uint32_t cons = __atomic_load_n(&r->cons.v, __ATOMIC_ACQUIRE);
+	uint64_t one = 1;
+
+	if (o->async_fd < 0)
+		return;
+	if (o->ev_prod - cons >= SVC_ASYNC_RING) {
+		/* not taken (or a cons the daemon never gave): dropped */
+		counts.async_drop++;
+		return;
+	}
+	r->ev[o->ev_prod & (SVC_ASYNC_RING - 1)] = (struct svc_async_ev){ type, handle };
+	__atomic_store_n(&r->prod.v, ++o->ev_prod, __ATOMIC_RELEASE);
+	if (write(o->async_fd, &one, sizeof(one)) != sizeof(one))
+		counts.async_drop++;
+	else
+		counts.async_events++;
+}
+
+void
+srnd_objs_async(const struct srnic_async_event *ev)
+{
+	const struct srnd_evsrc *src = ev->user;
+	struct srnd_objs *o;
+	unsigned int i;
+
+	if (ev->event_type == IBV_EVENT_PORT_ACTIVE || ev->event_type == IBV_EVENT_PORT_ERR) {
+		/* the port's: every session holding the device open */
+		for (i = 0; i < SRND_SESSIONS_MAX; i++) {
+			o = atomic_load(&dp_live[i]);
+			if (o != NULL)
+				ev_push(o, ev->event_type, ev->port_num);
+		}
+		return;
+	}
+	/* an object's: its session's (none for the daemon's own QP1, nor for
+	 * an object destroyed since: srnic gives no pointer then) */
+	if (src != NULL)
+		ev_push(src->o, ev->event_type, src->handle);
+}
+
+void
+srnd_objs_watch(void)
+{
+	struct srnd_objs *o;
+	unsigned int i, k;
+
+	/* an SRQ the engine found in error: its session told once */
+	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
+		o = atomic_load(&dp_live[i]);
+		for (k = 0; o != NULL && k < SVC_SESSION_SRQS_MAX; k++) {
+			struct srnd_srq *s = &o->srq[k].srq;
+
+			if (o->srq[k].used && atomic_load(&s->err) && !s->err_told) {
+				s->err_told = true;
+				ev_push(o, IBV_EVENT_SRQ_ERR, s->src.handle);
+			}
+		}
+	}
 }
 
 unsigned int
@@ -986,5 +1389,9 @@ srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs, 
 		n += o->pd[i].used;
 	for (i = 0; i < SVC_SESSION_CQS_MAX; i++)
 		n += o->cq[i].used;
+	for (i = 0; i < SVC_SESSION_AHS_MAX; i++)
+		n += o->ah[i].used;
+	for (i = 0; i < SVC_SESSION_SRQS_MAX; i++)
+		n += o->srq[i].used;
 	return n + *qps + *mrs;
 }

@@ -301,10 +301,13 @@ status_text(struct srnd *d, char *t, size_t n)
 	ADD("sessions %u closed_bad %" PRIu64 " (closed for a bad message)\n", nb_sessions,
 	    closed_bad);
 	ADD("objects pds %" PRIu64 " cqs %" PRIu64 " qps %" PRIu64 " mrs %" PRIu64
-	    " mr_bytes %" PRIu64 " shm_bytes %" PRIu64 " bad_ring %" PRIu64 "\n",
+	    " mr_bytes %" PRIu64 " shm_bytes %" PRIu64 " bad_ring %" PRIu64 " ahs %" PRIu64
+	    " srqs %" PRIu64 "\n",
 	    srnd_counts()->pds, srnd_counts()->cqs, atomic_load(&srnd_counts()->qps),
 	    srnd_counts()->mrs, srnd_counts()->mr_bytes, srnd_counts()->shm_bytes,
-	    atomic_load(&srnd_counts()->bad_ring));
+	    atomic_load(&srnd_counts()->bad_ring), srnd_counts()->ahs, srnd_counts()->srqs);
+	ADD("async_events %" PRIu64 " async_drop %" PRIu64 "\n", srnd_counts()->async_events,
+	    srnd_counts()->async_drop);
 	off += srnd_cm_status(d, t + off, n - off);
 	ADD("mrs_elsewhere %" PRIu64 " (MRs mapped elsewhere than the program's addresses, "
 	    "registered at them)\n", srnd_counts()->mrs_elsewhere);
@@ -338,6 +341,10 @@ session_limits(struct ibv_device_attr *a)
 	CLAMP(max_qp_wr, SVC_RING_WR_MAX);
 	CLAMP(max_cqe, SVC_RING_CQE_MAX - 1);
 	CLAMP(max_sge, SVC_WQE_SGE_MAX);
+	CLAMP(max_ah, SVC_SESSION_AHS_MAX);
+	CLAMP(max_srq, SVC_SESSION_SRQS_MAX);
+	CLAMP(max_srq_wr, SVC_RING_WR_MAX);
+	CLAMP(max_srq_sge, SVC_WQE_SGE_MAX);
 #undef CLAMP
 	a->max_mr_size = RTE_MIN(a->max_mr_size, SVC_SESSION_MR_BYTES_MAX);
 }
@@ -449,6 +456,17 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 		status_text(d, rep->status.text, sizeof(rep->status.text));
 		rep->h.len = (uint32_t)(sizeof(rep->h) + strlen(rep->status.text) + 1);
 		return NULL;
+	case SVC_INIT_AH_FROM_WC: {
+		const struct svc_init_ah_req *q = msg;
+		struct ibv_wc wc = q->wc;
+
+		/* srnic reads the GRH area and the CQE's flags, nothing else */
+		_Static_assert(SVC_GRH_LEN == SRNIC_GRH_LEN, "the GRH area is srnic's");
+		st = handle_check(s, q->dev);
+		if (st == 0)
+			st = srnic_init_ah_from_wc(d->dev.sdev, &wc, q->grh, &rep->init_ah.attr);
+		break;
+	}
 	case SVC_MAP_SHM:
 	case SVC_ALLOC_PD:
 	case SVC_CREATE_CQ:
@@ -471,6 +489,12 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 	case SVC_QUERY_QP:
 	case SVC_DESTROY_QP:
 	case SVC_DESTROY_CHANNEL:
+	case SVC_CREATE_AH:
+	case SVC_DESTROY_AH:
+	case SVC_CREATE_SRQ:
+	case SVC_MODIFY_SRQ:
+	case SVC_QUERY_SRQ:
+	case SVC_DESTROY_SRQ:
 		srnd_self = d;
 		if (s->objs == NULL && (s->objs = srnd_objs_new()) == NULL) {
 			st = -ENOMEM;

@@ -83,8 +83,9 @@ void srnd_engine_quiesce(struct srnd *d);
 struct srnd_objs;
 /* the daemon's totals (status): what every session holds */
 struct srnd_counts {
-	uint64_t pds, cqs, mrs, mr_bytes, shm_bytes;
+	uint64_t pds, cqs, mrs, mr_bytes, shm_bytes, ahs, srqs;
 	uint64_t mrs_elsewhere;     /* MRs ever mapped elsewhere than the program's addresses */
+	uint64_t async_events, async_drop;  /* events given to sessions, dropped at a full ring */
 	_Atomic uint64_t qps;
 	_Atomic uint64_t bad_ring;  /* a bad index or WQE in a session's ring (its QP to ERR) */
 };
@@ -101,6 +102,13 @@ void srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o);
  * state line, and each of its completion channels' eventfds written (a
  * waiter in ibv_get_cq_event wakes to its end) */
 void srnd_objs_fatal(struct srnd_objs *o);
+/* The control thread: one of srnic's async events to the session of its
+ * object (its QP, CQ or SRQ), a port's to every session. */
+struct srnic_async_event;
+void srnd_objs_async(const struct srnic_async_event *ev);
+/* The control thread's look at its sessions (with the port's): an SRQ
+ * the engine put in error is told to its session (IBV_EVENT_SRQ_ERR). */
+void srnd_objs_watch(void);
 /* objects held (all kinds), of which QPs and MRs; the WQEs taken from its rings */
 unsigned int srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs,
 			    uint64_t *wqes);
@@ -139,6 +147,9 @@ union srnd_rep {
 	struct svc_create_qp_rep create_qp;
 	struct svc_query_qp_rep query_qp;
 	struct svc_cm_qp_attr_rep cm_qp_attr;
+	struct svc_create_srq_rep create_srq;
+	struct svc_query_srq_rep query_srq;
+	struct svc_init_ah_rep init_ah;
 };
 
 /* cm.c: rdma_cm in the daemon, a session's CM ids (doc/srnicd.md section 7) */

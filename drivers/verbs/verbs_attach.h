@@ -24,6 +24,9 @@ struct sva_qp;
 struct sva_mr;
 struct sva_channel;
 
+/* the objects of a context async events may name: its QPs, CQs and SRQs */
+#define SVA_EVOBJ_MAX (SVC_SESSION_QPS_MAX + SVC_SESSION_CQS_MAX + SVC_SESSION_SRQS_MAX)
+
 /* An open context on an attached device: a session with the daemon. */
 struct sva_context {
 	struct verbs_context vctx;  /* ibv_context last, as rdma-core's layout needs */
@@ -43,6 +46,14 @@ struct sva_context {
 	struct sva_qp *qp[SVC_SESSION_QPS_MAX];
 	struct sva_channel *ch[SVC_SESSION_CHANNELS_MAX];
 	struct sva_mr *mrs;
+	/* async events: the ring's cons, and the objects an event may name
+	 * (registered at create, taken out at destroy, under ev_lock) */
+	pthread_mutex_t ev_lock;
+	uint32_t ev_cons;
+	struct sva_evobj {
+		void *obj;          /* struct sva_qp, sva_cq, sva_srq */
+		uint32_t handle;
+	} evobj[SVA_EVOBJ_MAX];
 };
 
 static inline struct sva_context *
@@ -77,6 +88,15 @@ int sva_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 int sva_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		 struct ibv_qp_init_attr *init_attr);
 int sva_destroy_qp(struct ibv_qp *qp);
+struct ibv_ah *sva_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int sva_destroy_ah(struct ibv_ah *ah);
+int sva_init_ah_from_wc(struct ibv_context *context, const struct ibv_wc *wc, const void *grh,
+			struct ibv_ah_attr *attr);
+int sva_get_async_event(struct ibv_context *context, struct ibv_async_event *event);
+struct ibv_srq *sva_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
+int sva_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
+int sva_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+int sva_destroy_srq(struct ibv_srq *srq);
 
 /* verbs_attach_fatal.c: the session's end, however it comes (the
  * daemon's clean stop writes shm->state FATAL; its death, or the session
@@ -101,7 +121,6 @@ void sva_watch_del(struct sva_context *ctx);
 /* IBV_EVENT_DEVICE_FATAL once the session ended and it was not handed
  * out yet: true and *event filled (an async event ring asks this first) */
 bool sva_async_fatal(struct sva_context *ctx, struct ibv_async_event *event);
-int sva_get_async_event(struct ibv_context *context, struct ibv_async_event *event);
 /* verbs_attach_dp.c: the context's channels woken, and in a fork()ed
  * child its objects made the child's copies (sva_objs_lock held) */
 void sva_dp_wake(struct sva_context *ctx);

@@ -49,6 +49,7 @@ struct sva_cq {
 	uint32_t ev_seen;           /* under its channel's lock */
 	struct sva_qp *last;        /* under lock: the QP of the last CQE */
 	bool fatal_ev;              /* under its channel's lock: the session's end told */
+	uint32_t events_reported;   /* async events handed out (ibcq.mutex) */
 };
 
 /* A completion channel: its eventfd (the daemon writes it once per event)
@@ -72,6 +73,22 @@ struct sva_shadow {
 /* Outstanding WQEs: at most the ring's (not taken yet) and srnic's queue
  * of the same size (taken, not completed) */
 #define SVA_SHADOW_RINGS 2
+/* An SRQ: its ring in the session's memory, posted as an RQ is. */
+struct sva_srq {
+	struct ibv_srq ibsrq;
+	uint32_t handle;
+	struct svc_srq_ring *ring;
+	pthread_spinlock_t lock;    /* posters */
+	uint32_t size, head, max_sge, srq_num;
+	uint32_t *db;
+	uint32_t events_reported;   /* async events handed out (ibsrq.mutex) */
+};
+
+/* A UD address handle: the daemon's handle, which a UD WQE names. */
+struct sva_ah {
+	struct ibv_ah ibah;
+	uint32_t handle;
+};
 
 struct sva_qp {
 	struct ibv_qp ibqp;
@@ -87,6 +104,7 @@ struct sva_qp {
 	 * sq_done by the send CQ's pollers, rq_done by the receive CQ's */
 	struct sva_shadow *sq_sh, *rq_sh;
 	uint32_t sq_done, rq_done;
+	uint32_t events_reported;   /* async events handed out (ibqp.mutex) */
 };
 
 #define SVA_OF(type, p, member) ((type *)((char *)(p) - offsetof(type, member)))
@@ -133,9 +151,11 @@ sva_dp_open(struct sva_context *ctx)
 	int fd = -1, rc;
 	void *p;
 
+	pthread_mutex_init(&ctx->ev_lock, NULL);
 	req_init(&q, SVC_MAP_SHM);
 	q.handle = ctx->handle;
-	rc = sva_call_fd(ctx, &q, -1, &r, sizeof(r), &fd);
+	/* the context's async_fd: the daemon writes it once per async event */
+	rc = sva_call_fd(ctx, &q, ctx->vctx.context.async_fd, &r, sizeof(r), &fd);
 	if (rc != 0)
 		return rc;
 	if (fd < 0 || r.size != sizeof(struct svc_shm)) {
@@ -161,6 +181,143 @@ sva_dp_close(struct sva_context *ctx)
 	if (ctx->shm != NULL)
 		munmap(ctx->shm, sizeof(struct svc_shm));
 	ctx->shm = NULL;
+	pthread_mutex_destroy(&ctx->ev_lock);
+}
+
+/* ---- async events ---- */
+
+_Static_assert(SVA_EVOBJ_MAX >= SVC_SESSION_QPS_MAX + SVC_SESSION_CQS_MAX + SVC_SESSION_SRQS_MAX,
+	       "a context's QPs, CQs and SRQs fit its event table");
+
+/* An object events may name from now on. */
+static void
+evobj_add(struct sva_context *ctx, void *obj, uint32_t handle)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&ctx->ev_lock);
+	for (i = 0; i < SVA_EVOBJ_MAX; i++) {
+		if (ctx->evobj[i].obj == NULL) {
+			ctx->evobj[i].obj = obj;
+			ctx->evobj[i].handle = handle;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ctx->ev_lock);
+}
+
+/* A destroyed object: no event names it after this, and its destroy
+ * returns once the events handed out are acknowledged (rdma-core's
+ * contract: events_completed reaches what was reported). */
+static void
+evobj_del(struct sva_context *ctx, void *obj, pthread_mutex_t *mu, pthread_cond_t *cond,
+	  const uint32_t *completed, const uint32_t *reported)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&ctx->ev_lock);
+	for (i = 0; i < SVA_EVOBJ_MAX; i++)
+		if (ctx->evobj[i].obj == obj)
+			ctx->evobj[i].obj = NULL;
+	pthread_mutex_unlock(&ctx->ev_lock);
+	pthread_mutex_lock(mu);
+	while (*completed != *reported)
+		pthread_cond_wait(cond, mu);
+	pthread_mutex_unlock(mu);
+}
+
+static void *
+evobj_find(struct sva_context *ctx, uint32_t handle)
+{
+	unsigned int i;
+
+	for (i = 0; i < SVA_EVOBJ_MAX; i++)
+		if (ctx->evobj[i].obj != NULL && ctx->evobj[i].handle == handle)
+			return ctx->evobj[i].obj;
+	return NULL;
+}
+
+static bool
+event_is_port(enum ibv_event_type t)
+{
+	return t == IBV_EVENT_PORT_ACTIVE || t == IBV_EVENT_PORT_ERR ||
+	       t == IBV_EVENT_LID_CHANGE || t == IBV_EVENT_PKEY_CHANGE ||
+	       t == IBV_EVENT_SM_CHANGE || t == IBV_EVENT_CLIENT_REREGISTER ||
+	       t == IBV_EVENT_GID_CHANGE || t == IBV_EVENT_DEVICE_FATAL;
+}
+
+/* The next event of the context's ring: the eventfd (a semaphore, one
+ * read per event the daemon wrote; blocking unless the program made the
+ * fd non-blocking, as rdma-core), then the entry. An event naming an
+ * object destroyed since is passed over. Once the session ended
+ * (verbs_attach_fatal.c, which writes the eventfd too):
+ * IBV_EVENT_DEVICE_FATAL once, then EIO, as the kernel's event file of a
+ * disassociated device. */
+int
+sva_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
+{
+	struct sva_context *ctx = sva_ctx(context);
+	struct svc_ev_ring *r = &ctx->shm->async;
+	struct svc_async_ev e;
+	uint64_t v;
+	void *obj;
+
+	for (;;) {
+		if (sva_async_fatal(ctx, event))
+			return 0;
+		if (sva_dead(ctx)) {
+			errno = EIO;
+			return -1;
+		}
+		if (read(context->async_fd, &v, sizeof(v)) != sizeof(v))
+			return -1;
+		pthread_mutex_lock(&ctx->ev_lock);
+		if (ctx->ev_cons == __atomic_load_n(&r->prod.v, __ATOMIC_ACQUIRE)) {
+			pthread_mutex_unlock(&ctx->ev_lock);
+			continue;
+		}
+		e = r->ev[ctx->ev_cons & (SVC_ASYNC_RING - 1)];
+		__atomic_store_n(&r->cons.v, ++ctx->ev_cons, __ATOMIC_RELEASE);
+		memset(event, 0, sizeof(*event));
+		event->event_type = (enum ibv_event_type)e.type;
+		if (event_is_port(event->event_type)) {
+			event->element.port_num = (int)e.handle;
+			pthread_mutex_unlock(&ctx->ev_lock);
+			return 0;
+		}
+		obj = evobj_find(ctx, e.handle);
+		if (obj == NULL) {
+			pthread_mutex_unlock(&ctx->ev_lock);
+			continue;
+		}
+		/* counted under ev_lock: a destroy that took the object out
+		 * after this waits for this event's ack */
+		if (event->event_type == IBV_EVENT_SRQ_LIMIT_REACHED ||
+		    event->event_type == IBV_EVENT_SRQ_ERR) {
+			struct sva_srq *srq = obj;
+
+			event->element.srq = &srq->ibsrq;
+			pthread_mutex_lock(&srq->ibsrq.mutex);
+			srq->events_reported++;
+			pthread_mutex_unlock(&srq->ibsrq.mutex);
+		} else if (event->event_type == IBV_EVENT_CQ_ERR) {
+			struct sva_cq *cq = obj;
+
+			event->element.cq = &cq->ibcq;
+			pthread_mutex_lock(&cq->ibcq.mutex);
+			cq->events_reported++;
+			pthread_mutex_unlock(&cq->ibcq.mutex);
+		} else {
+			struct sva_qp *qp = obj;
+
+			event->element.qp = &qp->ibqp;
+			pthread_mutex_lock(&qp->ibqp.mutex);
+			qp->events_reported++;
+			pthread_mutex_unlock(&qp->ibqp.mutex);
+		}
+		pthread_mutex_unlock(&ctx->ev_lock);
+		return 0;
+	}
 }
 
 /* ---- PD ---- */
@@ -259,6 +416,21 @@ out:
 	return rc;
 }
 
+/* Whole pages, word by word, unseen by AddressSanitizer: a registered
+ * buffer's pages hold the allocator's redzones beside it (memalign of
+ * 1064 bytes), which the program's copy must move as they are. volatile:
+ * no loop the compiler turns back into an (intercepted) memcpy. */
+__attribute__((no_sanitize_address)) static void
+page_copy(void *dst, const void *src, size_t len)
+{
+	volatile uint64_t *d = dst;
+	const volatile uint64_t *s = src;
+	size_t i;
+
+	for (i = 0; i < len / sizeof(uint64_t); i++)
+		d[i] = s[i];
+}
+
 /* Copy [base, base + len) into a new sealed memfd and map it over the same
  * addresses, shared: the memfd, or -errno. */
 static int
@@ -280,7 +452,7 @@ reback(void *base, size_t len, int prot)
 		munmap(tmp, len);
 		goto fail;
 	}
-	memcpy(tmp, base, len);
+	page_copy(tmp, base, len);
 	munmap(tmp, len);
 	p = mmap(base, len, prot, MAP_SHARED | MAP_FIXED, fd, 0);
 	if (p == MAP_FAILED)
@@ -305,7 +477,7 @@ unback(struct sva_mr *mr)
 	if (tmp != MAP_FAILED &&
 	    mmap(mr->base, mr->maplen, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
-		memcpy(mr->base, tmp, mr->maplen);
+		page_copy(mr->base, tmp, mr->maplen);
 		mprotect(mr->base, mr->maplen, mr->prot);
 	}
 	if (tmp != MAP_FAILED)
@@ -732,6 +904,7 @@ sva_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 	cq->ibcq.handle = r.handle;
 	pthread_mutex_init(&cq->ibcq.mutex, NULL);
 	pthread_cond_init(&cq->ibcq.cond, NULL);
+	evobj_add(ctx, cq, r.handle);
 	return &cq->ibcq;
 }
 
@@ -743,6 +916,8 @@ sva_destroy_cq(struct ibv_cq *ibcq)
 
 	if (rc != 0)
 		return rc;
+	evobj_del(sva_ctx(ibcq->context), cq, &ibcq->mutex, &ibcq->cond,
+		  &ibcq->async_events_completed, &cq->events_reported);
 	if (ibcq->channel != NULL) {
 		struct sva_channel *ch = SVA_OF(struct sva_channel, ibcq->channel, ch);
 		unsigned int i;
@@ -771,9 +946,10 @@ send_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	switch (op) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
+		return true;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return true;
+		return t != IBV_QPT_UD;
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
@@ -858,6 +1034,11 @@ sva_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **
 			rc = ENOMEM;
 			break;
 		}
+		if (ibqp->qp_type == IBV_QPT_UD && (wr->wr.ud.ah == NULL ||
+						    wr->wr.ud.ah->context != ibqp->context)) {
+			rc = EINVAL;
+			break;
+		}
 		w = &qp->ring->sq[qp->sq_head & (qp->sq_size - 1)];
 		w->wr_id = wr->wr_id;
 		w->opcode = wr->opcode;
@@ -869,6 +1050,11 @@ sva_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **
 			w->rkey = wr->wr.atomic.rkey;
 			w->compare_add = wr->wr.atomic.compare_add;
 			w->swap = wr->wr.atomic.swap;
+		} else if (ibqp->qp_type == IBV_QPT_UD) {
+			/* the daemon checks the handle is this session's, live */
+			w->ah = SVA_OF(struct sva_ah, wr->wr.ud.ah, ibah)->handle;
+			w->remote_qpn = wr->wr.ud.remote_qpn;
+			w->remote_qkey = wr->wr.ud.remote_qkey;
 		} else {
 			w->remote_addr = wr->wr.rdma.remote_addr;
 			w->rkey = wr->wr.rdma.rkey;
@@ -917,7 +1103,8 @@ sva_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **
 		*bad_wr = wr;
 		return EIO;
 	}
-	if (ibqp->state == IBV_QPS_RESET) {
+	/* a QP on an SRQ takes its WQEs there (as verbs: EINVAL) */
+	if (ibqp->state == IBV_QPS_RESET || ibqp->srq != NULL) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -948,10 +1135,141 @@ sva_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **
 }
 
 static int
-sva_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+sva_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
-	*bad_wr = wr;
-	return EOPNOTSUPP;
+	struct sva_srq *srq = SVA_OF(struct sva_srq, ibsrq, ibsrq);
+	struct svc_wqe *w;
+	uint32_t tail;
+	int rc = 0;
+
+	if (unlikely(sva_dead(sva_ctx(ibsrq->context)))) {
+		sva_ctx_fatal(sva_ctx(ibsrq->context));  /* said once, waiters woken */
+		*bad_wr = wr;
+		return EIO;
+	}
+	pthread_spin_lock(&srq->lock);
+	tail = __atomic_load_n(&srq->ring->tail.v, __ATOMIC_ACQUIRE);
+	for (; wr != NULL; wr = wr->next) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->max_sge) {
+			rc = EINVAL;
+			break;
+		}
+		if (srq->head - tail >= srq->size) {
+			rc = ENOMEM;
+			break;
+		}
+		w = &srq->ring->rq[srq->head & (srq->size - 1)];
+		w->wr_id = wr->wr_id;
+		wqe_sges(w, wr->sg_list, wr->num_sge);
+		srq->head++;
+	}
+	ring_publish(&srq->ring->head.v, srq->head, srq->db);
+	pthread_spin_unlock(&srq->lock);
+	if (rc != 0)
+		*bad_wr = wr;
+	return rc;
+}
+
+struct ibv_srq *
+sva_create_srq(struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
+{
+	struct sva_context *ctx = sva_ctx(ibpd->context);
+	struct svc_create_srq_req q;
+	struct svc_create_srq_rep r;
+	struct sva_srq *srq;
+	int rc;
+
+	srq = calloc(1, sizeof(*srq));
+	if (srq == NULL)
+		return null_errno(ENOMEM);
+	req_init(&q, SVC_CREATE_SRQ);
+	q.pd = SVA_OF(struct sva_pd, ibpd, ibpd)->handle;
+	q.max_wr = attr->attr.max_wr;
+	q.max_sge = attr->attr.max_sge;
+	q.srq_limit = attr->attr.srq_limit;
+	rc = sva_call_fd(ctx, &q, -1, &r, sizeof(r), NULL);
+	if (rc != 0) {
+		free(srq);
+		return null_errno(-rc);
+	}
+	if (r.ring >= SVC_SESSION_SRQS_MAX || r.size > SVC_RING_WR_MAX ||
+	    (r.size & (r.size - 1)) != 0 || r.size == 0) {
+		free(srq);
+		return null_errno(EPROTO);
+	}
+	srq->handle = r.handle;
+	srq->ring = &ctx->shm->srq[r.ring];
+	srq->size = r.size;
+	srq->max_sge = r.max_sge;
+	srq->srq_num = r.srq_num;
+	srq->db = &ctx->shm->db.v;
+	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+	/* what it holds, written back as verbs does */
+	attr->attr.max_wr = r.size;
+	attr->attr.max_sge = r.max_sge;
+	srq->ibsrq.context = ibpd->context;
+	srq->ibsrq.srq_context = attr->srq_context;
+	srq->ibsrq.pd = ibpd;
+	srq->ibsrq.handle = r.handle;
+	pthread_mutex_init(&srq->ibsrq.mutex, NULL);
+	pthread_cond_init(&srq->ibsrq.cond, NULL);
+	evobj_add(ctx, srq, r.handle);
+	return &srq->ibsrq;
+}
+
+int
+sva_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask)
+{
+	struct sva_srq *srq = SVA_OF(struct sva_srq, ibsrq, ibsrq);
+	struct svc_modify_srq_req q;
+	struct svc_handle_rep r;
+
+	req_init(&q, SVC_MODIFY_SRQ);
+	q.handle = srq->handle;
+	q.mask = mask;
+	q.attr = *attr;
+	return -sva_call_fd(sva_ctx(ibsrq->context), &q, -1, &r, sizeof(r), NULL);
+}
+
+int
+sva_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct sva_srq *srq = SVA_OF(struct sva_srq, ibsrq, ibsrq);
+	struct svc_handle_req q;
+	struct svc_query_srq_rep r;
+	int rc;
+
+	req_init(&q, SVC_QUERY_SRQ);
+	q.handle = srq->handle;
+	rc = sva_call_fd(sva_ctx(ibsrq->context), &q, -1, &r, sizeof(r), NULL);
+	if (rc == 0)
+		*attr = r.attr;
+	return -rc;
+}
+
+int
+sva_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct sva_srq *srq = SVA_OF(struct sva_srq, ibsrq, ibsrq);
+	int rc = call_destroy(sva_ctx(ibsrq->context), SVC_DESTROY_SRQ, srq->handle);
+
+	if (rc != 0)
+		return rc;      /* EBUSY while a QP uses it */
+	evobj_del(sva_ctx(ibsrq->context), srq, &ibsrq->mutex, &ibsrq->cond,
+		  &ibsrq->events_completed, &srq->events_reported);
+	pthread_spin_destroy(&srq->lock);
+	pthread_mutex_destroy(&ibsrq->mutex);
+	pthread_cond_destroy(&ibsrq->cond);
+	free(srq);
+	return 0;
+}
+
+/* verbs_context->get_srq_num: the inline ibv_get_srq_num()'s target */
+static int
+sva_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	*srq_num = SVA_OF(struct sva_srq, ibsrq, ibsrq)->srq_num;
+	return 0;
 }
 
 struct ibv_qp *
@@ -966,9 +1284,12 @@ sva_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	if (attr == NULL || attr->send_cq == NULL || attr->recv_cq == NULL ||
 	    attr->send_cq->context != ibpd->context || attr->recv_cq->context != ibpd->context)
 		return null_errno(EINVAL);
-	if (attr->srq != NULL || (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC)) {
-		sv_log("ibv_create_qp: srnicd's attached mode has RC and UC QPs without an SRQ so "
-		       "far (doc/srnicd.md, section 9)");
+	if (attr->srq != NULL && attr->srq->context != ibpd->context)
+		return null_errno(EINVAL);
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+	    attr->qp_type != IBV_QPT_UD) {
+		sv_log("ibv_create_qp: srnicd's attached mode has RC, UC and UD QPs so far "
+		       "(doc/srnicd.md, section 9)");
 		return null_errno(EOPNOTSUPP);
 	}
 	qp = calloc(1, sizeof(*qp));
@@ -985,6 +1306,7 @@ sva_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	q.cap.max_send_sge = attr->cap.max_send_sge;
 	q.cap.max_recv_sge = attr->cap.max_recv_sge;
 	q.cap.max_inline_data = attr->cap.max_inline_data;
+	q.srq = attr->srq != NULL ? SVA_OF(struct sva_srq, attr->srq, ibsrq)->handle : 0;
 	rc = sva_call_fd(ctx, &q, -1, &r, sizeof(r), NULL);
 	if (rc != 0) {
 		free(qp);
@@ -1025,6 +1347,7 @@ sva_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	qp->ibqp.pd = ibpd;
 	qp->ibqp.send_cq = attr->send_cq;
 	qp->ibqp.recv_cq = attr->recv_cq;
+	qp->ibqp.srq = attr->srq;
 	qp->ibqp.qp_num = r.qp_num;
 	qp->ibqp.handle = r.handle;
 	qp->ibqp.state = IBV_QPS_RESET;
@@ -1032,6 +1355,7 @@ sva_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	pthread_mutex_init(&qp->ibqp.mutex, NULL);
 	pthread_cond_init(&qp->ibqp.cond, NULL);
 	__atomic_store_n(&ctx->qp[r.ring], qp, __ATOMIC_RELEASE);
+	evobj_add(ctx, qp, r.handle);
 	return &qp->ibqp;
 }
 
@@ -1111,6 +1435,8 @@ sva_destroy_qp(struct ibv_qp *ibqp)
 	}
 	free(qp->sq_sh);
 	free(qp->rq_sh);
+	evobj_del(sva_ctx(ibqp->context), qp, &ibqp->mutex, &ibqp->cond, &ibqp->events_completed,
+		  &qp->events_reported);
 	pthread_spin_destroy(&qp->sq_lock);
 	pthread_spin_destroy(&qp->rq_lock);
 	pthread_mutex_destroy(&ibqp->mutex);
@@ -1199,6 +1525,72 @@ sva_dp_fork_child(struct sva_context *ctx)
 	ctx->shm->state.v = SVC_SHM_FATAL;
 }
 
+/* ---- AH ---- */
+
+struct ibv_ah *
+sva_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
+{
+	struct svc_create_ah_req q;
+	struct svc_handle_rep r;
+	struct sva_ah *ah;
+	int rc;
+
+	ah = calloc(1, sizeof(*ah));
+	if (ah == NULL)
+		return null_errno(ENOMEM);
+	req_init(&q, SVC_CREATE_AH);
+	q.pd = SVA_OF(struct sva_pd, ibpd, ibpd)->handle;
+	q.attr = *attr;
+	rc = sva_call_fd(sva_ctx(ibpd->context), &q, -1, &r, sizeof(r), NULL);
+	if (rc != 0) {
+		free(ah);
+		return null_errno(-rc);
+	}
+	ah->handle = r.handle;
+	ah->ibah.context = ibpd->context;
+	ah->ibah.pd = ibpd;
+	ah->ibah.handle = r.handle;
+	return &ah->ibah;
+}
+
+/* The daemon's device reads the GRH area (its GIDs: which one the
+ * datagram was sent to): 0, or -1 with errno */
+int
+sva_init_ah_from_wc(struct ibv_context *context, const struct ibv_wc *wc, const void *grh,
+		    struct ibv_ah_attr *attr)
+{
+	struct svc_init_ah_req q;
+	struct svc_init_ah_rep r;
+	int rc;
+
+	if (grh == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	req_init(&q, SVC_INIT_AH_FROM_WC);
+	q.dev = sva_ctx(context)->handle;
+	q.wc = *wc;
+	memcpy(q.grh, grh, SVC_GRH_LEN);
+	rc = sva_call_fd(sva_ctx(context), &q, -1, &r, sizeof(r), NULL);
+	if (rc != 0) {
+		errno = -rc;
+		return -1;
+	}
+	*attr = r.attr;
+	return 0;
+}
+
+int
+sva_destroy_ah(struct ibv_ah *ibah)
+{
+	struct sva_ah *ah = SVA_OF(struct sva_ah, ibah, ibah);
+	int rc = call_destroy(sva_ctx(ibah->context), SVC_DESTROY_AH, ah->handle);
+
+	if (rc == 0)
+		free(ah);
+	return rc;
+}
+
 static void
 sva_ctx_set_ops(struct sva_context *ctx)
 {
@@ -1207,4 +1599,5 @@ sva_ctx_set_ops(struct sva_context *ctx)
 	ctx->vctx.context.ops.post_send = sva_post_send;
 	ctx->vctx.context.ops.post_recv = sva_post_recv;
 	ctx->vctx.context.ops.post_srq_recv = sva_post_srq_recv;
+	ctx->vctx.get_srq_num = sva_get_srq_num;
 }

@@ -29,7 +29,6 @@
  * session. The cost: a copy of every registered byte per fork().
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -260,32 +259,4 @@ sva_async_fatal(struct sva_context *ctx, struct ibv_async_event *event)
 		event->element.port_num = 1;
 	}
 	return tell;
-}
-
-/* Until an async event ring exists attached: the session's end is the one
- * event. Blocks (unless the program made the fd non-blocking) until then;
- * after it, EIO, as the kernel's event file of a disassociated device. */
-int
-sva_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
-{
-	struct sva_context *ctx = sva_ctx(context);
-	struct pollfd pfd = { .fd = context->async_fd, .events = POLLIN };
-	int flags;
-
-	for (;;) {
-		if (sva_async_fatal(ctx, event))
-			return 0;
-		if (sva_dead(ctx)) {
-			errno = EIO;
-			return -1;
-		}
-		/* the eventfd stays readable once written: the state says the rest */
-		flags = fcntl(context->async_fd, F_GETFL);
-		if (flags >= 0 && (flags & O_NONBLOCK) && poll(&pfd, 1, 0) == 0) {
-			errno = EAGAIN;
-			return -1;
-		}
-		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
-			return -1;
-	}
 }

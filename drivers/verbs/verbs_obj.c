@@ -867,7 +867,7 @@ ibv_create_srq(struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
 	if (ibpd == NULL || attr == NULL)
 		return null_errno(EINVAL);
 	if (sva_is_ctx(ibpd->context))
-		return sva_no_data_path("ibv_create_srq");
+		return sva_create_srq(ibpd, attr);
 	ctx = sv_ctx(ibpd->context);
 	srq = calloc(1, sizeof(*srq));
 	if (srq == NULL)
@@ -901,6 +901,8 @@ ibv_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask)
 	SV_FORK_ERRNO("ibv_modify_srq");
 	if (attr == NULL)
 		return EINVAL;
+	if (sva_is_ctx(ibsrq->context))
+		return sva_modify_srq(ibsrq, attr, mask);
 	/* a resize copies the posted WQEs: no post meanwhile */
 	rte_spinlock_lock(&srq->lock);
 	rc = srnic_modify_srq(srq->ssrq, attr, mask);
@@ -915,6 +917,8 @@ ibv_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
 
 	if (attr == NULL)
 		return EINVAL;
+	if (sva_is_ctx(ibsrq->context))
+		return sva_query_srq(ibsrq, attr);
 	return -srnic_query_srq(sv_srq(ibsrq)->ssrq, attr);
 }
 
@@ -922,10 +926,13 @@ int
 ibv_destroy_srq(struct ibv_srq *ibsrq)
 {
 	struct sv_srq *srq = sv_srq(ibsrq);
-	struct sv_device *dev = srq->dev;
+	struct sv_device *dev;
 	int rc;
 
 	SV_FORK_ERRNO("ibv_destroy_srq");
+	if (sva_is_ctx(ibsrq->context))
+		return sva_destroy_srq(ibsrq);
+	dev = srq->dev;
 	rc = srnic_destroy_srq(srq->ssrq);
 	if (rc < 0)
 		return -rc;     /* EBUSY while a QP uses it, as rxe */
@@ -974,7 +981,7 @@ ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
 	if (ibpd == NULL || attr == NULL)
 		return null_errno(EINVAL);
 	if (sva_is_ctx(ibpd->context))
-		return sva_no_data_path("ibv_create_ah");
+		return sva_create_ah(ibpd, attr);
 	ah = srnic_create_ah(sv_pd(ibpd)->spd, attr);
 	if (ah == NULL)
 		return null_errno(rte_errno != 0 ? rte_errno : EINVAL);
@@ -992,6 +999,8 @@ ibv_destroy_ah(struct ibv_ah *ah)
 
 	if (ah == NULL)
 		return EINVAL;
+	if (sva_is_ctx(ah->context))
+		return sva_destroy_ah(ah);
 	return -srnic_destroy_ah(srnic_ah_from_ibv(ah));
 }
 
@@ -1005,10 +1014,8 @@ ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc
 		errno = EINVAL;
 		return -1;
 	}
-	if (sva_is_ctx(context)) {
-		sva_no_data_path("ibv_init_ah_from_wc");
-		return -1;
-	}
+	if (sva_is_ctx(context))
+		return sva_init_ah_from_wc(context, wc, grh, ah_attr);
 	rc = srnic_init_ah_from_wc(sv_ctx(context)->dev->sdev, wc, grh, ah_attr);
 	if (rc < 0) {
 		errno = -rc;

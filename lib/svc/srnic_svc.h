@@ -26,7 +26,7 @@
 #include <infiniband/verbs.h>
 
 #define SVC_MAGIC 0x534e5244u          /* "SNRD" */
-#define SVC_VERSION_MAJOR 1            /* a HELLO of another major is refused */
+#define SVC_VERSION_MAJOR 2            /* a HELLO of another major is refused */
 #define SVC_VERSION_MINOR 0
 #define SVC_SOCK_DEFAULT "/run/srnic/srnicd.sock"
 #define SVC_SOCK_ENV "SRNIC_DAEMON_SOCKET"  /* the application's override */
@@ -72,6 +72,14 @@ enum svc_type {
 	SVC_CM_INIT_QP_ATTR,
 	SVC_CM_RESOLVE,
 	SVC_CM_EVENT,               /* the daemon's, on the event socket only */
+	/* UD address handles, SRQs; async events come through MAP_SHM's ring */
+	SVC_CREATE_AH,
+	SVC_DESTROY_AH,
+	SVC_CREATE_SRQ,
+	SVC_MODIFY_SRQ,
+	SVC_QUERY_SRQ,
+	SVC_DESTROY_SRQ,
+	SVC_INIT_AH_FROM_WC,
 	SVC_TYPE_END,
 };
 
@@ -183,6 +191,8 @@ struct svc_status_rep {
 #define SVC_SESSION_QPS_MAX 64
 #define SVC_SESSION_MRS_MAX 256
 #define SVC_SESSION_CHANNELS_MAX 16
+#define SVC_SESSION_AHS_MAX 256
+#define SVC_SESSION_SRQS_MAX 16
 #define SVC_SESSION_MR_BYTES_MAX (4ull << 30)
 /* a ring's slots: max_send_wr, max_recv_wr up to SVC_RING_WR_MAX, a CQ's
  * cqe up to SVC_RING_CQE_MAX (both powers of two) */
@@ -219,9 +229,11 @@ struct svc_wqe {
 	uint32_t imm_data;          /* network order, as ibv_send_wr's */
 	uint64_t remote_addr;
 	uint32_t rkey;
-	uint32_t pad;
+	uint32_t ah;                /* UD: a CREATE_AH handle of the session */
 	uint64_t compare_add;
 	uint64_t swap;
+	uint32_t remote_qpn;        /* UD */
+	uint32_t remote_qkey;       /* UD */
 	union {
 		struct svc_sge sg[SVC_WQE_SGE_MAX];
 		uint8_t inl[SVC_WQE_INLINE_MAX];
@@ -240,6 +252,14 @@ struct svc_qp_ring {
 	struct svc_wqe rq[SVC_RING_WR_MAX];
 };
 
+/* One SRQ's ring, as an RQ's: head the application's, tail the daemon's
+ * (the slots behind it are the application's again). */
+struct svc_srq_ring {
+	struct svc_idx head;
+	struct svc_idx tail;
+	struct svc_wqe rq[SVC_RING_WR_MAX];
+};
+
 /* One CQ's ring: the daemon writes CQEs and prod, the application reads
  * them and writes cons. */
 struct svc_cq_ring {
@@ -253,17 +273,38 @@ struct svc_cq_ring {
 #define SVC_SHM_LIVE 0
 #define SVC_SHM_FATAL 1
 
+/* A context's async events (ibv_get_async_event()): the daemon writes an
+ * entry and prod (release), then 1 to the context's async_fd (an eventfd
+ * MAP_SHM passed, EFD_SEMAPHORE: one read per event); the application
+ * reads entries up to prod and stores cons. An event finding the ring
+ * full (SVC_ASYNC_RING not taken) is dropped and counted (async_drop). */
+#define SVC_ASYNC_RING 64u
+struct svc_async_ev {
+	uint32_t type;              /* enum ibv_event_type */
+	uint32_t handle;            /* the QP's, CQ's or SRQ's handle; port events: the port */
+};
+
+struct svc_ev_ring {
+	struct svc_idx prod;        /* the daemon's */
+	struct svc_idx cons;        /* the application's */
+	struct svc_async_ev ev[SVC_ASYNC_RING];
+};
+
 /* A session's ring memory (a sealed memfd the daemon makes, MAP_SHM):
  * db is the application's doorbell (a counter stored after the heads),
  * state the daemon's. QP and CQ handles name their ring by index. */
 struct svc_shm {
 	struct svc_idx db;
 	struct svc_idx state;
+	struct svc_ev_ring async;
 	struct svc_qp_ring qp[SVC_SESSION_QPS_MAX];
 	struct svc_cq_ring cq[SVC_SESSION_CQS_MAX];
+	struct svc_srq_ring srq[SVC_SESSION_SRQS_MAX];
 };
 
-/* MAP_SHM: the reply carries the memfd (SCM_RIGHTS) */
+/* MAP_SHM: the request (svc_handle_req, the open device) carries the
+ * context's async eventfd (none: the session gets no async events), the
+ * reply the memfd (SCM_RIGHTS) */
 struct svc_shm_rep {
 	struct svc_hdr h;
 	uint64_t size;              /* sizeof(struct svc_shm) */
@@ -319,6 +360,7 @@ struct svc_create_qp_req {
 	uint32_t qp_type;
 	uint32_t sq_sig_all;
 	struct svc_qp_cap cap;
+	uint32_t srq;               /* a CREATE_SRQ handle, or 0: its own RQ */
 };
 
 struct svc_create_qp_rep {
@@ -433,6 +475,65 @@ struct svc_cm_event {
 	alignas(8) uint8_t param[SVC_CM_PARAM_MAX]; /* struct srnic_cm_event's param */
 	uint8_t ari[SVC_CM_ARI_MAX];  /* a REJ's ARI, a SIDR_REP's info */
 	uint8_t pdata[SVC_CM_PDATA_MAX];
+};
+
+/* CREATE_AH: a UD address (ibv_create_ah()); the reply is a handle the
+ * session's UD send WQEs name (svc_wqe.ah). DESTROY_AH: svc_handle_req. */
+struct svc_create_ah_req {
+	struct svc_hdr h;
+	uint32_t pd;
+	uint32_t pad;
+	struct ibv_ah_attr attr;
+};
+
+/* CREATE_SRQ: ibv_create_srq()'s attributes; the reply names the SRQ's
+ * ring (svc_shm.srq[ring], at offset in the memfd) and its slots.
+ * MODIFY_SRQ: IBV_SRQ_LIMIT (IBV_SRQ_MAX_WR is -EINVAL: the ring is made
+ * once, as mlx5's SRQs). QUERY_SRQ, DESTROY_SRQ: svc_handle_req. */
+struct svc_create_srq_req {
+	struct svc_hdr h;
+	uint32_t pd;
+	uint32_t max_wr, max_sge, srq_limit;
+};
+
+struct svc_create_srq_rep {
+	struct svc_hdr h;
+	uint32_t handle;
+	uint32_t ring;
+	uint32_t size;              /* the ring's slots: max_wr reported */
+	uint32_t max_sge;
+	uint32_t srq_num;
+	uint32_t pad;
+	uint64_t offset;            /* of svc_shm.srq[ring] in the session's memfd */
+};
+
+struct svc_modify_srq_req {
+	struct svc_hdr h;
+	uint32_t handle;
+	int32_t mask;
+	struct ibv_srq_attr attr;
+};
+
+struct svc_query_srq_rep {
+	struct svc_hdr h;
+	struct ibv_srq_attr attr;
+};
+
+/* INIT_AH_FROM_WC: a UD receive's CQE and its buffer's GRH area, on the
+ * open device dev; the reply is the address of a reply to its sender
+ * (ibv_init_ah_from_wc()) */
+#define SVC_GRH_LEN 40
+struct svc_init_ah_req {
+	struct svc_hdr h;
+	uint32_t dev;
+	uint32_t pad;
+	struct ibv_wc wc;
+	uint8_t grh[SVC_GRH_LEN];
+};
+
+struct svc_init_ah_rep {
+	struct svc_hdr h;
+	struct ibv_ah_attr attr;
 };
 
 /** The size of a message of type, request or reply (0: no such type). */

@@ -47,6 +47,13 @@ static const size_t svc_sizes[SVC_TYPE_END][2] = {
 	[SVC_CM_RESOLVE] = { sizeof(struct svc_cm_resolve_req), sizeof(struct svc_handle_rep) },
 	/* the daemon sends it (a "request" of no reply) on the event socket */
 	[SVC_CM_EVENT] = { sizeof(struct svc_cm_event), 0 },
+	[SVC_CREATE_AH] = { sizeof(struct svc_create_ah_req), sizeof(struct svc_handle_rep) },
+	[SVC_DESTROY_AH] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
+	[SVC_CREATE_SRQ] = { sizeof(struct svc_create_srq_req), sizeof(struct svc_create_srq_rep) },
+	[SVC_MODIFY_SRQ] = { sizeof(struct svc_modify_srq_req), sizeof(struct svc_handle_rep) },
+	[SVC_QUERY_SRQ] = { sizeof(struct svc_handle_req), sizeof(struct svc_query_srq_rep) },
+	[SVC_DESTROY_SRQ] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
+	[SVC_INIT_AH_FROM_WC] = { sizeof(struct svc_init_ah_req), sizeof(struct svc_init_ah_rep) },
 };
 
 size_t

@@ -37,6 +37,25 @@ def wait_for(cond, what, guard=GUARD_S, every=0.05):
         time.sleep(every)
 
 
+def svc_header():
+    """lib/svc/srnic_svc.h's text: tests that speak the protocol themselves
+    read its numbers there (types are appended as the protocol grows)."""
+    return open(os.path.join(ROOT, "lib", "svc", "srnic_svc.h")).read()
+
+
+def svc_types():
+    """enum svc_type's values, read from lib/svc/srnic_svc.h"""
+    body = svc_header()
+    body = body[body.index("enum svc_type {"):]
+    names = re.findall(r"^\s*(SVC_[A-Z_]+)(?: = 1)?,", body[:body.index("};")], re.M)
+    return {n: i + 1 for i, n in enumerate(names)}
+
+
+def svc_major():
+    """SVC_VERSION_MAJOR, the HELLO's major the daemon takes"""
+    return int(re.search(r"^#define SVC_VERSION_MAJOR (\d+)", svc_header(), re.M).group(1))
+
+
 def attached_env(daemon, lib, sock):
     """The environment of a program attached to the daemon on sock: no port
     of its own (SRNIC_PORT, SRNIC_IP, SRNIC_IP6, SRNIC_CONFIG unset)."""

@@ -31,7 +31,7 @@ import sys
 import tempfile
 
 from srnicd_check import (GUARD_S, SRNIC, attached_env, check, failures, free_port, objects,
-                          status, status_num, tcp_listening, wait_for)
+                          status, status_num, svc_major, tcp_listening, wait_for)
 
 SKIP = 77
 IDLE_NAPS = 300         # the idle window: this many engine naps
@@ -50,7 +50,8 @@ def msg(mtype, seq, body=b""):
     return HDR.pack(mtype, 0, HDR.size + len(body), seq, 0) + body
 
 
-def hello_body(major=1):
+def hello_body(major=None):
+    major = svc_major() if major is None else major
     return struct.pack("<IHHI16s", MAGIC, major, 0, os.getpid(), b"srnicd_test")
 
 

@@ -1,0 +1,539 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * srnicd_async: async events of an attached context (doc/srnicd.md,
+ * section 4), as a program sees them through rdma-core's API only (built
+ * against the system's <infiniband/verbs.h>, run over srnic's
+ * libibverbs.so.1 by usertools/srnic run with no --port).
+ *
+ *   srnicd_async qp_fatal   two contexts (two sessions) of the daemon's
+ *                           device, RC QPs a and b over its own GID: b left
+ *                           in RTR gets IBV_EVENT_COMM_EST at a's first SEND
+ *                           (its bytes checked); b destroyed, a's next SEND
+ *                           ends IBV_WC_RETRY_EXC_ERR and a's context gets
+ *                           IBV_EVENT_QP_FATAL naming a, as rxe gives them
+ *   srnicd_async srq_limit  b's QP on an SRQ of SRQ_WR WQEs, SRQ_POSTED
+ *                           posted, the limit armed at SRQ_LIMIT: a's
+ *                           SENDs land in the SRQ's WQEs in order, and
+ *                           the take that leaves fewer than the limit
+ *                           raises IBV_EVENT_SRQ_LIMIT_REACHED on b's
+ *                           context, the limit then reads 0 (disarmed)
+ *   srnicd_async ud_reply   UD QPs a and b of one context: b's receive of
+ *                           a's datagram has src_qp a, IBV_WC_GRH, the 40-byte
+ *                           GRH area first (20 zero bytes, then the IPv4
+ *                           header from the device's address), the bytes;
+ *                           b answers through ibv_create_ah_from_wc()
+ *   srnicd_async ah_forged  a hostile program: UD sends naming an AH handle
+ *                           of another session, then a destroyed one, each
+ *                           through an ibv_ah it forged (the attached
+ *                           provider's layout: struct ibv_ah, then the
+ *                           daemon's handle): the daemon moves the QP to
+ *                           ERR (bad_ring, which the test reads); a forged
+ *                           ibv_destroy_ah of the other session's AH is
+ *                           EBADF and that AH stays its owner's
+ *
+ * Each event is waited for with poll() on the context's async_fd, as a
+ * program does with the kernel's; GUARD_MS only stops a hang. Prints one
+ * line per step; exit 0 when every step passed.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+
+#define GID_INDEX 1         /* the daemon's IPv4 GID */
+#define MSG_LEN 64
+#define BUF_LEN 4096
+#define GUARD_MS 60000
+#define SRQ_WR 8
+#define SRQ_POSTED 6
+#define SRQ_LIMIT 4         /* the third take leaves 3: the event */
+#define SLOT 512
+#define GRH_LEN 40
+#define QKEY 0x11111111u
+
+static int fails;
+
+static void
+step(int ok, const char *what)
+{
+	printf("%s: %s\n", ok ? "ok" : "FAIL", what);
+	fails += !ok;
+}
+
+/* cond once, then the message (its arguments may be what cond filled) */
+#define CHECK(cond, ...) do { \
+	int c_ = (cond); \
+	char m_[256]; \
+	snprintf(m_, sizeof(m_), __VA_ARGS__); \
+	step(c_, m_); \
+	if (!c_) \
+		return 1; \
+} while (0)
+
+struct side {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	struct ibv_srq *srq;
+	uint8_t *buf;
+};
+
+static int
+side_open(struct ibv_device *dev, struct side *s, int with_srq)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = SRQ_WR, .max_sge = 1 } };
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_all = 1,
+	};
+
+	s->ctx = ibv_open_device(dev);
+	if (s->ctx == NULL)
+		return -1;
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->cq = ibv_create_cq(s->ctx, 8, NULL, NULL, 0);
+	s->buf = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s->pd == NULL || s->cq == NULL || s->buf == MAP_FAILED)
+		return -1;
+	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE);
+	qa.send_cq = qa.recv_cq = s->cq;
+	if (with_srq) {
+		s->srq = ibv_create_srq(s->pd, &sa);
+		if (s->srq == NULL)
+			return -1;
+		qa.srq = s->srq;
+	}
+	s->qp = ibv_create_qp(s->pd, &qa);
+	return s->mr != NULL && s->qp != NULL ? 0 : -1;
+}
+
+/* INIT, then RTR to the peer's QPN over our own GID (the daemon's loopback),
+ * then RTS if asked: a short ACK timeout and one retry, so a peer that is
+ * gone shows in milliseconds */
+static int
+side_connect(struct side *s, uint32_t dest_qpn, const union ibv_gid *gid, int rts)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS) != 0)
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest_qpn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = *gid;
+	a.ah_attr.grh.sgid_index = GID_INDEX;
+	a.ah_attr.grh.hop_limit = 1;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			  IBV_QP_MIN_RNR_TIMER) != 0)
+		return -1;
+	if (!rts)
+		return 0;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 8;          /* 4.096 us << 8: ~1 ms */
+	a.retry_cnt = 1;
+	a.rnr_retry = 1;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* One CQE of s's CQ (a guard stops a hang): 1, or 0 */
+static int
+cqe(struct side *s, struct ibv_wc *wc)
+{
+	long end = now_ms() + GUARD_MS;
+	int n;
+
+	while ((n = ibv_poll_cq(s->cq, 1, wc)) == 0 && now_ms() < end)
+		;
+	return n == 1;
+}
+
+/* The context's next async event, waited for with poll() on its async_fd */
+static int
+async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+
+	if (poll(&p, 1, GUARD_MS) != 1 || !(p.revents & POLLIN))
+		return 0;
+	return ibv_get_async_event(ctx, ev) == 0;
+}
+
+static int
+post_send(struct side *s, uint64_t id)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)s->buf, .length = MSG_LEN, .lkey = s->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad;
+
+	return ibv_post_send(s->qp, &wr, &bad);
+}
+
+static int
+qp_fatal(struct ibv_device *dev)
+{
+	struct ibv_async_event ev;
+	struct ibv_recv_wr rwr, *rbad;
+	struct side a, b;
+	union ibv_gid gid;
+	struct ibv_sge sg;
+	struct ibv_wc wc;
+	int i;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	CHECK(side_open(dev, &a, 0) == 0 && side_open(dev, &b, 0) == 0,
+	      "two contexts, a PD, CQ, MR and RC QP each (errno %d)", errno);
+	CHECK(ibv_query_gid(a.ctx, 1, GID_INDEX, &gid) == 0, "GID %d", GID_INDEX);
+	sg = (struct ibv_sge){ .addr = (uintptr_t)b.buf, .length = BUF_LEN, .lkey = b.mr->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 7, .sg_list = &sg, .num_sge = 1 };
+	CHECK(side_connect(&a, b.qp->qp_num, &gid, 1) == 0 &&
+	      side_connect(&b, a.qp->qp_num, &gid, 0) == 0,
+	      "a in RTS, b in RTR (QPNs %#x, %#x)", a.qp->qp_num, b.qp->qp_num);
+	CHECK(ibv_post_recv(b.qp, &rwr, &rbad) == 0, "b posts a receive");
+	for (i = 0; i < MSG_LEN; i++)
+		a.buf[i] = (uint8_t)(0xa5 ^ i);
+	CHECK(post_send(&a, 1) == 0, "a SENDs %d bytes", MSG_LEN);
+	CHECK(cqe(&a, &wc) && wc.status == IBV_WC_SUCCESS && wc.wr_id == 1,
+	      "a's SEND completes: status %d", wc.status);
+	CHECK(cqe(&b, &wc) && wc.status == IBV_WC_SUCCESS && wc.byte_len == MSG_LEN &&
+	      memcmp(a.buf, b.buf, MSG_LEN) == 0, "b receives the bytes: status %d len %u",
+	      wc.status, wc.byte_len);
+	/* the first packet b received in RTR: COMM_EST, b's context, b's QP */
+	CHECK(async_event(b.ctx, &ev) && ev.event_type == IBV_EVENT_COMM_EST &&
+	      ev.element.qp == b.qp, "b's context: IBV_EVENT_COMM_EST on b's QP (event %d)",
+	      ev.event_type);
+	ibv_ack_async_event(&ev);
+
+	/* the peer gone: a's SEND is never answered */
+	CHECK(ibv_destroy_qp(b.qp) == 0, "b's QP destroyed");
+	CHECK(post_send(&a, 2) == 0, "a SENDs again");
+	CHECK(cqe(&a, &wc) && wc.status == IBV_WC_RETRY_EXC_ERR && wc.wr_id == 2,
+	      "a's SEND ends IBV_WC_RETRY_EXC_ERR (status %d)", wc.status);
+	CHECK(async_event(a.ctx, &ev) && ev.event_type == IBV_EVENT_QP_FATAL &&
+	      ev.element.qp == a.qp, "a's context: IBV_EVENT_QP_FATAL on a's QP (event %d)",
+	      ev.event_type);
+	ibv_ack_async_event(&ev);
+	/* destroy returns: every event handed out was acknowledged */
+	CHECK(ibv_destroy_qp(a.qp) == 0, "a's QP destroyed after the ack");
+	ibv_dereg_mr(a.mr);
+	ibv_dereg_mr(b.mr);
+	ibv_destroy_cq(a.cq);
+	ibv_destroy_cq(b.cq);
+	ibv_dealloc_pd(a.pd);
+	ibv_dealloc_pd(b.pd);
+	ibv_close_device(a.ctx);
+	ibv_close_device(b.ctx);
+	return 0;
+}
+
+static void
+side_close(struct side *s)
+{
+	if (s->qp != NULL)
+		ibv_destroy_qp(s->qp);
+	if (s->srq != NULL)
+		ibv_destroy_srq(s->srq);
+	ibv_dereg_mr(s->mr);
+	ibv_destroy_cq(s->cq);
+	ibv_dealloc_pd(s->pd);
+	ibv_close_device(s->ctx);
+}
+
+static int
+srq_limit(struct ibv_device *dev)
+{
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_async_event ev;
+	struct ibv_srq_attr sa;
+	struct side a, b;
+	union ibv_gid gid;
+	struct ibv_sge sg;
+	struct ibv_wc wc;
+	int i, k;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	CHECK(side_open(dev, &a, 0) == 0 && side_open(dev, &b, 1) == 0,
+	      "two contexts; b's RC QP on an SRQ of %d WQEs (errno %d)", SRQ_WR, errno);
+	CHECK(ibv_query_gid(a.ctx, 1, GID_INDEX, &gid) == 0, "GID %d", GID_INDEX);
+	for (i = 0; i < SRQ_POSTED; i++) {
+		sg = (struct ibv_sge){ .addr = (uintptr_t)b.buf + i * SLOT, .length = SLOT,
+				       .lkey = b.mr->lkey };
+		rwr = (struct ibv_recv_wr){ .wr_id = 100 + i, .sg_list = &sg, .num_sge = 1 };
+		CHECK(ibv_post_srq_recv(b.srq, &rwr, &rbad) == 0, "WQE %d posted to the SRQ", i);
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.max_wr = 2 * SRQ_WR;
+	CHECK(ibv_modify_srq(b.srq, &sa, IBV_SRQ_MAX_WR) == EINVAL,
+	      "a resize is EINVAL (the ring is made once)");
+	sa.srq_limit = SRQ_LIMIT;
+	CHECK(ibv_modify_srq(b.srq, &sa, IBV_SRQ_LIMIT) == 0, "the limit armed at %d", SRQ_LIMIT);
+	memset(&sa, 0, sizeof(sa));
+	CHECK(ibv_query_srq(b.srq, &sa) == 0 && sa.srq_limit == SRQ_LIMIT && sa.max_wr >= SRQ_WR,
+	      "ibv_query_srq: max_wr %u, srq_limit %u", sa.max_wr, sa.srq_limit);
+	CHECK(side_connect(&a, b.qp->qp_num, &gid, 1) == 0 &&
+	      side_connect(&b, a.qp->qp_num, &gid, 1) == 0, "a and b in RTS");
+	CHECK(ibv_post_recv(b.qp, &rwr, &rbad) == EINVAL, "a receive on b's QP itself is EINVAL");
+	for (k = 0; k < SRQ_POSTED - SRQ_LIMIT + 1; k++) {
+		for (i = 0; i < MSG_LEN; i++)
+			a.buf[i] = (uint8_t)(k * 31 + i);
+		CHECK(post_send(&a, k) == 0 && cqe(&a, &wc) && wc.status == IBV_WC_SUCCESS,
+		      "a's SEND %d completes (status %d)", k, wc.status);
+		CHECK(cqe(&b, &wc) && wc.status == IBV_WC_SUCCESS && wc.wr_id == 100u + k &&
+		      wc.qp_num == b.qp->qp_num && wc.byte_len == MSG_LEN &&
+		      memcmp(a.buf, b.buf + k * SLOT, MSG_LEN) == 0,
+		      "b: SRQ WQE %d took SEND %d (status %d, wr_id %lu, qp %#x)", k, k, wc.status,
+		      (unsigned long)wc.wr_id, wc.qp_num);
+	}
+	CHECK(async_event(b.ctx, &ev) && ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED &&
+	      ev.element.srq == b.srq, "b's context: IBV_EVENT_SRQ_LIMIT_REACHED on its SRQ "
+	      "(event %d)", ev.event_type);
+	ibv_ack_async_event(&ev);
+	memset(&sa, 0, sizeof(sa));
+	CHECK(ibv_query_srq(b.srq, &sa) == 0 && sa.srq_limit == 0,
+	      "the limit disarmed once it fired (srq_limit %u)", sa.srq_limit);
+	CHECK(ibv_destroy_srq(b.srq) == EBUSY, "ibv_destroy_srq while a QP uses it: EBUSY");
+	side_close(&a);
+	side_close(&b);
+	return 0;
+}
+
+static struct ibv_qp *
+ud_qp(struct side *s)
+{
+	struct ibv_qp_init_attr qa = {
+		.send_cq = s->cq, .recv_cq = s->cq, .qp_type = IBV_QPT_UD, .sq_sig_all = 1,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY };
+	struct ibv_qp *qp = ibv_create_qp(s->pd, &qa);
+
+	if (qp == NULL ||
+	    ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+		return NULL;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		return NULL;
+	a.qp_state = IBV_QPS_RTS;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) == 0 ? qp : NULL;
+}
+
+/* qp receives one datagram into buf + off (GRH area first); 0 or -1 */
+static int
+ud_recv(struct side *s, struct ibv_qp *qp, size_t off)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)s->buf + off, .length = GRH_LEN + MSG_LEN,
+			      .lkey = s->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = off, .sg_list = &sg, .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+static int
+ud_send(struct side *s, struct ibv_qp *qp, struct ibv_ah *ah, uint32_t qpn, size_t off)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)s->buf + off, .length = MSG_LEN,
+			      .lkey = s->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = off, .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad;
+
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = qpn;
+	wr.wr.ud.remote_qkey = QKEY;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static int
+ud_reply(struct ibv_device *dev)
+{
+	static const uint8_t zero[GRH_LEN - 20];
+	struct ibv_ah_attr aa;
+	struct ibv_qp *qa, *qb;
+	struct ibv_ah *ah, *back;
+	union ibv_gid gid;
+	struct side s;
+	struct ibv_wc wc[2];
+	const uint8_t *g;
+	int i, n, got;
+
+	memset(&s, 0, sizeof(s));
+	s.ctx = ibv_open_device(dev);
+	CHECK(s.ctx != NULL && (s.pd = ibv_alloc_pd(s.ctx)) != NULL &&
+	      (s.cq = ibv_create_cq(s.ctx, 8, NULL, NULL, 0)) != NULL, "a context, PD, CQ");
+	s.buf = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(s.buf != MAP_FAILED &&
+	      (s.mr = ibv_reg_mr(s.pd, s.buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE)) != NULL, "an MR");
+	CHECK((qa = ud_qp(&s)) != NULL && (qb = ud_qp(&s)) != NULL,
+	      "UD QPs a and b in RTS, Q_Key %#x (errno %d)", QKEY, errno);
+	CHECK(ibv_query_gid(s.ctx, 1, GID_INDEX, &gid) == 0, "GID %d", GID_INDEX);
+	memset(&aa, 0, sizeof(aa));
+	aa.is_global = 1;
+	aa.grh.dgid = gid;
+	aa.grh.sgid_index = GID_INDEX;
+	aa.grh.hop_limit = 1;
+	aa.port_num = 1;
+	CHECK((ah = ibv_create_ah(s.pd, &aa)) != NULL, "an AH to the device's own GID");
+	for (i = 0; i < MSG_LEN; i++)
+		s.buf[i] = (uint8_t)(0x3c ^ i);
+	CHECK(ud_recv(&s, qb, SLOT) == 0 && ud_send(&s, qa, ah, qb->qp_num, 0) == 0,
+	      "b posts a receive, a sends %d bytes to b's QPN %#x", MSG_LEN, qb->qp_num);
+	/* a's send CQE and b's receive CQE, in either order */
+	for (got = 0; got < 2 && cqe(&s, &wc[got]); got++)
+		;
+	n = wc[0].opcode == IBV_WC_RECV ? 0 : 1;
+	CHECK(got == 2 && wc[0].status == IBV_WC_SUCCESS && wc[1].status == IBV_WC_SUCCESS &&
+	      wc[n].opcode == IBV_WC_RECV, "both complete (status %d, %d)", wc[0].status,
+	      wc[1].status);
+	g = s.buf + SLOT;
+	CHECK(wc[n].qp_num == qb->qp_num && wc[n].src_qp == qa->qp_num &&
+	      (wc[n].wc_flags & IBV_WC_GRH) && wc[n].byte_len == GRH_LEN + MSG_LEN,
+	      "b's CQE: qp %#x, src_qp %#x (a %#x), IBV_WC_GRH %d, byte_len %u", wc[n].qp_num,
+	      wc[n].src_qp, qa->qp_num, !!(wc[n].wc_flags & IBV_WC_GRH), wc[n].byte_len);
+	CHECK(memcmp(g, zero, sizeof(zero)) == 0 && (g[20] >> 4) == 4 &&
+	      memcmp(g + 20 + 12, gid.raw + 12, 4) == 0 && memcmp(g + 20 + 16, gid.raw + 12, 4) == 0,
+	      "the GRH area: 20 zero bytes, an IPv4 header from and to %u.%u.%u.%u",
+	      gid.raw[12], gid.raw[13], gid.raw[14], gid.raw[15]);
+	CHECK(memcmp(g + GRH_LEN, s.buf, MSG_LEN) == 0, "the datagram's bytes after it");
+	/* the answer through the CQE, as a UD server answers any client */
+	back = ibv_create_ah_from_wc(s.pd, &wc[n], (struct ibv_grh *)g, 1);
+	CHECK(back != NULL, "ibv_create_ah_from_wc (errno %d)", errno);
+	CHECK(ud_recv(&s, qa, 2 * SLOT) == 0 && ud_send(&s, qb, back, wc[n].src_qp, 0) == 0,
+	      "b answers a through it");
+	for (got = 0; got < 2 && cqe(&s, &wc[got]); got++)
+		;
+	n = wc[0].opcode == IBV_WC_RECV ? 0 : 1;
+	CHECK(got == 2 && wc[n].status == IBV_WC_SUCCESS && wc[n].qp_num == qa->qp_num &&
+	      wc[n].src_qp == qb->qp_num && memcmp(s.buf + 2 * SLOT + GRH_LEN, s.buf, MSG_LEN) == 0,
+	      "a receives b's answer (status %d, src_qp %#x)", wc[n].status, wc[n].src_qp);
+	CHECK(ibv_destroy_ah(back) == 0 && ibv_destroy_ah(ah) == 0 && ibv_destroy_qp(qa) == 0 &&
+	      ibv_destroy_qp(qb) == 0, "AHs and QPs destroyed");
+	s.qp = NULL;
+	side_close(&s);
+	return 0;
+}
+
+/* what the attached provider's AH is: the verbs AH, then the handle */
+struct forged_ah {
+	struct ibv_ah ah;
+	uint32_t handle;
+};
+
+/* A QP's state as the daemon has it, once it leaves RTS (a guard stops a hang) */
+static enum ibv_qp_state
+qp_state_left_rts(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+	long end = now_ms() + GUARD_MS;
+
+	do {
+		if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) != 0)
+			return IBV_QPS_UNKNOWN;
+	} while (a.qp_state == IBV_QPS_RTS && now_ms() < end);
+	return a.qp_state;
+}
+
+static int
+ah_forged(struct ibv_device *dev)
+{
+	struct forged_ah f;
+	struct ibv_ah_attr aa;
+	struct ibv_ah *bah0, *bah, *own;
+	struct ibv_qp *q1, *q2;
+	struct side a, b;
+	union ibv_gid gid;
+	uint32_t stale;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	CHECK(side_open(dev, &a, 0) == 0 && side_open(dev, &b, 0) == 0, "two contexts");
+	CHECK(ibv_query_gid(a.ctx, 1, GID_INDEX, &gid) == 0, "GID %d", GID_INDEX);
+	memset(&aa, 0, sizeof(aa));
+	aa.is_global = 1;
+	aa.grh.dgid = gid;
+	aa.grh.sgid_index = GID_INDEX;
+	aa.port_num = 1;
+	/* handles are per session: b's second AH's slot is one a never had */
+	CHECK((bah0 = ibv_create_ah(b.pd, &aa)) != NULL && (bah = ibv_create_ah(b.pd, &aa)) != NULL,
+	      "b's AHs, the second's handle %#x", bah->handle);
+	CHECK((own = ibv_create_ah(a.pd, &aa)) != NULL, "a's AH, handle %#x", own->handle);
+	stale = own->handle;
+	CHECK(ibv_destroy_ah(own) == 0, "a's AH destroyed");
+	CHECK((q1 = ud_qp(&a)) != NULL && (q2 = ud_qp(&a)) != NULL, "a's UD QPs in RTS");
+
+	memset(&f, 0, sizeof(f));
+	f.ah.context = a.ctx;
+	f.ah.pd = a.pd;
+	f.ah.handle = f.handle = bah->handle;
+	CHECK(ud_send(&a, q1, &f.ah, q2->qp_num, 0) == 0, "a posts a UD send naming b's AH");
+	CHECK(qp_state_left_rts(q1) == IBV_QPS_ERR, "the daemon moves a's QP to ERR");
+	CHECK(ibv_destroy_ah(&f.ah) == EBADF, "a's ibv_destroy_ah of b's handle: EBADF");
+	f.ah.handle = f.handle = stale;
+	CHECK(ud_send(&a, q2, &f.ah, q1->qp_num, 0) == 0, "a posts a UD send naming its "
+	      "destroyed AH");
+	CHECK(qp_state_left_rts(q2) == IBV_QPS_ERR, "the daemon moves that QP to ERR too");
+	CHECK(ibv_destroy_ah(bah) == 0 && ibv_destroy_ah(bah0) == 0,
+	      "b's AHs are still b's: destroyed by b");
+	CHECK(ibv_destroy_qp(q1) == 0 && ibv_destroy_qp(q2) == 0, "a's QPs destroyed");
+	side_close(&a);
+	side_close(&b);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct ibv_device **list;
+	int n, rc = 2;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	list = ibv_get_device_list(&n);
+	if (list == NULL || n < 1) {
+		printf("FAIL: no device\n");
+		return 1;
+	}
+	if (argc == 2 && strcmp(argv[1], "qp_fatal") == 0)
+		rc = qp_fatal(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "srq_limit") == 0)
+		rc = srq_limit(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "ud_reply") == 0)
+		rc = ud_reply(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "ah_forged") == 0)
+		rc = ah_forged(list[0]);
+	else
+		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged\n", argv[0]);
+	ibv_free_device_list(list);
+	return rc != 0 || fails != 0 ? 1 : 0;
+}

@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""srnicd's attached verbs beyond RC/UC (doc/srnicd.md, section 9): UD QPs
+and address handles, shared receive queues, async events. One daemon on a
+net_ring0 port (its frames loop back; both programs of a pair talk over
+the device's own GID), Debian's unmodified pingpongs attached (no --port),
+and a small C program of the test's own for the async events:
+
+  ibv_ud_pingpong -g 1 -c      server and client both exit 0, every
+                               datagram's bytes checked (40-byte GRH first)
+  srnicd_async ud_reply        src_qp, the GRH flag and area, an answer through
+                               ibv_create_ah_from_wc
+  srnicd_async ah_forged       another session's AH, a destroyed one: QP to ERR
+  srnicd_async qp_fatal        COMM_EST, then RETRY_EXC and QP_FATAL
+  ibv_srq_pingpong -g 1 -c     16 QPs each side on one SRQ, both exit 0
+  srnicd_async srq_limit       SRQ_LIMIT_REACHED at the take below the limit
+  a raw session's SRQ with a bad head: SRQ_ERR, counted, still served
+
+  srnicd_verbs_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs
+
+After each pair the daemon's objects (status) are what they were before.
+Every wait is for a condition, with a guard that only stops a hang.
+"""
+import argparse
+import mmap
+import os
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+
+from srnicd_check import GUARD_S, check, failures, svc_types, wait_for
+from srnicd_test import HDR, SRNIC, free_port, hello_body, msg, status, status_num, \
+    tcp_listening
+
+SKIP = 77
+SHM_ASYNC = 128         # svc_shm.async: after db and state, a cache line each
+IBV_EVENT_SRQ_ERR = 14
+
+
+DAEMON_IP = "10.82.0.1"
+GID_INDEX = "1"         # the daemon's IPv4 GID (::ffff:10.82.0.1)
+
+
+def objects(env):
+    """status' objects line (PDs, CQs, QPs, MRs, bytes, AHs, SRQs), without
+    bad_ring (a counter, not an object)"""
+    m = re.search(r"^objects (.*)$", status(env), re.M)
+    return re.sub(r" bad_ring \d+", "", m.group(1)) if m else None
+
+
+def pair(env, prog, args, guard=GUARD_S):
+    """An unmodified pingpong, server and client, both attached: the client
+    started once the server listens; (server, client) outputs and exits."""
+    port = free_port()
+    cmd = [SRNIC, "run", "--", prog, "-g", GID_INDEX, "-p", str(port)] + args
+    srv = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+    wait_for(lambda: tcp_listening(port) or srv.poll() is not None, prog + "'s server")
+    cli = subprocess.Popen(cmd + ["127.0.0.1"], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    out = []
+    for p in (srv, cli):
+        try:
+            o, _ = p.communicate(timeout=guard)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            o, _ = p.communicate()
+        out.append((p.returncode, o))
+    return out
+
+
+def pair_ok(env, base, prog, args, iters):
+    (rs, os_), (rc, oc) = pair(env, prog, args)
+    check(rs == 0 and rc == 0 and ("%d iters" % iters) in os_ and ("%d iters" % iters) in oc,
+          "%s %s attached, server and client: exit %s/%s\n%s\n%s" %
+          (prog, " ".join(args), rs, rc, os_[-600:], oc[-600:]))
+    check(wait_for(lambda: objects(env) == base, prog + "'s objects freed"),
+          "%s: the daemon's objects back to %s" % (prog, base))
+
+
+def async_case(env, base, prog, case):
+    """srnicd_async CASE attached: every step ok, exit 0, the objects freed"""
+    try:
+        out = subprocess.run([SRNIC, "run", "--", prog, case], env=env, capture_output=True,
+                             text=True, timeout=GUARD_S)
+        rc, text = out.returncode, out.stdout + out.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, text = None, str(e.stdout)
+    print(text, flush=True)
+    check(rc == 0 and "FAIL" not in text, "srnicd_async %s attached: exit %s" % (case, rc))
+    check(wait_for(lambda: objects(env) == base, case + "'s objects freed"),
+          "srnicd_async %s: the daemon's objects back to %s" % (case, base))
+
+
+def srq_bad_index(env, sock, base):
+    """A session of the test's own (its async eventfd with MAP_SHM) makes an
+    SRQ, then stores a head 1000 past the tail of its 8-slot ring and rings
+    the doorbell: the SRQ is in error (bad_ring +1), the session gets
+    IBV_EVENT_SRQ_ERR naming it in its async ring and eventfd, and is still
+    served; its end frees the SRQ."""
+    t = svc_types()
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(GUARD_S)
+    s.connect(sock)
+    seq = [0]
+
+    def call(mtype, body, fds=()):
+        seq[0] += 1
+        s.sendmsg([msg(mtype, seq[0], body)],
+                  [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("%di" % len(fds), *fds))]
+                  if fds else [])
+        r, rfds, _, _ = socket.recv_fds(s, 65536, 1)
+        st = HDR.unpack_from(r)[4]
+        return st, r[HDR.size:], rfds
+
+    evfd = os.eventfd(0, os.EFD_SEMAPHORE)
+    bad0 = status_num(status(env), "bad_ring")
+    call(t['SVC_HELLO'], hello_body())
+    st, body, _ = call(t['SVC_OPEN_DEVICE'], struct.pack("<I", 0))
+    dev = struct.unpack_from("<I", body)[0]
+    st, body, fds = call(t['SVC_MAP_SHM'], struct.pack("<I", dev), [evfd])
+    if not check(st == 0 and len(fds) == 1, "MAP_SHM with an async eventfd: %d, %d fd" %
+                 (st, len(fds))):
+        return
+    shm = mmap.mmap(fds[0], struct.unpack_from("<Q", body)[0])
+    os.close(fds[0])
+    st, body, _ = call(t['SVC_ALLOC_PD'], struct.pack("<I", dev))
+    pd = struct.unpack_from("<I", body)[0]
+    st, body, _ = call(t['SVC_CREATE_SRQ'], struct.pack("<IIII", pd, 8, 1, 0))
+    srq, ring, size, _, _, _, off = struct.unpack_from("<IIIIIIQ", body)
+    check(st == 0 and size == 8, "CREATE_SRQ: %d, ring %d of %d slots at %#x" %
+          (st, ring, size, off))
+    struct.pack_into("<I", shm, off, 1000)          # the SRQ's head: no such WQEs
+    db = struct.unpack_from("<I", shm, 0)[0]
+    struct.pack_into("<I", shm, 0, db + 1)          # the session's doorbell
+    check(wait_for(lambda: status_num(status(env), "bad_ring") == bad0 + 1, "bad_ring + 1"),
+          "a head beyond the SRQ's ring: the SRQ in error, counted (bad_ring %d -> %d)" %
+          (bad0, status_num(status(env), "bad_ring")))
+    check(wait_for(lambda: struct.unpack_from("<I", shm, SHM_ASYNC)[0] == 1, "an async event"),
+          "the session's async ring holds one event")
+    etype, ehandle = struct.unpack_from("<II", shm, SHM_ASYNC + 128)
+    check(etype == IBV_EVENT_SRQ_ERR and ehandle == srq and os.eventfd_read(evfd) == 1,
+          "IBV_EVENT_SRQ_ERR naming the SRQ (%d, %#x), its eventfd written" % (etype, ehandle))
+    st, body, _ = call(t['SVC_QUERY_SRQ'], struct.pack("<I", srq))
+    check(st == 0, "the session is still served (QUERY_SRQ %d)" % st)
+    shm.close()
+    s.close()
+    os.close(evfd)
+    check(wait_for(lambda: objects(env) == base, "the session's SRQ freed"),
+          "its end frees the SRQ: %s" % objects(env))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--daemon", required=True)
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--async", dest="async_prog", help="srnicd_async (built with libibverbs)")
+    a = ap.parse_args()
+    if os.geteuid() != 0 or shutil.which("ibv_ud_pingpong") is None:
+        print("skip: needs root and ibverbs-utils")
+        return SKIP
+    tmp = tempfile.mkdtemp(prefix="srnicd-verbs-")
+    sock = os.path.join(tmp, "srnicd.sock")
+    env = dict(os.environ)
+    env.update({"SRNIC_DAEMON": a.daemon, "SRNIC_VERBS_LIB": a.lib,
+                "SRNIC_DAEMON_SOCKET": sock, "ASAN_OPTIONS": "detect_leaks=0"})
+    for k in ("SRNIC_PORT", "SRNIC_IP", "SRNIC_CONFIG"):
+        env.pop(k, None)
+    log = os.path.join(tmp, "srnicd.log")
+    daemon = None
+    try:
+        with open(log, "w") as lf:
+            daemon = subprocess.Popen([SRNIC, "daemon", "--port", "net_ring0", "--ip", DAEMON_IP,
+                                       "--socket", sock], env=env, stdout=lf,
+                                      stderr=subprocess.STDOUT)
+        up = wait_for(lambda: "srnicd: ready" in open(log).read() or daemon.poll() is not None,
+                      "the daemon's ready line")
+        if not check(up and daemon.poll() is None, "daemon up: %s" % open(log).read()[-600:]):
+            return 1
+        base = objects(env)
+        check(base is not None and " qps 0 " in base, "no objects before: %s" % base)
+
+        # ---- UD QPs and AHs: each side's AH to the other's QPN on the
+        # device's own GID, the datagrams' bytes checked after the GRH
+        pair_ok(env, base, "ibv_ud_pingpong", ["-c", "-n", "100"], 100)
+        # src_qp, IBV_WC_GRH, the GRH area's bytes, ibv_create_ah_from_wc
+        if a.async_prog is not None:
+            async_case(env, base, a.async_prog, "ud_reply")
+            # a UD WQE naming another session's AH, then a destroyed one
+            bad0 = status_num(status(env), "bad_ring")
+            async_case(env, base, a.async_prog, "ah_forged")
+            bad1 = status_num(status(env), "bad_ring")
+            check(bad1 == bad0 + 2, "the two forged AHs counted bad_ring (%d -> %d)" %
+                  (bad0, bad1))
+
+        # ---- async events: COMM_EST at a QP in RTR, QP_FATAL with RETRY_EXC
+        # once its peer is gone (two sessions of one program)
+        if check(a.async_prog is not None, "srnicd_async built (libibverbs found)"):
+            async_case(env, base, a.async_prog, "qp_fatal")
+
+        # ---- SRQs: Debian's srq_pingpong (16 QPs on one SRQ each side), the
+        # limit event, a bad index in the SRQ's ring
+        pair_ok(env, base, "ibv_srq_pingpong", ["-c", "-n", "100"], 100)
+        if a.async_prog is not None:
+            async_case(env, base, a.async_prog, "srq_limit")
+        srq_bad_index(env, sock, base)
+    finally:
+        if daemon is not None and daemon.poll() is None:
+            daemon.terminate()
+            try:
+                daemon.wait(timeout=GUARD_S)
+            except subprocess.TimeoutExpired:
+                daemon.kill()
+                daemon.wait()
+        if failures:
+            print(open(log).read()[-3000:])
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("%d failure(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
