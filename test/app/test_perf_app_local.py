@@ -226,7 +226,7 @@ check("--atomic without --op atomic: refused", rc != 0 and "--op atomic" in err,
 rc, out, err = run(["--client", "127.0.0.1", "--perftest", "--lat", "--op", "write", "--iters", "1"],
                    "perf_bad_pp")
 check("a ping-pong of one turn: refused", rc != 0 and "--iters 2" in err, err[-300:])
-rc, out, err = run(["--qps", "128", "--depth", "1024", "--iters", "10"], "perf_cq")
+rc, out, err = run(["--qps", "512", "--depth", "1024", "--iters", "10"], "perf_cq")
 check("more completions per lcore than a CQ holds: refused up front",
       rc != 0 and "exceed a CQ" in err, out[-300:] + err[-300:])
 
