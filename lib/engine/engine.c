@@ -71,8 +71,6 @@ srnic_engine_destroy(struct srnic_engine *eng)
 	rte_ring_free(eng->events);
 	rte_pktmbuf_free_bulk(eng->tx_buf, eng->tx_len);
 	rte_pktmbuf_free_bulk(eng->loop_buf, eng->loop_len);
-	if (eng->mb_stash_n > 0)
-		rte_mempool_put_bulk(eng->dev->pool, (void **)eng->mb_stash, eng->mb_stash_n);
 	rte_free(eng->active);
 	rte_free(eng);
 }

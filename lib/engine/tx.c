@@ -11,51 +11,18 @@
 
 #include "eng_internal.h"
 
-/* The stash empty: SRNIC_ENG_MBUF_STASH mbufs in one get, else (the pool
- * nearly empty) the one left, if any. Returns how many it holds. */
-static __rte_noinline uint16_t
-eng_mbuf_refill(struct srnic_engine *eng)
-{
-	struct rte_mempool *mp = eng->dev->pool;
-
-	if (rte_mempool_get_bulk(mp, (void **)eng->mb_stash, SRNIC_ENG_MBUF_STASH) == 0)
-		eng->mb_stash_n = SRNIC_ENG_MBUF_STASH;
-	else if (rte_mempool_get(mp, (void **)&eng->mb_stash[0]) == 0)
-		eng->mb_stash_n = 1;
-	/* a level, not a count: what a leak check of the pool leaves out */
-	eng_stat(eng, SRNIC_STAT_TX_MBUF_STASH, eng->mb_stash_n);
-	return eng->mb_stash_n;
-}
-
-/* rte_pktmbuf_alloc(dev->pool) from the engine's stash: a packet's header,
- * or the trailer of one that ends with an attached piece. A mempool get
- * per mbuf (the lcore's cache found, its bounds checked) was ~20
- * instructions; the stash pays it once per SRNIC_ENG_MBUF_STASH. */
-static inline struct rte_mbuf *
-eng_mbuf_alloc(struct srnic_engine *eng)
-{
-	struct rte_mbuf *m;
-
-	if (unlikely(eng->mb_stash_n == 0) && eng_mbuf_refill(eng) == 0)
-		return NULL;
-	m = eng->mb_stash[--eng->mb_stash_n];
-	eng->stats[SRNIC_STAT_TX_MBUF_STASH]--;
-	rte_pktmbuf_reset(m);
-	return m;
-}
-
 static inline struct rte_mbuf *
 pkt_new(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_hdr_tmpl *t,
 	uint8_t opcode, uint32_t psn, uint8_t **bth)
 {
-	struct rte_mbuf *m = eng_mbuf_alloc(eng);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(eng->dev->pool);
 	uint8_t *b;
 
 	if (unlikely(m == NULL)) {
 		eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
 		return NULL;
 	}
-	b = srnic_pkt_init_tmpl_inline(m, t, opcode, qp->ip_id++);
+	b = srnic_pkt_init_tmpl(m, t, opcode, qp->ip_id++);
 	if (unlikely(b == NULL)) {
 		rte_pktmbuf_free(m);
 		return NULL;
@@ -231,18 +198,6 @@ eng_linearise(struct srnic_engine *eng, struct rte_mbuf *m)
 int
 eng_pkt_xmit(struct srnic_engine *eng, struct rte_mbuf *m)
 {
-	/* A packet ending with an attached piece (a zero-copy READ response,
-	 * SEND or WRITE) takes its trailer (pad + ICRC) from the stash;
-	 * srnic_pkt_close() fills the empty segment (and takes one from the
-	 * pool itself should the stash be dry). */
-	if (m->nb_segs > 1) {
-		struct rte_mbuf *last = rte_pktmbuf_lastseg(m), *t;
-
-		if (!RTE_MBUF_DIRECT(last) && (t = eng_mbuf_alloc(eng)) != NULL) {
-			last->next = t; /* empty: no length to add */
-			m->nb_segs++;
-		}
-	}
 	if (unlikely(srnic_pkt_close(m, eng->dev->pool) != 0)) {
 		eng_stat(eng, SRNIC_STAT_TX_NOMBUF, 1);
 		rte_pktmbuf_free(m);

@@ -594,10 +594,6 @@ struct srnic_engine {
 	 * IPv4 header checksum offload, when offered). */
 	uint16_t tx_seg_max;
 	uint64_t tx_ol_ipv4;
-	/* Engine-owned: mbufs of dev->pool taken in bulk, not yet used
-	 * (mb_stash[0, mb_stash_n)); put back by srnic_engine_destroy() */
-	uint16_t mb_stash_n;
-	struct rte_mbuf *mb_stash[SRNIC_ENG_MBUF_STASH];
 	uint64_t stats[SRNIC_STAT_COUNT];
 } __rte_cache_aligned;
 

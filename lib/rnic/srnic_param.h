@@ -23,9 +23,6 @@
  * a poll: at 16,384 QPs the requester's RX ring held 100 ms of ACKs, and their timers
  * expired). */
 #define SRNIC_POLL_RX_BURSTS (SRNIC_TX_BUF_SIZE / SRNIC_RX_BURST)
-/** Packet mbufs an engine takes from its device's pool with one bulk get, for the headers
- * and trailers it builds (eng_mbuf_alloc()): one get per that many, not one per mbuf. */
-#define SRNIC_ENG_MBUF_STASH 32
 #define SRNIC_REDIRECT_RING 4096       /**< packets handed from another engine's RX queue */
 /** QPs per device (ibv_query_device's max_qp): 16,384 each with WRs outstanding at once carry
  * their traffic on one engine (test perf_qps); 65,536 at depth 1 did not (ACK timeouts, QPs in

@@ -17,9 +17,7 @@
 #include <stdint.h>
 
 #include <rte_ether.h>
-#include <rte_ip.h>
 #include <rte_mbuf.h>
-#include <rte_udp.h>
 
 #include "srnic_hdr.h"
 #include "srnic_opcode.h"
@@ -190,45 +188,6 @@ void srnic_hdr_tmpl_build(struct srnic_hdr_tmpl *t, const struct srnic_route *r,
  */
 uint8_t *srnic_pkt_init_tmpl(struct rte_mbuf *m, const struct srnic_hdr_tmpl *t,
 			     uint8_t opcode, uint16_t ip_id);
-
-/* srnic_pkt_init_tmpl()'s body, for an engine's packet builder to inline
- * whatever LTO's weights (as a call it cost ~40 instructions per packet
- * more, doc/performance.md). The common template lengths are copied with
- * constant sizes (a few vector moves), others through memcpy(). */
-static __rte_always_inline uint8_t *
-srnic_pkt_init_tmpl_inline(struct rte_mbuf *m, const struct srnic_hdr_tmpl *t, uint8_t opcode,
-			   uint16_t ip_id)
-{
-	const struct srnic_opcode_info *info = srnic_opcode_info(opcode);
-	uint8_t *f, *bth;
-
-	if (unlikely(info->mask == 0 || rte_pktmbuf_pkt_len(m) != 0 || t->len == 0))
-		return NULL;
-	f = (uint8_t *)rte_pktmbuf_append(m, t->len - SRNIC_BTH_LEN + info->hdr_len);
-	if (unlikely(f == NULL))
-		return NULL;
-	switch (t->len) {
-	case RTE_ETHER_HDR_LEN + 20 + 8 + SRNIC_BTH_LEN:
-		memcpy(f, t->bytes, RTE_ETHER_HDR_LEN + 20 + 8 + SRNIC_BTH_LEN);
-		break;
-	case RTE_ETHER_HDR_LEN + 40 + 8 + SRNIC_BTH_LEN:
-		memcpy(f, t->bytes, RTE_ETHER_HDR_LEN + 40 + 8 + SRNIC_BTH_LEN);
-		break;
-	default:
-		memcpy(f, t->bytes, t->len);
-	}
-	if (t->ip_ver == 4)
-		srnic_st16(f + t->l2_len + offsetof(struct rte_ipv4_hdr, packet_id), ip_id);
-	bth = f + t->len - SRNIC_BTH_LEN;
-	srnic_bth_set_opcode(bth, opcode);
-	if (info->hdr_len > SRNIC_BTH_LEN)
-		memset(bth + SRNIC_BTH_LEN, 0, info->hdr_len - SRNIC_BTH_LEN);
-
-	/* l2_len, l3_len, l4_len in one store */
-	m->tx_offload = rte_mbuf_tx_offload(t->l2_len, t->l3_len, sizeof(struct rte_udp_hdr),
-					    0, 0, 0, 0);
-	return bth;
-}
 
 /**
  * Start a packet from a route, not a template (tests and one-off packets):

@@ -71,11 +71,47 @@ srnic_hdr_tmpl_build(struct srnic_hdr_tmpl *t, const struct srnic_route *r, uint
 	t->len = (uint8_t)(bth + SRNIC_BTH_LEN - f);
 }
 
+/* The common lengths as constant-size copies (a few vector moves), the
+ * others through memcpy(). */
+static inline void
+tmpl_copy(uint8_t *f, const struct srnic_hdr_tmpl *t)
+{
+	switch (t->len) {
+	case RTE_ETHER_HDR_LEN + 20 + 8 + SRNIC_BTH_LEN:
+		memcpy(f, t->bytes, RTE_ETHER_HDR_LEN + 20 + 8 + SRNIC_BTH_LEN);
+		break;
+	case RTE_ETHER_HDR_LEN + 40 + 8 + SRNIC_BTH_LEN:
+		memcpy(f, t->bytes, RTE_ETHER_HDR_LEN + 40 + 8 + SRNIC_BTH_LEN);
+		break;
+	default:
+		memcpy(f, t->bytes, t->len);
+	}
+}
+
 uint8_t *
 srnic_pkt_init_tmpl(struct rte_mbuf *m, const struct srnic_hdr_tmpl *t, uint8_t opcode,
 		    uint16_t ip_id)
 {
-	return srnic_pkt_init_tmpl_inline(m, t, opcode, ip_id);
+	const struct srnic_opcode_info *info = srnic_opcode_info(opcode);
+	uint8_t *f, *bth;
+
+	if (unlikely(info->mask == 0 || rte_pktmbuf_pkt_len(m) != 0 || t->len == 0))
+		return NULL;
+	f = (uint8_t *)rte_pktmbuf_append(m, t->len - SRNIC_BTH_LEN + info->hdr_len);
+	if (unlikely(f == NULL))
+		return NULL;
+	tmpl_copy(f, t);
+	if (t->ip_ver == 4)
+		srnic_st16(f + t->l2_len + offsetof(struct rte_ipv4_hdr, packet_id), ip_id);
+	bth = f + t->len - SRNIC_BTH_LEN;
+	srnic_bth_set_opcode(bth, opcode);
+	if (info->hdr_len > SRNIC_BTH_LEN)
+		memset(bth + SRNIC_BTH_LEN, 0, info->hdr_len - SRNIC_BTH_LEN);
+
+	/* l2_len, l3_len, l4_len in one store */
+	m->tx_offload = rte_mbuf_tx_offload(t->l2_len, t->l3_len, sizeof(struct rte_udp_hdr),
+					    0, 0, 0, 0);
+	return bth;
 }
 
 uint8_t *

@@ -392,10 +392,7 @@ drain_and_check(void)
 	}
 	check_local_writes(&F.s[0]);
 	check_local_writes(&F.s[1]);
-	/* less what the engines took in bulk and hold for their next
-	 * packets (not in flight, not leaked) */
-	used = mbufs_in_use() - srnic_dev_stat(F.s[0].dev, "tx_mbuf_stash") -
-	       srnic_dev_stat(F.s[1].dev, "tx_mbuf_stash");
+	used = mbufs_in_use();
 	if (F.mbuf_base < 0)
 		F.mbuf_base = used;
 	if (used != F.mbuf_base) {
