@@ -24,6 +24,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "verbs_rc_connect.h"
+
 #define MSG_LEN 1024
 #define SLOT 4096           /* per QP: [src | recv | read] at 0, MSG_LEN, 2 * MSG_LEN */
 #define IOVA_BASE 0x4d0000000000ull
@@ -52,37 +54,8 @@ pat(uint32_t q, uint32_t round, uint32_t k)
 static void
 connect_qp(struct ibv_qp *qp, uint32_t dqpn, const union ibv_gid *gid)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-						    IBV_ACCESS_REMOTE_READ };
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  IBV_QP_ACCESS_FLAGS) != 0)
-		fail("QP %u to INIT", qp->qp_num);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 100;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = *gid;
-	a.ah_attr.grh.sgid_index = GID_INDEX;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) != 0)
-		fail("QP %u to RTR", qp->qp_num);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 100;
-	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) != 0)
+	if (verbs_rc_connect(qp, dqpn, gid, GID_INDEX, 100,
+			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ) != 0)
 		fail("QP %u to RTS", qp->qp_num);
 }
 
