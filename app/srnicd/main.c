@@ -109,7 +109,6 @@ eal_start(const char *port, const char *lcores, unsigned int mem_mb, const char 
 	argv[argc++] = mem;
 	snprintf(lc, sizeof(lc), "-l%s", lcores);
 	argv[argc++] = lc;
-	argv[argc++] = "--no-telemetry";
 	argv[argc++] = "--iova-mode=va";
 	snprintf(ll, sizeof(ll), "--log-level=%s", loglvl);
 	argv[argc++] = ll;
@@ -220,6 +219,8 @@ serve_loop(struct srnd *d, int sfd)
 		epoll_ctl(epfd, EPOLL_CTL_ADD, srnic_dev_event_fd(d->dev.sdev), &ev);
 	while (sig == 0) {
 		n = epoll_wait(epfd, evs, 16, SRND_PORT_WATCH_MS);
+		/* telemetry reads what this thread serves (telemetry.c) */
+		srnd_ctl_lock();
 		for (i = 0; i < n; i++) {
 			if (evs[i].data.ptr == &srnd_tag_listen) {
 				while (srnd_sessions_accept(d, epfd) > 0)
@@ -236,6 +237,7 @@ serve_loop(struct srnd *d, int sfd)
 			}
 		}
 		port_watch(&d->dev);
+		srnd_ctl_unlock();
 	}
 	srnd_log("%s: stopping", strsignal(sig));
 	close(epfd);
@@ -447,7 +449,9 @@ main(int argc, char **argv)
 	d->ready_wall_us = srnd_wall_us();
 	srnd_log("ready: %s on %s, ip %s, engine %s", d->dev.name, d->dev.devargs, d->dev.ip,
 		 d->eng_lcore < RTE_MAX_LCORE ? "on a worker lcore" : "on a thread");
+	srnd_telemetry_set(d);
 	serve_loop(d, sfd);
+	srnd_telemetry_set(NULL);
 out:
 	srnd_engine_stop(d);
 	/* the rings are final: each session told before its socket closes */

@@ -20,6 +20,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <rte_eal.h>
 #include <rte_lcore.h>
 
 #include "srnic.h"
@@ -57,6 +58,12 @@ unsigned int
 srnd_sessions_count(void)
 {
 	return nb_sessions;
+}
+
+uint64_t
+srnd_sessions_closed_bad(void)
+{
+	return closed_bad;
 }
 
 /* ---- the socket ---- */
@@ -255,13 +262,41 @@ handle_check(const struct srnd_session *s, uint32_t handle)
 /* ---- status ---- */
 
 static const char *
-port_state_name(const struct ibv_port_attr *pa)
+basename_of(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b != NULL ? b + 1 : path;
+}
+
+const char *
+srnd_port_state_name(const struct ibv_port_attr *pa)
 {
 	if (pa->state == IBV_PORT_ACTIVE)
 		return "ACTIVE";
 	if (pa->phys_state == SRNIC_PORT_PHYS_POLLING)
 		return "DOWN (polling: no peer yet)";
 	return "DOWN";
+}
+
+bool
+srnd_session_info(unsigned int slot, struct srnd_session_info *si)
+{
+	const struct srnd_session *s = slot < SRND_SESSIONS_MAX ? sessions[slot] : NULL;
+	unsigned int k;
+
+	if (s == NULL)
+		return false;
+	si->id = s->id;
+	si->pid = s->pid;
+	si->uid = s->uid;
+	snprintf(si->prog, sizeof(si->prog), "%s", s->prog);
+	for (si->devices_open = 0, k = 0; k < SVC_SESSION_DEVICES_MAX; k++)
+		si->devices_open += s->dev[k].open;
+	srnd_objs_held(s->objs, &si->qps, &si->mrs, &si->wqes);
+	si->cm_ids = s->cm != NULL ? srnd_cm_ids(s->cm) : 0;
+	si->msgs = s->msgs;
+	return true;
 }
 
 static void
@@ -272,8 +307,8 @@ status_text(struct srnd *d, char *t, size_t n)
 	char g[2][64];
 	uint64_t cpu = srnd_cpu_us() - d->ready_cpu_us, wall = srnd_wall_us() - d->ready_wall_us;
 	size_t off = 0;
-	unsigned int i, k, nopen, nqps, nmrs;
-	uint64_t wqes;
+	struct srnd_session_info si;
+	unsigned int i, k;
 	int rc;
 
 #define ADD(...) do { \
@@ -290,8 +325,11 @@ status_text(struct srnd *d, char *t, size_t n)
 				 k < 7 ? ":" : "");
 	}
 	ADD("srnicd pid %d socket %s\n", (int)getpid(), d->sock_path);
+	ADD("telemetry %s/dpdk_telemetry.v2 (dpdk-telemetry.py -f %s: /srnicd/info, "
+	    "/srnicd/sessions, /srnicd/session,ID, /srnic/stats,%s)\n", rte_eal_get_runtime_dir(),
+	    basename_of(rte_eal_get_runtime_dir()), d->dev.name);
 	ADD("device %s port %s ip %s\n", d->dev.name, d->dev.devargs, d->dev.ip);
-	ADD("  link %s mtu %u\n", port_state_name(&pa), pa.active_mtu == IBV_MTU_4096 ? 4096 :
+	ADD("  link %s mtu %u\n", srnd_port_state_name(&pa), pa.active_mtu == IBV_MTU_4096 ? 4096 :
 	    128u << pa.active_mtu);
 	ADD("  gid[0] %s\n  gid[1] %s\n", g[0], g[1]);
 	ADD("  engine %s polls %" PRIu64 " naps %" PRIu64 "\n",
@@ -311,18 +349,12 @@ status_text(struct srnd *d, char *t, size_t n)
 	off += srnd_cm_status(d, t + off, n - off);
 	ADD("mrs_elsewhere %" PRIu64 " (MRs mapped elsewhere than the program's addresses, "
 	    "registered at them)\n", srnd_counts()->mrs_elsewhere);
-	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
-		struct srnd_session *s = sessions[i];
-
-		if (s == NULL)
-			continue;
-		for (nopen = 0, k = 0; k < SVC_SESSION_DEVICES_MAX; k++)
-			nopen += s->dev[k].open;
-		srnd_objs_held(s->objs, &nqps, &nmrs, &wqes);
-		ADD("  session %" PRIu32 " pid %d uid %u program %s devices_open %u qps %u mrs %u "
-		    "wqes %" PRIu64 " cm_ids %u\n", s->id, (int)s->pid, (unsigned int)s->uid, s->prog,
-		    nopen, nqps, nmrs, wqes, s->cm != NULL ? srnd_cm_ids(s->cm) : 0);
-	}
+	for (i = 0; i < SRND_SESSIONS_MAX; i++)
+		if (srnd_session_info(i, &si))
+			ADD("  session %" PRIu32 " pid %d uid %u program %s devices_open %u qps %u "
+			    "mrs %u wqes %" PRIu64 " cm_ids %u\n", si.id, (int)si.pid,
+			    (unsigned int)si.uid, si.prog, si.devices_open, si.qps, si.mrs, si.wqes,
+			    si.cm_ids);
 #undef ADD
 }
 

@@ -169,6 +169,21 @@ unsigned int srnd_cm_ids(const struct srnd_cm *cm);
 size_t srnd_cm_status(const struct srnd *d, char *t, size_t n);
 
 struct srnd_session;
+/* What status and telemetry say of one session */
+struct srnd_session_info {
+	uint32_t id;
+	pid_t pid;
+	uid_t uid;
+	char prog[SVC_PROG_MAX];
+	unsigned int devices_open, qps, mrs, cm_ids;
+	uint64_t wqes, msgs;
+};
+/* The session in slot (0..SRND_SESSIONS_MAX-1), if any, into *si */
+bool srnd_session_info(unsigned int slot, struct srnd_session_info *si);
+/* sessions closed for a malformed message */
+uint64_t srnd_sessions_closed_bad(void);
+struct ibv_port_attr;
+const char *srnd_port_state_name(const struct ibv_port_attr *pa);
 /* A session on socket fd (its credentials are the accept's to fill). */
 struct srnd_session *srnd_session_new(int fd);
 void srnd_session_free(struct srnd_session *s);
@@ -180,6 +195,15 @@ const char *srnd_session_input(struct srnd *d, struct srnd_session *s, const voi
 			       union srnd_rep *rep);
 /* the tag epoll carries for the listening socket and the signalfd */
 extern char srnd_tag_listen, srnd_tag_signal;
+
+/* telemetry.c: what status says, through DPDK telemetry (/srnicd/...).
+ * Its callbacks run on DPDK's telemetry thread and read the control
+ * thread's state under the control lock, which the control thread holds
+ * while it serves and releases while it waits. */
+void srnd_ctl_lock(void);
+void srnd_ctl_unlock(void);
+/* the callbacks answer for d from now on; NULL: no more (-ENODEV) */
+void srnd_telemetry_set(struct srnd *d);
 
 /* main.c */
 uint64_t srnd_cpu_us(void);

@@ -5,6 +5,7 @@
  *   /srnic/devs             the devices
  *   /srnic/stats,<device>   every counter of the device, summed over its engines
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,12 +19,28 @@
 static rte_spinlock_t tel_lock = RTE_SPINLOCK_INITIALIZER;
 static struct srnic_dev *tel_devs[TEL_MAX_DEVS];
 
+static int tel_devs_cb(const char *cmd, const char *params, struct rte_tel_data *d);
+static int tel_stats_cb(const char *cmd, const char *params, struct rte_tel_data *d);
+
 void
 srnic_telemetry_add(struct srnic_dev *dev)
 {
+	static bool registered;
 	unsigned int i;
 
 	rte_spinlock_lock(&tel_lock);
+	/* At the first device, not at load: a process can hold two copies of
+	 * this file (a DPDK program of srnic's, and srnic's libibverbs.so.1
+	 * that EAL's mlx PMD plugins pull in when it comes first on the
+	 * library path), and DPDK keeps the first registration of a name:
+	 * the copy that makes devices must be the one that answers. */
+	if (!registered) {
+		rte_telemetry_register_cmd("/srnic/devs", tel_devs_cb,
+					   "Returns the srnic devices.");
+		rte_telemetry_register_cmd("/srnic/stats", tel_stats_cb,
+					   "Returns a device's counters. Parameters: device name");
+		registered = true;
+	}
 	for (i = 0; i < TEL_MAX_DEVS; i++)
 		if (tel_devs[i] == NULL) {
 			tel_devs[i] = dev;
@@ -83,11 +100,4 @@ tel_stats_cb(const char *cmd, const char *params, struct rte_tel_data *d)
 	}
 	rte_spinlock_unlock(&tel_lock);
 	return rc;
-}
-
-RTE_INIT(srnic_telemetry_init)
-{
-	rte_telemetry_register_cmd("/srnic/devs", tel_devs_cb, "Returns the srnic devices.");
-	rte_telemetry_register_cmd("/srnic/stats", tel_stats_cb,
-				   "Returns a device's counters. Parameters: device name");
 }

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * srnicd through DPDK telemetry (dpdk-telemetry.py -f srnicd-PID, or any
+ * client of /var/run/dpdk/srnicd-PID/dpdk_telemetry.v2): what `srnicd
+ * --status` prints, as data. As DPDK's own /ethdev/list and
+ * /ethdev/info,<id>:
+ *   /srnicd/info            the daemon, its device, port and link, totals
+ *   /srnicd/sessions        the live sessions' ids
+ *   /srnicd/session,<id>    one session: pid, uid, program, what it holds
+ * lib/core's /srnic/devs and /srnic/stats,srnic0 give the engine's
+ * counters beside them.
+ *
+ * The callbacks run on DPDK's telemetry thread. What they read belongs to
+ * the control thread, so they take the control lock, which the control
+ * thread holds while it serves its events (never while it waits in
+ * epoll_wait): a telemetry request waits at most one round of the
+ * control thread's work. Nothing of the data path takes it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_telemetry.h>
+
+#include "srnic.h"
+#include "srnicd.h"
+
+static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct srnd *tel_d;      /* under ctl_lock; NULL: not serving */
+
+void
+srnd_ctl_lock(void)
+{
+	pthread_mutex_lock(&ctl_lock);
+}
+
+void
+srnd_ctl_unlock(void)
+{
+	pthread_mutex_unlock(&ctl_lock);
+}
+
+void
+srnd_telemetry_set(struct srnd *d)
+{
+	pthread_mutex_lock(&ctl_lock);
+	tel_d = d;
+	pthread_mutex_unlock(&ctl_lock);
+}
+
+static void
+info_fill(struct srnd *d, struct rte_tel_data *t)
+{
+	const struct srnd_counts *c = srnd_counts();
+	struct ibv_port_attr pa;
+
+	memset(&pa, 0, sizeof(pa));
+	srnic_dev_query_port(d->dev.sdev, &pa);
+	rte_tel_data_start_dict(t);
+	rte_tel_data_add_dict_int(t, "pid", (int)getpid());
+	rte_tel_data_add_dict_string(t, "socket", d->sock_path);
+	rte_tel_data_add_dict_string(t, "device", d->dev.name);
+	rte_tel_data_add_dict_string(t, "port", d->dev.devargs);
+	rte_tel_data_add_dict_string(t, "ip", d->dev.ip);
+	rte_tel_data_add_dict_string(t, "link", srnd_port_state_name(&pa));
+	rte_tel_data_add_dict_u64(t, "mtu", pa.active_mtu == IBV_MTU_4096 ? 4096 :
+				  128u << pa.active_mtu);
+	rte_tel_data_add_dict_u64(t, "engine_polls", atomic_load(&d->eng_polls));
+	rte_tel_data_add_dict_u64(t, "engine_naps", atomic_load(&d->eng_naps));
+	rte_tel_data_add_dict_u64(t, "cpu_us", srnd_cpu_us() - d->ready_cpu_us);
+	rte_tel_data_add_dict_u64(t, "wall_us", srnd_wall_us() - d->ready_wall_us);
+	rte_tel_data_add_dict_u64(t, "sessions", srnd_sessions_count());
+	rte_tel_data_add_dict_u64(t, "closed_bad", srnd_sessions_closed_bad());
+	rte_tel_data_add_dict_u64(t, "pds", c->pds);
+	rte_tel_data_add_dict_u64(t, "cqs", c->cqs);
+	rte_tel_data_add_dict_u64(t, "qps", atomic_load(&c->qps));
+	rte_tel_data_add_dict_u64(t, "mrs", c->mrs);
+	rte_tel_data_add_dict_u64(t, "mr_bytes", c->mr_bytes);
+	rte_tel_data_add_dict_u64(t, "shm_bytes", c->shm_bytes);
+	rte_tel_data_add_dict_u64(t, "ahs", c->ahs);
+	rte_tel_data_add_dict_u64(t, "srqs", c->srqs);
+	rte_tel_data_add_dict_u64(t, "cm_ids", srnd_cm_ids(NULL));
+	rte_tel_data_add_dict_u64(t, "bad_ring", atomic_load(&c->bad_ring));
+	rte_tel_data_add_dict_u64(t, "async_events", c->async_events);
+	rte_tel_data_add_dict_u64(t, "async_drop", c->async_drop);
+	rte_tel_data_add_dict_u64(t, "mrs_elsewhere", c->mrs_elsewhere);
+}
+
+static int
+tel_info(const char *cmd, const char *params, struct rte_tel_data *t)
+{
+	int rc = -ENODEV;
+
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	pthread_mutex_lock(&ctl_lock);
+	if (tel_d != NULL) {
+		info_fill(tel_d, t);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&ctl_lock);
+	return rc;
+}
+
+static int
+tel_sessions(const char *cmd, const char *params, struct rte_tel_data *t)
+{
+	struct srnd_session_info si;
+	unsigned int i;
+	int rc = -ENODEV;
+
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	pthread_mutex_lock(&ctl_lock);
+	if (tel_d != NULL) {
+		rte_tel_data_start_array(t, RTE_TEL_U64_VAL);
+		for (i = 0; i < SRND_SESSIONS_MAX; i++)
+			if (srnd_session_info(i, &si))
+				rte_tel_data_add_array_u64(t, si.id);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&ctl_lock);
+	return rc;
+}
+
+static int
+tel_session(const char *cmd, const char *params, struct rte_tel_data *t)
+{
+	struct srnd_session_info si;
+	unsigned long id;
+	unsigned int i;
+	char *end;
+	int rc = -ENODEV;
+
+	RTE_SET_USED(cmd);
+	if (params == NULL || *params == '\0')
+		return -EINVAL;
+	errno = 0;
+	id = strtoul(params, &end, 10);
+	if (errno != 0 || *end != '\0' || id == 0 || id > UINT32_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&ctl_lock);
+	for (i = 0; tel_d != NULL && i < SRND_SESSIONS_MAX; i++) {
+		if (!srnd_session_info(i, &si) || si.id != id)
+			continue;
+		rte_tel_data_start_dict(t);
+		rte_tel_data_add_dict_u64(t, "id", si.id);
+		rte_tel_data_add_dict_int(t, "pid", (int)si.pid);
+		rte_tel_data_add_dict_u64(t, "uid", si.uid);
+		rte_tel_data_add_dict_string(t, "program", si.prog);
+		rte_tel_data_add_dict_u64(t, "devices_open", si.devices_open);
+		rte_tel_data_add_dict_u64(t, "qps", si.qps);
+		rte_tel_data_add_dict_u64(t, "mrs", si.mrs);
+		rte_tel_data_add_dict_u64(t, "wqes", si.wqes);
+		rte_tel_data_add_dict_u64(t, "cm_ids", si.cm_ids);
+		rte_tel_data_add_dict_u64(t, "messages", si.msgs);
+		rc = 0;
+		break;
+	}
+	if (tel_d != NULL && rc != 0)
+		rc = -ENOENT;
+	pthread_mutex_unlock(&ctl_lock);
+	return rc;
+}
+
+RTE_INIT(srnd_telemetry_init)
+{
+	rte_telemetry_register_cmd("/srnicd/info", tel_info,
+				   "Returns srnicd's device, port, link and totals. No parameters");
+	rte_telemetry_register_cmd("/srnicd/sessions", tel_sessions,
+				   "Returns the ids of srnicd's live sessions. No parameters");
+	rte_telemetry_register_cmd("/srnicd/session", tel_session,
+				   "Returns one srnicd session: pid, program, what it holds. "
+				   "Parameters: session id");
+}
