@@ -800,7 +800,8 @@ sva_destroy_comp_channel(struct ibv_comp_channel *channel)
 }
 
 /* The next CQ with an event not handed out yet, else wait on the eventfd
- * (blocking unless the program made the fd non-blocking: then EAGAIN).
+ * (blocking unless the program made the fd non-blocking: then EAGAIN; a
+ * signal handled without SA_RESTART: EINTR).
  * After the session's end, each of its CQs once (its flushed WQEs to
  * poll), then EIO: never a wait for an event no one will write. */
 int
@@ -845,8 +846,11 @@ sva_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq_out, void 
 			return -1;
 		}
 		pthread_mutex_unlock(&ch->lock);
+		/* a signal's handler without SA_RESTART ends the wait with EINTR,
+		 * as rdma-core's read() of the kernel's channel: programs stop a
+		 * timed test that way (qperf's SIGALRM) */
 		n = read(channel->fd, &v, sizeof(v));
-		if (n < 0 && errno != EINTR)
+		if (n < 0)
 			return -1;
 	}
 }

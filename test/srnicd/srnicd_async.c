@@ -30,6 +30,9 @@
  *                           ERR (bad_ring, which the test reads); a forged
  *                           ibv_destroy_ah of the other session's AH is
  *                           EBADF and that AH stays its owner's
+ *   srnicd_async eintr      a blocking ibv_get_cq_event() ended by a SIGALRM
+ *                           handled without SA_RESTART: -1, EINTR (as
+ *                           rdma-core's read() of the kernel's channel)
  *
  * Each event is waited for with poll() on the context's async_fd, as a
  * program does with the kernel's; GUARD_MS only stops a hang. Prints one
@@ -37,11 +40,13 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/time.h>
 #include <time.h>
 
 #include <infiniband/verbs.h>
@@ -512,6 +517,48 @@ ah_forged(struct ibv_device *dev)
 	return 0;
 }
 
+/* A signal whose handler has no SA_RESTART ends a blocking
+ * ibv_get_cq_event() with EINTR, as rdma-core's read() of the kernel's
+ * channel does (qperf stops its timed tests so). */
+static volatile sig_atomic_t alarms;
+
+static void
+on_alarm(int sig)
+{
+	(void)sig;
+	alarms++;
+}
+
+static int
+eintr(struct ibv_device *dev)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };   /* sa_flags 0: no SA_RESTART */
+	struct itimerval it = { .it_value = { .tv_usec = 100000 } };
+	struct ibv_comp_channel *ch;
+	struct ibv_context *ctx;
+	struct ibv_cq *cq, *ev_cq;
+	void *ev_ctx;
+	int rc;
+
+	ctx = ibv_open_device(dev);
+	CHECK(ctx != NULL, "open the device");
+	ch = ibv_create_comp_channel(ctx);
+	CHECK(ch != NULL, "a completion channel");
+	cq = ibv_create_cq(ctx, 8, NULL, ch, 0);
+	CHECK(cq != NULL && ibv_req_notify_cq(cq, 0) == 0, "a CQ on it, armed");
+	sigemptyset(&sa.sa_mask);
+	CHECK(sigaction(SIGALRM, &sa, NULL) == 0 && setitimer(ITIMER_REAL, &it, NULL) == 0,
+	      "SIGALRM in 100 ms, handled without SA_RESTART");
+	errno = 0;
+	rc = ibv_get_cq_event(ch, &ev_cq, &ev_ctx);
+	CHECK(rc == -1 && errno == EINTR && alarms == 1,
+	      "ibv_get_cq_event blocked until the signal, then -1 EINTR (rc %d errno %d alarms %d)",
+	      rc, errno, (int)alarms);
+	CHECK(ibv_destroy_cq(cq) == 0 && ibv_destroy_comp_channel(ch) == 0 &&
+	      ibv_close_device(ctx) == 0, "destroyed");
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -532,8 +579,10 @@ main(int argc, char **argv)
 		rc = ud_reply(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "ah_forged") == 0)
 		rc = ah_forged(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "eintr") == 0)
+		rc = eintr(list[0]);
 	else
-		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged\n", argv[0]);
+		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|eintr\n", argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;
 }

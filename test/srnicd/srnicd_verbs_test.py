@@ -12,6 +12,7 @@ and a small C program of the test's own for the async events:
                                ibv_create_ah_from_wc
   srnicd_async ah_forged       another session's AH, a destroyed one: QP to ERR
   srnicd_async qp_fatal        COMM_EST, then RETRY_EXC and QP_FATAL
+  srnicd_async eintr           a signal ends ibv_get_cq_event with EINTR
   ibv_srq_pingpong -g 1 -c     16 QPs each side on one SRQ, both exit 0
   srnicd_async srq_limit       SRQ_LIMIT_REACHED at the take below the limit
   a raw session's SRQ with a bad head: SRQ_ERR, counted, still served
@@ -201,6 +202,8 @@ def main():
         # once its peer is gone (two sessions of one program)
         if check(a.async_prog is not None, "srnicd_async built (libibverbs found)"):
             async_case(env, base, a.async_prog, "qp_fatal")
+            # a signal ends a blocking ibv_get_cq_event() with EINTR
+            async_case(env, base, a.async_prog, "eintr")
 
         # ---- SRQs: Debian's srq_pingpong (16 QPs on one SRQ each side), the
         # limit event, a bad index in the SRQ's ring
