@@ -17,7 +17,9 @@ there) and registered at the program's addresses as its IOVA:
     none;
   - two daemons ("two hosts") joined by memif, each its own control socket
     (B's MRs mapped elsewhere): ibv_rc_pingpong -c and ib_read_bw -s 4096,
-    the server attached to A, the client to B, both exit 0.
+    the server attached to A, the client to B, both exit 0; then four
+    ibv_rc_pingpong -e pairs at once, two servers and two clients on each
+    daemon, every pair across the wire: all eight exit 0.
 
   srnicd_many_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \\
                       --many BUILD/test/srnicd/srnicd_many
@@ -188,6 +190,34 @@ def main():
                   "ibv_rc_pingpong -g 1 -c -n 200 across two daemons over memif, %s: exit %s, "
                   "%r" % (name, p.returncode, out[-400:]))
         perftest_pair(envs, "ib_read_bw")
+        # four pairs at once, two each way: two servers and two clients
+        # attached to each daemon, every pair across the wire (-e: the
+        # programs sleep in ibv_get_cq_event; eight busy pollers and two
+        # daemons on a loaded 2-core host took 140-400 ms per iteration)
+        procs = []
+        for i in range(4):
+            port = free_port()
+            cmd = [SRNIC, "run", "--", "ibv_rc_pingpong", "-g", "1", "-e", "-n", "100", "-s", "2048",
+                   "-p", str(port)]
+            srv = subprocess.Popen(cmd, env=envs[i % 2], stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True)
+            wait_for(lambda: tcp_listening(port) or srv.poll() is not None,
+                     "pingpong server %d" % i)
+            cli = subprocess.Popen(cmd + ["127.0.0.1"], env=envs[1 - i % 2],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            procs += [("pair %d server on daemon %s" % (i, "ab"[i % 2]), srv),
+                      ("pair %d client on daemon %s" % (i, "ab"[1 - i % 2]), cli)]
+        check(wait_for(lambda: sum(len(re.findall(r"^  session .* program ibv_rc_pingpong .*qps 1",
+                                                  status(e), re.M)) for e in envs) == 8 or
+                       any(p.poll() is not None for _, p in procs),
+                       "eight pingpong sessions at once") or
+              all(p.poll() == 0 for _, p in procs),
+              "the four pairs' eight programs attached at once (four on each daemon)")
+        for name, p in procs:
+            out = finish(p)
+            check(p.returncode == 0 and "100 iters in" in out,
+                  "ibv_rc_pingpong -e -n 100 -s 2048, %s: exit %s, %r" %
+                  (name, p.returncode, out[-300:]))
         none = lambda: all((objects(status(e)) or {}).get("qps") == 0 and
                            objects(status(e))["mrs"] == 0 for e in envs)
         check(wait_for(none, "both daemons' objects freed"),
