@@ -187,7 +187,27 @@ take_cm_id(struct cma_id *id)
  * id still there is destroyed (an established connection sends its DREQ,
  * a DREQ received gets its DREP, a request its REJ), and the engine and
  * the CM run CMA_EXIT_DRAIN_MS more, so those and the MADs of the
- * program's last calls leave before the process does. */
+ * program's last calls leave before the process does. An exit() from a
+ * signal handler that interrupted an rdma_cm call finds cma_lock held by
+ * its own thread: cma_exit_lock() gives up after CMA_EXIT_LOCK_MS. */
+static bool
+cma_exit_lock(void)
+{
+	uint64_t end = now_ms() + CMA_EXIT_LOCK_MS;
+	struct timespec ts = { .tv_nsec = 100000 };
+
+	while (pthread_mutex_trylock(&cma_lock) != 0) {
+		if (now_ms() >= end) {
+			cma_log("exit during an rdma_cm call (a signal's handler, or another thread's "
+				"call): its ids are left to their peers' timeouts%s",
+				cma.attached ? " (the daemon disconnects them at the session's end)" : "");
+			return false;
+		}
+		nanosleep(&ts, NULL);
+	}
+	return true;
+}
+
 static void
 cma_exit(void)
 {
@@ -196,7 +216,9 @@ cma_exit(void)
 	for (;;) {
 		struct srnic_cm_id *cmid = NULL;
 
-		pthread_mutex_lock(&cma_lock);
+		/* never a wait for a lock the exiting thread may hold itself */
+		if (!cma_exit_lock())
+			return;
 		TAILQ_FOREACH(id, &cma.ids, link)
 			if (id->cm_id != NULL) {
 				cmid = take_cm_id(id);

@@ -52,6 +52,12 @@
  * and the CM run this long more, so the MADs leave before the process
  * does (Linux's kernel outlives the process and sends them anyway) */
 #define CMA_EXIT_DRAIN_MS 20
+/* exit() while an rdma_cm call holds the library's lock (exit() from a
+ * signal handler that interrupted that call, as qperf's SIGALRM does, or
+ * another thread's call): the exit's cleanup waits this long for it, then
+ * leaves the ids to the peers (attached: the daemon's session end sends
+ * their DREQs) rather than wait for ever */
+#define CMA_EXIT_LOCK_MS 200
 #define CMA_PDATA_MAX 256           /* an event's private data copy (RTU's 224 the largest) */
 
 enum cma_state {
