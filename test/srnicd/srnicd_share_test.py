@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Registrations that share pages, attached (doc/srnicd.md section 5,
+"Registrations that share pages"): one srnicd on a net_ring0 port, every
+program attached to it, servers and clients on the device's own address
+(every packet loops back through the daemon):
+
+  - share_check: five MRs over three pages (two in one page, one over
+    both and into the next, one across the next two, one a second PD's
+    over the same bytes), RDMA WRITE and READ through each, deregistered
+    in eight orders, every byte checked after each step;
+  - Debian's unmodified rping -s / rping -c -V -C 20 (-V: the client
+    verifies every ping's data), rdma_server / rdma_client, ucmatose and
+    udaddy, server and client each: all exit 0;
+  - rping's server SIGKILLed mid-run: the client ends (an error or
+    DISCONNECTED) by itself, and the daemon's rdma_cm ids and objects go
+    back to what they were before.
+
+  srnicd_share_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \\
+      --share BUILD/test/srnicd/share_check
+
+Every wait is for a condition, with a guard that only stops a hang.
+"""
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+from srnicd_check import (GUARD_S, SRNIC, attached_env, check, failures, objects, status,
+                          status_num, wait_for)
+
+SKIP = 77
+DAEMON_IP = "10.84.0.1"
+TOOLS = ("rping", "rdma_server", "rdma_client", "ucmatose", "udaddy")
+
+
+def cm_ids(env):
+    m = re.search(r"^cm .*\bids (\d+)", status(env), re.M)
+    return int(m.group(1)) if m else -1
+
+
+def session_of(text, pid):
+    """pid's session line in status, or None."""
+    m = re.search(r"^  session \d+ pid %d .*$" % pid, text, re.M)
+    return m.group(0) if m else None
+
+
+def finish(p, guard=GUARD_S):
+    """p's output once it exits (killed, and said so, after guard s)."""
+    try:
+        return p.communicate(timeout=guard)[0]
+    except subprocess.TimeoutExpired:
+        p.kill()
+        return p.communicate()[0] + " (hung: killed)"
+
+
+def run(env, args):
+    return subprocess.Popen([SRNIC, "run", "--"] + args, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def listening(env, p):
+    """p's session holds an rdma_cm id (its listener), or p is gone."""
+    s = session_of(status(env), p.pid)
+    return (s is not None and re.search(r"\bcm_ids [1-9]", s) is not None) or \
+        p.poll() is not None
+
+
+def pair(env, base, name, srv_args, cli_args, procs):
+    """A server started and listening, then its client: both exit 0 and the
+    daemon's objects and ids go back to base. The two outputs."""
+    srv = run(env, srv_args)
+    procs.append(srv)
+    wait_for(lambda: listening(env, srv), "%s's listener" % name)
+    cli = run(env, cli_args)
+    procs.append(cli)
+    outs = finish(srv), finish(cli)
+    for side, p, out in (("server", srv, outs[0]), ("client", cli, outs[1])):
+        check(p.returncode == 0, "%s attached, %s (%s): exit %s, %r" %
+              (name, side, " ".join(srv_args if side == "server" else cli_args), p.returncode,
+               out[-700:]))
+    check(wait_for(lambda: objects(status(env)) == base and cm_ids(env) == 0,
+                   "%s's objects and ids freed" % name),
+          "after %s the daemon holds what it held before: %r" % (name, objects(status(env))))
+    return outs
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--daemon", required=True)
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--share", required=True)
+    a = ap.parse_args()
+    if os.geteuid() != 0 or any(shutil.which(t) is None for t in TOOLS):
+        print("skip: needs root and rdmacm-utils (%s)" % ", ".join(TOOLS))
+        return SKIP
+    tmp = tempfile.mkdtemp(prefix="srnicd-share-test-")
+    sock = os.path.join(tmp, "run", "srnicd.sock")
+    env = attached_env(a.daemon, a.lib, sock)
+    log = os.path.join(tmp, "srnicd.log")
+    procs = []
+    with open(log, "w") as lf:
+        daemon = subprocess.Popen([SRNIC, "daemon", "--port", "net_ring0", "--ip", DAEMON_IP,
+                                   "--socket", sock], env=env, stdout=lf,
+                                  stderr=subprocess.STDOUT)
+    try:
+        up = wait_for(lambda: "srnicd: ready" in open(log).read() or daemon.poll() is not None,
+                      "the daemon's ready line")
+        if not check(up and daemon.poll() is None, "daemon up: %s" % open(log).read()[-600:]):
+            return 1
+        base = objects(status(env))
+        check(base is not None and cm_ids(env) == 0,
+              "status shows the daemon's objects, no rdma_cm id: %r" % base)
+
+        # ---- MRs over shared pages, RDMA through each, dereg in every order
+        p = run(env, [a.share])
+        procs.append(p)
+        out = finish(p)
+        check(p.returncode == 0 and "share_check: ok" in out,
+              "share_check attached: exit %s, %r" % (p.returncode, out[-1500:]))
+        check(wait_for(lambda: objects(status(env)) == base, "share_check's objects freed"),
+              "after share_check the daemon holds what it held before: %r" %
+              objects(status(env)))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        daemon.send_signal(signal.SIGTERM)
+        try:
+            daemon.wait(timeout=GUARD_S)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            daemon.wait()
+        check(daemon.returncode == 0, "the daemon stops cleanly on SIGTERM: %s (%s)" %
+              (daemon.returncode, open(log).read()[-600:]))
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("srnicd_share: %s" % ("ok" if not failures else "%d failed" % len(failures)))
+    return 0 if not failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
