@@ -55,10 +55,15 @@ page_copy(void *dst, const void *src, size_t len)
 		d[i] = s[i];
 }
 
-/* The mapping of [base, end) as /proc/self/maps has it: private anonymous
- * memory of one protection, or why not (errno). */
+/* The mapping of [base, end) as /proc/self/maps has it: private memory of
+ * one protection, or why not (errno). Private is anonymous memory (malloc,
+ * stack, MAP_ANONYMOUS) or a private file mapping (a program's .data and
+ * .bss, where rdma_client's buffers are): either is the process's own, so
+ * a copy of it as the process sees it is the same memory. Shared mappings
+ * are not (another process or the file would not see the copy), nor the
+ * kernel's own ([vdso], [vvar], [vsyscall]). */
 static int
-range_private_anon(uintptr_t base, uintptr_t end, int *prot)
+range_private(uintptr_t base, uintptr_t end, int *prot)
 {
 	char line[512], perms[8], path[256];
 	unsigned long lo, hi, off, inode;
@@ -77,11 +82,11 @@ range_private_anon(uintptr_t base, uintptr_t end, int *prot)
 			continue;
 		if (lo > at)
 			break;              /* a hole: not mapped */
-		if (perms[3] != 'p' || inode != 0 || (path[0] != '\0' && path[0] != '[')) {
-			sv_log("ibv_reg_mr: %#" PRIxPTR "-%#" PRIxPTR " is a file or shared "
-			       "mapping (%s): srnicd's attached mode registers private "
-			       "anonymous memory only (malloc, stack, mmap MAP_ANONYMOUS) for now",
-			       base, end, path[0] != '\0' ? path : "shared");
+		if (perms[3] != 'p' || strncmp(path, "[v", 2) == 0) {
+			sv_log("ibv_reg_mr: %#" PRIxPTR "-%#" PRIxPTR " is a shared mapping "
+			       "(%s): srnicd's attached mode registers private memory only "
+			       "(malloc, stack, MAP_PRIVATE or MAP_ANONYMOUS mappings) for now",
+			       base, end, path[0] != '\0' ? path : "anonymous");
 			rc = EOPNOTSUPP;
 			goto out;
 		}
@@ -283,9 +288,9 @@ sva_mem_acquire(uintptr_t base, uintptr_t end, int *fd)
 			pp = &e->next;
 			continue;
 		}
-		/* pages no MR holds: private anonymous memory, re-backed now */
+		/* pages no MR holds: private memory, re-backed now */
 		gap_end = e != NULL && e->lo < end ? e->lo : end;
-		rc = range_private_anon(at, gap_end, &prot);
+		rc = range_private(at, gap_end, &prot);
 		if (rc != 0)
 			break;
 		n = calloc(1, sizeof(*n));
