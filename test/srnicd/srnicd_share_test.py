@@ -11,7 +11,10 @@ program attached to it, servers and clients on the device's own address
     in eight orders, every byte checked after each step;
   - Debian's unmodified rping -s / rping -c -V -C 20 (-V: the client
     verifies every ping's data), rdma_server / rdma_client, ucmatose and
-    udaddy, server and client each: all exit 0.
+    udaddy, server and client each: all exit 0;
+  - a process SIGKILLed mid-rping (the server, then in a second run the
+    client): the other ends (an error or DISCONNECTED) by itself, and the
+    daemon's rdma_cm ids and objects go back to what they were before.
 
   srnicd_share_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \\
       --share BUILD/test/srnicd/share_check
@@ -26,6 +29,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 from srnicd_check import (GUARD_S, SRNIC, attached_env, check, failures, objects, status,
                           status_num, wait_for)
@@ -86,6 +90,46 @@ def pair(env, base, name, srv_args, cli_args, procs):
     return outs
 
 
+def kill_mid_rping(env, base, victim, port, tmp, procs):
+    """rping -s and an endless rping -c -v; once pings flow, victim (server
+    or client) is SIGKILLed: the other must exit by itself (an error or
+    DISCONNECTED: the daemon disconnects the dead session's id with a DREQ)
+    and the daemon's ids and objects go back to base."""
+    outf = os.path.join(tmp, "rping-%s.out" % victim)
+    srv = run(env, ["rping", "-s", "-a", DAEMON_IP, "-p", port])
+    procs.append(srv)
+    wait_for(lambda: listening(env, srv), "rping -s's listener")
+    with open(outf, "w") as of:
+        cli = subprocess.Popen([SRNIC, "run", "--", "rping", "-c", "-a", DAEMON_IP, "-p", port,
+                                "-v"], env=env, stdout=of, stderr=subprocess.STDOUT, text=True)
+    procs.append(cli)
+    # rping's stdout to a file is block-buffered: a block of pings
+    # written means some fifty went by
+    flowing = wait_for(lambda: "ping data: rdma-ping-" in open(outf).read() or
+                       cli.poll() is not None or srv.poll() is not None, "rping's pings")
+    check(flowing and cli.poll() is None and srv.poll() is None,
+          "rping attached: pings flow before the kill (%r)" % open(outf).read()[-300:])
+    dead, survivor = (srv, cli) if victim == "server" else (cli, srv)
+    t0 = time.monotonic()
+    dead.kill()
+    dead.wait()
+    try:
+        survivor.wait(timeout=GUARD_S)
+        took = time.monotonic() - t0
+    except subprocess.TimeoutExpired:
+        took = None
+    out = open(outf).read() if survivor is cli else finish(srv)
+    check(took is not None and (survivor.returncode != 0 or "DISCONNECT" in out),
+          "rping's %s SIGKILLed mid-run: the %s ends by itself%s: exit %s, %r" %
+          (victim, "client" if survivor is cli else "server",
+           " in %.2f s" % took if took is not None else " (hung)", survivor.returncode,
+           out[-300:]))
+    check(wait_for(lambda: objects(status(env)) == base and cm_ids(env) == 0,
+                   "the killed rping's ids and objects freed"),
+          "after the %s's SIGKILL the daemon holds what it held before: %r, ids %d" %
+          (victim, objects(status(env)), cm_ids(env)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--daemon", required=True)
@@ -139,6 +183,10 @@ def main():
              ["ucmatose", "-s", DAEMON_IP, "-p", port, "-C", "10"], procs)
         pair(env, base, "udaddy", ["udaddy", "-b", DAEMON_IP, "-C", "10"],
              ["udaddy", "-s", DAEMON_IP, "-C", "10"], procs)
+
+        # ---- a process SIGKILLed mid-rping: the survivor ends by itself
+        for victim, port in (("server", "7475"), ("client", "7476")):
+            kill_mid_rping(env, base, victim, port, tmp, procs)
     finally:
         for p in procs:
             if p.poll() is None:
