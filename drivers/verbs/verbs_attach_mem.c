@@ -85,7 +85,7 @@ range_private(uintptr_t base, uintptr_t end, int *prot)
 		if (perms[3] != 'p' || strncmp(path, "[v", 2) == 0) {
 			sv_log("ibv_reg_mr: %#" PRIxPTR "-%#" PRIxPTR " is a shared mapping "
 			       "(%s): srnicd's attached mode registers private memory only "
-			       "(malloc, stack, MAP_PRIVATE or MAP_ANONYMOUS mappings) for now",
+			       "(malloc, stack, MAP_PRIVATE mappings) for now",
 			       base, end, path[0] != '\0' ? path : "anonymous");
 			rc = EOPNOTSUPP;
 			goto out;

@@ -19,10 +19,13 @@
  * all are gone R still holds its bytes as private memory again (no
  * srnic-mr mapping over it in /proc/self/maps).
  * Then two heap buffers of 300 bytes, malloc'ed one after the other as
- * rping's are (one page), each registered and written through.
+ * rping's are (one page), each registered and written through; and
+ * registrations refused part-way (a hole: EFAULT; a shared mapping:
+ * EOPNOTSUPP) over a page another MR holds leave its count as it was.
  *
  * Exit 0 and "share_check: ok", else a line per failure.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -202,6 +205,49 @@ round_trip(unsigned int o)
 	check_all(when);
 }
 
+/* A registration refused part-way counts nothing: page 0 registered, then
+ * [page 0, page 3) over a hole (page 1 unmapped: EFAULT, as the kernel's
+ * ib_umem_get) and over a shared mapping (EOPNOTSUPP: not private
+ * memory); page 0's one MR then still reaches it, and its dereg leaves no
+ * srnic-mr mapping (a count left behind would keep it). */
+static void
+refused(void)
+{
+	uint8_t *h = mmap(NULL, RLEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_mr *m0, *bad;
+	size_t i;
+
+	if (h == MAP_FAILED)
+		return;
+	memset(h, 0x33, RLEN);
+	m0 = ibv_reg_mr(pd[0], h, PG, ACC);
+	EXPECT(m0 != NULL, "refused: page 0: %m");
+	if (m0 == NULL)
+		return;
+	munmap(h + PG, PG);
+	errno = 0;
+	bad = ibv_reg_mr(pd[0], h, RLEN, ACC);
+	EXPECT(bad == NULL && errno == EFAULT, "over a hole: %p, errno %d (EFAULT expected)",
+	       (void *)bad, errno);
+	if (mmap(h + PG, PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1,
+		 0) != MAP_FAILED) {
+		errno = 0;
+		bad = ibv_reg_mr(pd[0], h, RLEN, ACC);
+		EXPECT(bad == NULL && errno == EOPNOTSUPP,
+		       "over a shared mapping: %p, errno %d (EOPNOTSUPP expected)", (void *)bad,
+		       errno);
+	}
+	for (i = 0; i < PG; i++)
+		local[i] = (uint8_t)(0x90 + i);
+	if (rdma(IBV_WR_RDMA_WRITE, 0, (uintptr_t)h, m0->rkey, PG) == 0)
+		EXPECT(memcmp(h, local, PG) == 0, "refused: page 0's MR after the refusals");
+	EXPECT(ibv_dereg_mr(m0) == 0, "refused: dereg page 0");
+	EXPECT(rebacked((uintptr_t)h, (uintptr_t)h + PG) == 0,
+	       "refused: page 0 still mapped from srnic-mr: a refusal left a count behind");
+	EXPECT(memcmp(h, local, PG) == 0 && h[2 * PG] == 0x33, "refused: bytes kept");
+	munmap(h, RLEN);
+}
+
 /* rping's buffers: heap neighbours, one page. */
 static void
 heap_pair(void)
@@ -294,8 +340,10 @@ main(void)
 	for (o = 0; o < ORDERS && fails == 0; o++)
 		round_trip(o);
 	heap_pair();
+	refused();
 	if (fails == 0)
-		printf("share_check: ok (%zu dereg orders, %d MRs over 3 pages; heap neighbours)\n",
+		printf("share_check: ok (%zu dereg orders, %d MRs over 3 pages; heap neighbours; "
+		       "refusals)\n",
 		       ORDERS, NMR);
 	return fails == 0 ? 0 : 1;
 }
