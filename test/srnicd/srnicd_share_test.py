@@ -25,14 +25,13 @@ import argparse
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 
-from srnicd_check import (GUARD_S, SRNIC, attached_env, check, failures, objects, status,
-                          status_num, wait_for)
+from srnicd_check import (GUARD_S, SRNIC, attached_env, check, daemon_ready, daemon_start,
+                          failures, finish, objects, run, session_of, status, stop, wait_for)
 
 SKIP = 77
 DAEMON_IP = "10.84.0.1"
@@ -42,26 +41,6 @@ TOOLS = ("rping", "rdma_server", "rdma_client", "ucmatose", "udaddy")
 def cm_ids(env):
     m = re.search(r"^cm .*\bids (\d+)", status(env), re.M)
     return int(m.group(1)) if m else -1
-
-
-def session_of(text, pid):
-    """pid's session line in status, or None."""
-    m = re.search(r"^  session \d+ pid %d .*$" % pid, text, re.M)
-    return m.group(0) if m else None
-
-
-def finish(p, guard=GUARD_S):
-    """p's output once it exits (killed, and said so, after guard s)."""
-    try:
-        return p.communicate(timeout=guard)[0]
-    except subprocess.TimeoutExpired:
-        p.kill()
-        return p.communicate()[0] + " (hung: killed)"
-
-
-def run(env, args):
-    return subprocess.Popen([SRNIC, "run", "--"] + args, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
 
 
 def listening(env, p):
@@ -144,14 +123,9 @@ def main():
     env = attached_env(a.daemon, a.lib, sock)
     log = os.path.join(tmp, "srnicd.log")
     procs = []
-    with open(log, "w") as lf:
-        daemon = subprocess.Popen([SRNIC, "daemon", "--port", "net_ring0", "--ip", DAEMON_IP,
-                                   "--socket", sock], env=env, stdout=lf,
-                                  stderr=subprocess.STDOUT)
+    daemon = daemon_start(env, log, DAEMON_IP, sock)
     try:
-        up = wait_for(lambda: "srnicd: ready" in open(log).read() or daemon.poll() is not None,
-                      "the daemon's ready line")
-        if not check(up and daemon.poll() is None, "daemon up: %s" % open(log).read()[-600:]):
+        if not daemon_ready(daemon, log):
             return 1
         base = objects(status(env))
         check(base is not None and cm_ids(env) == 0,
@@ -192,14 +166,9 @@ def main():
             if p.poll() is None:
                 p.kill()
                 p.wait()
-        daemon.send_signal(signal.SIGTERM)
-        try:
-            daemon.wait(timeout=GUARD_S)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            daemon.wait()
-        check(daemon.returncode == 0, "the daemon stops cleanly on SIGTERM: %s (%s)" %
-              (daemon.returncode, open(log).read()[-600:]))
+        rc = stop(daemon)
+        check(rc == 0, "the daemon stops cleanly on SIGTERM: %s (%s)" %
+              (rc, open(log).read()[-600:]))
         shutil.rmtree(tmp, ignore_errors=True)
     print("srnicd_share: %s" % ("ok" if not failures else "%d failed" % len(failures)))
     return 0 if not failures else 1
