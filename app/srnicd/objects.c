@@ -630,9 +630,10 @@ mr_elsewhere(void)
 	return on;
 }
 
+/* REG_MR (offset 0) and REG_MR_AT: fd's pages from offset back the range */
 static int
-reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, int fd,
-       struct svc_reg_mr_rep *rep)
+reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, uint64_t offset,
+       int fd, struct svc_reg_mr_rep *rep)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	uintptr_t base, end;
@@ -647,7 +648,8 @@ reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, int 
 	rc = pd_of(o, q->pd, &pd);
 	if (rc != 0)
 		return rc;
-	if (fd < 0 || q->length == 0 || q->addr + q->length < q->addr)
+	if (fd < 0 || q->length == 0 || q->addr + q->length < q->addr ||
+	    (offset & (uint64_t)(pg - 1)) != 0 || offset > INT64_MAX - SVC_SESSION_MR_BYTES_MAX)
 		return -EINVAL;
 	base = (uintptr_t)q->addr & ~(uintptr_t)(pg - 1);
 	end = ((uintptr_t)(q->addr + q->length) + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
@@ -656,7 +658,7 @@ reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, int 
 	/* a memfd that could shrink under the daemon would be a SIGBUS in its engine */
 	seals = fcntl(fd, F_GET_SEALS);
 	if (fstat(fd, &st) != 0 || seals < 0 || (seals & F_SEAL_SHRINK) == 0 ||
-	    (uint64_t)st.st_size < end - base)
+	    (uint64_t)st.st_size < offset + (end - base))
 		return -EINVAL;
 	sl = obj_new(o, K_MR, &idx);
 	if (sl == NULL)
@@ -668,14 +670,14 @@ reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, int 
 	p = MAP_FAILED;
 	if (!mr_elsewhere()) {
 		p = mmap((void *)base, end - base, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+			 MAP_SHARED | MAP_FIXED_NOREPLACE, fd, (off_t)offset);
 		if (p != MAP_FAILED && p != (void *)base) {
 			munmap(p, end - base);  /* a kernel without MAP_FIXED_NOREPLACE */
 			p = MAP_FAILED;
 		}
 	}
 	if (p == MAP_FAILED) {
-		p = mmap(NULL, end - base, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		p = mmap(NULL, end - base, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)offset);
 		if (p == MAP_FAILED)
 			return -errno;
 		counts.mrs_elsewhere++;
@@ -1125,7 +1127,10 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 		return 0;
 	}
 	case SVC_REG_MR:
-		rc = reg_mr(d, o, msg, *rx_fd, &rep->reg_mr);
+	case SVC_REG_MR_AT:
+		rc = reg_mr(d, o, msg, h.type == SVC_REG_MR_AT ?
+			    ((const struct svc_reg_mr_at_req *)msg)->offset : 0, *rx_fd,
+			    &rep->reg_mr);
 		if (*rx_fd >= 0)
 			close(*rx_fd);  /* mapped, or refused: the daemon keeps no descriptor */
 		*rx_fd = -1;

@@ -514,6 +514,7 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 		/* fall through */
 	case SVC_DEALLOC_PD:
 	case SVC_REG_MR:
+	case SVC_REG_MR_AT:
 	case SVC_DEREG_MR:
 	case SVC_DESTROY_CQ:
 	case SVC_CREATE_QP:

@@ -124,9 +124,20 @@ bool sva_async_fatal(struct sva_context *ctx, struct ibv_async_event *event);
 /* verbs_attach_dp.c: the context's channels woken, and in a fork()ed
  * child its objects made the child's copies (sva_objs_lock held) */
 void sva_dp_wake(struct sva_context *ctx);
-void sva_dp_fork_prepare(struct sva_context *ctx);
-void sva_dp_fork_parent(struct sva_context *ctx);
 void sva_dp_fork_child(struct sva_context *ctx);
+
+/* verbs_attach_mem.c: the process's re-backed pages (doc/srnicd.md
+ * section 5), [base, end) page-aligned. acquire: its pages re-backed, or
+ * counted once more where they are already; 0 or errno (nothing counted),
+ * *fd the memfd holding each page at its own address as offset. release:
+ * one MR fewer over them, a page no MR covers any more back to private
+ * memory with its contents. The fork handlers: the child's copy of every
+ * re-backed page private (copy-on-fork), its table empty. */
+int sva_mem_acquire(uintptr_t base, uintptr_t end, int *fd);
+void sva_mem_release(uintptr_t base, uintptr_t end);
+void sva_mem_fork_prepare(void);
+void sva_mem_fork_parent(void);
+void sva_mem_fork_child(void);
 
 /* Whether this process runs attached (decided once, at the first call). */
 bool sva_attached(void);

@@ -6,8 +6,9 @@
  * ring in the session's shared memory, its head stored (release), then
  * the session's doorbell counter; a poll reads the CQ ring up to the
  * daemon's prod and stores its cons. A registered range of private
- * anonymous memory is re-backed by a memfd the daemon maps at the same
- * addresses (no copy on the data path, READ responses zero-copy).
+ * anonymous memory is re-backed by the process's memfd, which the daemon
+ * maps too (verbs_attach_mem.c; no copy on the data path, READ responses
+ * zero-copy).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,12 +32,9 @@ struct sva_pd {
 struct sva_mr {
 	struct ibv_mr ibmr;
 	uint32_t handle;
-	void *base;                 /* the re-backed pages */
-	size_t maplen;
-	int prot;
-	int memfd;                  /* -1: private again (a fork()ed child's copy) */
+	uintptr_t base, end;        /* its pages, counted in verbs_attach_mem.c's table */
+	bool backed;                /* false: a fork()ed child's copy, counting none */
 	struct sva_mr *next;        /* the context's MRs, under sva_objs_lock */
-	void *fork_copy;            /* its pages as they were at fork(), for the child */
 };
 
 struct sva_cq {
@@ -358,132 +356,7 @@ sva_dealloc_pd(struct ibv_pd *ibpd)
 	return rc;
 }
 
-/* ---- MR: re-backed memory ---- */
-
-/* The mapping of [base, end) as /proc/self/maps has it: private anonymous
- * memory of one protection, or why not (errno). */
-static int
-range_private_anon(uintptr_t base, uintptr_t end, int *prot)
-{
-	char line[512], perms[8], path[256];
-	unsigned long lo, hi, off, inode;
-	uintptr_t at = base;
-	unsigned int maj, min;
-	int p = -1, n, rc = EFAULT;
-	FILE *f = fopen("/proc/self/maps", "re");
-
-	if (f == NULL)
-		return errno;
-	while (at < end && fgets(line, sizeof(line), f) != NULL) {
-		path[0] = '\0';
-		n = sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %255s", &lo, &hi, perms, &off, &maj,
-			   &min, &inode, path);
-		if (n < 7 || hi <= at)
-			continue;
-		if (lo > at)
-			break;              /* a hole: not mapped */
-		if (perms[3] != 'p' || inode != 0 || (path[0] != '\0' && path[0] != '[')) {
-			if (strstr(path, "srnic-mr") != NULL)
-				sv_log("ibv_reg_mr: %#" PRIxPTR "-%#" PRIxPTR " shares a page with "
-				       "memory registered already: srnicd's attached mode registers "
-				       "each page once (register one buffer over both, or align them "
-				       "to pages)", base, end);
-			else
-				sv_log("ibv_reg_mr: %#" PRIxPTR "-%#" PRIxPTR " is a file or shared "
-				       "mapping (%s): srnicd's attached mode registers private "
-				       "anonymous memory only (malloc, stack, mmap MAP_ANONYMOUS) for now",
-				       base, end, path[0] != '\0' ? path : "shared");
-			rc = EOPNOTSUPP;
-			goto out;
-		}
-		n = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
-		    (perms[2] == 'x' ? PROT_EXEC : 0);
-		if (p >= 0 && n != p) {
-			sv_log("ibv_reg_mr: %#" PRIxPTR "-%#" PRIxPTR " spans pages of different "
-			       "protections: not supported attached", base, end);
-			rc = EOPNOTSUPP;
-			goto out;
-		}
-		p = n;
-		at = hi;
-	}
-	if (at >= end) {
-		*prot = p;
-		rc = 0;
-	}
-out:
-	fclose(f);
-	return rc;
-}
-
-/* Whole pages, word by word, unseen by AddressSanitizer: a registered
- * buffer's pages hold the allocator's redzones beside it (memalign of
- * 1064 bytes), which the program's copy must move as they are. volatile:
- * no loop the compiler turns back into an (intercepted) memcpy. */
-__attribute__((no_sanitize_address)) static void
-page_copy(void *dst, const void *src, size_t len)
-{
-	volatile uint64_t *d = dst;
-	const volatile uint64_t *s = src;
-	size_t i;
-
-	for (i = 0; i < len / sizeof(uint64_t); i++)
-		d[i] = s[i];
-}
-
-/* Copy [base, base + len) into a new sealed memfd and map it over the same
- * addresses, shared: the memfd, or -errno. */
-static int
-reback(void *base, size_t len, int prot)
-{
-	void *tmp, *p;
-	int fd, e;
-
-	fd = memfd_create("srnic-mr", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)len) != 0 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
-		goto fail;
-	tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (tmp == MAP_FAILED)
-		goto fail;
-	if ((prot & PROT_READ) == 0 && mprotect(base, len, prot | PROT_READ) != 0) {
-		munmap(tmp, len);
-		goto fail;
-	}
-	page_copy(tmp, base, len);
-	munmap(tmp, len);
-	p = mmap(base, len, prot, MAP_SHARED | MAP_FIXED, fd, 0);
-	if (p == MAP_FAILED)
-		goto fail;
-	return fd;
-fail:
-	e = errno;
-	close(fd);
-	return -e;
-}
-
-/* Back to private anonymous memory with the same contents. */
-static void
-unback(struct sva_mr *mr)
-{
-	void *tmp;
-
-	if (mr->memfd < 0)
-		return;
-	tmp = mmap(NULL, mr->maplen, PROT_READ, MAP_SHARED, mr->memfd, 0);
-
-	if (tmp != MAP_FAILED &&
-	    mmap(mr->base, mr->maplen, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
-		page_copy(mr->base, tmp, mr->maplen);
-		mprotect(mr->base, mr->maplen, mr->prot);
-	}
-	if (tmp != MAP_FAILED)
-		munmap(tmp, mr->maplen);
-	close(mr->memfd);
-}
+/* ---- MR: re-backed memory (verbs_attach_mem.c) ---- */
 
 #define SVA_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
 		    IBV_ACCESS_REMOTE_ATOMIC)
@@ -496,10 +369,10 @@ sva_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova, unsign
 	struct sva_pd *pd = SVA_OF(struct sva_pd, ibpd, ibpd);
 	struct sva_context *ctx = sva_ctx(ibpd->context);
 	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), base, end;
-	struct svc_reg_mr_req q;
+	struct svc_reg_mr_at_req q;
 	struct svc_reg_mr_rep r;
 	struct sva_mr *mr;
-	int rc;
+	int rc, fd;
 
 	if (addr == NULL || length == 0 || (uintptr_t)addr + length < (uintptr_t)addr)
 		return null_errno(EINVAL);
@@ -513,28 +386,25 @@ sva_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova, unsign
 	mr = calloc(1, sizeof(*mr));
 	if (mr == NULL)
 		return null_errno(ENOMEM);
-	rc = range_private_anon(base, end, &mr->prot);
+	/* its pages re-backed, or counted once more where they are already */
+	rc = sva_mem_acquire(base, end, &fd);
 	if (rc != 0) {
 		free(mr);
 		return null_errno(rc);
 	}
-	mr->base = (void *)base;
-	mr->maplen = end - base;
-	mr->memfd = reback(mr->base, mr->maplen, mr->prot);
-	if (mr->memfd < 0) {
-		rc = -mr->memfd;
-		free(mr);
-		return null_errno(rc);
-	}
-	req_init(&q, SVC_REG_MR);
-	q.pd = pd->handle;
-	q.access = access & SVA_ACCESS;
-	q.addr = (uintptr_t)addr;
-	q.length = length;
-	q.iova = iova;
-	rc = sva_call_fd(ctx, &q, mr->memfd, &r, sizeof(r), NULL);
+	mr->base = base;
+	mr->end = end;
+	mr->backed = true;
+	req_init(&q, SVC_REG_MR_AT);
+	q.mr.pd = pd->handle;
+	q.mr.access = access & SVA_ACCESS;
+	q.mr.addr = (uintptr_t)addr;
+	q.mr.length = length;
+	q.mr.iova = iova;
+	q.offset = base;
+	rc = sva_call_fd(ctx, &q, fd, &r, sizeof(r), NULL);
 	if (rc != 0) {
-		unback(mr);
+		sva_mem_release(base, end);
 		free(mr);
 		return null_errno(-rc);
 	}
@@ -574,7 +444,9 @@ sva_dereg_mr(struct ibv_mr *ibmr)
 		}
 	}
 	pthread_mutex_unlock(&sva_objs_lock);
-	unback(mr);
+	/* the daemon has unmapped its view: one MR fewer over the pages */
+	if (mr->backed)
+		sva_mem_release(mr->base, mr->end);
 	free(mr);
 	return 0;
 }
@@ -1460,69 +1332,18 @@ sva_dp_wake(struct sva_context *ctx)
 			continue;   /* at its limit: readable already */
 }
 
-/* fork(), the parent's threads stopped in sva_objs_lock: each MR's pages
- * copied as they are now, which the child maps over its shared view of
- * them (copy-on-fork's result: the pages as they were at fork). */
-void
-sva_dp_fork_prepare(struct sva_context *ctx)
-{
-	struct sva_mr *mr;
-	void *tmp;
-
-	for (mr = ctx->mrs; mr != NULL; mr = mr->next) {
-		mr->fork_copy = NULL;
-		if (mr->memfd < 0)
-			continue;
-		tmp = mmap(NULL, mr->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			   -1, 0);
-		if (tmp == MAP_FAILED) {
-			sv_log("fork(): no memory for the child's copy of %zu registered bytes at "
-			       "%p: the child shares them with its parent", mr->maplen, mr->base);
-			continue;
-		}
-		if ((mr->prot & PROT_READ) == 0)
-			mprotect(mr->base, mr->maplen, mr->prot | PROT_READ);
-		memcpy(tmp, mr->base, mr->maplen);
-		if ((mr->prot & PROT_READ) == 0)
-			mprotect(mr->base, mr->maplen, mr->prot);
-		mr->fork_copy = tmp;
-	}
-}
-
-void
-sva_dp_fork_parent(struct sva_context *ctx)
-{
-	struct sva_mr *mr;
-
-	for (mr = ctx->mrs; mr != NULL; mr = mr->next) {
-		if (mr->fork_copy != NULL)
-			munmap(mr->fork_copy, mr->maplen);
-		mr->fork_copy = NULL;
-	}
-}
-
 /* A fork()ed child's copy of a context (the only thread, sva_objs_lock
- * held): its registered pages the private copy made at fork, over the
- * same addresses (the memfd the parent shares dropped), its rings private
- * and zero with FATAL in the state line. */
+ * held): its MRs count no page (their pages the child's private copy,
+ * sva_mem_fork_child()), its rings private and zero with FATAL in the
+ * state line. */
 void
 sva_dp_fork_child(struct sva_context *ctx)
 {
 	struct sva_mr *mr;
 
-	for (mr = ctx->mrs; mr != NULL; mr = mr->next) {
-		if (mr->fork_copy == NULL)
-			continue;
-		if (mremap(mr->fork_copy, mr->maplen, mr->maplen, MREMAP_MAYMOVE | MREMAP_FIXED,
-			   mr->base) == MAP_FAILED) {
-			munmap(mr->fork_copy, mr->maplen);
-		} else {
-			mprotect(mr->base, mr->maplen, mr->prot);
-			close(mr->memfd);
-			mr->memfd = -1;
-		}
-		mr->fork_copy = NULL;
-	}
+	/* the pages are the child's private copy (sva_mem_fork_child()) */
+	for (mr = ctx->mrs; mr != NULL; mr = mr->next)
+		mr->backed = false;
 	if (mmap(ctx->shm, sizeof(*ctx->shm), PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
 		return;

@@ -141,20 +141,14 @@ watch_main(void *arg)
 static void
 fork_prepare(void)
 {
-	struct sva_context *ctx;
-
 	pthread_mutex_lock(&sva_objs_lock);
-	for (ctx = w.list; ctx != NULL; ctx = ctx->watch_next)
-		sva_dp_fork_prepare(ctx);
+	sva_mem_fork_prepare();
 }
 
 static void
 fork_parent(void)
 {
-	struct sva_context *ctx;
-
-	for (ctx = w.list; ctx != NULL; ctx = ctx->watch_next)
-		sva_dp_fork_parent(ctx);
+	sva_mem_fork_parent();
 	pthread_mutex_unlock(&sva_objs_lock);
 }
 
@@ -164,6 +158,7 @@ fork_child(void)
 {
 	struct sva_context *ctx;
 
+	sva_mem_fork_child();
 	for (ctx = w.list; ctx != NULL; ctx = ctx->watch_next) {
 		sva_dp_fork_child(ctx);
 		ctx->fatal_woken = true;    /* the eventfds are the parent's too: never written */

@@ -27,7 +27,7 @@
 
 #define SVC_MAGIC 0x534e5244u          /* "SNRD" */
 #define SVC_VERSION_MAJOR 2            /* a HELLO of another major is refused */
-#define SVC_VERSION_MINOR 0
+#define SVC_VERSION_MINOR 1
 #define SVC_SOCK_DEFAULT "/run/srnic/srnicd.sock"
 #define SVC_SOCK_ENV "SRNIC_DAEMON_SOCKET"  /* the application's override */
 #define SVC_SOCK_PATH_MAX 108          /* sockaddr_un.sun_path */
@@ -80,6 +80,8 @@ enum svc_type {
 	SVC_QUERY_SRQ,
 	SVC_DESTROY_SRQ,
 	SVC_INIT_AH_FROM_WC,
+	/* registrations that share pages: REG_MR at an offset of the memfd */
+	SVC_REG_MR_AT,
 	SVC_TYPE_END,
 };
 
@@ -320,6 +322,15 @@ struct svc_reg_mr_req {
 	uint64_t addr;
 	uint64_t length;
 	uint64_t iova;
+};
+
+/* REG_MR_AT: REG_MR whose memfd backs [addr, addr + length) from offset
+ * (page-aligned) rather than from 0: the library's one memfd per process
+ * holds each page at its own address (doc/srnicd.md section 5,
+ * "Registrations that share pages"); the reply is REG_MR's */
+struct svc_reg_mr_at_req {
+	struct svc_reg_mr_req mr;
+	uint64_t offset;
 };
 
 struct svc_reg_mr_rep {

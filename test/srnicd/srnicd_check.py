@@ -67,6 +67,52 @@ def attached_env(daemon, lib, sock):
     return env
 
 
+def daemon_start(env, log, ip, sock, port="net_ring0"):
+    """srnicd on port (a net_ring0 port by default: its frames come back to
+    it) with address ip and control socket sock, its output in log."""
+    with open(log, "w") as lf:
+        return subprocess.Popen([SRNIC, "daemon", "--port", port, "--ip", ip, "--socket", sock],
+                                env=env, stdout=lf, stderr=subprocess.STDOUT)
+
+
+def daemon_ready(daemon, log):
+    """Whether daemon printed its ready line and runs (check()ed)."""
+    up = wait_for(lambda: "srnicd: ready" in open(log).read() or daemon.poll() is not None,
+                  "the daemon's ready line")
+    return check(up and daemon.poll() is None, "daemon up: %s" % open(log).read()[-600:])
+
+
+def run(env, args):
+    """args started attached through usertools/srnic run, output piped."""
+    return subprocess.Popen([SRNIC, "run", "--"] + args, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def finish(p, guard=GUARD_S):
+    """p's output once it exits (killed, and said so, after guard s)."""
+    try:
+        return p.communicate(timeout=guard)[0]
+    except subprocess.TimeoutExpired:
+        p.kill()
+        return p.communicate()[0] + " (hung: killed)"
+
+
+def stop(p):
+    """p's exit status after SIGTERM (SIGKILL after GUARD_S s)."""
+    p.terminate()
+    try:
+        return p.wait(GUARD_S)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        return p.wait()
+
+
+def session_of(text, pid):
+    """pid's session line in status, or None."""
+    m = re.search(r"^  session \d+ pid %d .*$" % pid, text, re.M)
+    return m.group(0) if m else None
+
+
 def status(env):
     """usertools/srnic status' text, "" if no daemon answers."""
     out = subprocess.run([SRNIC, "status"], env=env, capture_output=True, text=True,

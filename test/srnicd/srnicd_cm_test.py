@@ -31,7 +31,8 @@ import subprocess
 import sys
 import tempfile
 
-from srnicd_check import GUARD_S, SRNIC, attached_env, check, failures, status, wait_for
+from srnicd_check import (GUARD_S, attached_env, check, daemon_ready, daemon_start,
+                          failures, finish, run, session_of, status, wait_for)
 
 SKIP = 77
 DAEMON_IP = "10.83.0.1"
@@ -54,26 +55,6 @@ def objects(text):
     return {k: int(re.search(r"\b%s (\d+)" % k, m.group(1)).group(1)) for k in OBJECTS}
 
 
-def session_of(text, pid):
-    """pid's session line in status, or None."""
-    m = re.search(r"^  session \d+ pid %d .*$" % pid, text, re.M)
-    return m.group(0) if m else None
-
-
-def finish(p, guard=GUARD_S):
-    """p's output once it exits (killed, and said so, after guard s)."""
-    try:
-        return p.communicate(timeout=guard)[0]
-    except subprocess.TimeoutExpired:
-        p.kill()
-        return p.communicate()[0] + " (hung: killed)"
-
-
-def run(env, args):
-    return subprocess.Popen([SRNIC, "run", "--"] + args, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--daemon", required=True)
@@ -87,16 +68,10 @@ def main():
     env = attached_env(a.daemon, a.lib, sock)
     log = os.path.join(tmp, "srnicd.log")
     procs = []
-    # a net_ring0 port (its frames come back to it): the device's own
-    # address never leaves the daemon anyway
-    with open(log, "w") as lf:
-        daemon = subprocess.Popen([SRNIC, "daemon", "--port", "net_ring0", "--ip", DAEMON_IP,
-                                   "--socket", sock], env=env, stdout=lf,
-                                  stderr=subprocess.STDOUT)
+    # a net_ring0 port: the device's own address never leaves the daemon anyway
+    daemon = daemon_start(env, log, DAEMON_IP, sock)
     try:
-        up = wait_for(lambda: "srnicd: ready" in open(log).read() or daemon.poll() is not None,
-                      "the daemon's ready line")
-        if not check(up and daemon.poll() is None, "daemon up: %s" % open(log).read()[-600:]):
+        if not daemon_ready(daemon, log):
             return 1
         base = objects(status(env))
         cm0 = cm_counts(status(env))

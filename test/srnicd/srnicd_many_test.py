@@ -34,8 +34,8 @@ import subprocess
 import sys
 import tempfile
 
-from srnicd_check import (GUARD_S, SRNIC, check, failures, free_port, objects, status, status_num,
-                          tcp_listening, wait_for)
+from srnicd_check import (GUARD_S, SRNIC, check, failures, finish, free_port, objects, status,
+                          status_num, stop, tcp_listening, wait_for)
 
 SKIP = 77
 DAEMON_IP = "10.83.0.1"
@@ -47,23 +47,6 @@ GUARD_MANY_S = 600      # 16 x 64 QPs on a loaded 2-core host, ASan
 # lib/svc/srnic_svc.h's per-session limits, restated (ibv_devinfo -v's names)
 LIMITS = (("max_qp", 64), ("max_cq", 32), ("max_mr", 256), ("max_pd", 16), ("max_qp_wr", 1024),
           ("max_cqe", 4095), ("max_sge", 4))
-
-
-def finish(p, guard=GUARD_S):
-    try:
-        return p.communicate(timeout=guard)[0]
-    except subprocess.TimeoutExpired:
-        p.kill()
-        return p.communicate()[0] + " (hung)"
-
-
-def stop(p):
-    p.terminate()
-    try:
-        return p.wait(GUARD_S)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        return p.wait()
 
 
 def perftest_pair(envs, tool):
