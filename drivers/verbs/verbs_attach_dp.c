@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,15 @@ struct sva_qp {
 	uint32_t sq_done, rq_done;
 	uint32_t events_reported;   /* async events handed out (ibqp.mutex) */
 };
+
+/* A thread whose last this many ibv_poll_cq() calls found nothing (on any
+ * CQ) gives the CPU away (sched_yield()) at each next empty one: the CQEs
+ * come from the daemon's engine, which may be waiting for this very CPU
+ * (on a host of few cores a spinning poller and the engine would else take
+ * turns by the scheduler's time slices, milliseconds). */
+#define SVA_POLL_HOT 64
+
+static __thread uint32_t sva_empty_polls;   /* this thread's, in a row */
 
 #define SVA_OF(type, p, member) ((type *)((char *)(p) - offsetof(type, member)))
 
@@ -715,6 +725,10 @@ sva_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	if (avail > 0)
 		__atomic_store_n(&cq->ring->cons.v, cq->cons, __ATOMIC_RELEASE);
 	pthread_spin_unlock(&cq->lock);
+	if (avail > 0)
+		sva_empty_polls = 0;
+	else if (++sva_empty_polls > SVA_POLL_HOT)
+		sched_yield();
 	return (int)avail;
 }
 

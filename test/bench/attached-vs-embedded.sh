@@ -16,16 +16,17 @@
 # table gives the medians and the issue's ratios (the median of each run's
 # ratio), each ok or MISS. doc/performance.md has the figures.
 #   test/bench/attached-vs-embedded.sh [--runs N] [--seconds S]
-#       [--lat-iters N] [--idle-seconds S] [--build DIR]
+#       [--lat-iters N] [--idle-seconds S] [--build DIR] [--daemon BIN]
 # --build: the build whose library and srnicd run (default build/, what
 # usertools/srnic build makes; a release build for figures that mean
-# anything). Settings as test/bench/verbs-vs-perf.sh: perftest's defaults,
+# anything); --daemon: another srnicd binary (a daemon change timed against
+# its parent: a copy of each, one run of the script each, alternately). Settings as test/bench/verbs-vs-perf.sh: perftest's defaults,
 # path MTU 4096 (--mtu 9000 on both modes), the same memif buffers.
 # PERF_PIN=1: every server side on CPU 1 (the embedded server, srnicd A and
 # the program attached to it), every client side on CPU 0.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-runs=5 secs=4 lat_iters=20000 idle_s=10 bld=build
+runs=5 secs=4 lat_iters=20000 idle_s=10 bld=build daemon=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--runs) runs=$2 ;;
@@ -33,14 +34,16 @@ while [ $# -gt 0 ]; do
 	--lat-iters) lat_iters=$2 ;;
 	--idle-seconds) idle_s=$2 ;;
 	--build) bld=$2; shift 2; continue ;;
-	*) echo "usage: $0 [--runs N] [--seconds S] [--lat-iters N] [--idle-seconds S] [--build DIR]" >&2
+	--daemon) daemon=$2; shift 2; continue ;;
+	*) echo "usage: $0 [--runs N] [--seconds S] [--lat-iters N] [--idle-seconds S] [--build DIR]" \
+		"[--daemon BIN]" >&2
 	   exit 2 ;;
 	esac
 	[[ "$2" =~ ^[1-9][0-9]*$ ]] || { echo "$1 wants a positive count" >&2; exit 2; }
 	shift 2
 done
 lib=$bld/drivers/verbs
-daemon=$bld/app/srnicd/srnicd
+daemon=${daemon:-$bld/app/srnicd/srnicd}
 [ -e "$lib/libibverbs.so.1" ] && [ -x "$daemon" ] ||
 	{ echo "no $lib/libibverbs.so.1 or $daemon: build first (usertools/srnic build)" >&2; exit 1; }
 # usertools/srnic run takes these as they are (no rebuild of build/)

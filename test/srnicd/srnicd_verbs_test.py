@@ -15,6 +15,12 @@ and a small C program of the test's own for the async events:
   ibv_srq_pingpong -g 1 -c     16 QPs each side on one SRQ, both exit 0
   srnicd_async srq_limit       SRQ_LIMIT_REACHED at the take below the limit
   a raw session's SRQ with a bad head: SRQ_ERR, counted, still served
+  ibv_rc_pingpong -g 1 -n 200  the client's polls of an empty CQ give the
+                               CPU away (sched_yield(), strace counts the
+                               calls) and so does the daemon's engine
+                               between packets (status' yields): a program
+                               and the engine it waits for take turns on a
+                               shared CPU at once, not by time slices
 
   srnicd_verbs_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs
 
@@ -94,6 +100,48 @@ def async_case(env, base, prog, case):
     check(rc == 0 and "FAIL" not in text, "srnicd_async %s attached: exit %s" % (case, rc))
     check(wait_for(lambda: objects(env) == base, case + "'s objects freed"),
           "srnicd_async %s: the daemon's objects back to %s" % (case, base))
+
+
+def cpu_shared(env, base, tmp):
+    """ibv_rc_pingpong attached, its client under strace counting
+    sched_yield(): the library's empty polls and the daemon's engine yield.
+    Before, both spun: on a host of few cores each round trip waited for
+    the scheduler to preempt a spinner (test/bench/attached-vs-embedded.sh:
+    ib_read_lat -s 64 through two daemons, p50 10 to 20 ms)."""
+    if not check(shutil.which("strace") is not None, "strace installed (usertools/srnic setup)"):
+        return
+    y0 = status_num(status(env), "yields")
+    port = free_port()
+    trace = os.path.join(tmp, "yield.strace")
+    cmd = [SRNIC, "run", "--", "ibv_rc_pingpong", "-g", GID_INDEX, "-p", str(port), "-n", "200"]
+    srv = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+    wait_for(lambda: tcp_listening(port) or srv.poll() is not None, "ibv_rc_pingpong's server")
+    cli = subprocess.Popen(["strace", "-f", "-qq", "-c", "-e", "trace=sched_yield", "-o", trace] +
+                           cmd + ["127.0.0.1"], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    out = []
+    for p in (srv, cli):
+        try:
+            o, _ = p.communicate(timeout=GUARD_S)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            o, _ = p.communicate()
+        out.append((p.returncode, o))
+    check(out[0][0] == 0 and out[1][0] == 0 and "200 iters" in out[1][1],
+          "ibv_rc_pingpong -n 200 attached, the client under strace: exit %s/%s\n%s\n%s" %
+          (out[0][0], out[1][0], out[0][1][-600:], out[1][1][-600:]))
+    calls = 0
+    with open(trace) as f:
+        for line in f:
+            w = line.split()
+            if w and w[-1] == "sched_yield":
+                calls = int(w[3])
+    check(calls > 0, "the client's empty polls gave the CPU away: %d sched_yield() calls" % calls)
+    y1 = status_num(status(env), "yields")
+    check(y0 >= 0 and y1 > y0, "the daemon's engine yielded between packets: %d -> %d" % (y0, y1))
+    check(wait_for(lambda: objects(env) == base, "ibv_rc_pingpong's objects freed"),
+          "ibv_rc_pingpong: the daemon's objects back to %s" % base)
 
 
 def srq_bad_index(env, sock, base):
@@ -208,6 +256,9 @@ def main():
         if a.async_prog is not None:
             async_case(env, base, a.async_prog, "srq_limit")
         srq_bad_index(env, sock, base)
+
+        # ---- a CPU shared by a program and the engine it waits for
+        cpu_shared(env, base, tmp)
     finally:
         if daemon is not None and daemon.poll() is None:
             daemon.terminate()
