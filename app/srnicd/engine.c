@@ -28,7 +28,6 @@ engine_loop(void *arg)
 	uint64_t hot = hz / 1000000 * SRND_SPIN_HOT_US;
 	uint64_t now, last_work = rte_rdtsc(), last_cm = 0, cm_next_us = UINT64_MAX;
 	unsigned int nap = SRND_SLEEP_MIN_US, n;
-	struct timespec ts;
 
 	while (!atomic_load_explicit(&d->stop, memory_order_relaxed)) {
 		n = srnic_engine_poll(d->dev.eng);
@@ -62,9 +61,8 @@ engine_loop(void *arg)
 			nap = SRND_SLEEP_DP_MAX_US;
 		if (nap > cm_next_us)
 			nap = cm_next_us < SRND_SLEEP_MIN_US ? SRND_SLEEP_MIN_US : (unsigned int)cm_next_us;
-		ts.tv_sec = 0;
-		ts.tv_nsec = (long)nap * 1000;
-		nanosleep(&ts, NULL);
+		if (srnd_dpath_sleep(d, nap) > 0)
+			atomic_fetch_add_explicit(&d->eng_woken, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&d->eng_naps, 1, memory_order_relaxed);
 		if (nap < SRND_SLEEP_MAX_US)
 			nap = nap * 2 > SRND_SLEEP_MAX_US ? SRND_SLEEP_MAX_US : nap * 2;

@@ -37,9 +37,10 @@
 #define SRND_SPIN_HOT_US 50
 #define SRND_SLEEP_MIN_US 20
 #define SRND_SLEEP_MAX_US 20000
-/* While sessions hold QPs the engine naps at most this long (a doorbell,
- * an ACK timer wait that long at most) */
-#define SRND_SLEEP_DP_MAX_US 1000
+/* While sessions hold QPs the engine naps at most this long: the ACK and
+ * RNR timers' resolution while nothing moves (a doorbell wakes it at once,
+ * srnd_dpath_sleep()) */
+#define SRND_SLEEP_DP_MAX_US 10000
 #define SRND_DEREG_TIMEOUT_US 1000000  /* DEREG_MR: in-flight mbufs over the range */
 #define SRND_DEFAULT_MEM_MB 256
 #define SRND_DEFAULT_MTU 1500
@@ -71,7 +72,7 @@ struct srnd {
 	unsigned int eng_lcore;     /* a worker lcore, or RTE_MAX_LCORE: a pthread */
 	pthread_t eng_thread;
 	bool eng_started;
-	_Atomic uint64_t eng_polls, eng_naps, eng_yields;
+	_Atomic uint64_t eng_polls, eng_naps, eng_yields, eng_woken;
 	_Atomic uint64_t eng_gen;   /* +1 at the end of every pass of the engine's loop */
 	/* idle CPU: the process's CPU time and the clock when it was ready */
 	uint64_t ready_cpu_us, ready_wall_us;
@@ -119,6 +120,7 @@ unsigned int srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsign
 			    uint64_t *wqes);
 /* the engine's thread: every live session's rings; the work done */
 unsigned int srnd_dpath_poll(struct srnd *d);
+int srnd_dpath_sleep(struct srnd *d, unsigned int us);
 
 /* session.c */
 /* Whether a daemon answers on d's socket already (asked before EAL takes

@@ -27,7 +27,7 @@
 
 #define SVC_MAGIC 0x534e5244u          /* "SNRD" */
 #define SVC_VERSION_MAJOR 2            /* a HELLO of another major is refused */
-#define SVC_VERSION_MINOR 0
+#define SVC_VERSION_MINOR 1
 #define SVC_SOCK_DEFAULT "/run/srnic/srnicd.sock"
 #define SVC_SOCK_ENV "SRNIC_DAEMON_SOCKET"  /* the application's override */
 #define SVC_SOCK_PATH_MAX 108          /* sockaddr_un.sun_path */
@@ -290,12 +290,23 @@ struct svc_ev_ring {
 	struct svc_async_ev ev[SVC_ASYNC_RING];
 };
 
+/* The session's state line. v: SVC_SHM_LIVE or SVC_SHM_FATAL, the
+ * daemon's. sleep: 1 while the daemon's engine sleeps (it stores 1 before
+ * its last look at db, then waits on this word, futex_waitv()); an
+ * application that finds 1 after its db store stores 0 and wakes it
+ * (FUTEX_WAKE, a shared futex): one system call per sleep, never per
+ * post. The only word of the line the application writes. */
+struct svc_state_line {
+	alignas(64) uint32_t v;
+	uint32_t sleep;
+};
+
 /* A session's ring memory (a sealed memfd the daemon makes, MAP_SHM):
  * db is the application's doorbell (a counter stored after the heads),
  * state the daemon's. QP and CQ handles name their ring by index. */
 struct svc_shm {
 	struct svc_idx db;
-	struct svc_idx state;
+	struct svc_state_line state;
 	struct svc_ev_ring async;
 	struct svc_qp_ring qp[SVC_SESSION_QPS_MAX];
 	struct svc_cq_ring cq[SVC_SESSION_CQS_MAX];

@@ -21,6 +21,11 @@ and a small C program of the test's own for the async events:
                                between packets (status' yields): a program
                                and the engine it waits for take turns on a
                                shared CPU at once, not by time slices
+  a sleeping engine            a pyverbs program holding a QP: the idle
+                               daemon's CPU over 300 naps below 2% of a
+                               core, and a receive posted while the engine
+                               sleeps wakes it (status' woken; the post
+                               sees the state line's sleep and FUTEX_WAKEs)
 
   srnicd_verbs_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs
 
@@ -144,6 +149,87 @@ def cpu_shared(env, base, tmp):
           "ibv_rc_pingpong: the daemon's objects back to %s" % base)
 
 
+# A program holding a QP in INIT that posts one receive per line it reads
+HOLDER = """
+import sys
+from pyverbs.device import Context
+from pyverbs.pd import PD
+from pyverbs.cq import CQ
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.mr import MR
+from pyverbs.wr import RecvWR, SGE
+import pyverbs.enums as e
+ctx = Context(name="srnic0")
+pd = PD(ctx)
+cq = CQ(ctx, 256)
+qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
+                       cap=QPCap(max_send_wr=1, max_recv_wr=128)))
+qp.to_init(QPAttr())
+mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+print("ready", flush=True)
+for n, line in enumerate(sys.stdin):
+    qp.post_recv(RecvWR(wr_id=n, num_sge=1, sg=[SGE(mr.buf, 64, mr.lkey)]))
+    print("posted", flush=True)
+"""
+IDLE_NAPS = 300
+IDLE_CPU_MAX = 0.02     # of a core (issue 24: < 2% idle)
+WAKE_TRIES = 20
+
+
+def engine_sleeps(env, base):
+    """The daemon's engine with a session holding a QP and nothing moving:
+    it naps up to SRND_SLEEP_DP_MAX_US, its CPU below IDLE_CPU_MAX; a post
+    while it sleeps wakes it. Before, it napped 1 ms at most while any QP
+    existed (a doorbell waited for the nap's end): 2.3% to 3.1% of a core,
+    and no post ever woke it. Each try posts once the engine has napped
+    twice more (so it sleeps with the session's word armed): a post that
+    lands in the microseconds between two naps is served without a wake,
+    so WAKE_TRIES tries, of which one must wake it."""
+    holder = subprocess.Popen([SRNIC, "run", "--", "/usr/bin/python3", "-c", HOLDER], env=env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    try:
+        line = holder.stdout.readline()
+        if not check(line.strip() == "ready", "a pyverbs program holds a QP: %r" % line):
+            print(holder.stdout.read()[-2000:] if holder.poll() is not None else "")
+            return
+        s0 = status(env)
+        n0 = status_num(s0, "naps")
+        wait_for(lambda: status_num(status(env), "naps") >= n0 + IDLE_NAPS,
+                 "%d naps" % IDLE_NAPS, every=0.5)
+        s1 = status(env)
+        cpu = status_num(s1, "cpu_us") - status_num(s0, "cpu_us")
+        wall = status_num(s1, "wall_us") - status_num(s0, "wall_us")
+        check(wall > 0 and cpu / wall < IDLE_CPU_MAX,
+              "idle with a QP held: the daemon's CPU %.2f%% of a core over %.1f s "
+              "(%d naps, %d us; below %.0f%%)" %
+              (100.0 * cpu / max(wall, 1), wall / 1e6, status_num(s1, "naps") - n0, cpu,
+               100 * IDLE_CPU_MAX))
+        w0 = status_num(s1, "woken")
+        woken = False
+        for _ in range(WAKE_TRIES):
+            n1 = status_num(status(env), "naps")
+            wait_for(lambda: status_num(status(env), "naps") >= n1 + 2, "two naps")
+            n2 = status_num(status(env), "naps")
+            holder.stdin.write("post\n")
+            holder.stdin.flush()
+            if not check(holder.stdout.readline().strip() == "posted", "the receive posted"):
+                break
+            # the nap the post fell in (or the next) is over: woken counted
+            # before naps, so it shows whether the post ended it
+            wait_for(lambda: status_num(status(env), "naps") >= n2 + 1, "the nap's end")
+            if status_num(status(env), "woken") > w0:
+                woken = True
+                break
+        check(w0 >= 0 and woken, "a receive posted while the engine slept woke it: woken %d -> %d" %
+              (w0, status_num(status(env), "woken")))
+    finally:
+        holder.stdin.close()
+        holder.wait(GUARD_S)
+    check(wait_for(lambda: objects(env) == base, "the holder's objects freed"),
+          "the holder: the daemon's objects back to %s" % base)
+
+
 def srq_bad_index(env, sock, base):
     """A session of the test's own (its async eventfd with MAP_SHM) makes an
     SRQ, then stores a head 1000 past the tail of its 8-slot ring and rings
@@ -259,6 +345,9 @@ def main():
 
         # ---- a CPU shared by a program and the engine it waits for
         cpu_shared(env, base, tmp)
+
+        # ---- an idle daemon with a QP held: its engine asleep, woken by a post
+        engine_sleeps(env, base)
     finally:
         if daemon is not None and daemon.poll() is None:
             daemon.terminate()
