@@ -55,6 +55,7 @@ unset SRNIC_PORT SRNIC_IP SRNIC_IP6 SRNIC_CONFIG SRNIC_DAEMON_SOCKET
 GUARD_S=$((secs + 60))
 # How long a server, a daemon or a session's end may take.
 WAIT_S=30
+LISTEN_S=$WAIT_S
 MEMIF_ARGS=bsize=10240
 # what the issue asks of attached against embedded
 T_WRITE=0.8 T_READ=0.9 T_LAT=1.3 T_IDLE_PCT=2
@@ -78,7 +79,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-listening() { ss -Hltn "sport = :$1" | grep -q .; }
+. test/bench/pair.sh
 
 # until_ok WHAT CMD...: CMD again until it succeeds, at most WAIT_S
 until_ok() {
@@ -105,31 +106,6 @@ start_daemon() {
 	"${pin[@]}" "$daemon" --socket "$sock" --mtu 9000 "$@" >"$tmp/$name.log" 2>&1 &
 	dpids+=($!)
 	eval "pid_$name=$!"
-}
-
-# pair NAME SERVER_CMD... :: CLIENT_CMD...: the server, once it listens on
-# $port, the client; both must exit 0. The client's output is in $tmp/NAME.c.
-pair() {
-	local name=$1 srv=() cl=() deadline pid rc=0
-	shift
-	while [ "$1" != "::" ]; do srv+=("$1"); shift; done
-	shift
-	cl=("$@")
-	timeout $GUARD_S "${srv[@]}" >"$tmp/$name.s" 2>&1 &
-	pid=$!
-	deadline=$((SECONDS + WAIT_S))
-	until listening $port; do
-		kill -0 $pid 2>/dev/null || break
-		[ $SECONDS -lt $deadline ] || break
-		sleep 0.05
-	done
-	timeout $GUARD_S "${cl[@]}" >"$tmp/$name.c" 2>&1 || rc=$?
-	wait $pid || rc=$((rc ? rc : $?))
-	if [ $rc -ne 0 ]; then
-		echo "$name failed (exit $rc); server, then client:" >&2
-		tail -n 20 "$tmp/$name.s" "$tmp/$name.c" >&2
-		exit 1
-	fi
 }
 
 # record CASE MODE NAME: perftest's figure from $tmp/NAME.c (bw cases: M
