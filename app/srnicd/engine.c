@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The engine's thread: srnic_engine_poll() and the CM (QP1's MADs, its
- * timers) while packets move, naps when nothing has moved for SRND_SPIN_US
+ * timers) while packets move, yields its CPU after SRND_SPIN_HOT_US without
+ * work, naps when nothing has moved for SRND_SPIN_US
  * (doc/srnicd.md, "The daemon's threads and lcores"). On a worker lcore of
  * --lcores when there is one, else a thread beside the control thread.
  */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 
@@ -23,9 +25,9 @@ engine_loop(void *arg)
 	struct srnd *d = arg;
 	uint64_t hz = rte_get_tsc_hz();
 	uint64_t spin = hz / 1000000 * SRND_SPIN_US, cm_every = hz / 1000000 * SRND_CM_POLL_US;
+	uint64_t hot = hz / 1000000 * SRND_SPIN_HOT_US;
 	uint64_t now, last_work = rte_rdtsc(), last_cm = 0, cm_next_us = UINT64_MAX;
 	unsigned int nap = SRND_SLEEP_MIN_US, n;
-	struct timespec ts;
 
 	while (!atomic_load_explicit(&d->stop, memory_order_relaxed)) {
 		n = srnic_engine_poll(d->dev.eng);
@@ -45,8 +47,13 @@ engine_loop(void *arg)
 			nap = SRND_SLEEP_MIN_US;
 			continue;
 		}
-		if (now - last_work < spin) {
+		if (now - last_work < hot) {
 			rte_pause();
+			continue;
+		}
+		if (now - last_work < spin) {
+			sched_yield();
+			atomic_fetch_add_explicit(&d->eng_yields, 1, memory_order_relaxed);
 			continue;
 		}
 		if (nap > SRND_SLEEP_DP_MAX_US && atomic_load_explicit(&srnd_counts()->qps,
@@ -54,9 +61,8 @@ engine_loop(void *arg)
 			nap = SRND_SLEEP_DP_MAX_US;
 		if (nap > cm_next_us)
 			nap = cm_next_us < SRND_SLEEP_MIN_US ? SRND_SLEEP_MIN_US : (unsigned int)cm_next_us;
-		ts.tv_sec = 0;
-		ts.tv_nsec = (long)nap * 1000;
-		nanosleep(&ts, NULL);
+		if (srnd_dpath_sleep(d, nap) > 0)
+			atomic_fetch_add_explicit(&d->eng_woken, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&d->eng_naps, 1, memory_order_relaxed);
 		if (nap < SRND_SLEEP_MAX_US)
 			nap = nap * 2 > SRND_SLEEP_MAX_US ? SRND_SLEEP_MAX_US : nap * 2;

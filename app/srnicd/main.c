@@ -46,7 +46,8 @@ usage(FILE *f)
 		"             a PCI address)\n"
 		"  --ip       the device's IPv4 address on it\n"
 		"  --lcores   EAL's -l: the first is the control thread's, the next the engine's\n"
-		"             (one lcore: the engine runs on a thread beside the control one)\n"
+		"             (one lcore: the engine runs on a thread beside the control one;\n"
+		"             none: the first CPU the daemon may run on, then its threads on all)\n"
 		"  --socket   the control socket (default %s; programs: %s=PATH)\n"
 		"  --group    the group that may attach (socket mode 0660; default: %s if it\n"
 		"             exists, else root only, 0600)\n"
@@ -90,15 +91,35 @@ status_client(void)
 	return 0;
 }
 
+/* With no --lcores, EAL's main lcore is the first CPU the daemon may run
+ * on, and once EAL is up the control thread gets the daemon's whole CPU
+ * set back (rte_eal_init() pins it to that one CPU), so the engine's
+ * thread it starts floats as an embedded program's progress thread does.
+ * Pinned to one CPU, every srnicd of a host (and their engines) would
+ * share CPU 0 with whatever else runs there. */
 static int
 eal_start(const char *port, const char *lcores, unsigned int mem_mb, const char *loglvl)
 {
-	static char prefix[64], mem[32], lc[80], dev[600], ll[96];
+	static char prefix[64], mem[32], lc[16], lcarg[96], dev[600], ll[96];
 	char *argv[SRND_EAL_ARGV_MAX];
-	int argc = 0;
+	int argc = 0, cpu;
 	unsigned int a, b, c, e;
 	bool pci = sscanf(port, "%x:%x:%x.%x", &a, &b, &c, &e) == 4 ||
 		   sscanf(port, "%x:%x.%x", &a, &b, &c) == 3;
+	bool float_cpus = false;
+	cpu_set_t cpus;
+
+	if (lcores == NULL && pthread_getaffinity_np(pthread_self(), sizeof(cpus), &cpus) == 0) {
+		for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &cpus); cpu++)
+			;
+		if (cpu < CPU_SETSIZE) {
+			snprintf(lc, sizeof(lc), "%d", cpu);
+			lcores = lc;
+			float_cpus = true;
+		}
+	}
+	if (lcores == NULL)
+		lcores = "0";
 
 	argv[argc++] = "srnicd";
 	snprintf(prefix, sizeof(prefix), "--file-prefix=srnicd-%d", (int)getpid());
@@ -107,8 +128,8 @@ eal_start(const char *port, const char *lcores, unsigned int mem_mb, const char 
 	argv[argc++] = "--no-huge";
 	snprintf(mem, sizeof(mem), "-m%u", mem_mb);
 	argv[argc++] = mem;
-	snprintf(lc, sizeof(lc), "-l%s", lcores);
-	argv[argc++] = lc;
+	snprintf(lcarg, sizeof(lcarg), "-l%s", lcores);
+	argv[argc++] = lcarg;
 	argv[argc++] = "--iova-mode=va";
 	snprintf(ll, sizeof(ll), "--log-level=%s", loglvl);
 	argv[argc++] = ll;
@@ -125,6 +146,8 @@ eal_start(const char *port, const char *lcores, unsigned int mem_mb, const char 
 			 "(--log-level debug shows why)", rte_strerror(rte_errno), port, lcores);
 		return -1;
 	}
+	if (float_cpus)
+		pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
 	srnic_eal_remove_at_exit();
 	srnic_eal_sweep();
 	return 0;
@@ -383,7 +406,7 @@ int
 main(int argc, char **argv)
 {
 	struct srnd_opts o = {
-		.lcores = "0", .loglvl = "error",
+		.lcores = NULL, .loglvl = "error",
 		.mtu = SRND_DEFAULT_MTU, .mem_mb = SRND_DEFAULT_MEM_MB,
 	};
 	const char *config = NULL;

@@ -19,8 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -548,6 +550,62 @@ srnd_dpath_poll(struct srnd *d)
 		}
 	}
 	return n;
+}
+
+/* No futex_waitv() (Linux before 5.16): naps are plain nanosleep()s */
+static bool dp_waitv = true;
+
+/* The engine's nap (doc/srnicd.md section 4, "A sleeping engine"): every
+ * live session's state line says it sleeps (sleep = 1), then its doorbell
+ * is looked at once more: a post whose db store came before that look is
+ * served now, one after it finds sleep = 1 and wakes the engine
+ * (svc_state_line). Then futex_waitv() on every session's word for at
+ * most us. 1 when a doorbell woke it. */
+int
+srnd_dpath_sleep(struct srnd *d, unsigned int us)
+{
+	struct futex_waitv w[SRND_SESSIONS_MAX];
+	struct timespec ts;
+	struct srnd_objs *o;
+	unsigned int i, n = 0;
+	bool work = false;
+	long rc = -1;
+
+	(void)d;
+	for (i = 0; dp_waitv && i < SRND_SESSIONS_MAX; i++) {
+		o = atomic_load_explicit(&dp_live[i], memory_order_acquire);
+		if (o == NULL)
+			continue;
+		/* seq_cst both: the application's db store, then its load of
+		 * sleep; here the store of sleep, then the load of db */
+		__atomic_store_n(&o->shm->state.sleep, 1, __ATOMIC_SEQ_CST);
+		memset(&w[n], 0, sizeof(w[n]));
+		w[n].uaddr = (uintptr_t)&o->shm->state.sleep;
+		w[n].val = 1;
+		w[n].flags = FUTEX_32;      /* shared: the word is in both processes */
+		n++;
+		if (__atomic_load_n(&o->shm->db.v, __ATOMIC_SEQ_CST) != o->db_seen || o->pending)
+			work = true;
+	}
+	if (!work && n > 0) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += (long)us * 1000;
+		ts.tv_sec += ts.tv_nsec / 1000000000;
+		ts.tv_nsec %= 1000000000;
+		rc = syscall(SYS_futex_waitv, w, n, 0, &ts, CLOCK_MONOTONIC);
+		if (rc < 0 && errno == ENOSYS)
+			dp_waitv = false;
+	}
+	if (!work && (n == 0 || (rc < 0 && errno == ENOSYS))) {
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)us * 1000;
+		nanosleep(&ts, NULL);
+	}
+	/* the sessions stay mapped: a session's end waits out this pass */
+	for (i = 0; i < n; i++)
+		__atomic_store_n((uint32_t *)(uintptr_t)w[i].uaddr, 0, __ATOMIC_RELEASE);
+	/* >= 0: the index of a word woken; EAGAIN: one was 0 already */
+	return rc >= 0 || (rc < 0 && errno == EAGAIN);
 }
 
 /* ---- the control thread's side ---- */

@@ -332,9 +332,10 @@ status_text(struct srnd *d, char *t, size_t n)
 	ADD("  link %s mtu %u\n", srnd_port_state_name(&pa), pa.active_mtu == IBV_MTU_4096 ? 4096 :
 	    128u << pa.active_mtu);
 	ADD("  gid[0] %s\n  gid[1] %s\n", g[0], g[1]);
-	ADD("  engine %s polls %" PRIu64 " naps %" PRIu64 "\n",
-	    d->eng_lcore < RTE_MAX_LCORE ? "on a worker lcore" : "on a thread",
-	    atomic_load(&d->eng_polls), atomic_load(&d->eng_naps));
+	ADD("  engine %s polls %" PRIu64 " naps %" PRIu64 " yields %" PRIu64 " woken %" PRIu64
+	    "\n", d->eng_lcore < RTE_MAX_LCORE ? "on a worker lcore" : "on a thread",
+	    atomic_load(&d->eng_polls), atomic_load(&d->eng_naps), atomic_load(&d->eng_yields),
+	    atomic_load(&d->eng_woken));
 	ADD("cpu_us %" PRIu64 " wall_us %" PRIu64 " (since ready)\n", cpu, wall);
 	ADD("sessions %u closed_bad %" PRIu64 " (closed for a bad message)\n", nb_sessions,
 	    closed_bad);

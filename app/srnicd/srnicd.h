@@ -30,11 +30,17 @@
  * wheel stepping over every slot the nap skipped): 1 ms steps took 2.6%
  * of a core, 10 ms 1.3%, 20 ms below 1% (test srnicd measures it). */
 #define SRND_SPIN_US 2000
+/* ... of which the first SRND_SPIN_HOT_US spin in place; after it each
+ * empty pass gives the CPU away (sched_yield()): the thread that will
+ * post the next WQE or poll the next CQE may be waiting for this very CPU
+ * (the program's, or the peer daemon's engine on a host of few cores) */
+#define SRND_SPIN_HOT_US 50
 #define SRND_SLEEP_MIN_US 20
 #define SRND_SLEEP_MAX_US 20000
-/* While sessions hold QPs the engine naps at most this long (a doorbell,
- * an ACK timer wait that long at most) */
-#define SRND_SLEEP_DP_MAX_US 1000
+/* While sessions hold QPs the engine naps at most this long: the ACK and
+ * RNR timers' resolution while nothing moves (a doorbell wakes it at once,
+ * srnd_dpath_sleep()) */
+#define SRND_SLEEP_DP_MAX_US 10000
 #define SRND_DEREG_TIMEOUT_US 1000000  /* DEREG_MR: in-flight mbufs over the range */
 #define SRND_DEFAULT_MEM_MB 256
 #define SRND_DEFAULT_MTU 1500
@@ -66,7 +72,7 @@ struct srnd {
 	unsigned int eng_lcore;     /* a worker lcore, or RTE_MAX_LCORE: a pthread */
 	pthread_t eng_thread;
 	bool eng_started;
-	_Atomic uint64_t eng_polls, eng_naps;
+	_Atomic uint64_t eng_polls, eng_naps, eng_yields, eng_woken;
 	_Atomic uint64_t eng_gen;   /* +1 at the end of every pass of the engine's loop */
 	/* idle CPU: the process's CPU time and the clock when it was ready */
 	uint64_t ready_cpu_us, ready_wall_us;
@@ -114,6 +120,7 @@ unsigned int srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsign
 			    uint64_t *wqes);
 /* the engine's thread: every live session's rings; the work done */
 unsigned int srnd_dpath_poll(struct srnd *d);
+int srnd_dpath_sleep(struct srnd *d, unsigned int us);
 
 /* session.c */
 /* Whether a daemon answers on d's socket already (asked before EAL takes

@@ -13,11 +13,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "srnic_svc.h"
@@ -79,6 +82,7 @@ struct sva_srq {
 	pthread_spinlock_t lock;    /* posters */
 	uint32_t size, head, max_sge, srq_num;
 	uint32_t *db;
+	uint32_t *sleep;            /* the state line's: the engine sleeps */
 	uint32_t events_reported;   /* async events handed out (ibsrq.mutex) */
 };
 
@@ -96,6 +100,7 @@ struct sva_qp {
 	uint32_t sq_size, rq_size, sq_head, rq_head;
 	struct svc_qp_cap cap;
 	uint32_t *db;
+	uint32_t *sleep;            /* the state line's: the engine sleeps */
 	const uint32_t *state;      /* the session's state line */
 	bool sig_all;
 	/* by index & (SVA_SHADOW_RINGS * size - 1): written by the posters;
@@ -105,7 +110,25 @@ struct sva_qp {
 	uint32_t events_reported;   /* async events handed out (ibqp.mutex) */
 };
 
+/* A thread whose last this many ibv_poll_cq() calls found nothing (on any
+ * CQ) gives the CPU away (sched_yield()) at each next empty one: the CQEs
+ * come from the daemon's engine, which may be waiting for this very CPU
+ * (on a host of few cores a spinning poller and the engine would else take
+ * turns by the scheduler's time slices, milliseconds). */
+#define SVA_POLL_HOT 64
+
+static __thread uint32_t sva_empty_polls;   /* this thread's, in a row */
+
 #define SVA_OF(type, p, member) ((type *)((char *)(p) - offsetof(type, member)))
+
+/* A sleeping engine is woken once (svc_state_line): the doorbell's store
+ * and then the load of sleep both seq_cst, the engine's the other way. */
+static void __rte_noinline
+engine_wake(uint32_t *sleep)
+{
+	__atomic_store_n(sleep, 0, __ATOMIC_RELAXED);
+	syscall(SYS_futex, sleep, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
 
 static void *
 null_errno(int e)
@@ -587,6 +610,10 @@ sva_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	if (avail > 0)
 		__atomic_store_n(&cq->ring->cons.v, cq->cons, __ATOMIC_RELEASE);
 	pthread_spin_unlock(&cq->lock);
+	if (avail > 0)
+		sva_empty_polls = 0;
+	else if (++sva_empty_polls > SVA_POLL_HOT)
+		sched_yield();
 	return (int)avail;
 }
 
@@ -601,8 +628,13 @@ sva_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	pthread_spin_lock(&cq->lock);
 	__atomic_store_n(&cq->ring->arm.cons, cq->cons, __ATOMIC_RELAXED);
 	cq->arm_seq += 2;
-	__atomic_store_n(&cq->ring->arm.seq, cq->arm_seq | (solicited_only != 0), __ATOMIC_RELEASE);
+	__atomic_store_n(&cq->ring->arm.seq, cq->arm_seq | (solicited_only != 0), __ATOMIC_SEQ_CST);
 	pthread_spin_unlock(&cq->lock);
+	/* a CQE written before the arm was seen fires at the engine's next
+	 * look: now, not after its nap */
+	if (unlikely(__atomic_load_n(&sva_ctx(ibcq->context)->shm->state.sleep,
+				     __ATOMIC_SEQ_CST) != 0))
+		engine_wake(&sva_ctx(ibcq->context)->shm->state.sleep);
 	return 0;
 }
 
@@ -869,11 +901,13 @@ wc_opcode(enum ibv_wr_opcode op)
 	}
 }
 
-static void
-ring_publish(uint32_t *head_line, uint32_t head, uint32_t *db)
+static inline void
+ring_publish(uint32_t *head_line, uint32_t head, uint32_t *db, uint32_t *sleep)
 {
 	__atomic_store_n(head_line, head, __ATOMIC_RELEASE);
-	__atomic_fetch_add(db, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(db, 1, __ATOMIC_SEQ_CST);
+	if (unlikely(__atomic_load_n(sleep, __ATOMIC_SEQ_CST) != 0))
+		engine_wake(sleep);
 }
 
 static int
@@ -958,7 +992,7 @@ sva_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **
 		sh->wc_opcode = wc_opcode(wr->opcode);
 		qp->sq_head++;
 	}
-	ring_publish(&qp->ring->sq_head.v, qp->sq_head, qp->db);
+	ring_publish(&qp->ring->sq_head.v, qp->sq_head, qp->db, qp->sleep);
 	pthread_spin_unlock(&qp->sq_lock);
 	if (rc != 0)
 		*bad_wr = wr;
@@ -1003,7 +1037,7 @@ sva_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **
 		sh->wc_opcode = IBV_WC_RECV;
 		qp->rq_head++;
 	}
-	ring_publish(&qp->ring->rq_head.v, qp->rq_head, qp->db);
+	ring_publish(&qp->ring->rq_head.v, qp->rq_head, qp->db, qp->sleep);
 	pthread_spin_unlock(&qp->rq_lock);
 	if (rc != 0)
 		*bad_wr = wr;
@@ -1039,7 +1073,7 @@ sva_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv
 		wqe_sges(w, wr->sg_list, wr->num_sge);
 		srq->head++;
 	}
-	ring_publish(&srq->ring->head.v, srq->head, srq->db);
+	ring_publish(&srq->ring->head.v, srq->head, srq->db, srq->sleep);
 	pthread_spin_unlock(&srq->lock);
 	if (rc != 0)
 		*bad_wr = wr;
@@ -1079,6 +1113,7 @@ sva_create_srq(struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
 	srq->max_sge = r.max_sge;
 	srq->srq_num = r.srq_num;
 	srq->db = &ctx->shm->db.v;
+	srq->sleep = &ctx->shm->state.sleep;
 	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
 	/* what it holds, written back as verbs does */
 	attr->attr.max_wr = r.size;
@@ -1209,6 +1244,7 @@ sva_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	qp->rq_size = r.rq_size;
 	qp->cap = r.cap;
 	qp->db = &ctx->shm->db.v;
+	qp->sleep = &ctx->shm->state.sleep;
 	qp->state = &ctx->shm->state.v;
 	qp->sig_all = attr->sq_sig_all != 0;
 	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);

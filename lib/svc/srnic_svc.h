@@ -292,12 +292,23 @@ struct svc_ev_ring {
 	struct svc_async_ev ev[SVC_ASYNC_RING];
 };
 
+/* The session's state line. v: SVC_SHM_LIVE or SVC_SHM_FATAL, the
+ * daemon's. sleep: 1 while the daemon's engine sleeps (it stores 1 before
+ * its last look at db, then waits on this word, futex_waitv()); an
+ * application that finds 1 after its db store stores 0 and wakes it
+ * (FUTEX_WAKE, a shared futex): one system call per sleep, never per
+ * post. The only word of the line the application writes. */
+struct svc_state_line {
+	alignas(64) uint32_t v;
+	uint32_t sleep;
+};
+
 /* A session's ring memory (a sealed memfd the daemon makes, MAP_SHM):
  * db is the application's doorbell (a counter stored after the heads),
  * state the daemon's. QP and CQ handles name their ring by index. */
 struct svc_shm {
 	struct svc_idx db;
-	struct svc_idx state;
+	struct svc_state_line state;
 	struct svc_ev_ring async;
 	struct svc_qp_ring qp[SVC_SESSION_QPS_MAX];
 	struct svc_cq_ring cq[SVC_SESSION_CQS_MAX];

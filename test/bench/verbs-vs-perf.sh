@@ -64,32 +64,7 @@ res=$tmp/results
 port=$((20000 + $$ % 10000))
 n=0
 
-listening() { ss -Hltn "sport = :$1" | grep -q .; }
-
-# pair NAME SERVER_CMD... :: CLIENT_CMD...: the server, once it listens on
-# $port, the client; both must exit 0. The client's output is in $tmp/NAME.c.
-pair() {
-	local name=$1 srv=() cl=() deadline pid rc=0
-	shift
-	while [ "$1" != "::" ]; do srv+=("$1"); shift; done
-	shift
-	cl=("$@")
-	timeout $GUARD_S "${srv[@]}" >"$tmp/$name.s" 2>&1 &
-	pid=$!
-	deadline=$((SECONDS + LISTEN_S))
-	until listening $port; do
-		kill -0 $pid 2>/dev/null || break
-		[ $SECONDS -lt $deadline ] || break
-		sleep 0.05
-	done
-	timeout $GUARD_S "${cl[@]}" >"$tmp/$name.c" 2>&1 || rc=$?
-	wait $pid || rc=$((rc ? rc : $?))
-	if [ $rc -ne 0 ]; then
-		echo "$name failed (exit $rc); server, then client:" >&2
-		tail -n 20 "$tmp/$name.s" "$tmp/$name.c" >&2
-		exit 1
-	fi
-}
+. test/bench/pair.sh
 
 next() {
 	n=$((n + 1))

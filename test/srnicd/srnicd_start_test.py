@@ -17,7 +17,14 @@ socket (app/srnicd/util.c: srnd_lock) however they are started:
   - that one killed with SIGKILL (no clean stop: its socket file stays):
     a new daemon on the path starts and serves (the kernel dropped the
     dead one's lock);
-  - stopped with SIGTERM: exit 0, and again a new one starts.
+  - stopped with SIGTERM: exit 0, and again a new one starts;
+
+  - where its threads run: with no --lcores the engine's thread (and the
+    control thread) may run on every CPU the daemon was started with, as an
+    embedded program's progress thread does (before: EAL's lcore 0 only,
+    so every daemon of a host spun on CPU 0 beside one another: attached
+    ib_read_lat -s 64 between two daemons 16 ms against 133 us embedded,
+    test/bench/attached-vs-embedded.sh); with --lcores N, on CPU N only.
 
   srnicd_start_test.py --daemon BUILD/app/srnicd/srnicd
 
@@ -139,6 +146,40 @@ def config_cases(binary, tmp):
           "--config of a missing file: exit 2 saying so (exit %d)" % r.returncode)
 
 
+def engine_cpus(pid):
+    """the CPU sets of the daemon's engine thread and its control thread"""
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+            if f.read().strip() == "srnicd-engine":
+                return os.sched_getaffinity(int(tid)), os.sched_getaffinity(pid)
+    return None, None
+
+
+def cpu_cases(binary, tmp):
+    sock = os.path.join(tmp, "cpu", "srnicd.sock")
+    mine = os.sched_getaffinity(0)
+    last = max(mine)
+    for n, lcores, want in ((200, None, mine), (201, str(last), {last})):
+        args = ["--port", "net_ring0", "--ip", "10.82.0.1", "--socket", sock, "--mem-mb", "128"]
+        if lcores is not None:
+            args += ["--lcores", lcores]
+        what = "no --lcores" if lcores is None else "--lcores " + lcores
+        d = Daemon(binary, sock, tmp, n, args)
+        try:
+            wait_for(d.settled, "the daemon to be ready or exit")
+            if not check(d.ready(), "%s: ready" % what):
+                print(d.text())
+                continue
+            eng, ctl = wait_for(lambda: engine_cpus(d.p.pid)[0] is not None and
+                                engine_cpus(d.p.pid), "the engine's thread")
+            check(eng == want and ctl == want,
+                  "%s: the engine's thread runs on CPUs %s, the control thread on "
+                  "%s (want %s; the daemon's set %s)" %
+                  (what, sorted(eng), sorted(ctl), sorted(want), sorted(mine)))
+        finally:
+            check(d.stop(signal.SIGTERM) == 0, "%s: SIGTERM, exit 0" % what)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--daemon", required=True)
@@ -148,6 +189,7 @@ def main():
     daemons = []
     try:
         config_cases(a.daemon, tmp)
+        cpu_cases(a.daemon, tmp)
         daemons = [Daemon(a.daemon, sock, tmp, n) for n in range(DAEMONS)]
         for d in daemons:
             wait_for(d.settled, "daemon pid %d to be ready or exit" % d.p.pid)

@@ -16,6 +16,17 @@ and a small C program of the test's own for the async events:
   ibv_srq_pingpong -g 1 -c     16 QPs each side on one SRQ, both exit 0
   srnicd_async srq_limit       SRQ_LIMIT_REACHED at the take below the limit
   a raw session's SRQ with a bad head: SRQ_ERR, counted, still served
+  ibv_rc_pingpong -g 1 -n 200  the client's polls of an empty CQ give the
+                               CPU away (sched_yield(), strace counts the
+                               calls) and so does the daemon's engine
+                               between packets (status' yields): a program
+                               and the engine it waits for take turns on a
+                               shared CPU at once, not by time slices
+  a sleeping engine            a pyverbs program holding a QP: the idle
+                               daemon's CPU over 300 naps below 2% of a
+                               core, and a receive posted while the engine
+                               sleeps wakes it (status' woken; the post
+                               sees the state line's sleep and FUTEX_WAKEs)
 
   srnicd_verbs_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs
 
@@ -95,6 +106,129 @@ def async_case(env, base, prog, case):
     check(rc == 0 and "FAIL" not in text, "srnicd_async %s attached: exit %s" % (case, rc))
     check(wait_for(lambda: objects(env) == base, case + "'s objects freed"),
           "srnicd_async %s: the daemon's objects back to %s" % (case, base))
+
+
+def cpu_shared(env, base, tmp):
+    """ibv_rc_pingpong attached, its client under strace counting
+    sched_yield(): the library's empty polls and the daemon's engine yield.
+    Before, both spun: on a host of few cores each round trip waited for
+    the scheduler to preempt a spinner (test/bench/attached-vs-embedded.sh:
+    ib_read_lat -s 64 through two daemons, p50 10 to 20 ms)."""
+    if not check(shutil.which("strace") is not None, "strace installed (usertools/srnic setup)"):
+        return
+    y0 = status_num(status(env), "yields")
+    port = free_port()
+    trace = os.path.join(tmp, "yield.strace")
+    cmd = [SRNIC, "run", "--", "ibv_rc_pingpong", "-g", GID_INDEX, "-p", str(port), "-n", "200"]
+    srv = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+    wait_for(lambda: tcp_listening(port) or srv.poll() is not None, "ibv_rc_pingpong's server")
+    cli = subprocess.Popen(["strace", "-f", "-qq", "-c", "-e", "trace=sched_yield", "-o", trace] +
+                           cmd + ["127.0.0.1"], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    out = []
+    for p in (srv, cli):
+        try:
+            o, _ = p.communicate(timeout=GUARD_S)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            o, _ = p.communicate()
+        out.append((p.returncode, o))
+    check(out[0][0] == 0 and out[1][0] == 0 and "200 iters" in out[1][1],
+          "ibv_rc_pingpong -n 200 attached, the client under strace: exit %s/%s\n%s\n%s" %
+          (out[0][0], out[1][0], out[0][1][-600:], out[1][1][-600:]))
+    calls = 0
+    with open(trace) as f:
+        for line in f:
+            w = line.split()
+            if w and w[-1] == "sched_yield":
+                calls = int(w[3])
+    check(calls > 0, "the client's empty polls gave the CPU away: %d sched_yield() calls" % calls)
+    y1 = status_num(status(env), "yields")
+    check(y0 >= 0 and y1 > y0, "the daemon's engine yielded between packets: %d -> %d" % (y0, y1))
+    check(wait_for(lambda: objects(env) == base, "ibv_rc_pingpong's objects freed"),
+          "ibv_rc_pingpong: the daemon's objects back to %s" % base)
+
+
+# A program holding a QP in INIT that posts one receive per line it reads
+HOLDER = """
+import sys
+from pyverbs.device import Context
+from pyverbs.pd import PD
+from pyverbs.cq import CQ
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.mr import MR
+from pyverbs.wr import RecvWR, SGE
+import pyverbs.enums as e
+ctx = Context(name="srnic0")
+pd = PD(ctx)
+cq = CQ(ctx, 256)
+qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
+                       cap=QPCap(max_send_wr=1, max_recv_wr=128)))
+qp.to_init(QPAttr())
+mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+print("ready", flush=True)
+for n, line in enumerate(sys.stdin):
+    qp.post_recv(RecvWR(wr_id=n, num_sge=1, sg=[SGE(mr.buf, 64, mr.lkey)]))
+    print("posted", flush=True)
+"""
+IDLE_NAPS = 300
+IDLE_CPU_MAX = 0.02     # of a core (issue 24: < 2% idle)
+WAKE_TRIES = 20
+
+
+def engine_sleeps(env, base):
+    """The daemon's engine with a session holding a QP and nothing moving:
+    it naps up to SRND_SLEEP_DP_MAX_US, its CPU below IDLE_CPU_MAX; a post
+    while it sleeps wakes it. Before, it napped 1 ms at most while any QP
+    existed (a doorbell waited for the nap's end): 2.3% to 3.1% of a core,
+    and no post ever woke it. Each try posts once the engine has napped
+    twice more (so it sleeps with the session's word armed): a post that
+    lands in the microseconds between two naps is served without a wake,
+    so WAKE_TRIES tries, of which one must wake it."""
+    holder = subprocess.Popen([SRNIC, "run", "--", "/usr/bin/python3", "-c", HOLDER], env=env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    try:
+        line = holder.stdout.readline()
+        if not check(line.strip() == "ready", "a pyverbs program holds a QP: %r" % line):
+            print(holder.stdout.read()[-2000:] if holder.poll() is not None else "")
+            return
+        s0 = status(env)
+        n0 = status_num(s0, "naps")
+        wait_for(lambda: status_num(status(env), "naps") >= n0 + IDLE_NAPS,
+                 "%d naps" % IDLE_NAPS, every=0.5)
+        s1 = status(env)
+        cpu = status_num(s1, "cpu_us") - status_num(s0, "cpu_us")
+        wall = status_num(s1, "wall_us") - status_num(s0, "wall_us")
+        check(wall > 0 and cpu / wall < IDLE_CPU_MAX,
+              "idle with a QP held: the daemon's CPU %.2f%% of a core over %.1f s "
+              "(%d naps, %d us; below %.0f%%)" %
+              (100.0 * cpu / max(wall, 1), wall / 1e6, status_num(s1, "naps") - n0, cpu,
+               100 * IDLE_CPU_MAX))
+        w0 = status_num(s1, "woken")
+        woken = False
+        for _ in range(WAKE_TRIES):
+            n1 = status_num(status(env), "naps")
+            wait_for(lambda: status_num(status(env), "naps") >= n1 + 2, "two naps")
+            n2 = status_num(status(env), "naps")
+            holder.stdin.write("post\n")
+            holder.stdin.flush()
+            if not check(holder.stdout.readline().strip() == "posted", "the receive posted"):
+                break
+            # the nap the post fell in (or the next) is over: woken counted
+            # before naps, so it shows whether the post ended it
+            wait_for(lambda: status_num(status(env), "naps") >= n2 + 1, "the nap's end")
+            if status_num(status(env), "woken") > w0:
+                woken = True
+                break
+        check(w0 >= 0 and woken, "a receive posted while the engine slept woke it: woken %d -> %d" %
+              (w0, status_num(status(env), "woken")))
+    finally:
+        holder.stdin.close()
+        holder.wait(GUARD_S)
+    check(wait_for(lambda: objects(env) == base, "the holder's objects freed"),
+          "the holder: the daemon's objects back to %s" % base)
 
 
 def srq_bad_index(env, sock, base):
@@ -211,6 +345,12 @@ def main():
         if a.async_prog is not None:
             async_case(env, base, a.async_prog, "srq_limit")
         srq_bad_index(env, sock, base)
+
+        # ---- a CPU shared by a program and the engine it waits for
+        cpu_shared(env, base, tmp)
+
+        # ---- an idle daemon with a QP held: its engine asleep, woken by a post
+        engine_sleeps(env, base)
     finally:
         if daemon is not None and daemon.poll() is None:
             daemon.terminate()
