@@ -347,6 +347,10 @@ session_limits(struct ibv_device_attr *a)
 	CLAMP(max_srq_sge, SVC_WQE_SGE_MAX);
 #undef CLAMP
 	a->max_mr_size = RTE_MIN(a->max_mr_size, SVC_SESSION_MR_BYTES_MAX);
+	/* no ATTACH_MCAST message yet: an attached QP joins no group */
+	a->max_mcast_grp = 0;
+	a->max_mcast_qp_attach = 0;
+	a->max_total_mcast_qp_attach = 0;
 }
 
 /* Serve one checked request into rep; NULL, or why the session must go. */
@@ -391,6 +395,8 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 		if (srnic_dev_query(d->dev.sdev, &a) == 0)
 			rep->list.dev[0].guid = a.node_guid;
 		rep->list.dev[0].index = 0;
+		snprintf(rep->list.dev[0].netdev, sizeof(rep->list.dev[0].netdev), "%s",
+			 d->dev.netdev);
 		return NULL;
 	}
 	case SVC_OPEN_DEVICE: {

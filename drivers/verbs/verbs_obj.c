@@ -577,7 +577,9 @@ ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 {
 	struct sv_qp *qp;
 
-	if (ibpd != NULL && sva_is_ctx(ibpd->context))
+	if (ibpd == NULL)
+		return null_errno(EINVAL);
+	if (sva_is_ctx(ibpd->context))
 		return sva_create_qp(ibpd, attr);
 	qp = sv_qp_create(ibpd, attr);
 	return qp != NULL ? &qp->ibqp : NULL;
@@ -1045,6 +1047,10 @@ sv_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid,
 
 	if (qp == NULL)
 		return EINVAL;
+	if (sva_is_ctx(qp->context)) { /* the daemon joins no group for a session yet */
+		sva_no_data_path("ibv_attach_mcast");
+		return EOPNOTSUPP;
+	}
 	rc = op(sv_qp(qp)->sqp, gid, lid);
 	if (rc < 0) {
 		errno = -rc;

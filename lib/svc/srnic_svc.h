@@ -26,7 +26,7 @@
 #include <infiniband/verbs.h>
 
 #define SVC_MAGIC 0x534e5244u          /* "SNRD" */
-#define SVC_VERSION_MAJOR 2            /* a HELLO of another major is refused */
+#define SVC_VERSION_MAJOR 3            /* a HELLO of another major is refused */
 #define SVC_VERSION_MINOR 0
 #define SVC_SOCK_DEFAULT "/run/srnic/srnicd.sock"
 #define SVC_SOCK_ENV "SRNIC_DAEMON_SOCKET"  /* the application's override */
@@ -35,6 +35,7 @@
 #define SVC_SESSION_DEVICES_MAX 16     /* OPEN_DEVICE handles per session */
 #define SVC_NAME_MAX 64                /* a device's name, with its NUL */
 #define SVC_PROG_MAX 16                /* a program's name (comm), with its NUL */
+#define SVC_NETDEV_MAX 16              /* a kernel interface's name (IF_NAMESIZE), with its NUL */
 #define SVC_STATUS_TEXT_MAX 16384      /* the STATUS reply's text */
 #define SVC_MSG_MAX (sizeof(struct svc_hdr) + SVC_STATUS_TEXT_MAX)
 
@@ -117,6 +118,10 @@ struct svc_dev_info {
 	uint64_t guid;              /* node GUID, network order as ibv_get_device_guid() */
 	uint32_t index;
 	uint32_t pad;
+	/* the kernel network interface the device's port sends on (af_packet's
+	 * or pcap's iface=), "" when it has none (memif, a PCI device, ring):
+	 * what /sys/class/infiniband/<name>/device/net/ lists */
+	char netdev[SVC_NETDEV_MAX];
 };
 
 struct svc_list_rep {
@@ -585,6 +590,14 @@ ssize_t svc_send_fd(int fd, const void *msg, size_t len, int fd_out);
  * negative errno (-EBADMSG: more descriptors than one came, all closed).
  */
 ssize_t svc_recv_fd(int fd, void *buf, size_t cap, int flags, int *fd_in);
+
+/**
+ * The kernel network interface a DPDK port's devargs send on: iface= of
+ * net_af_packet and net_pcap, into buf (n bytes, at most SVC_NETDEV_MAX);
+ * "" for any other port. 0, or -ENAMETOOLONG (buf "") when the name is
+ * longer than an interface's.
+ */
+int svc_port_netdev(const char *devargs, char *buf, size_t n);
 
 /** Connect to the daemon at path: a socket, or a negative errno. */
 int svc_connect(const char *path);

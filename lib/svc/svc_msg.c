@@ -153,6 +153,33 @@ svc_sock_path(char *buf, size_t n)
 }
 
 int
+svc_port_netdev(const char *devargs, char *buf, size_t n)
+{
+	static const char *const pmds[] = { "net_af_packet", "net_pcap" };
+	const char *p;
+	size_t i, len;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(pmds) / sizeof(pmds[0]); i++)
+		if (strncmp(devargs, pmds[i], strlen(pmds[i])) == 0)
+			break;
+	if (i == sizeof(pmds) / sizeof(pmds[0]))
+		return 0;
+	for (p = strchr(devargs, ','); p != NULL; p = strchr(p + 1, ',')) {
+		if (strncmp(p + 1, "iface=", 6) != 0)
+			continue;
+		p += 7;
+		len = strcspn(p, ",");
+		if (len >= n || len >= SVC_NETDEV_MAX)
+			return -ENAMETOOLONG;
+		memcpy(buf, p, len);
+		buf[len] = '\0';
+		return 0;
+	}
+	return 0;
+}
+
+int
 svc_connect(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
