@@ -347,10 +347,6 @@ session_limits(struct ibv_device_attr *a)
 	CLAMP(max_srq_sge, SVC_WQE_SGE_MAX);
 #undef CLAMP
 	a->max_mr_size = RTE_MIN(a->max_mr_size, SVC_SESSION_MR_BYTES_MAX);
-	/* no ATTACH_MCAST message yet: an attached QP joins no group */
-	a->max_mcast_grp = 0;
-	a->max_mcast_qp_attach = 0;
-	a->max_total_mcast_qp_attach = 0;
 }
 
 /* Serve one checked request into rep; NULL, or why the session must go. */
@@ -494,6 +490,8 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 	case SVC_MODIFY_QP:
 	case SVC_QUERY_QP:
 	case SVC_DESTROY_QP:
+	case SVC_ATTACH_MCAST:
+	case SVC_DETACH_MCAST:
 	case SVC_DESTROY_CHANNEL:
 	case SVC_CREATE_AH:
 	case SVC_DESTROY_AH:

@@ -1045,13 +1045,12 @@ sv_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid,
 {
 	int rc;
 
-	if (qp == NULL)
+	if (qp == NULL || gid == NULL)
 		return EINVAL;
-	if (sva_is_ctx(qp->context)) { /* the daemon joins no group for a session yet */
-		sva_no_data_path("ibv_attach_mcast");
-		return EOPNOTSUPP;
-	}
-	rc = op(sv_qp(qp)->sqp, gid, lid);
+	if (sva_is_ctx(qp->context))
+		rc = -sva_mcast(qp, gid, lid, op == srnic_attach_mcast);
+	else
+		rc = op(sv_qp(qp)->sqp, gid, lid);
 	if (rc < 0) {
 		errno = -rc;
 		return -rc;

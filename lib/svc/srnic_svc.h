@@ -81,6 +81,9 @@ enum svc_type {
 	SVC_QUERY_SRQ,
 	SVC_DESTROY_SRQ,
 	SVC_INIT_AH_FROM_WC,
+	/* a UD QP in a multicast group (ibv_attach_mcast/ibv_detach_mcast) */
+	SVC_ATTACH_MCAST,
+	SVC_DETACH_MCAST,
 	SVC_TYPE_END,
 };
 
@@ -539,6 +542,15 @@ struct svc_init_ah_req {
 struct svc_init_ah_rep {
 	struct svc_hdr h;
 	struct ibv_ah_attr attr;
+};
+
+/* ATTACH_MCAST, DETACH_MCAST: the session's QP and the group's GID */
+struct svc_mcast_req {
+	struct svc_hdr h;
+	uint32_t qp;
+	uint16_t lid;
+	uint16_t pad;
+	union ibv_gid gid;
 };
 
 /** The size of a message of type, request or reply (0: no such type). */

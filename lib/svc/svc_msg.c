@@ -54,6 +54,8 @@ static const size_t svc_sizes[SVC_TYPE_END][2] = {
 	[SVC_QUERY_SRQ] = { sizeof(struct svc_handle_req), sizeof(struct svc_query_srq_rep) },
 	[SVC_DESTROY_SRQ] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
 	[SVC_INIT_AH_FROM_WC] = { sizeof(struct svc_init_ah_req), sizeof(struct svc_init_ah_rep) },
+	[SVC_ATTACH_MCAST] = { sizeof(struct svc_mcast_req), sizeof(struct svc_handle_rep) },
+	[SVC_DETACH_MCAST] = { sizeof(struct svc_mcast_req), sizeof(struct svc_handle_rep) },
 };
 
 size_t

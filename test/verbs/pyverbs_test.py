@@ -57,14 +57,6 @@ SKIPS = {
     },
 }
 SKIPS["rdmacm_attached"] = {
-    # multicast attached: not served yet (ibv_query_device says
-    # max_mcast_grp 0 attached, doc/verbs.md)
-    "test_rdmacm_async_multicast_traffic": ("Multicast is not supported on this device",
-                                            "multicast attached not yet"),
-    "test_rdmacm_async_ex_multicast_traffic": ("Multicast is not supported on this device",
-                                               "multicast attached not yet"),
-    "test_rdmacm_async_ex_leave_multicast_traffic": ("Multicast is not supported on this device",
-                                                     "multicast attached not yet"),
     # an mlx5 DC QP and mlx5's reserved QPNs (mlx5dv)
     "test_rdmacm_async_traffic_dc_external_qp": ("Can not run the test over non MLX5 device",
                                                  "mlx5 only (a DC QP)"),
@@ -72,6 +64,33 @@ SKIPS["rdmacm_attached"] = {
                             "mlx5 only (mlx5dv reserved QPNs)"),
 }
 DAEMON = None
+# A program that joins the group 230.B.C.D (a UD QP attached through the
+# daemon) and dies by SIGKILL without leaving it: the daemon must detach
+# the QP to destroy it, as uverbs at a process's end.
+JOIN_AND_DIE = """
+import os, signal, sys
+import pyverbs.cm_enums as ce
+import pyverbs.enums as e
+from pyverbs.cmid import AddrInfo, CMEvent, CMEventChannel, CMID
+from pyverbs.qp import QPCap, QPInitAttr
+ip = sys.argv[1]
+mc = "230" + ip[ip.find("."):]
+ch = CMEventChannel()
+cmid = CMID(creator=ch, port_space=ce.RDMA_PS_UDP)
+cmid.bind_addr(AddrInfo(src=ip, src_service="7472", port_space=ce.RDMA_PS_UDP,
+                        flags=ce.RAI_PASSIVE))
+cmid.resolve_addr(AddrInfo(src=ip, dst=mc))
+ev = CMEvent(ch)
+assert ev.event_type == ce.RDMA_CM_EVENT_ADDR_RESOLVED, ev.event_str()
+ev.ack_cm_event()
+cmid.create_qp(QPInitAttr(qp_type=e.IBV_QPT_UD, cap=QPCap(max_recv_wr=1)))
+cmid.join_multicast(addr=AddrInfo(src=mc))
+ev = CMEvent(ch)
+assert ev.event_type == ce.RDMA_CM_EVENT_MULTICAST_JOIN, ev.event_str()
+ev.ack_cm_event()
+print("joined", flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
 # the device's address: the veth end's kernel address the daemon's port sends on
 RDMACM_IP = "10.88.0.1"
 # the whole suite (273 tests in rdma-core 44): a floor that only rises
@@ -121,6 +140,8 @@ def run_module(mod):
 
 def check_module(mod, out, rc):
     """Every test of mod reported, each ok or the skip SKIPS names."""
+    # srnic's librdmacm says each join on stderr (between "..." and the result)
+    out = re.sub(r"srnic librdmacm: [^\n]*\n", "", out)
     seen = {}
     for m in LINE_RE.finditer(out):
         seen[m.group(1)] = (m.group(3), m.group(4))
@@ -145,6 +166,14 @@ def wait_for(cond):
     while not cond() and time.monotonic() < deadline:
         time.sleep(0.05)
     return cond()
+
+
+def status_num(env, key):
+    """key's number in the objects line of srnicd's status (-1: none)."""
+    out = subprocess.run([vt.SRNIC, "status"], env=env, capture_output=True, text=True,
+                         timeout=vt.GUARD_S).stdout
+    m = re.search(r"^objects .*\b%s (\d+)" % key, out, re.M)
+    return int(m.group(1)) if m else -1
 
 
 def run_rdmacm_attached():
@@ -180,6 +209,19 @@ def run_rdmacm_attached():
             check_module("rdmacm_attached", out, rc)
             # the suite's parent made the device's files and removed them at exit
             vt.check(not os.path.exists(devfs), "the device's files gone after the run")
+            j = subprocess.run(nsx + [vt.SRNIC, "run", "--", PYTHON, "-c", JOIN_AND_DIE,
+                                      RDMACM_IP], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, timeout=vt.GUARD_S)
+            vt.check("joined" in j.stdout and j.returncode == -9,
+                     "a program joined the group attached and was SIGKILLed: exit %s, %r"
+                     % (j.returncode, j.stdout[-600:]))
+            qps = lambda: status_num(env, "qps")
+            gone = wait_for(lambda: qps() == 0 or "could not be destroyed" in open(log).read())
+            if vt.check(gone and qps() == 0,
+                        "its session's QP detached from the group and destroyed (qps %d): %s"
+                        % (qps(), open(log).read()[-600:])):
+                print("ok a group's member SIGKILLed: its QP detached and destroyed",
+                      flush=True)
         finally:
             daemon.terminate()
             try:
