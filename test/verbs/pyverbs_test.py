@@ -15,8 +15,9 @@ the device answers EOPNOTSUPP) is a failure, so is a test that did not run.
 
   pyverbs_test.py --lib BUILD/drivers/verbs MODULE
 
-MODULE: cqex | qpex, or rdmacm_attached (test_rdmacm and test_mlx5_rdmacm
-attached to srnicd, below), or the whole suite as a user runs it: all (no options:
+MODULE: cqex | qpex, or rdmacm_attached (test_rdmacm, test_mlx5_rdmacm and
+test_device's test_phys_port_cnt_ex attached to srnicd, below), or the whole
+suite as a user runs it: all (no options:
 the suite picks the device, port and GID itself) | all_dev (--dev srnic0).
 The whole suite must end with no failure and no error and at least
 MIN_PASSED tests passed (rdma_rxe passes about 85-95); its skips are listed
@@ -99,8 +100,10 @@ WHOLE = {"all": [], "all_dev": ["--dev", "srnic0"]}
 RESULT_RE = re.compile(r"^(OK|FAILED)(?: \((.*)\))?$", re.M)
 SKIP_RE = re.compile(r""" \.\.\. skipped (['"])(.*)\1$""", re.M)
 # the number of tests each module holds in rdma-core 44 (all must have run)
-COUNT = {"cqex": 5, "qpex": 20, "rdmacm_attached": 12}
-MODULES = {"rdmacm_attached": ["test_rdmacm", "test_mlx5_rdmacm"]}
+COUNT = {"cqex": 5, "qpex": 20, "rdmacm_attached": 13}
+# attached, with the rdma_cm tests: ibv_query_device_ex's phys_port_cnt_ex
+MODULES = {"rdmacm_attached": ["test_rdmacm", "test_mlx5_rdmacm",
+                               "test_device.DeviceTest.test_phys_port_cnt_ex"]}
 
 LINE_RE = re.compile(r"^(test_\w+) \(tests\.test_(\w+)\.\w+(?:\.\w+)?\)(?:\n.*?)? \.\.\. "
                      r"(ok|skipped ['\"](.*)['\"]|FAIL|ERROR)$", re.M)
