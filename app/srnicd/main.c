@@ -166,6 +166,10 @@ device_start(struct srnd_dev *dv, unsigned int mtu)
 	}
 	snprintf(name, sizeof(name), "%s", dv->devargs);
 	name[strcspn(name, ",")] = '\0';
+	if (svc_port_netdev(dv->devargs, dv->netdev, sizeof(dv->netdev)) != 0)
+		srnd_log("--port %s: iface= is longer than a network interface's name "
+			 "(%d characters): programs will not find the device's netdev",
+			 dv->devargs, SVC_NETDEV_MAX - 1);
 	if (rte_eth_dev_get_port_by_name(name, &dv->port_id) != 0) {
 		if (rte_eth_dev_count_avail() == 0) {
 			srnd_log("--port %s made no DPDK port (DPDK's lines above say why)",

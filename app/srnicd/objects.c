@@ -1269,6 +1269,16 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 		sl = obj_get(o, K_QP, q->handle);
 		return sl == NULL ? -EBADF : destroy_qp(d, o, sl);
 	}
+	case SVC_ATTACH_MCAST:
+	case SVC_DETACH_MCAST: {
+		const struct svc_mcast_req *q = msg;
+
+		sl = obj_get(o, K_QP, q->qp);
+		if (sl == NULL)
+			return -EBADF;
+		return h.type == SVC_ATTACH_MCAST ? srnic_attach_mcast(sl->qp.sqp, &q->gid, q->lid) :
+		       srnic_detach_mcast(sl->qp.sqp, &q->gid, q->lid);
+	}
 	case SVC_CREATE_AH:
 		return create_ah(o, msg, &rep->handle);
 	case SVC_CREATE_SRQ:
@@ -1313,6 +1323,8 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 	for (i = 0; i < SVC_SESSION_QPS_MAX; i++) {
 		if (o->qp[i].used) {
 			srnic_modify_qp(o->qp[i].qp.sqp, &a, IBV_QP_STATE);
+			/* its groups first, as uverbs at a process's end */
+			srnic_detach_mcast_all(o->qp[i].qp.sqp);
 			if (destroy_qp(d, o, &o->qp[i]) != 0)
 				srnd_log("reclaim: a QP could not be destroyed");
 		}

@@ -424,6 +424,8 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 		if (srnic_dev_query(d->dev.sdev, &a) == 0)
 			rep->list.dev[0].guid = a.node_guid;
 		rep->list.dev[0].index = 0;
+		snprintf(rep->list.dev[0].netdev, sizeof(rep->list.dev[0].netdev), "%s",
+			 d->dev.netdev);
 		return NULL;
 	}
 	case SVC_OPEN_DEVICE: {
@@ -522,6 +524,8 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 	case SVC_MODIFY_QP:
 	case SVC_QUERY_QP:
 	case SVC_DESTROY_QP:
+	case SVC_ATTACH_MCAST:
+	case SVC_DETACH_MCAST:
 	case SVC_DESTROY_CHANNEL:
 	case SVC_CREATE_AH:
 	case SVC_DESTROY_AH:

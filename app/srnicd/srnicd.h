@@ -58,6 +58,7 @@ struct srnd_dev {
 	struct srnic_cm *cm;
 	uint16_t port_id;
 	char devargs[512];
+	char netdev[SVC_NETDEV_MAX];  /* the port's kernel interface, "" when none */
 	char name[SVC_NAME_MAX];
 	char ip[64];
 	int link_up;                /* as last seen by the port's watch; -1 unknown */

@@ -301,6 +301,14 @@ cma_init(void)
 		cma.err = ENODEV;
 		goto out;
 	}
+	/* the device's PD, each id's once it names the device (id->pd), as
+	 * rdma-core's ucma_get_device(): programs make their QPs and MRs on it */
+	cma.pd = ibv_alloc_pd(cma.verbs);
+	if (cma.pd == NULL) {
+		cma_log("cannot allocate srnic0's PD for rdma_cm (%s)", strerror(errno));
+		cma.err = ENODEV;
+		goto out;
+	}
 	cma.mtu = pa.active_mtu;
 	cma.max_resp_res = (uint8_t)RTE_MIN(da.max_qp_rd_atom, 255);
 	cma.max_init_depth = (uint8_t)RTE_MIN(da.max_qp_init_rd_atom, 255);
@@ -586,6 +594,7 @@ bind_locked(struct cma_id *id, const struct sockaddr *addr)
 	src_show(id, family, addr);
 	/* a wildcard bind names no device (rdma-core: verbs NULL) */
 	id->id.verbs = id->wildcard ? NULL : cma.verbs;
+	id->id.pd = id->wildcard ? NULL : cma.pd;
 	id->id.port_num = id->wildcard ? 0 : 1;
 	id->id.route.addr.addr.ibaddr.sgid = id->wildcard ? cma.gid[SRNIC_GID_INDEX_IP] : g;
 	id->id.route.addr.addr.ibaddr.pkey = htons(SRNIC_PKEY_DEFAULT);
@@ -821,6 +830,7 @@ handle_request(struct cma_id *owner, struct srnic_cm_id *cmid, const struct srni
 	if (c == NULL)
 		return 1;
 	c->id.verbs = cma.verbs;
+	c->id.pd = cma.pd;
 	c->id.channel = &l->chan->ch;
 	c->id.context = l->id.context;
 	c->id.ps = l->id.ps;
@@ -1062,6 +1072,8 @@ cma_tick(void *arg)
 		if (rc == 0) {
 			state_exch(id, CMA_ADDR_RESOLVED);
 			id->id.verbs = cma.verbs;
+			if (id->id.pd == NULL)
+				id->id.pd = cma.pd;
 			id->id.port_num = 1;
 			event_post(id, event_new(id, id, RDMA_CM_EVENT_ADDR_RESOLVED, 0));
 		} else if (rc != -EAGAIN || now >= id->resolve_deadline_ms) {
@@ -1267,13 +1279,12 @@ qp_err(struct cma_id *id)
 		ibv_modify_qp(id->id.qp, &a, IBV_QP_STATE);
 }
 
+/* cma_init()'s: every id that names the device has it */
 static struct ibv_pd *
 default_pd(void)
 {
-	pthread_mutex_lock(&cma_lock);
 	if (cma.pd == NULL)
-		cma.pd = ibv_alloc_pd(cma.verbs);
-	pthread_mutex_unlock(&cma_lock);
+		errno = ENODEV;
 	return cma.pd;
 }
 
@@ -2191,14 +2202,19 @@ rdma_disconnect(struct rdma_cm_id *rid)
 	if (rid->qp_type == IBV_QPT_UD)
 		return 0;       /* as Linux's: a SIDR exchange has nothing to end */
 	s = cm_ops->id_state(cmid);
-	if (s == SRNIC_CM_DREQ_RCVD)
-		rc = cm_ops->send_drep(cmid, NULL, 0);
-	else if (s == SRNIC_CM_ESTABLISHED || s == SRNIC_CM_REP_RCVD || s == SRNIC_CM_REP_SENT)
-		rc = cm_ops->send_dreq(cmid, NULL, 0);
-	else
+	if (s != SRNIC_CM_DREQ_RCVD && s != SRNIC_CM_ESTABLISHED && s != SRNIC_CM_REP_RCVD &&
+	    s != SRNIC_CM_REP_SENT)
 		return 0; /* as Linux's: with a connection begun, the QP goes to
 			   * ERR and the call succeeds, nothing to send (DREQ_SENT,
 			   * timewait; REQ_SENT; idle after a REJ or a timeout) */
+	/* as Linux's cma: initiate or respond, whichever the state is by now
+	 * (the peer's DREQ may land between the look and the send: both
+	 * sides disconnecting at once), and succeed if neither applies */
+	rc = s == SRNIC_CM_DREQ_RCVD ? -EINVAL : cm_ops->send_dreq(cmid, NULL, 0);
+	if (rc == -EINVAL)
+		rc = cm_ops->send_drep(cmid, NULL, 0);
+	if (rc == -EINVAL)
+		return 0;
 	if (rc != 0)
 		return err(-rc);
 	return complete(id);
@@ -2375,8 +2391,11 @@ rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **eve
 			process_conn_resp(e);
 		else if (e->kind == CMA_EV_REJECTED)
 			qp_err(cma_id(e->ev.id));
-		if (e->ev.event == RDMA_CM_EVENT_ADDR_RESOLVED || e->ev.event == RDMA_CM_EVENT_ESTABLISHED)
+		if (e->ev.event == RDMA_CM_EVENT_ADDR_RESOLVED || e->ev.event == RDMA_CM_EVENT_ESTABLISHED) {
 			e->ev.id->verbs = cma.verbs;
+			if (e->ev.id->pd == NULL)
+				e->ev.id->pd = cma.pd;
+		}
 		*event = &e->ev;
 		return 0;
 	}

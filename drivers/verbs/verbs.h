@@ -272,7 +272,19 @@ struct sv_drive {
 };
 
 /* verbs_devfs.c: the device's /dev and /sys files in SRNIC_DEVFS (for
- * libsrnic_devfs.so); NETDEV is the port's kernel interface or "" */
+ * libsrnic_devfs.so): what they show of a device, embedded or attached */
+#define SV_DEVFS_ENV "SRNIC_DEVFS"
+struct sv_devfs_dev {
+	const char *name;           /* the device's (srnic0) */
+	const char *uverbs;         /* its ibv_device.dev_name (uverbs0) */
+	const char *netdev;         /* the port's kernel interface, "" when none */
+	struct ibv_port_attr port;
+	union ibv_gid gid[SRNIC_GID_TBL_LEN];
+	int nb_gid;
+	uint8_t mac[6];
+};
+int sv_devfs_write(const struct sv_devfs_dev *d);
+/* the embedded device's; NETDEV is the port's kernel interface or "" */
 int sv_devfs_publish(struct sv_device *dev, const char *netdev);
 /* verbs_dev.c: the port's attributes as programs are shown them */
 int sv_port_attr(struct sv_device *dev, struct ibv_port_attr *a);

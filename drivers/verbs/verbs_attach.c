@@ -61,6 +61,69 @@ sva_session(void)
 	return fd;
 }
 
+/* The device's files in SRNIC_DEVFS (verbs_devfs.c), as the daemon's device
+ * is when the program first lists it: its port, GIDs and netdev, asked on
+ * the listing's session (a device of its own opened and closed). The MAC
+ * is GID 0's (the link-local address made from it, EUI-64). */
+static void
+sva_devfs(int fd, const struct svc_dev_info *info, unsigned int i)
+{
+	struct sv_devfs_dev d = { .name = info->name, .netdev = info->netdev };
+	struct svc_open_req oq = { .index = info->index };
+	struct svc_handle_rep orep;
+	struct svc_handle_req cq;
+	struct svc_query_port_req pq;
+	struct svc_query_port_rep prep;
+	struct svc_query_gid_req gq;
+	struct svc_query_gid_rep grep;
+	char uverbs[16];
+	const uint8_t *e;
+	int rc;
+
+	svc_msg_init(&oq, SVC_OPEN_DEVICE, 0, 1, 0);
+	if (svc_call(fd, &oq, &orep, sizeof(orep)) != 0)
+		return;
+	memset(&pq, 0, sizeof(pq));
+	svc_msg_init(&pq, SVC_QUERY_PORT, 0, 2, 0);
+	pq.handle = orep.handle;
+	pq.port = 1;
+	rc = svc_call(fd, &pq, &prep, sizeof(prep));
+	if (rc == 0)
+		d.port = prep.attr;
+	for (; rc == 0 && d.nb_gid < RTE_MIN((int)prep.attr.gid_tbl_len, SRNIC_GID_TBL_LEN);
+	     d.nb_gid++) {
+		memset(&gq, 0, sizeof(gq));
+		svc_msg_init(&gq, SVC_QUERY_GID, 0, 3, 0);
+		gq.handle = orep.handle;
+		gq.port = 1;
+		gq.index = (uint32_t)d.nb_gid;
+		rc = svc_call(fd, &gq, &grep, sizeof(grep));
+		d.gid[d.nb_gid] = grep.gid;
+		/* an empty entry is ENODATA, as the kernel's: listed as zeros */
+		if (rc == -ENODATA) {
+			memset(&d.gid[d.nb_gid], 0, sizeof(d.gid[0]));
+			rc = 0;
+		}
+	}
+	memset(&cq, 0, sizeof(cq));
+	svc_msg_init(&cq, SVC_CLOSE_DEVICE, 0, 4, 0);
+	cq.handle = orep.handle;
+	svc_call(fd, &cq, &orep, sizeof(orep));
+	if (rc != 0) {
+		sv_log("srnicd on %s: %s's port and GIDs not known (%s): its /sys files are "
+		       "not written", sva_path, info->name, strerror(-rc));
+		return;
+	}
+	e = &d.gid[SRNIC_GID_INDEX_LL].raw[8];
+	d.mac[0] = e[0] ^ 0x02;
+	memcpy(&d.mac[1], &e[1], 2);
+	memcpy(&d.mac[3], &e[5], 3);
+	snprintf(uverbs, sizeof(uverbs), "uverbs%u", i);
+	d.uverbs = uverbs;
+	if (sv_devfs_write(&d) == 0 && i == 0)
+		atexit(sv_devfs_remove);
+}
+
 /* Attached when the program has no port of its own and the daemon answers.
  * Its devices are listed once, at the first call, as rdma-core's
  * ibv_get_device_list() reads sysfs. */
@@ -96,8 +159,8 @@ sva_decide(void)
 	memset(&q, 0, sizeof(q));
 	svc_msg_init(&q, SVC_LIST_DEVICES, 0, 1, 0);
 	rc = svc_call(fd, &q, &r, sizeof(r));
-	close(fd);
 	if (rc != 0) {
+		close(fd);
 		sv_log("srnicd on %s did not list its devices: %s", sva_path, strerror(-rc));
 		return;
 	}
@@ -115,7 +178,11 @@ sva_decide(void)
 			 "/sys/class/infiniband_verbs/uverbs%u", i);
 		snprintf(d->ibdev.ibdev_path, sizeof(d->ibdev.ibdev_path),
 			 "/sys/class/infiniband/%s", r.dev[i].name);
+		r.dev[i].netdev[SVC_NETDEV_MAX - 1] = '\0';
+		if (getenv(SV_DEVFS_ENV) != NULL)
+			sva_devfs(fd, &r.dev[i], i);
 	}
+	close(fd);
 	sva_nb = i;
 }
 
@@ -192,6 +259,29 @@ sva_call(struct sva_context *ctx, void *req, void *rep, size_t cap)
 	return sva_call_fd(ctx, req, -1, rep, cap, NULL);
 }
 
+/* ibv_query_device_ex() attached: the classic attributes and the port
+ * count; every extension is 0 (the attached data path serves none of
+ * them yet: no extended CQs or QPs, no ATOMIC_WRITE or FLUSH), as the
+ * kernel gives a device without it */
+static int
+sva_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
+		    struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ibv_device_attr_ex a;
+	int rc;
+
+	if ((input != NULL && input->comp_mask != 0) || attr_size < sizeof(a.orig_attr))
+		return EINVAL;
+	memset(&a, 0, sizeof(a));
+	rc = sva_query_device(context, &a.orig_attr);
+	if (rc != 0)
+		return rc;
+	a.device_cap_flags_ex = a.orig_attr.device_cap_flags;
+	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
+	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));
+	return 0;
+}
+
 struct ibv_context *
 sva_open_device(struct ibv_device *device)
 {
@@ -232,6 +322,7 @@ sva_open_device(struct ibv_device *device)
 	}
 	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
 	ctx->vctx.query_port = sva_query_port;
+	ctx->vctx.query_device_ex = sva_query_device_ex;
 	rc = -sva_dp_open(ctx);
 	if (rc == 0) {
 		rc = sva_watch_add(ctx);

@@ -90,6 +90,7 @@ int sva_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 int sva_destroy_qp(struct ibv_qp *qp);
 struct ibv_ah *sva_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int sva_destroy_ah(struct ibv_ah *ah);
+int sva_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid, bool attach);
 int sva_init_ah_from_wc(struct ibv_context *context, const struct ibv_wc *wc, const void *grh,
 			struct ibv_ah_attr *attr);
 int sva_get_async_event(struct ibv_context *context, struct ibv_async_event *event);

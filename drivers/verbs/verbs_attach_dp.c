@@ -1452,6 +1452,22 @@ sva_destroy_ah(struct ibv_ah *ibah)
 	return rc;
 }
 
+/* ibv_attach_mcast/ibv_detach_mcast: the daemon's device joins the
+ * session's QP to the group; 0 or an errno */
+int
+sva_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, uint16_t lid, bool attach)
+{
+	struct sva_qp *qp = SVA_OF(struct sva_qp, ibqp, ibqp);
+	struct svc_mcast_req q;
+	struct svc_handle_rep r;
+
+	req_init(&q, attach ? SVC_ATTACH_MCAST : SVC_DETACH_MCAST);
+	q.qp = qp->handle;
+	q.lid = lid;
+	q.gid = *gid;
+	return -sva_call_fd(sva_ctx(ibqp->context), &q, -1, &r, sizeof(r), NULL);
+}
+
 static void
 sva_ctx_set_ops(struct sva_context *ctx)
 {

@@ -25,13 +25,13 @@
 
 #include "verbs.h"
 
-#define SV_DEVFS_ENV "SRNIC_DEVFS"
 #define SV_DEVFS_UVERBS "uverbs0"       /* ibv_device.dev_name */
 /* uverbs' ABI version (the class's abi_version) and the device's */
 #define SV_DEVFS_CLASS_ABI 6
 #define SV_DEVFS_DEV_ABI 1
 
 static char sv_devfs_made[PATH_MAX];    /* the root this process made, removed at exit */
+static pid_t sv_devfs_pid;              /* that process: a fork()ed child's exit leaves it */
 
 /* mkdir -p of root + rel */
 static int
@@ -127,16 +127,13 @@ port_state_str(enum ibv_port_state s)
  * and netdev (what ibv_query_gid_type() and rdma-core's tests read), the
  * P_Key table. */
 static int
-devfs_port(const char *root, struct sv_device *dev, const char *netdev)
+devfs_port(const char *root, const struct sv_devfs_dev *d)
 {
-	const char *ib = "sys/class/infiniband/" SV_DEV_NAME "/ports/1";
-	struct ibv_port_attr pa;
-	char rel[128], gid[64];
+	const struct ibv_port_attr *pa = &d->port;
+	char ib[96], rel[160], gid[64];
 	int i, rc;
 
-	rc = sv_port_attr(dev, &pa);
-	if (rc < 0)
-		return rc;
+	snprintf(ib, sizeof(ib), "sys/class/infiniband/%s/ports/1", d->name);
 	snprintf(rel, sizeof(rel), "%s/gids", ib);
 	rc = devfs_mkdirs(root, rel);
 	snprintf(rel, sizeof(rel), "%s/gid_attrs/types", ib);
@@ -148,34 +145,34 @@ devfs_port(const char *root, struct sv_device *dev, const char *netdev)
 	if (rc != 0)
 		return rc;
 	snprintf(rel, sizeof(rel), "%s/state", ib);
-	rc |= devfs_put(root, rel, "%s", port_state_str(pa.state));
+	rc |= devfs_put(root, rel, "%s", port_state_str(pa->state));
 	snprintf(rel, sizeof(rel), "%s/phys_state", ib);
-	rc |= devfs_put(root, rel, "%s", pa.phys_state == SRNIC_PORT_PHYS_LINK_UP ? "5: LinkUp" :
-			   pa.phys_state == SRNIC_PORT_PHYS_POLLING ? "2: Polling" : "3: Disabled");
+	rc |= devfs_put(root, rel, "%s", pa->phys_state == SRNIC_PORT_PHYS_LINK_UP ? "5: LinkUp" :
+			   pa->phys_state == SRNIC_PORT_PHYS_POLLING ? "2: Polling" : "3: Disabled");
 	snprintf(rel, sizeof(rel), "%s/link_layer", ib);
 	rc |= devfs_put(root, rel, "Ethernet");
 	snprintf(rel, sizeof(rel), "%s/lid", ib);
-	rc |= devfs_put(root, rel, "0x%x", pa.lid);
+	rc |= devfs_put(root, rel, "0x%x", pa->lid);
 	snprintf(rel, sizeof(rel), "%s/sm_lid", ib);
-	rc |= devfs_put(root, rel, "0x%x", pa.sm_lid);
+	rc |= devfs_put(root, rel, "0x%x", pa->sm_lid);
 	snprintf(rel, sizeof(rel), "%s/lid_mask_count", ib);
-	rc |= devfs_put(root, rel, "%u", pa.lmc);
+	rc |= devfs_put(root, rel, "%u", pa->lmc);
 	snprintf(rel, sizeof(rel), "%s/cap_mask", ib);
-	rc |= devfs_put(root, rel, "0x%08x", pa.port_cap_flags);
-	for (i = 0; i < SRNIC_GID_TBL_LEN; i++) {
-		gid_str(&dev->gid[i], gid, sizeof(gid));
+	rc |= devfs_put(root, rel, "0x%08x", pa->port_cap_flags);
+	for (i = 0; i < d->nb_gid; i++) {
+		gid_str(&d->gid[i], gid, sizeof(gid));
 		snprintf(rel, sizeof(rel), "%s/gids/%d", ib, i);
 		rc |= devfs_put(root, rel, "%s", gid);
 		/* an empty entry (GID 2 but on a device of both families) has
 		 * no type or netdev: the kernel's read of them fails */
-		if (dev->gid[i].global.subnet_prefix == 0 && dev->gid[i].global.interface_id == 0)
+		if (d->gid[i].global.subnet_prefix == 0 && d->gid[i].global.interface_id == 0)
 			continue;
 		/* every entry is RoCE v2 (ibv_query_gid_type()) */
 		snprintf(rel, sizeof(rel), "%s/gid_attrs/types/%d", ib, i);
 		rc |= devfs_put(root, rel, "RoCE v2");
-		if (netdev[0] != '\0') {
+		if (d->netdev[0] != '\0') {
 			snprintf(rel, sizeof(rel), "%s/gid_attrs/ndevs/%d", ib, i);
-			rc |= devfs_put(root, rel, "%s", netdev);
+			rc |= devfs_put(root, rel, "%s", d->netdev);
 		}
 	}
 	snprintf(rel, sizeof(rel), "%s/pkeys/0", ib);
@@ -184,14 +181,12 @@ devfs_port(const char *root, struct sv_device *dev, const char *netdev)
 }
 
 int
-sv_devfs_publish(struct sv_device *dev, const char *netdev)
+sv_devfs_write(const struct sv_devfs_dev *d)
 {
 	const char *root = getenv(SV_DEVFS_ENV);
-	const char *ib = "sys/class/infiniband/" SV_DEV_NAME;
-	const char *uv = "sys/class/infiniband_verbs/" SV_DEVFS_UVERBS;
-	struct rte_ether_addr mac;
-	char rel[160], guid[32];
-	const uint8_t *g = &dev->gid[SRNIC_GID_INDEX_LL].raw[8];
+	char ib[96], uv[96], rel[192], guid[32];
+	const uint8_t *g = &d->gid[SRNIC_GID_INDEX_LL].raw[8];
+	const uint8_t *m = d->mac;
 	bool made;
 	int rc;
 
@@ -202,21 +197,26 @@ sv_devfs_publish(struct sv_device *dev, const char *netdev)
 		       SV_DEVFS_ENV, root);
 		return -EINVAL;
 	}
+	snprintf(ib, sizeof(ib), "sys/class/infiniband/%s", d->name);
+	snprintf(uv, sizeof(uv), "sys/class/infiniband_verbs/%s", d->uverbs);
 	made = mkdir(root, 0755) == 0;
 	rc = devfs_mkdirs(root, "dev/infiniband");
 	rc = rc != 0 ? rc : devfs_mkdirs(root, uv);
 	rc = rc != 0 ? rc : devfs_mkdirs(root, ib);
 	if (rc != 0)
 		goto fail;
-	if (made)
+	if (made) {
 		snprintf(sv_devfs_made, sizeof(sv_devfs_made), "%s", root);
+		sv_devfs_pid = getpid();
+	}
 	/* a character device anyone may open for reading and writing, as UCX's
 	 * uct_ib_device_is_accessible() wants; nothing is ever written to it */
-	rc |= devfs_link(root, "dev/infiniband/" SV_DEVFS_UVERBS, "/dev/null");
+	snprintf(rel, sizeof(rel), "dev/infiniband/%s", d->uverbs);
+	rc |= devfs_link(root, rel, "/dev/null");
 	rc |= devfs_link(root, "dev/infiniband/rdma_cm", "/dev/null");
 	rc |= devfs_put(root, "sys/class/infiniband_verbs/abi_version", "%d", SV_DEVFS_CLASS_ABI);
 	snprintf(rel, sizeof(rel), "%s/ibdev", uv);
-	rc |= devfs_put(root, rel, SV_DEV_NAME);
+	rc |= devfs_put(root, rel, "%s", d->name);
 	snprintf(rel, sizeof(rel), "%s/abi_version", uv);
 	rc |= devfs_put(root, rel, "%d", SV_DEVFS_DEV_ABI);
 	snprintf(guid, sizeof(guid), "%02x%02x:%02x%02x:%02x%02x:%02x%02x",
@@ -228,22 +228,20 @@ sv_devfs_publish(struct sv_device *dev, const char *netdev)
 	snprintf(rel, sizeof(rel), "%s/node_type", ib);
 	rc |= devfs_put(root, rel, "1: CA");
 	snprintf(rel, sizeof(rel), "%s/node_desc", ib);
-	rc |= devfs_put(root, rel, "srnic " SV_DEV_NAME);
+	rc |= devfs_put(root, rel, "srnic %s", d->name);
 	snprintf(rel, sizeof(rel), "%s/hca_type", ib);
 	rc |= devfs_put(root, rel, "srnic");
-	rc |= devfs_port(root, dev, netdev);
+	rc |= devfs_port(root, d);
 	/* device/net/<netdev>: the kernel network interface the port sends on,
 	 * where there is one (af_packet's iface=); a memif or PCI port has
 	 * none, and listing a name `ip addr show` does not know would make
 	 * tools fail rather than skip */
-	if (netdev[0] != '\0') {
-		snprintf(rel, sizeof(rel), "%s/device/net/%s", ib, netdev);
+	if (d->netdev[0] != '\0') {
+		snprintf(rel, sizeof(rel), "%s/device/net/%s", ib, d->netdev);
 		rc |= devfs_mkdirs(root, rel);
-		if (rte_eth_macaddr_get(dev->port_id, &mac) == 0) {
-			snprintf(rel, sizeof(rel), "%s/device/net/%s/address", ib, netdev);
-			rc |= devfs_put(root, rel, RTE_ETHER_ADDR_PRT_FMT,
-					RTE_ETHER_ADDR_BYTES(&mac));
-		}
+		snprintf(rel, sizeof(rel), "%s/device/net/%s/address", ib, d->netdev);
+		rc |= devfs_put(root, rel, "%02x:%02x:%02x:%02x:%02x:%02x",
+				m[0], m[1], m[2], m[3], m[4], m[5]);
 	} else {
 		snprintf(rel, sizeof(rel), "%s/device", ib);
 		rc |= devfs_mkdirs(root, rel);
@@ -253,8 +251,28 @@ sv_devfs_publish(struct sv_device *dev, const char *netdev)
 fail:
 	sv_log("%s=%s: cannot write the device's files (%s): programs that look for "
 	       "/dev/infiniband/%s will not find it; give a writable directory",
-	       SV_DEVFS_ENV, root, rc < 0 ? strerror(-rc) : "a write failed", SV_DEVFS_UVERBS);
+	       SV_DEVFS_ENV, root, rc < 0 ? strerror(-rc) : "a write failed", d->uverbs);
 	return rc < 0 ? rc : -EIO;
+}
+
+/* The embedded device's: its port, GIDs and MAC as the process has them. */
+int
+sv_devfs_publish(struct sv_device *dev, const char *netdev)
+{
+	struct sv_devfs_dev d = { .name = SV_DEV_NAME, .uverbs = SV_DEVFS_UVERBS,
+				  .netdev = netdev, .nb_gid = SRNIC_GID_TBL_LEN };
+	struct rte_ether_addr mac;
+	int rc;
+
+	if (getenv(SV_DEVFS_ENV) == NULL)
+		return 0;
+	rc = sv_port_attr(dev, &d.port);
+	if (rc < 0)
+		return rc;
+	memcpy(d.gid, dev->gid, sizeof(d.gid));
+	if (rte_eth_macaddr_get(dev->port_id, &mac) == 0)
+		memcpy(d.mac, mac.addr_bytes, sizeof(d.mac));
+	return sv_devfs_write(&d);
 }
 
 static int
@@ -285,7 +303,7 @@ devfs_rm(const char *path)
 void
 sv_devfs_remove(void)
 {
-	if (sv_devfs_made[0] != '\0')
+	if (sv_devfs_made[0] != '\0' && sv_devfs_pid == getpid())
 		devfs_rm(sv_devfs_made);
 	sv_devfs_made[0] = '\0';
 }

@@ -577,7 +577,9 @@ ibv_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 {
 	struct sv_qp *qp;
 
-	if (ibpd != NULL && sva_is_ctx(ibpd->context))
+	if (ibpd == NULL)
+		return null_errno(EINVAL);
+	if (sva_is_ctx(ibpd->context))
 		return sva_create_qp(ibpd, attr);
 	qp = sv_qp_create(ibpd, attr);
 	return qp != NULL ? &qp->ibqp : NULL;
@@ -1043,9 +1045,12 @@ sv_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid,
 {
 	int rc;
 
-	if (qp == NULL)
+	if (qp == NULL || gid == NULL)
 		return EINVAL;
-	rc = op(sv_qp(qp)->sqp, gid, lid);
+	if (sva_is_ctx(qp->context))
+		rc = -sva_mcast(qp, gid, lid, op == srnic_attach_mcast);
+	else
+		rc = op(sv_qp(qp)->sqp, gid, lid);
 	if (rc < 0) {
 		errno = -rc;
 		return -rc;

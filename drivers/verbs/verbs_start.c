@@ -34,6 +34,7 @@
 
 #include "srnic_cm.h"
 #include "srnic_lossy.h"
+#include "srnic_svc.h"
 #include "verbs.h"
 #include "verbs_attach.h"
 
@@ -566,8 +567,7 @@ device_start(void)
 	sv_copy_str(dev->ibdev.dev_name, sizeof(dev->ibdev.dev_name), "uverbs0");
 	sv_copy_str(dev->ibdev.dev_path, sizeof(dev->ibdev.dev_path), "/sys/class/infiniband_verbs/uverbs0");
 	sv_copy_str(dev->ibdev.ibdev_path, sizeof(dev->ibdev.ibdev_path), "/sys/class/infiniband/" SV_DEV_NAME);
-	if (strncmp(c.port, "net_af_packet", strlen("net_af_packet")) == 0)
-		port_arg(c.port, "iface", netdev, sizeof(netdev));
+	svc_port_netdev(c.port, netdev, sizeof(netdev));
 	sv_devfs_publish(dev, netdev);
 	sv_dev = dev;
 	sv_stats_at_exit = c.stats;

@@ -202,6 +202,38 @@ srnic_detach_mcast(struct srnic_qp *qp, const union ibv_gid *gid, uint16_t lid)
 	return 0;
 }
 
+int
+srnic_detach_mcast_all(struct srnic_qp *qp)
+{
+	struct srnic_dev *dev;
+	union ibv_gid mgid;
+	uint16_t k;
+	int i, rc;
+
+	if (qp == NULL)
+		return -EINVAL;
+	dev = qp->dev;
+	for (;;) {
+		rte_spinlock_lock(&dev->mcast_lock);
+		for (i = 0; i < SRNIC_MAX_MCAST_GRP; i++) {
+			const struct srnic_mcast_grp *cur = dev->mcast[i];
+
+			for (k = 0; cur != NULL && k < cur->nb_qp && cur->qp[k] != qp; k++)
+				;
+			if (cur != NULL && k < cur->nb_qp) {
+				mgid = cur->mgid;
+				break;
+			}
+		}
+		rte_spinlock_unlock(&dev->mcast_lock);
+		if (i == SRNIC_MAX_MCAST_GRP)
+			return 0;
+		rc = srnic_detach_mcast(qp, &mgid, 0);
+		if (rc < 0 && rc != -EINVAL)
+			return rc;
+	}
+}
+
 bool
 srnic_qp_mcast_busy(struct srnic_qp *qp)
 {

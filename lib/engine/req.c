@@ -173,8 +173,10 @@ ud_set_dest(struct srnic_engine *eng, const struct srnic_hdr_tmpl *t, struct rte
 	uint8_t *l3 = f + t->l2_len;
 
 	memcpy(f, &d->mac, RTE_ETHER_ADDR_LEN);
-	/* to our own MAC: the flush looks for in-device loopback */
-	eng->tx_loop_maybe |= rte_is_same_ether_addr(&d->mac, &eng->dev->mac);
+	/* to our own MAC, or to a group (that may have QPs here too): the
+	 * flush looks for in-device loopback */
+	eng->tx_loop_maybe |= rte_is_same_ether_addr(&d->mac, &eng->dev->mac) |
+			      rte_is_multicast_ether_addr(&d->mac);
 	if (t->ip_ver == 4) {
 		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)l3;
 

@@ -262,6 +262,51 @@ eng_frame_is_ours(const struct srnic_engine *eng, const struct rte_mbuf *m)
 	return srnic_dev_gid_find(dev, l3 + offsetof(struct rte_ipv6_hdr, dst_addr)) >= 0;
 }
 
+/* A frame to a multicast group while QPs of this device are in some group:
+ * the device receives a copy of it too, as Linux's IP stack loops a
+ * multicast datagram back to its own host (IP_MULTICAST_LOOP, on by
+ * default) and rxe takes it there; the receive finds the group's QPs, or
+ * counts it rx_mcast_no_group. */
+static inline bool
+eng_frame_mcast_here(const struct srnic_engine *eng, const struct rte_mbuf *m)
+{
+	return rte_is_multicast_ether_addr(rte_pktmbuf_mtod(m, const struct rte_ether_addr *)) &&
+	       atomic_load_explicit(&eng->dev->nb_mcast_grp, memory_order_relaxed) != 0;
+}
+
+/* Frame m to our RX path at the next poll, as the port would have sent it
+ * (its IPv4 checksum made; no ICRC: eng_rx_loopback() skips the check). */
+static void
+eng_loop_push(struct srnic_engine *eng, struct rte_mbuf *m)
+{
+	if (m->ol_flags & RTE_MBUF_F_TX_IP_CKSUM) {
+		struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *,
+								  m->l2_len);
+
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+	}
+	m->ol_flags = 0;
+	m->port = eng->port_id;
+	eng->loop_buf[eng->loop_len++] = m;
+	eng_stat(eng, SRNIC_STAT_TX_LOOPBACK, 1);
+}
+
+/* The copy of a multicast frame the device receives (the frame itself
+ * leaves by the port). */
+static void
+eng_tx_mcast_copy(struct srnic_engine *eng, struct rte_mbuf *m)
+{
+	struct rte_mbuf *c = eng->loop_len < SRNIC_TX_BUF_SIZE ?
+			     rte_pktmbuf_copy(m, eng->dev->pool, 0, UINT32_MAX) : NULL;
+
+	if (unlikely(c == NULL)) {
+		eng_stat(eng, SRNIC_STAT_RX_MCAST_COPY_DROP, 1);
+		return;
+	}
+	eng_loop_push(eng, c);
+}
+
 /* In-device loopback, as rxe_loopback(): a RoCEv2 frame to our own MAC and
  * address (a QP of this device to another of its QPs, or to itself) would leave
  * by the port and not come back, so it is taken out of tx_buf[i] (no
@@ -280,23 +325,15 @@ eng_tx_loopback(struct srnic_engine *eng, uint16_t i)
 		struct rte_mbuf *m = eng->tx_buf[i];
 
 		if (!eng->tx_roce[i] || !eng_frame_is_ours(eng, m)) {
+			if (eng->tx_roce[i] && eng_frame_mcast_here(eng, m))
+				eng_tx_mcast_copy(eng, m);
 			eng->tx_roce[keep] = eng->tx_roce[i];
 			eng->tx_buf[keep++] = m;
 			continue;
 		}
-		/* the checksum the port would have made */
-		if (m->ol_flags & RTE_MBUF_F_TX_IP_CKSUM) {
-			struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *,
-									  m->l2_len);
-
-			ip->hdr_checksum = 0;
-			ip->hdr_checksum = rte_ipv4_cksum(ip);
-		}
-		m->ol_flags = 0;
-		m->port = eng->port_id;
-		/* never full: the poll before this flush emptied it */
-		eng->loop_buf[eng->loop_len++] = m;
-		eng_stat(eng, SRNIC_STAT_TX_LOOPBACK, 1);
+		/* never full: the poll before this flush emptied it, and each
+		 * frame of the burst puts at most one there */
+		eng_loop_push(eng, m);
 	}
 	return keep;
 }
@@ -317,7 +354,8 @@ eng_tx_flush(struct srnic_engine *eng)
 	for (i = eng->tx_sealed; i < eng->tx_len; i++) {
 		if (!eng->tx_roce[i])
 			continue;
-		if (unlikely(eng->tx_loop_maybe) && eng_frame_is_ours(eng, eng->tx_buf[i])) {
+		if (unlikely(eng->tx_loop_maybe) && (eng_frame_is_ours(eng, eng->tx_buf[i]) ||
+						     eng_frame_mcast_here(eng, eng->tx_buf[i]))) {
 			eng->tx_len = eng_tx_loopback(eng, i);
 			for (; i < eng->tx_len; i++)
 				if (eng->tx_roce[i])

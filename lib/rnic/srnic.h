@@ -749,6 +749,11 @@ int srnic_attach_mcast(struct srnic_qp *qp, const union ibv_gid *gid, uint16_t l
  * arguments), -EDEADLK.
  */
 int srnic_detach_mcast(struct srnic_qp *qp, const union ibv_gid *gid, uint16_t lid);
+/**
+ * Detach qp from every group it is attached to (what uverbs does for a
+ * QP whose process is gone, before it destroys it). 0, or -EDEADLK.
+ */
+int srnic_detach_mcast_all(struct srnic_qp *qp);
 
 /* ---- shared receive queues ---- */
 

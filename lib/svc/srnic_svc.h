@@ -26,8 +26,8 @@
 #include <infiniband/verbs.h>
 
 #define SVC_MAGIC 0x534e5244u          /* "SNRD" */
-#define SVC_VERSION_MAJOR 2            /* a HELLO of another major is refused */
-#define SVC_VERSION_MINOR 1
+#define SVC_VERSION_MAJOR 3            /* a HELLO of another major is refused */
+#define SVC_VERSION_MINOR 0
 #define SVC_SOCK_DEFAULT "/run/srnic/srnicd.sock"
 #define SVC_SOCK_ENV "SRNIC_DAEMON_SOCKET"  /* the application's override */
 #define SVC_SOCK_PATH_MAX 108          /* sockaddr_un.sun_path */
@@ -35,6 +35,7 @@
 #define SVC_SESSION_DEVICES_MAX 16     /* OPEN_DEVICE handles per session */
 #define SVC_NAME_MAX 64                /* a device's name, with its NUL */
 #define SVC_PROG_MAX 16                /* a program's name (comm), with its NUL */
+#define SVC_NETDEV_MAX 16              /* a kernel interface's name (IF_NAMESIZE), with its NUL */
 #define SVC_STATUS_TEXT_MAX 16384      /* the STATUS reply's text */
 #define SVC_MSG_MAX (sizeof(struct svc_hdr) + SVC_STATUS_TEXT_MAX)
 
@@ -82,6 +83,9 @@ enum svc_type {
 	SVC_INIT_AH_FROM_WC,
 	/* registrations that share pages: REG_MR at an offset of the memfd */
 	SVC_REG_MR_AT,
+	/* a UD QP in a multicast group (ibv_attach_mcast/ibv_detach_mcast) */
+	SVC_ATTACH_MCAST,
+	SVC_DETACH_MCAST,
 	SVC_TYPE_END,
 };
 
@@ -119,6 +123,10 @@ struct svc_dev_info {
 	uint64_t guid;              /* node GUID, network order as ibv_get_device_guid() */
 	uint32_t index;
 	uint32_t pad;
+	/* the kernel network interface the device's port sends on (af_packet's
+	 * or pcap's iface=), "" when it has none (memif, a PCI device, ring):
+	 * what /sys/class/infiniband/<name>/device/net/ lists */
+	char netdev[SVC_NETDEV_MAX];
 };
 
 struct svc_list_rep {
@@ -558,6 +566,15 @@ struct svc_init_ah_rep {
 	struct ibv_ah_attr attr;
 };
 
+/* ATTACH_MCAST, DETACH_MCAST: the session's QP and the group's GID */
+struct svc_mcast_req {
+	struct svc_hdr h;
+	uint32_t qp;
+	uint16_t lid;
+	uint16_t pad;
+	union ibv_gid gid;
+};
+
 /** The size of a message of type, request or reply (0: no such type). */
 size_t svc_msg_size(uint16_t type, int reply);
 
@@ -607,6 +624,14 @@ ssize_t svc_send_fd(int fd, const void *msg, size_t len, int fd_out);
  * negative errno (-EBADMSG: more descriptors than one came, all closed).
  */
 ssize_t svc_recv_fd(int fd, void *buf, size_t cap, int flags, int *fd_in);
+
+/**
+ * The kernel network interface a DPDK port's devargs send on: iface= of
+ * net_af_packet and net_pcap, into buf (n bytes, at most SVC_NETDEV_MAX);
+ * "" for any other port. 0, or -ENAMETOOLONG (buf "") when the name is
+ * longer than an interface's.
+ */
+int svc_port_netdev(const char *devargs, char *buf, size_t n);
 
 /** Connect to the daemon at path: a socket, or a negative errno. */
 int svc_connect(const char *path);

@@ -55,6 +55,8 @@ static const size_t svc_sizes[SVC_TYPE_END][2] = {
 	[SVC_DESTROY_SRQ] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
 	[SVC_INIT_AH_FROM_WC] = { sizeof(struct svc_init_ah_req), sizeof(struct svc_init_ah_rep) },
 	[SVC_REG_MR_AT] = { sizeof(struct svc_reg_mr_at_req), sizeof(struct svc_reg_mr_rep) },
+	[SVC_ATTACH_MCAST] = { sizeof(struct svc_mcast_req), sizeof(struct svc_handle_rep) },
+	[SVC_DETACH_MCAST] = { sizeof(struct svc_mcast_req), sizeof(struct svc_handle_rep) },
 };
 
 size_t
@@ -150,6 +152,33 @@ svc_sock_path(char *buf, size_t n)
 	if (len >= n || len >= SVC_SOCK_PATH_MAX)
 		return -ENAMETOOLONG;
 	memcpy(buf, p, len + 1);
+	return 0;
+}
+
+int
+svc_port_netdev(const char *devargs, char *buf, size_t n)
+{
+	static const char *const pmds[] = { "net_af_packet", "net_pcap" };
+	const char *p;
+	size_t i, len;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(pmds) / sizeof(pmds[0]); i++)
+		if (strncmp(devargs, pmds[i], strlen(pmds[i])) == 0)
+			break;
+	if (i == sizeof(pmds) / sizeof(pmds[0]))
+		return 0;
+	for (p = strchr(devargs, ','); p != NULL; p = strchr(p + 1, ',')) {
+		if (strncmp(p + 1, "iface=", 6) != 0)
+			continue;
+		p += 7;
+		len = strcspn(p, ",");
+		if (len >= n || len >= SVC_NETDEV_MAX)
+			return -ENAMETOOLONG;
+		memcpy(buf, p, len);
+		buf[len] = '\0';
+		return 0;
+	}
 	return 0;
 }
 

@@ -15,12 +15,23 @@ the device answers EOPNOTSUPP) is a failure, so is a test that did not run.
 
   pyverbs_test.py --lib BUILD/drivers/verbs MODULE
 
-MODULE: cqex | qpex, or the whole suite as a user runs it: all (no options:
+MODULE: cqex | qpex, or rdmacm_attached (test_rdmacm, test_mlx5_rdmacm and
+test_device's test_phys_port_cnt_ex attached to srnicd, below), or the whole
+suite as a user runs it: all (no options:
 the suite picks the device, port and GID itself) | all_dev (--dev srnic0).
 The whole suite must end with no failure and no error and at least
 MIN_PASSED tests passed (rdma_rxe passes about 85-95); its skips are listed
 by reason and count (other vendors' devices, kernel-only features, what
 srnic does not serve).
+
+rdmacm_attached (needs root, --daemon): the rdma_cm tests fork a passive
+and an active side that each open the device and meet at the address of
+its netdev, so they run as a user would run them on a host: srnicd on an
+af_packet port over a veth end (in a network namespace of the test's own)
+whose kernel address is the device's --ip, the suite attached to it under
+usertools/srnic run (the devfs preload names the veth under
+/sys/class/infiniband/srnic0/device/net/, where the suite finds it and asks
+`ip` for its address). Every test passes but the named skips.
 """
 import argparse
 import gzip
@@ -29,6 +40,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import verbs_test as vt
 
@@ -45,16 +57,56 @@ SKIPS = {
         "test_qp_ex_xrc_send_imm": ("Create XRCD is not supported", "no XRC in srnic"),
     },
 }
+SKIPS["rdmacm_attached"] = {
+    # an mlx5 DC QP and mlx5's reserved QPNs (mlx5dv)
+    "test_rdmacm_async_traffic_dc_external_qp": ("Can not run the test over non MLX5 device",
+                                                 "mlx5 only (a DC QP)"),
+    "test_reservered_qpn": ("Can not run the test over non MLX5 device",
+                            "mlx5 only (mlx5dv reserved QPNs)"),
+}
+DAEMON = None
+# A program that joins the group 230.B.C.D (a UD QP attached through the
+# daemon) and dies by SIGKILL without leaving it: the daemon must detach
+# the QP to destroy it, as uverbs at a process's end.
+JOIN_AND_DIE = """
+import os, signal, sys
+import pyverbs.cm_enums as ce
+import pyverbs.enums as e
+from pyverbs.cmid import AddrInfo, CMEvent, CMEventChannel, CMID
+from pyverbs.qp import QPCap, QPInitAttr
+ip = sys.argv[1]
+mc = "230" + ip[ip.find("."):]
+ch = CMEventChannel()
+cmid = CMID(creator=ch, port_space=ce.RDMA_PS_UDP)
+cmid.bind_addr(AddrInfo(src=ip, src_service="7472", port_space=ce.RDMA_PS_UDP,
+                        flags=ce.RAI_PASSIVE))
+cmid.resolve_addr(AddrInfo(src=ip, dst=mc))
+ev = CMEvent(ch)
+assert ev.event_type == ce.RDMA_CM_EVENT_ADDR_RESOLVED, ev.event_str()
+ev.ack_cm_event()
+cmid.create_qp(QPInitAttr(qp_type=e.IBV_QPT_UD, cap=QPCap(max_recv_wr=1)))
+cmid.join_multicast(addr=AddrInfo(src=mc))
+ev = CMEvent(ch)
+assert ev.event_type == ce.RDMA_CM_EVENT_MULTICAST_JOIN, ev.event_str()
+ev.ack_cm_event()
+print("joined", flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+# the device's address: the veth end's kernel address the daemon's port sends on
+RDMACM_IP = "10.88.0.1"
 # the whole suite (273 tests in rdma-core 44): a floor that only rises
 MIN_PASSED = 90
 WHOLE = {"all": [], "all_dev": ["--dev", "srnic0"]}
 RESULT_RE = re.compile(r"^(OK|FAILED)(?: \((.*)\))?$", re.M)
 SKIP_RE = re.compile(r""" \.\.\. skipped (['"])(.*)\1$""", re.M)
 # the number of tests each module holds in rdma-core 44 (all must have run)
-COUNT = {"cqex": 5, "qpex": 20}
+COUNT = {"cqex": 5, "qpex": 20, "rdmacm_attached": 13}
+# attached, with the rdma_cm tests: ibv_query_device_ex's phys_port_cnt_ex
+MODULES = {"rdmacm_attached": ["test_rdmacm", "test_mlx5_rdmacm",
+                               "test_device.DeviceTest.test_phys_port_cnt_ex"]}
 
 LINE_RE = re.compile(r"^(test_\w+) \(tests\.test_(\w+)\.\w+(?:\.\w+)?\)(?:\n.*?)? \.\.\. "
-                     r"(ok|skipped '(.*)'|FAIL|ERROR)$", re.M)
+                     r"(ok|skipped ['\"](.*)['\"]|FAIL|ERROR)$", re.M)
 
 
 def suite_copy(dst):
@@ -67,6 +119,16 @@ def suite_copy(dst):
             os.remove(os.path.join(dst, f))
 
 
+def run_suite(cmd, env):
+    """run_tests.py's output and exit status (None: it hung and was killed)."""
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           env=env, cwd=vt.TMP, timeout=vt.GUARD_S)
+        return p.stdout, p.returncode
+    except subprocess.TimeoutExpired as t:
+        return (t.stdout or b"").decode(errors="replace"), None
+
+
 def run_module(mod):
     tests = os.path.join(vt.TMP, "tests")
     suite_copy(tests)
@@ -74,13 +136,15 @@ def run_module(mod):
     cmd = vt.srnic_run("net_memif0,role=server,socket=" + sock, "10.77.0.1",
                        [PYTHON, os.path.join(tests, "run_tests.py"), "--dev", "srnic0",
                         "--gid", "1", "-v", "test_" + mod])
-    try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           env=vt.run_env(), cwd=vt.TMP, timeout=vt.GUARD_S)
-        out, rc = p.stdout, p.returncode
-    except subprocess.TimeoutExpired as t:
-        out, rc = (t.stdout or b"").decode(errors="replace"), None
+    out, rc = run_suite(cmd, vt.run_env())
     print(out, flush=True)
+    check_module(mod, out, rc)
+
+
+def check_module(mod, out, rc):
+    """Every test of mod reported, each ok or the skip SKIPS names."""
+    # srnic's librdmacm says each join on stderr (between "..." and the result)
+    out = re.sub(r"srnic librdmacm: [^\n]*\n", "", out)
     seen = {}
     for m in LINE_RE.finditer(out):
         seen[m.group(1)] = (m.group(3), m.group(4))
@@ -97,6 +161,78 @@ def run_module(mod):
         elif vt.check(res == "ok", "pyverbs %s: %s %s" % (mod, name, res if why is None else
                                                            "skipped '%s'" % why)):
             print("ok %s" % name, flush=True)
+
+
+def wait_for(cond):
+    """cond() once true, or its last value after vt.GUARD_S (a hang)."""
+    deadline = time.monotonic() + vt.GUARD_S
+    while not cond() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return cond()
+
+
+def status_num(env, key):
+    """key's number in the objects line of srnicd's status (-1: none)."""
+    out = subprocess.run([vt.SRNIC, "status"], env=env, capture_output=True, text=True,
+                         timeout=vt.GUARD_S).stdout
+    m = re.search(r"^objects .*\b%s (\d+)" % key, out, re.M)
+    return int(m.group(1)) if m else -1
+
+
+def run_rdmacm_attached():
+    """test_rdmacm (and test_mlx5_rdmacm) attached to srnicd on an af_packet
+    veth whose kernel address is the device's."""
+    vt.netns_or_skip()
+    tests = os.path.join(vt.TMP, "tests")
+    suite_copy(tests)
+    sock = os.path.join(vt.TMP, "srnicd.sock")
+    devfs = os.path.join(vt.TMP, "devfs")
+    log = os.path.join(vt.TMP, "srnicd.log")
+    env = vt.run_env()
+    for k in ("SRNIC_PORT", "SRNIC_IP", "SRNIC_IP6"):
+        env.pop(k, None)
+    env.update({"SRNIC_DAEMON": DAEMON, "SRNIC_DAEMON_SOCKET": sock, "SRNIC_DEVFS": devfs})
+    with vt.veth_netns("pyverbs", ("sva", "svb"), (RDMACM_IP + "/24",)) as ns:
+        nsx = ["ip", "netns", "exec", ns]
+        with open(log, "w") as lf:
+            daemon = subprocess.Popen(nsx + [vt.SRNIC, "daemon", "--port",
+                                             "net_af_packet0,iface=sva", "--ip", RDMACM_IP,
+                                             "--socket", sock],
+                                      env=env, stdout=lf, stderr=subprocess.STDOUT)
+        try:
+            up = wait_for(lambda: "srnicd: ready" in open(log).read() or
+                          daemon.poll() is not None)
+            if not vt.check(up and daemon.poll() is None,
+                            "srnicd up on the veth: %s" % open(log).read()[-800:]):
+                return
+            cmd = nsx + [vt.SRNIC, "run", "--", PYTHON, os.path.join(tests, "run_tests.py"),
+                         "--dev", "srnic0", "-v"] + MODULES["rdmacm_attached"]
+            out, rc = run_suite(cmd, env)
+            print(out, flush=True)
+            check_module("rdmacm_attached", out, rc)
+            # the suite's parent made the device's files and removed them at exit
+            vt.check(not os.path.exists(devfs), "the device's files gone after the run")
+            j = subprocess.run(nsx + [vt.SRNIC, "run", "--", PYTHON, "-c", JOIN_AND_DIE,
+                                      RDMACM_IP], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, timeout=vt.GUARD_S)
+            vt.check("joined" in j.stdout and j.returncode == -9,
+                     "a program joined the group attached and was SIGKILLed: exit %s, %r"
+                     % (j.returncode, j.stdout[-600:]))
+            qps = lambda: status_num(env, "qps")
+            gone = wait_for(lambda: qps() == 0 or "could not be destroyed" in open(log).read())
+            if vt.check(gone and qps() == 0,
+                        "its session's QP detached from the group and destroyed (qps %d): %s"
+                        % (qps(), open(log).read()[-600:])):
+                print("ok a group's member SIGKILLed: its QP detached and destroyed",
+                      flush=True)
+        finally:
+            daemon.terminate()
+            try:
+                daemon.wait(timeout=vt.GUARD_S)
+            except subprocess.TimeoutExpired:
+                daemon.kill()
+                daemon.wait()
+            print(open(log).read()[-2000:], flush=True)
 
 
 def run_whole(case):
@@ -143,15 +279,23 @@ def run_whole(case):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True, help="the folder with srnic's libibverbs.so.1")
+    ap.add_argument("--daemon", help="srnicd (rdmacm_attached)")
     ap.add_argument("module", choices=sorted(SKIPS) + sorted(WHOLE))
     a = ap.parse_args()
+    global DAEMON
+    DAEMON = a.daemon and os.path.abspath(a.daemon)
     if not os.path.exists(os.path.join(SUITE, "run_tests.py")) or subprocess.run(
             [PYTHON, "-c", "import pyverbs"], capture_output=True).returncode != 0:
         print("skip: rdma-core's suite not installed (apt-get install python3-pyverbs; usertools/srnic setup does)")
         sys.exit(vt.SKIP)
     vt.LIB = os.path.abspath(a.lib)
-    vt.run_case("srnic-pyverbs-", lambda: run_whole(a.module) if a.module in WHOLE
-                else run_module(a.module))
+    if a.module == "rdmacm_attached":
+        case = run_rdmacm_attached
+    elif a.module in WHOLE:
+        case = lambda: run_whole(a.module)
+    else:
+        case = lambda: run_module(a.module)
+    vt.run_case("srnic-pyverbs-", case)
 
 
 if __name__ == "__main__":
