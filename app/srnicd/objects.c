@@ -1395,3 +1395,27 @@ srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs, 
 		n += o->srq[i].used;
 	return n + *qps + *mrs;
 }
+
+int
+srnd_objs_qp_by_num(struct srnd_objs *o, uint32_t qpn, enum ibv_qp_type *type,
+		    enum ibv_qp_state *state)
+{
+	struct srnic_qp_init_attr ia;
+	struct ibv_qp_attr qa;
+	unsigned int i;
+
+	/* the session's own table only: another session's QP, a destroyed
+	 * one and QP1 are no QP of it */
+	for (i = 0; o != NULL && i < SVC_SESSION_QPS_MAX; i++) {
+		const struct srnd_slot *sl = &o->qp[i];
+
+		if (!sl->used || srnic_qp_num(sl->qp.sqp) != qpn)
+			continue;
+		if (srnic_query_qp(sl->qp.sqp, &qa, IBV_QP_STATE, &ia) != 0)
+			return -EINVAL;
+		*type = ia.qp_type;
+		*state = qa.qp_state;
+		return 0;
+	}
+	return -EINVAL;
+}

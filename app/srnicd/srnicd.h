@@ -112,6 +112,11 @@ void srnd_objs_watch(void);
 /* objects held (all kinds), of which QPs and MRs; the WQEs taken from its rings */
 unsigned int srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs,
 			    uint64_t *wqes);
+/* The session's QP whose number a CM message names (REQ, REP, SIDR_REP),
+ * its type and state; -EINVAL if no live QP of the session has that number
+ * (the control thread's, as every handle's check). */
+int srnd_objs_qp_by_num(struct srnd_objs *o, uint32_t qpn, enum ibv_qp_type *type,
+			enum ibv_qp_state *state);
 /* the engine's thread: every live session's rings; the work done */
 unsigned int srnd_dpath_poll(struct srnd *d);
 
@@ -154,12 +159,14 @@ union srnd_rep {
 
 /* cm.c: rdma_cm in the daemon, a session's CM ids (doc/srnicd.md section 7) */
 struct srnd_cm;
-/* Serve a checked SVC_CM_* request (the device handle of CM_OPEN,
- * CM_CREATE_ID and CM_RESOLVE checked by the caller): its status. *cm is
- * the session's (made by CM_OPEN); *tx_fd gets the event socket's end to
- * send with CM_OPEN's reply. */
-int srnd_cm_serve(struct srnd *d, struct srnd_cm **cm, const void *msg, union srnd_rep *rep,
-		  int *tx_fd);
+/* Serve a checked SVC_CM_* request of session s (the device handle of
+ * CM_OPEN, CM_CREATE_ID and CM_RESOLVE checked by the caller): its status.
+ * *cm is the session's (made by CM_OPEN); every QP a message names must be
+ * its process's (srnd_session_qp_by_num()); *tx_fd gets the event socket's
+ * end to send with CM_OPEN's reply. */
+struct srnd_session;
+int srnd_cm_serve(struct srnd *d, const struct srnd_session *s, struct srnd_cm **cm,
+		  const void *msg, union srnd_rep *rep, int *tx_fd);
 /* A session's end (section 8, step 2): its ids destroyed, as the kernel's
  * ucma_close() (DREQ, DREP, REJ, listeners gone), then cm freed. */
 void srnd_cm_reclaim(struct srnd_cm *cm);
@@ -168,10 +175,14 @@ unsigned int srnd_cm_ids(const struct srnd_cm *cm);
 /* status' "cm" line: ids, then the CM's counters (lib/cm's names) */
 size_t srnd_cm_status(const struct srnd *d, char *t, size_t n);
 
-struct srnd_session;
 /* A session on socket fd (its credentials are the accept's to fill). */
 struct srnd_session *srnd_session_new(int fd);
 void srnd_session_free(struct srnd_session *s);
+/* The QP numbered qpn of s's process (s's own objects, then those of every
+ * session of the same peer pid), its type and state; -EINVAL if none: a
+ * CM message may name no other's (the control thread's). */
+int srnd_session_qp_by_num(const struct srnd_session *s, uint32_t qpn, enum ibv_qp_type *type,
+			   enum ibv_qp_state *state);
 /* One received message of n bytes: checked, then served into rep (its
  * h.len is the reply's length). NULL, or why the session must be closed
  * (rep is then not to be sent). No socket: the control fuzz target
