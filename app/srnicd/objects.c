@@ -104,7 +104,10 @@ struct srnd_qp {
 	uint32_t pd, scq, rcq;
 	uint32_t srq;               /* its SRQ's handle, or 0 */
 	bool ud;
-	bool err;                   /* a bad index or WQE: the QP is in ERR, its rings ignored */
+	/* a bad index or WQE: the QP is in ERR, its rings ignored (the
+	 * engine's), and the control thread tells the session once */
+	atomic_bool err;
+	bool err_told;
 };
 
 struct srnd_slot {
@@ -250,8 +253,8 @@ dp_qp_fail(struct srnd_qp *q, const char *why, uint32_t qpn)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 
-	q->err = true;
 	srnic_modify_qp(q->sqp, &a, IBV_QP_STATE);
+	atomic_store(&q->err, true);   /* after: the watch's event finds it in ERR */
 	atomic_fetch_add_explicit(&counts.bad_ring, 1, memory_order_relaxed);
 	srnd_log("QP %#x to ERR: %s", qpn, why);
 }
@@ -523,7 +526,7 @@ srnd_dpath_poll(struct srnd *d)
 				struct srnd_qp *q = atomic_load_explicit(&o->eqp[k],
 									 memory_order_acquire);
 
-				if (q == NULL || q->err)
+				if (q == NULL || atomic_load_explicit(&q->err, memory_order_relaxed))
 					continue;
 				if (q->srq == 0)
 					n += dp_recv(o, q, NULL);
@@ -855,7 +858,7 @@ create_qp(struct srnd_objs *o, const struct svc_create_qp_req *q, struct svc_cre
 	sl->qp.sq_size = cap.max_send_wr;
 	sl->qp.rq_size = cap.max_recv_wr;
 	sl->qp.sq_next = sl->qp.rq_next = 0;
-	sl->qp.err = false;
+	atomic_store(&sl->qp.err, false);
 	sl->qp.ud = q->qp_type == IBV_QPT_UD;
 	sl->qp.srq = srq != NULL ? q->srq : 0;
 	if (srq != NULL)
@@ -1357,9 +1360,19 @@ srnd_objs_watch(void)
 	struct srnd_objs *o;
 	unsigned int i, k;
 
-	/* an SRQ the engine found in error: its session told once */
+	/* an SRQ the engine found in error, a QP it failed (a bad index or
+	 * WQE in its rings: IBV_EVENT_QP_FATAL, as a kernel provider reports
+	 * a QP its device failed): its session told once */
 	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
 		o = atomic_load(&dp_live[i]);
+		for (k = 0; o != NULL && k < SVC_SESSION_QPS_MAX; k++) {
+			struct srnd_qp *q = &o->qp[k].qp;
+
+			if (o->qp[k].used && atomic_load(&q->err) && !q->err_told) {
+				q->err_told = true;
+				ev_push(o, IBV_EVENT_QP_FATAL, q->src.handle);
+			}
+		}
 		for (k = 0; o != NULL && k < SVC_SESSION_SRQS_MAX; k++) {
 			struct srnd_srq *s = &o->srq[k].srq;
 
