@@ -1292,6 +1292,13 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 }
 
 void
+srnd_objs_hide(struct srnd_objs *o)
+{
+	if (o != NULL && o->live >= 0)
+		atomic_store(&dp_live[o->live], NULL);
+}
+
+void
 srnd_objs_fatal(struct srnd_objs *o)
 {
 	uint64_t one = 1;

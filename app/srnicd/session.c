@@ -223,10 +223,14 @@ srnd_sessions_close_all(struct srnd *d)
 }
 
 void
-srnd_sessions_fatal(void)
+srnd_sessions_fatal(struct srnd *d)
 {
 	unsigned int i;
 
+	for (i = 0; i < SRND_SESSIONS_MAX; i++)
+		if (sessions[i] != NULL)
+			srnd_objs_hide(sessions[i]->objs);
+	srnd_engine_quiesce(d);
 	for (i = 0; i < SRND_SESSIONS_MAX; i++)
 		if (sessions[i] != NULL)
 			srnd_objs_fatal(sessions[i]->objs);

@@ -98,9 +98,13 @@ union srnd_rep;
 int srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd_rep *rep,
 		    int *rx_fd, int *tx_fd);
 void srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o);
-/* The daemon's clean stop, its engine stopped: FATAL in the session's
- * state line, and each of its completion channels' eventfds written (a
- * waiter in ibv_get_cq_event wakes to its end) */
+/* The daemon's clean stop, first: the session's rings out of the engine's
+ * sight (an srnd_engine_quiesce() after makes them final; the engine runs
+ * on to serve the reclaim: DREQs, the MRs' in-flight packets) */
+void srnd_objs_hide(struct srnd_objs *o);
+/* Then, its rings final: FATAL in the session's state line, and each of
+ * its completion channels' eventfds written (a waiter in ibv_get_cq_event
+ * wakes to its end) */
 void srnd_objs_fatal(struct srnd_objs *o);
 /* The control thread: one of srnic's async events to the session of its
  * object (its QP, CQ or SRQ), a port's to every session. */
@@ -130,8 +134,10 @@ int srnd_sessions_accept(struct srnd *d, int epfd);
 /* a session's fd is readable or hung up: serve it (or close it) */
 void srnd_session_event(struct srnd *d, int epfd, void *session, uint32_t events);
 void srnd_sessions_close_all(struct srnd *d);
-/* before the clean stop closes them: srnd_objs_fatal() of every session */
-void srnd_sessions_fatal(void);
+/* before the clean stop closes them (its engine still running): every
+ * session's rings hidden from the engine, a quiesce, then srnd_objs_fatal()
+ * of each */
+void srnd_sessions_fatal(struct srnd *d);
 unsigned int srnd_sessions_count(void);
 /* The largest request: a longer one is malformed (MSG_TRUNC tells). */
 #define SRND_REQ_MAX 512
