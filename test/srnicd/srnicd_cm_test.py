@@ -13,6 +13,9 @@ packet loops back through the daemon:
     EADDRINUSE (rping prints it and exits non-zero): listeners are the
     device's, across processes; once the first is killed its listener goes
     with its session and the port is free again;
+  - the listener's library CM thread sleeps in poll() with no timeout
+    (nothing to resolve); an rping -c to an address no one answers ends
+    with ADDR_ERROR at its timeout (the thread, woken, asks ARP again);
   - cmtime -c 16: sixteen connections at once, made and ended through the
     daemon's CM;
   - a session's death: ib_write_bw -R's server SIGKILLed mid-run, the
@@ -33,6 +36,7 @@ packet loops back through the daemon:
 Every wait is for a condition, with a guard that only stops a hang.
 """
 import argparse
+import glob
 import os
 import re
 import shutil
@@ -48,6 +52,7 @@ from srnicd_test import HDR, hello_body, msg
 
 SKIP = 77
 DAEMON_IP = "10.83.0.1"
+NO_NEIGHBOUR = "10.83.0.77"     # on the daemon's subnet, answered by no one
 OBJECTS = ("pds", "cqs", "qps", "mrs", "mr_bytes", "shm_bytes")
 
 
@@ -71,6 +76,25 @@ def session_of(text, pid):
     """pid's session line in status, or None."""
     m = re.search(r"^  session \d+ pid %d .*$" % pid, text, re.M)
     return m.group(0) if m else None
+
+
+def cm_thread_syscall(pid):
+    """/proc's syscall line of pid's srnic-cm thread (its library's CM
+    thread), or None"""
+    for t in glob.glob("/proc/%d/task/*" % pid):
+        try:
+            if open(os.path.join(t, "comm")).read().strip() == "srnic-cm":
+                return open(os.path.join(t, "syscall")).read().split()
+        except OSError:
+            pass
+    return None
+
+
+def cm_thread_blocked(pid):
+    """Whether the CM thread sits in poll() (x86-64 syscall 7) with no
+    timeout (-1 as the int it is)"""
+    s = cm_thread_syscall(pid)
+    return s is not None and s[0] == "7" and int(s[3], 16) & 0xffffffff == 0xffffffff
 
 
 def finish(p, guard=GUARD_S):
@@ -379,6 +403,11 @@ def main():
             "the first rping -s listening"),
               "the first rping -s listens (its session holds one rdma_cm id): %r" %
               session_of(status(env), first.pid))
+        # its library's CM thread, nothing to resolve, sleeps in poll() on
+        # its fds with no timeout: no wake but an event (it woke every 5 ms)
+        check(wait_for(lambda: cm_thread_blocked(first.pid), "the CM thread's block"),
+              "the idle listener's srnic-cm thread waits in poll() with no timeout: %r" %
+              cm_thread_syscall(first.pid))
         second = run(env, ["rping", "-s", "-a", DAEMON_IP, "-p", port, "-v"])
         procs.append(second)
         out = finish(second)
@@ -403,6 +432,16 @@ def main():
         check(wait_for(lambda: (cm_counts(status(env)) or {}).get("ids") == 0 and
                        objects(status(env)) == base, "everything freed"),
               "the daemon holds what it held before: %r" % status(env)[-400:])
+
+        # ---- an address no neighbour answers: the CM thread, woken by
+        # rdma_resolve_addr, asks the daemon's ARP again every 5 ms until
+        # rping's 2 s timeout, then ADDR_ERROR (not a wait for ever)
+        lost = run(env, ["rping", "-c", "-a", NO_NEIGHBOUR, "-p", port, "-v", "-C", "1"])
+        procs.append(lost)
+        out = finish(lost)
+        check(lost.returncode not in (0, None) and "ADDR_ERROR" in out and "(hung" not in out,
+              "rping -c to %s, which nobody answers: ADDR_ERROR, exit %s, %r" %
+              (NO_NEIGHBOUR, lost.returncode, out[-300:]))
 
         # ---- cmtime: 16 connections at once through the daemon's CM (its
         # server accepts on one thread, disconnects and destroys on
