@@ -175,6 +175,32 @@ class RawSession:
         check(st == 0, "the hostile session's own %s: %d" % (name, st))
         return struct.unpack_from("<I", r)[0]
 
+    def open(self):
+        """HELLO, the device opened, its ring memory (with an async
+        eventfd), a PD and a CQ: what creating QPs needs"""
+        self.call("SVC_HELLO", hello_body())
+        self.dev = self.handle("SVC_OPEN_DEVICE", struct.pack("<I", 0))
+        self.evfd = os.eventfd(0)
+        _, _, fds = self.call("SVC_MAP_SHM", struct.pack("<I", self.dev), [self.evfd])
+        for fd in fds:
+            os.close(fd)
+        self.pd = self.handle("SVC_ALLOC_PD", struct.pack("<I", self.dev))
+        self.cq = self.handle("SVC_CREATE_CQ", struct.pack("<III", self.dev, 16, 0))
+
+    def create_qp(self, qp_type):
+        """a QP of the session's: (handle, QPN)"""
+        st, r, _ = self.call("SVC_CREATE_QP", struct.pack(
+            "<IIIII5II", self.pd, self.cq, self.cq, qp_type, 0, 4, 4, 1, 1, 0, 0))
+        check(st == 0, "the hostile session's own QP of type %d: %d" % (qp_type, st))
+        h, _, qpn = struct.unpack_from("<III", r)
+        return h, qpn
+
+    def close(self):
+        if self.ev is not None:
+            self.ev.close()
+        self.s.close()
+        os.close(self.evfd)
+
     def cm_send(self, cid, what, param):
         body = struct.pack("<IIIBB2x", cid, what, 0, 0, 0) + param
         body += bytes(SEND_LEN - HDR.size - len(body))
@@ -213,26 +239,16 @@ def hostile_cm(env, sock):
     tx_rep0, tx_srep0 = status_num(text0, "tx_rep"), status_num(text0, "tx_sidr_rep")
 
     h = RawSession(sock)
-    h.call("SVC_HELLO", hello_body())
-    dev = h.handle("SVC_OPEN_DEVICE", struct.pack("<I", 0))
+    h.open()
+    dev = h.dev
     st, r, _ = h.call("SVC_QUERY_GID", struct.pack("<III", dev, 1, 1))
     gid = r[:16]
     st, _, fds = h.call("SVC_CM_OPEN", struct.pack("<I", dev))
     check(st == 0 and len(fds) == 1, "CM_OPEN: %d, %d fd" % (st, len(fds)))
     h.ev = socket.socket(fileno=fds[0])
     h.ev.settimeout(GUARD_S)
-    evfd = os.eventfd(0)
-    st, _, fds = h.call("SVC_MAP_SHM", struct.pack("<I", dev), [evfd])
-    for fd in fds:
-        os.close(fd)
-    pd = h.handle("SVC_ALLOC_PD", struct.pack("<I", dev))
-    cq = h.handle("SVC_CREATE_CQ", struct.pack("<III", dev, 16, 0))
-    st, r, _ = h.call("SVC_CREATE_QP", struct.pack("<IIIII5II", pd, cq, cq, IBV_QPT_RC, 0,
-                                                   4, 4, 1, 1, 0, 0))
-    rc_qpn = struct.unpack_from("<III", r)[2]
-    st, r, _ = h.call("SVC_CREATE_QP", struct.pack("<IIIII5II", pd, cq, cq, IBV_QPT_UD, 0,
-                                                   4, 4, 1, 1, 0, 0))
-    ud_qpn = struct.unpack_from("<III", r)[2]
+    _, rc_qpn = h.create_qp(IBV_QPT_RC)
+    _, ud_qpn = h.create_qp(IBV_QPT_UD)
     lid = h.handle("SVC_CM_CREATE_ID", struct.pack("<I", dev))
 
     # a listen on a range of service IDs would take other sessions' REQs
@@ -273,9 +289,7 @@ def hostile_cm(env, sock):
         st = h.cm_send(snid, CM_S_SIDR_REP, sidr_rep_param(qpn))
         check(st == -22, "SIDR_REP naming %s: %d (EINVAL)" % (what, st))
     # its own QP, but one in ERR: no connection starts from there
-    st, r, _ = h.call("SVC_CREATE_QP", struct.pack("<IIIII5II", pd, cq, cq, IBV_QPT_RC, 0,
-                                                   4, 4, 1, 1, 0, 0))
-    eqp, _, err_qpn = struct.unpack_from("<III", r)
+    eqp, err_qpn = h.create_qp(IBV_QPT_RC)
     st = h.call("SVC_MODIFY_QP", struct.pack("<Ii", eqp, IBV_QP_STATE) +
                 struct.pack("<I", IBV_QPS_ERR) + bytes(QP_ATTR_LEN - 4))[0]
     check(st == 0, "its second RC QP to ERR: %d" % st)
@@ -285,21 +299,12 @@ def hostile_cm(env, sock):
     # a QP of another session of the same process (a program's rdma_cm
     # has a context of its own beside the program's): the process's to name
     h2 = RawSession(sock)
-    h2.call("SVC_HELLO", hello_body())
-    dev2 = h2.handle("SVC_OPEN_DEVICE", struct.pack("<I", 0))
-    evfd2 = os.eventfd(0)
-    st, _, fds = h2.call("SVC_MAP_SHM", struct.pack("<I", dev2), [evfd2])
-    for fd in fds:
-        os.close(fd)
-    pd2 = h2.handle("SVC_ALLOC_PD", struct.pack("<I", dev2))
-    cq2 = h2.handle("SVC_CREATE_CQ", struct.pack("<III", dev2, 16, 0))
-    st, r, _ = h2.call("SVC_CREATE_QP", struct.pack("<IIIII5II", pd2, cq2, cq2, IBV_QPT_RC, 0,
-                                                    4, 4, 1, 1, 0, 0))
+    h2.open()
+    _, qpn2 = h2.create_qp(IBV_QPT_RC)
     st = h.cm_send(h.handle("SVC_CM_CREATE_ID", struct.pack("<I", dev)), CM_S_REQ,
-                   req_param(gid, gid, struct.unpack_from("<III", r)[2], IBV_QPT_RC))
+                   req_param(gid, gid, qpn2, IBV_QPT_RC))
     check(st == 0, "REQ naming a QP of another session of its own process: %d" % st)
-    h2.s.close()
-    os.close(evfd2)
+    h2.close()
     st, _, _ = h.call("SVC_CM_STATE", struct.pack("<I", lid))
     check(st == 0, "the hostile session is still served: %d" % st)
 
@@ -311,9 +316,7 @@ def hostile_cm(env, sock):
           status_num(text, "tx_sidr_rep") == tx_srep0,
           "no REP or SIDR_REP went out (tx_rep %d -> %d, tx_sidr_rep %d -> %d)" %
           (tx_rep0, status_num(text, "tx_rep"), tx_srep0, status_num(text, "tx_sidr_rep")))
-    h.ev.close()
-    h.s.close()
-    os.close(evfd)
+    h.close()
 
     # the victim's pair, untouched: 500 x 4 KiB each way, every byte checked
     cli = subprocess.Popen(cmd + ["127.0.0.1"], env=env, stdout=subprocess.PIPE,
