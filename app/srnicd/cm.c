@@ -13,6 +13,7 @@
  * received gets its DREP, a request its REJ, a listener stops.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <pthread.h>
@@ -54,6 +55,76 @@ struct srnd_cm {
 
 static pthread_mutex_t cm_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned int cm_ids_total;  /* every session's (status) */
+
+/* Why a session's CM message was refused (status' cm_refused_* counters):
+ * lib/cm sends whatever QPN and path it is given, so the daemon checks
+ * each as it checks a verbs handle; the session is otherwise served. */
+enum cm_refusal {
+	CMR_QP_OTHER,       /* a QPN no live QP of the session has: -EINVAL */
+	CMR_QP_TYPE,        /* the QP's type is not the message's: -EINVAL */
+	CMR_QP_STATE,       /* a QP past the state the message starts from: -EINVAL */
+	CMR_SGID,           /* a source GID that is not the device's: -EINVAL */
+	CMR_LISTEN_MASK,    /* a listen on more than its one service ID: -EINVAL */
+	CMR_NB,
+};
+
+static const char *const cm_refusal_name[CMR_NB] = {
+	[CMR_QP_OTHER] = "cm_refused_qp_other",
+	[CMR_QP_TYPE] = "cm_refused_qp_type",
+	[CMR_QP_STATE] = "cm_refused_qp_state",
+	[CMR_SGID] = "cm_refused_sgid",
+	[CMR_LISTEN_MASK] = "cm_refused_listen_mask",
+};
+
+static uint64_t cm_refused[CMR_NB];    /* the control thread's */
+
+static int
+cm_refuse(enum cm_refusal why)
+{
+	cm_refused[why]++;
+	return -EINVAL;
+}
+
+/* The QP a REQ, REP or SIDR_REP names: a live QP of the session's process, of the
+ * message's type (UD for SIDR_REP, the REQ's RC or UC), in a state the
+ * message may start from: a REQ before the QP has a peer (RESET, INIT), a
+ * REP before it has another (up to RTS: a program that moves its own QP,
+ * as rdma-core's rdma_accept() does, is there already), a SIDR_REP any but
+ * ERR. The kernel's ucma passes the QPN through unchecked; here the CM is
+ * the whole host's and one process's REQ must not hand out another's QP. */
+static int
+cm_qp_check(const struct srnd_session *s, uint32_t qpn, enum svc_cm_send what,
+	    enum ibv_qp_type want)
+{
+	enum ibv_qp_state st;
+	enum ibv_qp_type t;
+
+	if (srnd_session_qp_by_num(s, qpn, &t, &st) != 0)
+		return cm_refuse(CMR_QP_OTHER);
+	if (what == SVC_CM_S_SIDR_REP ? t != IBV_QPT_UD :
+	    what == SVC_CM_S_REQ ? t != want : t != IBV_QPT_RC && t != IBV_QPT_UC)
+		return cm_refuse(CMR_QP_TYPE);
+	if ((what == SVC_CM_S_REQ && st != IBV_QPS_RESET && st != IBV_QPS_INIT) ||
+	    (what == SVC_CM_S_REP && st != IBV_QPS_RESET && st != IBV_QPS_INIT &&
+	     st != IBV_QPS_RTR && st != IBV_QPS_RTS) || st == IBV_QPS_ERR)
+		return cm_refuse(CMR_QP_STATE);
+	return 0;
+}
+
+/* A path's source is one of the device's GIDs (lib/cm would put its own
+ * in place of another: refused here, not rewritten behind the caller). */
+static int
+cm_sgid_check(const struct srnd *d, const union ibv_gid *sgid)
+{
+	union ibv_gid g;
+	int i;
+
+	for (i = 0; i < SRNIC_GID_TBL_LEN; i++)
+		if (srnic_dev_gid(d->dev.sdev, i, &g) == 0 &&
+		    memcmp(g.raw, sgid->raw, sizeof(g.raw)) == 0)
+			return 0;
+	return cm_refuse(CMR_SGID);
+}
 
 static uint32_t
 id_handle(const struct srnd_cm *c, const struct srnd_cm_id *x)
@@ -149,6 +220,19 @@ cm_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 	m.id = id_handle(c, x);
 	m.type = (uint32_t)ev->type;
 	memcpy(m.param, &ev->param, sizeof(ev->param));
+	/* the daemon's own addresses are no session's to see: the library
+	 * points these at its ids and at the message's ARI itself */
+	if (ev->type == SRNIC_CM_EV_REQ_RECEIVED)
+		memset(m.param + offsetof(struct srnic_cm_req_event, listen_id), 0,
+		       sizeof(void *));
+	else if (ev->type == SRNIC_CM_EV_SIDR_REQ_RECEIVED)
+		memset(m.param + offsetof(struct srnic_cm_sidr_req_event, listen_id), 0,
+		       sizeof(void *));
+	else if (ev->type == SRNIC_CM_EV_REJ_RECEIVED)
+		memset(m.param + offsetof(struct srnic_cm_rej_event, ari), 0, sizeof(void *));
+	else if (ev->type == SRNIC_CM_EV_SIDR_REP_RECEIVED)
+		memset(m.param + offsetof(struct srnic_cm_sidr_rep_event, info), 0,
+		       sizeof(void *));
 	if (ev->type == SRNIC_CM_EV_REJ_RECEIVED) {
 		ari = ev->param.rej.ari;
 		ari_len = ev->param.rej.ari_length;
@@ -181,17 +265,24 @@ cm_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 /* A SVC_CM_SEND's parameters, with the pointers at the message's own
  * bytes and every length clamped to the message's room and the CM's. */
 static int
-cm_send(struct srnic_cm_id *cmid, const struct svc_cm_send_req *q)
+cm_send(const struct srnd *d, const struct srnd_session *s, struct srnic_cm_id *cmid,
+	const struct svc_cm_send_req *q)
 {
 	uint8_t pl = RTE_MIN(q->pdata_len, (uint8_t)SVC_CM_PDATA_MAX);
 	uint8_t al = RTE_MIN(q->ari_len, (uint8_t)SVC_CM_ARI_MAX);
 	const void *pd = pl > 0 ? q->pdata : NULL;
+	int rc;
 
 	switch (q->what) {
 	case SVC_CM_S_REQ: {
 		struct srnic_cm_req_param p;
 
 		memcpy(&p, q->param, sizeof(p));
+		rc = cm_sgid_check(d, &p.path.sgid);
+		if (rc == 0)
+			rc = cm_qp_check(s, p.qp_num, SVC_CM_S_REQ, p.qp_type);
+		if (rc != 0)
+			return rc;
 		p.private_data = pd;
 		p.private_data_len = RTE_MIN(pl, (uint8_t)SRNIC_CM_REQ_PDATA);
 		return srnic_cm_send_req(cmid, &p);
@@ -200,6 +291,9 @@ cm_send(struct srnic_cm_id *cmid, const struct svc_cm_send_req *q)
 		struct srnic_cm_rep_param p;
 
 		memcpy(&p, q->param, sizeof(p));
+		rc = cm_qp_check(s, p.qp_num, SVC_CM_S_REP, IBV_QPT_RC);
+		if (rc != 0)
+			return rc;
 		p.private_data = pd;
 		p.private_data_len = RTE_MIN(pl, (uint8_t)SRNIC_CM_REP_PDATA);
 		return srnic_cm_send_rep(cmid, &p);
@@ -208,6 +302,9 @@ cm_send(struct srnic_cm_id *cmid, const struct svc_cm_send_req *q)
 		struct srnic_cm_sidr_req_param p;
 
 		memcpy(&p, q->param, sizeof(p));
+		rc = cm_sgid_check(d, &p.path.sgid);
+		if (rc != 0)
+			return rc;
 		p.private_data = pd;
 		p.private_data_len = RTE_MIN(pl, (uint8_t)SRNIC_CM_SIDR_REQ_PDATA);
 		return srnic_cm_send_sidr_req(cmid, &p);
@@ -216,6 +313,12 @@ cm_send(struct srnic_cm_id *cmid, const struct svc_cm_send_req *q)
 		struct srnic_cm_sidr_rep_param p;
 
 		memcpy(&p, q->param, sizeof(p));
+		/* a rejecting SIDR_REP names no QP (rdma_reject()'s is 0) */
+		if (p.status == SRNIC_CM_SIDR_SUCCESS) {
+			rc = cm_qp_check(s, p.qp_num, SVC_CM_S_SIDR_REP, IBV_QPT_UD);
+			if (rc != 0)
+				return rc;
+		}
 		p.private_data = pd;
 		p.private_data_len = RTE_MIN(pl, (uint8_t)SRNIC_CM_SIDR_REP_PDATA);
 		p.info = al > 0 ? q->ari : NULL;
@@ -269,8 +372,8 @@ cm_open(struct srnd_cm **cp, int *tx_fd)
 }
 
 int
-srnd_cm_serve(struct srnd *d, struct srnd_cm **cp, const void *msg, union srnd_rep *rep,
-	      int *tx_fd)
+srnd_cm_serve(struct srnd *d, const struct srnd_session *s, struct srnd_cm **cp,
+	      const void *msg, union srnd_rep *rep, int *tx_fd)
 {
 	const struct svc_hdr *h = msg;
 	struct srnd_cm *c = *cp;
@@ -328,11 +431,16 @@ srnd_cm_serve(struct srnd *d, struct srnd_cm **cp, const void *msg, union srnd_r
 	case SVC_CM_LISTEN: {
 		const struct svc_cm_listen_req *q = msg;
 
-		rc = srnic_cm_listen(cmid, q->service_id, q->service_mask);
+		/* rdma_listen() takes one port: its one service ID (mask 0 or
+		 * all ones), never a range that would take other sessions' */
+		if (q->service_mask != 0 && q->service_mask != UINT64_MAX)
+			rc = cm_refuse(CMR_LISTEN_MASK);
+		else
+			rc = srnic_cm_listen(cmid, q->service_id, q->service_mask);
 		break;
 	}
 	case SVC_CM_SEND:
-		rc = cm_send(cmid, msg);
+		rc = cm_send(d, s, cmid, msg);
 		break;
 	case SVC_CM_STATE:
 		rep->handle.handle = (uint32_t)srnic_cm_id_state(cmid);
@@ -406,12 +514,15 @@ srnd_cm_status(const struct srnd *d, char *t, size_t n)
 	if (d->dev.cm == NULL)
 		return 0;
 	k = srnic_cm_stats_get(d->dev.cm, v, RTE_DIM(v));
-	for (i = 0; i <= k + 1 && off + 1 < n; i++) {
+	for (i = 0; i <= k + CMR_NB + 1 && off + 1 < n; i++) {
 		if (i == 0)
 			rc = snprintf(t, n, "cm ids %u", srnd_cm_ids(NULL));
 		else if (i <= k)
 			rc = snprintf(t + off, n - off, " %s %" PRIu64, srnic_cm_stat_name(i - 1),
 				      v[i - 1]);
+		else if (i <= k + CMR_NB)
+			rc = snprintf(t + off, n - off, " %s %" PRIu64,
+				      cm_refusal_name[i - k - 1], cm_refused[i - k - 1]);
 		else
 			rc = snprintf(t + off, n - off, "\n");
 		if (rc < 0)

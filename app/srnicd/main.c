@@ -480,10 +480,14 @@ main(int argc, char **argv)
 	serve_loop(d, sfd);
 	srnd_telemetry_set(NULL);
 out:
-	srnd_engine_stop(d);
-	/* the rings are final: each session told before its socket closes */
-	srnd_sessions_fatal();
+	/* doc/srnicd.md section 8's order: each session told FATAL (its rings
+	 * out of the engine's sight first, so they are final), then reclaimed
+	 * with the engine still running (its ids' DREQs go out, its MRs'
+	 * in-flight packets come back: a stopped engine left each dereg to
+	 * wait out SRND_DEREG_TIMEOUT_US ten times), then the engine stops */
+	srnd_sessions_fatal(d);
 	srnd_sessions_close_all(d);
+	srnd_engine_stop(d);
 	if (d->dev.cm != NULL)
 		srnic_cm_destroy(d->dev.cm);
 	if (srnic_dev_destroy(d->dev.sdev) != 0)

@@ -106,7 +106,10 @@ struct srnd_qp {
 	uint32_t pd, scq, rcq;
 	uint32_t srq;               /* its SRQ's handle, or 0 */
 	bool ud;
-	bool err;                   /* a bad index or WQE: the QP is in ERR, its rings ignored */
+	/* a bad index or WQE: the QP is in ERR, its rings ignored (the
+	 * engine's), and the control thread tells the session once */
+	atomic_bool err;
+	bool err_told;
 };
 
 struct srnd_slot {
@@ -252,8 +255,8 @@ dp_qp_fail(struct srnd_qp *q, const char *why, uint32_t qpn)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 
-	q->err = true;
 	srnic_modify_qp(q->sqp, &a, IBV_QP_STATE);
+	atomic_store(&q->err, true);   /* after: the watch's event finds it in ERR */
 	atomic_fetch_add_explicit(&counts.bad_ring, 1, memory_order_relaxed);
 	srnd_log("QP %#x to ERR: %s", qpn, why);
 }
@@ -525,7 +528,7 @@ srnd_dpath_poll(struct srnd *d)
 				struct srnd_qp *q = atomic_load_explicit(&o->eqp[k],
 									 memory_order_acquire);
 
-				if (q == NULL || q->err)
+				if (q == NULL || atomic_load_explicit(&q->err, memory_order_relaxed))
 					continue;
 				if (q->srq == 0)
 					n += dp_recv(o, q, NULL);
@@ -915,7 +918,7 @@ create_qp(struct srnd_objs *o, const struct svc_create_qp_req *q, struct svc_cre
 	sl->qp.sq_size = cap.max_send_wr;
 	sl->qp.rq_size = cap.max_recv_wr;
 	sl->qp.sq_next = sl->qp.rq_next = 0;
-	sl->qp.err = false;
+	atomic_store(&sl->qp.err, false);
 	sl->qp.ud = q->qp_type == IBV_QPT_UD;
 	sl->qp.srq = srq != NULL ? q->srq : 0;
 	if (srq != NULL)
@@ -1364,6 +1367,13 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 }
 
 void
+srnd_objs_hide(struct srnd_objs *o)
+{
+	if (o != NULL && o->live >= 0)
+		atomic_store(&dp_live[o->live], NULL);
+}
+
+void
 srnd_objs_fatal(struct srnd_objs *o)
 {
 	uint64_t one = 1;
@@ -1432,9 +1442,19 @@ srnd_objs_watch(void)
 	struct srnd_objs *o;
 	unsigned int i, k;
 
-	/* an SRQ the engine found in error: its session told once */
+	/* an SRQ the engine found in error, a QP it failed (a bad index or
+	 * WQE in its rings: IBV_EVENT_QP_FATAL, as a kernel provider reports
+	 * a QP its device failed): its session told once */
 	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
 		o = atomic_load(&dp_live[i]);
+		for (k = 0; o != NULL && k < SVC_SESSION_QPS_MAX; k++) {
+			struct srnd_qp *q = &o->qp[k].qp;
+
+			if (o->qp[k].used && atomic_load(&q->err) && !q->err_told) {
+				q->err_told = true;
+				ev_push(o, IBV_EVENT_QP_FATAL, q->src.handle);
+			}
+		}
 		for (k = 0; o != NULL && k < SVC_SESSION_SRQS_MAX; k++) {
 			struct srnd_srq *s = &o->srq[k].srq;
 
@@ -1469,4 +1489,28 @@ srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs, 
 	for (i = 0; i < SVC_SESSION_SRQS_MAX; i++)
 		n += o->srq[i].used;
 	return n + *qps + *mrs;
+}
+
+int
+srnd_objs_qp_by_num(struct srnd_objs *o, uint32_t qpn, enum ibv_qp_type *type,
+		    enum ibv_qp_state *state)
+{
+	struct srnic_qp_init_attr ia;
+	struct ibv_qp_attr qa;
+	unsigned int i;
+
+	/* the session's own table only: another session's QP, a destroyed
+	 * one and QP1 are no QP of it */
+	for (i = 0; o != NULL && i < SVC_SESSION_QPS_MAX; i++) {
+		const struct srnd_slot *sl = &o->qp[i];
+
+		if (!sl->used || srnic_qp_num(sl->qp.sqp) != qpn)
+			continue;
+		if (srnic_query_qp(sl->qp.sqp, &qa, IBV_QP_STATE, &ia) != 0)
+			return -EINVAL;
+		*type = ia.qp_type;
+		*state = qa.qp_state;
+		return 0;
+	}
+	return -EINVAL;
 }

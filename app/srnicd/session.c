@@ -230,10 +230,14 @@ srnd_sessions_close_all(struct srnd *d)
 }
 
 void
-srnd_sessions_fatal(void)
+srnd_sessions_fatal(struct srnd *d)
 {
 	unsigned int i;
 
+	for (i = 0; i < SRND_SESSIONS_MAX; i++)
+		if (sessions[i] != NULL)
+			srnd_objs_hide(sessions[i]->objs);
+	srnd_engine_quiesce(d);
 	for (i = 0; i < SRND_SESSIONS_MAX; i++)
 		if (sessions[i] != NULL)
 			srnd_objs_fatal(sessions[i]->objs);
@@ -257,6 +261,24 @@ handle_check(const struct srnd_session *s, uint32_t handle)
 	    s->dev[slot].gen != handle >> 16)
 		return -EBADF;
 	return 0;   /* one device: every handle names it */
+}
+
+int
+srnd_session_qp_by_num(const struct srnd_session *s, uint32_t qpn, enum ibv_qp_type *type,
+		       enum ibv_qp_state *state)
+{
+	unsigned int i;
+
+	if (srnd_objs_qp_by_num(s->objs, qpn, type, state) == 0)
+		return 0;
+	/* a program's rdma_cm has a context (a session) of its own beside
+	 * the program's (UCX's, an application's ibv_open_device()): their
+	 * QPs are the same process's, which SO_PEERCRED vouches for */
+	for (i = 0; s->pid > 0 && i < SRND_SESSIONS_MAX; i++)
+		if (sessions[i] != NULL && sessions[i] != s && sessions[i]->pid == s->pid &&
+		    srnd_objs_qp_by_num(sessions[i]->objs, qpn, type, state) == 0)
+			return 0;
+	return -EINVAL;
 }
 
 /* ---- status ---- */
@@ -555,7 +577,7 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 	case SVC_CM_SEND:
 	case SVC_CM_STATE:
 	case SVC_CM_INIT_QP_ATTR:
-		st = srnd_cm_serve(d, &s->cm, msg, rep, &s->tx_fd);
+		st = srnd_cm_serve(d, s, &s->cm, msg, rep, &s->tx_fd);
 		break;
 	case SVC_CM_EVENT:
 		return "a CM event, which only the daemon sends";

@@ -105,9 +105,13 @@ union srnd_rep;
 int srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd_rep *rep,
 		    int *rx_fd, int *tx_fd);
 void srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o);
-/* The daemon's clean stop, its engine stopped: FATAL in the session's
- * state line, and each of its completion channels' eventfds written (a
- * waiter in ibv_get_cq_event wakes to its end) */
+/* The daemon's clean stop, first: the session's rings out of the engine's
+ * sight (an srnd_engine_quiesce() after makes them final; the engine runs
+ * on to serve the reclaim: DREQs, the MRs' in-flight packets) */
+void srnd_objs_hide(struct srnd_objs *o);
+/* Then, its rings final: FATAL in the session's state line, and each of
+ * its completion channels' eventfds written (a waiter in ibv_get_cq_event
+ * wakes to its end) */
 void srnd_objs_fatal(struct srnd_objs *o);
 /* The control thread: one of srnic's async events to the session of its
  * object (its QP, CQ or SRQ), a port's to every session. */
@@ -119,6 +123,11 @@ void srnd_objs_watch(void);
 /* objects held (all kinds), of which QPs and MRs; the WQEs taken from its rings */
 unsigned int srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs,
 			    uint64_t *wqes);
+/* The session's QP whose number a CM message names (REQ, REP, SIDR_REP),
+ * its type and state; -EINVAL if no live QP of the session has that number
+ * (the control thread's, as every handle's check). */
+int srnd_objs_qp_by_num(struct srnd_objs *o, uint32_t qpn, enum ibv_qp_type *type,
+			enum ibv_qp_state *state);
 /* the engine's thread: every live session's rings; the work done */
 unsigned int srnd_dpath_poll(struct srnd *d);
 int srnd_dpath_sleep(struct srnd *d, unsigned int us);
@@ -133,8 +142,10 @@ int srnd_sessions_accept(struct srnd *d, int epfd);
 /* a session's fd is readable or hung up: serve it (or close it) */
 void srnd_session_event(struct srnd *d, int epfd, void *session, uint32_t events);
 void srnd_sessions_close_all(struct srnd *d);
-/* before the clean stop closes them: srnd_objs_fatal() of every session */
-void srnd_sessions_fatal(void);
+/* before the clean stop closes them (its engine still running): every
+ * session's rings hidden from the engine, a quiesce, then srnd_objs_fatal()
+ * of each */
+void srnd_sessions_fatal(struct srnd *d);
 unsigned int srnd_sessions_count(void);
 /* The largest request: a longer one is malformed (MSG_TRUNC tells). */
 #define SRND_REQ_MAX 512
@@ -162,12 +173,14 @@ union srnd_rep {
 
 /* cm.c: rdma_cm in the daemon, a session's CM ids (doc/srnicd.md section 7) */
 struct srnd_cm;
-/* Serve a checked SVC_CM_* request (the device handle of CM_OPEN,
- * CM_CREATE_ID and CM_RESOLVE checked by the caller): its status. *cm is
- * the session's (made by CM_OPEN); *tx_fd gets the event socket's end to
- * send with CM_OPEN's reply. */
-int srnd_cm_serve(struct srnd *d, struct srnd_cm **cm, const void *msg, union srnd_rep *rep,
-		  int *tx_fd);
+/* Serve a checked SVC_CM_* request of session s (the device handle of
+ * CM_OPEN, CM_CREATE_ID and CM_RESOLVE checked by the caller): its status.
+ * *cm is the session's (made by CM_OPEN); every QP a message names must be
+ * its process's (srnd_session_qp_by_num()); *tx_fd gets the event socket's
+ * end to send with CM_OPEN's reply. */
+struct srnd_session;
+int srnd_cm_serve(struct srnd *d, const struct srnd_session *s, struct srnd_cm **cm,
+		  const void *msg, union srnd_rep *rep, int *tx_fd);
 /* A session's end (section 8, step 2): its ids destroyed, as the kernel's
  * ucma_close() (DREQ, DREP, REJ, listeners gone), then cm freed. */
 void srnd_cm_reclaim(struct srnd_cm *cm);
@@ -195,6 +208,11 @@ const char *srnd_port_state_name(const struct ibv_port_attr *pa);
 /* A session on socket fd (its credentials are the accept's to fill). */
 struct srnd_session *srnd_session_new(int fd);
 void srnd_session_free(struct srnd_session *s);
+/* The QP numbered qpn of s's process (s's own objects, then those of every
+ * session of the same peer pid), its type and state; -EINVAL if none: a
+ * CM message may name no other's (the control thread's). */
+int srnd_session_qp_by_num(const struct srnd_session *s, uint32_t qpn, enum ibv_qp_type *type,
+			   enum ibv_qp_state *state);
 /* One received message of n bytes: checked, then served into rep (its
  * h.len is the reply's length). NULL, or why the session must be closed
  * (rep is then not to be sent). No socket: the control fuzz target

@@ -84,6 +84,7 @@ rand24(void)
 }
 
 static void cma_tick(void *arg);
+static unsigned int cma_resolve_step(void);
 
 /* ---- the CM: the process's device's, or the daemon's (cma_attach.c) ---- */
 
@@ -313,7 +314,7 @@ cma_init(void)
 	cma.max_resp_res = (uint8_t)RTE_MIN(da.max_qp_rd_atom, 255);
 	cma.max_init_depth = (uint8_t)RTE_MIN(da.max_qp_init_rd_atom, 255);
 	if (cma.attached) {
-		int rc = cma_attach_open(cma.verbs, cma_tick);
+		int rc = cma_attach_open(cma.verbs, cma_resolve_step);
 
 		if (rc != 0) {
 			cma_log("srnicd did not open its CM to this process (%s)", strerror(-rc));
@@ -1051,14 +1052,15 @@ cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 	return rc;
 }
 
-/* The progress thread's CM hook: address resolutions waiting for ARP. */
-static void
-cma_tick(void *arg)
+/* Address resolutions waiting for ARP: each asked again, answered or
+ * timed out; how many still wait. */
+static unsigned int
+cma_resolve_step(void)
 {
+	unsigned int waiting = 0;
 	struct cma_id *id;
 	uint64_t now;
 
-	(void)arg;
 	pthread_mutex_lock(&cma_lock);
 	now = now_ms();
 	TAILQ_FOREACH(id, &cma.ids, link) {
@@ -1080,9 +1082,20 @@ cma_tick(void *arg)
 			state_exch(id, CMA_ADDR_BOUND);
 			event_post(id, event_new(id, id, RDMA_CM_EVENT_ADDR_ERROR,
 						 rc == -EAGAIN ? -ETIMEDOUT : rc));
+		} else {
+			waiting++;
 		}
 	}
 	pthread_mutex_unlock(&cma_lock);
+	return waiting;
+}
+
+/* The progress thread's CM hook (embedded): the resolutions' step. */
+static void
+cma_tick(void *arg)
+{
+	(void)arg;
+	cma_resolve_step();
 }
 
 /* ---- event channels ---- */
@@ -1780,8 +1793,10 @@ rdma_resolve_addr(struct rdma_cm_id *rid, struct sockaddr *src_addr, struct sock
 	pthread_mutex_unlock(&cma_lock);
 	if (rc != 0)
 		return rc;
-	/* known neighbours answer now; else the progress thread asks again */
-	cma_tick(NULL);
+	/* known neighbours answer now; else the progress thread (attached: the
+	 * CM thread, woken to ask again until it is answered) */
+	if (cma_resolve_step() > 0 && cma.attached)
+		cma_attach_wake();
 	return complete(id);
 }
 

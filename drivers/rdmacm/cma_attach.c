@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -49,13 +50,15 @@ static struct {
 	struct ibv_context *verbs;
 	uint32_t dev;                   /* the session's device handle */
 	int ev_fd;                      /* the event socket */
+	int wake_fd;                    /* eventfd: a resolution began */
 	pthread_t thread;
-	void (*tick)(void *arg);
+	unsigned int (*tick)(void);
 	struct att_id ids[SVC_SESSION_CM_IDS_MAX];
 } att = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.idle = PTHREAD_COND_INITIALIZER,
 	.ev_fd = -1,
+	.wake_fd = -1,
 };
 
 static inline struct att_id *
@@ -421,18 +424,39 @@ att_dispatch(const struct svc_cm_event *m)
 		att_destroy_id(cm_of(target));
 }
 
+void
+cma_attach_wake(void)
+{
+	uint64_t one = 1;
+
+	/* (full only after 2^64 - 2 wakes nobody took: then it is readable) */
+	if (write(att.wake_fd, &one, sizeof(one)) != sizeof(one) && errno != EAGAIN)
+		fputs("srnic librdmacm: cannot wake the CM thread: an address resolution "
+		      "waits for the next CM event\n", stderr);
+}
+
+/* The CM thread: blocked in poll() on the event socket and the wake
+ * eventfd, never on a clock, unless an address resolution waits (then
+ * its tick every CMA_ATTACH_TICK_MS until none does). */
 static void *
 att_thread(void *arg)
 {
 	struct svc_cm_event m;
 	const char *why;
+	int timeout = -1;
+	uint64_t v;
 
 	(void)arg;
 	for (;;) {
-		struct pollfd p = { .fd = att.ev_fd, .events = POLLIN };
+		struct pollfd p[2] = { { .fd = att.ev_fd, .events = POLLIN },
+				       { .fd = att.wake_fd, .events = POLLIN } };
+		int r = poll(p, 2, timeout);
 		ssize_t n;
 
-		if (poll(&p, 1, CMA_ATTACH_TICK_MS) > 0) {
+		/* a wake's count taken (a short read: none was there) */
+		if (r > 0 && p[1].revents != 0 && read(att.wake_fd, &v, sizeof(v)) != sizeof(v))
+			v = 0;
+		if (r > 0 && p[0].revents != 0) {
 			n = recv(att.ev_fd, &m, sizeof(m), MSG_DONTWAIT | MSG_TRUNC);
 			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 				/* (cma_log()'s words: this file calls nothing of cma.c's) */
@@ -444,13 +468,13 @@ att_thread(void *arg)
 			    m.h.type == SVC_CM_EVENT)
 				att_dispatch(&m);
 		}
-		att.tick(NULL);
+		timeout = att.tick() > 0 ? CMA_ATTACH_TICK_MS : -1;
 	}
 	return NULL;
 }
 
 int
-cma_attach_open(struct ibv_context *verbs, void (*tick)(void *arg))
+cma_attach_open(struct ibv_context *verbs, unsigned int (*tick)(void))
 {
 	struct svc_handle_req q;
 	struct svc_handle_rep r;
@@ -468,10 +492,13 @@ cma_attach_open(struct ibv_context *verbs, void (*tick)(void *arg))
 	if (fd < 0)
 		return -EPROTO;
 	att.ev_fd = fd;
-	rc = pthread_create(&att.thread, NULL, att_thread, NULL);
+	att.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	rc = att.wake_fd < 0 ? errno : pthread_create(&att.thread, NULL, att_thread, NULL);
 	if (rc != 0) {
 		close(fd);
-		att.ev_fd = -1;
+		if (att.wake_fd >= 0)
+			close(att.wake_fd);
+		att.ev_fd = att.wake_fd = -1;
 		return -rc;
 	}
 	pthread_setname_np(att.thread, "srnic-cm");

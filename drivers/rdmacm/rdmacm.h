@@ -194,11 +194,15 @@ struct cma_cm_ops {
 
 /* cma_attach.c: the attached CM. cma_attach_open() starts it on verbs, an
  * open context of the daemon's device: CM_OPEN, and the thread that
- * takes the daemon's events to their handler and runs tick(NULL) (the
- * address resolutions) every CMA_ATTACH_TICK_MS. 0 or a negative errno. */
+ * takes the daemon's events to their handler. It blocks in poll() on the
+ * event socket and a wake eventfd; while tick() (the address resolutions)
+ * says some still wait for ARP/ND, it runs tick() every
+ * CMA_ATTACH_TICK_MS. cma_attach_wake(): a resolution begins, tick() has
+ * work again. 0 or a negative errno. */
 #define CMA_ATTACH_TICK_MS 5
 extern const struct cma_cm_ops cma_attach_ops;
-int cma_attach_open(struct ibv_context *verbs, void (*tick)(void *arg));
+int cma_attach_open(struct ibv_context *verbs, unsigned int (*tick)(void));
+void cma_attach_wake(void);
 
 /* cma.c */
 extern pthread_mutex_t cma_lock;

@@ -74,6 +74,20 @@ struct sva_shadow {
 /* Outstanding WQEs: at most the ring's (not taken yet) and srnic's queue
  * of the same size (taken, not completed) */
 #define SVA_SHADOW_RINGS 2
+/* An SRQ's: the ring's, srnic's SRQ of the same size, and one in each of
+ * its QPs' hands, whose CQEs may come after later ones of other QPs: room
+ * for twice that before a slot comes round again */
+#define SVA_SRQ_SHADOW_RINGS 4
+
+/* An SRQ's WQE as the library remembers it until a CQE of one of its QPs
+ * names its wr_id (any of their receive CQs' pollers: taken by a CAS, no
+ * lock), for the session's end to flush the rest. */
+enum { SVA_SH_FREE, SVA_SH_POSTED, SVA_SH_DONE };
+struct sva_srq_shadow {
+	uint64_t wr_id;
+	uint32_t state;             /* SVA_SH_*: the poster's POSTED, a poller's DONE */
+};
+
 /* An SRQ: its ring in the session's memory, posted as an RQ is. */
 struct sva_srq {
 	struct ibv_srq ibsrq;
@@ -84,6 +98,10 @@ struct sva_srq {
 	uint32_t *db;
 	uint32_t *sleep;            /* the state line's: the engine sleeps */
 	uint32_t events_reported;   /* async events handed out (ibsrq.mutex) */
+	/* by post index & (SVA_SRQ_SHADOW_RINGS * size - 1); sh_done: every
+	 * WQE before it has had its CQE or its flush (moved by CAS) */
+	struct sva_srq_shadow *sh;
+	uint32_t sh_done;
 };
 
 /* A UD address handle: the daemon's handle, which a UD WQE names. */
@@ -496,10 +514,50 @@ cqe_qp(struct sva_cq *cq, uint32_t qp_num)
 	return NULL;
 }
 
-/* A CQE retires its WQE from the QP's shadow: a receive the next one, a
- * send the next signaled one and the unsignaled before it (they completed
- * in order), an error the one of its wr_id (errors come for unsignaled
- * WQEs too). The CQ's lock held. */
+/* sh_done past the SRQ's WQEs that are done, from i on (pollers of
+ * several CQs at once: each step a CAS; a loser's view is taken again) */
+static void
+srq_sh_advance(struct sva_srq *srq, uint32_t head, uint32_t mask)
+{
+	uint32_t i = __atomic_load_n(&srq->sh_done, __ATOMIC_ACQUIRE);
+
+	while (i != head &&
+	       __atomic_load_n(&srq->sh[i & mask].state, __ATOMIC_ACQUIRE) == SVA_SH_DONE)
+		if (__atomic_compare_exchange_n(&srq->sh_done, &i, i + 1, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			i++;
+}
+
+/* A receive CQE of a QP on an SRQ retires the oldest outstanding WQE of
+ * its wr_id (srnic takes the SRQ's WQEs in order; CQEs of its several QPs
+ * may come in another): almost always the one at sh_done. */
+static void
+srq_retire(struct sva_srq *srq, uint64_t wr_id)
+{
+	uint32_t head = __atomic_load_n(&srq->ring->head.v, __ATOMIC_ACQUIRE);
+	uint32_t mask = SVA_SRQ_SHADOW_RINGS * srq->size - 1;
+	uint32_t i = __atomic_load_n(&srq->sh_done, __ATOMIC_ACQUIRE);
+	struct sva_srq_shadow *w;
+	uint32_t posted;
+
+	if (head - i > mask + 1)
+		i = head - (mask + 1);
+	for (; i != head; i++) {
+		w = &srq->sh[i & mask];
+		posted = SVA_SH_POSTED;
+		if (__atomic_load_n(&w->state, __ATOMIC_ACQUIRE) == SVA_SH_POSTED &&
+		    w->wr_id == wr_id &&
+		    __atomic_compare_exchange_n(&w->state, &posted, SVA_SH_DONE, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			break;
+	}
+	srq_sh_advance(srq, head, mask);
+}
+
+/* A CQE retires its WQE from the QP's shadow: a receive the next one (on
+ * an SRQ, the SRQ's of its wr_id), a send the next signaled one and the
+ * unsignaled before it (they completed in order), an error the one of its
+ * wr_id (errors come for unsignaled WQEs too). The CQ's lock held. */
 static void
 cqe_retire(struct sva_cq *cq, const struct ibv_wc *wc)
 {
@@ -510,7 +568,10 @@ cqe_retire(struct sva_cq *cq, const struct ibv_wc *wc)
 	if (qp == NULL)
 		return;
 	if (wc->opcode & IBV_WC_RECV) {
-		qp->rq_done++;
+		if (qp->ibqp.srq != NULL)
+			srq_retire(SVA_OF(struct sva_srq, qp->ibqp.srq, ibsrq), wc->wr_id);
+		else
+			qp->rq_done++;
 		return;
 	}
 	head = __atomic_load_n(&qp->ring->sq_head.v, __ATOMIC_ACQUIRE);
@@ -545,10 +606,38 @@ flush_queue(struct ibv_wc *wc, int got, int n, const struct sva_shadow *sh, uint
 	return got;
 }
 
+/* An SRQ's WQEs with no CQE, flushed into wc[got] up to wc[n - 1] as
+ * qp_num's (the first CQ to poll after the end that receives for one of
+ * its QPs: each WQE once, taken by the same CAS as a CQE's): the new got. */
+static int
+flush_srq(struct ibv_wc *wc, int got, int n, struct sva_srq *srq, uint32_t qp_num)
+{
+	uint32_t head = __atomic_load_n(&srq->ring->head.v, __ATOMIC_ACQUIRE);
+	uint32_t mask = SVA_SRQ_SHADOW_RINGS * srq->size - 1;
+	uint32_t i = __atomic_load_n(&srq->sh_done, __ATOMIC_ACQUIRE);
+	struct sva_srq_shadow *w;
+	struct sva_shadow f;
+	uint32_t posted;
+
+	if (head - i > mask + 1)
+		i = head - (mask + 1);
+	for (; i != head && got < n; i++) {
+		w = &srq->sh[i & mask];
+		posted = SVA_SH_POSTED;
+		if (!__atomic_compare_exchange_n(&w->state, &posted, SVA_SH_DONE, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			continue;
+		f = (struct sva_shadow){ .wr_id = w->wr_id, .wc_opcode = IBV_WC_RECV };
+		flush_wc(&wc[got++], &f, qp_num);
+	}
+	srq_sh_advance(srq, head, mask);
+	return got;
+}
+
 /* After the session's end: what the daemon wrote into the ring, then each
- * WQE of the CQ's QPs with no CQE, flushed, as a device's reset flow
- * completes a dead device's work (mlx5's mlx5_ib_poll_sw_comp()); then
- * nothing. The CQ's lock held. */
+ * WQE of the CQ's QPs with no CQE (and of their SRQs), flushed, as a
+ * device's reset flow completes a dead device's work (mlx5's
+ * mlx5_ib_poll_sw_comp()); then nothing. The CQ's lock held. */
 static int __rte_noinline
 poll_cq_dead(struct sva_cq *cq, int n, struct ibv_wc *wc)
 {
@@ -574,7 +663,10 @@ poll_cq_dead(struct sva_cq *cq, int n, struct ibv_wc *wc)
 			got = flush_queue(wc, got, n, qp->sq_sh, &qp->sq_done,
 					  __atomic_load_n(&qp->ring->sq_head.v, __ATOMIC_ACQUIRE),
 					  SVA_SHADOW_RINGS * qp->sq_size - 1, qp->ibqp.qp_num);
-		if (qp->ibqp.recv_cq == &cq->ibcq)
+		if (qp->ibqp.recv_cq == &cq->ibcq && qp->ibqp.srq != NULL)
+			got = flush_srq(wc, got, n, SVA_OF(struct sva_srq, qp->ibqp.srq, ibsrq),
+					qp->ibqp.qp_num);
+		else if (qp->ibqp.recv_cq == &cq->ibcq)
 			got = flush_queue(wc, got, n, qp->rq_sh, &qp->rq_done,
 					  __atomic_load_n(&qp->ring->rq_head.v, __ATOMIC_ACQUIRE),
 					  SVA_SHADOW_RINGS * qp->rq_size - 1, qp->ibqp.qp_num);
@@ -1048,6 +1140,7 @@ static int
 sva_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
 	struct sva_srq *srq = SVA_OF(struct sva_srq, ibsrq, ibsrq);
+	struct sva_srq_shadow *sh;
 	struct svc_wqe *w;
 	uint32_t tail;
 	int rc = 0;
@@ -1071,6 +1164,9 @@ sva_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv
 		w = &srq->ring->rq[srq->head & (srq->size - 1)];
 		w->wr_id = wr->wr_id;
 		wqe_sges(w, wr->sg_list, wr->num_sge);
+		sh = &srq->sh[srq->head & (SVA_SRQ_SHADOW_RINGS * srq->size - 1)];
+		sh->wr_id = wr->wr_id;
+		__atomic_store_n(&sh->state, SVA_SH_POSTED, __ATOMIC_RELEASE);
 		srq->head++;
 	}
 	ring_publish(&srq->ring->head.v, srq->head, srq->db, srq->sleep);
@@ -1106,6 +1202,12 @@ sva_create_srq(struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
 	    (r.size & (r.size - 1)) != 0 || r.size == 0) {
 		free(srq);
 		return null_errno(EPROTO);
+	}
+	srq->sh = calloc(SVA_SRQ_SHADOW_RINGS * r.size, sizeof(*srq->sh));
+	if (srq->sh == NULL) {
+		call_destroy(ctx, SVC_DESTROY_SRQ, r.handle);
+		free(srq);
+		return null_errno(ENOMEM);
 	}
 	srq->handle = r.handle;
 	srq->ring = &ctx->shm->srq[r.ring];
@@ -1171,6 +1273,7 @@ sva_destroy_srq(struct ibv_srq *ibsrq)
 	pthread_spin_destroy(&srq->lock);
 	pthread_mutex_destroy(&ibsrq->mutex);
 	pthread_cond_destroy(&ibsrq->cond);
+	free(srq->sh);
 	free(srq);
 	return 0;
 }

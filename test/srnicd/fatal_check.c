@@ -5,14 +5,17 @@
  * <infiniband/verbs.h> and run over srnic's libibverbs.so.1 attached
  * (srnicd_fatal_test.py). It makes a PD, an MR over a known pattern, a
  * completion channel and a CQ armed on it, an RC QP in INIT with
- * RECVS receives posted, and a thread waiting in ibv_get_cq_event, prints
+ * RECVS receives posted, an SRQ with SRQ_RECVS receives posted and an RC
+ * QP on it in INIT whose receive CQ is a second one, and a thread waiting
+ * in ibv_get_cq_event, prints
  * "ready", and at the test's "go" (the daemon stopped) calls
  * ibv_query_port, in whose wait for the reply the test kills the daemon.
  * Expected, as rdma-core's after a device's
  * removal (uverbs answers EIO, destroys take EIO as success): the call
  * in flight EIO, IBV_EVENT_DEVICE_FATAL once, ibv_get_cq_event returns, posts EIO, the
  * RECVS receives flushed in order (IBV_WC_WR_FLUSH_ERR, their wr_ids) and
- * then an empty poll, a create and a query EIO, every destroy and the
+ * then an empty poll, the SRQ's receives flushed the same way on the SRQ
+ * QP's CQ, a create and a query EIO, every destroy and the
  * close 0, the MR's memory still the program's with its pattern.
  * Exit 0 and "fatal_check: ok", else a line per failure.
  */
@@ -28,6 +31,8 @@
 
 #define RECVS 8
 #define WRID0 100
+#define SRQ_RECVS 6
+#define SRQ_WRID0 200
 #define BUF_LEN 8192
 
 static int fails;
@@ -71,7 +76,10 @@ main(void)
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;
 	struct ibv_cq *cq;
-	struct ibv_qp *qp;
+	struct ibv_qp *qp, *sqp;
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq;
+	struct ibv_cq *scq;
 	struct ibv_async_event ev;
 	struct ibv_port_attr pa;
 	struct ibv_sge sge;
@@ -103,8 +111,15 @@ main(void)
 	cq = w.ch != NULL ? ibv_create_cq(ctx, 2 * RECVS, NULL, w.ch, 0) : NULL;
 	ia.send_cq = ia.recv_cq = cq;
 	qp = cq != NULL && mr != NULL ? ibv_create_qp(pd, &ia) : NULL;
-	if (qp == NULL || ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					 IBV_QP_ACCESS_FLAGS) != 0) {
+	srq = qp != NULL ? ibv_create_srq(pd, &sa) : NULL;
+	scq = srq != NULL ? ibv_create_cq(ctx, 2 * SRQ_RECVS, NULL, NULL, 0) : NULL;
+	ia.recv_cq = scq;
+	ia.srq = srq;
+	sqp = scq != NULL ? ibv_create_qp(pd, &ia) : NULL;
+	if (sqp == NULL || ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					 IBV_QP_ACCESS_FLAGS) != 0 ||
+	    ibv_modify_qp(sqp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS) != 0) {
 		printf("FAIL: objects (%s)\n", strerror(errno));
 		return 1;
 	}
@@ -114,6 +129,15 @@ main(void)
 		rwr = (struct ibv_recv_wr){ .wr_id = WRID0 + i, .sg_list = &sge, .num_sge = 1 };
 		if (ibv_post_recv(qp, &rwr, &bad_r) != 0) {
 			printf("FAIL: post_recv %d\n", i);
+			return 1;
+		}
+	}
+	for (i = 0; i < SRQ_RECVS; i++) {
+		sge = (struct ibv_sge){ .addr = (uintptr_t)buf + 4096 + 512 * i, .length = 512,
+					.lkey = mr->lkey };
+		rwr = (struct ibv_recv_wr){ .wr_id = SRQ_WRID0 + i, .sg_list = &sge, .num_sge = 1 };
+		if (ibv_post_srq_recv(srq, &rwr, &bad_r) != 0) {
+			printf("FAIL: post_srq_recv %d\n", i);
 			return 1;
 		}
 	}
@@ -161,6 +185,22 @@ main(void)
 		       (unsigned long long)wc[i].wr_id, wc[i].opcode, wc[i].qp_num);
 	n = ibv_poll_cq(cq, 2 * RECVS, wc);
 	EXPECT(n == 0, "poll_cq after the flush: %d (0 wanted)", n);
+	/* an SRQ's receives too, on the CQ of a QP that takes from it */
+	rwr.next = NULL;
+	n = ibv_post_srq_recv(srq, &rwr, &bad_r);
+	EXPECT(n == EIO && bad_r == &rwr, "post_srq_recv after the daemon's death: %d (EIO wanted)",
+	       n);
+	n = ibv_poll_cq(scq, 2 * RECVS, wc);
+	EXPECT(n == SRQ_RECVS, "poll_cq of the SRQ QP's CQ: %d completions, the SRQ's %d "
+	       "outstanding receives wanted", n, SRQ_RECVS);
+	for (i = 0; i < n && i < SRQ_RECVS; i++)
+		EXPECT(wc[i].status == IBV_WC_WR_FLUSH_ERR &&
+		       wc[i].wr_id == (uint64_t)(SRQ_WRID0 + i) && wc[i].opcode == IBV_WC_RECV &&
+		       wc[i].qp_num == sqp->qp_num,
+		       "SRQ CQE %d: status %d wr_id %llu opcode %d qp %#x", i, wc[i].status,
+		       (unsigned long long)wc[i].wr_id, wc[i].opcode, wc[i].qp_num);
+	n = ibv_poll_cq(scq, 2 * RECVS, wc);
+	EXPECT(n == 0, "poll_cq of the SRQ QP's CQ after the flush: %d (0 wanted)", n);
 
 	errno = 0;
 	EXPECT(ibv_alloc_pd(ctx) == NULL && errno == EIO, "alloc_pd: errno %d (EIO wanted)", errno);
@@ -170,6 +210,9 @@ main(void)
 	EXPECT(n == -1 && errno == EIO, "a second ibv_get_async_event: %d (-1, EIO wanted)", n);
 
 	EXPECT(ibv_destroy_qp(qp) == 0, "destroy_qp: %s", strerror(errno));
+	EXPECT(ibv_destroy_qp(sqp) == 0, "destroy_qp of the SRQ's: %s", strerror(errno));
+	EXPECT(ibv_destroy_srq(srq) == 0, "destroy_srq");
+	EXPECT(ibv_destroy_cq(scq) == 0, "destroy_cq of the SRQ QP's");
 	EXPECT(ibv_destroy_cq(cq) == 0, "destroy_cq");
 	EXPECT(ibv_destroy_comp_channel(w.ch) == 0, "destroy_comp_channel");
 	EXPECT(ibv_dereg_mr(mr) == 0, "dereg_mr");

@@ -27,7 +27,8 @@
  *                           through an ibv_ah it forged (the attached
  *                           provider's layout: struct ibv_ah, then the
  *                           daemon's handle): the daemon moves the QP to
- *                           ERR (bad_ring, which the test reads); a forged
+ *                           ERR (bad_ring, which the test reads) and tells
+ *                           it IBV_EVENT_QP_FATAL on that QP; a forged
  *                           ibv_destroy_ah of the other session's AH is
  *                           EBADF and that AH stays its owner's
  *   srnicd_async eintr      a blocking ibv_get_cq_event() ended by a SIGALRM
@@ -476,6 +477,7 @@ ah_forged(struct ibv_device *dev)
 	struct forged_ah f;
 	struct ibv_ah_attr aa;
 	struct ibv_ah *bah0, *bah, *own;
+	struct ibv_async_event ev;
 	struct ibv_qp *q1, *q2;
 	struct side a, b;
 	union ibv_gid gid;
@@ -483,6 +485,7 @@ ah_forged(struct ibv_device *dev)
 
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
+	memset(&ev, 0, sizeof(ev));
 	CHECK(side_open(dev, &a, 0) == 0 && side_open(dev, &b, 0) == 0, "two contexts");
 	CHECK(ibv_query_gid(a.ctx, 1, GID_INDEX, &gid) == 0, "GID %d", GID_INDEX);
 	memset(&aa, 0, sizeof(aa));
@@ -504,11 +507,19 @@ ah_forged(struct ibv_device *dev)
 	f.ah.handle = f.handle = bah->handle;
 	CHECK(ud_send(&a, q1, &f.ah, q2->qp_num, 0) == 0, "a posts a UD send naming b's AH");
 	CHECK(qp_state_left_rts(q1) == IBV_QPS_ERR, "the daemon moves a's QP to ERR");
+	/* as a kernel provider reports a QP its device failed (a bad WQE) */
+	CHECK(async_event(a.ctx, &ev) && ev.event_type == IBV_EVENT_QP_FATAL &&
+	      ev.element.qp == q1, "a's context: IBV_EVENT_QP_FATAL on that QP (event %d)",
+	      ev.event_type);
+	ibv_ack_async_event(&ev);
 	CHECK(ibv_destroy_ah(&f.ah) == EBADF, "a's ibv_destroy_ah of b's handle: EBADF");
 	f.ah.handle = f.handle = stale;
 	CHECK(ud_send(&a, q2, &f.ah, q1->qp_num, 0) == 0, "a posts a UD send naming its "
 	      "destroyed AH");
 	CHECK(qp_state_left_rts(q2) == IBV_QPS_ERR, "the daemon moves that QP to ERR too");
+	CHECK(async_event(a.ctx, &ev) && ev.event_type == IBV_EVENT_QP_FATAL &&
+	      ev.element.qp == q2, "IBV_EVENT_QP_FATAL on it too (event %d)", ev.event_type);
+	ibv_ack_async_event(&ev);
 	CHECK(ibv_destroy_ah(bah) == 0 && ibv_destroy_ah(bah0) == 0,
 	      "b's AHs are still b's: destroyed by b");
 	CHECK(ibv_destroy_qp(q1) == 0 && ibv_destroy_qp(q2) == 0, "a's QPs destroyed");

@@ -8,7 +8,11 @@ attached to it, busy-polling and with -e (waiting in ibv_get_cq_event):
   - the daemon killed with SIGKILL mid-run (each side's WQEs counted by
     status first): the library's watcher sees the control socket hang up;
   - the daemon stopped with SIGTERM mid-run: it writes FATAL into each
-    session's state line and wakes the channels before it closes them;
+    session's state line and wakes the channels before it closes them,
+    and exits within STOP_BOUND_S (a hang detector, not a speed test);
+  - SIGTERM while an ib_write_bw -s 65536 pair keeps packets over its MRs
+    in flight: the daemon releases every MR (its engine stopped last) and
+    exits within STOP_BOUND_S; both programs end with an error;
 
 either way both programs exit non-zero with an error line (a flushed WQE
 or a refused post), waited on as their exit; then a fresh daemon starts on
@@ -46,7 +50,7 @@ import sys
 import tempfile
 import time
 
-from srnicd_check import GUARD_S, check, failures, wait_for
+from srnicd_check import GUARD_S, check, failures, free_port, tcp_listening, wait_for
 from srnicd_test import (SVC_ALLOC_PD, SVC_HELLO, SVC_MAP_SHM, SVC_OPEN, Session, hello_body, msg,
                          pingpong_pair)
 
@@ -55,6 +59,7 @@ SRNIC = os.path.join(ROOT, "usertools", "srnic")
 SKIP = 77
 ITERS = "100000"         # far more than the run lasts: the daemon dies mid-run
 RUNNING_WQES = 200       # each side's WQEs taken before the daemon is stopped
+STOP_BOUND_S = 3         # a clean stop with sessions attached: a hang detector
 
 
 class Daemon:
@@ -129,9 +134,16 @@ def death_mid_run(binary, sock, tmp, env, sig, args):
     took = time.monotonic() - t0
     res = [finish(srv), finish(cli)]
     rc_d = d.p.wait(timeout=GUARD_S)
+    took_d = time.monotonic() - t0
     if sig == signal.SIGTERM:
         check(rc_d == 0 and "srnicd: stopped" in d.text(),
               "%s: the daemon stops cleanly (exit %s)" % (name, rc_d))
+        # its exit waited for, then timed: a bound far above what it takes
+        # (the sessions told, their MRs released, then the engine stopped),
+        # there to catch a stop that waits out timeouts, not a speed test
+        check(took_d < STOP_BOUND_S,
+              "%s: the daemon, with both sessions attached, exits %.2f s after SIGTERM "
+              "(under %d s)" % (name, took_d, STOP_BOUND_S))
     for side, (rc, out) in zip(("server", "client"), res):
         err = PP_ERROR.search(out)
         check(rc not in (0, None) and err is not None,
@@ -141,6 +153,45 @@ def death_mid_run(binary, sock, tmp, env, sig, args):
               "%s: the %s's library said the session ended" % (name, side))
 
 
+def stop_with_writes(binary, sock, tmp, env):
+    """SIGTERM while an ib_write_bw -s 65536 pair attached keeps the wire
+    full: packets over its MRs in flight at the stop. The daemon tells
+    both sessions, releases their MRs with its engine still running, then
+    stops it: it exits within STOP_BOUND_S with every MR released (before,
+    the engine stopped first and each dereg waited out its timeout ten
+    times: 11.4 s, 'an MR still has packets in flight'), and both programs
+    end with an error."""
+    name = "SIGTERM, ib_write_bw -s 65536"
+    d = Daemon(binary, sock, tmp, env)
+    port = str(free_port())
+    cmd = [SRNIC, "run", "--", "ib_write_bw", "-d", "srnic0", "-x", "1", "-s", "65536", "-n",
+           "100000000", "-p", port]
+    srv = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+    wait_for(lambda: tcp_listening(int(port)) or srv.poll() is not None, "ib_write_bw's server")
+    cli = subprocess.Popen(cmd + ["127.0.0.1"], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    running = wait_for(lambda: d.wqes(cli.pid) >= 2000 or cli.poll() is not None,
+                       "%s: the WRITEs under way" % name, every=0.2)
+    check(running and cli.poll() is None and srv.poll() is None,
+          "%s: under way (the client's WQEs taken: %d)" % (name, d.wqes(cli.pid)))
+    t0 = time.monotonic()
+    d.p.send_signal(signal.SIGTERM)
+    rc_d = d.p.wait(timeout=GUARD_S)
+    took = time.monotonic() - t0
+    log = d.text()
+    check(rc_d == 0 and "srnicd: stopped" in log and "packets in flight" not in log and
+          "did not go cleanly" not in log,
+          "%s: the daemon stops cleanly, every MR released (exit %s): %r" %
+          (name, rc_d, log[-400:]))
+    check(took < STOP_BOUND_S, "%s: the daemon, the pair attached, exits %.2f s after SIGTERM "
+          "(under %d s)" % (name, took, STOP_BOUND_S))
+    for side, p in (("server", srv), ("client", cli)):
+        rc, out = finish(p)
+        check(rc not in (0, None), "%s: the %s ends with an error, no hang: exit %s, %r" %
+              (name, side, rc, out[-300:]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--daemon", required=True)
@@ -148,8 +199,8 @@ def main():
     ap.add_argument("--check", required=True)
     ap.add_argument("--fork", required=True)
     a = ap.parse_args()
-    if shutil.which("ibv_rc_pingpong") is None:
-        print("skip: needs ibverbs-utils (ibv_rc_pingpong)")
+    if shutil.which("ibv_rc_pingpong") is None or shutil.which("ib_write_bw") is None:
+        print("skip: needs ibverbs-utils (ibv_rc_pingpong) and perftest (ib_write_bw)")
         return SKIP
     tmp = tempfile.mkdtemp(prefix="srnicd-fatal-")
     sock = os.path.join(tmp, "srnicd.sock")
@@ -163,6 +214,7 @@ def main():
         for sig in (signal.SIGKILL, signal.SIGTERM):
             for args in ([], ["-e"]):
                 death_mid_run(a.daemon, sock, tmp, env, sig, args)
+        stop_with_writes(a.daemon, sock, tmp, env)
 
         # ---- the verbs one by one on a context whose daemon died
         d = Daemon(a.daemon, sock, tmp, env)
