@@ -42,6 +42,7 @@ struct srnd_cm_id {
 	struct srnd_cm *owner;
 	struct srnic_cm_id *cmid;   /* NULL: the slot is free */
 	uint16_t gen;
+	bool listening;             /* a LISTEN of it succeeded (status' listening) */
 };
 
 struct srnd_cm {
@@ -55,6 +56,7 @@ struct srnd_cm {
 
 static pthread_mutex_t cm_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned int cm_ids_total;  /* every session's (status) */
+static unsigned int cm_listening;  /* of them, listeners (status: a client may connect) */
 
 /* Why a session's CM message was refused (status' cm_refused_* counters):
  * lib/cm sends whatever QPN and path it is given, so the daemon checks
@@ -181,6 +183,9 @@ id_drop(struct srnd_cm_id *x)
 	x->cmid = NULL;
 	x->owner->nb_ids--;
 	cm_ids_total--;
+	if (x->listening)
+		cm_listening--;
+	x->listening = false;
 	return cmid;
 }
 
@@ -437,6 +442,14 @@ srnd_cm_serve(struct srnd *d, const struct srnd_session *s, struct srnd_cm **cp,
 			rc = cm_refuse(CMR_LISTEN_MASK);
 		else
 			rc = srnic_cm_listen(cmid, q->service_id, q->service_mask);
+		if (rc == 0) {
+			pthread_mutex_lock(&cm_lock);
+			if (x->cmid == cmid && !x->listening) {
+				x->listening = true;
+				cm_listening++;
+			}
+			pthread_mutex_unlock(&cm_lock);
+		}
 		break;
 	}
 	case SVC_CM_SEND:
@@ -516,7 +529,7 @@ srnd_cm_status(const struct srnd *d, char *t, size_t n)
 	k = srnic_cm_stats_get(d->dev.cm, v, RTE_DIM(v));
 	for (i = 0; i <= k + CMR_NB + 1 && off + 1 < n; i++) {
 		if (i == 0)
-			rc = snprintf(t, n, "cm ids %u", srnd_cm_ids(NULL));
+			rc = snprintf(t, n, "cm ids %u listening %u", srnd_cm_ids(NULL), cm_listening);
 		else if (i <= k)
 			rc = snprintf(t + off, n - off, " %s %" PRIu64, srnic_cm_stat_name(i - 1),
 				      v[i - 1]);

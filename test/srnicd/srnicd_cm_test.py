@@ -348,9 +348,11 @@ def main():
         cmd = ["ib_write_bw", "-R", "-s", "65536", "-n", "200", "-p", port]
         srv = run(env, cmd)
         procs.append(srv)
-        check(wait_for(lambda: (cm_counts(status(env)) or {}).get("ids", 0) >= 1 or
+        # listening, not only an id: a REQ before rdma_listen is REJected
+        # (no listener), as the kernel's is
+        check(wait_for(lambda: (cm_counts(status(env)) or {}).get("listening", 0) >= 1 or
                        srv.poll() is not None, "ib_write_bw -R's listener"),
-              "the server's rdma_listen is an id of the daemon's")
+              "the server's rdma_listen is a listener of the daemon's CM")
         cli = run(env, cmd + [DAEMON_IP])
         procs.append(cli)
         outs = [finish(srv), finish(cli)]
@@ -377,7 +379,8 @@ def main():
         first = run(env, ["rping", "-s", "-a", DAEMON_IP, "-p", port, "-v"])
         procs.append(first)
         check(wait_for(lambda: (lambda s: s is not None and "cm_ids 1" in s)(
-            session_of(status(env), first.pid)) or first.poll() is not None,
+            session_of(status(env), first.pid)) and
+            (cm_counts(status(env)) or {}).get("listening", 0) == 1 or first.poll() is not None,
             "the first rping -s listening"),
               "the first rping -s listens (its session holds one rdma_cm id): %r" %
               session_of(status(env), first.pid))
@@ -401,7 +404,8 @@ def main():
         third = run(env, ["rping", "-s", "-a", DAEMON_IP, "-p", port, "-v"])
         procs.append(third)
         check(wait_for(lambda: (lambda s: s is not None and "cm_ids 1" in s)(
-            session_of(status(env), third.pid)) or third.poll() is not None,
+            session_of(status(env), third.pid)) and
+            (cm_counts(status(env)) or {}).get("listening", 0) == 1 or third.poll() is not None,
             "a new rping -s listening"),
               "then a new rping -s listens on the port: %r" % session_of(status(env),
                                                                           third.pid))
@@ -428,7 +432,7 @@ def main():
         cm0 = cm_counts(status(env))
         srv = run(env, ["cmtime", "-b", DAEMON_IP, "-c", str(n)])
         procs.append(srv)
-        check(wait_for(lambda: (cm_counts(status(env)) or {}).get("ids", 0) >= 1 or
+        check(wait_for(lambda: (cm_counts(status(env)) or {}).get("listening", 0) >= 1 or
                        srv.poll() is not None, "cmtime's listener") and srv.poll() is None,
               "cmtime's server listens")
         cli = run(env, ["cmtime", "-s", DAEMON_IP, "-c", str(n)])
@@ -472,7 +476,7 @@ def main():
         cmd = ["ib_write_bw", "-R", "-s", "65536", "-n", "100000000", "-p", port]
         srv = run(env, cmd)
         procs.append(srv)
-        wait_for(lambda: (cm_counts(status(env)) or {}).get("ids", 0) >= 1 or
+        wait_for(lambda: (cm_counts(status(env)) or {}).get("listening", 0) >= 1 or
                  srv.poll() is not None, "the server's listener")
         cli = run(env, cmd + [DAEMON_IP])
         procs.append(cli)

@@ -44,9 +44,12 @@ def cm_ids(env):
 
 
 def listening(env, p):
-    """p's session holds an rdma_cm id (its listener), or p is gone."""
-    s = session_of(status(env), p.pid)
-    return (s is not None and re.search(r"\bcm_ids [1-9]", s) is not None) or \
+    """p's session holds an rdma_cm id and the daemon's CM a listener (a
+    REQ before rdma_listen is REJected, as the kernel's is), or p is gone."""
+    text = status(env)
+    s = session_of(text, p.pid)
+    return (s is not None and re.search(r"\bcm_ids [1-9]", s) is not None and
+            re.search(r"^cm .*\blistening [1-9]", text, re.M) is not None) or \
         p.poll() is not None
 
 
