@@ -547,6 +547,9 @@ struct srnic_engine {
 	uint16_t index;
 	uint16_t queue;             /* RX/TX queue of the port */
 	uint16_t port_id;
+	/* held across each RX and TX burst when the PMD tears a connection
+	 * down under them (DPDK 22.11's memif: lib/core/port.c); else NULL */
+	rte_spinlock_t *burst_guard;
 	_Atomic uint8_t running;    /* launched on a worker lcore */
 	_Atomic uint8_t stop;
 	unsigned int lcore;
