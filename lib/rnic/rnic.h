@@ -434,6 +434,7 @@ struct srnic_qp {
 		uint8_t retry_left;     /* sequence-error / timeout retries left */
 		uint8_t rnr_left;       /* RNR retries left (rnr_retry 7: forever) */
 		uint8_t read_retry;     /* READ re-asked after a response gap: once per rewind */
+		uint8_t starved_run;    /* late expiries in a row since progress (SRNIC_RETRY_STARVED_MAX) */
 		uint64_t wait_until;    /* timer cycles: RNR wait before resending */
 		uint64_t timer_at;      /* timer cycles: local ACK timeout; 0: not armed */
 	} req;
