@@ -18,7 +18,11 @@
 #define PSN0 1000
 #define TAIL_PKTS 200                 /* a WRITE of 200 packets of 1024 bytes */
 #define ACK_EVERY 64                  /* SRNIC_ACK_REQ_INTERVAL, as rxe */
-#define TMO_LONG 14                   /* 67 ms: no spurious timeout while 200 packets go */
+/* 1.07 s: no spurious timeout while 200 packets go. 67 ms (14) was not
+ * enough at load 35: this thread descheduled that long in mid-message
+ * left the timer due (it runs from the last packet sent) before the
+ * next AckReq, and a late expiry resent from PSN 64 */
+#define TMO_LONG 18
 #define TMO_SHORT 10                  /* 4.2 ms */
 #define TMO_BAD_RESP 18               /* 1.07 s */
 
