@@ -319,21 +319,28 @@ starve_both(void)
 		rte_pause();
 }
 
+/* A fresh pair, retry_cnt 0, the counters read (*tmo, *starved): a 1 KiB
+ * WRITE posted and sent by one poll of A. */
+static void
+write_leaves_a(int64_t *tmo, int64_t *starved)
+{
+	fresh(TMO_SHORT, E2E_RNR_RETRY_0, 4096); /* retry_cnt 0 */
+	e2e_settle(4);
+	e2e_reset();
+	*tmo = srnic_dev_stat(E->p.dev[0], "retry_timeout");
+	*starved = srnic_dev_stat(E->p.dev[0], "retry_starved");
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 1024, 0, IBV_SEND_SIGNALED);
+	e2e_poll_side(0);
+}
+
 static void
 test_starved_engine_spends_no_retry(void **state)
 {
 	int64_t tmo, starved;
 
 	RTE_SET_USED(state);
-	fresh(TMO_SHORT, E2E_RNR_RETRY_0, 4096); /* retry_cnt 0 */
-	e2e_settle(4);
-	e2e_reset();
-	tmo = srnic_dev_stat(E->p.dev[0], "retry_timeout");
-	starved = srnic_dev_stat(E->p.dev[0], "retry_starved");
-
 	/* the WRITE leaves A; nothing runs for 4 timeouts; then A first */
-	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 1024, 0, IBV_SEND_SIGNALED);
-	e2e_poll_side(0);
+	write_leaves_a(&tmo, &starved);
 	starve_both();
 	e2e_wait_wc(0, 1);
 	assert_int_equal(E->wc[0][0].status, IBV_WC_SUCCESS);
@@ -376,13 +383,7 @@ test_starved_engine_fails_dead_peer(void **state)
 	uint32_t i;
 
 	RTE_SET_USED(state);
-	fresh(TMO_SHORT, E2E_RNR_RETRY_0, 4096); /* retry_cnt 0 */
-	e2e_settle(4);
-	e2e_reset();
-	tmo = srnic_dev_stat(E->p.dev[0], "retry_timeout");
-	starved = srnic_dev_stat(E->p.dev[0], "retry_starved");
-	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 1024, 0, IBV_SEND_SIGNALED);
-	e2e_poll_side(0);
+	write_leaves_a(&tmo, &starved);
 	for (i = 0; i < 2 * SRNIC_RETRY_STARVED_MAX + 4 && srnic_qp_state(E->qp[0]) != IBV_QPS_ERR;
 	     i++) {
 		starve_both();
