@@ -30,6 +30,7 @@
  *   alone meanwhile (dev->port_paused, read once per poll).
  */
 #include <net/if.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -41,6 +42,8 @@
 #include <rte_ethdev.h>
 #include <rte_kvargs.h>
 #include <rte_log.h>
+#include <rte_spinlock.h>
+#include <rte_version.h>
 
 #include "rnic.h"
 #include "engine.h"
@@ -61,6 +64,15 @@ srnic_dev_port_stat(const struct srnic_dev *dev, const char *name)
 			return (int64_t)atomic_load_explicit(&dev->port_stats[i],
 							     memory_order_relaxed);
 	return -1;
+}
+
+static bool
+port_is_memif(uint16_t port_id)
+{
+	struct rte_eth_dev_info info;
+
+	return rte_eth_dev_info_get(port_id, &info) == 0 && info.driver_name != NULL &&
+	       strcmp(info.driver_name, "net_memif") == 0;
 }
 
 /* A memif port in the client role (memif's default role): the one kind of
@@ -87,6 +99,84 @@ port_is_memif_client(uint16_t port_id)
 	client = role == NULL || strcmp(role, "client") == 0;
 	rte_kvargs_free(kv);
 	return client;
+}
+
+/*
+ * A memif peer that goes away must not take the rings from under a burst.
+ *
+ * DPDK 22.11's net_memif takes a connection down on EAL's interrupt thread
+ * (memif_disconnect(), when the peer's control socket hangs up or says
+ * DISCONNECT): it clears ETH_MEMIF_FLAG_CONNECTED, takes and drops the
+ * device's cc_lock, and then munmap()s the regions the peer shared (rings
+ * and buffers). eth_memif_rx() and eth_memif_tx() test the flag once, on
+ * entry, and then read the rings: a burst under way when the peer dies
+ * reads unmapped memory (SIGSEGV at librte_net_memif.so.23.0+0x8b03, the
+ * load of the C2S ring's head in eth_memif_rx). The PMD offers no callback
+ * before the unmap (it raises no RTE_ETH_EVENT_INTR_LSC at all) and no way
+ * to keep the regions; cc_lock is the one thing its disconnect takes
+ * between the flag and the unmap. An engine that holds cc_lock across each
+ * burst (eng_rx_burst(), eng_tx_burst()) either finishes its burst before
+ * the disconnect gets past the lock, or starts it after, when the flag is
+ * clear and the burst returns at once. The upstream fix (the PMD waiting
+ * for its bursts itself) is described in doc/reliability.md.
+ *
+ * cc_lock is private to the PMD: struct pmd_internals (the device's
+ * dev_private), reached through ethdev's rte_eth_devices[]. The offsets
+ * below are 22.11's (v22.11 to v22.11.11 share these structs; the
+ * disassembly of Debian's librte_net_memif.so.23.0 shows them: `andl
+ * $~3,0x8(pmd)` then `xchg 0x38(pmd)` in memif_disconnect) and are checked
+ * on the device before use; another DPDK gets no guard and a warning.
+ */
+#if RTE_VER_YEAR == 22 && RTE_VER_MONTH == 11
+#define MEMIF_GUARD 1
+extern char rte_eth_devices[];     /* ethdev's internal table */
+#define ETHDEV_DEV_SIZE 16512      /* sizeof(struct rte_eth_dev) */
+#define ETHDEV_DEV_DATA 48         /* offsetof(struct rte_eth_dev, data) */
+#define ETHDEV_DATA_PRIVATE 96     /* offsetof(struct rte_eth_dev_data, dev_private) */
+#define ETHDEV_DATA_PORT_ID 3440   /* offsetof(struct rte_eth_dev_data, port_id) */
+
+/* the head of memif's struct pmd_internals, 22.11 */
+struct memif_pmd_head {
+	uint32_t id;
+	uint32_t role;             /* 0 server, 1 client */
+	uint32_t flags;            /* ETH_MEMIF_FLAG_*: bits 0-4 */
+	char *socket_filename;
+	char secret[24];
+	void *cc;
+	rte_spinlock_t cc_lock;
+};
+_Static_assert(offsetof(struct memif_pmd_head, cc_lock) == 0x38, "memif's cc_lock, 22.11");
+#endif
+
+/* The lock a memif port's bursts hold (see above), or NULL: not memif, or
+ * its layout is not the one known. */
+static rte_spinlock_t *
+port_burst_guard(uint16_t port_id, bool client)
+{
+#ifdef MEMIF_GUARD
+	char name[RTE_ETH_NAME_MAX_LEN];
+	struct memif_pmd_head *pmd;
+	const char *data;
+
+	if (rte_eth_dev_get_name_by_port(port_id, name) != 0 || port_id >= RTE_MAX_ETHPORTS ||
+	    strncmp(rte_version(), "DPDK 22.11", strlen("DPDK 22.11")) != 0)
+		goto unknown;
+	data = *(const char *const *)(rte_eth_devices + (size_t)port_id * ETHDEV_DEV_SIZE +
+				      ETHDEV_DEV_DATA);
+	if (data == NULL || strcmp(data, name) != 0 ||
+	    *(const uint16_t *)(data + ETHDEV_DATA_PORT_ID) != port_id)
+		goto unknown;
+	pmd = *(struct memif_pmd_head *const *)(data + ETHDEV_DATA_PRIVATE);
+	if (pmd == NULL || pmd->role != (client ? 1u : 0u) || (pmd->flags & ~0x1fu) != 0 ||
+	    pmd->socket_filename == NULL || (pmd->cc_lock.locked & ~1) != 0)
+		goto unknown;
+	return &pmd->cc_lock;
+unknown:
+#endif
+	RTE_SET_USED(client);
+	SRNIC_LOG(WARNING, "port %u: net_memif of %s, not DPDK 22.11's: its bursts are not guarded "
+		  "against a peer that goes away (doc/reliability.md)", port_id, rte_version());
+	return NULL;
 }
 
 _Static_assert(sizeof(((struct srnic_dev *)0)->port_ifname) == IFNAMSIZ, "an interface name");
@@ -159,6 +249,14 @@ srnic_dev_port_init(struct srnic_dev *dev)
 	dev->port_mtu = port_get_mtu(dev, &mtu) == 0 ? mtu : 0;
 	dev->mtu_conf = dev->mtu;
 	dev->port_restartable = port_is_memif_client(dev->port_id);
+	/* before any engine polls: srnic_dev_create() returns after this */
+	if (port_is_memif(dev->port_id)) {
+		rte_spinlock_t *guard = port_burst_guard(dev->port_id, dev->port_restartable);
+		uint16_t i;
+
+		for (i = 0; i < dev->nb_engines; i++)
+			dev->engines[i]->burst_guard = guard;
+	}
 	/* its connection is under way on memif's interrupt thread */
 	dev->port_restart_tsc = rte_get_timer_cycles() +
 				rte_get_timer_hz() / 1000 * SRNIC_PORT_RESTART_MS;

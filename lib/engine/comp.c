@@ -131,6 +131,15 @@ comp_implied_nak(struct srnic_engine *eng, struct srnic_qp *qp, uint32_t c,
 	eng_qp_stat(eng, SRNIC_STAT_RETRANSMIT, &qp->stats.retransmits);
 	comp_rewind(qp, c, srnic_psn_add(w->first_psn, w->resp_pkts));
 	qp->req.read_retry = 1;
+	/* The resend is the request the ACK timer now waits for. Left at the
+	 * old deadline, the timers of this same poll (after RX, before the
+	 * requester sends) could find it due and rewind again: a second retry
+	 * spent for one resend, or, on a late poll, a retry_starved resend
+	 * that sends nothing more. */
+	if (qp->timeout != 0) {
+		qp->req.timer_at = eng->now + qp->timeout_cycles;
+		eng_timer_arm(eng, qp, qp->req.timer_at);
+	}
 }
 
 /* READ response for w (PSN already known to be inside w's range). */
@@ -376,6 +385,7 @@ eng_comp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt
 		qp->req.retry_left = qp->retry_cnt;
 		qp->req.rnr_left = qp->rnr_retry;
 		qp->req.read_retry = 0;
+		qp->req.starved_run = 0;
 	}
 	eng_comp_retire(eng, qp);
 	if (progress && qp->timeout != 0) {
@@ -428,7 +438,8 @@ eng_comp_timer(struct srnic_engine *eng, struct srnic_qp *qp)
 	}
 	if (c == head || w->state == SRNIC_WQE_POSTED)
 		return;
-	if (unlikely(eng_poll_late(eng, qp))) {
+	if (unlikely(eng_poll_late(eng, qp)) && qp->req.starved_run < SRNIC_RETRY_STARVED_MAX) {
+		qp->req.starved_run++;
 		eng_stat(eng, SRNIC_STAT_RETRY_STARVED, 1);
 	} else {
 		eng_qp_stat(eng, SRNIC_STAT_TIMEOUT, &qp->stats.timeouts);

@@ -13,6 +13,9 @@
  * the control path calls is engine.h and neigh.h (srnic_*).
  */
 
+#include <rte_ethdev.h>
+#include <rte_spinlock.h>
+
 #define SRNIC_LOGTYPE srnic_logtype_engine
 #include "rnic.h"
 #include "cq.h"
@@ -207,6 +210,36 @@ static inline uint32_t
 eng_msg_npkts(uint64_t len, uint32_t pmtu)
 {
 	return len == 0 ? 1 : (uint32_t)((len + pmtu - 1) >> rte_bsf32(pmtu));
+}
+
+/* The port's bursts. A memif port's connection may go on EAL's
+ * interrupt thread, which unmaps the peer's rings once it holds the
+ * guard (lib/core/port.c): each burst holds it, one uncontended lock per
+ * burst, never per packet; other ports have none. */
+static inline uint16_t
+eng_rx_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t k;
+
+	if (likely(eng->burst_guard == NULL))
+		return rte_eth_rx_burst(eng->port_id, eng->queue, pkts, n);
+	rte_spinlock_lock(eng->burst_guard);
+	k = rte_eth_rx_burst(eng->port_id, eng->queue, pkts, n);
+	rte_spinlock_unlock(eng->burst_guard);
+	return k;
+}
+
+static inline uint16_t
+eng_tx_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t k;
+
+	if (likely(eng->burst_guard == NULL))
+		return rte_eth_tx_burst(eng->port_id, eng->queue, pkts, n);
+	rte_spinlock_lock(eng->burst_guard);
+	k = rte_eth_tx_burst(eng->port_id, eng->queue, pkts, n);
+	rte_spinlock_unlock(eng->burst_guard);
+	return k;
 }
 
 static inline uint32_t

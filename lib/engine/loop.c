@@ -204,7 +204,7 @@ srnic_engine_poll(struct srnic_engine *eng)
 	nb_rx = unlikely(eng->active_tail - eng->active_head > SRNIC_POLL_QPS) ? SRNIC_POLL_RX_BURSTS : 1;
 	n = 0;
 	for (b = 0; likely(!port_off) && b < nb_rx; b++) {
-		k = rte_eth_rx_burst(eng->port_id, eng->queue, pkts, SRNIC_RX_BURST);
+		k = eng_rx_burst(eng, pkts, SRNIC_RX_BURST);
 		if (k > 0)
 			eng_recv_burst(eng, pkts, k, 0);
 		n += k;

@@ -103,6 +103,7 @@ eng_qp_flush(struct srnic_engine *eng, struct srnic_qp *qp)
 	qp->req.rd_atomic = 0;
 	qp->req.timer_at = 0;
 	qp->req.wait_until = 0;
+	qp->req.starved_run = 0;
 	atomic_store_explicit(&qp->sq.comp, c, memory_order_release);
 
 	if (qp->resp.rwqe_taken) {

@@ -387,7 +387,7 @@ eng_tx_flush(struct srnic_engine *eng)
 			(eng->tx_len - i - 1) * sizeof(eng->tx_buf[0]));
 		eng->tx_len--;
 	}
-	sent = rte_eth_tx_burst(eng->port_id, eng->queue, eng->tx_buf, eng->tx_len);
+	sent = eng_tx_burst(eng, eng->tx_buf, eng->tx_len);
 	if (sent < eng->tx_len)
 		memmove(eng->tx_buf, eng->tx_buf + sent, (eng->tx_len - sent) * sizeof(eng->tx_buf[0]));
 	eng->tx_len -= sent;

@@ -434,6 +434,7 @@ struct srnic_qp {
 		uint8_t retry_left;     /* sequence-error / timeout retries left */
 		uint8_t rnr_left;       /* RNR retries left (rnr_retry 7: forever) */
 		uint8_t read_retry;     /* READ re-asked after a response gap: once per rewind */
+		uint8_t starved_run;    /* late expiries in a row since progress (SRNIC_RETRY_STARVED_MAX) */
 		uint64_t wait_until;    /* timer cycles: RNR wait before resending */
 		uint64_t timer_at;      /* timer cycles: local ACK timeout; 0: not armed */
 	} req;
@@ -547,6 +548,9 @@ struct srnic_engine {
 	uint16_t index;
 	uint16_t queue;             /* RX/TX queue of the port */
 	uint16_t port_id;
+	/* held across each RX and TX burst when the PMD tears a connection
+	 * down under them (DPDK 22.11's memif: lib/core/port.c); else NULL */
+	rte_spinlock_t *burst_guard;
 	_Atomic uint8_t running;    /* launched on a worker lcore */
 	_Atomic uint8_t stop;
 	unsigned int lcore;

@@ -24,6 +24,12 @@
  * expired). */
 #define SRNIC_POLL_RX_BURSTS (SRNIC_TX_BUF_SIZE / SRNIC_RX_BURST)
 #define SRNIC_REDIRECT_RING 4096       /**< packets handed from another engine's RX queue */
+/** ACK timeouts in a row, with no progress between them, that a late poll (more than a timeout
+ * after the engine's previous one) may find without spending a retry (retry_starved); the
+ * next late one spends one like any. A live peer answers a resend by then, however loaded the
+ * host (each resend's answer is read before the timers); a dead one on a host where every poll
+ * is late was resent for ever before (rc_timers' dead peer at load 25-40: 186 rounds in 20 s). */
+#define SRNIC_RETRY_STARVED_MAX 7
 /** QPs per device (ibv_query_device's max_qp): 16,384 each with WRs outstanding at once carry
  * their traffic on one engine (test perf_qps); 65,536 at depth 1 did not (ACK timeouts, QPs in
  * RETRY_EXC_ERR; doc/performance.md). A power of 2 (the engine's active FIFO). */

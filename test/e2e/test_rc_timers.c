@@ -12,13 +12,19 @@
 #include <rte_ethdev.h>
 
 #include "e2e_fixture.h"
+#include "srnic_param.h"
 #include "test_eal.h"
 
 #define PSN0 1000
 #define TAIL_PKTS 200                 /* a WRITE of 200 packets of 1024 bytes */
 #define ACK_EVERY 64                  /* SRNIC_ACK_REQ_INTERVAL, as rxe */
-#define TMO_LONG 14                   /* 67 ms: no spurious timeout while 200 packets go */
+/* 1.07 s: no spurious timeout while 200 packets go. 67 ms (14) was not
+ * enough at load 35: this thread descheduled that long in mid-message
+ * left the timer due (it runs from the last packet sent) before the
+ * next AckReq, and a late expiry resent from PSN 64 */
+#define TMO_LONG 18
 #define TMO_SHORT 10                  /* 4.2 ms */
+#define TMO_BAD_RESP 18               /* 1.07 s */
 
 static struct e2e_bufs bufs;
 
@@ -51,6 +57,7 @@ test_tail_loss_resends_tail(void **state)
 {
 	const uint32_t len = TAIL_PKTS * 1024;
 	int64_t tmo = srnic_dev_stat(E->p.dev[0], "retry_timeout");
+	int64_t starved = srnic_dev_stat(E->p.dev[0], "retry_starved");
 	uint32_t i, writes = 0, resent = 0, acks = 0, ackreq = 0;
 	uint32_t ack_psn[8];
 
@@ -66,7 +73,11 @@ test_tail_loss_resends_tail(void **state)
 	assert_int_equal(E->wc[0][0].wr_id, 1);
 	assert_memory_equal(bufs.r, bufs.l, len);
 	assert_int_equal(E->drop.dropped, 1);
-	assert_int_equal(srnic_dev_stat(E->p.dev[0], "retry_timeout") - tmo, 1);
+	/* one expiry: a timeout, or, when this thread was descheduled for
+	 * more than the timeout between two polls of A (a loaded host), a
+	 * late one that resends without spending a retry */
+	assert_int_equal(srnic_dev_stat(E->p.dev[0], "retry_timeout") - tmo +
+			 srnic_dev_stat(E->p.dev[0], "retry_starved") - starved, 1);
 	for (i = 0; i < E->npkts; i++) {
 		const struct e2e_pkt *k = &E->pkts[i];
 		uint32_t off = (k->psn - PSN0) & SRNIC_PSN_MASK;
@@ -308,21 +319,28 @@ starve_both(void)
 		rte_pause();
 }
 
+/* A fresh pair, retry_cnt 0, the counters read (*tmo, *starved): a 1 KiB
+ * WRITE posted and sent by one poll of A. */
+static void
+write_leaves_a(int64_t *tmo, int64_t *starved)
+{
+	fresh(TMO_SHORT, E2E_RNR_RETRY_0, 4096); /* retry_cnt 0 */
+	e2e_settle(4);
+	e2e_reset();
+	*tmo = srnic_dev_stat(E->p.dev[0], "retry_timeout");
+	*starved = srnic_dev_stat(E->p.dev[0], "retry_starved");
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 1024, 0, IBV_SEND_SIGNALED);
+	e2e_poll_side(0);
+}
+
 static void
 test_starved_engine_spends_no_retry(void **state)
 {
 	int64_t tmo, starved;
 
 	RTE_SET_USED(state);
-	fresh(TMO_SHORT, E2E_RNR_RETRY_0, 4096); /* retry_cnt 0 */
-	e2e_settle(4);
-	e2e_reset();
-	tmo = srnic_dev_stat(E->p.dev[0], "retry_timeout");
-	starved = srnic_dev_stat(E->p.dev[0], "retry_starved");
-
 	/* the WRITE leaves A; nothing runs for 4 timeouts; then A first */
-	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 1024, 0, IBV_SEND_SIGNALED);
-	e2e_poll_side(0);
+	write_leaves_a(&tmo, &starved);
 	starve_both();
 	e2e_wait_wc(0, 1);
 	assert_int_equal(E->wc[0][0].status, IBV_WC_SUCCESS);
@@ -349,6 +367,74 @@ test_starved_engine_spends_no_retry(void **state)
 	assert_int_equal(srnic_dev_stat(E->p.dev[0], "retry_starved") - starved, 0);
 	assert_int_equal(srnic_dev_stat(E->p.dev[0], "retry_timeout") - tmo, 0);
 	assert_int_equal(count_op(0, SRNIC_OP_RC_WRITE_ONLY), 1);
+}
+
+/* A dead peer on a host where every poll of A is late (each more than 4
+ * timeouts after the previous one), retry_cnt 0: the first
+ * SRNIC_RETRY_STARVED_MAX expiries spend nothing (retry_starved), the next
+ * one spends the retry there is not: RETRY_EXC_ERR, the QP in ERR. Before,
+ * every late expiry spared the retry and the WRITE was resent for ever
+ * (rc_timers' dead peer on a host at load 25-40: 186 rounds in 20 s). B is
+ * not polled: nothing answers. */
+static void
+test_starved_engine_fails_dead_peer(void **state)
+{
+	int64_t tmo, starved;
+	uint32_t i;
+
+	RTE_SET_USED(state);
+	write_leaves_a(&tmo, &starved);
+	for (i = 0; i < 2 * SRNIC_RETRY_STARVED_MAX + 4 && srnic_qp_state(E->qp[0]) != IBV_QPS_ERR;
+	     i++) {
+		starve_both();
+		e2e_poll_side(0);
+	}
+	assert_int_equal(srnic_dev_stat(E->p.dev[0], "retry_starved") - starved,
+			 SRNIC_RETRY_STARVED_MAX);
+	assert_int_equal(srnic_dev_stat(E->p.dev[0], "retry_timeout") - tmo, 1);
+	e2e_wait_wc(0, 1);
+	assert_int_equal(E->wc[0][0].status, IBV_WC_RETRY_EXC_ERR);
+	assert_int_equal(srnic_qp_state(E->qp[0]), IBV_QPS_ERR);
+	/* the first send and one resend per spared expiry */
+	assert_int_equal(count_op(0, SRNIC_OP_RC_WRITE_ONLY), 1 + SRNIC_RETRY_STARVED_MAX);
+}
+
+/* An implied NAK and an expired ACK timer in the same poll of A (a late
+ * one: this thread away for 4 timeouts after B answered): the implied NAK
+ * resends the READ and restarts the timer, so the timers of that poll find
+ * nothing due. Before, they found the old deadline, rewound again and
+ * counted a retry_starved resend that sent nothing more (on a timely poll:
+ * a second retry spent for one resend); rc_timers' implied NAK test then
+ * counted one READ fewer than 1 + retry_cnt + retry_starved on a loaded
+ * host. */
+static void
+test_implied_nak_restarts_timer(void **state)
+{
+	int64_t tmo, starved;
+
+	RTE_SET_USED(state);
+	fresh(TMO_SHORT, 3, 1 << 16);
+	e2e_settle(4);
+	e2e_reset();
+	tmo = srnic_dev_stat(E->p.dev[0], "retry_timeout");
+	starved = srnic_dev_stat(E->p.dev[0], "retry_starved");
+	e2e_drop_arm(1, SRNIC_OP_RC_READ_RESP_ONLY, 0, 1);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, 1, 0, 512, 0, IBV_SEND_SIGNALED);
+	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_WRITE, 2, 4096, 100, 4096, IBV_SEND_SIGNALED);
+	e2e_poll_side(0);
+	e2e_poll_side(1); /* the READ's response (lost on A's side) and the WRITE's ACK */
+	assert_int_equal(count_op(0, SRNIC_OP_RC_READ_REQ), 1);
+	starve_both();
+	e2e_poll_side(0); /* the response dropped, the ACK: implied NAK; the timers */
+	assert_int_equal(E->drop.dropped, 1);
+	assert_int_equal(srnic_dev_stat(E->p.dev[0], "retry_starved") - starved, 0);
+	assert_int_equal(srnic_dev_stat(E->p.dev[0], "retry_timeout") - tmo, 0);
+	e2e_poll_side(1); /* B takes the resent READ (A's packets are seen there) */
+	assert_int_equal(count_op(0, SRNIC_OP_RC_READ_REQ), 2);
+	e2e_wait_wc(0, 2);
+	assert_int_equal(E->wc[0][0].status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[0][1].status, IBV_WC_SUCCESS);
+	assert_memory_equal(bufs.r, bufs.l, 512);
 }
 
 /* A copy of B's READ response k with PSN psn, opcode op and drop bytes of
@@ -385,7 +471,12 @@ inject_resp(const struct e2e_pkt *k, uint32_t psn, uint8_t op, uint32_t drop)
 
 /* READ responses of the wrong length or position are dropped,
  * each under its own counter, and place nothing; the READ's retry then
- * completes it. */
+ * completes it. Once the READ's response is lost only A runs until both
+ * bad ones were counted: B cannot answer a resend before them (with both
+ * running and a 4.2 ms timeout, a thread descheduled that long let A's
+ * resend be answered and the READ complete before the injection, which
+ * then counted nothing). The timeout is long (1.07 s) so that the loss
+ * itself is not repaired before the injection either. */
 static void
 test_bad_read_resp_counted(void **state)
 {
@@ -393,11 +484,12 @@ test_bad_read_resp_counted(void **state)
 	int64_t pos_err = srnic_dev_stat(E->p.dev[0], "comp_read_resp_pos_err");
 	const struct e2e_pkt *tmpl = NULL;
 	uint32_t i, psn = 0;
+	uint64_t dl;
 
 	RTE_SET_USED(state);
 	assert_true(len_err >= 0);
 	assert_true(pos_err >= 0);
-	fresh(TMO_SHORT, 7, 1 << 16);
+	fresh(TMO_BAD_RESP, 7, 1 << 16);
 	/* a READ answered normally: its response is the template */
 	e2e_bufs_post(&bufs, E->qp[0], IBV_WR_RDMA_READ, 1, 0, 1024, 0, IBV_SEND_SIGNALED);
 	e2e_wait_wc(0, 1);
@@ -418,7 +510,12 @@ test_bad_read_resp_counted(void **state)
 	assert_int_equal(psn, PSN0 + 1);
 	inject_resp(tmpl, psn, SRNIC_OP_RC_READ_RESP_ONLY, 4); /* 1020 bytes of 1024 */
 	inject_resp(tmpl, psn, SRNIC_OP_RC_READ_RESP_FIRST, 0); /* FIRST of a 1-packet READ */
-	E2E_RUN_UNTIL(srnic_dev_stat(E->p.dev[0], "comp_read_resp_pos_err") > pos_err);
+	dl = e2e_deadline();
+	while (srnic_dev_stat(E->p.dev[0], "comp_read_resp_pos_err") == pos_err) {
+		if (e2e_deadline_passed(dl))
+			fail_msg("the injected READ responses were not counted");
+		e2e_poll_side(0);
+	}
 	assert_int_equal(srnic_dev_stat(E->p.dev[0], "comp_read_resp_len_err") - len_err, 1);
 	assert_int_equal(srnic_dev_stat(E->p.dev[0], "comp_read_resp_pos_err") - pos_err, 1);
 	e2e_wait_wc(0, 2);
@@ -438,7 +535,11 @@ main(void)
 						e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_implied_nak_spends_retry, e2e_setup,
 						e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_implied_nak_restarts_timer, e2e_setup,
+						e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_dead_peer_silent, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_starved_engine_fails_dead_peer, e2e_setup,
+						e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_dead_peer_qp_gone, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_dead_peer_read_resp_err, e2e_setup,
 						e2e_teardown),
