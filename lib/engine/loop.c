@@ -156,12 +156,31 @@ eng_rx_loopback(struct srnic_engine *eng)
 	return n;
 }
 
+/* Under many QPs with work: RX bursts after a full first one, until one
+ * comes back short, SRNIC_POLL_RX_BURSTS in all. Returns the packets. */
+static __rte_noinline uint32_t
+eng_rx_drain(struct srnic_engine *eng, struct rte_mbuf **pkts)
+{
+	uint32_t b, n = 0;
+	uint16_t k;
+
+	for (b = 1; b < SRNIC_POLL_RX_BURSTS; b++) {
+		k = eng_rx_burst(eng, pkts, SRNIC_RX_BURST);
+		if (k > 0)
+			eng_recv_burst(eng, pkts, k, 0);
+		n += k;
+		if (k < SRNIC_RX_BURST)
+			break;
+	}
+	return n;
+}
+
 unsigned int
 srnic_engine_poll(struct srnic_engine *eng)
 {
 	struct rte_mbuf *pkts[SRNIC_RX_BURST];
 	uint16_t k, r;
-	uint32_t b, i, n, nb_rx, cnt, keep, tx_before, moved;
+	uint32_t i, n, cnt, keep, tx_before, moved;
 	uint64_t now, seq;
 	const struct srnic_dev *prev_dev;
 	bool port_off;
@@ -182,7 +201,13 @@ srnic_engine_poll(struct srnic_engine *eng)
 	atomic_store_explicit(&eng->poll_seq, seq, memory_order_relaxed);
 	prev_dev = srnic_poll_dev;
 	srnic_poll_dev = eng->dev;
-	eng_doorbells(eng);
+	/* The doorbell, redirect and graveyard rings are empty in most polls:
+	 * each is looked at with one compare of its producer's tail and our
+	 * consumer's (rte_ring_empty()), and dequeued only when it holds
+	 * something. A producer's entry the compare misses is one its
+	 * dequeue would have missed too: taken next poll. */
+	if (!rte_ring_empty(eng->doorbell))
+		eng_doorbells(eng);
 	atomic_thread_fence(memory_order_seq_cst);
 	/* the port is being started again (lib/core/port.c): hands off */
 	port_off = atomic_load_explicit(&eng->dev->port_paused, memory_order_relaxed);
@@ -200,24 +225,33 @@ srnic_engine_poll(struct srnic_engine *eng)
 	 * back short, SRNIC_POLL_RX_BURSTS at most: one burst per poll then
 	 * fell behind the ACKs of what a poll sends. Not always: with a few
 	 * busy QPs the drain cost a fifth of the 64 B READ rate (8 QPs x 16,
-	 * doc/performance.md). */
-	nb_rx = unlikely(eng->active_tail - eng->active_head > SRNIC_POLL_QPS) ? SRNIC_POLL_RX_BURSTS : 1;
+	 * doc/performance.md). The first burst is outside the loop: an idle
+	 * poll pays one call and one compare for RX. */
 	n = 0;
-	for (b = 0; likely(!port_off) && b < nb_rx; b++) {
+	if (likely(!port_off)) {
 		k = eng_rx_burst(eng, pkts, SRNIC_RX_BURST);
-		if (k > 0)
+		if (k > 0) {
 			eng_recv_burst(eng, pkts, k, 0);
-		n += k;
-		if (k < SRNIC_RX_BURST)
-			break;
+			n = k;
+			if (unlikely(k == SRNIC_RX_BURST) &&
+			    eng->active_tail - eng->active_head > SRNIC_POLL_QPS)
+				n += eng_rx_drain(eng, pkts);
+		}
 	}
-	r = (uint16_t)rte_ring_sc_dequeue_burst(eng->redirect, (void **)pkts, SRNIC_RX_BURST, NULL);
-	if (r > 0) /* ICRC was checked by the engine that received them */
-		eng_recv_burst(eng, pkts, r, SRNIC_PARSE_F_NO_ICRC);
+	r = 0;
+	if (!rte_ring_empty(eng->redirect)) {
+		r = (uint16_t)rte_ring_sc_dequeue_burst(eng->redirect, (void **)pkts,
+							SRNIC_RX_BURST, NULL);
+		if (r > 0) /* ICRC was checked by the engine that received them */
+			eng_recv_burst(eng, pkts, r, SRNIC_PARSE_F_NO_ICRC);
+	}
 	if (unlikely(eng->loop_len > 0))
 		r = (uint16_t)(r + eng_rx_loopback(eng));
-	eng_bury(eng);
-	eng_timer_advance(eng);
+	if (unlikely(!rte_ring_empty(eng->graveyard)))
+		eng_bury(eng);
+	/* the wheel's walk only when a tick has passed (one compare) */
+	if (eng->now >> eng->tw.tick_shift >= eng->tw.cur)
+		eng_timer_advance(eng);
 	if (unlikely(atomic_load_explicit(&eng->dev->neigh_ask, memory_order_relaxed) != 0))
 		eng_neigh_ask_run(eng); /* srnic_dev_resolve_neigh() asked */
 	if (unlikely(eng->nb_arp_wait > 0) &&
@@ -231,10 +265,12 @@ srnic_engine_poll(struct srnic_engine *eng)
 	 * under a TX-bound load every QP's turn must come (else the last QPs
 	 * sent nothing for seconds and their requesters timed out on a
 	 * lossless link). */
-	if (eng->active_rotate && eng->active_tail - eng->active_head > 1)
-		eng->active[eng->active_tail++ & (ENG_ACTIVE_SLOTS - 1)] =
-			eng->active[eng->active_head++ & (ENG_ACTIVE_SLOTS - 1)];
-	eng->active_rotate = 0;
+	if (unlikely(eng->active_rotate)) {
+		if (eng->active_tail - eng->active_head > 1)
+			eng->active[eng->active_tail++ & (ENG_ACTIVE_SLOTS - 1)] =
+				eng->active[eng->active_head++ & (ENG_ACTIVE_SLOTS - 1)];
+		eng->active_rotate = 0;
+	}
 	cnt = RTE_MIN(eng->active_tail - eng->active_head, (uint32_t)SRNIC_POLL_QPS);
 	keep = 0;
 	for (i = 0; i < cnt; i++) {

@@ -70,10 +70,13 @@ eng_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
 {
 	struct srnic_dev *dev = eng->dev;
 	struct eng_free_batch fb;
+	uint64_t bytes = 0;
 	uint16_t i;
 
 	fb.nb_pools = 0;
 	fb.nb_ext = 0;
+	/* the burst's counters once, not per packet */
+	eng_stat(eng, SRNIC_STAT_RX_PKTS, n);
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct srnic_pkt pkt;
@@ -83,8 +86,7 @@ eng_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
 
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		eng_stat(eng, SRNIC_STAT_RX_PKTS, 1);
-		eng_stat(eng, SRNIC_STAT_RX_BYTES, rte_pktmbuf_pkt_len(m));
+		bytes += rte_pktmbuf_pkt_len(m);
 		pe = srnic_pkt_parse(m, &pkt, parse_flags);
 		if (unlikely(pe != SRNIC_PARSE_OK)) {
 			if (pe <= SRNIC_PARSE_NOT_ROCE) {
@@ -155,4 +157,5 @@ drop:
 		eng_free_batch_add(&fb, m);
 	}
 	eng_free_batch_flush(&fb);
+	eng_stat(eng, SRNIC_STAT_RX_BYTES, bytes);
 }

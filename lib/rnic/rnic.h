@@ -829,8 +829,12 @@ void srnic_dev_port_fini(struct srnic_dev *dev);
 void srnic_dev_port_watch(struct srnic_dev *dev);
 int64_t srnic_dev_port_stat(const struct srnic_dev *dev, const char *name);
 
-/* Set by srnic_engine_poll() for its duration (per thread). */
-extern _Thread_local const struct srnic_dev *srnic_poll_dev;
+/* Set by srnic_engine_poll() for its duration (per thread). Initial-exec:
+ * in libibverbs.so.1 the default model costs a __tls_get_addr() call per
+ * access, three per poll; this one is a load from the static TLS block
+ * (glibc keeps room there for a dlopen()ed library's few bytes). */
+#define SRNIC_TLS_IE __attribute__((tls_model("initial-exec")))
+extern _Thread_local const struct srnic_dev *srnic_poll_dev SRNIC_TLS_IE;
 
 /* Is this thread inside a poll of one of dev's engines? A quiesce would
  * wait for our own poll to end: the control path answers -EDEADLK. */

@@ -9,6 +9,7 @@
 # benchmark's post and poll, the requester engine) and responder (the
 # responder engine) together are what one READ costs.
 #   test/bench/icount.sh [--quick] REF...
+#   test/bench/icount.sh --idle REF...     instructions per idle engine poll
 # REF: a commit or a build directory, as for ab.sh (trees.sh builds commits
 # in worktrees under $AB_DIR, here with line information: build-g). One
 # line per REF: instructions per 64 B READ (8 QPs x 16; requester,
@@ -26,6 +27,9 @@ AB_MESON_OPTS+=(-Ddebug=true)
 # spread over them); --quick for a look in a few seconds.
 ITERS_64=20000
 ITERS_64K=2000
+# READs of the idle poll's run (--idle): each one a time slice or two of
+# the responder's thread spent polling with nothing to do
+IDLE_ITERS=200
 QUICK_DIV=10
 # runs of one figure before giving up on a run without resends (below)
 TRIES=${ICOUNT_TRIES:-4}
@@ -37,9 +41,15 @@ NICE=${ICOUNT_NICE:-0}
 EAL=(-l 0 --no-pci --no-huge -m 1024 --file-prefix srnic-icount-$$ --log-level=lib.eal:error
 	--no-telemetry)
 
-div=1
-[ "${1:-}" = --quick ] && { div=$QUICK_DIV; shift; }
-[ $# -ge 1 ] || { echo "usage: $0 [--quick] REF..." >&2; exit 2; }
+div=1 idle=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) div=$QUICK_DIV; shift ;;
+	--idle) idle=1; shift ;;
+	*) break ;;
+	esac
+done
+[ $# -ge 1 ] || { echo "usage: $0 [--quick] [--idle] REF..." >&2; exit 2; }
 [ -z "$KEEP" ] || mkdir -p "$KEEP"
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
 tmp=$(mktemp -d)
@@ -169,6 +179,45 @@ count() {
 		END { if (!rq || !rs) exit 1; print rq, rs, reads, wheel }' ||
 		{ echo "no cost for req_step / perf_resp_poll_once (inlined?)" >&2; return 1; }
 }
+
+# idle_poll BINARY: prints "instructions polls wheel" of the responder's
+# engine polls (srnic_engine_poll(), inclusive: the RX burst's ethdev and
+# PMD included, srnic-perf's own loop around it not) in a READ 64 B latency
+# run on two lcores (-l 0,1; --fair-sched: without it one thread kept the
+# lock and the run failed): valgrind runs one thread at a time, a time slice
+# each, so the responder's thread polls its engine thousands of times with
+# nothing to do for each READ it answers (~1,000 instructions each, under 1
+# per poll spread over the polls): their cost over their number is an idle
+# poll's.
+idle_poll() {
+	local bin=$1 out=$tmp/idle.out
+	rm -f "$out"
+	nice -n "$NICE" valgrind --tool=callgrind --fair-sched=yes --callgrind-out-file="$out" \
+		--toggle-collect='resp_main*' "$bin" -l 0,1 "${EAL[@]:2}" -- --quiet \
+		--op read --size 64 --lat --iters $((IDLE_ITERS / div)) >"$tmp/run.log" 2>&1 ||
+		{ echo "callgrind run failed:" >&2; tail -n 20 "$tmp/run.log" >&2; return 1; }
+	[ -z "$KEEP" ] || cp "$out" "$KEEP/${ref//\//_}-idle.out"
+	callgrind_annotate --inclusive=yes "$out" 2>/dev/null |
+		awk -v polls="$(calls_into "$out" perf_resp_poll_once)" -v wheel="$(wheel_cost "$out" "$bin")" '
+		/:srnic_engine_poll/ && !c { gsub(",", "", $1); c = $1 }
+		END { if (!c || !polls) exit 1; print c, polls, wheel }' ||
+		{ echo "no cost for srnic_engine_poll" >&2; return 1; }
+}
+
+if [ $idle = 1 ]; then
+	printf '%-14s %-36s %10s %8s %8s %8s\n' ref subject polls "ins/poll" "wheel" "net/poll"
+	for ref in "$@"; do
+		bin=$(perf_binary "$ref")
+		subj=$(if [ -d "$ref" ]; then git -C "$ref" log -1 --format='%h %s'; else
+			git log -1 --format=%s "$ref"; fi 2>/dev/null | cut -c1-36 || true)
+		read -r c polls w < <(idle_poll "$bin") || { echo "$ref: no count" >&2; continue; }
+		if [ "$w" = - ]; then net=-; else net=$(printf '%.1f' "$(echo "($c - $w) / $polls" | bc -l)"); fi
+		printf '%-14s %-36s %10s %8.1f %8s %8s\n' "$ref" "${subj:0:36}" "$polls" \
+			"$(echo "$c / $polls" | bc -l)" \
+			"$([ "$w" = - ] && echo - || printf '%.1f' "$(echo "$w / $polls" | bc -l)")" "$net"
+	done
+	exit 0
+fi
 
 # both: requester + responder; wheel: the timer wheel's share of it; net:
 # both without the wheel (the figure to compare; "-" when not known)
