@@ -22,8 +22,8 @@ import subprocess
 import sys
 import tempfile
 
-from srnicd_check import GUARD_S, attached_env, check, failures, objects, status, wait_for
-from srnicd_test import SRNIC
+from srnicd_check import (SRNIC, attached_env, check, daemon_ready, daemon_start, failures,
+                          objects, status, stop, wait_for)
 
 SKIP = 77
 DAEMON_IP = "10.87.0.1"
@@ -46,13 +46,8 @@ def main():
     log = os.path.join(tmp, "srnicd.log")
     daemon = None
     try:
-        with open(log, "w") as lf:
-            daemon = subprocess.Popen([SRNIC, "daemon", "--port", "net_ring0", "--ip", DAEMON_IP,
-                                       "--socket", sock], env=env, stdout=lf,
-                                      stderr=subprocess.STDOUT)
-        up = wait_for(lambda: "srnicd: ready" in open(log).read() or daemon.poll() is not None,
-                      "the daemon's ready line")
-        if not check(up and daemon.poll() is None, "daemon up: %s" % open(log).read()[-600:]):
+        daemon = daemon_start(env, log, DAEMON_IP, sock)
+        if not daemon_ready(daemon, log):
             return 1
         base = objects(status(env))
         ended = 0
@@ -77,11 +72,7 @@ def main():
               "the daemon's objects and CM ids back to none: %s" % objects(status(env)))
     finally:
         if daemon is not None and daemon.poll() is None:
-            daemon.terminate()
-            try:
-                daemon.wait(timeout=GUARD_S)
-            except subprocess.TimeoutExpired:
-                daemon.kill()
+            stop(daemon)
         shutil.rmtree(tmp, ignore_errors=True)
     print("%d failed" % len(failures) if failures else "srnicd cm_exit: all checks passed")
     return 1 if failures else 0
