@@ -571,7 +571,7 @@ srnd_dpath_sleep(struct srnd *d, unsigned int us)
 	struct timespec ts;
 	struct srnd_objs *o;
 	unsigned int i, n = 0;
-	bool work = false;
+	bool work = false, fallback = false;
 	long rc = -1;
 
 	(void)d;
@@ -596,10 +596,15 @@ srnd_dpath_sleep(struct srnd *d, unsigned int us)
 		ts.tv_sec += ts.tv_nsec / 1000000000;
 		ts.tv_nsec %= 1000000000;
 		rc = syscall(SYS_futex_waitv, w, n, 0, &ts, CLOCK_MONOTONIC);
-		if (rc < 0 && errno == ENOSYS)
+		/* any failure but the timeout, a word already 0 or a signal (no
+		 * futex_waitv before Linux 5.16, a seccomp profile that refuses
+		 * it: EPERM, ...): nanosleep from now on, never a spin */
+		if (rc < 0 && errno != ETIMEDOUT && errno != EAGAIN && errno != EINTR) {
 			dp_waitv = false;
+			fallback = true;
+		}
 	}
-	if (!work && (n == 0 || (rc < 0 && errno == ENOSYS))) {
+	if (!work && (n == 0 || fallback)) {
 		ts.tv_sec = 0;
 		ts.tv_nsec = (long)us * 1000;
 		nanosleep(&ts, NULL);
