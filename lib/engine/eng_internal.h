@@ -215,7 +215,10 @@ eng_msg_npkts(uint64_t len, uint32_t pmtu)
 /* The port's bursts. A memif port's connection may go on EAL's
  * interrupt thread, which unmaps the peer's rings once it holds the
  * guard (lib/core/port.c): each burst holds it, one uncontended lock per
- * burst, never per packet; other ports have none. */
+ * burst, never per packet; other ports have none. A guard held means a
+ * connect or disconnect is under way (memif holds it across a blocking
+ * sendmsg() to its peer): the burst is skipped, never waited for (RX:
+ * nothing this poll; TX: the frames stay in tx_buf for the next). */
 static inline uint16_t
 eng_rx_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -223,7 +226,8 @@ eng_rx_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n)
 
 	if (likely(eng->burst_guard == NULL))
 		return rte_eth_rx_burst(eng->port_id, eng->queue, pkts, n);
-	rte_spinlock_lock(eng->burst_guard);
+	if (!rte_spinlock_trylock(eng->burst_guard))
+		return 0;
 	k = rte_eth_rx_burst(eng->port_id, eng->queue, pkts, n);
 	rte_spinlock_unlock(eng->burst_guard);
 	return k;
@@ -236,7 +240,8 @@ eng_tx_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n)
 
 	if (likely(eng->burst_guard == NULL))
 		return rte_eth_tx_burst(eng->port_id, eng->queue, pkts, n);
-	rte_spinlock_lock(eng->burst_guard);
+	if (!rte_spinlock_trylock(eng->burst_guard))
+		return 0;
 	k = rte_eth_tx_burst(eng->port_id, eng->queue, pkts, n);
 	rte_spinlock_unlock(eng->burst_guard);
 	return k;
