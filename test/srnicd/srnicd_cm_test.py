@@ -47,14 +47,13 @@ import sys
 import tempfile
 
 from srnicd_check import (GUARD_S, SRNIC, attached_env, check, daemon_ready, daemon_start,
-                          failures, finish, free_port, run, session_of, status, status_num,
-                          svc_types, tcp_listening, wait_for)
+                          failures, finish, free_port, objects, run, session_of, status,
+                          status_num, svc_types, tcp_listening, wait_for)
 from srnicd_test import HDR, hello_body, msg
 
 SKIP = 77
 DAEMON_IP = "10.83.0.1"
 NO_NEIGHBOUR = "10.83.0.77"     # on the daemon's subnet, answered by no one
-OBJECTS = ("pds", "cqs", "qps", "mrs", "mr_bytes", "shm_bytes")
 
 
 def cm_counts(text):
@@ -64,13 +63,6 @@ def cm_counts(text):
         return None
     f = m.group(1).split()
     return {f[i]: int(f[i + 1]) for i in range(0, len(f) - 1, 2)}
-
-
-def objects(text):
-    m = re.search(r"^objects (.*)$", text, re.M)
-    if not m:
-        return None
-    return {k: int(re.search(r"\b%s (\d+)" % k, m.group(1)).group(1)) for k in OBJECTS}
 
 
 def cm_thread_syscall(pid):
