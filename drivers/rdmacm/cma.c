@@ -57,15 +57,29 @@ static uint64_t now_ms(void);
 void
 cma_log(const char *fmt, ...)
 {
+	char line[CMA_LOG_LINE_MAX];
+	size_t n = 0;
 	va_list ap;
+	int k;
 
-	fputs("srnic librdmacm: ", stderr);
-	if (cma.trace)
-		fprintf(stderr, "[%llu ms] ", (unsigned long long)(now_ms() % 1000000));
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
+	/* one write of the whole line: two processes (a program's forked
+	 * children) never interleave inside each other's lines */
+	k = snprintf(line, sizeof(line), "srnic librdmacm: ");
+	n = k > 0 ? (size_t)k : 0;
+	if (cma.trace && n < sizeof(line)) {
+		k = snprintf(line + n, sizeof(line) - n, "[%llu ms] ",
+			     (unsigned long long)(now_ms() % 1000000));
+		n = k > 0 ? RTE_MIN(n + (size_t)k, sizeof(line) - 1) : n;
+	}
+	if (n < sizeof(line)) {
+		va_start(ap, fmt);
+		k = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+		va_end(ap);
+		n = k > 0 ? RTE_MIN(n + (size_t)k, sizeof(line) - 2) : n;
+	}
+	line[n++] = '\n';
+	line[n] = '\0';
+	fputs(line, stderr);
 }
 
 static uint64_t

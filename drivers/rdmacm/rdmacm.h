@@ -58,6 +58,7 @@
  * leaves the ids to the peers (attached: the daemon's session end sends
  * their DREQs) rather than wait for ever */
 #define CMA_EXIT_LOCK_MS 200
+#define CMA_LOG_LINE_MAX 1024       /* a message of the library on stderr, written at once */
 #define CMA_PDATA_MAX 256           /* an event's private data copy (RTU's 224 the largest) */
 
 enum cma_state {
