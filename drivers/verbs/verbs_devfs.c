@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,6 +30,9 @@
 /* uverbs' ABI version (the class's abi_version) and the device's */
 #define SV_DEVFS_CLASS_ABI 6
 #define SV_DEVFS_DEV_ABI 1
+/* root/owner: the pid of the process that made root (outside dev/ and sys/,
+ * the preload never shows it) */
+#define SV_DEVFS_OWNER "owner"
 
 static char sv_devfs_made[PATH_MAX];    /* the root this process made, removed at exit */
 static pid_t sv_devfs_pid;              /* that process: a fork()ed child's exit leaves it */
@@ -180,6 +184,38 @@ devfs_port(const char *root, const struct sv_devfs_dev *d)
 	return rc;
 }
 
+static int devfs_rm(const char *path);
+
+/* This process makes root and so removes it at exit: a new directory, or
+ * one its recorded maker left behind when killed (a SIGKILL runs no exit
+ * handler, and `srnic run` names the root by pid, which the system reuses:
+ * a stale tree adopted is emptied first, so no old device's file shows). */
+static bool
+devfs_claim(const char *root)
+{
+	char path[PATH_MAX], buf[24];
+	long owner = 0;
+	FILE *f;
+
+	if (mkdir(root, 0755) != 0) {
+		if (errno != EEXIST)
+			return false;
+		snprintf(path, sizeof(path), "%s/%s", root, SV_DEVFS_OWNER);
+		f = fopen(path, "r");
+		if (f == NULL)
+			return false;       /* not one of ours: leave it as found */
+		if (fgets(buf, sizeof(buf), f) != NULL)
+			owner = strtol(buf, NULL, 10);
+		fclose(f);
+		if (owner <= 0 || owner == getpid() ||
+		    kill((pid_t)owner, 0) == 0 || errno != ESRCH)
+			return false;       /* its maker lives: it removes it */
+		if (devfs_rm(root) != 0 || mkdir(root, 0755) != 0)
+			return false;
+	}
+	return devfs_put(root, SV_DEVFS_OWNER, "%ld", (long)getpid()) == 0;
+}
+
 int
 sv_devfs_write(const struct sv_devfs_dev *d)
 {
@@ -199,7 +235,7 @@ sv_devfs_write(const struct sv_devfs_dev *d)
 	}
 	snprintf(ib, sizeof(ib), "sys/class/infiniband/%s", d->name);
 	snprintf(uv, sizeof(uv), "sys/class/infiniband_verbs/%s", d->uverbs);
-	made = mkdir(root, 0755) == 0;
+	made = devfs_claim(root);
 	rc = devfs_mkdirs(root, "dev/infiniband");
 	rc = rc != 0 ? rc : devfs_mkdirs(root, uv);
 	rc = rc != 0 ? rc : devfs_mkdirs(root, ib);

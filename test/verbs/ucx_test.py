@@ -77,6 +77,26 @@ def case_devfs():
     root = lines.get("root", "")
     vt.check(root != "" and not os.path.exists(root),
              "devfs: the private directory %r removed at exit" % root)
+    # a root its maker left when killed (no exit handler runs on SIGKILL),
+    # and `srnic run` names roots by pid, which the system reuses: the next
+    # process adopts it, empties it (no old device shows) and removes it
+    stale = os.path.join(vt.TMP, "devfs-stale")
+    os.makedirs(os.path.join(stale, "sys/class/infiniband/old0"), exist_ok=True)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    with open(os.path.join(stale, "owner"), "w") as f:
+        f.write("%d\n" % dead.pid)
+    env = vt.run_env()
+    env["SRNIC_DEVFS"] = stale
+    rc, out2 = run_one("devfs-stale", "net_memif0,role=server,socket=" + sock + "2",
+                       "10.77.0.1", [sys.executable, "-c", DEVFS_PROBE], env=env)
+    lines = dict(l.split(" ", 1) for l in out2.splitlines() if " " in l)
+    vt.check(rc == 0, "devfs stale: the probe exits %s:\n%s" % (rc, out2))
+    vt.check(lines.get("class") == "srnic0",
+             "devfs stale: the dead maker's old0 gone, srnic0 alone (%s)" % lines.get("class"))
+    vt.check(lines.get("root") == stale and not os.path.exists(stale),
+             "devfs stale: the adopted %r removed at exit" % stale)
+    out += out2
     if vt.failures:
         print(out)
 
