@@ -52,6 +52,7 @@ static const char *const port_stat_names[SRNIC_PORT_STAT_COUNT] = {
 	[SRNIC_PORT_STAT_RESTART] = "port_restart",
 	[SRNIC_PORT_STAT_MTU_CHANGE] = "port_mtu_change",
 	[SRNIC_PORT_STAT_MTU_QP_ERR] = "port_mtu_qp_err",
+	[SRNIC_PORT_STAT_RESTART_HELD] = "port_restart_held",
 };
 
 int64_t
@@ -134,6 +135,7 @@ extern char rte_eth_devices[];     /* ethdev's internal table */
 #define ETHDEV_DEV_DATA 48         /* offsetof(struct rte_eth_dev, data) */
 #define ETHDEV_DATA_PRIVATE 96     /* offsetof(struct rte_eth_dev_data, dev_private) */
 #define ETHDEV_DATA_PORT_ID 3440   /* offsetof(struct rte_eth_dev_data, port_id) */
+#endif
 
 /* the head of memif's struct pmd_internals, 22.11 */
 struct memif_pmd_head {
@@ -146,12 +148,11 @@ struct memif_pmd_head {
 	rte_spinlock_t cc_lock;
 };
 _Static_assert(offsetof(struct memif_pmd_head, cc_lock) == 0x38, "memif's cc_lock, 22.11");
-#endif
 
-/* The lock a memif port's bursts hold (see above), or NULL: not memif, or
- * its layout is not the one known. */
-static rte_spinlock_t *
-port_burst_guard(uint16_t port_id, bool client)
+/* A memif port's PMD head (see above), or NULL: not memif, or its layout
+ * is not the one known. */
+static struct memif_pmd_head *
+port_memif_pmd(uint16_t port_id, bool client)
 {
 #ifdef MEMIF_GUARD
 	char name[RTE_ETH_NAME_MAX_LEN];
@@ -170,13 +171,35 @@ port_burst_guard(uint16_t port_id, bool client)
 	if (pmd == NULL || pmd->role != (client ? 1u : 0u) || (pmd->flags & ~0x1fu) != 0 ||
 	    pmd->socket_filename == NULL || (pmd->cc_lock.locked & ~1) != 0)
 		goto unknown;
-	return &pmd->cc_lock;
+	return pmd;
 unknown:
 #endif
 	RTE_SET_USED(client);
 	SRNIC_LOG(WARNING, "port %u: net_memif of %s, not DPDK 22.11's: its bursts are not guarded "
 		  "against a peer that goes away (doc/reliability.md)", port_id, rte_version());
 	return NULL;
+}
+
+/* Whether a memif client's control connection is under way: connected to
+ * its server, the handshake not finished (or the link up). memif sets
+ * pmd->cc at connect and clears it in memif_disconnect(), on its interrupt
+ * thread, when the server refuses or hangs up. A restart then would close
+ * a connection the server has not accepted yet, and a 22.11 server that
+ * accepts a closed connection leaves EAL's interrupt thread a closed fd and
+ * panics ("Error adding fd N epoll_ctl", doc/reliability.md): on a loaded
+ * host the handshake can take longer than SRNIC_PORT_RESTART_MS. */
+static bool
+port_memif_connecting(const struct srnic_dev *dev)
+{
+#ifdef MEMIF_GUARD
+	const struct memif_pmd_head *pmd = dev->memif_pmd;
+
+	return pmd != NULL &&
+	       __atomic_load_n((void *const *)&pmd->cc, __ATOMIC_RELAXED) != NULL;
+#else
+	RTE_SET_USED(dev);
+	return false;
+#endif
 }
 
 _Static_assert(sizeof(((struct srnic_dev *)0)->port_ifname) == IFNAMSIZ, "an interface name");
@@ -251,11 +274,12 @@ srnic_dev_port_init(struct srnic_dev *dev)
 	dev->port_restartable = port_is_memif_client(dev->port_id);
 	/* before any engine polls: srnic_dev_create() returns after this */
 	if (port_is_memif(dev->port_id)) {
-		rte_spinlock_t *guard = port_burst_guard(dev->port_id, dev->port_restartable);
+		struct memif_pmd_head *pmd = port_memif_pmd(dev->port_id, dev->port_restartable);
 		uint16_t i;
 
+		dev->memif_pmd = pmd;
 		for (i = 0; i < dev->nb_engines; i++)
-			dev->engines[i]->burst_guard = guard;
+			dev->engines[i]->burst_guard = pmd != NULL ? &pmd->cc_lock : NULL;
 	}
 	/* its connection is under way on memif's interrupt thread */
 	dev->port_restart_tsc = rte_get_timer_cycles() +
@@ -395,7 +419,11 @@ srnic_dev_port_watch(struct srnic_dev *dev)
 		if (!up && dev->port_restartable && now >= dev->port_restart_tsc &&
 		    !srnic_dev_in_poll(dev)) {
 			dev->port_restart_tsc = now + hz / 1000 * SRNIC_PORT_RESTART_MS;
-			restart = true;
+			restart = !port_memif_connecting(dev);
+			if (!restart)
+				atomic_fetch_add_explicit(
+					&dev->port_stats[SRNIC_PORT_STAT_RESTART_HELD], 1,
+					memory_order_relaxed);
 		}
 	}
 	if (!restart) {

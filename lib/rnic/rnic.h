@@ -646,6 +646,7 @@ enum srnic_port_stat {
 	SRNIC_PORT_STAT_RESTART,        /* memif client stopped and started (down) */
 	SRNIC_PORT_STAT_MTU_CHANGE,     /* the port's MTU changed */
 	SRNIC_PORT_STAT_MTU_QP_ERR,     /* live QPs to ERR: path MTU above the new one */
+	SRNIC_PORT_STAT_RESTART_HELD,   /* memif client down, its connection under way: left */
 	SRNIC_PORT_STAT_COUNT
 };
 
@@ -718,6 +719,7 @@ struct srnic_dev {
 	int port_if_fd;
 	char port_ifname[16];           /* IFNAMSIZ */
 	uint8_t port_restartable;       /* a memif client: down, it is started again */
+	const void *memif_pmd;          /* its PMD's private head (port.c), or NULL */
 	uint8_t port_restarting;        /* a watcher is stopping and starting it */
 	uint64_t port_restart_tsc;      /* not before this */
 	_Atomic uint8_t port_paused;    /* engines: no RX/TX burst (read once per poll) */

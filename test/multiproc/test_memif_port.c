@@ -13,10 +13,18 @@
  *   IBV_EVENT_PORT_ERR and DOWN (DISABLED); a new server process on the
  *   same socket, and the client (the same device) is up again and READs
  *   the new server's bytes.
+ * - held: a server that accepts the client's connection and is slow to
+ *   answer it (a loaded host): the client's port stays down past
+ *   SRNIC_PORT_RESTART_MS but is not restarted while the connection is
+ *   under way (port_restart_held counts each time it is left), so the
+ *   connection is never closed under a server that has not accepted it
+ *   yet (a 22.11 server then panics its interrupt thread); once the server
+ *   hangs up, the client restarts and connects again.
  *
  * Each side drives its engine and srnic_get_async_event() (the port's
  * watch) from its one thread; the QPs' addresses go over pipes.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,7 +32,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -483,12 +494,124 @@ test_memif_server_restart(void **state)
 	unlink(sock);
 }
 
+/* ---- held: a connection under way is not restarted ---- */
+
+/* the watch driven (no engine: the port is down) until the device's
+ * counter NAME reaches want */
+static int
+wait_stat(struct side *s, const char *name, int64_t want)
+{
+	uint64_t end = rte_get_timer_cycles() + WAIT_S * rte_get_timer_hz();
+
+	while (srnic_dev_stat(s->dev, name) < want) {
+		if (rte_get_timer_cycles() > end)
+			return -1;
+		events(s);
+	}
+	return 0;
+}
+
+static int
+held_client(const char *sock, int rfd, int wfd)
+{
+	struct side s;
+	char c;
+
+	if (eal(0, "mph_c", sock) != 0 || dev_make(&s, 0) != 0)
+		return 70;
+	/* connected, no HELLO: two watches past the deadline leave it */
+	if (wait_stat(&s, "port_restart_held", 2) != 0) {
+		fprintf(stderr, "client: never held (%" PRId64 " restarts)\n",
+			srnic_dev_stat(s.dev, "port_restart"));
+		return 71;
+	}
+	if (srnic_dev_stat(s.dev, "port_restart") != 0)
+		return 72;
+	if (xwrite(wfd, "h", 1) != 0 || xread(rfd, &c, 1) != 0)
+		return 73;
+	/* the server hung up: restarted, a new connection */
+	if (wait_stat(&s, "port_restart", 1) != 0)
+		return 74;
+	if (xwrite(wfd, "r", 1) != 0 || xread(rfd, &c, 1) != 0)
+		return 75;
+	return 0;
+}
+
+/* memif's listening socket (abstract, as memif's default), the test's own */
+static int
+held_listen(const char *sock)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(sock));
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);
+
+	memcpy(sa.sun_path + 1, sock, strlen(sock));
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, len), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	return fd;
+}
+
+static int
+held_accept(int lfd)
+{
+	struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+	assert_int_equal(poll(&p, 1, WAIT_S * 1000), 1);
+	return accept4(lfd, NULL, NULL, SOCK_NONBLOCK);
+}
+
+static void
+test_memif_client_held(void **state)
+{
+	char sock[64], c, buf[64];
+	int t2c[2], c2t[2], lfd, cfd, cfd2;
+	pid_t cli;
+
+	(void)state;
+	sock_name(sock, sizeof(sock), "held");
+	lfd = held_listen(sock);
+	assert_int_equal(pipe(t2c), 0);
+	assert_int_equal(pipe(c2t), 0);
+	cli = fork();
+	assert_true(cli >= 0);
+	if (cli == 0) {
+		close(t2c[1]);
+		close(c2t[0]);
+		close(lfd);
+		_exit(held_client(sock, t2c[0], c2t[1]));
+	}
+	close(t2c[0]);
+	close(c2t[1]);
+	cfd = held_accept(lfd);
+	assert_true(cfd >= 0);
+	if (read(c2t[0], &c, 1) != 1) { /* the client failed: its exit says */
+		wait_ok(cli, "client");
+		fail();
+	}
+	/* the one connection still open, no second one */
+	assert_int_equal(recv(cfd, buf, sizeof(buf), MSG_DONTWAIT), -1);
+	assert_int_equal(errno, EAGAIN);
+	assert_int_equal(accept4(lfd, NULL, NULL, SOCK_NONBLOCK), -1);
+	assert_int_equal(errno, EAGAIN);
+	close(cfd);
+	assert_int_equal(write(t2c[1], "x", 1), 1);
+	assert_int_equal(read(c2t[0], &c, 1), 1);
+	cfd2 = held_accept(lfd);
+	assert_true(cfd2 >= 0);
+	assert_int_equal(write(t2c[1], "x", 1), 1);
+	wait_ok(cli, "client");
+	close(cfd2);
+	close(lfd);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_memif_server_late),
 		cmocka_unit_test(test_memif_server_restart),
+		cmocka_unit_test(test_memif_client_held),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
