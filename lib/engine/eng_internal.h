@@ -447,6 +447,7 @@ bool eng_req_run(struct srnic_engine *eng, struct srnic_qp *qp);
 void eng_resp_rx(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_pkt *pkt);
 /* Returns true while the responder still owes something. */
 bool eng_resp_run(struct srnic_engine *eng, struct srnic_qp *qp);
+void eng_resp_owed_at_err(struct srnic_engine *eng, struct srnic_qp *qp, bool route);
 
 /* The receive CQE of the message pkt ends (RC and UC). resp.c. */
 void eng_resp_recv_done(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_pkt *pkt);
@@ -524,5 +525,6 @@ void eng_timer_remove(struct srnic_twheel *tw, struct srnic_qp *qp);
 void eng_qp_free(struct srnic_qp *qp);
 /* Resolve the peer's MAC of a QP whose route is incomplete (qp.c). */
 void eng_qp_resolve(struct srnic_engine *eng, struct srnic_qp *qp);
+bool eng_qp_route_known(struct srnic_qp *qp);
 
 #endif /* SRNIC_ENG_INTERNAL_H */

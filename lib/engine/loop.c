@@ -107,6 +107,8 @@ eng_qp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 		qp_av_install(qp);
 
 	if (st == IBV_QPS_ERR) {
+		if (unlikely(qp->resp_owed))
+			eng_resp_owed_at_err(eng, qp, eng_qp_route_known(qp));
 		eng_qp_flush(eng, qp);
 		return false; /* posts in ERR ring the doorbell again */
 	}

@@ -132,6 +132,23 @@ eng_qp_flush(struct srnic_engine *eng, struct srnic_qp *qp)
 	qp->resp.rd_atomic = 0;
 }
 
+/* Whether the QP's route is complete, taking the peer's MAC from the
+ * neighbour table if it is there by now; asks nobody. */
+bool
+eng_qp_route_known(struct srnic_qp *qp)
+{
+	union ibv_gid key;
+
+	if (qp->route_ok)
+		return true;
+	srnic_neigh_key(qp->route.ip_ver, qp->route.dst_ip, &key);
+	if (srnic_neigh_lookup(qp->dev, key.raw, &qp->route.dst_mac) != 0)
+		return false;
+	srnic_hdr_tmpl_build(&qp->tmpl, &qp->route, qp->dest_qpn);
+	qp->route_ok = 1;
+	return true;
+}
+
 /* Resolve the peer's MAC of a QP whose route is incomplete. */
 void
 eng_qp_resolve(struct srnic_engine *eng, struct srnic_qp *qp)
@@ -139,12 +156,9 @@ eng_qp_resolve(struct srnic_engine *eng, struct srnic_qp *qp)
 	union ibv_gid key;
 	uint64_t now;
 
-	srnic_neigh_key(qp->route.ip_ver, qp->route.dst_ip, &key);
-	if (srnic_neigh_lookup(eng->dev, key.raw, &qp->route.dst_mac) == 0) {
-		srnic_hdr_tmpl_build(&qp->tmpl, &qp->route, qp->dest_qpn);
-		qp->route_ok = 1;
+	if (eng_qp_route_known(qp))
 		return;
-	}
+	srnic_neigh_key(qp->route.ip_ver, qp->route.dst_ip, &key);
 	srnic_neigh_want(eng->dev, key.raw); /* the reply is learned */
 	if (!qp->arp_waiting && eng->nb_arp_wait < SRNIC_ARP_WAIT_MAX) {
 		qp->arp_waiting = 1;

@@ -949,6 +949,41 @@ send_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_resp_
 	return 0;
 }
 
+/*
+ * A QP gone to ERR with answers still owed. The messages they answer were
+ * taken and completed in RTR/RTS: the CQE is written when the packet is
+ * taken, its ACK at the QP's turn later in the poll, and in between the
+ * program may have polled it and moved the QP because of it
+ * (rdma_disconnect() after its last receive; an unresolved route holds
+ * the ACK longer). Dropped, that ACK leaves the peer's last SEND or WRITE
+ * uncompleted until the DREQ flushes it (libfabric's rxm: "Work Request
+ * Flushed Error" at the end of a run whose transfers all arrived); rxe's
+ * responder sends it in the same run that completed the message. So the
+ * ACKs, NAKs and atomic answers owed go once, if the route is known
+ * (ROUTE) and the TX has room; READ responses not finished are not
+ * continued (the requester's QP is to be flushed). Cold path: only on the
+ * way to ERR.
+ */
+void
+eng_resp_owed_at_err(struct srnic_engine *eng, struct srnic_qp *qp, bool route)
+{
+	struct srnic_resp *r = &qp->resp;
+
+	for (; r->head != r->tail; r->head++) {
+		const struct srnic_resp_entry *e = &r->fifo[r->head & (SRNIC_RESP_FIFO - 1)];
+		int rc = -1;
+
+		if (route && eng_tx_free(eng) > 0) {
+			if (e->kind == SRNIC_RESP_ACK || e->kind == SRNIC_RESP_NAK)
+				rc = send_ack(eng, qp, e);
+			else if (e->kind == SRNIC_RESP_ATOMIC)
+				rc = send_atomic_ack(eng, qp, e);
+		}
+		eng_stat(eng, rc == 0 ? SRNIC_STAT_RESP_ERR_SENT : SRNIC_STAT_RESP_ERR_DROP, 1);
+	}
+	qp->resp_owed = 0;
+}
+
 bool
 eng_resp_run(struct srnic_engine *eng, struct srnic_qp *qp)
 {

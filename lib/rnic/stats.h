@@ -82,6 +82,8 @@
 	X(RESP_READ_RETRY_COPY, "resp_read_retry_copy") /* READ retry payloads copied (not zero-copy) */ \
 	X(RESP_RKEY_ERR, "resp_rkey_err")           /* R_Key failures (per QP: rkey_errs) */ \
 	X(RESP_MW_RKEY_ERR, "resp_mw_rkey_err")     /* ... of them naming a memory window */ \
+	X(RESP_ERR_SENT, "resp_owed_sent_at_err")   /* ACKs/NAKs/atomic answers a QP owed when it went to ERR: sent */ \
+	X(RESP_ERR_DROP, "resp_owed_dropped_at_err") /* ... not sent (a READ response, no route, no TX room) */ \
 	X(MW_BIND, "mw_bind")                       /* memory windows bound (BIND_MW WQEs) */ \
 	X(MW_BIND_ERR, "mw_bind_err")               /* BIND_MW WQEs refused (IBV_WC_MW_BIND_ERR) */ \
 	X(MW_LOCAL_INV, "mw_local_inv")             /* windows invalidated by LOCAL_INV */ \
