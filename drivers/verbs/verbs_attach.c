@@ -259,29 +259,6 @@ sva_call(struct sva_context *ctx, void *req, void *rep, size_t cap)
 	return sva_call_fd(ctx, req, -1, rep, cap, NULL);
 }
 
-/* ibv_query_device_ex() attached: the classic attributes and the port
- * count; every extension is 0 (the attached data path serves none of
- * them yet: no extended CQs or QPs, no ATOMIC_WRITE or FLUSH), as the
- * kernel gives a device without it */
-static int
-sva_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
-		    struct ibv_device_attr_ex *attr, size_t attr_size)
-{
-	struct ibv_device_attr_ex a;
-	int rc;
-
-	if ((input != NULL && input->comp_mask != 0) || attr_size < sizeof(a.orig_attr))
-		return EINVAL;
-	memset(&a, 0, sizeof(a));
-	rc = sva_query_device(context, &a.orig_attr);
-	if (rc != 0)
-		return rc;
-	a.device_cap_flags_ex = a.orig_attr.device_cap_flags;
-	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
-	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));
-	return 0;
-}
-
 struct ibv_context *
 sva_open_device(struct ibv_device *device)
 {
@@ -322,7 +299,7 @@ sva_open_device(struct ibv_device *device)
 	}
 	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
 	ctx->vctx.query_port = sva_query_port;
-	ctx->vctx.query_device_ex = sva_query_device_ex;
+	ctx->vctx.query_device_ex = sv_query_device_ex;
 	rc = -sva_dp_open(ctx);
 	if (rc == 0) {
 		rc = sva_watch_add(ctx);

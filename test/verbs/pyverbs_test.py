@@ -34,6 +34,7 @@ usertools/srnic run (the devfs preload names the veth under
 `ip` for its address). Every test passes but the named skips.
 """
 import argparse
+import contextlib
 import gzip
 import os
 import re
@@ -57,6 +58,12 @@ SKIPS = {
         "test_qp_ex_xrc_send_imm": ("Create XRCD is not supported", "no XRC in srnic"),
     },
 }
+# attached to srnicd: the same, and what the attached device does not serve yet
+SKIPS["cqex_attached"] = dict(SKIPS["cqex"])
+SKIPS["qpex_attached"] = dict(SKIPS["qpex"])
+SKIPS["qpex_attached"]["test_qp_ex_rc_bind_mw"] = (
+    "Create custom mr with additional access flags", "no memory windows attached yet "
+    "(ibv_reg_mr's IBV_ACCESS_MW_BIND: EOPNOTSUPP)")
 SKIPS["rdmacm_attached"] = {
     # an mlx5 DC QP and mlx5's reserved QPNs (mlx5dv)
     "test_rdmacm_async_traffic_dc_external_qp": ("Can not run the test over non MLX5 device",
@@ -101,9 +108,12 @@ RESULT_RE = re.compile(r"^(OK|FAILED)(?: \((.*)\))?$", re.M)
 SKIP_RE = re.compile(r""" \.\.\. skipped (['"])(.*)\1$""", re.M)
 # the number of tests each module holds in rdma-core 44 (all must have run)
 COUNT = {"cqex": 5, "qpex": 20, "rdmacm_attached": 13}
+COUNT["cqex_attached"] = COUNT["cqex"]
+COUNT["qpex_attached"] = COUNT["qpex"]
 # attached, with the rdma_cm tests: ibv_query_device_ex's phys_port_cnt_ex
 MODULES = {"rdmacm_attached": ["test_rdmacm", "test_mlx5_rdmacm",
-                               "test_device.DeviceTest.test_phys_port_cnt_ex"]}
+                               "test_device.DeviceTest.test_phys_port_cnt_ex"],
+           "cqex_attached": ["test_cqex"], "qpex_attached": ["test_qpex"]}
 
 LINE_RE = re.compile(r"^(test_\w+) \(tests\.test_(\w+)\.\w+(?:\.\w+)?\)(?:\n.*?)? \.\.\. "
                      r"(ok|skipped ['\"](.*)['\"]|FAIL|ERROR)$", re.M)
@@ -143,8 +153,9 @@ def run_module(mod):
 
 def check_module(mod, out, rc):
     """Every test of mod reported, each ok or the skip SKIPS names."""
-    # srnic's librdmacm says each join on stderr (between "..." and the result)
-    out = re.sub(r"srnic librdmacm: [^\n]*\n", "", out)
+    # srnic's librdmacm says each join on stderr, its libibverbs what it does
+    # not serve (between "..." and the result)
+    out = re.sub(r"srnic(?: librdmacm)?: [^\n]*\n", "", out)
     seen = {}
     for m in LINE_RE.finditer(out):
         seen[m.group(1)] = (m.group(3), m.group(4))
@@ -179,12 +190,13 @@ def status_num(env, key):
     return int(m.group(1)) if m else -1
 
 
-def run_rdmacm_attached():
-    """test_rdmacm (and test_mlx5_rdmacm) attached to srnicd on an af_packet
-    veth whose kernel address is the device's."""
-    vt.netns_or_skip()
-    tests = os.path.join(vt.TMP, "tests")
-    suite_copy(tests)
+@contextlib.contextmanager
+def attached(tag):
+    """srnicd on an af_packet veth end (in a network namespace of the test's
+    own) whose kernel address is the device's --ip: yields the command
+    prefix that runs in the namespace, the environment that attaches a
+    program to the daemon (its socket, the devfs), and the daemon's log
+    (None: it did not come up, said)."""
     sock = os.path.join(vt.TMP, "srnicd.sock")
     devfs = os.path.join(vt.TMP, "devfs")
     log = os.path.join(vt.TMP, "srnicd.log")
@@ -192,7 +204,7 @@ def run_rdmacm_attached():
     for k in ("SRNIC_PORT", "SRNIC_IP", "SRNIC_IP6"):
         env.pop(k, None)
     env.update({"SRNIC_DAEMON": DAEMON, "SRNIC_DAEMON_SOCKET": sock, "SRNIC_DEVFS": devfs})
-    with vt.veth_netns("pyverbs", ("sva", "svb"), (RDMACM_IP + "/24",)) as ns:
+    with vt.veth_netns(tag, ("sva", "svb"), (RDMACM_IP + "/24",)) as ns:
         nsx = ["ip", "netns", "exec", ns]
         with open(log, "w") as lf:
             daemon = subprocess.Popen(nsx + [vt.SRNIC, "daemon", "--port",
@@ -204,27 +216,9 @@ def run_rdmacm_attached():
                           daemon.poll() is not None)
             if not vt.check(up and daemon.poll() is None,
                             "srnicd up on the veth: %s" % open(log).read()[-800:]):
-                return
-            cmd = nsx + [vt.SRNIC, "run", "--", PYTHON, os.path.join(tests, "run_tests.py"),
-                         "--dev", "srnic0", "-v"] + MODULES["rdmacm_attached"]
-            out, rc = run_suite(cmd, env)
-            print(out, flush=True)
-            check_module("rdmacm_attached", out, rc)
-            # the suite's parent made the device's files and removed them at exit
-            vt.check(not os.path.exists(devfs), "the device's files gone after the run")
-            j = subprocess.run(nsx + [vt.SRNIC, "run", "--", PYTHON, "-c", JOIN_AND_DIE,
-                                      RDMACM_IP], env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, timeout=vt.GUARD_S)
-            vt.check("joined" in j.stdout and j.returncode == -9,
-                     "a program joined the group attached and was SIGKILLed: exit %s, %r"
-                     % (j.returncode, j.stdout[-600:]))
-            qps = lambda: status_num(env, "qps")
-            gone = wait_for(lambda: qps() == 0 or "could not be destroyed" in open(log).read())
-            if vt.check(gone and qps() == 0,
-                        "its session's QP detached from the group and destroyed (qps %d): %s"
-                        % (qps(), open(log).read()[-600:])):
-                print("ok a group's member SIGKILLed: its QP detached and destroyed",
-                      flush=True)
+                yield nsx, env, None
+            else:
+                yield nsx, env, log
         finally:
             daemon.terminate()
             try:
@@ -233,6 +227,54 @@ def run_rdmacm_attached():
                 daemon.kill()
                 daemon.wait()
             print(open(log).read()[-2000:], flush=True)
+
+
+def run_attached_module(mod):
+    """The modules of MODULES[mod] attached to srnicd, every test ok or its
+    named skip."""
+    vt.netns_or_skip()
+    tests = os.path.join(vt.TMP, "tests")
+    suite_copy(tests)
+    with attached("pyverbs") as (nsx, env, log):
+        if log is None:
+            return
+        cmd = nsx + [vt.SRNIC, "run", "--", PYTHON, os.path.join(tests, "run_tests.py"),
+                     "--dev", "srnic0", "-v"] + MODULES[mod]
+        out, rc = run_suite(cmd, env)
+        print(out, flush=True)
+        check_module(mod, out, rc)
+
+
+def run_rdmacm_attached():
+    """test_rdmacm (and test_mlx5_rdmacm) attached to srnicd on an af_packet
+    veth whose kernel address is the device's."""
+    vt.netns_or_skip()
+    tests = os.path.join(vt.TMP, "tests")
+    suite_copy(tests)
+    devfs = os.path.join(vt.TMP, "devfs")
+    with attached("pyverbs") as (nsx, env, log):
+        if log is None:
+            return
+        cmd = nsx + [vt.SRNIC, "run", "--", PYTHON, os.path.join(tests, "run_tests.py"),
+                     "--dev", "srnic0", "-v"] + MODULES["rdmacm_attached"]
+        out, rc = run_suite(cmd, env)
+        print(out, flush=True)
+        check_module("rdmacm_attached", out, rc)
+        # the suite's parent made the device's files and removed them at exit
+        vt.check(not os.path.exists(devfs), "the device's files gone after the run")
+        j = subprocess.run(nsx + [vt.SRNIC, "run", "--", PYTHON, "-c", JOIN_AND_DIE,
+                                  RDMACM_IP], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=vt.GUARD_S)
+        vt.check("joined" in j.stdout and j.returncode == -9,
+                 "a program joined the group attached and was SIGKILLed: exit %s, %r"
+                 % (j.returncode, j.stdout[-600:]))
+        qps = lambda: status_num(env, "qps")
+        gone = wait_for(lambda: qps() == 0 or "could not be destroyed" in open(log).read())
+        if vt.check(gone and qps() == 0,
+                    "its session's QP detached from the group and destroyed (qps %d): %s"
+                    % (qps(), open(log).read()[-600:])):
+            print("ok a group's member SIGKILLed: its QP detached and destroyed",
+                  flush=True)
 
 
 def run_whole(case):
@@ -291,6 +333,8 @@ def main():
     vt.LIB = os.path.abspath(a.lib)
     if a.module == "rdmacm_attached":
         case = run_rdmacm_attached
+    elif a.module in MODULES:
+        case = lambda: run_attached_module(a.module)
     elif a.module in WHOLE:
         case = lambda: run_whole(a.module)
     else:
