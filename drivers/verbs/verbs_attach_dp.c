@@ -576,8 +576,8 @@ cqe_retire(struct sva_cq *cq, const struct ibv_wc *wc)
 	if (wc->opcode & IBV_WC_RECV) {
 		if (qp->ibqp.srq != NULL)
 			srq_retire(SVA_OF(struct sva_srq, qp->ibqp.srq, ibsrq), wc->wr_id);
-		else
-			qp->rq_done++;
+		else    /* the RQ's room, to its poster (sva_post_recv()) */
+			__atomic_store_n(&qp->rq_done, qp->rq_done + 1, __ATOMIC_RELEASE);
 		return;
 	}
 	head = __atomic_load_n(&qp->ring->sq_head.v, __ATOMIC_ACQUIRE);
@@ -1214,7 +1214,7 @@ sva_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **
 	struct sva_qp *qp = SVA_OF(struct sva_qp, ibqp, ibqp);
 	struct sva_shadow *sh;
 	struct svc_wqe *w;
-	uint32_t tail;
+	uint32_t done, room;
 	int rc = 0;
 
 	if (unlikely(__atomic_load_n(qp->state, __ATOMIC_ACQUIRE) != SVC_SHM_LIVE)) {
@@ -1228,13 +1228,18 @@ sva_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **
 		return EINVAL;
 	}
 	pthread_spin_lock(&qp->rq_lock);
-	tail = __atomic_load_n(&qp->ring->rq_tail.v, __ATOMIC_ACQUIRE);
+	/* full at max_recv_wr WQEs without their CQE polled, as mlx5's RQ
+	 * (the ring's tail would let twice that in once the daemon has moved
+	 * them into srnic's RQ: ENOMEM or not by the engine's timing); the
+	 * ring, behind, never overflows */
+	done = __atomic_load_n(&qp->rq_done, __ATOMIC_ACQUIRE);
+	room = RTE_MIN(qp->cap.max_recv_wr, qp->rq_size);
 	for (; wr != NULL; wr = wr->next) {
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge) {
 			rc = EINVAL;
 			break;
 		}
-		if (qp->rq_head - tail >= qp->rq_size) {
+		if (qp->rq_head - done >= room) {
 			rc = ENOMEM;
 			break;
 		}
