@@ -1320,7 +1320,7 @@ sva_create_srq(struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
 		free(srq);
 		return null_errno(-rc);
 	}
-	if (r.ring >= SVC_SESSION_SRQS_MAX || r.size > SVC_RING_WR_MAX ||
+	if (r.ring >= SVC_SESSION_SRQS_MAX || r.size > SVC_RING_SRQ_WR_MAX ||
 	    (r.size & (r.size - 1)) != 0 || r.size == 0) {
 		free(srq);
 		return null_errno(EPROTO);

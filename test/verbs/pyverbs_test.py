@@ -64,6 +64,20 @@ SKIPS["qpex_attached"] = dict(SKIPS["qpex"])
 SKIPS["qpex_attached"]["test_qp_ex_rc_bind_mw"] = (
     "Create custom mr with additional access flags", "no memory windows attached yet "
     "(ibv_reg_mr's IBV_ACCESS_MW_BIND: EOPNOTSUPP)")
+# test_odp attached: every test a skip, none an error (its SRQ test makes an
+# SRQ of 2 x 1000 WQEs before it asks for ODP: the attached SRQ ring holds
+# SVC_RING_SRQ_WR_MAX 4096)
+SKIPS["odp_attached"] = {
+    "test_odp_" + t: ("ODP is not supported - No ODP caps",
+                      "no ODP: a registered range is re-backed and mapped by the daemon "
+                      "whole (doc/srnicd.md), never faulted in")
+    for t in ("async_prefetch_rc_traffic", "implicit_async_prefetch_rc_traffic",
+              "implicit_rc_traffic", "implicit_sync_prefetch_rc_traffic",
+              "prefetch_async_no_page_fault_rc_traffic", "prefetch_sync_no_page_fault_rc_traffic",
+              "rc_atomic_cmp_and_swp", "rc_atomic_fetch_and_add", "rc_huge_traffic",
+              "rc_huge_user_addr_traffic", "rc_rdma_read", "rc_rdma_write", "rc_srq_traffic",
+              "rc_traffic", "sync_prefetch_rc_traffic", "ud_traffic")}
+SKIPS["odp_attached"]["test_odp_xrc_traffic"] = ("Create XRCD is not supported", "no XRC in srnic")
 SKIPS["rdmacm_attached"] = {
     # an mlx5 DC QP and mlx5's reserved QPNs (mlx5dv)
     "test_rdmacm_async_traffic_dc_external_qp": ("Can not run the test over non MLX5 device",
@@ -110,10 +124,30 @@ SKIP_RE = re.compile(r""" \.\.\. skipped (['"])(.*)\1$""", re.M)
 COUNT = {"cqex": 5, "qpex": 20, "rdmacm_attached": 13}
 COUNT["cqex_attached"] = COUNT["cqex"]
 COUNT["qpex_attached"] = COUNT["qpex"]
+COUNT["odp_attached"] = 17
 # attached, with the rdma_cm tests: ibv_query_device_ex's phys_port_cnt_ex
 MODULES = {"rdmacm_attached": ["test_rdmacm", "test_mlx5_rdmacm",
                                "test_device.DeviceTest.test_phys_port_cnt_ex"],
-           "cqex_attached": ["test_cqex"], "qpex_attached": ["test_qpex"]}
+           "cqex_attached": ["test_cqex"], "qpex_attached": ["test_qpex"],
+           "odp_attached": ["test_odp"]}
+# odp_attached: an SRQ as deep as rdma-core's SRQ tests make it (2 x 1000),
+# attached, and every WQE of it posted
+DEEP_SRQ = """
+import pyverbs.enums as e
+from pyverbs.device import Context
+from pyverbs.pd import PD
+from pyverbs.mr import MR
+from pyverbs.srq import SRQ, SrqInitAttr, SrqAttr
+from pyverbs.wr import SGE, RecvWR
+ctx = Context(name="srnic0")
+print("max_srq_wr", ctx.query_device().max_srq_wr, flush=True)
+pd = PD(ctx)
+mr = MR(pd, 64, e.IBV_ACCESS_LOCAL_WRITE)
+srq = SRQ(pd, SrqInitAttr(SrqAttr(max_wr=2000)))
+for i in range(2000):
+    srq.post_recv(RecvWR(wr_id=i, num_sge=1, sg=[SGE(mr.buf, 64, mr.lkey)]))
+print("posted 2000, max_wr", srq.query().max_wr, flush=True)
+"""
 
 LINE_RE = re.compile(r"^(test_\w+) \(tests\.test_(\w+)\.\w+(?:\.\w+)?\)(?:\n.*?)? \.\.\. "
                      r"(ok|skipped ['\"](.*)['\"]|FAIL|ERROR)$", re.M)
@@ -243,6 +277,16 @@ def run_attached_module(mod):
         out, rc = run_suite(cmd, env)
         print(out, flush=True)
         check_module(mod, out, rc)
+        if mod == "odp_attached":
+            j = subprocess.run(nsx + [vt.SRNIC, "run", "--", PYTHON, "-c", DEEP_SRQ], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               timeout=vt.GUARD_S)
+            if vt.check(j.returncode == 0 and "max_srq_wr 4096\n" in j.stdout and
+                        "posted 2000, max_wr 2048" in j.stdout,
+                        "an SRQ of 2000 WQEs attached, each posted: exit %s, %r"
+                        % (j.returncode, j.stdout[-800:])):
+                print("ok an SRQ of 2000 WQEs attached (max_srq_wr 4096), all posted",
+                      flush=True)
 
 
 def run_rdmacm_attached():
