@@ -9,6 +9,7 @@
  * not attached yet fails with EOPNOTSUPP (sva_no_data_path()).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,12 +291,19 @@ sva_open_device(struct ibv_device *device)
 	ctx->vctx.context.device = device;
 	ctx->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 	ctx->vctx.context.num_comp_vectors = 1;
-	ctx->vctx.context.cmd_fd = -1;
+	/* a context is an fd, as embedded (verbs_dev.c): programs dup it
+	 * (pyverbs' shared-PD tests, before ibv_import_device() refuses it);
+	 * not the session's socket, whose copy would outlive the context */
+	ctx->vctx.context.cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (ctx->vctx.context.cmd_fd < 0) {
+		rc = errno;
+		goto fail_fd;
+	}
 	/* the daemon will write it (async events); poll() on it works now */
 	ctx->vctx.context.async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
 	if (ctx->vctx.context.async_fd < 0) {
 		rc = errno;
-		goto fail_fd;
+		goto fail_cmd;
 	}
 	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
 	ctx->vctx.query_port = sva_query_port;
@@ -309,9 +317,11 @@ sva_open_device(struct ibv_device *device)
 	if (rc != 0) {
 		close(ctx->vctx.context.async_fd);
 		pthread_mutex_destroy(&ctx->vctx.context.mutex);
-		goto fail_fd;
+		goto fail_cmd;
 	}
 	return &ctx->vctx.context;
+fail_cmd:
+	close(ctx->vctx.context.cmd_fd);
 fail_fd:
 	close(ctx->fd);
 fail:
@@ -333,6 +343,7 @@ sva_close_device(struct ibv_context *context)
 		close(ctx->fd);
 	sva_dp_close(ctx);
 	close(context->async_fd);
+	close(context->cmd_fd);
 	pthread_mutex_destroy(&context->mutex);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx);
