@@ -1055,7 +1055,7 @@ create_srq(struct srnd *d, struct srnd_objs *o, const struct svc_create_srq_req 
 	rc = pd_of(o, q->pd, &pd);
 	if (rc != 0)
 		return rc;
-	if (q->max_wr < 1 || q->max_wr > SVC_RING_WR_MAX || q->max_sge > SVC_WQE_SGE_MAX)
+	if (q->max_wr < 1 || q->max_wr > SVC_RING_SRQ_WR_MAX || q->max_sge > SVC_WQE_SGE_MAX)
 		return -EINVAL;
 	size = pow2_at_least(q->max_wr);
 	if (q->srq_limit > size)

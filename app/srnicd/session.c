@@ -398,7 +398,7 @@ session_limits(struct ibv_device_attr *a)
 	CLAMP(max_sge, SVC_WQE_SGE_MAX);
 	CLAMP(max_ah, SVC_SESSION_AHS_MAX);
 	CLAMP(max_srq, SVC_SESSION_SRQS_MAX);
-	CLAMP(max_srq_wr, SVC_RING_WR_MAX);
+	CLAMP(max_srq_wr, SVC_RING_SRQ_WR_MAX);
 	CLAMP(max_srq_sge, SVC_WQE_SGE_MAX);
 #undef CLAMP
 	a->max_mr_size = RTE_MIN(a->max_mr_size, SVC_SESSION_MR_BYTES_MAX);

@@ -171,17 +171,30 @@ struct sv_mr {
  * rule: one poller between the two), and by ibv_poll_cq() on this CQ. */
 struct sv_cq_ex {
 	rte_spinlock_t lock;
+	/* the device's own poll (embedded srnic's CQ, attached the ring) */
+	int (*poll)(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 	uint32_t head, n;
 	bool cur;                   /* wc[head] is the program's current one */
 	struct ibv_wc wc[SV_CQ_EX_BURST];
 };
 
+/* What a CQ of either kind (sv_cq embedded, verbs_attach_dp.c's sva_cq
+ * attached) begins with, so that verbs_ex.c's calls find the extended
+ * state of both through the struct ibv_cq_ex a program hands them: the
+ * verbs CQ (ibv_cq_ex begins with ibv_cq's fields) and that state,
+ * ibv_create_cq_ex()'s only, else NULL. */
+#define SV_CQ_HEAD \
+	union { \
+		struct ibv_cq ibcq; \
+		struct ibv_cq_ex ibcq_ex; \
+	}; \
+	struct sv_cq_ex *ex
+struct sv_cq_head {
+	SV_CQ_HEAD;
+};
+
 struct sv_cq {
-	union {                     /* ibv_cq_ex begins with ibv_cq's fields */
-		struct ibv_cq ibcq;
-		struct ibv_cq_ex ibcq_ex;
-	};
-	struct sv_cq_ex *ex;        /* ibv_create_cq_ex() only, else NULL */
+	SV_CQ_HEAD;
 	struct srnic_cq *scq;
 	struct sv_device *dev;
 	bool in_armed;              /* under dev->arm_lock */
@@ -193,15 +206,23 @@ struct sv_cq {
 
 struct sv_wr_batch;
 
+/* What a QP of either kind begins with (as SV_CQ_HEAD): the verbs QP
+ * (ibv_qp_ex begins with an ibv_qp) and, for ibv_create_qp_ex() with
+ * IBV_QP_INIT_ATTR_SEND_OPS_FLAGS only (what ibv_qp_to_qp_ex() answers
+ * for), else NULL, the WRs the ibv_wr_*() builders made since
+ * ibv_wr_start(). */
+#define SV_QP_HEAD \
+	union { \
+		struct ibv_qp ibqp; \
+		struct ibv_qp_ex ibqp_ex; \
+	}; \
+	struct sv_wr_batch *wrs
+struct sv_qp_head {
+	SV_QP_HEAD;
+};
+
 struct sv_qp {
-	union {                     /* ibv_qp_ex begins with an ibv_qp */
-		struct ibv_qp ibqp;
-		struct ibv_qp_ex ibqp_ex;
-	};
-	/* ibv_create_qp_ex() with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS only (what
-	 * ibv_qp_to_qp_ex() answers for), else NULL: the WRs the ibv_wr_*
-	 * builders made since ibv_wr_start() */
-	struct sv_wr_batch *wrs;
+	SV_QP_HEAD;
 	struct srnic_qp *sqp;
 	struct sv_device *dev;
 	rte_spinlock_t sq_lock;     /* ibv_post_send() from several threads */
@@ -352,13 +373,37 @@ struct sv_cq *sv_cq_create(struct ibv_context *context, int cqe, void *cq_contex
 struct sv_qp *sv_qp_create(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr);
 
 /* verbs_ex.c: the extended verbs (verbs_context's create_cq_ex,
- * create_qp_ex, query_device_ex; ibv_cq_ex's and ibv_qp_ex's calls) */
+ * create_qp_ex, query_device_ex; ibv_cq_ex's and ibv_qp_ex's calls), the
+ * embedded device's and, through the same calls on their own post and
+ * poll, the attached one's (verbs_attach_dp.c) */
 void sv_ctx_set_ex_ops(struct sv_context *ctx);
+int sv_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
+		       struct ibv_device_attr_ex *attr, size_t attr_size);
+/* ibv_create_cq_ex()'s attributes: 0 or the errno it fails with */
+int sv_cq_ex_check(const struct ibv_cq_init_attr_ex *attr);
+/* A CQ just made, extended: its state (polled with poll) and its struct
+ * ibv_cq_ex's calls (start_poll the device's, or sv_cq_ex_start_poll());
+ * 0 or ENOMEM */
+int sv_cq_ex_setup(struct sv_cq_head *h, int (*poll)(struct ibv_cq *, int, struct ibv_wc *),
+		   int (*start_poll)(struct ibv_cq_ex *, struct ibv_poll_cq_attr *));
+int sv_cq_ex_start_poll(struct ibv_cq_ex *c, struct ibv_poll_cq_attr *attr);
 /* ibv_poll_cq() on a CQ of ibv_create_cq_ex() */
-int sv_cq_ex_poll(struct sv_cq *cq, int n, struct ibv_wc *wc);
+int sv_cq_ex_poll(struct sv_cq_head *h, int n, struct ibv_wc *wc);
+/* ibv_create_qp_ex()'s attributes against the send operations the device
+ * carries (ops): 0 or the errno it fails with, *wr_api whether the QP
+ * gets the ibv_wr_*() calls */
+int sv_qp_ex_check(struct ibv_context *context, const struct ibv_qp_init_attr_ex *attr,
+		   uint64_t ops, bool *wr_api);
+/* A QP just made, with the ibv_wr_*() calls: lock held from ibv_wr_start()
+ * to ibv_wr_complete() / ibv_wr_abort() (NULL: the batch's own), post
+ * queues a list whole or none of it (0 or its errno, under lock), posted
+ * (may be NULL) runs after a post, unlocked; 0 or ENOMEM */
+int sv_qp_ex_setup(struct sv_qp_head *h, const struct ibv_qp_cap *cap, rte_spinlock_t *lock,
+		   int (*post)(struct ibv_qp *, struct ibv_send_wr *),
+		   void (*posted)(struct ibv_qp *));
 /* free what an extended CQ or QP holds beside the classic one */
-void sv_cq_ex_free(struct sv_cq *cq);
-void sv_qp_ex_free(struct sv_qp *qp);
+void sv_cq_ex_free(struct sv_cq_head *h);
+void sv_qp_ex_free(struct sv_qp_head *h);
 /* drop the queued async events about obj (its destroy) */
 void sv_async_forget(struct sv_device *dev, const void *obj);
 

@@ -9,6 +9,7 @@
  * not attached yet fails with EOPNOTSUPP (sva_no_data_path()).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,29 +260,6 @@ sva_call(struct sva_context *ctx, void *req, void *rep, size_t cap)
 	return sva_call_fd(ctx, req, -1, rep, cap, NULL);
 }
 
-/* ibv_query_device_ex() attached: the classic attributes and the port
- * count; every extension is 0 (the attached data path serves none of
- * them yet: no extended CQs or QPs, no ATOMIC_WRITE or FLUSH), as the
- * kernel gives a device without it */
-static int
-sva_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
-		    struct ibv_device_attr_ex *attr, size_t attr_size)
-{
-	struct ibv_device_attr_ex a;
-	int rc;
-
-	if ((input != NULL && input->comp_mask != 0) || attr_size < sizeof(a.orig_attr))
-		return EINVAL;
-	memset(&a, 0, sizeof(a));
-	rc = sva_query_device(context, &a.orig_attr);
-	if (rc != 0)
-		return rc;
-	a.device_cap_flags_ex = a.orig_attr.device_cap_flags;
-	a.phys_port_cnt_ex = a.orig_attr.phys_port_cnt;
-	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));
-	return 0;
-}
-
 struct ibv_context *
 sva_open_device(struct ibv_device *device)
 {
@@ -313,16 +291,23 @@ sva_open_device(struct ibv_device *device)
 	ctx->vctx.context.device = device;
 	ctx->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 	ctx->vctx.context.num_comp_vectors = 1;
-	ctx->vctx.context.cmd_fd = -1;
+	/* a context is an fd, as embedded (verbs_dev.c): programs dup it
+	 * (pyverbs' shared-PD tests, before ibv_import_device() refuses it);
+	 * not the session's socket, whose copy would outlive the context */
+	ctx->vctx.context.cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (ctx->vctx.context.cmd_fd < 0) {
+		rc = errno;
+		goto fail_fd;
+	}
 	/* the daemon will write it (async events); poll() on it works now */
 	ctx->vctx.context.async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
 	if (ctx->vctx.context.async_fd < 0) {
 		rc = errno;
-		goto fail_fd;
+		goto fail_cmd;
 	}
 	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
 	ctx->vctx.query_port = sva_query_port;
-	ctx->vctx.query_device_ex = sva_query_device_ex;
+	ctx->vctx.query_device_ex = sv_query_device_ex;
 	rc = -sva_dp_open(ctx);
 	if (rc == 0) {
 		rc = sva_watch_add(ctx);
@@ -332,9 +317,11 @@ sva_open_device(struct ibv_device *device)
 	if (rc != 0) {
 		close(ctx->vctx.context.async_fd);
 		pthread_mutex_destroy(&ctx->vctx.context.mutex);
-		goto fail_fd;
+		goto fail_cmd;
 	}
 	return &ctx->vctx.context;
+fail_cmd:
+	close(ctx->vctx.context.cmd_fd);
 fail_fd:
 	close(ctx->fd);
 fail:
@@ -356,6 +343,7 @@ sva_close_device(struct ibv_context *context)
 		close(ctx->fd);
 	sva_dp_close(ctx);
 	close(context->async_fd);
+	close(context->cmd_fd);
 	pthread_mutex_destroy(&context->mutex);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx);

@@ -10,6 +10,7 @@
  * maps too (verbs_attach_mem.c; no copy on the data path, READ responses
  * zero-copy).
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -41,7 +42,7 @@ struct sva_mr {
 };
 
 struct sva_cq {
-	struct ibv_cq ibcq;
+	SV_CQ_HEAD;                 /* ibv_create_cq_ex()'s state (verbs_ex.c) */
 	uint32_t handle;
 	pthread_spinlock_t lock;    /* pollers of this CQ */
 	struct svc_cq_ring *ring;
@@ -111,7 +112,7 @@ struct sva_ah {
 };
 
 struct sva_qp {
-	struct ibv_qp ibqp;
+	SV_QP_HEAD;                 /* the ibv_wr_*() batch (verbs_ex.c) */
 	uint32_t handle;
 	struct svc_qp_ring *ring;
 	pthread_spinlock_t sq_lock, rq_lock;
@@ -138,6 +139,11 @@ struct sva_qp {
 static __thread uint32_t sva_empty_polls;   /* this thread's, in a row */
 
 #define SVA_OF(type, p, member) ((type *)((char *)(p) - offsetof(type, member)))
+
+static_assert(offsetof(struct sva_cq, ex) == offsetof(struct sv_cq_head, ex),
+	      "an attached CQ begins with SV_CQ_HEAD");
+static_assert(offsetof(struct sva_qp, wrs) == offsetof(struct sv_qp_head, wrs),
+	      "an attached QP begins with SV_QP_HEAD");
 
 /* A sleeping engine is woken once (svc_state_line): the doorbell's store
  * and then the load of sleep both seq_cst, the engine's the other way. */
@@ -570,8 +576,8 @@ cqe_retire(struct sva_cq *cq, const struct ibv_wc *wc)
 	if (wc->opcode & IBV_WC_RECV) {
 		if (qp->ibqp.srq != NULL)
 			srq_retire(SVA_OF(struct sva_srq, qp->ibqp.srq, ibsrq), wc->wr_id);
-		else
-			qp->rq_done++;
+		else    /* the RQ's room, to its poster (sva_post_recv()) */
+			__atomic_store_n(&qp->rq_done, qp->rq_done + 1, __ATOMIC_RELEASE);
 		return;
 	}
 	head = __atomic_load_n(&qp->ring->sq_head.v, __ATOMIC_ACQUIRE);
@@ -675,7 +681,7 @@ poll_cq_dead(struct sva_cq *cq, int n, struct ibv_wc *wc)
 }
 
 static int
-sva_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
+sva_poll_ring(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
 	struct sva_cq *cq = SVA_OF(struct sva_cq, ibcq, ibcq);
 	uint32_t prod, avail, i;
@@ -707,6 +713,18 @@ sva_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	else if (++sva_empty_polls > SVA_POLL_HOT)
 		sched_yield();
 	return (int)avail;
+}
+
+/* ibv_poll_cq(): the ring, after what an extended CQ's ibv_start_poll()
+ * took and the program did not read */
+static int
+sva_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
+{
+	struct sv_cq_head *h = SVA_OF(struct sv_cq_head, ibcq, ibcq);
+
+	if (unlikely(h->ex != NULL))
+		return sv_cq_ex_poll(h, n, wc);
+	return sva_poll_ring(ibcq, n, wc);
 }
 
 static int
@@ -934,8 +952,31 @@ sva_destroy_cq(struct ibv_cq *ibcq)
 	pthread_spin_destroy(&cq->lock);
 	pthread_mutex_destroy(&ibcq->mutex);
 	pthread_cond_destroy(&ibcq->cond);
+	sv_cq_ex_free((struct sv_cq_head *)cq);
 	free(cq);
 	return 0;
+}
+
+/* ibv_create_cq_ex(): ibv_create_cq()'s CQ, polled a burst of its ring at
+ * a time (verbs_ex.c) */
+static struct ibv_cq_ex *
+sva_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
+{
+	struct ibv_cq *ibcq;
+	int rc = sv_cq_ex_check(attr);
+
+	if (rc != 0)
+		return null_errno(rc);
+	ibcq = sva_create_cq(context, (int)attr->cqe, attr->cq_context, attr->channel,
+			     (int)attr->comp_vector);
+	if (ibcq == NULL)
+		return NULL;
+	if (sv_cq_ex_setup(SVA_OF(struct sv_cq_head, ibcq, ibcq), sva_poll_ring,
+			   sv_cq_ex_start_poll) != 0) {
+		sva_destroy_cq(ibcq);
+		return null_errno(ENOMEM);
+	}
+	return &SVA_OF(struct sv_cq_head, ibcq, ibcq)->ibcq_ex;
 }
 
 /* ---- QP ---- */
@@ -953,10 +994,50 @@ send_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_ATOMIC_WRITE:
 		return t == IBV_QPT_RC;
 	default:
 		return false;
 	}
+}
+
+/* The ibv_wr_*() operations an attached QP may ask for: the opcodes
+ * send_opcode_ok() lets through (the daemon hands each WQE to srnic's own
+ * post, so ATOMIC_WRITE is the engine's, as embedded); no memory windows
+ * or invalidation attached yet */
+#define SVA_QP_EX_SEND_OPS (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+			    IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
+			    IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
+			    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE)
+
+/* IBTA 1.5's ATOMIC_WRITE carries its 8 bytes in the WQE whatever the QP's
+ * max_inline_data (as srnic's own post) */
+#define SVA_ATOMIC_WRITE_LEN 8
+
+/* A send WR the QP cannot take: EINVAL, else 0 (the ring's room apart) */
+static int
+send_wr_check(const struct sva_qp *qp, const struct ibv_send_wr *wr)
+{
+	uint32_t len, max;
+	int i;
+
+	if (!send_opcode_ok(qp->ibqp.qp_type, wr->opcode) || wr->num_sge < 0 ||
+	    (!(wr->send_flags & IBV_SEND_INLINE) &&
+	     (uint32_t)wr->num_sge > qp->cap.max_send_sge))
+		return EINVAL;
+	if (qp->ibqp.qp_type == IBV_QPT_UD && (wr->wr.ud.ah == NULL ||
+					       wr->wr.ud.ah->context != qp->ibqp.context))
+		return EINVAL;
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		max = qp->cap.max_inline_data;
+		if (wr->opcode == IBV_WR_ATOMIC_WRITE)
+			max = RTE_MAX(max, (uint32_t)SVA_ATOMIC_WRITE_LEN);
+		for (len = 0, i = 0; i < wr->num_sge; i++)
+			len += wr->sg_list[i].length;
+		if (len > max)
+			return EINVAL;
+	}
+	return 0;
 }
 
 /* A WQE's SGEs from a work request's, and the ring's new head published
@@ -988,6 +1069,8 @@ wc_opcode(enum ibv_wr_opcode op)
 		return IBV_WC_COMP_SWAP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return IBV_WC_FETCH_ADD;
+	case IBV_WR_ATOMIC_WRITE:
+		return IBV_WC_ATOMIC_WRITE;
 	default:
 		return IBV_WC_SEND;
 	}
@@ -1002,43 +1085,43 @@ ring_publish(uint32_t *head_line, uint32_t head, uint32_t *db, uint32_t *sleep)
 		engine_wake(sleep);
 }
 
+/* A post the QP refuses whole: EIO after the session's end, EINVAL before
+ * RTS; else 0 */
 static int
-sva_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+sq_refused(struct ibv_qp *ibqp)
 {
 	struct sva_qp *qp = SVA_OF(struct sva_qp, ibqp, ibqp);
+
+	/* the session ended: EIO, as a device in its reset flow (mlx5) */
+	if (unlikely(__atomic_load_n(qp->state, __ATOMIC_ACQUIRE) != SVC_SHM_LIVE)) {
+		sva_ctx_fatal(sva_ctx(ibqp->context));  /* said once, waiters woken */
+		return EIO;
+	}
+	/* as srnic answers a post before RTS: here, not as a QP in ERR later */
+	if (ibqp->state == IBV_QPS_RESET || ibqp->state == IBV_QPS_INIT ||
+	    ibqp->state == IBV_QPS_RTR)
+		return EINVAL;
+	return 0;
+}
+
+/* The WRs into the SQ ring up to the first it cannot take (*bad_wr, its
+ * errno), the new head published; the SQ's lock held. */
+static int
+sq_write(struct sva_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	struct ibv_qp *ibqp = &qp->ibqp;
 	struct sva_shadow *sh;
 	struct svc_wqe *w;
 	uint32_t comp, len;
 	int i, rc = 0;
 
-	/* the session ended: EIO, as a device in its reset flow (mlx5) */
-	if (unlikely(__atomic_load_n(qp->state, __ATOMIC_ACQUIRE) != SVC_SHM_LIVE)) {
-		sva_ctx_fatal(sva_ctx(ibqp->context));  /* said once, waiters woken */
-		*bad_wr = wr;
-		return EIO;
-	}
-	/* as srnic answers a post before RTS: here, not as a QP in ERR later */
-	if (ibqp->state == IBV_QPS_RESET || ibqp->state == IBV_QPS_INIT ||
-	    ibqp->state == IBV_QPS_RTR) {
-		*bad_wr = wr;
-		return EINVAL;
-	}
-	pthread_spin_lock(&qp->sq_lock);
 	comp = __atomic_load_n(&qp->ring->sq_comp.v, __ATOMIC_ACQUIRE);
 	for (; wr != NULL; wr = wr->next) {
-		if (!send_opcode_ok(ibqp->qp_type, wr->opcode) || wr->num_sge < 0 ||
-		    (!(wr->send_flags & IBV_SEND_INLINE) &&
-		     (uint32_t)wr->num_sge > qp->cap.max_send_sge)) {
-			rc = EINVAL;
+		rc = send_wr_check(qp, wr);
+		if (rc != 0)
 			break;
-		}
 		if (qp->sq_head - comp >= qp->sq_size) {
 			rc = ENOMEM;
-			break;
-		}
-		if (ibqp->qp_type == IBV_QPT_UD && (wr->wr.ud.ah == NULL ||
-						    wr->wr.ud.ah->context != ibqp->context)) {
-			rc = EINVAL;
 			break;
 		}
 		w = &qp->ring->sq[qp->sq_head & (qp->sq_size - 1)];
@@ -1063,12 +1146,6 @@ sva_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **
 		}
 		if (wr->send_flags & IBV_SEND_INLINE) {
 			/* the data goes in the WQE: the buffer is the program's again */
-			for (len = 0, i = 0; i < wr->num_sge; i++)
-				len += wr->sg_list[i].length;
-			if (len > qp->cap.max_inline_data) {
-				rc = EINVAL;
-				break;
-			}
 			for (len = 0, i = 0; i < wr->num_sge; i++) {
 				memcpy(w->inl + len, (void *)(uintptr_t)wr->sg_list[i].addr,
 				       wr->sg_list[i].length);
@@ -1085,9 +1162,49 @@ sva_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **
 		qp->sq_head++;
 	}
 	ring_publish(&qp->ring->sq_head.v, qp->sq_head, qp->db, qp->sleep);
-	pthread_spin_unlock(&qp->sq_lock);
 	if (rc != 0)
 		*bad_wr = wr;
+	return rc;
+}
+
+static int
+sva_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	struct sva_qp *qp = SVA_OF(struct sva_qp, ibqp, ibqp);
+	int rc = sq_refused(ibqp);
+
+	if (unlikely(rc != 0)) {
+		*bad_wr = wr;
+		return rc;
+	}
+	pthread_spin_lock(&qp->sq_lock);
+	rc = sq_write(qp, wr, bad_wr);
+	pthread_spin_unlock(&qp->sq_lock);
+	return rc;
+}
+
+/* ibv_wr_complete()'s post (verbs_ex.c): the list whole, or none of it and
+ * the errno ibv_post_send() would give for its first bad WR */
+static int
+sva_post_send_all(struct ibv_qp *ibqp, struct ibv_send_wr *wr)
+{
+	struct sva_qp *qp = SVA_OF(struct sva_qp, ibqp, ibqp);
+	const struct ibv_send_wr *w;
+	struct ibv_send_wr *bad;
+	uint32_t n = 0, comp;
+	int rc = sq_refused(ibqp);
+
+	for (w = wr; rc == 0 && w != NULL; w = w->next, n++)
+		rc = send_wr_check(qp, w);
+	if (rc != 0)
+		return rc;
+	pthread_spin_lock(&qp->sq_lock);
+	comp = __atomic_load_n(&qp->ring->sq_comp.v, __ATOMIC_ACQUIRE);
+	if (qp->sq_size - (qp->sq_head - comp) < n)
+		rc = ENOMEM;
+	else
+		rc = sq_write(qp, wr, &bad);
+	pthread_spin_unlock(&qp->sq_lock);
 	return rc;
 }
 
@@ -1097,7 +1214,7 @@ sva_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **
 	struct sva_qp *qp = SVA_OF(struct sva_qp, ibqp, ibqp);
 	struct sva_shadow *sh;
 	struct svc_wqe *w;
-	uint32_t tail;
+	uint32_t done, room;
 	int rc = 0;
 
 	if (unlikely(__atomic_load_n(qp->state, __ATOMIC_ACQUIRE) != SVC_SHM_LIVE)) {
@@ -1111,13 +1228,18 @@ sva_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **
 		return EINVAL;
 	}
 	pthread_spin_lock(&qp->rq_lock);
-	tail = __atomic_load_n(&qp->ring->rq_tail.v, __ATOMIC_ACQUIRE);
+	/* full at max_recv_wr WQEs without their CQE polled, as mlx5's RQ
+	 * (the ring's tail would let twice that in once the daemon has moved
+	 * them into srnic's RQ: ENOMEM or not by the engine's timing); the
+	 * ring, behind, never overflows */
+	done = __atomic_load_n(&qp->rq_done, __ATOMIC_ACQUIRE);
+	room = RTE_MIN(qp->cap.max_recv_wr, qp->rq_size);
 	for (; wr != NULL; wr = wr->next) {
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge) {
 			rc = EINVAL;
 			break;
 		}
-		if (qp->rq_head - tail >= qp->rq_size) {
+		if (qp->rq_head - done >= room) {
 			rc = ENOMEM;
 			break;
 		}
@@ -1198,7 +1320,7 @@ sva_create_srq(struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
 		free(srq);
 		return null_errno(-rc);
 	}
-	if (r.ring >= SVC_SESSION_SRQS_MAX || r.size > SVC_RING_WR_MAX ||
+	if (r.ring >= SVC_SESSION_SRQS_MAX || r.size > SVC_RING_SRQ_WR_MAX ||
 	    (r.size & (r.size - 1)) != 0 || r.size == 0) {
 		free(srq);
 		return null_errno(EPROTO);
@@ -1450,6 +1572,7 @@ sva_destroy_qp(struct ibv_qp *ibqp)
 	}
 	free(qp->sq_sh);
 	free(qp->rq_sh);
+	sv_qp_ex_free((struct sv_qp_head *)qp);
 	evobj_del(sva_ctx(ibqp->context), qp, &ibqp->mutex, &ibqp->cond, &ibqp->events_completed,
 		  &qp->events_reported);
 	pthread_spin_destroy(&qp->sq_lock);
@@ -1458,6 +1581,31 @@ sva_destroy_qp(struct ibv_qp *ibqp)
 	pthread_cond_destroy(&ibqp->cond);
 	free(qp);
 	return 0;
+}
+
+/* ibv_create_qp_ex(): ibv_create_qp()'s QP, and with send_ops_flags the
+ * ibv_wr_*() calls (verbs_ex.c's builders) posting whole batches into its
+ * SQ ring */
+static struct ibv_qp *
+sva_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
+{
+	struct ibv_qp *ibqp;
+	bool wr_api;
+	int rc = sv_qp_ex_check(context, attr, SVA_QP_EX_SEND_OPS, &wr_api);
+
+	if (rc != 0)
+		return null_errno(rc);
+	/* struct ibv_qp_init_attr_ex begins with struct ibv_qp_init_attr's
+	 * fields (rdma-core's ibv_create_qp_ex() relies on it too) */
+	ibqp = sva_create_qp(attr->pd, (struct ibv_qp_init_attr *)attr);
+	if (ibqp == NULL)
+		return NULL;
+	if (wr_api && sv_qp_ex_setup(SVA_OF(struct sv_qp_head, ibqp, ibqp), &attr->cap, NULL,
+				     sva_post_send_all, NULL) != 0) {
+		sva_destroy_qp(ibqp);
+		return null_errno(ENOMEM);
+	}
+	return ibqp;
 }
 
 void
@@ -1580,4 +1728,6 @@ sva_ctx_set_ops(struct sva_context *ctx)
 	ctx->vctx.context.ops.post_recv = sva_post_recv;
 	ctx->vctx.context.ops.post_srq_recv = sva_post_srq_recv;
 	ctx->vctx.get_srq_num = sva_get_srq_num;
+	ctx->vctx.create_cq_ex = sva_create_cq_ex;
+	ctx->vctx.create_qp_ex = sva_create_qp_ex;
 }

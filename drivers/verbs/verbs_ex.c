@@ -11,11 +11,17 @@
  * device lacks fails as verbs says, never on a NULL.
  *
  * The builders write struct ibv_send_wr, and ibv_wr_complete() hands the
- * list to srnic_post_send_all(): the WQEs are the ones ibv_post_send()
- * makes (one conversion, srnic's post_one_send()), so an opcode works
- * through both or through neither, and the batch is queued whole or not
- * at all.
+ * list to the device's post: srnic_post_send_all() embedded, so the WQEs
+ * are the ones ibv_post_send() makes (one conversion, srnic's
+ * post_one_send()) and an opcode works through both or through neither;
+ * attached, verbs_attach_dp.c's post into the shared SQ ring, the one
+ * ibv_post_send() fills. Either queues the batch whole or not at all.
+ * The extended CQ is the same for both devices too: a burst taken by the
+ * device's own poll, read one completion at a time. Each device's file
+ * makes its objects and hands them here (sv_cq_ex_setup(),
+ * sv_qp_ex_setup()); both begin with SV_CQ_HEAD / SV_QP_HEAD.
  */
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -57,32 +63,37 @@ null_errno(int e)
 
 /* ---- CQ ---- */
 
-static inline struct sv_cq *
-sv_cq_of_ex(struct ibv_cq_ex *c)
+static_assert(offsetof(struct sv_cq, ex) == offsetof(struct sv_cq_head, ex),
+	      "an embedded CQ begins with SV_CQ_HEAD");
+static_assert(offsetof(struct sv_qp, wrs) == offsetof(struct sv_qp_head, wrs),
+	      "an embedded QP begins with SV_QP_HEAD");
+
+static inline struct sv_cq_head *
+cq_head(struct ibv_cq_ex *c)
 {
-	return container_of(c, struct sv_cq, ibcq_ex);
+	return container_of(c, struct sv_cq_head, ibcq_ex);
 }
 
 /* The completion the program reads now: the oldest taken (n > 0). */
 static inline const struct ibv_wc *
 cur_wc(struct ibv_cq_ex *c)
 {
-	const struct sv_cq_ex *x = sv_cq_of_ex(c)->ex;
+	const struct sv_cq_ex *x = cq_head(c)->ex;
 
 	return &x->wc[x->head];
 }
 
-/* Under x->lock: make a completion current (take a burst from srnic's CQ
- * when none is left); ENOENT when there is none, EOVERFLOW after an
- * overrun, as ibv_poll_cq()'s negative return */
+/* Under x->lock: make a completion current (take a burst from the
+ * device's CQ when none is left); ENOENT when there is none, EOVERFLOW
+ * after an overrun, as ibv_poll_cq()'s negative return */
 static int
-cq_ex_load(struct sv_cq *cq)
+cq_ex_load(struct sv_cq_head *h)
 {
-	struct sv_cq_ex *x = cq->ex;
+	struct sv_cq_ex *x = h->ex;
 	const struct ibv_wc *wc;
 
 	if (x->n == 0) {
-		int k = srnic_poll_cq(cq->scq, SV_CQ_EX_BURST, x->wc);
+		int k = x->poll(&h->ibcq, SV_CQ_EX_BURST, x->wc);
 
 		if (k <= 0)
 			return k < 0 ? -k : ENOENT;
@@ -91,27 +102,40 @@ cq_ex_load(struct sv_cq *cq)
 	}
 	x->cur = true;
 	wc = &x->wc[x->head];
-	cq->ibcq_ex.wr_id = wc->wr_id;
-	cq->ibcq_ex.status = wc->status;
+	h->ibcq_ex.wr_id = wc->wr_id;
+	h->ibcq_ex.status = wc->status;
 	return 0;
 }
 
+int
+sv_cq_ex_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
+{
+	struct sv_cq_head *h = cq_head(ibcq);
+	int rc;
+
+	if (attr != NULL && attr->comp_mask != 0)
+		return EINVAL;
+	rte_spinlock_lock(&h->ex->lock);
+	rc = cq_ex_load(h);
+	/* verbs: no ibv_end_poll() follows a start_poll that failed */
+	if (rc != 0)
+		rte_spinlock_unlock(&h->ex->lock);
+	return rc;
+}
+
+/* embedded: srnic's CQ, the engine run first as ibv_poll_cq() runs it */
 static int
 sv_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 {
-	struct sv_cq *cq = sv_cq_of_ex(ibcq);
-	int rc;
-
 	SV_FORK_ERRNO("ibv_start_poll");
-	if (attr != NULL && attr->comp_mask != 0)
-		return EINVAL;
-	sv_progress(cq->dev, true);
-	rte_spinlock_lock(&cq->ex->lock);
-	rc = cq_ex_load(cq);
-	/* verbs: no ibv_end_poll() follows a start_poll that failed */
-	if (rc != 0)
-		rte_spinlock_unlock(&cq->ex->lock);
-	return rc;
+	sv_progress(container_of(ibcq, struct sv_cq, ibcq_ex)->dev, true);
+	return sv_cq_ex_start_poll(ibcq, attr);
+}
+
+static int
+sv_cq_srnic_poll(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
+{
+	return srnic_poll_cq(container_of(ibcq, struct sv_cq, ibcq)->scq, n, wc);
 }
 
 /* the current completion is the program's: drop it (none after a
@@ -129,25 +153,25 @@ cq_ex_consume(struct sv_cq_ex *x)
 static int
 sv_next_poll(struct ibv_cq_ex *ibcq)
 {
-	struct sv_cq *cq = sv_cq_of_ex(ibcq);
+	struct sv_cq_head *h = cq_head(ibcq);
 
-	cq_ex_consume(cq->ex);
-	return cq_ex_load(cq);
+	cq_ex_consume(h->ex);
+	return cq_ex_load(h);
 }
 
 static void
 sv_end_poll(struct ibv_cq_ex *ibcq)
 {
-	struct sv_cq *cq = sv_cq_of_ex(ibcq);
+	struct sv_cq_head *h = cq_head(ibcq);
 
-	cq_ex_consume(cq->ex);
-	rte_spinlock_unlock(&cq->ex->lock);
+	cq_ex_consume(h->ex);
+	rte_spinlock_unlock(&h->ex->lock);
 }
 
 int
-sv_cq_ex_poll(struct sv_cq *cq, int n, struct ibv_wc *wc)
+sv_cq_ex_poll(struct sv_cq_head *h, int n, struct ibv_wc *wc)
 {
-	struct sv_cq_ex *x = cq->ex;
+	struct sv_cq_ex *x = h->ex;
 	int k = 0, rc;
 
 	/* what start_poll took and the program did not read comes first */
@@ -157,7 +181,7 @@ sv_cq_ex_poll(struct sv_cq *cq, int n, struct ibv_wc *wc)
 		x->n--;
 	}
 	if (k < n) {
-		rc = srnic_poll_cq(cq->scq, n - k, wc + k);
+		rc = x->poll(&h->ibcq, n - k, wc + k);
 		if (rc < 0 && k == 0)
 			k = rc;
 		else if (rc > 0)
@@ -257,36 +281,36 @@ sv_read_tm_info_none(struct ibv_cq_ex *c, struct ibv_wc_tm_info *tm)
 /* rxe's checks and errnos: an unknown comp_mask bit EINVAL, a field, flag
  * or parent domain the device lacks EOPNOTSUPP; the rest as
  * ibv_create_cq() */
-static struct ibv_cq_ex *
-sv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
+int
+sv_cq_ex_check(const struct ibv_cq_init_attr_ex *attr)
 {
-	struct sv_cq *cq;
-	struct ibv_cq_ex *c;
-
-	SV_FORK_NULL("ibv_create_cq_ex");
 	if (attr == NULL ||
 	    (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD)))
-		return null_errno(EINVAL);
+		return EINVAL;
 	if ((attr->wc_flags & ~(uint64_t)SV_WC_EX_FLAGS) ||
 	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	     (attr->flags & ~(uint32_t)SV_CQ_EX_CREATE_FLAGS)) ||
 	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) && attr->parent_domain != NULL))
-		return null_errno(EOPNOTSUPP);
+		return EOPNOTSUPP;
 	if (attr->cqe > INT_MAX || attr->comp_vector > INT_MAX)
-		return null_errno(EINVAL);
-	cq = sv_cq_create(context, (int)attr->cqe, attr->cq_context, attr->channel,
-			  (int)attr->comp_vector);
-	if (cq == NULL)
-		return NULL;
-	cq->ex = calloc(1, sizeof(*cq->ex));
-	if (cq->ex == NULL) {
-		ibv_destroy_cq(&cq->ibcq);
-		return null_errno(ENOMEM);
-	}
-	rte_spinlock_init(&cq->ex->lock);
-	c = &cq->ibcq_ex;
+		return EINVAL;
+	return 0;
+}
+
+int
+sv_cq_ex_setup(struct sv_cq_head *h, int (*poll)(struct ibv_cq *, int, struct ibv_wc *),
+	       int (*start_poll)(struct ibv_cq_ex *, struct ibv_poll_cq_attr *))
+{
+	struct ibv_cq_ex *c;
+
+	h->ex = calloc(1, sizeof(*h->ex));
+	if (h->ex == NULL)
+		return ENOMEM;
+	rte_spinlock_init(&h->ex->lock);
+	h->ex->poll = poll;
+	c = &h->ibcq_ex;
 	c->comp_mask = 0;
-	c->start_poll = sv_start_poll;
+	c->start_poll = start_poll;
 	c->next_poll = sv_next_poll;
 	c->end_poll = sv_end_poll;
 	c->read_opcode = sv_read_opcode;
@@ -304,14 +328,35 @@ sv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
 	c->read_cvlan = sv_read_cvlan_none;
 	c->read_flow_tag = sv_read_flow_tag_none;
 	c->read_tm_info = sv_read_tm_info_none;
-	return c;
+	return 0;
+}
+
+static struct ibv_cq_ex *
+sv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
+{
+	struct sv_cq *cq;
+	int rc;
+
+	SV_FORK_NULL("ibv_create_cq_ex");
+	rc = sv_cq_ex_check(attr);
+	if (rc != 0)
+		return null_errno(rc);
+	cq = sv_cq_create(context, (int)attr->cqe, attr->cq_context, attr->channel,
+			  (int)attr->comp_vector);
+	if (cq == NULL)
+		return NULL;
+	if (sv_cq_ex_setup((struct sv_cq_head *)cq, sv_cq_srnic_poll, sv_start_poll) != 0) {
+		ibv_destroy_cq(&cq->ibcq);
+		return null_errno(ENOMEM);
+	}
+	return &cq->ibcq_ex;
 }
 
 void
-sv_cq_ex_free(struct sv_cq *cq)
+sv_cq_ex_free(struct sv_cq_head *h)
 {
-	free(cq->ex);
-	cq->ex = NULL;
+	free(h->ex);
+	h->ex = NULL;
 }
 
 /* ---- device ---- */
@@ -319,8 +364,9 @@ sv_cq_ex_free(struct sv_cq *cq)
 /* The extended attributes srnic has: none of ODP, timestamps, TSO, RSS,
  * packet pacing, tag matching, CQ moderation, device memory or PCI
  * atomics, so each is 0 as the kernel gives a device without it; the
- * classic part is ibv_query_device()'s. */
-static int
+ * classic part is ibv_query_device()'s (attached: the daemon's answer;
+ * its engine is srnic's, so the extended flags are the same). */
+int
 sv_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
 		   struct ibv_device_attr_ex *attr, size_t attr_size)
 {
@@ -357,12 +403,17 @@ struct sv_wr_batch {
 	struct ibv_send_wr *wr;
 	struct ibv_sge *sge;
 	uint8_t *inl;
+	/* the device's (sv_qp_ex_setup()) */
+	rte_spinlock_t *lock;
+	rte_spinlock_t own;
+	int (*post)(struct ibv_qp *qp, struct ibv_send_wr *wr);
+	void (*posted)(struct ibv_qp *qp);
 };
 
-static inline struct sv_qp *
-sv_qp_of_ex(struct ibv_qp_ex *q)
+static inline struct sv_qp_head *
+qp_head(struct ibv_qp_ex *q)
 {
-	return container_of(q, struct sv_qp, ibqp_ex);
+	return container_of(q, struct sv_qp_head, ibqp_ex);
 }
 
 static inline void
@@ -376,7 +427,7 @@ wr_fail(struct sv_wr_batch *b, int e)
 static struct ibv_send_wr *
 wr_new(struct ibv_qp_ex *q, enum ibv_wr_opcode op)
 {
-	struct sv_wr_batch *b = sv_qp_of_ex(q)->wrs;
+	struct sv_wr_batch *b = qp_head(q)->wrs;
 	struct ibv_send_wr *wr;
 
 	if (b->n == b->cap) {
@@ -396,7 +447,7 @@ wr_new(struct ibv_qp_ex *q, enum ibv_wr_opcode op)
 static struct ibv_send_wr *
 wr_last(struct ibv_qp_ex *q)
 {
-	struct sv_wr_batch *b = sv_qp_of_ex(q)->wrs;
+	struct sv_wr_batch *b = qp_head(q)->wrs;
 
 	if (b->n == 0) {
 		wr_fail(b, EINVAL);
@@ -531,13 +582,13 @@ sv_wr_set_ud_addr(struct ibv_qp_ex *q, struct ibv_ah *ah, uint32_t qpn, uint32_t
 static void
 sv_wr_set_xrc_srqn(struct ibv_qp_ex *q, uint32_t srqn)
 {
-	wr_fail(sv_qp_of_ex(q)->wrs, EOPNOTSUPP);  /* no XRC */
+	wr_fail(qp_head(q)->wrs, EOPNOTSUPP);  /* no XRC */
 }
 
 static void
 sv_wr_set_sge_list(struct ibv_qp_ex *q, size_t n, const struct ibv_sge *sg)
 {
-	struct sv_wr_batch *b = sv_qp_of_ex(q)->wrs;
+	struct sv_wr_batch *b = qp_head(q)->wrs;
 	struct ibv_send_wr *wr = wr_last(q);
 
 	if (wr == NULL)
@@ -561,7 +612,7 @@ sv_wr_set_sge(struct ibv_qp_ex *q, uint32_t lkey, uint64_t addr, uint32_t length
 static void
 sv_wr_set_inline_data_list(struct ibv_qp_ex *q, size_t n, const struct ibv_data_buf *buf)
 {
-	struct sv_wr_batch *b = sv_qp_of_ex(q)->wrs;
+	struct sv_wr_batch *b = qp_head(q)->wrs;
 	struct ibv_send_wr *wr = wr_last(q);
 	uint8_t *dst;
 	size_t i, len = 0;
@@ -608,25 +659,26 @@ sv_wr_atomic_write(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, const void
 }
 
 /* rdma-core's providers hold the SQ from ibv_wr_start() to
- * ibv_wr_complete() / ibv_wr_abort(): ibv_post_send() on another thread
- * waits meanwhile */
+ * ibv_wr_complete() / ibv_wr_abort(): embedded, ibv_post_send() on another
+ * thread waits meanwhile (the batch's lock is the SQ's); attached, another
+ * thread's ibv_wr_start() does */
 static void
 sv_wr_start(struct ibv_qp_ex *q)
 {
-	struct sv_qp *qp = sv_qp_of_ex(q);
+	struct sv_wr_batch *b = qp_head(q)->wrs;
 
-	rte_spinlock_lock(&qp->sq_lock);
-	qp->wrs->n = 0;
-	qp->wrs->err = 0;
+	rte_spinlock_lock(b->lock);
+	b->n = 0;
+	b->err = 0;
 }
 
 static void
 sv_wr_abort(struct ibv_qp_ex *q)
 {
-	struct sv_qp *qp = sv_qp_of_ex(q);
+	struct sv_wr_batch *b = qp_head(q)->wrs;
 
-	qp->wrs->n = 0;
-	rte_spinlock_unlock(&qp->sq_lock);
+	b->n = 0;
+	rte_spinlock_unlock(b->lock);
 }
 
 /* The batch whole, or (a builder's error, or ibv_post_send()'s for one of
@@ -634,25 +686,39 @@ sv_wr_abort(struct ibv_qp_ex *q)
 static int
 sv_wr_complete(struct ibv_qp_ex *q)
 {
-	struct sv_qp *qp = sv_qp_of_ex(q);
-	struct sv_wr_batch *b = qp->wrs;
-	struct ibv_send_wr *bad;
+	struct sv_qp_head *h = qp_head(q);
+	struct sv_wr_batch *b = h->wrs;
 	int rc = b->err;
 	uint32_t i;
 
-	if (unlikely(sv_forked))
-		rc = sv_fork_refused("ibv_wr_complete");
 	if (rc == 0 && b->n != 0) {
 		for (i = 0; i + 1 < b->n; i++)
 			b->wr[i].next = &b->wr[i + 1];
 		b->wr[b->n - 1].next = NULL;
-		rc = srnic_post_send_all(qp->sqp, b->wr, &bad);
+		rc = b->post(&h->ibqp, b->wr);
 	}
 	b->n = 0;
-	rte_spinlock_unlock(&qp->sq_lock);
-	if (rc == 0)
-		sv_post_progress(qp->dev);
+	rte_spinlock_unlock(b->lock);
+	if (rc == 0 && b->posted != NULL)
+		b->posted(&h->ibqp);
 	return rc;
+}
+
+/* embedded: srnic's SQ, under its lock (the batch's) */
+static int
+sv_wr_post_srnic(struct ibv_qp *ibqp, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+
+	if (unlikely(sv_forked))
+		return sv_fork_refused("ibv_wr_complete");
+	return srnic_post_send_all(sv_qp(ibqp)->sqp, wr, &bad);
+}
+
+static void
+sv_wr_posted_srnic(struct ibv_qp *ibqp)
+{
+	sv_post_progress(sv_qp(ibqp)->dev);
 }
 
 static struct sv_wr_batch *
@@ -681,15 +747,15 @@ wr_batch_new(const struct ibv_qp_cap *cap)
 }
 
 void
-sv_qp_ex_free(struct sv_qp *qp)
+sv_qp_ex_free(struct sv_qp_head *h)
 {
-	if (qp->wrs == NULL)
+	if (h->wrs == NULL)
 		return;
-	free(qp->wrs->wr);
-	free(qp->wrs->sge);
-	free(qp->wrs->inl);
-	free(qp->wrs);
-	qp->wrs = NULL;
+	free(h->wrs->wr);
+	free(h->wrs->sge);
+	free(h->wrs->inl);
+	free(h->wrs);
+	h->wrs = NULL;
 }
 
 static void
@@ -721,35 +787,60 @@ qp_ex_set_ops(struct ibv_qp_ex *q)
 	q->wr_atomic_write = sv_wr_atomic_write;
 }
 
+int
+sv_qp_ex_setup(struct sv_qp_head *h, const struct ibv_qp_cap *cap, rte_spinlock_t *lock,
+	       int (*post)(struct ibv_qp *, struct ibv_send_wr *), void (*posted)(struct ibv_qp *))
+{
+	struct sv_wr_batch *b = wr_batch_new(cap);
+
+	if (b == NULL)
+		return ENOMEM;
+	rte_spinlock_init(&b->own);
+	b->lock = lock != NULL ? lock : &b->own;
+	b->post = post;
+	b->posted = posted;
+	h->wrs = b;
+	qp_ex_set_ops(&h->ibqp_ex);
+	return 0;
+}
+
 /* rxe's checks and errnos: no PD EINVAL; XRC, RSS, TSO, create flags and
  * send operations the device lacks EOPNOTSUPP; the rest as ibv_create_qp() */
+int
+sv_qp_ex_check(struct ibv_context *context, const struct ibv_qp_init_attr_ex *attr,
+	       uint64_t ops, bool *wr_api)
+{
+	if (attr == NULL || !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || attr->pd == NULL ||
+	    attr->pd->context != context)
+		return EINVAL;
+	if ((attr->comp_mask & ~(uint32_t)SV_QP_EX_COMP_MASK) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags != 0))
+		return EOPNOTSUPP;
+	*wr_api = (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0;
+	if (*wr_api && (attr->send_ops_flags & ~ops))
+		return EOPNOTSUPP;
+	return 0;
+}
+
 static struct ibv_qp *
 sv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 {
 	struct sv_qp *qp;
 	bool wr_api;
+	int rc;
 
-	if (attr == NULL || !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || attr->pd == NULL ||
-	    attr->pd->context != context)
-		return null_errno(EINVAL);
-	if ((attr->comp_mask & ~(uint32_t)SV_QP_EX_COMP_MASK) ||
-	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags != 0))
-		return null_errno(EOPNOTSUPP);
-	wr_api = (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0;
-	if (wr_api && (attr->send_ops_flags & ~(uint64_t)SV_QP_EX_SEND_OPS))
-		return null_errno(EOPNOTSUPP);
+	rc = sv_qp_ex_check(context, attr, SV_QP_EX_SEND_OPS, &wr_api);
+	if (rc != 0)
+		return null_errno(rc);
 	/* struct ibv_qp_init_attr_ex begins with struct ibv_qp_init_attr's
 	 * fields, as rdma-core's own ibv_create_qp_ex() relies on */
 	qp = sv_qp_create(attr->pd, (struct ibv_qp_init_attr *)attr);
 	if (qp == NULL)
 		return NULL;
-	if (wr_api) {
-		qp->wrs = wr_batch_new(&attr->cap);
-		if (qp->wrs == NULL) {
-			ibv_destroy_qp(&qp->ibqp);
-			return null_errno(ENOMEM);
-		}
-		qp_ex_set_ops(&qp->ibqp_ex);
+	if (wr_api && sv_qp_ex_setup((struct sv_qp_head *)qp, &attr->cap, &qp->sq_lock,
+				     sv_wr_post_srnic, sv_wr_posted_srnic) != 0) {
+		ibv_destroy_qp(&qp->ibqp);
+		return null_errno(ENOMEM);
 	}
 	return &qp->ibqp;
 }
@@ -757,12 +848,13 @@ sv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 struct ibv_qp_ex *
 ibv_qp_to_qp_ex(struct ibv_qp *ibqp)
 {
-	struct sv_qp *qp = sv_qp(ibqp);
+	struct sv_qp_head *h = (struct sv_qp_head *)ibqp;
 
-	/* rdma-core's: NULL for a QP not made with send_ops_flags */
-	if (qp->wrs == NULL)
+	/* rdma-core's: NULL for a QP not made with send_ops_flags (either
+	 * kind of device: both begin with SV_QP_HEAD) */
+	if (h->wrs == NULL)
 		return null_errno(EOPNOTSUPP);
-	return &qp->ibqp_ex;
+	return &h->ibqp_ex;
 }
 
 void

@@ -452,7 +452,7 @@ ibv_destroy_cq(struct ibv_cq *ibcq)
 	}
 	pthread_mutex_destroy(&ibcq->mutex);
 	pthread_cond_destroy(&ibcq->cond);
-	sv_cq_ex_free(cq);
+	sv_cq_ex_free((struct sv_cq_head *)cq);
 	free(cq);
 	return 0;
 }
@@ -486,7 +486,7 @@ sv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	SV_FORK_NEG("ibv_poll_cq");
 	sv_progress(cq->dev, true);
 	if (unlikely(cq->ex != NULL))
-		return sv_cq_ex_poll(cq, n, wc);
+		return sv_cq_ex_poll((struct sv_cq_head *)cq, n, wc);
 	/* srnic_poll_cq() takes the CQ's own lock: several polling threads
 	 * need nothing more here */
 	return srnic_poll_cq(cq->scq, n, wc);
@@ -606,7 +606,7 @@ ibv_destroy_qp(struct ibv_qp *ibqp)
 	pthread_mutex_unlock(&ibqp->mutex);
 	pthread_mutex_destroy(&ibqp->mutex);
 	pthread_cond_destroy(&ibqp->cond);
-	sv_qp_ex_free(qp);
+	sv_qp_ex_free((struct sv_qp_head *)qp);
 	free(qp);
 	return 0;
 }

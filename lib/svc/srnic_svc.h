@@ -204,9 +204,12 @@ struct svc_status_rep {
 #define SVC_SESSION_AHS_MAX 256
 #define SVC_SESSION_SRQS_MAX 16
 #define SVC_SESSION_MR_BYTES_MAX (4ull << 30)
-/* a ring's slots: max_send_wr, max_recv_wr up to SVC_RING_WR_MAX, a CQ's
- * cqe up to SVC_RING_CQE_MAX (both powers of two) */
+/* a ring's slots: max_send_wr, max_recv_wr up to SVC_RING_WR_MAX, an
+ * SRQ's max_wr up to SVC_RING_SRQ_WR_MAX (one SRQ feeds many QPs:
+ * rdma-core's tests share one of 2 x 1000 WQEs), a CQ's cqe up to
+ * SVC_RING_CQE_MAX (all powers of two) */
 #define SVC_RING_WR_MAX 1024u
+#define SVC_RING_SRQ_WR_MAX 4096u
 #define SVC_RING_CQE_MAX 4096u
 #define SVC_WQE_SGE_MAX 4u             /* max_send_sge, max_recv_sge */
 #define SVC_WQE_INLINE_MAX 64u         /* max_inline_data: copied into the WQE */
@@ -267,7 +270,7 @@ struct svc_qp_ring {
 struct svc_srq_ring {
 	struct svc_idx head;
 	struct svc_idx tail;
-	struct svc_wqe rq[SVC_RING_WR_MAX];
+	struct svc_wqe rq[SVC_RING_SRQ_WR_MAX];
 };
 
 /* One CQ's ring: the daemon writes CQEs and prod, the application reads
