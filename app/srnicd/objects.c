@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -513,7 +514,10 @@ dp_cq(struct srnd_cq *c, struct svc_cq_ring *r)
  * after a pass that wrote CQEs into its rings: woken, all of them, one
  * system call per sleep. The CQE stores (release), then the load of
  * poll_sleep, seq_cst against the poller's store of it and its load of
- * prod. */
+ * prod. Then the engine hands its CPU over (sched_yield()): a woken
+ * poller that shares this CPU runs now, not when the engine's time slice
+ * ends (the engine spins for SRND_SPIN_HOT_US after this work); where the
+ * poller has a CPU of its own the yield returns at once. */
 static void
 dp_poll_wake(struct srnd *d, struct srnd_objs *o)
 {
@@ -525,6 +529,8 @@ dp_poll_wake(struct srnd *d, struct srnd_objs *o)
 		return;
 	syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	atomic_fetch_add_explicit(&d->eng_poll_wakes, 1, memory_order_relaxed);
+	sched_yield();
+	atomic_fetch_add_explicit(&d->eng_handoffs, 1, memory_order_relaxed);
 }
 
 unsigned int

@@ -22,7 +22,8 @@ and a small C program of the test's own for the async events:
                                daemon's engine wakes them when it writes a
                                CQE (status' pollers_woken) and every
                                iteration still completes; the engine gives
-                               the CPU away between packets (status' yields)
+                               its CPU to the pollers it woke (status'
+                               handoffs) and away between packets (yields)
   a sleeping engine            a pyverbs program holding a QP: the idle
                                daemon's CPU over 300 naps below 2% of a
                                core, and a receive posted while the engine
@@ -155,6 +156,9 @@ def cpu_shared(env, base, tmp):
     y1, w1 = status_num(s1, "yields"), status_num(s1, "pollers_woken")
     check(w0 >= 0 and w1 > w0, "the daemon's engine woke the sleeping pollers: pollers_woken "
           "%d -> %d" % (w0, w1))
+    h0, h1 = status_num(s0, "handoffs"), status_num(s1, "handoffs")
+    check(h0 >= 0 and h1 - h0 == w1 - w0, "the engine gave its CPU to the pollers it woke, each "
+          "time: handoffs %d -> %d" % (h0, h1))
     check(y0 >= 0 and y1 > y0, "the daemon's engine yielded between packets: %d -> %d" % (y0, y1))
     check(wait_for(lambda: objects(env) == base, "ibv_rc_pingpong's objects freed"),
           "ibv_rc_pingpong: the daemon's objects back to %s" % base)
