@@ -16,6 +16,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -508,14 +510,36 @@ dp_cq(struct srnd_cq *c, struct svc_cq_ring *r)
 	return (unsigned int)n;
 }
 
+/* The session's pollers asleep on an empty CQ (svc_state_line.poll_sleep),
+ * after a pass that wrote CQEs into its rings: woken, all of them, one
+ * system call per sleep. The CQE stores (release), then the load of
+ * poll_sleep, seq_cst against the poller's store of it and its load of
+ * prod. Then the engine hands its CPU over (sched_yield()): a woken
+ * poller that shares this CPU runs now, not when the engine's time slice
+ * ends (the engine spins for SRND_SPIN_HOT_US after this work); where the
+ * poller has a CPU of its own the yield returns at once. */
+static void
+dp_poll_wake(struct srnd *d, struct srnd_objs *o)
+{
+	uint32_t *w = &o->shm->state.poll_sleep;
+
+	atomic_thread_fence(memory_order_seq_cst);
+	if (__atomic_load_n(w, __ATOMIC_RELAXED) == 0 ||
+	    __atomic_exchange_n(w, 0, __ATOMIC_SEQ_CST) == 0)
+		return;
+	syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	atomic_fetch_add_explicit(&d->eng_poll_wakes, 1, memory_order_relaxed);
+	sched_yield();
+	atomic_fetch_add_explicit(&d->eng_handoffs, 1, memory_order_relaxed);
+}
+
 unsigned int
 srnd_dpath_poll(struct srnd *d)
 {
-	unsigned int n = 0, i, k;
+	unsigned int n = 0, i, k, cqes;
 	struct srnd_objs *o;
 	uint32_t db;
 
-	(void)d;
 	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
 		o = atomic_load_explicit(&dp_live[i], memory_order_acquire);
 		if (o == NULL)
@@ -545,12 +569,16 @@ srnd_dpath_poll(struct srnd *d)
 				atomic_store_explicit(&o->wqes, atomic_load_explicit(&o->wqes,
 						      memory_order_relaxed) + n, memory_order_relaxed);
 		}
+		cqes = 0;
 		for (k = 0; k < SVC_SESSION_CQS_MAX; k++) {
 			struct srnd_cq *c = atomic_load_explicit(&o->ecq[k], memory_order_acquire);
 
 			if (c != NULL)
-				n += dp_cq(c, &o->shm->cq[c->ring]);
+				cqes += dp_cq(c, &o->shm->cq[c->ring]);
 		}
+		if (cqes > 0)
+			dp_poll_wake(d, o);
+		n += cqes;
 	}
 	return n;
 }

@@ -14,10 +14,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <linux/futex.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -130,11 +130,17 @@ struct sva_qp {
 };
 
 /* A thread whose last this many ibv_poll_cq() calls found nothing (on any
- * CQ) gives the CPU away (sched_yield()) at each next empty one: the CQEs
- * come from the daemon's engine, which may be waiting for this very CPU
- * (on a host of few cores a spinning poller and the engine would else take
- * turns by the scheduler's time slices, milliseconds). */
+ * CQ) sleeps at each next empty one until the daemon's engine writes a CQE
+ * into one of the session's CQs (svc_state_line.poll_sleep), at most
+ * SVA_POLL_SLEEP_US: the CQEs come from the engine, which may be waiting
+ * for this very CPU. A poller that spun, or gave the CPU away with
+ * sched_yield(), competed with the engines (two of them between two
+ * daemons) for the host's cores, and on a busy host a yield gives the CPU
+ * to another program for a time slice, milliseconds. The timeout bounds
+ * what a program polling anything else meanwhile (another context's CQ, a
+ * socket) waits for it. */
 #define SVA_POLL_HOT 64
+#define SVA_POLL_SLEEP_US 100
 
 static __thread uint32_t sva_empty_polls;   /* this thread's, in a row */
 
@@ -680,6 +686,24 @@ poll_cq_dead(struct sva_cq *cq, int n, struct ibv_wc *wc)
 	return got;
 }
 
+/* An empty CQ, polled SVA_POLL_HOT times in a row: the session's
+ * poll_sleep stored 1, then the CQ's prod looked at once more (a CQE
+ * written before that look is returned by the next poll, one after it
+ * finds 1 and wakes this thread), then a wait on the word for at most
+ * SVA_POLL_SLEEP_US. The word stays 1 after a timeout: the engine's next
+ * CQE pays the one wake. */
+static void __rte_noinline
+poll_sleep(struct sva_cq *cq, uint32_t prod)
+{
+	uint32_t *w = &sva_ctx(cq->ibcq.context)->shm->state.poll_sleep;
+	struct timespec ts = { .tv_nsec = SVA_POLL_SLEEP_US * 1000 };
+
+	__atomic_store_n(w, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&cq->ring->prod.v, __ATOMIC_SEQ_CST) != prod)
+		return;
+	syscall(SYS_futex, w, FUTEX_WAIT, 1, &ts, NULL, 0);
+}
+
 static int
 sva_poll_ring(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
@@ -711,7 +735,7 @@ sva_poll_ring(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	if (avail > 0)
 		sva_empty_polls = 0;
 	else if (++sva_empty_polls > SVA_POLL_HOT)
-		sched_yield();
+		poll_sleep(cq, prod);
 	return (int)avail;
 }
 

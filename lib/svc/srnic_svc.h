@@ -26,7 +26,7 @@
 #include <infiniband/verbs.h>
 
 #define SVC_MAGIC 0x534e5244u          /* "SNRD" */
-#define SVC_VERSION_MAJOR 3            /* a HELLO of another major is refused */
+#define SVC_VERSION_MAJOR 4            /* a HELLO of another major is refused */
 #define SVC_VERSION_MINOR 0
 #define SVC_SOCK_DEFAULT "/run/srnic/srnicd.sock"
 #define SVC_SOCK_ENV "SRNIC_DAEMON_SOCKET"  /* the application's override */
@@ -308,10 +308,16 @@ struct svc_ev_ring {
  * its last look at db, then waits on this word, futex_waitv()); an
  * application that finds 1 after its db store stores 0 and wakes it
  * (FUTEX_WAKE, a shared futex): one system call per sleep, never per
- * post. The only word of the line the application writes. */
+ * post. poll_sleep: the other way round, 1 while a thread of the
+ * application sleeps in ibv_poll_cq() on an empty CQ (it stores 1 before
+ * its last look at the CQ's prod, then waits on this word, FUTEX_WAIT
+ * with a timeout); the engine, after a pass that wrote CQEs into the
+ * session's rings, finds 1, stores 0 and wakes them all. The application
+ * writes sleep (to 0) and poll_sleep (to 1), nothing else of the line. */
 struct svc_state_line {
 	alignas(64) uint32_t v;
 	uint32_t sleep;
+	uint32_t poll_sleep;
 };
 
 /* A session's ring memory (a sealed memfd the daemon makes, MAP_SHM):

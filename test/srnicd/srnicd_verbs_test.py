@@ -16,12 +16,14 @@ and a small C program of the test's own for the async events:
   ibv_srq_pingpong -g 1 -c     16 QPs each side on one SRQ, both exit 0
   srnicd_async srq_limit       SRQ_LIMIT_REACHED at the take below the limit
   a raw session's SRQ with a bad head: SRQ_ERR, counted, still served
-  ibv_rc_pingpong -g 1 -n 200  the client's polls of an empty CQ give the
-                               CPU away (sched_yield(), strace counts the
-                               calls) and so does the daemon's engine
-                               between packets (status' yields): a program
-                               and the engine it waits for take turns on a
-                               shared CPU at once, not by time slices
+  ibv_rc_pingpong -g 1 -n 200  the client's polls of an empty CQ sleep on
+                               the session's poll_sleep word (strace counts
+                               futex() calls, no sched_yield()), the
+                               daemon's engine wakes them when it writes a
+                               CQE (status' pollers_woken) and every
+                               iteration still completes; the engine gives
+                               its CPU to the pollers it woke (status'
+                               handoffs) and away between packets (yields)
   a sleeping engine            a pyverbs program holding a QP: the idle
                                daemon's CPU over 300 naps below 2% of a
                                core, and a receive posted while the engine
@@ -109,22 +111,26 @@ def async_case(env, base, prog, case):
 
 
 def cpu_shared(env, base, tmp):
-    """ibv_rc_pingpong attached, its client under strace counting
-    sched_yield(): the library's empty polls and the daemon's engine yield.
-    Before, both spun: on a host of few cores each round trip waited for
-    the scheduler to preempt a spinner (test/bench/attached-vs-embedded.sh:
-    ib_read_lat -s 64 through two daemons, p50 10 to 20 ms)."""
+    """ibv_rc_pingpong attached, its client under strace counting futex()
+    and sched_yield(): the library's empty polls sleep until the daemon's
+    engine writes a CQE (pollers_woken), and the engine yields between
+    packets. Before, the client's empty polls called sched_yield(): the
+    poller competed with the engines for the CPUs and, on a busy host, a
+    yield gave its CPU to another program for a time slice
+    (test/bench/attached-vs-embedded.sh: ib_read_lat -s 64 through two
+    daemons, p50 ~205 us)."""
     if not check(shutil.which("strace") is not None, "strace installed (usertools/srnic setup)"):
         return
-    y0 = status_num(status(env), "yields")
+    s0 = status(env)
+    y0, w0 = status_num(s0, "yields"), status_num(s0, "pollers_woken")
     port = free_port()
-    trace = os.path.join(tmp, "yield.strace")
+    trace = os.path.join(tmp, "poll.strace")
     cmd = [SRNIC, "run", "--", "ibv_rc_pingpong", "-g", GID_INDEX, "-p", str(port), "-n", "200"]
     srv = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True)
     wait_for(lambda: tcp_listening(port) or srv.poll() is not None, "ibv_rc_pingpong's server")
-    cli = subprocess.Popen(["strace", "-f", "-qq", "-c", "-e", "trace=sched_yield", "-o", trace] +
-                           cmd + ["127.0.0.1"], env=env, stdout=subprocess.PIPE,
+    cli = subprocess.Popen(["strace", "-f", "-qq", "-c", "-e", "trace=futex,sched_yield", "-o",
+                            trace] + cmd + ["127.0.0.1"], env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
     out = []
     for p in (srv, cli):
@@ -137,14 +143,22 @@ def cpu_shared(env, base, tmp):
     check(out[0][0] == 0 and out[1][0] == 0 and "200 iters" in out[1][1],
           "ibv_rc_pingpong -n 200 attached, the client under strace: exit %s/%s\n%s\n%s" %
           (out[0][0], out[1][0], out[0][1][-600:], out[1][1][-600:]))
-    calls = 0
+    calls = {"futex": 0, "sched_yield": 0}
     with open(trace) as f:
         for line in f:
             w = line.split()
-            if w and w[-1] == "sched_yield":
-                calls = int(w[3])
-    check(calls > 0, "the client's empty polls gave the CPU away: %d sched_yield() calls" % calls)
-    y1 = status_num(status(env), "yields")
+            if w and w[-1] in calls and w[3].isdigit():
+                calls[w[-1]] = int(w[3])
+    check(calls["futex"] > 0 and calls["sched_yield"] == 0,
+          "the client's empty polls slept, never yielded: %d futex(), %d sched_yield() calls" %
+          (calls["futex"], calls["sched_yield"]))
+    s1 = status(env)
+    y1, w1 = status_num(s1, "yields"), status_num(s1, "pollers_woken")
+    check(w0 >= 0 and w1 > w0, "the daemon's engine woke the sleeping pollers: pollers_woken "
+          "%d -> %d" % (w0, w1))
+    h0, h1 = status_num(s0, "handoffs"), status_num(s1, "handoffs")
+    check(h0 >= 0 and h1 - h0 == w1 - w0, "the engine gave its CPU to the pollers it woke, each "
+          "time: handoffs %d -> %d" % (h0, h1))
     check(y0 >= 0 and y1 > y0, "the daemon's engine yielded between packets: %d -> %d" % (y0, y1))
     check(wait_for(lambda: objects(env) == base, "ibv_rc_pingpong's objects freed"),
           "ibv_rc_pingpong: the daemon's objects back to %s" % base)
