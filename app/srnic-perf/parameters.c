@@ -75,7 +75,7 @@ perf_usage(const char *prog)
 	       "  --read-inline BYTES          READ response packets with at most this much\n"
 	       "                               payload carry a copy of it, not a zero-copy\n"
 	       "                               segment (srnic_dev_conf.read_inline_max, at most\n"
-	       "                               %d; default 0: all zero-copy)\n"
+	       "                               %d; 0: all zero-copy; default %d)\n"
 	       "  --floors                     also measure the reference floors (memcpy+ICRC,\n"
 	       "                               plain mbuf round trip on one lcore, the op's\n"
 	       "                               mbufs carried across two) and print ratios\n"
@@ -138,7 +138,7 @@ perf_usage(const char *prog)
 	       "ends the run cleanly)\n",
 	       prog, PERF_MAX_QPS, PERF_MAX_DEPTH, PERF_DEFAULT_BYTES >> 20, PERF_DEFAULT_ITERS_MIN,
 	       PERF_DEFAULT_ITERS, PERF_DEFAULT_ITERS, PERF_DEFAULT_ITERS_MIN, PERF_DURATION_MAX_S,
-	       SRNIC_MAX_READ_INLINE,
+	       SRNIC_MAX_READ_INLINE, SRNIC_READ_INLINE_DEFAULT,
 	       PERF_PCAP_SNAPLEN_DEFAULT, PERF_PCAP_MAX_MB_DEFAULT,
 	       PERF_DEFAULT_TCP_PORT, PERF_PT_PINGPONG_ITERS, SRNIC_MAX_RD_ATOMIC,
 	       SRNIC_MAX_RD_ATOMIC, PERF_QP_TIMEOUT_MAX, PERF_QP_TIMEOUT_CLEAN,
@@ -525,7 +525,7 @@ habit_check(const struct perf_conf *c)
 int
 perf_parse_args(int argc, char **argv, struct perf_conf *c)
 {
-	bool iters_given = false, atomic_given = false;
+	bool iters_given = false, atomic_given = false, read_inline_given = false;
 	bool ip_set = false, peer_psn_set = false, peer_ip_set = false;
 	bool stats_given = false;
 	int o, idx;
@@ -540,6 +540,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 	c->mtu = IBV_MTU_4096;
 	c->iters = PERF_DEFAULT_ITERS;
 	c->unsignaled = 1;
+	c->read_inline = SRNIC_READ_INLINE_DEFAULT; /* the device's default, stated */
 	c->nb_lcores = 1;
 	c->loss.seed = 1;
 	c->stats_period = PERF_STATS_PERIOD_DEFAULT;
@@ -742,6 +743,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 			if (parse_size(optarg, &v) != 0 || v > SRNIC_MAX_READ_INLINE)
 				return bad_opt(optarg, "bytes from 0 to " RTE_STR(SRNIC_MAX_READ_INLINE));
 			c->read_inline = (uint16_t)v;
+			read_inline_given = true;
 			break;
 		}
 		/* output and defaults */
@@ -809,7 +811,7 @@ perf_parse_args(int argc, char **argv, struct perf_conf *c)
 		fprintf(stderr, "srnic-perf: --atomic goes with --op atomic\n");
 		return -1;
 	}
-	if (c->read_inline > 0 && (c->op != PERF_OP_READ || c->role == PERF_ROLE_CLIENT)) {
+	if (read_inline_given && c->read_inline > 0 && (c->op != PERF_OP_READ || c->role == PERF_ROLE_CLIENT)) {
 		/* the responder's device builds READ responses: a client's
 		 * setting would change nothing and be reported as if it did */
 		fprintf(stderr, "srnic-perf: --read-inline goes with --op read, on the side that\n"

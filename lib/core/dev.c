@@ -302,7 +302,7 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 		return NULL;
 	}
 	read_inline_max = (conf->comp_mask & SRNIC_DEV_CONF_READ_INLINE_MAX) ? conf->read_inline_max
-									     : 0;
+									     : SRNIC_READ_INLINE_DEFAULT;
 	if (conf->nb_engines == 0 || conf->nb_engines > SRNIC_MAX_ENGINES_PER_DEV ||
 	    (conf->ip_ver != 4 && conf->ip_ver != 6) || !rte_eth_dev_is_valid_port(conf->port_id) ||
 	    read_inline_max > SRNIC_MAX_READ_INLINE ||

@@ -12,14 +12,27 @@
 void
 srnic_qp_doorbell(struct srnic_qp *qp)
 {
-	/* Dekker, poster side: the sq/rq head (or state) store above, this
-	 * fence, then db_pending. Engine side: db_pending cleared in
+	/* Dekker, poster side: the sq/rq head (or state) store above, a full
+	 * barrier, then db_pending. Engine side: db_pending cleared in
 	 * eng_doorbells(), the fence in srnic_engine_poll(), then the heads.
-	 * Either the engine sees our head, or we see its 0 and enqueue. */
+	 * Either the engine sees our head, or we see its 0 and enqueue.
+	 * On x86 the exchange is a locked instruction, itself a full barrier
+	 * (its load is not passed by the store before it), and seq_cst keeps
+	 * the compiler from sinking that store below it: one locked
+	 * instruction per post, not a fence (lock or) and then the xchg.
+	 * C11 alone does not promise that a seq_cst RMW orders an earlier
+	 * store before its load for every target: elsewhere the fence. */
+#ifdef RTE_ARCH_X86
+	bool pending = atomic_exchange_explicit(&qp->sq.db_pending, 1, memory_order_seq_cst);
+#else
+	bool pending;
+
 	atomic_thread_fence(memory_order_seq_cst);
-	if (!atomic_exchange_explicit(&qp->sq.db_pending, 1, memory_order_relaxed) &&
-	    rte_ring_mp_enqueue(qp->eng->doorbell, qp) != 0)
-		atomic_store(&qp->sq.db_pending, 0); /* cannot happen: one entry per QP */
+	pending = atomic_exchange_explicit(&qp->sq.db_pending, 1, memory_order_relaxed);
+#endif
+	/* a full ring cannot happen (one entry per QP): a plain store undoes it */
+	if (!pending && rte_ring_mp_enqueue(qp->eng->doorbell, qp) != 0)
+		atomic_store_explicit(&qp->sq.db_pending, 0, memory_order_release);
 }
 
 /* A buried QP's memory: the engine that served it frees it (the control

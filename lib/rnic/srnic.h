@@ -114,6 +114,11 @@ srnic_gid_is_v4mapped(const union ibv_gid *gid)
 #define SRNIC_MAX_SGE 8            /**< SGEs per work request */
 #define SRNIC_MAX_INLINE 256       /**< bytes of inline data per send WR */
 #define SRNIC_MAX_READ_INLINE SRNIC_MAX_INLINE /**< srnic_dev_conf.read_inline_max at most */
+/** srnic_dev_conf.read_inline_max when its comp_mask bit is clear: READ
+ * response packets of at most this much payload carry a copy (one mbuf),
+ * as SEND/WRITE pieces of the same size always do; larger ones are
+ * zero-copy. Hardware RNICs likewise inline small responses. */
+#define SRNIC_READ_INLINE_DEFAULT 128
 #define SRNIC_MAX_QP_WR 4096       /**< SQ/RQ depth at most */
 /** CQ depth at most: libfabric's ofi_rxm sizes its one MSG CQ for its
  * default universe (1,024 peers x 128 sends and 128 receives, 262,144) and
@@ -201,9 +206,10 @@ struct srnic_dev_conf {
 	 * payload is at most this many bytes carry a copy of it in their
 	 * header mbuf (one mbuf per packet) instead of a zero-copy segment
 	 * over the registered memory (three: headers, the segment, the ICRC
-	 * trailer), as small SEND/WRITE payloads always do. For small-READ
-	 * message rates; at most SRNIC_MAX_READ_INLINE. 0 (or the bit clear),
-	 * the default: every READ response is zero-copy.
+	 * trailer), as small SEND/WRITE payloads always do: the copy costs
+	 * less than the attachment, its trailer and the two ICRC walks over
+	 * three segments. At most SRNIC_MAX_READ_INLINE; the bit clear:
+	 * SRNIC_READ_INLINE_DEFAULT; 0: every READ response is zero-copy.
 	 */
 	uint16_t read_inline_max;
 	/**

@@ -49,7 +49,7 @@
 #define SRNIC_MBUF_CACHE 256
 #define SRNIC_ORPHAN_POOLS_MAX 64      /**< pools of destroyed devices kept until their mbufs are back */
 #define SRNIC_TX_COPY_MARGIN 1024     /**< TX copy pool: mbufs beyond the TX rings' (in the engines' TX buffers) */
-#define SRNIC_TX_COPY_MAX 128          /**< SEND/WRITE payload pieces up to this are copied into the header mbuf (cheaper than an attach + trailer); READ responses are attached unless the device's read_inline_max says otherwise */
+#define SRNIC_TX_COPY_MAX 128          /**< SEND/WRITE payload pieces up to this are copied into the header mbuf (cheaper than an attach + trailer); READ response packets likewise up to the device's read_inline_max (SRNIC_READ_INLINE_DEFAULT unless set) */
 #define SRNIC_NEIGH_MAX 256            /**< neighbour table entries */
 #define SRNIC_ARP_RETRY_MS 100         /**< ARP/ND request interval while unresolved; at most one request per neighbour per interval */
 #define SRNIC_ARP_WAIT_MAX 256         /**< QPs per engine woken at once by a neighbour update */

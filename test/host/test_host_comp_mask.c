@@ -3,8 +3,9 @@
  * comp_mask in the public structs, as rdma-core's _ex
  * structs: a field after the base is read only with its bit, so a zeroed
  * struct keeps the base behaviour (read_inline_max set without
- * SRNIC_DEV_CONF_READ_INLINE_MAX: READ responses stay zero-copy, on the
- * wire and in the counters); an unknown bit fails with EINVAL, for
+ * SRNIC_DEV_CONF_READ_INLINE_MAX is not read: READ responses are copied up
+ * to SRNIC_READ_INLINE_DEFAULT and zero-copy above it, on the wire and in
+ * the counters); an unknown bit fails with EINVAL, for
  * srnic_dev_create() and srnic_create_qp() alike.
  */
 #include <rte_errno.h>
@@ -12,7 +13,6 @@
 #include "host_util.h"
 #include "srnic_pair.h"
 
-#define CM_READ_LEN 64u
 
 static int
 group_setup(void **state)
@@ -40,11 +40,11 @@ pair_destroy(struct srnic_pair *p)
 	}
 }
 
-/* A 64-byte READ from a pair whose responder B has base conf (comp_mask as
- * given, read_inline_max SRNIC_MAX_READ_INLINE): its one response frame, the
+/* A READ of len bytes from a pair whose responder B has base conf
+ * (comp_mask and read_inline_max as given): its one response frame, the
  * data, and B's counters. Returns whether B copied the payload. */
 static bool
-read_copied(const char *name, uint32_t comp_mask)
+read_copied(const char *name, uint32_t comp_mask, uint16_t read_inline_max, uint32_t len)
 {
 	struct srnic_dev_conf base;
 	struct srnic_pair p;
@@ -59,7 +59,7 @@ read_copied(const char *name, uint32_t comp_mask)
 	base.nb_engines = 1;
 	base.mtu = 9000;
 	base.comp_mask = comp_mask;
-	base.read_inline_max = SRNIC_MAX_READ_INLINE;
+	base.read_inline_max = read_inline_max;
 	assert_int_equal(srnic_pair_create_conf(&p, name, &base), 0);
 	eng[0] = srnic_dev_engine(p.dev[0], 0);
 	eng[1] = srnic_dev_engine(p.dev[1], 0);
@@ -69,17 +69,17 @@ read_copied(const char *name, uint32_t comp_mask)
 	host_ep_create(&a, p.dev[0], p.pd[0], 0, 16);
 	host_ep_create(&b, p.dev[1], p.pd[1], 0, 16);
 	host_connect_pair(&a, &b, IBV_MTU_1024);
-	host_xfer_setup(&x, &a, &b, CM_READ_LEN, IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_READ,
+	host_xfer_setup(&x, &a, &b, len, IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_READ,
 			21);
 	in0 = host_eng_stat(eng[1], "resp_read_inline");
 	zc0 = host_eng_stat(eng[1], "resp_zc_segs");
 	assert_int_equal(host_xfer_read(&x, &a, 1), 0);
 	assert_int_equal(host_wait_wc(&a, 1)->status, IBV_WC_SUCCESS);
-	assert_memory_equal(x.local, x.remote, CM_READ_LEN);
+	assert_memory_equal(x.local, x.remote, len);
 	host_settle();
 	n = host_cap_roce(p.port[0], SRNIC_OP_RC_READ_RESP_ONLY, idx, RTE_DIM(idx));
 	assert_int_equal(n, 1);
-	assert_int_equal(H_cap->f[idx[0]].pkt.pay_len, CM_READ_LEN);
+	assert_int_equal(H_cap->f[idx[0]].pkt.pay_len, len);
 	assert_true(H_cap->f[idx[0]].icrc_ok);
 	in = host_eng_stat(eng[1], "resp_read_inline") - in0;
 	zc = host_eng_stat(eng[1], "resp_zc_segs") - zc0;
@@ -94,14 +94,21 @@ read_copied(const char *name, uint32_t comp_mask)
 	return in == 1;
 }
 
-/* read_inline_max without its bit is not read: zero-copy, the base
- * behaviour; with the bit: copied. */
+/* read_inline_max without its bit is not read: the default applies
+ * (small responses copied, as small SEND/WRITE pieces, larger ones
+ * zero-copy); with the bit, the field: up to it copied, 0 none. */
 static void
 test_dev_conf_default(void **state)
 {
+	const uint32_t above = SRNIC_READ_INLINE_DEFAULT + 72;
+
 	RTE_SET_USED(state);
-	assert_false(read_copied("cm0", 0));
-	assert_true(read_copied("cm1", SRNIC_DEV_CONF_READ_INLINE_MAX));
+	assert_true(above <= SRNIC_MAX_READ_INLINE);
+	assert_true(read_copied("cm0", 0, SRNIC_MAX_READ_INLINE, 64));
+	assert_true(read_copied("cm1", 0, 0, SRNIC_READ_INLINE_DEFAULT));
+	assert_false(read_copied("cm2", 0, SRNIC_MAX_READ_INLINE, above));
+	assert_true(read_copied("cm3", SRNIC_DEV_CONF_READ_INLINE_MAX, SRNIC_MAX_READ_INLINE, above));
+	assert_false(read_copied("cm4", SRNIC_DEV_CONF_READ_INLINE_MAX, 0, 64));
 }
 
 static void
