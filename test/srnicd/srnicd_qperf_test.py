@@ -7,7 +7,10 @@ opener rdma_resolve_addr could not find in embedded mode) and runs the test
 through rdma_cm (-cm1: qperf's own exchange carries LIDs, not GIDs, which
 RoCE refuses as rxe does). One daemon on net_ring0, the server and each
 client attached, the client naming 127.0.0.1 (rdma_cm binds it to the
-daemon's device, as Linux binds loopback to the first device).
+daemon's device, as Linux binds loopback to the first device). qperf's
+server child sends its rdma_cm port before it calls rdma_listen(): the
+client's REQ that comes first waits for the listen, as the child's bind
+took the port's CM listen in the daemon (doc/rdmacm.md).
 
   qperf 127.0.0.1 -cm1 -t 1 TEST   for each of RC SEND bandwidth and latency,
                                    RDMA READ and WRITE, the two atomics:
@@ -124,6 +127,9 @@ def main():
         check(back, "after the server's end: the daemon's objects as before (%s)" %
               objects(status(env)))
     finally:
+        if failures and os.path.exists(log):
+            # what the daemon said (a slow control call, a session closed)
+            print("the daemon's log:\n" + "".join(open(log).readlines()[-30:]))
         if srv is not None and srv.poll() is None:
             os.killpg(srv.pid, signal.SIGKILL)
         if daemon is not None and daemon.poll() is None:
