@@ -101,10 +101,24 @@ att_call_handle(uint16_t type, uint32_t handle, struct svc_handle_rep *r)
 	return att_call(&q, r, sizeof(*r));
 }
 
+/* The slot x the daemon's new id handle names, made that id's (att.lock
+ * held). */
+static struct srnic_cm_id *
+att_take(struct att_id *x, uint32_t handle, srnic_cm_handler handler, void *context)
+{
+	while (x->busy > 0)     /* the slot's last id: its handler still runs */
+		pthread_cond_wait(&att.idle, &att.lock);
+	x->handle = handle;
+	x->handler = handler;
+	x->context = context;
+	return cm_of(x);
+}
+
 static struct srnic_cm_id *
 att_create_id(srnic_cm_handler handler, void *context)
 {
 	struct svc_handle_rep r;
+	struct srnic_cm_id *c;
 	struct att_id *x;
 	int rc;
 
@@ -114,13 +128,9 @@ att_create_id(srnic_cm_handler handler, void *context)
 		return NULL;
 	}
 	pthread_mutex_lock(&att.lock);
-	while (x->busy > 0)     /* the slot's last id: its handler still runs */
-		pthread_cond_wait(&att.idle, &att.lock);
-	x->handle = r.handle;
-	x->handler = handler;
-	x->context = context;
+	c = att_take(x, r.handle, handler, context);
 	pthread_mutex_unlock(&att.lock);
-	return cm_of(x);
+	return c;
 }
 
 /* The slot freed; its handler awaited unless this is its own thread. The
@@ -219,11 +229,12 @@ att_create_listen(srnic_cm_handler handler, void *context, uint64_t service_id,
 		  uint64_t service_mask)
 {
 	struct svc_handle_rep r;
+	struct srnic_cm_id *c;
 	struct att_id *x;
 	int rc;
 
 	if (srnic_verbs_attach_minor(att.verbs) < 1) {
-		struct srnic_cm_id *c = att_create_id(handler, context);
+		c = att_create_id(handler, context);
 
 		if (c == NULL)
 			return NULL;
@@ -242,15 +253,11 @@ att_create_listen(srnic_cm_handler handler, void *context, uint64_t service_id,
 		errno = rc != 0 ? -rc : EPROTO;
 		return NULL;
 	}
-	/* the slot's last id: its handler still runs (its REQ, if one
-	 * comes meanwhile, is taken for a gone id's: REJ) */
-	while (x->busy > 0)
-		pthread_cond_wait(&att.idle, &att.lock);
-	x->handle = r.handle;
-	x->handler = handler;
-	x->context = context;
+	/* (while the slot's last id's handler runs, a REQ for the new one
+	 * is taken for a gone id's: REJ) */
+	c = att_take(x, r.handle, handler, context);
 	pthread_mutex_unlock(&att.lock);
-	return cm_of(x);
+	return c;
 }
 
 /* One SVC_CM_SEND: what, lib/cm's param struct (param, n bytes; its
