@@ -31,8 +31,8 @@ import subprocess
 import sys
 import tempfile
 
-from srnicd_check import GUARD_S, attached_env, check, failures, free_port, objects, status, \
-    tcp_listening, wait_for
+from srnicd_check import (GUARD_S, attached_env, check, daemon_ready, daemon_start, failures,
+                          free_port, objects, status, stop, tcp_listening, wait_for)
 from srnicd_test import SRNIC
 
 SKIP = 77
@@ -67,13 +67,8 @@ def main():
     log = os.path.join(tmp, "srnicd.log")
     daemon = srv = None
     try:
-        with open(log, "w") as lf:
-            daemon = subprocess.Popen([SRNIC, "daemon", "--port", "net_ring0", "--ip", DAEMON_IP,
-                                       "--socket", sock], env=env, stdout=lf,
-                                      stderr=subprocess.STDOUT)
-        up = wait_for(lambda: "srnicd: ready" in open(log).read() or daemon.poll() is not None,
-                      "the daemon's ready line")
-        if not check(up and daemon.poll() is None, "daemon up: %s" % open(log).read()[-600:]):
+        daemon = daemon_start(env, log, DAEMON_IP, sock)
+        if not daemon_ready(daemon, log):
             return 1
         base = objects(status(env))
         port = free_port()
@@ -133,11 +128,7 @@ def main():
         if srv is not None and srv.poll() is None:
             os.killpg(srv.pid, signal.SIGKILL)
         if daemon is not None and daemon.poll() is None:
-            daemon.terminate()
-            try:
-                daemon.wait(timeout=GUARD_S)
-            except subprocess.TimeoutExpired:
-                daemon.kill()
+            stop(daemon)
         shutil.rmtree(tmp, ignore_errors=True)
     print("%d failed" % len(failures) if failures else "srnicd qperf: all checks passed")
     return 1 if failures else 0
