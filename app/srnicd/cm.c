@@ -376,6 +376,53 @@ cm_open(struct srnd_cm **cp, int *tx_fd)
 	return 0;
 }
 
+/* A new CM id of the session's (CM_CREATE_ID), its handle in *h. */
+static int
+cm_create(struct srnd *d, struct srnd_cm *c, struct srnd_cm_id **xp, uint32_t *h)
+{
+	struct srnic_cm_id *cmid;
+	struct srnd_cm_id *x;
+
+	cmid = srnic_cm_create_id(d->dev.cm, cm_handler, NULL);
+	if (cmid == NULL)
+		return -ENOMEM;
+	pthread_mutex_lock(&cm_lock);
+	x = id_new(c, cmid);
+	if (x != NULL) {
+		srnic_cm_id_set_context(cmid, x);
+		*h = id_handle(c, x);
+	}
+	pthread_mutex_unlock(&cm_lock);
+	if (x == NULL) {
+		srnic_cm_destroy_id(cmid);
+		return -EMFILE;
+	}
+	*xp = x;
+	return 0;
+}
+
+/* CM_LISTEN of x, its CM id cmid: rdma_listen() takes one port, its one
+ * service ID (mask 0 or all ones), never a range that would take other
+ * sessions' */
+static int
+cm_listen(struct srnd_cm_id *x, struct srnic_cm_id *cmid, const struct svc_cm_listen_req *q)
+{
+	int rc;
+
+	if (q->service_mask != 0 && q->service_mask != UINT64_MAX)
+		return cm_refuse(CMR_LISTEN_MASK);
+	rc = srnic_cm_listen(cmid, q->service_id, q->service_mask);
+	if (rc == 0) {
+		pthread_mutex_lock(&cm_lock);
+		if (x->cmid == cmid && !x->listening) {
+			x->listening = true;
+			cm_listening++;
+		}
+		pthread_mutex_unlock(&cm_lock);
+	}
+	return rc;
+}
+
 int
 srnd_cm_serve(struct srnd *d, const struct srnd_session *s, struct srnd_cm **cp,
 	      const void *msg, union srnd_rep *rep, int *tx_fd)
@@ -400,22 +447,24 @@ srnd_cm_serve(struct srnd *d, const struct srnd_session *s, struct srnd_cm **cp,
 		return -EBADF;  /* no CM_OPEN: no id can be the session's */
 	if (d->dev.cm == NULL)
 		return -ENODEV;
-	if (h->type == SVC_CM_CREATE_ID) {
-		cmid = srnic_cm_create_id(d->dev.cm, cm_handler, NULL);
-		if (cmid == NULL)
-			return -ENOMEM;
-		pthread_mutex_lock(&cm_lock);
-		x = id_new(c, cmid);
-		if (x != NULL) {
-			srnic_cm_id_set_context(cmid, x);
-			rep->handle.handle = id_handle(c, x);
-		}
-		pthread_mutex_unlock(&cm_lock);
-		if (x == NULL) {
+	if (h->type == SVC_CM_CREATE_ID)
+		return cm_create(d, c, &x, &rep->handle.handle);
+	if (h->type == SVC_CM_CREATE_LISTEN) {
+		/* one round trip for rdma_listen(): the listener is there
+		 * once the library's message is, not a reply later */
+		rc = cm_create(d, c, &x, &rep->handle.handle);
+		if (rc != 0)
+			return rc;
+		cmid = x->cmid;
+		rc = cm_listen(x, cmid, msg);
+		if (rc != 0) {
+			rep->handle.handle = 0;
+			pthread_mutex_lock(&cm_lock);
+			id_drop(x);
+			pthread_mutex_unlock(&cm_lock);
 			srnic_cm_destroy_id(cmid);
-			return -EMFILE;
 		}
-		return 0;
+		return rc;
 	}
 	/* the rest name an id of the session's: q->id / q->handle, first after the header */
 	pthread_mutex_lock(&cm_lock);
@@ -433,25 +482,9 @@ srnd_cm_serve(struct srnd *d, const struct srnd_session *s, struct srnd_cm **cp,
 	pthread_mutex_unlock(&cm_lock);
 	/* only this thread destroys a session's ids: cmid lives on here */
 	switch (h->type) {
-	case SVC_CM_LISTEN: {
-		const struct svc_cm_listen_req *q = msg;
-
-		/* rdma_listen() takes one port: its one service ID (mask 0 or
-		 * all ones), never a range that would take other sessions' */
-		if (q->service_mask != 0 && q->service_mask != UINT64_MAX)
-			rc = cm_refuse(CMR_LISTEN_MASK);
-		else
-			rc = srnic_cm_listen(cmid, q->service_id, q->service_mask);
-		if (rc == 0) {
-			pthread_mutex_lock(&cm_lock);
-			if (x->cmid == cmid && !x->listening) {
-				x->listening = true;
-				cm_listening++;
-			}
-			pthread_mutex_unlock(&cm_lock);
-		}
+	case SVC_CM_LISTEN:
+		rc = cm_listen(x, cmid, msg);
 		break;
-	}
 	case SVC_CM_SEND:
 		rc = cm_send(d, s, cmid, msg);
 		break;

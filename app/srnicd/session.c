@@ -566,6 +566,7 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 		break;
 	case SVC_CM_OPEN:
 	case SVC_CM_CREATE_ID:
+	case SVC_CM_CREATE_LISTEN:
 	case SVC_CM_RESOLVE:
 		/* these name the open device (the others an id of the session's) */
 		st = handle_check(s, h.type == SVC_CM_RESOLVE ?

@@ -176,7 +176,7 @@ union srnd_rep {
 /* cm.c: rdma_cm in the daemon, a session's CM ids (doc/srnicd.md section 7) */
 struct srnd_cm;
 /* Serve a checked SVC_CM_* request of session s (the device handle of
- * CM_OPEN, CM_CREATE_ID and CM_RESOLVE checked by the caller): its status.
+ * CM_OPEN, CM_CREATE_ID, CM_CREATE_LISTEN and CM_RESOLVE checked by the caller): its status.
  * *cm is the session's (made by CM_OPEN); every QP a message names must be
  * its process's (srnd_session_qp_by_num()); *tx_fd gets the event socket's
  * end to send with CM_OPEN's reply. */

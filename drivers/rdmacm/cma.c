@@ -35,6 +35,20 @@
 pthread_mutex_t cma_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cma_acked = PTHREAD_COND_INITIALIZER;
 
+/* A REQ or SIDR_REQ that came to a port bound and not yet listened on
+ * (attached: rdma_bind_addr() takes the port's CM listen in the daemon),
+ * kept for the port's rdma_listen(): its CM id (no context meanwhile)
+ * and the event, its private data copied. */
+struct cma_held {
+	TAILQ_ENTRY(cma_held) link;
+	struct cma_id *owner;           /* the id whose cm_id took it */
+	struct srnic_cm_id *cmid;
+	struct srnic_cm_event ev;
+	uint8_t pdata[SRNIC_CM_SIDR_REQ_PDATA];  /* REQ's is shorter */
+};
+
+_Static_assert(SRNIC_CM_SIDR_REQ_PDATA >= SRNIC_CM_REQ_PDATA, "a held REQ's private data fits");
+
 /* The process's one device, as rdma-core keeps a cma_device per device. */
 static struct {
 	bool inited;
@@ -48,9 +62,11 @@ static struct {
 	enum ibv_mtu mtu;
 	uint8_t max_resp_res, max_init_depth;
 	TAILQ_HEAD(, cma_id) ids;
+	TAILQ_HEAD(, cma_held) held;    /* requests before their port's rdma_listen() */
+	unsigned int nb_held;
 	bool trace;                     /* SRNIC_RDMACM_TRACE=1: a line per listen */
 	bool hold_rtu;                  /* SRNIC_RDMACM_TEST_HOLD_RTU=1: see process_conn_resp() */
-} cma = { .ids = TAILQ_HEAD_INITIALIZER(cma.ids) };
+} cma = { .ids = TAILQ_HEAD_INITIALIZER(cma.ids), .held = TAILQ_HEAD_INITIALIZER(cma.held) };
 
 static uint64_t now_ms(void);
 
@@ -108,6 +124,26 @@ embedded_create_id(srnic_cm_handler handler, void *context)
 	return srnic_cm_create_id(cma.priv.cm, handler, context);
 }
 
+static struct srnic_cm_id *
+embedded_create_listen(srnic_cm_handler handler, void *context, uint64_t service_id,
+		       uint64_t service_mask)
+{
+	struct srnic_cm_id *cmid = srnic_cm_create_id(cma.priv.cm, handler, context);
+	int rc;
+
+	if (cmid == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	rc = srnic_cm_listen(cmid, service_id, service_mask);
+	if (rc != 0) {
+		srnic_cm_destroy_id(cmid);
+		errno = -rc;
+		return NULL;
+	}
+	return cmid;
+}
+
 static int
 embedded_resolve_neigh(const union ibv_gid *gid)
 {
@@ -122,7 +158,7 @@ static const struct cma_cm_ops embedded_ops = {
 	.id_context = srnic_cm_id_context,
 	.id_set_context = srnic_cm_id_set_context,
 	.id_state = srnic_cm_id_state,
-	.listen = srnic_cm_listen,
+	.create_listen = embedded_create_listen,
 	.send_req = srnic_cm_send_req,
 	.send_rep = srnic_cm_send_rep,
 	.send_rtu = srnic_cm_send_rtu,
@@ -806,12 +842,81 @@ hdr_parse(const uint8_t *h, unsigned int len, union ibv_gid *local, union ibv_gi
 	}
 }
 
+static int handle_request(struct cma_id *owner, struct srnic_cm_id *cmid,
+			  const struct srnic_cm_event *ev, bool hold);
+
+/* A request to owner's port, bound and not listened on yet, kept for its
+ * rdma_listen() (an MRA keeps the peer waiting meanwhile, as for a slow
+ * rdma_accept()). 0, or -ENOMEM: dropped, no REJ. */
+static int
+request_hold(struct cma_id *owner, struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
+{
+	struct cma_held *r;
+
+	/* as a full backlog: dropped without a REJ, the peer's REQ comes again */
+	if (cma.nb_held >= CMA_HELD_MAX || (r = calloc(1, sizeof(*r))) == NULL)
+		return -ENOMEM;
+	r->owner = owner;
+	r->cmid = cmid;
+	r->ev = *ev;
+	r->ev.private_data_len = RTE_MIN(ev->private_data_len, (uint8_t)sizeof(r->pdata));
+	if (ev->private_data != NULL)
+		memcpy(r->pdata, ev->private_data, r->ev.private_data_len);
+	r->ev.private_data = r->pdata;
+	/* its other events (the peer's REJ at its timeout) find no id */
+	cm_ops->id_set_context(cmid, NULL);
+	if (ev->type == SRNIC_CM_EV_REQ_RECEIVED)
+		cm_ops->send_mra(cmid, SRNIC_CM_MRA_FLAG_DELAY | CMA_CM_MRA_TIMEOUT, NULL, 0);
+	TAILQ_INSERT_TAIL(&cma.held, r, link);
+	cma.nb_held++;
+	if (cma.trace)
+		cma_log("port %u: a request before rdma_listen(), held for it", owner->port);
+	return 0;
+}
+
+/* The held requests of owner's port taken again (an rdma_listen() on
+ * it), or of owner alone given up (give_up: owner leaves its port); those no listener takes go into gone[] (at most n) for
+ * their REJ (INVALID_SERVICE_ID, as Linux's cm_match_req() gives) once
+ * cma_lock is let go. Under cma_lock. */
+static unsigned int
+requests_held_take(struct cma_id *owner, bool give_up, struct srnic_cm_id **gone, unsigned int n)
+{
+	struct cma_held *r, *next;
+	unsigned int k = 0;
+
+	for (r = TAILQ_FIRST(&cma.held); r != NULL && k < n; r = next) {
+		next = TAILQ_NEXT(r, link);
+		if (give_up ? r->owner != owner :
+		    r->owner->id.ps != owner->id.ps || r->owner->port != owner->port)
+			continue;
+		TAILQ_REMOVE(&cma.held, r, link);
+		cma.nb_held--;
+		if (give_up || handle_request(r->owner, r->cmid, &r->ev, false) != 0)
+			gone[k++] = r->cmid;
+		free(r);
+	}
+	return k;
+}
+
+static void
+requests_reject(struct srnic_cm_id **gone, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		cm_ops->send_rej(gone[i], SRNIC_CM_REJ_INVALID_SERVICE_ID, NULL, 0, NULL, 0);
+		cm_ops->destroy_id(gone[i]);
+	}
+}
+
 /* A REQ or SIDR_REQ for the listeners of owner's port (owner holds the
  * CM listen): the new id, its addresses from the cma_hdr, its
- * CONNECT_REQUEST on its listener's channel. Nonzero: destroy cmid (a
- * REJ goes back). */
+ * CONNECT_REQUEST on its listener's channel; none listens yet on a port
+ * owner took at its bind: kept (hold). Nonzero: destroy cmid (a REJ goes
+ * back). */
 static int
-handle_request(struct cma_id *owner, struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
+handle_request(struct cma_id *owner, struct srnic_cm_id *cmid, const struct srnic_cm_event *ev,
+	       bool hold)
 {
 	const uint8_t *h = ev->private_data;
 	bool ud = ev->type == SRNIC_CM_EV_SIDR_REQ_RECEIVED;
@@ -822,12 +927,14 @@ handle_request(struct cma_id *owner, struct srnic_cm_id *cmid, const struct srni
 	struct cma_event *e;
 	int ipv;
 
-	if (owner->state != CMA_LISTEN)
+	if (owner->state != CMA_LISTEN && !owner->early)
 		return 1;
 	ipv = hdr_parse(h, ev->private_data_len, &local, &peer, &peer_port);
 	if (ipv < 0)
 		return 1;
 	l = listener_find(owner, ipv, &local);
+	if (l == NULL && owner->early && hold)
+		return request_hold(owner, cmid, ev);
 	if (l == NULL) {
 		if (cma.trace)
 			cma_log("port %u: no listener takes an IPv%d request", owner->port, ipv);
@@ -970,7 +1077,7 @@ cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 	switch (ev->type) {
 	case SRNIC_CM_EV_REQ_RECEIVED:
 	case SRNIC_CM_EV_SIDR_REQ_RECEIVED:
-		rc = handle_request(id, cmid, ev);
+		rc = handle_request(id, cmid, ev, true);
 		break;
 	case SRNIC_CM_EV_REP_RECEIVED:
 		if (id->state != CMA_CONNECT)
@@ -1478,14 +1585,14 @@ rdma_init_qp_attr(struct rdma_cm_id *rid, struct ibv_qp_attr *qp_attr, int *qp_a
 }
 
 /* The listener on id's port (its port space) that holds the port's CM
- * listen, or NULL (under cma_lock). */
+ * listen, or the bound id that took it early, or NULL (under cma_lock). */
 static struct cma_id *
 listen_owner(const struct cma_id *id)
 {
 	struct cma_id *o;
 
 	TAILQ_FOREACH(o, &cma.ids, link)
-		if (o != id && o->state == CMA_LISTEN && o->cm_id != NULL &&
+		if (o != id && (o->state == CMA_LISTEN || o->early) && o->cm_id != NULL &&
 		    o->id.ps == id->id.ps && o->port == id->port)
 			return o;
 	return NULL;
@@ -1499,7 +1606,7 @@ listen_hand_over(struct cma_id *id)
 {
 	struct cma_id *o;
 
-	if (id->state != CMA_LISTEN || id->cm_id == NULL)
+	if ((id->state != CMA_LISTEN && !id->early) || id->cm_id == NULL)
 		return;
 	TAILQ_FOREACH(o, &cma.ids, link)
 		if (o != id && o->state == CMA_LISTEN && o->cm_id == NULL &&
@@ -1507,8 +1614,29 @@ listen_hand_over(struct cma_id *id)
 			o->cm_id = id->cm_id;
 			cm_ops->id_set_context(o->cm_id, o);
 			id->cm_id = NULL;
+			id->early = false;
 			return;
 		}
+}
+
+/* An id that took its port's CM listen at rdma_bind_addr() and leaves
+ * the bound state otherwise than by rdma_listen() (rdma_resolve_addr(),
+ * rdma_destroy_id()): the CM listen goes to a listener on the port, or
+ * is returned for srnic_cm_destroy_id() once cma_lock is let go; the
+ * requests it held go into gone[] (n: room) for their REJ. Under cma_lock. */
+static struct srnic_cm_id *
+early_drop(struct cma_id *id, struct srnic_cm_id **gone, unsigned int *n)
+{
+	struct srnic_cm_id *cmid;
+
+	*n = requests_held_take(id, true, gone, *n);
+	if (!id->early)
+		return NULL;
+	listen_hand_over(id);
+	cmid = id->cm_id;
+	id->cm_id = NULL;
+	id->early = false;
+	return cmid;
 }
 
 /* ---- ids ---- */
@@ -1594,16 +1722,20 @@ int
 rdma_destroy_id(struct rdma_cm_id *rid)
 {
 	struct cma_id *id = cma_id(rid);
-	struct srnic_cm_id *cmid;
+	struct srnic_cm_id *cmid, *gone[CMA_HELD_MAX];
+	unsigned int ngone;
 	struct cma_channel *ch;
 
 	if (rid == NULL)
 		return err(EINVAL);
 	cma_mc_leave(id, NULL);
 	pthread_mutex_lock(&cma_lock);
+	ngone = requests_held_take(id, true, gone, RTE_DIM(gone));
 	listen_hand_over(id);
 	cmid = take_cm_id(id);
+	id->early = false;
 	pthread_mutex_unlock(&cma_lock);
+	requests_reject(gone, ngone);
 	if (cmid != NULL) {
 		/* a DREQ received: its DREP (else the CM's destroy does what
 		 * the state needs: REJ, DREQ, a listener stops) */
@@ -1656,12 +1788,31 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 int
 rdma_bind_addr(struct rdma_cm_id *rid, struct sockaddr *addr)
 {
+	struct cma_id *id = cma_id(rid);
+	struct srnic_cm_id *cmid;
 	int rc;
 
 	if (rid == NULL)
 		return err(EINVAL);
 	pthread_mutex_lock(&cma_lock);
-	rc = bind_locked(cma_id(rid), addr);
+	rc = bind_locked(id, addr);
+	/* attached, the port's CM listen is taken now: a program that tells
+	 * its port before it listens (qperf's server) has its client's REQ
+	 * wait for rdma_listen() instead of racing it (Linux's REJ in that
+	 * window: doc/rdmacm.md); one round trip, rdma_listen() then none */
+	if (rc == 0 && cma.attached && listen_owner(id) == NULL) {
+		cmid = cm_ops->create_listen(cma_handler, id, CMA_SERVICE_ID(rid->ps, id->port), 0);
+		if (cmid != NULL) {
+			id->cm_id = cmid;
+			id->early = true;
+		} else if (errno == EBUSY) {
+			/* another process listens on it: as Linux's bind of a
+			 * port in use */
+			state_exch(id, CMA_IDLE);
+			id->port = 0;
+			rc = err(EADDRINUSE);
+		}
+	}
 	pthread_mutex_unlock(&cma_lock);
 	return rc;
 }
@@ -1763,6 +1914,8 @@ rdma_resolve_addr(struct rdma_cm_id *rid, struct sockaddr *src_addr, struct sock
 		  int timeout_ms)
 {
 	struct cma_id *id = cma_id(rid);
+	struct srnic_cm_id *early = NULL, *gone[CMA_HELD_MAX];
+	unsigned int ngone = 0;
 	union ibv_gid dg;
 	uint16_t dport;
 	int rc = 0, si;
@@ -1803,8 +1956,13 @@ rdma_resolve_addr(struct rdma_cm_id *rid, struct sockaddr *src_addr, struct sock
 		id->id.route.addr.addr.ibaddr.dgid = gid_any(&dg) ? cma.gid[SRNIC_GID_INDEX_IP] : dg;
 		id->resolve_deadline_ms = now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
 		state_exch(id, CMA_ADDR_QUERY);
+		/* a bound id that connects: no listen of its port */
+		early = early_drop(id, gone, &ngone);
 	}
 	pthread_mutex_unlock(&cma_lock);
+	if (early != NULL)
+		cm_ops->destroy_id(early);
+	requests_reject(gone, ngone);
 	if (rc != 0)
 		return rc;
 	/* known neighbours answer now; else the progress thread (attached: the
@@ -1873,7 +2031,8 @@ int
 rdma_listen(struct rdma_cm_id *rid, int backlog)
 {
 	struct cma_id *id = cma_id(rid);
-	struct srnic_cm_id *cmid;
+	struct srnic_cm_id *cmid, *gone[CMA_HELD_MAX];
+	unsigned int ngone;
 	int rc;
 
 	if (rid == NULL)
@@ -1896,21 +2055,21 @@ rdma_listen(struct rdma_cm_id *rid, int backlog)
 	/* the port's other listeners (0.0.0.0 and :: apart, an address and
 	 * a wildcard) share the CM listen one of them holds; handle_request()
 	 * finds whose a request is */
-	if (listen_owner(id) == NULL) {
-		cmid = cm_ops->create_id(cma_handler, id);
+	if (!id->early && listen_owner(id) == NULL) {
+		/* attached, one message to the daemon (rdma_bind_addr() did
+		 * it already, unless the port's CM listen was another's) */
+		cmid = cm_ops->create_listen(cma_handler, id, CMA_SERVICE_ID(rid->ps, id->port), 0);
 		if (cmid == NULL) {
+			rc = errno;
 			pthread_mutex_unlock(&cma_lock);
-			return err(ENOMEM);
-		}
-		rc = cm_ops->listen(cmid, CMA_SERVICE_ID(rid->ps, id->port), 0);
-		if (rc != 0) {
-			pthread_mutex_unlock(&cma_lock);
-			cm_ops->destroy_id(cmid);
-			return err(rc == -EBUSY ? EADDRINUSE : -rc);
+			return err(rc == EBUSY ? EADDRINUSE : rc);
 		}
 		id->cm_id = cmid;
 	}
 	state_exch(id, CMA_LISTEN);
+	id->early = false;
+	/* requests that came to the port since its bind: their CONNECT_REQUESTs */
+	ngone = requests_held_take(id, false, gone, RTE_DIM(gone));
 	if (cma.trace) {
 		char a[INET6_ADDRSTRLEN];
 
@@ -1926,6 +2085,7 @@ rdma_listen(struct rdma_cm_id *rid, int backlog)
 			(unsigned long long)CMA_SERVICE_ID(rid->ps, id->port));
 	}
 	pthread_mutex_unlock(&cma_lock);
+	requests_reject(gone, ngone);
 	return 0;
 }
 

@@ -101,10 +101,24 @@ att_call_handle(uint16_t type, uint32_t handle, struct svc_handle_rep *r)
 	return att_call(&q, r, sizeof(*r));
 }
 
+/* The slot x the daemon's new id handle names, made that id's (att.lock
+ * held). */
+static struct srnic_cm_id *
+att_take(struct att_id *x, uint32_t handle, srnic_cm_handler handler, void *context)
+{
+	while (x->busy > 0)     /* the slot's last id: its handler still runs */
+		pthread_cond_wait(&att.idle, &att.lock);
+	x->handle = handle;
+	x->handler = handler;
+	x->context = context;
+	return cm_of(x);
+}
+
 static struct srnic_cm_id *
 att_create_id(srnic_cm_handler handler, void *context)
 {
 	struct svc_handle_rep r;
+	struct srnic_cm_id *c;
 	struct att_id *x;
 	int rc;
 
@@ -114,13 +128,9 @@ att_create_id(srnic_cm_handler handler, void *context)
 		return NULL;
 	}
 	pthread_mutex_lock(&att.lock);
-	while (x->busy > 0)     /* the slot's last id: its handler still runs */
-		pthread_cond_wait(&att.idle, &att.lock);
-	x->handle = r.handle;
-	x->handler = handler;
-	x->context = context;
+	c = att_take(x, r.handle, handler, context);
 	pthread_mutex_unlock(&att.lock);
-	return cm_of(x);
+	return c;
 }
 
 /* The slot freed; its handler awaited unless this is its own thread. The
@@ -196,17 +206,58 @@ att_id_state(const struct srnic_cm_id *c)
 }
 
 static int
-att_listen(struct srnic_cm_id *c, uint64_t service_id, uint64_t service_mask)
+att_listen(uint16_t type, uint32_t handle, uint64_t service_id, uint64_t service_mask,
+	   struct svc_handle_rep *r)
 {
 	struct svc_cm_listen_req q;
-	struct svc_handle_rep r;
 
 	memset(&q, 0, sizeof(q));
-	svc_msg_init(&q, SVC_CM_LISTEN, 0, 0, 0);
-	q.id = att_handle(c);
+	svc_msg_init(&q, type, 0, 0, 0);
+	q.id = handle;
 	q.service_id = service_id;
 	q.service_mask = service_mask;
-	return att_call(&q, &r, sizeof(r));
+	return att_call(&q, r, sizeof(*r));
+}
+
+/* rdma_listen()'s id: CM_CREATE_LISTEN, one round trip (a daemon of
+ * protocol minor 0: CM_CREATE_ID, then CM_LISTEN). The daemon's REQ
+ * for it may come on the event thread before the reply names the id
+ * here: att.lock, held from before the call until the slot is the id's,
+ * keeps att_dispatch() from taking it for an id destroyed meanwhile. */
+static struct srnic_cm_id *
+att_create_listen(srnic_cm_handler handler, void *context, uint64_t service_id,
+		  uint64_t service_mask)
+{
+	struct svc_handle_rep r;
+	struct srnic_cm_id *c;
+	struct att_id *x;
+	int rc;
+
+	if (srnic_verbs_attach_minor(att.verbs) < 1) {
+		c = att_create_id(handler, context);
+
+		if (c == NULL)
+			return NULL;
+		rc = att_listen(SVC_CM_LISTEN, att_handle(c), service_id, service_mask, &r);
+		if (rc != 0) {
+			att_destroy_id(c);
+			errno = -rc;
+			return NULL;
+		}
+		return c;
+	}
+	pthread_mutex_lock(&att.lock);
+	rc = att_listen(SVC_CM_CREATE_LISTEN, att.dev, service_id, service_mask, &r);
+	if (rc != 0 || (x = att_slot(r.handle)) == NULL) {
+		pthread_mutex_unlock(&att.lock);
+		errno = rc != 0 ? -rc : EPROTO;
+		return NULL;
+	}
+	/* (while the slot's last id's handler runs, a REQ for the new one
+	 * is taken for a gone id's: REJ) */
+	c = att_take(x, r.handle, handler, context);
+	pthread_mutex_unlock(&att.lock);
+	return c;
 }
 
 /* One SVC_CM_SEND: what, lib/cm's param struct (param, n bytes; its
@@ -340,7 +391,7 @@ const struct cma_cm_ops cma_attach_ops = {
 	.id_context = att_id_context,
 	.id_set_context = att_id_set_context,
 	.id_state = att_id_state,
-	.listen = att_listen,
+	.create_listen = att_create_listen,
 	.send_req = att_send_req,
 	.send_rep = att_send_rep,
 	.send_rtu = att_send_rtu,

@@ -46,6 +46,7 @@
 /* ephemeral ports (rdma_bind_addr with port 0, an active id unbound) */
 #define CMA_PORT_MIN 32768
 #define CMA_PORT_MAX 60999
+#define CMA_HELD_MAX 64             /* requests to bound ports not yet listened on (attached) */
 #define CMA_DEFAULT_BACKLOG 1024    /* and the most (Linux's net.rdma_ucm.max_backlog) */
 #define CMA_SYNC_TIMEOUT_MS 2000    /* rdma_create_ep's address and route resolution */
 /* at exit, after the ids' DREQ / DREP / REJ went to the CM: the engine
@@ -91,6 +92,9 @@ struct cma_id {
 	struct cma_channel *chan;
 	bool sync;                      /* its own channel: calls wait for their event */
 	struct srnic_cm_id *cm_id;
+	/* attached, bound and not listening yet: cm_id is its port's CM
+	 * listen, taken at rdma_bind_addr() (requests wait in cma.held) */
+	bool early;
 	TAILQ_ENTRY(cma_id) link;       /* cma.ids */
 	uint32_t events_reported, events_acked;
 	uint16_t port;                  /* bound port, host order; 0: none */
@@ -176,7 +180,10 @@ struct cma_cm_ops {
 	void *(*id_context)(const struct srnic_cm_id *id);
 	void (*id_set_context)(struct srnic_cm_id *id, void *context);
 	enum srnic_cm_state (*id_state)(const struct srnic_cm_id *id);
-	int (*listen)(struct srnic_cm_id *id, uint64_t service_id, uint64_t service_mask);
+	/* a new id that listens on service_id (rdma_listen()), or NULL with
+	 * errno (EBUSY: the service ID is taken); attached, one round trip */
+	struct srnic_cm_id *(*create_listen)(srnic_cm_handler handler, void *context,
+					     uint64_t service_id, uint64_t service_mask);
 	int (*send_req)(struct srnic_cm_id *id, const struct srnic_cm_req_param *p);
 	int (*send_rep)(struct srnic_cm_id *id, const struct srnic_cm_rep_param *p);
 	int (*send_rtu)(struct srnic_cm_id *id, const void *private_data, uint8_t len);

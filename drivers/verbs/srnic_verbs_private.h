@@ -46,6 +46,9 @@ int srnic_verbs_attached(void);
 /* The device handle of context's session (what CM_OPEN, CM_CREATE_ID and
  * CM_RESOLVE name); 0: not an attached context. */
 uint32_t srnic_verbs_attach_dev(struct ibv_context *context);
+/* The protocol minor of the daemon context's session speaks (a message of
+ * a later minor it would take for a bad one); 0: not an attached context. */
+uint16_t srnic_verbs_attach_minor(struct ibv_context *context);
 int srnic_verbs_attach_call(struct ibv_context *context, void *req, int fd_out, void *rep,
 			    size_t cap, int *fd_in);
 

@@ -38,7 +38,7 @@ static struct sva_device sva_devs[SVC_DEVICES_MAX];
 
 /* HELLO on a new connection: the fd, or a negative errno (said why). */
 static int
-sva_session(void)
+sva_session(uint16_t *minor)
 {
 	struct svc_hello_req q;
 	struct svc_hello_rep r;
@@ -59,6 +59,8 @@ sva_session(void)
 		close(fd);
 		return rc;
 	}
+	if (minor != NULL)
+		*minor = r.minor;
 	return fd;
 }
 
@@ -154,7 +156,7 @@ sva_decide(void)
 	}
 	close(fd);
 	sva_mode = true;
-	fd = sva_session();
+	fd = sva_session(NULL);
 	if (fd < 0)
 		return;
 	memset(&q, 0, sizeof(q));
@@ -275,7 +277,7 @@ sva_open_device(struct ibv_device *device)
 		return NULL;
 	}
 	pthread_mutex_init(&ctx->lock, NULL);
-	ctx->fd = sva_session();
+	ctx->fd = sva_session(&ctx->minor);
 	if (ctx->fd < 0) {
 		rc = -ctx->fd;
 		goto fail;
@@ -436,6 +438,12 @@ srnic_verbs_attach_call(struct ibv_context *context, void *req, int fd_out, void
 	if (context == NULL || !sva_is_ctx(context))
 		return -ENOTSUP;
 	return sva_call_fd(sva_ctx(context), req, fd_out, rep, cap, fd_in);
+}
+
+uint16_t
+srnic_verbs_attach_minor(struct ibv_context *context)
+{
+	return context != NULL && sva_is_ctx(context) ? sva_ctx(context)->minor : 0;
 }
 
 uint32_t

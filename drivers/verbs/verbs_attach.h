@@ -34,6 +34,7 @@ struct sva_context {
 	int fd;
 	uint32_t handle;
 	uint32_t seq;
+	uint16_t minor;             /* the daemon's protocol minor (HELLO's reply) */
 	struct svc_shm *shm;        /* the session's rings (MAP_SHM), mapped */
 	/* the session's end (verbs_attach_fatal.c): shm->state FATAL, and
 	 * IBV_EVENT_DEVICE_FATAL handed out once (under sva_objs_lock) */

@@ -27,7 +27,7 @@
 
 #define SVC_MAGIC 0x534e5244u          /* "SNRD" */
 #define SVC_VERSION_MAJOR 4            /* a HELLO of another major is refused */
-#define SVC_VERSION_MINOR 0
+#define SVC_VERSION_MINOR 1            /* 1: CM_CREATE_LISTEN */
 #define SVC_SOCK_DEFAULT "/run/srnic/srnicd.sock"
 #define SVC_SOCK_ENV "SRNIC_DAEMON_SOCKET"  /* the application's override */
 #define SVC_SOCK_PATH_MAX 108          /* sockaddr_un.sun_path */
@@ -86,6 +86,10 @@ enum svc_type {
 	/* a UD QP in a multicast group (ibv_attach_mcast/ibv_detach_mcast) */
 	SVC_ATTACH_MCAST,
 	SVC_DETACH_MCAST,
+	/* rdma_listen() in one round trip (minor 1): CM_CREATE_ID and
+	 * CM_LISTEN at once, so a REQ that follows the listener's own
+	 * announcement of its port finds it (doc/rdmacm.md) */
+	SVC_CM_CREATE_LISTEN,
 	SVC_TYPE_END,
 };
 
@@ -462,7 +466,11 @@ enum svc_cm_send {
  * svc_handle_rep with the event socket (SCM_RIGHTS); once per session.
  * SVC_CM_CREATE_ID: svc_handle_req (the device) -> svc_handle_rep (the id).
  * SVC_CM_DESTROY_ID, SVC_CM_STATE: svc_handle_req (the id) ->
- * svc_handle_rep (STATE: its enum srnic_cm_state in handle). */
+ * svc_handle_rep (STATE: its enum srnic_cm_state in handle).
+ * SVC_CM_LISTEN: svc_cm_listen_req (id: the id) -> svc_handle_rep.
+ * SVC_CM_CREATE_LISTEN: svc_cm_listen_req (id: the device) ->
+ * svc_handle_rep (the new id, listening); a listen refused (-EBUSY: the
+ * service ID is taken) leaves no id. */
 struct svc_cm_listen_req {
 	struct svc_hdr h;
 	uint32_t id;

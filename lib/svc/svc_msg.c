@@ -57,6 +57,8 @@ static const size_t svc_sizes[SVC_TYPE_END][2] = {
 	[SVC_REG_MR_AT] = { sizeof(struct svc_reg_mr_at_req), sizeof(struct svc_reg_mr_rep) },
 	[SVC_ATTACH_MCAST] = { sizeof(struct svc_mcast_req), sizeof(struct svc_handle_rep) },
 	[SVC_DETACH_MCAST] = { sizeof(struct svc_mcast_req), sizeof(struct svc_handle_rep) },
+	[SVC_CM_CREATE_LISTEN] = { sizeof(struct svc_cm_listen_req),
+				   sizeof(struct svc_handle_rep) },
 };
 
 size_t

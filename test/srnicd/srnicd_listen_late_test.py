@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""A server that tells its port before it listens (qperf's: the port goes
+to the client over TCP, then rdma_listen()), attached, with the window
+held open: listen_late_check (test/srnicd/listen_late_check.c, built only
+against the system's librdmacm) binds, and listens only when the test
+says, once its client's REQ has come to the daemon (status' rx_req). On
+Linux that REQ gets REJ INVALID_SERVICE_ID (cm_match_req()); attached,
+rdma_bind_addr() takes the port's CM listen in the daemon and the library
+keeps the request for the port's rdma_listen() (doc/rdmacm.md).
+
+  the REQ before rdma_listen()    kept: the client established once the
+                                  server listens, the server too
+  the REQ, then rdma_destroy_id() REJ INVALID_SERVICE_ID: the client's
+                                  REJECTED, status 8, as Linux's at once
+  a bind of a port another        EADDRINUSE, as Linux's bind of a port
+  process holds                   in use
+  after all                       the daemon's objects and CM ids as before
+
+  srnicd_listen_late_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \\
+                             --check BUILD/test/srnicd/listen_late_check
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+from srnicd_check import (SRNIC, attached_env, check, daemon_ready, daemon_start, failures,
+                          objects, status, status_num, stop, wait_for)
+
+SKIP = 77
+DAEMON_IP = "10.88.0.1"
+PORT = 7470
+
+
+class Prog:
+    """One listen_late_check, its output lines gathered as they come."""
+
+    def __init__(self, env, check_bin, *args):
+        self.p = subprocess.Popen([SRNIC, "run", "--", check_bin] + list(args), env=env,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        self.lines = []
+        self.t = threading.Thread(target=self._read, daemon=True)
+        self.t.start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def said(self, what):
+        return any(line == what for line in self.lines)
+
+    def say(self, what):
+        self.p.stdin.write(what + "\n")
+        self.p.stdin.flush()
+
+    def end(self):
+        """Its exit status once it ended (a guard only stops a hang)."""
+        if not wait_for(lambda: self.p.poll() is not None, "an end"):
+            stop(self.p)
+        self.t.join()
+        return self.p.returncode
+
+    def text(self):
+        return " | ".join(self.lines)[-400:]
+
+
+def rx_req(env):
+    m = re.search(r"^cm (.*)$", status(env), re.M)
+    return status_num(m.group(1), "rx_req") if m else -1
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--daemon", required=True)
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--check", required=True)
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        print("skip: needs root")
+        return SKIP
+    tmp = tempfile.mkdtemp(prefix="srnicd-listenlate-")
+    sock = os.path.join(tmp, "srnicd.sock")
+    env = attached_env(a.daemon, a.lib, sock)
+    log = os.path.join(tmp, "srnicd.log")
+    daemon = None
+    progs = []
+    try:
+        daemon = daemon_start(env, log, DAEMON_IP, sock)
+        if not daemon_ready(daemon, log):
+            return 1
+        base = objects(status(env))
+
+        def bound_server(port):
+            s = Prog(env, a.check, "server", DAEMON_IP, str(port))
+            progs.append(s)
+            check(wait_for(lambda: s.said("bound") or s.p.poll() is not None, "the bind"),
+                  "server on port %d: bound (%s)" % (port, s.text()))
+            return s
+
+        def client_waiting(port):
+            """A client whose REQ has come to the daemon."""
+            n = rx_req(env)
+            c = Prog(env, a.check, "client", DAEMON_IP, str(port))
+            progs.append(c)
+            came = wait_for(lambda: rx_req(env) > n or c.p.poll() is not None, "the REQ")
+            check(came and c.p.poll() is None,
+                  "port %d: the client's REQ came before rdma_listen() and it waits "
+                  "(not rejected: %s)" % (port, c.text()))
+            return c
+
+        # the REQ before rdma_listen(): kept for it
+        s = bound_server(PORT)
+        c = client_waiting(PORT)
+        s.say("listen")
+        check(wait_for(lambda: c.said("established") or c.p.poll() is not None,
+                       "the client's ESTABLISHED") and c.said("established"),
+              "the client established once the server listened (%s)" % c.text())
+        check(wait_for(lambda: s.said("established") or s.p.poll() is not None,
+                       "the server's ESTABLISHED") and s.said("established"),
+              "the server accepted the request that came before its listen (%s)" % s.text())
+        check(c.end() == 0 and s.end() == 0, "both ended, exit 0")
+
+        # the REQ, then the bound id destroyed: Linux's REJ, later
+        s = bound_server(PORT + 1)
+        c = client_waiting(PORT + 1)
+        s.say("close")
+        check(c.end() == 0 and c.said("rejected 8"),
+              "a REQ to a port bound, then closed: REJECTED status 8 (INVALID_SERVICE_ID) "
+              "(%s)" % c.text())
+        check(s.end() == 0 and s.said("closed"), "the server closed (%s)" % s.text())
+
+        # a port another process holds: the bind is refused
+        s = bound_server(PORT + 2)
+        t = Prog(env, a.check, "server", DAEMON_IP, str(PORT + 2))
+        progs.append(t)
+        check(t.end() == 0 and t.said("bind: EADDRINUSE"),
+              "a second bind of a port a process holds: EADDRINUSE (%s)" % t.text())
+        s.say("close")
+        check(s.end() == 0, "the first server closed")
+
+        back = wait_for(lambda: objects(status(env)) == base and
+                        re.search(r"^cm ids 0 ", status(env), re.M) is not None,
+                        "the daemon's objects and CM ids back")
+        check(back, "after all: the daemon's objects as before, no CM id (%s)" %
+              re.search(r"^(cm ids \d+ listening \d+)", status(env), re.M).group(1))
+    finally:
+        for p in progs:
+            if p.p.poll() is None:
+                p.p.kill()
+        if failures and os.path.exists(log):
+            print("the daemon's log:\n" + "".join(open(log).readlines()[-30:]))
+        if daemon is not None and daemon.poll() is None:
+            stop(daemon)
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("%d failed" % len(failures) if failures else "srnicd listen late: all checks passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
