@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "verbs.h"
@@ -131,6 +132,42 @@ arena(void)
 	return 0;
 }
 
+/* [lo, hi) as the process sees it, into dst: read by the kernel
+ * (process_vm_readv() on ourselves), so a page that cannot be read, a
+ * private file mapping's page past its file's end (whose load raises
+ * SIGBUS), is an error the caller returns, never a signal. */
+static int
+range_read(void *dst, uintptr_t lo, uintptr_t hi)
+{
+	size_t len = hi - lo, done = 0;
+	struct iovec l, r;
+	ssize_t n;
+
+	while (done < len) {
+		l.iov_base = (char *)dst + done;
+		l.iov_len = len - done;
+		r.iov_base = (void *)(lo + done);
+		r.iov_len = len - done;
+		n = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && done == 0 && (errno == ENOSYS || errno == EPERM)) {
+				/* a seccomp profile without it: loads, as before */
+				page_copy(dst, (void *)lo, len);
+				return 0;
+			}
+			sv_log("ibv_reg_mr: %#" PRIxPTR "-%#" PRIxPTR ": the page at %#" PRIxPTR
+			       " cannot be read (%s; a file mapping past its file's end?): "
+			       "register memory the process can read", lo, hi, lo + done,
+			       n < 0 ? strerror(errno) : "nothing read");
+			return EFAULT;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
 /* [lo, hi) copied into the memfd at offset lo and mapped over itself,
  * shared: 0 or errno. */
 static int
@@ -138,6 +175,7 @@ reback(uintptr_t lo, uintptr_t hi, int prot)
 {
 	size_t len = hi - lo;
 	void *tmp;
+	int rc;
 
 	if (hi > mem.size) {
 		if (ftruncate(mem.fd, (off_t)hi) != 0)
@@ -151,7 +189,15 @@ reback(uintptr_t lo, uintptr_t hi, int prot)
 		munmap(tmp, len);
 		return errno;
 	}
-	page_copy(tmp, (void *)lo, len);
+	rc = range_read(tmp, lo, hi);
+	if (rc != 0) {
+		/* the pages written so far freed again */
+		munmap(tmp, len);
+		fallocate(mem.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)lo, (off_t)len);
+		if ((prot & PROT_READ) == 0)
+			mprotect((void *)lo, len, prot);
+		return rc;
+	}
 	munmap(tmp, len);
 	if (mmap((void *)lo, len, prot, MAP_SHARED | MAP_FIXED, mem.fd, (off_t)lo) == MAP_FAILED) {
 		int e = errno;

@@ -34,6 +34,9 @@
  *   srnicd_async eintr      a blocking ibv_get_cq_event() ended by a SIGALRM
  *                           handled without SA_RESTART: -1, EINTR (as
  *                           rdma-core's read() of the kernel's channel)
+ *   srnicd_async reg_past_eof  a MAP_PRIVATE file mapping whose second page
+ *                           is past the file's end: ibv_reg_mr over it
+ *                           EFAULT, no SIGBUS; its first page registers
  *
  * Each event is waited for with poll() on the context's async_fd, as a
  * program does with the kernel's; GUARD_MS only stops a hang. Prints one
@@ -49,6 +52,7 @@
 #include <sys/mman.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -570,6 +574,49 @@ eintr(struct ibv_device *dev)
 	return 0;
 }
 
+/* A private file mapping of two pages whose file is then cut to one: the
+ * second page is past the file's end (a load of it is SIGBUS). Attached,
+ * ibv_reg_mr copies the range's pages into its memfd: over both pages it
+ * fails EFAULT (the kernel's ib_umem_get() pinning such a page: EFAULT),
+ * the process alive; over the first alone it works and keeps the page's
+ * contents (the program's store before the cut). */
+static int
+reg_past_eof(struct ibv_device *dev)
+{
+	char path[] = "/tmp/srnicd-async-eof-XXXXXX";
+	long pg = sysconf(_SC_PAGESIZE);
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	uint8_t *p;
+	int fd;
+
+	fd = mkstemp(path);
+	CHECK(fd >= 0 && ftruncate(fd, 2 * pg) == 0, "a file of two pages");
+	unlink(path);
+	p = mmap(NULL, (size_t)(2 * pg), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	CHECK(p != MAP_FAILED, "mapped MAP_PRIVATE");
+	p[0] = 0xa5;
+	CHECK(ftruncate(fd, pg) == 0, "the file cut to one page: the second is past its end");
+	ctx = ibv_open_device(dev);
+	CHECK(ctx != NULL, "open the device");
+	pd = ibv_alloc_pd(ctx);
+	CHECK(pd != NULL, "a PD");
+	errno = 0;
+	mr = ibv_reg_mr(pd, p, (size_t)(2 * pg), IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr == NULL && errno == EFAULT,
+	      "ibv_reg_mr over the page past the file's end: NULL, EFAULT (errno %d), no signal",
+	      errno);
+	mr = ibv_reg_mr(pd, p, (size_t)pg, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr != NULL && p[0] == 0xa5, "the first page alone registers, its byte kept (%#x)",
+	      p[0]);
+	CHECK(ibv_dereg_mr(mr) == 0 && p[0] == 0xa5, "deregistered, its byte kept");
+	CHECK(ibv_dealloc_pd(pd) == 0 && ibv_close_device(ctx) == 0, "closed");
+	munmap(p, (size_t)(2 * pg));
+	close(fd);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -592,8 +639,11 @@ main(int argc, char **argv)
 		rc = ah_forged(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "eintr") == 0)
 		rc = eintr(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "reg_past_eof") == 0)
+		rc = reg_past_eof(list[0]);
 	else
-		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|eintr\n", argv[0]);
+		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|eintr|"
+			"reg_past_eof\n", argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;
 }

@@ -15,6 +15,8 @@ and a small C program of the test's own for the async events:
   srnicd_async eintr           a signal ends ibv_get_cq_event with EINTR
   ibv_srq_pingpong -g 1 -c     16 QPs each side on one SRQ, both exit 0
   srnicd_async srq_limit       SRQ_LIMIT_REACHED at the take below the limit
+  srnicd_async reg_past_eof    a private file mapping past its file's end:
+                               ibv_reg_mr EFAULT, no SIGBUS
   a raw session's SRQ with a bad head: SRQ_ERR, counted, still served
   ibv_rc_pingpong -g 1 -n 200  the client's polls of an empty CQ give the
                                CPU away (sched_yield(), strace counts the
@@ -428,6 +430,12 @@ def main():
             async_case(env, base, a.async_prog, "qp_fatal")
             # a signal ends a blocking ibv_get_cq_event() with EINTR
             async_case(env, base, a.async_prog, "eintr")
+
+        # ---- registrations that cannot be re-backed: an error, no signal
+        if a.async_prog is not None:
+            # a private file mapping past its file's end: EFAULT, not SIGBUS
+            async_case(env, base, a.async_prog, "reg_past_eof")
+            check(daemon.poll() is None, "the daemon alive after it")
 
         # ---- SRQs: Debian's srq_pingpong (16 QPs on one SRQ each side), the
         # limit event, a bad index in the SRQ's ring
