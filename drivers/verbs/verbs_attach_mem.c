@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -132,6 +133,32 @@ arena(void)
 	return 0;
 }
 
+/* The memfd grown to hi: its offsets are addresses, so a high one needs
+ * a file that large. Past the file size limit (ulimit -f) ftruncate()
+ * would raise SIGXFSZ, which kills a program that never asked for a file:
+ * the limit is looked at first and the registration refused with EFBIG. */
+static int
+arena_grow(uintptr_t lo, uintptr_t hi)
+{
+	struct rlimit rl;
+
+	if (hi <= mem.size)
+		return 0;
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    (rlim_t)hi > rl.rlim_cur) {
+		sv_log("ibv_reg_mr: %#" PRIxPTR "-%#" PRIxPTR ": srnicd's attached mode keeps "
+		       "registered pages in a memfd at their own addresses as offsets, a file of "
+		       "%#" PRIxPTR " bytes, past this process's file size limit (%llu bytes): "
+		       "raise it (ulimit -f unlimited)", lo, hi, hi,
+		       (unsigned long long)rl.rlim_cur);
+		return EFBIG;
+	}
+	if (ftruncate(mem.fd, (off_t)hi) != 0)
+		return errno;
+	mem.size = hi;
+	return 0;
+}
+
 /* [lo, hi) as the process sees it, into dst: read by the kernel
  * (process_vm_readv() on ourselves), so a page that cannot be read, a
  * private file mapping's page past its file's end (whose load raises
@@ -177,11 +204,9 @@ reback(uintptr_t lo, uintptr_t hi, int prot)
 	void *tmp;
 	int rc;
 
-	if (hi > mem.size) {
-		if (ftruncate(mem.fd, (off_t)hi) != 0)
-			return errno;
-		mem.size = hi;
-	}
+	rc = arena_grow(lo, hi);
+	if (rc != 0)
+		return rc;
 	tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, mem.fd, (off_t)lo);
 	if (tmp == MAP_FAILED)
 		return errno;

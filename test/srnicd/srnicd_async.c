@@ -37,6 +37,8 @@
  *   srnicd_async reg_past_eof  a MAP_PRIVATE file mapping whose second page
  *                           is past the file's end: ibv_reg_mr over it
  *                           EFAULT, no SIGBUS; its first page registers
+ *   srnicd_async reg_fsize  under a file size limit (ulimit -f) below the
+ *                           buffer's address: ibv_reg_mr EFBIG, no SIGXFSZ
  *
  * Each event is waited for with poll() on the context's async_fd, as a
  * program does with the kernel's; GUARD_MS only stops a hang. Prints one
@@ -50,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -617,6 +620,37 @@ reg_past_eof(struct ibv_device *dev)
 	return 0;
 }
 
+/* Run under a file size limit (ulimit -f) below the buffer's address:
+ * attached, ibv_reg_mr would grow its memfd to that address (pages live at
+ * their addresses as offsets), which past the limit raises SIGXFSZ. It
+ * fails EFBIG instead, the process alive (and says why on stderr). */
+static int
+reg_fsize(struct ibv_device *dev)
+{
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	struct rlimit rl;
+	void *buf;
+
+	CHECK(getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY,
+	      "a file size limit (%llu bytes)", (unsigned long long)rl.rlim_cur);
+	buf = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(buf != MAP_FAILED && (uintptr_t)buf > rl.rlim_cur, "a buffer at %p, past the limit",
+	      buf);
+	ctx = ibv_open_device(dev);
+	CHECK(ctx != NULL, "open the device");
+	pd = ibv_alloc_pd(ctx);
+	CHECK(pd != NULL, "a PD");
+	errno = 0;
+	mr = ibv_reg_mr(pd, buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr == NULL && errno == EFBIG, "ibv_reg_mr: NULL, EFBIG (errno %d), no SIGXFSZ",
+	      errno);
+	CHECK(ibv_dealloc_pd(pd) == 0 && ibv_close_device(ctx) == 0, "closed");
+	munmap(buf, BUF_LEN);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -641,9 +675,11 @@ main(int argc, char **argv)
 		rc = eintr(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "reg_past_eof") == 0)
 		rc = reg_past_eof(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "reg_fsize") == 0)
+		rc = reg_fsize(list[0]);
 	else
 		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|eintr|"
-			"reg_past_eof\n", argv[0]);
+			"reg_past_eof|reg_fsize\n", argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;
 }

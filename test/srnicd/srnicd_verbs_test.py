@@ -17,6 +17,7 @@ and a small C program of the test's own for the async events:
   srnicd_async srq_limit       SRQ_LIMIT_REACHED at the take below the limit
   srnicd_async reg_past_eof    a private file mapping past its file's end:
                                ibv_reg_mr EFAULT, no SIGBUS
+  srnicd_async reg_fsize       under ulimit -f: ibv_reg_mr EFBIG, no SIGXFSZ
   a raw session's SRQ with a bad head: SRQ_ERR, counted, still served
   ibv_rc_pingpong -g 1 -n 200  the client's polls of an empty CQ give the
                                CPU away (sched_yield(), strace counts the
@@ -40,6 +41,7 @@ import argparse
 import mmap
 import os
 import re
+import resource
 import shutil
 import socket
 import struct
@@ -97,11 +99,11 @@ def pair_ok(env, base, prog, args, iters):
           "%s: the daemon's objects back to %s" % (prog, base))
 
 
-def async_case(env, base, prog, case):
+def async_case(env, base, prog, case, preexec=None):
     """srnicd_async CASE attached: every step ok, exit 0, the objects freed"""
     try:
         out = subprocess.run([SRNIC, "run", "--", prog, case], env=env, capture_output=True,
-                             text=True, timeout=GUARD_S)
+                             text=True, timeout=GUARD_S, preexec_fn=preexec)
         rc, text = out.returncode, out.stdout + out.stderr
     except subprocess.TimeoutExpired as e:
         rc, text = None, str(e.stdout)
@@ -216,6 +218,7 @@ for line in sys.stdin:
                                   wcs[0].status if got else -1), flush=True)
 """
 IDLE_NAPS = 300
+FSIZE_LIMIT = 1 << 20   # reg_fsize's ulimit -f: below any mapping's address
 IDLE_CPU_MAX = 0.02     # of a core (issue 24: < 2% idle)
 WAKE_TRIES = 20
 
@@ -435,7 +438,11 @@ def main():
         if a.async_prog is not None:
             # a private file mapping past its file's end: EFAULT, not SIGBUS
             async_case(env, base, a.async_prog, "reg_past_eof")
-            check(daemon.poll() is None, "the daemon alive after it")
+            # under ulimit -f: EFBIG, not SIGXFSZ
+            async_case(env, base, a.async_prog, "reg_fsize",
+                       preexec=lambda: resource.setrlimit(resource.RLIMIT_FSIZE,
+                                                          (FSIZE_LIMIT, FSIZE_LIMIT)))
+            check(daemon.poll() is None, "the daemon alive after both")
 
         # ---- SRQs: Debian's srq_pingpong (16 QPs on one SRQ each side), the
         # limit event, a bad index in the SRQ's ring
