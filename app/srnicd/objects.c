@@ -773,10 +773,17 @@ static int
 dereg_mr(struct srnd_objs *o, struct srnd_slot *sl)
 {
 	struct srnd_pd *pd;
+	bool held;
 	int rc;
 
-	/* the engine polls meanwhile (its own thread) and frees the mbufs */
+	/* the engine polls meanwhile (its own thread) and frees the mbufs;
+	 * telemetry answers meanwhile (nothing it reads changes until this
+	 * returns) */
+	atomic_fetch_add(&counts.mrs_dereg_waiting, 1);
+	held = srnd_ctl_wait_begin();
 	rc = srnic_dereg_mr_wait(sl->mr.smr, SRND_DEREG_TIMEOUT_US);
+	srnd_ctl_wait_end(held);
+	atomic_fetch_sub(&counts.mrs_dereg_waiting, 1);
 	if (rc < 0)
 		return rc;
 	munmap(sl->mr.base, sl->mr.maplen);

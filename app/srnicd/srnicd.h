@@ -95,6 +95,7 @@ struct srnd_counts {
 	uint64_t async_events, async_drop;  /* events given to sessions, dropped at a full ring */
 	_Atomic uint64_t qps;
 	_Atomic uint64_t bad_ring;  /* a bad index or WQE in a session's ring (its QP to ERR) */
+	_Atomic uint64_t mrs_dereg_waiting; /* DEREG_MRs waiting for their packets in flight */
 };
 const struct srnd_counts *srnd_counts(void);
 struct srnd_objs *srnd_objs_new(void);
@@ -228,6 +229,11 @@ extern char srnd_tag_listen, srnd_tag_signal;
  * while it serves and releases while it waits. */
 void srnd_ctl_lock(void);
 void srnd_ctl_unlock(void);
+/* A wait of the control thread that changes nothing telemetry reads (a
+ * DEREG_MR's for the MR's packets in flight): the control lock let go
+ * around it, if this thread held it (true: taken again at the end) */
+bool srnd_ctl_wait_begin(void);
+void srnd_ctl_wait_end(bool held);
 /* the callbacks answer for d from now on; NULL: no more (-ENODEV) */
 void srnd_telemetry_set(struct srnd *d);
 
