@@ -400,6 +400,8 @@ session_limits(struct ibv_device_attr *a)
 	CLAMP(max_srq, SVC_SESSION_SRQS_MAX);
 	CLAMP(max_srq_wr, SVC_RING_WR_MAX);
 	CLAMP(max_srq_sge, SVC_WQE_SGE_MAX);
+	CLAMP(max_mcast_grp, SRND_SESSION_MCAST_MAX);
+	CLAMP(max_total_mcast_qp_attach, SRND_SESSION_MCAST_MAX);
 #undef CLAMP
 	a->max_mr_size = RTE_MIN(a->max_mr_size, SVC_SESSION_MR_BYTES_MAX);
 }

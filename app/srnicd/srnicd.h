@@ -18,6 +18,12 @@
 #include "srnic_svc.h"
 
 #define SRND_SESSIONS_MAX 64        /* sessions at once; one more is closed at accept */
+/* (QP, group) multicast attachments one session holds at once: the
+ * device's groups (SRNIC_MAX_MCAST_GRP) are the host's, so no program
+ * takes them all; ibv_query_device attached reports it as max_mcast_grp
+ * and max_total_mcast_qp_attach, one past it is ENOMEM (as rxe past its
+ * max_mcast_grp) */
+#define SRND_SESSION_MCAST_MAX 16
 #define SRND_PORT_WATCH_MS 100      /* the control thread's look at the link */
 #define SRND_CM_POLL_US 200         /* the engine thread polls the CM at least this often */
 /* The engine's thread spins while packets move and for SRND_SPIN_US after

@@ -39,6 +39,8 @@
  *                           EFAULT, no SIGBUS; its first page registers
  *   srnicd_async reg_fsize  under a file size limit (ulimit -f) below the
  *                           buffer's address: ibv_reg_mr EFBIG, no SIGXFSZ
+ *   srnicd_async mcast_cap  the session's multicast attachments: as many as
+ *                           ibv_query_device says, one more ENOMEM
  *
  * Each event is waited for with poll() on the context's async_fd, as a
  * program does with the kernel's; GUARD_MS only stops a hang. Prints one
@@ -651,6 +653,67 @@ reg_fsize(struct ibv_device *dev)
 	return 0;
 }
 
+/* A group's GID: ff0e::ffff:239.86.0.n, an IPv4 multicast group as a
+ * RoCEv2 GID (an IPv4-mapped address with the multicast prefix) */
+static union ibv_gid
+mc_gid(unsigned int n)
+{
+	union ibv_gid g;
+
+	memset(&g, 0, sizeof(g));
+	g.raw[0] = 0xff;
+	g.raw[1] = 0x0e;
+	g.raw[10] = g.raw[11] = 0xff;
+	g.raw[12] = 239;
+	g.raw[13] = 86;
+	g.raw[14] = (uint8_t)(n >> 8);
+	g.raw[15] = (uint8_t)n;
+	return g;
+}
+
+/* The session's multicast attachments are capped: ibv_query_device says
+ * how many (max_mcast_grp, max_total_mcast_qp_attach), that many attach
+ * across two UD QPs, one more is ENOMEM, an attachment held already is
+ * attached again (0, uncounted), a detach makes room. */
+static int
+mcast_cap(struct ibv_device *dev)
+{
+	struct ibv_device_attr da;
+	struct ibv_qp *qp[2];
+	struct side s;
+	union ibv_gid g;
+	int i, max, rc;
+
+	memset(&s, 0, sizeof(s));
+	CHECK(side_open(dev, &s, 0) == 0, "a context, PD and CQ");
+	CHECK(ibv_query_device(s.ctx, &da) == 0 && da.max_mcast_grp > 0 &&
+	      da.max_mcast_grp < 1024 && da.max_total_mcast_qp_attach == da.max_mcast_grp,
+	      "ibv_query_device: max_mcast_grp %d, max_total_mcast_qp_attach %d (the session's)",
+	      da.max_mcast_grp, da.max_total_mcast_qp_attach);
+	max = da.max_mcast_grp;
+	qp[0] = ud_qp(&s);
+	qp[1] = ud_qp(&s);
+	CHECK(qp[0] != NULL && qp[1] != NULL, "two UD QPs");
+	for (i = 0, rc = 0; i < max && rc == 0; i++) {
+		g = mc_gid((unsigned int)(i / 2));
+		rc = ibv_attach_mcast(qp[i % 2], &g, 0);
+	}
+	CHECK(rc == 0, "%d attachments (two QPs in each of %d groups): attached (rc %d at %d)", max,
+	      (max + 1) / 2, rc, i);
+	g = mc_gid(0);
+	CHECK(ibv_attach_mcast(qp[0], &g, 0) == 0, "one held already, attached again: 0");
+	g = mc_gid((unsigned int)max);
+	rc = ibv_attach_mcast(qp[0], &g, 0);
+	CHECK(rc == ENOMEM, "one more: ENOMEM (rc %d)", rc);
+	g = mc_gid(0);
+	CHECK(ibv_detach_mcast(qp[0], &g, 0) == 0, "one detached");
+	g = mc_gid((unsigned int)max);
+	CHECK(ibv_attach_mcast(qp[0], &g, 0) == 0, "then the new group attaches");
+	/* the session's end detaches the rest (a QP still attached is EBUSY
+	 * to destroy, as uverbs): left to it */
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -677,9 +740,11 @@ main(int argc, char **argv)
 		rc = reg_past_eof(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "reg_fsize") == 0)
 		rc = reg_fsize(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "mcast_cap") == 0)
+		rc = mcast_cap(list[0]);
 	else
 		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|eintr|"
-			"reg_past_eof|reg_fsize\n", argv[0]);
+			"reg_past_eof|reg_fsize|mcast_cap\n", argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;
 }

@@ -18,6 +18,8 @@ and a small C program of the test's own for the async events:
   srnicd_async reg_past_eof    a private file mapping past its file's end:
                                ibv_reg_mr EFAULT, no SIGBUS
   srnicd_async reg_fsize       under ulimit -f: ibv_reg_mr EFBIG, no SIGXFSZ
+  srnicd_async mcast_cap       a session's multicast attachments: the cap
+                               ibv_query_device reports, one more ENOMEM
   a raw session's SRQ with a bad head: SRQ_ERR, counted, still served
   ibv_rc_pingpong -g 1 -n 200  the client's polls of an empty CQ give the
                                CPU away (sched_yield(), strace counts the
@@ -443,6 +445,9 @@ def main():
                        preexec=lambda: resource.setrlimit(resource.RLIMIT_FSIZE,
                                                           (FSIZE_LIMIT, FSIZE_LIMIT)))
             check(daemon.poll() is None, "the daemon alive after both")
+        # ---- a session's multicast attachments, capped and reported
+        if a.async_prog is not None:
+            async_case(env, base, a.async_prog, "mcast_cap")
 
         # ---- SRQs: Debian's srq_pingpong (16 QPs on one SRQ each side), the
         # limit event, a bad index in the SRQ's ring
