@@ -24,45 +24,11 @@
 
 #include <infiniband/verbs.h>
 
+#include "verbs_rc_connect.h"
+
 #define GID_INDEX 1                 /* the daemon's IPv4 GID */
 #define BUF_LEN (16u << 20)         /* more packets than a memif ring and a TX buffer hold */
 #define DEREG_TRIES 600             /* EBUSYs (a second each) before it gives up */
-
-static int
-connect_qp(struct ibv_qp *qp, uint32_t qpn, const union ibv_gid *gid)
-{
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  IBV_QP_ACCESS_FLAGS) != 0)
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = qpn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = *gid;
-	a.ah_attr.grh.sgid_index = GID_INDEX;
-	a.ah_attr.grh.hop_limit = 1;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) != 0)
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-}
 
 static void
 gid_hex(const union ibv_gid *g, char *out)
@@ -135,7 +101,8 @@ main(void)
 	printf("me %u %u %llu %s\n", qp->qp_num, mr->rkey, (unsigned long long)(uintptr_t)buf, hex);
 	if (fgets(line, sizeof(line), stdin) == NULL ||
 	    sscanf(line, "peer %u %u %llu %64s", &pqpn, &prkey, &paddr, phex) != 4 ||
-	    gid_parse(phex, &pgid) != 0 || connect_qp(qp, pqpn, &pgid) != 0) {
+	    gid_parse(phex, &pgid) != 0 ||
+	    verbs_rc_connect(qp, pqpn, &pgid, GID_INDEX, 0, IBV_ACCESS_REMOTE_WRITE) != 0) {
 		printf("FAIL: the peer's line, or the connect: %s", line);
 		return 1;
 	}

@@ -21,34 +21,21 @@ ring drains, the dereg returns 0.
       --check BUILD/test/srnicd/dereg_check
 """
 import argparse
-import json
 import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 
 from srnicd_check import (GUARD_S, SRNIC, attached_env, check, failures, finish, objects,
-                          status, wait_for)
+                          status, tel, wait_for)
 
 SKIP = 77
 MEMIF_IP = ("10.86.0.1", "10.86.0.2")
 MACS = ("02:00:00:00:86:01", "02:00:00:00:86:02")
 BIG = 16 << 20          # dereg_check's whole buffer
-
-
-def tel(path, cmd):
-    """One telemetry command: its JSON reply's value (None for null)."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
-        s.settimeout(GUARD_S)
-        s.connect(path)
-        hello = json.loads(s.recv(16384).decode())
-        s.send(cmd.encode())
-        rep = json.loads(s.recv(hello["max_output_len"]).decode())
-    return rep[cmd.split(",", 1)[0]]
 
 
 def line(p):
