@@ -225,6 +225,22 @@ IDLE_CPU_MAX = 0.02     # of a core (issue 24: < 2% idle)
 WAKE_TRIES = 20
 
 
+def pyverbs_prog(env, src):
+    """a pyverbs program attached, driven by lines on its stdin"""
+    return subprocess.Popen([SRNIC, "run", "--", "/usr/bin/python3", "-c", src], env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def prog_ready(p, what):
+    """p's first line says ready (check()ed; its output shown if it died)"""
+    line = p.stdout.readline()
+    if check(line.strip() == "ready", "%s: %r" % (what, line)):
+        return True
+    print(p.stdout.read()[-2000:] if p.poll() is not None else "")
+    return False
+
+
 def engine_sleeps(env, base):
     """The daemon's engine with a session holding a QP and nothing moving:
     it naps up to SRND_SLEEP_DP_MAX_US, its CPU below IDLE_CPU_MAX; a post
@@ -234,13 +250,9 @@ def engine_sleeps(env, base):
     twice more (so it sleeps with the session's word armed): a post that
     lands in the microseconds between two naps is served without a wake,
     so WAKE_TRIES tries, of which one must wake it."""
-    holder = subprocess.Popen([SRNIC, "run", "--", "/usr/bin/python3", "-c", HOLDER], env=env,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
+    holder = pyverbs_prog(env, HOLDER)
     try:
-        line = holder.stdout.readline()
-        if not check(line.strip() == "ready", "a pyverbs program holds a QP: %r" % line):
-            print(holder.stdout.read()[-2000:] if holder.poll() is not None else "")
+        if not prog_ready(holder, "a pyverbs program holds a QP"):
             return
         s0 = status(env)
         n0 = status_num(s0, "naps")
@@ -289,13 +301,9 @@ def arm_wakes(env, base):
     nap. Each try waits for two naps after its CQE (so the engine sleeps
     with it in the ring); an arm between two naps needs no wake, so
     WAKE_TRIES tries, of which one must wake it."""
-    armer = subprocess.Popen([SRNIC, "run", "--", "/usr/bin/python3", "-c", ARMER], env=env,
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True)
+    armer = pyverbs_prog(env, ARMER)
     try:
-        line = armer.stdout.readline()
-        if not check(line.strip() == "ready", "a pyverbs program with a channel: %r" % line):
-            print(armer.stdout.read()[-2000:] if armer.poll() is not None else "")
+        if not prog_ready(armer, "a pyverbs program with a channel"):
             return
         woken = False
         w0 = status_num(status(env), "woken")
