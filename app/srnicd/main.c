@@ -45,7 +45,7 @@ usage(FILE *f)
 		"             (net_memif0,role=server,socket=/tmp/a.sock, net_af_packet0,iface=eth1,\n"
 		"             a PCI address)\n"
 		"  --ip       the device's IPv4 address on it\n"
-		"  --lcores   EAL's -l: the first is the control thread's, the next the engine's\n"
+		"  --lcores   CPUs: the first is the control thread's, the next the engine's\n"
 		"             (one lcore: the engine runs on a thread beside the control one;\n"
 		"             none: the first CPU the daemon may run on, then its threads on all)\n"
 		"  --socket   the control socket (default %s; programs: %s=PATH)\n"
@@ -91,6 +91,50 @@ status_client(void)
 	return 0;
 }
 
+/* A list of CPUs ("3", "2,5", "8-11") as EAL's --lcores mapping: lcore i
+ * on the list's i-th CPU ("0@3", "0@2,1@5", "0@8,1@9,2@10,3@11"). EAL's -l
+ * names lcores by their CPU, and an lcore id is below RTE_MAX_LCORE (128
+ * here): a host's CPU 200 was refused. Anything else (a mapping of the
+ * user's own: '@', '(') goes to --lcores as it is. 0, or -1 when the list
+ * is longer than out or than RTE_MAX_LCORE. */
+static int
+lcore_map(const char *list, char *out, size_t n)
+{
+	unsigned long lo, hi, c;
+	unsigned int id = 0;
+	const char *p = list;
+	size_t off = 0;
+	char *end;
+	int rc;
+
+	if (strpbrk(list, "@()") != NULL || list[strspn(list, "0123456789,-")] != '\0') {
+		rc = snprintf(out, n, "%s", list);
+		return rc < 0 || (size_t)rc >= n ? -1 : 0;
+	}
+	while (*p != '\0') {
+		lo = strtoul(p, &end, 10);
+		if (end == p)
+			return -1;
+		hi = lo;
+		if (*end == '-') {
+			p = end + 1;
+			hi = strtoul(p, &end, 10);
+			if (end == p || hi < lo)
+				return -1;
+		}
+		for (c = lo; c <= hi; c++, id++) {
+			if (id >= RTE_MAX_LCORE)
+				return -1;
+			rc = snprintf(out + off, n - off, "%s%u@%lu", id > 0 ? "," : "", id, c);
+			if (rc < 0 || (size_t)rc >= n - off)
+				return -1;
+			off += (size_t)rc;
+		}
+		p = *end == ',' ? end + 1 : end;
+	}
+	return id > 0 ? 0 : -1;
+}
+
 /* With no --lcores, EAL's main lcore is the first CPU the daemon may run
  * on, and once EAL is up the control thread gets the daemon's whole CPU
  * set back (rte_eal_init() pins it to that one CPU), so the engine's
@@ -100,7 +144,7 @@ status_client(void)
 static int
 eal_start(const char *port, const char *lcores, unsigned int mem_mb, const char *loglvl)
 {
-	static char prefix[64], mem[32], lc[16], lcarg[96], dev[600], ll[96];
+	static char prefix[64], mem[32], lc[16], lcarg[1024], dev[600], ll[96];
 	char *argv[SRND_EAL_ARGV_MAX];
 	int argc = 0, cpu;
 	unsigned int a, b, c, e;
@@ -128,7 +172,12 @@ eal_start(const char *port, const char *lcores, unsigned int mem_mb, const char 
 	argv[argc++] = "--no-huge";
 	snprintf(mem, sizeof(mem), "-m%u", mem_mb);
 	argv[argc++] = mem;
-	snprintf(lcarg, sizeof(lcarg), "-l%s", lcores);
+	memcpy(lcarg, "--lcores=", 9);
+	if (lcore_map(lcores, lcarg + 9, sizeof(lcarg) - 9) != 0) {
+		srnd_log("--lcores %s: not a list of CPUs (\"3\", \"2,5\", \"8-11\", at most %d) "
+			 "nor an EAL --lcores mapping", lcores, RTE_MAX_LCORE);
+		return -1;
+	}
 	argv[argc++] = lcarg;
 	argv[argc++] = "--iova-mode=va";
 	snprintf(ll, sizeof(ll), "--log-level=%s", loglvl);

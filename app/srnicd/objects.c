@@ -153,6 +153,12 @@ struct srnd_objs {
 	struct srnd_slot ch[SVC_SESSION_CHANNELS_MAX];
 	struct srnd_slot ah[SVC_SESSION_AHS_MAX];
 	struct srnd_slot srq[SVC_SESSION_SRQS_MAX];
+	/* its multicast attachments: QP handle and group, nb_mc of them */
+	struct srnd_mc {
+		uint32_t qp;
+		union ibv_gid gid;
+	} mc[SRND_SESSION_MCAST_MAX];
+	unsigned int nb_mc;
 };
 
 static const unsigned int kind_max[K_NKINDS] = {
@@ -801,10 +807,17 @@ static int
 dereg_mr(struct srnd_objs *o, struct srnd_slot *sl)
 {
 	struct srnd_pd *pd;
+	bool held;
 	int rc;
 
-	/* the engine polls meanwhile (its own thread) and frees the mbufs */
+	/* the engine polls meanwhile (its own thread) and frees the mbufs;
+	 * telemetry answers meanwhile (nothing it reads changes until this
+	 * returns) */
+	atomic_fetch_add(&counts.mrs_dereg_waiting, 1);
+	held = srnd_ctl_wait_begin();
 	rc = srnic_dereg_mr_wait(sl->mr.smr, SRND_DEREG_TIMEOUT_US);
+	srnd_ctl_wait_end(held);
+	atomic_fetch_sub(&counts.mrs_dereg_waiting, 1);
 	if (rc < 0)
 		return rc;
 	munmap(sl->mr.base, sl->mr.maplen);
@@ -975,6 +988,36 @@ create_qp(struct srnd_objs *o, const struct svc_create_qp_req *q, struct svc_cre
 	rep->rq_size = cap.max_recv_wr;
 	rep->cap = cap;
 	return 0;
+}
+
+/* ATTACH_MCAST / DETACH_MCAST of the session's QP handle, counted against
+ * SRND_SESSION_MCAST_MAX: an attachment the session holds already is
+ * srnic's to answer (0, as rxe), a new one past the cap ENOMEM. */
+static int
+mcast(struct srnd_objs *o, struct srnd_slot *sl, uint32_t qp, const union ibv_gid *gid,
+      uint16_t lid, bool attach)
+{
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < o->nb_mc; i++)
+		if (o->mc[i].qp == qp && memcmp(&o->mc[i].gid, gid, sizeof(*gid)) == 0)
+			break;
+	if (!attach) {
+		rc = srnic_detach_mcast(sl->qp.sqp, gid, lid);
+		if (rc == 0 && i < o->nb_mc)
+			o->mc[i] = o->mc[--o->nb_mc];
+		return rc;
+	}
+	if (i == o->nb_mc && o->nb_mc == SRND_SESSION_MCAST_MAX)
+		return -ENOMEM;
+	rc = srnic_attach_mcast(sl->qp.sqp, gid, lid);
+	if (rc == 0 && i == o->nb_mc) {
+		o->mc[i].qp = qp;
+		o->mc[i].gid = *gid;
+		o->nb_mc++;
+	}
+	return rc;
 }
 
 static int
@@ -1312,8 +1355,7 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 		sl = obj_get(o, K_QP, q->qp);
 		if (sl == NULL)
 			return -EBADF;
-		return h.type == SVC_ATTACH_MCAST ? srnic_attach_mcast(sl->qp.sqp, &q->gid, q->lid) :
-		       srnic_detach_mcast(sl->qp.sqp, &q->gid, q->lid);
+		return mcast(o, sl, q->qp, &q->gid, q->lid, h.type == SVC_ATTACH_MCAST);
 	}
 	case SVC_CREATE_AH:
 		return create_ah(o, msg, &rep->handle);
@@ -1361,6 +1403,7 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 			srnic_modify_qp(o->qp[i].qp.sqp, &a, IBV_QP_STATE);
 			/* its groups first, as uverbs at a process's end */
 			srnic_detach_mcast_all(o->qp[i].qp.sqp);
+			o->nb_mc = 0;
 			if (destroy_qp(d, o, &o->qp[i]) != 0)
 				srnd_log("reclaim: a QP could not be destroyed");
 		}

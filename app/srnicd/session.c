@@ -273,9 +273,13 @@ srnd_session_qp_by_num(const struct srnd_session *s, uint32_t qpn, enum ibv_qp_t
 		return 0;
 	/* a program's rdma_cm has a context (a session) of its own beside
 	 * the program's (UCX's, an application's ibv_open_device()): their
-	 * QPs are the same process's, which SO_PEERCRED vouches for */
+	 * QPs are the same process's, which SO_PEERCRED vouches for: its pid
+	 * and its uid, so that a session outliving its process (its socket
+	 * passed on or inherited) is not another user's whose process got
+	 * the pid again */
 	for (i = 0; s->pid > 0 && i < SRND_SESSIONS_MAX; i++)
 		if (sessions[i] != NULL && sessions[i] != s && sessions[i]->pid == s->pid &&
+		    sessions[i]->uid == s->uid &&
 		    srnd_objs_qp_by_num(sessions[i]->objs, qpn, type, state) == 0)
 			return 0;
 	return -EINVAL;
@@ -402,6 +406,8 @@ session_limits(struct ibv_device_attr *a)
 	CLAMP(max_srq, SVC_SESSION_SRQS_MAX);
 	CLAMP(max_srq_wr, SVC_RING_SRQ_WR_MAX);
 	CLAMP(max_srq_sge, SVC_WQE_SGE_MAX);
+	CLAMP(max_mcast_grp, SRND_SESSION_MCAST_MAX);
+	CLAMP(max_total_mcast_qp_attach, SRND_SESSION_MCAST_MAX);
 #undef CLAMP
 	a->max_mr_size = RTE_MIN(a->max_mr_size, SVC_SESSION_MR_BYTES_MAX);
 }

@@ -18,6 +18,12 @@
 #include "srnic_svc.h"
 
 #define SRND_SESSIONS_MAX 64        /* sessions at once; one more is closed at accept */
+/* (QP, group) multicast attachments one session holds at once: the
+ * device's groups (SRNIC_MAX_MCAST_GRP) are the host's, so no program
+ * takes them all; ibv_query_device attached reports it as max_mcast_grp
+ * and max_total_mcast_qp_attach, one past it is ENOMEM (as rxe past its
+ * max_mcast_grp) */
+#define SRND_SESSION_MCAST_MAX 16
 #define SRND_PORT_WATCH_MS 100      /* the control thread's look at the link */
 #define SRND_CM_POLL_US 200         /* the engine thread polls the CM at least this often */
 /* The engine's thread spins while packets move and for SRND_SPIN_US after
@@ -97,6 +103,7 @@ struct srnd_counts {
 	uint64_t async_events, async_drop;  /* events given to sessions, dropped at a full ring */
 	_Atomic uint64_t qps;
 	_Atomic uint64_t bad_ring;  /* a bad index or WQE in a session's ring (its QP to ERR) */
+	_Atomic uint64_t mrs_dereg_waiting; /* DEREG_MRs waiting for their packets in flight */
 };
 const struct srnd_counts *srnd_counts(void);
 struct srnd_objs *srnd_objs_new(void);
@@ -230,6 +237,11 @@ extern char srnd_tag_listen, srnd_tag_signal;
  * while it serves and releases while it waits. */
 void srnd_ctl_lock(void);
 void srnd_ctl_unlock(void);
+/* A wait of the control thread that changes nothing telemetry reads (a
+ * DEREG_MR's for the MR's packets in flight): the control lock let go
+ * around it, if this thread held it (true: taken again at the end) */
+bool srnd_ctl_wait_begin(void);
+void srnd_ctl_wait_end(bool held);
 /* the callbacks answer for d from now on; NULL: no more (-ENODEV) */
 void srnd_telemetry_set(struct srnd *d);
 

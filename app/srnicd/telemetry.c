@@ -13,8 +13,10 @@
  * The callbacks run on DPDK's telemetry thread. What they read belongs to
  * the control thread, so they take the control lock, which the control
  * thread holds while it serves its events (never while it waits in
- * epoll_wait): a telemetry request waits at most one round of the
- * control thread's work. Nothing of the data path takes it.
+ * epoll_wait, nor while a DEREG_MR waits for the MR's packets in flight,
+ * up to SRND_DEREG_TIMEOUT_US: srnd_ctl_wait_begin()): a telemetry request
+ * waits at most one round of the control thread's work, its waits apart.
+ * Nothing of the data path takes it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,27 +31,14 @@
 #include "srnic.h"
 #include "srnicd.h"
 
-static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct srnd *tel_d;      /* under ctl_lock; NULL: not serving */
-
-void
-srnd_ctl_lock(void)
-{
-	pthread_mutex_lock(&ctl_lock);
-}
-
-void
-srnd_ctl_unlock(void)
-{
-	pthread_mutex_unlock(&ctl_lock);
-}
+static struct srnd *tel_d;      /* under the control lock; NULL: not serving */
 
 void
 srnd_telemetry_set(struct srnd *d)
 {
-	pthread_mutex_lock(&ctl_lock);
+	srnd_ctl_lock();
 	tel_d = d;
-	pthread_mutex_unlock(&ctl_lock);
+	srnd_ctl_unlock();
 }
 
 static void
@@ -91,6 +80,7 @@ info_fill(struct srnd *d, struct rte_tel_data *t)
 	rte_tel_data_add_dict_u64(t, "async_events", c->async_events);
 	rte_tel_data_add_dict_u64(t, "async_drop", c->async_drop);
 	rte_tel_data_add_dict_u64(t, "mrs_elsewhere", c->mrs_elsewhere);
+	rte_tel_data_add_dict_u64(t, "mrs_dereg_waiting", atomic_load(&c->mrs_dereg_waiting));
 }
 
 static int
@@ -100,12 +90,12 @@ tel_info(const char *cmd, const char *params, struct rte_tel_data *t)
 
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
-	pthread_mutex_lock(&ctl_lock);
+	srnd_ctl_lock();
 	if (tel_d != NULL) {
 		info_fill(tel_d, t);
 		rc = 0;
 	}
-	pthread_mutex_unlock(&ctl_lock);
+	srnd_ctl_unlock();
 	return rc;
 }
 
@@ -118,7 +108,7 @@ tel_sessions(const char *cmd, const char *params, struct rte_tel_data *t)
 
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
-	pthread_mutex_lock(&ctl_lock);
+	srnd_ctl_lock();
 	if (tel_d != NULL) {
 		rte_tel_data_start_array(t, RTE_TEL_U64_VAL);
 		for (i = 0; i < SRND_SESSIONS_MAX; i++)
@@ -126,7 +116,7 @@ tel_sessions(const char *cmd, const char *params, struct rte_tel_data *t)
 				rte_tel_data_add_array_u64(t, si.id);
 		rc = 0;
 	}
-	pthread_mutex_unlock(&ctl_lock);
+	srnd_ctl_unlock();
 	return rc;
 }
 
@@ -146,7 +136,7 @@ tel_session(const char *cmd, const char *params, struct rte_tel_data *t)
 	id = strtoul(params, &end, 10);
 	if (errno != 0 || *end != '\0' || id == 0 || id > UINT32_MAX)
 		return -EINVAL;
-	pthread_mutex_lock(&ctl_lock);
+	srnd_ctl_lock();
 	for (i = 0; tel_d != NULL && i < SRND_SESSIONS_MAX; i++) {
 		if (!srnd_session_info(i, &si) || si.id != id)
 			continue;
@@ -166,7 +156,7 @@ tel_session(const char *cmd, const char *params, struct rte_tel_data *t)
 	}
 	if (tel_d != NULL && rc != 0)
 		rc = -ENOENT;
-	pthread_mutex_unlock(&ctl_lock);
+	srnd_ctl_unlock();
 	return rc;
 }
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* srnicd's log line, clocks (the daemon's and the control fuzz target's)
- * and the lock that makes it the only daemon of its socket. */
+/* srnicd's log line, clocks (the daemon's and the control fuzz target's),
+ * the control lock (telemetry.c) and the lock that makes it the only
+ * daemon of its socket. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +16,39 @@
 #include <unistd.h>
 
 #include "srnicd.h"
+
+static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread bool ctl_held;  /* this thread holds ctl_lock */
+
+void
+srnd_ctl_lock(void)
+{
+	pthread_mutex_lock(&ctl_lock);
+	ctl_held = true;
+}
+
+void
+srnd_ctl_unlock(void)
+{
+	ctl_held = false;
+	pthread_mutex_unlock(&ctl_lock);
+}
+
+bool
+srnd_ctl_wait_begin(void)
+{
+	if (!ctl_held)
+		return false;
+	srnd_ctl_unlock();
+	return true;
+}
+
+void
+srnd_ctl_wait_end(bool held)
+{
+	if (held)
+		srnd_ctl_lock();
+}
 
 void
 srnd_log(const char *fmt, ...)

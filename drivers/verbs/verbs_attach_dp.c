@@ -160,6 +160,17 @@ engine_wake(uint32_t *sleep)
 	syscall(SYS_futex, sleep, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
+/* The session's doorbell: the engine looks at db once more after it stores
+ * sleep = 1, so whatever was stored before this bump (a ring's head, a CQ's
+ * arm) is seen before it naps, or its sleep is seen here and ended. */
+static inline void
+session_ring(uint32_t *db, uint32_t *sleep)
+{
+	__atomic_fetch_add(db, 1, __ATOMIC_SEQ_CST);
+	if (unlikely(__atomic_load_n(sleep, __ATOMIC_SEQ_CST) != 0))
+		engine_wake(sleep);
+}
+
 static void *
 null_errno(int e)
 {
@@ -755,20 +766,22 @@ static int
 sva_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct sva_cq *cq = SVA_OF(struct sva_cq, ibcq, ibcq);
+	struct svc_shm *shm = sva_ctx(ibcq->context)->shm;
 
 	if (ibcq->channel == NULL)
 		return EINVAL;
-	/* the cons it is armed at, then the new seq: a store, no system call */
+	/* the cons it is armed at, then the new seq: stores, no system call */
 	pthread_spin_lock(&cq->lock);
 	__atomic_store_n(&cq->ring->arm.cons, cq->cons, __ATOMIC_RELAXED);
 	cq->arm_seq += 2;
-	__atomic_store_n(&cq->ring->arm.seq, cq->arm_seq | (solicited_only != 0), __ATOMIC_SEQ_CST);
+	__atomic_store_n(&cq->ring->arm.seq, cq->arm_seq | (solicited_only != 0), __ATOMIC_RELEASE);
 	pthread_spin_unlock(&cq->lock);
 	/* a CQE written before the arm was seen fires at the engine's next
-	 * look: now, not after its nap */
-	if (unlikely(__atomic_load_n(&sva_ctx(ibcq->context)->shm->state.sleep,
-				     __ATOMIC_SEQ_CST) != 0))
-		engine_wake(&sva_ctx(ibcq->context)->shm->state.sleep);
+	 * look: now, not after its nap. The doorbell, not a look at sleep
+	 * alone: an arm stored after the engine's last look at the CQ but
+	 * before its store of sleep = 1 found sleep 0, and the engine, finding
+	 * db unchanged, napped with the event owed */
+	session_ring(&shm->db.v, &shm->state.sleep);
 	return 0;
 }
 
@@ -1104,9 +1117,7 @@ static inline void
 ring_publish(uint32_t *head_line, uint32_t head, uint32_t *db, uint32_t *sleep)
 {
 	__atomic_store_n(head_line, head, __ATOMIC_RELEASE);
-	__atomic_fetch_add(db, 1, __ATOMIC_SEQ_CST);
-	if (unlikely(__atomic_load_n(sleep, __ATOMIC_SEQ_CST) != 0))
-		engine_wake(sleep);
+	session_ring(db, sleep);
 }
 
 /* A post the QP refuses whole: EIO after the session's end, EINVAL before

@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "verbs.h"
@@ -131,6 +133,68 @@ arena(void)
 	return 0;
 }
 
+/* The memfd grown to hi: its offsets are addresses, so a high one needs
+ * a file that large. Past the file size limit (ulimit -f) ftruncate()
+ * would raise SIGXFSZ, which kills a program that never asked for a file:
+ * the limit is looked at first and the registration refused with EFBIG. */
+static int
+arena_grow(uintptr_t lo, uintptr_t hi)
+{
+	struct rlimit rl;
+
+	if (hi <= mem.size)
+		return 0;
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    (rlim_t)hi > rl.rlim_cur) {
+		sv_log("ibv_reg_mr: %#" PRIxPTR "-%#" PRIxPTR ": srnicd's attached mode keeps "
+		       "registered pages in a memfd at their own addresses as offsets, a file of "
+		       "%#" PRIxPTR " bytes, past this process's file size limit (%llu bytes): "
+		       "raise it (ulimit -f unlimited)", lo, hi, hi,
+		       (unsigned long long)rl.rlim_cur);
+		return EFBIG;
+	}
+	if (ftruncate(mem.fd, (off_t)hi) != 0)
+		return errno;
+	mem.size = hi;
+	return 0;
+}
+
+/* [lo, hi) as the process sees it, into dst: read by the kernel
+ * (process_vm_readv() on ourselves), so a page that cannot be read, a
+ * private file mapping's page past its file's end (whose load raises
+ * SIGBUS), is an error the caller returns, never a signal. */
+static int
+range_read(void *dst, uintptr_t lo, uintptr_t hi)
+{
+	size_t len = hi - lo, done = 0;
+	struct iovec l, r;
+	ssize_t n;
+
+	while (done < len) {
+		l.iov_base = (char *)dst + done;
+		l.iov_len = len - done;
+		r.iov_base = (void *)(lo + done);
+		r.iov_len = len - done;
+		n = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && done == 0 && (errno == ENOSYS || errno == EPERM)) {
+				/* a seccomp profile without it: loads, as before */
+				page_copy(dst, (void *)lo, len);
+				return 0;
+			}
+			sv_log("ibv_reg_mr: %#" PRIxPTR "-%#" PRIxPTR ": the page at %#" PRIxPTR
+			       " cannot be read (%s; a file mapping past its file's end?): "
+			       "register memory the process can read", lo, hi, lo + done,
+			       n < 0 ? strerror(errno) : "nothing read");
+			return EFAULT;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
 /* [lo, hi) copied into the memfd at offset lo and mapped over itself,
  * shared: 0 or errno. */
 static int
@@ -138,12 +202,11 @@ reback(uintptr_t lo, uintptr_t hi, int prot)
 {
 	size_t len = hi - lo;
 	void *tmp;
+	int rc;
 
-	if (hi > mem.size) {
-		if (ftruncate(mem.fd, (off_t)hi) != 0)
-			return errno;
-		mem.size = hi;
-	}
+	rc = arena_grow(lo, hi);
+	if (rc != 0)
+		return rc;
 	tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, mem.fd, (off_t)lo);
 	if (tmp == MAP_FAILED)
 		return errno;
@@ -151,7 +214,15 @@ reback(uintptr_t lo, uintptr_t hi, int prot)
 		munmap(tmp, len);
 		return errno;
 	}
-	page_copy(tmp, (void *)lo, len);
+	rc = range_read(tmp, lo, hi);
+	if (rc != 0) {
+		/* the pages written so far freed again */
+		munmap(tmp, len);
+		fallocate(mem.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)lo, (off_t)len);
+		if ((prot & PROT_READ) == 0)
+			mprotect((void *)lo, len, prot);
+		return rc;
+	}
 	munmap(tmp, len);
 	if (mmap((void *)lo, len, prot, MAP_SHARED | MAP_FIXED, mem.fd, (off_t)lo) == MAP_FAILED) {
 		int e = errno;

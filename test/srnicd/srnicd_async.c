@@ -34,6 +34,13 @@
  *   srnicd_async eintr      a blocking ibv_get_cq_event() ended by a SIGALRM
  *                           handled without SA_RESTART: -1, EINTR (as
  *                           rdma-core's read() of the kernel's channel)
+ *   srnicd_async reg_past_eof  a MAP_PRIVATE file mapping whose second page
+ *                           is past the file's end: ibv_reg_mr over it
+ *                           EFAULT, no SIGBUS; its first page registers
+ *   srnicd_async reg_fsize  under a file size limit (ulimit -f) below the
+ *                           buffer's address: ibv_reg_mr EFBIG, no SIGXFSZ
+ *   srnicd_async mcast_cap  the session's multicast attachments: as many as
+ *                           ibv_query_device says, one more ENOMEM
  *
  * Each event is waited for with poll() on the context's async_fd, as a
  * program does with the kernel's; GUARD_MS only stops a hang. Prints one
@@ -47,8 +54,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -570,6 +579,141 @@ eintr(struct ibv_device *dev)
 	return 0;
 }
 
+/* A private file mapping of two pages whose file is then cut to one: the
+ * second page is past the file's end (a load of it is SIGBUS). Attached,
+ * ibv_reg_mr copies the range's pages into its memfd: over both pages it
+ * fails EFAULT (the kernel's ib_umem_get() pinning such a page: EFAULT),
+ * the process alive; over the first alone it works and keeps the page's
+ * contents (the program's store before the cut). */
+static int
+reg_past_eof(struct ibv_device *dev)
+{
+	char path[] = "/tmp/srnicd-async-eof-XXXXXX";
+	long pg = sysconf(_SC_PAGESIZE);
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	uint8_t *p;
+	int fd;
+
+	fd = mkstemp(path);
+	CHECK(fd >= 0 && ftruncate(fd, 2 * pg) == 0, "a file of two pages");
+	unlink(path);
+	p = mmap(NULL, (size_t)(2 * pg), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	CHECK(p != MAP_FAILED, "mapped MAP_PRIVATE");
+	p[0] = 0xa5;
+	CHECK(ftruncate(fd, pg) == 0, "the file cut to one page: the second is past its end");
+	ctx = ibv_open_device(dev);
+	CHECK(ctx != NULL, "open the device");
+	pd = ibv_alloc_pd(ctx);
+	CHECK(pd != NULL, "a PD");
+	errno = 0;
+	mr = ibv_reg_mr(pd, p, (size_t)(2 * pg), IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr == NULL && errno == EFAULT,
+	      "ibv_reg_mr over the page past the file's end: NULL, EFAULT (errno %d), no signal",
+	      errno);
+	mr = ibv_reg_mr(pd, p, (size_t)pg, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr != NULL && p[0] == 0xa5, "the first page alone registers, its byte kept (%#x)",
+	      p[0]);
+	CHECK(ibv_dereg_mr(mr) == 0 && p[0] == 0xa5, "deregistered, its byte kept");
+	CHECK(ibv_dealloc_pd(pd) == 0 && ibv_close_device(ctx) == 0, "closed");
+	munmap(p, (size_t)(2 * pg));
+	close(fd);
+	return 0;
+}
+
+/* Run under a file size limit (ulimit -f) below the buffer's address:
+ * attached, ibv_reg_mr would grow its memfd to that address (pages live at
+ * their addresses as offsets), which past the limit raises SIGXFSZ. It
+ * fails EFBIG instead, the process alive (and says why on stderr). */
+static int
+reg_fsize(struct ibv_device *dev)
+{
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	struct rlimit rl;
+	void *buf;
+
+	CHECK(getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY,
+	      "a file size limit (%llu bytes)", (unsigned long long)rl.rlim_cur);
+	buf = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(buf != MAP_FAILED && (uintptr_t)buf > rl.rlim_cur, "a buffer at %p, past the limit",
+	      buf);
+	ctx = ibv_open_device(dev);
+	CHECK(ctx != NULL, "open the device");
+	pd = ibv_alloc_pd(ctx);
+	CHECK(pd != NULL, "a PD");
+	errno = 0;
+	mr = ibv_reg_mr(pd, buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr == NULL && errno == EFBIG, "ibv_reg_mr: NULL, EFBIG (errno %d), no SIGXFSZ",
+	      errno);
+	CHECK(ibv_dealloc_pd(pd) == 0 && ibv_close_device(ctx) == 0, "closed");
+	munmap(buf, BUF_LEN);
+	return 0;
+}
+
+/* A group's GID: ff0e::ffff:239.86.0.n, an IPv4 multicast group as a
+ * RoCEv2 GID (an IPv4-mapped address with the multicast prefix) */
+static union ibv_gid
+mc_gid(unsigned int n)
+{
+	union ibv_gid g;
+
+	memset(&g, 0, sizeof(g));
+	g.raw[0] = 0xff;
+	g.raw[1] = 0x0e;
+	g.raw[10] = g.raw[11] = 0xff;
+	g.raw[12] = 239;
+	g.raw[13] = 86;
+	g.raw[14] = (uint8_t)(n >> 8);
+	g.raw[15] = (uint8_t)n;
+	return g;
+}
+
+/* The session's multicast attachments are capped: ibv_query_device says
+ * how many (max_mcast_grp, max_total_mcast_qp_attach), that many attach
+ * across two UD QPs, one more is ENOMEM, an attachment held already is
+ * attached again (0, uncounted), a detach makes room. */
+static int
+mcast_cap(struct ibv_device *dev)
+{
+	struct ibv_device_attr da;
+	struct ibv_qp *qp[2];
+	struct side s;
+	union ibv_gid g;
+	int i, max, rc;
+
+	memset(&s, 0, sizeof(s));
+	CHECK(side_open(dev, &s, 0) == 0, "a context, PD and CQ");
+	CHECK(ibv_query_device(s.ctx, &da) == 0 && da.max_mcast_grp > 0 &&
+	      da.max_mcast_grp < 1024 && da.max_total_mcast_qp_attach == da.max_mcast_grp,
+	      "ibv_query_device: max_mcast_grp %d, max_total_mcast_qp_attach %d (the session's)",
+	      da.max_mcast_grp, da.max_total_mcast_qp_attach);
+	max = da.max_mcast_grp;
+	qp[0] = ud_qp(&s);
+	qp[1] = ud_qp(&s);
+	CHECK(qp[0] != NULL && qp[1] != NULL, "two UD QPs");
+	for (i = 0, rc = 0; i < max && rc == 0; i++) {
+		g = mc_gid((unsigned int)(i / 2));
+		rc = ibv_attach_mcast(qp[i % 2], &g, 0);
+	}
+	CHECK(rc == 0, "%d attachments (two QPs in each of %d groups): attached (rc %d at %d)", max,
+	      (max + 1) / 2, rc, i);
+	g = mc_gid(0);
+	CHECK(ibv_attach_mcast(qp[0], &g, 0) == 0, "one held already, attached again: 0");
+	g = mc_gid((unsigned int)max);
+	rc = ibv_attach_mcast(qp[0], &g, 0);
+	CHECK(rc == ENOMEM, "one more: ENOMEM (rc %d)", rc);
+	g = mc_gid(0);
+	CHECK(ibv_detach_mcast(qp[0], &g, 0) == 0, "one detached");
+	g = mc_gid((unsigned int)max);
+	CHECK(ibv_attach_mcast(qp[0], &g, 0) == 0, "then the new group attaches");
+	/* the session's end detaches the rest (a QP still attached is EBUSY
+	 * to destroy, as uverbs): left to it */
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -592,8 +736,15 @@ main(int argc, char **argv)
 		rc = ah_forged(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "eintr") == 0)
 		rc = eintr(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "reg_past_eof") == 0)
+		rc = reg_past_eof(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "reg_fsize") == 0)
+		rc = reg_fsize(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "mcast_cap") == 0)
+		rc = mcast_cap(list[0]);
 	else
-		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|eintr\n", argv[0]);
+		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|eintr|"
+			"reg_past_eof|reg_fsize|mcast_cap\n", argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;
 }

@@ -3,6 +3,7 @@
 are for a condition, with a guard that only stops a hang. And what the
 tests share: a program's environment attached to the test's daemon, and what
 they read from the daemon and the host: status, its object counts, TCP ports."""
+import json
 import os
 import re
 import socket
@@ -129,6 +130,17 @@ def objects(text):
     """The daemon's object and memory counts (status' objects line)."""
     m = re.search(r"^objects (.*)$", text, re.M)
     return {k: status_num(m.group(1), k) for k in OBJECTS} if m else None
+
+
+def tel(path, cmd):
+    """One DPDK telemetry command on the socket at path: its JSON reply's value (None for null)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+        s.settimeout(GUARD_S)
+        s.connect(path)
+        hello = json.loads(s.recv(16384).decode())
+        s.send(cmd.encode())
+        rep = json.loads(s.recv(hello["max_output_len"]).decode())
+    return rep[cmd.split(",", 1)[0]]
 
 
 def tcp_listening(port):

@@ -24,7 +24,10 @@ socket (app/srnicd/util.c: srnd_lock) however they are started:
     embedded program's progress thread does (before: EAL's lcore 0 only,
     so every daemon of a host spun on CPU 0 beside one another: attached
     ib_read_lat -s 64 between two daemons 16 ms against 133 us embedded,
-    test/bench/attached-vs-embedded.sh); with --lcores N, on CPU N only.
+    test/bench/attached-vs-embedded.sh); with --lcores N, on CPU N only;
+    either way EAL's main lcore is lcore 0 mapped to that CPU (--lcores
+    0@CPU), so a CPU numbered past RTE_MAX_LCORE is taken (EAL's -l CPU
+    refused it).
 
   srnicd_start_test.py --daemon BUILD/app/srnicd/srnicd
 
@@ -33,6 +36,7 @@ guard that only stops a hang.
 """
 import argparse
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -160,7 +164,9 @@ def cpu_cases(binary, tmp):
     mine = os.sched_getaffinity(0)
     last = max(mine)
     for n, lcores, want in ((200, None, mine), (201, str(last), {last})):
-        args = ["--port", "net_ring0", "--ip", "10.82.0.1", "--socket", sock, "--mem-mb", "128"]
+        # EAL's debug lines name the main lcore and its CPU
+        args = ["--port", "net_ring0", "--ip", "10.82.0.1", "--socket", sock, "--mem-mb", "128",
+                "--log-level", "lib.eal:debug"]
         if lcores is not None:
             args += ["--lcores", lcores]
         what = "no --lcores" if lcores is None else "--lcores " + lcores
@@ -176,6 +182,13 @@ def cpu_cases(binary, tmp):
                   "%s: the engine's thread runs on CPUs %s, the control thread on "
                   "%s (want %s; the daemon's set %s)" %
                   (what, sorted(eng), sorted(ctl), sorted(want), sorted(mine)))
+            # lcore 0 on the CPU, whatever its number: EAL's -l named lcores
+            # by CPU, and refused a CPU past RTE_MAX_LCORE (128)
+            cpu = min(mine) if lcores is None else last
+            m = re.search(r"Main lcore (\d+) is ready \(tid=\w+;cpuset=\[([\d,]+)\]\)", d.text())
+            check(m is not None and m.group(1) == "0" and m.group(2) == str(cpu),
+                  "%s: EAL's main lcore is lcore 0 on CPU %d: %r" %
+                  (what, cpu, m.group(0) if m else d.text()[-300:]))
         finally:
             check(d.stop(signal.SIGTERM) == 0, "%s: SIGTERM, exit 0" % what)
 

@@ -18,18 +18,16 @@ comes; after its SIGKILL the session is gone from telemetry too.
   srnicd_telemetry_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs
 """
 import argparse
-import json
 import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 
 from srnicd_check import (GUARD_S, SRNIC, attached_env, check, daemon_ready, daemon_start,
-                          failures, free_port, status, status_num, stop, wait_for)
+                          failures, free_port, status, status_num, stop, tel, wait_for)
 
 SKIP = 77
 DAEMON_IP = "10.83.0.1"
@@ -38,17 +36,6 @@ DAEMON_IP = "10.83.0.1"
 def tel_socket(text):
     m = re.search(r"^telemetry (\S+) ", text, re.M)
     return m.group(1) if m else None
-
-
-def tel(path, cmd):
-    """One telemetry command: its JSON reply's value (None for null)."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
-        s.settimeout(GUARD_S)
-        s.connect(path)
-        hello = json.loads(s.recv(16384).decode())
-        s.send(cmd.encode())
-        rep = json.loads(s.recv(hello["max_output_len"]).decode())
-    return rep[cmd.split(",", 1)[0]]
 
 
 def main():

@@ -15,6 +15,11 @@ and a small C program of the test's own for the async events:
   srnicd_async eintr           a signal ends ibv_get_cq_event with EINTR
   ibv_srq_pingpong -g 1 -c     16 QPs each side on one SRQ, both exit 0
   srnicd_async srq_limit       SRQ_LIMIT_REACHED at the take below the limit
+  srnicd_async reg_past_eof    a private file mapping past its file's end:
+                               ibv_reg_mr EFAULT, no SIGBUS
+  srnicd_async reg_fsize       under ulimit -f: ibv_reg_mr EFBIG, no SIGXFSZ
+  srnicd_async mcast_cap       a session's multicast attachments: the cap
+                               ibv_query_device reports, one more ENOMEM
   a raw session's SRQ with a bad head: SRQ_ERR, counted, still served
   ibv_rc_pingpong -g 1 -n 200  the client's polls of an empty CQ sleep on
                                the session's poll_sleep word (strace counts
@@ -28,7 +33,8 @@ and a small C program of the test's own for the async events:
                                daemon's CPU over 300 naps below 2% of a
                                core, and a receive posted while the engine
                                sleeps wakes it (status' woken; the post
-                               sees the state line's sleep and FUTEX_WAKEs)
+                               sees the state line's sleep and FUTEX_WAKEs),
+                               and so does an arm whose CQE is there already
 
   srnicd_verbs_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs
 
@@ -39,6 +45,7 @@ import argparse
 import mmap
 import os
 import re
+import resource
 import shutil
 import socket
 import struct
@@ -96,11 +103,11 @@ def pair_ok(env, base, prog, args, iters):
           "%s: the daemon's objects back to %s" % (prog, base))
 
 
-def async_case(env, base, prog, case):
+def async_case(env, base, prog, case, preexec=None):
     """srnicd_async CASE attached: every step ok, exit 0, the objects freed"""
     try:
         out = subprocess.run([SRNIC, "run", "--", prog, case], env=env, capture_output=True,
-                             text=True, timeout=GUARD_S)
+                             text=True, timeout=GUARD_S, preexec_fn=preexec)
         rc, text = out.returncode, out.stdout + out.stderr
     except subprocess.TimeoutExpired as e:
         rc, text = None, str(e.stdout)
@@ -186,9 +193,66 @@ for n, line in enumerate(sys.stdin):
     qp.post_recv(RecvWR(wr_id=n, num_sge=1, sg=[SGE(mr.buf, 64, mr.lkey)]))
     print("posted", flush=True)
 """
+# A program whose CQ has a completion channel: "flush" makes an RC QP,
+# posts a receive and moves the QP to ERR (its flush CQE is the CQ's,
+# unpolled; the QP held, so the engine naps as with one), "arm" arms the
+# CQ, blocks in ibv_get_cq_event(), then polls the CQE the event was for
+ARMER = """
+import sys
+from pyverbs.device import Context
+from pyverbs.pd import PD
+from pyverbs.cq import CQ, CompChannel
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.mr import MR
+from pyverbs.wr import RecvWR, SGE
+import pyverbs.enums as e
+ctx = Context(name="srnic0")
+pd = PD(ctx)
+ch = CompChannel(ctx)
+cq = CQ(ctx, 16, None, ch, 0)
+mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+qp = None
+print("ready", flush=True)
+n = 0
+for line in sys.stdin:
+    if line.strip() == "flush":
+        n += 1
+        if qp is not None:
+            qp.close()
+        qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
+                               cap=QPCap(max_send_wr=1, max_recv_wr=4)))
+        qp.to_init(QPAttr())
+        qp.post_recv(RecvWR(wr_id=n, num_sge=1, sg=[SGE(mr.buf, 64, mr.lkey)]))
+        qp.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
+        print("flushed", flush=True)
+    else:
+        cq.req_notify()
+        ch.get_cq_event(cq)
+        cq.ack_events(1)
+        got, wcs = cq.poll(1)
+        print("event %d %d %d" % (got, wcs[0].wr_id if got else -1,
+                                  wcs[0].status if got else -1), flush=True)
+"""
 IDLE_NAPS = 300
+FSIZE_LIMIT = 1 << 20   # reg_fsize's ulimit -f: below any mapping's address
 IDLE_CPU_MAX = 0.02     # of a core (issue 24: < 2% idle)
 WAKE_TRIES = 20
+
+
+def pyverbs_prog(env, src):
+    """a pyverbs program attached, driven by lines on its stdin"""
+    return subprocess.Popen([SRNIC, "run", "--", "/usr/bin/python3", "-c", src], env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def prog_ready(p, what):
+    """p's first line says ready (check()ed; its output shown if it died)"""
+    line = p.stdout.readline()
+    if check(line.strip() == "ready", "%s: %r" % (what, line)):
+        return True
+    print(p.stdout.read()[-2000:] if p.poll() is not None else "")
+    return False
 
 
 def engine_sleeps(env, base):
@@ -200,13 +264,9 @@ def engine_sleeps(env, base):
     twice more (so it sleeps with the session's word armed): a post that
     lands in the microseconds between two naps is served without a wake,
     so WAKE_TRIES tries, of which one must wake it."""
-    holder = subprocess.Popen([SRNIC, "run", "--", "/usr/bin/python3", "-c", HOLDER], env=env,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
+    holder = pyverbs_prog(env, HOLDER)
     try:
-        line = holder.stdout.readline()
-        if not check(line.strip() == "ready", "a pyverbs program holds a QP: %r" % line):
-            print(holder.stdout.read()[-2000:] if holder.poll() is not None else "")
+        if not prog_ready(holder, "a pyverbs program holds a QP"):
             return
         s0 = status(env)
         n0 = status_num(s0, "naps")
@@ -243,6 +303,51 @@ def engine_sleeps(env, base):
         holder.wait(GUARD_S)
     check(wait_for(lambda: objects(env) == base, "the holder's objects freed"),
           "the holder: the daemon's objects back to %s" % base)
+
+
+def arm_wakes(env, base):
+    """ibv_req_notify_cq on a CQ whose CQE is there already, the engine
+    asleep: the channel's event comes, and the arm woke the engine (status'
+    woken) rather than waiting out its nap. The arm rings the session's
+    doorbell, so one stored between the engine's last look at the CQ and
+    its sleep = 1 is seen by the engine's look at db before the nap; an arm
+    that only loaded sleep (0 there) left that CQE's event owed for a whole
+    nap. Each try waits for two naps after its CQE (so the engine sleeps
+    with it in the ring); an arm between two naps needs no wake, so
+    WAKE_TRIES tries, of which one must wake it."""
+    armer = pyverbs_prog(env, ARMER)
+    try:
+        if not prog_ready(armer, "a pyverbs program with a channel"):
+            return
+        woken = False
+        w0 = status_num(status(env), "woken")
+        for i in range(1, WAKE_TRIES + 1):
+            armer.stdin.write("flush\n")
+            armer.stdin.flush()
+            if not check(armer.stdout.readline().strip() == "flushed", "a receive flushed"):
+                break
+            n1 = status_num(status(env), "naps")
+            wait_for(lambda: status_num(status(env), "naps") >= n1 + 2, "two naps")
+            n2 = status_num(status(env), "naps")
+            armer.stdin.write("arm\n")
+            armer.stdin.flush()
+            got = armer.stdout.readline().strip()
+            # IBV_WC_WR_FLUSH_ERR (5) for the receive of this try
+            if not check(got == "event 1 %d 5" % i,
+                         "try %d: the armed CQ's event, its CQE the flushed receive %d: %r" %
+                         (i, i, got)):
+                break
+            wait_for(lambda: status_num(status(env), "naps") >= n2 + 1, "the nap's end")
+            if status_num(status(env), "woken") > w0:
+                woken = True
+                break
+        check(woken, "an arm with its CQE in the ring woke the sleeping engine: woken %d -> %d" %
+              (w0, status_num(status(env), "woken")))
+    finally:
+        armer.stdin.close()
+        armer.wait(GUARD_S)
+    check(wait_for(lambda: objects(env) == base, "the armer's objects freed"),
+          "the armer: the daemon's objects back to %s" % base)
 
 
 def srq_bad_index(env, sock, base):
@@ -353,6 +458,19 @@ def main():
             # a signal ends a blocking ibv_get_cq_event() with EINTR
             async_case(env, base, a.async_prog, "eintr")
 
+        # ---- registrations that cannot be re-backed: an error, no signal
+        if a.async_prog is not None:
+            # a private file mapping past its file's end: EFAULT, not SIGBUS
+            async_case(env, base, a.async_prog, "reg_past_eof")
+            # under ulimit -f: EFBIG, not SIGXFSZ
+            async_case(env, base, a.async_prog, "reg_fsize",
+                       preexec=lambda: resource.setrlimit(resource.RLIMIT_FSIZE,
+                                                          (FSIZE_LIMIT, FSIZE_LIMIT)))
+            check(daemon.poll() is None, "the daemon alive after both")
+        # ---- a session's multicast attachments, capped and reported
+        if a.async_prog is not None:
+            async_case(env, base, a.async_prog, "mcast_cap")
+
         # ---- SRQs: Debian's srq_pingpong (16 QPs on one SRQ each side), the
         # limit event, a bad index in the SRQ's ring
         pair_ok(env, base, "ibv_srq_pingpong", ["-c", "-n", "100"], 100)
@@ -365,6 +483,8 @@ def main():
 
         # ---- an idle daemon with a QP held: its engine asleep, woken by a post
         engine_sleeps(env, base)
+        # ---- an arm with its CQE already there, the engine asleep
+        arm_wakes(env, base)
     finally:
         if daemon is not None and daemon.poll() is None:
             daemon.terminate()
