@@ -31,7 +31,7 @@
 #include "srnic.h"
 #include "srnicd.h"
 
-enum srnd_kind { K_PD = 1, K_CQ, K_QP, K_MR, K_CH, K_AH, K_SRQ, K_NKINDS };
+enum srnd_kind { K_PD = 1, K_CQ, K_QP, K_MR, K_CH, K_AH, K_SRQ, K_MW, K_NKINDS };
 
 /* handle: kind << 28 | generation << 12 | (slot + 1) */
 #define H_SLOT_BITS 12
@@ -67,6 +67,14 @@ struct srnd_ch {
  * (published in eah[], checked whole: a stale handle finds nothing). */
 struct srnd_ah {
 	struct srnic_ah *sah;
+	uint32_t pd;
+	uint32_t handle;
+};
+
+/* A memory window: the engine finds it by the handle a BIND_MW WQE names
+ * (published in emw[], checked whole, as an AH). */
+struct srnd_mw {
+	struct srnic_mw *smw;
 	uint32_t pd;
 	uint32_t handle;
 };
@@ -123,6 +131,7 @@ struct srnd_slot {
 		struct srnd_ch ch;
 		struct srnd_ah ah;
 		struct srnd_srq srq;
+		struct srnd_mw mw;
 	};
 };
 
@@ -144,6 +153,7 @@ struct srnd_objs {
 	/* struct srnd_ah, struct srnd_srq (obj_retire() serves both) */
 	void *_Atomic eah[SVC_SESSION_AHS_MAX];
 	void *_Atomic esrq[SVC_SESSION_SRQS_MAX];
+	struct srnd_mw *_Atomic emw[SVC_SESSION_MWS_MAX];
 	struct srnd_slot pd[SVC_SESSION_PDS_MAX];
 	struct srnd_slot cq[SVC_SESSION_CQS_MAX];
 	struct srnd_slot qp[SVC_SESSION_QPS_MAX];
@@ -151,13 +161,14 @@ struct srnd_objs {
 	struct srnd_slot ch[SVC_SESSION_CHANNELS_MAX];
 	struct srnd_slot ah[SVC_SESSION_AHS_MAX];
 	struct srnd_slot srq[SVC_SESSION_SRQS_MAX];
+	struct srnd_slot mw[SVC_SESSION_MWS_MAX];
 };
 
 static const unsigned int kind_max[K_NKINDS] = {
 	[K_PD] = SVC_SESSION_PDS_MAX, [K_CQ] = SVC_SESSION_CQS_MAX,
 	[K_QP] = SVC_SESSION_QPS_MAX, [K_MR] = SVC_SESSION_MRS_MAX,
 	[K_CH] = SVC_SESSION_CHANNELS_MAX, [K_AH] = SVC_SESSION_AHS_MAX,
-	[K_SRQ] = SVC_SESSION_SRQS_MAX,
+	[K_SRQ] = SVC_SESSION_SRQS_MAX, [K_MW] = SVC_SESSION_MWS_MAX,
 };
 
 /* the sessions whose rings the engine serves */
@@ -182,6 +193,7 @@ kind_table(struct srnd_objs *o, unsigned int kind)
 	case K_CH: return o->ch;
 	case K_AH: return o->ah;
 	case K_SRQ: return o->srq;
+	case K_MW: return o->mw;
 	}
 	return NULL;
 }
@@ -295,6 +307,20 @@ dp_ah(struct srnd_objs *o, uint32_t h)
 	return ah != NULL && ah->handle == h ? ah : NULL;
 }
 
+/* The session's live window a BIND_MW WQE names, or NULL (another
+ * session's, a deallocated one, garbage), as dp_ah(). */
+static struct srnd_mw *
+dp_mw(struct srnd_objs *o, uint32_t h)
+{
+	int slot = handle_slot(K_MW, h);
+	struct srnd_mw *mw;
+
+	if (slot < 0)
+		return NULL;
+	mw = atomic_load_explicit(&o->emw[slot], memory_order_acquire);
+	return mw != NULL && mw->handle == h ? mw : NULL;
+}
+
 /* Take the SQ's new WQEs into srnic: how many. */
 static unsigned int
 dp_sq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
@@ -302,6 +328,7 @@ dp_sq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 	uint32_t head = __atomic_load_n(&r->sq_head.v, __ATOMIC_ACQUIRE), n = 0;
 	struct ibv_sge sg[SVC_WQE_SGE_MAX];
 	struct ibv_send_wr wr, *bad;
+	struct ibv_mr bind_mr;
 	struct svc_wqe w;
 	int rc;
 
@@ -345,6 +372,25 @@ dp_sq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 			wr.wr.ud.ah = srnic_ah_ibv(ah->sah);
 			wr.wr.ud.remote_qpn = w.remote_qpn;
 			wr.wr.ud.remote_qkey = w.remote_qkey;
+		} else if (wr.opcode == IBV_WR_BIND_MW) {
+			struct srnd_mw *mw = dp_mw(o, w.bind.mw);
+
+			if (mw == NULL || w.num_sge != 0) {
+				dp_qp_fail(q, "a bind names no window of the session",
+					   srnic_qp_num(q->sqp));
+				break;
+			}
+			/* srnic reads the MR's lkey only, at the post: its
+			 * PD must be the QP's, so another session's MR fails
+			 * the bind (IBV_WC_MW_BIND_ERR) */
+			bind_mr = (struct ibv_mr){ .lkey = w.bind.mr_lkey };
+			wr.num_sge = 0;
+			wr.bind_mw.mw = srnic_mw_ibv(mw->smw);
+			wr.bind_mw.rkey = w.rkey;
+			wr.bind_mw.bind_info.mr = &bind_mr;
+			wr.bind_mw.bind_info.addr = w.bind.addr;
+			wr.bind_mw.bind_info.length = w.bind.length;
+			wr.bind_mw.bind_info.mw_access_flags = w.bind.access;
 		} else if (wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 			   wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 			wr.wr.atomic.remote_addr = w.remote_addr;
@@ -1041,6 +1087,64 @@ obj_retire(struct srnd *d, struct srnd_objs *o, unsigned int kind, struct srnd_s
 	return 0;
 }
 
+/* ALLOC_MW: a window on the session's PD, published for its binds */
+static int
+alloc_mw(struct srnd_objs *o, const struct svc_alloc_mw_req *q, struct svc_alloc_mw_rep *rep)
+{
+	struct srnd_slot *sl;
+	struct srnd_pd *pd;
+	unsigned int idx;
+	int rc;
+
+	rc = pd_of(o, q->pd, &pd);
+	if (rc != 0)
+		return rc;
+	if (q->type != IBV_MW_TYPE_1 && q->type != IBV_MW_TYPE_2)
+		return -EINVAL;
+	sl = obj_new(o, K_MW, &idx);
+	if (sl == NULL)
+		return -ENOSPC;
+	sl->mw.smw = srnic_alloc_mw(pd->spd, (enum ibv_mw_type)q->type);
+	if (sl->mw.smw == NULL)
+		return -(rte_errno != 0 ? rte_errno : ENOMEM);
+	sl->used = true;
+	sl->mw.pd = q->pd;
+	sl->mw.handle = obj_handle(K_MW, sl, idx);
+	pd->users++;
+	counts.mws++;
+	atomic_store_explicit(&o->emw[idx], &sl->mw, memory_order_release);
+	rep->handle = sl->mw.handle;
+	rep->rkey = srnic_mw_rkey(sl->mw.smw);
+	return 0;
+}
+
+/* DEALLOC_MW, and a session's end: out of the engine's sight first (a
+ * bind it takes after finds none; one srnic took already fails
+ * IBV_WC_MW_BIND_ERR), then freed, its binding with it. */
+static int
+dealloc_mw(struct srnd *d, struct srnd_objs *o, struct srnd_slot *sl)
+{
+	struct srnd_mw *_Atomic *pub = &o->emw[sl - o->mw];
+	struct srnd_mw *seen = atomic_load(pub);
+	struct srnd_pd *pd;
+	int rc;
+
+	if (seen != NULL) {
+		atomic_store_explicit(pub, NULL, memory_order_release);
+		srnd_engine_quiesce(d);
+	}
+	rc = srnic_dealloc_mw(sl->mw.smw);
+	if (rc < 0) {
+		atomic_store_explicit(pub, seen, memory_order_release);
+		return rc;
+	}
+	if (pd_of(o, sl->mw.pd, &pd) == 0)
+		pd->users--;
+	sl->used = false;
+	counts.mws--;
+	return 0;
+}
+
 static int
 create_srq(struct srnd *d, struct srnd_objs *o, const struct svc_create_srq_req *q,
 	   struct svc_create_srq_rep *rep)
@@ -1301,6 +1405,16 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 		sl = obj_get(o, K_AH, q->handle);
 		return sl == NULL ? -EBADF : obj_retire(d, o, K_AH, sl);
 	}
+	case SVC_ALLOC_MW:
+		return alloc_mw(o, msg, &rep->alloc_mw);
+	case SVC_DEALLOC_MW: {
+		const struct svc_handle_req *q = msg;
+
+		/* not a window of the session: EINVAL, as rxe answers a
+		 * window it does not know */
+		sl = obj_get(o, K_MW, q->handle);
+		return sl == NULL ? -EINVAL : dealloc_mw(d, o, sl);
+	}
 	}
 	(void)pd;
 	return -EINVAL;
@@ -1327,6 +1441,8 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 		atomic_store(&o->eah[i], NULL);
 	for (i = 0; i < SVC_SESSION_SRQS_MAX; i++)
 		atomic_store(&o->esrq[i], NULL);
+	for (i = 0; i < SVC_SESSION_MWS_MAX; i++)
+		atomic_store(&o->emw[i], NULL);
 	srnd_engine_quiesce(d);
 	for (i = 0; i < SVC_SESSION_QPS_MAX; i++) {
 		if (o->qp[i].used) {
@@ -1346,6 +1462,10 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 	for (i = 0; i < SVC_SESSION_CQS_MAX; i++)
 		if (o->cq[i].used && destroy_cq(d, o, &o->cq[i]) != 0)
 			srnd_log("reclaim: a CQ could not be destroyed");
+	/* windows before MRs: a bound one keeps its MR registered */
+	for (i = 0; i < SVC_SESSION_MWS_MAX; i++)
+		if (o->mw[i].used && dealloc_mw(d, o, &o->mw[i]) != 0)
+			srnd_log("reclaim: a memory window could not be freed");
 	for (i = 0; i < SVC_SESSION_MRS_MAX; i++) {
 		for (k = 0; o->mr[i].used && dereg_mr(o, &o->mr[i]) != 0 && k < 10; k++)
 			;
@@ -1493,6 +1613,8 @@ srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs, 
 		n += o->ah[i].used;
 	for (i = 0; i < SVC_SESSION_SRQS_MAX; i++)
 		n += o->srq[i].used;
+	for (i = 0; i < SVC_SESSION_MWS_MAX; i++)
+		n += o->mw[i].used;
 	return n + *qps + *mrs;
 }
 

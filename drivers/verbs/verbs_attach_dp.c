@@ -400,7 +400,7 @@ sva_dealloc_pd(struct ibv_pd *ibpd)
 /* ---- MR: re-backed memory (verbs_attach_mem.c) ---- */
 
 #define SVA_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
-		    IBV_ACCESS_REMOTE_ATOMIC)
+		    IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND)
 #define SVA_ACCESS_IGNORED (IBV_ACCESS_OPTIONAL_RANGE | IBV_ACCESS_HUGETLB | \
 			    IBV_ACCESS_RELAXED_ORDERING)
 
@@ -419,7 +419,7 @@ sva_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova, unsign
 		return null_errno(EINVAL);
 	if ((access & ~(SVA_ACCESS | SVA_ACCESS_IGNORED)) != 0) {
 		sv_log("ibv_reg_mr: access %#x: srnicd's attached mode takes local/remote "
-		       "read/write/atomic only", access);
+		       "read/write/atomic and MW bind only", access);
 		return null_errno(EOPNOTSUPP);
 	}
 	base = (uintptr_t)addr & ~(pg - 1);
@@ -953,7 +953,11 @@ send_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_SEND_WITH_INV:          /* an IETH: RC only */
 		return t == IBV_QPT_RC;
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
+		return t == IBV_QPT_RC || t == IBV_QPT_UC;
 	default:
 		return false;
 	}
@@ -988,9 +992,27 @@ wc_opcode(enum ibv_wr_opcode op)
 		return IBV_WC_COMP_SWAP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return IBV_WC_FETCH_ADD;
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
 	default:
 		return IBV_WC_SEND;
 	}
+}
+
+/* A bind's window and MR as verbs wants them (rxe's checks at the post):
+ * a window of the QP's PD, an MR unless the bind unbinds (length 0), no
+ * data. The rest (the MR's PD and access, the range, the window's state)
+ * is srnic's, in the daemon: a bind it refuses completes
+ * IBV_WC_MW_BIND_ERR. */
+static bool
+bind_ok(const struct ibv_qp *qp, const struct ibv_send_wr *wr)
+{
+	const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
+
+	return wr->bind_mw.mw != NULL && wr->bind_mw.mw->pd == qp->pd && wr->num_sge == 0 &&
+	       !(wr->send_flags & IBV_SEND_INLINE) && (b->length == 0 || b->mr != NULL);
 }
 
 static inline void
@@ -1041,6 +1063,10 @@ sva_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **
 			rc = EINVAL;
 			break;
 		}
+		if (unlikely(wr->opcode == IBV_WR_BIND_MW) && !bind_ok(ibqp, wr)) {
+			rc = EINVAL;
+			break;
+		}
 		w = &qp->ring->sq[qp->sq_head & (qp->sq_size - 1)];
 		w->wr_id = wr->wr_id;
 		w->opcode = wr->opcode;
@@ -1061,7 +1087,18 @@ sva_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **
 			w->remote_addr = wr->wr.rdma.remote_addr;
 			w->rkey = wr->wr.rdma.rkey;
 		}
-		if (wr->send_flags & IBV_SEND_INLINE) {
+		if (unlikely(wr->opcode == IBV_WR_BIND_MW)) {
+			const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
+
+			/* the daemon checks the window is this session's, live */
+			w->bind.mw = SVA_OF(struct sva_mw, wr->bind_mw.mw, ibmw)->handle;
+			w->bind.mr_lkey = b->length != 0 ? b->mr->lkey : 0;
+			w->bind.addr = b->addr;
+			w->bind.length = b->length;
+			w->bind.access = b->mw_access_flags;
+			w->rkey = wr->bind_mw.rkey;
+			w->num_sge = 0;
+		} else if (wr->send_flags & IBV_SEND_INLINE) {
 			/* the data goes in the WQE: the buffer is the program's again */
 			for (len = 0, i = 0; i < wr->num_sge; i++)
 				len += wr->sg_list[i].length;
@@ -1580,4 +1617,5 @@ sva_ctx_set_ops(struct sva_context *ctx)
 	ctx->vctx.context.ops.post_recv = sva_post_recv;
 	ctx->vctx.context.ops.post_srq_recv = sva_post_srq_recv;
 	ctx->vctx.get_srq_num = sva_get_srq_num;
+	sva_ctx_set_mw_ops(ctx);
 }

@@ -1091,8 +1091,9 @@ sv_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
 
 /* ibv_bind_mw() (type 1, checked by rdma-core's inline wrapper): a BIND_MW
  * send WR with the next key byte, as rdma-core's providers post it; the
- * window's rkey is the new one once posted (rxe's rxe_bind_mw()). */
-static int
+ * window's rkey is the new one once posted (rxe's rxe_bind_mw()). Through
+ * the context's post_send: the attached provider's too. */
+int
 sv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
 {
 	struct ibv_send_wr wr = { .wr_id = bind->wr_id, .opcode = IBV_WR_BIND_MW,
@@ -1103,7 +1104,7 @@ sv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
 	wr.bind_mw.mw = mw;
 	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
 	wr.bind_mw.bind_info = bind->bind_info;
-	rc = sv_post_send(qp, &wr, &bad);
+	rc = qp->context->ops.post_send(qp, &wr, &bad);
 	if (rc == 0)
 		mw->rkey = wr.bind_mw.rkey;
 	return rc;

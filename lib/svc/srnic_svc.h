@@ -27,7 +27,7 @@
 
 #define SVC_MAGIC 0x534e5244u          /* "SNRD" */
 #define SVC_VERSION_MAJOR 3            /* a HELLO of another major is refused */
-#define SVC_VERSION_MINOR 0
+#define SVC_VERSION_MINOR 1            /* 1: ALLOC_MW, DEALLOC_MW and the bind WQE */
 #define SVC_SOCK_DEFAULT "/run/srnic/srnicd.sock"
 #define SVC_SOCK_ENV "SRNIC_DAEMON_SOCKET"  /* the application's override */
 #define SVC_SOCK_PATH_MAX 108          /* sockaddr_un.sun_path */
@@ -86,6 +86,10 @@ enum svc_type {
 	/* a UD QP in a multicast group (ibv_attach_mcast/ibv_detach_mcast) */
 	SVC_ATTACH_MCAST,
 	SVC_DETACH_MCAST,
+	/* memory windows (ibv_alloc_mw/ibv_dealloc_mw); bound, invalidated
+	 * through the SQ (svc_wqe.bind, invalidate_rkey) */
+	SVC_ALLOC_MW,
+	SVC_DEALLOC_MW,
 	SVC_TYPE_END,
 };
 
@@ -203,6 +207,7 @@ struct svc_status_rep {
 #define SVC_SESSION_CHANNELS_MAX 16
 #define SVC_SESSION_AHS_MAX 256
 #define SVC_SESSION_SRQS_MAX 16
+#define SVC_SESSION_MWS_MAX 256
 #define SVC_SESSION_MR_BYTES_MAX (4ull << 30)
 /* a ring's slots: max_send_wr, max_recv_wr up to SVC_RING_WR_MAX, a CQ's
  * cqe up to SVC_RING_CQE_MAX (both powers of two) */
@@ -230,15 +235,31 @@ struct svc_sge {
 	uint32_t lkey;
 };
 
+/* IBV_WR_BIND_MW's binding (ibv_mw_bind_info), in a WQE of no SGE: the
+ * window is an ALLOC_MW handle of the session (the daemon checks it is
+ * one, live), the MR is named by its lkey (srnic checks it is of the QP's
+ * PD: another session's MR is not) */
+struct svc_bind {
+	uint32_t mw;                /* an ALLOC_MW handle of the session */
+	uint32_t mr_lkey;           /* 0 with length 0: a type 1 window unbound */
+	uint64_t addr;
+	uint64_t length;
+	uint32_t access;            /* IBV_ACCESS_REMOTE_* the window grants */
+	uint32_t pad;
+};
+
 /* A send or receive WQE as the application writes it into a ring slot. */
 struct svc_wqe {
 	uint64_t wr_id;
 	uint32_t opcode;            /* enum ibv_wr_opcode (send) */
 	uint32_t send_flags;        /* enum ibv_send_flags */
 	uint32_t num_sge;           /* sg[] entries, or with IBV_SEND_INLINE the bytes of inl[] */
-	uint32_t imm_data;          /* network order, as ibv_send_wr's */
+	/* network order, as ibv_send_wr's; IBV_WR_LOCAL_INV and
+	 * IBV_WR_SEND_WITH_INV: the rkey to invalidate (invalidate_rkey, the
+	 * same union in ibv_send_wr) */
+	uint32_t imm_data;
 	uint64_t remote_addr;
-	uint32_t rkey;
+	uint32_t rkey;              /* IBV_WR_BIND_MW: the window's new rkey */
 	uint32_t ah;                /* UD: a CREATE_AH handle of the session */
 	uint64_t compare_add;
 	uint64_t swap;
@@ -247,6 +268,7 @@ struct svc_wqe {
 	union {
 		struct svc_sge sg[SVC_WQE_SGE_MAX];
 		uint8_t inl[SVC_WQE_INLINE_MAX];
+		struct svc_bind bind;   /* IBV_WR_BIND_MW (num_sge 0) */
 	};
 };
 
@@ -573,6 +595,21 @@ struct svc_mcast_req {
 	uint16_t lid;
 	uint16_t pad;
 	union ibv_gid gid;
+};
+
+/* ALLOC_MW: a window of type (enum ibv_mw_type) on the session's PD;
+ * the reply its handle and first rkey. DEALLOC_MW: svc_handle_req (a
+ * handle not of the session: -EINVAL, as rxe's bind of such a window). */
+struct svc_alloc_mw_req {
+	struct svc_hdr h;
+	uint32_t pd;
+	uint32_t type;
+};
+
+struct svc_alloc_mw_rep {
+	struct svc_hdr h;
+	uint32_t handle;
+	uint32_t rkey;
 };
 
 /** The size of a message of type, request or reply (0: no such type). */
