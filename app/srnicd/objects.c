@@ -742,29 +742,24 @@ mr_elsewhere(void)
 	return on;
 }
 
-/* REG_MR (offset 0) and REG_MR_AT: fd's pages from offset back the range */
+/* The daemon's view of [addr, addr + length), fd's pages from offset
+ * (page-aligned) backing it: *p maps [*base, *end), the range's pages. 0
+ * or a negative errno (nothing mapped). */
 static int
-reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, uint64_t offset,
-       int fd, struct svc_reg_mr_rep *rep)
+mr_map(const struct srnd_objs *o, uint64_t addr, uint64_t length, uint64_t offset, int fd,
+       void **map, uintptr_t *base_out, uintptr_t *end_out)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	uintptr_t base, end;
-	struct srnd_slot *sl;
-	struct srnd_pd *pd;
 	struct stat st;
-	unsigned int idx;
 	void *p;
-	int rc, seals;
+	int seals;
 
-	(void)d;
-	rc = pd_of(o, q->pd, &pd);
-	if (rc != 0)
-		return rc;
-	if (fd < 0 || q->length == 0 || q->addr + q->length < q->addr ||
+	if (fd < 0 || length == 0 || addr + length < addr ||
 	    (offset & (uint64_t)(pg - 1)) != 0 || offset > INT64_MAX - SVC_SESSION_MR_BYTES_MAX)
 		return -EINVAL;
-	base = (uintptr_t)q->addr & ~(uintptr_t)(pg - 1);
-	end = ((uintptr_t)(q->addr + q->length) + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
+	base = (uintptr_t)addr & ~(uintptr_t)(pg - 1);
+	end = ((uintptr_t)(addr + length) + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
 	if (o->mr_bytes + (end - base) > SVC_SESSION_MR_BYTES_MAX)
 		return -ENOMEM;
 	/* a memfd that could shrink under the daemon would be a SIGBUS in its engine */
@@ -772,9 +767,6 @@ reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, uint
 	if (fstat(fd, &st) != 0 || seals < 0 || (seals & F_SEAL_SHRINK) == 0 ||
 	    (uint64_t)st.st_size < offset + (end - base))
 		return -EINVAL;
-	sl = obj_new(o, K_MR, &idx);
-	if (sl == NULL)
-		return -ENOSPC;
 	/* at the application's own addresses when that range is free here
 	 * (the test knob SRNICD_MR_ELSEWHERE=1 says never), else anywhere:
 	 * the MR is registered at the IOVA the application names either way
@@ -794,6 +786,34 @@ reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, uint
 			return -errno;
 		counts.mrs_elsewhere++;
 	}
+	*map = p;
+	*base_out = base;
+	*end_out = end;
+	return 0;
+}
+
+/* REG_MR (offset 0) and REG_MR_AT: fd's pages from offset back the range */
+static int
+reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, uint64_t offset,
+       int fd, struct svc_reg_mr_rep *rep)
+{
+	uintptr_t base, end;
+	struct srnd_slot *sl;
+	struct srnd_pd *pd;
+	unsigned int idx;
+	void *p;
+	int rc;
+
+	(void)d;
+	rc = pd_of(o, q->pd, &pd);
+	if (rc != 0)
+		return rc;
+	sl = obj_new(o, K_MR, &idx);
+	if (sl == NULL)
+		return -ENOSPC;
+	rc = mr_map(o, q->addr, q->length, offset, fd, &p, &base, &end);
+	if (rc != 0)
+		return rc;     /* the slot stays free */
 	sl->mr.smr = srnic_reg_mr_iova(pd->spd, (uint8_t *)p + (q->addr - base), q->length,
 				       q->iova, (int)q->access, NULL, NULL);
 	if (sl->mr.smr == NULL) {
@@ -832,6 +852,73 @@ dereg_mr(struct srnd_objs *o, struct srnd_slot *sl)
 	counts.mrs--;
 	counts.mr_bytes -= sl->mr.maplen;
 	sl->used = false;
+	return 0;
+}
+
+/* REREG_MR: srnic's reregistration (srnic_rereg_mr_iova(): a new object
+ * in the key's slot), then the old object released. A new translation is
+ * mapped first (fd's pages, as REG_MR_AT's) and the old mapping unmapped
+ * once no packet refers to it; one still under packets after the dereg
+ * timeout (a port that does not drain) stays mapped, said, as at a
+ * session's end. Refused (a window bound: EBUSY; a PD not the session's:
+ * EINVAL), the MR is as it was. */
+static int
+rereg_mr(struct srnd_objs *o, const struct svc_rereg_mr_req *q, int fd,
+	 struct svc_reg_mr_rep *rep)
+{
+	bool xlate = q->flags & IBV_REREG_MR_CHANGE_TRANSLATION;
+	struct srnd_pd *npd = NULL, *opd;
+	struct srnic_mr *old, *nmr;
+	struct srnd_slot *sl;
+	uintptr_t base = 0, end = 0;
+	void *p = NULL;
+	int rc;
+
+	sl = obj_get(o, K_MR, q->handle);
+	if (sl == NULL)
+		return -EBADF;
+	if ((q->flags & IBV_REREG_MR_CHANGE_PD) && pd_of(o, q->pd, &npd) != 0)
+		return -EINVAL;
+	if (xlate) {
+		rc = mr_map(o, q->addr, q->length, q->offset, fd, &p, &base, &end);
+		if (rc != 0)
+			return rc;
+	}
+	old = sl->mr.smr;
+	nmr = srnic_rereg_mr_iova(old, (int)q->flags, npd != NULL ? npd->spd : NULL,
+				  xlate ? (uint8_t *)p + (q->addr - base) : NULL, q->length, q->addr,
+				  (int)q->access);
+	if (nmr == NULL) {
+		rc = rte_errno != 0 ? rte_errno : EINVAL;
+		if (xlate)
+			munmap(p, end - base);
+		return -rc;
+	}
+	sl->mr.smr = nmr;
+	if (npd != NULL) {
+		if (pd_of(o, sl->mr.pd, &opd) == 0)
+			opd->users--;
+		npd->users++;
+		sl->mr.pd = q->pd;
+	}
+	/* the engine polls meanwhile and frees the old object's mbufs */
+	if (srnic_dereg_mr_wait(old, SRND_DEREG_TIMEOUT_US) != 0) {
+		srnic_dereg_mr(old);    /* freed by its last packet */
+		if (xlate)
+			srnd_log("rereg: an MR's old range still has packets in flight: "
+				 "its mapping stays");
+	} else if (xlate) {
+		munmap(sl->mr.base, sl->mr.maplen);
+	}
+	if (xlate) {
+		o->mr_bytes += (end - base) - sl->mr.maplen;
+		counts.mr_bytes += (end - base) - sl->mr.maplen;
+		sl->mr.base = p;
+		sl->mr.maplen = end - base;
+	}
+	rep->handle = q->handle;
+	rep->lkey = srnic_mr_lkey(nmr);
+	rep->rkey = srnic_mr_rkey(nmr);
 	return 0;
 }
 
@@ -1303,6 +1390,12 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 			    &rep->reg_mr);
 		if (*rx_fd >= 0)
 			close(*rx_fd);  /* mapped, or refused: the daemon keeps no descriptor */
+		*rx_fd = -1;
+		return rc;
+	case SVC_REREG_MR:
+		rc = rereg_mr(o, msg, *rx_fd, &rep->reg_mr);
+		if (*rx_fd >= 0)
+			close(*rx_fd);  /* mapped, or refused: as REG_MR's */
 		*rx_fd = -1;
 		return rc;
 	case SVC_DEREG_MR: {

@@ -558,6 +558,7 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 	case SVC_DESTROY_SRQ:
 	case SVC_ALLOC_MW:
 	case SVC_DEALLOC_MW:
+	case SVC_REREG_MR:
 		srnd_self = d;
 		if (s->objs == NULL && (s->objs = srnd_objs_new()) == NULL) {
 			st = -ENOMEM;

@@ -77,6 +77,10 @@ int sva_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *sva_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 			  unsigned int access);
 int sva_dereg_mr(struct ibv_mr *mr);
+/* ibv_rereg_mr()'s, rdma-core's input checks passed: 0 or an
+ * IBV_REREG_MR_ERR_* with errno */
+int sva_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+		 int access);
 struct ibv_cq *sva_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 			     struct ibv_comp_channel *channel, int comp_vector);
 int sva_destroy_cq(struct ibv_cq *cq);

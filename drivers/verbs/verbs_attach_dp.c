@@ -492,6 +492,72 @@ sva_dereg_mr(struct ibv_mr *ibmr)
 	return 0;
 }
 
+/* A new range (IBV_REREG_MR_CHANGE_TRANSLATION) is re-backed as
+ * ibv_reg_mr's and the old one's pages counted one MR fewer once the
+ * daemon answers (it has then unmapped its view of them); a new PD or
+ * access keeps the range. The daemon refuses an MR with windows bound
+ * (EBUSY), as srnic does embedded. */
+int
+sva_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *ibpd, void *addr, size_t length,
+	     int access)
+{
+	struct sva_mr *mr = SVA_OF(struct sva_mr, ibmr, ibmr);
+	bool xlate = flags & IBV_REREG_MR_CHANGE_TRANSLATION;
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), base = 0, end = 0;
+	struct svc_rereg_mr_req q;
+	struct svc_reg_mr_rep r;
+	int rc, fd = -1;
+
+	if ((flags & IBV_REREG_MR_CHANGE_ACCESS) &&
+	    ((unsigned int)access & ~(SVA_ACCESS | SVA_ACCESS_IGNORED)) != 0) {
+		errno = EOPNOTSUPP;     /* as sva_reg_mr() refuses those bits */
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	if (xlate && (uintptr_t)addr + length < (uintptr_t)addr) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	req_init(&q, SVC_REREG_MR);
+	q.handle = mr->handle;
+	q.flags = (uint32_t)flags;
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		q.pd = SVA_OF(struct sva_pd, ibpd, ibpd)->handle;
+	q.access = (uint32_t)access & SVA_ACCESS;
+	if (xlate) {
+		base = (uintptr_t)addr & ~(pg - 1);
+		end = ((uintptr_t)addr + length + pg - 1) & ~(pg - 1);
+		rc = sva_mem_acquire(base, end, &fd);
+		if (rc != 0) {
+			errno = rc;
+			return IBV_REREG_MR_ERR_CMD;
+		}
+		q.addr = (uintptr_t)addr;
+		q.length = length;
+		q.offset = base;
+	}
+	rc = sva_call_fd(sva_ctx(ibmr->context), &q, fd, &r, sizeof(r), NULL);
+	if (rc != 0) {
+		if (xlate)
+			sva_mem_release(base, end);
+		errno = -rc;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	if (xlate) {
+		if (mr->backed)
+			sva_mem_release(mr->base, mr->end);
+		mr->base = base;
+		mr->end = end;
+		mr->backed = true;
+		ibmr->addr = addr;
+		ibmr->length = length;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		ibmr->pd = ibpd;
+	ibmr->lkey = r.lkey;
+	ibmr->rkey = r.rkey;
+	return 0;
+}
+
 /* ---- CQ ---- */
 
 /* The QP a CQE names (the last one's, else the context's table), or NULL. */
@@ -1411,6 +1477,37 @@ sva_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	return &qp->ibqp;
 }
 
+/* A QP to RESET: its CQEs the daemon already put in the ring go, as srnic
+ * cleans its own CQs (and libmlx5 its CQs): newest to oldest, each kept
+ * entry moved up behind the ones after it, cons past the dropped (the
+ * slots up to prod are the application's). Its WQEs are done with. */
+static void
+cq_clean(struct sva_cq *cq, struct sva_qp *qp)
+{
+	uint32_t prod, i, keep, mask = cq->size - 1;
+
+	pthread_spin_lock(&cq->lock);
+	prod = __atomic_load_n(&cq->ring->prod.v, __ATOMIC_ACQUIRE);
+	for (i = keep = prod; i != cq->cons; i--) {
+		const struct ibv_wc *wc = &cq->ring->cqe[(i - 1) & mask];
+
+		if (wc->qp_num == qp->ibqp.qp_num)
+			continue;
+		keep--;
+		if (keep != i - 1)
+			cq->ring->cqe[keep & mask] = *wc;
+	}
+	if (keep != cq->cons) {
+		cq->cons = keep;
+		__atomic_store_n(&cq->ring->cons.v, cq->cons, __ATOMIC_RELEASE);
+	}
+	if (&cq->ibcq == qp->ibqp.send_cq)
+		qp->sq_done = __atomic_load_n(&qp->ring->sq_head.v, __ATOMIC_ACQUIRE);
+	if (&cq->ibcq == qp->ibqp.recv_cq && qp->ibqp.srq == NULL)
+		qp->rq_done = __atomic_load_n(&qp->ring->rq_head.v, __ATOMIC_ACQUIRE);
+	pthread_spin_unlock(&cq->lock);
+}
+
 int
 sva_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 {
@@ -1426,6 +1523,11 @@ sva_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 	rc = -sva_call_fd(sva_ctx(ibqp->context), &q, -1, &r, sizeof(r), NULL);
 	if (rc == 0 && (attr_mask & IBV_QP_STATE))
 		ibqp->state = attr->qp_state;
+	if (rc == 0 && (attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		cq_clean(SVA_OF(struct sva_cq, ibqp->send_cq, ibcq), qp);
+		if (ibqp->recv_cq != ibqp->send_cq)
+			cq_clean(SVA_OF(struct sva_cq, ibqp->recv_cq, ibcq), qp);
+	}
 	return rc;
 }
 

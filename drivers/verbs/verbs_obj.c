@@ -171,17 +171,12 @@ int
 ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *ibpd, void *addr, size_t length,
 	     int access)
 {
-	struct sv_mr *mr = sv_mr(ibmr);
-	struct srnic_mr *old = mr->smr, *smr;
+	struct srnic_mr *old, *smr;
+	struct sv_mr *mr;
 	int rc;
 
 	if (unlikely(sv_forked)) {
 		errno = sv_fork_refused("ibv_rereg_mr");
-		return IBV_REREG_MR_ERR_CMD;
-	}
-	if (sva_is_ctx(ibmr->context)) { /* the attached provider has none yet */
-		sva_no_data_path("ibv_rereg_mr");
-		errno = EOPNOTSUPP;
 		return IBV_REREG_MR_ERR_CMD;
 	}
 	if (flags == 0 || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) != 0 ||
@@ -190,14 +185,18 @@ ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *ibpd, void *addr, si
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
 	}
-	if ((flags & IBV_REREG_MR_CHANGE_ACCESS) &&
-	    ((unsigned int)access & ~(SV_ACCESS_ENFORCED | SV_ACCESS_IGNORED)) != 0) {
-		errno = EOPNOTSUPP; /* as ibv_reg_mr() refuses those bits */
-		return IBV_REREG_MR_ERR_CMD;
-	}
 	if ((flags & IBV_REREG_MR_CHANGE_PD) &&
 	    (ibpd == NULL || ibpd->context != ibmr->context)) {
 		errno = EINVAL;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	if (sva_is_ctx(ibmr->context))
+		return sva_rereg_mr(ibmr, flags, ibpd, addr, length, access);
+	mr = sv_mr(ibmr);
+	old = mr->smr;
+	if ((flags & IBV_REREG_MR_CHANGE_ACCESS) &&
+	    ((unsigned int)access & ~(SV_ACCESS_ENFORCED | SV_ACCESS_IGNORED)) != 0) {
+		errno = EOPNOTSUPP; /* as ibv_reg_mr() refuses those bits */
 		return IBV_REREG_MR_ERR_CMD;
 	}
 	smr = srnic_rereg_mr(old, flags, (flags & IBV_REREG_MR_CHANGE_PD) ? sv_pd(ibpd)->spd : NULL,

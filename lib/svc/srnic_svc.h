@@ -27,7 +27,7 @@
 
 #define SVC_MAGIC 0x534e5244u          /* "SNRD" */
 #define SVC_VERSION_MAJOR 3            /* a HELLO of another major is refused */
-#define SVC_VERSION_MINOR 1            /* 1: ALLOC_MW, DEALLOC_MW and the bind WQE */
+#define SVC_VERSION_MINOR 2            /* 1: ALLOC_MW, DEALLOC_MW and the bind WQE; 2: REREG_MR */
 #define SVC_SOCK_DEFAULT "/run/srnic/srnicd.sock"
 #define SVC_SOCK_ENV "SRNIC_DAEMON_SOCKET"  /* the application's override */
 #define SVC_SOCK_PATH_MAX 108          /* sockaddr_un.sun_path */
@@ -90,6 +90,8 @@ enum svc_type {
 	 * through the SQ (svc_wqe.bind, invalidate_rkey) */
 	SVC_ALLOC_MW,
 	SVC_DEALLOC_MW,
+	/* ibv_rereg_mr: a registration's new range, PD or access */
+	SVC_REREG_MR,
 	SVC_TYPE_END,
 };
 
@@ -610,6 +612,23 @@ struct svc_alloc_mw_rep {
 	struct svc_hdr h;
 	uint32_t handle;
 	uint32_t rkey;
+};
+
+/* REREG_MR: ibv_rereg_mr(3) of the session's MR handle: flags
+ * IBV_REREG_MR_CHANGE_*; pd (CHANGE_PD) a PD of the session; access
+ * (CHANGE_ACCESS); with CHANGE_TRANSLATION the request carries the memfd
+ * whose pages from offset back [addr, addr + length), as REG_MR_AT's, and
+ * the new range's keys name it at addr (rdma-core's). The reply is
+ * REG_MR's: the same handle, the keys (new with a new translation). */
+struct svc_rereg_mr_req {
+	struct svc_hdr h;
+	uint32_t handle;
+	uint32_t flags;
+	uint32_t pd;
+	uint32_t access;
+	uint64_t addr;
+	uint64_t length;
+	uint64_t offset;
 };
 
 /** The size of a message of type, request or reply (0: no such type). */

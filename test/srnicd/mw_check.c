@@ -32,6 +32,15 @@
  *   mw_check die        a type 2 window bound over an MR, then "bound"
  *                       printed and the process SIGKILLs itself: the
  *                       daemon must free the window to deregister the MR
+ *   mw_check rereg      ibv_rereg_mr attached: an MR over U WRITten
+ *                       through, then moved (IBV_REREG_MR_CHANGE_TRANSLATION)
+ *                       to 5000 bytes of V across two pages: new keys, a
+ *                       WRITE of 5000 bytes placed there (every byte of V
+ *                       checked, U untouched) and READ back, a store of
+ *                       the program's READ back (one memory); then
+ *                       CHANGE_ACCESS to read only: the same
+ *                       keys, READ served, WRITE refused. An MR with a
+ *                       window bound: EBUSY, unchanged
  *
  * Each CQE is polled for with a guard that only stops a hang. Prints one
  * line per step; exit 0 when every step passed.
@@ -432,6 +441,111 @@ die(struct ibv_device *dev)
 	return -1;
 }
 
+/* A's RDMA of len bytes between S and addr through rkey: its CQE */
+static struct ibv_wc
+rdma(struct side *x, enum ibv_wr_opcode op, uint64_t addr, uint32_t rkey, uint32_t len)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)x->s, .length = len, .lkey = x->smr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 0x99, .sg_list = &sge, .num_sge = 1, .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+
+	wr.wr.rdma.remote_addr = addr;
+	wr.wr.rdma.rkey = rkey;
+	if (ibv_post_send(x->a, &wr, &bad) != 0) {
+		memset(&wc, 0, sizeof(wc));
+		wc.status = IBV_WC_GENERAL_ERR;
+		return wc;
+	}
+	return cqe(x->cqa);
+}
+
+/* buf[off, off + len) is (pattern + i * 7) and every other byte of its n is 0 */
+static int
+holds(const uint8_t *buf, size_t n, size_t off, size_t len, uint8_t pattern)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint8_t want = i >= off && i < off + len ? (uint8_t)(pattern + (i - off) * 7) : 0;
+
+		if (buf[i] != want) {
+			printf("  [%zu] = %#x, want %#x\n", i, buf[i], want);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+#define RR_U 4096           /* U: one page */
+#define RR_VOFF 100         /* the new range: [V + 100, + 5000), over V's two pages */
+#define RR_VLEN 5000
+#define RR_ACC (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+
+static int
+rereg(struct ibv_device *dev)
+{
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+	struct side x;
+	uint8_t *u, *v;
+	uint32_t lkey, rkey;
+	int rc;
+
+	if (side_open(dev, &x) != 0)
+		return -1;
+	u = mmap(NULL, RR_U, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	v = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(u != MAP_FAILED && v != MAP_FAILED, "U and V");
+	mr = ibv_reg_mr(x.pd, u, RR_U, RR_ACC);
+	CHECK(mr != NULL, "an MR over U (%s)", strerror(errno));
+	wc = write_through(&x, (uintptr_t)u, mr->rkey, RR_U, 0x11);
+	CHECK(wc.status == IBV_WC_SUCCESS && holds(u, RR_U, 0, RR_U, 0x11),
+	      "A's WRITE of %u bytes through it: %s, U's bytes as written", RR_U, st(&wc));
+	/* T has a window bound: its MR cannot change under it */
+	mw = ibv_alloc_mw(x.pd, IBV_MW_TYPE_2);
+	CHECK(mw != NULL && bind_type2(&x, mw) != 0, "a window bound over T");
+	errno = 0;
+	rc = ibv_rereg_mr(x.tmr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_LOCAL_WRITE);
+	CHECK(rc == IBV_REREG_MR_ERR_CMD && errno == EBUSY,
+	      "ibv_rereg_mr of T, a window bound: %d, %s (want IBV_REREG_MR_ERR_CMD, EBUSY)", rc,
+	      strerror(errno));
+	CHECK(ibv_dealloc_mw(mw) == 0, "the window freed");
+	lkey = mr->lkey;
+	rkey = mr->rkey;
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, v + RR_VOFF, RR_VLEN, 0);
+	CHECK(rc == 0 && mr->addr == v + RR_VOFF && mr->length == RR_VLEN && mr->rkey != rkey &&
+	      mr->lkey != lkey, "ibv_rereg_mr to V + %d, %d bytes: %d (%s), keys %#x -> %#x",
+	      RR_VOFF, RR_VLEN, rc, strerror(errno), rkey, mr->rkey);
+	wc = write_through(&x, (uintptr_t)v + RR_VOFF, mr->rkey, RR_VLEN, 0x22);
+	CHECK(wc.status == IBV_WC_SUCCESS && holds(v, 2 * 4096, RR_VOFF, RR_VLEN, 0x22) &&
+	      holds(u, RR_U, 0, RR_U, 0x11),
+	      "A's WRITE of %d bytes through the new rkey: %s, V's bytes as written, U's as before",
+	      RR_VLEN, st(&wc));
+	memset(x.s, 0, RR_VLEN);
+	v[RR_VOFF + 4095] = 0xee;   /* the program's store, on V's second page */
+	wc = rdma(&x, IBV_WR_RDMA_READ, (uintptr_t)v + RR_VOFF, mr->rkey, RR_VLEN);
+	CHECK(wc.status == IBV_WC_SUCCESS && memcmp(x.s, v + RR_VOFF, RR_VLEN) == 0 &&
+	      x.s[4095] == 0xee, "A's READ of them back: %s, V's bytes (the program's store "
+	      "among them)", st(&wc));
+	v[RR_VOFF + 4095] = (uint8_t)(0x22 + 4095 * 7);
+	lkey = mr->lkey;
+	rkey = mr->rkey;
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	CHECK(rc == 0 && mr->rkey == rkey && mr->lkey == lkey,
+	      "ibv_rereg_mr to read only: %d, the same keys", rc);
+	wc = rdma(&x, IBV_WR_RDMA_READ, (uintptr_t)v + RR_VOFF, mr->rkey, RR_VLEN);
+	CHECK(wc.status == IBV_WC_SUCCESS && memcmp(x.s, v + RR_VOFF, RR_VLEN) == 0,
+	      "A's READ through it: %s", st(&wc));
+	wc = write_through(&x, (uintptr_t)v + RR_VOFF, mr->rkey, RR_VLEN, 0x33);
+	CHECK(wc.status == IBV_WC_REM_ACCESS_ERR && holds(v, 2 * 4096, RR_VOFF, RR_VLEN, 0x22),
+	      "A's WRITE through it: %s (want remote access error), V unchanged", st(&wc));
+	CHECK(ibv_dereg_mr(mr) == 0, "ibv_dereg_mr");
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -440,7 +554,7 @@ main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc != 2) {
-		fprintf(stderr, "usage: mw_check type2|send_inv|type1|hostile|die\n");
+		fprintf(stderr, "usage: mw_check type2|send_inv|type1|hostile|die|rereg\n");
 		return 2;
 	}
 	list = ibv_get_device_list(&n);
@@ -458,6 +572,8 @@ main(int argc, char **argv)
 		rc = hostile(list[0]);
 	else if (strcmp(argv[1], "die") == 0)
 		rc = die(list[0]);
+	else if (strcmp(argv[1], "rereg") == 0)
+		rc = rereg(list[0]);
 	else
 		fprintf(stderr, "mw_check: unknown case %s\n", argv[1]);
 	printf("mw_check %s: %s\n", argv[1], rc == 0 && fails == 0 ? "ok" : "FAILED");

@@ -16,8 +16,14 @@ only against the system's <infiniband/verbs.h>), each case a process:
              (IBV_WC_MW_BIND_ERR)
   die        SIGKILLed with a window bound over an MR: the daemon frees the
              window, then the MR (status' mws and mrs back to before)
+  rereg      ibv_rereg_mr: an MR moved to a new range over two pages (new
+             keys, a WRITE's bytes there, READ back), then made read only
+             (the same keys, a WRITE refused); refused with a window bound
 
 After each case the daemon's objects (status) are what they were before.
+Then rereg again on a daemon that maps every MR elsewhere than the
+program's addresses (SRNICD_MR_ELSEWHERE=1): the new range's keys name the
+program's addresses, not the daemon's.
 
   srnicd_mw_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \\
       --check BUILD/test/srnicd/mw_check
@@ -63,7 +69,7 @@ def main():
         base = objects(env)
         check(base is not None and " mws 0" in base,
               "status counts the daemon's memory windows: %r" % base)
-        for case in ("type2", "send_inv", "type1", "hostile"):
+        for case in ("type2", "send_inv", "type1", "hostile", "rereg"):
             bad0 = bad_ring(env)
             p = run(env, [a.check, case])
             out = finish(p)
@@ -88,6 +94,19 @@ def main():
         rc = stop(daemon)
         check(rc == 0, "the daemon stops cleanly on SIGTERM: %s (%s)" %
               (rc, open(log).read()[-600:]))
+    env["SRNICD_MR_ELSEWHERE"] = "1"
+    daemon = daemon_start(env, log, DAEMON_IP, sock)
+    try:
+        if daemon_ready(daemon, log):
+            p = run(env, [a.check, "rereg"])
+            out = finish(p)
+            print(out, flush=True)
+            m = re.search(r"^mrs_elsewhere (\d+)", status(env), re.M)
+            check(p.returncode == 0 and "mw_check rereg: ok" in out and m and int(m.group(1)) >= 4,
+                  "mw_check rereg with every MR mapped elsewhere in the daemon: exit %s, "
+                  "mrs_elsewhere %s" % (p.returncode, m and m.group(1)))
+    finally:
+        stop(daemon)
         shutil.rmtree(tmp, ignore_errors=True)
     print("srnicd_mw: %s" % ("ok" if not failures else "%d failed" % len(failures)))
     return 0 if not failures else 1

@@ -83,10 +83,6 @@ SKIPS["mr_attached"] = {
     "test_dmabuf_reg_mr_bad_flags": (DMABUF, "no dma-buf MRs (a GPU's memory)"),
     "test_dmabuf_rkey": (DMABUF, "no dma-buf MRs (a GPU's memory)"),
     "test_dmabuf_write": (DMABUF, "no dma-buf MRs (a GPU's memory)"),
-    "test_mr_rereg_access": ("Rereg MR is not supported", "ibv_rereg_mr not attached yet"),
-    "test_mr_rereg_access_bad_flow": ("Rereg MR is not supported", "ibv_rereg_mr not attached yet"),
-    "test_mr_rereg_addr": ("Rereg MR is not supported", "ibv_rereg_mr not attached yet"),
-    "test_mr_rereg_pd": ("Rereg MR is not supported", "ibv_rereg_mr not attached yet"),
 }
 DAEMON = None
 # A program that joins the group 230.B.C.D (a UD QP attached through the
