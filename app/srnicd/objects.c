@@ -66,17 +66,17 @@ struct srnd_ch {
 /* A UD address handle: the engine finds it by the handle a WQE names
  * (published in eah[], checked whole: a stale handle finds nothing). */
 struct srnd_ah {
-	struct srnic_ah *sah;
+	uint32_t handle;            /* first: dp_pub() reads it */
 	uint32_t pd;
-	uint32_t handle;
+	struct srnic_ah *sah;
 };
 
 /* A memory window: the engine finds it by the handle a BIND_MW WQE names
  * (published in emw[], checked whole, as an AH). */
 struct srnd_mw {
-	struct srnic_mw *smw;
+	uint32_t handle;            /* first: dp_pub() reads it */
 	uint32_t pd;
-	uint32_t handle;
+	struct srnic_mw *smw;
 };
 
 struct srnd_cq {
@@ -153,7 +153,7 @@ struct srnd_objs {
 	/* struct srnd_ah, struct srnd_srq (obj_retire() serves both) */
 	void *_Atomic eah[SVC_SESSION_AHS_MAX];
 	void *_Atomic esrq[SVC_SESSION_SRQS_MAX];
-	struct srnd_mw *_Atomic emw[SVC_SESSION_MWS_MAX];
+	void *_Atomic emw[SVC_SESSION_MWS_MAX];      /* struct srnd_mw */
 	struct srnd_slot pd[SVC_SESSION_PDS_MAX];
 	struct srnd_slot cq[SVC_SESSION_CQS_MAX];
 	struct srnd_slot qp[SVC_SESSION_QPS_MAX];
@@ -291,34 +291,21 @@ dp_sges(const struct srnd_objs *o, const struct svc_wqe *w, struct ibv_sge *sg)
 	return true;
 }
 
-/* The session's live AH a UD WQE names, or NULL (another session's, a
- * destroyed one, garbage): the handle is checked whole against the
- * published AH, which the control thread unpublishes before it destroys
+/* The session's live object of kind a WQE names (a UD WQE's AH, a bind's
+ * window), or NULL (another session's, a destroyed one, garbage): the
+ * handle is checked whole against the object published in pub (its
+ * first member), which the control thread unpublishes before it destroys
  * it (a quiesce between). */
-static struct srnd_ah *
-dp_ah(struct srnd_objs *o, uint32_t h)
+static void *
+dp_pub(void *_Atomic *pub, unsigned int kind, uint32_t h)
 {
-	int slot = handle_slot(K_AH, h);
-	struct srnd_ah *ah;
+	int slot = handle_slot(kind, h);
+	void *p;
 
 	if (slot < 0)
 		return NULL;
-	ah = atomic_load_explicit(&o->eah[slot], memory_order_acquire);
-	return ah != NULL && ah->handle == h ? ah : NULL;
-}
-
-/* The session's live window a BIND_MW WQE names, or NULL (another
- * session's, a deallocated one, garbage), as dp_ah(). */
-static struct srnd_mw *
-dp_mw(struct srnd_objs *o, uint32_t h)
-{
-	int slot = handle_slot(K_MW, h);
-	struct srnd_mw *mw;
-
-	if (slot < 0)
-		return NULL;
-	mw = atomic_load_explicit(&o->emw[slot], memory_order_acquire);
-	return mw != NULL && mw->handle == h ? mw : NULL;
+	p = atomic_load_explicit(&pub[slot], memory_order_acquire);
+	return p != NULL && *(const uint32_t *)p == h ? p : NULL;
 }
 
 /* Take the SQ's new WQEs into srnic: how many. */
@@ -362,7 +349,7 @@ dp_sq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 			wr.num_sge = (int)w.num_sge;
 		}
 		if (q->ud) {
-			struct srnd_ah *ah = dp_ah(o, w.ah);
+			struct srnd_ah *ah = dp_pub(o->eah, K_AH, w.ah);
 
 			if (ah == NULL) {
 				dp_qp_fail(q, "a UD WQE names no AH of the session",
@@ -373,7 +360,7 @@ dp_sq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 			wr.wr.ud.remote_qpn = w.remote_qpn;
 			wr.wr.ud.remote_qkey = w.remote_qkey;
 		} else if (wr.opcode == IBV_WR_BIND_MW) {
-			struct srnd_mw *mw = dp_mw(o, w.bind.mw);
+			struct srnd_mw *mw = dp_pub(o->emw, K_MW, w.bind.mw);
 
 			if (mw == NULL || w.num_sge != 0) {
 				dp_qp_fail(q, "a bind names no window of the session",
@@ -1143,14 +1130,17 @@ create_ah(struct srnd_objs *o, const struct svc_create_ah_req *q, struct svc_han
 	return 0;
 }
 
-/* Destroy an AH or an SRQ the engine finds by its published pointer: out
- * of the engine's sight first (a pass waited out), so a WQE it takes after
- * finds none (the WRs srnic took before an AH's end carry their own copy
- * of the address); published again if srnic refuses. 0 or srnic's error. */
+/* Destroy an AH, an SRQ or a memory window the engine finds by its
+ * published pointer: out of the engine's sight first (a pass waited out),
+ * so a WQE it takes after finds none (the WRs srnic took before an AH's
+ * end carry their own copy of the address; a bind srnic took before a
+ * window's end fails IBV_WC_MW_BIND_ERR); published again if srnic
+ * refuses. 0 or srnic's error. */
 static int
 obj_retire(struct srnd *d, struct srnd_objs *o, unsigned int kind, struct srnd_slot *sl)
 {
-	void *_Atomic *pub = kind == K_AH ? &o->eah[sl - o->ah] : &o->esrq[sl - o->srq];
+	void *_Atomic *pub = kind == K_AH ? &o->eah[sl - o->ah] :
+			     kind == K_SRQ ? &o->esrq[sl - o->srq] : &o->emw[sl - o->mw];
 	void *seen = atomic_load(pub);
 	struct srnd_pd *pd;
 	int rc;
@@ -1159,18 +1149,21 @@ obj_retire(struct srnd *d, struct srnd_objs *o, unsigned int kind, struct srnd_s
 		atomic_store_explicit(pub, NULL, memory_order_release);
 		srnd_engine_quiesce(d);
 	}
-	rc = kind == K_AH ? srnic_destroy_ah(sl->ah.sah) : srnic_destroy_srq(sl->srq.ssrq);
+	rc = kind == K_AH ? srnic_destroy_ah(sl->ah.sah) :
+	     kind == K_SRQ ? srnic_destroy_srq(sl->srq.ssrq) : srnic_dealloc_mw(sl->mw.smw);
 	if (rc < 0) {
 		atomic_store_explicit(pub, seen, memory_order_release);
 		return rc;
 	}
-	if (pd_of(o, kind == K_AH ? sl->ah.pd : sl->srq.pd, &pd) == 0)
+	if (pd_of(o, kind == K_AH ? sl->ah.pd : kind == K_SRQ ? sl->srq.pd : sl->mw.pd, &pd) == 0)
 		pd->users--;
 	sl->used = false;
 	if (kind == K_AH)
 		counts.ahs--;
-	else
+	else if (kind == K_SRQ)
 		counts.srqs--;
+	else
+		counts.mws--;
 	return 0;
 }
 
@@ -1202,33 +1195,6 @@ alloc_mw(struct srnd_objs *o, const struct svc_alloc_mw_req *q, struct svc_alloc
 	atomic_store_explicit(&o->emw[idx], &sl->mw, memory_order_release);
 	rep->handle = sl->mw.handle;
 	rep->rkey = srnic_mw_rkey(sl->mw.smw);
-	return 0;
-}
-
-/* DEALLOC_MW, and a session's end: out of the engine's sight first (a
- * bind it takes after finds none; one srnic took already fails
- * IBV_WC_MW_BIND_ERR), then freed, its binding with it. */
-static int
-dealloc_mw(struct srnd *d, struct srnd_objs *o, struct srnd_slot *sl)
-{
-	struct srnd_mw *_Atomic *pub = &o->emw[sl - o->mw];
-	struct srnd_mw *seen = atomic_load(pub);
-	struct srnd_pd *pd;
-	int rc;
-
-	if (seen != NULL) {
-		atomic_store_explicit(pub, NULL, memory_order_release);
-		srnd_engine_quiesce(d);
-	}
-	rc = srnic_dealloc_mw(sl->mw.smw);
-	if (rc < 0) {
-		atomic_store_explicit(pub, seen, memory_order_release);
-		return rc;
-	}
-	if (pd_of(o, sl->mw.pd, &pd) == 0)
-		pd->users--;
-	sl->used = false;
-	counts.mws--;
 	return 0;
 }
 
@@ -1506,7 +1472,7 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 		/* not a window of the session: EINVAL, as rxe answers a
 		 * window it does not know */
 		sl = obj_get(o, K_MW, q->handle);
-		return sl == NULL ? -EINVAL : dealloc_mw(d, o, sl);
+		return sl == NULL ? -EINVAL : obj_retire(d, o, K_MW, sl);
 	}
 	}
 	(void)pd;
@@ -1557,7 +1523,7 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 			srnd_log("reclaim: a CQ could not be destroyed");
 	/* windows before MRs: a bound one keeps its MR registered */
 	for (i = 0; i < SVC_SESSION_MWS_MAX; i++)
-		if (o->mw[i].used && dealloc_mw(d, o, &o->mw[i]) != 0)
+		if (o->mw[i].used && obj_retire(d, o, K_MW, &o->mw[i]) != 0)
 			srnd_log("reclaim: a memory window could not be freed");
 	for (i = 0; i < SVC_SESSION_MRS_MAX; i++) {
 		for (k = 0; o->mr[i].used && dereg_mr(o, &o->mr[i]) != 0 && k < 10; k++)

@@ -103,13 +103,6 @@ int sva_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
 int sva_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
 int sva_destroy_srq(struct ibv_srq *srq);
 
-/* verbs_attach_mw.c: memory windows, the daemon's handle after the verbs
- * object (a BIND_MW WQE names it; the daemon checks it is the session's) */
-struct sva_mw {
-	struct ibv_mw ibmw;
-	uint32_t handle;
-};
-void sva_ctx_set_mw_ops(struct sva_context *ctx);
 
 /* verbs_attach_fatal.c: the session's end, however it comes (the
  * daemon's clean stop writes shm->state FATAL; its death, or the session

@@ -104,6 +104,13 @@ struct sva_srq {
 	uint32_t sh_done;
 };
 
+/* A memory window: the daemon's handle, which a BIND_MW WQE names (the
+ * daemon checks it is the session's). */
+struct sva_mw {
+	struct ibv_mw ibmw;
+	uint32_t handle;
+};
+
 /* A UD address handle: the daemon's handle, which a UD WQE names. */
 struct sva_ah {
 	struct ibv_ah ibah;
@@ -1710,6 +1717,50 @@ sva_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, uint16_t lid, bool atta
 	return -sva_call_fd(sva_ctx(ibqp->context), &q, -1, &r, sizeof(r), NULL);
 }
 
+/* ---- memory windows: made and freed by the daemon, bound and
+ * invalidated through the SQ ring (sva_post_send) ---- */
+
+static struct ibv_mw *
+sva_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
+{
+	struct svc_alloc_mw_req q;
+	struct svc_alloc_mw_rep r;
+	struct sva_mw *mw;
+	int rc;
+
+	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2)
+		return null_errno(EINVAL);
+	mw = calloc(1, sizeof(*mw));
+	if (mw == NULL)
+		return null_errno(ENOMEM);
+	req_init(&q, SVC_ALLOC_MW);
+	q.pd = SVA_OF(struct sva_pd, ibpd, ibpd)->handle;
+	q.type = (uint32_t)type;
+	rc = sva_call_fd(sva_ctx(ibpd->context), &q, -1, &r, sizeof(r), NULL);
+	if (rc != 0) {
+		free(mw);
+		return null_errno(-rc);
+	}
+	mw->handle = r.handle;
+	mw->ibmw.context = ibpd->context;
+	mw->ibmw.pd = ibpd;
+	mw->ibmw.rkey = r.rkey;
+	mw->ibmw.handle = r.handle;
+	mw->ibmw.type = type;
+	return &mw->ibmw;
+}
+
+static int
+sva_dealloc_mw(struct ibv_mw *ibmw)
+{
+	struct sva_mw *mw = SVA_OF(struct sva_mw, ibmw, ibmw);
+	int rc = call_destroy(sva_ctx(ibmw->context), SVC_DEALLOC_MW, mw->handle);
+
+	if (rc == 0)
+		free(mw);
+	return rc;
+}
+
 static void
 sva_ctx_set_ops(struct sva_context *ctx)
 {
@@ -1719,5 +1770,7 @@ sva_ctx_set_ops(struct sva_context *ctx)
 	ctx->vctx.context.ops.post_recv = sva_post_recv;
 	ctx->vctx.context.ops.post_srq_recv = sva_post_srq_recv;
 	ctx->vctx.get_srq_num = sva_get_srq_num;
-	sva_ctx_set_mw_ops(ctx);
+	ctx->vctx.context.ops.alloc_mw = sva_alloc_mw;
+	ctx->vctx.context.ops.dealloc_mw = sva_dealloc_mw;
+	ctx->vctx.context.ops.bind_mw = sv_bind_mw;     /* through sva_post_send */
 }
