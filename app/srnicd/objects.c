@@ -33,7 +33,7 @@
 #include "srnic.h"
 #include "srnicd.h"
 
-enum srnd_kind { K_PD = 1, K_CQ, K_QP, K_MR, K_CH, K_AH, K_SRQ, K_NKINDS };
+enum srnd_kind { K_PD = 1, K_CQ, K_QP, K_MR, K_CH, K_AH, K_SRQ, K_MW, K_NKINDS };
 
 /* handle: kind << 28 | generation << 12 | (slot + 1) */
 #define H_SLOT_BITS 12
@@ -68,9 +68,17 @@ struct srnd_ch {
 /* A UD address handle: the engine finds it by the handle a WQE names
  * (published in eah[], checked whole: a stale handle finds nothing). */
 struct srnd_ah {
-	struct srnic_ah *sah;
+	uint32_t handle;            /* first: dp_pub() reads it */
 	uint32_t pd;
-	uint32_t handle;
+	struct srnic_ah *sah;
+};
+
+/* A memory window: the engine finds it by the handle a BIND_MW WQE names
+ * (published in emw[], checked whole, as an AH). */
+struct srnd_mw {
+	uint32_t handle;            /* first: dp_pub() reads it */
+	uint32_t pd;
+	struct srnic_mw *smw;
 };
 
 struct srnd_cq {
@@ -125,6 +133,7 @@ struct srnd_slot {
 		struct srnd_ch ch;
 		struct srnd_ah ah;
 		struct srnd_srq srq;
+		struct srnd_mw mw;
 	};
 };
 
@@ -146,6 +155,7 @@ struct srnd_objs {
 	/* struct srnd_ah, struct srnd_srq (obj_retire() serves both) */
 	void *_Atomic eah[SVC_SESSION_AHS_MAX];
 	void *_Atomic esrq[SVC_SESSION_SRQS_MAX];
+	void *_Atomic emw[SVC_SESSION_MWS_MAX];      /* struct srnd_mw */
 	struct srnd_slot pd[SVC_SESSION_PDS_MAX];
 	struct srnd_slot cq[SVC_SESSION_CQS_MAX];
 	struct srnd_slot qp[SVC_SESSION_QPS_MAX];
@@ -159,13 +169,14 @@ struct srnd_objs {
 		union ibv_gid gid;
 	} mc[SRND_SESSION_MCAST_MAX];
 	unsigned int nb_mc;
+	struct srnd_slot mw[SVC_SESSION_MWS_MAX];
 };
 
 static const unsigned int kind_max[K_NKINDS] = {
 	[K_PD] = SVC_SESSION_PDS_MAX, [K_CQ] = SVC_SESSION_CQS_MAX,
 	[K_QP] = SVC_SESSION_QPS_MAX, [K_MR] = SVC_SESSION_MRS_MAX,
 	[K_CH] = SVC_SESSION_CHANNELS_MAX, [K_AH] = SVC_SESSION_AHS_MAX,
-	[K_SRQ] = SVC_SESSION_SRQS_MAX,
+	[K_SRQ] = SVC_SESSION_SRQS_MAX, [K_MW] = SVC_SESSION_MWS_MAX,
 };
 
 /* the sessions whose rings the engine serves */
@@ -190,6 +201,7 @@ kind_table(struct srnd_objs *o, unsigned int kind)
 	case K_CH: return o->ch;
 	case K_AH: return o->ah;
 	case K_SRQ: return o->srq;
+	case K_MW: return o->mw;
 	}
 	return NULL;
 }
@@ -287,20 +299,21 @@ dp_sges(const struct srnd_objs *o, const struct svc_wqe *w, struct ibv_sge *sg)
 	return true;
 }
 
-/* The session's live AH a UD WQE names, or NULL (another session's, a
- * destroyed one, garbage): the handle is checked whole against the
- * published AH, which the control thread unpublishes before it destroys
+/* The session's live object of kind a WQE names (a UD WQE's AH, a bind's
+ * window), or NULL (another session's, a destroyed one, garbage): the
+ * handle is checked whole against the object published in pub (its
+ * first member), which the control thread unpublishes before it destroys
  * it (a quiesce between). */
-static struct srnd_ah *
-dp_ah(struct srnd_objs *o, uint32_t h)
+static void *
+dp_pub(void *_Atomic *pub, unsigned int kind, uint32_t h)
 {
-	int slot = handle_slot(K_AH, h);
-	struct srnd_ah *ah;
+	int slot = handle_slot(kind, h);
+	void *p;
 
 	if (slot < 0)
 		return NULL;
-	ah = atomic_load_explicit(&o->eah[slot], memory_order_acquire);
-	return ah != NULL && ah->handle == h ? ah : NULL;
+	p = atomic_load_explicit(&pub[slot], memory_order_acquire);
+	return p != NULL && *(const uint32_t *)p == h ? p : NULL;
 }
 
 /* Take the SQ's new WQEs into srnic: how many. */
@@ -310,6 +323,7 @@ dp_sq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 	uint32_t head = __atomic_load_n(&r->sq_head.v, __ATOMIC_ACQUIRE), n = 0;
 	struct ibv_sge sg[SVC_WQE_SGE_MAX];
 	struct ibv_send_wr wr, *bad;
+	struct ibv_mr bind_mr;
 	struct svc_wqe w;
 	int rc;
 
@@ -343,7 +357,7 @@ dp_sq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 			wr.num_sge = (int)w.num_sge;
 		}
 		if (q->ud) {
-			struct srnd_ah *ah = dp_ah(o, w.ah);
+			struct srnd_ah *ah = dp_pub(o->eah, K_AH, w.ah);
 
 			if (ah == NULL) {
 				dp_qp_fail(q, "a UD WQE names no AH of the session",
@@ -353,6 +367,25 @@ dp_sq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 			wr.wr.ud.ah = srnic_ah_ibv(ah->sah);
 			wr.wr.ud.remote_qpn = w.remote_qpn;
 			wr.wr.ud.remote_qkey = w.remote_qkey;
+		} else if (wr.opcode == IBV_WR_BIND_MW) {
+			struct srnd_mw *mw = dp_pub(o->emw, K_MW, w.bind.mw);
+
+			if (mw == NULL || w.num_sge != 0) {
+				dp_qp_fail(q, "a bind names no window of the session",
+					   srnic_qp_num(q->sqp));
+				break;
+			}
+			/* srnic reads the MR's lkey only, at the post: its
+			 * PD must be the QP's, so another session's MR fails
+			 * the bind (IBV_WC_MW_BIND_ERR) */
+			bind_mr = (struct ibv_mr){ .lkey = w.bind.mr_lkey };
+			wr.num_sge = 0;
+			wr.bind_mw.mw = srnic_mw_ibv(mw->smw);
+			wr.bind_mw.rkey = w.rkey;
+			wr.bind_mw.bind_info.mr = &bind_mr;
+			wr.bind_mw.bind_info.addr = w.bind.addr;
+			wr.bind_mw.bind_info.length = w.bind.length;
+			wr.bind_mw.bind_info.mw_access_flags = w.bind.access;
 		} else if (wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 			   wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 			wr.wr.atomic.remote_addr = w.remote_addr;
@@ -730,29 +763,24 @@ mr_elsewhere(void)
 	return on;
 }
 
-/* REG_MR (offset 0) and REG_MR_AT: fd's pages from offset back the range */
+/* The daemon's view of [addr, addr + length), fd's pages from offset
+ * (page-aligned) backing it: *p maps [*base, *end), the range's pages. 0
+ * or a negative errno (nothing mapped). */
 static int
-reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, uint64_t offset,
-       int fd, struct svc_reg_mr_rep *rep)
+mr_map(const struct srnd_objs *o, uint64_t addr, uint64_t length, uint64_t offset, int fd,
+       void **map, uintptr_t *base_out, uintptr_t *end_out)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	uintptr_t base, end;
-	struct srnd_slot *sl;
-	struct srnd_pd *pd;
 	struct stat st;
-	unsigned int idx;
 	void *p;
-	int rc, seals;
+	int seals;
 
-	(void)d;
-	rc = pd_of(o, q->pd, &pd);
-	if (rc != 0)
-		return rc;
-	if (fd < 0 || q->length == 0 || q->addr + q->length < q->addr ||
+	if (fd < 0 || length == 0 || addr + length < addr ||
 	    (offset & (uint64_t)(pg - 1)) != 0 || offset > INT64_MAX - SVC_SESSION_MR_BYTES_MAX)
 		return -EINVAL;
-	base = (uintptr_t)q->addr & ~(uintptr_t)(pg - 1);
-	end = ((uintptr_t)(q->addr + q->length) + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
+	base = (uintptr_t)addr & ~(uintptr_t)(pg - 1);
+	end = ((uintptr_t)(addr + length) + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
 	if (o->mr_bytes + (end - base) > SVC_SESSION_MR_BYTES_MAX)
 		return -ENOMEM;
 	/* a memfd that could shrink under the daemon would be a SIGBUS in its engine */
@@ -760,9 +788,6 @@ reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, uint
 	if (fstat(fd, &st) != 0 || seals < 0 || (seals & F_SEAL_SHRINK) == 0 ||
 	    (uint64_t)st.st_size < offset + (end - base))
 		return -EINVAL;
-	sl = obj_new(o, K_MR, &idx);
-	if (sl == NULL)
-		return -ENOSPC;
 	/* at the application's own addresses when that range is free here
 	 * (the test knob SRNICD_MR_ELSEWHERE=1 says never), else anywhere:
 	 * the MR is registered at the IOVA the application names either way
@@ -782,6 +807,34 @@ reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, uint
 			return -errno;
 		counts.mrs_elsewhere++;
 	}
+	*map = p;
+	*base_out = base;
+	*end_out = end;
+	return 0;
+}
+
+/* REG_MR (offset 0) and REG_MR_AT: fd's pages from offset back the range */
+static int
+reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, uint64_t offset,
+       int fd, struct svc_reg_mr_rep *rep)
+{
+	uintptr_t base, end;
+	struct srnd_slot *sl;
+	struct srnd_pd *pd;
+	unsigned int idx;
+	void *p;
+	int rc;
+
+	(void)d;
+	rc = pd_of(o, q->pd, &pd);
+	if (rc != 0)
+		return rc;
+	sl = obj_new(o, K_MR, &idx);
+	if (sl == NULL)
+		return -ENOSPC;
+	rc = mr_map(o, q->addr, q->length, offset, fd, &p, &base, &end);
+	if (rc != 0)
+		return rc;     /* the slot stays free */
 	sl->mr.smr = srnic_reg_mr_iova(pd->spd, (uint8_t *)p + (q->addr - base), q->length,
 				       q->iova, (int)q->access, NULL, NULL);
 	if (sl->mr.smr == NULL) {
@@ -827,6 +880,73 @@ dereg_mr(struct srnd_objs *o, struct srnd_slot *sl)
 	counts.mrs--;
 	counts.mr_bytes -= sl->mr.maplen;
 	sl->used = false;
+	return 0;
+}
+
+/* REREG_MR: srnic's reregistration (srnic_rereg_mr_iova(): a new object
+ * in the key's slot), then the old object released. A new translation is
+ * mapped first (fd's pages, as REG_MR_AT's) and the old mapping unmapped
+ * once no packet refers to it; one still under packets after the dereg
+ * timeout (a port that does not drain) stays mapped, said, as at a
+ * session's end. Refused (a window bound: EBUSY; a PD not the session's:
+ * EINVAL), the MR is as it was. */
+static int
+rereg_mr(struct srnd_objs *o, const struct svc_rereg_mr_req *q, int fd,
+	 struct svc_reg_mr_rep *rep)
+{
+	bool xlate = q->flags & IBV_REREG_MR_CHANGE_TRANSLATION;
+	struct srnd_pd *npd = NULL, *opd;
+	struct srnic_mr *old, *nmr;
+	struct srnd_slot *sl;
+	uintptr_t base = 0, end = 0;
+	void *p = NULL;
+	int rc;
+
+	sl = obj_get(o, K_MR, q->handle);
+	if (sl == NULL)
+		return -EBADF;
+	if ((q->flags & IBV_REREG_MR_CHANGE_PD) && pd_of(o, q->pd, &npd) != 0)
+		return -EINVAL;
+	if (xlate) {
+		rc = mr_map(o, q->addr, q->length, q->offset, fd, &p, &base, &end);
+		if (rc != 0)
+			return rc;
+	}
+	old = sl->mr.smr;
+	nmr = srnic_rereg_mr_iova(old, (int)q->flags, npd != NULL ? npd->spd : NULL,
+				  xlate ? (uint8_t *)p + (q->addr - base) : NULL, q->length, q->addr,
+				  (int)q->access);
+	if (nmr == NULL) {
+		rc = rte_errno != 0 ? rte_errno : EINVAL;
+		if (xlate)
+			munmap(p, end - base);
+		return -rc;
+	}
+	sl->mr.smr = nmr;
+	if (npd != NULL) {
+		if (pd_of(o, sl->mr.pd, &opd) == 0)
+			opd->users--;
+		npd->users++;
+		sl->mr.pd = q->pd;
+	}
+	/* the engine polls meanwhile and frees the old object's mbufs */
+	if (srnic_dereg_mr_wait(old, SRND_DEREG_TIMEOUT_US) != 0) {
+		srnic_dereg_mr(old);    /* freed by its last packet */
+		if (xlate)
+			srnd_log("rereg: an MR's old range still has packets in flight: "
+				 "its mapping stays");
+	} else if (xlate) {
+		munmap(sl->mr.base, sl->mr.maplen);
+	}
+	if (xlate) {
+		o->mr_bytes += (end - base) - sl->mr.maplen;
+		counts.mr_bytes += (end - base) - sl->mr.maplen;
+		sl->mr.base = p;
+		sl->mr.maplen = end - base;
+	}
+	rep->handle = q->handle;
+	rep->lkey = srnic_mr_lkey(nmr);
+	rep->rkey = srnic_mr_rkey(nmr);
 	return 0;
 }
 
@@ -1081,14 +1201,17 @@ create_ah(struct srnd_objs *o, const struct svc_create_ah_req *q, struct svc_han
 	return 0;
 }
 
-/* Destroy an AH or an SRQ the engine finds by its published pointer: out
- * of the engine's sight first (a pass waited out), so a WQE it takes after
- * finds none (the WRs srnic took before an AH's end carry their own copy
- * of the address); published again if srnic refuses. 0 or srnic's error. */
+/* Destroy an AH, an SRQ or a memory window the engine finds by its
+ * published pointer: out of the engine's sight first (a pass waited out),
+ * so a WQE it takes after finds none (the WRs srnic took before an AH's
+ * end carry their own copy of the address; a bind srnic took before a
+ * window's end fails IBV_WC_MW_BIND_ERR); published again if srnic
+ * refuses. 0 or srnic's error. */
 static int
 obj_retire(struct srnd *d, struct srnd_objs *o, unsigned int kind, struct srnd_slot *sl)
 {
-	void *_Atomic *pub = kind == K_AH ? &o->eah[sl - o->ah] : &o->esrq[sl - o->srq];
+	void *_Atomic *pub = kind == K_AH ? &o->eah[sl - o->ah] :
+			     kind == K_SRQ ? &o->esrq[sl - o->srq] : &o->emw[sl - o->mw];
 	void *seen = atomic_load(pub);
 	struct srnd_pd *pd;
 	int rc;
@@ -1097,18 +1220,52 @@ obj_retire(struct srnd *d, struct srnd_objs *o, unsigned int kind, struct srnd_s
 		atomic_store_explicit(pub, NULL, memory_order_release);
 		srnd_engine_quiesce(d);
 	}
-	rc = kind == K_AH ? srnic_destroy_ah(sl->ah.sah) : srnic_destroy_srq(sl->srq.ssrq);
+	rc = kind == K_AH ? srnic_destroy_ah(sl->ah.sah) :
+	     kind == K_SRQ ? srnic_destroy_srq(sl->srq.ssrq) : srnic_dealloc_mw(sl->mw.smw);
 	if (rc < 0) {
 		atomic_store_explicit(pub, seen, memory_order_release);
 		return rc;
 	}
-	if (pd_of(o, kind == K_AH ? sl->ah.pd : sl->srq.pd, &pd) == 0)
+	if (pd_of(o, kind == K_AH ? sl->ah.pd : kind == K_SRQ ? sl->srq.pd : sl->mw.pd, &pd) == 0)
 		pd->users--;
 	sl->used = false;
 	if (kind == K_AH)
 		counts.ahs--;
-	else
+	else if (kind == K_SRQ)
 		counts.srqs--;
+	else
+		counts.mws--;
+	return 0;
+}
+
+/* ALLOC_MW: a window on the session's PD, published for its binds */
+static int
+alloc_mw(struct srnd_objs *o, const struct svc_alloc_mw_req *q, struct svc_alloc_mw_rep *rep)
+{
+	struct srnd_slot *sl;
+	struct srnd_pd *pd;
+	unsigned int idx;
+	int rc;
+
+	rc = pd_of(o, q->pd, &pd);
+	if (rc != 0)
+		return rc;
+	if (q->type != IBV_MW_TYPE_1 && q->type != IBV_MW_TYPE_2)
+		return -EINVAL;
+	sl = obj_new(o, K_MW, &idx);
+	if (sl == NULL)
+		return -ENOSPC;
+	sl->mw.smw = srnic_alloc_mw(pd->spd, (enum ibv_mw_type)q->type);
+	if (sl->mw.smw == NULL)
+		return -(rte_errno != 0 ? rte_errno : ENOMEM);
+	sl->used = true;
+	sl->mw.pd = q->pd;
+	sl->mw.handle = obj_handle(K_MW, sl, idx);
+	pd->users++;
+	counts.mws++;
+	atomic_store_explicit(&o->emw[idx], &sl->mw, memory_order_release);
+	rep->handle = sl->mw.handle;
+	rep->rkey = srnic_mw_rkey(sl->mw.smw);
 	return 0;
 }
 
@@ -1272,6 +1429,12 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 			close(*rx_fd);  /* mapped, or refused: the daemon keeps no descriptor */
 		*rx_fd = -1;
 		return rc;
+	case SVC_REREG_MR:
+		rc = rereg_mr(o, msg, *rx_fd, &rep->reg_mr);
+		if (*rx_fd >= 0)
+			close(*rx_fd);  /* mapped, or refused: as REG_MR's */
+		*rx_fd = -1;
+		return rc;
 	case SVC_DEREG_MR: {
 		const struct svc_handle_req *q = msg;
 
@@ -1371,6 +1534,16 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 		sl = obj_get(o, K_AH, q->handle);
 		return sl == NULL ? -EBADF : obj_retire(d, o, K_AH, sl);
 	}
+	case SVC_ALLOC_MW:
+		return alloc_mw(o, msg, &rep->alloc_mw);
+	case SVC_DEALLOC_MW: {
+		const struct svc_handle_req *q = msg;
+
+		/* not a window of the session: EINVAL, as rxe answers a
+		 * window it does not know */
+		sl = obj_get(o, K_MW, q->handle);
+		return sl == NULL ? -EINVAL : obj_retire(d, o, K_MW, sl);
+	}
 	}
 	(void)pd;
 	return -EINVAL;
@@ -1397,6 +1570,8 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 		atomic_store(&o->eah[i], NULL);
 	for (i = 0; i < SVC_SESSION_SRQS_MAX; i++)
 		atomic_store(&o->esrq[i], NULL);
+	for (i = 0; i < SVC_SESSION_MWS_MAX; i++)
+		atomic_store(&o->emw[i], NULL);
 	srnd_engine_quiesce(d);
 	for (i = 0; i < SVC_SESSION_QPS_MAX; i++) {
 		if (o->qp[i].used) {
@@ -1417,6 +1592,10 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 	for (i = 0; i < SVC_SESSION_CQS_MAX; i++)
 		if (o->cq[i].used && destroy_cq(d, o, &o->cq[i]) != 0)
 			srnd_log("reclaim: a CQ could not be destroyed");
+	/* windows before MRs: a bound one keeps its MR registered */
+	for (i = 0; i < SVC_SESSION_MWS_MAX; i++)
+		if (o->mw[i].used && obj_retire(d, o, K_MW, &o->mw[i]) != 0)
+			srnd_log("reclaim: a memory window could not be freed");
 	for (i = 0; i < SVC_SESSION_MRS_MAX; i++) {
 		for (k = 0; o->mr[i].used && dereg_mr(o, &o->mr[i]) != 0 && k < 10; k++)
 			;
@@ -1564,6 +1743,8 @@ srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs, 
 		n += o->ah[i].used;
 	for (i = 0; i < SVC_SESSION_SRQS_MAX; i++)
 		n += o->srq[i].used;
+	for (i = 0; i < SVC_SESSION_MWS_MAX; i++)
+		n += o->mw[i].used;
 	return n + *qps + *mrs;
 }
 

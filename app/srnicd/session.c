@@ -369,10 +369,11 @@ status_text(struct srnd *d, char *t, size_t n)
 	    closed_bad);
 	ADD("objects pds %" PRIu64 " cqs %" PRIu64 " qps %" PRIu64 " mrs %" PRIu64
 	    " mr_bytes %" PRIu64 " shm_bytes %" PRIu64 " bad_ring %" PRIu64 " ahs %" PRIu64
-	    " srqs %" PRIu64 "\n",
+	    " srqs %" PRIu64 " mws %" PRIu64 "\n",
 	    srnd_counts()->pds, srnd_counts()->cqs, atomic_load(&srnd_counts()->qps),
 	    srnd_counts()->mrs, srnd_counts()->mr_bytes, srnd_counts()->shm_bytes,
-	    atomic_load(&srnd_counts()->bad_ring), srnd_counts()->ahs, srnd_counts()->srqs);
+	    atomic_load(&srnd_counts()->bad_ring), srnd_counts()->ahs, srnd_counts()->srqs,
+	    srnd_counts()->mws);
 	ADD("async_events %" PRIu64 " async_drop %" PRIu64 "\n", srnd_counts()->async_events,
 	    srnd_counts()->async_drop);
 	off += srnd_cm_status(d, t + off, n - off);
@@ -563,6 +564,9 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 	case SVC_MODIFY_SRQ:
 	case SVC_QUERY_SRQ:
 	case SVC_DESTROY_SRQ:
+	case SVC_ALLOC_MW:
+	case SVC_DEALLOC_MW:
+	case SVC_REREG_MR:
 		srnd_self = d;
 		if (s->objs == NULL && (s->objs = srnd_objs_new()) == NULL) {
 			st = -ENOMEM;

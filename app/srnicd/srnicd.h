@@ -98,7 +98,7 @@ void srnd_engine_quiesce(struct srnd *d);
 struct srnd_objs;
 /* the daemon's totals (status): what every session holds */
 struct srnd_counts {
-	uint64_t pds, cqs, mrs, mr_bytes, shm_bytes, ahs, srqs;
+	uint64_t pds, cqs, mrs, mr_bytes, shm_bytes, ahs, srqs, mws;
 	uint64_t mrs_elsewhere;     /* MRs ever mapped elsewhere than the program's addresses */
 	uint64_t async_events, async_drop;  /* events given to sessions, dropped at a full ring */
 	_Atomic uint64_t qps;
@@ -178,6 +178,7 @@ union srnd_rep {
 	struct svc_create_srq_rep create_srq;
 	struct svc_query_srq_rep query_srq;
 	struct svc_init_ah_rep init_ah;
+	struct svc_alloc_mw_rep alloc_mw;
 };
 
 /* cm.c: rdma_cm in the daemon, a session's CM ids (doc/srnicd.md section 7) */

@@ -75,6 +75,7 @@ info_fill(struct srnd *d, struct rte_tel_data *t)
 	rte_tel_data_add_dict_u64(t, "shm_bytes", c->shm_bytes);
 	rte_tel_data_add_dict_u64(t, "ahs", c->ahs);
 	rte_tel_data_add_dict_u64(t, "srqs", c->srqs);
+	rte_tel_data_add_dict_u64(t, "mws", c->mws);
 	rte_tel_data_add_dict_u64(t, "cm_ids", srnd_cm_ids(NULL));
 	rte_tel_data_add_dict_u64(t, "bad_ring", atomic_load(&c->bad_ring));
 	rte_tel_data_add_dict_u64(t, "async_events", c->async_events);

@@ -367,6 +367,8 @@ int sv_fork_refused(const char *verb);
 
 /* verbs_obj.c: the ops table of every context (the objects' verbs) */
 void sv_ctx_set_ops(struct sv_context *ctx);
+/* ibv_bind_mw(): a BIND_MW WR through the context's post_send (both modes) */
+int sv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind);
 /* a CQ / QP as ibv_create_cq() / ibv_create_qp() make it (NULL, errno) */
 struct sv_cq *sv_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 			   struct ibv_comp_channel *channel, int comp_vector);

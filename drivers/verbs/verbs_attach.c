@@ -417,7 +417,7 @@ sva_no_data_path(const char *verb)
 
 	if (!atomic_exchange(&said, true))
 		sv_log("%s on srnicd's device: not attached yet (PDs, MRs, CQs, "
-		       "completion channels, RC/UC/UD QPs, AHs, SRQs and async events so far; doc/srnicd.md, section 9); run the program with "
+		       "completion channels, RC/UC/UD QPs, AHs, SRQs, memory windows, multicast and async events so far; doc/srnicd.md, section 9); run the program with "
 		       "its own port: usertools/srnic run --port DEVARGS --ip A.B.C.D -- PROGRAM", verb);
 	errno = EOPNOTSUPP;
 	return NULL;

@@ -78,6 +78,10 @@ int sva_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *sva_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 			  unsigned int access);
 int sva_dereg_mr(struct ibv_mr *mr);
+/* ibv_rereg_mr()'s, rdma-core's input checks passed: 0 or an
+ * IBV_REREG_MR_ERR_* with errno */
+int sva_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+		 int access);
 struct ibv_cq *sva_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 			     struct ibv_comp_channel *channel, int comp_vector);
 int sva_destroy_cq(struct ibv_cq *cq);
@@ -99,6 +103,7 @@ struct ibv_srq *sva_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 int sva_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
 int sva_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
 int sva_destroy_srq(struct ibv_srq *srq);
+
 
 /* verbs_attach_fatal.c: the session's end, however it comes (the
  * daemon's clean stop writes shm->state FATAL; its death, or the session

@@ -105,6 +105,13 @@ struct sva_srq {
 	uint32_t sh_done;
 };
 
+/* A memory window: the daemon's handle, which a BIND_MW WQE names (the
+ * daemon checks it is the session's). */
+struct sva_mw {
+	struct ibv_mw ibmw;
+	uint32_t handle;
+};
+
 /* A UD address handle: the daemon's handle, which a UD WQE names. */
 struct sva_ah {
 	struct ibv_ah ibah;
@@ -423,7 +430,7 @@ sva_dealloc_pd(struct ibv_pd *ibpd)
 /* ---- MR: re-backed memory (verbs_attach_mem.c) ---- */
 
 #define SVA_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
-		    IBV_ACCESS_REMOTE_ATOMIC)
+		    IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND)
 #define SVA_ACCESS_IGNORED (IBV_ACCESS_OPTIONAL_RANGE | IBV_ACCESS_HUGETLB | \
 			    IBV_ACCESS_RELAXED_ORDERING)
 
@@ -442,7 +449,7 @@ sva_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova, unsign
 		return null_errno(EINVAL);
 	if ((access & ~(SVA_ACCESS | SVA_ACCESS_IGNORED)) != 0) {
 		sv_log("ibv_reg_mr: access %#x: srnicd's attached mode takes local/remote "
-		       "read/write/atomic only", access);
+		       "read/write/atomic and MW bind only", access);
 		return null_errno(EOPNOTSUPP);
 	}
 	base = (uintptr_t)addr & ~(pg - 1);
@@ -512,6 +519,72 @@ sva_dereg_mr(struct ibv_mr *ibmr)
 	if (mr->backed)
 		sva_mem_release(mr->base, mr->end);
 	free(mr);
+	return 0;
+}
+
+/* A new range (IBV_REREG_MR_CHANGE_TRANSLATION) is re-backed as
+ * ibv_reg_mr's and the old one's pages counted one MR fewer once the
+ * daemon answers (it has then unmapped its view of them); a new PD or
+ * access keeps the range. The daemon refuses an MR with windows bound
+ * (EBUSY), as srnic does embedded. */
+int
+sva_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *ibpd, void *addr, size_t length,
+	     int access)
+{
+	struct sva_mr *mr = SVA_OF(struct sva_mr, ibmr, ibmr);
+	bool xlate = flags & IBV_REREG_MR_CHANGE_TRANSLATION;
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), base = 0, end = 0;
+	struct svc_rereg_mr_req q;
+	struct svc_reg_mr_rep r;
+	int rc, fd = -1;
+
+	if ((flags & IBV_REREG_MR_CHANGE_ACCESS) &&
+	    ((unsigned int)access & ~(SVA_ACCESS | SVA_ACCESS_IGNORED)) != 0) {
+		errno = EOPNOTSUPP;     /* as sva_reg_mr() refuses those bits */
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	if (xlate && (uintptr_t)addr + length < (uintptr_t)addr) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	req_init(&q, SVC_REREG_MR);
+	q.handle = mr->handle;
+	q.flags = (uint32_t)flags;
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		q.pd = SVA_OF(struct sva_pd, ibpd, ibpd)->handle;
+	q.access = (uint32_t)access & SVA_ACCESS;
+	if (xlate) {
+		base = (uintptr_t)addr & ~(pg - 1);
+		end = ((uintptr_t)addr + length + pg - 1) & ~(pg - 1);
+		rc = sva_mem_acquire(base, end, &fd);
+		if (rc != 0) {
+			errno = rc;
+			return IBV_REREG_MR_ERR_CMD;
+		}
+		q.addr = (uintptr_t)addr;
+		q.length = length;
+		q.offset = base;
+	}
+	rc = sva_call_fd(sva_ctx(ibmr->context), &q, fd, &r, sizeof(r), NULL);
+	if (rc != 0) {
+		if (xlate)
+			sva_mem_release(base, end);
+		errno = -rc;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	if (xlate) {
+		if (mr->backed)
+			sva_mem_release(mr->base, mr->end);
+		mr->base = base;
+		mr->end = end;
+		mr->backed = true;
+		ibmr->addr = addr;
+		ibmr->length = length;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		ibmr->pd = ibpd;
+	ibmr->lkey = r.lkey;
+	ibmr->rkey = r.rkey;
 	return 0;
 }
 
@@ -1032,7 +1105,11 @@ send_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_ATOMIC_WRITE:
+	case IBV_WR_SEND_WITH_INV:          /* an IETH: RC only */
 		return t == IBV_QPT_RC;
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
+		return t == IBV_QPT_RC || t == IBV_QPT_UC;
 	default:
 		return false;
 	}
@@ -1040,12 +1117,14 @@ send_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 
 /* The ibv_wr_*() operations an attached QP may ask for: the opcodes
  * send_opcode_ok() lets through (the daemon hands each WQE to srnic's own
- * post, so ATOMIC_WRITE is the engine's, as embedded); no memory windows
- * or invalidation attached yet */
+ * post, so ATOMIC_WRITE is the engine's, as embedded), memory windows and
+ * invalidation included */
 #define SVA_QP_EX_SEND_OPS (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 			    IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
 			    IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-			    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE)
+			    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_ATOMIC_WRITE | \
+			    IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV | \
+			    IBV_QP_EX_WITH_SEND_WITH_INV)
 
 /* IBTA 1.5's ATOMIC_WRITE carries its 8 bytes in the WQE whatever the QP's
  * max_inline_data (as srnic's own post) */
@@ -1108,9 +1187,27 @@ wc_opcode(enum ibv_wr_opcode op)
 		return IBV_WC_FETCH_ADD;
 	case IBV_WR_ATOMIC_WRITE:
 		return IBV_WC_ATOMIC_WRITE;
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
 	default:
 		return IBV_WC_SEND;
 	}
+}
+
+/* A bind's window and MR as verbs wants them (rxe's checks at the post):
+ * a window of the QP's PD, an MR unless the bind unbinds (length 0), no
+ * data. The rest (the MR's PD and access, the range, the window's state)
+ * is srnic's, in the daemon: a bind it refuses completes
+ * IBV_WC_MW_BIND_ERR. */
+static bool
+bind_ok(const struct ibv_qp *qp, const struct ibv_send_wr *wr)
+{
+	const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
+
+	return wr->bind_mw.mw != NULL && wr->bind_mw.mw->pd == qp->pd && wr->num_sge == 0 &&
+	       !(wr->send_flags & IBV_SEND_INLINE) && (b->length == 0 || b->mr != NULL);
 }
 
 static inline void
@@ -1159,6 +1256,10 @@ sq_write(struct sva_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 			rc = ENOMEM;
 			break;
 		}
+		if (unlikely(wr->opcode == IBV_WR_BIND_MW) && !bind_ok(ibqp, wr)) {
+			rc = EINVAL;
+			break;
+		}
 		w = &qp->ring->sq[qp->sq_head & (qp->sq_size - 1)];
 		w->wr_id = wr->wr_id;
 		w->opcode = wr->opcode;
@@ -1179,7 +1280,18 @@ sq_write(struct sva_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 			w->remote_addr = wr->wr.rdma.remote_addr;
 			w->rkey = wr->wr.rdma.rkey;
 		}
-		if (wr->send_flags & IBV_SEND_INLINE) {
+		if (unlikely(wr->opcode == IBV_WR_BIND_MW)) {
+			const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
+
+			/* the daemon checks the window is this session's, live */
+			w->bind.mw = SVA_OF(struct sva_mw, wr->bind_mw.mw, ibmw)->handle;
+			w->bind.mr_lkey = b->length != 0 ? b->mr->lkey : 0;
+			w->bind.addr = b->addr;
+			w->bind.length = b->length;
+			w->bind.access = b->mw_access_flags;
+			w->rkey = wr->bind_mw.rkey;
+			w->num_sge = 0;
+		} else if (wr->send_flags & IBV_SEND_INLINE) {
 			/* the data goes in the WQE: the buffer is the program's again */
 			for (len = 0, i = 0; i < wr->num_sge; i++) {
 				memcpy(w->inl + len, (void *)(uintptr_t)wr->sg_list[i].addr,
@@ -1531,6 +1643,37 @@ sva_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *attr)
 	return &qp->ibqp;
 }
 
+/* A QP to RESET: its CQEs the daemon already put in the ring go, as srnic
+ * cleans its own CQs (and libmlx5 its CQs): newest to oldest, each kept
+ * entry moved up behind the ones after it, cons past the dropped (the
+ * slots up to prod are the application's). Its WQEs are done with. */
+static void
+cq_clean(struct sva_cq *cq, struct sva_qp *qp)
+{
+	uint32_t prod, i, keep, mask = cq->size - 1;
+
+	pthread_spin_lock(&cq->lock);
+	prod = __atomic_load_n(&cq->ring->prod.v, __ATOMIC_ACQUIRE);
+	for (i = keep = prod; i != cq->cons; i--) {
+		const struct ibv_wc *wc = &cq->ring->cqe[(i - 1) & mask];
+
+		if (wc->qp_num == qp->ibqp.qp_num)
+			continue;
+		keep--;
+		if (keep != i - 1)
+			cq->ring->cqe[keep & mask] = *wc;
+	}
+	if (keep != cq->cons) {
+		cq->cons = keep;
+		__atomic_store_n(&cq->ring->cons.v, cq->cons, __ATOMIC_RELEASE);
+	}
+	if (&cq->ibcq == qp->ibqp.send_cq)
+		qp->sq_done = __atomic_load_n(&qp->ring->sq_head.v, __ATOMIC_ACQUIRE);
+	if (&cq->ibcq == qp->ibqp.recv_cq && qp->ibqp.srq == NULL)
+		qp->rq_done = __atomic_load_n(&qp->ring->rq_head.v, __ATOMIC_ACQUIRE);
+	pthread_spin_unlock(&cq->lock);
+}
+
 int
 sva_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 {
@@ -1546,6 +1689,11 @@ sva_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 	rc = -sva_call_fd(sva_ctx(ibqp->context), &q, -1, &r, sizeof(r), NULL);
 	if (rc == 0 && (attr_mask & IBV_QP_STATE))
 		ibqp->state = attr->qp_state;
+	if (rc == 0 && (attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		cq_clean(SVA_OF(struct sva_cq, ibqp->send_cq, ibcq), qp);
+		if (ibqp->recv_cq != ibqp->send_cq)
+			cq_clean(SVA_OF(struct sva_cq, ibqp->recv_cq, ibcq), qp);
+	}
 	return rc;
 }
 
@@ -1754,6 +1902,50 @@ sva_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid, uint16_t lid, bool atta
 	return -sva_call_fd(sva_ctx(ibqp->context), &q, -1, &r, sizeof(r), NULL);
 }
 
+/* ---- memory windows: made and freed by the daemon, bound and
+ * invalidated through the SQ ring (sva_post_send) ---- */
+
+static struct ibv_mw *
+sva_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
+{
+	struct svc_alloc_mw_req q;
+	struct svc_alloc_mw_rep r;
+	struct sva_mw *mw;
+	int rc;
+
+	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2)
+		return null_errno(EINVAL);
+	mw = calloc(1, sizeof(*mw));
+	if (mw == NULL)
+		return null_errno(ENOMEM);
+	req_init(&q, SVC_ALLOC_MW);
+	q.pd = SVA_OF(struct sva_pd, ibpd, ibpd)->handle;
+	q.type = (uint32_t)type;
+	rc = sva_call_fd(sva_ctx(ibpd->context), &q, -1, &r, sizeof(r), NULL);
+	if (rc != 0) {
+		free(mw);
+		return null_errno(-rc);
+	}
+	mw->handle = r.handle;
+	mw->ibmw.context = ibpd->context;
+	mw->ibmw.pd = ibpd;
+	mw->ibmw.rkey = r.rkey;
+	mw->ibmw.handle = r.handle;
+	mw->ibmw.type = type;
+	return &mw->ibmw;
+}
+
+static int
+sva_dealloc_mw(struct ibv_mw *ibmw)
+{
+	struct sva_mw *mw = SVA_OF(struct sva_mw, ibmw, ibmw);
+	int rc = call_destroy(sva_ctx(ibmw->context), SVC_DEALLOC_MW, mw->handle);
+
+	if (rc == 0)
+		free(mw);
+	return rc;
+}
+
 static void
 sva_ctx_set_ops(struct sva_context *ctx)
 {
@@ -1765,4 +1957,7 @@ sva_ctx_set_ops(struct sva_context *ctx)
 	ctx->vctx.get_srq_num = sva_get_srq_num;
 	ctx->vctx.create_cq_ex = sva_create_cq_ex;
 	ctx->vctx.create_qp_ex = sva_create_qp_ex;
+	ctx->vctx.context.ops.alloc_mw = sva_alloc_mw;
+	ctx->vctx.context.ops.dealloc_mw = sva_dealloc_mw;
+	ctx->vctx.context.ops.bind_mw = sv_bind_mw;     /* through sva_post_send */
 }

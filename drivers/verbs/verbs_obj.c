@@ -171,17 +171,12 @@ int
 ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *ibpd, void *addr, size_t length,
 	     int access)
 {
-	struct sv_mr *mr = sv_mr(ibmr);
-	struct srnic_mr *old = mr->smr, *smr;
+	struct srnic_mr *old, *smr;
+	struct sv_mr *mr;
 	int rc;
 
 	if (unlikely(sv_forked)) {
 		errno = sv_fork_refused("ibv_rereg_mr");
-		return IBV_REREG_MR_ERR_CMD;
-	}
-	if (sva_is_ctx(ibmr->context)) { /* the attached provider has none yet */
-		sva_no_data_path("ibv_rereg_mr");
-		errno = EOPNOTSUPP;
 		return IBV_REREG_MR_ERR_CMD;
 	}
 	if (flags == 0 || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) != 0 ||
@@ -190,14 +185,18 @@ ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *ibpd, void *addr, si
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
 	}
-	if ((flags & IBV_REREG_MR_CHANGE_ACCESS) &&
-	    ((unsigned int)access & ~(SV_ACCESS_ENFORCED | SV_ACCESS_IGNORED)) != 0) {
-		errno = EOPNOTSUPP; /* as ibv_reg_mr() refuses those bits */
-		return IBV_REREG_MR_ERR_CMD;
-	}
 	if ((flags & IBV_REREG_MR_CHANGE_PD) &&
 	    (ibpd == NULL || ibpd->context != ibmr->context)) {
 		errno = EINVAL;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	if (sva_is_ctx(ibmr->context))
+		return sva_rereg_mr(ibmr, flags, ibpd, addr, length, access);
+	mr = sv_mr(ibmr);
+	old = mr->smr;
+	if ((flags & IBV_REREG_MR_CHANGE_ACCESS) &&
+	    ((unsigned int)access & ~(SV_ACCESS_ENFORCED | SV_ACCESS_IGNORED)) != 0) {
+		errno = EOPNOTSUPP; /* as ibv_reg_mr() refuses those bits */
 		return IBV_REREG_MR_ERR_CMD;
 	}
 	smr = srnic_rereg_mr(old, flags, (flags & IBV_REREG_MR_CHANGE_PD) ? sv_pd(ibpd)->spd : NULL,
@@ -1091,8 +1090,9 @@ sv_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
 
 /* ibv_bind_mw() (type 1, checked by rdma-core's inline wrapper): a BIND_MW
  * send WR with the next key byte, as rdma-core's providers post it; the
- * window's rkey is the new one once posted (rxe's rxe_bind_mw()). */
-static int
+ * window's rkey is the new one once posted (rxe's rxe_bind_mw()). Through
+ * the context's post_send: the attached provider's too. */
+int
 sv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
 {
 	struct ibv_send_wr wr = { .wr_id = bind->wr_id, .opcode = IBV_WR_BIND_MW,
@@ -1103,7 +1103,7 @@ sv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
 	wr.bind_mw.mw = mw;
 	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
 	wr.bind_mw.bind_info = bind->bind_info;
-	rc = sv_post_send(qp, &wr, &bad);
+	rc = qp->context->ops.post_send(qp, &wr, &bad);
 	if (rc == 0)
 		mw->rkey = wr.bind_mw.rkey;
 	return rc;

@@ -551,6 +551,13 @@ struct srnic_mr *
 srnic_rereg_mr(struct srnic_mr *mr, int flags, struct srnic_pd *pd, void *addr, size_t length,
 	       int access)
 {
+	return srnic_rereg_mr_iova(mr, flags, pd, addr, length, (uintptr_t)addr, access);
+}
+
+struct srnic_mr *
+srnic_rereg_mr_iova(struct srnic_mr *mr, int flags, struct srnic_pd *pd, void *addr,
+		    size_t length, uint64_t iova, int access)
+{
 	struct srnic_dev *dev;
 	struct srnic_mr *nmr, **slot;
 	bool xlate = flags & IBV_REREG_MR_CHANGE_TRANSLATION;
@@ -559,7 +566,7 @@ srnic_rereg_mr(struct srnic_mr *mr, int flags, struct srnic_pd *pd, void *addr, 
 
 	if (mr == NULL || mr->unpublished || flags == 0 ||
 	    (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) != 0 ||
-	    (xlate && (addr == NULL || length == 0)) ||
+	    (xlate && (addr == NULL || length == 0 || iova + length < iova)) ||
 	    ((flags & IBV_REREG_MR_CHANGE_PD) && (pd == NULL || pd->dev != mr->dev))) {
 		rte_errno = EINVAL;
 		return NULL;
@@ -589,9 +596,9 @@ srnic_rereg_mr(struct srnic_mr *mr, int flags, struct srnic_pd *pd, void *addr, 
 		return NULL;
 	}
 	/* the same memory: its release callback goes with the new object */
-	/* a new translation is at its own address (rdma-core's hca_va is
-	 * addr), else the registration keeps its IOVA */
-	nmr = mr_new(pd, addr, length, xlate ? (uintptr_t)addr : mr->va, access,
+	/* a new translation is at iova (rdma-core's hca_va is addr: the
+	 * caller's), else the registration keeps its IOVA */
+	nmr = mr_new(pd, addr, length, xlate ? iova : mr->va, access,
 		     xlate ? NULL : mr->release, xlate ? NULL : mr->release_arg);
 	if (nmr == NULL)
 		return NULL;

@@ -386,6 +386,16 @@ struct srnic_mr *srnic_reg_mr_iova(struct srnic_pd *pd, void *addr, size_t lengt
 struct srnic_mr *srnic_rereg_mr(struct srnic_mr *mr, int flags, struct srnic_pd *pd, void *addr,
 				size_t length, int access);
 /**
+ * srnic_rereg_mr() whose new translation (IBV_REREG_MR_CHANGE_TRANSLATION)
+ * is named by iova, as srnic_reg_mr_iova(): srnic reads and writes addr +
+ * (address - iova). srnic_rereg_mr() is this with iova == addr (what
+ * ibv_rereg_mr(3) names); a process that maps the application's memory
+ * elsewhere (srnicd) passes the application's address. iova is ignored
+ * without a new translation. EINVAL also when iova + length wraps.
+ */
+struct srnic_mr *srnic_rereg_mr_iova(struct srnic_mr *mr, int flags, struct srnic_pd *pd,
+				     void *addr, size_t length, uint64_t iova, int access);
+/**
  * Deregister: -EINVAL while a memory window is bound to it (nothing
  * changed; invalidate or free the windows first: rxe refuses it so, with
  * EINVAL). srnic_dereg_mr_wait() too.

@@ -27,7 +27,7 @@
 
 #define SVC_MAGIC 0x534e5244u          /* "SNRD" */
 #define SVC_VERSION_MAJOR 4            /* a HELLO of another major is refused */
-#define SVC_VERSION_MINOR 1            /* 1: CM_CREATE_LISTEN */
+#define SVC_VERSION_MINOR 2            /* 1: CM_CREATE_LISTEN; 2: ALLOC_MW, DEALLOC_MW, the bind WQE, REREG_MR */
 #define SVC_SOCK_DEFAULT "/run/srnic/srnicd.sock"
 #define SVC_SOCK_ENV "SRNIC_DAEMON_SOCKET"  /* the application's override */
 #define SVC_SOCK_PATH_MAX 108          /* sockaddr_un.sun_path */
@@ -90,6 +90,12 @@ enum svc_type {
 	 * CM_LISTEN at once, so a REQ that follows the listener's own
 	 * announcement of its port finds it (doc/rdmacm.md) */
 	SVC_CM_CREATE_LISTEN,
+	/* memory windows (ibv_alloc_mw/ibv_dealloc_mw); bound, invalidated
+	 * through the SQ (svc_wqe.bind, invalidate_rkey) */
+	SVC_ALLOC_MW,
+	SVC_DEALLOC_MW,
+	/* ibv_rereg_mr: a registration's new range, PD or access */
+	SVC_REREG_MR,
 	SVC_TYPE_END,
 };
 
@@ -207,6 +213,7 @@ struct svc_status_rep {
 #define SVC_SESSION_CHANNELS_MAX 16
 #define SVC_SESSION_AHS_MAX 256
 #define SVC_SESSION_SRQS_MAX 16
+#define SVC_SESSION_MWS_MAX 256
 #define SVC_SESSION_MR_BYTES_MAX (4ull << 30)
 /* a ring's slots: max_send_wr, max_recv_wr up to SVC_RING_WR_MAX, an
  * SRQ's max_wr up to SVC_RING_SRQ_WR_MAX (one SRQ feeds many QPs:
@@ -237,15 +244,31 @@ struct svc_sge {
 	uint32_t lkey;
 };
 
+/* IBV_WR_BIND_MW's binding (ibv_mw_bind_info), in a WQE of no SGE: the
+ * window is an ALLOC_MW handle of the session (the daemon checks it is
+ * one, live), the MR is named by its lkey (srnic checks it is of the QP's
+ * PD: another session's MR is not) */
+struct svc_bind {
+	uint32_t mw;                /* an ALLOC_MW handle of the session */
+	uint32_t mr_lkey;           /* 0 with length 0: a type 1 window unbound */
+	uint64_t addr;
+	uint64_t length;
+	uint32_t access;            /* IBV_ACCESS_REMOTE_* the window grants */
+	uint32_t pad;
+};
+
 /* A send or receive WQE as the application writes it into a ring slot. */
 struct svc_wqe {
 	uint64_t wr_id;
 	uint32_t opcode;            /* enum ibv_wr_opcode (send) */
 	uint32_t send_flags;        /* enum ibv_send_flags */
 	uint32_t num_sge;           /* sg[] entries, or with IBV_SEND_INLINE the bytes of inl[] */
-	uint32_t imm_data;          /* network order, as ibv_send_wr's */
+	/* network order, as ibv_send_wr's; IBV_WR_LOCAL_INV and
+	 * IBV_WR_SEND_WITH_INV: the rkey to invalidate (invalidate_rkey, the
+	 * same union in ibv_send_wr) */
+	uint32_t imm_data;
 	uint64_t remote_addr;
-	uint32_t rkey;
+	uint32_t rkey;              /* IBV_WR_BIND_MW: the window's new rkey */
 	uint32_t ah;                /* UD: a CREATE_AH handle of the session */
 	uint64_t compare_add;
 	uint64_t swap;
@@ -254,6 +277,7 @@ struct svc_wqe {
 	union {
 		struct svc_sge sg[SVC_WQE_SGE_MAX];
 		uint8_t inl[SVC_WQE_INLINE_MAX];
+		struct svc_bind bind;   /* IBV_WR_BIND_MW (num_sge 0) */
 	};
 };
 
@@ -590,6 +614,38 @@ struct svc_mcast_req {
 	uint16_t lid;
 	uint16_t pad;
 	union ibv_gid gid;
+};
+
+/* ALLOC_MW: a window of type (enum ibv_mw_type) on the session's PD;
+ * the reply its handle and first rkey. DEALLOC_MW: svc_handle_req (a
+ * handle not of the session: -EINVAL, as rxe's bind of such a window). */
+struct svc_alloc_mw_req {
+	struct svc_hdr h;
+	uint32_t pd;
+	uint32_t type;
+};
+
+struct svc_alloc_mw_rep {
+	struct svc_hdr h;
+	uint32_t handle;
+	uint32_t rkey;
+};
+
+/* REREG_MR: ibv_rereg_mr(3) of the session's MR handle: flags
+ * IBV_REREG_MR_CHANGE_*; pd (CHANGE_PD) a PD of the session; access
+ * (CHANGE_ACCESS); with CHANGE_TRANSLATION the request carries the memfd
+ * whose pages from offset back [addr, addr + length), as REG_MR_AT's, and
+ * the new range's keys name it at addr (rdma-core's). The reply is
+ * REG_MR's: the same handle, the keys (new with a new translation). */
+struct svc_rereg_mr_req {
+	struct svc_hdr h;
+	uint32_t handle;
+	uint32_t flags;
+	uint32_t pd;
+	uint32_t access;
+	uint64_t addr;
+	uint64_t length;
+	uint64_t offset;
 };
 
 /** The size of a message of type, request or reply (0: no such type). */

@@ -59,6 +59,9 @@ static const size_t svc_sizes[SVC_TYPE_END][2] = {
 	[SVC_DETACH_MCAST] = { sizeof(struct svc_mcast_req), sizeof(struct svc_handle_rep) },
 	[SVC_CM_CREATE_LISTEN] = { sizeof(struct svc_cm_listen_req),
 				   sizeof(struct svc_handle_rep) },
+	[SVC_ALLOC_MW] = { sizeof(struct svc_alloc_mw_req), sizeof(struct svc_alloc_mw_rep) },
+	[SVC_DEALLOC_MW] = { sizeof(struct svc_handle_req), sizeof(struct svc_handle_rep) },
+	[SVC_REREG_MR] = { sizeof(struct svc_rereg_mr_req), sizeof(struct svc_reg_mr_rep) },
 };
 
 size_t

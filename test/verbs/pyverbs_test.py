@@ -87,6 +87,26 @@ SKIPS["rdmacm_attached"] = {
     "test_reservered_qpn": ("Can not run the test over non MLX5 device",
                             "mlx5 only (mlx5dv reserved QPNs)"),
 }
+DMABUF = "Allocating dmabuf is not supported"
+# test_mr attached to srnicd on a net_ring0 port (its frames loop back):
+# the memory window and reregistration tests, and the rest of the module
+SKIPS["mr_attached"] = {
+    "test_dm_bad_access": ("Device memory is not supported", "no device memory (mlx5's)"),
+    "test_dm_bad_registration": ("Device memory is not supported", "no device memory (mlx5's)"),
+    "test_create_dm_mr": ("Device memory is not supported", "no device memory (mlx5's)"),
+    "test_dm_traffic": ("Device memory is not supported", "no device memory (mlx5's)"),
+    "test_dm_remote_traffic": ("Device memory is not supported", "no device memory (mlx5's)"),
+    "test_dmabuf_dereg_mr": (DMABUF, "no dma-buf MRs (a GPU's memory)"),
+    "test_dmabuf_dereg_mr_twice": (DMABUF, "no dma-buf MRs (a GPU's memory)"),
+    "test_dmabuf_lkey": (DMABUF, "no dma-buf MRs (a GPU's memory)"),
+    "test_dmabuf_rc_traffic": (DMABUF, "no dma-buf MRs (a GPU's memory)"),
+    "test_dmabuf_rdma_traffic": (DMABUF, "no dma-buf MRs (a GPU's memory)"),
+    "test_dmabuf_read": (DMABUF, "no dma-buf MRs (a GPU's memory)"),
+    "test_dmabuf_reg_mr": (DMABUF, "no dma-buf MRs (a GPU's memory)"),
+    "test_dmabuf_reg_mr_bad_flags": (DMABUF, "no dma-buf MRs (a GPU's memory)"),
+    "test_dmabuf_rkey": (DMABUF, "no dma-buf MRs (a GPU's memory)"),
+    "test_dmabuf_write": (DMABUF, "no dma-buf MRs (a GPU's memory)"),
+}
 DAEMON = None
 # A program that joins the group 230.B.C.D (a UD QP attached through the
 # daemon) and dies by SIGKILL without leaving it: the daemon must detach
@@ -117,6 +137,7 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 # the device's address: the veth end's kernel address the daemon's port sends on
 RDMACM_IP = "10.88.0.1"
+MR_IP = "10.89.0.1"
 # the whole suite (273 tests in rdma-core 44): a floor that only rises
 MIN_PASSED = 90
 WHOLE = {"all": [], "all_dev": ["--dev", "srnic0"]}
@@ -157,6 +178,7 @@ COUNT = {"cqex": 5, "qpex": 20, "rdmacm_attached": 13}
 COUNT["cqex_attached"] = COUNT["cqex"]
 COUNT["qpex_attached"] = COUNT["qpex"]
 COUNT["odp_attached"] = 17
+COUNT["mr_attached"] = 27
 # attached, with the rdma_cm tests: ibv_query_device_ex's phys_port_cnt_ex
 MODULES = {"rdmacm_attached": ["test_rdmacm", "test_mlx5_rdmacm",
                                "test_device.DeviceTest.test_phys_port_cnt_ex"],
@@ -301,6 +323,54 @@ def attached(tag):
             print(open(log).read()[-2000:], flush=True)
 
 
+def run_mr_attached():
+    """test_mr attached to srnicd on a net_ring0 port: its two ends are QPs
+    of one process, through the daemon's loopback; the daemon's objects
+    after the run are what they were before."""
+    tests = os.path.join(vt.TMP, "tests")
+    suite_copy(tests)
+    sock = os.path.join(vt.TMP, "srnicd.sock")
+    log = os.path.join(vt.TMP, "srnicd.log")
+    env = vt.run_env()
+    for k in ("SRNIC_PORT", "SRNIC_IP", "SRNIC_IP6"):
+        env.pop(k, None)
+    env.update({"SRNIC_DAEMON": DAEMON, "SRNIC_DAEMON_SOCKET": sock})
+    with open(log, "w") as lf:
+        daemon = subprocess.Popen([vt.SRNIC, "daemon", "--port", "net_ring0", "--ip",
+                                   MR_IP, "--socket", sock],
+                                  env=env, stdout=lf, stderr=subprocess.STDOUT)
+    try:
+        up = wait_for(lambda: "srnicd: ready" in open(log).read() or daemon.poll() is not None)
+        if not vt.check(up and daemon.poll() is None,
+                        "srnicd up on net_ring0: %s" % open(log).read()[-800:]):
+            return
+        before = objects_line(env)
+        cmd = [vt.SRNIC, "run", "--", PYTHON, os.path.join(tests, "run_tests.py"),
+               "--dev", "srnic0", "--gid", "1", "-v", "test_mr"]
+        out, rc = run_suite(cmd, env)
+        print(out, flush=True)
+        check_module("mr_attached", out, rc)
+        vt.check(wait_for(lambda: objects_line(env) == before),
+                 "the daemon's objects after test_mr as before: %r, %r"
+                 % (before, objects_line(env)))
+    finally:
+        daemon.terminate()
+        try:
+            daemon.wait(timeout=vt.GUARD_S)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            daemon.wait()
+        print(open(log).read()[-2000:], flush=True)
+
+
+def objects_line(env):
+    """srnicd's status objects line, without bad_ring (a counter)"""
+    out = subprocess.run([vt.SRNIC, "status"], env=env, capture_output=True, text=True,
+                         timeout=vt.GUARD_S).stdout
+    m = re.search(r"^objects (.*)$", out, re.M)
+    return re.sub(r" bad_ring \d+", "", m.group(1)) if m else None
+
+
 def run_attached_module(mod):
     """The modules of MODULES[mod] attached to srnicd, every test ok or its
     named skip; or (all_attached) the whole suite with no options, as a user
@@ -416,7 +486,7 @@ def run_whole(case):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True, help="the folder with srnic's libibverbs.so.1")
-    ap.add_argument("--daemon", help="srnicd (rdmacm_attached)")
+    ap.add_argument("--daemon", help="srnicd (the *_attached modules)")
     ap.add_argument("module", choices=sorted(SKIPS) + sorted(WHOLE) + ["all_attached"])
     a = ap.parse_args()
     global DAEMON
@@ -430,6 +500,8 @@ def main():
         case = run_rdmacm_attached
     elif a.module in MODULES or a.module == "all_attached":
         case = lambda: run_attached_module(a.module)
+    elif a.module == "mr_attached":
+        case = run_mr_attached
     elif a.module in WHOLE:
         case = lambda: run_whole(a.module)
     else:
