@@ -29,8 +29,16 @@
  *   SRNIC_PORT_RESTART_MS until it is up; the engines leave the port
  *   alone meanwhile (dev->port_paused, read once per poll).
  */
+/* rte_intr_fd_get() and rte_intr_instance_free() are experimental in 22.11 */
+#define ALLOW_EXPERIMENTAL_API
+
+#include <dlfcn.h>
+#include <inttypes.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -40,6 +48,7 @@
 #include <rte_dev.h>
 #include <rte_devargs.h>
 #include <rte_ethdev.h>
+#include <rte_interrupts.h>
 #include <rte_kvargs.h>
 #include <rte_log.h>
 #include <rte_spinlock.h>
@@ -53,7 +62,12 @@ static const char *const port_stat_names[SRNIC_PORT_STAT_COUNT] = {
 	[SRNIC_PORT_STAT_MTU_CHANGE] = "port_mtu_change",
 	[SRNIC_PORT_STAT_MTU_QP_ERR] = "port_mtu_qp_err",
 	[SRNIC_PORT_STAT_RESTART_HELD] = "port_restart_held",
+	[SRNIC_PORT_STAT_MEMIF_CC_PURGED] = "port_memif_cc_purged",
 };
+
+/* memif's stale control sources removed in this process (below): EAL's
+ * interrupt thread is the process's, so every device reports this one */
+static _Atomic uint64_t memif_cc_purged;
 
 int64_t
 srnic_dev_port_stat(const struct srnic_dev *dev, const char *name)
@@ -62,7 +76,8 @@ srnic_dev_port_stat(const struct srnic_dev *dev, const char *name)
 
 	for (i = 0; i < SRNIC_PORT_STAT_COUNT; i++)
 		if (strcmp(port_stat_names[i], name) == 0)
-			return (int64_t)atomic_load_explicit(&dev->port_stats[i],
+			return (int64_t)atomic_load_explicit(i == SRNIC_PORT_STAT_MEMIF_CC_PURGED ?
+							     &memif_cc_purged : &dev->port_stats[i],
 							     memory_order_relaxed);
 	return -1;
 }
@@ -176,9 +191,234 @@ unknown:
 #endif
 	RTE_SET_USED(client);
 	SRNIC_LOG(WARNING, "port %u: net_memif of %s, not DPDK 22.11's: its bursts are not guarded "
-		  "against a peer that goes away (doc/reliability.md)", port_id, rte_version());
+		  "against a peer that goes away, nor its server against a client that goes "
+		  "before HELLO (doc/reliability.md)", port_id, rte_version());
 	return NULL;
 }
+
+#ifdef MEMIF_GUARD
+/*
+ * A memif server must survive a client that connects and goes at once.
+ *
+ * DPDK 22.11's memif_listener_handler() (memif_socket.c, on EAL's interrupt
+ * thread) accepts a connection, registers its control channel's callback
+ * (rte_intr_callback_register(cc->intr_handle, memif_intr_handler, cc)) and
+ * sends HELLO; when the send fails (the client already gone: "sendmsg fail:
+ * Broken pipe") its error path closes the socket and frees the handle and
+ * the channel without unregistering. EAL keeps a source on a closed fd:
+ * the registration asked its thread to rebuild its epoll set, and that
+ * rebuild's EPOLL_CTL_ADD fails with EBADF and rte_panic()s (the process
+ * aborts: "Error adding fd N epoll_ctl, Bad file descriptor"); had the fd
+ * number been reused first, the stale callback would run on freed memory.
+ *
+ * srnic watches the channels memif registers (the callback's code lies in
+ * memif's object, dladdr) and the ones memif unregisters; when memif frees
+ * the handle of a channel still registered (rte_intr_instance_free(), which
+ * that error path calls right after the close, on the same thread, before
+ * the thread rebuilds anything), srnic unregisters it first: the rebuild
+ * then never meets the fd. These four calls are DPDK's, defined here so the
+ * dynamic linker binds memif's calls to them (a definition without version
+ * in the program comes before librte_eal's DPDK_23/EXPERIMENTAL ones); each
+ * calls EAL's own. rte_intr_instance_free() also runs under EAL's intr_lock
+ * (its own frees, and memif's unregister callback): only a handle recorded
+ * here and not unregistered calls back into EAL, and memif's unregister
+ * callback frees a handle that rte_intr_callback_unregister_pending()
+ * already marked. No libc call is interposed. The fix upstream is one
+ * call, in doc/reliability.md.
+ */
+struct memif_cc_src {
+	const struct rte_intr_handle *handle; /* memif's; NULL: a free slot */
+	int fd;
+	rte_intr_callback_fn cb_fn;
+	void *cb_arg;
+	bool live;                            /* registered, not unregistered yet */
+};
+
+static struct memif_cc_src memif_cc[SRNIC_MEMIF_CC_MAX];
+static pthread_mutex_t memif_cc_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic unsigned int memif_cc_used; /* slots with a handle */
+static pthread_once_t memif_cc_once = PTHREAD_ONCE_INIT;
+
+static int (*eal_cb_register)(const struct rte_intr_handle *, rte_intr_callback_fn, void *);
+static int (*eal_cb_unregister)(const struct rte_intr_handle *, rte_intr_callback_fn, void *);
+static int (*eal_cb_unregister_pending)(const struct rte_intr_handle *, rte_intr_callback_fn,
+					void *, rte_intr_unregister_callback_fn);
+static void (*eal_instance_free)(struct rte_intr_handle *);
+
+/* EAL's definition of name: the next one after this object's, else the
+ * version librte_eal.so.23 exports */
+static void *
+memif_cc_eal(const char *name, const char *version)
+{
+	void *f = dlsym(RTLD_NEXT, name);
+	void *eal;
+
+	if (f != NULL)
+		return f;
+	eal = dlopen("librte_eal.so.23", RTLD_NOW | RTLD_NOLOAD);
+	if (eal != NULL) {
+		f = dlvsym(eal, name, version);
+		dlclose(eal);
+	}
+	if (f == NULL) {
+		fprintf(stderr, "srnic: %s: EAL's definition not found (%s): cannot go on\n",
+			name, dlerror());
+		abort();
+	}
+	return f;
+}
+
+static void
+memif_cc_init(void)
+{
+	*(void **)&eal_cb_register = memif_cc_eal("rte_intr_callback_register", "DPDK_23");
+	*(void **)&eal_cb_unregister = memif_cc_eal("rte_intr_callback_unregister", "DPDK_23");
+	*(void **)&eal_cb_unregister_pending =
+		memif_cc_eal("rte_intr_callback_unregister_pending", "DPDK_23");
+	*(void **)&eal_instance_free = memif_cc_eal("rte_intr_instance_free", "EXPERIMENTAL");
+}
+
+/* whether fn is memif's code (the net_memif PMD's object) */
+static bool
+memif_cc_is_memif(rte_intr_callback_fn fn)
+{
+	const char *base;
+	Dl_info info;
+
+	if (dladdr(*(void **)&fn, &info) == 0 || info.dli_fname == NULL)
+		return false;
+	base = strrchr(info.dli_fname, '/');
+	base = base != NULL ? base + 1 : info.dli_fname;
+	return strncmp(base, "librte_net_memif.so", strlen("librte_net_memif.so")) == 0;
+}
+
+static void
+memif_cc_note(const struct rte_intr_handle *h, rte_intr_callback_fn cb_fn, void *cb_arg)
+{
+	struct memif_cc_src *free_slot = NULL, *e = NULL;
+	static bool warned;
+	unsigned int i;
+
+	pthread_mutex_lock(&memif_cc_lock);
+	for (i = 0; i < SRNIC_MEMIF_CC_MAX && e == NULL; i++) {
+		if (memif_cc[i].handle == h)
+			e = &memif_cc[i];
+		else if (memif_cc[i].handle == NULL && free_slot == NULL)
+			free_slot = &memif_cc[i];
+	}
+	if (e == NULL && free_slot != NULL) {
+		e = free_slot;
+		atomic_fetch_add_explicit(&memif_cc_used, 1, memory_order_relaxed);
+	}
+	if (e != NULL)
+		*e = (struct memif_cc_src){ .handle = h, .fd = rte_intr_fd_get(h), .cb_fn = cb_fn,
+					    .cb_arg = cb_arg, .live = true };
+	pthread_mutex_unlock(&memif_cc_lock);
+	if (e == NULL && !warned) {
+		warned = true;
+		SRNIC_LOG(WARNING, "memif: more than %u control channels at once: the others are "
+			  "not watched for a client that goes before HELLO (doc/reliability.md)",
+			  SRNIC_MEMIF_CC_MAX);
+	}
+}
+
+/* memif unregistered n callbacks (cb_arg (void *)-1: any argument) */
+static void
+memif_cc_gone(const struct rte_intr_handle *h, rte_intr_callback_fn cb_fn, void *cb_arg, int n)
+{
+	unsigned int i;
+	int fd;
+
+	if (n <= 0 || atomic_load_explicit(&memif_cc_used, memory_order_relaxed) == 0)
+		return;
+	fd = rte_intr_fd_get(h);
+	pthread_mutex_lock(&memif_cc_lock);
+	for (i = 0; i < SRNIC_MEMIF_CC_MAX; i++)
+		if (memif_cc[i].handle != NULL && memif_cc[i].fd == fd &&
+		    memif_cc[i].cb_fn == cb_fn &&
+		    (cb_arg == (void *)-1 || memif_cc[i].cb_arg == cb_arg))
+			memif_cc[i].live = false;
+	pthread_mutex_unlock(&memif_cc_lock);
+}
+
+int
+rte_intr_callback_register(const struct rte_intr_handle *h, rte_intr_callback_fn cb_fn,
+			   void *cb_arg)
+{
+	int ret;
+
+	pthread_once(&memif_cc_once, memif_cc_init);
+	ret = eal_cb_register(h, cb_fn, cb_arg);
+	if (ret == 0 && memif_cc_is_memif(cb_fn))
+		memif_cc_note(h, cb_fn, cb_arg);
+	return ret;
+}
+
+int
+rte_intr_callback_unregister(const struct rte_intr_handle *h, rte_intr_callback_fn cb_fn,
+			     void *cb_arg)
+{
+	int ret;
+
+	pthread_once(&memif_cc_once, memif_cc_init);
+	ret = eal_cb_unregister(h, cb_fn, cb_arg);
+	memif_cc_gone(h, cb_fn, cb_arg, ret);
+	return ret;
+}
+
+int
+rte_intr_callback_unregister_pending(const struct rte_intr_handle *h, rte_intr_callback_fn cb_fn,
+				     void *cb_arg, rte_intr_unregister_callback_fn ucb_fn)
+{
+	int ret;
+
+	pthread_once(&memif_cc_once, memif_cc_init);
+	ret = eal_cb_unregister_pending(h, cb_fn, cb_arg, ucb_fn);
+	memif_cc_gone(h, cb_fn, cb_arg, ret);
+	return ret;
+}
+
+void
+rte_intr_instance_free(struct rte_intr_handle *h)
+{
+	struct memif_cc_src stale = { .handle = NULL };
+	unsigned int i;
+	int n;
+
+	pthread_once(&memif_cc_once, memif_cc_init);
+	if (h != NULL && atomic_load_explicit(&memif_cc_used, memory_order_relaxed) != 0) {
+		pthread_mutex_lock(&memif_cc_lock);
+		for (i = 0; i < SRNIC_MEMIF_CC_MAX; i++)
+			if (memif_cc[i].handle == h) {
+				if (memif_cc[i].live)
+					stale = memif_cc[i];
+				memif_cc[i].handle = NULL;
+				atomic_fetch_sub_explicit(&memif_cc_used, 1, memory_order_relaxed);
+				break;
+			}
+		pthread_mutex_unlock(&memif_cc_lock);
+	}
+	/* still registered: memif's error path after a failed HELLO (its
+	 * fd closed already); EAL's lock is not held there */
+	if (stale.handle != NULL) {
+		n = eal_cb_unregister(h, stale.cb_fn, stale.cb_arg);
+		if (n > 0) {
+			uint64_t c = atomic_fetch_add_explicit(&memif_cc_purged, 1,
+							       memory_order_relaxed) + 1;
+
+			SRNIC_LOG(NOTICE, "memif: a client went before its HELLO; its control "
+				  "channel (fd %d, closed) left registered with EAL's interrupt "
+				  "thread is removed (DPDK 22.11 memif_listener_handler; "
+				  "port_memif_cc_purged %" PRIu64 ")", stale.fd, c);
+		} else {
+			SRNIC_LOG(WARNING, "memif: control channel fd %d freed while registered; "
+				  "removing it from EAL failed (%d): EAL's interrupt thread may "
+				  "abort", stale.fd, n);
+		}
+	}
+	eal_instance_free(h);
+}
+#endif /* MEMIF_GUARD */
 
 /* Whether a memif client's control connection is under way: connected to
  * its server, the handshake not finished (or the link up). memif sets

@@ -647,6 +647,7 @@ enum srnic_port_stat {
 	SRNIC_PORT_STAT_MTU_CHANGE,     /* the port's MTU changed */
 	SRNIC_PORT_STAT_MTU_QP_ERR,     /* live QPs to ERR: path MTU above the new one */
 	SRNIC_PORT_STAT_RESTART_HELD,   /* memif client down, its connection under way: left */
+	SRNIC_PORT_STAT_MEMIF_CC_PURGED, /* memif's stale control source removed (the process's) */
 	SRNIC_PORT_STAT_COUNT
 };
 

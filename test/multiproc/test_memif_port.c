@@ -21,11 +21,21 @@
  *   yet (a 22.11 server then panics its interrupt thread); once the server
  *   hangs up, the client restarts and connects again.
  *
+ * - hangups: local processes that connect to a server's socket and close
+ *   at once, many times: while its EAL is up and its device is being
+ *   made, while it polls, and interleaved with a real client's connection.
+ *   DPDK 22.11's server then fails to send HELLO and leaves EAL's
+ *   interrupt thread a callback on a closed fd: the thread's next rebuild
+ *   rte_panic()s (abort). The server must serve the real client (a 64 KiB
+ *   READ of its bytes), count what it removed (port_memif_cc_purged) and
+ *   exit 0.
+ *
  * Each side drives its engine and srnic_get_async_event() (the port's
  * watch) from its one thread; the QPs' addresses go over pipes.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -605,14 +615,160 @@ test_memif_client_held(void **state)
 	close(lfd);
 }
 
-int
-main(void)
+/* ---- hangups: clients that connect and go at once ---- */
+
+#define HANGUPS_FIRST 20   /* made before the real client */
+#define HANGUPS_DURING 1000 /* made at most while it works */
+
+/* One local process's connection to memif's (abstract) socket, closed at
+ * once: 1 made, 0 not now (the backlog, memif's listen(1), full), -1
+ * refused (no server). */
+static int
+hangup_once(const char *sock)
 {
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(sock));
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);
+	int rc;
+
+	assert_true(fd >= 0);
+	memcpy(sa.sun_path + 1, sock, strlen(sock));
+	rc = connect(fd, (struct sockaddr *)&sa, len) == 0 ? 1 : errno == EAGAIN ? 0 : -1;
+	close(fd);
+	return rc;
+}
+
+static int
+hangups_server(const char *sock, int rfd, int wfd, int tfd)
+{
+	struct side s;
+	int64_t purged;
+	int rc;
+
+	if (eal(1, "mpx_s", sock) != 0 || xwrite(tfd, "l", 1) != 0)
+		return 80; /* listening: the hangups begin */
+	if (dev_make(&s, 1) != 0)
+		return 81;
+	rc = serve(&s, rfd, wfd, 5);
+	purged = srnic_dev_stat(s.dev, "port_memif_cc_purged");
+	fprintf(stderr, "server: port_memif_cc_purged %" PRId64 "\n", purged);
+	if (rc == 0 && purged < 1) /* no hangup met memif's failed HELLO */
+		rc = 82;
+	return rc;
+}
+
+static int
+hangups_client(const char *sock, int rfd, int wfd)
+{
+	struct side s;
+	int rc;
+
+	uint64_t end;
+
+	if (eal(0, "mpx_c", sock) != 0 || dev_make(&s, 0) != 0)
+		return 90;
+	/* ACTIVE: with or without an event (the link may be up already
+	 * when the device reads it first) */
+	end = rte_get_timer_cycles() + WAIT_S * rte_get_timer_hz();
+	while (port_state(&s, NULL) != IBV_PORT_ACTIVE) {
+		if (rte_get_timer_cycles() > end) {
+			fprintf(stderr, "client: not ACTIVE (%" PRId64 " restarts)\n",
+				srnic_dev_stat(s.dev, "port_restart"));
+			return 91;
+		}
+		srnic_engine_poll(s.eng);
+		events(&s);
+	}
+	rc = fetch(&s, rfd, wfd, 5);
+	if (xwrite(wfd, "d", 1) != 0)
+		return 92;
+	return rc;
+}
+
+static void
+memif_server_hangups(void)
+{
+	char sock[64], c;
+	int s2c[2], c2s[2], s2t[2], made = 0, rc, status;
+	pid_t srv, cli, done = 0;
+
+	sock_name(sock, sizeof(sock), "hang");
+	assert_int_equal(pipe(s2c), 0);
+	assert_int_equal(pipe(c2s), 0);
+	assert_int_equal(pipe(s2t), 0);
+	srv = fork();
+	assert_true(srv >= 0);
+	if (srv == 0) {
+		close(s2c[0]);
+		close(c2s[1]);
+		close(s2t[0]);
+		_exit(hangups_server(sock, c2s[0], s2c[1], s2t[1]));
+	}
+	close(s2t[1]);
+	if (read(s2t[0], &c, 1) != 1) { /* the server failed: its exit says */
+		wait_ok(srv, "server");
+		fail();
+	}
+	/* its device being made, its engine polling; each waits for the one
+	 * before to be accepted */
+	while (made < HANGUPS_FIRST && (rc = hangup_once(sock)) >= 0) {
+		made += rc;
+		if (rc == 0)
+			sched_yield();
+	}
+	cli = fork();
+	assert_true(cli >= 0);
+	if (cli == 0) {
+		close(s2c[1]);
+		close(c2s[0]);
+		_exit(hangups_client(sock, s2c[0], c2s[1]));
+	}
+	close(s2c[0]);
+	close(s2c[1]);
+	close(c2s[0]);
+	close(c2s[1]);
+	/* interleaved with the real client's connection and READ, until it
+	 * is done (or the server is gone) */
+	while (done == 0 && made < HANGUPS_FIRST + HANGUPS_DURING &&
+	       (rc = hangup_once(sock)) >= 0) {
+		made += rc;
+		if (rc == 0)
+			sched_yield();
+		done = waitpid(cli, &status, WNOHANG);
+	}
+	print_message("%d hangups made\n", made);
+	if (done == 0)
+		wait_ok(cli, "client");
+	else {
+		print_message("client exit %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	wait_ok(srv, "server");
+	close(s2t[0]);
+	unlink(sock);
+}
+
+static void
+test_memif_server_hangups(void **state)
+{
+	(void)state;
+	memif_server_hangups();
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest hangups[] = {
+		cmocka_unit_test(test_memif_server_hangups),
+	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_memif_server_late),
 		cmocka_unit_test(test_memif_server_restart),
 		cmocka_unit_test(test_memif_client_held),
 	};
 
+	/* 'hangups': its own meson test (memif_server_hangups) */
+	if (argc > 1 && strcmp(argv[1], "hangups") == 0)
+		return cmocka_run_group_tests(hangups, NULL, NULL);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
