@@ -195,10 +195,18 @@ devfs_claim(const char *root)
 {
 	char path[PATH_MAX], buf[24];
 	long owner = 0;
+	struct stat st;
 	FILE *f;
 
 	if (mkdir(root, 0755) != 0) {
 		if (errno != EEXIST)
+			return false;
+		/* adopted only if it is a directory of this user that nobody
+		 * else may write into (a predictable /tmp name another user made
+		 * could otherwise get this process to remove what its links
+		 * point to) */
+		if (lstat(root, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+		    (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
 			return false;
 		snprintf(path, sizeof(path), "%s/%s", root, SV_DEVFS_OWNER);
 		f = fopen(path, "r");

@@ -347,10 +347,20 @@ rte_intr_callback_register(const struct rte_intr_handle *h, rte_intr_callback_fn
 {
 	int ret;
 
+	bool memif;
+
 	pthread_once(&memif_cc_once, memif_cc_init);
-	ret = eal_cb_register(h, cb_fn, cb_arg);
-	if (ret == 0 && memif_cc_is_memif(cb_fn))
+	/* noted before EAL has it: once registered, EAL's interrupt thread
+	 * may run memif's callback, and memif may unregister it (pending) and
+	 * free the handle from EAL's unregister callback, under EAL's lock,
+	 * before this thread would have noted it; a live note then would
+	 * make that free take EAL's lock again */
+	memif = memif_cc_is_memif(cb_fn);
+	if (memif)
 		memif_cc_note(h, cb_fn, cb_arg);
+	ret = eal_cb_register(h, cb_fn, cb_arg);
+	if (ret != 0 && memif)
+		memif_cc_gone(h, cb_fn, cb_arg, 1);
 	return ret;
 }
 
@@ -401,8 +411,19 @@ rte_intr_instance_free(struct rte_intr_handle *h)
 	/* still registered: memif's error path after a failed HELLO (its
 	 * fd closed already); EAL's lock is not held there */
 	if (stale.handle != NULL) {
+		int acc = 0;
+		socklen_t alen = sizeof(acc);
+		/* memif_socket_remove_device() frees its listener's handle
+		 * registered too, its socket open: removed the same, not a
+		 * client that went */
+		bool listener = getsockopt(stale.fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &alen) == 0 &&
+				acc != 0;
+
 		n = eal_cb_unregister(h, stale.cb_fn, stale.cb_arg);
-		if (n > 0) {
+		if (n > 0 && listener) {
+			SRNIC_LOG(INFO, "memif: a server socket's listener (fd %d) freed while "
+				  "registered with EAL's interrupt thread: removed", stale.fd);
+		} else if (n > 0) {
 			uint64_t c = atomic_fetch_add_explicit(&memif_cc_purged, 1,
 							       memory_order_relaxed) + 1;
 

@@ -82,6 +82,7 @@ def case_devfs():
     # process adopts it, empties it (no old device shows) and removes it
     stale = os.path.join(vt.TMP, "devfs-stale")
     os.makedirs(os.path.join(stale, "sys/class/infiniband/old0"), exist_ok=True)
+    os.chmod(stale, 0o755)  # this user's, nobody else writes into it (else not adopted)
     dead = subprocess.Popen(["true"])
     dead.wait()
     with open(os.path.join(stale, "owner"), "w") as f:
