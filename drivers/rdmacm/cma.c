@@ -847,7 +847,9 @@ static int handle_request(struct cma_id *owner, struct srnic_cm_id *cmid,
 
 /* A request to owner's port, bound and not listened on yet, kept for its
  * rdma_listen() (an MRA keeps the peer waiting meanwhile, as for a slow
- * rdma_accept()). 0, or -ENOMEM: dropped, no REJ. */
+ * rdma_accept()). 0, or -ENOMEM: dropped (embedded: no REJ, the peer's
+ * REQ comes again; attached: the daemon's destroy of the CM id sends a
+ * REJ, doc/rdmacm.md). */
 static int
 request_hold(struct cma_id *owner, struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 {
@@ -874,6 +876,19 @@ request_hold(struct cma_id *owner, struct srnic_cm_id *cmid, const struct srnic_
 	return 0;
 }
 
+/* Whether a held request's peer still waits for an answer: its REQ timed
+ * out meanwhile (the MRA's time spent), or it sent a REJ, and the CM id
+ * left REQ_RCVD; handed out then, its CONNECT_REQUEST's rdma_accept()
+ * would fail */
+static bool
+request_still_asked(struct srnic_cm_id *cmid)
+{
+	enum srnic_cm_state st = cm_ops->id_state(cmid);
+
+	return st == SRNIC_CM_REQ_RCVD || st == SRNIC_CM_MRA_REQ_SENT ||
+	       st == SRNIC_CM_SIDR_REQ_RCVD;
+}
+
 /* The held requests of owner's port taken again (an rdma_listen() on
  * it), or of owner alone given up (give_up: owner leaves its port); those no listener takes go into gone[] (at most n) for
  * their REJ (INVALID_SERVICE_ID, as Linux's cm_match_req() gives) once
@@ -891,7 +906,8 @@ requests_held_take(struct cma_id *owner, bool give_up, struct srnic_cm_id **gone
 			continue;
 		TAILQ_REMOVE(&cma.held, r, link);
 		cma.nb_held--;
-		if (give_up || handle_request(r->owner, r->cmid, &r->ev, false) != 0)
+		if (give_up || !request_still_asked(r->cmid) ||
+		    handle_request(r->owner, r->cmid, &r->ev, false) != 0)
 			gone[k++] = r->cmid;
 		free(r);
 	}
