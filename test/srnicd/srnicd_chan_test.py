@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """A session must not freeze srnicd through the descriptors it gives the
-daemon to write (doc/srnicd.md, section 11): its completion channels'
+daemon to write (doc/srnicd.md, section 10): its completion channels'
 eventfds (the engine writes them) and its async eventfd (the control
 thread's). One daemon on a net_ring0 port:
 
@@ -27,15 +27,14 @@ import argparse
 import errno
 import os
 import shutil
-import socket
 import struct
 import subprocess
 import sys
 import tempfile
 
-from srnicd_check import GUARD_S, attached_env, check, daemon_ready, daemon_start, failures, \
+from srnicd_check import attached_env, check, daemon_ready, daemon_start, failures, \
     finish, run, status, status_num, stop, svc_types
-from srnicd_test import HDR, hello_body, msg
+from srnicd_test import Session, hello_body
 
 SKIP = 77
 DAEMON_IP = "10.83.0.1"
@@ -64,20 +63,13 @@ def raw_pipes(sock):
     """A session of the test's own sends pipes where the daemon wants
     eventfds: EINVAL each, then an eventfd is taken."""
     t = svc_types()
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.settimeout(GUARD_S)
-    s.connect(sock)
-    seq = [0]
+    s = Session(sock)
 
     def call(mtype, body, fds=()):
-        seq[0] += 1
-        s.sendmsg([msg(mtype, seq[0], body)],
-                  [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("%di" % len(fds), *fds))]
-                  if fds else [])
-        r, rfds, _, _ = socket.recv_fds(s, 65536, 1)
+        st, rbody, rfds = s.call_fds(mtype, body, fds)
         for fd in rfds:
             os.close(fd)
-        return HDR.unpack_from(r)[4], r[HDR.size:]
+        return st, rbody
 
     rd, wr = os.pipe()
     evfd = os.eventfd(0)
