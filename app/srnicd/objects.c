@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -143,6 +144,7 @@ struct srnd_objs {
 	uint16_t gen;
 	int live;                   /* its index in dp_live[], -1 while not published */
 	int async_fd;               /* the context's async eventfd (MAP_SHM's), or -1 */
+	bool fd_refused;            /* a descriptor not an eventfd refused (logged once) */
 	uint32_t ev_prod;           /* the control thread's copy of shm->async.prod */
 	uint64_t mr_bytes;
 	/* the engine's thread only */
@@ -494,18 +496,67 @@ dp_recv(struct srnd_objs *o, struct srnd_qp *q, struct srnd_srq *s)
 	return n;
 }
 
+/* Whether the descriptor a session sent is an eventfd: the only kind the
+ * daemon keeps to write (a pipe or socket could block its writer for as
+ * long as the program likes). */
+static bool
+fd_is_eventfd(int fd)
+{
+	char path[32], target[32];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return false;
+	target[n] = '\0';
+	return strcmp(target, "anon_inode:[eventfd]") == 0;
+}
+
+/* A session's descriptor, taken only if it is an eventfd: 0, else -EINVAL
+ * and *fd closed (-1: the refusal consumed it, the session goes on). Said
+ * once per session: a program sends what its library gives. */
+static int
+fd_check(struct srnd_objs *o, int *fd, const char *what)
+{
+	if (fd_is_eventfd(*fd))
+		return 0;
+	close(*fd);
+	*fd = -1;
+	if (!o->fd_refused)
+		srnd_log("a session's %s is not an eventfd: refused (EINVAL); use srnic's "
+			 "libibverbs, which sends one", what);
+	o->fd_refused = true;
+	return -EINVAL;
+}
+
+/* +1 on a session's eventfd, never waiting for it: a counter that cannot
+ * take 1 more (the program wrote it to its limit itself) is readable
+ * already, so its reader wakes without this write, which is skipped and
+ * counted (evfd_full). The program can still fill it between the poll and
+ * the write (doc/srnicd.md, section 10). true: written. */
+static bool
+evfd_signal(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	uint64_t one = 1;
+
+	if (poll(&p, 1, 0) != 1 || !(p.revents & POLLOUT)) {
+		atomic_fetch_add_explicit(&counts.evfd_full, 1, memory_order_relaxed);
+		return false;
+	}
+	return write(fd, &one, sizeof(one)) == sizeof(one);
+}
+
 #define DP_CQ_BURST 32
 
 /* One completion event: counted in the ring, then the channel's eventfd. */
 static void
 dp_cq_fire(struct srnd_cq *c, struct svc_cq_ring *r)
 {
-	uint64_t one = 1;
-
 	c->armed = false;
 	__atomic_store_n(&r->ev.v, ++c->ev, __ATOMIC_RELEASE);
-	if (write(c->ev_fd, &one, sizeof(one)) != sizeof(one))
-		atomic_fetch_add_explicit(&counts.bad_ring, 1, memory_order_relaxed);
+	evfd_signal(c->ev_fd);
 }
 
 static unsigned int
@@ -708,6 +759,8 @@ shm_map(struct srnd_objs *o, int *async_fd)
 
 	if (o->shm != NULL)
 		return 0;
+	if (*async_fd >= 0 && fd_check(o, async_fd, "async fd (MAP_SHM)") != 0)
+		return -EINVAL;
 	fd = memfd_create("srnicd-session", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
@@ -1452,7 +1505,7 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 	case SVC_CREATE_QP:
 		return create_qp(o, msg, &rep->create_qp);
 	case SVC_CREATE_CHANNEL:
-		if (*rx_fd < 0)
+		if (*rx_fd < 0 || fd_check(o, rx_fd, "completion channel fd") != 0)
 			return -EINVAL;
 		sl = obj_new(o, K_CH, &idx);
 		if (sl == NULL)
@@ -1631,18 +1684,17 @@ srnd_objs_hide(struct srnd_objs *o)
 void
 srnd_objs_fatal(struct srnd_objs *o)
 {
-	uint64_t one = 1;
 	unsigned int i;
 
 	if (o == NULL || o->shm == NULL)
 		return;
 	__atomic_store_n(&o->shm->state.v, SVC_SHM_FATAL, __ATOMIC_RELEASE);
 	for (i = 0; i < SVC_SESSION_CHANNELS_MAX; i++)
-		if (o->ch[i].used && write(o->ch[i].ch.fd, &one, sizeof(one)) != sizeof(one))
-			atomic_fetch_add_explicit(&counts.bad_ring, 1, memory_order_relaxed);
+		if (o->ch[i].used)
+			evfd_signal(o->ch[i].ch.fd);
 	/* a waiter in ibv_get_async_event wakes to IBV_EVENT_DEVICE_FATAL */
-	if (o->async_fd >= 0 && write(o->async_fd, &one, sizeof(one)) != sizeof(one))
-		counts.async_drop++;
+	if (o->async_fd >= 0)
+		evfd_signal(o->async_fd);
 }
 
 /* One event into the session's async ring, then its eventfd (the control
@@ -1652,7 +1704,6 @@ ev_push(struct srnd_objs *o, uint32_t type, uint32_t handle)
 {
 	struct svc_ev_ring *r = &o->shm->async;
 	uint32_t cons = __atomic_load_n(&r->cons.v, __ATOMIC_ACQUIRE);
-	uint64_t one = 1;
 
 	if (o->async_fd < 0)
 		return;
@@ -1663,10 +1714,8 @@ ev_push(struct srnd_objs *o, uint32_t type, uint32_t handle)
 	}
 	r->ev[o->ev_prod & (SVC_ASYNC_RING - 1)] = (struct svc_async_ev){ type, handle };
 	__atomic_store_n(&r->prod.v, ++o->ev_prod, __ATOMIC_RELEASE);
-	if (write(o->async_fd, &one, sizeof(one)) != sizeof(one))
-		counts.async_drop++;
-	else
-		counts.async_events++;
+	evfd_signal(o->async_fd);   /* skipped: the eventfd is readable already */
+	counts.async_events++;
 }
 
 void

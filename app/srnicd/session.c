@@ -374,8 +374,10 @@ status_text(struct srnd *d, char *t, size_t n)
 	    srnd_counts()->mrs, srnd_counts()->mr_bytes, srnd_counts()->shm_bytes,
 	    atomic_load(&srnd_counts()->bad_ring), srnd_counts()->ahs, srnd_counts()->srqs,
 	    srnd_counts()->mws);
-	ADD("async_events %" PRIu64 " async_drop %" PRIu64 "\n", srnd_counts()->async_events,
-	    srnd_counts()->async_drop);
+	ADD("async_events %" PRIu64 " async_drop %" PRIu64 " evfd_full %" PRIu64
+	    " (writes to a session's eventfd skipped: at its limit, readable)\n",
+	    srnd_counts()->async_events, srnd_counts()->async_drop,
+	    atomic_load(&srnd_counts()->evfd_full));
 	off += srnd_cm_status(d, t + off, n - off);
 	ADD("mrs_elsewhere %" PRIu64 " (MRs mapped elsewhere than the program's addresses, "
 	    "registered at them)\n", srnd_counts()->mrs_elsewhere);

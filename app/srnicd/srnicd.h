@@ -104,6 +104,9 @@ struct srnd_counts {
 	_Atomic uint64_t qps;
 	_Atomic uint64_t bad_ring;  /* a bad index or WQE in a session's ring (its QP to ERR) */
 	_Atomic uint64_t mrs_dereg_waiting; /* DEREG_MRs waiting for their packets in flight */
+	/* writes to a session's eventfd skipped: its counter at the limit
+	 * (readable, its reader wakes anyway), never waited for */
+	_Atomic uint64_t evfd_full;
 };
 const struct srnd_counts *srnd_counts(void);
 struct srnd_objs *srnd_objs_new(void);

@@ -41,6 +41,14 @@
  *                           buffer's address: ibv_reg_mr EFBIG, no SIGXFSZ
  *   srnicd_async mcast_cap  the session's multicast attachments: as many as
  *                           ibv_query_device says, one more ENOMEM
+ *   srnicd_async chan_full  a hostile context h: its completion channel's
+ *                           and its async eventfds written to the counter's
+ *                           limit (a write of 1 then blocks), its CQ armed,
+ *                           then a receive in RTR (a completion event and
+ *                           IBV_EVENT_COMM_EST for the daemon to write):
+ *                           two other contexts still open, connect and
+ *                           exchange a SEND; then h's event, CQE and
+ *                           COMM_EST are there (the counters were readable)
  *
  * Each event is waited for with poll() on the context's async_fd, as a
  * program does with the kernel's; GUARD_MS only stops a hang. Prints one
@@ -98,6 +106,8 @@ struct side {
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
 	struct ibv_srq *srq;
+	struct ibv_comp_channel *ch;    /* with want_ch: the CQ's channel */
+	int want_ch;
 	uint8_t *buf;
 };
 
@@ -115,7 +125,9 @@ side_open(struct ibv_device *dev, struct side *s, int with_srq)
 	if (s->ctx == NULL)
 		return -1;
 	s->pd = ibv_alloc_pd(s->ctx);
-	s->cq = ibv_create_cq(s->ctx, 8, NULL, NULL, 0);
+	if (s->want_ch && (s->ch = ibv_create_comp_channel(s->ctx)) == NULL)
+		return -1;
+	s->cq = ibv_create_cq(s->ctx, 8, NULL, s->ch, 0);
 	s->buf = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (s->pd == NULL || s->cq == NULL || s->buf == MAP_FAILED)
 		return -1;
@@ -282,6 +294,8 @@ side_close(struct side *s)
 		ibv_destroy_srq(s->srq);
 	ibv_dereg_mr(s->mr);
 	ibv_destroy_cq(s->cq);
+	if (s->ch != NULL)
+		step(ibv_destroy_comp_channel(s->ch) == 0, "the CQ's channel destroyed");
 	ibv_dealloc_pd(s->pd);
 	ibv_close_device(s->ctx);
 }
@@ -714,6 +728,87 @@ mcast_cap(struct ibv_device *dev)
 	return 0;
 }
 
+/* An eventfd's counter holds at most 0xfffffffffffffffe: there, a write
+ * of 1 blocks until a read (eventfd(2)). A program can put its channel's
+ * and its context's async eventfds there itself; the daemon writes both
+ * (the engine the channel's, the control thread the async one) and must
+ * never wait on them: the other sessions' traffic and control calls go on.
+ * The counter at its limit is readable: h's waits still wake. */
+static int
+chan_full(struct ibv_device *dev)
+{
+	const uint64_t full = 0xfffffffffffffffeULL;
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_async_event ev;
+	struct side h, b, c, d;
+	struct ibv_cq *ev_cq;
+	union ibv_gid gid;
+	struct ibv_sge sg;
+	struct ibv_wc wc;
+	void *ev_ctx;
+	int i;
+
+	memset(&h, 0, sizeof(h));
+	memset(&b, 0, sizeof(b));
+	memset(&c, 0, sizeof(c));
+	memset(&d, 0, sizeof(d));
+	h.want_ch = 1;
+	CHECK(side_open(dev, &h, 0) == 0 && side_open(dev, &b, 0) == 0,
+	      "h (a CQ on a channel) and b: a context, PD, CQ, MR and RC QP each (errno %d)",
+	      errno);
+	CHECK(write(h.ch->fd, &full, sizeof(full)) == sizeof(full) &&
+	      write(h.ctx->async_fd, &full, sizeof(full)) == sizeof(full),
+	      "h's channel and async eventfds at the counter's limit");
+	CHECK(ibv_query_gid(h.ctx, 1, GID_INDEX, &gid) == 0, "GID %d", GID_INDEX);
+	CHECK(side_connect(&h, b.qp->qp_num, &gid, 0) == 0 &&
+	      side_connect(&b, h.qp->qp_num, &gid, 1) == 0,
+	      "h in RTR, b in RTS (QPNs %#x, %#x)", h.qp->qp_num, b.qp->qp_num);
+	sg = (struct ibv_sge){ .addr = (uintptr_t)h.buf, .length = BUF_LEN, .lkey = h.mr->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 9, .sg_list = &sg, .num_sge = 1 };
+	CHECK(ibv_post_recv(h.qp, &rwr, &rbad) == 0 && ibv_req_notify_cq(h.cq, 0) == 0,
+	      "h posts a receive and arms its CQ");
+	for (i = 0; i < MSG_LEN; i++)
+		b.buf[i] = (uint8_t)(0x3c ^ i);
+	CHECK(post_send(&b, 1) == 0, "b SENDs %d bytes to h", MSG_LEN);
+	CHECK(cqe(&b, &wc) && wc.status == IBV_WC_SUCCESS && wc.wr_id == 1,
+	      "b's SEND completes: status %d", wc.status);
+
+	/* h reads nothing yet: two other sessions, their control calls and
+	 * their traffic */
+	CHECK(side_open(dev, &c, 0) == 0 && side_open(dev, &d, 0) == 0,
+	      "c and d open and make their objects (errno %d)", errno);
+	CHECK(side_connect(&c, d.qp->qp_num, &gid, 1) == 0 &&
+	      side_connect(&d, c.qp->qp_num, &gid, 1) == 0, "c and d connected");
+	sg = (struct ibv_sge){ .addr = (uintptr_t)d.buf, .length = BUF_LEN, .lkey = d.mr->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 5, .sg_list = &sg, .num_sge = 1 };
+	CHECK(ibv_post_recv(d.qp, &rwr, &rbad) == 0, "d posts a receive");
+	for (i = 0; i < MSG_LEN; i++)
+		c.buf[i] = (uint8_t)(0x96 ^ i);
+	CHECK(post_send(&c, 2) == 0, "c SENDs %d bytes to d", MSG_LEN);
+	CHECK(cqe(&c, &wc) && wc.status == IBV_WC_SUCCESS && wc.wr_id == 2,
+	      "c's SEND completes: status %d", wc.status);
+	CHECK(cqe(&d, &wc) && wc.status == IBV_WC_SUCCESS && wc.byte_len == MSG_LEN &&
+	      memcmp(c.buf, d.buf, MSG_LEN) == 0, "d receives the bytes: status %d len %u",
+	      wc.status, wc.byte_len);
+
+	/* h's own: the event, the CQE, COMM_EST */
+	CHECK(ibv_get_cq_event(h.ch, &ev_cq, &ev_ctx) == 0 && ev_cq == h.cq,
+	      "h's completion event names h's CQ");
+	ibv_ack_cq_events(h.cq, 1);
+	CHECK(cqe(&h, &wc) && wc.status == IBV_WC_SUCCESS && wc.wr_id == 9 &&
+	      wc.byte_len == MSG_LEN && memcmp(b.buf, h.buf, MSG_LEN) == 0,
+	      "h receives b's bytes: status %d len %u", wc.status, wc.byte_len);
+	CHECK(async_event(h.ctx, &ev) && ev.event_type == IBV_EVENT_COMM_EST &&
+	      ev.element.qp == h.qp, "h's context: IBV_EVENT_COMM_EST on h's QP (event %d)",
+	      ev.event_type);
+	ibv_ack_async_event(&ev);
+	side_close(&c);
+	side_close(&d);
+	side_close(&b);
+	side_close(&h);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -742,9 +837,11 @@ main(int argc, char **argv)
 		rc = reg_fsize(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "mcast_cap") == 0)
 		rc = mcast_cap(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "chan_full") == 0)
+		rc = chan_full(list[0]);
 	else
 		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|eintr|"
-			"reg_past_eof|reg_fsize|mcast_cap\n", argv[0]);
+			"reg_past_eof|reg_fsize|mcast_cap|chan_full\n", argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;
 }

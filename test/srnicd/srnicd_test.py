@@ -76,6 +76,15 @@ class Session:
               "reply to %d: type %d flags %d len %d/%d seq %d" % (mtype, t, flags, ln, len(r), seq))
         return st, r[HDR.size:]
 
+    def call_fds(self, mtype, body=b"", fds=()):
+        """call() with descriptors (SCM_RIGHTS) both ways: (status, body,
+        the descriptors that came with the reply)"""
+        self.seq += 1
+        anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("%di" % len(fds), *fds))]
+        self.s.sendmsg([msg(mtype, self.seq, body)], anc if fds else [])
+        r, rfds, _, _ = socket.recv_fds(self.s, 65536, 1)
+        return HDR.unpack_from(r)[4], r[HDR.size:], rfds
+
     def closed_by_daemon(self):
         try:
             return self.s.recv(65536) == b""

@@ -47,14 +47,13 @@ import os
 import re
 import resource
 import shutil
-import socket
 import struct
 import subprocess
 import sys
 import tempfile
 
 from srnicd_check import GUARD_S, check, failures, svc_types, wait_for
-from srnicd_test import HDR, SRNIC, free_port, hello_body, msg, status, status_num, \
+from srnicd_test import SRNIC, Session, free_port, hello_body, status, status_num, \
     tcp_listening
 
 SKIP = 77
@@ -357,19 +356,8 @@ def srq_bad_index(env, sock, base):
     IBV_EVENT_SRQ_ERR naming it in its async ring and eventfd, and is still
     served; its end frees the SRQ."""
     t = svc_types()
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.settimeout(GUARD_S)
-    s.connect(sock)
-    seq = [0]
-
-    def call(mtype, body, fds=()):
-        seq[0] += 1
-        s.sendmsg([msg(mtype, seq[0], body)],
-                  [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("%di" % len(fds), *fds))]
-                  if fds else [])
-        r, rfds, _, _ = socket.recv_fds(s, 65536, 1)
-        st = HDR.unpack_from(r)[4]
-        return st, r[HDR.size:], rfds
+    s = Session(sock)
+    call = s.call_fds
 
     evfd = os.eventfd(0, os.EFD_SEMAPHORE)
     bad0 = status_num(status(env), "bad_ring")
