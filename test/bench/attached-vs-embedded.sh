@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
 	--seconds) secs=$2 ;;
 	--lat-iters) lat_iters=$2 ;;
 	--idle-seconds) idle_s=$2 ;;
-	--build) bld=$2; shift 2; continue ;;
+	--build) bld=$(realpath -- "$2"); shift 2; continue ;;
 	--daemon) daemon=$2; shift 2; continue ;;
 	*) echo "usage: $0 [--runs N] [--seconds S] [--lat-iters N] [--idle-seconds S] [--build DIR]" \
 		"[--daemon BIN]" >&2
@@ -47,7 +47,7 @@ daemon=${daemon:-$bld/app/srnicd/srnicd}
 [ -e "$lib/libibverbs.so.1" ] && [ -x "$daemon" ] ||
 	{ echo "no $lib/libibverbs.so.1 or $daemon: build first (usertools/srnic build)" >&2; exit 1; }
 # usertools/srnic run takes these as they are (no rebuild of build/)
-export SRNIC_VERBS_LIB=$PWD/$lib SRNIC_RDMACM_LIB=$PWD/$bld/drivers/rdmacm
+export SRNIC_VERBS_LIB=$(realpath -- "$lib") SRNIC_RDMACM_LIB=$(realpath -- "$bld/drivers/rdmacm")
 unset SRNIC_PORT SRNIC_IP SRNIC_IP6 SRNIC_CONFIG SRNIC_DAEMON_SOCKET
 
 # Every program gets this long before it is killed (a hung peer must not
