@@ -121,8 +121,8 @@ sva_dead(const struct sva_context *ctx)
 {
 	return __atomic_load_n(&ctx->shm->state.v, __ATOMIC_ACQUIRE) != SVC_SHM_LIVE;
 }
-/* Latch the session's end and wake every waiter of the context: its
- * completion channels' and async eventfds. */
+/* Latch the session's end (FATAL in this mapping's state line); its
+ * waiters wake as the daemon's ends of the session's pipes close. */
 void sva_ctx_fatal(struct sva_context *ctx);
 /* The watcher thread (one per process, started at the first open) */
 int sva_watch_add(struct sva_context *ctx);
