@@ -500,6 +500,10 @@ main(int argc, char **argv)
 			 d->sock_path);
 		return 1;
 	}
+	/* a write to a pipe whose reader closed it (a session's notification
+	 * pipe, its read end the program's to close) is EPIPE, counted, not a
+	 * signal that ends the daemon */
+	signal(SIGPIPE, SIG_IGN);
 	/* SIGINT and SIGTERM through a signalfd: blocked before EAL makes its
 	 * threads, so every thread inherits the mask and only the control
 	 * thread's epoll sees them */

@@ -62,7 +62,7 @@ struct srnd_mr {
 };
 
 struct srnd_ch {
-	int fd;                     /* the application's eventfd */
+	int fd;                     /* its pipe's write end: the daemon's only, O_NONBLOCK */
 	unsigned int users;
 };
 
@@ -89,7 +89,7 @@ struct srnd_cq {
 	uint32_t prod;              /* the daemon's own copy: the ring's prod */
 	unsigned int users;
 	uint32_t ch;                /* its channel's handle, or 0 */
-	int ev_fd;                  /* its channel's eventfd, or -1 */
+	int ev_fd;                  /* its channel's pipe (write end), or -1 */
 	/* the engine's: the last arm seen, whether it waits, events signalled */
 	uint32_t arm_seen, ev;
 	bool armed;
@@ -143,8 +143,8 @@ struct srnd_objs {
 	struct svc_shm *shm;
 	uint16_t gen;
 	int live;                   /* its index in dp_live[], -1 while not published */
-	int async_fd;               /* the context's async eventfd (MAP_SHM's), or -1 */
-	bool fd_refused;            /* a descriptor not an eventfd refused (logged once) */
+	int async_fd;               /* the async pipe's write end (MAP_SHM's), or -1 */
+	bool fd_refused;            /* a request's descriptor refused (logged once) */
 	uint32_t ev_prod;           /* the control thread's copy of shm->async.prod */
 	uint64_t mr_bytes;
 	/* the engine's thread only */
@@ -496,67 +496,75 @@ dp_recv(struct srnd_objs *o, struct srnd_qp *q, struct srnd_srq *s)
 	return n;
 }
 
-/* Whether the descriptor a session sent is an eventfd: the only kind the
- * daemon keeps to write (a pipe or socket could block its writer for as
- * long as the program likes). */
-static bool
-fd_is_eventfd(int fd)
-{
-	char path[32], target[32];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n < 0)
-		return false;
-	target[n] = '\0';
-	return strcmp(target, "anon_inode:[eventfd]") == 0;
-}
-
-/* A session's descriptor, taken only if it is an eventfd: 0, else -EINVAL
- * and *fd closed (-1: the refusal consumed it, the session goes on). Said
- * once per session: a program sends what its library gives. */
+/* A descriptor with CREATE_CHANNEL or MAP_SHM: the form of protocol 4.2
+ * and older, whose library sent an eventfd for the daemon to write. Since
+ * 4.3 the daemon makes the pipe and writes only its own end: the one sent
+ * is closed and the request refused (EINVAL), said once per session. */
 static int
-fd_check(struct srnd_objs *o, int *fd, const char *what)
+fd_refuse(struct srnd_objs *o, int *fd, const char *what)
 {
-	if (fd_is_eventfd(*fd))
+	if (*fd < 0)
 		return 0;
 	close(*fd);
 	*fd = -1;
 	if (!o->fd_refused)
-		srnd_log("a session's %s is not an eventfd: refused (EINVAL); use srnic's "
-			 "libibverbs, which sends one", what);
+		srnd_log("a session's %s came with a descriptor (protocol 4.2 or older): refused "
+			 "(EINVAL); since %u.3 srnicd makes it: use the libibverbs built with this "
+			 "srnicd", what, SVC_VERSION_MAJOR);
 	o->fd_refused = true;
 	return -EINVAL;
 }
 
-/* +1 on a session's eventfd, never waiting for it: a counter that cannot
- * take 1 more (the program wrote it to its limit itself) is readable
- * already, so its reader wakes without this write, which is skipped and
- * counted (evfd_full). The program can still fill it between the poll and
- * the write (doc/srnicd.md, section 10). true: written. */
-static bool
-evfd_signal(int fd)
+/* A notification pipe: *rd for the session (its library polls and reads
+ * it), *wr the daemon's, O_NONBLOCK. The write end never leaves the
+ * daemon, so no program can fill it, clear its O_NONBLOCK (the flag is
+ * its open file description's, which only the daemon holds) or block its
+ * writer: a write either takes the byte or fails at once. */
+static int
+ev_pipe(int *rd, int *wr)
 {
-	struct pollfd p = { .fd = fd, .events = POLLOUT };
-	uint64_t one = 1;
+	int p[2];
 
-	if (poll(&p, 1, 0) != 1 || !(p.revents & POLLOUT)) {
-		atomic_fetch_add_explicit(&counts.evfd_full, 1, memory_order_relaxed);
-		return false;
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return -errno;
+	if (fcntl(p[1], F_SETFL, O_NONBLOCK) != 0) {
+		int e = errno;
+
+		close(p[0]);
+		close(p[1]);
+		return -e;
 	}
-	return write(fd, &one, sizeof(one)) == sizeof(one);
+	*rd = p[0];
+	*wr = p[1];
+	return 0;
+}
+
+/* One byte into a session's notification pipe, never waiting: a full pipe
+ * (EAGAIN; 64 KiB of wakes unread) has its reader's wake pending already,
+ * a closed read end (EPIPE; SIGPIPE is ignored) has no reader; either is
+ * counted and the event stays in the ring. */
+static void
+ev_wake(int fd)
+{
+	static const uint8_t one = 1;
+
+	if (fd < 0 || write(fd, &one, sizeof(one)) == sizeof(one))
+		return;
+	if (errno == EPIPE)
+		atomic_fetch_add_explicit(&counts.wake_closed, 1, memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(&counts.wake_full, 1, memory_order_relaxed);
 }
 
 #define DP_CQ_BURST 32
 
-/* One completion event: counted in the ring, then the channel's eventfd. */
+/* One completion event: counted in the ring, then the channel's pipe. */
 static void
 dp_cq_fire(struct srnd_cq *c, struct svc_cq_ring *r)
 {
 	c->armed = false;
 	__atomic_store_n(&r->ev.v, ++c->ev, __ATOMIC_RELEASE);
-	evfd_signal(c->ev_fd);
+	ev_wake(c->ev_fd);
 }
 
 static unsigned int
@@ -751,33 +759,41 @@ srnd_engine_quiesce(struct srnd *d)
 }
 
 static int
-shm_map(struct srnd_objs *o, int *async_fd)
+shm_map(struct srnd_objs *o, int *rx_fd, int *async_rd)
 {
 	size_t size = sizeof(struct svc_shm);
 	unsigned int i;
-	int fd;
+	int fd, rc;
 
-	if (o->shm != NULL)
-		return 0;
-	if (*async_fd >= 0 && fd_check(o, async_fd, "async fd (MAP_SHM)") != 0)
+	if (fd_refuse(o, rx_fd, "MAP_SHM") != 0)
 		return -EINVAL;
+	if (o->shm != NULL)
+		return -EEXIST;     /* its async pipe's read end went with the first */
 	fd = memfd_create("srnicd-session", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
 	if (ftruncate(fd, (off_t)size) != 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+		rc = -errno;
 		close(fd);
-		return -errno;
+		return rc;
+	}
+	rc = ev_pipe(async_rd, &o->async_fd);   /* the write end the control thread's */
+	if (rc != 0) {
+		close(fd);
+		return rc;
 	}
 	o->shm = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (o->shm == MAP_FAILED) {
+		rc = -errno;
 		o->shm = NULL;
 		close(fd);
-		return -errno;
+		close(*async_rd);
+		close(o->async_fd);
+		*async_rd = o->async_fd = -1;
+		return rc;
 	}
 	o->shm_fd = fd;
-	o->async_fd = *async_fd;    /* kept (-1: none, no async events): the control thread's */
-	*async_fd = -1;
 	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
 		struct srnd_objs *none = NULL;
 
@@ -1441,10 +1457,10 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 		return -EPERM;      /* the rings first: MAP_SHM */
 	switch (h.type) {
 	case SVC_MAP_SHM:
-		rc = shm_map(o, rx_fd);
+		rc = shm_map(o, rx_fd, &tx_fd[1]);
 		if (rc == 0) {
 			rep->shm.size = sizeof(struct svc_shm);
-			*tx_fd = o->shm_fd;
+			tx_fd[0] = o->shm_fd;
 		}
 		return rc;
 	case SVC_ALLOC_PD:
@@ -1505,14 +1521,15 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 	case SVC_CREATE_QP:
 		return create_qp(o, msg, &rep->create_qp);
 	case SVC_CREATE_CHANNEL:
-		if (*rx_fd < 0 || fd_check(o, rx_fd, "completion channel fd") != 0)
+		if (fd_refuse(o, rx_fd, "CREATE_CHANNEL") != 0)
 			return -EINVAL;
 		sl = obj_new(o, K_CH, &idx);
 		if (sl == NULL)
 			return -ENOSPC;
+		rc = ev_pipe(&tx_fd[1], &sl->ch.fd);    /* the write end the engine's */
+		if (rc != 0)
+			return rc;
 		sl->used = true;
-		sl->ch.fd = *rx_fd;     /* kept: the engine writes it */
-		*rx_fd = -1;
 		rep->handle.handle = obj_handle(K_CH, sl, idx);
 		return 0;
 	case SVC_DESTROY_CHANNEL: {
@@ -1691,13 +1708,12 @@ srnd_objs_fatal(struct srnd_objs *o)
 	__atomic_store_n(&o->shm->state.v, SVC_SHM_FATAL, __ATOMIC_RELEASE);
 	for (i = 0; i < SVC_SESSION_CHANNELS_MAX; i++)
 		if (o->ch[i].used)
-			evfd_signal(o->ch[i].ch.fd);
+			ev_wake(o->ch[i].ch.fd);
 	/* a waiter in ibv_get_async_event wakes to IBV_EVENT_DEVICE_FATAL */
-	if (o->async_fd >= 0)
-		evfd_signal(o->async_fd);
+	ev_wake(o->async_fd);
 }
 
-/* One event into the session's async ring, then its eventfd (the control
+/* One event into the session's async ring, then its pipe (the control
  * thread's: the one writer of the ring's prod). */
 static void
 ev_push(struct srnd_objs *o, uint32_t type, uint32_t handle)
@@ -1714,7 +1730,7 @@ ev_push(struct srnd_objs *o, uint32_t type, uint32_t handle)
 	}
 	r->ev[o->ev_prod & (SVC_ASYNC_RING - 1)] = (struct svc_async_ev){ type, handle };
 	__atomic_store_n(&r->prod.v, ++o->ev_prod, __ATOMIC_RELEASE);
-	evfd_signal(o->async_fd);   /* skipped: the eventfd is readable already */
+	ev_wake(o->async_fd);       /* not taken: the pipe is readable already, or unread */
 	counts.async_events++;
 }
 

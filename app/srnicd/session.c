@@ -45,7 +45,7 @@ struct srnd_session {
 	struct srnd_objs *objs;     /* its verbs objects and rings, from its first MAP_SHM */
 	struct srnd_cm *cm;         /* its rdma_cm ids, from its CM_OPEN */
 	int rx_fd;                  /* the descriptor that came with the message served */
-	int tx_fd;                  /* one to go with the reply */
+	int tx_fd[SVC_MSG_FDS_MAX]; /* to go with the reply: [0] the daemon keeps, [1] handed over */
 };
 
 static struct srnd_session *sessions[SRND_SESSIONS_MAX];
@@ -374,10 +374,11 @@ status_text(struct srnd *d, char *t, size_t n)
 	    srnd_counts()->mrs, srnd_counts()->mr_bytes, srnd_counts()->shm_bytes,
 	    atomic_load(&srnd_counts()->bad_ring), srnd_counts()->ahs, srnd_counts()->srqs,
 	    srnd_counts()->mws);
-	ADD("async_events %" PRIu64 " async_drop %" PRIu64 " evfd_full %" PRIu64
-	    " (writes to a session's eventfd skipped: at its limit, readable)\n",
+	ADD("async_events %" PRIu64 " async_drop %" PRIu64 " wake_full %" PRIu64
+	    " (a wake a session's pipe did not take: full, its reader has one pending)"
+	    " wake_closed %" PRIu64 " (its read end closed by the program)\n",
 	    srnd_counts()->async_events, srnd_counts()->async_drop,
-	    atomic_load(&srnd_counts()->evfd_full));
+	    atomic_load(&srnd_counts()->wake_full), atomic_load(&srnd_counts()->wake_closed));
 	off += srnd_cm_status(d, t + off, n - off);
 	ADD("mrs_elsewhere %" PRIu64 " (MRs mapped elsewhere than the program's addresses, "
 	    "registered at them)\n", srnd_counts()->mrs_elsewhere);
@@ -574,7 +575,7 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 			st = -ENOMEM;
 			break;
 		}
-		st = srnd_objs_serve(d, s->objs, msg, rep, &s->rx_fd, &s->tx_fd);
+		st = srnd_objs_serve(d, s->objs, msg, rep, &s->rx_fd, s->tx_fd);
 		break;
 	case SVC_CM_OPEN:
 	case SVC_CM_CREATE_ID:
@@ -592,7 +593,7 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 	case SVC_CM_SEND:
 	case SVC_CM_STATE:
 	case SVC_CM_INIT_QP_ATTR:
-		st = srnd_cm_serve(d, s, &s->cm, msg, rep, &s->tx_fd);
+		st = srnd_cm_serve(d, s, &s->cm, msg, rep, s->tx_fd);
 		break;
 	case SVC_CM_EVENT:
 		return "a CM event, which only the daemon sends";
@@ -624,7 +625,7 @@ srnd_session_new(int fd)
 	if (s == NULL)
 		return NULL;
 	s->fd = fd;
-	s->rx_fd = s->tx_fd = -1;
+	s->rx_fd = s->tx_fd[0] = s->tx_fd[1] = -1;
 	s->id = next_id++;
 	s->gen = 1;
 	strcpy(s->prog, "?");
@@ -666,15 +667,21 @@ srnd_session_event(struct srnd *d, int epfd, void *session, uint32_t events)
 				      "than one file descriptor");
 			return;
 		}
-		s->tx_fd = -1;
+		s->tx_fd[0] = s->tx_fd[1] = -1;
 		why = srnd_session_input(d, s, buf, (size_t)n, &rep);
 		if (why == NULL && s->rx_fd >= 0)
 			why = "a file descriptor with a message that takes none";
 		if (why != NULL) {
+			if (s->tx_fd[1] >= 0)
+				close(s->tx_fd[1]);
 			session_close(epfd, s, why);
 			return;
 		}
-		if (svc_send_fd(s->fd, &rep, rep.h.len, s->tx_fd) != (ssize_t)rep.h.len) {
+		n = svc_send_fds(s->fd, &rep, rep.h.len, s->tx_fd, SVC_MSG_FDS_MAX);
+		/* a pipe's read end is the program's alone: never a reader here */
+		if (s->tx_fd[1] >= 0)
+			close(s->tx_fd[1]);
+		if (n != (ssize_t)rep.h.len) {
 			/* a peer gone in the middle of its call (killed after its
 			 * request) is a session's end, not a bad message */
 			session_close(epfd, s, errno == EPIPE || errno == ECONNRESET ? NULL :

@@ -104,15 +104,17 @@ struct srnd_counts {
 	_Atomic uint64_t qps;
 	_Atomic uint64_t bad_ring;  /* a bad index or WQE in a session's ring (its QP to ERR) */
 	_Atomic uint64_t mrs_dereg_waiting; /* DEREG_MRs waiting for their packets in flight */
-	/* writes to a session's eventfd skipped: its counter at the limit
-	 * (readable, its reader wakes anyway), never waited for */
-	_Atomic uint64_t evfd_full;
+	/* wakes a session's notification pipe (a channel's, the async one)
+	 * did not take, never waited for: full (its reader has a wake
+	 * pending), or its read end closed by the program (no reader) */
+	_Atomic uint64_t wake_full, wake_closed;
 };
 const struct srnd_counts *srnd_counts(void);
 struct srnd_objs *srnd_objs_new(void);
 /* Serve a checked data-path request (SVC_MAP_SHM and after): its status.
- * *rx_fd is the descriptor that came with it (consumed: -1 after), *tx_fd
- * one to send with the reply (the daemon keeps it). */
+ * *rx_fd is the descriptor that came with it (consumed: -1 after);
+ * tx_fd[0] one to send with the reply that the daemon keeps, tx_fd[1] one
+ * it hands over (closed once sent), each -1 for none. */
 union srnd_rep;
 int srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd_rep *rep,
 		    int *rx_fd, int *tx_fd);
@@ -121,9 +123,9 @@ void srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o);
  * sight (an srnd_engine_quiesce() after makes them final; the engine runs
  * on to serve the reclaim: DREQs, the MRs' in-flight packets) */
 void srnd_objs_hide(struct srnd_objs *o);
-/* Then, its rings final: FATAL in the session's state line, and each of
- * its completion channels' eventfds written (a waiter in ibv_get_cq_event
- * wakes to its end) */
+/* Then, its rings final: FATAL in the session's state line, and a byte
+ * into each of its completion channels' pipes and its async pipe (a
+ * waiter in ibv_get_cq_event wakes to its end) */
 void srnd_objs_fatal(struct srnd_objs *o);
 /* The control thread: one of srnic's async events to the session of its
  * object (its QP, CQ or SRQ), a port's to every session. */

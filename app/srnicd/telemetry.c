@@ -80,7 +80,8 @@ info_fill(struct srnd *d, struct rte_tel_data *t)
 	rte_tel_data_add_dict_u64(t, "bad_ring", atomic_load(&c->bad_ring));
 	rte_tel_data_add_dict_u64(t, "async_events", c->async_events);
 	rte_tel_data_add_dict_u64(t, "async_drop", c->async_drop);
-	rte_tel_data_add_dict_u64(t, "evfd_full", atomic_load(&c->evfd_full));
+	rte_tel_data_add_dict_u64(t, "wake_full", atomic_load(&c->wake_full));
+	rte_tel_data_add_dict_u64(t, "wake_closed", atomic_load(&c->wake_closed));
 	rte_tel_data_add_dict_u64(t, "mrs_elsewhere", c->mrs_elsewhere);
 	rte_tel_data_add_dict_u64(t, "mrs_dereg_waiting", atomic_load(&c->mrs_dereg_waiting));
 }

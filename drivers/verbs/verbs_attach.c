@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <rte_common.h>
@@ -236,24 +235,35 @@ sva_device_index(struct ibv_device *device)
 /* One request and its reply on the context's session, status as a
  * negative errno. */
 int
-sva_call_fd(struct sva_context *ctx, void *req, int fd_out, void *rep, size_t cap, int *fd_in)
+sva_call_fds(struct sva_context *ctx, void *req, int fd_out, void *rep, size_t cap,
+	     int *fds_in, unsigned int nfds)
 {
+	unsigned int i;
 	int rc;
 
-	if (fd_in != NULL)
-		*fd_in = -1;
+	for (i = 0; i < nfds; i++)
+		fds_in[i] = -1;
 	/* after the session's end: EIO, as uverbs after a device's removal */
 	if (ctx->fd < 0 || (ctx->shm != NULL && sva_dead(ctx)))
 		return -EIO;
 	pthread_mutex_lock(&ctx->lock);
 	((struct svc_hdr *)req)->seq = ++ctx->seq;
-	rc = svc_call_fd(ctx->fd, req, fd_out, rep, cap, fd_in);
+	rc = svc_call_fds(ctx->fd, req, fd_out, rep, cap, fds_in, nfds);
 	pthread_mutex_unlock(&ctx->lock);
 	if (rc == -ECONNRESET) {
 		sva_ctx_fatal(ctx);
 		return -EIO;
 	}
 	return rc;
+}
+
+int
+sva_call_fd(struct sva_context *ctx, void *req, int fd_out, void *rep, size_t cap, int *fd_in)
+{
+	int none;
+
+	return sva_call_fds(ctx, req, fd_out, rep, cap, fd_in != NULL ? fd_in : &none,
+			    fd_in != NULL ? 1 : 0);
 }
 
 static int
@@ -301,12 +311,8 @@ sva_open_device(struct ibv_device *device)
 		rc = errno;
 		goto fail_fd;
 	}
-	/* the daemon will write it (async events); poll() on it works now */
-	ctx->vctx.context.async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
-	if (ctx->vctx.context.async_fd < 0) {
-		rc = errno;
-		goto fail_cmd;
-	}
+	/* the read end of the daemon's async pipe: MAP_SHM's (sva_dp_open()) */
+	ctx->vctx.context.async_fd = -1;
 	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
 	ctx->vctx.query_port = sva_query_port;
 	ctx->vctx.query_device_ex = sv_query_device_ex;
@@ -317,7 +323,8 @@ sva_open_device(struct ibv_device *device)
 			sva_dp_close(ctx);
 	}
 	if (rc != 0) {
-		close(ctx->vctx.context.async_fd);
+		if (ctx->vctx.context.async_fd >= 0)
+			close(ctx->vctx.context.async_fd);
 		pthread_mutex_destroy(&ctx->vctx.context.mutex);
 		goto fail_cmd;
 	}

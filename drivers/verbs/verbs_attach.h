@@ -68,6 +68,9 @@ sva_ctx(struct ibv_context *c)
  * NULL): 0 or a negative errno. */
 int sva_call_fd(struct sva_context *ctx, void *req, int fd_out, void *rep, size_t cap,
 		int *fd_in);
+/* sva_call_fd() taking the reply's descriptors, up to nfds, in order */
+int sva_call_fds(struct sva_context *ctx, void *req, int fd_out, void *rep, size_t cap,
+		 int *fds_in, unsigned int nfds);
 
 /* verbs_attach_dp.c: the objects and the data path of an attached
  * context; each returns what the verb it serves returns (errno set) */
@@ -118,8 +121,8 @@ sva_dead(const struct sva_context *ctx)
 {
 	return __atomic_load_n(&ctx->shm->state.v, __ATOMIC_ACQUIRE) != SVC_SHM_LIVE;
 }
-/* Latch the session's end and wake every waiter of the context: its
- * completion channels' and async eventfds. */
+/* Latch the session's end (FATAL in this mapping's state line); its
+ * waiters wake as the daemon's ends of the session's pipes close. */
 void sva_ctx_fatal(struct sva_context *ctx);
 /* The watcher thread (one per process, started at the first open) */
 int sva_watch_add(struct sva_context *ctx);
@@ -128,9 +131,8 @@ void sva_watch_del(struct sva_context *ctx);
 /* IBV_EVENT_DEVICE_FATAL once the session ended and it was not handed
  * out yet: true and *event filled (an async event ring asks this first) */
 bool sva_async_fatal(struct sva_context *ctx, struct ibv_async_event *event);
-/* verbs_attach_dp.c: the context's channels woken, and in a fork()ed
- * child its objects made the child's copies (sva_objs_lock held) */
-void sva_dp_wake(struct sva_context *ctx);
+/* verbs_attach_dp.c: in a fork()ed child, a context's objects made the
+ * child's copies (sva_objs_lock held) */
 void sva_dp_fork_child(struct sva_context *ctx);
 
 /* verbs_attach_mem.c: the process's re-backed pages (doc/srnicd.md

@@ -19,7 +19,6 @@
 #include <string.h>
 #include <time.h>
 #include <linux/futex.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -54,8 +53,9 @@ struct sva_cq {
 	uint32_t events_reported;   /* async events handed out (ibcq.mutex) */
 };
 
-/* A completion channel: its eventfd (the daemon writes it once per event)
- * and its CQs, whose rings count their events (svc_cq_ring.ev). */
+/* A completion channel: the read end of the daemon's pipe (a byte per
+ * event; the write end is the daemon's alone) and its CQs, whose rings
+ * count their events (svc_cq_ring.ev). */
 struct sva_channel {
 	struct ibv_comp_channel ch;
 	uint32_t handle;
@@ -148,6 +148,9 @@ struct sva_qp {
  * socket) waits for it. */
 #define SVA_POLL_HOT 64
 #define SVA_POLL_SLEEP_US 100
+/* bytes of a channel's pipe one read in ibv_get_cq_event takes: wakes
+ * only (a CQ's events collapse into one), so any number will do */
+#define SVA_CHANNEL_READ 64
 
 static __thread uint32_t sva_empty_polls;   /* this thread's, in a row */
 
@@ -217,31 +220,45 @@ sva_dp_open(struct sva_context *ctx)
 {
 	struct svc_handle_req q;
 	struct svc_shm_rep r;
-	int fd = -1, rc;
+	int fd[SVC_MSG_FDS_MAX], rc;
 	void *p;
 
+	if (ctx->minor < 3) {
+		/* before 4.3 the library made the eventfds the daemon wrote */
+		sv_log("srnicd on its socket speaks protocol %u.%u, this libibverbs.so.1 needs "
+		       "%u.3 or later (the daemon's notification pipes): use the srnicd built "
+		       "with this library", SVC_VERSION_MAJOR, ctx->minor, SVC_VERSION_MAJOR);
+		return -EPROTONOSUPPORT;
+	}
 	pthread_mutex_init(&ctx->ev_lock, NULL);
 	req_init(&q, SVC_MAP_SHM);
 	q.handle = ctx->handle;
-	/* the context's async_fd: the daemon writes it once per async event */
-	rc = sva_call_fd(ctx, &q, ctx->vctx.context.async_fd, &r, sizeof(r), &fd);
+	/* the reply: the ring memory, then the async pipe's read end */
+	rc = sva_call_fds(ctx, &q, -1, &r, sizeof(r), fd, SVC_MSG_FDS_MAX);
 	if (rc != 0)
-		return rc;
-	if (fd < 0 || r.size != sizeof(struct svc_shm)) {
-		if (fd >= 0)
-			close(fd);
+		goto fail;
+	if (fd[0] < 0 || fd[1] < 0 || r.size != sizeof(struct svc_shm)) {
 		sv_log("srnicd's ring memory is not this library's (%" PRIu64 " bytes, %zu here): "
 		       "use the library built with that daemon", r.size, sizeof(struct svc_shm));
-		return -EPROTO;
+		rc = -EPROTO;
+		goto fail_fds;
 	}
-	p = mmap(NULL, sizeof(struct svc_shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	rc = errno;
-	close(fd);
+	p = mmap(NULL, sizeof(struct svc_shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd[0], 0);
+	rc = -errno;
 	if (p == MAP_FAILED)
-		return -rc;
+		goto fail_fds;
+	close(fd[0]);
+	ctx->vctx.context.async_fd = fd[1];
 	ctx->shm = p;
 	sva_ctx_set_ops(ctx);
 	return 0;
+fail_fds:
+	for (unsigned int i = 0; i < SVC_MSG_FDS_MAX; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+fail:
+	pthread_mutex_destroy(&ctx->ev_lock);
+	return rc;
 }
 
 void
@@ -315,11 +332,12 @@ event_is_port(enum ibv_event_type t)
 	       t == IBV_EVENT_GID_CHANGE || t == IBV_EVENT_DEVICE_FATAL;
 }
 
-/* The next event of the context's ring: the eventfd (a semaphore, one
- * read per event the daemon wrote; blocking unless the program made the
- * fd non-blocking, as rdma-core), then the entry. An event naming an
- * object destroyed since is passed over. Once the session ended
- * (verbs_attach_fatal.c, which writes the eventfd too):
+/* The next event of the context's ring: a byte of the daemon's async pipe
+ * (one per event it put in the ring: at most SVC_ASYNC_RING unread, never
+ * a full pipe; blocking unless the program made the fd non-blocking, as
+ * rdma-core), then the entry. An event naming an object destroyed since is
+ * passed over. Once the session ended (verbs_attach_fatal.c; the daemon's
+ * last byte, or its end of the pipe closed: end of file):
  * IBV_EVENT_DEVICE_FATAL once, then EIO, as the kernel's event file of a
  * disassociated device. */
 int
@@ -328,7 +346,8 @@ sva_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 	struct sva_context *ctx = sva_ctx(context);
 	struct svc_ev_ring *r = &ctx->shm->async;
 	struct svc_async_ev e;
-	uint64_t v;
+	uint8_t byte;
+	ssize_t n;
 	void *obj;
 
 	for (;;) {
@@ -338,8 +357,14 @@ sva_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 			errno = EIO;
 			return -1;
 		}
-		if (read(context->async_fd, &v, sizeof(v)) != sizeof(v))
+		n = read(context->async_fd, &byte, sizeof(byte));
+		if (n < 0)
 			return -1;
+		if (n == 0) {
+			/* the daemon's end closed: only at the session's end */
+			sva_ctx_fatal(ctx);
+			continue;
+		}
 		pthread_mutex_lock(&ctx->ev_lock);
 		if (ctx->ev_cons == __atomic_load_n(&r->prod.v, __ATOMIC_ACQUIRE)) {
 			pthread_mutex_unlock(&ctx->ev_lock);
@@ -870,18 +895,13 @@ sva_create_comp_channel(struct ibv_context *context)
 	ch = calloc(1, sizeof(*ch));
 	if (ch == NULL)
 		return null_errno(ENOMEM);
-	/* a counter: each read takes every event the daemon signalled */
-	ch->ch.fd = eventfd(0, EFD_CLOEXEC);
-	if (ch->ch.fd < 0) {
-		rc = errno;
-		free(ch);
-		return null_errno(rc);
-	}
 	req_init(&q, SVC_CREATE_CHANNEL);
 	q.dev = ctx->handle;
-	rc = sva_call_fd(ctx, &q, ch->ch.fd, &r, sizeof(r), NULL);
+	/* the reply carries the pipe's read end: the program's fd */
+	rc = sva_call_fd(ctx, &q, -1, &r, sizeof(r), &ch->ch.fd);
+	if (rc == 0 && ch->ch.fd < 0)
+		rc = -EPROTO;
 	if (rc != 0) {
-		close(ch->ch.fd);
 		free(ch);
 		return null_errno(-rc);
 	}
@@ -923,17 +943,18 @@ sva_destroy_comp_channel(struct ibv_comp_channel *channel)
 	return 0;
 }
 
-/* The next CQ with an event not handed out yet, else wait on the eventfd
+/* The next CQ with an event not handed out yet, else wait on the pipe
  * (blocking unless the program made the fd non-blocking: then EAGAIN; a
- * signal handled without SA_RESTART: EINTR).
+ * signal handled without SA_RESTART: EINTR) and take what bytes it holds:
+ * the events are the rings' counts, a byte only a wake.
  * After the session's end, each of its CQs once (its flushed WQEs to
  * poll), then EIO: never a wait for an event no one will write. */
 int
 sva_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq_out, void **cq_context)
 {
 	struct sva_channel *ch = SVA_OF(struct sva_channel, channel, ch);
+	uint8_t bytes[SVA_CHANNEL_READ];
 	struct sva_cq *cq;
-	uint64_t v;
 	uint32_t ev;
 	unsigned int i;
 	ssize_t n;
@@ -973,9 +994,11 @@ sva_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq_out, void 
 		/* a signal's handler without SA_RESTART ends the wait with EINTR,
 		 * as rdma-core's read() of the kernel's channel: programs stop a
 		 * timed test that way (qperf's SIGALRM) */
-		n = read(channel->fd, &v, sizeof(v));
+		n = read(channel->fd, bytes, sizeof(bytes));
 		if (n < 0)
 			return -1;
+		if (n == 0)         /* the daemon's end closed: only at the session's end */
+			sva_ctx_fatal(sva_ctx(channel->context));
 	}
 }
 
@@ -1789,17 +1812,6 @@ sva_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 		return null_errno(ENOMEM);
 	}
 	return ibqp;
-}
-
-void
-sva_dp_wake(struct sva_context *ctx)
-{
-	uint64_t one = 1;
-	unsigned int i;
-
-	for (i = 0; i < SVC_SESSION_CHANNELS_MAX; i++)
-		if (ctx->ch[i] != NULL && write(ctx->ch[i]->ch.fd, &one, sizeof(one)) < 0)
-			continue;   /* at its limit: readable already */
 }
 
 /* A fork()ed child's copy of a context (the only thread, sva_objs_lock

@@ -3,16 +3,17 @@
  * The end of an attached session (doc/srnicd.md, section 8), and fork().
  *
  * A session ends three ways: the daemon stops cleanly (it writes FATAL
- * into the session's state line and wakes the channels' eventfds before
- * it closes the socket), the daemon dies (the kernel closes its end of
+ * into the session's state line and a byte into the channels' and async
+ * pipes before it closes the socket), the daemon dies (the kernel closes its end of
  * the socket), or the daemon closes this one session. The library sees
  * the first in the state line, the other two as a hang-up on the control
  * socket: a call gets ECONNRESET, and the watcher thread, one per
  * process, blocked in poll() on every context's socket (asking for no
  * event: only POLLHUP and POLLERR wake it, never a reply), notices it
  * with no call in progress. Either way the context is latched dead (the
- * state line of its own mapping set FATAL) and every waiter woken: the
- * completion channels' eventfds, and the async eventfd for
+ * state line of its own mapping set FATAL); every waiter wakes as the
+ * daemon's ends of the completion channels' and async pipes close (an
+ * end of file, which latches the end too), the async one to
  * IBV_EVENT_DEVICE_FATAL. What each verb answers then is
  * verbs_attach_dp.c's (EIO, flushed WQEs, destroys that succeed), as
  * rdma-core's after the kernel disassociated a removed device.
@@ -75,9 +76,11 @@ ctx_fatal_locked(struct sva_context *ctx)
 	sv_log("%s: srnicd ended the session (the daemon stopped or died): every verb on the "
 	       "device fails now (IBV_EVENT_DEVICE_FATAL); start the daemon again and reopen it",
 	       ctx->vctx.context.device->name);
+	/* its waiters need no write of ours (the pipes' write ends are the
+	 * daemon's): the daemon ended the session, and its ends of the
+	 * channels' and the async pipes close with it, an end of file that
+	 * wakes every reader */
 	__atomic_store_n(&ctx->shm->state.v, SVC_SHM_FATAL, __ATOMIC_RELEASE);
-	sva_dp_wake(ctx);
-	wake(ctx->vctx.context.async_fd);
 }
 
 void
@@ -161,7 +164,7 @@ fork_child(void)
 	sva_mem_fork_child();
 	for (ctx = w.list; ctx != NULL; ctx = ctx->watch_next) {
 		sva_dp_fork_child(ctx);
-		ctx->fatal_woken = true;    /* the eventfds are the parent's too: never written */
+		ctx->fatal_woken = true;    /* latched: its pipes are the parent's session's */
 		if (ctx->fd >= 0)
 			close(ctx->fd);
 		ctx->fd = -1;

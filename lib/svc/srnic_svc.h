@@ -27,7 +27,8 @@
 
 #define SVC_MAGIC 0x534e5244u          /* "SNRD" */
 #define SVC_VERSION_MAJOR 4            /* a HELLO of another major is refused */
-#define SVC_VERSION_MINOR 2            /* 1: CM_CREATE_LISTEN; 2: ALLOC_MW, DEALLOC_MW, the bind WQE, REREG_MR */
+#define SVC_VERSION_MINOR 3            /* 1: CM_CREATE_LISTEN; 2: ALLOC_MW, DEALLOC_MW, the bind WQE, REREG_MR;
+					  3: CREATE_CHANNEL and MAP_SHM reply with the daemon's pipes */
 #define SVC_SOCK_DEFAULT "/run/srnic/srnicd.sock"
 #define SVC_SOCK_ENV "SRNIC_DAEMON_SOCKET"  /* the application's override */
 #define SVC_SOCK_PATH_MAX 108          /* sockaddr_un.sun_path */
@@ -38,6 +39,7 @@
 #define SVC_NETDEV_MAX 16              /* a kernel interface's name (IF_NAMESIZE), with its NUL */
 #define SVC_STATUS_TEXT_MAX 16384      /* the STATUS reply's text */
 #define SVC_MSG_MAX (sizeof(struct svc_hdr) + SVC_STATUS_TEXT_MAX)
+#define SVC_MSG_FDS_MAX 2              /* descriptors one reply carries (MAP_SHM's); a request: 1 */
 
 enum svc_type {
 	SVC_HELLO = 1,
@@ -315,9 +317,9 @@ struct svc_cq_ring {
 #define SVC_SHM_FATAL 1
 
 /* A context's async events (ibv_get_async_event()): the daemon writes an
- * entry and prod (release), then 1 to the context's async_fd (an eventfd
- * MAP_SHM passed, EFD_SEMAPHORE: one read per event); the application
- * reads entries up to prod and stores cons. An event finding the ring
+ * entry and prod (release), then one byte to the context's async_fd (the
+ * read end of the pipe MAP_SHM's reply carries: one byte per event); the
+ * application reads entries up to prod and stores cons. An event finding the ring
  * full (SVC_ASYNC_RING not taken) is dropped and counted (async_drop). */
 #define SVC_ASYNC_RING 64u
 struct svc_async_ev {
@@ -360,9 +362,10 @@ struct svc_shm {
 	struct svc_srq_ring srq[SVC_SESSION_SRQS_MAX];
 };
 
-/* MAP_SHM: the request (svc_handle_req, the open device) carries the
- * context's async eventfd (none: the session gets no async events), the
- * reply the memfd (SCM_RIGHTS) */
+/* MAP_SHM: the request (svc_handle_req, the open device) carries no
+ * descriptor (since minor 3: one is refused, EINVAL); the reply carries
+ * the memfd, then the read end of the session's async pipe (SCM_RIGHTS),
+ * whose write end, O_NONBLOCK, never leaves the daemon */
 struct svc_shm_rep {
 	struct svc_hdr h;
 	uint64_t size;              /* sizeof(struct svc_shm) */
@@ -403,8 +406,10 @@ struct svc_create_cq_req {
 	uint32_t channel;           /* a CREATE_CHANNEL handle, or 0: none */
 };
 
-/* CREATE_CHANNEL: the request carries the channel's eventfd, which the
- * daemon writes once per completion event */
+/* CREATE_CHANNEL: the request carries no descriptor (since minor 3: one
+ * is refused, EINVAL); the reply carries the read end of the channel's
+ * pipe, to which the daemon writes one byte per completion event (a full
+ * pipe: the byte is not written, the reader has a wake pending) */
 struct svc_create_channel_req {
 	struct svc_hdr h;
 	uint32_t dev;
@@ -687,8 +692,15 @@ int svc_call(int fd, const void *req, void *rep, size_t cap);
  */
 int svc_call_fd(int fd, const void *req, int fd_out, void *rep, size_t cap, int *fd_in);
 
+/** svc_call_fd() taking up to nfds (<= SVC_MSG_FDS_MAX) descriptors of the reply, in order. */
+int svc_call_fds(int fd, const void *req, int fd_out, void *rep, size_t cap, int *fds_in,
+		 unsigned int nfds);
+
 /** Send one message with descriptor fd_out (-1: none): bytes sent or -1 (errno). */
 ssize_t svc_send_fd(int fd, const void *msg, size_t len, int fd_out);
+
+/** svc_send_fd() with the descriptors of fds[nfds] that are not -1 (at most SVC_MSG_FDS_MAX). */
+ssize_t svc_send_fds(int fd, const void *msg, size_t len, const int *fds, unsigned int nfds);
 
 /**
  * Receive one message of at most cap bytes (recvmsg flags, MSG_TRUNC
@@ -697,6 +709,9 @@ ssize_t svc_send_fd(int fd, const void *msg, size_t len, int fd_out);
  * negative errno (-EBADMSG: more descriptors than one came, all closed).
  */
 ssize_t svc_recv_fd(int fd, void *buf, size_t cap, int flags, int *fd_in);
+
+/** svc_recv_fd() taking up to nfds (<= SVC_MSG_FDS_MAX) descriptors into fds (-1 for none). */
+ssize_t svc_recv_fds(int fd, void *buf, size_t cap, int flags, int *fds, unsigned int nfds);
 
 /**
  * The kernel network interface a DPDK port's devargs send on: iface= of

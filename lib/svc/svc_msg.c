@@ -208,26 +208,31 @@ svc_connect(const char *path)
 }
 
 ssize_t
-svc_send_fd(int fd, const void *msg, size_t len, int fd_out)
+svc_send_fds(int fd, const void *msg, size_t len, const int *fds, unsigned int nfds)
 {
 	struct iovec iov = { .iov_base = (void *)(uintptr_t)msg, .iov_len = len };
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(SVC_MSG_FDS_MAX * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int out[SVC_MSG_FDS_MAX];
+	unsigned int i, n_out = 0;
 	struct cmsghdr *c;
 	ssize_t n;
 
-	if (fd_out >= 0) {
+	for (i = 0; i < nfds && i < SVC_MSG_FDS_MAX; i++)
+		if (fds[i] >= 0)
+			out[n_out++] = fds[i];
+	if (n_out > 0) {
 		memset(&u, 0, sizeof(u));
 		mh.msg_control = u.buf;
-		mh.msg_controllen = sizeof(u.buf);
+		mh.msg_controllen = CMSG_SPACE(n_out * sizeof(int));
 		c = CMSG_FIRSTHDR(&mh);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd_out, sizeof(int));
+		c->cmsg_len = CMSG_LEN(n_out * sizeof(int));
+		memcpy(CMSG_DATA(c), out, n_out * sizeof(int));
 	}
 	do
 		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
@@ -236,59 +241,98 @@ svc_send_fd(int fd, const void *msg, size_t len, int fd_out)
 }
 
 ssize_t
-svc_recv_fd(int fd, void *buf, size_t cap, int flags, int *fd_in)
+svc_send_fd(int fd, const void *msg, size_t len, int fd_out)
+{
+	return svc_send_fds(fd, msg, len, &fd_out, 1);
+}
+
+static void
+fds_close(int *fds, unsigned int nfds)
+{
+	unsigned int i;
+
+	for (i = 0; i < nfds; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+		fds[i] = -1;
+	}
+}
+
+ssize_t
+svc_recv_fds(int fd, void *buf, size_t cap, int flags, int *fds, unsigned int nfds)
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = cap };
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(SVC_MSG_FDS_MAX * sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			     .msg_controllen = sizeof(u.buf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf };
 	struct cmsghdr *c;
+	unsigned int i, got = 0, k;
 	ssize_t n;
 
-	*fd_in = -1;
+	if (nfds > SVC_MSG_FDS_MAX)
+		nfds = SVC_MSG_FDS_MAX;
+	for (i = 0; i < nfds; i++)
+		fds[i] = -1;
+	/* room for nfds only: more is MSG_CTRUNC, which the kernel closes */
+	mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
 	do
 		n = recvmsg(fd, &mh, flags | MSG_TRUNC | MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
 	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len == CMSG_LEN(sizeof(int)) && *fd_in < 0)
-			memcpy(fd_in, CMSG_DATA(c), sizeof(int));
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (unsigned int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		for (i = 0; i < k; i++) {
+			int in;
+
+			memcpy(&in, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (got < nfds)
+				fds[got++] = in;
+			else
+				close(in);
+		}
 	}
 	if ((mh.msg_flags & MSG_CTRUNC) != 0) {
-		/* more descriptors than one: what came is closed, the message bad */
-		if (*fd_in >= 0)
-			close(*fd_in);
-		*fd_in = -1;
+		/* more descriptors than nfds: what came is closed, the message bad */
+		fds_close(fds, nfds);
 		return (ssize_t)-EBADMSG;
 	}
-	if ((size_t)n > cap) {
-		if (*fd_in >= 0)
-			close(*fd_in);
-		*fd_in = -1;
-	}
+	if ((size_t)n > cap)
+		fds_close(fds, nfds);
 	return n;
 }
 
+ssize_t
+svc_recv_fd(int fd, void *buf, size_t cap, int flags, int *fd_in)
+{
+	return svc_recv_fds(fd, buf, cap, flags, fd_in, 1);
+}
+
 int
-svc_call_fd(int fd, const void *req, int fd_out, void *rep, size_t cap, int *fd_in)
+svc_call_fds(int fd, const void *req, int fd_out, void *rep, size_t cap, int *fds_in,
+	     unsigned int nfds)
 {
 	const struct svc_hdr *q = req;
+	int got[SVC_MSG_FDS_MAX];
 	struct svc_hdr r;
 	const char *why;
+	unsigned int i;
 	ssize_t n;
-	int rc, got = -1;
+	int rc;
 
-	if (fd_in != NULL)
-		*fd_in = -1;
+	if (nfds > SVC_MSG_FDS_MAX)
+		nfds = SVC_MSG_FDS_MAX;
+	for (i = 0; i < nfds; i++)
+		fds_in[i] = -1;
 	n = svc_send_fd(fd, req, q->len, fd_out);
 	if (n < 0)
 		return errno == EPIPE ? -ECONNRESET : -errno;
-	n = svc_recv_fd(fd, rep, cap, 0, &got);
+	/* a reply may carry more than the caller takes: those are closed */
+	n = svc_recv_fds(fd, rep, cap, 0, got, SVC_MSG_FDS_MAX);
 	if (n < 0)
 		return (int)n;
 	rc = 0;
@@ -305,11 +349,22 @@ svc_call_fd(int fd, const void *req, int fd_out, void *rep, size_t cap, int *fd_
 		else
 			rc = r.status;
 	}
-	if (rc == 0 && fd_in != NULL)
-		*fd_in = got;
-	else if (got >= 0)
-		close(got);
+	for (i = 0; i < SVC_MSG_FDS_MAX; i++) {
+		if (rc == 0 && i < nfds)
+			fds_in[i] = got[i];
+		else if (got[i] >= 0)
+			close(got[i]);
+	}
 	return rc;
+}
+
+int
+svc_call_fd(int fd, const void *req, int fd_out, void *rep, size_t cap, int *fd_in)
+{
+	int dummy;
+
+	return svc_call_fds(fd, req, fd_out, rep, cap, fd_in != NULL ? fd_in : &dummy,
+			    fd_in != NULL ? 1 : 0);
 }
 
 int

@@ -41,26 +41,29 @@
  *                           buffer's address: ibv_reg_mr EFBIG, no SIGXFSZ
  *   srnicd_async mcast_cap  the session's multicast attachments: as many as
  *                           ibv_query_device says, one more ENOMEM
- *   srnicd_async chan_full  a hostile context h: its completion channel's
- *                           and its async eventfds written to the counter's
- *                           limit (a write of 1 then blocks), its CQ armed,
- *                           then a receive in RTR (a completion event and
- *                           IBV_EVENT_COMM_EST for the daemon to write):
- *                           two other contexts still open, connect and
- *                           exchange a SEND; then h's event, CQE and
- *                           COMM_EST are there (the counters were readable)
+ *   srnicd_async chan_full  the daemon's notification pipes, read ends
+ *                           only: h never reads its channel while its CQ
+ *                           fires (a CQE left unpolled, re-armed) until
+ *                           the pipe is full (FIONREAD = F_GETPIPE_SZ),
+ *                           then FULL_EVENTS_MORE armed SENDs complete into
+ *                           it; g closes its channel's and async read ends
+ *                           and gets a completion event and COMM_EST; two
+ *                           other contexts still open, connect and exchange
+ *                           a SEND; h's channel is readable, its event there
  *
  * Each event is waited for with poll() on the context's async_fd, as a
  * program does with the kernel's; GUARD_MS only stops a hang. Prints one
  * line per step; exit 0 when every step passed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/time.h>
@@ -728,53 +731,116 @@ mcast_cap(struct ibv_device *dev)
 	return 0;
 }
 
-/* An eventfd's counter holds at most 0xfffffffffffffffe: there, a write
- * of 1 blocks until a read (eventfd(2)). A program can put its channel's
- * and its context's async eventfds there itself; the daemon writes both
- * (the engine the channel's, the control thread the async one) and must
- * never wait on them: the other sessions' traffic and control calls go on.
- * The counter at its limit is readable: h's waits still wake. */
+/* b posts a receive, a arms its CQ and SENDs MSG_LEN bytes to b, both
+ * CQEs polled: one completion event for the daemon to write (a's CQ was
+ * armed before its SEND, whose CQE the engine writes after it saw the arm) */
+static int
+armed_send(struct side *a, struct side *b, uint64_t id)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)b->buf, .length = BUF_LEN, .lkey = b->mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = id, .sg_list = &sg, .num_sge = 1 }, *rbad;
+	struct ibv_wc wc;
+
+	if (ibv_post_recv(b->qp, &rwr, &rbad) != 0 || ibv_req_notify_cq(a->cq, 0) != 0 ||
+	    post_send(a, id) != 0)
+		return 0;
+	return cqe(a, &wc) && wc.status == IBV_WC_SUCCESS && wc.wr_id == id &&
+	       cqe(b, &wc) && wc.status == IBV_WC_SUCCESS && wc.wr_id == id;
+}
+
+/* Bytes unread in a pipe (FIONREAD: nothing read) */
+static int
+pipe_unread(int fd)
+{
+	int n = -1;
+
+	return ioctl(fd, FIONREAD, &n) == 0 ? n : -1;
+}
+
+/* A program can neither write nor block the daemon's notification pipes
+ * (doc/srnicd.md, section 10): it gets their read ends only, and the
+ * daemon's writes never wait. Two hostile contexts: h never reads its
+ * channel while its CQ fires event after event (its pipe fills:
+ * FULL_EVENTS_MORE writes then find it full), g closes the read ends of
+ * its channel and async pipes and gets a completion event and COMM_EST
+ * (the writes find no reader: EPIPE, SIGPIPE ignored). Meanwhile two
+ * other contexts open, connect and exchange a SEND; h's wake is still
+ * there. The test reads the daemon's counters (wake_full, wake_closed). */
+#define FULL_EVENTS_MORE 16
 static int
 chan_full(struct ibv_device *dev)
 {
-	const uint64_t full = 0xfffffffffffffffeULL;
 	struct ibv_recv_wr rwr, *rbad;
-	struct ibv_async_event ev;
-	struct side h, b, c, d;
+	struct side h, b, g, e, c, d;
+	struct pollfd pfd;
 	struct ibv_cq *ev_cq;
 	union ibv_gid gid;
 	struct ibv_sge sg;
 	struct ibv_wc wc;
+	long arms = 0, end;
+	int i, cap, devnull;
 	void *ev_ctx;
-	int i;
 
 	memset(&h, 0, sizeof(h));
 	memset(&b, 0, sizeof(b));
+	memset(&g, 0, sizeof(g));
+	memset(&e, 0, sizeof(e));
 	memset(&c, 0, sizeof(c));
 	memset(&d, 0, sizeof(d));
-	h.want_ch = 1;
-	CHECK(side_open(dev, &h, 0) == 0 && side_open(dev, &b, 0) == 0,
-	      "h (a CQ on a channel) and b: a context, PD, CQ, MR and RC QP each (errno %d)",
-	      errno);
-	CHECK(write(h.ch->fd, &full, sizeof(full)) == sizeof(full) &&
-	      write(h.ctx->async_fd, &full, sizeof(full)) == sizeof(full),
-	      "h's channel and async eventfds at the counter's limit");
+	h.want_ch = g.want_ch = 1;
+	CHECK(side_open(dev, &h, 0) == 0 && side_open(dev, &b, 0) == 0 &&
+	      side_open(dev, &g, 0) == 0 && side_open(dev, &e, 0) == 0,
+	      "h and g (a CQ on a channel each), b and e: a context, PD, CQ, MR and RC QP each "
+	      "(errno %d)", errno);
+	cap = fcntl(h.ch->fd, F_GETPIPE_SZ);
+	CHECK(cap > 0 && write(h.ch->fd, "x", 1) < 0 && errno == EBADF &&
+	      write(h.ctx->async_fd, "x", 1) < 0 && errno == EBADF,
+	      "h's channel and async fds are the read ends of pipes (%d bytes): not writable "
+	      "(errno %d)", cap, errno);
 	CHECK(ibv_query_gid(h.ctx, 1, GID_INDEX, &gid) == 0, "GID %d", GID_INDEX);
-	CHECK(side_connect(&h, b.qp->qp_num, &gid, 0) == 0 &&
+	CHECK(side_connect(&h, b.qp->qp_num, &gid, 1) == 0 &&
 	      side_connect(&b, h.qp->qp_num, &gid, 1) == 0,
-	      "h in RTR, b in RTS (QPNs %#x, %#x)", h.qp->qp_num, b.qp->qp_num);
-	sg = (struct ibv_sge){ .addr = (uintptr_t)h.buf, .length = BUF_LEN, .lkey = h.mr->lkey };
-	rwr = (struct ibv_recv_wr){ .wr_id = 9, .sg_list = &sg, .num_sge = 1 };
-	CHECK(ibv_post_recv(h.qp, &rwr, &rbad) == 0 && ibv_req_notify_cq(h.cq, 0) == 0,
-	      "h posts a receive and arms its CQ");
-	for (i = 0; i < MSG_LEN; i++)
-		b.buf[i] = (uint8_t)(0x3c ^ i);
-	CHECK(post_send(&b, 1) == 0, "b SENDs %d bytes to h", MSG_LEN);
-	CHECK(cqe(&b, &wc) && wc.status == IBV_WC_SUCCESS && wc.wr_id == 1,
-	      "b's SEND completes: status %d", wc.status);
+	      "h and b connected (QPNs %#x, %#x)", h.qp->qp_num, b.qp->qp_num);
 
-	/* h reads nothing yet: two other sessions, their control calls and
-	 * their traffic */
+	/* a CQE h never polls: each arm fires at the engine's next look, a
+	 * byte into the pipe, until it is full */
+	sg = (struct ibv_sge){ .addr = (uintptr_t)b.buf, .length = BUF_LEN, .lkey = b.mr->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 1, .sg_list = &sg, .num_sge = 1 };
+	CHECK(ibv_post_recv(b.qp, &rwr, &rbad) == 0 && post_send(&h, 1) == 0 &&
+	      cqe(&b, &wc) && wc.status == IBV_WC_SUCCESS,
+	      "h SENDs to b: a CQE h does not poll yet (b's: status %d)", wc.status);
+	end = now_ms() + GUARD_MS;
+	while (pipe_unread(h.ch->fd) < cap && now_ms() < end) {
+		ibv_req_notify_cq(h.cq, 0);
+		arms++;
+	}
+	CHECK(pipe_unread(h.ch->fd) == cap, "h's pipe full, nothing read: %d bytes (%ld arms)",
+	      pipe_unread(h.ch->fd), arms);
+	CHECK(cqe(&h, &wc) && wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS,
+	      "h polls its CQE (the pipe untouched)");
+	for (i = 0; i < FULL_EVENTS_MORE; i++)
+		CHECK(armed_send(&h, &b, 10 + (uint64_t)i),
+		      "h armed, its SEND %d completes into a full pipe", i);
+
+	/* g: no reader on its pipes */
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	CHECK(devnull >= 0 && dup2(devnull, g.ch->fd) == g.ch->fd &&
+	      dup2(devnull, g.ctx->async_fd) == g.ctx->async_fd,
+	      "g closes the read ends of its channel and async pipes (the numbers kept)");
+	close(devnull);
+	CHECK(side_connect(&g, e.qp->qp_num, &gid, 0) == 0 &&
+	      side_connect(&e, g.qp->qp_num, &gid, 1) == 0,
+	      "g in RTR, e in RTS (QPNs %#x, %#x)", g.qp->qp_num, e.qp->qp_num);
+	sg = (struct ibv_sge){ .addr = (uintptr_t)g.buf, .length = BUF_LEN, .lkey = g.mr->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 7, .sg_list = &sg, .num_sge = 1 };
+	CHECK(ibv_post_recv(g.qp, &rwr, &rbad) == 0 && ibv_req_notify_cq(g.cq, 0) == 0,
+	      "g posts a receive and arms its CQ");
+	CHECK(post_send(&e, 3) == 0 && cqe(&e, &wc) && wc.status == IBV_WC_SUCCESS &&
+	      cqe(&g, &wc) && wc.status == IBV_WC_SUCCESS && wc.wr_id == 7,
+	      "e's SEND lands in g (a completion event and COMM_EST for g, no reader): "
+	      "status %d", wc.status);
+
+	/* the other sessions: control calls and traffic */
 	CHECK(side_open(dev, &c, 0) == 0 && side_open(dev, &d, 0) == 0,
 	      "c and d open and make their objects (errno %d)", errno);
 	CHECK(side_connect(&c, d.qp->qp_num, &gid, 1) == 0 &&
@@ -791,19 +857,17 @@ chan_full(struct ibv_device *dev)
 	      memcmp(c.buf, d.buf, MSG_LEN) == 0, "d receives the bytes: status %d len %u",
 	      wc.status, wc.byte_len);
 
-	/* h's own: the event, the CQE, COMM_EST */
-	CHECK(ibv_get_cq_event(h.ch, &ev_cq, &ev_ctx) == 0 && ev_cq == h.cq,
-	      "h's completion event names h's CQ");
+	/* h's wake is there: readable, its event names its CQ */
+	pfd = (struct pollfd){ .fd = h.ch->fd, .events = POLLIN };
+	CHECK(poll(&pfd, 1, GUARD_MS) == 1 && (pfd.revents & POLLIN) &&
+	      ibv_get_cq_event(h.ch, &ev_cq, &ev_ctx) == 0 && ev_cq == h.cq,
+	      "h's channel readable, its event names h's CQ");
 	ibv_ack_cq_events(h.cq, 1);
-	CHECK(cqe(&h, &wc) && wc.status == IBV_WC_SUCCESS && wc.wr_id == 9 &&
-	      wc.byte_len == MSG_LEN && memcmp(b.buf, h.buf, MSG_LEN) == 0,
-	      "h receives b's bytes: status %d len %u", wc.status, wc.byte_len);
-	CHECK(async_event(h.ctx, &ev) && ev.event_type == IBV_EVENT_COMM_EST &&
-	      ev.element.qp == h.qp, "h's context: IBV_EVENT_COMM_EST on h's QP (event %d)",
-	      ev.event_type);
-	ibv_ack_async_event(&ev);
+	printf("wake_full_min %d\n", FULL_EVENTS_MORE);
 	side_close(&c);
 	side_close(&d);
+	side_close(&e);
+	side_close(&g);
 	side_close(&b);
 	side_close(&h);
 	return 0;

@@ -149,12 +149,11 @@ class RawSession:
         return struct.unpack_from("<I", r)[0]
 
     def open(self):
-        """HELLO, the device opened, its ring memory (with an async
-        eventfd), a PD and a CQ: what creating QPs needs"""
+        """HELLO, the device opened, its ring memory (and its async
+        pipe), a PD and a CQ: what creating QPs needs"""
         self.call("SVC_HELLO", hello_body())
         self.dev = self.handle("SVC_OPEN_DEVICE", struct.pack("<I", 0))
-        self.evfd = os.eventfd(0)
-        _, _, fds = self.call("SVC_MAP_SHM", struct.pack("<I", self.dev), [self.evfd])
+        _, _, fds = self.call("SVC_MAP_SHM", struct.pack("<I", self.dev))
         for fd in fds:
             os.close(fd)
         self.pd = self.handle("SVC_ALLOC_PD", struct.pack("<I", self.dev))
@@ -172,7 +171,6 @@ class RawSession:
         if self.ev is not None:
             self.ev.close()
         self.s.close()
-        os.close(self.evfd)
 
     def cm_send(self, cid, what, param):
         body = struct.pack("<IIIBB2x", cid, what, 0, 0, 0) + param

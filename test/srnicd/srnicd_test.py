@@ -82,7 +82,7 @@ class Session:
         self.seq += 1
         anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("%di" % len(fds), *fds))]
         self.s.sendmsg([msg(mtype, self.seq, body)], anc if fds else [])
-        r, rfds, _, _ = socket.recv_fds(self.s, 65536, 1)
+        r, rfds, _, _ = socket.recv_fds(self.s, 65536, 2)   # SVC_MSG_FDS_MAX
         return HDR.unpack_from(r)[4], r[HDR.size:], rfds
 
     def closed_by_daemon(self):
