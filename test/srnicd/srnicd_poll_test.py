@@ -31,8 +31,8 @@ import subprocess
 import sys
 import tempfile
 
-from srnicd_check import GUARD_S, SRNIC, attached_env, check, daemon_ready, failures, \
-    free_port, status, status_num, tcp_listening, wait_for
+from srnicd_check import SRNIC, attached_env, check, daemon_ready, failures, finish, free_port, \
+    status, status_num, stop, strace_calls, tcp_listening, wait_for
 
 SKIP = 77
 ITERS = 1000
@@ -55,26 +55,14 @@ def read_bw(env, tmp, cpu_client):
                             "-e", "trace=futex", "-o", trace, SRNIC, "run", "--"] +
                            cmd + ["127.0.0.1"], env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
-    out = []
-    for p in (srv, cli):
-        try:
-            o, _ = p.communicate(timeout=GUARD_S)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            o, _ = p.communicate()
-        out.append((p.returncode, o))
+    out = [(p.returncode, o) for p, o in ((p, finish(p)) for p in (srv, cli))]
     s1 = status(env)
     if not check(out[0][0] == 0 and out[1][0] == 0 and "65536" in out[1][1],
                  "ib_read_bw -s 65536 -n %d attached, client on CPU %d: exit %s/%s\n%s\n%s" %
                  (ITERS, cpu_client, out[0][0], out[1][0], out[0][1][-800:],
                   out[1][1][-800:])):
         return None
-    futex = 0
-    with open(trace) as f:
-        for line in f:
-            w = line.split()
-            if w and w[-1] == "futex" and w[3].isdigit():
-                futex = int(w[3])
+    futex = strace_calls(trace).get("futex", 0)
     grew = {k: status_num(s1, k) - status_num(s0, k) for k in COUNTERS}
     print("client on CPU %d: %d futex() calls, daemon %s" % (cpu_client, futex, grew), flush=True)
     return futex, grew
@@ -134,12 +122,7 @@ def main():
                   "no poller asleep for the daemon to wake: %s" % grew)
     finally:
         if daemon is not None and daemon.poll() is None:
-            daemon.terminate()
-            try:
-                daemon.wait(timeout=GUARD_S)
-            except subprocess.TimeoutExpired:
-                daemon.kill()
-                daemon.wait()
+            stop(daemon)
         if failures:
             print(open(log).read()[-3000:])
         shutil.rmtree(tmp, ignore_errors=True)

@@ -51,7 +51,7 @@ import subprocess
 import sys
 import tempfile
 
-from srnicd_check import GUARD_S, check, failures, svc_types, wait_for
+from srnicd_check import GUARD_S, check, failures, strace_calls, svc_types, wait_for
 from srnicd_test import SRNIC, Session, free_port, hello_body, status, status_num, \
     tcp_listening
 
@@ -149,11 +149,7 @@ def cpu_shared(env, base, tmp):
           "ibv_rc_pingpong -n 200 attached, the client under strace: exit %s/%s\n%s\n%s" %
           (out[0][0], out[1][0], out[0][1][-600:], out[1][1][-600:]))
     calls = {"futex": 0, "sched_yield": 0}
-    with open(trace) as f:
-        for line in f:
-            w = line.split()
-            if w and w[-1] in calls and w[3].isdigit():
-                calls[w[-1]] = int(w[3])
+    calls.update(strace_calls(trace))
     check(calls["sched_yield"] == 0,
           "the client's empty polls never yielded: %d futex(), %d sched_yield() calls" %
           (calls["futex"], calls["sched_yield"]))
