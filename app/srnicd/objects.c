@@ -603,16 +603,14 @@ dp_cq(struct srnd_cq *c, struct svc_cq_ring *r)
 }
 
 /* The session's pollers asleep on an empty CQ (svc_state_line.poll_sleep):
- * woken, all of them, one system call per sleep. The CQE stores
- * (release), then the load of poll_sleep, seq_cst against the poller's
- * store of it and its load of prod. */
+ * woken, all of them, one system call per sleep. Only the engine stores
+ * 0 there: a 1 seen by dp_poll_done() stays until this exchange. */
 static bool
 dp_poll_wake(struct srnd *d, struct srnd_objs *o)
 {
 	uint32_t *w = &o->shm->state.poll_sleep;
 
 	o->wake_owed = false;
-	atomic_thread_fence(memory_order_seq_cst);
 	if (__atomic_load_n(w, __ATOMIC_RELAXED) == 0 ||
 	    __atomic_exchange_n(w, 0, __ATOMIC_SEQ_CST) == 0)
 		return false;
@@ -637,7 +635,10 @@ dp_poll_done(struct srnd *d, struct srnd_objs *o, int cpu)
 {
 	uint32_t pc;
 
-	if (__atomic_load_n(&o->shm->state.poll_sleep, __ATOMIC_SEQ_CST) == 0)
+	/* the CQE stores (release), then the load of poll_sleep: a full
+	 * fence between, against the poller's store of it and load of prod */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (__atomic_load_n(&o->shm->state.poll_sleep, __ATOMIC_RELAXED) == 0)
 		return;
 	pc = __atomic_load_n(&o->shm->state.poll_cpu, __ATOMIC_RELAXED);
 	if (cpu >= 0 && pc == (uint32_t)cpu + 1) {
