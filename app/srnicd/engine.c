@@ -47,6 +47,10 @@ engine_loop(void *arg)
 			nap = SRND_SLEEP_MIN_US;
 			continue;
 		}
+		if (d->eng_wake_owed) {
+			srnd_dpath_wake_owed(d);
+			continue;
+		}
 		if (now - last_work < hot) {
 			rte_pause();
 			continue;

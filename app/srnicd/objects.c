@@ -149,7 +149,9 @@ struct srnd_objs {
 	uint64_t mr_bytes;
 	/* the engine's thread only */
 	uint32_t db_seen;
+	uint32_t cpu_told;          /* the eng_cpu last stored in its state line */
 	bool pending;               /* a WQE waits for room in srnic's queue */
+	bool wake_owed;             /* a poller on the engine's CPU has CQEs waiting */
 	_Atomic uint64_t wqes;      /* WQEs taken from its rings (status) */
 	/* published to the engine: the QPs and CQs it serves */
 	struct srnd_qp *_Atomic eqp[SVC_SESSION_QPS_MAX];
@@ -608,27 +610,75 @@ dp_cq(struct srnd_cq *c, struct svc_cq_ring *r)
 	return (unsigned int)n;
 }
 
-/* The session's pollers asleep on an empty CQ (svc_state_line.poll_sleep),
- * after a pass that wrote CQEs into its rings: woken, all of them, one
- * system call per sleep. The CQE stores (release), then the load of
- * poll_sleep, seq_cst against the poller's store of it and its load of
- * prod. Then the engine hands its CPU over (sched_yield()): a woken
- * poller that shares this CPU runs now, not when the engine's time slice
- * ends (the engine spins for SRND_SPIN_HOT_US after this work); where the
- * poller has a CPU of its own the yield returns at once. */
-static void
+/* The session's pollers asleep on an empty CQ (svc_state_line.poll_sleep):
+ * woken, all of them, one system call per sleep. Only the engine stores
+ * 0 there: a 1 seen by dp_poll_done() stays until this exchange. */
+static bool
 dp_poll_wake(struct srnd *d, struct srnd_objs *o)
 {
 	uint32_t *w = &o->shm->state.poll_sleep;
 
-	atomic_thread_fence(memory_order_seq_cst);
+	o->wake_owed = false;
 	if (__atomic_load_n(w, __ATOMIC_RELAXED) == 0 ||
 	    __atomic_exchange_n(w, 0, __ATOMIC_SEQ_CST) == 0)
-		return;
+		return false;
 	syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	atomic_fetch_add_explicit(&d->eng_poll_wakes, 1, memory_order_relaxed);
-	sched_yield();
-	atomic_fetch_add_explicit(&d->eng_handoffs, 1, memory_order_relaxed);
+	return true;
+}
+
+/* After a pass that wrote CQEs into a session's rings, its sleeping
+ * pollers: one that went to sleep on this CPU (poll_cpu) could not run
+ * before the engine gives the CPU up, so its wake waits for the engine's
+ * first pass with nothing to do (srnd_dpath_wake_owed()): one wake and
+ * one handover for every CQE written meanwhile, not one each (64 KiB
+ * READs with a CQE each: a wake per READ, each preempting the engine
+ * between two bursts of the READs behind it). A poller elsewhere, or of a
+ * library that does not say where (poll_cpu 0), is woken now; the engine
+ * then hands its CPU over (sched_yield()) unless the poller said it
+ * sleeps on another (where the poller has a CPU of its own the yield
+ * would return at once). */
+static void
+dp_poll_done(struct srnd *d, struct srnd_objs *o, int cpu)
+{
+	uint32_t pc;
+
+	/* the CQE stores (release), then the load of poll_sleep: a full
+	 * fence between, against the poller's store of it and load of prod */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (__atomic_load_n(&o->shm->state.poll_sleep, __ATOMIC_RELAXED) == 0)
+		return;
+	pc = __atomic_load_n(&o->shm->state.poll_cpu, __ATOMIC_RELAXED);
+	if (cpu >= 0 && pc == (uint32_t)cpu + 1) {
+		o->wake_owed = true;
+		d->eng_wake_owed = true;
+		atomic_fetch_add_explicit(&d->eng_wakes_deferred, 1, memory_order_relaxed);
+		return;
+	}
+	if (dp_poll_wake(d, o) && pc == 0) {
+		sched_yield();
+		atomic_fetch_add_explicit(&d->eng_handoffs, 1, memory_order_relaxed);
+	}
+}
+
+void
+srnd_dpath_wake_owed(struct srnd *d)
+{
+	struct srnd_objs *o;
+	unsigned int i;
+	bool woke = false;
+
+	d->eng_wake_owed = false;
+	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
+		o = atomic_load_explicit(&dp_live[i], memory_order_acquire);
+		if (o != NULL && o->wake_owed)
+			woke |= dp_poll_wake(d, o);
+	}
+	/* the pollers woken sleep on this CPU: theirs now */
+	if (woke) {
+		sched_yield();
+		atomic_fetch_add_explicit(&d->eng_handoffs, 1, memory_order_relaxed);
+	}
 }
 
 unsigned int
@@ -636,12 +686,18 @@ srnd_dpath_poll(struct srnd *d)
 {
 	unsigned int n = 0, i, k, cqes;
 	struct srnd_objs *o;
+	int cpu = sched_getcpu();   /* rseq's or the vDSO's: no system call */
 	uint32_t db;
 
 	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
 		o = atomic_load_explicit(&dp_live[i], memory_order_acquire);
 		if (o == NULL)
 			continue;
+		/* where the engine runs, for the session's pollers */
+		if (o->cpu_told != (uint32_t)(cpu + 1)) {
+			o->cpu_told = (uint32_t)(cpu + 1);
+			__atomic_store_n(&o->shm->state.eng_cpu, o->cpu_told, __ATOMIC_RELAXED);
+		}
 		db = __atomic_load_n(&o->shm->db.v, __ATOMIC_ACQUIRE);
 		if (db != o->db_seen || o->pending) {
 			o->db_seen = db;
@@ -675,7 +731,7 @@ srnd_dpath_poll(struct srnd *d)
 				cqes += dp_cq(c, &o->shm->cq[c->ring]);
 		}
 		if (cqes > 0)
-			dp_poll_wake(d, o);
+			dp_poll_done(d, o, cpu);
 		n += cqes;
 	}
 	return n;

@@ -82,6 +82,8 @@ struct srnd {
 	_Atomic uint64_t eng_polls, eng_naps, eng_yields, eng_woken;
 	_Atomic uint64_t eng_poll_wakes;  /* programs' pollers woken (svc_state_line.poll_sleep) */
 	_Atomic uint64_t eng_handoffs;    /* the CPU given to them (sched_yield()) right after */
+	_Atomic uint64_t eng_wakes_deferred; /* CQEs for a poller asleep on the engine's CPU */
+	bool eng_wake_owed;         /* a session's wake_owed: srnd_dpath_wake_owed() when idle */
 	_Atomic uint64_t eng_gen;   /* +1 at the end of every pass of the engine's loop */
 	/* idle CPU: the process's CPU time and the clock when it was ready */
 	uint64_t ready_cpu_us, ready_wall_us;
@@ -145,6 +147,9 @@ int srnd_objs_qp_by_num(struct srnd_objs *o, uint32_t qpn, enum ibv_qp_type *typ
 /* the engine's thread: every live session's rings; the work done */
 unsigned int srnd_dpath_poll(struct srnd *d);
 int srnd_dpath_sleep(struct srnd *d, unsigned int us);
+/* the wakes of pollers asleep on the engine's CPU, owed since a pass that
+ * wrote their CQEs: at the engine's first pass with nothing to do */
+void srnd_dpath_wake_owed(struct srnd *d);
 
 /* session.c */
 /* Whether a daemon answers on d's socket already (asked before EAL takes

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,23 +137,44 @@ struct sva_qp {
 	uint32_t events_reported;   /* async events handed out (ibqp.mutex) */
 };
 
-/* A thread whose last this many ibv_poll_cq() calls found nothing (on any
- * CQ) sleeps at each next empty one until the daemon's engine writes a CQE
- * into one of the session's CQs (svc_state_line.poll_sleep), at most
- * SVA_POLL_SLEEP_US: the CQEs come from the engine, which may be waiting
- * for this very CPU. A poller that spun, or gave the CPU away with
- * sched_yield(), competed with the engines (two of them between two
- * daemons) for the host's cores, and on a busy host a yield gives the CPU
- * to another program for a time slice, milliseconds. The timeout bounds
- * what a program polling anything else meanwhile (another context's CQ, a
- * socket) waits for it. */
+/* An empty ibv_poll_cq() returns at once (the verb is non-blocking)
+ * unless the thread runs on the CPU the daemon's engine last ran on
+ * (svc_state_line.eng_cpu): there the CQE it waits for cannot come while
+ * it polls, so it sleeps until the engine writes a CQE into one of the
+ * session's CQs (svc_state_line.poll_sleep), at most SVA_POLL_SLEEP_US,
+ * which bounds what a program polling anything else meanwhile (another
+ * context's CQ, a socket) waits for it. A daemon that does not say where
+ * its engine runs (eng_cpu 0) gets the old rule: a sleep at each empty
+ * poll after SVA_POLL_HOT in a row. SRNIC_ATTACHED_POLL=spin never
+ * sleeps, =sleep always follows the old rule (doc/srnicd.md, "A sleeping
+ * poller"). */
 #define SVA_POLL_HOT 64
 #define SVA_POLL_SLEEP_US 100
 /* bytes of a channel's pipe one read in ibv_get_cq_event takes: wakes
  * only (a CQ's events collapse into one), so any number will do */
 #define SVA_CHANNEL_READ 64
+#define SVA_POLL_ENV "SRNIC_ATTACHED_POLL"
+
+enum sva_poll_mode { SVA_POLL_AUTO, SVA_POLL_SPIN, SVA_POLL_SLEEP };
 
 static __thread uint32_t sva_empty_polls;   /* this thread's, in a row */
+static enum sva_poll_mode sva_poll_mode;
+static pthread_once_t sva_poll_once = PTHREAD_ONCE_INIT;
+
+static void
+sva_poll_mode_init(void)
+{
+	const char *v = getenv(SVA_POLL_ENV);
+
+	if (v == NULL || *v == '\0' || strcmp(v, "auto") == 0)
+		sva_poll_mode = SVA_POLL_AUTO;
+	else if (strcmp(v, "spin") == 0)
+		sva_poll_mode = SVA_POLL_SPIN;
+	else if (strcmp(v, "sleep") == 0)
+		sva_poll_mode = SVA_POLL_SLEEP;
+	else
+		sv_log("%s=%s: unknown (auto, spin or sleep); auto used", SVA_POLL_ENV, v);
+}
 
 #define SVA_OF(type, p, member) ((type *)((char *)(p) - offsetof(type, member)))
 
@@ -795,18 +817,36 @@ poll_cq_dead(struct sva_cq *cq, int n, struct ibv_wc *wc)
 	return got;
 }
 
-/* An empty CQ, polled SVA_POLL_HOT times in a row: the session's
- * poll_sleep stored 1, then the CQ's prod looked at once more (a CQE
+/* An empty poll: whether this thread sleeps (above SVA_POLL_SLEEP_US) */
+static bool
+poll_should_sleep(const struct svc_state_line *st, int *cpu)
+{
+	uint32_t eng;
+
+	*cpu = -1;
+	if (sva_poll_mode == SVA_POLL_SPIN)
+		return false;
+	eng = __atomic_load_n(&st->eng_cpu, __ATOMIC_RELAXED);
+	if (sva_poll_mode == SVA_POLL_SLEEP || eng == 0)
+		return ++sva_empty_polls > SVA_POLL_HOT;
+	*cpu = sched_getcpu();
+	return *cpu >= 0 && (uint32_t)*cpu + 1 == eng;
+}
+
+/* An empty CQ this thread sleeps on: the session's poll_cpu and
+ * poll_sleep stored, then the CQ's prod looked at once more (a CQE
  * written before that look is returned by the next poll, one after it
  * finds 1 and wakes this thread), then a wait on the word for at most
  * SVA_POLL_SLEEP_US. The word stays 1 after a timeout: the engine's next
  * CQE pays the one wake. */
 static void __rte_noinline
-poll_sleep(struct sva_cq *cq, uint32_t prod)
+poll_sleep(struct sva_cq *cq, uint32_t prod, int cpu)
 {
-	uint32_t *w = &sva_ctx(cq->ibcq.context)->shm->state.poll_sleep;
+	struct svc_state_line *st = &sva_ctx(cq->ibcq.context)->shm->state;
+	uint32_t *w = &st->poll_sleep;
 	struct timespec ts = { .tv_nsec = SVA_POLL_SLEEP_US * 1000 };
 
+	__atomic_store_n(&st->poll_cpu, (uint32_t)(cpu + 1), __ATOMIC_RELAXED);
 	__atomic_store_n(w, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&cq->ring->prod.v, __ATOMIC_SEQ_CST) != prod)
 		return;
@@ -841,10 +881,15 @@ sva_poll_ring(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	if (avail > 0)
 		__atomic_store_n(&cq->ring->cons.v, cq->cons, __ATOMIC_RELEASE);
 	pthread_spin_unlock(&cq->lock);
-	if (avail > 0)
+	if (avail > 0) {
 		sva_empty_polls = 0;
-	else if (++sva_empty_polls > SVA_POLL_HOT)
-		poll_sleep(cq, prod);
+	} else {
+		int cpu;
+
+		pthread_once(&sva_poll_once, sva_poll_mode_init);
+		if (poll_should_sleep(&sva_ctx(ibcq->context)->shm->state, &cpu))
+			poll_sleep(cq, prod, cpu);
+	}
 	return (int)avail;
 }
 

@@ -28,7 +28,8 @@
 #define SVC_MAGIC 0x534e5244u          /* "SNRD" */
 #define SVC_VERSION_MAJOR 4            /* a HELLO of another major is refused */
 #define SVC_VERSION_MINOR 3            /* 1: CM_CREATE_LISTEN; 2: ALLOC_MW, DEALLOC_MW, the bind WQE, REREG_MR;
-					  3: CREATE_CHANNEL and MAP_SHM reply with the daemon's pipes */
+					  3: CREATE_CHANNEL and MAP_SHM reply with the daemon's pipes;
+					  the state line's eng_cpu and poll_cpu */
 #define SVC_SOCK_DEFAULT "/run/srnic/srnicd.sock"
 #define SVC_SOCK_ENV "SRNIC_DAEMON_SOCKET"  /* the application's override */
 #define SVC_SOCK_PATH_MAX 108          /* sockaddr_un.sun_path */
@@ -342,12 +343,21 @@ struct svc_ev_ring {
  * application sleeps in ibv_poll_cq() on an empty CQ (it stores 1 before
  * its last look at the CQ's prod, then waits on this word, FUTEX_WAIT
  * with a timeout); the engine, after a pass that wrote CQEs into the
- * session's rings, finds 1, stores 0 and wakes them all. The application
- * writes sleep (to 0) and poll_sleep (to 1), nothing else of the line. */
+ * session's rings, finds 1, stores 0 and wakes them all. eng_cpu: the
+ * CPU the daemon's engine last ran on, + 1 (0: not known, a daemon of
+ * minor 2 or less), the daemon's; a poller sleeps only if it runs there
+ * (doc/srnicd.md, "A sleeping poller"). poll_cpu: the CPU of the last
+ * thread that went to sleep on poll_sleep, + 1, the application's; the
+ * engine wakes a poller on its own CPU once its pass finds nothing to do
+ * (the poller could not run before), one elsewhere at once. The
+ * application writes sleep (to 0), poll_sleep (to 1) and poll_cpu,
+ * nothing else of the line. */
 struct svc_state_line {
 	alignas(64) uint32_t v;
 	uint32_t sleep;
 	uint32_t poll_sleep;
+	uint32_t eng_cpu;
+	uint32_t poll_cpu;
 };
 
 /* A session's ring memory (a sealed memfd the daemon makes, MAP_SHM):

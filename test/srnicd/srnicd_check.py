@@ -114,6 +114,17 @@ def session_of(text, pid):
     return m.group(0) if m else None
 
 
+def strace_calls(path):
+    """strace -c's summary in path: {system call: calls}"""
+    calls = {}
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if len(w) >= 5 and w[3].isdigit():
+                calls[w[-1]] = int(w[3])
+    return calls
+
+
 def status(env):
     """usertools/srnic status' text, "" if no daemon answers."""
     out = subprocess.run([SRNIC, "status"], env=env, capture_output=True, text=True,

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""ibv_poll_cq attached and the CPU it shares (doc/srnicd.md, "A sleeping
+poller"). One daemon on a net_ring0 port pinned to CPU 0 (taskset and
+--lcores 0: its engine runs there), Debian's ib_read_bw -s 65536 -n ITERS
+between two programs attached to it, the server on CPU 1, its client
+under strace counting futex():
+
+  client on CPU 0 (the engine's)  the client's empty polls sleep (futex),
+                                  and the engine wakes it once it has
+                                  nothing else to do, not per CQE: the
+                                  daemon's pollers_woken + handoffs below
+                                  ITERS / 10 (before: a wake and a handoff
+                                  per READ's CQE, ~0.5 per READ), its
+                                  wakes_deferred counted
+  client on CPU 1                 ibv_poll_cq never sleeps: the client
+                                  makes fewer than ITERS / 10 futex()
+                                  calls, the daemon wakes no poller
+                                  (before: a sleep after 64 empty polls,
+                                  ~0.5 per READ)
+
+Both transfers complete. Every wait is for a condition, with a guard that
+only stops a hang.
+
+  srnicd_poll_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from srnicd_check import SRNIC, attached_env, check, daemon_ready, failures, finish, free_port, \
+    status, status_num, stop, strace_calls, tcp_listening, wait_for
+
+SKIP = 77
+ITERS = 1000
+DAEMON_IP = "10.83.0.1"
+COUNTERS = ("pollers_woken", "handoffs", "wakes_deferred")
+
+
+def read_bw(env, tmp, cpu_client):
+    """ib_read_bw -s 65536 -n ITERS, the server on CPU 1, the client on
+    cpu_client under strace: (the client's futex() calls, the daemon's
+    counters' growth) or None"""
+    port = free_port()
+    cmd = ["ib_read_bw", "-s", "65536", "-n", str(ITERS), "-p", str(port), "-F"]
+    srv = subprocess.Popen(["taskset", "-c", "1", SRNIC, "run", "--"] + cmd, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    wait_for(lambda: tcp_listening(port) or srv.poll() is not None, "ib_read_bw's server")
+    s0 = status(env)
+    trace = os.path.join(tmp, "client.strace")
+    cli = subprocess.Popen(["taskset", "-c", str(cpu_client), "strace", "-f", "-qq", "-c",
+                            "-e", "trace=futex", "-o", trace, SRNIC, "run", "--"] +
+                           cmd + ["127.0.0.1"], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    out = [(p.returncode, o) for p, o in ((p, finish(p)) for p in (srv, cli))]
+    s1 = status(env)
+    if not check(out[0][0] == 0 and out[1][0] == 0 and "65536" in out[1][1],
+                 "ib_read_bw -s 65536 -n %d attached, client on CPU %d: exit %s/%s\n%s\n%s" %
+                 (ITERS, cpu_client, out[0][0], out[1][0], out[0][1][-800:],
+                  out[1][1][-800:])):
+        return None
+    futex = strace_calls(trace).get("futex", 0)
+    grew = {k: status_num(s1, k) - status_num(s0, k) for k in COUNTERS}
+    print("client on CPU %d: %d futex() calls, daemon %s" % (cpu_client, futex, grew), flush=True)
+    return futex, grew
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--daemon", required=True)
+    ap.add_argument("--lib", required=True)
+    a = ap.parse_args()
+    if os.geteuid() != 0 or shutil.which("ib_read_bw") is None or \
+            shutil.which("strace") is None or shutil.which("taskset") is None:
+        print("skip: needs root, perftest, strace and taskset")
+        return SKIP
+    if not {0, 1} <= os.sched_getaffinity(0):
+        print("skip: needs CPUs 0 and 1")
+        return SKIP
+    tmp = tempfile.mkdtemp(prefix="srnicd-poll-")
+    sock = os.path.join(tmp, "srnicd.sock")
+    env = attached_env(a.daemon, a.lib, sock)
+    log = os.path.join(tmp, "srnicd.log")
+    daemon = None
+    try:
+        with open(log, "w") as lf:
+            daemon = subprocess.Popen(["taskset", "-c", "0", SRNIC, "daemon", "--port",
+                                       "net_ring0", "--ip", DAEMON_IP, "--socket", sock,
+                                       "--lcores", "0", "--mtu", "9000"],
+                                      env=env, stdout=lf, stderr=subprocess.STDOUT)
+        if not daemon_ready(daemon, log):
+            return 1
+        if not check(status_num(status(env), "wakes_deferred") >= 0,
+                     "status counts wakes_deferred"):
+            return 1
+
+        # the client on the engine's CPU: it sleeps, woken once per idle
+        # engine rather than per CQE
+        r = read_bw(env, tmp, 0)
+        if r is not None:
+            futex, grew = r
+            check(futex > 0, "the client on the engine's CPU slept in ibv_poll_cq: %d futex() "
+                  "calls" % futex)
+            check(grew["pollers_woken"] + grew["handoffs"] < ITERS // 10,
+                  "%d READs of 64 KiB, the client on the engine's CPU: %d poller wakes + %d "
+                  "handoffs (below %d)" % (ITERS, grew["pollers_woken"], grew["handoffs"],
+                                           ITERS // 10))
+            check(grew["wakes_deferred"] > 0, "the engine put its wakes off: wakes_deferred +%d"
+                  % grew["wakes_deferred"])
+
+        # the client on the other CPU: ibv_poll_cq never blocks
+        r = read_bw(env, tmp, 1)
+        if r is not None:
+            futex, grew = r
+            check(futex < ITERS // 10, "%d READs of 64 KiB, the client off the engine's CPU: "
+                  "%d futex() calls (below %d): its polls never slept" %
+                  (ITERS, futex, ITERS // 10))
+            check(grew["pollers_woken"] == 0 and grew["wakes_deferred"] == 0,
+                  "no poller asleep for the daemon to wake: %s" % grew)
+    finally:
+        if daemon is not None and daemon.poll() is None:
+            stop(daemon)
+        if failures:
+            print(open(log).read()[-3000:])
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("%d failure(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
