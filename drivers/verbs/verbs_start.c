@@ -111,6 +111,11 @@ sv_lossy_load(void)
 static void
 print_stats(struct sv_device *dev)
 {
+	/* the port's watch's (doc/reliability.md), srnic_dev_stat()'s too */
+	static const char *const port_stats[] = {
+		"port_restart", "port_restart_held", "port_memif_cc_purged",
+		"port_mtu_change", "port_mtu_qp_err",
+	};
 	unsigned int i, n = srnic_engine_stats_count();
 
 	fprintf(stderr, "srnic: engine counters (nonzero), pid %d\n", (int)getpid());
@@ -120,6 +125,12 @@ print_stats(struct sv_device *dev)
 
 		if (v != 0)
 			fprintf(stderr, "srnic:   %-28s %16" PRId64 "\n", name, v);
+	}
+	for (i = 0; i < RTE_DIM(port_stats); i++) {
+		int64_t v = srnic_dev_stat(dev->sdev, port_stats[i]);
+
+		if (v > 0)
+			fprintf(stderr, "srnic:   %-28s %16" PRId64 "\n", port_stats[i], v);
 	}
 	if (dev->lossy != NULL) {
 		struct srnic_lossy_stats st;

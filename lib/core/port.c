@@ -217,9 +217,12 @@ unknown:
  * that error path calls right after the close, on the same thread, before
  * the thread rebuilds anything), srnic unregisters it first: the rebuild
  * then never meets the fd. These four calls are DPDK's, defined here so the
- * dynamic linker binds memif's calls to them (a definition without version
- * in the program comes before librte_eal's DPDK_23/EXPERIMENTAL ones); each
- * calls EAL's own. rte_intr_instance_free() also runs under EAL's intr_lock
+ * dynamic linker binds memif's calls to them: a program that links the
+ * floors exports them (its definitions come first in the global scope),
+ * and libsrnic.so and the drop-in libibverbs.so.1 export them under
+ * librte_eal.so.23's own version nodes (lib/srnic.map,
+ * drivers/verbs/libibverbs.map), ahead of librte_eal.so.23, which they
+ * depend on. Each calls EAL's own. rte_intr_instance_free() also runs under EAL's intr_lock
  * (its own frees, and memif's unregister callback): only a handle recorded
  * here and not unregistered calls back into EAL, and memif's unregister
  * callback frees a handle that rte_intr_callback_unregister_pending()
