@@ -240,6 +240,7 @@ struct memif_cc_src {
 static struct memif_cc_src memif_cc[SRNIC_MEMIF_CC_MAX];
 static pthread_mutex_t memif_cc_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic unsigned int memif_cc_used; /* slots with a handle */
+static _Atomic bool memif_cc_seen;         /* a memif registration came through here */
 static pthread_once_t memif_cc_once = PTHREAD_ONCE_INIT;
 
 static int (*eal_cb_register)(const struct rte_intr_handle *, rte_intr_callback_fn, void *);
@@ -359,8 +360,10 @@ rte_intr_callback_register(const struct rte_intr_handle *h, rte_intr_callback_fn
 	 * before this thread would have noted it; a live note then would
 	 * make that free take EAL's lock again */
 	memif = memif_cc_is_memif(cb_fn);
-	if (memif)
+	if (memif) {
+		atomic_store_explicit(&memif_cc_seen, true, memory_order_relaxed);
 		memif_cc_note(h, cb_fn, cb_arg);
+	}
 	ret = eal_cb_register(h, cb_fn, cb_arg);
 	if (ret != 0 && memif)
 		memif_cc_gone(h, cb_fn, cb_arg, 1);
@@ -443,6 +446,18 @@ rte_intr_instance_free(struct rte_intr_handle *h)
 	eal_instance_free(h);
 }
 #endif /* MEMIF_GUARD */
+
+/* Whether memif's calls to EAL's interrupt functions reach the ones above:
+ * a memif server registered its listener (at EAL's probe) through them. */
+static bool
+port_memif_guarded(void)
+{
+#ifdef MEMIF_GUARD
+	return atomic_load_explicit(&memif_cc_seen, memory_order_relaxed);
+#else
+	return false;
+#endif
+}
 
 /* Whether a memif client's control connection is under way: connected to
  * its server, the handshake not finished (or the link up). memif sets
@@ -544,6 +559,15 @@ srnic_dev_port_init(struct srnic_dev *dev)
 		dev->memif_pmd = pmd;
 		for (i = 0; i < dev->nb_engines; i++)
 			dev->engines[i]->burst_guard = pmd != NULL ? &pmd->cc_lock : NULL;
+		/* memif bound its calls to librte_eal.so.23's: a library of
+		 * srnic loaded with dlopen(RTLD_LOCAL) is not in the global
+		 * scope memif looks in first (the drop-in promotes itself) */
+		if (pmd != NULL && !dev->port_restartable && !port_memif_guarded())
+			SRNIC_LOG(ERR, "port %u: memif server: memif's calls to EAL's interrupt "
+				  "functions do not reach srnic's (srnic's library loaded with "
+				  "dlopen(RTLD_LOCAL)?): a local process that connects to its socket "
+				  "and closes at once can abort this process (doc/reliability.md)",
+				  dev->port_id);
 	}
 	/* its connection is under way on memif's interrupt thread */
 	dev->port_restart_tsc = rte_get_timer_cycles() +

@@ -866,26 +866,9 @@ def memif_hangup(sock):
     return 1
 
 
-def case_memif_hangups():
-    """Debian's ib_write_bw as a memif server (usertools/srnic run): a local
-    process connects to its memif socket and closes at once, MEMIF_HANGUPS
-    times while it waits for its client. DPDK 22.11's server then fails to
-    send HELLO and leaves EAL's interrupt thread a callback on a closed fd,
-    whose rebuild panics ("Error adding fd N epoll_ctl"), unless the
-    drop-in's definitions of EAL's four interrupt calls (lib/core/port.c,
-    exported under DPDK_23/EXPERIMENTAL) take memif's calls and remove it.
-    Then the real client runs: both exit 0, and the server's SRNIC_STATS
-    line counts the channels removed."""
-    sock, sport, cport = memif_ports("hangups")
-    port = free_tcp_port()
-    prog = ["ib_write_bw", "-p", str(port), "-s", "65536", "-n", "200"]
-    env = run_env()
-    env["SRNIC_STATS"] = "1"
-    outs = os.path.join(TMP, "hangups.server.log")
-    outc = os.path.join(TMP, "hangups.client.log")
-    with open(outs, "w") as fs:
-        ps = subprocess.Popen(srnic_run(sport, "10.77.0.1", prog), stdout=fs,
-                              stderr=subprocess.STDOUT, env=env)
+def memif_hangups(sock, ps):
+    """MEMIF_HANGUPS connections to the memif server ps listens with, each
+    closed at once (fewer if ps goes): how many were made."""
     made = tries = 0
     deadline = time.monotonic() + LISTEN_GUARD_S
     # the memif socket listens from EAL's init, before the device is made
@@ -902,6 +885,93 @@ def case_memif_hangups():
         if rc == 0:
             os.sched_yield()
     print("%d hangups made (%d tries)" % (made, tries), flush=True)
+    return made
+
+
+# A verbs program that loads libibverbs.so.1 as a Python extension is
+# loaded: dlopen(RTLD_LOCAL), out of the global scope EAL's dlopen()ed
+# PMDs look in first. It opens the device and holds it until its stdin
+# closes.
+CTYPES_SERVER = """
+import ctypes, sys
+lib = ctypes.CDLL("libibverbs.so.1")
+lib.ibv_get_device_list.restype = ctypes.POINTER(ctypes.c_void_p)
+lib.ibv_open_device.restype = ctypes.c_void_p
+lib.ibv_open_device.argtypes = [ctypes.c_void_p]
+lib.ibv_close_device.argtypes = [ctypes.c_void_p]
+n = ctypes.c_int()
+devs = lib.ibv_get_device_list(ctypes.byref(n))
+ctx = lib.ibv_open_device(devs[0]) if n.value > 0 else None
+print("device open" if ctx else "no device", flush=True)
+sys.stdin.read()
+sys.exit(0 if ctx and lib.ibv_close_device(ctx) == 0 else 1)
+"""
+
+
+def memif_hangups_local():
+    """The drop-in loaded with RTLD_LOCAL (CTYPES_SERVER) on a memif server
+    port: it survives MEMIF_HANGUPS hangups and counts what it removed."""
+    sock, sport, _ = memif_ports("hangups_local")
+    env = run_env()
+    env["SRNIC_STATS"] = "1"
+    outs = os.path.join(TMP, "hangups_local.log")
+    with open(outs, "w") as fs:
+        ps = subprocess.Popen(srnic_run(sport, "10.77.0.1", ["/usr/bin/python3", "-c",
+                                                             CTYPES_SERVER]),
+                              stdin=subprocess.PIPE, stdout=fs, stderr=subprocess.STDOUT, env=env)
+    deadline = time.monotonic() + LISTEN_GUARD_S
+    while "device open" not in open(outs).read() and ps.poll() is None and \
+            time.monotonic() < deadline:
+        time.sleep(0.05)
+    made = memif_hangups(sock, ps)
+    try:
+        ps.stdin.close()
+    except BrokenPipeError:
+        pass
+    try:
+        rc = ps.wait(timeout=GUARD_S)
+    except subprocess.TimeoutExpired:
+        ps.kill()
+        rc = ps.wait()
+    out = open(outs).read()
+    purged = re.search(r"^srnic:\s+port_memif_cc_purged\s+(\d+)$", out, re.M)
+    good = check(made == MEMIF_HANGUPS and rc == 0,
+                 "memif_hangups (RTLD_LOCAL): %d of %d hangups, exit %s" %
+                 (made, MEMIF_HANGUPS, rc))
+    good &= check("do not reach srnic's" not in out,
+                  "memif_hangups (RTLD_LOCAL): memif's calls did not reach srnic's")
+    good &= check(purged is not None and int(purged.group(1)) >= 1,
+                  "memif_hangups (RTLD_LOCAL): no stale channel removed "
+                  "(port_memif_cc_purged %s)" % (purged.group(1) if purged else "not printed"))
+    if not good:
+        print("---- server:\n%s" % out, flush=True)
+        return
+    print("ok memif_hangups (RTLD_LOCAL): %d hangups, %s removed" % (made, purged.group(1)),
+          flush=True)
+
+
+def case_memif_hangups():
+    """Debian's ib_write_bw as a memif server (usertools/srnic run): a local
+    process connects to its memif socket and closes at once, MEMIF_HANGUPS
+    times while it waits for its client. DPDK 22.11's server then fails to
+    send HELLO and leaves EAL's interrupt thread a callback on a closed fd,
+    whose rebuild panics ("Error adding fd N epoll_ctl"), unless the
+    drop-in's definitions of EAL's four interrupt calls (lib/core/port.c,
+    exported under DPDK_23/EXPERIMENTAL) take memif's calls and remove it.
+    Then the real client runs: both exit 0, and the server's SRNIC_STATS
+    line counts the channels removed. Then the same for the drop-in loaded
+    with RTLD_LOCAL (memif_hangups_local)."""
+    sock, sport, cport = memif_ports("hangups")
+    port = free_tcp_port()
+    prog = ["ib_write_bw", "-p", str(port), "-s", "65536", "-n", "200"]
+    env = run_env()
+    env["SRNIC_STATS"] = "1"
+    outs = os.path.join(TMP, "hangups.server.log")
+    outc = os.path.join(TMP, "hangups.client.log")
+    with open(outs, "w") as fs:
+        ps = subprocess.Popen(srnic_run(sport, "10.77.0.1", prog), stdout=fs,
+                              stderr=subprocess.STDOUT, env=env)
+    made = memif_hangups(sock, ps)
     deadline = time.monotonic() + LISTEN_GUARD_S
     while not listening(port) and ps.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -937,6 +1007,7 @@ def case_memif_hangups():
         return
     print("ok memif_hangups: %d hangups, %s removed, ib_write_bw %g MB/s" %
           (made, purged.group(1), rows[0][3]), flush=True)
+    memif_hangups_local()
 
 
 CASES = {
