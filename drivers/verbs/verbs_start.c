@@ -113,7 +113,7 @@ print_stats(struct sv_device *dev)
 {
 	/* the port's watch's (doc/reliability.md), srnic_dev_stat()'s too */
 	static const char *const port_stats[] = {
-		"port_restart", "port_restart_held", "port_memif_cc_purged",
+		"port_restart", "port_restart_held", "port_hold_expired", "port_memif_cc_purged",
 		"port_mtu_change", "port_mtu_qp_err",
 	};
 	unsigned int i, n = srnic_engine_stats_count();

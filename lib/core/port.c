@@ -63,6 +63,7 @@ static const char *const port_stat_names[SRNIC_PORT_STAT_COUNT] = {
 	[SRNIC_PORT_STAT_MTU_QP_ERR] = "port_mtu_qp_err",
 	[SRNIC_PORT_STAT_RESTART_HELD] = "port_restart_held",
 	[SRNIC_PORT_STAT_MEMIF_CC_PURGED] = "port_memif_cc_purged",
+	[SRNIC_PORT_STAT_HOLD_EXPIRED] = "port_hold_expired",
 };
 
 /* memif's stale control sources removed in this process (below): EAL's
@@ -673,6 +674,36 @@ port_restart(struct srnic_dev *dev)
 			  dev->name, dev->port_id, SRNIC_PORT_RESTART_MS);
 }
 
+/* Whether a memif client that is down is restarted now (under dev->lock,
+ * SRNIC_PORT_RESTART_MS after the last look): not while its connection is
+ * under way (port_memif_connecting()), for SRNIC_PORT_HOLD_MS at most. A
+ * server that accepts and never answers (hung, stopped, not memif) would
+ * hold it for ever; one that answers late is a few hundred ms (CI, load
+ * 17), and a restart after the bound closes a connection that srnic's
+ * servers survive (the memif server guard). */
+static bool
+port_hold(struct srnic_dev *dev, uint64_t now, uint64_t hz)
+{
+	if (!port_memif_connecting(dev)) {
+		dev->port_hold_tsc = 0;
+		return true;
+	}
+	if (dev->port_hold_tsc == 0)
+		dev->port_hold_tsc = now;
+	if (now - dev->port_hold_tsc < hz / 1000 * SRNIC_PORT_HOLD_MS) {
+		atomic_fetch_add_explicit(&dev->port_stats[SRNIC_PORT_STAT_RESTART_HELD], 1,
+					  memory_order_relaxed);
+		return false;
+	}
+	dev->port_hold_tsc = 0;
+	atomic_fetch_add_explicit(&dev->port_stats[SRNIC_PORT_STAT_HOLD_EXPIRED], 1,
+				  memory_order_relaxed);
+	SRNIC_LOG(NOTICE, "%s: port %u (memif client): its server accepted the connection and has "
+		  "not answered in %u ms: started again", dev->name, dev->port_id,
+		  SRNIC_PORT_HOLD_MS);
+	return true;
+}
+
 void
 srnic_dev_port_watch(struct srnic_dev *dev)
 {
@@ -695,6 +726,7 @@ srnic_dev_port_watch(struct srnic_dev *dev)
 		up = link.link_status == RTE_ETH_LINK_UP;
 		if (up != dev->link_up) {
 			dev->link_up = up;
+			dev->port_hold_tsc = 0;
 			if (up)
 				atomic_store_explicit(&dev->link_ever_up, 1, memory_order_relaxed);
 			else /* memif handles its disconnect on its interrupt
@@ -707,11 +739,7 @@ srnic_dev_port_watch(struct srnic_dev *dev)
 		if (!up && dev->port_restartable && now >= dev->port_restart_tsc &&
 		    !srnic_dev_in_poll(dev)) {
 			dev->port_restart_tsc = now + hz / 1000 * SRNIC_PORT_RESTART_MS;
-			restart = !port_memif_connecting(dev);
-			if (!restart)
-				atomic_fetch_add_explicit(
-					&dev->port_stats[SRNIC_PORT_STAT_RESTART_HELD], 1,
-					memory_order_relaxed);
+			restart = port_hold(dev, now, hz);
 		}
 	}
 	if (!restart) {
