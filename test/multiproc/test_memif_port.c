@@ -576,48 +576,71 @@ held_accept(int lfd)
 	return accept4(lfd, NULL, NULL, SOCK_NONBLOCK);
 }
 
-static void
-test_memif_client_held(void **state)
-{
-	char sock[64], c, buf[64];
-	int t2c[2], c2t[2], lfd, cfd, cfd2;
+/* A client process, fn(sock, rfd, wfd), on the test's own listener (one
+ * that accepts and never answers): its first connection accepted into
+ * h->cfd and its first word read (the client that failed: its exit says) */
+struct held {
+	char sock[64];
+	int lfd, cfd;
+	int rfd, wfd;    /* from and to the client */
 	pid_t cli;
+};
 
-	(void)state;
-	sock_name(sock, sizeof(sock), "held");
-	lfd = held_listen(sock);
+static void
+held_start(struct held *h, const char *tag, int (*fn)(const char *, int, int))
+{
+	int t2c[2], c2t[2];
+	char c;
+
+	sock_name(h->sock, sizeof(h->sock), tag);
+	h->lfd = held_listen(h->sock);
 	assert_int_equal(pipe(t2c), 0);
 	assert_int_equal(pipe(c2t), 0);
-	cli = fork();
-	assert_true(cli >= 0);
-	if (cli == 0) {
+	h->cli = fork();
+	assert_true(h->cli >= 0);
+	if (h->cli == 0) {
 		close(t2c[1]);
 		close(c2t[0]);
-		close(lfd);
-		_exit(held_client(sock, t2c[0], c2t[1]));
+		close(h->lfd);
+		_exit(fn(h->sock, t2c[0], c2t[1]));
 	}
 	close(t2c[0]);
 	close(c2t[1]);
-	cfd = held_accept(lfd);
-	assert_true(cfd >= 0);
-	if (read(c2t[0], &c, 1) != 1) { /* the client failed: its exit says */
-		wait_ok(cli, "client");
+	h->rfd = c2t[0];
+	h->wfd = t2c[1];
+	h->cfd = held_accept(h->lfd);
+	assert_true(h->cfd >= 0);
+	if (read(h->rfd, &c, 1) != 1) {
+		wait_ok(h->cli, "client");
 		fail();
 	}
+}
+
+static void
+test_memif_client_held(void **state)
+{
+	struct held h;
+	char c, buf[64];
+	int cfd2;
+
+	(void)state;
+	held_start(&h, "held", held_client);
 	/* the one connection still open, no second one */
-	assert_int_equal(recv(cfd, buf, sizeof(buf), MSG_DONTWAIT), -1);
+	assert_int_equal(recv(h.cfd, buf, sizeof(buf), MSG_DONTWAIT), -1);
 	assert_int_equal(errno, EAGAIN);
-	assert_int_equal(accept4(lfd, NULL, NULL, SOCK_NONBLOCK), -1);
+	assert_int_equal(accept4(h.lfd, NULL, NULL, SOCK_NONBLOCK), -1);
 	assert_int_equal(errno, EAGAIN);
-	close(cfd);
-	assert_int_equal(write(t2c[1], "x", 1), 1);
-	assert_int_equal(read(c2t[0], &c, 1), 1);
-	cfd2 = held_accept(lfd);
+	close(h.cfd);
+	assert_int_equal(write(h.wfd, "x", 1), 1);
+	assert_int_equal(read(h.rfd, &c, 1), 1);
+	cfd2 = held_accept(h.lfd);
 	assert_true(cfd2 >= 0);
-	assert_int_equal(write(t2c[1], "x", 1), 1);
-	wait_ok(cli, "client");
+	assert_int_equal(write(h.wfd, "x", 1), 1);
+	wait_ok(h.cli, "client");
 	close(cfd2);
-	close(lfd);
+	close(h.lfd);
+	close(h.rfd);
+	close(h.wfd);
 }
 
 /* ---- hold_bound: a server that never answers holds the client a while ---- */
@@ -652,41 +675,24 @@ bound_client(const char *sock, int rfd, int wfd)
 static void
 test_memif_client_hold_bound(void **state)
 {
-	char sock[64], c, buf[64];
-	int t2c[2], c2t[2], lfd, cfd, cfd2;
-	pid_t cli;
+	struct held h;
+	char buf[64];
+	int cfd2;
 
 	(void)state;
-	sock_name(sock, sizeof(sock), "bound");
-	lfd = held_listen(sock);
-	assert_int_equal(pipe(t2c), 0);
-	assert_int_equal(pipe(c2t), 0);
-	cli = fork();
-	assert_true(cli >= 0);
-	if (cli == 0) {
-		close(t2c[1]);
-		close(c2t[0]);
-		close(lfd);
-		_exit(bound_client(sock, t2c[0], c2t[1]));
-	}
-	close(t2c[0]);
-	close(c2t[1]);
-	/* accepted, and not a word */
-	cfd = held_accept(lfd);
-	assert_true(cfd >= 0);
-	if (read(c2t[0], &c, 1) != 1) { /* the client failed: its exit says */
-		wait_ok(cli, "client");
-		fail();
-	}
+	/* accepted, and not a word, until the client was restarted */
+	held_start(&h, "bound", bound_client);
 	/* the restart closed the first connection and made a second */
-	assert_int_equal(recv(cfd, buf, sizeof(buf), MSG_DONTWAIT), 0);
-	cfd2 = held_accept(lfd);
+	assert_int_equal(recv(h.cfd, buf, sizeof(buf), MSG_DONTWAIT), 0);
+	cfd2 = held_accept(h.lfd);
 	assert_true(cfd2 >= 0);
-	assert_int_equal(write(t2c[1], "x", 1), 1);
-	wait_ok(cli, "client");
-	close(cfd);
+	assert_int_equal(write(h.wfd, "x", 1), 1);
+	wait_ok(h.cli, "client");
+	close(h.cfd);
 	close(cfd2);
-	close(lfd);
+	close(h.lfd);
+	close(h.rfd);
+	close(h.wfd);
 }
 
 /* ---- hangups: clients that connect and go at once ---- */
