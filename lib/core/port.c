@@ -223,7 +223,8 @@ unknown:
  * and libsrnic.so and the drop-in libibverbs.so.1 export them under
  * librte_eal.so.23's own version nodes (lib/srnic.map,
  * drivers/verbs/libibverbs.map), ahead of librte_eal.so.23, which they
- * depend on. Each calls EAL's own. rte_intr_instance_free() also runs under EAL's intr_lock
+ * depend on (a static DPDK is refused at configure: meson.build). Each
+ * calls EAL's own. rte_intr_instance_free() also runs under EAL's intr_lock
  * (its own frees, and memif's unregister callback): only a handle recorded
  * here and not unregistered calls back into EAL, and memif's unregister
  * callback frees a handle that rte_intr_callback_unregister_pending()
