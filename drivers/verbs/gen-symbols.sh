@@ -15,7 +15,7 @@ PRIVATE="srnic_verbs_cm_progress srnic_verbs_private_get srnic_verbs_set_cm_hook
 	srnic_cm_send_rej srnic_cm_send_mra srnic_cm_send_dreq srnic_cm_send_drep srnic_cm_send_sidr_req
 	srnic_cm_send_sidr_rep srnic_cm_established srnic_cm_init_qp_attr srnic_dev_resolve_neigh
 	srnic_cm_event_str srnic_cm_state_str srnic_verbs_attached srnic_verbs_attach_call
-	srnic_verbs_attach_dev"
+	srnic_verbs_attach_dev srnic_verbs_attach_minor"
 # "name node" for each default-versioned defined symbol, sorted by node then name
 nm -D --with-symbol-versions --defined-only "$LIB" |
 	awk '$3 ~ /@@/ && $2 != "A" { split($3, p, "@@"); print p[1], p[2] }' |
@@ -48,4 +48,21 @@ nm -D --with-symbol-versions --defined-only "$LIB" |
 		echo "		$s;"
 	done
 	echo "};"
+	cat <<'EOF'
+/* EAL's four interrupt calls memif makes around a control channel, defined
+ * by lib/core/port.c (the memif server guard, doc/reliability.md) under
+ * librte_eal.so.23's own version nodes: the dynamic linker then binds the
+ * memif PMD's references (rte_intr_callback_register@DPDK_23, ...) to this
+ * library's definitions, which call EAL's. */
+DPDK_23 {
+	global:
+		rte_intr_callback_register;
+		rte_intr_callback_unregister;
+		rte_intr_callback_unregister_pending;
+};
+EXPERIMENTAL {
+	global:
+		rte_intr_instance_free;
+};
+EOF
 } >"$DIR/libibverbs.map"

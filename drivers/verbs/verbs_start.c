@@ -111,6 +111,11 @@ sv_lossy_load(void)
 static void
 print_stats(struct sv_device *dev)
 {
+	/* the port's watch's (doc/reliability.md), srnic_dev_stat()'s too */
+	static const char *const port_stats[] = {
+		"port_restart", "port_restart_held", "port_hold_expired", "port_memif_cc_purged",
+		"port_mtu_change", "port_mtu_qp_err",
+	};
 	unsigned int i, n = srnic_engine_stats_count();
 
 	fprintf(stderr, "srnic: engine counters (nonzero), pid %d\n", (int)getpid());
@@ -120,6 +125,12 @@ print_stats(struct sv_device *dev)
 
 		if (v != 0)
 			fprintf(stderr, "srnic:   %-28s %16" PRId64 "\n", name, v);
+	}
+	for (i = 0; i < RTE_DIM(port_stats); i++) {
+		int64_t v = srnic_dev_stat(dev->sdev, port_stats[i]);
+
+		if (v > 0)
+			fprintf(stderr, "srnic:   %-28s %16" PRId64 "\n", port_stats[i], v);
 	}
 	if (dev->lossy != NULL) {
 		struct srnic_lossy_stats st;
@@ -272,6 +283,32 @@ memif_sock_served(const char *port, const char *path)
 	return served;
 }
 
+/*
+ * memif's calls to EAL's interrupt functions must reach this library's
+ * definitions (lib/core/port.c's memif server guard, exported under
+ * librte_eal.so.23's version nodes): EAL dlopen()s the PMD, whose lookups
+ * search the process's global scope first and then the PMD's own
+ * dependencies. A program that loaded this library with dlopen()'s
+ * RTLD_LOCAL (a Python extension: pyverbs, ctypes) left it out of that
+ * scope, and memif bound to librte_eal.so.23's (LD_DEBUG=bindings), the
+ * server unguarded. Promoted to the global scope, with the libraries it
+ * depends on after it, before EAL loads the PMD; for a memif port only.
+ */
+static void
+memif_guard_global(const char *port)
+{
+	Dl_info self;
+
+	if (strncmp(port, "net_memif", strlen("net_memif")) != 0 ||
+	    dladdr((void *)memif_guard_global, &self) == 0 || self.dli_fname == NULL)
+		return;
+	/* a reference never dropped: the library is -z nodelete */
+	if (dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL) == NULL)
+		sv_log("%s not made global (%s): a memif server loaded with RTLD_LOCAL is not "
+		       "guarded against a client that goes before HELLO (doc/reliability.md)",
+		       self.dli_fname, dlerror());
+}
+
 /* Why the PMD of PORT made no port, in WHY: what to do about it where srnic
  * can tell (the PMD's own line says what failed, not what to change). */
 static void
@@ -356,6 +393,7 @@ eal_start(const struct sv_conf *c, char *devname, size_t devname_len)
 	/* rte_eal_init() pins the calling thread to the main lcore's CPU and
 	 * reuses getopt's globals: neither is the application's business. */
 	have_cpus = pthread_getaffinity_np(pthread_self(), sizeof(cpus), &cpus) == 0;
+	memif_guard_global(c->port);
 	rc = rte_eal_init(argc, argv);
 	if (have_cpus)
 		pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);

@@ -63,6 +63,7 @@ static const char *const port_stat_names[SRNIC_PORT_STAT_COUNT] = {
 	[SRNIC_PORT_STAT_MTU_QP_ERR] = "port_mtu_qp_err",
 	[SRNIC_PORT_STAT_RESTART_HELD] = "port_restart_held",
 	[SRNIC_PORT_STAT_MEMIF_CC_PURGED] = "port_memif_cc_purged",
+	[SRNIC_PORT_STAT_HOLD_EXPIRED] = "port_hold_expired",
 };
 
 /* memif's stale control sources removed in this process (below): EAL's
@@ -217,8 +218,12 @@ unknown:
  * that error path calls right after the close, on the same thread, before
  * the thread rebuilds anything), srnic unregisters it first: the rebuild
  * then never meets the fd. These four calls are DPDK's, defined here so the
- * dynamic linker binds memif's calls to them (a definition without version
- * in the program comes before librte_eal's DPDK_23/EXPERIMENTAL ones); each
+ * dynamic linker binds memif's calls to them: a program that links the
+ * floors exports them (its definitions come first in the global scope),
+ * and libsrnic.so and the drop-in libibverbs.so.1 export them under
+ * librte_eal.so.23's own version nodes (lib/srnic.map,
+ * drivers/verbs/libibverbs.map), ahead of librte_eal.so.23, which they
+ * depend on (a static DPDK is refused at configure: meson.build). Each
  * calls EAL's own. rte_intr_instance_free() also runs under EAL's intr_lock
  * (its own frees, and memif's unregister callback): only a handle recorded
  * here and not unregistered calls back into EAL, and memif's unregister
@@ -237,6 +242,7 @@ struct memif_cc_src {
 static struct memif_cc_src memif_cc[SRNIC_MEMIF_CC_MAX];
 static pthread_mutex_t memif_cc_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic unsigned int memif_cc_used; /* slots with a handle */
+static _Atomic bool memif_cc_seen;         /* a memif registration came through here */
 static pthread_once_t memif_cc_once = PTHREAD_ONCE_INIT;
 
 static int (*eal_cb_register)(const struct rte_intr_handle *, rte_intr_callback_fn, void *);
@@ -356,8 +362,10 @@ rte_intr_callback_register(const struct rte_intr_handle *h, rte_intr_callback_fn
 	 * before this thread would have noted it; a live note then would
 	 * make that free take EAL's lock again */
 	memif = memif_cc_is_memif(cb_fn);
-	if (memif)
+	if (memif) {
+		atomic_store_explicit(&memif_cc_seen, true, memory_order_relaxed);
 		memif_cc_note(h, cb_fn, cb_arg);
+	}
 	ret = eal_cb_register(h, cb_fn, cb_arg);
 	if (ret != 0 && memif)
 		memif_cc_gone(h, cb_fn, cb_arg, 1);
@@ -440,6 +448,18 @@ rte_intr_instance_free(struct rte_intr_handle *h)
 	eal_instance_free(h);
 }
 #endif /* MEMIF_GUARD */
+
+/* Whether memif's calls to EAL's interrupt functions reach the ones above:
+ * a memif server registered its listener (at EAL's probe) through them. */
+static bool
+port_memif_guarded(void)
+{
+#ifdef MEMIF_GUARD
+	return atomic_load_explicit(&memif_cc_seen, memory_order_relaxed);
+#else
+	return false;
+#endif
+}
 
 /* Whether a memif client's control connection is under way: connected to
  * its server, the handshake not finished (or the link up). memif sets
@@ -541,6 +561,15 @@ srnic_dev_port_init(struct srnic_dev *dev)
 		dev->memif_pmd = pmd;
 		for (i = 0; i < dev->nb_engines; i++)
 			dev->engines[i]->burst_guard = pmd != NULL ? &pmd->cc_lock : NULL;
+		/* memif bound its calls to librte_eal.so.23's: a library of
+		 * srnic loaded with dlopen(RTLD_LOCAL) is not in the global
+		 * scope memif looks in first (the drop-in promotes itself) */
+		if (pmd != NULL && !dev->port_restartable && !port_memif_guarded())
+			SRNIC_LOG(ERR, "port %u: memif server: memif's calls to EAL's interrupt "
+				  "functions do not reach srnic's (srnic's library loaded with "
+				  "dlopen(RTLD_LOCAL)?): a local process that connects to its socket "
+				  "and closes at once can abort this process (doc/reliability.md)",
+				  dev->port_id);
 	}
 	/* its connection is under way on memif's interrupt thread */
 	dev->port_restart_tsc = rte_get_timer_cycles() +
@@ -646,6 +675,36 @@ port_restart(struct srnic_dev *dev)
 			  dev->name, dev->port_id, SRNIC_PORT_RESTART_MS);
 }
 
+/* Whether a memif client that is down is restarted now (under dev->lock,
+ * SRNIC_PORT_RESTART_MS after the last look): not while its connection is
+ * under way (port_memif_connecting()), for SRNIC_PORT_HOLD_MS at most. A
+ * server that accepts and never answers (hung, stopped, not memif) would
+ * hold it for ever; one that answers late is a few hundred ms (CI, load
+ * 17), and a restart after the bound closes a connection that srnic's
+ * servers survive (the memif server guard). */
+static bool
+port_hold(struct srnic_dev *dev, uint64_t now, uint64_t hz)
+{
+	if (!port_memif_connecting(dev)) {
+		dev->port_hold_tsc = 0;
+		return true;
+	}
+	if (dev->port_hold_tsc == 0)
+		dev->port_hold_tsc = now;
+	if (now - dev->port_hold_tsc < hz / 1000 * SRNIC_PORT_HOLD_MS) {
+		atomic_fetch_add_explicit(&dev->port_stats[SRNIC_PORT_STAT_RESTART_HELD], 1,
+					  memory_order_relaxed);
+		return false;
+	}
+	dev->port_hold_tsc = 0;
+	atomic_fetch_add_explicit(&dev->port_stats[SRNIC_PORT_STAT_HOLD_EXPIRED], 1,
+				  memory_order_relaxed);
+	SRNIC_LOG(NOTICE, "%s: port %u (memif client): its server accepted the connection and has "
+		  "not answered in %u ms: started again", dev->name, dev->port_id,
+		  SRNIC_PORT_HOLD_MS);
+	return true;
+}
+
 void
 srnic_dev_port_watch(struct srnic_dev *dev)
 {
@@ -668,6 +727,7 @@ srnic_dev_port_watch(struct srnic_dev *dev)
 		up = link.link_status == RTE_ETH_LINK_UP;
 		if (up != dev->link_up) {
 			dev->link_up = up;
+			dev->port_hold_tsc = 0;
 			if (up)
 				atomic_store_explicit(&dev->link_ever_up, 1, memory_order_relaxed);
 			else /* memif handles its disconnect on its interrupt
@@ -680,11 +740,7 @@ srnic_dev_port_watch(struct srnic_dev *dev)
 		if (!up && dev->port_restartable && now >= dev->port_restart_tsc &&
 		    !srnic_dev_in_poll(dev)) {
 			dev->port_restart_tsc = now + hz / 1000 * SRNIC_PORT_RESTART_MS;
-			restart = !port_memif_connecting(dev);
-			if (!restart)
-				atomic_fetch_add_explicit(
-					&dev->port_stats[SRNIC_PORT_STAT_RESTART_HELD], 1,
-					memory_order_relaxed);
+			restart = port_hold(dev, now, hz);
 		}
 	}
 	if (!restart) {

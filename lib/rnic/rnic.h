@@ -648,6 +648,7 @@ enum srnic_port_stat {
 	SRNIC_PORT_STAT_MTU_QP_ERR,     /* live QPs to ERR: path MTU above the new one */
 	SRNIC_PORT_STAT_RESTART_HELD,   /* memif client down, its connection under way: left */
 	SRNIC_PORT_STAT_MEMIF_CC_PURGED, /* memif's stale control source removed (the process's) */
+	SRNIC_PORT_STAT_HOLD_EXPIRED,   /* restarted after SRNIC_PORT_HOLD_MS under way */
 	SRNIC_PORT_STAT_COUNT
 };
 
@@ -723,6 +724,7 @@ struct srnic_dev {
 	const void *memif_pmd;          /* its PMD's private head (port.c), or NULL */
 	uint8_t port_restarting;        /* a watcher is stopping and starting it */
 	uint64_t port_restart_tsc;      /* not before this */
+	uint64_t port_hold_tsc;         /* first left with its connection under way, or 0 */
 	_Atomic uint8_t port_paused;    /* engines: no RX/TX burst (read once per poll) */
 	_Atomic uint64_t port_stats[SRNIC_PORT_STAT_COUNT];
 

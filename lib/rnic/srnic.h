@@ -890,7 +890,8 @@ struct srnic_async_event {
  * (doc/reliability.md): a lowered MTU moves each live RC/UC QP whose path
  * MTU is above it to ERR (IBV_EVENT_QP_FATAL, its WQEs flushed), and a
  * memif client that is down is started again (every
- * SRNIC_PORT_RESTART_MS) until its server takes it: call this function
+ * SRNIC_PORT_RESTART_MS; not while its connection is under way, for
+ * SRNIC_PORT_HOLD_MS at most) until its server takes it: call this function
  * regularly, or a port's changes go unnoticed.
  * In order per engine; each engine holds up to SRNIC_ASYNC_EVENT_RING,
  * more are dropped and counted (async_event_drop).

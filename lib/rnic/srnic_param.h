@@ -59,6 +59,7 @@
 #define SRNIC_DEV_EVENT_RING 64        /**< port events the device holds (srnic_get_async_event()) */
 #define SRNIC_LINK_CHECK_MS 10         /**< srnic_get_async_event() reads the link state at most this often */
 #define SRNIC_PORT_RESTART_MS 250      /**< a memif client that is down is started again at most this often */
+#define SRNIC_PORT_HOLD_MS 5000        /**< ... but not while its connection is under way, for at most this long */
 #define SRNIC_MEMIF_CC_MAX 256         /**< memif control channels a process watches at once (the rest unwatched) */
 #define SRNIC_IP_TTL 64                /**< as rxe (golden) */
 #define SRNIC_DEFAULT_MTU 1500

@@ -89,8 +89,23 @@ declared() {
 		[ "$h" != srnic_opcode.h ] || echo srnic_opcode_table
 	done
 }
+# srnic's own exports: EAL's four interrupt calls libsrnic.so also defines
+# (under librte_eal.so.23's nodes, for the memif server guard in
+# lib/core/port.c) are checked on their own below
+eal_intr="rte_intr_callback_register@@DPDK_23 rte_intr_callback_unregister@@DPDK_23
+rte_intr_callback_unregister_pending@@DPDK_23 rte_intr_instance_free@@EXPERIMENTAL"
 exported() {
-	nm -D --defined-only "$libdir/$1" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }'
+	nm -D --with-symbol-versions --defined-only "$libdir/$1" |
+		awk -v eal="$eal_intr" 'BEGIN { n = split(eal, e); for (i = 1; i <= n; i++) skip[e[i]] = 1 }
+			$2 != "A" && !($3 in skip) { sub(/@.*/, "", $3); print $3 }'
+}
+eal_exported() {
+	local s
+
+	for s in $eal_intr; do
+		nm -D --with-symbol-versions --defined-only "$libdir/$1" | awk '{ print $3 }' |
+			grep -qx "$s" || { echo "$1 does not export $s"; return 1; }
+	done
 }
 if command -v gcc >/dev/null 2>&1; then
 	check "the application headers compile with pkg-config srnic alone" \
@@ -101,6 +116,8 @@ if command -v gcc >/dev/null 2>&1; then
 	exported libsrnic.so | sort -u >"$stage/exported"
 	check "libsrnic.so exports the $(wc -l <"$stage/declared") declared symbols, no others" \
 		diff -u "$stage/declared" "$stage/exported"
+	check "libsrnic.so exports EAL's four interrupt calls under DPDK_23/EXPERIMENTAL" \
+		eal_exported libsrnic.so
 	declared srnic-tools srnic_link.h srnic_pair.h srnic_lossy.h | sort -u >"$stage/declared"
 	exported libsrnic_link.so | sort -u >"$stage/exported"
 	check "libsrnic_link.so exports the $(wc -l <"$stage/declared") declared symbols, no others" \

@@ -20,6 +20,9 @@
  *   connection is never closed under a server that has not accepted it
  *   yet (a 22.11 server then panics its interrupt thread); once the server
  *   hangs up, the client restarts and connects again.
+ * - hold_bound: a server that accepts the client's connection and never
+ *   answers: the client is held SRNIC_PORT_HOLD_MS at most, then restarted
+ *   (port_hold_expired): its first connection closed, a second one made.
  *
  * - hangups: local processes that connect to a server's socket and close
  *   at once, many times: while its EAL is up and its device is being
@@ -58,6 +61,7 @@
 
 #include "srnic.h"
 #include "srnic_pair.h"
+#include "srnic_param.h"
 #include "test_eal.h"
 
 #define LEN (64 * 1024)
@@ -535,7 +539,8 @@ held_client(const char *sock, int rfd, int wfd)
 			srnic_dev_stat(s.dev, "port_restart"));
 		return 71;
 	}
-	if (srnic_dev_stat(s.dev, "port_restart") != 0)
+	/* none but one that held SRNIC_PORT_HOLD_MS (not on a host this slow) */
+	if (srnic_dev_stat(s.dev, "port_restart") != srnic_dev_stat(s.dev, "port_hold_expired"))
 		return 72;
 	if (xwrite(wfd, "h", 1) != 0 || xread(rfd, &c, 1) != 0)
 		return 73;
@@ -571,48 +576,123 @@ held_accept(int lfd)
 	return accept4(lfd, NULL, NULL, SOCK_NONBLOCK);
 }
 
-static void
-test_memif_client_held(void **state)
-{
-	char sock[64], c, buf[64];
-	int t2c[2], c2t[2], lfd, cfd, cfd2;
+/* A client process, fn(sock, rfd, wfd), on the test's own listener (one
+ * that accepts and never answers): its first connection accepted into
+ * h->cfd and its first word read (the client that failed: its exit says) */
+struct held {
+	char sock[64];
+	int lfd, cfd;
+	int rfd, wfd;    /* from and to the client */
 	pid_t cli;
+};
 
-	(void)state;
-	sock_name(sock, sizeof(sock), "held");
-	lfd = held_listen(sock);
+static void
+held_start(struct held *h, const char *tag, int (*fn)(const char *, int, int))
+{
+	int t2c[2], c2t[2];
+	char c;
+
+	sock_name(h->sock, sizeof(h->sock), tag);
+	h->lfd = held_listen(h->sock);
 	assert_int_equal(pipe(t2c), 0);
 	assert_int_equal(pipe(c2t), 0);
-	cli = fork();
-	assert_true(cli >= 0);
-	if (cli == 0) {
+	h->cli = fork();
+	assert_true(h->cli >= 0);
+	if (h->cli == 0) {
 		close(t2c[1]);
 		close(c2t[0]);
-		close(lfd);
-		_exit(held_client(sock, t2c[0], c2t[1]));
+		close(h->lfd);
+		_exit(fn(h->sock, t2c[0], c2t[1]));
 	}
 	close(t2c[0]);
 	close(c2t[1]);
-	cfd = held_accept(lfd);
-	assert_true(cfd >= 0);
-	if (read(c2t[0], &c, 1) != 1) { /* the client failed: its exit says */
-		wait_ok(cli, "client");
+	h->rfd = c2t[0];
+	h->wfd = t2c[1];
+	h->cfd = held_accept(h->lfd);
+	assert_true(h->cfd >= 0);
+	if (read(h->rfd, &c, 1) != 1) {
+		wait_ok(h->cli, "client");
 		fail();
 	}
+}
+
+static void
+test_memif_client_held(void **state)
+{
+	struct held h;
+	char c, buf[64];
+	int cfd2;
+
+	(void)state;
+	held_start(&h, "held", held_client);
 	/* the one connection still open, no second one */
-	assert_int_equal(recv(cfd, buf, sizeof(buf), MSG_DONTWAIT), -1);
+	assert_int_equal(recv(h.cfd, buf, sizeof(buf), MSG_DONTWAIT), -1);
 	assert_int_equal(errno, EAGAIN);
-	assert_int_equal(accept4(lfd, NULL, NULL, SOCK_NONBLOCK), -1);
+	assert_int_equal(accept4(h.lfd, NULL, NULL, SOCK_NONBLOCK), -1);
 	assert_int_equal(errno, EAGAIN);
-	close(cfd);
-	assert_int_equal(write(t2c[1], "x", 1), 1);
-	assert_int_equal(read(c2t[0], &c, 1), 1);
-	cfd2 = held_accept(lfd);
+	close(h.cfd);
+	assert_int_equal(write(h.wfd, "x", 1), 1);
+	assert_int_equal(read(h.rfd, &c, 1), 1);
+	cfd2 = held_accept(h.lfd);
 	assert_true(cfd2 >= 0);
-	assert_int_equal(write(t2c[1], "x", 1), 1);
-	wait_ok(cli, "client");
+	assert_int_equal(write(h.wfd, "x", 1), 1);
+	wait_ok(h.cli, "client");
 	close(cfd2);
-	close(lfd);
+	close(h.lfd);
+	close(h.rfd);
+	close(h.wfd);
+}
+
+/* ---- hold_bound: a server that never answers holds the client a while ---- */
+
+static int
+bound_client(const char *sock, int rfd, int wfd)
+{
+	uint64_t t0 = rte_get_timer_cycles(), ms;
+	struct side s;
+	char c;
+
+	if (eal(0, "mpb_c", sock) != 0 || dev_make(&s, 0) != 0)
+		return 100;
+	if (wait_stat(&s, "port_hold_expired", 1) != 0) {
+		fprintf(stderr, "client: still held (%" PRId64 " holds, %" PRId64 " restarts)\n",
+			srnic_dev_stat(s.dev, "port_restart_held"),
+			srnic_dev_stat(s.dev, "port_restart"));
+		return 101;
+	}
+	/* the connection began after t0: the bound is a lower one */
+	ms = (rte_get_timer_cycles() - t0) * 1000 / rte_get_timer_hz();
+	fprintf(stderr, "client: held %" PRId64 " times, restarted after %" PRIu64 " ms\n",
+		srnic_dev_stat(s.dev, "port_restart_held"), ms);
+	if (ms < SRNIC_PORT_HOLD_MS || srnic_dev_stat(s.dev, "port_restart") != 1 ||
+	    srnic_dev_stat(s.dev, "port_restart_held") < 1)
+		return 102;
+	if (xwrite(wfd, "e", 1) != 0 || xread(rfd, &c, 1) != 0)
+		return 103;
+	return 0;
+}
+
+static void
+test_memif_client_hold_bound(void **state)
+{
+	struct held h;
+	char buf[64];
+	int cfd2;
+
+	(void)state;
+	/* accepted, and not a word, until the client was restarted */
+	held_start(&h, "bound", bound_client);
+	/* the restart closed the first connection and made a second */
+	assert_int_equal(recv(h.cfd, buf, sizeof(buf), MSG_DONTWAIT), 0);
+	cfd2 = held_accept(h.lfd);
+	assert_true(cfd2 >= 0);
+	assert_int_equal(write(h.wfd, "x", 1), 1);
+	wait_ok(h.cli, "client");
+	close(h.cfd);
+	close(cfd2);
+	close(h.lfd);
+	close(h.rfd);
+	close(h.wfd);
 }
 
 /* ---- hangups: clients that connect and go at once ---- */
@@ -765,6 +845,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_memif_server_late),
 		cmocka_unit_test(test_memif_server_restart),
 		cmocka_unit_test(test_memif_client_held),
+		cmocka_unit_test(test_memif_client_hold_bound),
 	};
 
 	/* 'hangups': its own meson test (memif_server_hangups) */

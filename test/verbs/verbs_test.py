@@ -14,7 +14,7 @@ timeouts are failure guards only.
 CASE: symbols | devinfo | rc_pingpong | progress_app | ud_pingpong | uc_pingpong | perftest_ud |
 srq_pingpong | api |
 perftest_bw | perftest_lat |
-perftest_opts | af_packet | gid0 | fork
+perftest_opts | af_packet | gid0 | fork | memif_hangups
 """
 import argparse
 import contextlib
@@ -781,7 +781,14 @@ def case_symbols():
            "srnic_cm_send_req"} <= {g[0] for g in private} and
           all(g[0].startswith("srnic_") for g in private),
           "SRNIC_VERBS_PRIVATE_1: srnic's own calls for its librdmacm: %s" % sorted(private))
-    check(got - want - private == set(), "extra exported: %s" % sorted(got - want - private)[:10])
+    # EAL's four interrupt calls, under librte_eal.so.23's own nodes, for
+    # the memif server guard (lib/core/port.c; case memif_hangups)
+    eal = {("rte_intr_callback_register", "DPDK_23"), ("rte_intr_callback_unregister", "DPDK_23"),
+           ("rte_intr_callback_unregister_pending", "DPDK_23"),
+           ("rte_intr_instance_free", "EXPERIMENTAL")}
+    check(eal <= got, "EAL's interrupt calls for memif: missing %s" % sorted(eal - got))
+    check(got - want - private - eal == set(),
+          "extra exported: %s" % sorted(got - want - private - eal)[:10])
     data = [l for l in out.splitlines() if "verbs_allow_disassociate_destroy" in l]
     check(data and data[0].split()[1] in "BDbd", "verbs_allow_disassociate_destroy is data")
     # perftest's tools load libmlx5/libefa (BIND_NOW): all of them resolve
@@ -840,6 +847,169 @@ def case_af_packet():
                     check(rows and rows[0][4] > 0, "af_packet ib_read_bw: a nonzero figure")
 
 
+# ---- a memif server and local processes that connect and go at once ----
+
+MEMIF_HANGUPS = 300     # hostile connections before the real client
+
+
+def memif_hangup(sock):
+    """One connection to memif's abstract socket, closed at once: 1 made,
+    0 not now (memif's backlog of 1 full), -1 refused (no server)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+        s.setblocking(False)
+        try:
+            s.connect("\0" + sock)
+        except BlockingIOError:
+            return 0
+        except OSError:
+            return -1
+    return 1
+
+
+def memif_hangups(sock, ps):
+    """MEMIF_HANGUPS connections to the memif server ps listens with, each
+    closed at once (fewer if ps goes): how many were made."""
+    made = tries = 0
+    deadline = time.monotonic() + LISTEN_GUARD_S
+    # the memif socket listens from EAL's init, before the device is made
+    while made == 0 and ps.poll() is None and time.monotonic() < deadline:
+        made = max(memif_hangup(sock), 0)
+        if made == 0:
+            time.sleep(0.01)
+    while made < MEMIF_HANGUPS and ps.poll() is None:
+        rc = memif_hangup(sock)
+        if rc < 0:
+            break
+        made += rc
+        tries += 1
+        if rc == 0:
+            os.sched_yield()
+    print("%d hangups made (%d tries)" % (made, tries), flush=True)
+    return made
+
+
+# A verbs program that loads libibverbs.so.1 as a Python extension is
+# loaded: dlopen(RTLD_LOCAL), out of the global scope EAL's dlopen()ed
+# PMDs look in first. It opens the device and holds it until its stdin
+# closes.
+CTYPES_SERVER = """
+import ctypes, sys
+lib = ctypes.CDLL("libibverbs.so.1")
+lib.ibv_get_device_list.restype = ctypes.POINTER(ctypes.c_void_p)
+lib.ibv_open_device.restype = ctypes.c_void_p
+lib.ibv_open_device.argtypes = [ctypes.c_void_p]
+lib.ibv_close_device.argtypes = [ctypes.c_void_p]
+n = ctypes.c_int()
+devs = lib.ibv_get_device_list(ctypes.byref(n))
+ctx = lib.ibv_open_device(devs[0]) if n.value > 0 else None
+print("device open" if ctx else "no device", flush=True)
+sys.stdin.read()
+sys.exit(0 if ctx and lib.ibv_close_device(ctx) == 0 else 1)
+"""
+
+
+def memif_hangups_local():
+    """The drop-in loaded with RTLD_LOCAL (CTYPES_SERVER) on a memif server
+    port: it survives MEMIF_HANGUPS hangups and counts what it removed."""
+    sock, sport, _ = memif_ports("hangups_local")
+    env = run_env()
+    env["SRNIC_STATS"] = "1"
+    outs = os.path.join(TMP, "hangups_local.log")
+    with open(outs, "w") as fs:
+        ps = subprocess.Popen(srnic_run(sport, "10.77.0.1", ["/usr/bin/python3", "-c",
+                                                             CTYPES_SERVER]),
+                              stdin=subprocess.PIPE, stdout=fs, stderr=subprocess.STDOUT, env=env)
+    deadline = time.monotonic() + LISTEN_GUARD_S
+    while "device open" not in open(outs).read() and ps.poll() is None and \
+            time.monotonic() < deadline:
+        time.sleep(0.05)
+    made = memif_hangups(sock, ps)
+    try:
+        ps.stdin.close()
+    except BrokenPipeError:
+        pass
+    try:
+        rc = ps.wait(timeout=GUARD_S)
+    except subprocess.TimeoutExpired:
+        ps.kill()
+        rc = ps.wait()
+    out = open(outs).read()
+    purged = re.search(r"^srnic:\s+port_memif_cc_purged\s+(\d+)$", out, re.M)
+    good = check(made == MEMIF_HANGUPS and rc == 0,
+                 "memif_hangups (RTLD_LOCAL): %d of %d hangups, exit %s" %
+                 (made, MEMIF_HANGUPS, rc))
+    good &= check("do not reach srnic's" not in out,
+                  "memif_hangups (RTLD_LOCAL): memif's calls did not reach srnic's")
+    good &= check(purged is not None and int(purged.group(1)) >= 1,
+                  "memif_hangups (RTLD_LOCAL): no stale channel removed "
+                  "(port_memif_cc_purged %s)" % (purged.group(1) if purged else "not printed"))
+    if not good:
+        print("---- server:\n%s" % out, flush=True)
+        return
+    print("ok memif_hangups (RTLD_LOCAL): %d hangups, %s removed" % (made, purged.group(1)),
+          flush=True)
+
+
+def case_memif_hangups():
+    """Debian's ib_write_bw as a memif server (usertools/srnic run): a local
+    process connects to its memif socket and closes at once, MEMIF_HANGUPS
+    times while it waits for its client. DPDK 22.11's server then fails to
+    send HELLO and leaves EAL's interrupt thread a callback on a closed fd,
+    whose rebuild panics ("Error adding fd N epoll_ctl"), unless the
+    drop-in's definitions of EAL's four interrupt calls (lib/core/port.c,
+    exported under DPDK_23/EXPERIMENTAL) take memif's calls and remove it.
+    Then the real client runs: both exit 0, and the server's SRNIC_STATS
+    line counts the channels removed. Then the same for the drop-in loaded
+    with RTLD_LOCAL (memif_hangups_local)."""
+    sock, sport, cport = memif_ports("hangups")
+    port = free_tcp_port()
+    prog = ["ib_write_bw", "-p", str(port), "-s", "65536", "-n", "200"]
+    env = run_env()
+    env["SRNIC_STATS"] = "1"
+    outs = os.path.join(TMP, "hangups.server.log")
+    outc = os.path.join(TMP, "hangups.client.log")
+    with open(outs, "w") as fs:
+        ps = subprocess.Popen(srnic_run(sport, "10.77.0.1", prog), stdout=fs,
+                              stderr=subprocess.STDOUT, env=env)
+    made = memif_hangups(sock, ps)
+    deadline = time.monotonic() + LISTEN_GUARD_S
+    while not listening(port) and ps.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    rc_c = None
+    with open(outc, "w") as fc:
+        pc = subprocess.Popen(srnic_run(cport, "10.77.0.2", prog + ["127.0.0.1"]), stdout=fc,
+                              stderr=subprocess.STDOUT, env=run_env())
+    try:
+        rc_c = pc.wait(timeout=GUARD_S)
+        rc_s = ps.wait(timeout=GUARD_S)
+    except subprocess.TimeoutExpired:
+        for p in (pc, ps):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        rc_s = ps.returncode
+    out_s, out_c = open(outs).read(), open(outc).read()
+    purged = re.search(r"^srnic:\s+port_memif_cc_purged\s+(\d+)$", out_s, re.M)
+    good = check(made == MEMIF_HANGUPS, "memif_hangups: %d of %d hangups made before the "
+                 "server went (exit %s)" % (made, MEMIF_HANGUPS, ps.poll()))
+    good &= check(rc_s == 0 and rc_c == 0,
+                  "memif_hangups: exit codes server %s client %s" % (rc_s, rc_c))
+    good &= check("epoll_ctl" not in out_s, "memif_hangups: the server's interrupt thread "
+                  "met a closed fd")
+    good &= check(purged is not None and int(purged.group(1)) >= 1,
+                  "memif_hangups: no stale channel removed (port_memif_cc_purged %s)" %
+                  (purged.group(1) if purged else "not printed"))
+    rows = perftest_rows(out_c)
+    good &= check(bool(rows) and rows[0][0] == 65536 and rows[0][4] > 0,
+                  "memif_hangups: ib_write_bw's client row %s" % rows)
+    if not good:
+        print("---- server:\n%s---- client:\n%s" % (out_s, out_c), flush=True)
+        return
+    print("ok memif_hangups: %d hangups, %s removed, ib_write_bw %g MB/s" %
+          (made, purged.group(1), rows[0][3]), flush=True)
+    memif_hangups_local()
+
+
 CASES = {
     "symbols": case_symbols,
     "devinfo": case_devinfo,
@@ -856,6 +1026,7 @@ CASES = {
     "af_packet": case_af_packet,
     "gid0": case_gid0,
     "fork": case_fork,
+    "memif_hangups": case_memif_hangups,
 }
 
 
