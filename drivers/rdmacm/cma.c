@@ -66,6 +66,7 @@ static struct {
 	unsigned int nb_held;
 	bool trace;                     /* SRNIC_RDMACM_TRACE=1: a line per listen */
 	bool hold_rtu;                  /* SRNIC_RDMACM_TEST_HOLD_RTU=1: see process_conn_resp() */
+	uint16_t test_port;             /* SRNIC_RDMACM_TEST_BIND_PORT: the first port-0 pick */
 } cma = { .ids = TAILQ_HEAD_INITIALIZER(cma.ids), .held = TAILQ_HEAD_INITIALIZER(cma.held) };
 
 static uint64_t now_ms(void);
@@ -315,6 +316,10 @@ cma_init(void)
 	cma.trace = t != NULL && strcmp(t, "1") == 0;
 	t = getenv("SRNIC_RDMACM_TEST_HOLD_RTU");
 	cma.hold_rtu = t != NULL && strcmp(t, "1") == 0;
+	/* a test hook: the process's first ephemeral port is this one, so a
+	 * test makes a port-0 bind meet another process's listen */
+	t = getenv("SRNIC_RDMACM_TEST_BIND_PORT");
+	cma.test_port = t != NULL ? (uint16_t)strtoul(t, NULL, 10) : 0;
 	srandom((unsigned int)(getpid() ^ now_ms()));
 	/* ibv_get_device_list() starts the device (or says what to set) */
 	list = ibv_get_device_list(NULL);
@@ -624,7 +629,9 @@ bind_locked(struct cma_id *id, const struct sockaddr *addr)
 		int tries;
 
 		for (tries = 0; tries < CMA_PORT_MAX - CMA_PORT_MIN; tries++) {
-			port = (uint16_t)(CMA_PORT_MIN + random() % (CMA_PORT_MAX - CMA_PORT_MIN + 1));
+			port = cma.test_port != 0 ? cma.test_port :
+			       (uint16_t)(CMA_PORT_MIN + random() % (CMA_PORT_MAX - CMA_PORT_MIN + 1));
+			cma.test_port = 0;
 			if (port_check(id, port, &g, family, afonly) == 0)
 				break;
 		}
@@ -651,6 +658,27 @@ bind_locked(struct cma_id *id, const struct sockaddr *addr)
 	id->id.route.addr.addr.ibaddr.pkey = htons(SRNIC_PKEY_DEFAULT);
 	state_exch(id, CMA_ADDR_BOUND);
 	return 0;
+}
+
+/* A bind_locked() taken back (under cma_lock): the id unbound and IDLE
+ * again, nothing of the bind left to show (rdma_get_local_addr(): none),
+ * as a failed bind of Linux's leaves it. */
+static void
+bind_undo(struct cma_id *id)
+{
+	state_exch(id, CMA_IDLE);
+	id->port = 0;
+	id->bind_family = 0;
+	id->wildcard = false;
+	memset(&id->src_gid, 0, sizeof(id->src_gid));
+	id->src_port = 0;
+	id->scope_id = 0;
+	if (!id->afonly_set)
+		id->afonly = false;
+	memset(&id->id.route.addr, 0, sizeof(id->id.route.addr));
+	id->id.verbs = NULL;
+	id->id.pd = NULL;
+	id->id.port_num = 0;
 }
 
 /* ---- events ---- */
@@ -1801,34 +1829,56 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 	return 0;
 }
 
+/* The bind of rdma_bind_addr(), and of rdma_listen() on an unbound id
+ * (under cma_lock): bind_locked(), then, attached, the port's CM listen
+ * taken in the daemon unless an id of this process holds it, so a
+ * program that tells its port before it listens (qperf's server) has its
+ * client's REQ wait for rdma_listen() instead of racing it (Linux's REJ
+ * in that window: doc/rdmacm.md); one round trip, rdma_listen() then
+ * none. A port another process listens on (EBUSY) is EADDRINUSE, as
+ * Linux's bind of a port in use, and the id is left unbound; a port this
+ * bind picked (port 0) is picked again, CMA_BIND_ANY_TRIES times at most. */
+static int
+bind_take(struct cma_id *id, const struct sockaddr *addr)
+{
+	struct srnic_cm_id *cmid;
+	union ibv_gid g;
+	uint16_t want = 0;
+	int rc, tries;
+
+	if (addr != NULL)
+		sa_gid(addr, &g, &want);
+	for (tries = 0; tries < CMA_BIND_ANY_TRIES; tries++) {
+		rc = bind_locked(id, addr);
+		if (rc != 0 || !cma.attached || listen_owner(id) != NULL)
+			return rc;
+		cmid = cm_ops->create_listen(cma_handler, id, CMA_SERVICE_ID(id->id.ps, id->port), 0);
+		if (cmid != NULL) {
+			id->cm_id = cmid;
+			id->early = true;
+			return 0;
+		}
+		if (errno != EBUSY)
+			return 0;       /* rdma_listen() asks again */
+		bind_undo(id);
+		if (want != 0)
+			return err(EADDRINUSE);
+	}
+	cma_log("rdma_bind_addr: %d ports picked were each listened on by another process of "
+		"srnicd's: bind a port of your own", CMA_BIND_ANY_TRIES);
+	return err(EADDRNOTAVAIL);
+}
+
 int
 rdma_bind_addr(struct rdma_cm_id *rid, struct sockaddr *addr)
 {
 	struct cma_id *id = cma_id(rid);
-	struct srnic_cm_id *cmid;
 	int rc;
 
 	if (rid == NULL)
 		return err(EINVAL);
 	pthread_mutex_lock(&cma_lock);
-	rc = bind_locked(id, addr);
-	/* attached, the port's CM listen is taken now: a program that tells
-	 * its port before it listens (qperf's server) has its client's REQ
-	 * wait for rdma_listen() instead of racing it (Linux's REJ in that
-	 * window: doc/rdmacm.md); one round trip, rdma_listen() then none */
-	if (rc == 0 && cma.attached && listen_owner(id) == NULL) {
-		cmid = cm_ops->create_listen(cma_handler, id, CMA_SERVICE_ID(rid->ps, id->port), 0);
-		if (cmid != NULL) {
-			id->cm_id = cmid;
-			id->early = true;
-		} else if (errno == EBUSY) {
-			/* another process listens on it: as Linux's bind of a
-			 * port in use */
-			state_exch(id, CMA_IDLE);
-			id->port = 0;
-			rc = err(EADDRINUSE);
-		}
-	}
+	rc = bind_take(id, addr);
 	pthread_mutex_unlock(&cma_lock);
 	return rc;
 }
@@ -2057,7 +2107,7 @@ rdma_listen(struct rdma_cm_id *rid, int backlog)
 	if (id->state == CMA_IDLE) {
 		struct sockaddr_in any = { .sin_family = AF_INET };
 
-		if (bind_locked(id, (struct sockaddr *)&any) != 0) {
+		if (bind_take(id, (struct sockaddr *)&any) != 0) {
 			pthread_mutex_unlock(&cma_lock);
 			return -1;
 		}

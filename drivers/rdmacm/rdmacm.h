@@ -47,6 +47,10 @@
 #define CMA_PORT_MIN 32768
 #define CMA_PORT_MAX 60999
 #define CMA_HELD_MAX 64             /* requests to bound ports not yet listened on (attached) */
+/* a port-0 bind attached: ports picked again while the pick is another
+ * process's listen in srnicd (the kernel's cma_alloc_any_port() skips
+ * ports in use); then EADDRNOTAVAIL, as the kernel's range exhausted */
+#define CMA_BIND_ANY_TRIES 16
 #define CMA_DEFAULT_BACKLOG 1024    /* and the most (Linux's net.rdma_ucm.max_backlog) */
 #define CMA_SYNC_TIMEOUT_MS 2000    /* rdma_create_ep's address and route resolution */
 /* at exit, after the ids' DREQ / DREP / REJ went to the CM: the engine

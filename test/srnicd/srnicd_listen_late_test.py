@@ -14,7 +14,11 @@ keeps the request for the port's rdma_listen() (doc/rdmacm.md).
   the REQ, then rdma_destroy_id() REJ INVALID_SERVICE_ID: the client's
                                   REJECTED, status 8, as Linux's at once
   a bind of a port another        EADDRINUSE, as Linux's bind of a port
-  process holds                   in use
+  process holds                   in use, the id left unbound (local port 0)
+  a port-0 bind whose pick        picked again (the test hook
+  another process holds           SRNIC_RDMACM_TEST_BIND_PORT makes the
+                                  first pick that port): bound elsewhere,
+                                  and a client's REQ to it answered
   after all                       the daemon's objects and CM ids as before
 
   srnicd_listen_late_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \\
@@ -67,12 +71,28 @@ class Prog:
         return self.p.returncode
 
     def text(self):
-        return " | ".join(self.lines)[-400:]
+        return " | ".join(self.lines[-6:])[-400:]
+
+    def last(self, word):
+        """N of its last line "word N", or -1."""
+        for line in reversed(self.lines):
+            f = line.split()
+            if len(f) == 2 and f[0] == word:
+                return int(f[1])
+        return -1
+
+    def done(self):
+        """A clients program's answer line, or ""."""
+        return next((x for x in self.lines if x.startswith("done ")), "")
+
+
+def cm_num(env, key):
+    m = re.search(r"^cm (.*)$", status(env), re.M)
+    return status_num(m.group(1), key) if m else -1
 
 
 def rx_req(env):
-    m = re.search(r"^cm (.*)$", status(env), re.M)
-    return status_num(m.group(1), "rx_req") if m else -1
+    return cm_num(env, "rx_req")
 
 
 def main():
@@ -143,6 +163,55 @@ def main():
               "a second bind of a port a process holds: EADDRINUSE (%s)" % t.text())
         s.say("close")
         check(s.end() == 0, "the first server closed")
+
+        def serve(policy, ports, extra=None):
+            """A serve program, its ids bound (or its bind refused)."""
+            s = Prog(dict(env, **(extra or {})), a.check, "serve", DAEMON_IP, policy,
+                     *[str(p) for p in ports])
+            progs.append(s)
+            wait_for(lambda: s.said("bound") or any(x.startswith("bind:") for x in s.lines) or
+                     s.p.poll() is not None, "the binds")
+            return s
+
+        def listening(s):
+            s.say("listen")
+            check(wait_for(lambda: s.said("listening") or s.p.poll() is not None, "the listen")
+                  and s.said("listening"), "listening (%s)" % s.text())
+
+        def clients(port, n):
+            c = Prog(env, a.check, "clients", DAEMON_IP, str(port), str(n))
+            progs.append(c)
+            return c
+
+        def answered(c, what):
+            wait_for(lambda: c.done() or c.p.poll() is not None, "the clients' answers")
+            check(c.end() == 0 and c.done() == "done " + what,
+                  "clients: %s (%s)" % (what, c.text()))
+
+        def closed(s):
+            s.say("close")
+            check(s.end() == 0 and s.said("closed"), "closed (%s)" % s.text())
+
+        # a failed bind leaves nothing of it (rdma_get_src_port(): 0)
+        s = bound_server(PORT + 3)
+        t = serve("reject", [PORT + 3])
+        check(t.end() == 0 and t.said("bind: EADDRINUSE, local port 0"),
+              "a bind refused (another process holds the port): the id unbound (%s)" % t.text())
+
+        # a port-0 bind whose pick is that port: picked again, not EADDRINUSE
+        t = serve("reject", [0], {"SRNIC_RDMACM_TEST_BIND_PORT": str(PORT + 3)})
+        picked = t.last("port")
+        check(t.said("bound") and picked > 0 and picked != PORT + 3,
+              "a port-0 bind whose first pick (%d) another process listens on: bound on "
+              "port %d (%s)" % (PORT + 3, picked, t.text()))
+        if t.said("bound"):
+            listening(t)
+            answered(clients(picked, 1),
+                     "established 0 rejected 1 reason8 0 reason28 1 other 0")
+            check(t.last("requests") == 1, "the picked port's listener had the request")
+            closed(t)
+        s.say("close")
+        check(s.end() == 0, "the port's first server closed")
 
         back = wait_for(lambda: objects(status(env)) == base and
                         re.search(r"^cm ids 0 ", status(env), re.M) is not None,
