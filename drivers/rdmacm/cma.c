@@ -63,7 +63,6 @@ static struct {
 	uint8_t max_resp_res, max_init_depth;
 	TAILQ_HEAD(, cma_id) ids;
 	TAILQ_HEAD(, cma_held) held;    /* requests before their port's rdma_listen() */
-	unsigned int nb_held;
 	bool trace;                     /* SRNIC_RDMACM_TRACE=1: a line per listen */
 	bool hold_rtu;                  /* SRNIC_RDMACM_TEST_HOLD_RTU=1: see process_conn_resp() */
 	uint16_t test_port;             /* SRNIC_RDMACM_TEST_BIND_PORT: the first port-0 pick */
@@ -883,8 +882,9 @@ request_hold(struct cma_id *owner, struct srnic_cm_id *cmid, const struct srnic_
 {
 	struct cma_held *r;
 
-	/* as a full backlog: dropped without a REJ, the peer's REQ comes again */
-	if (cma.nb_held >= CMA_HELD_MAX || (r = calloc(1, sizeof(*r))) == NULL)
+	/* the port's budget (owner holds its one CM listen): as a full
+	 * backlog, dropped (see above) */
+	if (owner->nb_held >= CMA_HELD_MAX || (r = calloc(1, sizeof(*r))) == NULL)
 		return -ENOMEM;
 	r->owner = owner;
 	r->cmid = cmid;
@@ -898,7 +898,7 @@ request_hold(struct cma_id *owner, struct srnic_cm_id *cmid, const struct srnic_
 	if (ev->type == SRNIC_CM_EV_REQ_RECEIVED)
 		cm_ops->send_mra(cmid, SRNIC_CM_MRA_FLAG_DELAY | CMA_CM_MRA_TIMEOUT, NULL, 0);
 	TAILQ_INSERT_TAIL(&cma.held, r, link);
-	cma.nb_held++;
+	owner->nb_held++;
 	if (cma.trace)
 		cma_log("port %u: a request before rdma_listen(), held for it", owner->port);
 	return 0;
@@ -933,7 +933,7 @@ requests_held_take(struct cma_id *owner, bool give_up, struct srnic_cm_id **gone
 		    r->owner->id.ps != owner->id.ps || r->owner->port != owner->port)
 			continue;
 		TAILQ_REMOVE(&cma.held, r, link);
-		cma.nb_held--;
+		r->owner->nb_held--;
 		if (give_up || !request_still_asked(r->cmid) ||
 		    handle_request(r->owner, r->cmid, &r->ev, false) != 0)
 			gone[k++] = r->cmid;

@@ -19,13 +19,16 @@
  *       (the I-th id, before its listen: "destroyed I"), "listen" (every
  *       id left: "listening"), "close" (all gone: "closed", the end);
  *       each request meanwhile accepted (a QP of its own) or rejected
- *       (rdma_reject, the peer's REJECTED 28), "requests N" after each,
+ *       (rdma_reject with REJ_PDATA, the peer's REJECTED 28 with it),
+ *       "requests N" after each,
  *       "established N" after each ESTABLISHED. A bind refused says
  *       "bind: ERRNO-NAME, local port P" (what rdma_get_src_port() says
  *       of the id after it)
  *   listen_late_check clients IPV4 PORT N   N connects at once on one
  *       channel (one CQ for their QPs), says "done established E rejected
- *       R reason8 A reason28 B other O" once each has its answer
+ *       R reason8 A reason28 B byserver S other O" once each has its
+ *       answer (byserver: REJECTED with serve's REJ_PDATA, not the daemon's
+ *       REJ of a request no listener took)
  *
  * Each ends with exit 0 once it said its last line; 1 on anything else.
  */
@@ -174,6 +177,7 @@ client(struct sockaddr_in *a)
 }
 
 #define SERVE_IDS_MAX 8
+#define REJ_PDATA "serve's rdma_reject"
 #define SERVE_CONNS_MAX 256
 
 /* serve: the ports' ids bound, then what stdin says; every request
@@ -257,7 +261,7 @@ serve(struct sockaddr_in *a, bool accept, int nports, char **ports)
 		if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
 			printf("requests %d\n", ++reqs);
 			if (!accept || nconns == SERVE_CONNS_MAX) {
-				rdma_reject(conn, NULL, 0);
+				rdma_reject(conn, REJ_PDATA, sizeof(REJ_PDATA));
 				rdma_destroy_id(conn);
 				continue;
 			}
@@ -280,7 +284,7 @@ clients(struct sockaddr_in *a, int n)
 {
 	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1,
 				      .retry_count = 7, .rnr_retry_count = 7 };
-	int i, est = 0, rej = 0, r8 = 0, r28 = 0, other = 0;
+	int i, est = 0, rej = 0, r8 = 0, r28 = 0, srv = 0, other = 0;
 	struct rdma_cm_id **ids = calloc((size_t)n, sizeof(*ids));
 	struct ibv_cq *cq = NULL;
 
@@ -297,6 +301,7 @@ clients(struct sockaddr_in *a, int n)
 		struct rdma_cm_event *ev;
 		struct rdma_cm_id *id;
 		enum rdma_cm_event_type type;
+		bool by_server;
 		int status;
 
 		if (rdma_get_cm_event(ch, &ev) != 0) {
@@ -306,6 +311,8 @@ clients(struct sockaddr_in *a, int n)
 		type = ev->event;
 		id = ev->id;
 		status = ev->status;
+		by_server = ev->param.conn.private_data_len >= sizeof(REJ_PDATA) &&
+			    memcmp(ev->param.conn.private_data, REJ_PDATA, sizeof(REJ_PDATA)) == 0;
 		rdma_ack_cm_event(ev);
 		switch (type) {
 		case RDMA_CM_EVENT_ADDR_RESOLVED:
@@ -334,6 +341,7 @@ clients(struct sockaddr_in *a, int n)
 			rej++;
 			r8 += status == 8;
 			r28 += status == 28;
+			srv += by_server;
 			break;
 		default:
 			fprintf(stderr, "event %s, status %d\n", rdma_event_str(type), status);
@@ -341,8 +349,8 @@ clients(struct sockaddr_in *a, int n)
 			break;
 		}
 	}
-	printf("done established %d rejected %d reason8 %d reason28 %d other %d\n", est, rej, r8,
-	       r28, other);
+	printf("done established %d rejected %d reason8 %d reason28 %d byserver %d other %d\n", est,
+	       rej, r8, r28, srv, other);
 	for (i = 0; i < n; i++) {
 		if (ids[i]->qp != NULL)
 			rdma_destroy_qp(ids[i]);

@@ -19,6 +19,9 @@ keeps the request for the port's rdma_listen() (doc/rdmacm.md).
   another process holds           SRNIC_RDMACM_TEST_BIND_PORT makes the
                                   first pick that port): bound elsewhere,
                                   and a client's REQ to it answered
+  64 requests held on one bound   all 65 handed out at the listen: the
+  port, a 65th on another bound   budget (CMA_HELD_MAX) is each port's,
+  port of the same process        not the process's
   after all                       the daemon's objects and CM ids as before
 
   srnicd_listen_late_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \\
@@ -39,6 +42,7 @@ from srnicd_check import (SRNIC, attached_env, check, daemon_ready, daemon_start
 SKIP = 77
 DAEMON_IP = "10.88.0.1"
 PORT = 7470
+HELD_MAX = 64           # drivers/rdmacm's CMA_HELD_MAX: requests held per bound port
 
 
 class Prog:
@@ -207,11 +211,30 @@ def main():
         if t.said("bound"):
             listening(t)
             answered(clients(picked, 1),
-                     "established 0 rejected 1 reason8 0 reason28 1 other 0")
+                     "established 0 rejected 1 reason8 0 reason28 1 byserver 1 other 0")
             check(t.last("requests") == 1, "the picked port's listener had the request")
             closed(t)
         s.say("close")
         check(s.end() == 0, "the port's first server closed")
+
+        # the held requests' budget is each bound port's
+        u = serve("reject", [PORT + 4, PORT + 5])
+        n = rx_req(env)
+        c1 = clients(PORT + 4, HELD_MAX)
+        check(wait_for(lambda: rx_req(env) >= n + HELD_MAX or c1.p.poll() is not None,
+                       "the first port's requests") and c1.p.poll() is None,
+              "%d requests to a bound port wait for its listen (%s)" % (HELD_MAX, c1.text()))
+        c2 = clients(PORT + 5, 1)
+        check(wait_for(lambda: rx_req(env) >= n + HELD_MAX + 1 or c2.p.poll() is not None,
+                       "the second port's request"), "a request to the second port came")
+        listening(u)
+        answered(c1, "established 0 rejected %d reason8 0 reason28 %d byserver %d other 0" %
+                 (HELD_MAX, HELD_MAX, HELD_MAX))
+        answered(c2, "established 0 rejected 1 reason8 0 reason28 1 byserver 1 other 0")
+        check(u.last("requests") >= HELD_MAX + 1,
+              "every request held for the two ports handed out at the listen: %d CONNECT_REQUESTs "
+              "(want %d: each client's REJ the server's)" % (u.last("requests"), HELD_MAX + 1))
+        closed(u)
 
         back = wait_for(lambda: objects(status(env)) == base and
                         re.search(r"^cm ids 0 ", status(env), re.M) is not None,
