@@ -1642,25 +1642,44 @@ listen_owner(const struct cma_id *id)
 	return NULL;
 }
 
-/* A listener going away that holds its port's CM listen hands it to
- * another listener on the port, if one is left (under cma_lock; the CM's
+/* An id going away (or connecting) that holds its port's CM listen hands
+ * it to another listener on the port, else to another id bound to the
+ * port, which then holds it early as if its own bind had taken it: the
+ * requests held for the port stay held for that id's rdma_listen(), not
+ * rejected while the port is still bound here (under cma_lock; the CM's
  * handler reads its context under it too). */
 static void
 listen_hand_over(struct cma_id *id)
 {
-	struct cma_id *o;
+	struct cma_id *o, *to = NULL;
+	struct cma_held *r;
 
 	if ((id->state != CMA_LISTEN && !id->early) || id->cm_id == NULL)
 		return;
-	TAILQ_FOREACH(o, &cma.ids, link)
-		if (o != id && o->state == CMA_LISTEN && o->cm_id == NULL &&
-		    o->id.ps == id->id.ps && o->port == id->port) {
-			o->cm_id = id->cm_id;
-			cm_ops->id_set_context(o->cm_id, o);
-			id->cm_id = NULL;
-			id->early = false;
-			return;
+	TAILQ_FOREACH(o, &cma.ids, link) {
+		if (o == id || o->cm_id != NULL || o->id.ps != id->id.ps || o->port != id->port)
+			continue;
+		if (o->state == CMA_LISTEN) {
+			to = o;
+			break;
 		}
+		if (to == NULL && o->state == CMA_ADDR_BOUND)
+			to = o;
+	}
+	if (to == NULL)
+		return;
+	to->cm_id = id->cm_id;
+	to->early = to->state != CMA_LISTEN;
+	cm_ops->id_set_context(to->cm_id, to);
+	if (to->early)
+		TAILQ_FOREACH(r, &cma.held, link)
+			if (r->owner == id) {
+				r->owner = to;
+				id->nb_held--;
+				to->nb_held++;
+			}
+	id->cm_id = NULL;
+	id->early = false;
 }
 
 /* An id that took its port's CM listen at rdma_bind_addr() and leaves
@@ -1673,10 +1692,11 @@ early_drop(struct cma_id *id, struct srnic_cm_id **gone, unsigned int *n)
 {
 	struct srnic_cm_id *cmid;
 
+	if (id->early)
+		listen_hand_over(id);
 	*n = requests_held_take(id, true, gone, *n);
 	if (!id->early)
 		return NULL;
-	listen_hand_over(id);
 	cmid = id->cm_id;
 	id->cm_id = NULL;
 	id->early = false;
@@ -1774,8 +1794,8 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 		return err(EINVAL);
 	cma_mc_leave(id, NULL);
 	pthread_mutex_lock(&cma_lock);
-	ngone = requests_held_take(id, true, gone, RTE_DIM(gone));
 	listen_hand_over(id);
+	ngone = requests_held_take(id, true, gone, RTE_DIM(gone));
 	cmid = take_cm_id(id);
 	id->early = false;
 	pthread_mutex_unlock(&cma_lock);

@@ -22,6 +22,9 @@ keeps the request for the port's rdma_listen() (doc/rdmacm.md).
   64 requests held on one bound   all 65 handed out at the listen: the
   port, a 65th on another bound   budget (CMA_HELD_MAX) is each port's,
   port of the same process        not the process's
+  a request held, its bound id    the port's other bound id (REUSEADDR)
+  destroyed, another bound to     takes the listen and the request: the
+  the port listens                client established, not REJ 8
   after all                       the daemon's objects and CM ids as before
 
   srnicd_listen_late_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \\
@@ -235,6 +238,22 @@ def main():
               "every request held for the two ports handed out at the listen: %d CONNECT_REQUESTs "
               "(want %d: each client's REJ the server's)" % (u.last("requests"), HELD_MAX + 1))
         closed(u)
+
+        # a held request's bound id destroyed: the port's other bound id takes it
+        v = serve("accept", [PORT + 6, PORT + 6])
+        c = client_waiting(PORT + 6)
+        v.say("destroy 0")
+        check(wait_for(lambda: v.said("destroyed 0") or v.p.poll() is not None, "the destroy"),
+              "the id that took the port's listen destroyed")
+        listening(v)
+        check(wait_for(lambda: c.said("established") or c.p.poll() is not None,
+                       "the client's ESTABLISHED") and c.said("established"),
+              "the request held for a destroyed id went to the port's other id's listen (%s)" %
+              c.text())
+        check(wait_for(lambda: v.last("established") == 1 or v.p.poll() is not None,
+                       "the server's ESTABLISHED"), "the other id accepted it (%s)" % v.text())
+        closed(v)
+        check(c.end() == 0, "the client ended")
 
         back = wait_for(lambda: objects(status(env)) == base and
                         re.search(r"^cm ids 0 ", status(env), re.M) is not None,
