@@ -25,6 +25,11 @@ keeps the request for the port's rdma_listen() (doc/rdmacm.md).
   a request held, its bound id    the port's other bound id (REUSEADDR)
   destroyed, another bound to     takes the listen and the request: the
   the port listens                client established, not REJ 8
+  200 connects at once to a       every one a CONNECT_REQUEST once the
+  listener whose process is       process runs again (the daemon's event
+  stopped (SIGSTOP)               socket holds them; it held some 160),
+                                  every client its REJECTED 28, status'
+                                  events_lost 0
   after all                       the daemon's objects and CM ids as before
 
   srnicd_listen_late_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \\
@@ -34,6 +39,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -46,6 +52,8 @@ SKIP = 77
 DAEMON_IP = "10.88.0.1"
 PORT = 7470
 HELD_MAX = 64           # drivers/rdmacm's CMA_HELD_MAX: requests held per bound port
+FLOOD = 4               # client processes of the flood, ...
+FLOOD_EACH = 50         # ... each this many connects (a session's QPs: 64 at most)
 
 
 class Prog:
@@ -254,6 +262,29 @@ def main():
                        "the server's ESTABLISHED"), "the other id accepted it (%s)" % v.text())
         closed(v)
         check(c.end() == 0, "the client ended")
+
+        # a flood of connects while the listener's process is stopped
+        w = serve("reject", [PORT + 7])
+        listening(w)
+        lost = cm_num(env, "events_lost")
+        n = rx_req(env)
+        os.killpg(w.p.pid, signal.SIGSTOP)
+        try:
+            cs = [clients(PORT + 7, FLOOD_EACH) for _ in range(FLOOD)]
+            came = wait_for(lambda: rx_req(env) >= n + FLOOD * FLOOD_EACH or
+                            any(x.p.poll() is not None for x in cs), "the flood's requests")
+        finally:
+            os.killpg(w.p.pid, signal.SIGCONT)
+        check(came, "%d requests came to the stopped listener's port" % (FLOOD * FLOOD_EACH))
+        for x in cs:
+            answered(x, "established 0 rejected %d reason8 0 reason28 %d byserver %d other 0" %
+                     (FLOOD_EACH, FLOOD_EACH, FLOOD_EACH))
+        check(wait_for(lambda: w.last("requests") >= FLOOD * FLOOD_EACH, "every request"),
+              "the stopped listener had every request once it ran: %d of %d, status' "
+              "events_lost +%d" % (w.last("requests"), FLOOD * FLOOD_EACH,
+                                   cm_num(env, "events_lost") - lost))
+        check(cm_num(env, "events_lost") == lost, "no CM event lost")
+        closed(w)
 
         back = wait_for(lambda: objects(status(env)) == base and
                         re.search(r"^cm ids 0 ", status(env), re.M) is not None,
