@@ -1643,8 +1643,8 @@ listen_owner(const struct cma_id *id)
 }
 
 /* An id going away (or connecting) that holds its port's CM listen hands
- * it to another listener on the port, else to another id bound to the
- * port, which then holds it early as if its own bind had taken it: the
+ * it to another listener on the port, else (attached) to another id bound
+ * to the port, which then holds it early as if its own bind had taken it: the
  * requests held for the port stay held for that id's rdma_listen(), not
  * rejected while the port is still bound here (under cma_lock; the CM's
  * handler reads its context under it too). */
@@ -1663,7 +1663,8 @@ listen_hand_over(struct cma_id *id)
 			to = o;
 			break;
 		}
-		if (to == NULL && o->state == CMA_ADDR_BOUND)
+		/* (embedded, a bind takes no listen: nor does a hand-over) */
+		if (to == NULL && o->state == CMA_ADDR_BOUND && cma.attached)
 			to = o;
 	}
 	if (to == NULL)
