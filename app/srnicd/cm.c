@@ -30,6 +30,15 @@
 #define SRND_CM_KIND 8u
 #define CM_SLOT_BITS 12
 #define CM_GEN_MASK 0xffffu
+/* CM events a session's event socket holds while its library does not
+ * read (its CM thread waits for a lock held across a round trip, or the
+ * process is not scheduled): a burst of REQs to one listener, each the
+ * session's id, fits; past it an event is lost (a REQ gets its REJ). */
+#define CM_EVENTS_QUEUED (2 * SVC_SESSION_CM_IDS_MAX)
+/* the kernel charges a queued message its buffer's true size, not its
+ * bytes: a bound for struct svc_cm_event's */
+#define CM_EVENT_TRUESIZE 2048
+_Static_assert(sizeof(struct svc_cm_event) + 1024 <= CM_EVENT_TRUESIZE, "an event's charge");
 
 _Static_assert(SVC_SESSION_CM_IDS_MAX < (1u << CM_SLOT_BITS), "a slot fits its bits");
 _Static_assert(sizeof(struct srnic_cm_req_param) <= SVC_CM_PARAM_MAX, "REQ's param fits");
@@ -57,6 +66,7 @@ struct srnd_cm {
 static pthread_mutex_t cm_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned int cm_ids_total;  /* every session's (status) */
 static unsigned int cm_listening;  /* of them, listeners (status: a client may connect) */
+static uint64_t cm_events_lost;    /* every session's event socket full (status) */
 
 /* Why a session's CM message was refused (status' cm_refused_* counters):
  * lib/cm sends whatever QPN and path it is given, so the daemon checks
@@ -257,6 +267,7 @@ cm_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 	if (c->ev_fd < 0 || send(c->ev_fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL) !=
 	    (ssize_t)sizeof(m)) {
 		c->events_lost++;
+		cm_events_lost++;
 		if (nx != NULL) {
 			id_drop(nx);
 			pthread_mutex_unlock(&cm_lock);
@@ -354,7 +365,7 @@ static int
 cm_open(struct srnd_cm **cp, int *tx_fd)
 {
 	struct srnd_cm *c = *cp;
-	int sv[2];
+	int sv[2], sndbuf;
 
 	if (c == NULL) {
 		c = calloc(1, sizeof(*c));
@@ -368,6 +379,13 @@ cm_open(struct srnd_cm **cp, int *tx_fd)
 		return -EEXIST;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
 		return -errno;
+	/* room for CM_EVENTS_QUEUED events (the default, net.core.wmem_default,
+	 * holds some 160: a burst of connects to a listener whose library
+	 * was not reading lost the rest); the kernel doubles what it is given.
+	 * Without CAP_NET_ADMIN, as much as net.core.wmem_max allows */
+	sndbuf = CM_EVENTS_QUEUED * CM_EVENT_TRUESIZE / 2;
+	if (setsockopt(sv[0], SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) != 0)
+		(void)setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	pthread_mutex_lock(&cm_lock);
 	c->ev_fd = sv[0];
 	c->app_fd = sv[1];
@@ -562,7 +580,8 @@ srnd_cm_status(const struct srnd *d, char *t, size_t n)
 	k = srnic_cm_stats_get(d->dev.cm, v, RTE_DIM(v));
 	for (i = 0; i <= k + CMR_NB + 1 && off + 1 < n; i++) {
 		if (i == 0)
-			rc = snprintf(t, n, "cm ids %u listening %u", srnd_cm_ids(NULL), cm_listening);
+			rc = snprintf(t, n, "cm ids %u listening %u events_lost %" PRIu64,
+				      srnd_cm_ids(NULL), cm_listening, cm_events_lost);
 		else if (i <= k)
 			rc = snprintf(t + off, n - off, " %s %" PRIu64, srnic_cm_stat_name(i - 1),
 				      v[i - 1]);

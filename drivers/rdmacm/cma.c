@@ -63,9 +63,9 @@ static struct {
 	uint8_t max_resp_res, max_init_depth;
 	TAILQ_HEAD(, cma_id) ids;
 	TAILQ_HEAD(, cma_held) held;    /* requests before their port's rdma_listen() */
-	unsigned int nb_held;
 	bool trace;                     /* SRNIC_RDMACM_TRACE=1: a line per listen */
 	bool hold_rtu;                  /* SRNIC_RDMACM_TEST_HOLD_RTU=1: see process_conn_resp() */
+	uint16_t test_port;             /* SRNIC_RDMACM_TEST_BIND_PORT: the first port-0 pick */
 } cma = { .ids = TAILQ_HEAD_INITIALIZER(cma.ids), .held = TAILQ_HEAD_INITIALIZER(cma.held) };
 
 static uint64_t now_ms(void);
@@ -315,6 +315,10 @@ cma_init(void)
 	cma.trace = t != NULL && strcmp(t, "1") == 0;
 	t = getenv("SRNIC_RDMACM_TEST_HOLD_RTU");
 	cma.hold_rtu = t != NULL && strcmp(t, "1") == 0;
+	/* a test hook: the process's first ephemeral port is this one, so a
+	 * test makes a port-0 bind meet another process's listen */
+	t = getenv("SRNIC_RDMACM_TEST_BIND_PORT");
+	cma.test_port = t != NULL ? (uint16_t)strtoul(t, NULL, 10) : 0;
 	srandom((unsigned int)(getpid() ^ now_ms()));
 	/* ibv_get_device_list() starts the device (or says what to set) */
 	list = ibv_get_device_list(NULL);
@@ -624,7 +628,9 @@ bind_locked(struct cma_id *id, const struct sockaddr *addr)
 		int tries;
 
 		for (tries = 0; tries < CMA_PORT_MAX - CMA_PORT_MIN; tries++) {
-			port = (uint16_t)(CMA_PORT_MIN + random() % (CMA_PORT_MAX - CMA_PORT_MIN + 1));
+			port = cma.test_port != 0 ? cma.test_port :
+			       (uint16_t)(CMA_PORT_MIN + random() % (CMA_PORT_MAX - CMA_PORT_MIN + 1));
+			cma.test_port = 0;
 			if (port_check(id, port, &g, family, afonly) == 0)
 				break;
 		}
@@ -651,6 +657,27 @@ bind_locked(struct cma_id *id, const struct sockaddr *addr)
 	id->id.route.addr.addr.ibaddr.pkey = htons(SRNIC_PKEY_DEFAULT);
 	state_exch(id, CMA_ADDR_BOUND);
 	return 0;
+}
+
+/* A bind_locked() taken back (under cma_lock): the id unbound and IDLE
+ * again, nothing of the bind left to show (rdma_get_local_addr(): none),
+ * as a failed bind of Linux's leaves it. */
+static void
+bind_undo(struct cma_id *id)
+{
+	state_exch(id, CMA_IDLE);
+	id->port = 0;
+	id->bind_family = 0;
+	id->wildcard = false;
+	memset(&id->src_gid, 0, sizeof(id->src_gid));
+	id->src_port = 0;
+	id->scope_id = 0;
+	if (!id->afonly_set)
+		id->afonly = false;
+	memset(&id->id.route.addr, 0, sizeof(id->id.route.addr));
+	id->id.verbs = NULL;
+	id->id.pd = NULL;
+	id->id.port_num = 0;
 }
 
 /* ---- events ---- */
@@ -855,8 +882,9 @@ request_hold(struct cma_id *owner, struct srnic_cm_id *cmid, const struct srnic_
 {
 	struct cma_held *r;
 
-	/* as a full backlog: dropped without a REJ, the peer's REQ comes again */
-	if (cma.nb_held >= CMA_HELD_MAX || (r = calloc(1, sizeof(*r))) == NULL)
+	/* the port's budget (owner holds its one CM listen): as a full
+	 * backlog, dropped (see above) */
+	if (owner->nb_held >= CMA_HELD_MAX || (r = calloc(1, sizeof(*r))) == NULL)
 		return -ENOMEM;
 	r->owner = owner;
 	r->cmid = cmid;
@@ -870,7 +898,7 @@ request_hold(struct cma_id *owner, struct srnic_cm_id *cmid, const struct srnic_
 	if (ev->type == SRNIC_CM_EV_REQ_RECEIVED)
 		cm_ops->send_mra(cmid, SRNIC_CM_MRA_FLAG_DELAY | CMA_CM_MRA_TIMEOUT, NULL, 0);
 	TAILQ_INSERT_TAIL(&cma.held, r, link);
-	cma.nb_held++;
+	owner->nb_held++;
 	if (cma.trace)
 		cma_log("port %u: a request before rdma_listen(), held for it", owner->port);
 	return 0;
@@ -905,7 +933,7 @@ requests_held_take(struct cma_id *owner, bool give_up, struct srnic_cm_id **gone
 		    r->owner->id.ps != owner->id.ps || r->owner->port != owner->port)
 			continue;
 		TAILQ_REMOVE(&cma.held, r, link);
-		cma.nb_held--;
+		r->owner->nb_held--;
 		if (give_up || !request_still_asked(r->cmid) ||
 		    handle_request(r->owner, r->cmid, &r->ev, false) != 0)
 			gone[k++] = r->cmid;
@@ -1614,25 +1642,45 @@ listen_owner(const struct cma_id *id)
 	return NULL;
 }
 
-/* A listener going away that holds its port's CM listen hands it to
- * another listener on the port, if one is left (under cma_lock; the CM's
+/* An id going away (or connecting) that holds its port's CM listen hands
+ * it to another listener on the port, else (attached) to another id bound
+ * to the port, which then holds it early as if its own bind had taken it: the
+ * requests held for the port stay held for that id's rdma_listen(), not
+ * rejected while the port is still bound here (under cma_lock; the CM's
  * handler reads its context under it too). */
 static void
 listen_hand_over(struct cma_id *id)
 {
-	struct cma_id *o;
+	struct cma_id *o, *to = NULL;
+	struct cma_held *r;
 
 	if ((id->state != CMA_LISTEN && !id->early) || id->cm_id == NULL)
 		return;
-	TAILQ_FOREACH(o, &cma.ids, link)
-		if (o != id && o->state == CMA_LISTEN && o->cm_id == NULL &&
-		    o->id.ps == id->id.ps && o->port == id->port) {
-			o->cm_id = id->cm_id;
-			cm_ops->id_set_context(o->cm_id, o);
-			id->cm_id = NULL;
-			id->early = false;
-			return;
+	TAILQ_FOREACH(o, &cma.ids, link) {
+		if (o == id || o->cm_id != NULL || o->id.ps != id->id.ps || o->port != id->port)
+			continue;
+		if (o->state == CMA_LISTEN) {
+			to = o;
+			break;
 		}
+		/* (embedded, a bind takes no listen: nor does a hand-over) */
+		if (to == NULL && o->state == CMA_ADDR_BOUND && cma.attached)
+			to = o;
+	}
+	if (to == NULL)
+		return;
+	to->cm_id = id->cm_id;
+	to->early = to->state != CMA_LISTEN;
+	cm_ops->id_set_context(to->cm_id, to);
+	if (to->early)
+		TAILQ_FOREACH(r, &cma.held, link)
+			if (r->owner == id) {
+				r->owner = to;
+				id->nb_held--;
+				to->nb_held++;
+			}
+	id->cm_id = NULL;
+	id->early = false;
 }
 
 /* An id that took its port's CM listen at rdma_bind_addr() and leaves
@@ -1645,10 +1693,11 @@ early_drop(struct cma_id *id, struct srnic_cm_id **gone, unsigned int *n)
 {
 	struct srnic_cm_id *cmid;
 
+	if (id->early)
+		listen_hand_over(id);
 	*n = requests_held_take(id, true, gone, *n);
 	if (!id->early)
 		return NULL;
-	listen_hand_over(id);
 	cmid = id->cm_id;
 	id->cm_id = NULL;
 	id->early = false;
@@ -1746,8 +1795,8 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 		return err(EINVAL);
 	cma_mc_leave(id, NULL);
 	pthread_mutex_lock(&cma_lock);
-	ngone = requests_held_take(id, true, gone, RTE_DIM(gone));
 	listen_hand_over(id);
+	ngone = requests_held_take(id, true, gone, RTE_DIM(gone));
 	cmid = take_cm_id(id);
 	id->early = false;
 	pthread_mutex_unlock(&cma_lock);
@@ -1801,34 +1850,56 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 	return 0;
 }
 
+/* The bind of rdma_bind_addr(), and of rdma_listen() on an unbound id
+ * (under cma_lock): bind_locked(), then, attached, the port's CM listen
+ * taken in the daemon unless an id of this process holds it, so a
+ * program that tells its port before it listens (qperf's server) has its
+ * client's REQ wait for rdma_listen() instead of racing it (Linux's REJ
+ * in that window: doc/rdmacm.md); one round trip, rdma_listen() then
+ * none. A port another process listens on (EBUSY) is EADDRINUSE, as
+ * Linux's bind of a port in use, and the id is left unbound; a port this
+ * bind picked (port 0) is picked again, CMA_BIND_ANY_TRIES times at most. */
+static int
+bind_take(struct cma_id *id, const struct sockaddr *addr)
+{
+	struct srnic_cm_id *cmid;
+	union ibv_gid g;
+	uint16_t want = 0;
+	int rc, tries;
+
+	if (addr != NULL)
+		sa_gid(addr, &g, &want);
+	for (tries = 0; tries < CMA_BIND_ANY_TRIES; tries++) {
+		rc = bind_locked(id, addr);
+		if (rc != 0 || !cma.attached || listen_owner(id) != NULL)
+			return rc;
+		cmid = cm_ops->create_listen(cma_handler, id, CMA_SERVICE_ID(id->id.ps, id->port), 0);
+		if (cmid != NULL) {
+			id->cm_id = cmid;
+			id->early = true;
+			return 0;
+		}
+		if (errno != EBUSY)
+			return 0;       /* rdma_listen() asks again */
+		bind_undo(id);
+		if (want != 0)
+			return err(EADDRINUSE);
+	}
+	cma_log("rdma_bind_addr: %d ports picked were each listened on by another process of "
+		"srnicd's: bind a port of your own", CMA_BIND_ANY_TRIES);
+	return err(EADDRNOTAVAIL);
+}
+
 int
 rdma_bind_addr(struct rdma_cm_id *rid, struct sockaddr *addr)
 {
 	struct cma_id *id = cma_id(rid);
-	struct srnic_cm_id *cmid;
 	int rc;
 
 	if (rid == NULL)
 		return err(EINVAL);
 	pthread_mutex_lock(&cma_lock);
-	rc = bind_locked(id, addr);
-	/* attached, the port's CM listen is taken now: a program that tells
-	 * its port before it listens (qperf's server) has its client's REQ
-	 * wait for rdma_listen() instead of racing it (Linux's REJ in that
-	 * window: doc/rdmacm.md); one round trip, rdma_listen() then none */
-	if (rc == 0 && cma.attached && listen_owner(id) == NULL) {
-		cmid = cm_ops->create_listen(cma_handler, id, CMA_SERVICE_ID(rid->ps, id->port), 0);
-		if (cmid != NULL) {
-			id->cm_id = cmid;
-			id->early = true;
-		} else if (errno == EBUSY) {
-			/* another process listens on it: as Linux's bind of a
-			 * port in use */
-			state_exch(id, CMA_IDLE);
-			id->port = 0;
-			rc = err(EADDRINUSE);
-		}
-	}
+	rc = bind_take(id, addr);
 	pthread_mutex_unlock(&cma_lock);
 	return rc;
 }
@@ -2057,7 +2128,7 @@ rdma_listen(struct rdma_cm_id *rid, int backlog)
 	if (id->state == CMA_IDLE) {
 		struct sockaddr_in any = { .sin_family = AF_INET };
 
-		if (bind_locked(id, (struct sockaddr *)&any) != 0) {
+		if (bind_take(id, (struct sockaddr *)&any) != 0) {
 			pthread_mutex_unlock(&cma_lock);
 			return -1;
 		}

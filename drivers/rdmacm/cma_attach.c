@@ -230,7 +230,7 @@ att_create_listen(srnic_cm_handler handler, void *context, uint64_t service_id,
 {
 	struct svc_handle_rep r;
 	struct srnic_cm_id *c;
-	struct att_id *x;
+	struct att_id *x = NULL;
 	int rc;
 
 	if (srnic_verbs_attach_minor(att.verbs) < 1) {
@@ -248,9 +248,15 @@ att_create_listen(srnic_cm_handler handler, void *context, uint64_t service_id,
 	}
 	pthread_mutex_lock(&att.lock);
 	rc = att_listen(SVC_CM_CREATE_LISTEN, att.dev, service_id, service_mask, &r);
-	if (rc != 0 || (x = att_slot(r.handle)) == NULL) {
+	if (rc == 0 && (x = att_slot(r.handle)) == NULL) {
+		/* a handle no slot of ours can be: the daemon's listen given
+		 * back, not left holding the port for the session's life */
+		att_call_handle(SVC_CM_DESTROY_ID, r.handle, &r);
+		rc = -EPROTO;
+	}
+	if (rc != 0) {
 		pthread_mutex_unlock(&att.lock);
-		errno = rc != 0 ? -rc : EPROTO;
+		errno = -rc;
 		return NULL;
 	}
 	/* (while the slot's last id's handler runs, a REQ for the new one

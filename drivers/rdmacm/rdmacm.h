@@ -46,7 +46,11 @@
 /* ephemeral ports (rdma_bind_addr with port 0, an active id unbound) */
 #define CMA_PORT_MIN 32768
 #define CMA_PORT_MAX 60999
-#define CMA_HELD_MAX 64             /* requests to bound ports not yet listened on (attached) */
+#define CMA_HELD_MAX 64             /* requests held per bound port not yet listened on (attached) */
+/* a port-0 bind attached: ports picked again while the pick is another
+ * process's listen in srnicd (the kernel's cma_alloc_any_port() skips
+ * ports in use); then EADDRNOTAVAIL, as the kernel's range exhausted */
+#define CMA_BIND_ANY_TRIES 16
 #define CMA_DEFAULT_BACKLOG 1024    /* and the most (Linux's net.rdma_ucm.max_backlog) */
 #define CMA_SYNC_TIMEOUT_MS 2000    /* rdma_create_ep's address and route resolution */
 /* at exit, after the ids' DREQ / DREP / REJ went to the CM: the engine
@@ -95,6 +99,7 @@ struct cma_id {
 	/* attached, bound and not listening yet: cm_id is its port's CM
 	 * listen, taken at rdma_bind_addr() (requests wait in cma.held) */
 	bool early;
+	unsigned int nb_held;           /* of cma.held, those it holds (at most CMA_HELD_MAX) */
 	TAILQ_ENTRY(cma_id) link;       /* cma.ids */
 	uint32_t events_reported, events_acked;
 	uint16_t port;                  /* bound port, host order; 0: none */

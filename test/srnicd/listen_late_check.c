@@ -13,11 +13,29 @@
  *       "closed"); a bind refused says "bind: ERRNO-NAME"
  *   listen_late_check client IPV4 PORT   connects to IPV4:PORT, says
  *       "established" or "rejected STATUS" (the REJ's reason)
+ *   listen_late_check serve IPV4 accept|reject PORT...   one id per PORT
+ *       (0: the library picks; the same port twice: both REUSEADDR),
+ *       says "port N" for each, "bound"; then reads lines: "destroy I"
+ *       (the I-th id, before its listen: "destroyed I"), "listen" (every
+ *       id left: "listening"), "close" (all gone: "closed", the end);
+ *       each request meanwhile accepted (a QP of its own) or rejected
+ *       (rdma_reject with REJ_PDATA, the peer's REJECTED 28 with it),
+ *       "requests N" after each,
+ *       "established N" after each ESTABLISHED. A bind refused says
+ *       "bind: ERRNO-NAME, local port P" (what rdma_get_src_port() says
+ *       of the id after it)
+ *   listen_late_check clients IPV4 PORT N   N connects at once on one
+ *       channel (one CQ for their QPs), says "done established E rejected
+ *       R reason8 A reason28 B byserver S other O" once each has its
+ *       answer (byserver: REJECTED with serve's REJ_PDATA, not the daemon's
+ *       REJ of a request no listener took)
  *
  * Each ends with exit 0 once it said its last line; 1 on anything else.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,22 +176,214 @@ client(struct sockaddr_in *a)
 	return 0;
 }
 
+#define SERVE_IDS_MAX 8
+#define REJ_PDATA "serve's rdma_reject"
+#define SERVE_CONNS_MAX 256
+
+/* serve: the ports' ids bound, then what stdin says; every request
+ * answered as policy says meanwhile */
+static int
+serve(struct sockaddr_in *a, bool accept, int nports, char **ports)
+{
+	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1 };
+	struct rdma_cm_id *ids[SERVE_IDS_MAX] = { 0 }, *conns[SERVE_CONNS_MAX];
+	int i, one = 1, nconns = 0, reqs = 0, est = 0;
+	char line[64];
+
+	if (nports > SERVE_IDS_MAX)
+		return 2;
+	for (i = 0; i < nports; i++) {
+		a->sin_port = htons((uint16_t)atoi(ports[i]));
+		if (rdma_create_id(ch, &ids[i], NULL, RDMA_PS_TCP) != 0 ||
+		    rdma_set_option(ids[i], RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one,
+				    sizeof(one)) != 0) {
+			perror("rdma_create_id");
+			return 1;
+		}
+		if (rdma_bind_addr(ids[i], (struct sockaddr *)a) != 0) {
+			printf("bind: %s, local port %u\n", errno == EADDRINUSE ? "EADDRINUSE" :
+			       strerror(errno), ntohs(rdma_get_src_port(ids[i])));
+			return 0;
+		}
+		printf("port %u\n", ntohs(rdma_get_src_port(ids[i])));
+	}
+	printf("bound\n");
+	for (;;) {
+		struct pollfd p[2] = { { .fd = 0, .events = POLLIN },
+				       { .fd = ch->fd, .events = POLLIN } };
+		struct rdma_cm_event *ev;
+		struct rdma_cm_id *conn;
+		enum rdma_cm_event_type type;
+
+		if (poll(p, 2, -1) < 0) {
+			perror("poll");
+			return 1;
+		}
+		if (p[0].revents != 0) {
+			if (fgets(line, sizeof(line), stdin) == NULL)
+				return 1;
+			if (strncmp(line, "destroy ", 8) == 0) {
+				i = atoi(line + 8);
+				if (i < 0 || i >= nports || ids[i] == NULL)
+					return 1;
+				rdma_destroy_id(ids[i]);
+				ids[i] = NULL;
+				printf("destroyed %d\n", i);
+			} else if (strncmp(line, "listen", 6) == 0) {
+				for (i = 0; i < nports; i++)
+					if (ids[i] != NULL && rdma_listen(ids[i], 0) != 0) {
+						perror("rdma_listen");
+						return 1;
+					}
+				printf("listening\n");
+			} else if (strncmp(line, "close", 5) == 0) {
+				for (i = 0; i < nconns; i++) {
+					if (conns[i]->qp != NULL)
+						rdma_destroy_qp(conns[i]);
+					rdma_destroy_id(conns[i]);
+				}
+				for (i = 0; i < nports; i++)
+					if (ids[i] != NULL)
+						rdma_destroy_id(ids[i]);
+				printf("closed\n");
+				return 0;
+			}
+		}
+		if (p[1].revents == 0)
+			continue;
+		if (rdma_get_cm_event(ch, &ev) != 0) {
+			perror("rdma_get_cm_event");
+			return 1;
+		}
+		type = ev->event;
+		conn = ev->id;
+		rdma_ack_cm_event(ev);
+		if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			printf("requests %d\n", ++reqs);
+			if (!accept || nconns == SERVE_CONNS_MAX) {
+				rdma_reject(conn, REJ_PDATA, sizeof(REJ_PDATA));
+				rdma_destroy_id(conn);
+				continue;
+			}
+			conns[nconns++] = conn;
+			if (qp_make(conn) != 0 || rdma_accept(conn, &cp) != 0) {
+				perror("rdma_accept");
+				return 1;
+			}
+		} else if (type == RDMA_CM_EVENT_ESTABLISHED) {
+			printf("established %d\n", ++est);
+		} else if (type == RDMA_CM_EVENT_DISCONNECTED) {
+			rdma_disconnect(conn);  /* its DREP */
+		}
+	}
+}
+
+/* clients: n connects at once, each answer counted */
+static int
+clients(struct sockaddr_in *a, int n)
+{
+	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1,
+				      .retry_count = 7, .rnr_retry_count = 7 };
+	int i, est = 0, rej = 0, r8 = 0, r28 = 0, srv = 0, other = 0;
+	struct rdma_cm_id **ids = calloc((size_t)n, sizeof(*ids));
+	struct ibv_cq *cq = NULL;
+
+	if (ids == NULL)
+		return 1;
+	for (i = 0; i < n; i++)
+		if (rdma_create_id(ch, &ids[i], NULL, RDMA_PS_TCP) != 0 ||
+		    rdma_resolve_addr(ids[i], NULL, (struct sockaddr *)a, 2000) != 0) {
+			perror("rdma_resolve_addr");
+			return 1;
+		}
+	while (est + rej + other < n) {
+		struct ibv_qp_init_attr qa;
+		struct rdma_cm_event *ev;
+		struct rdma_cm_id *id;
+		enum rdma_cm_event_type type;
+		bool by_server;
+		int status;
+
+		if (rdma_get_cm_event(ch, &ev) != 0) {
+			perror("rdma_get_cm_event");
+			return 1;
+		}
+		type = ev->event;
+		id = ev->id;
+		status = ev->status;
+		by_server = ev->param.conn.private_data_len >= sizeof(REJ_PDATA) &&
+			    memcmp(ev->param.conn.private_data, REJ_PDATA, sizeof(REJ_PDATA)) == 0;
+		rdma_ack_cm_event(ev);
+		switch (type) {
+		case RDMA_CM_EVENT_ADDR_RESOLVED:
+			if (rdma_resolve_route(id, 2000) != 0)
+				return 1;
+			break;
+		case RDMA_CM_EVENT_ROUTE_RESOLVED:
+			if (cq == NULL && (cq = ibv_create_cq(id->verbs, 4, NULL, NULL, 0)) == NULL) {
+				perror("ibv_create_cq");
+				return 1;
+			}
+			memset(&qa, 0, sizeof(qa));
+			qa.qp_type = IBV_QPT_RC;
+			qa.send_cq = qa.recv_cq = cq;
+			qa.cap.max_send_wr = qa.cap.max_recv_wr = 1;
+			qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+			if (rdma_create_qp(id, NULL, &qa) != 0 || rdma_connect(id, &cp) != 0) {
+				perror("rdma_connect");
+				return 1;
+			}
+			break;
+		case RDMA_CM_EVENT_ESTABLISHED:
+			est++;
+			break;
+		case RDMA_CM_EVENT_REJECTED:
+			rej++;
+			r8 += status == 8;
+			r28 += status == 28;
+			srv += by_server;
+			break;
+		default:
+			fprintf(stderr, "event %s, status %d\n", rdma_event_str(type), status);
+			other++;
+			break;
+		}
+	}
+	printf("done established %d rejected %d reason8 %d reason28 %d byserver %d other %d\n", est,
+	       rej, r8, r28, srv, other);
+	for (i = 0; i < n; i++) {
+		if (ids[i]->qp != NULL)
+			rdma_destroy_qp(ids[i]);
+		rdma_destroy_id(ids[i]);
+	}
+	if (cq != NULL)
+		ibv_destroy_cq(cq);
+	free(ids);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
 
-	if (argc != 4 || inet_pton(AF_INET, argv[2], &a.sin_addr) != 1 ||
-	    (strcmp(argv[1], "server") != 0 && strcmp(argv[1], "client") != 0)) {
-		fprintf(stderr, "usage: %s server|client IPV4 PORT\n", argv[0]);
+	if (argc < 4 || inet_pton(AF_INET, argv[2], &a.sin_addr) != 1) {
+		fprintf(stderr, "usage: %s server|client IPV4 PORT, serve IPV4 accept|reject "
+			"PORT..., clients IPV4 PORT N\n", argv[0]);
 		return 2;
 	}
-	a.sin_port = htons((uint16_t)atoi(argv[3]));
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ch = rdma_create_event_channel();
 	if (ch == NULL) {
 		perror("rdma_create_event_channel");
 		return 1;
 	}
+	if (strcmp(argv[1], "serve") == 0 && argc >= 5)
+		return serve(&a, strcmp(argv[3], "accept") == 0, argc - 4, argv + 4);
+	a.sin_port = htons((uint16_t)atoi(argv[3]));
+	if (strcmp(argv[1], "clients") == 0 && argc == 5)
+		return clients(&a, atoi(argv[4]));
+	if (argc != 4 || (strcmp(argv[1], "server") != 0 && strcmp(argv[1], "client") != 0))
+		return 2;
 	return strcmp(argv[1], "server") == 0 ? server(&a) : client(&a);
 }

@@ -14,7 +14,22 @@ keeps the request for the port's rdma_listen() (doc/rdmacm.md).
   the REQ, then rdma_destroy_id() REJ INVALID_SERVICE_ID: the client's
                                   REJECTED, status 8, as Linux's at once
   a bind of a port another        EADDRINUSE, as Linux's bind of a port
-  process holds                   in use
+  process holds                   in use, the id left unbound (local port 0)
+  a port-0 bind whose pick        picked again (the test hook
+  another process holds           SRNIC_RDMACM_TEST_BIND_PORT makes the
+                                  first pick that port): bound elsewhere,
+                                  and a client's REQ to it answered
+  64 requests held on one bound   all 65 handed out at the listen: the
+  port, a 65th on another bound   budget (CMA_HELD_MAX) is each port's,
+  port of the same process        not the process's
+  a request held, its bound id    the port's other bound id (REUSEADDR)
+  destroyed, another bound to     takes the listen and the request: the
+  the port listens                client established, not REJ 8
+  200 connects at once to a       every one a CONNECT_REQUEST once the
+  listener whose process is       process runs again (the daemon's event
+  stopped (SIGSTOP)               socket holds them; it held some 160),
+                                  every client its REJECTED 28, status'
+                                  events_lost 0
   after all                       the daemon's objects and CM ids as before
 
   srnicd_listen_late_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \\
@@ -24,6 +39,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -35,6 +51,9 @@ from srnicd_check import (SRNIC, attached_env, check, daemon_ready, daemon_start
 SKIP = 77
 DAEMON_IP = "10.88.0.1"
 PORT = 7470
+HELD_MAX = 64           # drivers/rdmacm's CMA_HELD_MAX: requests held per bound port
+FLOOD = 4               # client processes of the flood, ...
+FLOOD_EACH = 50         # ... each this many connects (a session's QPs: 64 at most)
 
 
 class Prog:
@@ -67,12 +86,28 @@ class Prog:
         return self.p.returncode
 
     def text(self):
-        return " | ".join(self.lines)[-400:]
+        return " | ".join(self.lines[-6:])[-400:]
+
+    def last(self, word):
+        """N of its last line "word N", or -1."""
+        for line in reversed(self.lines):
+            f = line.split()
+            if len(f) == 2 and f[0] == word:
+                return int(f[1])
+        return -1
+
+    def done(self):
+        """A clients program's answer line, or ""."""
+        return next((x for x in self.lines if x.startswith("done ")), "")
+
+
+def cm_num(env, key):
+    m = re.search(r"^cm (.*)$", status(env), re.M)
+    return status_num(m.group(1), key) if m else -1
 
 
 def rx_req(env):
-    m = re.search(r"^cm (.*)$", status(env), re.M)
-    return status_num(m.group(1), "rx_req") if m else -1
+    return cm_num(env, "rx_req")
 
 
 def main():
@@ -143,6 +178,113 @@ def main():
               "a second bind of a port a process holds: EADDRINUSE (%s)" % t.text())
         s.say("close")
         check(s.end() == 0, "the first server closed")
+
+        def serve(policy, ports, extra=None):
+            """A serve program, its ids bound (or its bind refused)."""
+            s = Prog(dict(env, **(extra or {})), a.check, "serve", DAEMON_IP, policy,
+                     *[str(p) for p in ports])
+            progs.append(s)
+            wait_for(lambda: s.said("bound") or any(x.startswith("bind:") for x in s.lines) or
+                     s.p.poll() is not None, "the binds")
+            return s
+
+        def listening(s):
+            s.say("listen")
+            check(wait_for(lambda: s.said("listening") or s.p.poll() is not None, "the listen")
+                  and s.said("listening"), "listening (%s)" % s.text())
+
+        def clients(port, n):
+            c = Prog(env, a.check, "clients", DAEMON_IP, str(port), str(n))
+            progs.append(c)
+            return c
+
+        def answered(c, what):
+            wait_for(lambda: c.done() or c.p.poll() is not None, "the clients' answers")
+            check(c.end() == 0 and c.done() == "done " + what,
+                  "clients: %s (%s)" % (what, c.text()))
+
+        def closed(s):
+            s.say("close")
+            check(s.end() == 0 and s.said("closed"), "closed (%s)" % s.text())
+
+        # a failed bind leaves nothing of it (rdma_get_src_port(): 0)
+        s = bound_server(PORT + 3)
+        t = serve("reject", [PORT + 3])
+        check(t.end() == 0 and t.said("bind: EADDRINUSE, local port 0"),
+              "a bind refused (another process holds the port): the id unbound (%s)" % t.text())
+
+        # a port-0 bind whose pick is that port: picked again, not EADDRINUSE
+        t = serve("reject", [0], {"SRNIC_RDMACM_TEST_BIND_PORT": str(PORT + 3)})
+        picked = t.last("port")
+        check(t.said("bound") and picked > 0 and picked != PORT + 3,
+              "a port-0 bind whose first pick (%d) another process listens on: bound on "
+              "port %d (%s)" % (PORT + 3, picked, t.text()))
+        if t.said("bound"):
+            listening(t)
+            answered(clients(picked, 1),
+                     "established 0 rejected 1 reason8 0 reason28 1 byserver 1 other 0")
+            check(t.last("requests") == 1, "the picked port's listener had the request")
+            closed(t)
+        s.say("close")
+        check(s.end() == 0, "the port's first server closed")
+
+        # the held requests' budget is each bound port's
+        u = serve("reject", [PORT + 4, PORT + 5])
+        n = rx_req(env)
+        c1 = clients(PORT + 4, HELD_MAX)
+        check(wait_for(lambda: rx_req(env) >= n + HELD_MAX or c1.p.poll() is not None,
+                       "the first port's requests") and c1.p.poll() is None,
+              "%d requests to a bound port wait for its listen (%s)" % (HELD_MAX, c1.text()))
+        c2 = clients(PORT + 5, 1)
+        check(wait_for(lambda: rx_req(env) >= n + HELD_MAX + 1 or c2.p.poll() is not None,
+                       "the second port's request"), "a request to the second port came")
+        listening(u)
+        answered(c1, "established 0 rejected %d reason8 0 reason28 %d byserver %d other 0" %
+                 (HELD_MAX, HELD_MAX, HELD_MAX))
+        answered(c2, "established 0 rejected 1 reason8 0 reason28 1 byserver 1 other 0")
+        check(u.last("requests") >= HELD_MAX + 1,
+              "every request held for the two ports handed out at the listen: %d CONNECT_REQUESTs "
+              "(want %d: each client's REJ the server's)" % (u.last("requests"), HELD_MAX + 1))
+        closed(u)
+
+        # a held request's bound id destroyed: the port's other bound id takes it
+        v = serve("accept", [PORT + 6, PORT + 6])
+        c = client_waiting(PORT + 6)
+        v.say("destroy 0")
+        check(wait_for(lambda: v.said("destroyed 0") or v.p.poll() is not None, "the destroy"),
+              "the id that took the port's listen destroyed")
+        listening(v)
+        check(wait_for(lambda: c.said("established") or c.p.poll() is not None,
+                       "the client's ESTABLISHED") and c.said("established"),
+              "the request held for a destroyed id went to the port's other id's listen (%s)" %
+              c.text())
+        check(wait_for(lambda: v.last("established") == 1 or v.p.poll() is not None,
+                       "the server's ESTABLISHED"), "the other id accepted it (%s)" % v.text())
+        closed(v)
+        check(c.end() == 0, "the client ended")
+
+        # a flood of connects while the listener's process is stopped
+        w = serve("reject", [PORT + 7])
+        listening(w)
+        lost = cm_num(env, "events_lost")
+        n = rx_req(env)
+        os.killpg(w.p.pid, signal.SIGSTOP)
+        try:
+            cs = [clients(PORT + 7, FLOOD_EACH) for _ in range(FLOOD)]
+            came = wait_for(lambda: rx_req(env) >= n + FLOOD * FLOOD_EACH or
+                            any(x.p.poll() is not None for x in cs), "the flood's requests")
+        finally:
+            os.killpg(w.p.pid, signal.SIGCONT)
+        check(came, "%d requests came to the stopped listener's port" % (FLOOD * FLOOD_EACH))
+        for x in cs:
+            answered(x, "established 0 rejected %d reason8 0 reason28 %d byserver %d other 0" %
+                     (FLOOD_EACH, FLOOD_EACH, FLOOD_EACH))
+        check(wait_for(lambda: w.last("requests") >= FLOOD * FLOOD_EACH, "every request"),
+              "the stopped listener had every request once it ran: %d of %d, status' "
+              "events_lost +%d" % (w.last("requests"), FLOOD * FLOOD_EACH,
+                                   cm_num(env, "events_lost") - lost))
+        check(cm_num(env, "events_lost") == lost, "no CM event lost")
+        closed(w)
 
         back = wait_for(lambda: objects(status(env)) == base and
                         re.search(r"^cm ids 0 ", status(env), re.M) is not None,
