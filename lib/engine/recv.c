@@ -48,6 +48,12 @@ pkt_from_peer(const struct srnic_qp *qp, const struct srnic_pkt *p)
 		      peer + offsetof(struct rte_ipv6_hdr, dst_addr), 16) == 0;
 }
 
+/* The states a QP takes a packet in, as masks of enum ibv_qp_state (a
+ * single test per packet): requests from RTR on, responses to its own
+ * requests from RTS on (rxe's check_qp_state()), nothing in ERR. */
+#define RECV_STATES_RESP (RTE_BIT32(IBV_QPS_RTS) | RTE_BIT32(IBV_QPS_SQD) | RTE_BIT32(IBV_QPS_SQE))
+#define RECV_STATES_REQ (RTE_BIT32(IBV_QPS_RTR) | RECV_STATES_RESP)
+
 static void
 recv_host(struct srnic_engine *eng, struct rte_mbuf *m)
 {
@@ -124,9 +130,9 @@ eng_recv_burst(struct srnic_engine *eng, struct rte_mbuf **pkts, uint16_t n,
 		}
 		st = srnic_qp_cur_state(qp);
 		/* UD takes datagrams from anyone; RC and UC from their peer */
-		if (unlikely(st < IBV_QPS_RTR || st == IBV_QPS_ERR ||
-			     (qp->transport != SRNIC_OPM_UD && !pkt_from_peer(qp, &pkt)) ||
-			     ((pkt.mask & SRNIC_OPM_RESP) && st < IBV_QPS_RTS))) {
+		if (unlikely(!((pkt.mask & SRNIC_OPM_RESP ? RECV_STATES_RESP : RECV_STATES_REQ) &
+			       RTE_BIT32(st & 31)) ||
+			     (qp->transport != SRNIC_OPM_UD && !pkt_from_peer(qp, &pkt)))) {
 			eng_stat(eng, SRNIC_STAT_RX_QP_STATE, 1);
 			goto drop;
 		}

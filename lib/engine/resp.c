@@ -930,7 +930,7 @@ send_read_resp(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_resp_
 	    rte_pktmbuf_tailroom(m) >= len + SRNIC_PKT_TRAILER_MAX_LEN) {
 		/* the device's opt-in: a copy in the header mbuf (room for
 		 * SRNIC_MAX_READ_INLINE by construction), one mbuf, not three */
-		rte_memcpy(rte_pktmbuf_append(m, (uint16_t)len),
+		rte_memcpy(srnic_pkt_append_to(m, m, (uint16_t)len),
 			   srnic_mr_at(mr, e->va + off), len);
 		eng_stat(eng, SRNIC_STAT_RESP_READ_INLINE, 1);
 	} else if (len > 0 && i < e->copy_npkts) {

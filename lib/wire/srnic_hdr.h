@@ -73,18 +73,22 @@ srnic_ld16(const uint8_t *p)
 }
 
 static inline uint32_t
-srnic_ld24(const uint8_t *p)
-{
-	return ((uint32_t)p[0] << 16) | ((uint32_t)p[1] << 8) | p[2];
-}
-
-static inline uint32_t
 srnic_ld32(const uint8_t *p)
 {
 	uint32_t v;
 
 	memcpy(&v, p, sizeof(v));
 	return SRNIC_BE32(v);
+}
+
+/* The low 24 bits of the big-endian word at p: a 24-bit field (QPN, PSN,
+ * MSN) with the byte before it in its header (reserved bits, AckReq, the
+ * syndrome), read by one load, a byte swap and a mask, not three byte
+ * loads, shifts and ORs (two or three of them per packet received). */
+static inline uint32_t
+srnic_ld24_low(const uint8_t *p)
+{
+	return srnic_ld32(p) & 0xffffffu;
 }
 
 static inline uint64_t
@@ -175,9 +179,9 @@ srnic_pkey_match(uint16_t a, uint16_t b)
 }
 static inline bool srnic_bth_fecn(const uint8_t *b) { return b[4] & SRNIC_BTH_FECN; }
 static inline bool srnic_bth_becn(const uint8_t *b) { return b[4] & SRNIC_BTH_BECN; }
-static inline uint32_t srnic_bth_dqpn(const uint8_t *b) { return srnic_ld24(b + 5); }
+static inline uint32_t srnic_bth_dqpn(const uint8_t *b) { return srnic_ld24_low(b + 4); }
 static inline bool srnic_bth_ackreq(const uint8_t *b) { return b[8] & SRNIC_BTH_ACKREQ; }
-static inline uint32_t srnic_bth_psn(const uint8_t *b) { return srnic_ld24(b + 9); }
+static inline uint32_t srnic_bth_psn(const uint8_t *b) { return srnic_ld24_low(b + 8); }
 
 static inline void srnic_bth_set_opcode(uint8_t *b, uint8_t op) { b[0] = op; }
 static inline void
@@ -303,7 +307,7 @@ srnic_aeth_type(const uint8_t *h)
 	return (enum srnic_aeth_type)((h[0] >> 5) & 3);
 }
 static inline uint8_t srnic_aeth_value(const uint8_t *h) { return h[0] & 0x1F; }
-static inline uint32_t srnic_aeth_msn(const uint8_t *h) { return srnic_ld24(h + 1); }
+static inline uint32_t srnic_aeth_msn(const uint8_t *h) { return srnic_ld24_low(h); }
 static inline void srnic_aeth_set_syndrome(uint8_t *h, uint8_t s) { h[0] = s; }
 static inline void srnic_aeth_set_msn(uint8_t *h, uint32_t msn) { srnic_st24(h + 1, msn & SRNIC_MSN_MASK); }
 
@@ -336,7 +340,7 @@ static inline void srnic_ieth_set_rkey(uint8_t *h, uint32_t k) { srnic_st32(h, k
 
 /* ---- DETH (UD) ---- */
 static inline uint32_t srnic_deth_qkey(const uint8_t *h) { return srnic_ld32(h); }
-static inline uint32_t srnic_deth_sqpn(const uint8_t *h) { return srnic_ld24(h + 5); }
+static inline uint32_t srnic_deth_sqpn(const uint8_t *h) { return srnic_ld24_low(h + 4); }
 static inline void srnic_deth_set_qkey(uint8_t *h, uint32_t k) { srnic_st32(h, k); }
 static inline void
 srnic_deth_set_sqpn(uint8_t *h, uint32_t qpn)

@@ -174,6 +174,21 @@ struct srnic_hdr_tmpl {
 	uint8_t bytes[SRNIC_L2L4_MAX_LEN + SRNIC_BTH_LEN];
 } __rte_cache_aligned;
 
+/**
+ * Append len bytes to m in its last segment last, whose tailroom the
+ * caller checked: rte_pktmbuf_append() without its walk to the last
+ * segment and its second check of the room. Returns where they go.
+ */
+static inline uint8_t *
+srnic_pkt_append_to(struct rte_mbuf *m, struct rte_mbuf *last, uint16_t len)
+{
+	uint8_t *tail = rte_pktmbuf_mtod_offset(last, uint8_t *, last->data_len);
+
+	last->data_len = (uint16_t)(last->data_len + len);
+	m->pkt_len += len;
+	return tail;
+}
+
 /** Fill t from route r, for packets to destination QP dqpn. */
 void srnic_hdr_tmpl_build(struct srnic_hdr_tmpl *t, const struct srnic_route *r,
 			  uint32_t dqpn);

@@ -93,13 +93,14 @@ srnic_pkt_init_tmpl(struct rte_mbuf *m, const struct srnic_hdr_tmpl *t, uint8_t 
 		    uint16_t ip_id)
 {
 	const struct srnic_opcode_info *info = srnic_opcode_info(opcode);
+	uint16_t hl = (uint16_t)(t->len - SRNIC_BTH_LEN + info->hdr_len);
 	uint8_t *f, *bth;
 
-	if (unlikely(info->mask == 0 || rte_pktmbuf_pkt_len(m) != 0 || t->len == 0))
+	/* an empty packet: the headers go in its first segment */
+	if (unlikely(info->mask == 0 || rte_pktmbuf_pkt_len(m) != 0 || t->len == 0 ||
+		     rte_pktmbuf_tailroom(m) < hl))
 		return NULL;
-	f = (uint8_t *)rte_pktmbuf_append(m, t->len - SRNIC_BTH_LEN + info->hdr_len);
-	if (unlikely(f == NULL))
-		return NULL;
+	f = srnic_pkt_append_to(m, m, hl);
 	tmpl_copy(f, t);
 	if (t->ip_ver == 4)
 		srnic_st16(f + t->l2_len + offsetof(struct rte_ipv4_hdr, packet_id), ip_id);
@@ -147,7 +148,7 @@ srnic_pkt_close(struct rte_mbuf *m, struct rte_mempool *trailer_pool)
 	len = rte_pktmbuf_pkt_len(m) + need;
 	if (RTE_MBUF_DIRECT(last) && rte_mbuf_refcnt_read(last) == 1 &&
 	    rte_pktmbuf_tailroom(last) >= need) {
-		tail = (uint8_t *)rte_pktmbuf_append(m, need);
+		tail = srnic_pkt_append_to(m, last, (uint16_t)need);
 	} else {
 		struct rte_mbuf *t = rte_pktmbuf_alloc(trailer_pool);
 
