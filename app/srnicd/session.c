@@ -381,6 +381,8 @@ status_text(struct srnd *d, char *t, size_t n)
 	off += srnd_cm_status(d, t + off, n - off);
 	ADD("mrs_elsewhere %" PRIu64 " (MRs mapped elsewhere than the program's addresses, "
 	    "registered at them)\n", srnd_counts()->mrs_elsewhere);
+	ADD("mrs_retired %" PRIu64 " (old MR ranges still under packets in flight: mapped, "
+	    "in mr_bytes, until they are back)\n", srnd_counts()->mrs_retired);
 	for (i = 0; i < SRND_SESSIONS_MAX; i++)
 		if (srnd_session_info(i, &si))
 			ADD("  session %" PRIu32 " pid %d uid %u program %s devices_open %u qps %u "

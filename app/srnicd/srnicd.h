@@ -104,6 +104,10 @@ struct srnd_counts {
 	_Atomic uint64_t qps;
 	_Atomic uint64_t bad_ring;  /* a bad index or WQE in a session's ring (its QP to ERR) */
 	_Atomic uint64_t mrs_dereg_waiting; /* DEREG_MRs waiting for their packets in flight */
+	/* old mappings whose packets outlived the wait (a rereg's old range,
+	 * an MR at a session's end): still mapped, in mr_bytes, until the
+	 * control thread's sweep finds srnic done with them */
+	uint64_t mrs_retired;
 	/* writes to a session's eventfd skipped: its counter at the limit
 	 * (readable, its reader wakes anyway), never waited for */
 	_Atomic uint64_t evfd_full;
@@ -130,8 +134,12 @@ void srnd_objs_fatal(struct srnd_objs *o);
 struct srnic_async_event;
 void srnd_objs_async(const struct srnic_async_event *ev);
 /* The control thread's look at its sessions (with the port's): an SRQ
- * the engine put in error is told to its session (IBV_EVENT_SRQ_ERR). */
+ * the engine put in error is told to its session (IBV_EVENT_SRQ_ERR); old
+ * MR mappings srnic is done with unmapped. */
 void srnd_objs_watch(void);
+/* The daemon's stop, the sessions gone and the engine still running: the
+ * old mappings left waited for (SRND_DEREG_TIMEOUT_US each), unmapped */
+void srnd_objs_retired_drain(void);
 /* objects held (all kinds), of which QPs and MRs; the WQEs taken from its rings */
 unsigned int srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs,
 			    uint64_t *wqes);
