@@ -1313,6 +1313,20 @@ destroy_qp(struct srnd *d, struct srnd_objs *o, struct srnd_slot *sl)
 	return 0;
 }
 
+/* An AH, SRQ or window made, its fields set (an AH's or window's handle
+ * first: dp_pub() checks it): the slot live, its PD's user and the
+ * daemon's total counted, then published to the engine (release: it
+ * finds the object whole). */
+static void
+slot_publish(struct srnd_slot *sl, struct srnd_pd *pd, uint64_t *count, void *_Atomic *pub,
+	     void *obj)
+{
+	sl->used = true;
+	pd->users++;
+	(*count)++;
+	atomic_store_explicit(pub, obj, memory_order_release);
+}
+
 static int
 create_ah(struct srnd_objs *o, const struct svc_create_ah_req *q, struct svc_handle_rep *rep)
 {
@@ -1331,12 +1345,9 @@ create_ah(struct srnd_objs *o, const struct svc_create_ah_req *q, struct svc_han
 	sl->ah.sah = srnic_create_ah(pd->spd, &attr);
 	if (sl->ah.sah == NULL)
 		return -(rte_errno != 0 ? rte_errno : EINVAL);
-	sl->used = true;
 	sl->ah.pd = q->pd;
 	sl->ah.handle = obj_handle(K_AH, sl, idx);
-	pd->users++;
-	counts.ahs++;
-	atomic_store_explicit(&o->eah[idx], &sl->ah, memory_order_release);
+	slot_publish(sl, pd, &counts.ahs, &o->eah[idx], &sl->ah);
 	rep->handle = sl->ah.handle;
 	return 0;
 }
@@ -1398,12 +1409,9 @@ alloc_mw(struct srnd_objs *o, const struct svc_alloc_mw_req *q, struct svc_alloc
 	sl->mw.smw = srnic_alloc_mw(pd->spd, (enum ibv_mw_type)q->type);
 	if (sl->mw.smw == NULL)
 		return -(rte_errno != 0 ? rte_errno : ENOMEM);
-	sl->used = true;
 	sl->mw.pd = q->pd;
 	sl->mw.handle = obj_handle(K_MW, sl, idx);
-	pd->users++;
-	counts.mws++;
-	atomic_store_explicit(&o->emw[idx], &sl->mw, memory_order_release);
+	slot_publish(sl, pd, &counts.mws, &o->emw[idx], &sl->mw);
 	rep->handle = sl->mw.handle;
 	rep->rkey = srnic_mw_rkey(sl->mw.smw);
 	return 0;
@@ -1438,7 +1446,6 @@ create_srq(struct srnd *d, struct srnd_objs *o, const struct svc_create_srq_req 
 	sl->srq.ssrq = srnic_create_srq(pd->spd, &ia, d->dev.eng);
 	if (sl->srq.ssrq == NULL)
 		return -(rte_errno != 0 ? rte_errno : EINVAL);
-	sl->used = true;
 	sl->srq.ring = idx;
 	sl->srq.size = size;
 	sl->srq.next = 0;
@@ -1447,10 +1454,8 @@ create_srq(struct srnd *d, struct srnd_objs *o, const struct svc_create_srq_req 
 	sl->srq.src.o = o;
 	sl->srq.src.handle = obj_handle(K_SRQ, sl, idx);
 	srnic_srq_set_user(sl->srq.ssrq, &sl->srq.src);
-	pd->users++;
-	counts.srqs++;
 	memset(&o->shm->srq[idx], 0, offsetof(struct svc_srq_ring, rq));
-	atomic_store_explicit(&o->esrq[idx], &sl->srq, memory_order_release);
+	slot_publish(sl, pd, &counts.srqs, &o->esrq[idx], &sl->srq);
 	rep->handle = sl->srq.src.handle;
 	rep->ring = idx;
 	rep->size = size;

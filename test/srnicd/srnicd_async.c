@@ -69,6 +69,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "verbs_rc_connect.h"
+
 #define GID_INDEX 1         /* the daemon's IPv4 GID */
 #define MSG_LEN 64
 #define BUF_LEN 4096
@@ -479,21 +481,6 @@ struct forged_ah {
 	uint32_t handle;
 };
 
-/* A QP's state as the daemon has it, once it leaves RTS (a guard stops a hang) */
-static enum ibv_qp_state
-qp_state_left_rts(struct ibv_qp *qp)
-{
-	struct ibv_qp_init_attr ia;
-	struct ibv_qp_attr a;
-	long end = now_ms() + GUARD_MS;
-
-	do {
-		if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) != 0)
-			return IBV_QPS_UNKNOWN;
-	} while (a.qp_state == IBV_QPS_RTS && now_ms() < end);
-	return a.qp_state;
-}
-
 static int
 ah_forged(struct ibv_device *dev)
 {
@@ -529,7 +516,7 @@ ah_forged(struct ibv_device *dev)
 	f.ah.pd = a.pd;
 	f.ah.handle = f.handle = bah->handle;
 	CHECK(ud_send(&a, q1, &f.ah, q2->qp_num, 0) == 0, "a posts a UD send naming b's AH");
-	CHECK(qp_state_left_rts(q1) == IBV_QPS_ERR, "the daemon moves a's QP to ERR");
+	CHECK(verbs_qp_state_left(q1, IBV_QPS_RTS, GUARD_MS) == IBV_QPS_ERR, "the daemon moves a's QP to ERR");
 	/* as a kernel provider reports a QP its device failed (a bad WQE) */
 	CHECK(async_event(a.ctx, &ev) && ev.event_type == IBV_EVENT_QP_FATAL &&
 	      ev.element.qp == q1, "a's context: IBV_EVENT_QP_FATAL on that QP (event %d)",
@@ -539,7 +526,7 @@ ah_forged(struct ibv_device *dev)
 	f.ah.handle = f.handle = stale;
 	CHECK(ud_send(&a, q2, &f.ah, q1->qp_num, 0) == 0, "a posts a UD send naming its "
 	      "destroyed AH");
-	CHECK(qp_state_left_rts(q2) == IBV_QPS_ERR, "the daemon moves that QP to ERR too");
+	CHECK(verbs_qp_state_left(q2, IBV_QPS_RTS, GUARD_MS) == IBV_QPS_ERR, "the daemon moves that QP to ERR too");
 	CHECK(async_event(a.ctx, &ev) && ev.event_type == IBV_EVENT_QP_FATAL &&
 	      ev.element.qp == q2, "IBV_EVENT_QP_FATAL on it too (event %d)", ev.event_type);
 	ibv_ack_async_event(&ev);
