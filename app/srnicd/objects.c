@@ -619,9 +619,13 @@ dp_cq(struct srnd_cq *c, struct svc_cq_ring *r)
  * after a pass that wrote CQEs into its rings: woken, all of them, one
  * system call per sleep. The CQE stores (release), then the load of
  * poll_sleep, seq_cst against the poller's store of it and its load of
- * prod. Then the engine hands its CPU over (sched_yield()): a woken
- * poller that shares this CPU runs now, not when the engine's time slice
- * ends (the engine spins for SRND_SPIN_HOT_US after this work); where the
+ * prod. The engine clears the word: a 1 nobody sleeps on (a poller that
+ * timed out, or a program that writes the word itself, as often as it
+ * likes) costs one FUTEX_WAKE per pass that wrote CQEs, never more, and
+ * no handoff: it is counted pollers_none. After a wake that found a
+ * sleeper the engine hands its CPU over (sched_yield()): a woken poller
+ * that shares this CPU runs now, not when the engine's time slice ends
+ * (the engine spins for SRND_SPIN_HOT_US after this work); where the
  * poller has a CPU of its own the yield returns at once. */
 static void
 dp_poll_wake(struct srnd *d, struct srnd_objs *o)
@@ -632,7 +636,10 @@ dp_poll_wake(struct srnd *d, struct srnd_objs *o)
 	if (__atomic_load_n(w, __ATOMIC_RELAXED) == 0 ||
 	    __atomic_exchange_n(w, 0, __ATOMIC_SEQ_CST) == 0)
 		return;
-	syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	if (syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0) <= 0) {
+		atomic_fetch_add_explicit(&d->eng_poll_none, 1, memory_order_relaxed);
+		return;
+	}
 	atomic_fetch_add_explicit(&d->eng_poll_wakes, 1, memory_order_relaxed);
 	sched_yield();
 	atomic_fetch_add_explicit(&d->eng_handoffs, 1, memory_order_relaxed);

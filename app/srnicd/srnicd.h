@@ -82,6 +82,7 @@ struct srnd {
 	_Atomic uint64_t eng_polls, eng_naps, eng_yields, eng_woken;
 	_Atomic uint64_t eng_poll_wakes;  /* programs' pollers woken (svc_state_line.poll_sleep) */
 	_Atomic uint64_t eng_handoffs;    /* the CPU given to them (sched_yield()) right after */
+	_Atomic uint64_t eng_poll_none;   /* poll_sleep found 1 with no poller asleep: no handoff */
 	_Atomic uint64_t eng_gen;   /* +1 at the end of every pass of the engine's loop */
 	/* idle CPU: the process's CPU time and the clock when it was ready */
 	uint64_t ready_cpu_us, ready_wall_us;

@@ -49,6 +49,14 @@
  *                           two other contexts still open, connect and
  *                           exchange a SEND; then h's event, CQE and
  *                           COMM_EST are there (the counters were readable)
+ *   srnicd_async poll_word  a hostile context a: it stores 1 in its
+ *                           session's poll_sleep word (svc_state_line: "a
+ *                           poller sleeps") before each of POLL_WORD_CQES
+ *                           WRITEs and never sleeps on it, each completion
+ *                           waited for on a completion channel (no poll
+ *                           of the library sleeps): the
+ *                           daemon's status before and after tells what
+ *                           the word cost it (srnicd_verbs reads it)
  *
  * Each event is waited for with poll() on the context's async_fd, as a
  * program does with the kernel's; GUARD_MS only stops a hang. Prints one
@@ -73,6 +81,10 @@
 
 #define GID_INDEX 1         /* the daemon's IPv4 GID */
 #define MSG_LEN 64
+#define POLL_WORD_CQES 200
+/* svc_shm's state line is its second cache line, poll_sleep its third word
+ * (lib/svc/srnic_svc.h; this program sees only the system's headers) */
+#define SHM_POLL_SLEEP (64 + 8)
 #define BUF_LEN 4096
 #define GUARD_MS 60000
 #define SRQ_WR 8
@@ -796,6 +808,85 @@ chan_full(struct ibv_device *dev)
 	return 0;
 }
 
+/* The start of the one session memory this process maps now, or NULL */
+static uint8_t *
+session_shm(void)
+{
+	char line[512];
+	uint8_t *base = NULL;
+	unsigned long lo;
+	int n = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (f == NULL)
+		return NULL;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strstr(line, "/memfd:srnicd-session") != NULL && sscanf(line, "%lx-", &lo) == 1) {
+			base = (uint8_t *)lo;
+			n++;
+		}
+	}
+	fclose(f);
+	return n == 1 ? base : NULL;
+}
+
+static int
+poll_word(struct ibv_device *dev)
+{
+	struct ibv_sge sg;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_mr *bmr;
+	struct ibv_cq *ev_cq;
+	struct side a, b;
+	union ibv_gid gid;
+	struct ibv_wc wc;
+	uint32_t *word;
+	uint8_t *shm;
+	void *ev_ctx;
+	int i, got = 0;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	a.want_ch = 1;
+	CHECK(side_open(dev, &a, 0) == 0, "a: a context, PD, CQ on a channel, MR, RC QP");
+	shm = session_shm();
+	CHECK(shm != NULL, "a's session memory found in /proc/self/maps");
+	CHECK(side_open(dev, &b, 0) == 0, "b: another context and its objects");
+	bmr = ibv_reg_mr(b.pd, b.buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	CHECK(bmr != NULL, "b's buffer open to remote writes");
+	CHECK(ibv_query_gid(a.ctx, 1, GID_INDEX, &gid) == 0, "GID %d", GID_INDEX);
+	CHECK(side_connect(&a, b.qp->qp_num, &gid, 1) == 0 &&
+	      side_connect(&b, a.qp->qp_num, &gid, 1) == 0, "a and b in RTS");
+	word = (uint32_t *)(shm + SHM_POLL_SLEEP);
+	for (i = 0; i < POLL_WORD_CQES; i++) {
+		/* "a poller sleeps", before each post: the pass that writes
+		 * its CQE finds the 1 */
+		__atomic_store_n(word, 1, __ATOMIC_SEQ_CST);
+		sg = (struct ibv_sge){ .addr = (uintptr_t)a.buf, .length = MSG_LEN, .lkey = a.mr->lkey };
+		wr = (struct ibv_send_wr){ .wr_id = (uint64_t)i, .sg_list = &sg, .num_sge = 1,
+					   .opcode = IBV_WR_RDMA_WRITE,
+					   .send_flags = IBV_SEND_SIGNALED,
+					   .wr.rdma = { .remote_addr = (uintptr_t)b.buf,
+							.rkey = bmr->rkey } };
+		if (ibv_req_notify_cq(a.cq, 0) != 0 || ibv_post_send(a.qp, &wr, &bad) != 0 ||
+		    ibv_get_cq_event(a.ch, &ev_cq, &ev_ctx) != 0)
+			break;
+		ibv_ack_cq_events(a.cq, 1);
+		/* the CQE is in the ring before its event */
+		if (ibv_poll_cq(a.cq, 1, &wc) != 1 || wc.status != IBV_WC_SUCCESS ||
+		    wc.wr_id != (uint64_t)i)
+			break;
+		got++;
+	}
+	CHECK(got == POLL_WORD_CQES, "a's %d WRITEs completed, each after its event: %d",
+	      POLL_WORD_CQES, got);
+	printf("poll_word: %d cqes\n", got);
+	ibv_dereg_mr(bmr);
+	side_close(&b);
+	side_close(&a);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -826,9 +917,11 @@ main(int argc, char **argv)
 		rc = mcast_cap(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "chan_full") == 0)
 		rc = chan_full(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "poll_word") == 0)
+		rc = poll_word(list[0]);
 	else
 		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|eintr|"
-			"reg_past_eof|reg_fsize|mcast_cap|chan_full\n", argv[0]);
+			"reg_past_eof|reg_fsize|mcast_cap|chan_full|poll_word\n", argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;
 }
