@@ -80,6 +80,24 @@ rnr_teardown(void **state)
 	return 0;
 }
 
+/* RC QPs a on t's A and b on its B, connected: A is told B's MAC (mac_b),
+ * B must ask for A's, so what B owes waits for the route */
+static void
+half_known_pair(const struct host_trio *t, const struct rte_ether_addr *mac_b,
+		struct host_ep *a, struct host_ep *b)
+{
+	union ibv_gid ga, gb;
+
+	host_ep_create(a, t->dev[0], NULL, 0, 16);
+	host_ep_create(b, t->dev[1], NULL, 0, 16);
+	assert_int_equal(srnic_dev_gid(t->dev[0], 1, &ga), 0);
+	assert_int_equal(srnic_dev_gid(t->dev[1], 1, &gb), 0);
+	assert_int_equal(host_connect(a, &gb, srnic_qp_num(b->qp), mac_b, IBV_MTU_1024,
+				      1000, 5000), 0);
+	assert_int_equal(host_connect(b, &ga, srnic_qp_num(a->qp), NULL, IBV_MTU_1024,
+				      5000, 1000), 0);
+}
+
 static void
 test_ack_owed_at_err(void **state)
 {
@@ -89,20 +107,11 @@ test_ack_owed_at_err(void **state)
 	struct host_ep a, b;
 	struct srnic_mr *smr, *dmr;
 	const struct ibv_wc *wc;
-	union ibv_gid ga, gb;
 	struct ibv_wc rwc;
 	uint8_t *src, *dst;
 
 	RTE_SET_USED(state);
-	host_ep_create(&a, T.dev[0], NULL, 0, 16);
-	host_ep_create(&b, T.dev[1], NULL, 0, 16);
-	assert_int_equal(srnic_dev_gid(T.dev[0], 1, &ga), 0);
-	assert_int_equal(srnic_dev_gid(T.dev[1], 1, &gb), 0);
-	/* A is told B's MAC; B must ask for A's */
-	assert_int_equal(host_connect(&a, &gb, srnic_qp_num(b.qp), &mac_b, IBV_MTU_1024,
-				      1000, 5000), 0);
-	assert_int_equal(host_connect(&b, &ga, srnic_qp_num(a.qp), NULL, IBV_MTU_1024,
-				      5000, 1000), 0);
+	half_known_pair(&T, &mac_b, &a, &b);
 	src = rte_zmalloc("src", LEN, 64);
 	dst = rte_zmalloc("dst", LEN, 64);
 	assert_non_null(src);
@@ -161,19 +170,11 @@ test_rnr_nak_owed_at_err(void **state)
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 	struct host_ep a, b;
 	struct srnic_mr *smr;
-	union ibv_gid ga, gb;
 	uint8_t *src;
 	unsigned int i;
 
 	RTE_SET_USED(state);
-	host_ep_create(&a, R.dev[0], NULL, 0, 16);
-	host_ep_create(&b, R.dev[1], NULL, 0, 16);
-	assert_int_equal(srnic_dev_gid(R.dev[0], 1, &ga), 0);
-	assert_int_equal(srnic_dev_gid(R.dev[1], 1, &gb), 0);
-	assert_int_equal(host_connect(&a, &gb, srnic_qp_num(b.qp), &mac_d, IBV_MTU_1024,
-				      1000, 5000), 0);
-	assert_int_equal(host_connect(&b, &ga, srnic_qp_num(a.qp), NULL, IBV_MTU_1024,
-				      5000, 1000), 0);
+	half_known_pair(&R, &mac_d, &a, &b);
 	src = rte_zmalloc("src", LEN, 64);
 	assert_non_null(src);
 	smr = srnic_reg_mr(a.pd, src, LEN, IBV_ACCESS_LOCAL_WRITE);
