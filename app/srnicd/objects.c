@@ -207,6 +207,15 @@ struct srnd_retired {
 };
 static struct srnd_retired *retired;
 
+/* A PD of an ended session that srnic still counts an object on (a
+ * retired MR's): deallocated by the sweep once srnic lets it go, counted
+ * in pds until then. The control thread's. */
+struct srnd_orphan_pd {
+	struct srnd_orphan_pd *next;
+	struct srnic_pd *spd;
+};
+static struct srnd_orphan_pd *orphan_pds;
+
 static struct srnd_slot *
 kind_table(struct srnd_objs *o, unsigned int kind)
 {
@@ -1012,6 +1021,23 @@ retired_sweep(struct srnd_objs *o, uint64_t timeout_us, bool handover)
 	}
 }
 
+/* The ended sessions' PDs srnic lets go now (their retired MRs gone) */
+static void
+orphan_pd_sweep(void)
+{
+	struct srnd_orphan_pd **pp = &orphan_pds, *p;
+
+	while ((p = *pp) != NULL) {
+		if (srnic_dealloc_pd(p->spd) == 0) {
+			counts.pds--;
+			*pp = p->next;
+			free(p);
+		} else {
+			pp = &p->next;
+		}
+	}
+}
+
 void
 srnd_objs_retired_drain(void)
 {
@@ -1026,6 +1052,7 @@ srnd_objs_retired_drain(void)
 		retired = r->next;
 		free(r);
 	}
+	orphan_pd_sweep();
 }
 
 /* REREG_MR: srnic's reregistration (srnic_rereg_mr_iova(): a new object
@@ -1770,10 +1797,20 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 		if (o->ch[i].used)
 			close(o->ch[i].ch.fd);
 	for (i = 0; i < SVC_SESSION_PDS_MAX; i++) {
-		if (o->pd[i].used && srnic_dealloc_pd(o->pd[i].pd.spd) == 0) {
-			o->pd[i].used = false;
+		struct srnd_orphan_pd *op;
+
+		if (!o->pd[i].used)
+			continue;
+		if (srnic_dealloc_pd(o->pd[i].pd.spd) == 0) {
 			counts.pds--;
+		} else if ((op = malloc(sizeof(*op))) != NULL) {
+			/* a retired MR holds it: the sweep deallocates it after */
+			*op = (struct srnd_orphan_pd){ .next = orphan_pds, .spd = o->pd[i].pd.spd };
+			orphan_pds = op;
+		} else {
+			srnd_log("reclaim: a PD could not be deallocated");
 		}
+		o->pd[i].used = false;
 	}
 	if (o->async_fd >= 0)
 		close(o->async_fd);
@@ -1858,6 +1895,7 @@ srnd_objs_watch(void)
 	unsigned int i, k;
 
 	retired_sweep(NULL, 0, false);
+	orphan_pd_sweep();
 	/* an SRQ the engine found in error, a QP it failed (a bad index or
 	 * WQE in its rings: IBV_EVENT_QP_FATAL, as a kernel provider reports
 	 * a QP its device failed): its session told once */

@@ -22,10 +22,13 @@ Then a rereg whose old range outlives the wait: B stopped again, A's
 64 KiB range (IBV_REREG_MR_CHANGE_TRANSLATION). The daemon's wait for the
 old range's packets ends (1 s) with them still in A: the old range stays
 mapped in daemon A (its memfd mapping at the buffer's offset, in
-/proc/PID/maps) and counted (mr_bytes, mrs_retired 1); B goes on, the
-packets come back, and the control thread's sweep unmaps it (mr_bytes
-down by 16 MiB, mrs_retired 0, the mapping gone). Before, it was never
-unmapped and mr_bytes counted the new range only.
+/proc/PID/maps) and counted (mr_bytes, mrs_retired 1). The program on
+A ends meanwhile: its session's end hands the old range and
+its PD (which srnic counts the old object on) to the daemon, still
+counted (pds 1, mr_bytes 16 MiB); B goes on, the packets come back, and
+the control thread's sweep unmaps the range and deallocates the PD
+(objects back to none, mrs_retired 0, the mapping gone). Before, the old
+range was never unmapped and mr_bytes counted the new range only.
 
   srnicd_dereg_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \
       --check BUILD/test/srnicd/dereg_check
@@ -195,16 +198,32 @@ def main():
               (info.get("mrs_retired"), info.get("mr_bytes"), m0 + SMALL))
         check(memfd_mapped(daemons[0].pid, old),
               "daemon a still maps the old range (memfd offset %#x)" % old)
+        # a's program ends meanwhile (its ibv_dealloc_pd EBUSY: the old
+        # object holds the PD): its session's end hands the old range and
+        # the PD to the daemon, still counted
+        out = finish(progs[0])
+        check(progs[0].returncode == 0, "dereg_check on daemon a ends, b still stopped: "
+              "exit %s %r" % (progs[0].returncode, out[-300:]))
+        held = dict(base[0], pds=1, mr_bytes=BIG)
+        check(wait_for(lambda: objects(status(envs[0])) == held, "a's session reclaimed"),
+              "a's session gone: daemon a holds the old range and its PD: %r (want %r)" %
+              (objects(status(envs[0])), held))
+        check(memfd_mapped(daemons[0].pid, old) and
+              tel(tpath, "/srnicd/info").get("mrs_retired") == 1,
+              "the old range still mapped, mrs_retired 1")
         os.kill(daemons[1].pid, signal.SIGCONT)
         stopped = None
         swept = wait_for(lambda: not memfd_mapped(daemons[0].pid, old),
                          "daemon a to unmap the old range")
         check(swept, "b drains its ring: daemon a unmaps the old range")
-        info = tel(tpath, "/srnicd/info")
-        check(info.get("mrs_retired") == 0 and info.get("mr_bytes") == m0 - BIG + SMALL,
-              "and counts it no more: mrs_retired %r, mr_bytes %r (want 0, %d)" %
-              (info.get("mrs_retired"), info.get("mr_bytes"), m0 - BIG + SMALL))
+        check(wait_for(lambda: objects(status(envs[0])) == base[0] and
+                       tel(tpath, "/srnicd/info").get("mrs_retired") == 0,
+                       "daemon a's objects freed"),
+              "and frees the PD: objects %r (want %r), mrs_retired 0" %
+              (objects(status(envs[0])), base[0]))
         for name, p in zip("ab", progs):
+            if p.returncode is not None:
+                continue    # a's, ended above
             out = finish(p)
             check(p.returncode == 0, "dereg_check on daemon %s: exit %s %r" %
                   (name, p.returncode, out[-300:]))
