@@ -540,6 +540,7 @@ out:
 	 * wait out SRND_DEREG_TIMEOUT_US ten times), then the engine stops */
 	srnd_sessions_fatal(d);
 	srnd_sessions_close_all(d);
+	srnd_objs_retired_drain();
 	srnd_engine_stop(d);
 	if (d->dev.cm != NULL)
 		srnic_cm_destroy(d->dev.cm);

@@ -194,6 +194,30 @@ srnd_counts(void)
 	return &counts;
 }
 
+/* An MR's old mapping still under packets in flight when its wait ended
+ * (a rereg's old range, an MR at its session's end): the srnic object is
+ * the daemon's still (deregistered, its keys refused, one reference
+ * kept), its range mapped and counted in mr_bytes (its session's too,
+ * while the session lives: the limit counts it) until retired_sweep()
+ * finds no packet left over it and unmaps it. The control thread's. */
+struct srnd_retired {
+	struct srnd_retired *next;
+	struct srnic_mr *smr;
+	void *base;
+	size_t maplen;
+	struct srnd_objs *o;        /* NULL once its session has ended */
+};
+static struct srnd_retired *retired;
+
+/* A PD of an ended session that srnic still counts an object on (a
+ * retired MR's): deallocated by the sweep once srnic lets it go, counted
+ * in pds until then. The control thread's. */
+struct srnd_orphan_pd {
+	struct srnd_orphan_pd *next;
+	struct srnic_pd *spd;
+};
+static struct srnd_orphan_pd *orphan_pds;
+
 static struct srnd_slot *
 kind_table(struct srnd_objs *o, unsigned int kind)
 {
@@ -612,7 +636,10 @@ dp_cq(struct srnd_cq *c, struct svc_cq_ring *r)
 
 /* The session's pollers asleep on an empty CQ (svc_state_line.poll_sleep):
  * woken, all of them, one system call per sleep. Only the engine stores
- * 0 there: a 1 seen by dp_poll_done() stays until this exchange. */
+ * 0 there: a 1 seen by dp_poll_done() stays until this exchange. A 1
+ * nobody sleeps on (a poller that timed out, or a program that writes the
+ * word itself, as often as it likes) costs one FUTEX_WAKE per pass that
+ * wrote CQEs, never more, and no handoff: counted pollers_none. */
 static bool
 dp_poll_wake(struct srnd *d, struct srnd_objs *o)
 {
@@ -622,7 +649,10 @@ dp_poll_wake(struct srnd *d, struct srnd_objs *o)
 	if (__atomic_load_n(w, __ATOMIC_RELAXED) == 0 ||
 	    __atomic_exchange_n(w, 0, __ATOMIC_SEQ_CST) == 0)
 		return false;
-	syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	if (syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0) <= 0) {
+		atomic_fetch_add_explicit(&d->eng_poll_none, 1, memory_order_relaxed);
+		return false;
+	}
 	atomic_fetch_add_explicit(&d->eng_poll_wakes, 1, memory_order_relaxed);
 	return true;
 }
@@ -938,6 +968,17 @@ mr_map(const struct srnd_objs *o, uint64_t addr, uint64_t length, uint64_t offse
 	return 0;
 }
 
+/* An MR's range unmapped and no longer counted (o: its session, or NULL
+ * after the session's end) */
+static void
+mr_unmap(struct srnd_objs *o, void *base, size_t maplen)
+{
+	munmap(base, maplen);
+	if (o != NULL)
+		o->mr_bytes -= maplen;
+	counts.mr_bytes -= maplen;
+}
+
 /* REG_MR (offset 0) and REG_MR_AT: fd's pages from offset back the range */
 static int
 reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, uint64_t offset,
@@ -998,23 +1039,102 @@ dereg_mr(struct srnd_objs *o, struct srnd_slot *sl)
 	atomic_fetch_sub(&counts.mrs_dereg_waiting, 1);
 	if (rc < 0)
 		return rc;
-	munmap(sl->mr.base, sl->mr.maplen);
+	mr_unmap(o, sl->mr.base, sl->mr.maplen);
 	if (pd_of(o, sl->mr.pd, &pd) == 0)
 		pd->users--;
-	o->mr_bytes -= sl->mr.maplen;
 	counts.mrs--;
-	counts.mr_bytes -= sl->mr.maplen;
 	sl->used = false;
 	return 0;
 }
 
+/* An MR's old range still under packets (smr deregistered, -EBUSY from
+ * its wait): kept mapped and counted until retired_sweep() unmaps it. */
+static void
+mr_retire(struct srnd_objs *o, struct srnic_mr *smr, void *base, size_t maplen)
+{
+	struct srnd_retired *r = malloc(sizeof(*r));
+
+	if (r == NULL) {
+		/* nowhere to note it: srnic frees the object with its last
+		 * packet, the range stays mapped (and counted) for good */
+		srnic_dereg_mr(smr);
+		srnd_log("an MR's old range still has packets in flight and no memory to note "
+			 "it: its mapping stays");
+		return;
+	}
+	*r = (struct srnd_retired){ .next = retired, .smr = smr, .base = base,
+				    .maplen = maplen, .o = o };
+	retired = r;
+	counts.mrs_retired++;
+}
+
+/* The old ranges srnic is done with (of session o only, or all: NULL)
+ * unmapped, each waited for at most timeout_us; at a session's end
+ * (handover) those still under packets become the daemon's alone. */
+static void
+retired_sweep(struct srnd_objs *o, uint64_t timeout_us, bool handover)
+{
+	struct srnd_retired **pp = &retired, *r;
+
+	while ((r = *pp) != NULL) {
+		if (o != NULL && r->o != o) {
+			pp = &r->next;
+		} else if (srnic_dereg_mr_wait(r->smr, timeout_us) == 0) {
+			mr_unmap(r->o, r->base, r->maplen);
+			counts.mrs_retired--;
+			*pp = r->next;
+			free(r);
+		} else {
+			if (handover)
+				r->o = NULL;
+			pp = &r->next;
+		}
+	}
+}
+
+/* The ended sessions' PDs srnic lets go now (their retired MRs gone) */
+static void
+orphan_pd_sweep(void)
+{
+	struct srnd_orphan_pd **pp = &orphan_pds, *p;
+
+	while ((p = *pp) != NULL) {
+		if (srnic_dealloc_pd(p->spd) == 0) {
+			counts.pds--;
+			*pp = p->next;
+			free(p);
+		} else {
+			pp = &p->next;
+		}
+	}
+}
+
+void
+srnd_objs_retired_drain(void)
+{
+	struct srnd_retired *r;
+
+	retired_sweep(NULL, SRND_DEREG_TIMEOUT_US, false);
+	/* the device goes next: what is left is srnic's to free with its
+	 * last packet, and the process's mappings go with the process */
+	while ((r = retired) != NULL) {
+		srnd_log("stop: an MR's old range still has packets in flight: left mapped");
+		srnic_dereg_mr(r->smr);
+		retired = r->next;
+		free(r);
+	}
+	orphan_pd_sweep();
+}
+
 /* REREG_MR: srnic's reregistration (srnic_rereg_mr_iova(): a new object
  * in the key's slot), then the old object released. A new translation is
- * mapped first (fd's pages, as REG_MR_AT's) and the old mapping unmapped
- * once no packet refers to it; one still under packets after the dereg
- * timeout (a port that does not drain) stays mapped, said, as at a
- * session's end. Refused (a window bound: EBUSY; a PD not the session's:
- * EINVAL), the MR is as it was. */
+ * mapped first (fd's pages, as REG_MR_AT's, checked against the
+ * session's MR bytes with the old range still counted: ENOMEM) and the
+ * old mapping unmapped once no packet refers to it; one still under
+ * packets after the dereg timeout (a port that does not drain) is
+ * retired: mapped and counted until the control thread's sweep finds its
+ * packets back (mr_retire()). Refused (a window bound: EBUSY; a PD not
+ * the session's: EINVAL), the MR is as it was. */
 static int
 rereg_mr(struct srnd_objs *o, const struct svc_rereg_mr_req *q, int fd,
 	 struct svc_reg_mr_rep *rep)
@@ -1055,17 +1175,17 @@ rereg_mr(struct srnd_objs *o, const struct svc_rereg_mr_req *q, int fd,
 		sl->mr.pd = q->pd;
 	}
 	/* the engine polls meanwhile and frees the old object's mbufs */
-	if (srnic_dereg_mr_wait(old, SRND_DEREG_TIMEOUT_US) != 0) {
-		srnic_dereg_mr(old);    /* freed by its last packet */
+	if (srnic_dereg_mr_wait(old, SRND_DEREG_TIMEOUT_US) == 0) {
 		if (xlate)
-			srnd_log("rereg: an MR's old range still has packets in flight: "
-				 "its mapping stays");
-	} else if (xlate) {
-		munmap(sl->mr.base, sl->mr.maplen);
+			mr_unmap(o, sl->mr.base, sl->mr.maplen);
+	} else if (!xlate) {
+		srnic_dereg_mr(old);    /* its memory is the new object's: freed by its last packet */
+	} else {
+		mr_retire(o, old, sl->mr.base, sl->mr.maplen);
 	}
 	if (xlate) {
-		o->mr_bytes += (end - base) - sl->mr.maplen;
-		counts.mr_bytes += (end - base) - sl->mr.maplen;
+		o->mr_bytes += end - base;
+		counts.mr_bytes += end - base;
 		sl->mr.base = p;
 		sl->mr.maplen = end - base;
 	}
@@ -1298,6 +1418,20 @@ destroy_qp(struct srnd *d, struct srnd_objs *o, struct srnd_slot *sl)
 	return 0;
 }
 
+/* An AH, SRQ or window made, its fields set (an AH's or window's handle
+ * first: dp_pub() checks it): the slot live, its PD's user and the
+ * daemon's total counted, then published to the engine (release: it
+ * finds the object whole). */
+static void
+slot_publish(struct srnd_slot *sl, struct srnd_pd *pd, uint64_t *count, void *_Atomic *pub,
+	     void *obj)
+{
+	sl->used = true;
+	pd->users++;
+	(*count)++;
+	atomic_store_explicit(pub, obj, memory_order_release);
+}
+
 static int
 create_ah(struct srnd_objs *o, const struct svc_create_ah_req *q, struct svc_handle_rep *rep)
 {
@@ -1316,12 +1450,9 @@ create_ah(struct srnd_objs *o, const struct svc_create_ah_req *q, struct svc_han
 	sl->ah.sah = srnic_create_ah(pd->spd, &attr);
 	if (sl->ah.sah == NULL)
 		return -(rte_errno != 0 ? rte_errno : EINVAL);
-	sl->used = true;
 	sl->ah.pd = q->pd;
 	sl->ah.handle = obj_handle(K_AH, sl, idx);
-	pd->users++;
-	counts.ahs++;
-	atomic_store_explicit(&o->eah[idx], &sl->ah, memory_order_release);
+	slot_publish(sl, pd, &counts.ahs, &o->eah[idx], &sl->ah);
 	rep->handle = sl->ah.handle;
 	return 0;
 }
@@ -1383,12 +1514,9 @@ alloc_mw(struct srnd_objs *o, const struct svc_alloc_mw_req *q, struct svc_alloc
 	sl->mw.smw = srnic_alloc_mw(pd->spd, (enum ibv_mw_type)q->type);
 	if (sl->mw.smw == NULL)
 		return -(rte_errno != 0 ? rte_errno : ENOMEM);
-	sl->used = true;
 	sl->mw.pd = q->pd;
 	sl->mw.handle = obj_handle(K_MW, sl, idx);
-	pd->users++;
-	counts.mws++;
-	atomic_store_explicit(&o->emw[idx], &sl->mw, memory_order_release);
+	slot_publish(sl, pd, &counts.mws, &o->emw[idx], &sl->mw);
 	rep->handle = sl->mw.handle;
 	rep->rkey = srnic_mw_rkey(sl->mw.smw);
 	return 0;
@@ -1423,7 +1551,6 @@ create_srq(struct srnd *d, struct srnd_objs *o, const struct svc_create_srq_req 
 	sl->srq.ssrq = srnic_create_srq(pd->spd, &ia, d->dev.eng);
 	if (sl->srq.ssrq == NULL)
 		return -(rte_errno != 0 ? rte_errno : EINVAL);
-	sl->used = true;
 	sl->srq.ring = idx;
 	sl->srq.size = size;
 	sl->srq.next = 0;
@@ -1432,10 +1559,8 @@ create_srq(struct srnd *d, struct srnd_objs *o, const struct svc_create_srq_req 
 	sl->srq.src.o = o;
 	sl->srq.src.handle = obj_handle(K_SRQ, sl, idx);
 	srnic_srq_set_user(sl->srq.ssrq, &sl->srq.src);
-	pd->users++;
-	counts.srqs++;
 	memset(&o->shm->srq[idx], 0, offsetof(struct svc_srq_ring, rq));
-	atomic_store_explicit(&o->esrq[idx], &sl->srq, memory_order_release);
+	slot_publish(sl, pd, &counts.srqs, &o->esrq[idx], &sl->srq);
 	rep->handle = sl->srq.src.handle;
 	rep->ring = idx;
 	rep->size = size;
@@ -1722,20 +1847,42 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 	for (i = 0; i < SVC_SESSION_MWS_MAX; i++)
 		if (o->mw[i].used && obj_retire(d, o, K_MW, &o->mw[i]) != 0)
 			srnd_log("reclaim: a memory window could not be freed");
+	/* its rereg's old ranges: one wait each, then the daemon's */
+	retired_sweep(o, SRND_DEREG_TIMEOUT_US, true);
 	for (i = 0; i < SVC_SESSION_MRS_MAX; i++) {
+		struct srnd_mr *m = &o->mr[i].mr;
+		struct srnd_pd *pd;
+
 		for (k = 0; o->mr[i].used && dereg_mr(o, &o->mr[i]) != 0 && k < 10; k++)
 			;
-		if (o->mr[i].used)
-			srnd_log("reclaim: an MR still has packets in flight: its mapping stays");
+		if (!o->mr[i].used)
+			continue;
+		/* deregistered, its packets still out: the sweep unmaps it */
+		srnd_log("reclaim: an MR still has packets in flight: unmapped when they are back");
+		mr_retire(NULL, m->smr, m->base, m->maplen);
+		if (pd_of(o, m->pd, &pd) == 0)
+			pd->users--;
+		counts.mrs--;
+		o->mr[i].used = false;
 	}
 	for (i = 0; i < SVC_SESSION_CHANNELS_MAX; i++)
 		if (o->ch[i].used)
 			close(o->ch[i].ch.fd);
 	for (i = 0; i < SVC_SESSION_PDS_MAX; i++) {
-		if (o->pd[i].used && srnic_dealloc_pd(o->pd[i].pd.spd) == 0) {
-			o->pd[i].used = false;
+		struct srnd_orphan_pd *op;
+
+		if (!o->pd[i].used)
+			continue;
+		if (srnic_dealloc_pd(o->pd[i].pd.spd) == 0) {
 			counts.pds--;
+		} else if ((op = malloc(sizeof(*op))) != NULL) {
+			/* a retired MR holds it: the sweep deallocates it after */
+			*op = (struct srnd_orphan_pd){ .next = orphan_pds, .spd = o->pd[i].pd.spd };
+			orphan_pds = op;
+		} else {
+			srnd_log("reclaim: a PD could not be deallocated");
 		}
+		o->pd[i].used = false;
 	}
 	if (o->async_fd >= 0)
 		close(o->async_fd);
@@ -1818,6 +1965,8 @@ srnd_objs_watch(void)
 	struct srnd_objs *o;
 	unsigned int i, k;
 
+	retired_sweep(NULL, 0, false);
+	orphan_pd_sweep();
 	/* an SRQ the engine found in error, a QP it failed (a bad index or
 	 * WQE in its rings: IBV_EVENT_QP_FATAL, as a kernel provider reports
 	 * a QP its device failed): its session told once */

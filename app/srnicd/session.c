@@ -359,11 +359,13 @@ status_text(struct srnd *d, char *t, size_t n)
 	    128u << pa.active_mtu);
 	ADD("  gid[0] %s\n  gid[1] %s\n", g[0], g[1]);
 	ADD("  engine %s polls %" PRIu64 " naps %" PRIu64 " yields %" PRIu64 " woken %" PRIu64
-	    " pollers_woken %" PRIu64 " handoffs %" PRIu64 " wakes_deferred %" PRIu64 "\n",
+	    " pollers_woken %" PRIu64 " handoffs %" PRIu64 " wakes_deferred %" PRIu64
+	    " pollers_none %" PRIu64 "\n",
 	    d->eng_lcore < RTE_MAX_LCORE ? "on a worker lcore" : "on a thread",
 	    atomic_load(&d->eng_polls), atomic_load(&d->eng_naps), atomic_load(&d->eng_yields),
 	    atomic_load(&d->eng_woken), atomic_load(&d->eng_poll_wakes),
-	    atomic_load(&d->eng_handoffs), atomic_load(&d->eng_wakes_deferred));
+	    atomic_load(&d->eng_handoffs), atomic_load(&d->eng_wakes_deferred),
+	    atomic_load(&d->eng_poll_none));
 	ADD("cpu_us %" PRIu64 " wall_us %" PRIu64 " (since ready)\n", cpu, wall);
 	ADD("sessions %u closed_bad %" PRIu64 " (closed for a bad message)\n", nb_sessions,
 	    closed_bad);
@@ -382,6 +384,8 @@ status_text(struct srnd *d, char *t, size_t n)
 	off += srnd_cm_status(d, t + off, n - off);
 	ADD("mrs_elsewhere %" PRIu64 " (MRs mapped elsewhere than the program's addresses, "
 	    "registered at them)\n", srnd_counts()->mrs_elsewhere);
+	ADD("mrs_retired %" PRIu64 " (old MR ranges still under packets in flight: mapped, "
+	    "in mr_bytes, until they are back)\n", srnd_counts()->mrs_retired);
 	for (i = 0; i < SRND_SESSIONS_MAX; i++)
 		if (srnd_session_info(i, &si))
 			ADD("  session %" PRIu32 " pid %d uid %u program %s devices_open %u qps %u "

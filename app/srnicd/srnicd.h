@@ -84,6 +84,7 @@ struct srnd {
 	_Atomic uint64_t eng_handoffs;    /* the CPU given to them (sched_yield()) right after */
 	_Atomic uint64_t eng_wakes_deferred; /* CQEs for a poller asleep on the engine's CPU */
 	bool eng_wake_owed;         /* a session's wake_owed: srnd_dpath_wake_owed() when idle */
+	_Atomic uint64_t eng_poll_none;   /* poll_sleep found 1 with no poller asleep: no handoff */
 	_Atomic uint64_t eng_gen;   /* +1 at the end of every pass of the engine's loop */
 	/* idle CPU: the process's CPU time and the clock when it was ready */
 	uint64_t ready_cpu_us, ready_wall_us;
@@ -110,6 +111,10 @@ struct srnd_counts {
 	 * did not take, never waited for: full (its reader has a wake
 	 * pending), or its read end closed by the program (no reader) */
 	_Atomic uint64_t wake_full, wake_closed;
+	/* old mappings whose packets outlived the wait (a rereg's old range,
+	 * an MR at a session's end): still mapped, in mr_bytes, until the
+	 * control thread's sweep finds srnic done with them */
+	uint64_t mrs_retired;
 };
 const struct srnd_counts *srnd_counts(void);
 struct srnd_objs *srnd_objs_new(void);
@@ -134,8 +139,12 @@ void srnd_objs_fatal(struct srnd_objs *o);
 struct srnic_async_event;
 void srnd_objs_async(const struct srnic_async_event *ev);
 /* The control thread's look at its sessions (with the port's): an SRQ
- * the engine put in error is told to its session (IBV_EVENT_SRQ_ERR). */
+ * the engine put in error is told to its session (IBV_EVENT_SRQ_ERR); old
+ * MR mappings srnic is done with unmapped. */
 void srnd_objs_watch(void);
+/* The daemon's stop, the sessions gone and the engine still running: the
+ * old mappings left waited for (SRND_DEREG_TIMEOUT_US each), unmapped */
+void srnd_objs_retired_drain(void);
 /* objects held (all kinds), of which QPs and MRs; the WQEs taken from its rings */
 unsigned int srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs,
 			    uint64_t *wqes);

@@ -64,6 +64,7 @@ info_fill(struct srnd *d, struct rte_tel_data *t)
 	rte_tel_data_add_dict_u64(t, "engine_pollers_woken", atomic_load(&d->eng_poll_wakes));
 	rte_tel_data_add_dict_u64(t, "engine_handoffs", atomic_load(&d->eng_handoffs));
 	rte_tel_data_add_dict_u64(t, "engine_wakes_deferred", atomic_load(&d->eng_wakes_deferred));
+	rte_tel_data_add_dict_u64(t, "engine_pollers_none", atomic_load(&d->eng_poll_none));
 	rte_tel_data_add_dict_u64(t, "cpu_us", srnd_cpu_us() - d->ready_cpu_us);
 	rte_tel_data_add_dict_u64(t, "wall_us", srnd_wall_us() - d->ready_wall_us);
 	rte_tel_data_add_dict_u64(t, "sessions", srnd_sessions_count());
@@ -85,6 +86,7 @@ info_fill(struct srnd *d, struct rte_tel_data *t)
 	rte_tel_data_add_dict_u64(t, "wake_closed", atomic_load(&c->wake_closed));
 	rte_tel_data_add_dict_u64(t, "mrs_elsewhere", c->mrs_elsewhere);
 	rte_tel_data_add_dict_u64(t, "mrs_dereg_waiting", atomic_load(&c->mrs_dereg_waiting));
+	rte_tel_data_add_dict_u64(t, "mrs_retired", c->mrs_retired);
 }
 
 static int

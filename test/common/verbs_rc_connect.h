@@ -9,9 +9,11 @@
  * built against the system's <infiniband/verbs.h> alone (never srnic's
  * headers), which run over srnic's libibverbs.so.1. Header-only: those
  * programs link nothing of the tree. 0, or ibv_modify_qp's error.
+ * And verbs_qp_state_left(), below.
  */
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include <infiniband/verbs.h>
 
@@ -55,6 +57,29 @@ verbs_rc_connect(struct ibv_qp *qp, uint32_t dqpn, const union ibv_gid *dgid,
 	a.max_rd_atomic = 1;
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/*
+ * The QP's state as its provider has it (ibv_query_qp()) once it has left
+ * from: a state a daemon or a peer moves it out of by itself (RTS to ERR
+ * after a hostile WQE). from again after guard_ms (a guard that stops a
+ * hang, never a wait for an outcome); IBV_QPS_UNKNOWN if a query fails.
+ */
+static inline enum ibv_qp_state
+verbs_qp_state_left(struct ibv_qp *qp, enum ibv_qp_state from, long guard_ms)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) != 0)
+			return IBV_QPS_UNKNOWN;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (a.qp_state == from && (t.tv_sec - t0.tv_sec) * 1000 +
+		 (t.tv_nsec - t0.tv_nsec) / 1000000 < guard_ms);
+	return a.qp_state;
 }
 
 #endif /* SRNIC_TEST_VERBS_RC_CONNECT_H */

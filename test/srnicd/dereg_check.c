@@ -12,6 +12,10 @@
  *   "dereg"     ibv_dereg_mr of the buffer, again while it says EBUSY
  *               (the daemon still waits for the MR's packets in flight):
  *               "dereg RC ERRNO BUSY_TRIES"
+ *   "post2 N"   "post N" from a second buffer of BUF_LEN, its own MR
+ *   "rereg"     ibv_rereg_mr of that MR to a third buffer of SMALL_LEN
+ *               (IBV_REREG_MR_CHANGE_TRANSLATION): "rereg RC ERRNO OLD"
+ *               (OLD: the second buffer's address)
  *
  * The buffer is BUF_LEN bytes; every wait is the test's, with its guard.
  */
@@ -29,6 +33,7 @@
 #define GID_INDEX 1                 /* the daemon's IPv4 GID */
 #define BUF_LEN (16u << 20)         /* more packets than a memif ring and a TX buffer hold */
 #define DEREG_TRIES 600             /* EBUSYs (a second each) before it gives up */
+#define SMALL_LEN (64u << 10)       /* the rereg's new range */
 
 static void
 gid_hex(const union ibv_gid *g, char *out)
@@ -63,7 +68,7 @@ main(void)
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
-	struct ibv_mr *mr;
+	struct ibv_mr *mr, *mr2;
 	struct ibv_qp_init_attr qa = {
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
@@ -71,9 +76,9 @@ main(void)
 	};
 	union ibv_gid gid, pgid;
 	unsigned long long paddr;
-	unsigned int pqpn, prkey;
+	unsigned int pqpn, prkey, lkey;
 	char line[256], hex[33], phex[65];
-	uint8_t *buf;
+	uint8_t *buf, *buf2, *buf3;
 	int n;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -85,15 +90,20 @@ main(void)
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
 	buf = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (pd == NULL || cq == NULL || buf == MAP_FAILED) {
+	buf2 = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	buf3 = mmap(NULL, SMALL_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pd == NULL || cq == NULL || buf == MAP_FAILED || buf2 == MAP_FAILED ||
+	    buf3 == MAP_FAILED) {
 		printf("FAIL: PD, CQ, buffer\n");
 		return 1;
 	}
 	memset(buf, 0x5a, BUF_LEN);
+	memset(buf2, 0xa5, BUF_LEN);
 	mr = ibv_reg_mr(pd, buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	mr2 = ibv_reg_mr(pd, buf2, BUF_LEN, IBV_ACCESS_LOCAL_WRITE);
 	qa.send_cq = qa.recv_cq = cq;
 	qp = ibv_create_qp(pd, &qa);
-	if (mr == NULL || qp == NULL || ibv_query_gid(ctx, 1, GID_INDEX, &gid) != 0) {
+	if (mr == NULL || mr2 == NULL || qp == NULL || ibv_query_gid(ctx, 1, GID_INDEX, &gid) != 0) {
 		printf("FAIL: MR, QP, GID\n");
 		return 1;
 	}
@@ -107,8 +117,9 @@ main(void)
 		return 1;
 	}
 	printf("connected\n");
+	lkey = mr->lkey;            /* mr is freed by "dereg" */
 	while (fgets(line, sizeof(line), stdin) != NULL) {
-		struct ibv_sge sge = { .addr = (uintptr_t)buf, .lkey = mr->lkey };
+		struct ibv_sge sge = { .addr = (uintptr_t)buf, .lkey = lkey };
 		struct ibv_send_wr wr = {
 			.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
 			.wr.rdma = { .remote_addr = paddr, .rkey = prkey },
@@ -117,7 +128,12 @@ main(void)
 		unsigned int len;
 		int busy = 0, rc;
 
-		if (sscanf(line, "write %u", &len) == 1 || sscanf(line, "post %u", &len) == 1) {
+		if (sscanf(line, "post2 %u", &len) == 1) {
+			sge.addr = (uintptr_t)buf2;
+			sge.lkey = mr2->lkey;
+		}
+		if (sscanf(line, "post2 %u", &len) == 1 || sscanf(line, "write %u", &len) == 1 ||
+		    (strncmp(line, "post ", 5) == 0 && sscanf(line, "post %u", &len) == 1)) {
 			sge.length = len < BUF_LEN ? len : BUF_LEN;
 			if (ibv_post_send(qp, &wr, &bad) != 0) {
 				printf("FAIL: post_send: %s\n", strerror(errno));
@@ -135,10 +151,14 @@ main(void)
 			while ((rc = ibv_dereg_mr(mr)) == EBUSY && ++busy < DEREG_TRIES)
 				;
 			printf("dereg %d %d %d\n", rc, errno, busy);
-			if (rc == 0)
-				break;
+		} else if (strncmp(line, "rereg", 5) == 0) {
+			errno = 0;
+			rc = ibv_rereg_mr(mr2, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, buf3, SMALL_LEN,
+					  0);
+			printf("rereg %d %d %llu\n", rc, errno, (unsigned long long)(uintptr_t)buf2);
 		}
 	}
+	ibv_dereg_mr(mr2);
 	ibv_destroy_qp(qp);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);

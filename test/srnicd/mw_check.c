@@ -349,21 +349,6 @@ struct forged_mw {
 	uint32_t handle;
 };
 
-/* The QP's state as the daemon has it, once it leaves RTS (a guard stops a hang) */
-static enum ibv_qp_state
-qp_state_left_rts(struct ibv_qp *qp)
-{
-	struct ibv_qp_init_attr ia;
-	struct ibv_qp_attr a;
-	long end = now_ms() + GUARD_MS;
-
-	do {
-		if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) != 0)
-			return IBV_QPS_UNKNOWN;
-	} while (a.qp_state == IBV_QPS_RTS && now_ms() < end);
-	return a.qp_state;
-}
-
 static int
 hostile(struct ibv_device *dev)
 {
@@ -409,7 +394,7 @@ hostile(struct ibv_device *dev)
 	wr.bind_mw.mw = &f.mw;
 	wr.bind_mw.rkey = ibv_inc_rkey(mx->rkey);
 	CHECK(ibv_post_send(y.a, &wr, &bad) == 0, "a bind of x's window forged on y's QP: posted");
-	CHECK(qp_state_left_rts(y.a) == IBV_QPS_ERR, "  the daemon moved y's QP to ERR");
+	CHECK(verbs_qp_state_left(y.a, IBV_QPS_RTS, GUARD_MS) == IBV_QPS_ERR, "  the daemon moved y's QP to ERR");
 	errno = 0;
 	rc = ibv_dealloc_mw(&f.mw);
 	CHECK(rc == EINVAL, "a forged ibv_dealloc_mw of x's window: %s (want EINVAL)",

@@ -50,6 +50,14 @@
  *                           and gets a completion event and COMM_EST; two
  *                           other contexts still open, connect and exchange
  *                           a SEND; h's channel is readable, its event there
+ *   srnicd_async poll_word  a hostile context a: it stores 1 in its
+ *                           session's poll_sleep word (svc_state_line: "a
+ *                           poller sleeps") before each of POLL_WORD_CQES
+ *                           WRITEs and never sleeps on it, each completion
+ *                           waited for on a completion channel (no poll
+ *                           of the library sleeps): the
+ *                           daemon's status before and after tells what
+ *                           the word cost it (srnicd_verbs reads it)
  *
  * Each event is waited for with poll() on the context's async_fd, as a
  * program does with the kernel's; GUARD_MS only stops a hang. Prints one
@@ -72,8 +80,14 @@
 
 #include <infiniband/verbs.h>
 
+#include "verbs_rc_connect.h"
+
 #define GID_INDEX 1         /* the daemon's IPv4 GID */
 #define MSG_LEN 64
+#define POLL_WORD_CQES 200
+/* svc_shm's state line is its second cache line, poll_sleep its third word
+ * (lib/svc/srnic_svc.h; this program sees only the system's headers) */
+#define SHM_POLL_SLEEP (64 + 8)
 #define BUF_LEN 4096
 #define GUARD_MS 60000
 #define SRQ_WR 8
@@ -482,21 +496,6 @@ struct forged_ah {
 	uint32_t handle;
 };
 
-/* A QP's state as the daemon has it, once it leaves RTS (a guard stops a hang) */
-static enum ibv_qp_state
-qp_state_left_rts(struct ibv_qp *qp)
-{
-	struct ibv_qp_init_attr ia;
-	struct ibv_qp_attr a;
-	long end = now_ms() + GUARD_MS;
-
-	do {
-		if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) != 0)
-			return IBV_QPS_UNKNOWN;
-	} while (a.qp_state == IBV_QPS_RTS && now_ms() < end);
-	return a.qp_state;
-}
-
 static int
 ah_forged(struct ibv_device *dev)
 {
@@ -532,7 +531,7 @@ ah_forged(struct ibv_device *dev)
 	f.ah.pd = a.pd;
 	f.ah.handle = f.handle = bah->handle;
 	CHECK(ud_send(&a, q1, &f.ah, q2->qp_num, 0) == 0, "a posts a UD send naming b's AH");
-	CHECK(qp_state_left_rts(q1) == IBV_QPS_ERR, "the daemon moves a's QP to ERR");
+	CHECK(verbs_qp_state_left(q1, IBV_QPS_RTS, GUARD_MS) == IBV_QPS_ERR, "the daemon moves a's QP to ERR");
 	/* as a kernel provider reports a QP its device failed (a bad WQE) */
 	CHECK(async_event(a.ctx, &ev) && ev.event_type == IBV_EVENT_QP_FATAL &&
 	      ev.element.qp == q1, "a's context: IBV_EVENT_QP_FATAL on that QP (event %d)",
@@ -542,7 +541,7 @@ ah_forged(struct ibv_device *dev)
 	f.ah.handle = f.handle = stale;
 	CHECK(ud_send(&a, q2, &f.ah, q1->qp_num, 0) == 0, "a posts a UD send naming its "
 	      "destroyed AH");
-	CHECK(qp_state_left_rts(q2) == IBV_QPS_ERR, "the daemon moves that QP to ERR too");
+	CHECK(verbs_qp_state_left(q2, IBV_QPS_RTS, GUARD_MS) == IBV_QPS_ERR, "the daemon moves that QP to ERR too");
 	CHECK(async_event(a.ctx, &ev) && ev.event_type == IBV_EVENT_QP_FATAL &&
 	      ev.element.qp == q2, "IBV_EVENT_QP_FATAL on it too (event %d)", ev.event_type);
 	ibv_ack_async_event(&ev);
@@ -873,6 +872,85 @@ chan_full(struct ibv_device *dev)
 	return 0;
 }
 
+/* The start of the one session memory this process maps now, or NULL */
+static uint8_t *
+session_shm(void)
+{
+	char line[512];
+	uint8_t *base = NULL;
+	unsigned long lo;
+	int n = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (f == NULL)
+		return NULL;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strstr(line, "/memfd:srnicd-session") != NULL && sscanf(line, "%lx-", &lo) == 1) {
+			base = (uint8_t *)lo;
+			n++;
+		}
+	}
+	fclose(f);
+	return n == 1 ? base : NULL;
+}
+
+static int
+poll_word(struct ibv_device *dev)
+{
+	struct ibv_sge sg;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_mr *bmr;
+	struct ibv_cq *ev_cq;
+	struct side a, b;
+	union ibv_gid gid;
+	struct ibv_wc wc;
+	uint32_t *word;
+	uint8_t *shm;
+	void *ev_ctx;
+	int i, got = 0;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	a.want_ch = 1;
+	CHECK(side_open(dev, &a, 0) == 0, "a: a context, PD, CQ on a channel, MR, RC QP");
+	shm = session_shm();
+	CHECK(shm != NULL, "a's session memory found in /proc/self/maps");
+	CHECK(side_open(dev, &b, 0) == 0, "b: another context and its objects");
+	bmr = ibv_reg_mr(b.pd, b.buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	CHECK(bmr != NULL, "b's buffer open to remote writes");
+	CHECK(ibv_query_gid(a.ctx, 1, GID_INDEX, &gid) == 0, "GID %d", GID_INDEX);
+	CHECK(side_connect(&a, b.qp->qp_num, &gid, 1) == 0 &&
+	      side_connect(&b, a.qp->qp_num, &gid, 1) == 0, "a and b in RTS");
+	word = (uint32_t *)(shm + SHM_POLL_SLEEP);
+	for (i = 0; i < POLL_WORD_CQES; i++) {
+		/* "a poller sleeps", before each post: the pass that writes
+		 * its CQE finds the 1 */
+		__atomic_store_n(word, 1, __ATOMIC_SEQ_CST);
+		sg = (struct ibv_sge){ .addr = (uintptr_t)a.buf, .length = MSG_LEN, .lkey = a.mr->lkey };
+		wr = (struct ibv_send_wr){ .wr_id = (uint64_t)i, .sg_list = &sg, .num_sge = 1,
+					   .opcode = IBV_WR_RDMA_WRITE,
+					   .send_flags = IBV_SEND_SIGNALED,
+					   .wr.rdma = { .remote_addr = (uintptr_t)b.buf,
+							.rkey = bmr->rkey } };
+		if (ibv_req_notify_cq(a.cq, 0) != 0 || ibv_post_send(a.qp, &wr, &bad) != 0 ||
+		    ibv_get_cq_event(a.ch, &ev_cq, &ev_ctx) != 0)
+			break;
+		ibv_ack_cq_events(a.cq, 1);
+		/* the CQE is in the ring before its event */
+		if (ibv_poll_cq(a.cq, 1, &wc) != 1 || wc.status != IBV_WC_SUCCESS ||
+		    wc.wr_id != (uint64_t)i)
+			break;
+		got++;
+	}
+	CHECK(got == POLL_WORD_CQES, "a's %d WRITEs completed, each after its event: %d",
+	      POLL_WORD_CQES, got);
+	printf("poll_word: %d cqes\n", got);
+	ibv_dereg_mr(bmr);
+	side_close(&b);
+	side_close(&a);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -903,9 +981,11 @@ main(int argc, char **argv)
 		rc = mcast_cap(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "chan_full") == 0)
 		rc = chan_full(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "poll_word") == 0)
+		rc = poll_word(list[0]);
 	else
 		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|eintr|"
-			"reg_past_eof|reg_fsize|mcast_cap|chan_full\n", argv[0]);
+			"reg_past_eof|reg_fsize|mcast_cap|chan_full|poll_word\n", argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;
 }

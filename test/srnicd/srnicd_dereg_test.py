@@ -17,6 +17,19 @@ program's ibv_dereg_mr waits for them (EBUSY after each second, tried
 again). Telemetry of A is asked meanwhile; then B goes on (SIGCONT), its
 ring drains, the dereg returns 0.
 
+Then a rereg whose old range outlives the wait: B stopped again, A's
+16 MiB WRITE from a second MR fills the ring, and that MR is moved to a
+64 KiB range (IBV_REREG_MR_CHANGE_TRANSLATION). The daemon's wait for the
+old range's packets ends (1 s) with them still in A: the old range stays
+mapped in daemon A (its memfd mapping at the buffer's offset, in
+/proc/PID/maps) and counted (mr_bytes, mrs_retired 1). The program on
+A ends meanwhile: its session's end hands the old range and
+its PD (which srnic counts the old object on) to the daemon, still
+counted (pds 1, mr_bytes 16 MiB); B goes on, the packets come back, and
+the control thread's sweep unmaps the range and deallocates the PD
+(objects back to none, mrs_retired 0, the mapping gone). Before, the old
+range was never unmapped and mr_bytes counted the new range only.
+
   srnicd_dereg_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \
       --check BUILD/test/srnicd/dereg_check
 """
@@ -36,6 +49,18 @@ SKIP = 77
 MEMIF_IP = ("10.86.0.1", "10.86.0.2")
 MACS = ("02:00:00:00:86:01", "02:00:00:00:86:02")
 BIG = 16 << 20          # dereg_check's whole buffer
+SMALL = 64 << 10        # dereg_check's rereg's new range
+
+
+def memfd_mapped(pid, offset):
+    """Whether process pid maps the attached library's MR memfd at offset."""
+    with open("/proc/%d/maps" % pid) as f:
+        for ln in f:
+            part = ln.split()
+            if len(part) >= 6 and part[5].startswith("/memfd:srnic-mr") and \
+                    int(part[2], 16) == offset:
+                return True
+    return False
 
 
 def line(p):
@@ -83,17 +108,21 @@ def main():
         tpath = m.group(1)
         base = [objects(status(e)) for e in envs]
 
-        for e in envs:
-            progs.append(subprocess.Popen([SRNIC, "run", "--", a.check], env=e,
-                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=subprocess.STDOUT, text=True))
-        me = [line(p) for p in progs]
-        if not check(all(x.startswith("me ") for x in me), "both ends up: %r" % me):
-            return 1
-        say(progs[0], "peer " + me[1][3:])
-        say(progs[1], "peer " + me[0][3:])
-        got = [line(p) for p in progs]
-        if not check(got == ["connected"] * 2, "connected across the memif: %r" % got):
+        def pair():
+            """Two new dereg_check, a on daemon a, b on b, connected: True."""
+            for e in envs:
+                progs.append(subprocess.Popen([SRNIC, "run", "--", a.check], env=e,
+                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                              stderr=subprocess.STDOUT, text=True))
+            me = [line(p) for p in progs[-2:]]
+            if not check(all(x.startswith("me ") for x in me), "both ends up: %r" % me):
+                return False
+            say(progs[-2], "peer " + me[1][3:])
+            say(progs[-1], "peer " + me[0][3:])
+            got = [line(p) for p in progs[-2:]]
+            return check(got == ["connected"] * 2, "connected across the memif: %r" % got)
+
+        if not pair():
             return 1
         say(progs[0], "write 65536")
         got = line(progs[0])
@@ -131,7 +160,70 @@ def main():
         info = tel(tpath, "/srnicd/info")
         check(info is not None and info.get("mrs_dereg_waiting") == 0,
               "then nothing waits: mrs_dereg_waiting %r" % (info or {}).get("mrs_dereg_waiting"))
+
+        # the rereg whose old range outlives the wait: a new pair (the first
+        # QP went to ERR while b stood still: its retries ran out)
         for name, p in zip("ab", progs):
+            out = finish(p)
+            check(p.returncode == 0, "dereg_check on daemon %s: exit %s %r" %
+                  (name, p.returncode, out[-300:]))
+        progs.clear()
+        if not pair():
+            return 1
+        say(progs[0], "write 65536")
+        got = line(progs[0])
+        if not check(got == "written 0", "the new pair: a's 64 KiB WRITE to b: %r" % got):
+            print(status(envs[0]), status(envs[1]), flush=True)
+            return 1
+        m0 = tel(tpath, "/srnicd/info").get("mr_bytes")
+        os.kill(daemons[1].pid, signal.SIGSTOP)
+        stopped = daemons[1]
+        full0 = tel(tpath, "/srnic/stats,srnic0").get("req_tx_full", 0)
+        say(progs[0], "post2 %d" % BIG)
+        check(line(progs[0]) == "posted", "a's 16 MiB WRITE from its second MR posted")
+        if not check(wait_for(lambda: tel(tpath, "/srnic/stats,srnic0").get("req_tx_full", 0) >
+                              full0, "a's TX buffer full again", guard=10),
+                     "daemon a's TX buffer full again"):
+            print(full0, tel(tpath, "/srnic/stats,srnic0"), status(envs[0]), flush=True)
+        say(progs[0], "rereg")
+        got = line(progs[0]).split()
+        if not check(len(got) == 4 and got[:3] == ["rereg", "0", "0"],
+                     "the second MR moved to 64 KiB with its packets out: %r" % got):
+            return 1
+        old = int(got[3])
+        info = tel(tpath, "/srnicd/info")
+        check(info.get("mrs_retired") == 1 and info.get("mr_bytes") == m0 + SMALL,
+              "the old range still mapped is counted: mrs_retired %r, mr_bytes %r "
+              "(want 1, %d: the old 16 MiB and the new 64 KiB)" %
+              (info.get("mrs_retired"), info.get("mr_bytes"), m0 + SMALL))
+        check(memfd_mapped(daemons[0].pid, old),
+              "daemon a still maps the old range (memfd offset %#x)" % old)
+        # a's program ends meanwhile (its ibv_dealloc_pd EBUSY: the old
+        # object holds the PD): its session's end hands the old range and
+        # the PD to the daemon, still counted
+        out = finish(progs[0])
+        check(progs[0].returncode == 0, "dereg_check on daemon a ends, b still stopped: "
+              "exit %s %r" % (progs[0].returncode, out[-300:]))
+        held = dict(base[0], pds=1, mr_bytes=BIG)
+        check(wait_for(lambda: objects(status(envs[0])) == held, "a's session reclaimed"),
+              "a's session gone: daemon a holds the old range and its PD: %r (want %r)" %
+              (objects(status(envs[0])), held))
+        check(memfd_mapped(daemons[0].pid, old) and
+              tel(tpath, "/srnicd/info").get("mrs_retired") == 1,
+              "the old range still mapped, mrs_retired 1")
+        os.kill(daemons[1].pid, signal.SIGCONT)
+        stopped = None
+        swept = wait_for(lambda: not memfd_mapped(daemons[0].pid, old),
+                         "daemon a to unmap the old range")
+        check(swept, "b drains its ring: daemon a unmaps the old range")
+        check(wait_for(lambda: objects(status(envs[0])) == base[0] and
+                       tel(tpath, "/srnicd/info").get("mrs_retired") == 0,
+                       "daemon a's objects freed"),
+              "and frees the PD: objects %r (want %r), mrs_retired 0" %
+              (objects(status(envs[0])), base[0]))
+        for name, p in zip("ab", progs):
+            if p.returncode is not None:
+                continue    # a's, ended above
             out = finish(p)
             check(p.returncode == 0, "dereg_check on daemon %s: exit %s %r" %
                   (name, p.returncode, out[-300:]))

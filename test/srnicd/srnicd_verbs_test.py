@@ -28,6 +28,11 @@ and a small C program of the test's own for the async events:
                                completes; the engine hands its CPU only to
                                pollers it woke (status' handoffs) and
                                gives it away between packets (yields)
+  srnicd_async poll_word       a session that stores 1 in its poll_sleep
+                               word before each post and never sleeps on
+                               it, 200 CQEs: the engine's FUTEX_WAKEs for it
+                               one per CQE, all counted pollers_none, none
+                               counted woken, no handoff
   a sleeping engine            a pyverbs program holding a QP: the idle
                                daemon's CPU over 300 naps below 2% of a
                                core, and a receive posted while the engine
@@ -99,6 +104,27 @@ def pair_ok(env, base, prog, args, iters):
           (prog, " ".join(args), rs, rc, os_[-600:], oc[-600:]))
     check(wait_for(lambda: objects(env) == base, prog + "'s objects freed"),
           "%s: the daemon's objects back to %s" % (prog, base))
+
+
+def poll_word(env, base, prog):
+    """A hostile poll_sleep word (srnicd_async poll_word): what it costs the
+    engine. Before, each pass that wrote one of its 200 CQEs found the 1,
+    woke nobody and yet counted pollers_woken and gave its CPU away
+    (sched_yield(), handoffs): 200 of each."""
+    cqes = 200
+    s0 = status(env)
+    async_case(env, base, prog, "poll_word")
+    s1 = status(env)
+    w = status_num(s1, "pollers_woken") - status_num(s0, "pollers_woken")
+    h = status_num(s1, "handoffs") - status_num(s0, "handoffs")
+    n0, n1 = status_num(s0, "pollers_none"), status_num(s1, "pollers_none")
+    # the pass that writes a CQE finds the 1 stored before its post (a
+    # pass of two CQEs, or one that comes after the library's own look, finds
+    # it once): at most one wake per CQE
+    check(n0 >= 0 and 1 <= n1 - n0 <= cqes and w == 0 and h == 0,
+          "a poll_sleep word of 1 nobody sleeps on, %d CQEs: %d FUTEX_WAKEs that found none "
+          "(1 to %d: at most one per CQE), pollers_woken +%d, handoffs +%d (want 0, 0)" %
+          (cqes, n1 - n0, cqes, w, h))
 
 
 def async_case(env, base, prog, case, preexec=None):
@@ -461,6 +487,8 @@ def main():
 
         # ---- a CPU shared by a program and the engine it waits for
         cpu_shared(env, base, tmp)
+        if a.async_prog is not None:
+            poll_word(env, base, a.async_prog)
 
         # ---- an idle daemon with a QP held: its engine asleep, woken by a post
         engine_sleeps(env, base)
