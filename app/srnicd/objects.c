@@ -1800,9 +1800,36 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 	return -EINVAL;
 }
 
+/* A session's notification pipes closed at its end, once its rings are
+ * out of the engine's sight (a quiesce: no pass fires its CQs): each
+ * reader (a thread in ibv_get_cq_event() or ibv_get_async_event(), a
+ * process it shares them with) sees the end of file now, not after the
+ * MR waits, which take seconds while a peer holds packets in flight.
+ * Every write end -1 from here: a wake is ev_wake(-1), nothing; an async
+ * event dropped and counted (ev_push()). */
+static void
+pipes_close(struct srnd_objs *o)
+{
+	unsigned int i;
+
+	for (i = 0; i < SVC_SESSION_CHANNELS_MAX; i++) {
+		if (o->ch[i].used && o->ch[i].ch.fd >= 0) {
+			close(o->ch[i].ch.fd);
+			o->ch[i].ch.fd = -1;
+		}
+	}
+	for (i = 0; i < SVC_SESSION_CQS_MAX; i++)
+		if (o->cq[i].used)
+			o->cq[i].cq.ev_fd = -1;
+	if (o->async_fd >= 0)
+		close(o->async_fd);
+	o->async_fd = -1;
+}
+
 /* A session's end (doc/srnicd.md, section 8): its rings out of the
- * engine's sight, its QPs to ERR and destroyed, then its CQs, MRs (once no
- * mbuf refers to them) and PDs, its ring memory unmapped. */
+ * engine's sight, its pipes closed, its QPs to ERR and destroyed, then its
+ * CQs, MRs (once no mbuf refers to them) and PDs, its ring memory
+ * unmapped. */
 void
 srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 {
@@ -1824,6 +1851,7 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 	for (i = 0; i < SVC_SESSION_MWS_MAX; i++)
 		atomic_store(&o->emw[i], NULL);
 	srnd_engine_quiesce(d);
+	pipes_close(o);
 	for (i = 0; i < SVC_SESSION_QPS_MAX; i++) {
 		if (o->qp[i].used) {
 			srnic_modify_qp(o->qp[i].qp.sqp, &a, IBV_QP_STATE);
@@ -1865,9 +1893,6 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 		counts.mrs--;
 		o->mr[i].used = false;
 	}
-	for (i = 0; i < SVC_SESSION_CHANNELS_MAX; i++)
-		if (o->ch[i].used)
-			close(o->ch[i].ch.fd);
 	for (i = 0; i < SVC_SESSION_PDS_MAX; i++) {
 		struct srnd_orphan_pd *op;
 
@@ -1884,8 +1909,6 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 		}
 		o->pd[i].used = false;
 	}
-	if (o->async_fd >= 0)
-		close(o->async_fd);
 	if (o->shm != NULL) {
 		munmap(o->shm, sizeof(struct svc_shm));
 		close(o->shm_fd);
@@ -1921,11 +1944,16 @@ srnd_objs_fatal(struct srnd_objs *o)
 static void
 ev_push(struct srnd_objs *o, uint32_t type, uint32_t handle)
 {
-	struct svc_ev_ring *r = &o->shm->async;
-	uint32_t cons = __atomic_load_n(&r->cons.v, __ATOMIC_ACQUIRE);
+	struct svc_ev_ring *r;
+	uint32_t cons;
 
-	if (o->async_fd < 0)
+	if (o->async_fd < 0) {
+		/* its session ending (pipes_close()): no one to read it */
+		counts.async_drop++;
 		return;
+	}
+	r = &o->shm->async;
+	cons = __atomic_load_n(&r->cons.v, __ATOMIC_ACQUIRE);
 	if (o->ev_prod - cons >= SVC_ASYNC_RING) {
 		/* not taken (or a cons the daemon never gave): dropped */
 		counts.async_drop++;

@@ -103,7 +103,8 @@ struct srnd_objs;
 struct srnd_counts {
 	uint64_t pds, cqs, mrs, mr_bytes, shm_bytes, ahs, srqs, mws;
 	uint64_t mrs_elsewhere;     /* MRs ever mapped elsewhere than the program's addresses */
-	uint64_t async_events, async_drop;  /* events given to sessions, dropped at a full ring */
+	/* events given to sessions, and dropped: a full ring, a session ending */
+	uint64_t async_events, async_drop;
 	_Atomic uint64_t qps;
 	_Atomic uint64_t bad_ring;  /* a bad index or WQE in a session's ring (its QP to ERR) */
 	_Atomic uint64_t mrs_dereg_waiting; /* DEREG_MRs waiting for their packets in flight */

@@ -944,8 +944,19 @@ sva_create_comp_channel(struct ibv_context *context)
 	q.dev = ctx->handle;
 	/* the reply carries the pipe's read end: the program's fd */
 	rc = sva_call_fd(ctx, &q, -1, &r, sizeof(r), &ch->ch.fd);
-	if (rc == 0 && ch->ch.fd < 0)
-		rc = -EPROTO;
+	if (ch->ch.fd < 0 && (rc == 0 || rc == -EMFILE) && r.h.status == 0) {
+		/* the daemon made the channel, its pipe's read end is not
+		 * here (none sent, or the kernel dropped it at our descriptor
+		 * limit): given back, else it holds one of the session's
+		 * SVC_SESSION_CHANNELS_MAX until the session's end */
+		call_destroy(ctx, SVC_DESTROY_CHANNEL, r.handle);
+		if (rc == 0)
+			rc = -EPROTO;
+		else
+			sv_log("ibv_create_comp_channel: the channel's descriptor could not be "
+			       "received: this process is at its limit of open files (EMFILE): "
+			       "close some or raise it (ulimit -n)");
+	}
 	if (rc != 0) {
 		free(ch);
 		return null_errno(-rc);

@@ -699,6 +699,8 @@ int svc_call(int fd, const void *req, void *rep, size_t cap);
  * svc_call() with a file descriptor: fd_out (-1: none) goes with the
  * request (SCM_RIGHTS), and one that comes with a successful reply is
  * stored in *fd_in (else -1; fd_in may be NULL: one that comes is closed).
+ * -EMFILE with rep's status 0: the reply came, its descriptors did not
+ * (this process at its RLIMIT_NOFILE): the caller gives back what it made.
  */
 int svc_call_fd(int fd, const void *req, int fd_out, void *rep, size_t cap, int *fd_in);
 

@@ -4,6 +4,7 @@
  * message passes before its body is read, and a blocking client call.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -258,8 +259,12 @@ fds_close(int *fds, unsigned int nfds)
 	}
 }
 
-ssize_t
-svc_recv_fds(int fd, void *buf, size_t cap, int flags, int *fds, unsigned int nfds)
+/* svc_recv_fds(), and with lost non-NULL: a message whose descriptors the
+ * kernel could not give this process (MSG_CTRUNC with room left for them:
+ * its RLIMIT_NOFILE reached, scm_detach_fds() dropped them) is returned
+ * whole, *lost set, the descriptors that came closed. */
+static ssize_t
+recv_fds(int fd, void *buf, size_t cap, int flags, int *fds, unsigned int nfds, bool *lost)
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = cap };
 	union {
@@ -297,13 +302,21 @@ svc_recv_fds(int fd, void *buf, size_t cap, int flags, int *fds, unsigned int nf
 		}
 	}
 	if ((mh.msg_flags & MSG_CTRUNC) != 0) {
-		/* more descriptors than nfds: what came is closed, the message bad */
 		fds_close(fds, nfds);
-		return (ssize_t)-EBADMSG;
+		if (lost == NULL || got == nfds)
+			/* more descriptors than nfds: what came is closed, the message bad */
+			return (ssize_t)-EBADMSG;
+		*lost = true;
 	}
 	if ((size_t)n > cap)
 		fds_close(fds, nfds);
 	return n;
+}
+
+ssize_t
+svc_recv_fds(int fd, void *buf, size_t cap, int flags, int *fds, unsigned int nfds)
+{
+	return recv_fds(fd, buf, cap, flags, fds, nfds, NULL);
 }
 
 ssize_t
@@ -318,6 +331,7 @@ svc_call_fds(int fd, const void *req, int fd_out, void *rep, size_t cap, int *fd
 {
 	const struct svc_hdr *q = req;
 	int got[SVC_MSG_FDS_MAX];
+	bool lost = false;
 	struct svc_hdr r;
 	const char *why;
 	unsigned int i;
@@ -332,7 +346,7 @@ svc_call_fds(int fd, const void *req, int fd_out, void *rep, size_t cap, int *fd
 	if (n < 0)
 		return errno == EPIPE ? -ECONNRESET : -errno;
 	/* a reply may carry more than the caller takes: those are closed */
-	n = svc_recv_fds(fd, rep, cap, 0, got, SVC_MSG_FDS_MAX);
+	n = recv_fds(fd, rep, cap, 0, got, SVC_MSG_FDS_MAX, &lost);
 	if (n < 0)
 		return (int)n;
 	rc = 0;
@@ -349,6 +363,8 @@ svc_call_fds(int fd, const void *req, int fd_out, void *rep, size_t cap, int *fd
 		else
 			rc = r.status;
 	}
+	if (rc == 0 && lost)
+		rc = -EMFILE;   /* rep is the reply: what it made, the caller gives back */
 	for (i = 0; i < SVC_MSG_FDS_MAX; i++) {
 		if (rc == 0 && i < nfds)
 			fds_in[i] = got[i];

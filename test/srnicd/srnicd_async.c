@@ -58,6 +58,13 @@
  *                           of the library sleeps): the
  *                           daemon's status before and after tells what
  *                           the word cost it (srnicd_verbs reads it)
+ *   srnicd_async chan_nofd  at its descriptor limit (RLIMIT_NOFILE, every
+ *                           descriptor below it open), NOFD_TRIES
+ *                           ibv_create_comp_channel calls: the kernel drops
+ *                           each reply's pipe (MSG_CTRUNC), each call fails
+ *                           EMFILE and gives the daemon's channel back, so
+ *                           below the limit again CHANNELS_MAX channels are
+ *                           made and one more is ENOSPC
  *
  * Each event is waited for with poll() on the context's async_fd, as a
  * program does with the kernel's; GUARD_MS only stops a hang. Prints one
@@ -96,6 +103,10 @@
 #define SLOT 512
 #define GRH_LEN 40
 #define QKEY 0x11111111u
+/* a session's channels (lib/svc/srnic_svc.h's SVC_SESSION_CHANNELS_MAX) */
+#define CHANNELS_MAX 16
+#define NOFD_TRIES (2 * CHANNELS_MAX)
+#define NOFD_LIMIT 256      /* the lowered RLIMIT_NOFILE: every descriptor below it open */
 
 static int fails;
 
@@ -951,6 +962,56 @@ poll_word(struct ibv_device *dev)
 	return 0;
 }
 
+/* A CREATE_CHANNEL reply whose descriptor does not arrive: the daemon made
+ * the channel, the library gives it back (DESTROY_CHANNEL) before it fails.
+ * Not given back, each one held a slot of the session's until its end,
+ * and the (CHANNELS_MAX + 1)-th call was ENOSPC. */
+static int
+chan_nofd(struct ibv_device *dev)
+{
+	struct ibv_comp_channel *ch[CHANNELS_MAX + 1];
+	static int fill[NOFD_LIMIT];
+	struct ibv_context *ctx;
+	struct rlimit rl, low;
+	unsigned int i, nfill = 0;
+	int fd;
+
+	ctx = ibv_open_device(dev);
+	CHECK(ctx != NULL, "open the device");
+	CHECK(getrlimit(RLIMIT_NOFILE, &rl) == 0, "RLIMIT_NOFILE");
+	low = rl;
+	low.rlim_cur = NOFD_LIMIT;
+	CHECK(setrlimit(RLIMIT_NOFILE, &low) == 0, "RLIMIT_NOFILE lowered to %d", NOFD_LIMIT);
+	while (nfill < NOFD_LIMIT && (fd = dup(0)) >= 0)
+		fill[nfill++] = fd;
+	CHECK(nfill < NOFD_LIMIT && errno == EMFILE, "every descriptor below the limit open "
+	      "(%u more)", nfill);
+	for (i = 0; i < NOFD_TRIES; i++) {
+		struct ibv_comp_channel *c;
+
+		errno = 0;
+		c = ibv_create_comp_channel(ctx);
+		CHECK(c == NULL && errno == EMFILE, "ibv_create_comp_channel %u at the limit: "
+		      "NULL, EMFILE (errno %d, %s)", i + 1, errno, strerror(errno));
+	}
+	for (i = 0; i < nfill; i++)
+		close(fill[i]);
+	CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0, "RLIMIT_NOFILE back");
+	for (i = 0; i < CHANNELS_MAX; i++) {
+		ch[i] = ibv_create_comp_channel(ctx);
+		CHECK(ch[i] != NULL, "below the limit: channel %u of %u (errno %d, %s)", i + 1,
+		      CHANNELS_MAX, ch[i] == NULL ? errno : 0, ch[i] == NULL ? strerror(errno) : "");
+	}
+	errno = 0;
+	ch[i] = ibv_create_comp_channel(ctx);
+	CHECK(ch[i] == NULL && errno == ENOSPC, "one more: NULL, ENOSPC (errno %d): the "
+	      "session's limit still holds", errno);
+	for (i = 0; i < CHANNELS_MAX; i++)
+		CHECK(ibv_destroy_comp_channel(ch[i]) == 0, "channel %u destroyed", i + 1);
+	CHECK(ibv_close_device(ctx) == 0, "closed");
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -983,9 +1044,11 @@ main(int argc, char **argv)
 		rc = chan_full(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "poll_word") == 0)
 		rc = poll_word(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "chan_nofd") == 0)
+		rc = chan_nofd(list[0]);
 	else
 		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|eintr|"
-			"reg_past_eof|reg_fsize|mcast_cap|chan_full|poll_word\n", argv[0]);
+			"reg_past_eof|reg_fsize|mcast_cap|chan_full|poll_word|chan_nofd\n", argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;
 }

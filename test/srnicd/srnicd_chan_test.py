@@ -18,6 +18,13 @@ port:
                               telemetry count the writes not taken
                               (wake_full +16, wake_closed +2: the daemon,
                               SIGPIPE ignored, goes on)
+  srnicd_async chan_nofd      at its descriptor limit, 32 channels asked
+                              for: the kernel drops each reply's pipe, each
+                              call EMFILE; the library gives each channel
+                              back (DESTROY_CHANNEL), so below the limit 16
+                              (the session's limit) are made, one more
+                              ENOSPC. Not given back, the 17th call was
+                              ENOSPC: the session's slots all leaked
   a raw session               CREATE_CHANNEL and MAP_SHM of protocol 4.2
                               (an eventfd with the request): EINVAL, the
                               descriptor not kept, the session still served;
@@ -84,6 +91,16 @@ def chan_full(env, prog):
           (f0, f1, more, c0, c1))
 
 
+def chan_nofd(env, prog):
+    """srnicd_async chan_nofd attached: every step ok, exit 0"""
+    p = run(env, [prog, "chan_nofd"])
+    out = finish(p)
+    print(out, flush=True)
+    check(p.returncode == 0 and "FAIL" not in out,
+          "srnicd_async chan_nofd (exit %s): a channel whose pipe the process could not "
+          "receive is given back: 16 made after 32 such, one more ENOSPC" % p.returncode)
+
+
 def raw_old_form(sock):
     """A session of the test's own sends descriptors with CREATE_CHANNEL and
     MAP_SHM, as a library of protocol 4.2 did: EINVAL each, the session
@@ -143,6 +160,7 @@ def main():
         if not daemon_ready(daemon, log):
             return 1
         chan_full(env, a.async_prog)
+        chan_nofd(env, a.async_prog)
         raw_old_form(sock)
         rc = stop(daemon)
         text = open(log).read()
