@@ -954,8 +954,9 @@ sva_create_comp_channel(struct ibv_context *context)
 			rc = -EPROTO;
 		else
 			sv_log("ibv_create_comp_channel: the channel's descriptor could not be "
-			       "received: this process is at its limit of open files (EMFILE): "
-			       "close some or raise it (ulimit -n)");
+			       "received (the kernel dropped it: this process's limit of open files, "
+			       "the system's, or a security module): close some descriptors or raise "
+			       "the limit (ulimit -n)");
 	}
 	if (rc != 0) {
 		free(ch);

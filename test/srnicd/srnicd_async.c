@@ -982,7 +982,7 @@ chan_nofd(struct ibv_device *dev)
 	low = rl;
 	low.rlim_cur = NOFD_LIMIT;
 	CHECK(setrlimit(RLIMIT_NOFILE, &low) == 0, "RLIMIT_NOFILE lowered to %d", NOFD_LIMIT);
-	while (nfill < NOFD_LIMIT && (fd = dup(0)) >= 0)
+	while (nfill < NOFD_LIMIT && (fd = dup(2)) >= 0)
 		fill[nfill++] = fd;
 	CHECK(nfill < NOFD_LIMIT && errno == EMFILE, "every descriptor below the limit open "
 	      "(%u more)", nfill);
