@@ -1002,6 +1002,26 @@ mr_release(struct srnd_objs *o, const struct srnd_slot *self, void *base, size_t
 	mr_unmap(o, base, maplen);
 }
 
+/* srnic_dereg_mr_wait() from the control thread: the engine polls
+ * meanwhile (its own thread) and frees the mbufs; telemetry answers
+ * meanwhile (nothing it reads changes until this returns) and counts the
+ * wait (mrs_dereg_waiting) */
+static int
+mr_wait(struct srnic_mr *smr, uint64_t timeout_us)
+{
+	bool held;
+	int rc;
+
+	if (timeout_us == 0)
+		return srnic_dereg_mr_wait(smr, 0);
+	atomic_fetch_add(&counts.mrs_dereg_waiting, 1);
+	held = srnd_ctl_wait_begin();
+	rc = srnic_dereg_mr_wait(smr, timeout_us);
+	srnd_ctl_wait_end(held);
+	atomic_fetch_sub(&counts.mrs_dereg_waiting, 1);
+	return rc;
+}
+
 /* REG_MR (offset 0) and REG_MR_AT: fd's pages from offset back the range */
 static int
 reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, uint64_t offset,
@@ -1049,17 +1069,9 @@ static int
 dereg_mr(struct srnd_objs *o, struct srnd_slot *sl)
 {
 	struct srnd_pd *pd;
-	bool held;
 	int rc;
 
-	/* the engine polls meanwhile (its own thread) and frees the mbufs;
-	 * telemetry answers meanwhile (nothing it reads changes until this
-	 * returns) */
-	atomic_fetch_add(&counts.mrs_dereg_waiting, 1);
-	held = srnd_ctl_wait_begin();
-	rc = srnic_dereg_mr_wait(sl->mr.smr, SRND_DEREG_TIMEOUT_US);
-	srnd_ctl_wait_end(held);
-	atomic_fetch_sub(&counts.mrs_dereg_waiting, 1);
+	rc = mr_wait(sl->mr.smr, SRND_DEREG_TIMEOUT_US);
 	if (rc < 0)
 		return rc;
 	/* a rereg's old object still out over it keeps it mapped */
@@ -1112,7 +1124,7 @@ retired_sweep(struct srnd_objs *o, uint64_t timeout_us, bool handover)
 	while ((r = *pp) != NULL) {
 		if (o != NULL && r->o != o) {
 			pp = &r->next;
-		} else if (srnic_dereg_mr_wait(r->smr, timeout_us) == 0) {
+		} else if (mr_wait(r->smr, timeout_us) == 0) {
 			/* unlinked first: the mapping goes unless another
 			 * object (live or retired) still refers to it */
 			*pp = r->next;
@@ -1219,8 +1231,7 @@ rereg_mr(struct srnd_objs *o, const struct svc_rereg_mr_req *q, int fd,
 		npd->users++;
 		sl->mr.pd = q->pd;
 	}
-	/* the engine polls meanwhile and frees the old object's mbufs */
-	if (srnic_dereg_mr_wait(old, SRND_DEREG_TIMEOUT_US) == 0) {
+	if (mr_wait(old, SRND_DEREG_TIMEOUT_US) == 0) {
 		free(note);
 		/* a new translation: the old range goes unless an earlier
 		 * rereg's retired object is still out over it */

@@ -106,7 +106,7 @@ struct srnd_counts {
 	uint64_t async_events, async_drop;  /* events given to sessions, dropped at a full ring */
 	_Atomic uint64_t qps;
 	_Atomic uint64_t bad_ring;  /* a bad index or WQE in a session's ring (its QP to ERR) */
-	_Atomic uint64_t mrs_dereg_waiting; /* DEREG_MRs waiting for their packets in flight */
+	_Atomic uint64_t mrs_dereg_waiting; /* waits for MR packets in flight now: dereg, rereg, sweep */
 	/* wakes a session's notification pipe (a channel's, the async one)
 	 * did not take, never waited for: full (its reader has a wake
 	 * pending), or its read end closed by the program (no reader) */

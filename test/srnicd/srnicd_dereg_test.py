@@ -32,7 +32,7 @@ range was never unmapped and mr_bytes counted the new range only.
 
 Then twice a rereg that keeps the translation (IBV_REREG_MR_CHANGE_ACCESS)
 with the second MR's 16 MiB WRITE out, B stopped: the old object's wait
-ends (1 s) with its
+ends (1 s; telemetry answers meanwhile, mrs_dereg_waiting 1) with its
 zero-copy mbufs still over the range the new object keeps: the old
 object retired sharing it (mrs_retired 1, mr_bytes unchanged). Once the
 program deregisters the MR (its new object has no packet out: at once),
@@ -41,7 +41,9 @@ for the old object's mbufs; B goes on, they leave, and only then the
 range is unmapped, daemon A alive, counts back. Before, the old object
 was let go (srnic_dereg_mr()) and the dereg, or the session's end,
 unmapped the range under its mbufs: daemon A died (SIGSEGV) once B went
-on.
+on; and the rereg's wait, as the session's end's for its retired
+objects, held the control lock: telemetry waited behind it and never
+saw it.
 
   srnicd_dereg_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \
       --check BUILD/test/srnicd/dereg_check
@@ -120,6 +122,10 @@ def keep_rereg(end, daemons, envs, progs, tpath, base, pair):
         check(wait_for(lambda: tel(tpath, "/srnic/stats,srnic0").get("req_tx_full", 0) > full0,
                        "a's TX buffer full", guard=10), "%s: daemon a's TX buffer full" % end)
         say(progs[0], "access")
+        check(wait_for(lambda: tel(tpath, "/srnicd/info").get("mrs_dereg_waiting", 0) >= 1,
+                       "telemetry while the rereg waits"),
+              "%s: telemetry answers while the rereg waits for the old object's packets "
+              "(mrs_dereg_waiting 1)" % end)
         got = line(progs[0]).split()
         if not check(len(got) == 4 and got[:3] == ["access", "0", "0"],
                      "%s: the second MR's access changed with its packets out: %r" % (end, got)):
@@ -144,6 +150,11 @@ def keep_rereg(end, daemons, envs, progs, tpath, base, pair):
         else:
             progs[0].kill()
             progs[0].wait()
+            # the session's end waits for the old object (1 s) with the lock let go
+            check(wait_for(lambda: tel(tpath, "/srnicd/info").get("mrs_dereg_waiting", 0) >= 1,
+                           "telemetry while the session's end waits"),
+                  "kill: telemetry answers while the session's end waits for the old "
+                  "object's packets (mrs_dereg_waiting 1)")
             held = dict(base[0], pds=1, mr_bytes=BIG)
             check(wait_for(lambda: objects(status(envs[0])) == held, "a's session reclaimed"),
                   "kill: a's session gone: daemon a holds the shared range and its PD: %r "
