@@ -1912,14 +1912,27 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 	for (i = 0; i < SVC_SESSION_MRS_MAX; i++) {
 		struct srnd_mr *m = &o->mr[i].mr;
 		struct srnd_pd *pd;
+		int rc = 0;
 
-		for (k = 0; o->mr[i].used && dereg_mr(o, &o->mr[i]) != 0 && k < 10; k++)
-			;
+		/* a wait again only while packets are out (-EBUSY) */
+		for (k = 0; o->mr[i].used && k < SRND_RECLAIM_DEREG_TRIES; k++)
+			if ((rc = dereg_mr(o, &o->mr[i])) != -EBUSY)
+				break;
 		if (!o->mr[i].used)
 			continue;
-		/* deregistered, its packets still out: the sweep unmaps it */
-		srnd_log("reclaim: an MR still has packets in flight: unmapped when they are back");
-		mr_retire(NULL, m->smr, m->base, m->maplen);
+		if (rc == -EBUSY) {
+			/* deregistered, its packets still out: the sweep unmaps it */
+			srnd_log("reclaim: an MR still has packets in flight: unmapped when they "
+				 "are back");
+			mr_retire(NULL, m->smr, m->base, m->maplen);
+		} else {
+			/* refused (its windows are gone by now): a bug; srnic
+			 * may still use the range, so it stays registered and
+			 * mapped for good rather than be retried for ever */
+			counts.mrs_dereg_failed++;
+			srnd_log("reclaim: BUG: an MR's dereg failed (%s): left registered and "
+				 "mapped (mrs_dereg_failed)", strerror(-rc));
+		}
 		if (pd_of(o, m->pd, &pd) == 0)
 			pd->users--;
 		counts.mrs--;

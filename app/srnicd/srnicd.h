@@ -48,6 +48,7 @@
  * srnd_dpath_sleep()) */
 #define SRND_SLEEP_DP_MAX_US 10000
 #define SRND_DEREG_TIMEOUT_US 1000000  /* DEREG_MR: in-flight mbufs over the range */
+#define SRND_RECLAIM_DEREG_TRIES 10    /* a session's end: waits for an MR's packets */
 #define SRND_DEFAULT_MEM_MB 256
 #define SRND_DEFAULT_MTU 1500
 #define SRND_DEV_NAME "srnic0"
@@ -115,6 +116,9 @@ struct srnd_counts {
 	 * an MR at a session's end): still mapped, in mr_bytes, until the
 	 * control thread's sweep finds srnic done with them */
 	uint64_t mrs_retired;
+	/* MRs whose dereg failed at a session's end other than for packets
+	 * in flight (a bug): left registered and mapped for good */
+	uint64_t mrs_dereg_failed;
 };
 const struct srnd_counts *srnd_counts(void);
 struct srnd_objs *srnd_objs_new(void);

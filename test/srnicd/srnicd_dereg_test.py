@@ -346,6 +346,11 @@ def main():
         for name, e, b in zip("ab", envs, base):
             check(wait_for(lambda: objects(status(e)) == b, "daemon %s's objects freed" % name),
                   "daemon %s's objects back to %r" % (name, b))
+        # every session's end above deregistered its MRs or retired them
+        # (packets out): none failed, in telemetry and status alike
+        check(tel(tpath, "/srnicd/info").get("mrs_dereg_failed") == 0 and
+              re.search(r"^mrs_dereg_failed 0 ", status(envs[0]), re.M) is not None,
+              "daemon a: mrs_dereg_failed 0 (telemetry, status)")
     finally:
         if stopped is not None:
             os.kill(stopped.pid, signal.SIGCONT)
