@@ -194,12 +194,16 @@ srnd_counts(void)
 	return &counts;
 }
 
-/* An MR's old mapping still under packets in flight when its wait ended
- * (a rereg's old range, an MR at its session's end): the srnic object is
+/* An MR's old object still under packets in flight when its wait ended
+ * (a rereg's old object, an MR at its session's end): the srnic object is
  * the daemon's still (deregistered, its keys refused, one reference
  * kept), its range mapped and counted in mr_bytes (its session's too,
  * while the session lives: the limit counts it) until retired_sweep()
- * finds no packet left over it and unmaps it. The control thread's. */
+ * finds no packet left over it. A mapping may be shared: a rereg that
+ * keeps the translation retires the old object over the range the new
+ * one (the live MR) still uses; the range is unmapped when the last
+ * object over it, live or retired, lets it go (mr_release()). The
+ * control thread's. */
 struct srnd_retired {
 	struct srnd_retired *next;
 	struct srnic_mr *smr;
@@ -979,6 +983,45 @@ mr_unmap(struct srnd_objs *o, void *base, size_t maplen)
 	counts.mr_bytes -= maplen;
 }
 
+/* An object's hold on the mapping at base given up (its packets back, or
+ * the slot self, still used, deregistered): unmapped unless another
+ * object refers to it, a retired one (any session's) or a live MR of
+ * session o (NULL: none left), which unmaps it in turn. */
+static void
+mr_release(struct srnd_objs *o, const struct srnd_slot *self, void *base, size_t maplen)
+{
+	const struct srnd_retired *r;
+	unsigned int i;
+
+	for (r = retired; r != NULL; r = r->next)
+		if (r->base == base)
+			return;
+	for (i = 0; o != NULL && i < SVC_SESSION_MRS_MAX; i++)
+		if (o->mr[i].used && &o->mr[i] != self && o->mr[i].mr.base == base)
+			return;
+	mr_unmap(o, base, maplen);
+}
+
+/* srnic_dereg_mr_wait() from the control thread: the engine polls
+ * meanwhile (its own thread) and frees the mbufs; telemetry answers
+ * meanwhile (nothing it reads changes until this returns) and counts the
+ * wait (mrs_dereg_waiting) */
+static int
+mr_wait(struct srnic_mr *smr, uint64_t timeout_us)
+{
+	bool held;
+	int rc;
+
+	if (timeout_us == 0)
+		return srnic_dereg_mr_wait(smr, 0);
+	atomic_fetch_add(&counts.mrs_dereg_waiting, 1);
+	held = srnd_ctl_wait_begin();
+	rc = srnic_dereg_mr_wait(smr, timeout_us);
+	srnd_ctl_wait_end(held);
+	atomic_fetch_sub(&counts.mrs_dereg_waiting, 1);
+	return rc;
+}
+
 /* REG_MR (offset 0) and REG_MR_AT: fd's pages from offset back the range */
 static int
 reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, uint64_t offset,
@@ -1026,20 +1069,13 @@ static int
 dereg_mr(struct srnd_objs *o, struct srnd_slot *sl)
 {
 	struct srnd_pd *pd;
-	bool held;
 	int rc;
 
-	/* the engine polls meanwhile (its own thread) and frees the mbufs;
-	 * telemetry answers meanwhile (nothing it reads changes until this
-	 * returns) */
-	atomic_fetch_add(&counts.mrs_dereg_waiting, 1);
-	held = srnd_ctl_wait_begin();
-	rc = srnic_dereg_mr_wait(sl->mr.smr, SRND_DEREG_TIMEOUT_US);
-	srnd_ctl_wait_end(held);
-	atomic_fetch_sub(&counts.mrs_dereg_waiting, 1);
+	rc = mr_wait(sl->mr.smr, SRND_DEREG_TIMEOUT_US);
 	if (rc < 0)
 		return rc;
-	mr_unmap(o, sl->mr.base, sl->mr.maplen);
+	/* a rereg's old object still out over it keeps it mapped */
+	mr_release(o, sl, sl->mr.base, sl->mr.maplen);
 	if (pd_of(o, sl->mr.pd, &pd) == 0)
 		pd->users--;
 	counts.mrs--;
@@ -1047,8 +1083,20 @@ dereg_mr(struct srnd_objs *o, struct srnd_slot *sl)
 	return 0;
 }
 
-/* An MR's old range still under packets (smr deregistered, -EBUSY from
- * its wait): kept mapped and counted until retired_sweep() unmaps it. */
+/* An MR's old object still under packets (smr deregistered, -EBUSY from
+ * its wait), noted in r: its range kept mapped and counted until
+ * retired_sweep() finds its packets back and releases it. */
+static void
+mr_retire_in(struct srnd_retired *r, struct srnd_objs *o, struct srnic_mr *smr, void *base,
+	     size_t maplen)
+{
+	*r = (struct srnd_retired){ .next = retired, .smr = smr, .base = base,
+				    .maplen = maplen, .o = o };
+	retired = r;
+	counts.mrs_retired++;
+}
+
+/* mr_retire_in() with a note of its own */
 static void
 mr_retire(struct srnd_objs *o, struct srnic_mr *smr, void *base, size_t maplen)
 {
@@ -1062,10 +1110,7 @@ mr_retire(struct srnd_objs *o, struct srnic_mr *smr, void *base, size_t maplen)
 			 "it: its mapping stays");
 		return;
 	}
-	*r = (struct srnd_retired){ .next = retired, .smr = smr, .base = base,
-				    .maplen = maplen, .o = o };
-	retired = r;
-	counts.mrs_retired++;
+	mr_retire_in(r, o, smr, base, maplen);
 }
 
 /* The old ranges srnic is done with (of session o only, or all: NULL)
@@ -1079,10 +1124,12 @@ retired_sweep(struct srnd_objs *o, uint64_t timeout_us, bool handover)
 	while ((r = *pp) != NULL) {
 		if (o != NULL && r->o != o) {
 			pp = &r->next;
-		} else if (srnic_dereg_mr_wait(r->smr, timeout_us) == 0) {
-			mr_unmap(r->o, r->base, r->maplen);
-			counts.mrs_retired--;
+		} else if (mr_wait(r->smr, timeout_us) == 0) {
+			/* unlinked first: the mapping goes unless another
+			 * object (live or retired) still refers to it */
 			*pp = r->next;
+			counts.mrs_retired--;
+			mr_release(r->o, NULL, r->base, r->maplen);
 			free(r);
 		} else {
 			if (handover)
@@ -1130,11 +1177,14 @@ srnd_objs_retired_drain(void)
  * in the key's slot), then the old object released. A new translation is
  * mapped first (fd's pages, as REG_MR_AT's, checked against the
  * session's MR bytes with the old range still counted: ENOMEM) and the
- * old mapping unmapped once no packet refers to it; one still under
- * packets after the dereg timeout (a port that does not drain) is
- * retired: mapped and counted until the control thread's sweep finds its
- * packets back (mr_retire()). Refused (a window bound: EBUSY; a PD not
- * the session's: EINVAL), the MR is as it was. */
+ * old mapping unmapped once no packet refers to it. An old object still
+ * under packets after the dereg timeout (a port that does not drain) is
+ * retired (mr_retire_in(), its note allocated before anything changes):
+ * its range mapped and counted until the control thread's sweep finds
+ * its packets back; kept, the translation is then shared with the new
+ * object and unmapped after both (mr_release()). Refused (a window
+ * bound: EBUSY; a PD not the session's: EINVAL; no memory for the note:
+ * ENOMEM), the MR is as it was. */
 static int
 rereg_mr(struct srnd_objs *o, const struct svc_rereg_mr_req *q, int fd,
 	 struct svc_reg_mr_rep *rep)
@@ -1142,6 +1192,7 @@ rereg_mr(struct srnd_objs *o, const struct svc_rereg_mr_req *q, int fd,
 	bool xlate = q->flags & IBV_REREG_MR_CHANGE_TRANSLATION;
 	struct srnd_pd *npd = NULL, *opd;
 	struct srnic_mr *old, *nmr;
+	struct srnd_retired *note;
 	struct srnd_slot *sl;
 	uintptr_t base = 0, end = 0;
 	void *p = NULL;
@@ -1152,10 +1203,15 @@ rereg_mr(struct srnd_objs *o, const struct svc_rereg_mr_req *q, int fd,
 		return -EBADF;
 	if ((q->flags & IBV_REREG_MR_CHANGE_PD) && pd_of(o, q->pd, &npd) != 0)
 		return -EINVAL;
+	note = malloc(sizeof(*note));
+	if (note == NULL)
+		return -ENOMEM;
 	if (xlate) {
 		rc = mr_map(o, q->addr, q->length, q->offset, fd, &p, &base, &end);
-		if (rc != 0)
+		if (rc != 0) {
+			free(note);
 			return rc;
+		}
 	}
 	old = sl->mr.smr;
 	nmr = srnic_rereg_mr_iova(old, (int)q->flags, npd != NULL ? npd->spd : NULL,
@@ -1165,6 +1221,7 @@ rereg_mr(struct srnd_objs *o, const struct svc_rereg_mr_req *q, int fd,
 		rc = rte_errno != 0 ? rte_errno : EINVAL;
 		if (xlate)
 			munmap(p, end - base);
+		free(note);
 		return -rc;
 	}
 	sl->mr.smr = nmr;
@@ -1174,14 +1231,17 @@ rereg_mr(struct srnd_objs *o, const struct svc_rereg_mr_req *q, int fd,
 		npd->users++;
 		sl->mr.pd = q->pd;
 	}
-	/* the engine polls meanwhile and frees the old object's mbufs */
-	if (srnic_dereg_mr_wait(old, SRND_DEREG_TIMEOUT_US) == 0) {
+	if (mr_wait(old, SRND_DEREG_TIMEOUT_US) == 0) {
+		free(note);
+		/* a new translation: the old range goes unless an earlier
+		 * rereg's retired object is still out over it */
 		if (xlate)
-			mr_unmap(o, sl->mr.base, sl->mr.maplen);
-	} else if (!xlate) {
-		srnic_dereg_mr(old);    /* its memory is the new object's: freed by its last packet */
+			mr_release(o, sl, sl->mr.base, sl->mr.maplen);
 	} else {
-		mr_retire(o, old, sl->mr.base, sl->mr.maplen);
+		/* kept, the translation is the new object's too: the old
+		 * object's mbufs point into it, so its dereg (or the
+		 * session's end) leaves it to this note (mr_release()) */
+		mr_retire_in(note, o, old, sl->mr.base, sl->mr.maplen);
 	}
 	if (xlate) {
 		o->mr_bytes += end - base;
@@ -1880,14 +1940,27 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 	for (i = 0; i < SVC_SESSION_MRS_MAX; i++) {
 		struct srnd_mr *m = &o->mr[i].mr;
 		struct srnd_pd *pd;
+		int rc = 0;
 
-		for (k = 0; o->mr[i].used && dereg_mr(o, &o->mr[i]) != 0 && k < 10; k++)
-			;
+		/* a wait again only while packets are out (-EBUSY) */
+		for (k = 0; o->mr[i].used && k < SRND_RECLAIM_DEREG_TRIES; k++)
+			if ((rc = dereg_mr(o, &o->mr[i])) != -EBUSY)
+				break;
 		if (!o->mr[i].used)
 			continue;
-		/* deregistered, its packets still out: the sweep unmaps it */
-		srnd_log("reclaim: an MR still has packets in flight: unmapped when they are back");
-		mr_retire(NULL, m->smr, m->base, m->maplen);
+		if (rc == -EBUSY) {
+			/* deregistered, its packets still out: the sweep unmaps it */
+			srnd_log("reclaim: an MR still has packets in flight: unmapped when they "
+				 "are back");
+			mr_retire(NULL, m->smr, m->base, m->maplen);
+		} else {
+			/* refused (its windows are gone by now): a bug; srnic
+			 * may still use the range, so it stays registered and
+			 * mapped for good rather than be retried for ever */
+			counts.mrs_dereg_failed++;
+			srnd_log("reclaim: BUG: an MR's dereg failed (%s): left registered and "
+				 "mapped (mrs_dereg_failed)", strerror(-rc));
+		}
 		if (pd_of(o, m->pd, &pd) == 0)
 			pd->users--;
 		counts.mrs--;

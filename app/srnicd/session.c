@@ -386,6 +386,8 @@ status_text(struct srnd *d, char *t, size_t n)
 	    "registered at them)\n", srnd_counts()->mrs_elsewhere);
 	ADD("mrs_retired %" PRIu64 " (old MR ranges still under packets in flight: mapped, "
 	    "in mr_bytes, until they are back)\n", srnd_counts()->mrs_retired);
+	ADD("mrs_dereg_failed %" PRIu64 " (MRs a session's end could not deregister: a bug, "
+	    "left mapped; see the log)\n", srnd_counts()->mrs_dereg_failed);
 	for (i = 0; i < SRND_SESSIONS_MAX; i++)
 		if (srnd_session_info(i, &si))
 			ADD("  session %" PRIu32 " pid %d uid %u program %s devices_open %u qps %u "

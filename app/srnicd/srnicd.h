@@ -48,6 +48,7 @@
  * srnd_dpath_sleep()) */
 #define SRND_SLEEP_DP_MAX_US 10000
 #define SRND_DEREG_TIMEOUT_US 1000000  /* DEREG_MR: in-flight mbufs over the range */
+#define SRND_RECLAIM_DEREG_TRIES 10    /* a session's end: waits for an MR's packets */
 #define SRND_DEFAULT_MEM_MB 256
 #define SRND_DEFAULT_MTU 1500
 #define SRND_DEV_NAME "srnic0"
@@ -107,7 +108,7 @@ struct srnd_counts {
 	uint64_t async_events, async_drop;
 	_Atomic uint64_t qps;
 	_Atomic uint64_t bad_ring;  /* a bad index or WQE in a session's ring (its QP to ERR) */
-	_Atomic uint64_t mrs_dereg_waiting; /* DEREG_MRs waiting for their packets in flight */
+	_Atomic uint64_t mrs_dereg_waiting; /* waits for MR packets in flight now: dereg, rereg, sweep */
 	/* wakes a session's notification pipe (a channel's, the async one)
 	 * did not take, never waited for: full (its reader has a wake
 	 * pending), or its read end closed by the program (no reader) */
@@ -116,6 +117,9 @@ struct srnd_counts {
 	 * an MR at a session's end): still mapped, in mr_bytes, until the
 	 * control thread's sweep finds srnic done with them */
 	uint64_t mrs_retired;
+	/* MRs whose dereg failed at a session's end other than for packets
+	 * in flight (a bug): left registered and mapped for good */
+	uint64_t mrs_dereg_failed;
 };
 const struct srnd_counts *srnd_counts(void);
 struct srnd_objs *srnd_objs_new(void);

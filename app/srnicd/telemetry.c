@@ -87,6 +87,7 @@ info_fill(struct srnd *d, struct rte_tel_data *t)
 	rte_tel_data_add_dict_u64(t, "mrs_elsewhere", c->mrs_elsewhere);
 	rte_tel_data_add_dict_u64(t, "mrs_dereg_waiting", atomic_load(&c->mrs_dereg_waiting));
 	rte_tel_data_add_dict_u64(t, "mrs_retired", c->mrs_retired);
+	rte_tel_data_add_dict_u64(t, "mrs_dereg_failed", c->mrs_dereg_failed);
 }
 
 static int

@@ -16,6 +16,11 @@
  *   "rereg"     ibv_rereg_mr of that MR to a third buffer of SMALL_LEN
  *               (IBV_REREG_MR_CHANGE_TRANSLATION): "rereg RC ERRNO OLD"
  *               (OLD: the second buffer's address)
+ *   "access"    ibv_rereg_mr of that MR keeping its translation
+ *               (IBV_REREG_MR_CHANGE_ACCESS, remote read added):
+ *               "access RC ERRNO ADDR" (ADDR: the second buffer's address)
+ *   "dereg2"    ibv_dereg_mr of that MR, again while it says EBUSY:
+ *               "dereg2 RC ERRNO BUSY_TRIES"
  *
  * The buffer is BUF_LEN bytes; every wait is the test's, with its guard.
  */
@@ -146,7 +151,7 @@ main(void)
 			while ((n = ibv_poll_cq(cq, 1, &wc)) == 0)
 				;
 			printf("written %d\n", n == 1 ? (int)wc.status : -1);
-		} else if (strncmp(line, "dereg", 5) == 0) {
+		} else if (strcmp(line, "dereg\n") == 0) {
 			errno = 0;
 			while ((rc = ibv_dereg_mr(mr)) == EBUSY && ++busy < DEREG_TRIES)
 				;
@@ -156,9 +161,22 @@ main(void)
 			rc = ibv_rereg_mr(mr2, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, buf3, SMALL_LEN,
 					  0);
 			printf("rereg %d %d %llu\n", rc, errno, (unsigned long long)(uintptr_t)buf2);
+		} else if (strncmp(line, "access", 6) == 0) {
+			errno = 0;
+			rc = ibv_rereg_mr(mr2, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+					  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+			printf("access %d %d %llu\n", rc, errno, (unsigned long long)(uintptr_t)buf2);
+		} else if (strncmp(line, "dereg2", 6) == 0 && mr2 != NULL) {
+			errno = 0;
+			while ((rc = ibv_dereg_mr(mr2)) == EBUSY && ++busy < DEREG_TRIES)
+				;
+			printf("dereg2 %d %d %d\n", rc, errno, busy);
+			if (rc == 0)
+				mr2 = NULL;
 		}
 	}
-	ibv_dereg_mr(mr2);
+	if (mr2 != NULL)
+		ibv_dereg_mr(mr2);
 	ibv_destroy_qp(qp);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);

@@ -30,6 +30,21 @@ the control thread's sweep unmaps the range and deallocates the PD
 (objects back to none, mrs_retired 0, the mapping gone). Before, the old
 range was never unmapped and mr_bytes counted the new range only.
 
+Then twice a rereg that keeps the translation (IBV_REREG_MR_CHANGE_ACCESS)
+with the second MR's 16 MiB WRITE out, B stopped: the old object's wait
+ends (1 s; telemetry answers meanwhile, mrs_dereg_waiting 1) with its
+zero-copy mbufs still over the range the new object keeps: the old
+object retired sharing it (mrs_retired 1, mr_bytes unchanged). Once the
+program deregisters the MR (its new object has no packet out: at once),
+once it is killed (SIGKILL: its session's end): the range stays mapped
+for the old object's mbufs; B goes on, they leave, and only then the
+range is unmapped, daemon A alive, counts back. Before, the old object
+was let go (srnic_dereg_mr()) and the dereg, or the session's end,
+unmapped the range under its mbufs: daemon A died (SIGSEGV) once B went
+on; and the rereg's wait, as the session's end's for its retired
+objects, held the control lock: telemetry waited behind it and never
+saw it.
+
   srnicd_dereg_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \
       --check BUILD/test/srnicd/dereg_check
 """
@@ -70,6 +85,99 @@ def line(p):
 def say(p, text):
     p.stdin.write(text + "\n")
     p.stdin.flush()
+
+
+def info_or_none(tpath):
+    """/srnicd/info, or {} when the daemon does not answer (gone)."""
+    try:
+        return tel(tpath, "/srnicd/info") or {}
+    except (OSError, ValueError):
+        return {}
+
+
+def keep_rereg(end, daemons, envs, progs, tpath, base, pair):
+    """A new pair; a's second MR's 16 MiB WRITE out, daemon b stopped, the
+    MR's access changed (translation kept), then the MR deregistered
+    (end "dereg") or a's program killed ("kill"); b goes on (SIGCONT
+    before it returns): the range unmapped only after the old object's
+    mbufs are gone. False when the pair does not get as far as the rereg."""
+    for name, p in zip("ab", progs):
+        if p.returncode is None:
+            out = finish(p)
+            check(p.returncode == 0, "dereg_check on daemon %s: exit %s %r" %
+                  (name, p.returncode, out[-300:]))
+    progs.clear()
+    if not pair():
+        return False
+    say(progs[0], "write 65536")
+    got = line(progs[0])
+    if not check(got == "written 0", "%s: a's 64 KiB WRITE to b: %r" % (end, got)):
+        return False
+    m0 = tel(tpath, "/srnicd/info").get("mr_bytes")
+    os.kill(daemons[1].pid, signal.SIGSTOP)
+    try:
+        full0 = tel(tpath, "/srnic/stats,srnic0").get("req_tx_full", 0)
+        say(progs[0], "post2 %d" % BIG)
+        check(line(progs[0]) == "posted", "%s: a's 16 MiB WRITE from its second MR posted" % end)
+        check(wait_for(lambda: tel(tpath, "/srnic/stats,srnic0").get("req_tx_full", 0) > full0,
+                       "a's TX buffer full", guard=10), "%s: daemon a's TX buffer full" % end)
+        say(progs[0], "access")
+        check(wait_for(lambda: tel(tpath, "/srnicd/info").get("mrs_dereg_waiting", 0) >= 1,
+                       "telemetry while the rereg waits"),
+              "%s: telemetry answers while the rereg waits for the old object's packets "
+              "(mrs_dereg_waiting 1)" % end)
+        got = line(progs[0]).split()
+        if not check(len(got) == 4 and got[:3] == ["access", "0", "0"],
+                     "%s: the second MR's access changed with its packets out: %r" % (end, got)):
+            return False
+        addr = int(got[3])
+        info = tel(tpath, "/srnicd/info")
+        check(info.get("mrs_retired") == 1 and info.get("mr_bytes") == m0,
+              "%s: the old object retired over the range it shares: mrs_retired %r, mr_bytes "
+              "%r (want 1, %d: counted once)" % (end, info.get("mrs_retired"),
+                                                 info.get("mr_bytes"), m0))
+        if end == "dereg":
+            say(progs[0], "dereg2")
+            got = line(progs[0])
+            check(re.match(r"^dereg2 0 0 0$", got) is not None,
+                  "dereg: the MR's new object has no packet out: dereg at once: %r" % got)
+            info = tel(tpath, "/srnicd/info")
+            check(info.get("mrs_retired") == 1 and info.get("mr_bytes") == m0,
+                  "dereg: the range still counted for the old object: mrs_retired %r, "
+                  "mr_bytes %r (want 1, %d)" % (info.get("mrs_retired"), info.get("mr_bytes"),
+                                                m0))
+            want = m0 - BIG
+        else:
+            progs[0].kill()
+            progs[0].wait()
+            # the session's end waits for the old object (1 s) with the lock let go
+            check(wait_for(lambda: tel(tpath, "/srnicd/info").get("mrs_dereg_waiting", 0) >= 1,
+                           "telemetry while the session's end waits"),
+                  "kill: telemetry answers while the session's end waits for the old "
+                  "object's packets (mrs_dereg_waiting 1)")
+            held = dict(base[0], pds=1, mr_bytes=BIG)
+            check(wait_for(lambda: objects(status(envs[0])) == held, "a's session reclaimed"),
+                  "kill: a's session gone: daemon a holds the shared range and its PD: %r "
+                  "(want %r)" % (objects(status(envs[0])), held))
+            want = base[0].get("mr_bytes")
+        check(memfd_mapped(daemons[0].pid, addr) and
+              tel(tpath, "/srnicd/info").get("mrs_retired") == 1,
+              "%s: the range still mapped under the old object's mbufs, mrs_retired 1" % end)
+    finally:
+        os.kill(daemons[1].pid, signal.SIGCONT)
+    # b drains its ring: the old object's mbufs leave daemon a (read from
+    # the range by its memif TX) and the sweep finds them back
+    gone = wait_for(lambda: daemons[0].poll() is not None or
+                    info_or_none(tpath).get("mrs_retired") == 0, "the old object's packets back")
+    if not check(daemons[0].poll() is None, "%s: daemon a alive once the old object's mbufs "
+                 "left (exit %r)" % (end, daemons[0].poll())):
+        return False
+    info = info_or_none(tpath)
+    check(gone and info.get("mr_bytes") == want,
+          "%s: then mrs_retired %r, mr_bytes %r (want 0, %d)" %
+          (end, info.get("mrs_retired"), info.get("mr_bytes"), want))
+    check(not memfd_mapped(daemons[0].pid, addr), "%s: and the range unmapped" % end)
+    return True
 
 
 def main():
@@ -227,9 +335,22 @@ def main():
             out = finish(p)
             check(p.returncode == 0, "dereg_check on daemon %s: exit %s %r" %
                   (name, p.returncode, out[-300:]))
+        for end in ("dereg", "kill"):
+            if not keep_rereg(end, daemons, envs, progs, tpath, base, pair):
+                return 1
+        for name, p in zip("ab", progs):
+            if p.returncode is None:
+                out = finish(p)
+                check(p.returncode == 0, "dereg_check on daemon %s: exit %s %r" %
+                      (name, p.returncode, out[-300:]))
         for name, e, b in zip("ab", envs, base):
             check(wait_for(lambda: objects(status(e)) == b, "daemon %s's objects freed" % name),
                   "daemon %s's objects back to %r" % (name, b))
+        # every session's end above deregistered its MRs or retired them
+        # (packets out): none failed, in telemetry and status alike
+        check(tel(tpath, "/srnicd/info").get("mrs_dereg_failed") == 0 and
+              re.search(r"^mrs_dereg_failed 0 ", status(envs[0]), re.M) is not None,
+              "daemon a: mrs_dereg_failed 0 (telemetry, status)")
     finally:
         if stopped is not None:
             os.kill(stopped.pid, signal.SIGCONT)
