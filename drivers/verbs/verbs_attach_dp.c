@@ -140,8 +140,9 @@ struct sva_qp {
 /* An empty ibv_poll_cq() returns at once (the verb is non-blocking)
  * unless the thread runs on the CPU the daemon's engine last ran on
  * (svc_state_line.eng_cpu): there the CQE it waits for cannot come while
- * it polls, so it sleeps until the engine writes a CQE into one of the
- * session's CQs (svc_state_line.poll_sleep), at most SVA_POLL_SLEEP_US,
+ * it polls, so it sleeps (not while the engine naps: svc_state_line.sleep)
+ * until the engine writes a CQE into one of the session's CQs
+ * (svc_state_line.poll_sleep), at most SVA_POLL_SLEEP_US,
  * which bounds what a program polling anything else meanwhile (another
  * context's CQ, a socket) waits for it. A daemon that does not say where
  * its engine runs (eng_cpu 0) gets the old rule: a sleep at each empty
@@ -829,6 +830,10 @@ poll_should_sleep(const struct svc_state_line *st, int *cpu)
 	eng = __atomic_load_n(&st->eng_cpu, __ATOMIC_RELAXED);
 	if (sva_poll_mode == SVA_POLL_SLEEP || eng == 0)
 		return ++sva_empty_polls > SVA_POLL_HOT;
+	/* the engine naps (svc_state_line.sleep): the CPU eng_cpu names is
+	 * not its now, and the CQE comes no sooner for a sleep here */
+	if (__atomic_load_n(&st->sleep, __ATOMIC_RELAXED) != 0)
+		return false;
 	*cpu = sched_getcpu();
 	return *cpu >= 0 && (uint32_t)*cpu + 1 == eng;
 }

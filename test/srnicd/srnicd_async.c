@@ -58,12 +58,16 @@
  *                           of the library sleeps): the
  *                           daemon's status before and after tells what
  *                           the word cost it (srnicd_verbs reads it)
+ *   srnicd_async poll_nap   on the engine's CPU while the engine naps (the
+ *                           state line's sleep reads 1): an empty poll
+ *                           returns without sleeping (poll_sleep stays 0)
  *
  * Each event is waited for with poll() on the context's async_fd, as a
  * program does with the kernel's; GUARD_MS only stops a hang. Prints one
  * line per step; exit 0 when every step passed.
  */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -88,6 +92,9 @@
 /* svc_shm's state line is its second cache line, poll_sleep its third word
  * (lib/svc/srnic_svc.h; this program sees only the system's headers) */
 #define SHM_POLL_SLEEP (64 + 8)
+#define SHM_SLEEP (64 + 4)      /* the engine naps */
+#define SHM_ENG_CPU (64 + 12)
+#define POLL_NAP_TRIES 50
 #define BUF_LEN 4096
 #define GUARD_MS 60000
 #define SRQ_WR 8
@@ -951,6 +958,62 @@ poll_word(struct ibv_device *dev)
 	return 0;
 }
 
+static uint32_t
+word_at(uint8_t *shm, size_t off)
+{
+	return __atomic_load_n((uint32_t *)(shm + off), __ATOMIC_SEQ_CST);
+}
+
+static int
+pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static int
+poll_nap(struct ibv_device *dev)
+{
+	struct side a;
+	struct ibv_wc wc;
+	uint8_t *shm;
+	int i, n = -1, decided = 0;
+	long end;
+
+	CHECK(pin(0) == 0, "pinned to CPU 0");
+	for (i = 0; i < POLL_NAP_TRIES && !decided; i++) {
+		memset(&a, 0, sizeof(a));
+		CHECK(side_open(dev, &a, 0) == 0, "a context, PD, CQ, MR, RC QP");
+		shm = session_shm();
+		CHECK(shm != NULL, "its session memory found in /proc/self/maps");
+		/* the engine's next pass tells the new session where it runs */
+		end = now_ms() + GUARD_MS;
+		while (word_at(shm, SHM_ENG_CPU) == 0 && now_ms() < end)
+			;
+		CHECK(word_at(shm, SHM_ENG_CPU) == 1, "the engine runs on CPU 0: eng_cpu %u",
+		      word_at(shm, SHM_ENG_CPU));
+		while (word_at(shm, SHM_SLEEP) == 0 && now_ms() < end)
+			;
+		CHECK(word_at(shm, SHM_SLEEP) == 1, "the engine naps (the state line's sleep 1)");
+		n = ibv_poll_cq(a.cq, 1, &wc);
+		/* the nap lasted the whole poll: a verdict; else another try */
+		decided = word_at(shm, SHM_SLEEP) == 1;
+		if (decided) {
+			printf("poll_nap: poll_sleep %u after an empty poll on CPU 0, try %d\n",
+			       word_at(shm, SHM_POLL_SLEEP), i + 1);
+			CHECK(n == 0 && word_at(shm, SHM_POLL_SLEEP) == 0,
+			      "an empty poll on the napping engine's CPU: %d, no sleep (poll_sleep "
+			      "%u, want 0)", n, word_at(shm, SHM_POLL_SLEEP));
+		}
+		side_close(&a);
+	}
+	CHECK(decided, "a nap that lasted a poll in %d tries", POLL_NAP_TRIES);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -983,9 +1046,11 @@ main(int argc, char **argv)
 		rc = chan_full(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "poll_word") == 0)
 		rc = poll_word(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "poll_nap") == 0)
+		rc = poll_nap(list[0]);
 	else
 		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|eintr|"
-			"reg_past_eof|reg_fsize|mcast_cap|chan_full|poll_word\n", argv[0]);
+			"reg_past_eof|reg_fsize|mcast_cap|chan_full|poll_word|poll_nap\n", argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;
 }

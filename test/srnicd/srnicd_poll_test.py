@@ -20,10 +20,17 @@ under strace counting futex():
                                   (before: a sleep after 64 empty polls,
                                   ~0.5 per READ)
 
-Both transfers complete. Every wait is for a condition, with a guard that
+With --async (test/srnicd/srnicd_async):
+
+  poll_nap on CPU 0, the engine     an empty poll returns without sleeping:
+  napping                           the CQE comes no sooner for it (before:
+                                    it slept on the stale eng_cpu)
+
+Every transfer completes. Every wait is for a condition, with a guard that
 only stops a hang.
 
-  srnicd_poll_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs
+  srnicd_poll_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \
+      [--async BUILD/test/srnicd/srnicd_async]
 """
 import argparse
 import os
@@ -32,8 +39,8 @@ import subprocess
 import sys
 import tempfile
 
-from srnicd_check import SRNIC, attached_env, check, daemon_ready, failures, finish, free_port, \
-    status, status_num, stop, strace_calls, tcp_listening, wait_for
+from srnicd_check import GUARD_S, SRNIC, attached_env, check, daemon_ready, failures, finish, \
+    free_port, status, status_num, stop, strace_calls, tcp_listening, wait_for
 
 SKIP = 77
 ITERS = 1000
@@ -69,10 +76,33 @@ def read_bw(env, tmp, cpu_client):
     return futex, grew
 
 
+def async_case(env, prog, case, cpus, trace=None):
+    """srnicd_async CASE attached on cpus (under strace into trace if given):
+    (its output, the daemon's counters' growth); the case's steps checked"""
+    cmd = ["taskset", "-c", cpus]
+    if trace is not None:
+        # the program's own thread (srnic run execs it): whole lines
+        cmd += ["strace", "-qq", "-e", "trace=futex", "-o", trace]
+    s0 = status(env)
+    try:
+        out = subprocess.run(cmd + [SRNIC, "run", "--", prog, case], env=env,
+                             capture_output=True, text=True, timeout=GUARD_S)
+        rc, text = out.returncode, out.stdout + out.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, text = None, str(e.stdout)
+    s1 = status(env)
+    print(text, flush=True)
+    check(rc == 0 and "FAIL" not in text, "srnicd_async %s attached: exit %s" % (case, rc))
+    grew = {k: status_num(s1, k) - status_num(s0, k) for k in COUNTERS}
+    print("%s: daemon %s" % (case, grew), flush=True)
+    return text, grew
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--daemon", required=True)
     ap.add_argument("--lib", required=True)
+    ap.add_argument("--async", dest="prog")
     a = ap.parse_args()
     if os.geteuid() != 0 or shutil.which("ib_read_bw") is None or \
             shutil.which("strace") is None or shutil.which("taskset") is None:
@@ -120,6 +150,9 @@ def main():
                   (ITERS, futex, ITERS // 10))
             check(grew["pollers_woken"] == 0 and grew["wakes_deferred"] == 0,
                   "no poller asleep for the daemon to wake: %s" % grew)
+
+        if a.prog is not None:
+            async_case(env, a.prog, "poll_nap", "0")
     finally:
         if daemon is not None and daemon.poll() is None:
             stop(daemon)
