@@ -646,8 +646,13 @@ dp_poll_wake(struct srnd *d, struct srnd_objs *o)
 	uint32_t *w = &o->shm->state.poll_sleep;
 
 	o->wake_owed = false;
-	if (__atomic_load_n(w, __ATOMIC_RELAXED) == 0 ||
-	    __atomic_exchange_n(w, 0, __ATOMIC_SEQ_CST) == 0)
+	if (__atomic_load_n(w, __ATOMIC_RELAXED) == 0)
+		return false;
+	/* every sleeper woken: the next one's CPU starts poll_cpu afresh
+	 * (a poller that stores its CPU between the two finds 0, "not
+	 * known", and is woken at once: a wake too many, never one lost) */
+	__atomic_store_n(&o->shm->state.poll_cpu, 0, __ATOMIC_RELAXED);
+	if (__atomic_exchange_n(w, 0, __ATOMIC_SEQ_CST) == 0)
 		return false;
 	if (syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0) <= 0) {
 		atomic_fetch_add_explicit(&d->eng_poll_none, 1, memory_order_relaxed);
@@ -664,10 +669,11 @@ dp_poll_wake(struct srnd *d, struct srnd_objs *o)
  * one handover for every CQE written meanwhile, not one each (64 KiB
  * READs with a CQE each: a wake per READ, each preempting the engine
  * between two bursts of the READs behind it). A poller elsewhere, or of a
- * library that does not say where (poll_cpu 0), is woken now; the engine
- * then hands its CPU over (sched_yield()) unless the poller said it
- * sleeps on another (where the poller has a CPU of its own the yield
- * would return at once). */
+ * library that does not say where (poll_cpu 0), or of a session whose
+ * pollers sleep on several CPUs (SVC_POLL_CPU_MIXED: one of them may be
+ * elsewhere, able to run), is woken now; the engine then hands its CPU
+ * over (sched_yield()) unless the poller said it sleeps on another (where
+ * the poller has a CPU of its own the yield would return at once). */
 static void
 dp_poll_done(struct srnd *d, struct srnd_objs *o, int cpu)
 {
@@ -685,7 +691,9 @@ dp_poll_done(struct srnd *d, struct srnd_objs *o, int cpu)
 		atomic_fetch_add_explicit(&d->eng_wakes_deferred, 1, memory_order_relaxed);
 		return;
 	}
-	if (dp_poll_wake(d, o) && pc == 0) {
+	if (pc == SVC_POLL_CPU_MIXED)
+		atomic_fetch_add_explicit(&d->eng_wakes_mixed, 1, memory_order_relaxed);
+	if (dp_poll_wake(d, o) && (pc == 0 || pc == SVC_POLL_CPU_MIXED)) {
 		sched_yield();
 		atomic_fetch_add_explicit(&d->eng_handoffs, 1, memory_order_relaxed);
 	}

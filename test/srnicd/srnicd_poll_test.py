@@ -25,6 +25,13 @@ With --async (test/srnicd/srnicd_async):
   poll_nap on CPU 0, the engine     an empty poll returns without sleeping:
   napping                           the CQE comes no sooner for it (before:
                                     it slept on the stale eng_cpu)
+  ib_write_bw -s 1048576 streaming  the engine never has a pass without work
+  on CPU 1 (another session)
+  poll_mixed meanwhile              sleepers of one session on CPUs 1 and 0:
+                                    poll_cpu mixed, the session's CQE woken
+                                    at once (wakes_mixed), nothing put off
+                                    (before: poll_cpu named CPU 0, the last
+                                    sleeper's, and the wake was deferred)
 
 Every transfer completes. Every wait is for a condition, with a guard that
 only stops a hang.
@@ -38,6 +45,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 
 from srnicd_check import GUARD_S, SRNIC, attached_env, check, daemon_ready, failures, finish, \
     free_port, status, status_num, stop, strace_calls, tcp_listening, wait_for
@@ -45,7 +53,11 @@ from srnicd_check import GUARD_S, SRNIC, attached_env, check, daemon_ready, fail
 SKIP = 77
 ITERS = 1000
 DAEMON_IP = "10.83.0.1"
-COUNTERS = ("pollers_woken", "handoffs", "wakes_deferred")
+COUNTERS = ("pollers_woken", "handoffs", "wakes_deferred", "wakes_mixed")
+# the stream beside it: 128 WRITEs of 1 MiB in flight keep the engine busy
+# for far longer than a time slice of the client's on a loaded host (64 KiB
+# ones left it idle passes: the poller's wakes paid there)
+STREAM_SIZE = 1 << 20
 
 
 def read_bw(env, tmp, cpu_client):
@@ -96,6 +108,48 @@ def async_case(env, prog, case, cpus, trace=None):
     grew = {k: status_num(s1, k) - status_num(s0, k) for k in COUNTERS}
     print("%s: daemon %s" % (case, grew), flush=True)
     return text, grew
+
+
+def stream_start(env):
+    """ib_write_bw -s STREAM_SIZE --run_infinitely, server and client on CPU 1
+    (they poll without sleeping there): (server, client, its output lines)
+    once the client reports its first second"""
+    port = free_port()
+    cmd = ["ib_write_bw", "-s", str(STREAM_SIZE), "-D", "1", "--run_infinitely", "-p", str(port),
+           "-F"]
+    srv = subprocess.Popen(["taskset", "-c", "1", SRNIC, "run", "--"] + cmd, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    wait_for(lambda: tcp_listening(port) or srv.poll() is not None, "ib_write_bw's server")
+    cli = subprocess.Popen(["taskset", "-c", "1", SRNIC, "run", "--"] + cmd + ["127.0.0.1"],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+
+    def read():
+        for line in cli.stdout:
+            lines.append(line)
+    threading.Thread(target=read, daemon=True).start()
+    ok = wait_for(lambda: any(line.split()[:1] == [str(STREAM_SIZE)] for line in lines) or
+                  cli.poll() is not None, "ib_write_bw's first second")
+    check(ok and cli.poll() is None, "ib_write_bw -s %d streams attached on CPU 1: %s" %
+          (STREAM_SIZE, "".join(lines)[-600:]))
+    return srv, cli, lines
+
+
+def busy(env, prog, tmp):
+    """poll_mixed on the engine's CPU while another session streams"""
+    srv, cli, lines = stream_start(env)
+    try:
+        _, grew = async_case(env, prog, "poll_mixed", "0,1")
+        check(grew["wakes_mixed"] >= 1 and grew["wakes_deferred"] == 0,
+              "pollers of one session asleep on two CPUs: the engine woke them at once, "
+              "wakes_mixed +%d (at least 1), wakes_deferred +%d (want 0)" %
+              (grew["wakes_mixed"], grew["wakes_deferred"]))
+    finally:
+        alive = cli.poll() is None
+        for p in (cli, srv):
+            if p.poll() is None:
+                stop(p)
+        check(alive, "the stream ran throughout: %s" % "".join(lines)[-600:])
 
 
 def main():
@@ -153,6 +207,7 @@ def main():
 
         if a.prog is not None:
             async_case(env, a.prog, "poll_nap", "0")
+            busy(env, a.prog, tmp)
     finally:
         if daemon is not None and daemon.poll() is None:
             stop(daemon)
