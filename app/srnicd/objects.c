@@ -152,6 +152,7 @@ struct srnd_objs {
 	uint32_t cpu_told;          /* the eng_cpu last stored in its state line */
 	bool pending;               /* a WQE waits for room in srnic's queue */
 	bool wake_owed;             /* a poller on the engine's CPU has CQEs waiting */
+	unsigned int owed_passes;   /* passes since its last CQE while wake_owed */
 	_Atomic uint64_t wqes;      /* WQEs taken from its rings (status) */
 	/* published to the engine: the QPs and CQs it serves */
 	struct srnd_qp *_Atomic eqp[SVC_SESSION_QPS_MAX];
@@ -665,7 +666,9 @@ dp_poll_wake(struct srnd *d, struct srnd_objs *o)
 /* After a pass that wrote CQEs into a session's rings, its sleeping
  * pollers: one that went to sleep on this CPU (poll_cpu) could not run
  * before the engine gives the CPU up, so its wake waits for the engine's
- * first pass with nothing to do (srnd_dpath_wake_owed()): one wake and
+ * first pass with nothing to do (srnd_dpath_wake_owed()), or for
+ * SRND_WAKE_DEFER_PASSES passes in a row without its session's CQEs
+ * (srnd_dpath_poll(): another session keeps the engine busy): one wake and
  * one handover for every CQE written meanwhile, not one each (64 KiB
  * READs with a CQE each: a wake per READ, each preempting the engine
  * between two bursts of the READs behind it). A poller elsewhere, or of a
@@ -687,6 +690,7 @@ dp_poll_done(struct srnd *d, struct srnd_objs *o, int cpu)
 	pc = __atomic_load_n(&o->shm->state.poll_cpu, __ATOMIC_RELAXED);
 	if (cpu >= 0 && pc == (uint32_t)cpu + 1) {
 		o->wake_owed = true;
+		o->owed_passes = 0;
 		d->eng_wake_owed = true;
 		atomic_fetch_add_explicit(&d->eng_wakes_deferred, 1, memory_order_relaxed);
 		return;
@@ -726,6 +730,7 @@ srnd_dpath_poll(struct srnd *d)
 	struct srnd_objs *o;
 	int cpu = sched_getcpu();   /* rseq's or the vDSO's: no system call */
 	uint32_t db;
+	bool woke = false;
 
 	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
 		o = atomic_load_explicit(&dp_live[i], memory_order_acquire);
@@ -768,9 +773,20 @@ srnd_dpath_poll(struct srnd *d)
 			if (c != NULL)
 				cqes += dp_cq(c, &o->shm->cq[c->ring]);
 		}
-		if (cqes > 0)
+		if (cqes > 0) {
 			dp_poll_done(d, o, cpu);
+		} else if (o->wake_owed && ++o->owed_passes >= SRND_WAKE_DEFER_PASSES) {
+			/* the engine works on (another session's traffic) and
+			 * this session's CQEs have stopped: its wake is due */
+			atomic_fetch_add_explicit(&d->eng_wakes_bounded, 1, memory_order_relaxed);
+			woke |= dp_poll_wake(d, o);
+		}
 		n += cqes;
+	}
+	/* the pollers woken sleep on this CPU: theirs now */
+	if (woke) {
+		sched_yield();
+		atomic_fetch_add_explicit(&d->eng_handoffs, 1, memory_order_relaxed);
 	}
 	return n;
 }

@@ -350,7 +350,8 @@ struct svc_ev_ring {
  * threads asleep on poll_sleep, + 1, the application's (0: not known;
  * SVC_POLL_CPU_MIXED: they sleep on several); the engine wakes a poller
  * on its own CPU once its pass finds nothing to do (the poller could not
- * run before), any other at once, and stores 0 there when it wakes them all. The application
+ * run before) or after a few passes without the session's CQEs, any other
+ * at once, and stores 0 there when it wakes them all. The application
  * writes sleep (to 0), poll_sleep (to 1) and poll_cpu, nothing else of
  * the line. */
 #define SVC_POLL_CPU_MIXED UINT32_MAX

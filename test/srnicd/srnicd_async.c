@@ -58,6 +58,13 @@
  *                           of the library sleeps): the
  *                           daemon's status before and after tells what
  *                           the word cost it (srnicd_verbs reads it)
+ *   srnicd_async poll_busy  run on the daemon's engine's CPU while another
+ *                           session keeps that engine busy (srnicd_poll):
+ *                           POLL_BUSY_ROUNDS round trips, a's WRITE to b
+ *                           then a's CQ polled until its CQE: each empty
+ *                           poll sleeps (the engine's CPU); the test counts
+ *                           under strace how many of those sleeps ended in
+ *                           their timeout rather than the engine's wake
  *   srnicd_async poll_mixed two threads of one context sleep in
  *                           ibv_poll_cq, one pinned to CPU 1 (the state
  *                           line's eng_cpu forged to say the engine runs
@@ -106,6 +113,7 @@
 #define SHM_ENG_CPU (64 + 12)
 #define SHM_POLL_CPU (64 + 16)
 #define POLL_CPU_MIXED 0xffffffffu  /* SVC_POLL_CPU_MIXED */
+#define POLL_BUSY_ROUNDS 300
 #define POLL_NAP_TRIES 50
 #define BUF_LEN 4096
 #define GUARD_MS 60000
@@ -1021,6 +1029,31 @@ pin(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
+static int
+poll_busy(struct ibv_device *dev)
+{
+	struct side a, b;
+	struct ibv_mr *bmr;
+	struct ibv_wc wc;
+	int i, got = 0;
+
+	if (write_pair(dev, &a, &b, &bmr, NULL) != 0)
+		return 1;
+	for (i = 0; i < POLL_BUSY_ROUNDS; i++) {
+		if (post_write(&a, bmr, (uint64_t)i) != 0 || !cqe(&a, &wc) ||
+		    wc.status != IBV_WC_SUCCESS || wc.wr_id != (uint64_t)i)
+			break;
+		got++;
+	}
+	CHECK(got == POLL_BUSY_ROUNDS, "a's %d WRITEs completed one at a time: %d",
+	      POLL_BUSY_ROUNDS, got);
+	printf("poll_busy: %d round trips\n", got);
+	ibv_dereg_mr(bmr);
+	side_close(&b);
+	side_close(&a);
+	return 0;
+}
+
 struct poller {
 	struct ibv_cq *cq;
 	int cpu;
@@ -1171,14 +1204,16 @@ main(int argc, char **argv)
 		rc = chan_full(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "poll_word") == 0)
 		rc = poll_word(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "poll_busy") == 0)
+		rc = poll_busy(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "poll_mixed") == 0)
 		rc = poll_mixed(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "poll_nap") == 0)
 		rc = poll_nap(list[0]);
 	else
 		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|eintr|"
-			"reg_past_eof|reg_fsize|mcast_cap|chan_full|poll_word|poll_mixed|"
-			"poll_nap\n", argv[0]);
+			"reg_past_eof|reg_fsize|mcast_cap|chan_full|poll_word|poll_busy|"
+			"poll_mixed|poll_nap\n", argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;
 }

@@ -27,6 +27,13 @@ With --async (test/srnicd/srnicd_async):
                                     it slept on the stale eng_cpu)
   ib_write_bw -s 1048576 streaming  the engine never has a pass without work
   on CPU 1 (another session)
+  poll_busy on CPU 0 meanwhile,     each round trip's CQE: the engine pays
+  under strace                      the wake it owes SRND_WAKE_DEFER_PASSES
+                                    passes later (wakes_bounded), and the
+                                    sleep the CQE comes in ends by that
+                                    wake (before: by its 100 us timeout,
+                                    every one: the wake waited for an idle
+                                    pass that never came)
   poll_mixed meanwhile              sleepers of one session on CPUs 1 and 0:
                                     poll_cpu mixed, the session's CQE woken
                                     at once (wakes_mixed), nothing put off
@@ -53,11 +60,14 @@ from srnicd_check import GUARD_S, SRNIC, attached_env, check, daemon_ready, fail
 SKIP = 77
 ITERS = 1000
 DAEMON_IP = "10.83.0.1"
-COUNTERS = ("pollers_woken", "handoffs", "wakes_deferred", "wakes_mixed")
+COUNTERS = ("pollers_woken", "handoffs", "wakes_deferred", "wakes_bounded", "wakes_mixed")
+BUSY_ROUNDS = 300       # srnicd_async's POLL_BUSY_ROUNDS
 # the stream beside it: 128 WRITEs of 1 MiB in flight keep the engine busy
 # for far longer than a time slice of the client's on a loaded host (64 KiB
 # ones left it idle passes: the poller's wakes paid there)
 STREAM_SIZE = 1 << 20
+# the library's sleep: FUTEX_WAIT on the shared word, SVA_POLL_SLEEP_US
+POLL_SLEEP = "FUTEX_WAIT, 1, {tv_sec=0, tv_nsec=100000}"
 
 
 def read_bw(env, tmp, cpu_client):
@@ -110,6 +120,19 @@ def async_case(env, prog, case, cpus, trace=None):
     return text, grew
 
 
+def futex_sleeps(trace):
+    """the library's poll sleeps in an strace log: (how many, how many a
+    FUTEX_WAKE ended, how many their timeout)"""
+    sleeps = woken = timeouts = 0
+    with open(trace) as f:
+        for line in f:
+            if POLL_SLEEP in line:
+                sleeps += 1
+                woken += line.rstrip().endswith("= 0")
+                timeouts += "ETIMEDOUT" in line
+    return sleeps, woken, timeouts
+
+
 def stream_start(env):
     """ib_write_bw -s STREAM_SIZE --run_infinitely, server and client on CPU 1
     (they poll without sleeping there): (server, client, its output lines)
@@ -136,9 +159,26 @@ def stream_start(env):
 
 
 def busy(env, prog, tmp):
-    """poll_mixed on the engine's CPU while another session streams"""
+    """poll_busy and poll_mixed on the engine's CPU while another session
+    streams"""
     srv, cli, lines = stream_start(env)
     try:
+        trace = os.path.join(tmp, "busy.strace")
+        _, grew = async_case(env, prog, "poll_busy", "0", trace)
+        sleeps, woken, timeouts = futex_sleeps(trace)
+        print("poll_busy: %d sleeps, %d woken, %d timed out" % (sleeps, woken, timeouts),
+              flush=True)
+        check(grew["wakes_bounded"] >= BUSY_ROUNDS // 2,
+              "%d round trips on the engine's CPU beside a stream: the engine paid the wakes "
+              "it owed within its bound, wakes_bounded +%d (at least %d; deferred +%d)" %
+              (BUSY_ROUNDS, grew["wakes_bounded"], BUSY_ROUNDS // 2, grew["wakes_deferred"]))
+        # a round trip's sleeps before its CQE exists end in their timeout
+        # (the WRITE waits behind the stream's packets): the one its CQE
+        # comes in is woken
+        check(woken >= BUSY_ROUNDS // 2,
+              "%d sleeps in ibv_poll_cq, %d ended by the engine's wake (at least %d: the "
+              "sleep each CQE came in), %d by their 100 us timeout" %
+              (sleeps, woken, BUSY_ROUNDS // 2, timeouts))
         _, grew = async_case(env, prog, "poll_mixed", "0,1")
         check(grew["wakes_mixed"] >= 1 and grew["wakes_deferred"] == 0,
               "pollers of one session asleep on two CPUs: the engine woke them at once, "
