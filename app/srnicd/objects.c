@@ -152,6 +152,7 @@ struct srnd_objs {
 	uint32_t cpu_told;          /* the eng_cpu last stored in its state line */
 	bool pending;               /* a WQE waits for room in srnic's queue */
 	bool wake_owed;             /* a poller on the engine's CPU has CQEs waiting */
+	unsigned int owed_passes;   /* passes since its last CQE while wake_owed */
 	_Atomic uint64_t wqes;      /* WQEs taken from its rings (status) */
 	/* published to the engine: the QPs and CQs it serves */
 	struct srnd_qp *_Atomic eqp[SVC_SESSION_QPS_MAX];
@@ -650,8 +651,13 @@ dp_poll_wake(struct srnd *d, struct srnd_objs *o)
 	uint32_t *w = &o->shm->state.poll_sleep;
 
 	o->wake_owed = false;
-	if (__atomic_load_n(w, __ATOMIC_RELAXED) == 0 ||
-	    __atomic_exchange_n(w, 0, __ATOMIC_SEQ_CST) == 0)
+	if (__atomic_load_n(w, __ATOMIC_RELAXED) == 0)
+		return false;
+	/* every sleeper woken: the next one's CPU starts poll_cpu afresh
+	 * (a poller that stores its CPU between the two finds 0, "not
+	 * known", and is woken at once: a wake too many, never one lost) */
+	__atomic_store_n(&o->shm->state.poll_cpu, 0, __ATOMIC_RELAXED);
+	if (__atomic_exchange_n(w, 0, __ATOMIC_SEQ_CST) == 0)
 		return false;
 	if (syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0) <= 0) {
 		atomic_fetch_add_explicit(&d->eng_poll_none, 1, memory_order_relaxed);
@@ -664,14 +670,17 @@ dp_poll_wake(struct srnd *d, struct srnd_objs *o)
 /* After a pass that wrote CQEs into a session's rings, its sleeping
  * pollers: one that went to sleep on this CPU (poll_cpu) could not run
  * before the engine gives the CPU up, so its wake waits for the engine's
- * first pass with nothing to do (srnd_dpath_wake_owed()): one wake and
+ * first pass with nothing to do (srnd_dpath_wake_owed()), or for
+ * SRND_WAKE_DEFER_PASSES passes in a row without its session's CQEs
+ * (srnd_dpath_poll(): another session keeps the engine busy): one wake and
  * one handover for every CQE written meanwhile, not one each (64 KiB
  * READs with a CQE each: a wake per READ, each preempting the engine
  * between two bursts of the READs behind it). A poller elsewhere, or of a
- * library that does not say where (poll_cpu 0), is woken now; the engine
- * then hands its CPU over (sched_yield()) unless the poller said it
- * sleeps on another (where the poller has a CPU of its own the yield
- * would return at once). */
+ * library that does not say where (poll_cpu 0), or of a session whose
+ * pollers sleep on several CPUs (SVC_POLL_CPU_MIXED: one of them may be
+ * elsewhere, able to run), is woken now; the engine then hands its CPU
+ * over (sched_yield()) unless the poller said it sleeps on another (where
+ * the poller has a CPU of its own the yield would return at once). */
 static void
 dp_poll_done(struct srnd *d, struct srnd_objs *o, int cpu)
 {
@@ -685,11 +694,14 @@ dp_poll_done(struct srnd *d, struct srnd_objs *o, int cpu)
 	pc = __atomic_load_n(&o->shm->state.poll_cpu, __ATOMIC_RELAXED);
 	if (cpu >= 0 && pc == (uint32_t)cpu + 1) {
 		o->wake_owed = true;
+		o->owed_passes = 0;
 		d->eng_wake_owed = true;
 		atomic_fetch_add_explicit(&d->eng_wakes_deferred, 1, memory_order_relaxed);
 		return;
 	}
-	if (dp_poll_wake(d, o) && pc == 0) {
+	if (pc == SVC_POLL_CPU_MIXED)
+		atomic_fetch_add_explicit(&d->eng_wakes_mixed, 1, memory_order_relaxed);
+	if (dp_poll_wake(d, o) && (pc == 0 || pc == SVC_POLL_CPU_MIXED)) {
 		sched_yield();
 		atomic_fetch_add_explicit(&d->eng_handoffs, 1, memory_order_relaxed);
 	}
@@ -722,6 +734,7 @@ srnd_dpath_poll(struct srnd *d)
 	struct srnd_objs *o;
 	int cpu = sched_getcpu();   /* rseq's or the vDSO's: no system call */
 	uint32_t db;
+	bool woke = false;
 
 	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
 		o = atomic_load_explicit(&dp_live[i], memory_order_acquire);
@@ -764,9 +777,20 @@ srnd_dpath_poll(struct srnd *d)
 			if (c != NULL)
 				cqes += dp_cq(c, &o->shm->cq[c->ring]);
 		}
-		if (cqes > 0)
+		if (cqes > 0) {
 			dp_poll_done(d, o, cpu);
+		} else if (o->wake_owed && ++o->owed_passes >= SRND_WAKE_DEFER_PASSES) {
+			/* the engine works on (another session's traffic) and
+			 * this session's CQEs have stopped: its wake is due */
+			atomic_fetch_add_explicit(&d->eng_wakes_bounded, 1, memory_order_relaxed);
+			woke |= dp_poll_wake(d, o);
+		}
 		n += cqes;
+	}
+	/* the pollers woken sleep on this CPU: theirs now */
+	if (woke) {
+		sched_yield();
+		atomic_fetch_add_explicit(&d->eng_handoffs, 1, memory_order_relaxed);
 	}
 	return n;
 }

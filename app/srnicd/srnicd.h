@@ -47,6 +47,17 @@
  * RNR timers' resolution while nothing moves (a doorbell wakes it at once,
  * srnd_dpath_sleep()) */
 #define SRND_SLEEP_DP_MAX_US 10000
+/* A wake owed to a poller asleep on the engine's CPU (svc_state_line.poll_cpu)
+ * waits for the engine's first pass with nothing to do, or for this many
+ * passes in a row that wrote none of its session's CQEs: an engine kept
+ * busy by another session's traffic never has an idle pass, and the
+ * sleeper would wait out its own timeout (the library's SVA_POLL_SLEEP_US,
+ * 100 us) for every CQE. Passes, not time: a busy host preempts the engine
+ * for whole time slices, after which a time bound has always expired; and
+ * a session whose own CQEs keep coming (its READ stream) is left to take
+ * them all at its timeout, the deferral's point (doc/srnicd.md, "A
+ * sleeping poller") */
+#define SRND_WAKE_DEFER_PASSES 2
 #define SRND_DEREG_TIMEOUT_US 1000000  /* DEREG_MR: in-flight mbufs over the range */
 #define SRND_RECLAIM_DEREG_TRIES 10    /* a session's end: waits for an MR's packets */
 #define SRND_DEFAULT_MEM_MB 256
@@ -85,6 +96,8 @@ struct srnd {
 	_Atomic uint64_t eng_handoffs;    /* the CPU given to them (sched_yield()) right after */
 	_Atomic uint64_t eng_wakes_deferred; /* CQEs for a poller asleep on the engine's CPU */
 	bool eng_wake_owed;         /* a session's wake_owed: srnd_dpath_wake_owed() when idle */
+	_Atomic uint64_t eng_wakes_bounded; /* owed wakes paid after SRND_WAKE_DEFER_PASSES */
+	_Atomic uint64_t eng_wakes_mixed;   /* poll_cpu said SVC_POLL_CPU_MIXED: woken at once */
 	_Atomic uint64_t eng_poll_none;   /* poll_sleep found 1 with no poller asleep: no handoff */
 	_Atomic uint64_t eng_gen;   /* +1 at the end of every pass of the engine's loop */
 	/* idle CPU: the process's CPU time and the clock when it was ready */
@@ -162,7 +175,9 @@ int srnd_objs_qp_by_num(struct srnd_objs *o, uint32_t qpn, enum ibv_qp_type *typ
 unsigned int srnd_dpath_poll(struct srnd *d);
 int srnd_dpath_sleep(struct srnd *d, unsigned int us);
 /* the wakes of pollers asleep on the engine's CPU, owed since a pass that
- * wrote their CQEs: at the engine's first pass with nothing to do */
+ * wrote their CQEs: at the engine's first pass with nothing to do (or
+ * SRND_WAKE_DEFER_PASSES passes after their session's last CQE,
+ * srnd_dpath_poll()) */
 void srnd_dpath_wake_owed(struct srnd *d);
 
 /* session.c */

@@ -140,8 +140,9 @@ struct sva_qp {
 /* An empty ibv_poll_cq() returns at once (the verb is non-blocking)
  * unless the thread runs on the CPU the daemon's engine last ran on
  * (svc_state_line.eng_cpu): there the CQE it waits for cannot come while
- * it polls, so it sleeps until the engine writes a CQE into one of the
- * session's CQs (svc_state_line.poll_sleep), at most SVA_POLL_SLEEP_US,
+ * it polls, so it sleeps (not while the engine naps: svc_state_line.sleep)
+ * until the engine writes a CQE into one of the session's CQs
+ * (svc_state_line.poll_sleep), at most SVA_POLL_SLEEP_US,
  * which bounds what a program polling anything else meanwhile (another
  * context's CQ, a socket) waits for it. A daemon that does not say where
  * its engine runs (eng_cpu 0) gets the old rule: a sleep at each empty
@@ -829,11 +830,17 @@ poll_should_sleep(const struct svc_state_line *st, int *cpu)
 	eng = __atomic_load_n(&st->eng_cpu, __ATOMIC_RELAXED);
 	if (sva_poll_mode == SVA_POLL_SLEEP || eng == 0)
 		return ++sva_empty_polls > SVA_POLL_HOT;
+	/* the engine naps (svc_state_line.sleep): the CPU eng_cpu names is
+	 * not its now, and the CQE comes no sooner for a sleep here */
+	if (__atomic_load_n(&st->sleep, __ATOMIC_RELAXED) != 0)
+		return false;
 	*cpu = sched_getcpu();
 	return *cpu >= 0 && (uint32_t)*cpu + 1 == eng;
 }
 
-/* An empty CQ this thread sleeps on: the session's poll_cpu and
+/* An empty CQ this thread sleeps on: its CPU told in the session's
+ * poll_cpu (SVC_POLL_CPU_MIXED when a sleeper on another CPU was there
+ * first: the engine then wakes them at once, wherever they sleep), and
  * poll_sleep stored, then the CQ's prod looked at once more (a CQE
  * written before that look is returned by the next poll, one after it
  * finds 1 and wakes this thread), then a wait on the word for at most
@@ -845,8 +852,14 @@ poll_sleep(struct sva_cq *cq, uint32_t prod, int cpu)
 	struct svc_state_line *st = &sva_ctx(cq->ibcq.context)->shm->state;
 	uint32_t *w = &st->poll_sleep;
 	struct timespec ts = { .tv_nsec = SVA_POLL_SLEEP_US * 1000 };
+	uint32_t me = (uint32_t)(cpu + 1), pc = __atomic_load_n(&st->poll_cpu, __ATOMIC_RELAXED);
 
-	__atomic_store_n(&st->poll_cpu, (uint32_t)(cpu + 1), __ATOMIC_RELAXED);
+	/* the engine stores 0 when it wakes every sleeper: the first to
+	 * sleep after names its CPU, one on another makes it mixed */
+	while (pc != me && pc != SVC_POLL_CPU_MIXED &&
+	       !__atomic_compare_exchange_n(&st->poll_cpu, &pc, pc == 0 ? me : SVC_POLL_CPU_MIXED,
+					    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 	__atomic_store_n(w, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&cq->ring->prod.v, __ATOMIC_SEQ_CST) != prod)
 		return;

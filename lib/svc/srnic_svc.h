@@ -346,12 +346,15 @@ struct svc_ev_ring {
  * session's rings, finds 1, stores 0 and wakes them all. eng_cpu: the
  * CPU the daemon's engine last ran on, + 1 (0: not known, a daemon of
  * minor 2 or less), the daemon's; a poller sleeps only if it runs there
- * (doc/srnicd.md, "A sleeping poller"). poll_cpu: the CPU of the last
- * thread that went to sleep on poll_sleep, + 1, the application's; the
- * engine wakes a poller on its own CPU once its pass finds nothing to do
- * (the poller could not run before), one elsewhere at once. The
- * application writes sleep (to 0), poll_sleep (to 1) and poll_cpu,
- * nothing else of the line. */
+ * (doc/srnicd.md, "A sleeping poller"). poll_cpu: the CPU of the
+ * threads asleep on poll_sleep, + 1, the application's (0: not known;
+ * SVC_POLL_CPU_MIXED: they sleep on several); the engine wakes a poller
+ * on its own CPU once its pass finds nothing to do (the poller could not
+ * run before) or after a few passes without the session's CQEs, any other
+ * at once, and stores 0 there when it wakes them all. The application
+ * writes sleep (to 0), poll_sleep (to 1) and poll_cpu, nothing else of
+ * the line. */
+#define SVC_POLL_CPU_MIXED UINT32_MAX
 struct svc_state_line {
 	alignas(64) uint32_t v;
 	uint32_t sleep;

@@ -65,12 +65,33 @@
  *                           EMFILE and gives the daemon's channel back, so
  *                           below the limit again CHANNELS_MAX channels are
  *                           made and one more is ENOSPC
+ *   srnicd_async poll_busy  run on the daemon's engine's CPU while another
+ *                           session keeps that engine busy (srnicd_poll):
+ *                           POLL_BUSY_ROUNDS round trips, a's WRITE to b
+ *                           then a's CQ polled until its CQE: each empty
+ *                           poll sleeps (the engine's CPU); the test counts
+ *                           under strace how many of those sleeps ended in
+ *                           their timeout rather than the engine's wake
+ *   srnicd_async poll_mixed two threads of one context sleep in
+ *                           ibv_poll_cq, one pinned to CPU 1 (the state
+ *                           line's eng_cpu forged to say the engine runs
+ *                           there, as when the scheduler moves it), then one
+ *                           pinned to CPU 0 (eng_cpu back): poll_cpu reads
+ *                           SVC_POLL_CPU_MIXED, not the last one's CPU; a
+ *                           CQE then makes the engine store 0 there (the
+ *                           test reads the daemon's wakes_mixed and
+ *                           wakes_deferred: nothing put off)
+ *   srnicd_async poll_nap   on the engine's CPU while the engine naps (the
+ *                           state line's sleep reads 1): an empty poll
+ *                           returns without sleeping (poll_sleep stays 0)
  *
  * Each event is waited for with poll() on the context's async_fd, as a
  * program does with the kernel's; GUARD_MS only stops a hang. Prints one
  * line per step; exit 0 when every step passed.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -95,6 +116,12 @@
 /* svc_shm's state line is its second cache line, poll_sleep its third word
  * (lib/svc/srnic_svc.h; this program sees only the system's headers) */
 #define SHM_POLL_SLEEP (64 + 8)
+#define SHM_SLEEP (64 + 4)      /* the engine naps */
+#define SHM_ENG_CPU (64 + 12)
+#define SHM_POLL_CPU (64 + 16)
+#define POLL_CPU_MIXED 0xffffffffu  /* SVC_POLL_CPU_MIXED */
+#define POLL_BUSY_ROUNDS 300
+#define POLL_NAP_TRIES 50
 #define BUF_LEN 4096
 #define GUARD_MS 60000
 #define SRQ_WR 8
@@ -1012,6 +1039,200 @@ chan_nofd(struct ibv_device *dev)
 	return 0;
 }
 
+static uint32_t
+word_at(uint8_t *shm, size_t off)
+{
+	return __atomic_load_n((uint32_t *)(shm + off), __ATOMIC_SEQ_CST);
+}
+
+/* a and b, two contexts, a's buffer WRITEs into b's (b's MR open to them) */
+static int
+write_pair(struct ibv_device *dev, struct side *a, struct side *b, struct ibv_mr **bmr,
+	   uint8_t **shm)
+{
+	union ibv_gid gid;
+
+	memset(a, 0, sizeof(*a));
+	memset(b, 0, sizeof(*b));
+	CHECK(side_open(dev, a, 0) == 0, "a: a context, PD, CQ, MR, RC QP");
+	if (shm != NULL) {
+		*shm = session_shm();
+		CHECK(*shm != NULL, "a's session memory found in /proc/self/maps");
+	}
+	CHECK(side_open(dev, b, 0) == 0, "b: another context and its objects");
+	*bmr = ibv_reg_mr(b->pd, b->buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	CHECK(*bmr != NULL, "b's buffer open to remote writes");
+	CHECK(ibv_query_gid(a->ctx, 1, GID_INDEX, &gid) == 0, "GID %d", GID_INDEX);
+	CHECK(side_connect(a, b->qp->qp_num, &gid, 1) == 0 &&
+	      side_connect(b, a->qp->qp_num, &gid, 1) == 0, "a and b in RTS");
+	return 0;
+}
+
+static int
+post_write(struct side *a, struct ibv_mr *bmr, uint64_t id)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)a->buf, .length = MSG_LEN, .lkey = a->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+				  .wr.rdma = { .remote_addr = (uintptr_t)bmr->addr,
+					       .rkey = bmr->rkey } }, *bad;
+
+	return ibv_post_send(a->qp, &wr, &bad);
+}
+
+static int
+pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static int
+poll_busy(struct ibv_device *dev)
+{
+	struct side a, b;
+	struct ibv_mr *bmr;
+	struct ibv_wc wc;
+	int i, got = 0;
+
+	if (write_pair(dev, &a, &b, &bmr, NULL) != 0)
+		return 1;
+	for (i = 0; i < POLL_BUSY_ROUNDS; i++) {
+		if (post_write(&a, bmr, (uint64_t)i) != 0 || !cqe(&a, &wc) ||
+		    wc.status != IBV_WC_SUCCESS || wc.wr_id != (uint64_t)i)
+			break;
+		got++;
+	}
+	CHECK(got == POLL_BUSY_ROUNDS, "a's %d WRITEs completed one at a time: %d",
+	      POLL_BUSY_ROUNDS, got);
+	printf("poll_busy: %d round trips\n", got);
+	ibv_dereg_mr(bmr);
+	side_close(&b);
+	side_close(&a);
+	return 0;
+}
+
+struct poller {
+	struct ibv_cq *cq;
+	int cpu;
+	int n;                      /* what its one poll returned */
+};
+
+/* one empty poll of p->cq on CPU p->cpu: it sleeps there (and times out) */
+static void *
+poller_run(void *arg)
+{
+	struct poller *p = arg;
+	struct ibv_wc wc;
+
+	p->n = pin(p->cpu) != 0 ? -1 : ibv_poll_cq(p->cq, 1, &wc);
+	return NULL;
+}
+
+static int
+poller_once(struct ibv_cq *cq, int cpu)
+{
+	struct poller p = { .cq = cq, .cpu = cpu, .n = -1 };
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, poller_run, &p) != 0 || pthread_join(t, NULL) != 0)
+		return -1;
+	return p.n;
+}
+
+static int
+poll_mixed(struct ibv_device *dev)
+{
+	struct ibv_cq *cq2;
+	struct side a, b;
+	struct ibv_mr *bmr;
+	struct ibv_wc wc;
+	uint8_t *shm;
+	uint32_t eng, pc;
+	long end;
+
+	if (write_pair(dev, &a, &b, &bmr, &shm) != 0)
+		return 1;
+	/* a second CQ of a's context (session), never written */
+	cq2 = ibv_create_cq(a.ctx, 8, NULL, NULL, 0);
+	CHECK(cq2 != NULL, "a second CQ in a's context");
+	eng = word_at(shm, SHM_ENG_CPU);
+	CHECK(eng == 1, "the engine runs on CPU 0: eng_cpu %u", eng);
+	CHECK(word_at(shm, SHM_SLEEP) == 0, "the engine is awake (another session's traffic)");
+	/* as if the engine had moved to CPU 1: a thread there sleeps */
+	__atomic_store_n((uint32_t *)(shm + SHM_ENG_CPU), 2, __ATOMIC_SEQ_CST);
+	CHECK(poller_once(cq2, 1) == 0, "a thread on CPU 1 polls the empty second CQ");
+	pc = word_at(shm, SHM_POLL_CPU);
+	CHECK(word_at(shm, SHM_POLL_SLEEP) == 1 && pc == 2,
+	      "it slept there: poll_sleep %u poll_cpu %u (want 1, 2)",
+	      word_at(shm, SHM_POLL_SLEEP), pc);
+	/* the engine back on CPU 0: a thread there sleeps too */
+	__atomic_store_n((uint32_t *)(shm + SHM_ENG_CPU), eng, __ATOMIC_SEQ_CST);
+	CHECK(poller_once(a.cq, 0) == 0, "a thread on CPU 0 polls the empty first CQ");
+	pc = word_at(shm, SHM_POLL_CPU);
+	printf("poll_mixed: poll_cpu %#x after sleepers on CPUs 1 and 0\n", pc);
+	CHECK(pc == POLL_CPU_MIXED, "pollers of one session asleep on two CPUs: poll_cpu %#x "
+	      "(want %#x, mixed; the last one's CPU 0 + 1 would put off the other's wake)",
+	      pc, POLL_CPU_MIXED);
+	/* a CQE of the session: the engine wakes at once and starts afresh */
+	CHECK(pin(1) == 0 && post_write(&a, bmr, 1) == 0 && cqe(&a, &wc) &&
+	      wc.status == IBV_WC_SUCCESS, "a's WRITE completes (polled on CPU 1)");
+	end = now_ms() + GUARD_MS;
+	while (word_at(shm, SHM_POLL_CPU) != 0 && now_ms() < end)
+		;
+	CHECK(word_at(shm, SHM_POLL_CPU) == 0 && word_at(shm, SHM_POLL_SLEEP) == 0,
+	      "the engine woke the session's sleepers: poll_cpu %u poll_sleep %u (want 0, 0)",
+	      word_at(shm, SHM_POLL_CPU), word_at(shm, SHM_POLL_SLEEP));
+	ibv_destroy_cq(cq2);
+	ibv_dereg_mr(bmr);
+	side_close(&b);
+	side_close(&a);
+	return 0;
+}
+
+static int
+poll_nap(struct ibv_device *dev)
+{
+	struct side a;
+	struct ibv_wc wc;
+	uint8_t *shm;
+	int i, n = -1, decided = 0;
+	long end;
+
+	CHECK(pin(0) == 0, "pinned to CPU 0");
+	for (i = 0; i < POLL_NAP_TRIES && !decided; i++) {
+		memset(&a, 0, sizeof(a));
+		CHECK(side_open(dev, &a, 0) == 0, "a context, PD, CQ, MR, RC QP");
+		shm = session_shm();
+		CHECK(shm != NULL, "its session memory found in /proc/self/maps");
+		/* the engine's next pass tells the new session where it runs */
+		end = now_ms() + GUARD_MS;
+		while (word_at(shm, SHM_ENG_CPU) == 0 && now_ms() < end)
+			;
+		CHECK(word_at(shm, SHM_ENG_CPU) == 1, "the engine runs on CPU 0: eng_cpu %u",
+		      word_at(shm, SHM_ENG_CPU));
+		while (word_at(shm, SHM_SLEEP) == 0 && now_ms() < end)
+			;
+		CHECK(word_at(shm, SHM_SLEEP) == 1, "the engine naps (the state line's sleep 1)");
+		n = ibv_poll_cq(a.cq, 1, &wc);
+		/* the nap lasted the whole poll: a verdict; else another try */
+		decided = word_at(shm, SHM_SLEEP) == 1;
+		if (decided) {
+			printf("poll_nap: poll_sleep %u after an empty poll on CPU 0, try %d\n",
+			       word_at(shm, SHM_POLL_SLEEP), i + 1);
+			CHECK(n == 0 && word_at(shm, SHM_POLL_SLEEP) == 0,
+			      "an empty poll on the napping engine's CPU: %d, no sleep (poll_sleep "
+			      "%u, want 0)", n, word_at(shm, SHM_POLL_SLEEP));
+		}
+		side_close(&a);
+	}
+	CHECK(decided, "a nap that lasted a poll in %d tries", POLL_NAP_TRIES);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1046,9 +1267,16 @@ main(int argc, char **argv)
 		rc = poll_word(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "chan_nofd") == 0)
 		rc = chan_nofd(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "poll_busy") == 0)
+		rc = poll_busy(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "poll_mixed") == 0)
+		rc = poll_mixed(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "poll_nap") == 0)
+		rc = poll_nap(list[0]);
 	else
 		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|eintr|"
-			"reg_past_eof|reg_fsize|mcast_cap|chan_full|poll_word|chan_nofd\n", argv[0]);
+			"reg_past_eof|reg_fsize|mcast_cap|chan_full|poll_word|chan_nofd|"
+			"poll_busy|poll_mixed|poll_nap\n", argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;
 }

@@ -20,10 +20,31 @@ under strace counting futex():
                                   (before: a sleep after 64 empty polls,
                                   ~0.5 per READ)
 
-Both transfers complete. Every wait is for a condition, with a guard that
+With --async (test/srnicd/srnicd_async):
+
+  poll_nap on CPU 0, the engine     an empty poll returns without sleeping:
+  napping                           the CQE comes no sooner for it (before:
+                                    it slept on the stale eng_cpu)
+  ib_write_bw -s 1048576 streaming  the engine never has a pass without work
+  on CPU 1 (another session)
+  poll_busy on CPU 0 meanwhile,     each round trip's CQE: the engine pays
+  under strace                      the wake it owes SRND_WAKE_DEFER_PASSES
+                                    passes later (wakes_bounded), and the
+                                    sleep the CQE comes in ends by that
+                                    wake (before: by its 100 us timeout,
+                                    every one: the wake waited for an idle
+                                    pass that never came)
+  poll_mixed meanwhile              sleepers of one session on CPUs 1 and 0:
+                                    poll_cpu mixed, the session's CQE woken
+                                    at once (wakes_mixed), nothing put off
+                                    (before: poll_cpu named CPU 0, the last
+                                    sleeper's, and the wake was deferred)
+
+Every transfer completes. Every wait is for a condition, with a guard that
 only stops a hang.
 
-  srnicd_poll_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs
+  srnicd_poll_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \
+      [--async BUILD/test/srnicd/srnicd_async]
 """
 import argparse
 import os
@@ -31,14 +52,22 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 
-from srnicd_check import SRNIC, attached_env, check, daemon_ready, failures, finish, free_port, \
-    status, status_num, stop, strace_calls, tcp_listening, wait_for
+from srnicd_check import GUARD_S, SRNIC, attached_env, check, daemon_ready, failures, finish, \
+    free_port, status, status_num, stop, strace_calls, tcp_listening, wait_for
 
 SKIP = 77
 ITERS = 1000
 DAEMON_IP = "10.83.0.1"
-COUNTERS = ("pollers_woken", "handoffs", "wakes_deferred")
+COUNTERS = ("pollers_woken", "handoffs", "wakes_deferred", "wakes_bounded", "wakes_mixed")
+BUSY_ROUNDS = 300       # srnicd_async's POLL_BUSY_ROUNDS
+# the stream beside it: 128 WRITEs of 1 MiB in flight keep the engine busy
+# for far longer than a time slice of the client's on a loaded host (64 KiB
+# ones left it idle passes: the poller's wakes paid there)
+STREAM_SIZE = 1 << 20
+# the library's sleep: FUTEX_WAIT on the shared word, SVA_POLL_SLEEP_US
+POLL_SLEEP = "FUTEX_WAIT, 1, {tv_sec=0, tv_nsec=100000}"
 
 
 def read_bw(env, tmp, cpu_client):
@@ -69,10 +98,105 @@ def read_bw(env, tmp, cpu_client):
     return futex, grew
 
 
+def async_case(env, prog, case, cpus, trace=None):
+    """srnicd_async CASE attached on cpus (under strace into trace if given):
+    (its output, the daemon's counters' growth); the case's steps checked"""
+    cmd = ["taskset", "-c", cpus]
+    if trace is not None:
+        # the program's own thread (srnic run execs it): whole lines
+        cmd += ["strace", "-qq", "-e", "trace=futex", "-o", trace]
+    s0 = status(env)
+    try:
+        out = subprocess.run(cmd + [SRNIC, "run", "--", prog, case], env=env,
+                             capture_output=True, text=True, timeout=GUARD_S)
+        rc, text = out.returncode, out.stdout + out.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, text = None, str(e.stdout)
+    s1 = status(env)
+    print(text, flush=True)
+    check(rc == 0 and "FAIL" not in text, "srnicd_async %s attached: exit %s" % (case, rc))
+    grew = {k: status_num(s1, k) - status_num(s0, k) for k in COUNTERS}
+    print("%s: daemon %s" % (case, grew), flush=True)
+    return text, grew
+
+
+def futex_sleeps(trace):
+    """the library's poll sleeps in an strace log: (how many, how many a
+    FUTEX_WAKE ended, how many their timeout)"""
+    sleeps = woken = timeouts = 0
+    with open(trace) as f:
+        for line in f:
+            if POLL_SLEEP in line:
+                sleeps += 1
+                woken += line.rstrip().endswith("= 0")
+                timeouts += "ETIMEDOUT" in line
+    return sleeps, woken, timeouts
+
+
+def stream_start(env):
+    """ib_write_bw -s STREAM_SIZE --run_infinitely, server and client on CPU 1
+    (they poll without sleeping there): (server, client, its output lines)
+    once the client reports its first second"""
+    port = free_port()
+    cmd = ["ib_write_bw", "-s", str(STREAM_SIZE), "-D", "1", "--run_infinitely", "-p", str(port),
+           "-F"]
+    srv = subprocess.Popen(["taskset", "-c", "1", SRNIC, "run", "--"] + cmd, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    wait_for(lambda: tcp_listening(port) or srv.poll() is not None, "ib_write_bw's server")
+    cli = subprocess.Popen(["taskset", "-c", "1", SRNIC, "run", "--"] + cmd + ["127.0.0.1"],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+
+    def read():
+        for line in cli.stdout:
+            lines.append(line)
+    threading.Thread(target=read, daemon=True).start()
+    ok = wait_for(lambda: any(line.split()[:1] == [str(STREAM_SIZE)] for line in lines) or
+                  cli.poll() is not None, "ib_write_bw's first second")
+    check(ok and cli.poll() is None, "ib_write_bw -s %d streams attached on CPU 1: %s" %
+          (STREAM_SIZE, "".join(lines)[-600:]))
+    return srv, cli, lines
+
+
+def busy(env, prog, tmp):
+    """poll_busy and poll_mixed on the engine's CPU while another session
+    streams"""
+    srv, cli, lines = stream_start(env)
+    try:
+        trace = os.path.join(tmp, "busy.strace")
+        _, grew = async_case(env, prog, "poll_busy", "0", trace)
+        sleeps, woken, timeouts = futex_sleeps(trace)
+        print("poll_busy: %d sleeps, %d woken, %d timed out" % (sleeps, woken, timeouts),
+              flush=True)
+        check(grew["wakes_bounded"] >= BUSY_ROUNDS // 2,
+              "%d round trips on the engine's CPU beside a stream: the engine paid the wakes "
+              "it owed within its bound, wakes_bounded +%d (at least %d; deferred +%d)" %
+              (BUSY_ROUNDS, grew["wakes_bounded"], BUSY_ROUNDS // 2, grew["wakes_deferred"]))
+        # a round trip's sleeps before its CQE exists end in their timeout
+        # (the WRITE waits behind the stream's packets): the one its CQE
+        # comes in is woken
+        check(woken >= BUSY_ROUNDS // 2,
+              "%d sleeps in ibv_poll_cq, %d ended by the engine's wake (at least %d: the "
+              "sleep each CQE came in), %d by their 100 us timeout" %
+              (sleeps, woken, BUSY_ROUNDS // 2, timeouts))
+        _, grew = async_case(env, prog, "poll_mixed", "0,1")
+        check(grew["wakes_mixed"] >= 1 and grew["wakes_deferred"] == 0,
+              "pollers of one session asleep on two CPUs: the engine woke them at once, "
+              "wakes_mixed +%d (at least 1), wakes_deferred +%d (want 0)" %
+              (grew["wakes_mixed"], grew["wakes_deferred"]))
+    finally:
+        alive = cli.poll() is None
+        for p in (cli, srv):
+            if p.poll() is None:
+                stop(p)
+        check(alive, "the stream ran throughout: %s" % "".join(lines)[-600:])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--daemon", required=True)
     ap.add_argument("--lib", required=True)
+    ap.add_argument("--async", dest="prog")
     a = ap.parse_args()
     if os.geteuid() != 0 or shutil.which("ib_read_bw") is None or \
             shutil.which("strace") is None or shutil.which("taskset") is None:
@@ -120,6 +244,10 @@ def main():
                   (ITERS, futex, ITERS // 10))
             check(grew["pollers_woken"] == 0 and grew["wakes_deferred"] == 0,
                   "no poller asleep for the daemon to wake: %s" % grew)
+
+        if a.prog is not None:
+            async_case(env, a.prog, "poll_nap", "0")
+            busy(env, a.prog, tmp)
     finally:
         if daemon is not None and daemon.poll() is None:
             stop(daemon)
