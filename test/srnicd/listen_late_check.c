@@ -202,7 +202,8 @@ serve(struct sockaddr_in *a, bool accept, int nports, char **ports)
 		}
 		if (rdma_bind_addr(ids[i], (struct sockaddr *)a) != 0) {
 			printf("bind: %s, local port %u\n", errno == EADDRINUSE ? "EADDRINUSE" :
-			       strerror(errno), ntohs(rdma_get_src_port(ids[i])));
+			       errno == EADDRNOTAVAIL ? "EADDRNOTAVAIL" : strerror(errno),
+			       ntohs(rdma_get_src_port(ids[i])));
 			return 0;
 		}
 		printf("port %u\n", ntohs(rdma_get_src_port(ids[i])));

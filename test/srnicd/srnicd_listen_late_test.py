@@ -15,10 +15,13 @@ keeps the request for the port's rdma_listen() (doc/rdmacm.md).
                                   REJECTED, status 8, as Linux's at once
   a bind of a port another        EADDRINUSE, as Linux's bind of a port
   process holds                   in use, the id left unbound (local port 0)
-  a port-0 bind whose pick        picked again (the test hook
-  another process holds           SRNIC_RDMACM_TEST_BIND_PORT makes the
-                                  first pick that port): bound elsewhere,
-                                  and a client's REQ to it answered
+  a port-0 bind, its range         picked again (SRNIC_RDMACM_PORT_RANGE,
+  (SRNIC_RDMACM_PORT_RANGE) the   the kernel's ip_local_port_range):
+  port another process holds      EADDRNOTAVAIL, said why, the id unbound;
+  and the next                    with the next port in the range: bound
+                                  there, a client's REQ to it answered;
+                                  a range that does not parse: said, the
+                                  default range's port
   64 requests held on one bound   all 65 handed out at the listen: the
   port, a 65th on another bound   budget (CMA_HELD_MAX) is each port's,
   port of the same process        not the process's
@@ -213,12 +216,25 @@ def main():
         check(t.end() == 0 and t.said("bind: EADDRINUSE, local port 0"),
               "a bind refused (another process holds the port): the id unbound (%s)" % t.text())
 
-        # a port-0 bind whose pick is that port: picked again, not EADDRINUSE
-        t = serve("reject", [0], {"SRNIC_RDMACM_TEST_BIND_PORT": str(PORT + 3)})
+        # a port-0 bind whose range is that port: each pick another's, EADDRNOTAVAIL
+        t = serve("reject", [0], {"SRNIC_RDMACM_PORT_RANGE": "%d %d" % (PORT + 3, PORT + 3)})
+        check(t.end() == 0 and t.said("bind: EADDRNOTAVAIL, local port 0") and
+              any("listened on by another process" in x for x in t.lines),
+              "a port-0 bind whose one port another process listens on: EADDRNOTAVAIL, "
+              "said why (%s)" % t.text())
+        # a range that does not parse: said, and the default range's port
+        t = serve("reject", [0], {"SRNIC_RDMACM_PORT_RANGE": "7480 7470"})
         picked = t.last("port")
-        check(t.said("bound") and picked > 0 and picked != PORT + 3,
-              "a port-0 bind whose first pick (%d) another process listens on: bound on "
-              "port %d (%s)" % (PORT + 3, picked, t.text()))
+        check(t.said("bound") and 32768 <= picked <= 60999 and
+              any("SRNIC_RDMACM_PORT_RANGE=\"7480 7470\" is not" in x for x in t.lines),
+              "a range LO > HI: said, a port of the default range (%d: %s)" % (picked, t.text()))
+        closed(t)
+        # a port-0 bind whose range is that port and the next: picked again, not EADDRINUSE
+        t = serve("reject", [0], {"SRNIC_RDMACM_PORT_RANGE": "%d %d" % (PORT + 3, PORT + 4)})
+        picked = t.last("port")
+        check(t.said("bound") and picked == PORT + 4,
+              "a port-0 bind, its range %d-%d, another process listening on %d: bound on "
+              "port %d (%s)" % (PORT + 3, PORT + 4, PORT + 3, picked, t.text()))
         if t.said("bound"):
             listening(t)
             answered(clients(picked, 1),
