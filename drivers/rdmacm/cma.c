@@ -1675,7 +1675,12 @@ listen_owner(const struct cma_id *id)
  * to the port, which then holds it early as if its own bind had taken it: the
  * requests held for the port stay held for that id's rdma_listen(), not
  * rejected while the port is still bound here (under cma_lock; the CM's
- * handler reads its context under it too). */
+ * handler reads its context under it too). A listener target takes none of
+ * them: its rdma_listen() handed it every held request it takes, and a
+ * request that came since went to it at once (handle_request()), so what
+ * id still holds is a request no listener of the port takes, which gets
+ * Linux's answer, a REJ (srnicd_listen_late: "a request held by a wildcard
+ * id"). */
 static void
 listen_hand_over(struct cma_id *id)
 {

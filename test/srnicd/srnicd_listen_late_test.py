@@ -28,6 +28,10 @@ keeps the request for the port's rdma_listen() (doc/rdmacm.md).
   a request held, its bound id    the port's other bound id (REUSEADDR)
   destroyed, another bound to     takes the listen and the request: the
   the port listens                client established, not REJ 8
+  a request held by a wildcard     the listen takes the request (Linux's
+  id, the address's id listens,   REQ would go to the listener, none held),
+  then the wildcard destroyed     the wildcard's CM listen goes to the
+                                  listener: both clients established
   200 connects at once to a       every one a CONNECT_REQUEST once the
   listener whose process is       process runs again (the daemon's event
   stopped (SIGSTOP)               socket holds them; it held some 160),
@@ -276,6 +280,28 @@ def main():
               c.text())
         check(wait_for(lambda: v.last("established") == 1 or v.p.poll() is not None,
                        "the server's ESTABLISHED"), "the other id accepted it (%s)" % v.text())
+        closed(v)
+        check(c.end() == 0, "the client ended")
+
+        # a request held by a wildcard id; an id bound to the address listens,
+        # then the wildcard goes: the listener has it (its listen took it),
+        # and the port's CM listen with it for the next
+        v = serve("accept", ["*%d" % (PORT + 8), str(PORT + 8)])
+        c = client_waiting(PORT + 8)
+        v.say("listen 1")
+        check(wait_for(lambda: v.said("listening") or v.p.poll() is not None, "the listen"),
+              "the address's id listening, the wildcard only bound (%s)" % v.text())
+        v.say("destroy 0")
+        check(wait_for(lambda: v.said("destroyed 0") or v.p.poll() is not None, "the destroy"),
+              "the wildcard id that held the request destroyed")
+        check(wait_for(lambda: c.said("established") or c.p.poll() is not None,
+                       "the client's ESTABLISHED") and c.said("established"),
+              "the request the wildcard held went to the listener, not REJ 8 (%s)" % c.text())
+        c2 = clients(PORT + 8, 1)
+        answered(c2, "established 1 rejected 0 reason8 0 reason28 0 byserver 0 other 0")
+        check(wait_for(lambda: v.last("established") == 2 or v.p.poll() is not None,
+                       "the server's ESTABLISHED"),
+              "the listener accepted both, the held one and the next (%s)" % v.text())
         closed(v)
         check(c.end() == 0, "the client ended")
 
