@@ -65,7 +65,8 @@ static struct {
 	TAILQ_HEAD(, cma_held) held;    /* requests before their port's rdma_listen() */
 	bool trace;                     /* SRNIC_RDMACM_TRACE=1: a line per listen */
 	bool hold_rtu;                  /* SRNIC_RDMACM_TEST_HOLD_RTU=1: see process_conn_resp() */
-	uint16_t test_port;             /* SRNIC_RDMACM_TEST_BIND_PORT: the first port-0 pick */
+	/* SRNIC_RDMACM_PORT_RANGE: the ports a port-0 bind picks from */
+	uint16_t port_lo, port_hi;
 } cma = { .ids = TAILQ_HEAD_INITIALIZER(cma.ids), .held = TAILQ_HEAD_INITIALIZER(cma.held) };
 
 static uint64_t now_ms(void);
@@ -295,6 +296,36 @@ cma_exit(void)
 	}
 }
 
+/* The ephemeral ports of a port-0 bind, as the kernel's rdma_cm takes
+ * them from net.ipv4.ip_local_port_range: SRNIC_RDMACM_PORT_RANGE="LO HI"
+ * (that file's format), else CMA_PORT_MIN..CMA_PORT_MAX (its default). A
+ * range that does not parse is said and the default kept. */
+static void
+port_range(const char *v)
+{
+	unsigned long lo, hi;
+	char *mid, *end = NULL;
+
+	cma.port_lo = CMA_PORT_MIN;
+	cma.port_hi = CMA_PORT_MAX;
+	if (v == NULL)
+		return;
+	errno = 0;
+	lo = strtoul(v, &mid, 10);
+	hi = mid != v ? strtoul(mid, &end, 10) : 0;
+	if (mid != v && end != mid) {
+		while (*end == ' ' || *end == '\t' || *end == '\n')
+			end++;
+		if (*end == '\0' && errno == 0 && lo >= 1 && lo <= hi && hi <= UINT16_MAX) {
+			cma.port_lo = (uint16_t)lo;
+			cma.port_hi = (uint16_t)hi;
+			return;
+		}
+	}
+	cma_log("SRNIC_RDMACM_PORT_RANGE=\"%s\" is not \"LO HI\" (1 <= LO <= HI <= 65535): "
+		"port-0 binds pick from %u-%u", v, CMA_PORT_MIN, CMA_PORT_MAX);
+}
+
 /* Start (once): the device of srnic's libibverbs, its CM, one verbs
  * context for every id (rdma-core's cma_device), our address. */
 int
@@ -315,10 +346,7 @@ cma_init(void)
 	cma.trace = t != NULL && strcmp(t, "1") == 0;
 	t = getenv("SRNIC_RDMACM_TEST_HOLD_RTU");
 	cma.hold_rtu = t != NULL && strcmp(t, "1") == 0;
-	/* a test hook: the process's first ephemeral port is this one, so a
-	 * test makes a port-0 bind meet another process's listen */
-	t = getenv("SRNIC_RDMACM_TEST_BIND_PORT");
-	cma.test_port = t != NULL ? (uint16_t)strtoul(t, NULL, 10) : 0;
+	port_range(getenv("SRNIC_RDMACM_PORT_RANGE"));
 	srandom((unsigned int)(getpid() ^ now_ms()));
 	/* ibv_get_device_list() starts the device (or says what to set) */
 	list = ibv_get_device_list(NULL);
@@ -625,16 +653,16 @@ bind_locked(struct cma_id *id, const struct sockaddr *addr)
 	}
 	port = ntohs(port);
 	if (port == 0) {
-		int tries;
+		unsigned int n = cma.port_hi - cma.port_lo + 1, start = (unsigned int)random() % n, i;
 
-		for (tries = 0; tries < CMA_PORT_MAX - CMA_PORT_MIN; tries++) {
-			port = cma.test_port != 0 ? cma.test_port :
-			       (uint16_t)(CMA_PORT_MIN + random() % (CMA_PORT_MAX - CMA_PORT_MIN + 1));
-			cma.test_port = 0;
+		/* as the kernel's cma_alloc_any_port(): from a random port of
+		 * the range on, the first free one */
+		for (i = 0; i < n; i++) {
+			port = (uint16_t)(cma.port_lo + (start + i) % n);
 			if (port_check(id, port, &g, family, afonly) == 0)
 				break;
 		}
-		if (port_check(id, port, &g, family, afonly) != 0)
+		if (i == n)
 			return err(EADDRNOTAVAIL);
 	} else {
 		rc = port_check(id, port, &g, family, afonly);
@@ -1647,7 +1675,12 @@ listen_owner(const struct cma_id *id)
  * to the port, which then holds it early as if its own bind had taken it: the
  * requests held for the port stay held for that id's rdma_listen(), not
  * rejected while the port is still bound here (under cma_lock; the CM's
- * handler reads its context under it too). */
+ * handler reads its context under it too). A listener target takes none of
+ * them: its rdma_listen() handed it every held request it takes, and a
+ * request that came since went to it at once (handle_request()), so what
+ * id still holds is a request no listener of the port takes, which gets
+ * Linux's answer, a REJ (srnicd_listen_late: "a request held by a wildcard
+ * id"). */
 static void
 listen_hand_over(struct cma_id *id)
 {
@@ -1885,8 +1918,9 @@ bind_take(struct cma_id *id, const struct sockaddr *addr)
 		if (want != 0)
 			return err(EADDRINUSE);
 	}
-	cma_log("rdma_bind_addr: %d ports picked were each listened on by another process of "
-		"srnicd's: bind a port of your own", CMA_BIND_ANY_TRIES);
+	cma_log("rdma_bind_addr: %d ports picked in %u-%u were each listened on by another "
+		"process of srnicd's: bind a port of your own, or widen SRNIC_RDMACM_PORT_RANGE",
+		CMA_BIND_ANY_TRIES, cma.port_lo, cma.port_hi);
 	return err(EADDRNOTAVAIL);
 }
 

@@ -449,13 +449,44 @@ rte_intr_instance_free(struct rte_intr_handle *h)
 }
 #endif /* MEMIF_GUARD */
 
-/* Whether memif's calls to EAL's interrupt functions reach the ones above:
- * a memif server registered its listener (at EAL's probe) through them. */
+#ifdef MEMIF_GUARD
+/* Whether the process's global scope, where memif's lookups start, binds
+ * its calls to EAL's interrupt functions to another copy of them than this
+ * one: two copies of srnic's library in one process (libsrnic.so and the
+ * drop-in libibverbs.so.1; a program that links the floors and loads the
+ * drop-in), the first in the scope takes memif's calls and guards the
+ * process; this copy sees none of them. */
+static bool
+port_memif_other_copy(void)
+{
+	void *g = dlvsym(RTLD_DEFAULT, "rte_intr_callback_register", "DPDK_23");
+	Dl_info gi, self;
+	const char *base;
+
+	if (g == NULL || dladdr(g, &gi) == 0 || gi.dli_fname == NULL ||
+	    dladdr((void *)port_memif_other_copy, &self) == 0 || gi.dli_fbase == self.dli_fbase)
+		return false;
+	base = strrchr(gi.dli_fname, '/');
+	base = base != NULL ? base + 1 : gi.dli_fname;
+	if (strncmp(base, "librte_eal.so", strlen("librte_eal.so")) == 0)
+		return false;
+	SRNIC_LOG(NOTICE, "memif: its calls to EAL's interrupt functions reach another copy of "
+		  "srnic's in this process (%s): that copy guards the server, and its "
+		  "port_memif_cc_purged, not this device's, counts what it removes",
+		  gi.dli_fname[0] != '\0' ? gi.dli_fname : "the program");
+	return true;
+}
+#endif
+
+/* Whether memif's calls to EAL's interrupt functions reach the ones above,
+ * or another copy's: a memif server registered its listener (at EAL's
+ * probe) through them. */
 static bool
 port_memif_guarded(void)
 {
 #ifdef MEMIF_GUARD
-	return atomic_load_explicit(&memif_cc_seen, memory_order_relaxed);
+	return atomic_load_explicit(&memif_cc_seen, memory_order_relaxed) ||
+	       port_memif_other_copy();
 #else
 	return false;
 #endif

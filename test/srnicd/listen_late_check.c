@@ -14,10 +14,12 @@
  *   listen_late_check client IPV4 PORT   connects to IPV4:PORT, says
  *       "established" or "rejected STATUS" (the REJ's reason)
  *   listen_late_check serve IPV4 accept|reject PORT...   one id per PORT
- *       (0: the library picks; the same port twice: both REUSEADDR),
+ *       (0: the library picks; "*PORT": bound to 0.0.0.0, not IPV4;
+ *       every id REUSEADDR, so a port may come twice),
  *       says "port N" for each, "bound"; then reads lines: "destroy I"
  *       (the I-th id, before its listen: "destroyed I"), "listen" (every
- *       id left: "listening"), "close" (all gone: "closed", the end);
+ *       id left; "listen I": the I-th only; "listening"), "close" (all
+ *       gone: "closed", the end);
  *       each request meanwhile accepted (a QP of its own) or rejected
  *       (rdma_reject with REJ_PDATA, the peer's REJECTED 28 with it),
  *       "requests N" after each,
@@ -193,16 +195,22 @@ serve(struct sockaddr_in *a, bool accept, int nports, char **ports)
 	if (nports > SERVE_IDS_MAX)
 		return 2;
 	for (i = 0; i < nports; i++) {
-		a->sin_port = htons((uint16_t)atoi(ports[i]));
+		struct sockaddr_in b = *a;
+
+		/* "*PORT": 0.0.0.0, the wildcard */
+		if (ports[i][0] == '*')
+			b.sin_addr.s_addr = htonl(INADDR_ANY);
+		b.sin_port = htons((uint16_t)atoi(ports[i] + (ports[i][0] == '*')));
 		if (rdma_create_id(ch, &ids[i], NULL, RDMA_PS_TCP) != 0 ||
 		    rdma_set_option(ids[i], RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one,
 				    sizeof(one)) != 0) {
 			perror("rdma_create_id");
 			return 1;
 		}
-		if (rdma_bind_addr(ids[i], (struct sockaddr *)a) != 0) {
+		if (rdma_bind_addr(ids[i], (struct sockaddr *)&b) != 0) {
 			printf("bind: %s, local port %u\n", errno == EADDRINUSE ? "EADDRINUSE" :
-			       strerror(errno), ntohs(rdma_get_src_port(ids[i])));
+			       errno == EADDRNOTAVAIL ? "EADDRNOTAVAIL" : strerror(errno),
+			       ntohs(rdma_get_src_port(ids[i])));
 			return 0;
 		}
 		printf("port %u\n", ntohs(rdma_get_src_port(ids[i])));
@@ -230,8 +238,11 @@ serve(struct sockaddr_in *a, bool accept, int nports, char **ports)
 				ids[i] = NULL;
 				printf("destroyed %d\n", i);
 			} else if (strncmp(line, "listen", 6) == 0) {
+				int only = line[6] == ' ' ? atoi(line + 7) : -1;
+
 				for (i = 0; i < nports; i++)
-					if (ids[i] != NULL && rdma_listen(ids[i], 0) != 0) {
+					if (ids[i] != NULL && (only < 0 || only == i) &&
+					    rdma_listen(ids[i], 0) != 0) {
 						perror("rdma_listen");
 						return 1;
 					}

@@ -15,16 +15,23 @@ keeps the request for the port's rdma_listen() (doc/rdmacm.md).
                                   REJECTED, status 8, as Linux's at once
   a bind of a port another        EADDRINUSE, as Linux's bind of a port
   process holds                   in use, the id left unbound (local port 0)
-  a port-0 bind whose pick        picked again (the test hook
-  another process holds           SRNIC_RDMACM_TEST_BIND_PORT makes the
-                                  first pick that port): bound elsewhere,
-                                  and a client's REQ to it answered
+  a port-0 bind, its range         picked again (SRNIC_RDMACM_PORT_RANGE,
+  (SRNIC_RDMACM_PORT_RANGE) the   the kernel's ip_local_port_range):
+  port another process holds      EADDRNOTAVAIL, said why, the id unbound;
+  and the next                    with the next port in the range: bound
+                                  there, a client's REQ to it answered;
+                                  a range that does not parse: said, the
+                                  default range's port
   64 requests held on one bound   all 65 handed out at the listen: the
   port, a 65th on another bound   budget (CMA_HELD_MAX) is each port's,
   port of the same process        not the process's
   a request held, its bound id    the port's other bound id (REUSEADDR)
   destroyed, another bound to     takes the listen and the request: the
   the port listens                client established, not REJ 8
+  a request held by a wildcard     the listen takes the request (Linux's
+  id, the address's id listens,   REQ would go to the listener, none held),
+  then the wildcard destroyed     the wildcard's CM listen goes to the
+                                  listener: both clients established
   200 connects at once to a       every one a CONNECT_REQUEST once the
   listener whose process is       process runs again (the daemon's event
   stopped (SIGSTOP)               socket holds them; it held some 160),
@@ -213,12 +220,25 @@ def main():
         check(t.end() == 0 and t.said("bind: EADDRINUSE, local port 0"),
               "a bind refused (another process holds the port): the id unbound (%s)" % t.text())
 
-        # a port-0 bind whose pick is that port: picked again, not EADDRINUSE
-        t = serve("reject", [0], {"SRNIC_RDMACM_TEST_BIND_PORT": str(PORT + 3)})
+        # a port-0 bind whose range is that port: each pick another's, EADDRNOTAVAIL
+        t = serve("reject", [0], {"SRNIC_RDMACM_PORT_RANGE": "%d %d" % (PORT + 3, PORT + 3)})
+        check(t.end() == 0 and t.said("bind: EADDRNOTAVAIL, local port 0") and
+              any("listened on by another process" in x for x in t.lines),
+              "a port-0 bind whose one port another process listens on: EADDRNOTAVAIL, "
+              "said why (%s)" % t.text())
+        # a range that does not parse: said, and the default range's port
+        t = serve("reject", [0], {"SRNIC_RDMACM_PORT_RANGE": "7480 7470"})
         picked = t.last("port")
-        check(t.said("bound") and picked > 0 and picked != PORT + 3,
-              "a port-0 bind whose first pick (%d) another process listens on: bound on "
-              "port %d (%s)" % (PORT + 3, picked, t.text()))
+        check(t.said("bound") and 32768 <= picked <= 60999 and
+              any("SRNIC_RDMACM_PORT_RANGE=\"7480 7470\" is not" in x for x in t.lines),
+              "a range LO > HI: said, a port of the default range (%d: %s)" % (picked, t.text()))
+        closed(t)
+        # a port-0 bind whose range is that port and the next: picked again, not EADDRINUSE
+        t = serve("reject", [0], {"SRNIC_RDMACM_PORT_RANGE": "%d %d" % (PORT + 3, PORT + 4)})
+        picked = t.last("port")
+        check(t.said("bound") and picked == PORT + 4,
+              "a port-0 bind, its range %d-%d, another process listening on %d: bound on "
+              "port %d (%s)" % (PORT + 3, PORT + 4, PORT + 3, picked, t.text()))
         if t.said("bound"):
             listening(t)
             answered(clients(picked, 1),
@@ -260,6 +280,28 @@ def main():
               c.text())
         check(wait_for(lambda: v.last("established") == 1 or v.p.poll() is not None,
                        "the server's ESTABLISHED"), "the other id accepted it (%s)" % v.text())
+        closed(v)
+        check(c.end() == 0, "the client ended")
+
+        # a request held by a wildcard id; an id bound to the address listens,
+        # then the wildcard goes: the listener has it (its listen took it),
+        # and the port's CM listen with it for the next
+        v = serve("accept", ["*%d" % (PORT + 8), str(PORT + 8)])
+        c = client_waiting(PORT + 8)
+        v.say("listen 1")
+        check(wait_for(lambda: v.said("listening") or v.p.poll() is not None, "the listen"),
+              "the address's id listening, the wildcard only bound (%s)" % v.text())
+        v.say("destroy 0")
+        check(wait_for(lambda: v.said("destroyed 0") or v.p.poll() is not None, "the destroy"),
+              "the wildcard id that held the request destroyed")
+        check(wait_for(lambda: c.said("established") or c.p.poll() is not None,
+                       "the client's ESTABLISHED") and c.said("established"),
+              "the request the wildcard held went to the listener, not REJ 8 (%s)" % c.text())
+        c2 = clients(PORT + 8, 1)
+        answered(c2, "established 1 rejected 0 reason8 0 reason28 0 byserver 0 other 0")
+        check(wait_for(lambda: v.last("established") == 2 or v.p.poll() is not None,
+                       "the server's ESTABLISHED"),
+              "the listener accepted both, the held one and the next (%s)" % v.text())
         closed(v)
         check(c.end() == 0, "the client ended")
 
