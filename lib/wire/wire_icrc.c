@@ -230,9 +230,11 @@ icrc_seed(const uint8_t *h, uint8_t ip_ver)
 /* For IPv4 / IPv6 and k: the masks of the blocks holding headers, how
  * many those are, and the register to start from. Built with icrc_tab. */
 struct icrc_blk_k {
-	uint8_t and_[ICRC_BLK_HDR][16];
+	uint8_t and0[16];	/* block 0: zero before the pseudo header */
+	/* ones at the pseudo header and the variant bits; in block 0 also
+	 * the start register ~0 * x^(-8k) XORed in (those bytes are
+	 * constant: the AND cleared them) */
 	uint8_t or_[ICRC_BLK_HDR][16];
-	uint32_t init;	/* ~0 * x^(-8k) */
 	uint32_t nh;	/* blocks holding header bytes, >= 3 */
 } __rte_aligned(16);
 
@@ -246,17 +248,23 @@ icrc_blk_fill(unsigned int v6, unsigned int k)
 	const uint8_t *off = v6 ? icrc_v6_off : icrc_v4_off;
 	unsigned int i, n = v6 ? ICRC_V6_N : ICRC_V4_N;
 	struct icrc_blk_k *e = &icrc_blk_tab[v6][k];
-	uint8_t *a = &e->and_[0][0], *o = &e->or_[0][0];
+	uint8_t *o = &e->or_[0][0];
+	uint32_t init;
 
-	memset(a, 0xff, sizeof(e->and_));
+	memset(e->and0, 0xff, sizeof(e->and0));
 	memset(o, 0, sizeof(e->or_));
-	/* the k zero bytes and the pseudo header: not the packet's */
-	memset(a, 0, k + 8);
+	/* the k zero bytes and the pseudo header: not the packet's (k + 8
+	 * <= 23: the pseudo header may reach into block 1, whose bytes are
+	 * then ones by the OR alone) */
+	memset(e->and0, 0, RTE_MIN(k + 8, 16u));
 	memset(o + k, 0xff, 8);
 	for (i = 0; i < n; i++)
 		o[k + 8 + off[i]] = v6 ? icrc_v6_mask[i] : 0xff;
-	/* ~0 run backwards over the k zero bytes */
-	e->init = icrc_xpow(0xffffffffu, -(int)k);
+	/* ~0 run backwards over the k zero bytes, into the first 4 bytes
+	 * (all of them in the part of block 0 the AND made constant) */
+	init = icrc_xpow(0xffffffffu, -(int)k);
+	for (i = 0; i < 4; i++)
+		o[i] ^= (uint8_t)(init >> (8 * i));
 	e->nh = (k + 8 + (v6 ? ICRC_HL6 : ICRC_HL4) + 15) / 16;
 }
 
@@ -265,10 +273,9 @@ icrc_blk_fill(unsigned int v6, unsigned int k)
 #define ICRC_FOLD(acc, k) \
 	_mm_xor_si128(_mm_clmulepi64_si128(acc, k, 0x00), _mm_clmulepi64_si128(acc, k, 0x11))
 #define ICRC_BLK_LD(p, j) _mm_loadu_si128((const __m128i *)((p) + 16 * (j)))
+/* header block j >= 1: the variant bytes ORed to ones */
 #define ICRC_BLK_LDM(p, j, e) \
-	_mm_or_si128(_mm_and_si128(ICRC_BLK_LD(p, j), \
-				   _mm_load_si128((const __m128i *)(e)->and_[j])), \
-		     _mm_load_si128((const __m128i *)(e)->or_[j]))
+	_mm_or_si128(ICRC_BLK_LD(p, j), _mm_load_si128((const __m128i *)(e)->or_[j]))
 
 /* The ICRC over len bytes at l3 (from the headers' length to
  * ICRC_BLK_MAX_LEN; ICRC_BLK_BEHIND bytes before l3 readable). AVX for the
@@ -284,7 +291,10 @@ icrc_blk_crc(const uint8_t *l3, uint32_t len, unsigned int v6)
 	const __m128i m32 = _mm_set_epi32(0, 0, 0, -1);
 	__m128i x, t;
 
-	x = _mm_xor_si128(ICRC_BLK_LDM(p, 0, e), _mm_cvtsi32_si128((int)e->init));
+	/* block 0: what comes before the pseudo header ANDed to zero, the
+	 * rest as the others; or_[0] holds the start register too */
+	x = _mm_or_si128(_mm_and_si128(ICRC_BLK_LD(p, 0), _mm_load_si128((const __m128i *)e->and0)),
+			 _mm_load_si128((const __m128i *)e->or_[0]));
 	x = _mm_xor_si128(ICRC_FOLD(x, kf), ICRC_BLK_LDM(p, 1, e));
 	x = _mm_xor_si128(ICRC_FOLD(x, kf), ICRC_BLK_LDM(p, 2, e));
 	/* IPv4: 3 or 4 blocks hold headers, IPv6: 5 or 6 (written out: a
