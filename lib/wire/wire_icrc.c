@@ -34,7 +34,7 @@
  * would delay the start of a call that short by their latency.
  *
  * Small flat packets (up to ICRC_BLK_MAX_LEN covered bytes, from an mbuf:
- * every request, ACK and copied READ response) take neither: icrc_blk()
+ * every request, ACK and copied READ response) take neither: icrc_blk_crc()
  * below folds them inline with PCLMULQDQ, masking the headers in the
  * registers (doc/performance.md, issue 26, twenty-first session).
  *
@@ -186,10 +186,10 @@ icrc_seed(const uint8_t *h, uint8_t ip_ver)
  * call and no seed lookups. Counted by callgrind (one call in a loop):
  * ISA-L 72 instructions over a 56-byte READ request, 96 over a 108-byte
  * READ response (~35 of them before its first byte), the seed's lookups
- * 25; this fold 66 and 99, seed included. Here the CRC is folded inline with PCLMULQDQ
- * over 16-byte blocks, and the masking is done in the registers: each block
- * of the headers is ANDed and ORed with a constant, so the masked header is
- * never stored (the store-forwarding stall of "Before this change" in
+ * 25; this fold 60 and 92, masking included. The CRC is folded inline with
+ * PCLMULQDQ over 16-byte blocks, and the masking is done in the registers:
+ * each block of the headers is ORed with a constant (the first also ANDed),
+ * so the masked header is never stored (the store-forwarding stall of "Before this change" in
  * doc/performance.md) and never looked up byte by byte.
  *
  * Blocks need a length that is a multiple of 16. The message is the pseudo
@@ -199,8 +199,9 @@ icrc_seed(const uint8_t *h, uint8_t ip_ver)
  * register run backwards change nothing). The first block is read from
  * l3 - 8 - k: the bytes before l3 (the Ethernet header, headroom) are ANDed
  * to zero and the pseudo header's are ORed to ones, both by icrc_blk_tab's
- * masks for that k (and the variant bytes of the headers to ones). So the mbuf must have 8 + 15 bytes before l3
- * (ICRC_BLK_BEHIND), always true of srnic's packets (headroom 128).
+ * masks for that k (which also OR the headers' variant bits to ones). So the
+ * mbuf must have 8 + 15 bytes before l3 (ICRC_BLK_BEHIND), always true of
+ * srnic's packets (headroom 128); packets without take ISA-L's path.
  *
  * Fold and reduction, in the reflected domain (bit i of a 64-bit lane is
  * the coefficient of x^(63 - i)), K(n) = bit-reflected (x^n mod P) << 1:
@@ -209,7 +210,7 @@ icrc_seed(const uint8_t *h, uint8_t ip_ver)
  *           v = (t & M32) * K(64) ^ t >> 32         (the same, 8 B)
  *           Barrett with P' = P reflected and u' = x^64 / P reflected
  * (derived and checked against zlib's crc32 by brute force; the unit test
- * test_icrc_clmul compares every length and header variant against the
+ * test/unit/test_wire_icrc.c compares every length and header variant against the
  * plain reference).
  */
 #define ICRC_K160 0x1751997d0ull
@@ -366,7 +367,7 @@ icrc_blk_fits(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len)
 
 /* The ICRC the inline fold gives over the flat len bytes at l3 (at least
  * the headers' length), for the unit test; -1 when this CPU has no
- * PCLMULQDQ. The caller guarantees ICRC_BLK_BEHIND readable bytes before
+ * PCLMULQDQ or AVX. The caller guarantees ICRC_BLK_BEHIND readable bytes before
  * l3 and len <= the inline maximum. */
 int64_t
 srnic_icrc_blk_flat(const uint8_t *l3, uint32_t len, uint8_t ip_ver)
