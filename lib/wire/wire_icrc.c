@@ -33,6 +33,11 @@
  * computed while that call runs, is XORed in after it: the seed's lookups
  * would delay the start of a call that short by their latency.
  *
+ * Small flat packets (up to ICRC_BLK_MAX_LEN covered bytes, from an mbuf:
+ * every request, ACK and copied READ response) take neither: icrc_blk_crc()
+ * below folds them inline with PCLMULQDQ, masking the headers in the
+ * registers (doc/performance.md, issue 26, twenty-first session).
+ *
  * Measured (doc/performance.md): the seed path alone, also on the chain,
  * costs 1.5 to 2.2 ns more there at 256 B and 1 KiB; the fwd path alone, also
  * on single segments, costs a second ISA-L call, 4 to 5 ns more up to 256 B;
@@ -40,14 +45,21 @@
  * rest (times x^(8n) mod P: PCLMULQDQ, Barrett reduction) is slower on
  * single segments by 3 to 7.5 ns, the multiplication sitting behind the CRC.
  */
+#include <string.h>
+
 #include <isa-l/crc.h>
 
 #include <rte_common.h>
+#include <rte_cpuflags.h>
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_udp.h>
 
 #include "srnic_pkt.h"
+
+#ifdef RTE_ARCH_X86
+#include <immintrin.h>
+#endif
 
 /* crc32(0, 8 x 0xFF): the CRC state after the pseudo header. rxe keeps the
  * uninverted register, 0xdebb20e3 == ~0x2144df1c. */
@@ -127,6 +139,8 @@ icrc_tab_fill(uint32_t *tab, int bytes, uint8_t mask)
 	}
 }
 
+static void icrc_blk_init(void);
+
 /* Built before main (and before any lcore runs); read-only afterwards. */
 RTE_INIT(icrc_tab_init)
 {
@@ -140,6 +154,7 @@ RTE_INIT(icrc_tab_init)
 		icrc_tab_fill(icrc_tab.seed6[k], -(int)icrc_v6_off[k], icrc_v6_mask[k]);
 		icrc_tab_fill(icrc_tab.fwd6[k], (int)(ICRC_HL6 - icrc_v6_off[k]), icrc_v6_mask[k]);
 	}
+	icrc_blk_init();
 }
 
 /* XOR of the corrections for the unmasked IP+UDP+BTH at h, from the tables
@@ -164,6 +179,203 @@ static inline uint32_t
 icrc_seed(const uint8_t *h, uint8_t ip_ver)
 {
 	return ICRC_PSEUDO_HDR_CRC ^ icrc_corr(h, ip_ver, icrc_tab.seed4, icrc_tab.seed6);
+}
+
+/*
+ * Small flat packets (every request, ACK and copied READ response): no ISA-L
+ * call and no seed lookups. Counted by callgrind (one call in a loop):
+ * ISA-L 72 instructions over a 56-byte READ request, 96 over a 108-byte
+ * READ response (~35 of them before its first byte), the seed's lookups
+ * 25; this fold 60 and 92, masking included. The CRC is folded inline with
+ * PCLMULQDQ over 16-byte blocks, and the masking is done in the registers:
+ * each block of the headers is ORed with a constant (the first also ANDed),
+ * so the masked header is never stored (the store-forwarding stall of "Before this change" in
+ * doc/performance.md) and never looked up byte by byte.
+ *
+ * Blocks need a length that is a multiple of 16. The message is the pseudo
+ * header and the covered bytes, 8 + len; k = (-(8 + len)) mod 16 zero bytes
+ * are put in front of it, and the register starts at ~0 * x^(-8k) instead
+ * of ~0 (which the k zero bytes then take to ~0: leading zeros with a
+ * register run backwards change nothing). The first block is read from
+ * l3 - 8 - k: the bytes before l3 (the Ethernet header, headroom) are ANDed
+ * to zero and the pseudo header's are ORed to ones, both by icrc_blk_tab's
+ * masks for that k (which also OR the headers' variant bits to ones). So the
+ * mbuf must have 8 + 15 bytes before l3 (ICRC_BLK_BEHIND), always true of
+ * srnic's packets (headroom 128); packets without take ISA-L's path.
+ *
+ * Fold and reduction, in the reflected domain (bit i of a 64-bit lane is
+ * the coefficient of x^(63 - i)), K(n) = bit-reflected (x^n mod P) << 1:
+ *   fold:   acc = lo(acc) * K(160) ^ hi(acc) * K(96) ^ next block
+ *   reduce: t = lo(acc) * K(96) ^ hi(acc)          (R(0, acc . 0^4), 12 B)
+ *           v = (t & M32) * K(64) ^ t >> 32         (the same, 8 B)
+ *           Barrett with P' = P reflected and u' = x^64 / P reflected
+ * (derived and checked against zlib's crc32 by brute force; the unit test
+ * test/unit/test_wire_icrc.c compares every length and header variant against the
+ * plain reference).
+ */
+#define ICRC_K160 0x1751997d0ull
+#define ICRC_K96  0x0ccaa009eull
+#define ICRC_K64  0x163cd6124ull
+#define ICRC_P_REFL 0x1db710641ull
+#define ICRC_U_REFL 0x1f7011641ull
+
+/* Covered lengths (IP .. pad) folded inline; longer ones go to ISA-L,
+ * whose parallel folds win from 256 bytes on (ISA-L's own path below that
+ * is one fold at a time, as here). */
+#define ICRC_BLK_MAX_LEN 240
+/* Bytes read before l3: the pseudo header and up to 15 of zero padding. */
+#define ICRC_BLK_BEHIND (8 + 15)
+/* Blocks the headers can reach: 15 + 8 + 60 bytes. */
+#define ICRC_BLK_HDR 6
+
+/* For IPv4 / IPv6 and k: the masks of the blocks holding headers, how
+ * many those are, and the register to start from. Built with icrc_tab. */
+struct icrc_blk_k {
+	uint8_t and0[16];	/* block 0: zero before the pseudo header */
+	/* ones at the pseudo header and the variant bits; in block 0 also
+	 * the start register ~0 * x^(-8k) XORed in (those bytes are
+	 * constant: the AND cleared them) */
+	uint8_t or_[ICRC_BLK_HDR][16];
+	uint32_t nh;	/* blocks holding header bytes, >= 3 */
+} __rte_aligned(16);
+
+static struct icrc_blk_k icrc_blk_tab[2][16] __rte_cache_aligned;
+/* PCLMULQDQ and AVX: the inline fold runs */
+static bool icrc_blk_ok;
+
+static void
+icrc_blk_fill(unsigned int v6, unsigned int k)
+{
+	const uint8_t *off = v6 ? icrc_v6_off : icrc_v4_off;
+	unsigned int i, n = v6 ? ICRC_V6_N : ICRC_V4_N;
+	struct icrc_blk_k *e = &icrc_blk_tab[v6][k];
+	uint8_t *o = &e->or_[0][0];
+	uint32_t init;
+
+	memset(e->and0, 0xff, sizeof(e->and0));
+	memset(o, 0, sizeof(e->or_));
+	/* the k zero bytes and the pseudo header: not the packet's (k + 8
+	 * <= 23: the pseudo header may reach into block 1, whose bytes are
+	 * then ones by the OR alone) */
+	memset(e->and0, 0, RTE_MIN(k + 8, 16u));
+	memset(o + k, 0xff, 8);
+	for (i = 0; i < n; i++)
+		o[k + 8 + off[i]] = v6 ? icrc_v6_mask[i] : 0xff;
+	/* ~0 run backwards over the k zero bytes, into the first 4 bytes
+	 * (all of them in the part of block 0 the AND made constant) */
+	init = icrc_xpow(0xffffffffu, -(int)k);
+	for (i = 0; i < 4; i++)
+		o[i] ^= (uint8_t)(init >> (8 * i));
+	e->nh = (k + 8 + (v6 ? ICRC_HL6 : ICRC_HL4) + 15) / 16;
+}
+
+#ifdef RTE_ARCH_X86
+/* acc folded forward over the next 16 bytes */
+#define ICRC_FOLD(acc, k) \
+	_mm_xor_si128(_mm_clmulepi64_si128(acc, k, 0x00), _mm_clmulepi64_si128(acc, k, 0x11))
+#define ICRC_BLK_LD(p, j) _mm_loadu_si128((const __m128i *)((p) + 16 * (j)))
+/* header block j >= 1: the variant bytes ORed to ones */
+#define ICRC_BLK_LDM(p, j, e) \
+	_mm_or_si128(ICRC_BLK_LD(p, j), _mm_load_si128((const __m128i *)(e)->or_[j]))
+
+/* The ICRC over len bytes at l3 (from the headers' length to
+ * ICRC_BLK_MAX_LEN; ICRC_BLK_BEHIND bytes before l3 readable). AVX for the
+ * three-operand forms: no register copies. */
+__attribute__((target("pclmul,avx"))) static uint32_t
+icrc_blk_crc(const uint8_t *l3, uint32_t len, unsigned int v6)
+{
+	unsigned int k = (-(8 + len)) & 15;
+	const struct icrc_blk_k *e = &icrc_blk_tab[v6][k];
+	const uint8_t *p = l3 - 8 - k, *end = l3 + len, *q;
+	uint32_t nh = e->nh;
+	const __m128i kf = _mm_set_epi64x((long long)ICRC_K96, (long long)ICRC_K160);
+	const __m128i m32 = _mm_set_epi32(0, 0, 0, -1);
+	__m128i x, t;
+
+	/* block 0: what comes before the pseudo header ANDed to zero, the
+	 * rest as the others; or_[0] holds the start register too */
+	x = _mm_or_si128(_mm_and_si128(ICRC_BLK_LD(p, 0), _mm_load_si128((const __m128i *)e->and0)),
+			 _mm_load_si128((const __m128i *)e->or_[0]));
+	x = _mm_xor_si128(ICRC_FOLD(x, kf), ICRC_BLK_LDM(p, 1, e));
+	x = _mm_xor_si128(ICRC_FOLD(x, kf), ICRC_BLK_LDM(p, 2, e));
+	/* IPv4: 3 or 4 blocks hold headers, IPv6: 5 or 6 (written out: a
+	 * loop's set-up costs more than its turns) */
+	if (nh > 3) {
+		x = _mm_xor_si128(ICRC_FOLD(x, kf), ICRC_BLK_LDM(p, 3, e));
+		if (nh > 4) {
+			x = _mm_xor_si128(ICRC_FOLD(x, kf), ICRC_BLK_LDM(p, 4, e));
+			if (nh > 5)
+				x = _mm_xor_si128(ICRC_FOLD(x, kf), ICRC_BLK_LDM(p, 5, e));
+		}
+	}
+	/* the rest, two blocks a turn */
+	for (q = p + 16 * nh; q + 16 < end; q += 32) {
+		x = _mm_xor_si128(ICRC_FOLD(x, kf), ICRC_BLK_LD(q, 0));
+		x = _mm_xor_si128(ICRC_FOLD(x, kf), ICRC_BLK_LD(q, 1));
+	}
+	if (q < end)
+		x = _mm_xor_si128(ICRC_FOLD(x, kf), ICRC_BLK_LD(q, 0));
+	/* 16 bytes -> 12 -> 8, then Barrett */
+	t = _mm_xor_si128(_mm_clmulepi64_si128(x, _mm_cvtsi64_si128((long long)ICRC_K96), 0x00),
+			  _mm_srli_si128(x, 8));
+	t = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(t, m32),
+					       _mm_cvtsi64_si128((long long)ICRC_K64), 0x00),
+			  _mm_srli_si128(t, 4));
+	x = _mm_clmulepi64_si128(_mm_and_si128(t, m32), _mm_cvtsi64_si128((long long)ICRC_U_REFL),
+				 0x00);
+	x = _mm_clmulepi64_si128(_mm_and_si128(x, m32), _mm_cvtsi64_si128((long long)ICRC_P_REFL),
+				 0x00);
+	return ~(uint32_t)_mm_extract_epi32(_mm_xor_si128(t, x), 1);
+}
+#define ICRC_BLK_CPU (rte_cpu_get_flag_enabled(RTE_CPUFLAG_PCLMULQDQ) > 0 && \
+		      rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX) > 0)
+#else
+#include <rte_debug.h>
+
+/* elsewhere ISA-L's path only: icrc_blk_ok stays false, never called */
+static uint32_t
+icrc_blk_crc(const uint8_t *l3, uint32_t len, unsigned int v6)
+{
+	RTE_SET_USED(l3);
+	RTE_SET_USED(len);
+	RTE_SET_USED(v6);
+	RTE_VERIFY(0);
+	return 0;
+}
+#define ICRC_BLK_CPU false
+#endif
+
+static void
+icrc_blk_init(void)
+{
+	unsigned int k;
+
+	for (k = 0; k < 16; k++) {
+		icrc_blk_fill(0, k);
+		icrc_blk_fill(1, k);
+	}
+	icrc_blk_ok = ICRC_BLK_CPU;
+}
+
+/* Whether the flat bytes [l3, l3 + len) of m take the inline fold. */
+static inline bool
+icrc_blk_fits(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len)
+{
+	return icrc_blk_ok && len <= ICRC_BLK_MAX_LEN &&
+	       rte_pktmbuf_headroom(m) + l3_off >= ICRC_BLK_BEHIND;
+}
+
+/* The ICRC the inline fold gives over the flat len bytes at l3 (at least
+ * the headers' length), for the unit test; -1 when this CPU has no
+ * PCLMULQDQ or AVX. The caller guarantees ICRC_BLK_BEHIND readable bytes before
+ * l3 and len <= the inline maximum. */
+int64_t
+srnic_icrc_blk_flat(const uint8_t *l3, uint32_t len, uint8_t ip_ver)
+{
+	if (!icrc_blk_ok || len > ICRC_BLK_MAX_LEN ||
+	    len < (ip_ver == 4 ? ICRC_HL4 : ICRC_HL6))
+		return -1;
+	return icrc_blk_crc(l3, len, ip_ver != 4);
 }
 
 uint32_t
@@ -251,9 +463,14 @@ srnic_icrc_compute(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint
 	uint32_t off;
 
 	/* a flat packet (a request, an ACK): one call, no walk */
-	if (likely(l3_off + len <= m->data_len))
+	if (likely(l3_off + len <= m->data_len)) {
+		if (likely(icrc_blk_fits(m, l3_off, len)) &&
+		    len >= (ip_ver == 4 ? ICRC_HL4 : ICRC_HL6))
+			return icrc_blk_crc(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off),
+					    len, ip_ver != 4);
 		return srnic_icrc_compute_flat(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off),
 					       len, ip_ver);
+	}
 	return icrc_walk(m, l3_off, len, ip_ver, &seg, &off);
 }
 
@@ -273,6 +490,8 @@ srnic_icrc_check(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint8_
 		 * without its length check, done above: calling it costs ~15
 		 * instructions per packet, measured) */
 		p = rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off);
+		if (likely(icrc_blk_fits(m, l3_off, len)))
+			return icrc_blk_crc(p, len, ip_ver != 4) == srnic_icrc_load(p + len);
 		return crc32_gzip_refl(icrc_seed(p, ip_ver), p, len) == srnic_icrc_load(p + len);
 	}
 	icrc = icrc_walk(m, l3_off, len, ip_ver, &seg, &off);

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The ICRC's inline PCLMULQDQ fold (lib/wire/wire_icrc.c, small flat
+ * packets) against the plain reference (test/common: copy, mask, bitwise
+ * CRC): every covered length it takes, both IP versions, random bytes
+ * everywhere (so every variant field takes random values), through the
+ * function itself, srnic_icrc_compute() and srnic_icrc_check() on pool
+ * mbufs (headroom: the fold's path) and on mbufs without headroom (ISA-L's
+ * path). Then built packets of each opcode class, IPv4 and IPv6, whose
+ * masked fields (TTL / hop limit, DSCP / ECN, flow label, UDP checksum,
+ * BTH FECN / BECN) change and still parse, and whose fields that stay the
+ * same for a QP (addresses, UDP ports, destination QP, P_Key) or change
+ * per packet (PSN, opcode flags) change and fail the ICRC.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <rte_cpuflags.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "srnic_wire.h"
+#include "test_ref.h"
+#include "wire_util.h"
+
+/* the fold's longest covered length (ICRC_BLK_MAX_LEN), and past it */
+#define BLK_MAX 240
+#define LEN_TOP 300
+/* bytes in front of l3 in the flat buffer: the fold reads 23 of them */
+#define FRONT 32
+#define SEEDS 8
+
+static struct rte_mempool *trailer_pool;
+
+static bool
+has_clmul(void)
+{
+	return rte_cpu_get_flag_enabled(RTE_CPUFLAG_PCLMULQDQ) > 0 &&
+	       rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX) > 0;
+}
+
+/* an mbuf holding l2 bytes of Ethernet and f's len bytes, headroom hr */
+static struct rte_mbuf *
+mbuf_of(const uint8_t *f, uint32_t len, uint16_t hr)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(wt_pool());
+	uint8_t *d;
+
+	assert_non_null(m);
+	m->data_off = hr;
+	d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(RTE_ETHER_HDR_LEN + len));
+	assert_non_null(d);
+	memset(d, 0x5a, RTE_ETHER_HDR_LEN);
+	memcpy(d + RTE_ETHER_HDR_LEN, f, len);
+	return m;
+}
+
+/* Random bytes, every length from the headers to past the fold's limit. */
+static void
+test_icrc_clmul_random(void **state)
+{
+	static uint8_t buf[FRONT + LEN_TOP + SRNIC_ICRC_LEN];
+	uint8_t *l3 = buf + FRONT;
+	int v;
+
+	(void)state;
+	assert_true(has_clmul()); /* this host: the fold runs */
+	for (v = 4; v <= 6; v += 2) {
+		uint32_t hl = srnic_ref_icrc_hdr_len(v), len, seed;
+
+		for (len = hl; len <= LEN_TOP; len++) {
+			for (seed = 0; seed < SEEDS; seed++) {
+				uint32_t ref, pos;
+				int64_t blk;
+				struct rte_mbuf *m;
+				uint16_t hr;
+
+				srnic_test_fill(buf, sizeof(buf), len * 131 + seed * 7 + (uint32_t)v);
+				ref = wt_ref_icrc(l3, len, v);
+				blk = srnic_icrc_blk_flat(l3, len, (uint8_t)v);
+				if (len <= BLK_MAX)
+					assert_int_equal(blk, (int64_t)ref);
+				else
+					assert_int_equal(blk, -1);
+				/* pool mbufs: headroom 128 (the fold), then
+				 * none (ISA-L), the stored ICRC after the pad */
+				for (hr = 0; hr <= RTE_PKTMBUF_HEADROOM; hr += RTE_PKTMBUF_HEADROOM) {
+					l3[len] = (uint8_t)ref;
+					l3[len + 1] = (uint8_t)(ref >> 8);
+					l3[len + 2] = (uint8_t)(ref >> 16);
+					l3[len + 3] = (uint8_t)(ref >> 24);
+					m = mbuf_of(l3, len + SRNIC_ICRC_LEN, hr);
+					assert_int_equal(srnic_icrc_compute(m, RTE_ETHER_HDR_LEN, len,
+									    (uint8_t)v), ref);
+					assert_true(srnic_icrc_check(m, RTE_ETHER_HDR_LEN, len,
+								     (uint8_t)v));
+					/* one bit anywhere the masks do not
+					 * cover: in the headers' last bytes
+					 * (BTH PSN) or past them */
+					pos = RTE_ETHER_HDR_LEN + hl - 1 + seed * 37 % (len - hl + 1);
+					*rte_pktmbuf_mtod_offset(m, uint8_t *, pos) ^= (uint8_t)(1u << (seed & 7));
+					assert_false(srnic_icrc_check(m, RTE_ETHER_HDR_LEN, len,
+								      (uint8_t)v));
+					rte_pktmbuf_free(m);
+				}
+			}
+		}
+	}
+}
+
+/* One opcode of each class: what it carries after the BTH. */
+static const struct {
+	uint8_t op;
+	uint32_t pay;
+} classes[] = {
+	{ SRNIC_OP_RC_SEND_ONLY, 64 },         /* payload */
+	{ SRNIC_OP_RC_SEND_ONLY_IMM, 13 },     /* ImmDt, pad */
+	{ SRNIC_OP_RC_WRITE_FIRST, 128 },      /* RETH */
+	{ SRNIC_OP_RC_READ_REQ, 0 },           /* RETH, no payload */
+	{ SRNIC_OP_RC_READ_RESP_ONLY, 64 },    /* AETH */
+	{ SRNIC_OP_RC_READ_RESP_MIDDLE, 220 }, /* IPv4 past the fold: ISA-L */
+	{ SRNIC_OP_RC_ACK, 0 },                /* AETH only */
+	{ SRNIC_OP_RC_FETCH_ADD, 0 },          /* AtomicETH */
+	{ SRNIC_OP_RC_ATOMIC_ACK, 0 },         /* AETH, AtomicAckETH */
+	{ SRNIC_OP_UD_SEND_ONLY, 37 },         /* DETH */
+};
+
+/* A field: offset from l3 (the IPv4 or IPv6 header's own), length. */
+struct field {
+	const char *name;
+	uint32_t off4, off6, len;
+	uint8_t bit;	/* covered: the bit flipped in the field's last byte */
+};
+
+/* Masked to ones in the ICRC: changing them keeps it. */
+static const struct field masked[] = {
+	{ "DSCP/ECN (IPv4 TOS, IPv6 traffic class)", 1, 0, 1 },
+	{ "TTL / hop limit", 8, 7, 1 },
+	{ "IPv6 traffic class low bits, flow label", 0, 1, 3 }, /* IPv6 only */
+	{ "UDP checksum", 20 + 6, 40 + 6, 2 },
+	{ "BTH FECN/BECN/resv", 28 + 4, 48 + 4, 1 },
+};
+
+/* The same for every packet of a QP, or changing per packet: covered. */
+static const struct field covered[] = {
+	{ "source IP", 12, 8, 4, 0x01 },
+	{ "destination IP", 16, 24, 4, 0x01 },
+	{ "UDP source port", 20, 40, 2, 0x01 },
+	{ "BTH P_Key", 28 + 2, 48 + 2, 2, 0x01 },
+	{ "BTH destination QP", 28 + 5, 48 + 5, 3, 0x01 },
+	{ "BTH PSN", 28 + 9, 48 + 9, 3, 0x01 },
+	{ "BTH AckReq", 28 + 8, 48 + 8, 1, 0x80 },
+	{ "BTH SE", 28 + 1, 48 + 1, 1, 0x80 },
+	{ "BTH MigReq", 28 + 1, 48 + 1, 1, 0x40 },
+	{ "IPv4 identification", 4, 4, 0, 0x01 },
+};
+
+static enum srnic_parse_err
+parse(struct rte_mbuf *m)
+{
+	struct srnic_pkt p;
+
+	memset(&p, 0, sizeof(p));
+	return srnic_pkt_parse(m, &p, 0);
+}
+
+static void
+test_icrc_fields(void **state)
+{
+	unsigned int c, i, b;
+	int v;
+
+	(void)state;
+	for (v = 4; v <= 6; v += 2) {
+		for (c = 0; c < RTE_DIM(classes); c++) {
+			struct srnic_route r;
+			struct rte_mbuf *m = rte_pktmbuf_alloc(wt_pool());
+			uint8_t *bth, *f, *l3, pay[256];
+			uint32_t len;
+
+			assert_non_null(m);
+			wt_route(&r, v, false);
+			bth = srnic_pkt_init(m, &r, classes[c].op, 77);
+			assert_non_null(bth);
+			srnic_bth_set_dqpn(bth, 0x12345);
+			srnic_bth_set_psn(bth, 2000);
+			srnic_test_fill(pay, sizeof(pay), c);
+			if (classes[c].pay > 0)
+				assert_non_null(rte_pktmbuf_append(m, (uint16_t)classes[c].pay));
+			if (classes[c].pay > 0)
+				memcpy(rte_pktmbuf_mtod_offset(m, uint8_t *, m->data_len - classes[c].pay),
+				       pay, classes[c].pay);
+			assert_int_equal(srnic_pkt_finish(m, trailer_pool), 0);
+			assert_int_equal(m->nb_segs, 1);
+			assert_int_equal(parse(m), SRNIC_PARSE_OK);
+			f = rte_pktmbuf_mtod(m, uint8_t *);
+			len = m->data_len;
+			l3 = f + RTE_ETHER_HDR_LEN;
+
+			for (i = 0; i < RTE_DIM(masked); i++) {
+				const struct field *fl = &masked[i];
+				uint32_t off = v == 4 ? fl->off4 : fl->off6;
+				uint8_t keep[4];
+
+				if (v == 4 && fl->off4 == 0)
+					continue; /* no flow label in IPv4 */
+				memcpy(keep, l3 + off, fl->len);
+				for (b = 0; b < fl->len; b++)
+					l3[off + b] ^= (uint8_t)(0xa5 + b);
+				if (v == 6 && i == 0)
+					l3[off] ^= 0xa5 & 0xf0; /* version: not ours */
+				wt_fix_ipcsum(f);
+				print_message("IPv%d opcode 0x%02x: %s changed\n", v, classes[c].op,
+					      fl->name);
+				assert_int_equal(parse(m), SRNIC_PARSE_OK);
+				memcpy(l3 + off, keep, fl->len);
+				wt_fix_ipcsum(f);
+			}
+			for (i = 0; i < RTE_DIM(covered); i++) {
+				const struct field *fl = &covered[i];
+				uint32_t off = v == 4 ? fl->off4 : fl->off6;
+				uint32_t n = fl->len;
+				uint8_t keep[4];
+
+				if (n == 0) {
+					if (v == 6)
+						continue; /* no identification in IPv6 */
+					n = 2;
+				}
+				memcpy(keep, l3 + off, n);
+				l3[off + n - 1] ^= fl->bit;
+				wt_fix_ipcsum(f);
+				print_message("IPv%d opcode 0x%02x: %s changed\n", v, classes[c].op,
+					      fl->name);
+				assert_int_equal(parse(m), SRNIC_PARSE_ICRC);
+				/* with the ICRC rewritten by the reference the
+				 * same packet passes: the ICRC was its only
+				 * defect */
+				wt_refresh(f, len);
+				assert_int_equal(parse(m), SRNIC_PARSE_OK);
+				memcpy(l3 + off, keep, n);
+				wt_refresh(f, len);
+				assert_int_equal(parse(m), SRNIC_PARSE_OK);
+			}
+			rte_pktmbuf_free(m);
+		}
+	}
+}
+
+static int
+group_setup(void **state)
+{
+	(void)state;
+	trailer_pool = rte_pktmbuf_pool_create("wt_icrc_trailer", 255, 0, 0,
+					       RTE_PKTMBUF_HEADROOM + 64, SOCKET_ID_ANY);
+	return trailer_pool == NULL ? -1 : 0;
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_icrc_clmul_random),
+		cmocka_unit_test(test_icrc_fields),
+	};
+
+	wt_eal_init("wire_icrc");
+	return cmocka_run_group_tests(tests, group_setup, NULL);
+}
