@@ -59,6 +59,11 @@ struct srnd_mr {
 	void *base;                 /* the daemon's mapping */
 	size_t maplen;
 	uint32_t pd;
+	uint32_t access;            /* IBV_ACCESS_*, as registered or reregistered */
+	/* its note should its session's end leave the range mapped (a
+	 * retired or pinned struct srnd_retired), allocated at REG_MR so
+	 * that end cannot fail to note it; freed at its dereg */
+	struct srnd_retired *note;
 };
 
 struct srnd_ch {
@@ -203,14 +208,18 @@ srnd_counts(void)
  * finds no packet left over it. A mapping may be shared: a rereg that
  * keeps the translation retires the old object over the range the new
  * one (the live MR) still uses; the range is unmapped when the last
- * object over it, live or retired, lets it go (mr_release()). The
- * control thread's. */
+ * object over it, live or retired, lets it go (mr_release()). A pinned
+ * note is an MR a session's end could not deregister (mrs_dereg_failed):
+ * still registered, its range mapped and counted for good; the sweep
+ * passes it by, mr_release() sees it (a retired object sharing its range
+ * must not unmap it). The control thread's. */
 struct srnd_retired {
 	struct srnd_retired *next;
 	struct srnic_mr *smr;
 	void *base;
 	size_t maplen;
 	struct srnd_objs *o;        /* NULL once its session has ended */
+	bool pinned;                /* mapped for good: never swept */
 };
 static struct srnd_retired *retired;
 
@@ -946,6 +955,26 @@ mr_elsewhere(void)
 	return on;
 }
 
+/* The test knob SRNICD_RECLAIM_REFUSE_MW_BIND=1: a session's end finds
+ * the dereg of each MR that allows window binds (IBV_ACCESS_MW_BIND)
+ * refused, -EINVAL, as srnic refuses an MR with a window still bound,
+ * without asking srnic: the MR stays registered and the session's end
+ * leaves it mapped for good (mrs_dereg_failed), the path srnicd_dereg
+ * tests. (A real bound window cannot be had there: its bind waits in the
+ * SQ while the engine's TX buffer is full, which the test needs.) */
+static bool
+reclaim_refuses(const struct srnd_mr *m)
+{
+	static int on = -1;
+
+	if (on < 0) {
+		const char *e = getenv("SRNICD_RECLAIM_REFUSE_MW_BIND");
+
+		on = e != NULL && strcmp(e, "1") == 0;
+	}
+	return on && (m->access & IBV_ACCESS_MW_BIND);
+}
+
 /* The daemon's view of [addr, addr + length), fd's pages from offset
  * (page-aligned) backing it: *p maps [*base, *end), the range's pages. 0
  * or a negative errno (nothing mapped). */
@@ -1051,6 +1080,7 @@ static int
 reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, uint64_t offset,
        int fd, struct svc_reg_mr_rep *rep)
 {
+	struct srnd_retired *note;
 	uintptr_t base, end;
 	struct srnd_slot *sl;
 	struct srnd_pd *pd;
@@ -1065,20 +1095,28 @@ reg_mr(struct srnd *d, struct srnd_objs *o, const struct svc_reg_mr_req *q, uint
 	sl = obj_new(o, K_MR, &idx);
 	if (sl == NULL)
 		return -ENOSPC;
+	note = malloc(sizeof(*note));
+	if (note == NULL)
+		return -ENOMEM;
 	rc = mr_map(o, q->addr, q->length, offset, fd, &p, &base, &end);
-	if (rc != 0)
+	if (rc != 0) {
+		free(note);
 		return rc;     /* the slot stays free */
+	}
 	sl->mr.smr = srnic_reg_mr_iova(pd->spd, (uint8_t *)p + (q->addr - base), q->length,
 				       q->iova, (int)q->access, NULL, NULL);
 	if (sl->mr.smr == NULL) {
 		rc = rte_errno != 0 ? rte_errno : EINVAL;
 		munmap(p, end - base);
+		free(note);
 		return -rc;
 	}
 	sl->used = true;
+	sl->mr.note = note;
 	sl->mr.base = p;
 	sl->mr.maplen = end - base;
 	sl->mr.pd = q->pd;
+	sl->mr.access = q->access;
 	pd->users++;
 	o->mr_bytes += end - base;
 	counts.mrs++;
@@ -1103,38 +1141,25 @@ dereg_mr(struct srnd_objs *o, struct srnd_slot *sl)
 	if (pd_of(o, sl->mr.pd, &pd) == 0)
 		pd->users--;
 	counts.mrs--;
+	free(sl->mr.note);
+	sl->mr.note = NULL;
 	sl->used = false;
 	return 0;
 }
 
 /* An MR's old object still under packets (smr deregistered, -EBUSY from
  * its wait), noted in r: its range kept mapped and counted until
- * retired_sweep() finds its packets back and releases it. */
+ * retired_sweep() finds its packets back and releases it. pinned: an MR
+ * left registered (its dereg refused), its range mapped for good. */
 static void
 mr_retire_in(struct srnd_retired *r, struct srnd_objs *o, struct srnic_mr *smr, void *base,
-	     size_t maplen)
+	     size_t maplen, bool pinned)
 {
 	*r = (struct srnd_retired){ .next = retired, .smr = smr, .base = base,
-				    .maplen = maplen, .o = o };
+				    .maplen = maplen, .o = o, .pinned = pinned };
 	retired = r;
-	counts.mrs_retired++;
-}
-
-/* mr_retire_in() with a note of its own */
-static void
-mr_retire(struct srnd_objs *o, struct srnic_mr *smr, void *base, size_t maplen)
-{
-	struct srnd_retired *r = malloc(sizeof(*r));
-
-	if (r == NULL) {
-		/* nowhere to note it: srnic frees the object with its last
-		 * packet, the range stays mapped (and counted) for good */
-		srnic_dereg_mr(smr);
-		srnd_log("an MR's old range still has packets in flight and no memory to note "
-			 "it: its mapping stays");
-		return;
-	}
-	mr_retire_in(r, o, smr, base, maplen);
+	if (!pinned)
+		counts.mrs_retired++;
 }
 
 /* The old ranges srnic is done with (of session o only, or all: NULL)
@@ -1146,7 +1171,7 @@ retired_sweep(struct srnd_objs *o, uint64_t timeout_us, bool handover)
 	struct srnd_retired **pp = &retired, *r;
 
 	while ((r = *pp) != NULL) {
-		if (o != NULL && r->o != o) {
+		if (r->pinned || (o != NULL && r->o != o)) {
 			pp = &r->next;
 		} else if (mr_wait(r->smr, timeout_us) == 0) {
 			/* unlinked first: the mapping goes unless another
@@ -1189,8 +1214,10 @@ srnd_objs_retired_drain(void)
 	/* the device goes next: what is left is srnic's to free with its
 	 * last packet, and the process's mappings go with the process */
 	while ((r = retired) != NULL) {
-		srnd_log("stop: an MR's old range still has packets in flight: left mapped");
-		srnic_dereg_mr(r->smr);
+		if (!r->pinned) {
+			srnd_log("stop: an MR's old range still has packets in flight: left mapped");
+			srnic_dereg_mr(r->smr);
+		}
 		retired = r->next;
 		free(r);
 	}
@@ -1249,6 +1276,8 @@ rereg_mr(struct srnd_objs *o, const struct svc_rereg_mr_req *q, int fd,
 		return -rc;
 	}
 	sl->mr.smr = nmr;
+	if (q->flags & IBV_REREG_MR_CHANGE_ACCESS)
+		sl->mr.access = q->access;
 	if (npd != NULL) {
 		if (pd_of(o, sl->mr.pd, &opd) == 0)
 			opd->users--;
@@ -1265,7 +1294,7 @@ rereg_mr(struct srnd_objs *o, const struct svc_rereg_mr_req *q, int fd,
 		/* kept, the translation is the new object's too: the old
 		 * object's mbufs point into it, so its dereg (or the
 		 * session's end) leaves it to this note (mr_release()) */
-		mr_retire_in(note, o, old, sl->mr.base, sl->mr.maplen);
+		mr_retire_in(note, o, old, sl->mr.base, sl->mr.maplen, false);
 	}
 	if (xlate) {
 		o->mr_bytes += end - base;
@@ -1967,24 +1996,31 @@ srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o)
 		int rc = 0;
 
 		/* a wait again only while packets are out (-EBUSY) */
-		for (k = 0; o->mr[i].used && k < SRND_RECLAIM_DEREG_TRIES; k++)
-			if ((rc = dereg_mr(o, &o->mr[i])) != -EBUSY)
-				break;
+		if (o->mr[i].used && reclaim_refuses(m))
+			rc = -EINVAL;
+		else
+			for (k = 0; o->mr[i].used && k < SRND_RECLAIM_DEREG_TRIES; k++)
+				if ((rc = dereg_mr(o, &o->mr[i])) != -EBUSY)
+					break;
 		if (!o->mr[i].used)
 			continue;
 		if (rc == -EBUSY) {
-			/* deregistered, its packets still out: the sweep unmaps it */
+			/* deregistered, its packets still out: the sweep releases it */
 			srnd_log("reclaim: an MR still has packets in flight: unmapped when they "
 				 "are back");
-			mr_retire(NULL, m->smr, m->base, m->maplen);
+			mr_retire_in(m->note, NULL, m->smr, m->base, m->maplen, false);
 		} else {
-			/* refused (its windows are gone by now): a bug; srnic
+			/* refused (a window still bound, which none should be
+			 * by now): a bug; srnic
 			 * may still use the range, so it stays registered and
-			 * mapped for good rather than be retried for ever */
+			 * mapped for good rather than be retried for ever,
+			 * pinned so that no retired sharer unmaps it */
 			counts.mrs_dereg_failed++;
 			srnd_log("reclaim: BUG: an MR's dereg failed (%s): left registered and "
 				 "mapped (mrs_dereg_failed)", strerror(-rc));
+			mr_retire_in(m->note, NULL, m->smr, m->base, m->maplen, true);
 		}
+		m->note = NULL;
 		if (pd_of(o, m->pd, &pd) == 0)
 			pd->users--;
 		counts.mrs--;

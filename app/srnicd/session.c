@@ -385,8 +385,9 @@ status_text(struct srnd *d, char *t, size_t n)
 	off += srnd_cm_status(d, t + off, n - off);
 	ADD("mrs_elsewhere %" PRIu64 " (MRs mapped elsewhere than the program's addresses, "
 	    "registered at them)\n", srnd_counts()->mrs_elsewhere);
-	ADD("mrs_retired %" PRIu64 " (old MR ranges still under packets in flight: mapped, "
-	    "in mr_bytes, until they are back)\n", srnd_counts()->mrs_retired);
+	ADD("mrs_retired %" PRIu64 " (old MR objects still under packets in flight: their "
+	    "ranges mapped, in mr_bytes once, until they are back)\n",
+	    srnd_counts()->mrs_retired);
 	ADD("mrs_dereg_failed %" PRIu64 " (MRs a session's end could not deregister: a bug, "
 	    "left mapped; see the log)\n", srnd_counts()->mrs_dereg_failed);
 	for (i = 0; i < SRND_SESSIONS_MAX; i++)

@@ -126,9 +126,11 @@ struct srnd_counts {
 	 * did not take, never waited for: full (its reader has a wake
 	 * pending), or its read end closed by the program (no reader) */
 	_Atomic uint64_t wake_full, wake_closed;
-	/* old mappings whose packets outlived the wait (a rereg's old range,
-	 * an MR at a session's end): still mapped, in mr_bytes, until the
-	 * control thread's sweep finds srnic done with them */
+	/* old MR objects whose packets outlived the wait (a rereg's old
+	 * object, an MR at a session's end): their ranges still mapped, in
+	 * mr_bytes (a range shared with a live MR or another retired object
+	 * counted once), until the control thread's sweep finds srnic done
+	 * with them */
 	uint64_t mrs_retired;
 	/* MRs whose dereg failed at a session's end other than for packets
 	 * in flight (a bug): left registered and mapped for good */

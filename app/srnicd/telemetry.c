@@ -13,8 +13,9 @@
  * The callbacks run on DPDK's telemetry thread. What they read belongs to
  * the control thread, so they take the control lock, which the control
  * thread holds while it serves its events (never while it waits in
- * epoll_wait, nor while a DEREG_MR waits for the MR's packets in flight,
- * up to SRND_DEREG_TIMEOUT_US: srnd_ctl_wait_begin()): a telemetry request
+ * epoll_wait, nor while it waits for an MR's packets in flight: a
+ * DEREG_MR's, a REREG_MR's old object's, the retired sweep's, up to
+ * SRND_DEREG_TIMEOUT_US each: srnd_ctl_wait_begin()): a telemetry request
  * waits at most one round of the control thread's work, its waits apart.
  * Nothing of the data path takes it.
  */

@@ -17,10 +17,11 @@
  *               (IBV_REREG_MR_CHANGE_TRANSLATION): "rereg RC ERRNO OLD"
  *               (OLD: the second buffer's address)
  *   "access"    ibv_rereg_mr of that MR keeping its translation
- *               (IBV_REREG_MR_CHANGE_ACCESS, remote read added):
- *               "access RC ERRNO ADDR" (ADDR: the second buffer's address)
+ *               (IBV_REREG_MR_CHANGE_ACCESS, remote read added; "access
+ *               mw": window binds too): "access RC ERRNO ADDR" (ADDR: the
+ *               second buffer's address)
  *   "dereg2"    ibv_dereg_mr of that MR, again while it says EBUSY:
- *               "dereg2 RC ERRNO BUSY_TRIES"
+ *               "dereg2 RC ERRNO BUSY_TRIES" ("FAIL" when it is gone)
  *
  * The buffer is BUF_LEN bytes; every wait is the test's, with its guard.
  */
@@ -164,9 +165,13 @@ main(void)
 		} else if (strncmp(line, "access", 6) == 0) {
 			errno = 0;
 			rc = ibv_rereg_mr(mr2, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
-					  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+					  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+					  (strncmp(line, "access mw", 9) == 0 ?
+					   IBV_ACCESS_MW_BIND : 0));
 			printf("access %d %d %llu\n", rc, errno, (unsigned long long)(uintptr_t)buf2);
-		} else if (strncmp(line, "dereg2", 6) == 0 && mr2 != NULL) {
+		} else if (strncmp(line, "dereg2", 6) == 0 && mr2 == NULL) {
+			printf("FAIL: dereg2: the second MR is deregistered already\n");
+		} else if (strncmp(line, "dereg2", 6) == 0) {
 			errno = 0;
 			while ((rc = ibv_dereg_mr(mr2)) == EBUSY && ++busy < DEREG_TRIES)
 				;

@@ -45,6 +45,19 @@ on; and the rereg's wait, as the session's end's for its retired
 objects, held the control lock: telemetry waited behind it and never
 saw it.
 
+Last, an MR a session's end cannot deregister (daemon a runs with the
+test knob SRNICD_RECLAIM_REFUSE_MW_BIND=1: a session's end finds the
+dereg of an MR that allows window binds refused, as srnic refuses one
+with a window bound; a real bind cannot run there, its SQ waits while the
+TX buffer is full): the same keep-translation rereg with b stopped, adding
+IBV_ACCESS_MW_BIND (the old object retired over the range), then the
+program killed. Its session's end leaves the MR registered and mapped for
+good (mrs_dereg_failed 1). B goes on, the old object's packets come back,
+the sweep lets it go: the range stays mapped and counted (the MR is still
+registered in srnic), daemon a alive. Before, the MR left registered was
+noted nowhere the old object's release could see: the sweep unmapped the
+range under it (mr_bytes down by 16 MiB, the mapping gone).
+
   srnicd_dereg_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \
       --check BUILD/test/srnicd/dereg_check
 """
@@ -180,6 +193,69 @@ def keep_rereg(end, daemons, envs, progs, tpath, base, pair):
     return True
 
 
+def pinned(daemons, progs, tpath, pair):
+    """A keep-translation rereg with b stopped (the old object retired)
+    that allows window binds, a's program killed: its session's end
+    cannot deregister the MR (SRNICD_RECLAIM_REFUSE_MW_BIND=1 in daemon a),
+    which stays mapped for good even once the old object sharing its
+    range is let go. False when the pair does not get as far."""
+    for name, p in zip("ab", progs):
+        if p.returncode is None:
+            out = finish(p)
+            check(p.returncode == 0, "dereg_check on daemon %s: exit %s %r" %
+                  (name, p.returncode, out[-300:]))
+    progs.clear()
+    if not pair():
+        return False
+    say(progs[0], "write 65536")
+    got = line(progs[0])
+    if not check(got == "written 0", "pinned: a's 64 KiB WRITE to b: %r" % got):
+        return False
+    info = tel(tpath, "/srnicd/info")
+    m0, failed0 = info.get("mr_bytes"), info.get("mrs_dereg_failed")
+    os.kill(daemons[1].pid, signal.SIGSTOP)
+    try:
+        full0 = tel(tpath, "/srnic/stats,srnic0").get("req_tx_full", 0)
+        say(progs[0], "post2 %d" % BIG)
+        check(line(progs[0]) == "posted", "pinned: a's 16 MiB WRITE from its second MR posted")
+        check(wait_for(lambda: tel(tpath, "/srnic/stats,srnic0").get("req_tx_full", 0) > full0,
+                       "a's TX buffer full", guard=10), "pinned: daemon a's TX buffer full")
+        say(progs[0], "access mw")
+        got = line(progs[0]).split()
+        if not check(len(got) == 4 and got[:3] == ["access", "0", "0"],
+                     "pinned: the second MR's access changed with its packets out: %r" % got):
+            return False
+        addr = int(got[3])
+        check(tel(tpath, "/srnicd/info").get("mrs_retired") == 1,
+              "pinned: the old object retired over the range (mrs_retired 1)")
+        progs[0].kill()
+        progs[0].wait()
+        check(wait_for(lambda: tel(tpath, "/srnicd/info").get("mrs_dereg_failed") == failed0 + 1,
+                       "a's session's end"),
+              "pinned: a's session's end cannot deregister the MR (refused): "
+              "mrs_dereg_failed %r (want %d)" %
+              (tel(tpath, "/srnicd/info").get("mrs_dereg_failed"), failed0 + 1))
+        check(memfd_mapped(daemons[0].pid, addr) and
+              tel(tpath, "/srnicd/info").get("mrs_retired") == 1,
+              "pinned: the range mapped, the old object still retired over it")
+    finally:
+        os.kill(daemons[1].pid, signal.SIGCONT)
+    gone = wait_for(lambda: daemons[0].poll() is not None or
+                    info_or_none(tpath).get("mrs_retired") == 0, "the old object's packets back")
+    if not check(daemons[0].poll() is None, "pinned: daemon a alive once the old object's "
+                 "mbufs left (exit %r)" % daemons[0].poll()):
+        return False
+    info = info_or_none(tpath)
+    # the program's first MR went at its session's end, the second stays
+    check(gone and info.get("mr_bytes") == m0 - BIG,
+          "pinned: the old object let go (mrs_retired %r), the MR left registered still "
+          "counted: mr_bytes %r (want %d)" % (info.get("mrs_retired"), info.get("mr_bytes"),
+                                              m0 - BIG))
+    check(memfd_mapped(daemons[0].pid, addr),
+          "pinned: the range of the MR left registered still mapped in daemon a")
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--daemon", required=True)
@@ -198,11 +274,14 @@ def main():
             sock = os.path.join(tmp, name + ".sock")
             envs.append(attached_env(a.daemon, a.lib, sock))
             logs.append(os.path.join(tmp, "srnicd-%s.log" % name))
+            # a refuses a session's end the dereg of an MR that allows
+            # window binds (the last case's)
+            denv = dict(envs[-1], SRNICD_RECLAIM_REFUSE_MW_BIND="1") if name == "a" else envs[-1]
             with open(logs[-1], "w") as lf:
                 daemons.append(subprocess.Popen(
                     [SRNIC, "daemon", "--port", "net_memif0,role=%s,socket=%s,mac=%s" %
                      (role, ms, MACS[i]), "--ip", MEMIF_IP[i], "--socket", sock,
-                     "--mem-mb", "512"], env=envs[-1], stdout=lf, stderr=subprocess.STDOUT))
+                     "--mem-mb", "512"], env=denv, stdout=lf, stderr=subprocess.STDOUT))
             up = wait_for(lambda: "srnicd: ready" in open(logs[-1]).read() or
                           daemons[-1].poll() is not None, "daemon %s's ready line" % name)
             if not check(up and daemons[-1].poll() is None, "daemon %s up on memif" % name):
@@ -351,6 +430,9 @@ def main():
         check(tel(tpath, "/srnicd/info").get("mrs_dereg_failed") == 0 and
               re.search(r"^mrs_dereg_failed 0 ", status(envs[0]), re.M) is not None,
               "daemon a: mrs_dereg_failed 0 (telemetry, status)")
+        # last: what it leaves stays for the daemon's life
+        if not pinned(daemons, progs, tpath, pair):
+            return 1
     finally:
         if stopped is not None:
             os.kill(stopped.pid, signal.SIGCONT)
