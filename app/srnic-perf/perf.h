@@ -34,6 +34,11 @@
 /* A client's first line, sent as soon as its TCP connection is up (the
  * number is the exchange's version). */
 #define PERF_GREETING "SRNIC-PERF 1"
+/* A client's wait for its port's link before the first run (a memif
+ * client's comes up when its server has answered the whole handshake),
+ * and how often it looks. */
+#define PERF_LINK_WAIT_S 60
+#define PERF_LINK_POLL_MS 10
 #define PERF_CTL_POLL_MS 10               /* a client looks at its control socket this often mid-run */
 /* Exit status of a client whose server stopped the run (a signal there, its
  * STOP line, or its control connection closed) before it was done. */
@@ -289,6 +294,9 @@ int perf_setup_qps(struct perf_env *env);
 /* Connection attributes of every QP (path MTU, timers, rd_atomic). */
 void perf_qp_conf(const struct perf_conf *c, struct srnic_pair_qp_conf *qc);
 void perf_capture_start(struct perf_env *env);
+/* A client's wait for its port's link, at most PERF_LINK_WAIT_S: 0,
+ * -EINTR (a signal) or -ENETDOWN (said why). */
+int perf_wait_link(struct perf_env *env);
 void perf_capture_close(struct perf_env *env);
 /* Deregister, destroy and free what perf_setup made (engines stopped). */
 void perf_teardown(struct perf_env *env);

@@ -474,6 +474,8 @@ perf_remote_setup(struct perf_env *env)
 				      "its READY, after our QP parameters");
 		if (rc == 0 && strcmp(line, "READY") != 0)
 			rc = -EPROTO;
+		if (rc == 0)
+			rc = perf_wait_link(env); /* the first WRs must find it up */
 		if (rc == -ECONNRESET)
 			fprintf(stderr, "srnic-perf: the server at %s:%u closed the connection during "
 					"the handshake\n", c->peer_host, c->tcp_port);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -250,6 +251,54 @@ perf_setup_qps(struct perf_env *env)
 	/* Memory per QP: control objects of the local side(s), CQs shared,
 	 * data buffers apart (heap delta over the QP count). */
 	env->qp_mem = (heap_used() - before - buf_bytes) / c->qps;
+	return 0;
+}
+
+/* The first WRs of a run go out as soon as the exchange is done, and a
+ * port whose link is not up yet holds them (net_memif's TX takes nothing
+ * while it is not connected): a memif client's link comes up only when
+ * its server has answered every message of memif's handshake, on the two
+ * processes' interrupt threads, which on a loaded host can end after the
+ * TCP exchange and after the first WRs' ACK timeouts have run out (8 x
+ * 67 ms by default: 'transport retry counter exceeded', nothing received;
+ * perf_app_firsthour's --persist third client, at load 30-40). */
+int
+perf_wait_link(struct perf_env *env)
+{
+	const struct perf_conf *c = env->conf;
+	uint64_t hz = rte_get_timer_hz(), t0 = rte_get_timer_cycles();
+	struct rte_eth_link link;
+	bool said = false;
+
+	for (;;) {
+		uint64_t waited = rte_get_timer_cycles() - t0;
+
+		memset(&link, 0, sizeof(link));
+		if (rte_eth_link_get_nowait(c->port_id, &link) == 0 &&
+		    link.link_status == RTE_ETH_LINK_UP)
+			break;
+		if (perf_quitting())
+			return -EINTR;
+		if (waited >= (uint64_t)PERF_LINK_WAIT_S * hz) {
+			fprintf(stderr, "srnic-perf: port %u's link is still down after %d s: nothing "
+					"can be sent (net_memif: is the peer's port a memif of the other "
+					"role on the same socket? a kernel interface under af_packet: "
+					"ip link set IFACE up)\n", c->port_id, PERF_LINK_WAIT_S);
+			return -ENETDOWN;
+		}
+		if (!said && waited >= hz) {
+			printf("srnic-perf: waiting for port %u's link to come up (at most %d s)\n",
+			       c->port_id, PERF_LINK_WAIT_S);
+			fflush(stdout);
+			said = true;
+		}
+		usleep(PERF_LINK_POLL_MS * 1000); /* sleeps: nothing to poll yet */
+	}
+	if (said) {
+		printf("srnic-perf: port %u's link is up after %.2f s\n", c->port_id,
+		       (double)(rte_get_timer_cycles() - t0) / (double)hz);
+		fflush(stdout);
+	}
 	return 0;
 }
 

@@ -211,6 +211,93 @@ rc, err = bad_peer(PORT0 + 20, hello + [(4096).to_bytes(4, "big"), (64).to_bytes
                                    b"x" * 107 + b"\0"])
 check("perftest peer: a garbage dest refused", rc != 0 and "bad perftest dest" in err, err[-300:])
 
+# 6d. a client whose memif link comes up late: memif's handshake runs on
+# the two processes' interrupt threads, and on a loaded host (load 30-40) it
+# ended after the TCP exchange and after the first WRs' ACK timeouts (8 x
+# 67 ms, the default -u): the --persist server's third client in
+# perf_app_firsthour failed 'transport retry counter exceeded' having
+# received nothing. Here a relay between the client's and the server's
+# memif sockets holds the server's last handshake message (CONNECTED) for
+# MEMIF_HOLD_S: the client waits for its link (says so) and then runs.
+MEMIF_MSG_LEN = 128         # memif_msg_t: a 16-bit type, then the message
+MEMIF_MSG_CONNECTED = 7
+MEMIF_HOLD_S = 4            # the fault injected: 4 s, the default -u's 8 timeouts 0.54 s
+
+
+def memif_relay(listen_name, server_name, hold_s, stop):
+    """Relay one memif control connection (each message and its fd), the
+    server's CONNECTED held hold_s. Abstract socket names (memif's default)."""
+    import select
+    import socket as so
+    ls = so.socket(so.AF_UNIX, so.SOCK_SEQPACKET)
+    ls.bind("\0" + listen_name)
+    ls.listen(1)
+    ls.settimeout(SERVER_UP_S)
+    held = []
+    try:
+        c, _ = ls.accept()
+        s = so.socket(so.AF_UNIX, so.SOCK_SEQPACKET)
+        s.connect("\0" + server_name)
+        while not stop.is_set():
+            now = time.monotonic()
+            for m, fds, at in [h for h in held if h[2] <= now]:
+                c.sendmsg([m], [(so.SOL_SOCKET, so.SCM_RIGHTS, bytes(fds))] if fds else [])
+                held.remove((m, fds, at))
+            r, _, _ = select.select([c, s], [], [], 0.05)  # poll interval, not the fault's
+            for a, b in ((c, s), (s, c)):
+                if a not in r:
+                    continue
+                m, fds, _, _ = so.recv_fds(a, MEMIF_MSG_LEN, 4)
+                if not m:
+                    return
+                if a is s and int.from_bytes(m[:2], "little") == MEMIF_MSG_CONNECTED:
+                    held.append((m, fds, time.monotonic() + hold_s))
+                    continue
+                so.send_fds(b, [m], fds) if fds else b.sendall(m)
+    except OSError:
+        pass
+    finally:
+        ls.close()
+
+
+def late_link(port):
+    import threading
+    ssock = f"/tmp/srnic-perf-test-{os.getpid()}-{port}.sock"
+    rsock = f"/tmp/srnic-perf-test-{os.getpid()}-{port}-relay.sock"
+    stop = threading.Event()
+    relay = threading.Thread(target=memif_relay, args=(rsock, ssock, MEMIF_HOLD_S, stop),
+                             daemon=True)
+    relay.start()
+    srv = subprocess.Popen([PERF, "-l", "1", "--file-prefix", f"ps_{os.getpid()}_{port}"] + EAL +
+                           [f"--vdev=net_memif0,role=server,socket={ssock},bsize=10240", "--",
+                            "--server", "--tcp-port", str(port)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_listening(srv, port)
+        # no -u: the default ACK timeout, the --persist clients' (as a user's)
+        cl = subprocess.run([PERF, "-l", "0", "--file-prefix", f"pc_{os.getpid()}_{port}"] + EAL +
+                            [f"--vdev=net_memif0,role=client,socket={rsock},bsize=10240", "--",
+                             "--client", "127.0.0.1", "--tcp-port", str(port), "--op", "send",
+                             "--size", "100", "--qps", "2", "--iters", "2000", "--verify",
+                             "--json"], capture_output=True, text=True, timeout=180)
+        sout, serr = srv.communicate(timeout=60)
+    finally:
+        stop.set()
+        if srv.poll() is None:
+            srv.kill()
+            srv.wait()
+    return cl, srv.returncode, sout + serr
+
+
+cl, src, sout = late_link(PORT0 + 24)
+r = json_lines(cl.stdout)
+m = re.search(r"port 0's link is up after ([\d.]+) s", cl.stdout)
+check(f"memif link up {MEMIF_HOLD_S} s after the handshake: the client waits for it, says so, "
+      "then runs (send, 2 QPs, default ACK timeout): every message verified, both exit 0",
+      cl.returncode == 0 and src == 0 and "waiting for port 0's link to come up" in cl.stdout and
+      m is not None and float(m.group(1)) >= 1 and len(r) == 1 and r[0]["msgs"] == 2000 and
+      r[0]["verify_errors"] == 0, cl.stdout[-700:] + cl.stderr[-500:] + sout[-400:])
+
 # 7. a server whose peer is on the command line prints its parameters as JSON
 rc, out, err = run(["--server", "--peer-qpn", "0x25", "--peer-psn", "100", "--peer-ip",
                     "127.0.1.9", "--peer-mac", "02:00:00:00:00:09", "--duration", "0.3",
