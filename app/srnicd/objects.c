@@ -653,10 +653,12 @@ dp_poll_wake(struct srnd *d, struct srnd_objs *o)
 	o->wake_owed = false;
 	if (__atomic_load_n(w, __ATOMIC_RELAXED) == 0)
 		return false;
-	/* every sleeper woken: the next one's CPU starts poll_cpu afresh
-	 * (a poller that stores its CPU between the two finds 0, "not
-	 * known", and is woken at once: a wake too many, never one lost) */
-	__atomic_store_n(&o->shm->state.poll_cpu, 0, __ATOMIC_RELAXED);
+	/* every sleeper woken: the next one's CPU starts poll_cpu afresh.
+	 * seq_cst, before the exchange: a poller whose 1 the exchange
+	 * misses loads poll_cpu after its store of it, sees this 0 (or a
+	 * later sleeper's CPU) and marks its own again (poll_sleep(),
+	 * drivers/verbs/verbs_attach_dp.c); one whose 1 it takes is woken */
+	__atomic_store_n(&o->shm->state.poll_cpu, 0, __ATOMIC_SEQ_CST);
 	if (__atomic_exchange_n(w, 0, __ATOMIC_SEQ_CST) == 0)
 		return false;
 	if (syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0) <= 0) {
