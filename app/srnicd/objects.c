@@ -701,9 +701,12 @@ dp_poll_done(struct srnd *d, struct srnd_objs *o, int cpu)
 		atomic_fetch_add_explicit(&d->eng_wakes_deferred, 1, memory_order_relaxed);
 		return;
 	}
+	if (!dp_poll_wake(d, o))
+		return;
+	/* a wake that found a sleeper: counted as such (pollers_none else) */
 	if (pc == SVC_POLL_CPU_MIXED)
 		atomic_fetch_add_explicit(&d->eng_wakes_mixed, 1, memory_order_relaxed);
-	if (dp_poll_wake(d, o) && (pc == 0 || pc == SVC_POLL_CPU_MIXED)) {
+	if (pc == 0 || pc == SVC_POLL_CPU_MIXED) {
 		sched_yield();
 		atomic_fetch_add_explicit(&d->eng_handoffs, 1, memory_order_relaxed);
 	}
@@ -783,9 +786,13 @@ srnd_dpath_poll(struct srnd *d)
 			dp_poll_done(d, o, cpu);
 		} else if (o->wake_owed && ++o->owed_passes >= SRND_WAKE_DEFER_PASSES) {
 			/* the engine works on (another session's traffic) and
-			 * this session's CQEs have stopped: its wake is due */
-			atomic_fetch_add_explicit(&d->eng_wakes_bounded, 1, memory_order_relaxed);
-			woke |= dp_poll_wake(d, o);
+			 * this session's CQEs have stopped: its wake is due
+			 * (counted when it found a sleeper) */
+			if (dp_poll_wake(d, o)) {
+				atomic_fetch_add_explicit(&d->eng_wakes_bounded, 1,
+							  memory_order_relaxed);
+				woke = true;
+			}
 		}
 		n += cqes;
 	}
