@@ -22,8 +22,8 @@ under strace counting futex():
 
 With --async (test/srnicd/srnicd_async):
 
-  poll_nap on CPU 0, the engine     an empty poll returns without sleeping:
-  napping                           the CQE comes no sooner for it (before:
+  poll_nap on CPU 0, the state      an empty poll returns without sleeping:
+  line's sleep forged 1 (a nap)     the CQE comes no sooner for it (before:
                                     it slept on the stale eng_cpu)
   ib_write_bw -s 1048576 streaming  the engine never has a pass without work
   on CPU 1 (another session)
