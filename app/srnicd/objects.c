@@ -662,10 +662,12 @@ dp_poll_wake(struct srnd *d, struct srnd_objs *o)
 	o->wake_owed = false;
 	if (__atomic_load_n(w, __ATOMIC_RELAXED) == 0)
 		return false;
-	/* every sleeper woken: the next one's CPU starts poll_cpu afresh
-	 * (a poller that stores its CPU between the two finds 0, "not
-	 * known", and is woken at once: a wake too many, never one lost) */
-	__atomic_store_n(&o->shm->state.poll_cpu, 0, __ATOMIC_RELAXED);
+	/* every sleeper woken: the next one's CPU starts poll_cpu afresh.
+	 * seq_cst, before the exchange: a poller whose 1 the exchange
+	 * misses loads poll_cpu after its store of it, sees this 0 (or a
+	 * later sleeper's CPU) and marks its own again (poll_sleep(),
+	 * drivers/verbs/verbs_attach_dp.c); one whose 1 it takes is woken */
+	__atomic_store_n(&o->shm->state.poll_cpu, 0, __ATOMIC_SEQ_CST);
 	if (__atomic_exchange_n(w, 0, __ATOMIC_SEQ_CST) == 0)
 		return false;
 	if (syscall(SYS_futex, w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0) <= 0) {
@@ -708,9 +710,12 @@ dp_poll_done(struct srnd *d, struct srnd_objs *o, int cpu)
 		atomic_fetch_add_explicit(&d->eng_wakes_deferred, 1, memory_order_relaxed);
 		return;
 	}
+	if (!dp_poll_wake(d, o))
+		return;
+	/* a wake that found a sleeper: counted as such (pollers_none else) */
 	if (pc == SVC_POLL_CPU_MIXED)
 		atomic_fetch_add_explicit(&d->eng_wakes_mixed, 1, memory_order_relaxed);
-	if (dp_poll_wake(d, o) && (pc == 0 || pc == SVC_POLL_CPU_MIXED)) {
+	if (pc == 0 || pc == SVC_POLL_CPU_MIXED) {
 		sched_yield();
 		atomic_fetch_add_explicit(&d->eng_handoffs, 1, memory_order_relaxed);
 	}
@@ -790,9 +795,13 @@ srnd_dpath_poll(struct srnd *d)
 			dp_poll_done(d, o, cpu);
 		} else if (o->wake_owed && ++o->owed_passes >= SRND_WAKE_DEFER_PASSES) {
 			/* the engine works on (another session's traffic) and
-			 * this session's CQEs have stopped: its wake is due */
-			atomic_fetch_add_explicit(&d->eng_wakes_bounded, 1, memory_order_relaxed);
-			woke |= dp_poll_wake(d, o);
+			 * this session's CQEs have stopped: its wake is due
+			 * (counted when it found a sleeper) */
+			if (dp_poll_wake(d, o)) {
+				atomic_fetch_add_explicit(&d->eng_wakes_bounded, 1,
+							  memory_order_relaxed);
+				woke = true;
+			}
 		}
 		n += cqes;
 	}

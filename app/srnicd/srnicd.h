@@ -96,8 +96,8 @@ struct srnd {
 	_Atomic uint64_t eng_handoffs;    /* the CPU given to them (sched_yield()) right after */
 	_Atomic uint64_t eng_wakes_deferred; /* CQEs for a poller asleep on the engine's CPU */
 	bool eng_wake_owed;         /* a session's wake_owed: srnd_dpath_wake_owed() when idle */
-	_Atomic uint64_t eng_wakes_bounded; /* owed wakes paid after SRND_WAKE_DEFER_PASSES */
-	_Atomic uint64_t eng_wakes_mixed;   /* poll_cpu said SVC_POLL_CPU_MIXED: woken at once */
+	_Atomic uint64_t eng_wakes_bounded; /* owed wakes paid by the passes bound, found one */
+	_Atomic uint64_t eng_wakes_mixed;   /* poll_cpu mixed: woken at once, found one */
 	_Atomic uint64_t eng_poll_none;   /* poll_sleep found 1 with no poller asleep: no handoff */
 	_Atomic uint64_t eng_gen;   /* +1 at the end of every pass of the engine's loop */
 	/* idle CPU: the process's CPU time and the clock when it was ready */

@@ -838,6 +838,23 @@ poll_should_sleep(const struct svc_state_line *st, int *cpu)
 	return *cpu >= 0 && (uint32_t)*cpu + 1 == eng;
 }
 
+/* The daemon's minor from which it stores 0 in poll_cpu as it wakes every
+ * sleeper: the library's merge (SVC_POLL_CPU_MIXED) needs it */
+#define SVA_MINOR_POLL_MIXED 4
+
+/* This thread's CPU (me, + 1) merged into the session's poll_cpu: 0 -> me,
+ * another CPU -> SVC_POLL_CPU_MIXED; me or mixed there already: its mark */
+static void
+poll_cpu_mark(uint32_t *pcw, uint32_t me)
+{
+	uint32_t pc = __atomic_load_n(pcw, __ATOMIC_SEQ_CST);
+
+	while (pc != me && pc != SVC_POLL_CPU_MIXED &&
+	       !__atomic_compare_exchange_n(pcw, &pc, pc == 0 ? me : SVC_POLL_CPU_MIXED,
+					    false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		;
+}
+
 /* An empty CQ this thread sleeps on: its CPU told in the session's
  * poll_cpu (SVC_POLL_CPU_MIXED when a sleeper on another CPU was there
  * first: the engine then wakes them at once, wherever they sleep), and
@@ -845,22 +862,35 @@ poll_should_sleep(const struct svc_state_line *st, int *cpu)
  * written before that look is returned by the next poll, one after it
  * finds 1 and wakes this thread), then a wait on the word for at most
  * SVA_POLL_SLEEP_US. The word stays 1 after a timeout: the engine's next
- * CQE pays the one wake. */
+ * CQE pays the one wake. A daemon of minor 3 never stores 0 in poll_cpu
+ * (protocol 4.4 does, when it wakes every sleeper): with it the plain
+ * store of 4.3, mixed would stick. */
 static void __rte_noinline
 poll_sleep(struct sva_cq *cq, uint32_t prod, int cpu)
 {
-	struct svc_state_line *st = &sva_ctx(cq->ibcq.context)->shm->state;
+	struct sva_context *ctx = sva_ctx(cq->ibcq.context);
+	struct svc_state_line *st = &ctx->shm->state;
 	uint32_t *w = &st->poll_sleep;
 	struct timespec ts = { .tv_nsec = SVA_POLL_SLEEP_US * 1000 };
-	uint32_t me = (uint32_t)(cpu + 1), pc = __atomic_load_n(&st->poll_cpu, __ATOMIC_RELAXED);
+	uint32_t me = (uint32_t)(cpu + 1), pc;
 
-	/* the engine stores 0 when it wakes every sleeper: the first to
-	 * sleep after names its CPU, one on another makes it mixed */
-	while (pc != me && pc != SVC_POLL_CPU_MIXED &&
-	       !__atomic_compare_exchange_n(&st->poll_cpu, &pc, pc == 0 ? me : SVC_POLL_CPU_MIXED,
-					    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-	__atomic_store_n(w, 1, __ATOMIC_SEQ_CST);
+	if (ctx->minor < SVA_MINOR_POLL_MIXED) {
+		__atomic_store_n(&st->poll_cpu, me, __ATOMIC_RELAXED);
+		__atomic_store_n(w, 1, __ATOMIC_SEQ_CST);
+	} else {
+		poll_cpu_mark(&st->poll_cpu, me);
+		__atomic_store_n(w, 1, __ATOMIC_SEQ_CST);
+		/* the engine stores 0 in poll_cpu, then takes poll_sleep
+		 * (both seq_cst); here poll_sleep stored, then poll_cpu
+		 * loaded: an engine whose exchange missed this 1 stored its
+		 * 0 before this load, which sees it (or a later sleeper's
+		 * CPU) and marks again. Else a sleeper on the engine's CPU
+		 * after the 0 would name that CPU alone, and this thread's
+		 * wake be put off though it could run. */
+		pc = __atomic_load_n(&st->poll_cpu, __ATOMIC_SEQ_CST);
+		if (pc != me && pc != SVC_POLL_CPU_MIXED)
+			poll_cpu_mark(&st->poll_cpu, me);
+	}
 	if (__atomic_load_n(&cq->ring->prod.v, __ATOMIC_SEQ_CST) != prod)
 		return;
 	syscall(SYS_futex, w, FUTEX_WAIT, 1, &ts, NULL, 0);

@@ -27,9 +27,10 @@
 
 #define SVC_MAGIC 0x534e5244u          /* "SNRD" */
 #define SVC_VERSION_MAJOR 4            /* a HELLO of another major is refused */
-#define SVC_VERSION_MINOR 3            /* 1: CM_CREATE_LISTEN; 2: ALLOC_MW, DEALLOC_MW, the bind WQE, REREG_MR;
+#define SVC_VERSION_MINOR 4            /* 1: CM_CREATE_LISTEN; 2: ALLOC_MW, DEALLOC_MW, the bind WQE, REREG_MR;
 					  3: CREATE_CHANNEL and MAP_SHM reply with the daemon's pipes;
-					  the state line's eng_cpu and poll_cpu */
+					  the state line's eng_cpu and poll_cpu;
+					  4: poll_cpu's SVC_POLL_CPU_MIXED, the daemon's 0 */
 #define SVC_SOCK_DEFAULT "/run/srnic/srnicd.sock"
 #define SVC_SOCK_ENV "SRNIC_DAEMON_SOCKET"  /* the application's override */
 #define SVC_SOCK_PATH_MAX 108          /* sockaddr_un.sun_path */
@@ -351,7 +352,9 @@ struct svc_ev_ring {
  * SVC_POLL_CPU_MIXED: they sleep on several); the engine wakes a poller
  * on its own CPU once its pass finds nothing to do (the poller could not
  * run before) or after a few passes without the session's CQEs, any other
- * at once, and stores 0 there when it wakes them all. The application
+ * at once, and stores 0 there when it wakes them all (minor 4; a library
+ * merges its CPU in with a compare-and-swap, mixed, only with such a
+ * daemon: an older one would leave mixed in place). The application
  * writes sleep (to 0), poll_sleep (to 1) and poll_cpu, nothing else of
  * the line. */
 #define SVC_POLL_CPU_MIXED UINT32_MAX

@@ -52,12 +52,16 @@
  *                           a SEND; h's channel is readable, its event there
  *   srnicd_async poll_word  a hostile context a: it stores 1 in its
  *                           session's poll_sleep word (svc_state_line: "a
- *                           poller sleeps") before each of POLL_WORD_CQES
+ *                           poller sleeps") and SVC_POLL_CPU_MIXED in its
+ *                           poll_cpu before each of POLL_WORD_CQES
  *                           WRITEs and never sleeps on it, each completion
  *                           waited for on a completion channel (no poll
  *                           of the library sleeps): the
  *                           daemon's status before and after tells what
  *                           the word cost it (srnicd_verbs reads it)
+ *   srnicd_async poll_owed  poll_word with poll_cpu forged to the engine's
+ *                           CPU: each wake owed, paid to nobody
+ *                           (srnicd_poll runs it beside a stream)
  *   srnicd_async chan_nofd  at its descriptor limit (RLIMIT_NOFILE, every
  *                           descriptor below it open), NOFD_TRIES
  *                           ibv_create_comp_channel calls: the kernel drops
@@ -72,17 +76,19 @@
  *                           poll sleeps (the engine's CPU); the test counts
  *                           under strace how many of those sleeps ended in
  *                           their timeout rather than the engine's wake
- *   srnicd_async poll_mixed two threads of one context sleep in
- *                           ibv_poll_cq, one pinned to CPU 1 (the state
- *                           line's eng_cpu forged to say the engine runs
- *                           there, as when the scheduler moves it), then one
- *                           pinned to CPU 0 (eng_cpu back): poll_cpu reads
- *                           SVC_POLL_CPU_MIXED, not the last one's CPU; a
- *                           CQE then makes the engine store 0 there (the
- *                           test reads the daemon's wakes_mixed and
- *                           wakes_deferred: nothing put off)
- *   srnicd_async poll_nap   on the engine's CPU while the engine naps (the
- *                           state line's sleep reads 1): an empty poll
+ *   srnicd_async poll_mixed POLL_MIXED_ROUNDS rounds: a thread pinned to
+ *                           CPU 1 polls a's CQ until its CQE, each empty
+ *                           poll asleep (the state line's eng_cpu forged
+ *                           to say the engine runs there, as when the
+ *                           scheduler moves it); one pinned to CPU 0 sleeps
+ *                           once on a second CQ (eng_cpu back): poll_cpu
+ *                           reads SVC_POLL_CPU_MIXED, not the last one's
+ *                           CPU; a's WRITE then: the engine wakes the CPU 1
+ *                           thread at once and replaces mixed (the test
+ *                           reads the daemon's wakes_mixed, counted when
+ *                           a wake found a sleeper, and wakes_deferred)
+ *   srnicd_async poll_nap   on the engine's CPU, the state line's sleep
+ *                           forged to 1 (the engine naps): an empty poll
  *                           returns without sleeping (poll_sleep stays 0)
  *
  * Each event is waited for with poll() on the context's async_fd, as a
@@ -122,6 +128,7 @@
 #define POLL_CPU_MIXED 0xffffffffu  /* SVC_POLL_CPU_MIXED */
 #define POLL_BUSY_ROUNDS 300
 #define POLL_NAP_TRIES 50
+#define POLL_MIXED_ROUNDS 20
 #define BUF_LEN 4096
 #define GUARD_MS 60000
 #define SRQ_WR 8
@@ -932,8 +939,16 @@ session_shm(void)
 	return n == 1 ? base : NULL;
 }
 
+static uint32_t
+word_at(uint8_t *shm, size_t off)
+{
+	return __atomic_load_n((uint32_t *)(shm + off), __ATOMIC_SEQ_CST);
+}
+
+/* owed 0: poll_cpu forged mixed before each post (the engine wakes at
+ * once); 1: forged to the engine's CPU (the wake owed, paid later) */
 static int
-poll_word(struct ibv_device *dev)
+poll_word(struct ibv_device *dev, int owed)
 {
 	struct ibv_sge sg;
 	struct ibv_send_wr wr, *bad;
@@ -942,7 +957,7 @@ poll_word(struct ibv_device *dev)
 	struct side a, b;
 	union ibv_gid gid;
 	struct ibv_wc wc;
-	uint32_t *word;
+	uint32_t *word, *pcw;
 	uint8_t *shm;
 	void *ev_ctx;
 	int i, got = 0;
@@ -960,9 +975,12 @@ poll_word(struct ibv_device *dev)
 	CHECK(side_connect(&a, b.qp->qp_num, &gid, 1) == 0 &&
 	      side_connect(&b, a.qp->qp_num, &gid, 1) == 0, "a and b in RTS");
 	word = (uint32_t *)(shm + SHM_POLL_SLEEP);
+	pcw = (uint32_t *)(shm + SHM_POLL_CPU);
 	for (i = 0; i < POLL_WORD_CQES; i++) {
-		/* "a poller sleeps", before each post: the pass that writes
-		 * its CQE finds the 1 */
+		/* "a poller sleeps" (where: mixed, or the engine's CPU),
+		 * before each post: the pass that writes its CQE finds the 1 */
+		__atomic_store_n(pcw, owed ? word_at(shm, SHM_ENG_CPU) : POLL_CPU_MIXED,
+				 __ATOMIC_SEQ_CST);
 		__atomic_store_n(word, 1, __ATOMIC_SEQ_CST);
 		sg = (struct ibv_sge){ .addr = (uintptr_t)a.buf, .length = MSG_LEN, .lkey = a.mr->lkey };
 		wr = (struct ibv_send_wr){ .wr_id = (uint64_t)i, .sg_list = &sg, .num_sge = 1,
@@ -982,7 +1000,7 @@ poll_word(struct ibv_device *dev)
 	}
 	CHECK(got == POLL_WORD_CQES, "a's %d WRITEs completed, each after its event: %d",
 	      POLL_WORD_CQES, got);
-	printf("poll_word: %d cqes\n", got);
+	printf("%s: %d cqes\n", owed ? "poll_owed" : "poll_word", got);
 	ibv_dereg_mr(bmr);
 	side_close(&b);
 	side_close(&a);
@@ -1037,12 +1055,6 @@ chan_nofd(struct ibv_device *dev)
 		CHECK(ibv_destroy_comp_channel(ch[i]) == 0, "channel %u destroyed", i + 1);
 	CHECK(ibv_close_device(ctx) == 0, "closed");
 	return 0;
-}
-
-static uint32_t
-word_at(uint8_t *shm, size_t off)
-{
-	return __atomic_load_n((uint32_t *)(shm + off), __ATOMIC_SEQ_CST);
 }
 
 /* a and b, two contexts, a's buffer WRITEs into b's (b's MR open to them) */
@@ -1143,49 +1155,88 @@ poller_once(struct ibv_cq *cq, int cpu)
 	return p.n;
 }
 
+/* a's CQ polled on CPU 1 until its CQE: each empty poll sleeps there
+ * while eng_cpu says 2 */
+struct looper {
+	struct ibv_cq *cq;
+	int n;                      /* CQEs taken */
+};
+
+static void *
+looper_run(void *arg)
+{
+	struct looper *l = arg;
+	struct ibv_wc wc;
+	long end = now_ms() + GUARD_MS;
+
+	if (pin(1) != 0)
+		return NULL;
+	while (l->n == 0 && now_ms() < end)
+		l->n = ibv_poll_cq(l->cq, 1, &wc);
+	return NULL;
+}
+
 static int
 poll_mixed(struct ibv_device *dev)
 {
 	struct ibv_cq *cq2;
 	struct side a, b;
 	struct ibv_mr *bmr;
-	struct ibv_wc wc;
+	struct looper l;
+	pthread_t t;
 	uint8_t *shm;
-	uint32_t eng, pc;
+	uint32_t eng, pc, *engw;
 	long end;
+	int r, mixed = 0;
 
 	if (write_pair(dev, &a, &b, &bmr, &shm) != 0)
 		return 1;
 	/* a second CQ of a's context (session), never written */
 	cq2 = ibv_create_cq(a.ctx, 8, NULL, NULL, 0);
 	CHECK(cq2 != NULL, "a second CQ in a's context");
+	/* the engine's next pass tells the new session where it runs */
+	end = now_ms() + GUARD_MS;
+	while (word_at(shm, SHM_ENG_CPU) == 0 && now_ms() < end)
+		;
 	eng = word_at(shm, SHM_ENG_CPU);
 	CHECK(eng == 1, "the engine runs on CPU 0: eng_cpu %u", eng);
 	CHECK(word_at(shm, SHM_SLEEP) == 0, "the engine is awake (another session's traffic)");
-	/* as if the engine had moved to CPU 1: a thread there sleeps */
-	__atomic_store_n((uint32_t *)(shm + SHM_ENG_CPU), 2, __ATOMIC_SEQ_CST);
-	CHECK(poller_once(cq2, 1) == 0, "a thread on CPU 1 polls the empty second CQ");
-	pc = word_at(shm, SHM_POLL_CPU);
-	CHECK(word_at(shm, SHM_POLL_SLEEP) == 1 && pc == 2,
-	      "it slept there: poll_sleep %u poll_cpu %u (want 1, 2)",
-	      word_at(shm, SHM_POLL_SLEEP), pc);
-	/* the engine back on CPU 0: a thread there sleeps too */
-	__atomic_store_n((uint32_t *)(shm + SHM_ENG_CPU), eng, __ATOMIC_SEQ_CST);
-	CHECK(poller_once(a.cq, 0) == 0, "a thread on CPU 0 polls the empty first CQ");
-	pc = word_at(shm, SHM_POLL_CPU);
-	printf("poll_mixed: poll_cpu %#x after sleepers on CPUs 1 and 0\n", pc);
-	CHECK(pc == POLL_CPU_MIXED, "pollers of one session asleep on two CPUs: poll_cpu %#x "
-	      "(want %#x, mixed; the last one's CPU 0 + 1 would put off the other's wake)",
-	      pc, POLL_CPU_MIXED);
-	/* a CQE of the session: the engine wakes at once and starts afresh */
-	CHECK(pin(1) == 0 && post_write(&a, bmr, 1) == 0 && cqe(&a, &wc) &&
-	      wc.status == IBV_WC_SUCCESS, "a's WRITE completes (polled on CPU 1)");
-	end = now_ms() + GUARD_MS;
-	while (word_at(shm, SHM_POLL_CPU) != 0 && now_ms() < end)
-		;
-	CHECK(word_at(shm, SHM_POLL_CPU) == 0 && word_at(shm, SHM_POLL_SLEEP) == 0,
-	      "the engine woke the session's sleepers: poll_cpu %u poll_sleep %u (want 0, 0)",
-	      word_at(shm, SHM_POLL_CPU), word_at(shm, SHM_POLL_SLEEP));
+	/* eng_cpu forged: the engine rewrites it only when its own CPU
+	 * changes (pinned to CPU 0: never), so a forged value stays */
+	engw = (uint32_t *)(shm + SHM_ENG_CPU);
+	for (r = 0; r < POLL_MIXED_ROUNDS; r++) {
+		/* as if the engine had moved to CPU 1: a thread there sleeps
+		 * on a's CQ, poll after poll, until the round's CQE */
+		__atomic_store_n(engw, 2, __ATOMIC_SEQ_CST);
+		l = (struct looper){ .cq = a.cq };
+		CHECK(pthread_create(&t, NULL, looper_run, &l) == 0, "a thread polling on CPU 1");
+		end = now_ms() + GUARD_MS;
+		while ((word_at(shm, SHM_POLL_CPU) != 2 || word_at(shm, SHM_POLL_SLEEP) != 1) &&
+		       now_ms() < end)
+			;
+		/* the engine back on CPU 0: a thread there sleeps once too */
+		__atomic_store_n(engw, eng, __ATOMIC_SEQ_CST);
+		CHECK(poller_once(cq2, 0) == 0, "a thread on CPU 0 polls the empty second CQ");
+		__atomic_store_n(engw, 2, __ATOMIC_SEQ_CST);
+		pc = word_at(shm, SHM_POLL_CPU);
+		mixed += pc == POLL_CPU_MIXED;
+		CHECK(pc == POLL_CPU_MIXED, "round %d: pollers of one session asleep on two CPUs: "
+		      "poll_cpu %#x (want %#x, mixed; CPU 0's 1 alone would put off the other's "
+		      "wake)", r, pc, POLL_CPU_MIXED);
+		/* a CQE of the session: the engine wakes the looper at once
+		 * (wakes_mixed, counted when it found a sleeper) and stores 0
+		 * in poll_cpu; only the engine replaces mixed */
+		CHECK(post_write(&a, bmr, (uint64_t)r) == 0, "round %d: a's WRITE posted", r);
+		CHECK(pthread_join(t, NULL) == 0 && l.n == 1, "round %d: the thread on CPU 1 "
+		      "took its CQE: %d", r, l.n);
+		end = now_ms() + GUARD_MS;
+		while (word_at(shm, SHM_POLL_CPU) == POLL_CPU_MIXED && now_ms() < end)
+			;
+		CHECK(word_at(shm, SHM_POLL_CPU) != POLL_CPU_MIXED, "round %d: the engine "
+		      "started poll_cpu afresh", r);
+	}
+	__atomic_store_n(engw, eng, __ATOMIC_SEQ_CST);
+	printf("poll_mixed: poll_cpu mixed in %d of %d rounds\n", mixed, POLL_MIXED_ROUNDS);
 	ibv_destroy_cq(cq2);
 	ibv_dereg_mr(bmr);
 	side_close(&b);
@@ -1214,11 +1265,19 @@ poll_nap(struct ibv_device *dev)
 			;
 		CHECK(word_at(shm, SHM_ENG_CPU) == 1, "the engine runs on CPU 0: eng_cpu %u",
 		      word_at(shm, SHM_ENG_CPU));
-		while (word_at(shm, SHM_SLEEP) == 0 && now_ms() < end)
-			;
-		CHECK(word_at(shm, SHM_SLEEP) == 1, "the engine naps (the state line's sleep 1)");
+		/* the nap's word forged (awake or napping, the engine): it
+		 * stores sleep only as its own nap begins (1) and ends (0),
+		 * so the poll reads this 1 unless a nap ends between the store
+		 * and its look, a few instructions against naps of up to
+		 * 10 ms; such a poll reads 0 and sleeps (poll_sleep 1): a
+		 * failure, never a false pass. The word reading 0 after the
+		 * poll: another try. No post here would find the 1 (it would
+		 * cost a FUTEX_WAKE of the engine, nothing else). Waiting for
+		 * a real nap instead proved nothing: 1 before and after the
+		 * poll can be two naps with a pass between. */
+		__atomic_store_n((uint32_t *)(shm + SHM_SLEEP), 1, __ATOMIC_SEQ_CST);
 		n = ibv_poll_cq(a.cq, 1, &wc);
-		/* the nap lasted the whole poll: a verdict; else another try */
+		/* the word still 1: the poll read it (bar the window above) */
 		decided = word_at(shm, SHM_SLEEP) == 1;
 		if (decided) {
 			printf("poll_nap: poll_sleep %u after an empty poll on CPU 0, try %d\n",
@@ -1229,7 +1288,7 @@ poll_nap(struct ibv_device *dev)
 		}
 		side_close(&a);
 	}
-	CHECK(decided, "a nap that lasted a poll in %d tries", POLL_NAP_TRIES);
+	CHECK(decided, "a forged nap word that held over a poll in %d tries", POLL_NAP_TRIES);
 	return 0;
 }
 
@@ -1264,7 +1323,9 @@ main(int argc, char **argv)
 	else if (argc == 2 && strcmp(argv[1], "chan_full") == 0)
 		rc = chan_full(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "poll_word") == 0)
-		rc = poll_word(list[0]);
+		rc = poll_word(list[0], 0);
+	else if (argc == 2 && strcmp(argv[1], "poll_owed") == 0)
+		rc = poll_word(list[0], 1);
 	else if (argc == 2 && strcmp(argv[1], "chan_nofd") == 0)
 		rc = chan_nofd(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "poll_busy") == 0)
@@ -1275,8 +1336,8 @@ main(int argc, char **argv)
 		rc = poll_nap(list[0]);
 	else
 		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|eintr|"
-			"reg_past_eof|reg_fsize|mcast_cap|chan_full|poll_word|chan_nofd|"
-			"poll_busy|poll_mixed|poll_nap\n", argv[0]);
+			"reg_past_eof|reg_fsize|mcast_cap|chan_full|poll_word|poll_owed|"
+			"chan_nofd|poll_busy|poll_mixed|poll_nap\n", argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;
 }

@@ -22,23 +22,27 @@ under strace counting futex():
 
 With --async (test/srnicd/srnicd_async):
 
-  poll_nap on CPU 0, the engine     an empty poll returns without sleeping:
-  napping                           the CQE comes no sooner for it (before:
+  poll_nap on CPU 0, the state      an empty poll returns without sleeping:
+  line's sleep forged 1 (a nap)     the CQE comes no sooner for it (before:
                                     it slept on the stale eng_cpu)
   ib_write_bw -s 1048576 streaming  the engine never has a pass without work
   on CPU 1 (another session)
-  poll_busy on CPU 0 meanwhile,     each round trip's CQE: the engine pays
-  under strace                      the wake it owes SRND_WAKE_DEFER_PASSES
-                                    passes later (wakes_bounded), and the
-                                    sleep the CQE comes in ends by that
-                                    wake (before: by its 100 us timeout,
-                                    every one: the wake waited for an idle
-                                    pass that never came)
+  poll_busy on CPU 0 meanwhile,     each round trip's CQE: the sleep it comes
+  under strace                      in ends by the engine's wake, paid
+                                    SRND_WAKE_DEFER_PASSES passes later
+                                    (wakes_bounded > 0) or at an idle pass
+                                    (before: by its 100 us timeout, every
+                                    one: the wake waited for an idle pass
+                                    that never came)
   poll_mixed meanwhile              sleepers of one session on CPUs 1 and 0:
-                                    poll_cpu mixed, the session's CQE woken
-                                    at once (wakes_mixed), nothing put off
-                                    (before: poll_cpu named CPU 0, the last
+                                    poll_cpu mixed, the one on CPU 1 woken
+                                    at once by the session's CQE
+                                    (wakes_mixed), nothing put off (before:
+                                    poll_cpu named CPU 0, the last
                                     sleeper's, and the wake was deferred)
+  poll_owed meanwhile               a forged sleeper on the engine's CPU:
+                                    its owed wakes find nobody, none
+                                    counted wakes_bounded (pollers_none)
 
 Every transfer completes. Every wait is for a condition, with a guard that
 only stops a hang.
@@ -60,8 +64,10 @@ from srnicd_check import GUARD_S, SRNIC, attached_env, check, daemon_ready, fail
 SKIP = 77
 ITERS = 1000
 DAEMON_IP = "10.83.0.1"
-COUNTERS = ("pollers_woken", "handoffs", "wakes_deferred", "wakes_bounded", "wakes_mixed")
+COUNTERS = ("pollers_woken", "handoffs", "wakes_deferred", "wakes_bounded", "wakes_mixed",
+            "pollers_none")
 BUSY_ROUNDS = 300       # srnicd_async's POLL_BUSY_ROUNDS
+MIXED_ROUNDS = 20       # srnicd_async's POLL_MIXED_ROUNDS
 # the stream beside it: 128 WRITEs of 1 MiB in flight keep the engine busy
 # for far longer than a time slice of the client's on a loaded host (64 KiB
 # ones left it idle passes: the poller's wakes paid there)
@@ -168,22 +174,38 @@ def busy(env, prog, tmp):
         sleeps, woken, timeouts = futex_sleeps(trace)
         print("poll_busy: %d sleeps, %d woken, %d timed out" % (sleeps, woken, timeouts),
               flush=True)
-        check(grew["wakes_bounded"] >= BUSY_ROUNDS // 2,
-              "%d round trips on the engine's CPU beside a stream: the engine paid the wakes "
-              "it owed within its bound, wakes_bounded +%d (at least %d; deferred +%d)" %
-              (BUSY_ROUNDS, grew["wakes_bounded"], BUSY_ROUNDS // 2, grew["wakes_deferred"]))
-        # a round trip's sleeps before its CQE exists end in their timeout
-        # (the WRITE waits behind the stream's packets): the one its CQE
-        # comes in is woken
+        # the main check: a round trip's sleeps before its CQE exists end
+        # in their timeout (the WRITE waits behind the stream's packets);
+        # the one its CQE comes in is woken, by the bound (wakes_bounded)
+        # or, where the stream leaves the engine an idle pass, there
         check(woken >= BUSY_ROUNDS // 2,
               "%d sleeps in ibv_poll_cq, %d ended by the engine's wake (at least %d: the "
               "sleep each CQE came in), %d by their 100 us timeout" %
               (sleeps, woken, BUSY_ROUNDS // 2, timeouts))
+        check(grew["wakes_bounded"] > 0,
+              "%d round trips on the engine's CPU beside a stream: the engine paid wakes it "
+              "owed within its bound, wakes_bounded +%d (deferred +%d, handoffs +%d)" %
+              (BUSY_ROUNDS, grew["wakes_bounded"], grew["wakes_deferred"], grew["handoffs"]))
+        # the engine woke the thread asleep on CPU 1 beside mixed: a wake
+        # counted only when it found a sleeper (a round whose thread was
+        # between two sleeps takes its CQE at its next look)
         _, grew = async_case(env, prog, "poll_mixed", "0,1")
-        check(grew["wakes_mixed"] >= 1 and grew["wakes_deferred"] == 0,
-              "pollers of one session asleep on two CPUs: the engine woke them at once, "
-              "wakes_mixed +%d (at least 1), wakes_deferred +%d (want 0)" %
-              (grew["wakes_mixed"], grew["wakes_deferred"]))
+        check(grew["wakes_mixed"] >= 1 and grew["wakes_deferred"] == 0 and
+              grew["pollers_woken"] >= grew["wakes_mixed"],
+              "pollers of one session asleep on two CPUs, %d rounds: the engine woke the "
+              "one on CPU 1 at once, wakes_mixed +%d (at least 1), pollers_woken +%d, "
+              "wakes_deferred +%d (want 0)" % (MIXED_ROUNDS, grew["wakes_mixed"],
+                                               grew["pollers_woken"], grew["wakes_deferred"]))
+        # a poll_sleep word of 1 and poll_cpu naming the engine's CPU,
+        # nobody asleep: the owed wakes are paid to nobody, none counted
+        # bounded (before: each payment counted, a sleeper found or not)
+        _, grew = async_case(env, prog, "poll_owed", "0")
+        check(grew["wakes_deferred"] > 0 and grew["wakes_bounded"] == 0 and
+              grew["pollers_woken"] == 0 and grew["pollers_none"] > 0,
+              "a forged sleeper on the engine's CPU beside a stream: wakes_deferred +%d (want "
+              "> 0), pollers_none +%d (want > 0), wakes_bounded +%d, pollers_woken +%d "
+              "(want 0, 0: nobody slept)" % (grew["wakes_deferred"], grew["pollers_none"],
+                                             grew["wakes_bounded"], grew["pollers_woken"]))
     finally:
         alive = cli.poll() is None
         for p in (cli, srv):
