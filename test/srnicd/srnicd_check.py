@@ -6,6 +6,8 @@ they read from the daemon and the host: status, its object counts, TCP ports."""
 import json
 import os
 import re
+import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -106,6 +108,25 @@ def stop(p):
     except subprocess.TimeoutExpired:
         p.kill()
         return p.wait()
+
+
+def teardown(daemons, progs, logs, tmp, stopped=None):
+    """A test's end, pass or fail: a stopped daemon continued, every program
+    still running killed, the daemons stopped in reverse order (SIGKILL after
+    GUARD_S s), the logs' tails printed if anything failed, tmp removed."""
+    if stopped is not None:
+        os.kill(stopped.pid, signal.SIGCONT)
+    for p in progs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    for d in daemons[::-1]:
+        if d.poll() is None:
+            stop(d)
+    if failures:
+        for lg in logs:
+            print(open(lg).read()[-2000:])
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def session_of(text, pid):

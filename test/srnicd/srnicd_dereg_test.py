@@ -64,14 +64,13 @@ range under it (mr_bytes down by 16 MiB, the mapping gone).
 import argparse
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 
-from srnicd_check import (GUARD_S, SRNIC, attached_env, check, failures, finish, objects,
-                          status, tel, wait_for)
+from srnicd_check import (SRNIC, attached_env, check, failures, finish, objects,
+                          status, tel, teardown, wait_for)
 
 SKIP = 77
 MEMIF_IP = ("10.86.0.1", "10.86.0.2")
@@ -108,12 +107,9 @@ def info_or_none(tpath):
         return {}
 
 
-def keep_rereg(end, daemons, envs, progs, tpath, base, pair):
-    """A new pair; a's second MR's 16 MiB WRITE out, daemon b stopped, the
-    MR's access changed (translation kept), then the MR deregistered
-    (end "dereg") or a's program killed ("kill"); b goes on (SIGCONT
-    before it returns): the range unmapped only after the old object's
-    mbufs are gone. False when the pair does not get as far as the rereg."""
+def fresh_pair(end, progs, pair):
+    """The last pair's programs finished (each must exit 0), a new pair
+    made and a's 64 KiB WRITE to b done: False when that fails."""
     for name, p in zip("ab", progs):
         if p.returncode is None:
             out = finish(p)
@@ -124,7 +120,16 @@ def keep_rereg(end, daemons, envs, progs, tpath, base, pair):
         return False
     say(progs[0], "write 65536")
     got = line(progs[0])
-    if not check(got == "written 0", "%s: a's 64 KiB WRITE to b: %r" % (end, got)):
+    return check(got == "written 0", "%s: a's 64 KiB WRITE to b: %r" % (end, got))
+
+
+def keep_rereg(end, daemons, envs, progs, tpath, base, pair):
+    """A new pair; a's second MR's 16 MiB WRITE out, daemon b stopped, the
+    MR's access changed (translation kept), then the MR deregistered
+    (end "dereg") or a's program killed ("kill"); b goes on (SIGCONT
+    before it returns): the range unmapped only after the old object's
+    mbufs are gone. False when the pair does not get as far as the rereg."""
+    if not fresh_pair(end, progs, pair):
         return False
     m0 = tel(tpath, "/srnicd/info").get("mr_bytes")
     os.kill(daemons[1].pid, signal.SIGSTOP)
@@ -199,17 +204,7 @@ def pinned(daemons, progs, tpath, pair):
     cannot deregister the MR (SRNICD_RECLAIM_REFUSE_MW_BIND=1 in daemon a),
     which stays mapped for good even once the old object sharing its
     range is let go. False when the pair does not get as far."""
-    for name, p in zip("ab", progs):
-        if p.returncode is None:
-            out = finish(p)
-            check(p.returncode == 0, "dereg_check on daemon %s: exit %s %r" %
-                  (name, p.returncode, out[-300:]))
-    progs.clear()
-    if not pair():
-        return False
-    say(progs[0], "write 65536")
-    got = line(progs[0])
-    if not check(got == "written 0", "pinned: a's 64 KiB WRITE to b: %r" % got):
+    if not fresh_pair("pinned", progs, pair):
         return False
     info = tel(tpath, "/srnicd/info")
     m0, failed0 = info.get("mr_bytes"), info.get("mrs_dereg_failed")
@@ -434,24 +429,7 @@ def main():
         if not pinned(daemons, progs, tpath, pair):
             return 1
     finally:
-        if stopped is not None:
-            os.kill(stopped.pid, signal.SIGCONT)
-        for p in progs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        for d in daemons[::-1]:
-            if d.poll() is None:
-                d.terminate()
-                try:
-                    d.wait(timeout=GUARD_S)
-                except subprocess.TimeoutExpired:
-                    d.kill()
-                    d.wait()
-        if failures:
-            for lg in logs:
-                print(open(lg).read()[-2000:])
-        shutil.rmtree(tmp, ignore_errors=True)
+        teardown(daemons, progs, logs, tmp, stopped)
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
 

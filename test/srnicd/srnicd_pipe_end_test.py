@@ -24,14 +24,13 @@ is at its end of file; then b goes on, a's objects return to none.
 import argparse
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 
-from srnicd_check import (GUARD_S, SRNIC, attached_env, check, failures, finish, objects,
-                          status, tel, wait_for)
+from srnicd_check import (SRNIC, attached_env, check, failures, finish, objects,
+                          status, tel, teardown, wait_for)
 
 SKIP = 77
 MEMIF_IP = ("10.85.0.1", "10.85.0.2")
@@ -177,24 +176,7 @@ def main():
     finally:
         for fd in ends:
             os.close(fd)
-        if stopped is not None:
-            os.kill(stopped.pid, signal.SIGCONT)
-        for p in progs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        for d in daemons[::-1]:
-            if d.poll() is None:
-                d.terminate()
-                try:
-                    d.wait(timeout=GUARD_S)
-                except subprocess.TimeoutExpired:
-                    d.kill()
-                    d.wait()
-        if failures:
-            for lg in logs:
-                print(open(lg).read()[-2000:])
-        shutil.rmtree(tmp, ignore_errors=True)
+        teardown(daemons, progs, logs, tmp, stopped)
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
 
