@@ -126,15 +126,6 @@ bool srnic_icrc_check(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, u
 /** Same over one flat buffer starting at the IP header. */
 uint32_t srnic_icrc_compute_flat(const uint8_t *l3, uint32_t len, uint8_t ip_ver);
 
-/**
- * The inline PCLMULQDQ fold that srnic_icrc_compute() and srnic_icrc_check()
- * use on flat packets of up to 240 covered bytes, over len bytes at l3 (for
- * the unit tests: it reads 23 bytes before l3, which must be readable).
- * Returns the ICRC, or -1 when this CPU lacks PCLMULQDQ / AVX, len is
- * below the headers' length or above the inline maximum.
- */
-int64_t srnic_icrc_blk_flat(const uint8_t *l3, uint32_t len, uint8_t ip_ver);
-
 /* ---- build ---- */
 
 /** Where a flow goes: everything below the BTH. Filled once per QP. */

@@ -56,8 +56,9 @@
 #include <rte_udp.h>
 
 #include "srnic_pkt.h"
+#include "wire_internal.h"
 
-#ifdef RTE_ARCH_X86
+#ifdef RTE_ARCH_X86_64
 #include <immintrin.h>
 #endif
 
@@ -240,7 +241,7 @@ struct icrc_blk_k {
 } __rte_aligned(16);
 
 static struct icrc_blk_k icrc_blk_tab[2][16] __rte_cache_aligned;
-/* PCLMULQDQ and AVX: the inline fold runs */
+/* PCLMULQDQ and SSE4.1: the inline fold runs */
 static bool icrc_blk_ok;
 
 static void
@@ -269,7 +270,7 @@ icrc_blk_fill(unsigned int v6, unsigned int k)
 	e->nh = (k + 8 + (v6 ? ICRC_HL6 : ICRC_HL4) + 15) / 16;
 }
 
-#ifdef RTE_ARCH_X86
+#ifdef RTE_ARCH_X86_64
 /* acc folded forward over the next 16 bytes */
 #define ICRC_FOLD(acc, k) \
 	_mm_xor_si128(_mm_clmulepi64_si128(acc, k, 0x00), _mm_clmulepi64_si128(acc, k, 0x11))
@@ -279,9 +280,11 @@ icrc_blk_fill(unsigned int v6, unsigned int k)
 	_mm_or_si128(ICRC_BLK_LD(p, j), _mm_load_si128((const __m128i *)(e)->or_[j]))
 
 /* The ICRC over len bytes at l3 (from the headers' length to
- * ICRC_BLK_MAX_LEN; ICRC_BLK_BEHIND bytes before l3 readable). AVX for the
- * three-operand forms: no register copies. */
-__attribute__((target("pclmul,avx"))) static uint32_t
+ * ICRC_BLK_MAX_LEN; ICRC_BLK_BEHIND bytes before l3 readable). Legacy SSE
+ * encodings, as the rest of the build (-march=corei7): no AVX state the OS
+ * must have enabled, no AVX-SSE transitions; the AVX forms timed the same
+ * (doc/performance.md). */
+__attribute__((target("pclmul,sse4.1"))) static uint32_t
 icrc_blk_crc(const uint8_t *l3, uint32_t len, unsigned int v6)
 {
 	unsigned int k = (-(8 + len)) & 15;
@@ -328,7 +331,7 @@ icrc_blk_crc(const uint8_t *l3, uint32_t len, unsigned int v6)
 	return ~(uint32_t)_mm_extract_epi32(_mm_xor_si128(t, x), 1);
 }
 #define ICRC_BLK_CPU (rte_cpu_get_flag_enabled(RTE_CPUFLAG_PCLMULQDQ) > 0 && \
-		      rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX) > 0)
+		      rte_cpu_get_flag_enabled(RTE_CPUFLAG_SSE4_1) > 0)
 #else
 #include <rte_debug.h>
 
@@ -367,7 +370,7 @@ icrc_blk_fits(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len)
 
 /* The ICRC the inline fold gives over the flat len bytes at l3 (at least
  * the headers' length), for the unit test; -1 when this CPU has no
- * PCLMULQDQ or AVX. The caller guarantees ICRC_BLK_BEHIND readable bytes before
+ * PCLMULQDQ or SSE4.1. The caller guarantees ICRC_BLK_BEHIND readable bytes before
  * l3 and len <= the inline maximum. */
 int64_t
 srnic_icrc_blk_flat(const uint8_t *l3, uint32_t len, uint8_t ip_ver)

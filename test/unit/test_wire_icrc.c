@@ -30,6 +30,7 @@
 
 #include "srnic_wire.h"
 #include "test_ref.h"
+#include "wire_internal.h"
 #include "wire_util.h"
 
 /* the fold's longest covered length (ICRC_BLK_MAX_LEN), and past it */
@@ -45,7 +46,7 @@ static bool
 has_clmul(void)
 {
 	return rte_cpu_get_flag_enabled(RTE_CPUFLAG_PCLMULQDQ) > 0 &&
-	       rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX) > 0;
+	       rte_cpu_get_flag_enabled(RTE_CPUFLAG_SSE4_1) > 0;
 }
 
 /* an mbuf holding l2 bytes of Ethernet and f's len bytes, headroom hr */
@@ -70,10 +71,12 @@ test_icrc_clmul_random(void **state)
 {
 	static uint8_t buf[FRONT + LEN_TOP + SRNIC_ICRC_LEN];
 	uint8_t *l3 = buf + FRONT;
+	bool fold = has_clmul();
 	int v;
 
 	(void)state;
-	assert_true(has_clmul()); /* this host: the fold runs */
+	if (!fold) /* a CPU without them: the fold says -1, ISA-L's path still checked */
+		print_message("no PCLMULQDQ/SSE4.1 here: the inline fold is not tested\n");
 	for (v = 4; v <= 6; v += 2) {
 		uint32_t hl = srnic_ref_icrc_hdr_len(v), len, seed;
 
@@ -87,7 +90,7 @@ test_icrc_clmul_random(void **state)
 				srnic_test_fill(buf, sizeof(buf), len * 131 + seed * 7 + (uint32_t)v);
 				ref = wt_ref_icrc(l3, len, v);
 				blk = srnic_icrc_blk_flat(l3, len, (uint8_t)v);
-				if (len <= BLK_MAX)
+				if (len <= BLK_MAX && fold)
 					assert_int_equal(blk, (int64_t)ref);
 				else
 					assert_int_equal(blk, -1);
