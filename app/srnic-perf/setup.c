@@ -9,9 +9,11 @@
  */
 #include <stdlib.h>
 #include <errno.h>
+#include <poll.h>
 #include <inttypes.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -254,6 +256,26 @@ perf_setup_qps(struct perf_env *env)
 	return 0;
 }
 
+/* Waits up to ms for sock (-1: none) to say anything; true when it is at
+ * its end (the peer closed it). Data waiting is left for the exchange, the
+ * rest of ms slept. */
+static bool
+peer_gone(int sock, int ms)
+{
+	struct pollfd p = { .fd = sock, .events = POLLIN };
+	char b;
+
+	if (sock >= 0 && poll(&p, 1, ms) == 1) {
+		if ((p.revents & (POLLHUP | POLLERR)) != 0 ||
+		    recv(sock, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+			return true;
+		usleep((useconds_t)ms * 1000); /* a line waits: not ours to read */
+	} else if (sock < 0) {
+		usleep((useconds_t)ms * 1000);
+	}
+	return false;
+}
+
 /* The first WRs of a run go out as soon as the exchange is done, and a
  * port whose link is not up yet holds them (net_memif's TX takes nothing
  * while it is not connected): a memif client's link comes up only when
@@ -292,7 +314,15 @@ perf_wait_link(struct perf_env *env)
 			fflush(stdout);
 			said = true;
 		}
-		usleep(PERF_LINK_POLL_MS * 1000); /* sleeps: nothing to poll yet */
+		/* sleeps: nothing to poll yet; a peer gone meanwhile (its
+		 * control connection at its end) ends the wait, its link
+		 * would never come */
+		if (peer_gone(env->sock, PERF_LINK_POLL_MS)) {
+			fprintf(stderr, "srnic-perf: the peer closed the control connection while "
+					"port %u's link was down: it stopped or failed (see its output)\n",
+				c->port_id);
+			return -ECONNRESET;
+		}
 	}
 	if (said) {
 		printf("srnic-perf: port %u's link is up after %.2f s\n", c->port_id,

@@ -222,6 +222,7 @@ check("perftest peer: a garbage dest refused", rc != 0 and "bad perftest dest" i
 MEMIF_MSG_LEN = 128         # memif_msg_t: a 16-bit type, then the message
 MEMIF_MSG_CONNECTED = 7
 MEMIF_HOLD_S = 4            # the fault injected: 4 s, the default -u's 8 timeouts 0.54 s
+PERF_LINK_WAIT_S = 60       # app/srnic-perf/perf.h: the client's wait for its link
 
 
 def memif_relay(listen_name, server_name, hold_s, stop):
@@ -241,7 +242,9 @@ def memif_relay(listen_name, server_name, hold_s, stop):
         while not stop.is_set():
             now = time.monotonic()
             for m, fds, at in [h for h in held if h[2] <= now]:
-                c.sendmsg([m], [(so.SOL_SOCKET, so.SCM_RIGHTS, bytes(fds))] if fds else [])
+                so.send_fds(c, [m], fds) if fds else c.sendall(m)
+                for fd in fds:  # the message carried copies: the relay's own closed
+                    os.close(fd)
                 held.remove((m, fds, at))
             r, _, _ = select.select([c, s], [], [], 0.05)  # poll interval, not the fault's
             for a, b in ((c, s), (s, c)):
@@ -254,18 +257,20 @@ def memif_relay(listen_name, server_name, hold_s, stop):
                     held.append((m, fds, time.monotonic() + hold_s))
                     continue
                 so.send_fds(b, [m], fds) if fds else b.sendall(m)
+                for fd in fds:
+                    os.close(fd)
     except OSError:
         pass
     finally:
         ls.close()
 
 
-def late_link(port):
+def late_link(port, hold_s=MEMIF_HOLD_S, kill_server=False):
     import threading
     ssock = f"/tmp/srnic-perf-test-{os.getpid()}-{port}.sock"
     rsock = f"/tmp/srnic-perf-test-{os.getpid()}-{port}-relay.sock"
     stop = threading.Event()
-    relay = threading.Thread(target=memif_relay, args=(rsock, ssock, MEMIF_HOLD_S, stop),
+    relay = threading.Thread(target=memif_relay, args=(rsock, ssock, hold_s, stop),
                              daemon=True)
     relay.start()
     srv = subprocess.Popen([PERF, "-l", "1", "--file-prefix", f"ps_{os.getpid()}_{port}"] + EAL +
@@ -275,11 +280,30 @@ def late_link(port):
     try:
         wait_listening(srv, port)
         # no -u: the default ACK timeout, the --persist clients' (as a user's)
-        cl = subprocess.run([PERF, "-l", "0", "--file-prefix", f"pc_{os.getpid()}_{port}"] + EAL +
-                            [f"--vdev=net_memif0,role=client,socket={rsock},bsize=10240", "--",
-                             "--client", "127.0.0.1", "--tcp-port", str(port), "--op", "send",
-                             "--size", "100", "--qps", "2", "--iters", "2000", "--verify",
-                             "--json"], capture_output=True, text=True, timeout=180)
+        cl = subprocess.Popen([PERF, "-l", "0", "--file-prefix", f"pc_{os.getpid()}_{port}"] +
+                              EAL + [f"--vdev=net_memif0,role=client,socket={rsock},bsize=10240",
+                                     "--", "--client", "127.0.0.1", "--tcp-port", str(port),
+                                     "--op", "send", "--size", "100", "--qps", "2", "--iters",
+                                     "2000", "--verify", "--json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if kill_server:
+            # the link never comes (held for ever): once the client waits,
+            # its server dies; the client must end on that, not on its 60 s
+            out = ""
+            for ln in cl.stdout:
+                out += ln
+                if "waiting for port 0's link" in ln:
+                    break
+            srv.kill()
+            try:  # a guard below the client's own 60 s
+                rest, err = cl.communicate(timeout=PERF_LINK_WAIT_S - 20)
+            except subprocess.TimeoutExpired:
+                cl.kill()
+                rest, err = cl.communicate()
+                err += " (still waiting after %d s: killed)" % (PERF_LINK_WAIT_S - 20)
+            cl.stdout, cl.stderr = out + rest, err
+        else:
+            cl.stdout, cl.stderr = cl.communicate(timeout=180)
         sout, serr = srv.communicate(timeout=60)
     finally:
         stop.set()
@@ -297,6 +321,15 @@ check(f"memif link up {MEMIF_HOLD_S} s after the handshake: the client waits for
       cl.returncode == 0 and src == 0 and "waiting for port 0's link to come up" in cl.stdout and
       m is not None and float(m.group(1)) >= 1 and len(r) == 1 and r[0]["msgs"] == 2000 and
       r[0]["verify_errors"] == 0, cl.stdout[-700:] + cl.stderr[-500:] + sout[-400:])
+
+# 6e. the same link held for ever and the server killed while the client
+# waits for it: the client ends at once (the control connection's end), not
+# after PERF_LINK_WAIT_S, and says why
+cl, src, sout = late_link(PORT0 + 26, hold_s=3600, kill_server=True)
+check("memif link never up, the server killed while the client waits: the client fails at "
+      "once and says the peer closed the control connection",
+      cl.returncode != 0 and "the peer closed the control connection" in cl.stderr,
+      cl.stdout[-500:] + cl.stderr[-500:])
 
 # 7. a server whose peer is on the command line prints its parameters as JSON
 rc, out, err = run(["--server", "--peer-qpn", "0x25", "--peer-psn", "100", "--peer-ip",
