@@ -295,8 +295,11 @@ int perf_setup_qps(struct perf_env *env);
 void perf_qp_conf(const struct perf_conf *c, struct srnic_pair_qp_conf *qc);
 void perf_capture_start(struct perf_env *env);
 /* A client's wait for its port's link, at most PERF_LINK_WAIT_S: 0,
- * -EINTR (a signal) or -ENETDOWN (said why). */
-int perf_wait_link(struct perf_env *env);
+ * -EINTR (a signal) or -ENETDOWN (said why); peer_said (remote mode:
+ * perf_remote_poll_stop) reads what the server says meanwhile, its
+ * non-zero ends the wait (-ESHUTDOWN: STOP, -ECONNRESET: closed); NULL: the
+ * control connection's end ends it (-ECONNRESET, said). */
+int perf_wait_link(struct perf_env *env, int (*peer_said)(struct perf_env *env));
 void perf_capture_close(struct perf_env *env);
 /* Deregister, destroy and free what perf_setup made (engines stopped). */
 void perf_teardown(struct perf_env *env);

@@ -632,7 +632,7 @@ perf_pt_mode_setup(struct perf_env *env)
 		return perf_remote_setup(env);
 	rc = perf_pt_setup(env, side);
 	if (rc == 0 && side == 0)
-		rc = perf_wait_link(env); /* the first WRs must find it up */
+		rc = perf_wait_link(env, NULL); /* the first WRs must find it up */
 	if (rc == 0)
 		perf_capture_start(env);
 	return rc;

@@ -475,7 +475,7 @@ perf_remote_setup(struct perf_env *env)
 		if (rc == 0 && strcmp(line, "READY") != 0)
 			rc = -EPROTO;
 		if (rc == 0)
-			rc = perf_wait_link(env); /* the first WRs must find it up */
+			rc = perf_wait_link(env, perf_remote_poll_stop); /* the first WRs must find it up */
 		if (rc == -ECONNRESET)
 			fprintf(stderr, "srnic-perf: the server at %s:%u closed the connection during "
 					"the handshake\n", c->peer_host, c->tcp_port);

@@ -285,7 +285,7 @@ peer_gone(int sock, int ms)
  * 67 ms by default: 'transport retry counter exceeded', nothing received;
  * perf_app_firsthour's --persist third client, at load 30-40). */
 int
-perf_wait_link(struct perf_env *env)
+perf_wait_link(struct perf_env *env, int (*peer_said)(struct perf_env *env))
 {
 	const struct perf_conf *c = env->conf;
 	uint64_t hz = rte_get_timer_hz(), t0 = rte_get_timer_cycles();
@@ -317,7 +317,15 @@ perf_wait_link(struct perf_env *env)
 		/* sleeps: nothing to poll yet; a peer gone meanwhile (its
 		 * control connection at its end) ends the wait, its link
 		 * would never come */
-		if (peer_gone(env->sock, PERF_LINK_POLL_MS)) {
+		if (peer_said != NULL) {
+			/* the exchange's own reader: the server's STOP (a signal
+			 * stopped it) or its end, said as the run would say them */
+			int rc = peer_said(env);
+
+			if (rc != 0)
+				return rc;
+			usleep(PERF_LINK_POLL_MS * 1000);
+		} else if (peer_gone(env->sock, PERF_LINK_POLL_MS)) {
 			fprintf(stderr, "srnic-perf: the peer closed the control connection while "
 					"port %u's link was down: it stopped or failed (see its output)\n",
 				c->port_id);

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -265,7 +266,7 @@ def memif_relay(listen_name, server_name, hold_s, stop):
         ls.close()
 
 
-def late_link(port, hold_s=MEMIF_HOLD_S, kill_server=False):
+def late_link(port, hold_s=MEMIF_HOLD_S, kill_server=None):
     import threading
     ssock = f"/tmp/srnic-perf-test-{os.getpid()}-{port}.sock"
     rsock = f"/tmp/srnic-perf-test-{os.getpid()}-{port}-relay.sock"
@@ -273,6 +274,7 @@ def late_link(port, hold_s=MEMIF_HOLD_S, kill_server=False):
     relay = threading.Thread(target=memif_relay, args=(rsock, ssock, hold_s, stop),
                              daemon=True)
     relay.start()
+    cl = None
     srv = subprocess.Popen([PERF, "-l", "1", "--file-prefix", f"ps_{os.getpid()}_{port}"] + EAL +
                            [f"--vdev=net_memif0,role=server,socket={ssock},bsize=10240", "--",
                             "--server", "--tcp-port", str(port)],
@@ -286,15 +288,16 @@ def late_link(port, hold_s=MEMIF_HOLD_S, kill_server=False):
                                      "--op", "send", "--size", "100", "--qps", "2", "--iters",
                                      "2000", "--verify", "--json"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if kill_server:
+        if kill_server is not None:
             # the link never comes (held for ever): once the client waits,
-            # its server dies; the client must end on that, not on its 60 s
+            # its server gets kill_server (SIGKILL: it dies; SIGINT: it says
+            # STOP); the client must end on that, not on its 60 s
             out = ""
             for ln in cl.stdout:
                 out += ln
                 if "waiting for port 0's link" in ln:
                     break
-            srv.kill()
+            srv.send_signal(kill_server)
             try:  # a guard below the client's own 60 s
                 rest, err = cl.communicate(timeout=PERF_LINK_WAIT_S - 20)
             except subprocess.TimeoutExpired:
@@ -307,6 +310,9 @@ def late_link(port, hold_s=MEMIF_HOLD_S, kill_server=False):
         sout, serr = srv.communicate(timeout=60)
     finally:
         stop.set()
+        if cl is not None and cl.poll() is None:
+            cl.kill()
+            cl.wait()
         if srv.poll() is None:
             srv.kill()
             srv.wait()
@@ -325,11 +331,19 @@ check(f"memif link up {MEMIF_HOLD_S} s after the handshake: the client waits for
 # 6e. the same link held for ever and the server killed while the client
 # waits for it: the client ends at once (the control connection's end), not
 # after PERF_LINK_WAIT_S, and says why
-cl, src, sout = late_link(PORT0 + 26, hold_s=3600, kill_server=True)
+cl, src, sout = late_link(PORT0 + 26, hold_s=3600, kill_server=signal.SIGKILL)
 check("memif link never up, the server killed while the client waits: the client fails at "
-      "once and says the peer closed the control connection",
-      cl.returncode != 0 and "the peer closed the control connection" in cl.stderr,
+      "once and says the server closed the connection",
+      cl.returncode not in (0, None) and "closed the connection" in cl.stderr,
       cl.stdout[-500:] + cl.stderr[-500:])
+# and the server stopped by a signal (its STOP line, then its wait for our
+# BYE): the client says so and exits 3 (PERF_EXIT_SERVER_STOPPED), the
+# server exits at once (no 'did not answer STOP')
+cl, src, sout = late_link(PORT0 + 27, hold_s=3600, kill_server=signal.SIGINT)
+check("memif link never up, the server stopped (SIGINT) while the client waits: the client "
+      "says the server stopped the run and exits 3, the server exits 0",
+      cl.returncode == 3 and "it was stopped by a signal" in cl.stdout and src == 0 and
+      "did not answer" not in sout, cl.stdout[-500:] + cl.stderr[-500:] + sout[-400:])
 
 # 7. a server whose peer is on the command line prints its parameters as JSON
 rc, out, err = run(["--server", "--peer-qpn", "0x25", "--peer-psn", "100", "--peer-ip",
