@@ -1027,7 +1027,7 @@ chan_nofd(struct ibv_device *dev)
 	low = rl;
 	low.rlim_cur = NOFD_LIMIT;
 	CHECK(setrlimit(RLIMIT_NOFILE, &low) == 0, "RLIMIT_NOFILE lowered to %d", NOFD_LIMIT);
-	while (nfill < NOFD_LIMIT && (fd = dup(2)) >= 0)
+	while (nfill < NOFD_LIMIT && (fd = dup(ctx->async_fd)) >= 0) /* a descriptor we hold */
 		fill[nfill++] = fd;
 	CHECK(nfill < NOFD_LIMIT && errno == EMFILE, "every descriptor below the limit open "
 	      "(%u more)", nfill);

@@ -45,8 +45,12 @@ static struct rte_mempool *trailer_pool;
 static bool
 has_clmul(void)
 {
+#ifdef RTE_ARCH_X86_64 /* as lib/wire/wire_icrc.c: the fold exists there only */
 	return rte_cpu_get_flag_enabled(RTE_CPUFLAG_PCLMULQDQ) > 0 &&
 	       rte_cpu_get_flag_enabled(RTE_CPUFLAG_SSE4_1) > 0;
+#else
+	return false;
+#endif
 }
 
 /* an mbuf holding l2 bytes of Ethernet and f's len bytes, headroom hr */
