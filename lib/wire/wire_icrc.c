@@ -45,12 +45,12 @@
  * rest (times x^(8n) mod P: PCLMULQDQ, Barrett reduction) is slower on
  * single segments by 3 to 7.5 ns, the multiplication sitting behind the CRC.
  */
+#include <errno.h>
 #include <string.h>
 
 #include <isa-l/crc.h>
 
 #include <rte_common.h>
-#include <rte_cpuflags.h>
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_udp.h>
@@ -241,8 +241,10 @@ struct icrc_blk_k {
 } __rte_aligned(16);
 
 static struct icrc_blk_k icrc_blk_tab[2][16] __rte_cache_aligned;
-/* PCLMULQDQ and SSE4.1: the inline fold runs */
-static bool icrc_blk_ok;
+/* Which fold runs (enum srnic_icrc_fold): set once at start-up by
+ * icrc_blk_init() (srnic_icrc_fold_force() in the unit tests), read by every
+ * packet: a predictable branch to one of two direct calls, no pointer. */
+static uint8_t icrc_blk_mode;
 
 static void
 icrc_blk_fill(unsigned int v6, unsigned int k)
@@ -280,12 +282,11 @@ icrc_blk_fill(unsigned int v6, unsigned int k)
 	_mm_or_si128(ICRC_BLK_LD(p, j), _mm_load_si128((const __m128i *)(e)->or_[j]))
 
 /* The ICRC over len bytes at l3 (from the headers' length to
- * ICRC_BLK_MAX_LEN; ICRC_BLK_BEHIND bytes before l3 readable). Legacy SSE
- * encodings, as the rest of the build (-march=corei7): no AVX state the OS
- * must have enabled, no AVX-SSE transitions; the AVX forms timed the same
- * (doc/performance.md). */
-__attribute__((target("pclmul,sse4.1"))) static uint32_t
-icrc_blk_crc(const uint8_t *l3, uint32_t len, unsigned int v6)
+ * ICRC_BLK_MAX_LEN; ICRC_BLK_BEHIND bytes before l3 readable). Written once,
+ * inlined into the two variants below, which the compiler encodes each its
+ * own way. */
+static inline __attribute__((always_inline, target("pclmul,sse4.1"))) uint32_t
+icrc_blk_fold(const uint8_t *l3, uint32_t len, unsigned int v6)
 {
 	unsigned int k = (-(8 + len)) & 15;
 	const struct icrc_blk_k *e = &icrc_blk_tab[v6][k];
@@ -330,14 +331,50 @@ icrc_blk_crc(const uint8_t *l3, uint32_t len, unsigned int v6)
 				 0x00);
 	return ~(uint32_t)_mm_extract_epi32(_mm_xor_si128(t, x), 1);
 }
-#define ICRC_BLK_CPU (rte_cpu_get_flag_enabled(RTE_CPUFLAG_PCLMULQDQ) > 0 && \
-		      rte_cpu_get_flag_enabled(RTE_CPUFLAG_SSE4_1) > 0)
+
+/* Legacy SSE encodings, as the rest of the build (-march=corei7): for CPUs
+ * or systems without AVX. Two-operand forms: every fold step copies a
+ * register first (~12 instructions a fold, doc/performance.md). */
+__attribute__((target("pclmul,sse4.1"))) static uint32_t
+icrc_blk_crc_sse(const uint8_t *l3, uint32_t len, unsigned int v6)
+{
+	return icrc_blk_fold(l3, len, v6);
+}
+
+/* The same in VEX encodings (three-operand forms, no copies), 128-bit only:
+ * VEX.128 clears the registers' upper halves, so the legacy SSE code around
+ * it meets no AVX-SSE transition. Runs only where the OS saves AVX state
+ * (icrc_blk_cpu()). */
+__attribute__((target("avx,pclmul"))) static uint32_t
+icrc_blk_crc_avx(const uint8_t *l3, uint32_t len, unsigned int v6)
+{
+	return icrc_blk_fold(l3, len, v6);
+}
+
+/* The best fold this CPU and OS can run. __builtin_cpu_supports() reads
+ * libgcc's CPU model (gcc/common/config/i386/cpuinfo.h,
+ * get_available_features(): "avx" is set only when CPUID has OSXSAVE and
+ * XGETBV's XCR0 has both the SSE and the YMM state bits, i.e. the OS saves
+ * the AVX registers; compiler-rt's cpu_model.c checks the same); DPDK's
+ * RTE_CPUFLAG_AVX is CPUID's bit alone. PCLMULQDQ and SSE4.1 work on the
+ * SSE state every x86-64 OS saves: CPUID is enough for them. */
+static enum srnic_icrc_fold
+icrc_blk_cpu(void)
+{
+	/* this runs in a constructor, maybe before libgcc's own */
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("pclmul") || !__builtin_cpu_supports("sse4.1"))
+		return SRNIC_ICRC_FOLD_NONE;
+	if (!__builtin_cpu_supports("avx"))
+		return SRNIC_ICRC_FOLD_SSE;
+	return SRNIC_ICRC_FOLD_AVX;
+}
 #else
 #include <rte_debug.h>
 
-/* elsewhere ISA-L's path only: icrc_blk_ok stays false, never called */
+/* elsewhere ISA-L's path only: icrc_blk_mode stays NONE, never called */
 static uint32_t
-icrc_blk_crc(const uint8_t *l3, uint32_t len, unsigned int v6)
+icrc_blk_crc_sse(const uint8_t *l3, uint32_t len, unsigned int v6)
 {
 	RTE_SET_USED(l3);
 	RTE_SET_USED(len);
@@ -345,7 +382,13 @@ icrc_blk_crc(const uint8_t *l3, uint32_t len, unsigned int v6)
 	RTE_VERIFY(0);
 	return 0;
 }
-#define ICRC_BLK_CPU false
+#define icrc_blk_crc_avx icrc_blk_crc_sse
+
+static enum srnic_icrc_fold
+icrc_blk_cpu(void)
+{
+	return SRNIC_ICRC_FOLD_NONE;
+}
 #endif
 
 static void
@@ -357,25 +400,55 @@ icrc_blk_init(void)
 		icrc_blk_fill(0, k);
 		icrc_blk_fill(1, k);
 	}
-	icrc_blk_ok = ICRC_BLK_CPU;
+	icrc_blk_mode = (uint8_t)icrc_blk_cpu();
 }
 
 /* Whether the flat bytes [l3, l3 + len) of m take the inline fold. */
 static inline bool
 icrc_blk_fits(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len)
 {
-	return icrc_blk_ok && len <= ICRC_BLK_MAX_LEN &&
+	return icrc_blk_mode != SRNIC_ICRC_FOLD_NONE && len <= ICRC_BLK_MAX_LEN &&
 	       rte_pktmbuf_headroom(m) + l3_off >= ICRC_BLK_BEHIND;
 }
 
+/* The inline fold in the encoding chosen at start-up (icrc_blk_fits() true) */
+static inline uint32_t
+icrc_blk_crc(const uint8_t *l3, uint32_t len, unsigned int v6)
+{
+	if (likely(icrc_blk_mode == SRNIC_ICRC_FOLD_AVX))
+		return icrc_blk_crc_avx(l3, len, v6);
+	return icrc_blk_crc_sse(l3, len, v6);
+}
+
+enum srnic_icrc_fold
+srnic_icrc_fold_best(void)
+{
+	return icrc_blk_cpu();
+}
+
+enum srnic_icrc_fold
+srnic_icrc_fold_get(void)
+{
+	return (enum srnic_icrc_fold)icrc_blk_mode;
+}
+
+int
+srnic_icrc_fold_force(enum srnic_icrc_fold f)
+{
+	if ((unsigned int)f > (unsigned int)icrc_blk_cpu())
+		return -ENOTSUP;
+	icrc_blk_mode = (uint8_t)f;
+	return 0;
+}
+
 /* The ICRC the inline fold gives over the flat len bytes at l3 (at least
- * the headers' length), for the unit test; -1 when this CPU has no
- * PCLMULQDQ or SSE4.1. The caller guarantees ICRC_BLK_BEHIND readable bytes before
- * l3 and len <= the inline maximum. */
+ * the headers' length), for the unit test; -1 when no fold runs. The caller
+ * guarantees ICRC_BLK_BEHIND readable bytes before l3 and len <= the inline
+ * maximum. */
 int64_t
 srnic_icrc_blk_flat(const uint8_t *l3, uint32_t len, uint8_t ip_ver)
 {
-	if (!icrc_blk_ok || len > ICRC_BLK_MAX_LEN ||
+	if (icrc_blk_mode == SRNIC_ICRC_FOLD_NONE || len > ICRC_BLK_MAX_LEN ||
 	    len < (ip_ver == 4 ? ICRC_HL4 : ICRC_HL6))
 		return -1;
 	return icrc_blk_crc(l3, len, ip_ver != 4);

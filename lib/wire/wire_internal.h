@@ -8,12 +8,38 @@
 
 #include <stdint.h>
 
+/** The ICRC's ways over small flat packets, each CPU's best last. */
+enum srnic_icrc_fold {
+	/** no fold: ISA-L's calls (no PCLMULQDQ / SSE4.1, not x86-64) */
+	SRNIC_ICRC_FOLD_NONE,
+	/** the inline fold in legacy SSE encodings */
+	SRNIC_ICRC_FOLD_SSE,
+	/** the same in VEX encodings: the CPU has AVX and the OS saves its
+	 * state (XCR0) */
+	SRNIC_ICRC_FOLD_AVX,
+};
+
+/** The best fold this CPU and OS can run: what start-up chose. */
+enum srnic_icrc_fold srnic_icrc_fold_best(void);
+
+/** The fold srnic_icrc_compute() / srnic_icrc_check() use now. */
+enum srnic_icrc_fold srnic_icrc_fold_get(void);
+
+/**
+ * Make srnic_icrc_compute(), srnic_icrc_check() and srnic_icrc_blk_flat()
+ * use fold f (a test hook: each variant checked on one CPU; not while other
+ * threads compute ICRCs). Returns 0, or -ENOTSUP if f is better than
+ * srnic_icrc_fold_best().
+ */
+int srnic_icrc_fold_force(enum srnic_icrc_fold f);
+
 /**
  * The inline PCLMULQDQ fold that srnic_icrc_compute() and srnic_icrc_check()
  * use on flat packets of up to 240 covered bytes, over len bytes at l3 (for
- * the unit tests: it reads 23 bytes before l3, which must be readable).
- * Returns the ICRC, or -1 when this CPU lacks PCLMULQDQ / SSE4.1, len is
- * below the headers' length or above the inline maximum.
+ * the unit tests: it reads 23 bytes before l3, which must be readable), in
+ * the encoding srnic_icrc_fold_get() says. Returns the ICRC, or -1 when that is
+ * SRNIC_ICRC_FOLD_NONE, len is below the headers' length or above the inline
+ * maximum.
  */
 int64_t srnic_icrc_blk_flat(const uint8_t *l3, uint32_t len, uint8_t ip_ver);
 

@@ -6,12 +6,17 @@
  * everywhere (so every variant field takes random values), through the
  * function itself, srnic_icrc_compute() and srnic_icrc_check() on pool
  * mbufs (headroom: the fold's path) and on mbufs without headroom (ISA-L's
- * path). Then built packets of each opcode class, IPv4 and IPv6, whose
- * masked fields (TTL / hop limit, DSCP / ECN, flow label, UDP checksum,
+ * path); all of it under every fold this CPU runs (ISA-L alone, the fold
+ * in SSE encodings, in VEX encodings where the OS saves AVX state), forced
+ * in turn through lib/wire/wire_internal.h's hook, after checking that
+ * start-up chose the best. Then built packets of each opcode class, IPv4
+ * and IPv6, whose masked fields (TTL / hop limit, DSCP / ECN, flow label, UDP checksum,
  * BTH FECN / BECN) change and still parse, and whose fields that stay the
  * same for a QP (addresses, UDP ports, destination QP, P_Key) or change
- * per packet (PSN, opcode flags) change and fail the ICRC.
+ * per packet (PSN, opcode flags) change and fail the ICRC, again under
+ * every fold.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -42,15 +47,72 @@
 
 static struct rte_mempool *trailer_pool;
 
-static bool
-has_clmul(void)
+/* CPUID.1:ECX's OSXSAVE and AVX bits; XCR0's SSE and YMM state bits */
+#define CPUID1_ECX_OSXSAVE (1u << 27)
+#define CPUID1_ECX_AVX (1u << 28)
+#define XCR0_SSE_YMM 0x6u
+
+/* The best fold this CPU should run, found here without the library's
+ * check: DPDK's CPUID flags, and for AVX CPUID and XGETBV read directly
+ * (the OS saves the YMM registers). */
+static enum srnic_icrc_fold
+fold_expected(void)
 {
 #ifdef RTE_ARCH_X86_64 /* as lib/wire/wire_icrc.c: the fold exists there only */
-	return rte_cpu_get_flag_enabled(RTE_CPUFLAG_PCLMULQDQ) > 0 &&
-	       rte_cpu_get_flag_enabled(RTE_CPUFLAG_SSE4_1) > 0;
+	unsigned int eax, ebx, ecx, edx, xcr0_lo, xcr0_hi;
+
+	if (rte_cpu_get_flag_enabled(RTE_CPUFLAG_PCLMULQDQ) <= 0 ||
+	    rte_cpu_get_flag_enabled(RTE_CPUFLAG_SSE4_1) <= 0)
+		return SRNIC_ICRC_FOLD_NONE;
+	__asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(1), "c"(0));
+	if ((ecx & (CPUID1_ECX_OSXSAVE | CPUID1_ECX_AVX)) != (CPUID1_ECX_OSXSAVE | CPUID1_ECX_AVX))
+		return SRNIC_ICRC_FOLD_SSE;
+	__asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+	(void)xcr0_hi;
+	return (xcr0_lo & XCR0_SSE_YMM) == XCR0_SSE_YMM ? SRNIC_ICRC_FOLD_AVX : SRNIC_ICRC_FOLD_SSE;
 #else
-	return false;
+	return SRNIC_ICRC_FOLD_NONE;
 #endif
+}
+
+static const char *const fold_name[] = {
+	[SRNIC_ICRC_FOLD_NONE] = "ISA-L (no fold)",
+	[SRNIC_ICRC_FOLD_SSE] = "fold, SSE encodings",
+	[SRNIC_ICRC_FOLD_AVX] = "fold, VEX encodings",
+};
+
+/* Each fold this CPU runs in turn: true with it in force, false after the
+ * last (the best in force again). */
+static bool
+fold_next(int *f)
+{
+	for ((*f)++; *f <= SRNIC_ICRC_FOLD_AVX; (*f)++) {
+		if (srnic_icrc_fold_force((enum srnic_icrc_fold)*f) == 0) {
+			print_message("ICRC: %s\n", fold_name[*f]);
+			return true;
+		}
+		assert_true(*f > (int)fold_expected());
+		print_message("ICRC: %s: not on this CPU, not tested\n", fold_name[*f]);
+	}
+	assert_int_equal(srnic_icrc_fold_force(srnic_icrc_fold_best()), 0);
+	return false;
+}
+
+/* Start-up chose this CPU's best (the VEX forms wherever the OS saves AVX
+ * state) and the hook refuses what the CPU cannot run. */
+static void
+test_icrc_fold_choice(void **state)
+{
+	enum srnic_icrc_fold want = fold_expected();
+
+	(void)state;
+	print_message("this CPU's best: %s\n", fold_name[want]);
+	assert_int_equal(srnic_icrc_fold_best(), want);
+	assert_int_equal(srnic_icrc_fold_get(), want);
+	if (want < SRNIC_ICRC_FOLD_AVX) {
+		assert_int_equal(srnic_icrc_fold_force(want + 1), -ENOTSUP);
+		assert_int_equal(srnic_icrc_fold_get(), want);
+	}
 }
 
 /* an mbuf holding l2 bytes of Ethernet and f's len bytes, headroom hr */
@@ -71,16 +133,12 @@ mbuf_of(const uint8_t *f, uint32_t len, uint16_t hr)
 
 /* Random bytes, every length from the headers to past the fold's limit. */
 static void
-test_icrc_clmul_random(void **state)
+check_random(enum srnic_icrc_fold f)
 {
 	static uint8_t buf[FRONT + LEN_TOP + SRNIC_ICRC_LEN];
 	uint8_t *l3 = buf + FRONT;
-	bool fold = has_clmul();
 	int v;
 
-	(void)state;
-	if (!fold) /* a CPU without them: the fold says -1, ISA-L's path still checked */
-		print_message("no PCLMULQDQ/SSE4.1 here: the inline fold is not tested\n");
 	for (v = 4; v <= 6; v += 2) {
 		uint32_t hl = srnic_ref_icrc_hdr_len(v), len, seed;
 
@@ -94,7 +152,7 @@ test_icrc_clmul_random(void **state)
 				srnic_test_fill(buf, sizeof(buf), len * 131 + seed * 7 + (uint32_t)v);
 				ref = wt_ref_icrc(l3, len, v);
 				blk = srnic_icrc_blk_flat(l3, len, (uint8_t)v);
-				if (len <= BLK_MAX && fold)
+				if (len <= BLK_MAX && f != SRNIC_ICRC_FOLD_NONE)
 					assert_int_equal(blk, (int64_t)ref);
 				else
 					assert_int_equal(blk, -1);
@@ -122,6 +180,18 @@ test_icrc_clmul_random(void **state)
 			}
 		}
 	}
+}
+
+static void
+test_icrc_clmul_random(void **state)
+{
+	int f = -1;
+
+	(void)state;
+	/* every fold this CPU runs; without one (NONE) the fold says -1 and
+	 * ISA-L's path is checked */
+	while (fold_next(&f))
+		check_random((enum srnic_icrc_fold)f);
 }
 
 /* One opcode of each class: what it carries after the BTH. */
@@ -181,12 +251,11 @@ parse(struct rte_mbuf *m)
 }
 
 static void
-test_icrc_fields(void **state)
+check_fields(void)
 {
 	unsigned int c, i, b;
 	int v;
 
-	(void)state;
 	for (v = 4; v <= 6; v += 2) {
 		for (c = 0; c < RTE_DIM(classes); c++) {
 			struct srnic_route r;
@@ -263,6 +332,16 @@ test_icrc_fields(void **state)
 	}
 }
 
+static void
+test_icrc_fields(void **state)
+{
+	int f = -1;
+
+	(void)state;
+	while (fold_next(&f))
+		check_fields();
+}
+
 static int
 group_setup(void **state)
 {
@@ -276,6 +355,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_icrc_fold_choice),
 		cmocka_unit_test(test_icrc_clmul_random),
 		cmocka_unit_test(test_icrc_fields),
 	};
