@@ -45,6 +45,7 @@
  * rest (times x^(8n) mod P: PCLMULQDQ, Barrett reduction) is slower on
  * single segments by 3 to 7.5 ns, the multiplication sitting behind the CRC.
  */
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -187,22 +188,30 @@ icrc_seed(const uint8_t *h, uint8_t ip_ver)
  * call and no seed lookups. Counted by callgrind (one call in a loop):
  * ISA-L 72 instructions over a 56-byte READ request, 96 over a 108-byte
  * READ response (~35 of them before its first byte), the seed's lookups
- * 25; this fold 60 and 92, masking included. The CRC is folded inline with
- * PCLMULQDQ over 16-byte blocks, and the masking is done in the registers:
- * each block of the headers is ORed with a constant (the first also ANDed),
- * so the masked header is never stored (the store-forwarding stall of "Before this change" in
+ * 25; this fold (VEX encodings) 60 and 83, masking included (SSE: 69 and
+ * 98). The CRC is folded inline with PCLMULQDQ over 16-byte blocks, and the
+ * masking is done in the registers: each block of the headers is ORed with
+ * a constant (the first also ANDed), so the masked header is never stored
+ * (the store-forwarding stall of "Before this change" in
  * doc/performance.md) and never looked up byte by byte.
  *
- * Blocks need a length that is a multiple of 16. The message is the pseudo
- * header and the covered bytes, 8 + len; k = (-(8 + len)) mod 16 zero bytes
- * are put in front of it, and the register starts at ~0 * x^(-8k) instead
- * of ~0 (which the k zero bytes then take to ~0: leading zeros with a
- * register run backwards change nothing). The first block is read from
- * l3 - 8 - k: the bytes before l3 (the Ethernet header, headroom) are ANDed
- * to zero and the pseudo header's are ORed to ones, both by icrc_blk_tab's
- * masks for that k (which also OR the headers' variant bits to ones). So the
- * mbuf must have 8 + 15 bytes before l3 (ICRC_BLK_BEHIND), always true of
- * srnic's packets (headroom 128); packets without take ISA-L's path.
+ * Blocks need a length that is a multiple of 16: k = (-len) mod 16 zero
+ * bytes are put in front of the covered bytes, and the register starts at
+ * S * x^(-8k) (which the k zero bytes then take to S: leading zeros with a
+ * register run backwards change nothing), XORed into the message's first 4
+ * bytes. S is the register after the pseudo header (~ICRC_PSEUDO_HDR_CRC):
+ * the 8 bytes of ones are the same in every packet, so they are not folded
+ * (one block fewer when len mod 16 is 9 to 12: a 108-byte READ response, a
+ * 44-byte ACK). That needs 4 of the k zero bytes for the register; with k < 4
+ * (len mod 16 is 0 or 13 to 15) the message keeps the pseudo header: k + 8
+ * zero bytes, the 8 bytes of ones, then the covered bytes, from ~0 * x^(-8(k +
+ * 8)), the same number of blocks either way. The first block is read from
+ * l3 - front (k, or k + 16): the bytes before l3 (the Ethernet header,
+ * headroom) are ANDed to zero and the pseudo header's ORed to ones, both by
+ * icrc_blk_tab's masks for len mod 16 (which also OR the headers' variant
+ * bits to ones). So the mbuf must have 3 + 16 bytes before l3
+ * (ICRC_BLK_BEHIND), always true of srnic's packets (headroom 128); packets
+ * without take ISA-L's path.
  *
  * Fold and reduction, in the reflected domain (bit i of a 64-bit lane is
  * the coefficient of x^(63 - i)), K(n) = bit-reflected (x^n mod P) << 1:
@@ -224,20 +233,29 @@ icrc_seed(const uint8_t *h, uint8_t ip_ver)
  * whose parallel folds win from 256 bytes on (ISA-L's own path below that
  * is one fold at a time, as here). */
 #define ICRC_BLK_MAX_LEN 240
-/* Bytes read before l3: the pseudo header and up to 15 of zero padding. */
-#define ICRC_BLK_BEHIND (8 + 15)
-/* Blocks the headers can reach: 15 + 8 + 60 bytes. */
-#define ICRC_BLK_HDR 6
+/* Bytes of the CRC register, put in the message's first bytes */
+#define ICRC_REG_LEN 4
+/* The pseudo header's bytes (all ones) */
+#define ICRC_PSEUDO_LEN 8
+/* Bytes read before l3: at most 3 of zero padding, the pseudo header and 8
+ * more zero bytes for the register (k < ICRC_REG_LEN), or 15 of zero
+ * padding (above). */
+#define ICRC_BLK_BEHIND (ICRC_REG_LEN - 1 + 2 * ICRC_PSEUDO_LEN)
+static_assert(ICRC_BLK_BEHIND == SRNIC_ICRC_BLK_BEHIND, "wire_internal.h: the fold's reach");
+/* Blocks the headers can reach: 19 + 60 bytes. */
+#define ICRC_BLK_HDR 5
 
-/* For IPv4 / IPv6 and k: the masks of the blocks holding headers, how
- * many those are, and the register to start from. Built with icrc_tab. */
+/* For IPv4 / IPv6 and len mod 16: the masks of the blocks holding headers,
+ * how many those are, where the message starts and the register to start
+ * from. Built with icrc_tab. */
 struct icrc_blk_k {
-	uint8_t and0[16];	/* block 0: zero before the pseudo header */
-	/* ones at the pseudo header and the variant bits; in block 0 also
-	 * the start register ~0 * x^(-8k) XORed in (those bytes are
+	uint8_t and0[16];	/* block 0: zero before l3 or the pseudo header */
+	/* ones at the pseudo header (if in the message) and the variant bits;
+	 * in block 0 also the start register XORed in (those bytes are
 	 * constant: the AND cleared them) */
 	uint8_t or_[ICRC_BLK_HDR][16];
-	uint32_t nh;	/* blocks holding header bytes, >= 3 */
+	uint32_t nh;	/* blocks holding header bytes, 3 to 5 */
+	uint32_t front;	/* message bytes before l3: k or k + 16 */
 } __rte_aligned(16);
 
 static struct icrc_blk_k icrc_blk_tab[2][16] __rte_cache_aligned;
@@ -247,29 +265,34 @@ static struct icrc_blk_k icrc_blk_tab[2][16] __rte_cache_aligned;
 static uint8_t icrc_blk_mode;
 
 static void
-icrc_blk_fill(unsigned int v6, unsigned int k)
+icrc_blk_fill(unsigned int v6, unsigned int rem)
 {
 	const uint8_t *off = v6 ? icrc_v6_off : icrc_v4_off;
 	unsigned int i, n = v6 ? ICRC_V6_N : ICRC_V4_N;
-	struct icrc_blk_k *e = &icrc_blk_tab[v6][k];
+	struct icrc_blk_k *e = &icrc_blk_tab[v6][rem];
 	uint8_t *o = &e->or_[0][0];
+	/* k zero bytes make the message whole blocks; with fewer than the
+	 * register's 4, the pseudo header is in the message, after 8 more */
+	unsigned int k = -rem & 15, pseudo = k < ICRC_REG_LEN ? ICRC_PSEUDO_LEN : 0;
+	unsigned int zeros = k + pseudo, front = zeros + pseudo;
 	uint32_t init;
 
 	memset(e->and0, 0xff, sizeof(e->and0));
 	memset(o, 0, sizeof(e->or_));
-	/* the k zero bytes and the pseudo header: not the packet's (k + 8
-	 * <= 23: the pseudo header may reach into block 1, whose bytes are
-	 * then ones by the OR alone) */
-	memset(e->and0, 0, RTE_MIN(k + 8, 16u));
-	memset(o + k, 0xff, 8);
+	/* not the packet's bytes (front <= 19: the pseudo header may reach
+	 * into block 1, whose bytes are then ones by the OR alone) */
+	memset(e->and0, 0, RTE_MIN(front, 16u));
+	memset(o + zeros, 0xff, pseudo);
 	for (i = 0; i < n; i++)
-		o[k + 8 + off[i]] = v6 ? icrc_v6_mask[i] : 0xff;
-	/* ~0 run backwards over the k zero bytes, into the first 4 bytes
-	 * (all of them in the part of block 0 the AND made constant) */
-	init = icrc_xpow(0xffffffffu, -(int)k);
-	for (i = 0; i < 4; i++)
+		o[front + off[i]] = v6 ? icrc_v6_mask[i] : 0xff;
+	/* the register before the message (~0, or after the pseudo header)
+	 * run backwards over the zero bytes, into the first 4 (all of them in
+	 * the part of block 0 the AND made constant: zeros >= 4) */
+	init = icrc_xpow(pseudo ? 0xffffffffu : ~ICRC_PSEUDO_HDR_CRC, -(int)zeros);
+	for (i = 0; i < ICRC_REG_LEN; i++)
 		o[i] ^= (uint8_t)(init >> (8 * i));
-	e->nh = (k + 8 + (v6 ? ICRC_HL6 : ICRC_HL4) + 15) / 16;
+	e->front = front;
+	e->nh = (front + (v6 ? ICRC_HL6 : ICRC_HL4) + 15) / 16;
 }
 
 #ifdef RTE_ARCH_X86_64
@@ -288,9 +311,8 @@ icrc_blk_fill(unsigned int v6, unsigned int k)
 static inline __attribute__((always_inline, target("pclmul,sse4.1"))) uint32_t
 icrc_blk_fold(const uint8_t *l3, uint32_t len, unsigned int v6)
 {
-	unsigned int k = (-(8 + len)) & 15;
-	const struct icrc_blk_k *e = &icrc_blk_tab[v6][k];
-	const uint8_t *p = l3 - 8 - k, *end = l3 + len, *q;
+	const struct icrc_blk_k *e = &icrc_blk_tab[v6][len & 15];
+	const uint8_t *p = l3 - e->front, *end = l3 + len, *q;
 	uint32_t nh = e->nh;
 	const __m128i kf = _mm_set_epi64x((long long)ICRC_K96, (long long)ICRC_K160);
 	const __m128i m32 = _mm_set_epi32(0, 0, 0, -1);
@@ -302,15 +324,12 @@ icrc_blk_fold(const uint8_t *l3, uint32_t len, unsigned int v6)
 			 _mm_load_si128((const __m128i *)e->or_[0]));
 	x = _mm_xor_si128(ICRC_FOLD(x, kf), ICRC_BLK_LDM(p, 1, e));
 	x = _mm_xor_si128(ICRC_FOLD(x, kf), ICRC_BLK_LDM(p, 2, e));
-	/* IPv4: 3 or 4 blocks hold headers, IPv6: 5 or 6 (written out: a
+	/* IPv4: 3 or 4 blocks hold headers, IPv6: 4 or 5 (written out: a
 	 * loop's set-up costs more than its turns) */
 	if (nh > 3) {
 		x = _mm_xor_si128(ICRC_FOLD(x, kf), ICRC_BLK_LDM(p, 3, e));
-		if (nh > 4) {
+		if (nh > 4)
 			x = _mm_xor_si128(ICRC_FOLD(x, kf), ICRC_BLK_LDM(p, 4, e));
-			if (nh > 5)
-				x = _mm_xor_si128(ICRC_FOLD(x, kf), ICRC_BLK_LDM(p, 5, e));
-		}
 	}
 	/* the rest, two blocks a turn */
 	for (q = p + 16 * nh; q + 16 < end; q += 32) {
@@ -394,11 +413,11 @@ icrc_blk_cpu(void)
 static void
 icrc_blk_init(void)
 {
-	unsigned int k;
+	unsigned int rem;
 
-	for (k = 0; k < 16; k++) {
-		icrc_blk_fill(0, k);
-		icrc_blk_fill(1, k);
+	for (rem = 0; rem < 16; rem++) {
+		icrc_blk_fill(0, rem);
+		icrc_blk_fill(1, rem);
 	}
 	icrc_blk_mode = (uint8_t)icrc_blk_cpu();
 }

@@ -8,6 +8,9 @@
 
 #include <stdint.h>
 
+/** Bytes before l3 the inline fold reads (srnic_icrc_blk_flat()) */
+#define SRNIC_ICRC_BLK_BEHIND 19
+
 /** The ICRC's ways over small flat packets, each CPU's best last. */
 enum srnic_icrc_fold {
 	/** no fold: ISA-L's calls (no PCLMULQDQ / SSE4.1, not x86-64) */
@@ -36,7 +39,8 @@ int srnic_icrc_fold_force(enum srnic_icrc_fold f);
 /**
  * The inline PCLMULQDQ fold that srnic_icrc_compute() and srnic_icrc_check()
  * use on flat packets of up to 240 covered bytes, over len bytes at l3 (for
- * the unit tests: it reads 23 bytes before l3, which must be readable), in
+ * the unit tests: it reads SRNIC_ICRC_BLK_BEHIND bytes before l3, which
+ * must be readable), in
  * the encoding srnic_icrc_fold_get() says. Returns the ICRC, or -1 when that is
  * SRNIC_ICRC_FOLD_NONE, len is below the headers' length or above the inline
  * maximum.
