@@ -34,7 +34,7 @@
  * would delay the start of a call that short by their latency.
  *
  * Small flat packets (up to ICRC_BLK_MAX_LEN covered bytes, from an mbuf:
- * every request, ACK and copied READ response) take neither: icrc_blk_crc()
+ * every request, ACK and copied READ response) take neither: icrc_blk_fold()
  * below folds them inline with PCLMULQDQ, masking the headers in the
  * registers (doc/performance.md, issue 26, twenty-first session).
  *
@@ -422,21 +422,32 @@ icrc_blk_init(void)
 	icrc_blk_mode = (uint8_t)icrc_blk_cpu();
 }
 
-/* Whether the flat bytes [l3, l3 + len) of m take the inline fold. */
+/* Whether the flat bytes [l3, l3 + len) of m are in the inline fold's reach */
 static inline bool
-icrc_blk_fits(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len)
+icrc_blk_room(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len)
 {
-	return icrc_blk_mode != SRNIC_ICRC_FOLD_NONE && len <= ICRC_BLK_MAX_LEN &&
-	       rte_pktmbuf_headroom(m) + l3_off >= ICRC_BLK_BEHIND;
+	return len <= ICRC_BLK_MAX_LEN && rte_pktmbuf_headroom(m) + l3_off >= ICRC_BLK_BEHIND;
 }
 
-/* The inline fold in the encoding chosen at start-up (icrc_blk_fits() true) */
-static inline uint32_t
-icrc_blk_crc(const uint8_t *l3, uint32_t len, unsigned int v6)
+/* The inline fold over the flat len bytes at l3 (l3_off into m) into *crc,
+ * in the encoding chosen at start-up; false where no fold runs or the bytes
+ * are out of its reach (ISA-L's path then). The VEX encoding's test comes
+ * first and alone: that path pays one compare of the mode, as the fold did
+ * before there was a choice (a test for any fold, then for which, counted 3
+ * instructions a packet more). */
+static inline bool
+icrc_blk_try(const struct rte_mbuf *m, uint32_t l3_off, const uint8_t *l3, uint32_t len,
+	     unsigned int v6, uint32_t *crc)
 {
-	if (likely(icrc_blk_mode == SRNIC_ICRC_FOLD_AVX))
-		return icrc_blk_crc_avx(l3, len, v6);
-	return icrc_blk_crc_sse(l3, len, v6);
+	if (likely(icrc_blk_mode == SRNIC_ICRC_FOLD_AVX) && likely(icrc_blk_room(m, l3_off, len))) {
+		*crc = icrc_blk_crc_avx(l3, len, v6);
+		return true;
+	}
+	if (icrc_blk_mode == SRNIC_ICRC_FOLD_SSE && icrc_blk_room(m, l3_off, len)) {
+		*crc = icrc_blk_crc_sse(l3, len, v6);
+		return true;
+	}
+	return false;
 }
 
 enum srnic_icrc_fold
@@ -470,7 +481,9 @@ srnic_icrc_blk_flat(const uint8_t *l3, uint32_t len, uint8_t ip_ver)
 	if (icrc_blk_mode == SRNIC_ICRC_FOLD_NONE || len > ICRC_BLK_MAX_LEN ||
 	    len < (ip_ver == 4 ? ICRC_HL4 : ICRC_HL6))
 		return -1;
-	return icrc_blk_crc(l3, len, ip_ver != 4);
+	if (icrc_blk_mode == SRNIC_ICRC_FOLD_AVX)
+		return icrc_blk_crc_avx(l3, len, ip_ver != 4);
+	return icrc_blk_crc_sse(l3, len, ip_ver != 4);
 }
 
 uint32_t
@@ -555,16 +568,16 @@ uint32_t
 srnic_icrc_compute(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint8_t ip_ver)
 {
 	const struct rte_mbuf *seg;
-	uint32_t off;
+	uint32_t off, crc;
 
 	/* a flat packet (a request, an ACK): one call, no walk */
 	if (likely(l3_off + len <= m->data_len)) {
-		if (likely(icrc_blk_fits(m, l3_off, len)) &&
-		    len >= (ip_ver == 4 ? ICRC_HL4 : ICRC_HL6))
-			return icrc_blk_crc(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off),
-					    len, ip_ver != 4);
-		return srnic_icrc_compute_flat(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off),
-					       len, ip_ver);
+		const uint8_t *l3 = rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off);
+
+		if (likely(len >= (ip_ver == 4 ? ICRC_HL4 : ICRC_HL6)) &&
+		    likely(icrc_blk_try(m, l3_off, l3, len, ip_ver != 4, &crc)))
+			return crc;
+		return srnic_icrc_compute_flat(l3, len, ip_ver);
 	}
 	return icrc_walk(m, l3_off, len, ip_ver, &seg, &off);
 }
@@ -585,8 +598,8 @@ srnic_icrc_check(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len, uint8_
 		 * without its length check, done above: calling it costs ~15
 		 * instructions per packet, measured) */
 		p = rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off);
-		if (likely(icrc_blk_fits(m, l3_off, len)))
-			return icrc_blk_crc(p, len, ip_ver != 4) == srnic_icrc_load(p + len);
+		if (likely(icrc_blk_try(m, l3_off, p, len, ip_ver != 4, &icrc)))
+			return icrc == srnic_icrc_load(p + len);
 		return crc32_gzip_refl(icrc_seed(p, ip_ver), p, len) == srnic_icrc_load(p + len);
 	}
 	icrc = icrc_walk(m, l3_off, len, ip_ver, &seg, &off);
