@@ -160,6 +160,10 @@ struct srnd_objs {
 	unsigned int owed_passes;   /* passes since its last CQE while wake_owed */
 	_Atomic uint64_t wqes;      /* WQEs taken from its rings (status) */
 	/* published to the engine: the QPs and CQs it serves */
+	/* eqp[], ecq[], esrq[] slots ever published, + 1: the engine's
+	 * passes look no further (raised before a slot is published, never
+	 * lowered: obj_new() reuses the lowest free slot) */
+	_Atomic unsigned int eqp_hi, ecq_hi, esrq_hi;
 	struct srnd_qp *_Atomic eqp[SVC_SESSION_QPS_MAX];
 	struct srnd_cq *_Atomic ecq[SVC_SESSION_CQS_MAX];
 	/* struct srnd_ah, struct srnd_srq (obj_retire() serves both) */
@@ -191,6 +195,20 @@ static const unsigned int kind_max[K_NKINDS] = {
 
 /* the sessions whose rings the engine serves */
 static struct srnd_objs *_Atomic dp_live[SRND_SESSIONS_MAX];
+/* dp_live's slots ever used, + 1: the engine's passes look no further
+ * (never lowered: shm_map() takes the lowest free slot). Before, every
+ * pass loaded all SRND_SESSIONS_MAX slots, and each session's
+ * SVC_SESSION_CQS_MAX CQ slots (and QP and SRQ slots at its doorbells). */
+static _Atomic unsigned int dp_live_hi;
+
+/* hi raised to cover slot idx (the control thread's; before it publishes
+ * the slot: the engine loads hi after the doorbell that names it) */
+static void
+dp_hi_raise(_Atomic unsigned int *hi, unsigned int idx)
+{
+	if (atomic_load_explicit(hi, memory_order_relaxed) <= idx)
+		atomic_store_explicit(hi, idx + 1, memory_order_release);
+}
 /* the daemon's totals, for status: objects held and memory mapped */
 static struct srnd_counts counts;
 
@@ -811,10 +829,11 @@ srnd_dpath_poll(struct srnd *d)
 	unsigned int n = 0, i, k, cqes;
 	struct srnd_objs *o;
 	int cpu = sched_getcpu();   /* rseq's or the vDSO's: no system call */
+	unsigned int live_hi = atomic_load_explicit(&dp_live_hi, memory_order_acquire), hi;
 	uint32_t db;
 	bool woke = false;
 
-	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
+	for (i = 0; i < live_hi; i++) {
 		o = atomic_load_explicit(&dp_live[i], memory_order_acquire);
 		if (o == NULL)
 			continue;
@@ -827,7 +846,8 @@ srnd_dpath_poll(struct srnd *d)
 		if (db != o->db_seen || o->pending) {
 			o->db_seen = db;
 			o->pending = false;
-			for (k = 0; k < SVC_SESSION_QPS_MAX; k++) {
+			hi = atomic_load_explicit(&o->eqp_hi, memory_order_acquire);
+			for (k = 0; k < hi; k++) {
 				struct srnd_qp *q = atomic_load_explicit(&o->eqp[k],
 									 memory_order_acquire);
 
@@ -837,7 +857,8 @@ srnd_dpath_poll(struct srnd *d)
 					n += dp_recv(o, q, NULL);
 				n += dp_sq(d, o, q, &o->shm->qp[q->ring]);
 			}
-			for (k = 0; k < SVC_SESSION_SRQS_MAX; k++) {
+			hi = atomic_load_explicit(&o->esrq_hi, memory_order_acquire);
+			for (k = 0; k < hi; k++) {
 				struct srnd_srq *s = atomic_load_explicit(&o->esrq[k],
 									  memory_order_acquire);
 
@@ -849,7 +870,8 @@ srnd_dpath_poll(struct srnd *d)
 						      memory_order_relaxed) + n, memory_order_relaxed);
 		}
 		cqes = 0;
-		for (k = 0; k < SVC_SESSION_CQS_MAX; k++) {
+		hi = atomic_load_explicit(&o->ecq_hi, memory_order_acquire);
+		for (k = 0; k < hi; k++) {
 			struct srnd_cq *c = atomic_load_explicit(&o->ecq[k], memory_order_acquire);
 
 			if (c != NULL)
@@ -995,6 +1017,8 @@ shm_map(struct srnd_objs *o, int *rx_fd, int *async_rd)
 
 		if (atomic_compare_exchange_strong(&dp_live[i], &none, o)) {
 			o->live = (int)i;
+			/* after: no QP of it yet, a pass that misses it misses nothing */
+			dp_hi_raise(&dp_live_hi, i);
 			break;
 		}
 	}
@@ -1412,6 +1436,7 @@ create_cq(struct srnd *d, struct srnd_objs *o, const struct svc_create_cq_req *q
 	if (ch != NULL)
 		ch->ch.users++;
 	memset(&o->shm->cq[idx], 0, offsetof(struct svc_cq_ring, cqe));
+	dp_hi_raise(&o->ecq_hi, idx);
 	atomic_store_explicit(&o->ecq[idx], &sl->cq, memory_order_release);
 	counts.cqs++;
 	rep->handle = obj_handle(K_CQ, sl, idx);
@@ -1530,6 +1555,7 @@ create_qp(struct srnd_objs *o, const struct svc_create_qp_req *q, struct svc_cre
 	scq->cq.users++;
 	rcq->cq.users++;
 	memset(&o->shm->qp[idx], 0, 4 * sizeof(struct svc_idx));
+	dp_hi_raise(&o->eqp_hi, idx);
 	atomic_store_explicit(&o->eqp[idx], &sl->qp, memory_order_release);
 	atomic_fetch_add(&counts.qps, 1);
 	rep->handle = obj_handle(K_QP, sl, idx);
@@ -1746,6 +1772,7 @@ create_srq(struct srnd *d, struct srnd_objs *o, const struct svc_create_srq_req 
 	sl->srq.src.handle = obj_handle(K_SRQ, sl, idx);
 	srnic_srq_set_user(sl->srq.ssrq, &sl->srq.src);
 	memset(&o->shm->srq[idx], 0, offsetof(struct svc_srq_ring, rq));
+	dp_hi_raise(&o->esrq_hi, idx);
 	slot_publish(sl, pd, &counts.srqs, &o->esrq[idx], &sl->srq);
 	rep->handle = sl->srq.src.handle;
 	rep->ring = idx;
