@@ -116,6 +116,9 @@ report_prog() { # NAME: per message
 			'{ printf "%-24s vol %.4f invol %.4f /msg  cpu user %s sys %s s\n",
 			   who, $2 / n, $3 / n, $5, $6 }'
 	done
+	# perftest's own figure (wall clock: moves with the host's load)
+	awk '/#bytes/ { on = 1; next } on && $1 ~ /^[0-9]+$/ {
+		printf "%-24s %s M msg/s (wall clock)\n", "rate", $5; exit }' "$tmp/$1.c"
 	if [ -e "$tmp/$1.strace" ]; then
 		echo "$1 client system calls (strace -c -f), per message:"
 		awk -v n="$iters" '$1 ~ /^[0-9.]+$/ && NF >= 5 { c = $4; name = $NF;
