@@ -160,6 +160,10 @@ struct srnd_objs {
 	unsigned int owed_passes;   /* passes since its last CQE while wake_owed */
 	_Atomic uint64_t wqes;      /* WQEs taken from its rings (status) */
 	/* published to the engine: the QPs and CQs it serves */
+	/* eqp[], ecq[], esrq[] slots ever published, + 1: the engine's
+	 * passes look no further (raised before a slot is published, never
+	 * lowered: obj_new() reuses the lowest free slot) */
+	_Atomic unsigned int eqp_hi, ecq_hi, esrq_hi;
 	struct srnd_qp *_Atomic eqp[SVC_SESSION_QPS_MAX];
 	struct srnd_cq *_Atomic ecq[SVC_SESSION_CQS_MAX];
 	/* struct srnd_ah, struct srnd_srq (obj_retire() serves both) */
@@ -191,6 +195,20 @@ static const unsigned int kind_max[K_NKINDS] = {
 
 /* the sessions whose rings the engine serves */
 static struct srnd_objs *_Atomic dp_live[SRND_SESSIONS_MAX];
+/* dp_live's slots ever used, + 1: the engine's passes look no further
+ * (never lowered: shm_map() takes the lowest free slot). Before, every
+ * pass loaded all SRND_SESSIONS_MAX slots, and each session's
+ * SVC_SESSION_CQS_MAX CQ slots (and QP and SRQ slots at its doorbells). */
+static _Atomic unsigned int dp_live_hi;
+
+/* hi raised to cover slot idx (the control thread's; before it publishes
+ * the slot: the engine loads hi after the doorbell that names it) */
+static void
+dp_hi_raise(_Atomic unsigned int *hi, unsigned int idx)
+{
+	if (atomic_load_explicit(hi, memory_order_relaxed) <= idx)
+		atomic_store_explicit(hi, idx + 1, memory_order_release);
+}
 /* the daemon's totals, for status: objects held and memory mapped */
 static struct srnd_counts counts;
 
@@ -358,61 +376,130 @@ dp_pub(void *_Atomic *pub, unsigned int kind, uint32_t h)
 	return p != NULL && *(const uint32_t *)p == h ? p : NULL;
 }
 
-/* Take the SQ's new WQEs into srnic: how many. */
+/* The WQEs one srnic_post_send() of dp_sq() takes, chained: srnic's
+ * doorbell (a locked exchange) and its per-call checks once per burst, not
+ * once per WQE (doc/srnicd.md, "The engine's pass") */
+#define DP_SQ_BURST 32
+
+/* A burst's WRs and what they point at: the copied WQEs (an inline WQE's
+ * data is its sge), their SGEs, a bind's MR */
+struct dp_sq_burst {
+	struct ibv_send_wr wr[DP_SQ_BURST];
+	struct ibv_sge sg[DP_SQ_BURST][SVC_WQE_SGE_MAX];
+	struct ibv_mr bind_mr[DP_SQ_BURST];
+	struct svc_wqe w[DP_SQ_BURST];
+};
+
+/* The burst's nb WRs into srnic, one call: how many it took (all, or up to
+ * the one it refused: ENOMEM, its SQ full, leaves the rest for the next
+ * poll; another refusal fails the QP). *stop when the caller must stop. */
 static unsigned int
-dp_sq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
+dp_sq_flush(struct srnd *d, struct srnd_objs *o, struct srnd_qp *q, struct dp_sq_burst *b,
+	    unsigned int nb, bool *stop)
+{
+	struct ibv_send_wr *bad = NULL;
+	unsigned int i;
+	int rc;
+
+	if (nb == 0)
+		return 0;
+	for (i = 0; i + 1 < nb; i++)
+		b->wr[i].next = &b->wr[i + 1];
+	b->wr[nb - 1].next = NULL;
+	rc = srnic_post_send(q->sqp, &b->wr[0], &bad);
+	atomic_fetch_add_explicit(&d->eng_sq_posts, 1, memory_order_relaxed);
+	if (rc == 0)
+		return nb;
+	*stop = true;
+	if (rc == ENOMEM)
+		o->pending = true;  /* srnic's SQ is full: again at the next poll */
+	else
+		dp_qp_fail(q, "a send WQE srnic refused", srnic_qp_num(q->sqp));
+	return bad != NULL ? (unsigned int)(bad - &b->wr[0]) : 0;
+}
+
+/* Take the SQ's new WQEs into srnic, DP_SQ_BURST per call: how many. */
+static unsigned int
+dp_sq(struct srnd *d, struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 {
 	uint32_t head = __atomic_load_n(&r->sq_head.v, __ATOMIC_ACQUIRE), n = 0;
-	struct ibv_sge sg[SVC_WQE_SGE_MAX];
-	struct ibv_send_wr wr, *bad;
-	struct ibv_mr bind_mr;
-	struct svc_wqe w;
-	int rc;
+	struct dp_sq_burst b;
+	struct ibv_send_wr *wr;
+	struct ibv_sge *sg;
+	struct svc_wqe *w;
+	unsigned int nb = 0, took;
+	bool stop = false;
 
 	if (head - q->sq_next > q->sq_size) {
 		dp_qp_fail(q, "SQ head beyond the ring", srnic_qp_num(q->sqp));
 		return 0;
 	}
-	while (q->sq_next != head) {
+	while (q->sq_next + nb != head) {
+		if (nb == DP_SQ_BURST) {
+			took = dp_sq_flush(d, o, q, &b, nb, &stop);
+			q->sq_next += took;
+			n += took;
+			nb = 0;
+			if (stop)
+				break;
+		}
+		w = &b.w[nb];
+		wr = &b.wr[nb];
+		sg = b.sg[nb];
 		/* copied first: a slot rewritten after the checks changes nothing */
-		memcpy(&w, &r->sq[q->sq_next & (q->sq_size - 1)], sizeof(w));
-		memset(&wr, 0, sizeof(wr));
-		wr.wr_id = w.wr_id;
-		wr.opcode = (enum ibv_wr_opcode)w.opcode;
-		wr.send_flags = w.send_flags;
-		wr.imm_data = w.imm_data;
-		wr.sg_list = sg;
-		if (w.send_flags & IBV_SEND_INLINE) {
-			if (w.num_sge > SVC_WQE_INLINE_MAX) {
+		memcpy(w, &r->sq[(q->sq_next + nb) & (q->sq_size - 1)], sizeof(*w));
+		memset(wr, 0, sizeof(*wr));
+		wr->wr_id = w->wr_id;
+		wr->opcode = (enum ibv_wr_opcode)w->opcode;
+		wr->send_flags = w->send_flags;
+		wr->imm_data = w->imm_data;
+		wr->sg_list = sg;
+		if (w->send_flags & IBV_SEND_INLINE) {
+			if (w->num_sge > SVC_WQE_INLINE_MAX) {
+				/* the WQEs before it first, as one by one */
+				took = dp_sq_flush(d, o, q, &b, nb, &stop);
+				q->sq_next += took;
+				n += took;
 				dp_qp_fail(q, "inline data longer than a WQE holds", srnic_qp_num(q->sqp));
 				return n;
 			}
-			sg[0].addr = (uintptr_t)w.inl;
-			sg[0].length = w.num_sge;
+			sg[0].addr = (uintptr_t)w->inl;
+			sg[0].length = w->num_sge;
 			sg[0].lkey = 0;
-			wr.num_sge = w.num_sge > 0;
+			wr->num_sge = w->num_sge > 0;
 		} else {
-			if (!dp_sges(o, &w, sg)) {
+			if (!dp_sges(o, w, sg)) {
+				took = dp_sq_flush(d, o, q, &b, nb, &stop);
+				q->sq_next += took;
+				n += took;
 				dp_qp_fail(q, "more SGEs than a WQE holds", srnic_qp_num(q->sqp));
 				return n;
 			}
-			wr.num_sge = (int)w.num_sge;
+			wr->num_sge = (int)w->num_sge;
 		}
 		if (q->ud) {
-			struct srnd_ah *ah = dp_pub(o->eah, K_AH, w.ah);
+			struct srnd_ah *ah = dp_pub(o->eah, K_AH, w->ah);
 
 			if (ah == NULL) {
+				took = dp_sq_flush(d, o, q, &b, nb, &stop);
+				q->sq_next += took;
+				n += took;
+				nb = 0;
 				dp_qp_fail(q, "a UD WQE names no AH of the session",
 					   srnic_qp_num(q->sqp));
 				break;
 			}
-			wr.wr.ud.ah = srnic_ah_ibv(ah->sah);
-			wr.wr.ud.remote_qpn = w.remote_qpn;
-			wr.wr.ud.remote_qkey = w.remote_qkey;
-		} else if (wr.opcode == IBV_WR_BIND_MW) {
-			struct srnd_mw *mw = dp_pub(o->emw, K_MW, w.bind.mw);
+			wr->wr.ud.ah = srnic_ah_ibv(ah->sah);
+			wr->wr.ud.remote_qpn = w->remote_qpn;
+			wr->wr.ud.remote_qkey = w->remote_qkey;
+		} else if (wr->opcode == IBV_WR_BIND_MW) {
+			struct srnd_mw *mw = dp_pub(o->emw, K_MW, w->bind.mw);
 
-			if (mw == NULL || w.num_sge != 0) {
+			if (mw == NULL || w->num_sge != 0) {
+				took = dp_sq_flush(d, o, q, &b, nb, &stop);
+				q->sq_next += took;
+				n += took;
+				nb = 0;
 				dp_qp_fail(q, "a bind names no window of the session",
 					   srnic_qp_num(q->sqp));
 				break;
@@ -420,35 +507,30 @@ dp_sq(struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 			/* srnic reads the MR's lkey only, at the post: its
 			 * PD must be the QP's, so another session's MR fails
 			 * the bind (IBV_WC_MW_BIND_ERR) */
-			bind_mr = (struct ibv_mr){ .lkey = w.bind.mr_lkey };
-			wr.num_sge = 0;
-			wr.bind_mw.mw = srnic_mw_ibv(mw->smw);
-			wr.bind_mw.rkey = w.rkey;
-			wr.bind_mw.bind_info.mr = &bind_mr;
-			wr.bind_mw.bind_info.addr = w.bind.addr;
-			wr.bind_mw.bind_info.length = w.bind.length;
-			wr.bind_mw.bind_info.mw_access_flags = w.bind.access;
-		} else if (wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-			   wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-			wr.wr.atomic.remote_addr = w.remote_addr;
-			wr.wr.atomic.rkey = w.rkey;
-			wr.wr.atomic.compare_add = w.compare_add;
-			wr.wr.atomic.swap = w.swap;
+			b.bind_mr[nb] = (struct ibv_mr){ .lkey = w->bind.mr_lkey };
+			wr->num_sge = 0;
+			wr->bind_mw.mw = srnic_mw_ibv(mw->smw);
+			wr->bind_mw.rkey = w->rkey;
+			wr->bind_mw.bind_info.mr = &b.bind_mr[nb];
+			wr->bind_mw.bind_info.addr = w->bind.addr;
+			wr->bind_mw.bind_info.length = w->bind.length;
+			wr->bind_mw.bind_info.mw_access_flags = w->bind.access;
+		} else if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+			   wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			wr->wr.atomic.remote_addr = w->remote_addr;
+			wr->wr.atomic.rkey = w->rkey;
+			wr->wr.atomic.compare_add = w->compare_add;
+			wr->wr.atomic.swap = w->swap;
 		} else {
-			wr.wr.rdma.remote_addr = w.remote_addr;
-			wr.wr.rdma.rkey = w.rkey;
+			wr->wr.rdma.remote_addr = w->remote_addr;
+			wr->wr.rdma.rkey = w->rkey;
 		}
-		rc = srnic_post_send(q->sqp, &wr, &bad);
-		if (rc == ENOMEM) {
-			o->pending = true;  /* srnic's SQ is full: again at the next poll */
-			break;
-		}
-		if (rc != 0) {
-			dp_qp_fail(q, "a send WQE srnic refused", srnic_qp_num(q->sqp));
-			break;
-		}
-		q->sq_next++;
-		n++;
+		nb++;
+	}
+	if (!stop) {
+		took = dp_sq_flush(d, o, q, &b, nb, &stop);
+		q->sq_next += took;
+		n += took;
 	}
 	__atomic_store_n(&r->sq_comp.v, q->sq_next, __ATOMIC_RELEASE);
 	return n;
@@ -747,10 +829,11 @@ srnd_dpath_poll(struct srnd *d)
 	unsigned int n = 0, i, k, cqes;
 	struct srnd_objs *o;
 	int cpu = sched_getcpu();   /* rseq's or the vDSO's: no system call */
+	unsigned int live_hi = atomic_load_explicit(&dp_live_hi, memory_order_acquire), hi;
 	uint32_t db;
 	bool woke = false;
 
-	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
+	for (i = 0; i < live_hi; i++) {
 		o = atomic_load_explicit(&dp_live[i], memory_order_acquire);
 		if (o == NULL)
 			continue;
@@ -763,7 +846,8 @@ srnd_dpath_poll(struct srnd *d)
 		if (db != o->db_seen || o->pending) {
 			o->db_seen = db;
 			o->pending = false;
-			for (k = 0; k < SVC_SESSION_QPS_MAX; k++) {
+			hi = atomic_load_explicit(&o->eqp_hi, memory_order_acquire);
+			for (k = 0; k < hi; k++) {
 				struct srnd_qp *q = atomic_load_explicit(&o->eqp[k],
 									 memory_order_acquire);
 
@@ -771,9 +855,10 @@ srnd_dpath_poll(struct srnd *d)
 					continue;
 				if (q->srq == 0)
 					n += dp_recv(o, q, NULL);
-				n += dp_sq(o, q, &o->shm->qp[q->ring]);
+				n += dp_sq(d, o, q, &o->shm->qp[q->ring]);
 			}
-			for (k = 0; k < SVC_SESSION_SRQS_MAX; k++) {
+			hi = atomic_load_explicit(&o->esrq_hi, memory_order_acquire);
+			for (k = 0; k < hi; k++) {
 				struct srnd_srq *s = atomic_load_explicit(&o->esrq[k],
 									  memory_order_acquire);
 
@@ -785,7 +870,8 @@ srnd_dpath_poll(struct srnd *d)
 						      memory_order_relaxed) + n, memory_order_relaxed);
 		}
 		cqes = 0;
-		for (k = 0; k < SVC_SESSION_CQS_MAX; k++) {
+		hi = atomic_load_explicit(&o->ecq_hi, memory_order_acquire);
+		for (k = 0; k < hi; k++) {
 			struct srnd_cq *c = atomic_load_explicit(&o->ecq[k], memory_order_acquire);
 
 			if (c != NULL)
@@ -931,6 +1017,8 @@ shm_map(struct srnd_objs *o, int *rx_fd, int *async_rd)
 
 		if (atomic_compare_exchange_strong(&dp_live[i], &none, o)) {
 			o->live = (int)i;
+			/* after: no QP of it yet, a pass that misses it misses nothing */
+			dp_hi_raise(&dp_live_hi, i);
 			break;
 		}
 	}
@@ -1348,6 +1436,7 @@ create_cq(struct srnd *d, struct srnd_objs *o, const struct svc_create_cq_req *q
 	if (ch != NULL)
 		ch->ch.users++;
 	memset(&o->shm->cq[idx], 0, offsetof(struct svc_cq_ring, cqe));
+	dp_hi_raise(&o->ecq_hi, idx);
 	atomic_store_explicit(&o->ecq[idx], &sl->cq, memory_order_release);
 	counts.cqs++;
 	rep->handle = obj_handle(K_CQ, sl, idx);
@@ -1466,6 +1555,7 @@ create_qp(struct srnd_objs *o, const struct svc_create_qp_req *q, struct svc_cre
 	scq->cq.users++;
 	rcq->cq.users++;
 	memset(&o->shm->qp[idx], 0, 4 * sizeof(struct svc_idx));
+	dp_hi_raise(&o->eqp_hi, idx);
 	atomic_store_explicit(&o->eqp[idx], &sl->qp, memory_order_release);
 	atomic_fetch_add(&counts.qps, 1);
 	rep->handle = obj_handle(K_QP, sl, idx);
@@ -1682,6 +1772,7 @@ create_srq(struct srnd *d, struct srnd_objs *o, const struct svc_create_srq_req 
 	sl->srq.src.handle = obj_handle(K_SRQ, sl, idx);
 	srnic_srq_set_user(sl->srq.ssrq, &sl->srq.src);
 	memset(&o->shm->srq[idx], 0, offsetof(struct svc_srq_ring, rq));
+	dp_hi_raise(&o->esrq_hi, idx);
 	slot_publish(sl, pd, &counts.srqs, &o->esrq[idx], &sl->srq);
 	rep->handle = sl->srq.src.handle;
 	rep->ring = idx;

@@ -12,7 +12,14 @@
 # loopback case: one srnicd on a net_ring0 port, ib_read_bw -s 65536 between
 # two processes attached to it, against the run's embedded memif figure. Last,
 # the daemon's idle CPU: its utime + stime (/proc/PID/stat) over S seconds
-# with sessions attached holding QPs and nothing moving, then with none. The
+# with sessions attached holding QPs and nothing moving, then with none.
+# Beside them, not one of the issue's cases: "one daemon" (column one), both
+# programs attached to ONE srnicd on a net_ring0 port (one device: srnic's
+# loopback, the requester's and the responder's work in its one engine, as
+# the two embedded engines do theirs); with PERF_PIN=1 its engine on CPU 1,
+# both programs on CPU 0: two busy threads, as embedded has, where the
+# two-daemon layout has four on two CPUs (doc/performance.md, "Session
+# 22"). The
 # table gives the medians and the issue's ratios (the median of each run's
 # ratio), each ok or MISS. doc/performance.md has the figures.
 #   test/bench/attached-vs-embedded.sh [--runs N] [--seconds S]
@@ -65,6 +72,7 @@ if [ "${PERF_PIN:-0}" = 1 ]; then
 else
 	pin_srv=() pin_cl=() lc_srv=() lc_cl=()
 fi
+pin_att_srv=("${pin_srv[@]}")
 
 tmp=$(mktemp -d /tmp/attached-vs-embedded.XXXXXX)
 res=$tmp/results
@@ -144,11 +152,19 @@ att() {
 	# engine serves no leftover
 	until_ok "the sessions' end" d_sessions "$ssock" 0
 	until_ok "the sessions' end" d_sessions "$csock" 0
-	pair "a$n" env SRNIC_DAEMON_SOCKET="$ssock" "${pin_srv[@]}" "${run[@]}" -- \
+	pair "a$n" env SRNIC_DAEMON_SOCKET="$ssock" "${pin_att_srv[@]}" "${run[@]}" -- \
 		"$tool" -p $port -F "$@" :: \
 		env SRNIC_DAEMON_SOCKET="$csock" "${pin_cl[@]}" "${run[@]}" -- \
 		"$tool" -p $port -F "$@" 127.0.0.1
 	record "$c" "$mode" "a$n"
+}
+
+# one CASE TOOL ARGS...: both programs attached to daemon O, on the client
+# side's CPU (its engine on the server side's)
+one() {
+	pin_att_srv=("${pin_cl[@]}")
+	att one "$so" "$so" "$@"
+	pin_att_srv=("${pin_srv[@]}")
 }
 
 both() { # CASE TOOL ARGS...: embedded and attached, in this run's order
@@ -184,13 +200,14 @@ idle() {
 
 # Two daemons joined by one memif (A the server side, B the client side),
 # and one on a net_ring0 port for loopback: started once, as a host runs them
-sa=$tmp/a.sock sb=$tmp/b.sock sl=$tmp/l.sock
+sa=$tmp/a.sock sb=$tmp/b.sock sl=$tmp/l.sock so=$tmp/o.sock
 start_daemon A "$sa" "${pin_srv[@]}" -- "${lc_srv[@]}" --ip 10.77.0.1 \
 	--port "net_memif0,role=server,socket=$tmp/d.sock,$MEMIF_ARGS"
 start_daemon B "$sb" "${pin_cl[@]}" -- "${lc_cl[@]}" --ip 10.77.0.2 \
 	--port "net_memif0,role=client,socket=$tmp/d.sock,$MEMIF_ARGS"
 start_daemon L "$sl" -- --ip 10.77.0.3 --port net_ring0
-for s in "$sa" "$sb" "$sl"; do until_ok "the daemon on $s and its link" d_up "$s"; done
+start_daemon O "$so" "${pin_srv[@]}" -- "${lc_srv[@]}" --ip 10.77.0.4 --port net_ring0
+for s in "$sa" "$sb" "$sl" "$so"; do until_ok "the daemon on $s and its link" d_up "$s"; done
 
 echo "# uptime before: $(uptime)"
 for ((r = 1; r <= runs; r++)); do
@@ -199,6 +216,9 @@ for ((r = 1; r <= runs; r++)); do
 	both read64k_bw ib_read_bw -s 65536 -D "$secs"
 	both read64_lat ib_read_lat -s 64 -n "$lat_iters"
 	att loop "$sl" "$sl" read64k_bw ib_read_bw -s 65536 -D "$secs"
+	one write64_bw ib_write_bw -s 64 -D "$secs"
+	one read64k_bw ib_read_bw -s 65536 -D "$secs"
+	one read64_lat ib_read_lat -s 64 -n "$lat_iters"
 done
 
 # The idle daemon (A): two sessions holding a QP each (ibv_rc_pingpong's
@@ -230,9 +250,9 @@ for line in open(sys.argv[1]):
     runs.setdefault((case, r), {})[mode] = float(v)
 med = lambda case, mode: statistics.median(vals[(case, mode)])
 units = {"write64_bw": "Mmsg/s", "read64k_bw": "Mmsg/s", "read64_lat": "us p50"}
-print(f"{'case':12} {'unit':7} {'embedded':>9} {'attached':>9} {'loopback':>9}  runs (embedded / attached / loopback)")
+print(f"{'case':12} {'unit':7} {'embedded':>9} {'attached':>9} {'loopback':>9} {'one':>9}  runs (embedded / attached / loopback / one daemon)")
 for case in ("write64_bw", "read64k_bw", "read64_lat"):
-    row = [vals.get((case, m), []) for m in ("emb", "att", "loop")]
+    row = [vals.get((case, m), []) for m in ("emb", "att", "loop", "one")]
     print("%-12s %-7s %s  %s" % (case, units[case],
           " ".join("%9.4f" % statistics.median(v) if v else "%9s" % "-" for v in row),
           " / ".join(" ".join("%g" % x for x in v) or "-" for v in row)))
@@ -251,6 +271,14 @@ for what, case, mode, cmp, want in targets:
     print("%-46s %6.3f (target %s %g) %-4s  of medians %.3f; runs %s" %
           (what, ratio, cmp, want, "ok" if good else "MISS", med(case, mode) / med(case, "emb"),
            " ".join("%.3f" % x for x in per)))
+# the one-daemon layout: the same ratios, not the issue's case (no target)
+for case in ("write64_bw", "read64k_bw", "read64_lat"):
+    per = [x["one"] / x["emb"] for (c, r), x in sorted(runs.items())
+           if c == case and "one" in x and "emb" in x]
+    if per:
+        print("%-46s %6.3f (one daemon, not judged); runs %s" %
+              (case + ", one daemon / embedded", statistics.median(per),
+               " ".join("%.3f" % x for x in per)))
 for what in ("sessions", "none"):
     pct = vals[("idle_" + what, "att")][0]
     print("%-46s %5.2f%% (target < %g%%) %s" %
