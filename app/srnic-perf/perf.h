@@ -250,6 +250,7 @@ struct perf_qp {
 	uint32_t recv_slot;           /* recv_posted % depth */
 	uint64_t recv_done;           /* SEND: RECVs completed, ever */
 	uint64_t recv_run;            /* SEND: RECVs completed in this run */
+	uint32_t first_psn;           /* two processes: this end's first PSN, new each session */
 };
 
 struct perf_env {
