@@ -837,11 +837,26 @@ perf_serve(struct perf_env *env)
 		/* Serve until the duration ends or a signal comes. */
 		uint64_t end = c->duration > 0 ? rte_get_timer_cycles() +
 						 (uint64_t)(c->duration * rte_get_timer_hz()) : 0;
-		uint64_t errs = 0;
+		uint64_t look = rte_get_timer_hz() / 1000 * PERF_CTL_POLL_MS;
+		uint64_t errs = 0, now, next_look = 0;
+		int rc;
 
 		perf_prepare_size(env, size);
-		while (!perf_quitting() && (end == 0 || rte_get_timer_cycles() < end))
+		while (!perf_quitting() && (end == 0 || rte_get_timer_cycles() < end)) {
 			perf_resp_poll_once(env, size, &errs);
+			now = rte_get_timer_cycles();
+			if (now < next_look)
+				continue;
+			next_look = now + look;
+			/* no control connection: the port's and the QP's
+			 * events are all the news of the peer (said); a
+			 * port gone down ends it (its peer is gone), a QP in
+			 * error does not (a peer's bad request puts it there:
+			 * served until the duration or a signal, as before) */
+			rc = perf_async_check(env, true);
+			if (rc == -ENETDOWN)
+				return rc;
+		}
 		return 0;
 	}
 	/* One client (perftest's servers), or client after client until a
