@@ -39,7 +39,9 @@
  * and how often it looks. */
 #define PERF_LINK_WAIT_S 60
 #define PERF_LINK_POLL_MS 10
-#define PERF_CTL_POLL_MS 10               /* a client looks at its control socket this often mid-run */
+/* a client looks at its control socket and the device's events this often
+ * mid-run (a --peer-* server at the events) */
+#define PERF_CTL_POLL_MS 10
 /* Exit status of a client whose server stopped the run (a signal there, its
  * STOP line, or its control connection closed) before it was done. */
 #define PERF_EXIT_SERVER_STOPPED 3
@@ -250,6 +252,7 @@ struct perf_qp {
 	uint32_t recv_slot;           /* recv_posted % depth */
 	uint64_t recv_done;           /* SEND: RECVs completed, ever */
 	uint64_t recv_run;            /* SEND: RECVs completed in this run */
+	uint32_t first_psn;           /* two processes: this end's first PSN, new each session */
 };
 
 struct perf_env {
@@ -300,6 +303,18 @@ void perf_capture_start(struct perf_env *env);
  * non-zero ends the wait (-ESHUTDOWN: STOP, -ECONNRESET: closed); NULL: the
  * control connection's end ends it (-ECONNRESET, said). */
 int perf_wait_link(struct perf_env *env, int (*peer_said)(struct perf_env *env));
+/* The devices' asynchronous events, taken at each look of a wait or of
+ * the run's control loop (srnic_get_async_event() also runs the port's
+ * watch: a memif client whose server left is started again only then).
+ * A port gone down (IBV_EVENT_PORT_ERR) is said at once in one line
+ * naming the port and what to do, and returns -ENETDOWN: nothing can be
+ * sent or received any more. A QP or CQ event that breaks the run
+ * (QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR, PATH_MIG_ERR, CQ_ERR,
+ * DEVICE_FATAL) is said in one line and returns -EIO (the failed
+ * completion, if any, says the rest). say_up: a port's link coming up
+ * is said too (a server with its peer on the command line has no other
+ * news of it). 0 otherwise. */
+int perf_async_check(struct perf_env *env, bool say_up);
 void perf_capture_close(struct perf_env *env);
 /* Deregister, destroy and free what perf_setup made (engines stopped). */
 void perf_teardown(struct perf_env *env);

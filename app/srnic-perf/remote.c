@@ -9,6 +9,7 @@
  *   C: HELLO op qps depth mtu maxsize lcores verify
  *   S: QP <qpn> <psn> <rkey> <va> <gid hex> <mac>   (one per QP), END
  *   C: QP <qpn> <psn> 0 0 <gid hex> <mac>           (one per QP), END
+ *      (<psn>: that QP's first PSN, drawn at random each session)
  *   S: READY
  *   per size:  C: RUN <size>   S: OK   ...traffic...   C: DONE <posted per QP>   S: ERR <n>
  *   C: BYE   S: BYE
@@ -38,8 +39,10 @@
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_random.h>
 
 #include "perf.h"
+#include "srnic_wire.h"
 
 #define LINE_MAX_LEN 512
 /* "DONE" and every QP's WR count (at most 20 digits and a space each) */
@@ -173,8 +176,25 @@ gid_parse(const char *s, union ibv_gid *g)
 	return 0;
 }
 
+/* Each QP's first PSN for this session, at random (perftest's lrand48() &
+ * 0xffffff). A --persist server's next client has the addresses of the
+ * last and, a new process, numbers its QPs as the last did: a packet of
+ * the last one's still on the way (an ACK, a request resent) would
+ * otherwise carry a PSN the new connection expects, and complete or write
+ * what it never sent. Now it falls outside the new connection's window
+ * (a match as likely as the window's share of 2^24 PSNs) and is dropped
+ * as any stale PSN is. The peer learns it from our QP lines, as ever. */
+static void
+session_psns(struct perf_env *env)
+{
+	uint32_t i;
+
+	for (i = 0; i < env->conf->qps; i++)
+		env->qps[i].first_psn = (uint32_t)rte_rand() & SRNIC_PSN_MASK;
+}
+
 static int
-send_qps(struct perf_env *env, int side, uint32_t psn)
+send_qps(struct perf_env *env, int side)
 {
 	union ibv_gid gid;
 	char ghex[33], mac[RTE_ETHER_ADDR_FMT_SIZE];
@@ -189,7 +209,7 @@ send_qps(struct perf_env *env, int side, uint32_t psn)
 		struct perf_qp *q = &env->qps[i];
 
 		if (send_line(env->sock, "QP %u %u %u %" PRIu64 " %s %s\n",
-			      srnic_qp_num(q->qp[side]), psn,
+			      srnic_qp_num(q->qp[side]), q->first_psn,
 			      side == 1 ? srnic_mr_rkey(q->mr[1]) : 0,
 			      side == 1 ? (uint64_t)(uintptr_t)q->buf[1] : 0, ghex, mac) != 0)
 			return -EIO;
@@ -199,7 +219,7 @@ send_qps(struct perf_env *env, int side, uint32_t psn)
 
 /* Read the peer's QP lines and connect ours to them. */
 static int
-recv_and_connect(struct perf_env *env, int side, uint32_t my_psn)
+recv_and_connect(struct perf_env *env, int side)
 {
 	struct srnic_pair_qp_conf qc;
 	char line[LINE_MAX_LEN];
@@ -213,7 +233,7 @@ recv_and_connect(struct perf_env *env, int side, uint32_t my_psn)
 	perf_qp_conf(env->conf, &qc);
 	for (i = 0; i < env->conf->qps; i++) {
 		struct perf_qp *q = &env->qps[i];
-		struct srnic_qp_peer peer = { .my_psn = my_psn, .mac_set = true };
+		struct srnic_qp_peer peer = { .my_psn = q->first_psn, .mac_set = true };
 		char ghex[64], mac[64];
 		uint64_t va;
 		uint32_t rkey;
@@ -466,9 +486,10 @@ perf_remote_setup(struct perf_env *env)
 		if (send_line(env->sock, "HELLO %u %u %u %u %u %u %u\n", c->op, c->qps, c->depth,
 			      c->mtu, env->max_size, c->nb_lcores, c->verify) != 0)
 			return -EIO;
-		rc = recv_and_connect(env, 0, perf_first_psn(0));
+		session_psns(env);
+		rc = recv_and_connect(env, 0);
 		if (rc == 0)
-			rc = send_qps(env, 0, perf_first_psn(0));
+			rc = send_qps(env, 0);
 		if (rc == 0)
 			rc = get_line(env, line, sizeof(line), false, PERF_HANDSHAKE_WAIT_S,
 				      "its READY, after our QP parameters");
@@ -623,10 +644,12 @@ session_begin(struct perf_env *env)
 	c->nb_sizes = 1;
 	c->verify = verify != 0;
 	rc = perf_setup_qps(env);
+	if (rc == 0) {
+		session_psns(env);
+		rc = send_qps(env, 1);
+	}
 	if (rc == 0)
-		rc = send_qps(env, 1, perf_first_psn(1));
-	if (rc == 0)
-		rc = recv_and_connect(env, 1, perf_first_psn(1));
+		rc = recv_and_connect(env, 1);
 	if (rc == 0)
 		rc = send_line(env->sock, "READY\n");
 	if (rc == -EINTR)
@@ -814,11 +837,26 @@ perf_serve(struct perf_env *env)
 		/* Serve until the duration ends or a signal comes. */
 		uint64_t end = c->duration > 0 ? rte_get_timer_cycles() +
 						 (uint64_t)(c->duration * rte_get_timer_hz()) : 0;
-		uint64_t errs = 0;
+		uint64_t look = rte_get_timer_hz() / 1000 * PERF_CTL_POLL_MS;
+		uint64_t errs = 0, now, next_look = 0;
+		int rc;
 
 		perf_prepare_size(env, size);
-		while (!perf_quitting() && (end == 0 || rte_get_timer_cycles() < end))
+		while (!perf_quitting() && (end == 0 || rte_get_timer_cycles() < end)) {
 			perf_resp_poll_once(env, size, &errs);
+			now = rte_get_timer_cycles();
+			if (now < next_look)
+				continue;
+			next_look = now + look;
+			/* no control connection: the port's and the QP's
+			 * events are all the news of the peer (said); a
+			 * port gone down ends it (its peer is gone), a QP in
+			 * error does not (a peer's bad request puts it there:
+			 * served until the duration or a signal, as before) */
+			rc = perf_async_check(env, true);
+			if (rc == -ENETDOWN)
+				return rc;
+		}
 		return 0;
 	}
 	/* One client (perftest's servers), or client after client until a

@@ -291,6 +291,7 @@ perf_wait_link(struct perf_env *env, int (*peer_said)(struct perf_env *env))
 	uint64_t hz = rte_get_timer_hz(), t0 = rte_get_timer_cycles();
 	struct rte_eth_link link;
 	bool said = false;
+	int rc;
 
 	for (;;) {
 		uint64_t waited = rte_get_timer_cycles() - t0;
@@ -301,6 +302,10 @@ perf_wait_link(struct perf_env *env, int (*peer_said)(struct perf_env *env))
 			break;
 		if (perf_quitting())
 			return -EINTR;
+		/* also runs the port's watch (a memif client started again) */
+		rc = perf_async_check(env, false);
+		if (rc != 0)
+			return rc;
 		if (waited >= (uint64_t)PERF_LINK_WAIT_S * hz) {
 			fprintf(stderr, "srnic-perf: port %u's link is still down after %d s: nothing "
 					"can be sent (net_memif: is the peer's port a memif of the other "
@@ -320,8 +325,7 @@ perf_wait_link(struct perf_env *env, int (*peer_said)(struct perf_env *env))
 		if (peer_said != NULL) {
 			/* the exchange's own reader: the server's STOP (a signal
 			 * stopped it) or its end, said as the run would say them */
-			int rc = peer_said(env);
-
+			rc = peer_said(env);
 			if (rc != 0)
 				return rc;
 			usleep(PERF_LINK_POLL_MS * 1000);
@@ -338,6 +342,82 @@ perf_wait_link(struct perf_env *env, int (*peer_said)(struct perf_env *env))
 		fflush(stdout);
 	}
 	return 0;
+}
+
+static const char *
+async_event_name(enum ibv_event_type t)
+{
+	switch (t) {
+	case IBV_EVENT_QP_FATAL:
+		return "IBV_EVENT_QP_FATAL";
+	case IBV_EVENT_QP_REQ_ERR:
+		return "IBV_EVENT_QP_REQ_ERR";
+	case IBV_EVENT_QP_ACCESS_ERR:
+		return "IBV_EVENT_QP_ACCESS_ERR";
+	case IBV_EVENT_PATH_MIG_ERR:
+		return "IBV_EVENT_PATH_MIG_ERR";
+	case IBV_EVENT_CQ_ERR:
+		return "IBV_EVENT_CQ_ERR";
+	case IBV_EVENT_DEVICE_FATAL:
+		return "IBV_EVENT_DEVICE_FATAL";
+	default:
+		return "an asynchronous error";
+	}
+}
+
+int
+perf_async_check(struct perf_env *env, bool say_up)
+{
+	const struct perf_conf *c = env->conf;
+	struct srnic_async_event ev;
+	int side, rc = 0;
+
+	for (side = 0; side < 2; side++) {
+		if (env->dev[side] == NULL || (side == 1 && env->dev[1] == env->dev[0]))
+			continue;
+		while (srnic_get_async_event(env->dev[side], &ev) == 0) {
+			switch (ev.event_type) {
+			case IBV_EVENT_PORT_ACTIVE:
+				if (say_up) {
+					printf("srnic-perf: port %u's link is up\n", c->port_id);
+					fflush(stdout);
+				}
+				break;
+			case IBV_EVENT_PORT_ERR:
+				if (rc == -ENETDOWN)
+					break;
+				fprintf(stderr, "srnic-perf: port %u's link went down "
+						"(IBV_EVENT_PORT_ERR): nothing can be sent or received; "
+						"its peer stopped or the link was lost (net_memif: is the "
+						"other process still running?): start the peer again, then "
+						"this run\n", c->port_id);
+				rc = -ENETDOWN;
+				break;
+			case IBV_EVENT_QP_FATAL:
+			case IBV_EVENT_QP_REQ_ERR:
+			case IBV_EVENT_QP_ACCESS_ERR:
+			case IBV_EVENT_PATH_MIG_ERR:
+			case IBV_EVENT_CQ_ERR:
+			case IBV_EVENT_DEVICE_FATAL:
+				if (rc != 0)
+					break; /* one line: the first says it */
+				if (ev.event_type == IBV_EVENT_CQ_ERR)
+					fprintf(stderr, "srnic-perf: CQ %u overflowed (%s): a "
+							"completion was lost and its QP failed; the run "
+							"cannot finish (srnic-perf sizes its CQs from --qps and --depth: a bug to report)\n",
+						ev.cq_num, async_event_name(ev.event_type));
+				else
+					fprintf(stderr, "srnic-perf: QP %#x failed (%s): the run "
+							"cannot finish; its failed completion says why\n",
+						ev.qp_num, async_event_name(ev.event_type));
+				rc = -EIO;
+				break;
+			default:
+				break; /* COMM_EST, SQ_DRAINED, LAST_WQE, SRQ_LIMIT: news */
+			}
+		}
+	}
+	return rc;
 }
 
 void

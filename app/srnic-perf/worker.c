@@ -688,9 +688,16 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 			peak_t = now;
 		}
 
-		if (ctl && stop_rc == 0 && now - ctl_t >= ctl_win) {
+		if (stop_rc == 0 && now - ctl_t >= ctl_win) {
 			ctl_t = now;
-			stop_rc = c->mode->poll_stop != NULL ? c->mode->poll_stop(env) : 0;
+			/* the server's word first (its STOP, its end): the
+			 * more precise news; then the device's events: a port
+			 * gone down ends the run (nothing would complete); a
+			 * failed QP is said, its failed completions end it */
+			if (ctl && c->mode->poll_stop != NULL)
+				stop_rc = c->mode->poll_stop(env);
+			if (stop_rc == 0 && perf_async_check(env, false) == -ENETDOWN)
+				stop_rc = -ENETDOWN;
 			if (stop_rc != 0)
 				req_abort = true; /* every requester lcore stops at once */
 		}

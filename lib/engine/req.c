@@ -465,6 +465,49 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w, b
 	return 0;
 }
 
+/*
+ * The requester's turn when the TX buffer has no room. A WQE that sends
+ * nothing (BIND_MW, LOCAL_INV: wqe_is_local()) does not wait for the wire,
+ * as an RNIC executes it without it: those at the SQ's head run now, in
+ * order, up to the first that needs the wire (a local WQE behind it
+ * waits for it: a QP's WQEs start in order). That one is remembered
+ * (req.tx_wait_at): the QP's later turns under a full TX buffer read none
+ * of its SQ's lines until sq.req moves. True when the QP has work left.
+ */
+static __rte_noinline bool
+req_tx_full_run(struct srnic_engine *eng, struct srnic_qp *qp)
+{
+	unsigned int budget = SRNIC_REQ_BUDGET;
+	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
+
+	eng_stat(eng, SRNIC_STAT_REQ_TX_FULL_PEEK, 1);
+	while (qp->sq.req != head) {
+		struct srnic_swqe *w = &qp->sq.wqe[qp->sq.req & qp->sq.mask];
+
+		if (w->state != SRNIC_WQE_POSTED || !wqe_is_local(w)) {
+			qp->req.tx_wait = 1;
+			qp->req.tx_wait_at = qp->sq.req;
+			return true;
+		}
+		/* the same waits as eng_req_run()'s, which start nothing */
+		if (unlikely(srnic_qp_cur_state(qp) == IBV_QPS_SQD)) {
+			eng_stat(eng, SRNIC_STAT_REQ_WAIT_SQD, 1);
+			return false;
+		}
+		if (w->fence && qp->req.rd_atomic > 0) {
+			eng_stat(eng, SRNIC_STAT_REQ_WAIT_FENCE, 1);
+			return false;
+		}
+		if (budget-- == 0)
+			return true;
+		if (!req_local_op(eng, qp, w))
+			return false;
+		eng_stat(eng, SRNIC_STAT_REQ_TX_FULL_LOCAL, 1);
+	}
+	qp->req_idle = 1;
+	return false;
+}
+
 bool
 eng_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 {
@@ -481,11 +524,15 @@ eng_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 			return false; /* RNR wait: the timer wheel wakes the QP */
 		qp->req.wait_until = 0;
 	}
-	/* No room to build into: leave before the SQ's lines are read (with
-	 * a thousand QPs, each is a miss, for every turn spent waiting). */
+	/* No room to build into: only the local WQEs at the SQ's head can
+	 * run (req_tx_full_run()). Once the head is known to need the wire,
+	 * leave before the SQ's lines are read (with a thousand QPs, each is
+	 * a miss, for every turn spent waiting). */
 	if (unlikely(eng_tx_free(eng) <= SRNIC_TX_RESERVE)) {
 		eng_stat(eng, SRNIC_STAT_REQ_TX_FULL, 1);
-		return true;
+		if (qp->req.tx_wait && qp->req.tx_wait_at == qp->sq.req)
+			return true;
+		return req_tx_full_run(eng, qp);
 	}
 	sqd = srnic_qp_cur_state(qp) == IBV_QPS_SQD;
 	head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);

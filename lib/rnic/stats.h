@@ -56,6 +56,8 @@
 	X(REQ_WAIT_FENCE, "req_wait_fence") \
 	X(REQ_WAIT_WINDOW, "req_wait_window") \
 	X(REQ_TX_FULL, "req_tx_full")               /* requester turns put off: no TX room */ \
+	X(REQ_TX_FULL_PEEK, "req_tx_full_peek")     /* ... of those, turns that read the SQ for local WQEs */ \
+	X(REQ_TX_FULL_LOCAL, "req_tx_full_local")   /* local WQEs (BIND_MW, LOCAL_INV) run with no TX room */ \
 	X(REQ_RETRY_COPY, "req_retry_copy")         /* resent SEND/WRITE payload pieces copied (not zero-copy) */ \
 	X(RESP_PKTS, "resp_pkts")                   /* request packets accepted */ \
 	X(RESP_DUP, "resp_dup")                     /* duplicate request */ \

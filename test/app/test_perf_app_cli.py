@@ -171,6 +171,46 @@ check("a server mid-run, SIGINT: STOP on the control connection; a second SIGINT
       "second signal: exiting now" in "".join(srv_lines),
       f"{got} {stop!r} {src} " + "".join(srv_lines)[-400:])
 
+# 9b2. a --persist server's QPs start each session at a PSN of their own,
+# drawn at random (perftest's lrand48() & 0xffffff): the next client has the
+# same QPNs, addresses and (before) the same first PSN as the last, so a
+# killed client's ACKs still on their way fell in the new connection's
+# window and could complete requests it never received; now they fall
+# outside it and are dropped as any stale PSN is. Two fake clients in turn
+# (2 QPs each) read the server's QP lines and leave: four distinct PSNs.
+# Before, every session's every QP began at 7000.
+def server_qp_lines(port, qps):
+    """The server's QP lines for a fake client of qps READ QPs, then away."""
+    with socket.create_connection(("127.0.0.1", port), timeout=SERVER_UP_S) as s:
+        f = s.makefile("r")
+        s.sendall(b"SRNIC-PERF 1\nHELLO 0 %d 16 5 64 1 0\n" % qps)
+        got = []
+        for line in f:
+            if line == "END\n":
+                break
+            got.append(line.split())
+        return got
+
+
+srv = popen_perf(["--server", "--persist", "--tcp-port", str(port + 8)], "perf_psn_srv",
+                 lcores="1", vdev=f"--vdev=net_memif0,role=server,socket={sock}.p")
+up = wait_listening(srv, port + 8)
+sessions = []
+try:
+    for _ in range(2):
+        sessions.append(server_qp_lines(port + 8, 2))
+except OSError as e:
+    sessions.append(str(e))
+srv.send_signal(_signal.SIGINT)
+srv_lines = []
+src = finish(srv, srv_lines)
+psns = [int(q[2]) for ses in sessions if isinstance(ses, list) for q in ses
+        if len(q) == 7 and q[0] == "QP"]
+check("--persist: two sessions' QPs each begin at a PSN of their own, at random",
+      up and len(psns) == 4 and len(set(psns)) == 4 and all(0 <= p <= 0xFFFFFF for p in psns)
+      and src == 0,
+      f"{sessions} {src} " + "".join(srv_lines)[-400:])
+
 # 9c. a client whose TCP peer accepts the connection and never speaks: a
 # line saying what it waits for, then after PERF_HANDSHAKE_WAIT_S (20 s) a
 # clear error and exit 1, not a wait without end

@@ -363,4 +363,50 @@ with tempfile.TemporaryDirectory() as d:
           p.returncode == 0 and len(j) == 1 and {"qpn", "psn", "rkey", "va", "gid"} <= set(j[0])
           and j[0]["gid"].startswith("00000000000000000000ffff"), p.stdout + p.stderr)
 
+
+# 7b. two servers with their peers on the command line (no control
+# connection between them: nothing but the port tells one that the other
+# is gone), joined by memif. Once both links are up (the memif server says
+# so: IBV_EVENT_PORT_ACTIVE), the memif client's process is killed: the
+# server says at once that port 0's link went down, what to do, and exits
+# 1, not at the end of its 600 s. Before, srnic-perf took no asynchronous
+# event: it served a dead link until its --duration ended.
+PEER_DOWN_WAIT_S = 60       # a guard far below the server's --duration
+with tempfile.TemporaryDirectory() as d:
+    sock = os.path.join(d, "m.sock")
+    peer = ["--server", "--peer-qpn", "0x25", "--peer-psn", "100", "--peer-mac",
+            "02:00:00:00:00:09", "--duration", "600"]
+    sa = popen_perf(peer + ["--peer-ip", "127.0.1.9"], "pd_a", lcores="0",
+                    vdev=f"--vdev=net_memif0,role=server,socket={sock}")
+    sb, a_lines, b_gone, dt = None, [], False, None
+    import threading
+    guard = threading.Timer(SERVER_UP_S, sa.kill)  # a reader below never ends otherwise
+    guard.start()
+    try:
+        # the memif client once its server's socket is there (its JSON line)
+        up = read_until(sa, r'^\{"qpn"', a_lines)
+        if up:
+            sb = popen_perf(peer + ["--peer-ip", "127.0.1.8"], "pd_b", lcores="1",
+                            vdev=f"--vdev=net_memif0,role=client,socket={sock}")
+            up = read_until(sa, r"port 0's link is up", a_lines)
+        if up:
+            sb.kill()
+            sb.wait()
+            b_gone = True
+            t0 = time.monotonic()
+        arc = finish(sa, a_lines, timeout=PEER_DOWN_WAIT_S)
+        dt = time.monotonic() - t0 if b_gone else None
+    finally:
+        guard.cancel()
+        for pr in (sa, sb):
+            if pr is not None and pr.poll() is None:
+                pr.kill()
+                pr.wait()
+    aout = "".join(a_lines)
+    check("peer-on-cmdline servers over memif, the peer process killed: the other says at once "
+          "that port 0's link went down and what to do, exit 1",
+          up and arc == 1 and dt is not None and dt < PEER_DOWN_WAIT_S and
+          re.search(r"port 0's link went down \(IBV_EVENT_PORT_ERR\).*start the peer again",
+                    aout) is not None, f"{dt} {arc} " + aout[-800:])
+
 done()

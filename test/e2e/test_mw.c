@@ -10,6 +10,7 @@
  * invalidated_rkey), after which the key is refused; the binds and
  * invalidations IBTA refuses fail with the CQE rxe gives.
  */
+#include <inttypes.h>
 #include <string.h>
 
 #include <rte_malloc.h>
@@ -370,6 +371,184 @@ test_type2_qp_reused(void **state)
 	rte_free(t.b.r);
 }
 
+/* A's WRITEs that fill the TX path: PMTU 256, FILL_NW WRITEs of
+ * FILL_LEN / FILL_NW bytes, more packets (8192) than the net_ring B does not
+ * drain (4096) and A's TX buffer (SRNIC_TX_BUF_SIZE) hold. */
+#define FILL_LEN (2u << 20)
+#define FILL_NW 8
+/* Polls of A alone that a blocked QP's turns must spend without reading
+ * its SQ again. */
+#define FILL_IDLE_POLLS 100
+
+/* Poll A's engine alone until cq yields a WC (into *wc) or the deadline. */
+static bool
+poll_a_for_wc(struct srnic_cq *cq, struct ibv_wc *wc)
+{
+	uint64_t dl = e2e_deadline();
+
+	while (!e2e_deadline_passed(dl)) {
+		e2e_poll_side(0);
+		if (srnic_poll_cq(cq, 1, wc) == 1)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A local WQE does not wait for the wire (an RNIC runs it without it):
+ * B stops polling, so A's WRITEs on its QP 1 fill B's ring and then A's TX
+ * buffer (req_tx_full). A BIND_MW and then a LOCAL_INV posted on A's
+ * second QP complete at once (req_tx_full_local 2), the window bound and
+ * then free, while QP 1's WRITEs still wait; QP 1's turns meanwhile read
+ * its SQ once (req_tx_full_peek), not at every turn. A BIND_MW posted on
+ * QP 1 behind its WRITEs waits for them (in order). B polls again: every
+ * WRITE lands, then that bind completes. Before, the requester left at a
+ * full TX buffer before reading any SQ: the second QP's BIND_MW never
+ * completed while B did not drain.
+ */
+static void
+test_local_behind_full_tx(void **state)
+{
+	struct e2e_conf c = { .psn = { 100, 900 }, .mtu = IBV_MTU_256, .timeout = 31 };
+	struct srnic_qp_init_attr qa = { .max_send_wr = 16, .max_recv_wr = 1, .max_send_sge = 1,
+					 .max_recv_sge = 1, .qp_type = IBV_QPT_RC };
+	struct ibv_send_wr wr = { .wr_id = 80, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct srnic_test_path path = { .access = E2E_RALL, .mtu = IBV_MTU_256, .sq_psn = 5000,
+					.rq_psn = 6000, .max_dest_rd_atomic = 1, .timeout = 31,
+					.retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 1 };
+	struct srnic_dev *a;
+	struct rte_ether_addr mac;
+	struct ibv_mr ibmr;
+	struct e2e_bufs b;
+	struct srnic_mr *wmr;
+	struct srnic_mw *mw;
+	struct srnic_qp *qp2;
+	struct srnic_cq *cq2;
+	struct ibv_wc wc;
+	int64_t full0, peek0;
+	uint32_t key, i, n = FILL_LEN / FILL_NW;
+	const struct ibv_wc *w;
+
+	RTE_SET_USED(state);
+	e2e_qps_renew(&c);
+	a = E->p.dev[0];
+	e2e_bufs_new(&b, FILL_LEN, IBV_ACCESS_LOCAL_WRITE);
+	e2e_bufs_fill(&b, 11, 22);
+	/* the path works and A knows B's MAC */
+	e2e_reset();
+	e2e_bufs_post(&b, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 64, 0, IBV_SEND_SIGNALED);
+	assert_int_equal(e2e_wait_wc(0, 1)->status, IBV_WC_SUCCESS);
+	/* A's second QP: its own CQ, RTS toward B (it never sends) */
+	cq2 = srnic_create_cq(a, 16, E->eng[0]);
+	assert_non_null(cq2);
+	qa.send_cq = qa.recv_cq = cq2;
+	qp2 = srnic_create_qp(E->p.pd[0], &qa);
+	assert_non_null(qp2);
+	srnic_dev_gid(E->p.dev[1], 1, &path.dgid);
+	assert_int_equal(srnic_dev_resolve_neigh(a, &path.dgid, &mac), 0);
+	path.dmac = &mac;
+	path.dest_qpn = srnic_qp_num(E->qp[1]);
+	assert_int_equal(srnic_test_qp_connect(qp2, &path), 0);
+	/* a type 2 window over A's l */
+	wmr = srnic_reg_mr(E->p.pd[0], b.l, 4096, E2E_RALL | IBV_ACCESS_MW_BIND);
+	assert_non_null(wmr);
+	ibmr.lkey = srnic_mr_lkey(wmr);
+	mw = srnic_alloc_mw(E->p.pd[0], IBV_MW_TYPE_2);
+	assert_non_null(mw);
+
+	/* B stops: A's WRITEs fill its ring, then A's TX buffer */
+	full0 = srnic_dev_stat(a, "req_tx_full");
+	for (i = 0; i < FILL_NW; i++)
+		e2e_bufs_post(&b, E->qp[0], IBV_WR_RDMA_WRITE, 10 + i, i * n, n, i * n,
+			      IBV_SEND_SIGNALED);
+	{
+		uint64_t dl = e2e_deadline();
+
+		while (srnic_dev_stat(a, "req_tx_full") == full0) {
+			if (e2e_deadline_passed(dl))
+				fail_msg("A's TX buffer never full (req_tx_full)");
+			e2e_poll_side(0);
+		}
+	}
+	/* QP 1's turns go on, its SQ read no more */
+	e2e_poll_side(0);
+	full0 = srnic_dev_stat(a, "req_tx_full");
+	peek0 = srnic_dev_stat(a, "req_tx_full_peek");
+	for (i = 0; i < FILL_IDLE_POLLS; i++)
+		e2e_poll_side(0);
+	assert_true(srnic_dev_stat(a, "req_tx_full") >= full0 + FILL_IDLE_POLLS);
+	assert_int_equal(srnic_dev_stat(a, "req_tx_full_peek"), peek0);
+	assert_int_equal(srnic_dev_stat(a, "req_tx_full_local"), 0);
+
+	/* a BIND_MW on QP 2 completes with the TX buffer still full */
+	key = inc_rkey(srnic_mw_rkey(mw));
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.bind_mw.mw = srnic_mw_ibv(mw);
+	wr.bind_mw.rkey = key;
+	wr.bind_mw.bind_info.mr = &ibmr;
+	wr.bind_mw.bind_info.addr = (uintptr_t)b.l;
+	wr.bind_mw.bind_info.length = 4096;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+	assert_int_equal(srnic_post_send(qp2, &wr, &bad), 0);
+	if (!poll_a_for_wc(cq2, &wc))
+		fail_msg("QP 2's BIND_MW waited behind QP 1's packets (req_tx_full_local %" PRId64 ")",
+			 srnic_dev_stat(a, "req_tx_full_local"));
+	assert_int_equal(wc.wr_id, 80);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.opcode, IBV_WC_BIND_MW);
+	assert_int_equal(srnic_mw_rkey(mw), key);
+	/* then a LOCAL_INV of it: the window free again (its MR deregisters) */
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 81;
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.invalidate_rkey = key;
+	assert_int_equal(srnic_dereg_mr_wait(wmr, 0), -EINVAL); /* bound */
+	assert_int_equal(srnic_post_send(qp2, &wr, &bad), 0);
+	assert_true(poll_a_for_wc(cq2, &wc));
+	assert_int_equal(wc.wr_id, 81);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.opcode, IBV_WC_LOCAL_INV);
+	assert_int_equal(srnic_dev_stat(a, "mw_local_inv"), 1);
+	assert_int_equal(srnic_dev_stat(a, "req_tx_full_local"), 2);
+	/* all along, QP 1's turns were put off for TX room */
+	assert_true(srnic_dev_stat(a, "req_tx_full") > full0 + FILL_IDLE_POLLS);
+
+	/* a BIND_MW on QP 1 waits behind its WRITEs */
+	key = inc_rkey(key);
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 90;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = srnic_mw_ibv(mw);
+	wr.bind_mw.rkey = key;
+	wr.bind_mw.bind_info.mr = &ibmr;
+	wr.bind_mw.bind_info.addr = (uintptr_t)b.l;
+	wr.bind_mw.bind_info.length = 4096;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+	assert_int_equal(srnic_post_send(E->qp[0], &wr, &bad), 0);
+	for (i = 0; i < FILL_IDLE_POLLS; i++)
+		e2e_poll_side(0);
+	assert_int_not_equal(srnic_mw_rkey(mw), key);
+	assert_int_equal(srnic_dev_stat(a, "req_tx_full_local"), 2);
+
+	/* B polls again: the WRITEs land in order, then the bind */
+	w = e2e_wait_wc(0, 1 + FILL_NW + 1);
+	for (i = 0; i < FILL_NW + 1; i++) {
+		w = &E->wc[0][1 + i];
+		assert_int_equal(w->status, IBV_WC_SUCCESS);
+		assert_int_equal(w->wr_id, i < FILL_NW ? 10 + i : 90);
+	}
+	assert_int_equal(w->opcode, IBV_WC_BIND_MW);
+	assert_int_equal(srnic_mw_rkey(mw), key);
+	assert_memory_equal(b.r, b.l, FILL_LEN);
+
+	assert_int_equal(srnic_dealloc_mw(mw), 0);
+	assert_int_equal(srnic_dereg_mr(wmr), 0);
+	assert_int_equal(srnic_destroy_qp(qp2), 0);
+	assert_int_equal(srnic_destroy_cq(cq2), 0);
+}
+
 int
 main(void)
 {
@@ -382,6 +561,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_remote_inv_refused, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_refused, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_type2_qp_reused, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_local_behind_full_tx, e2e_setup, e2e_teardown),
 	};
 
 	return cmocka_run_group_tests_name("e2e_mw", tests, e2e_group_setup, e2e_group_teardown);
