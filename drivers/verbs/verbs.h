@@ -87,6 +87,16 @@ struct sv_conf {
 	char log_level[64];         /* SRNIC_LOG_LEVEL: EAL --log-level */
 };
 
+/* Who ran an engine poll (sv_progress()'s caller): the drop-in's counters
+ * (SRNIC_STATS=1), what a post pays against what a poll does */
+enum sv_runner {
+	SV_RUN_POLL,    /* ibv_poll_cq(), ibv_start_poll(): the program polls */
+	SV_RUN_POST,    /* a post: ibv_post_send(), ibv_post_recv(), ibv_wr_complete(), ... */
+	SV_RUN_DRIVE,   /* the progress thread; a blocking wait under SRNIC_PROGRESS=app */
+	SV_RUN_WAIT,    /* other waits: ibv_get_cq_event()'s spin, ibv_dereg_mr(), the CM's, the exit's */
+	SV_RUN_NB
+};
+
 struct sv_context;
 struct srnic_cm;
 struct srnic_lossy;
@@ -104,6 +114,12 @@ struct sv_device {
 	_Atomic uint64_t app_poll_tsc;  /* last engine poll from an application call */
 	uint64_t tsc_hz;
 	uint64_t post_defer_tsc;        /* SV_POST_DEFER_US in TSC ticks */
+	/* engine polls by who ran them, and those of them that moved
+	 * packets (under busy); posts that left the engine to a later poll
+	 * (a relaxed load and store, not an RMW per post: two threads
+	 * posting at once may lose one) (SRNIC_STATS=1 prints them) */
+	uint64_t runs[SV_RUN_NB], runs_moved[SV_RUN_NB];
+	_Atomic uint64_t posts_deferred;
 
 	/* armed CQs, checked after each engine poll */
 	rte_spinlock_t arm_lock;
@@ -314,7 +330,7 @@ void sv_devfs_remove(void);
 /* verbs_progress.c: the engine's driving (doc/verbs.md, "Progress") */
 void sv_drive_init(struct sv_device *dev, struct sv_drive *st);
 void sv_drive(struct sv_device *dev, struct sv_drive *st);
-unsigned int sv_progress(struct sv_device *dev, bool app);
+unsigned int sv_progress(struct sv_device *dev, enum sv_runner who);
 void sv_post_progress(struct sv_device *dev);
 int sv_progress_start(struct sv_device *dev);
 void sv_progress_stop(struct sv_device *dev);

@@ -83,11 +83,11 @@ stall_now(struct sv_device *dev)
 }
 
 unsigned int
-sv_progress(struct sv_device *dev, bool app)
+sv_progress(struct sv_device *dev, enum sv_runner who)
 {
 	unsigned int n;
 
-	if (app)
+	if (who == SV_RUN_POLL)
 		atomic_store_explicit(&dev->app_poll_tsc, rte_rdtsc(), memory_order_relaxed);
 	if (atomic_load_explicit(&dev->busy, memory_order_relaxed) ||
 	    atomic_exchange_explicit(&dev->busy, true, memory_order_acquire))
@@ -97,8 +97,11 @@ sv_progress(struct sv_device *dev, bool app)
 		return 0;
 	}
 	n = srnic_engine_poll(dev->eng);
-	if (n > 0)
+	dev->runs[who]++;
+	if (n > 0) {
+		dev->runs_moved[who]++;
 		atomic_store_explicit(&dev->last_moved_tsc, rte_rdtsc(), memory_order_relaxed);
+	}
 	if (atomic_load_explicit(&dev->nb_armed, memory_order_relaxed) != 0)
 		notify_armed(dev);
 	atomic_store_explicit(&dev->busy, false, memory_order_release);
@@ -117,9 +120,13 @@ sv_post_progress(struct sv_device *dev)
 {
 	uint64_t polled = atomic_load_explicit(&dev->app_poll_tsc, memory_order_relaxed);
 
-	if (rte_rdtsc() - polled < dev->post_defer_tsc)
+	if (rte_rdtsc() - polled < dev->post_defer_tsc) {
+		atomic_store_explicit(&dev->posts_deferred,
+				      atomic_load_explicit(&dev->posts_deferred, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
 		return;
-	sv_progress(dev, false);
+	}
+	sv_progress(dev, SV_RUN_POST);
 }
 
 void
@@ -300,7 +307,7 @@ sv_drive(struct sv_device *dev, struct sv_drive *st)
 		st->last_cm = now;
 		sv_cm_progress(dev);
 	}
-	if (sv_progress(dev, false) > 0) {
+	if (sv_progress(dev, SV_RUN_DRIVE) > 0) {
 		st->last_work = now;
 		st->nap = SV_SLEEP_MIN_US;
 		return;
@@ -385,7 +392,7 @@ sv_progress_linger(struct sv_device *dev)
 		if (dev->progress_started) {
 			sleep_us(SV_SLEEP_MAX_US);
 		} else {
-			sv_progress(dev, false);
+			sv_progress(dev, SV_RUN_WAIT);
 			sched_yield();
 		}
 	}

@@ -219,6 +219,38 @@ def case_perftest_opts():
     perftest("ib_send_bw", ["-e", "-s", "8192", "-n", "200"], "ib_send_bw_events")
 
 
+# SRNIC_STATS=1's counters of the drop-in: who ran the engine's polls
+# (verbs_runs_*), the posts that left it to a later poll, and the TX
+# bursts (tx_pkts / tx_bursts: packets per burst), for ib_write_bw -s 64,
+# which posts one WR per ibv_post_send() (a CQE every 100: --cq-mod 100)
+BATCH_ITERS = 20000
+
+
+def case_perftest_batch():
+    port = free_tcp_port()
+    prog = ["env", "SRNIC_STATS=1", "ib_write_bw", "-s", "64", "-n", str(BATCH_ITERS),
+            "-p", str(port)]
+    p = memif_pair("write_bw_batch", prog, prog, port)
+    if not p.ok():
+        return
+    st = {k: int(v) for k, v in re.findall(r"^srnic:\s+(\w+)\s+(\d+)$", p.out_c, re.M)}
+    want = ("tx_pkts", "tx_bursts", "verbs_runs_poll")
+    if not check(all(k in st for k in want),
+                 "SRNIC_STATS=1: the client's %s at exit: %r" % (", ".join(want), st)):
+        print(p.out_c, flush=True)
+        return
+    posts_run = st.get("verbs_runs_post", 0)
+    if check(st["tx_pkts"] >= BATCH_ITERS and 0 < st["tx_bursts"] <= st["tx_pkts"] and
+             posts_run + st.get("verbs_posts_deferred", 0) <= BATCH_ITERS,
+             "ib_write_bw -s 64 -n %d: %d packets in %d bursts, %d posts ran the engine, %d "
+             "deferred" % (BATCH_ITERS, st["tx_pkts"], st["tx_bursts"], posts_run,
+                           st.get("verbs_posts_deferred", 0))):
+        print("ok ib_write_bw -s 64 -n %d: %d posts ran the engine, %d deferred; %d packets in %d "
+              "bursts (%.2f per burst)" % (BATCH_ITERS, posts_run, st.get("verbs_posts_deferred", 0),
+                                           st["tx_pkts"], st["tx_bursts"],
+                                           st["tx_pkts"] / st["tx_bursts"]), flush=True)
+
+
 # ---- ibv_rc_pingpong ----
 
 def pingpong(tool, argsets, iters=200):
@@ -1043,6 +1075,7 @@ CASES = {
     "perftest_bw": case_perftest_bw,
     "perftest_lat": case_perftest_lat,
     "perftest_opts": case_perftest_opts,
+    "perftest_batch": case_perftest_batch,
     "af_packet": case_af_packet,
     "gid0": case_gid0,
     "fork": case_fork,
