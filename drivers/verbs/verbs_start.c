@@ -147,9 +147,9 @@ print_stats(struct sv_device *dev)
 		if (dev->runs_moved[i] != 0)
 			fprintf(stderr, "srnic:   %-28s %16" PRIu64 "\n", name, dev->runs_moved[i]);
 	}
-	if (atomic_load(&dev->posts_deferred) != 0)
+	if (dev->posts_deferred != 0)
 		fprintf(stderr, "srnic:   %-28s %16" PRIu64 "\n", "verbs_posts_deferred",
-			(uint64_t)atomic_load(&dev->posts_deferred));
+			dev->posts_deferred);
 	if (dev->lossy != NULL) {
 		struct srnic_lossy_stats st;
 
