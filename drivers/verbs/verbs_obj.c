@@ -469,7 +469,12 @@ ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	}
 	/* rxe: EINVAL for cqe < 1, above the device's max, or below what
 	 * the CQ holds now (srnic checks all three); srnic takes the lock
-	 * srnic_poll_cq() takes, so polling threads wait out the copy */
+	 * srnic_poll_cq() takes, so polling threads wait out the copy.
+	 * "What the CQ holds" includes what posts left to the next poll
+	 * complete at once (UD sends: rdma-core's test_resize_cq posts and
+	 * resizes, polling nothing): they go first. */
+	if (atomic_load_explicit(&cq->dev->posts_pending, memory_order_relaxed) != 0)
+		sv_progress(cq->dev, SV_RUN_WAIT);
 	rc = srnic_resize_cq(cq->scq, cqe);
 	if (rc < 0)
 		return -rc;

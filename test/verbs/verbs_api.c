@@ -852,6 +852,36 @@ phase_resize_held(void)
  * the client polls their completions. */
 #define NLEFT 3
 #define LEFT_FIRST (NWRITE + NHELD)
+#define NUD_HELD 2          /* UD sends complete as they leave: held by the CQ at once */
+
+/* ibv_resize_cq below what the CQ holds right after posts left to the next
+ * poll: the drop-in sends them first (UD sends complete as they go), so
+ * EINVAL, as rdma-core's test_resize_cq expects (it posts and resizes,
+ * polling nothing); the server has no UD receive posted and drops them */
+static void
+resize_after_posts(void)
+{
+	struct ibv_sge sge = { (uintptr_t)map + (size_t)LEFT_FIRST * WLEN, 64, mr_map->lkey };
+	struct ibv_send_wr swr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_ah *ah = ah_to_peer();
+	struct ibv_wc wc;
+	int i, k, rc;
+
+	swr.wr.ud.ah = ah;
+	swr.wr.ud.remote_qpn = peer.ud_qpn;
+	swr.wr.ud.remote_qkey = QKEY;
+	CHECK(ibv_poll_cq(cq, 1, &wc) == 0, "no completion before the UD sends");
+	for (i = 0; i < NUD_HELD; i++)
+		MUST(ibv_post_send(ud, &swr, &bad) == 0, "UD post_send %d right after a poll", i);
+	rc = ibv_resize_cq(cq, 1);
+	CHECK(rc == EINVAL, "resize_cq to 1 right after %d UD sends: EINVAL (rc %d)", NUD_HELD, rc);
+	for (k = 0; k < NUD_HELD && poll_one(&wc) == 1 && wc.status == IBV_WC_SUCCESS &&
+		    wc.opcode == IBV_WC_SEND; k++)
+		;
+	CHECK(k == NUD_HELD, "the UD sends' completions (%d of %d)", k, NUD_HELD);
+	CHECK(ibv_destroy_ah(ah) == 0, "destroy_ah (resize after posts)");
+}
 
 static void
 phase_posted_unpolled(void)
@@ -886,6 +916,7 @@ phase_posted_unpolled(void)
 			    wc.wr_id == (uint64_t)(LEFT_FIRST + k); k++)
 			;
 		CHECK(k == NLEFT, "the unpolled WRITEs' completions, in order (%d of %d)", k, NLEFT);
+		resize_after_posts();
 	}
 }
 
