@@ -46,9 +46,19 @@
  * are on their way */
 #define SV_SPIN_HOT_US 50
 /* ibv_post_send() and ibv_post_recv() leave the engine to the program's
- * next ibv_poll_cq() when it polled this recently (a post-then-poll loop:
- * the WQEs posted in between go out in one engine poll, one burst) */
-#define SV_POST_DEFER_US 10
+ * next ibv_poll_cq() when it polled, or made such a post, this recently (a
+ * post-then-poll loop: the WQEs posted in between go out together, not
+ * one engine poll and one packet burst per WR): the handover, the time
+ * the progress thread leaves the engine to the program after its stamp.
+ * (With 10 us, as it was, a run of posts broke at any longer pause: on the
+ * ASan build at load 20, 8,850 and 16,011 of ib_write_bw's 20,000 posts
+ * still ran the engine.) ... */
+#define SV_POST_DEFER_US SV_HANDOVER_US
+/* ... up to this many posts: the one that makes them SV_POST_BATCH runs
+ * the engine, which sends them as one burst (the requester builds up to
+ * SRNIC_REQ_BUDGET, 32, packets per QP and engine poll) while the program
+ * goes on posting */
+#define SV_POST_BATCH 32
 #define SV_EVENT_SPIN_US 500       /* ibv_get_cq_event() polls before it blocks */
 #define SV_SLEEP_MIN_US 20
 #define SV_SLEEP_MAX_US 1000
@@ -87,6 +97,16 @@ struct sv_conf {
 	char log_level[64];         /* SRNIC_LOG_LEVEL: EAL --log-level */
 };
 
+/* Who ran an engine poll (sv_progress()'s caller): the drop-in's counters
+ * (SRNIC_STATS=1), what a post pays against what a poll does */
+enum sv_runner {
+	SV_RUN_POLL,    /* ibv_poll_cq(), ibv_start_poll(): the program polls */
+	SV_RUN_POST,    /* a post: ibv_post_send(), ibv_post_recv(), ibv_wr_complete(), ... */
+	SV_RUN_DRIVE,   /* the progress thread; a blocking wait under SRNIC_PROGRESS=app */
+	SV_RUN_WAIT,    /* other waits: ibv_get_cq_event()'s spin, ibv_dereg_mr(), the CM's, the exit's */
+	SV_RUN_NB
+};
+
 struct sv_context;
 struct srnic_cm;
 struct srnic_lossy;
@@ -101,9 +121,21 @@ struct sv_device {
 
 	/* The engine's one-poller rule: whoever wins busy runs it. */
 	alignas(64) atomic_bool busy;
-	_Atomic uint64_t app_poll_tsc;  /* last engine poll from an application call */
+	/* the program's last ibv_poll_cq(), or last post that left the
+	 * engine to its next poll (sv_post_progress()): the progress thread
+	 * keeps off the engine for SV_HANDOVER_US after it */
+	_Atomic uint64_t app_poll_tsc;
+	/* posts left to the next engine poll since the last one (relaxed
+	 * load and store, not an RMW per post: two threads posting at once
+	 * may lose one, and the batch is one post longer) */
+	_Atomic uint32_t posts_pending;
 	uint64_t tsc_hz;
 	uint64_t post_defer_tsc;        /* SV_POST_DEFER_US in TSC ticks */
+	/* engine polls by who ran them, and those of them that moved
+	 * packets; posts that left the engine to a later poll (all under
+	 * busy: SRNIC_STATS=1 prints them) */
+	uint64_t runs[SV_RUN_NB], runs_moved[SV_RUN_NB];
+	uint64_t posts_deferred;
 
 	/* armed CQs, checked after each engine poll */
 	rte_spinlock_t arm_lock;
@@ -314,7 +346,7 @@ void sv_devfs_remove(void);
 /* verbs_progress.c: the engine's driving (doc/verbs.md, "Progress") */
 void sv_drive_init(struct sv_device *dev, struct sv_drive *st);
 void sv_drive(struct sv_device *dev, struct sv_drive *st);
-unsigned int sv_progress(struct sv_device *dev, bool app);
+unsigned int sv_progress(struct sv_device *dev, enum sv_runner who);
 void sv_post_progress(struct sv_device *dev);
 int sv_progress_start(struct sv_device *dev);
 void sv_progress_stop(struct sv_device *dev);

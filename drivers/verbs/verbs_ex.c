@@ -128,7 +128,7 @@ static int
 sv_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 {
 	SV_FORK_ERRNO("ibv_start_poll");
-	sv_progress(container_of(ibcq, struct sv_cq, ibcq_ex)->dev, true);
+	sv_progress(container_of(ibcq, struct sv_cq, ibcq_ex)->dev, SV_RUN_POLL);
 	return sv_cq_ex_start_poll(ibcq, attr);
 }
 

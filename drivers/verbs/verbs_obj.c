@@ -149,7 +149,7 @@ sv_mr_release(struct sv_device *dev, struct srnic_mr *smr, uint32_t lkey, const 
 
 	while ((rc = srnic_dereg_mr_wait(smr, self ? 0 : SV_DEREG_TIMEOUT_US)) == -EBUSY &&
 	       self && rte_rdtsc() < end)
-		sv_progress(dev, false);
+		sv_progress(dev, SV_RUN_WAIT);
 	if (rc == -EBUSY)
 		sv_log("%s: MR %#x: zero-copy packets still hold its memory after %u ms "
 		       "(a port that does not drain its TX queue?): EBUSY, the MR stays "
@@ -319,7 +319,7 @@ ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq
 		uint64_t end = rte_rdtsc() + dev->tsc_hz / 1000000 * SV_EVENT_SPIN_US;
 
 		while (poll(&pfd, 1, 0) == 0 && rte_rdtsc() < end)
-			sv_progress(dev, false);
+			sv_progress(dev, SV_RUN_WAIT);
 	}
 	/* the program stops polling: the progress thread takes over now,
 	 * not a handover later */
@@ -469,7 +469,12 @@ ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	}
 	/* rxe: EINVAL for cqe < 1, above the device's max, or below what
 	 * the CQ holds now (srnic checks all three); srnic takes the lock
-	 * srnic_poll_cq() takes, so polling threads wait out the copy */
+	 * srnic_poll_cq() takes, so polling threads wait out the copy.
+	 * "What the CQ holds" includes what posts left to the next poll
+	 * complete at once (UD sends: rdma-core's test_resize_cq posts and
+	 * resizes, polling nothing): they go first. */
+	if (atomic_load_explicit(&cq->dev->posts_pending, memory_order_relaxed) != 0)
+		sv_progress(cq->dev, SV_RUN_WAIT);
 	rc = srnic_resize_cq(cq->scq, cqe);
 	if (rc < 0)
 		return -rc;
@@ -483,7 +488,7 @@ sv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	struct sv_cq *cq = sv_cq(ibcq);
 
 	SV_FORK_NEG("ibv_poll_cq");
-	sv_progress(cq->dev, true);
+	sv_progress(cq->dev, SV_RUN_POLL);
 	if (unlikely(cq->ex != NULL))
 		return sv_cq_ex_poll((struct sv_cq_head *)cq, n, wc);
 	/* srnic_poll_cq() takes the CQ's own lock: several polling threads
@@ -958,7 +963,7 @@ sv_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_
 	rte_spinlock_lock(&srq->lock);
 	rc = srnic_post_srq_recv(srq->ssrq, wr, bad_wr);
 	rte_spinlock_unlock(&srq->lock);
-	sv_progress(srq->dev, false);
+	sv_progress(srq->dev, SV_RUN_POST);
 	return rc;
 }
 

@@ -5,7 +5,8 @@
  * - The engine has one try-lock (dev->busy). ibv_poll_cq(), ibv_post_send()
  *   and ibv_post_recv() take it when it is free and run one engine poll:
  *   a busy-polling program drives srnic from its own thread, no other
- *   thread spins beside it.
+ *   thread spins beside it. A post right after a poll (or after such a
+ *   post) leaves it to the next poll, up to SV_POST_BATCH posts.
  * - A progress thread per device runs the engine whenever no application
  *   call has for SV_HANDOVER_US (the program blocks in ibv_get_cq_event(),
  *   waits on its TCP socket as ib_read_bw's server does, or computes). It
@@ -83,43 +84,80 @@ stall_now(struct sv_device *dev)
 }
 
 unsigned int
-sv_progress(struct sv_device *dev, bool app)
+sv_progress(struct sv_device *dev, enum sv_runner who)
 {
+	uint32_t pending;
 	unsigned int n;
 
-	if (app)
-		atomic_store_explicit(&dev->app_poll_tsc, rte_rdtsc(), memory_order_relaxed);
 	if (atomic_load_explicit(&dev->busy, memory_order_relaxed) ||
-	    atomic_exchange_explicit(&dev->busy, true, memory_order_acquire))
-		return 0;
+	    atomic_exchange_explicit(&dev->busy, true, memory_order_acquire)) {
+		n = 0;
+		goto out;
+	}
 	if (unlikely(dev->stall_after != 0) && stall_now(dev)) {
 		atomic_store_explicit(&dev->busy, false, memory_order_release);
-		return 0;
+		n = 0;
+		goto out;
+	}
+	pending = atomic_load_explicit(&dev->posts_pending, memory_order_relaxed);
+	if (pending != 0) {
+		/* this poll sends them (the doorbell's Dekker pair: a WQE
+		 * posted before the engine's fence is seen by it) */
+		atomic_store_explicit(&dev->posts_pending, 0, memory_order_relaxed);
+		dev->posts_deferred += pending;
 	}
 	n = srnic_engine_poll(dev->eng);
-	if (n > 0)
+	dev->runs[who]++;
+	if (n > 0) {
+		dev->runs_moved[who]++;
 		atomic_store_explicit(&dev->last_moved_tsc, rte_rdtsc(), memory_order_relaxed);
+	}
 	if (atomic_load_explicit(&dev->nb_armed, memory_order_relaxed) != 0)
 		notify_armed(dev);
 	atomic_store_explicit(&dev->busy, false, memory_order_release);
+out:
+	/* A poll's stamp is taken when it is done: the engine poll itself
+	 * may take longer than SV_POST_DEFER_US (a burst to send, ACKs to
+	 * retire), and the posts behind it are still the program's next
+	 * ones (sv_post_progress()). */
+	if (who == SV_RUN_POLL)
+		atomic_store_explicit(&dev->app_poll_tsc, rte_rdtsc(), memory_order_relaxed);
 	return n;
 }
 
-/* After a post: the engine runs now unless the program polled its CQ
- * within SV_POST_DEFER_US. A program in a post-then-poll loop (perftest's
- * bandwidth tests post up to their TX depth, then poll) so has what it
- * posted between two polls sent by the next poll's engine run, as one
- * burst, instead of one engine run (and one packet burst of one) per WR.
- * A program that posts and then stops polling is served by the progress
- * thread: SV_HANDOVER_US after its last poll. */
+/* After a post: the engine runs now unless the program polled its CQ, or
+ * made a post this leaves to its next poll, within SV_POST_DEFER_US. A
+ * program in a post-then-poll loop (perftest's bandwidth tests post up to
+ * their TX depth, then poll: ib_write_bw -s 64 posts 100 WRs between two
+ * CQEs) so has what it posts between two polls sent together, by the
+ * engine poll of every SV_POST_BATCH-th post and by its next poll, in
+ * bursts of up to SV_POST_BATCH packets, instead of one engine poll (and
+ * one packet burst of one) per WR. A post that is left stamps
+ * app_poll_tsc as a poll does: the posts behind it are part of the same
+ * batch, and the progress thread, which takes over SV_HANDOVER_US after
+ * that stamp, serves a program that posts and then stops polling. A
+ * program that posts without polling (ib_write_lat spins on its buffer)
+ * has every post run the engine. */
 void
 sv_post_progress(struct sv_device *dev)
 {
+	uint64_t now = rte_rdtsc();
 	uint64_t polled = atomic_load_explicit(&dev->app_poll_tsc, memory_order_relaxed);
+	uint32_t pending = atomic_load_explicit(&dev->posts_pending, memory_order_relaxed) + 1;
 
-	if (rte_rdtsc() - polled < dev->post_defer_tsc)
+	if (now - polled >= dev->post_defer_tsc) {
+		sv_progress(dev, SV_RUN_POST);
 		return;
-	sv_progress(dev, false);
+	}
+	if (pending < SV_POST_BATCH) {
+		atomic_store_explicit(&dev->posts_pending, pending, memory_order_relaxed);
+		atomic_store_explicit(&dev->app_poll_tsc, now, memory_order_relaxed);
+		return;
+	}
+	/* the batch is full: it goes now, and the posts behind it make the
+	 * next one (stamped when the engine poll is done, as a poll is) */
+	sv_progress(dev, SV_RUN_POST);
+	atomic_store_explicit(&dev->app_poll_tsc, rte_rdtsc(), memory_order_relaxed);
 }
 
 void
@@ -300,7 +338,7 @@ sv_drive(struct sv_device *dev, struct sv_drive *st)
 		st->last_cm = now;
 		sv_cm_progress(dev);
 	}
-	if (sv_progress(dev, false) > 0) {
+	if (sv_progress(dev, SV_RUN_DRIVE) > 0) {
 		st->last_work = now;
 		st->nap = SV_SLEEP_MIN_US;
 		return;
@@ -385,7 +423,7 @@ sv_progress_linger(struct sv_device *dev)
 		if (dev->progress_started) {
 			sleep_us(SV_SLEEP_MAX_US);
 		} else {
-			sv_progress(dev, false);
+			sv_progress(dev, SV_RUN_WAIT);
 			sched_yield();
 		}
 	}

@@ -51,6 +51,6 @@ srnic_verbs_cm_progress(void)
 
 	if (dev == NULL)
 		return;
-	sv_progress(dev, false);
+	sv_progress(dev, SV_RUN_WAIT);
 	sv_cm_progress(dev);
 }

@@ -132,6 +132,24 @@ print_stats(struct sv_device *dev)
 		if (v > 0)
 			fprintf(stderr, "srnic:   %-28s %16" PRId64 "\n", port_stats[i], v);
 	}
+	/* the drop-in's own: who ran the engine's polls (sv_progress()) */
+	for (i = 0; i < SV_RUN_NB; i++) {
+		static const char *const who[SV_RUN_NB] = {
+			[SV_RUN_POLL] = "poll", [SV_RUN_POST] = "post",
+			[SV_RUN_DRIVE] = "drive", [SV_RUN_WAIT] = "wait",
+		};
+		char name[64];
+
+		snprintf(name, sizeof(name), "verbs_runs_%s", who[i]);
+		if (dev->runs[i] != 0)
+			fprintf(stderr, "srnic:   %-28s %16" PRIu64 "\n", name, dev->runs[i]);
+		snprintf(name, sizeof(name), "verbs_runs_%s_moved", who[i]);
+		if (dev->runs_moved[i] != 0)
+			fprintf(stderr, "srnic:   %-28s %16" PRIu64 "\n", name, dev->runs_moved[i]);
+	}
+	if (dev->posts_deferred != 0)
+		fprintf(stderr, "srnic:   %-28s %16" PRIu64 "\n", "verbs_posts_deferred",
+			dev->posts_deferred);
 	if (dev->lossy != NULL) {
 		struct srnic_lossy_stats st;
 

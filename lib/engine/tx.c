@@ -387,6 +387,7 @@ eng_tx_flush(struct srnic_engine *eng)
 			(eng->tx_len - i - 1) * sizeof(eng->tx_buf[0]));
 		eng->tx_len--;
 	}
+	eng_stat(eng, SRNIC_STAT_TX_BURSTS, 1);
 	sent = eng_tx_burst(eng, eng->tx_buf, eng->tx_len);
 	if (sent < eng->tx_len)
 		memmove(eng->tx_buf, eng->tx_buf + sent, (eng->tx_len - sent) * sizeof(eng->tx_buf[0]));

@@ -121,6 +121,7 @@
 	X(RETRANSMIT, "retransmit_pkts") \
 	X(TIMEOUT, "retry_timeout") \
 	X(RETRY_STARVED, "retry_starved")           /* ACK timeouts a late poll found: resent, no retry spent */ \
+	X(TX_BURSTS, "tx_bursts")                   /* TX bursts offered to the port (tx_pkts / tx_bursts: packets per burst) */ \
 	X(POLL_BUSY, "poll_busy")                   /* polls that moved packets */ \
 	X(POLL_BUSY_CYCLES, "poll_busy_cycles")     /* timer cycles after polls that moved packets */ \
 	X(POLL_IDLE_CYCLES, "poll_idle_cycles")     /* ... after polls that found nothing */

@@ -13,7 +13,9 @@
  * QPs are on the SRQ; and one the application moved to ERR),
  * IBV_EVENT_CQ_ERR on a CQ overflow, IBV_EVENT_PORT_ACTIVE once on the
  * server, 256 RDMA WRITEs posted by a second thread while the main one
- * polls, ibv_resize_cq (also with completions held), bad arguments (the
+ * polls, ibv_resize_cq (also with completions held), WRITEs posted right
+ * after a poll and never polled (the drop-in's progress thread sends
+ * them), bad arguments (the
  * errno rxe gives; post_send past max_send_wr and max_send_sge), the GID
  * table (ibv_query_gid_ex, ibv_query_gid_type), completion events and
  * ibv_destroy_cq (queued events go with the CQ, handed-out ones hold the
@@ -843,6 +845,81 @@ phase_resize_held(void)
 		check_writes(NWRITE, NWRITE + NHELD, "WRITEs completed across resize_cq");
 }
 
+/* WRITEs posted right after a poll and then no verbs call (the client
+ * waits on TCP): srnic's drop-in leaves such posts to the program's next
+ * poll (doc/verbs.md, "Progress"), and when none comes its progress
+ * thread must send them. The server sees every byte land meanwhile; then
+ * the client polls their completions. */
+#define NLEFT 3
+#define LEFT_FIRST (NWRITE + NHELD)
+#define NUD_HELD 2          /* UD sends complete as they leave: held by the CQ at once */
+
+/* ibv_resize_cq below what the CQ holds right after posts left to the next
+ * poll: the drop-in sends them first (UD sends complete as they go), so
+ * EINVAL, as rdma-core's test_resize_cq expects (it posts and resizes,
+ * polling nothing); the server has no UD receive posted and drops them */
+static void
+resize_after_posts(void)
+{
+	struct ibv_sge sge = { (uintptr_t)map + (size_t)LEFT_FIRST * WLEN, 64, mr_map->lkey };
+	struct ibv_send_wr swr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_ah *ah = ah_to_peer();
+	struct ibv_wc wc;
+	int i, k, rc;
+
+	swr.wr.ud.ah = ah;
+	swr.wr.ud.remote_qpn = peer.ud_qpn;
+	swr.wr.ud.remote_qkey = QKEY;
+	CHECK(ibv_poll_cq(cq, 1, &wc) == 0, "no completion before the UD sends");
+	for (i = 0; i < NUD_HELD; i++)
+		MUST(ibv_post_send(ud, &swr, &bad) == 0, "UD post_send %d right after a poll", i);
+	rc = ibv_resize_cq(cq, 1);
+	CHECK(rc == EINVAL, "resize_cq to 1 right after %d UD sends: EINVAL (rc %d)", NUD_HELD, rc);
+	for (k = 0; k < NUD_HELD && poll_one(&wc) == 1 && wc.status == IBV_WC_SUCCESS &&
+		    wc.opcode == IBV_WC_SEND; k++)
+		;
+	CHECK(k == NUD_HELD, "the UD sends' completions (%d of %d)", k, NUD_HELD);
+	CHECK(ibv_destroy_ah(ah) == 0, "destroy_ah (resize after posts)");
+}
+
+static void
+phase_posted_unpolled(void)
+{
+	char *b = map + (size_t)LEFT_FIRST * WLEN;
+	struct timeval t0;
+	struct ibv_wc wc;
+	int i, k, bad;
+
+	if (server)
+		memset(b, 0, (size_t)NLEFT * WLEN);
+	barrier();
+	if (!server) {
+		CHECK(ibv_poll_cq(cq, 1, &wc) == 0, "no completion before the unpolled posts");
+		for (i = 0; i < NLEFT; i++)
+			MUST(post_write(LEFT_FIRST + i) == 0, "post_send %d right after a poll", i);
+	}
+	barrier();      /* the client makes no verbs call until the next one */
+	if (server) {
+		gettimeofday(&t0, NULL);
+		do {
+			for (bad = 0, i = LEFT_FIRST; i < LEFT_FIRST + NLEFT; i++)
+				for (k = 0; k < WLEN; k++)
+					bad += ((volatile char *)map)[(size_t)i * WLEN + k] != wbyte(i, k);
+		} while (bad != 0 && elapsed_ms(&t0) <= GUARD_MS);
+		CHECK(bad == 0, "%d WRITEs posted right after a poll, never polled: landed "
+		      "(%d bytes wrong)", NLEFT, bad);
+	}
+	barrier();
+	if (!server) {
+		for (k = 0; k < NLEFT && poll_one(&wc) == 1 && wc.status == IBV_WC_SUCCESS &&
+			    wc.wr_id == (uint64_t)(LEFT_FIRST + k); k++)
+			;
+		CHECK(k == NLEFT, "the unpolled WRITEs' completions, in order (%d of %d)", k, NLEFT);
+		resize_after_posts();
+	}
+}
+
 /* ibv_post_send's errnos, as rxe's: a chain one longer than max_send_wr
  * posts max_send_wr and fails at the next with ENOMEM; more SGEs than
  * max_send_sge is EINVAL; bad_wr names the WR refused */
@@ -1574,6 +1651,7 @@ main(int argc, char **argv)
 	phase_threads();
 	phase_iova();
 	phase_resize_held();
+	phase_posted_unpolled();
 	phase_post_errnos();
 	phase_events();
 	phase_cq_err();
