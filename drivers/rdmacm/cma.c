@@ -31,6 +31,7 @@
 #include <rte_ether.h>
 
 #include "rdmacm.h"
+#include "test_hooks.h"
 
 pthread_mutex_t cma_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cma_acked = PTHREAD_COND_INITIALIZER;
@@ -64,7 +65,7 @@ static struct {
 	TAILQ_HEAD(, cma_id) ids;
 	TAILQ_HEAD(, cma_held) held;    /* requests before their port's rdma_listen() */
 	bool trace;                     /* SRNIC_RDMACM_TRACE=1: a line per listen */
-	bool hold_rtu;                  /* SRNIC_RDMACM_TEST_HOLD_RTU=1: see process_conn_resp() */
+	bool hold_rtu;                  /* a test hook: see hold_rtu() */
 	/* SRNIC_RDMACM_PORT_RANGE: the ports a port-0 bind picks from */
 	uint16_t port_lo, port_hi;
 } cma = { .ids = TAILQ_HEAD_INITIALIZER(cma.ids), .held = TAILQ_HEAD_INITIALIZER(cma.held) };
@@ -344,8 +345,7 @@ cma_init(void)
 	cma.inited = true;
 	t = getenv("SRNIC_RDMACM_TRACE");
 	cma.trace = t != NULL && strcmp(t, "1") == 0;
-	t = getenv("SRNIC_RDMACM_TEST_HOLD_RTU");
-	cma.hold_rtu = t != NULL && strcmp(t, "1") == 0;
+	cma.hold_rtu = SRNIC_TEST_HOOK("SRNIC_RDMACM_TEST_HOLD_RTU");
 	port_range(getenv("SRNIC_RDMACM_PORT_RANGE"));
 	srandom((unsigned int)(getpid() ^ now_ms()));
 	/* ibv_get_device_list() starts the device (or says what to set) */
@@ -2532,11 +2532,12 @@ rdma_disconnect(struct rdma_cm_id *rid)
 
 /* ---- getting events ---- */
 
-/* The test hook SRNIC_RDMACM_TEST_HOLD_RTU=1 (off by default): a
- * CONNECT_RESPONSE's QP is in RTS and its RTU not sent until
- * rdma_destroy_id() on another thread has gone as far as it can, waiting
- * for this call or past the CM id's destroy, so a test races the two
- * every time (a program's thread may be scheduled out there as long). */
+/* The test hook SRNIC_RDMACM_TEST_HOLD_RTU=1 (in test/rdmacm/hooks' build
+ * only: test_hooks.h): a CONNECT_RESPONSE's QP is in RTS and its RTU not
+ * sent until rdma_destroy_id() on another thread has gone as far as it
+ * can, waiting for this call or past the CM id's destroy, so a test races
+ * the two every time (a program's thread may be scheduled out there as
+ * long). */
 static void
 hold_rtu(struct cma_id *id)
 {

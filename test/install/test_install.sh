@@ -67,6 +67,21 @@ for d in README.md examples/readwalk/main.c examples/rc_pingpong/main.c \
 		$(cd "$src/doc" && ls -- *.md); do
 	check "share/doc/srnic/$d installed" test -f "$datadir/doc/srnic/$d"
 done
+# Test hooks (config/test_hooks.h) are compiled into the test builds only
+# (srnicd-test, test/rdmacm/hooks' librdmacm.so.1), never installed: the
+# installed daemon and librdmacm.so.1 do not know their variables.
+srnicd_bin=$(find "$stage" -type f -name srnicd)
+rdmacm_so=$(find "$stage" -type f -name 'librdmacm.so.1*')
+check "srnicd installed" test -n "$srnicd_bin"
+check "librdmacm.so.1 installed" test -n "$rdmacm_so"
+for f in $srnicd_bin $rdmacm_so; do
+	for v in SRNICD_MR_ELSEWHERE SRNICD_RECLAIM_REFUSE_MW_BIND SRNIC_RDMACM_TEST_HOLD_RTU \
+			srnic_test_hook_on; do
+		check "installed ${f##*/} has no test hook ($v)" \
+			bash -c "! strings -a '$f' | grep -q '$v'"
+	done
+done
+check "no test build installed (srnicd-test)" test -z "$(find "$stage" -name 'srnicd-test*')"
 
 # Exports: each library's tier's functions and nothing else. gcc lists
 # every function a translation unit declares, with its header (-aux-info).

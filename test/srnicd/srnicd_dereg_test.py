@@ -45,8 +45,8 @@ on; and the rereg's wait, as the session's end's for its retired
 objects, held the control lock: telemetry waited behind it and never
 saw it.
 
-Last, an MR a session's end cannot deregister (daemon a runs with the
-test knob SRNICD_RECLAIM_REFUSE_MW_BIND=1: a session's end finds the
+Last, an MR a session's end cannot deregister (daemon a, srnicd-test, runs
+with the test hook SRNICD_RECLAIM_REFUSE_MW_BIND=1: a session's end finds the
 dereg of an MR that allows window binds refused, as srnic refuses one
 with a window bound; a real bind cannot run there, its SQ waits while the
 TX buffer is full): the same keep-translation rereg with b stopped, adding
@@ -58,7 +58,7 @@ registered in srnic), daemon a alive. Before, the MR left registered was
 noted nowhere the old object's release could see: the sweep unmapped the
 range under it (mr_bytes down by 16 MiB, the mapping gone).
 
-  srnicd_dereg_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \
+  srnicd_dereg_test.py --daemon BUILD/app/srnicd/srnicd-test --lib BUILD/drivers/verbs \
       --check BUILD/test/srnicd/dereg_check
 """
 import argparse
