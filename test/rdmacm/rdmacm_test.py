@@ -580,6 +580,9 @@ def case_api():
     # test hook SRNIC_RDMACM_TEST_HOLD_RTU, which the client sets, makes
     # them meet: the client runs over the library's test build, HOOKS_LIB)
     port = str(vt.free_tcp_port())
+    if not check(HOOKS_LIB is not None, "api race: --hooks-lib given (pass build/test/rdmacm/"
+                 "hooks, the folder of the librdmacm.so.1 built with its test hooks)"):
+        return
     hooked = os.path.join(HOOKS_LIB, "librdmacm.so.1")
     check(os.path.exists(hooked), "api race: the test build %s" % hooked)
     p = memif_pair("api_race", [API, "server-race", SERVER_IP, port],
