@@ -176,7 +176,8 @@ def main():
               "meanwhile every pipe is at its end of file: %r, mrs_dereg_waiting still %d "
               "(before: the pipes closed after the MR waits)" % (eof, waiting))
         check(eof[ends.index(chan_end)],
-              "the completion channel's pipe among them (the CQ's copy of its write end too)")
+              "the completion channel's pipe among them (its armed CQ writes the "
+              "channel's write end, the same fd, closed once)")
 
         os.kill(daemons[1].pid, signal.SIGCONT)
         stopped = None
