@@ -33,6 +33,7 @@
 
 #include "srnic.h"
 #include "srnicd.h"
+#include "test_hooks.h"
 
 enum srnd_kind { K_PD = 1, K_CQ, K_QP, K_MR, K_CH, K_AH, K_SRQ, K_MW, K_NKINDS };
 
@@ -1037,22 +1038,21 @@ pd_of(struct srnd_objs *o, uint32_t h, struct srnd_pd **pd)
 	return 0;
 }
 
-/* The test knob SRNICD_MR_ELSEWHERE=1: every MR mapped elsewhere than the
- * application's addresses, as when that range is taken in the daemon. */
+/* The test hook SRNICD_MR_ELSEWHERE=1 (srnicd-test only: test_hooks.h):
+ * every MR mapped elsewhere than the application's addresses, as when
+ * that range is taken in the daemon. */
 static bool
 mr_elsewhere(void)
 {
 	static int on = -1;
 
-	if (on < 0) {
-		const char *e = getenv("SRNICD_MR_ELSEWHERE");
-
-		on = e != NULL && strcmp(e, "1") == 0;
-	}
+	if (on < 0)
+		on = SRNIC_TEST_HOOK("SRNICD_MR_ELSEWHERE");
 	return on;
 }
 
-/* The test knob SRNICD_RECLAIM_REFUSE_MW_BIND=1: a session's end finds
+/* The test hook SRNICD_RECLAIM_REFUSE_MW_BIND=1 (srnicd-test only:
+ * test_hooks.h): a session's end finds
  * the dereg of each MR that allows window binds (IBV_ACCESS_MW_BIND)
  * refused, -EINVAL, as srnic refuses an MR with a window still bound,
  * without asking srnic: the MR stays registered and the session's end
@@ -1064,11 +1064,8 @@ reclaim_refuses(const struct srnd_mr *m)
 {
 	static int on = -1;
 
-	if (on < 0) {
-		const char *e = getenv("SRNICD_RECLAIM_REFUSE_MW_BIND");
-
-		on = e != NULL && strcmp(e, "1") == 0;
-	}
+	if (on < 0)
+		on = SRNIC_TEST_HOOK("SRNICD_RECLAIM_REFUSE_MW_BIND");
 	return on && (m->access & IBV_ACCESS_MW_BIND);
 }
 
@@ -1098,7 +1095,7 @@ mr_map(const struct srnd_objs *o, uint64_t addr, uint64_t length, uint64_t offse
 	    (uint64_t)st.st_size < offset + (end - base))
 		return -EINVAL;
 	/* at the application's own addresses when that range is free here
-	 * (the test knob SRNICD_MR_ELSEWHERE=1 says never), else anywhere:
+	 * (the test hook SRNICD_MR_ELSEWHERE=1 says never), else anywhere:
 	 * the MR is registered at the IOVA the application names either way
 	 * (its SGEs and a peer's RETH), so only where srnic reads differs */
 	p = MAP_FAILED;

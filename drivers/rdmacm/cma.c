@@ -31,6 +31,7 @@
 #include <rte_ether.h>
 
 #include "rdmacm.h"
+#include "test_hooks.h"
 
 pthread_mutex_t cma_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cma_acked = PTHREAD_COND_INITIALIZER;
@@ -64,7 +65,9 @@ static struct {
 	TAILQ_HEAD(, cma_id) ids;
 	TAILQ_HEAD(, cma_held) held;    /* requests before their port's rdma_listen() */
 	bool trace;                     /* SRNIC_RDMACM_TRACE=1: a line per listen */
-	bool hold_rtu;                  /* SRNIC_RDMACM_TEST_HOLD_RTU=1: see process_conn_resp() */
+#ifdef SRNIC_TEST_HOOKS
+	bool hold_rtu;                  /* a test hook: see hold_rtu() */
+#endif
 	/* SRNIC_RDMACM_PORT_RANGE: the ports a port-0 bind picks from */
 	uint16_t port_lo, port_hi;
 } cma = { .ids = TAILQ_HEAD_INITIALIZER(cma.ids), .held = TAILQ_HEAD_INITIALIZER(cma.held) };
@@ -227,7 +230,9 @@ take_cm_id(struct cma_id *id)
 
 	state_exch(id, CMA_DESTROYING);
 	while (id->busy > 0) {
+#ifdef SRNIC_TEST_HOOKS
 		id->destroy_held = true;        /* for hold_rtu() */
+#endif
 		pthread_cond_wait(&cma_acked, &cma_lock);
 	}
 	cmid = id->cm_id;
@@ -344,8 +349,9 @@ cma_init(void)
 	cma.inited = true;
 	t = getenv("SRNIC_RDMACM_TRACE");
 	cma.trace = t != NULL && strcmp(t, "1") == 0;
-	t = getenv("SRNIC_RDMACM_TEST_HOLD_RTU");
-	cma.hold_rtu = t != NULL && strcmp(t, "1") == 0;
+#ifdef SRNIC_TEST_HOOKS
+	cma.hold_rtu = SRNIC_TEST_HOOK("SRNIC_RDMACM_TEST_HOLD_RTU");
+#endif
 	port_range(getenv("SRNIC_RDMACM_PORT_RANGE"));
 	srandom((unsigned int)(getpid() ^ now_ms()));
 	/* ibv_get_device_list() starts the device (or says what to set) */
@@ -1840,9 +1846,11 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 		if (cm_ops->id_state(cmid) == SRNIC_CM_DREQ_RCVD)
 			cm_ops->send_drep(cmid, NULL, 0);
 		cm_ops->destroy_id(cmid);      /* no handler for it after this */
+#ifdef SRNIC_TEST_HOOKS
 		pthread_mutex_lock(&cma_lock);
 		id->cm_id_gone = true;          /* for hold_rtu() */
 		pthread_mutex_unlock(&cma_lock);
+#endif
 	}
 	if (id->id.event != NULL) {
 		rdma_ack_cm_event(id->id.event);
@@ -2532,11 +2540,13 @@ rdma_disconnect(struct rdma_cm_id *rid)
 
 /* ---- getting events ---- */
 
-/* The test hook SRNIC_RDMACM_TEST_HOLD_RTU=1 (off by default): a
- * CONNECT_RESPONSE's QP is in RTS and its RTU not sent until
- * rdma_destroy_id() on another thread has gone as far as it can, waiting
- * for this call or past the CM id's destroy, so a test races the two
- * every time (a program's thread may be scheduled out there as long). */
+#ifdef SRNIC_TEST_HOOKS
+/* The test hook SRNIC_RDMACM_TEST_HOLD_RTU=1 (in test/rdmacm/hooks' build
+ * only, with its bookkeeping: test_hooks.h): a CONNECT_RESPONSE's QP is in
+ * RTS and its RTU not sent until rdma_destroy_id() on another thread has
+ * gone as far as it can, waiting for this call or past the CM id's
+ * destroy, so a test races the two every time (a program's thread may be
+ * scheduled out there as long). */
 static void
 hold_rtu(struct cma_id *id)
 {
@@ -2550,6 +2560,7 @@ hold_rtu(struct cma_id *id)
 		pthread_mutex_unlock(&cma_lock);
 	} while (!destroying);
 }
+#endif
 
 /* What a CONNECT_RESPONSE needs (rdma-core's ucma_process_conn_resp):
  * with a QP, RTR + RTS + the RTU, and the application sees ESTABLISHED;
@@ -2571,8 +2582,10 @@ process_conn_resp(struct cma_event *e)
 		cm_ops->send_rej(cmid, SRNIC_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
 		goto out;
 	}
+#ifdef SRNIC_TEST_HOOKS
 	if (cma.hold_rtu)
 		hold_rtu(id);
+#endif
 	pthread_mutex_lock(&cma_lock);
 	if (id->state == CMA_DESTROYING)
 		status = -ENOENT;       /* Linux's ucma on a destroyed id */

@@ -127,7 +127,10 @@ struct cma_id {
 	bool disconnect_reported;
 	bool connect_error;             /* a CONNECT_ERROR handed out: its REJECTED is not */
 	unsigned int busy;              /* rdma_get_cm_event() works with cm_id (process_conn_resp) */
-	bool destroy_held, cm_id_gone;  /* how far rdma_destroy_id() got: the test hook's */
+	/* how far rdma_destroy_id() got, for cma.c's test hook hold_rtu()
+	 * (set in its test build only; here in every build: the objects
+	 * test/rdmacm/hooks shares were built without SRNIC_TEST_HOOKS) */
+	bool destroy_held, cm_id_gone;
 	bool own_cqs;                   /* rdma_create_qp made the CQs and channels */
 	struct ibv_pd *ep_pd;           /* rdma_create_ep (passive): for rdma_get_request */
 	struct ibv_qp_init_attr *ep_qp_attr;

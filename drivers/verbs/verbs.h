@@ -76,6 +76,8 @@
  * until its retry_cnt is spent and fail. A peer's idle engine polls every SV_SLEEP_MAX_US at least. */
 #define SV_EXIT_LINGER_MS 200
 #define SV_EXIT_LINGER_MAX_MS 60000
+/* SRNIC_STALL_MS's largest stall (a peer slow to read, made deterministic) */
+#define SV_STALL_MAX_MS 60000
 
 /* The configuration (environment, SRNIC_CONFIG file; doc/verbs.md). */
 struct sv_conf {
@@ -91,7 +93,7 @@ struct sv_conf {
 	bool stats;                 /* SRNIC_STATS=1: the engine's counters on stderr at exit */
 	double drop;                /* SRNIC_DROP: drop this share of received packets (srnic_lossy.h) */
 	uint64_t drop_first;        /* SRNIC_DROP_FIRST: only among the first this many (0: all) */
-	uint64_t stall_after;       /* SRNIC_STALL_AFTER: test hook, see sv_device */
+	uint64_t stall_after;       /* SRNIC_STALL_AFTER: a slow peer, see sv_device */
 	unsigned int stall_ms;      /* SRNIC_STALL_MS */
 	unsigned int linger_ms;     /* SRNIC_EXIT_LINGER_MS */
 	char log_level[64];         /* SRNIC_LOG_LEVEL: EAL --log-level */
@@ -153,9 +155,9 @@ struct sv_device {
 	struct srnic_lossy *lossy;  /* SRNIC_DROP > 0: the port's RX drops packets */
 	_Atomic uint64_t last_moved_tsc; /* the engine's last poll that moved a packet */
 	uint64_t linger_tsc;            /* SRNIC_EXIT_LINGER_MS in TSC ticks */
-	/* SRNIC_STALL_AFTER=N, SRNIC_STALL_MS=M (tests): once the engine has
-	 * sent N request messages, no engine poll for M ms (a peer slow to
-	 * read, deterministically); under busy */
+	/* SRNIC_STALL_AFTER=N, SRNIC_STALL_MS=M (a knob, doc/verbs.md): once
+	 * the engine has sent N request messages, no engine poll for M ms (a
+	 * peer slow to read, deterministically); under busy */
 	uint64_t stall_after;
 	uint64_t stall_until;
 	unsigned int stall_ms;

@@ -874,12 +874,12 @@ poll_sleep(struct sva_cq *cq, uint32_t prod, int cpu)
 	struct timespec ts = { .tv_nsec = SVA_POLL_SLEEP_US * 1000 };
 	uint32_t me = (uint32_t)(cpu + 1), pc;
 
-	if (ctx->minor < SVA_MINOR_POLL_MIXED) {
+	if (ctx->minor < SVA_MINOR_POLL_MIXED)
 		__atomic_store_n(&st->poll_cpu, me, __ATOMIC_RELAXED);
-		__atomic_store_n(w, 1, __ATOMIC_SEQ_CST);
-	} else {
+	else
 		poll_cpu_mark(&st->poll_cpu, me);
-		__atomic_store_n(w, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(w, 1, __ATOMIC_SEQ_CST);
+	if (ctx->minor >= SVA_MINOR_POLL_MIXED) {
 		/* the engine stores 0 in poll_cpu, then takes poll_sleep
 		 * (both seq_cst); here poll_sleep stored, then poll_cpu
 		 * loaded: an engine whose exchange missed this 1 stored its

@@ -109,9 +109,25 @@ conf_set(struct sv_conf *c, const char *key, const char *val)
 		}
 		c->linger_ms = (unsigned int)ms;
 	} else if (strcmp(key, "SRNIC_STALL_AFTER") == 0) {
-		c->stall_after = strtoull(val, NULL, 10);
+		char *end;
+		unsigned long long n = strtoull(val, &end, 10);
+
+		if (!isdigit((unsigned char)val[0]) || *end != '\0') {
+			sv_log("SRNIC_STALL_AFTER=%s is not a count of request messages, e.g. 20: "
+			       "no stall", val);
+			n = 0;
+		}
+		c->stall_after = n;
 	} else if (strcmp(key, "SRNIC_STALL_MS") == 0) {
-		c->stall_ms = (unsigned int)strtoul(val, NULL, 10);
+		char *end;
+		unsigned long ms = strtoul(val, &end, 10);
+
+		if (!isdigit((unsigned char)val[0]) || *end != '\0' || ms > SV_STALL_MAX_MS) {
+			sv_log("SRNIC_STALL_MS=%s is not a time in ms up to %u, e.g. 500: no stall",
+			       val, SV_STALL_MAX_MS);
+			ms = 0;
+		}
+		c->stall_ms = (unsigned int)ms;
 	} else
 		return -1;
 	return 0;

@@ -64,7 +64,7 @@ notify_armed(struct sv_device *dev)
 	rte_spinlock_unlock(&dev->arm_lock);
 }
 
-/* SRNIC_STALL_AFTER's test hook, under busy: true while the engine must
+/* SRNIC_STALL_AFTER's stall (a peer slow to read), under busy: true while the engine must
  * not be polled. */
 static __rte_noinline bool
 stall_now(struct sv_device *dev)

@@ -602,7 +602,7 @@ device_start(void)
 		dev->stall_after = c.stall_after;
 		dev->stall_ms = c.stall_ms;
 		sv_log("SRNIC_STALL_AFTER=%" PRIu64 ": no engine poll for %u ms once %" PRIu64
-		       " request messages are sent (a test hook)", c.stall_after, c.stall_ms,
+		       " request messages are sent (a peer slow to read)", c.stall_after, c.stall_ms,
 		       c.stall_after);
 	}
 	dev->post_defer_tsc = dev->tsc_hz / 1000000 * SV_POST_DEFER_US;

@@ -67,6 +67,30 @@ for d in README.md examples/readwalk/main.c examples/rc_pingpong/main.c \
 		$(cd "$src/doc" && ls -- *.md); do
 	check "share/doc/srnic/$d installed" test -f "$datadir/doc/srnic/$d"
 done
+# Test hooks (config/test_hooks.h) are compiled into the test builds only
+# (srnicd-test, test/rdmacm/hooks' librdmacm.so.1), never installed: the
+# installed daemon and librdmacm.so.1 do not know their variables.
+# lacks FILE NAME: FILE's bytes hold no NAME (grep alone: no binutils;
+# an unreadable FILE fails too)
+lacks() {
+	local rc=0
+
+	grep -qaF -- "$2" "$1" || rc=$?
+	[ "$rc" -eq 1 ]
+}
+srnicd_bin=$(find "$stage" -type f -name srnicd)
+rdmacm_so=$(find "$stage" -type f -name 'librdmacm.so.1*')
+verbs_so=$(find "$stage" -type f -name 'libibverbs.so.1*')
+check "srnicd installed" test -n "$srnicd_bin"
+check "librdmacm.so.1 installed" test -n "$rdmacm_so"
+check "libibverbs.so.1 installed" test -n "$verbs_so"
+for f in $srnicd_bin $rdmacm_so $verbs_so; do
+	for v in SRNICD_MR_ELSEWHERE SRNICD_RECLAIM_REFUSE_MW_BIND SRNIC_RDMACM_TEST_HOLD_RTU \
+			srnic_test_hook_on; do
+		check "installed ${f##*/} has no test hook ($v)" lacks "$f" "$v"
+	done
+done
+check "no test build installed (srnicd-test)" test -z "$(find "$stage" -name 'srnicd-test*')"
 
 # Exports: each library's tier's functions and nothing else. gcc lists
 # every function a translation unit declares, with its header (-aux-info).

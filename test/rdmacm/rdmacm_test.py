@@ -110,9 +110,11 @@ class Pair:
         return good
 
 
-def memif_pair(name, server_prog, client_prog, ready=LISTEN_RE):
+def memif_pair(name, server_prog, client_prog, ready=LISTEN_RE, client_env=()):
+    """client_env: VAR=VALUE words the client's usertools/srnic run sees."""
     sock, sport, cport = vt.memif_ports(name)
     p = Pair(name, vt.srnic_run(sport, SERVER_IP, server_prog),
+             (["env"] + list(client_env) if client_env else []) +
              vt.srnic_run(cport, CLIENT_IP, client_prog), ready=ready)
     check(not os.path.exists(sock), "%s: memif socket %s left behind" % (name, sock))
     return p
@@ -556,6 +558,8 @@ def case_fio():
 # ---- rdmacm_api: rejects with private data, errors, migrate, non-blocking fd ----
 
 API = None
+# test/rdmacm/hooks: srnic's librdmacm.so.1 with its test hooks
+HOOKS_LIB = None
 
 
 def case_api():
@@ -573,10 +577,17 @@ def case_api():
             check("FAIL" not in out, "api: %s has no FAIL line" % side)
             print("ok api %s: %d checks" % (side, n), flush=True)
     # rdma_destroy_id racing rdma_get_cm_event's CONNECT_RESPONSE (srnic's
-    # hook SRNIC_RDMACM_TEST_HOLD_RTU, which the client sets, makes them meet)
+    # test hook SRNIC_RDMACM_TEST_HOLD_RTU, which the client sets, makes
+    # them meet: the client runs over the library's test build, HOOKS_LIB)
     port = str(vt.free_tcp_port())
+    if not check(HOOKS_LIB is not None, "api race: --hooks-lib given (pass build/test/rdmacm/"
+                 "hooks, the folder of the librdmacm.so.1 built with its test hooks)"):
+        return
+    hooked = os.path.join(HOOKS_LIB, "librdmacm.so.1")
+    check(os.path.exists(hooked), "api race: the test build %s" % hooked)
     p = memif_pair("api_race", [API, "server-race", SERVER_IP, port],
-                   [API, "client-race", SERVER_IP, port])
+                   [API, "client-race", SERVER_IP, port],
+                   client_env=["SRNIC_RDMACM_LIB=" + HOOKS_LIB])
     if p.ok():
         for side, out in (("server-race", p.out_s), ("client-race", p.out_c)):
             check("%s: all ok" % side in out and "FAIL" not in out, "api race: %s all ok" % side)
@@ -835,10 +846,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True, help="the folder with srnic's libibverbs.so.1")
     ap.add_argument("--api", help="test/rdmacm/rdmacm_api, built against the system's librdmacm")
+    ap.add_argument("--hooks-lib", help="test/rdmacm/hooks, the librdmacm.so.1 with its test hooks")
     ap.add_argument("case", choices=sorted(CASES))
     a = ap.parse_args()
-    global API
+    global API, HOOKS_LIB
     API = a.api
+    HOOKS_LIB = a.hooks_lib and os.path.abspath(a.hooks_lib)
     vt.LIB = os.path.abspath(a.lib)
     for tool in ("rping", "ucmatose", "ib_send_lat"):
         if shutil.which(tool) is None:

@@ -22,6 +22,8 @@
  *               second buffer's address)
  *   "dereg2"    ibv_dereg_mr of that MR, again while it says EBUSY:
  *               "dereg2 RC ERRNO BUSY_TRIES" ("FAIL" when it is gone)
+ *   "chan"      a completion channel and a CQ on it (ibv_req_notify_cq
+ *               armed), kept to the end: "chan FD" (the channel's fd)
  *
  * The buffer is BUF_LEN bytes; every wait is the test's, with its guard.
  */
@@ -72,7 +74,8 @@ main(void)
 	struct ibv_device **list;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
-	struct ibv_cq *cq;
+	struct ibv_cq *cq, *chcq = NULL;
+	struct ibv_comp_channel *ch = NULL;
 	struct ibv_qp *qp;
 	struct ibv_mr *mr, *mr2;
 	struct ibv_qp_init_attr qa = {
@@ -169,6 +172,13 @@ main(void)
 					  (strncmp(line, "access mw", 9) == 0 ?
 					   IBV_ACCESS_MW_BIND : 0));
 			printf("access %d %d %llu\n", rc, errno, (unsigned long long)(uintptr_t)buf2);
+		} else if (strcmp(line, "chan\n") == 0 && ch == NULL) {
+			ch = ibv_create_comp_channel(ctx);
+			chcq = ch != NULL ? ibv_create_cq(ctx, 16, NULL, ch, 0) : NULL;
+			if (chcq == NULL || ibv_req_notify_cq(chcq, 0) != 0)
+				printf("FAIL: chan: %s\n", strerror(errno));
+			else
+				printf("chan %d\n", ch->fd);
 		} else if (strncmp(line, "dereg2", 6) == 0 && mr2 == NULL) {
 			printf("FAIL: dereg2: the second MR is deregistered already\n");
 		} else if (strncmp(line, "dereg2", 6) == 0) {
@@ -184,6 +194,10 @@ main(void)
 		ibv_dereg_mr(mr2);
 	ibv_destroy_qp(qp);
 	ibv_destroy_cq(cq);
+	if (chcq != NULL)
+		ibv_destroy_cq(chcq);
+	if (ch != NULL)
+		ibv_destroy_comp_channel(ch);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);

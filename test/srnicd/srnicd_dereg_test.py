@@ -45,8 +45,8 @@ on; and the rereg's wait, as the session's end's for its retired
 objects, held the control lock: telemetry waited behind it and never
 saw it.
 
-Last, an MR a session's end cannot deregister (daemon a runs with the
-test knob SRNICD_RECLAIM_REFUSE_MW_BIND=1: a session's end finds the
+Last, an MR a session's end cannot deregister (daemon a, srnicd-test, runs
+with the test hook SRNICD_RECLAIM_REFUSE_MW_BIND=1: a session's end finds the
 dereg of an MR that allows window binds refused, as srnic refuses one
 with a window bound; a real bind cannot run there, its SQ waits while the
 TX buffer is full): the same keep-translation rereg with b stopped, adding
@@ -58,7 +58,7 @@ registered in srnic), daemon a alive. Before, the MR left registered was
 noted nowhere the old object's release could see: the sweep unmapped the
 range under it (mr_bytes down by 16 MiB, the mapping gone).
 
-  srnicd_dereg_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \
+  srnicd_dereg_test.py --daemon BUILD/app/srnicd/srnicd-test --lib BUILD/drivers/verbs \
       --check BUILD/test/srnicd/dereg_check
 """
 import argparse
@@ -69,7 +69,7 @@ import subprocess
 import sys
 import tempfile
 
-from srnicd_check import (SRNIC, attached_env, check, failures, finish, objects,
+from srnicd_check import (SRNIC, attached_env, check, failures, finish, objects, session_of,
                           status, tel, teardown, wait_for)
 
 SKIP = 77
@@ -107,16 +107,55 @@ def info_or_none(tpath):
         return {}
 
 
-def fresh_pair(end, progs, pair):
-    """The last pair's programs finished (each must exit 0), a new pair
-    made and a's 64 KiB WRITE to b done: False when that fails."""
+def settled(envs, base, pids, what):
+    """Both daemons' objects back to base and no session of the programs
+    pids left: a program's exit ends its session asynchronously (the
+    daemon reclaims it after), so a count read before this may still hold
+    the last pair's MRs. False (check()ed, and each daemon's status
+    printed) when they do not get there."""
+    def idle():
+        texts = [status(e) for e in envs]
+        return all(objects(t) == b and all(session_of(t, pid) is None for pid in pids)
+                   for t, b in zip(texts, base))
+    if check(wait_for(idle, "the daemons' sessions ended (%s)" % what),
+             "%s: both daemons' objects back to %r, no session left" % (what, base)):
+        return True
+    for e in envs:
+        print(status(e), flush=True)
+    return False
+
+
+def why(tpath):
+    """The whole /srnicd/info and the engine's nonzero counters printed:
+    what a failed count check leaves to name its cause."""
+    try:
+        stats = tel(tpath, "/srnic/stats,srnic0") or {}
+    except (OSError, ValueError):
+        stats = {}
+    print("/srnicd/info: %r" % info_or_none(tpath), flush=True)
+    print("/srnic/stats,srnic0 (nonzero): %r" % {k: v for k, v in stats.items() if v}, flush=True)
+
+
+def mismatch(tpath, cond, what):
+    """check(cond, what); when it fails, why() printed."""
+    if check(cond, what):
+        return True
+    why(tpath)
+    return False
+
+
+def fresh_pair(end, progs, pair, envs, base):
+    """The last pair's programs finished (each must exit 0) and their
+    sessions reclaimed, a new pair made and a's 64 KiB WRITE to b done:
+    False when that fails."""
     for name, p in zip("ab", progs):
         if p.returncode is None:
             out = finish(p)
             check(p.returncode == 0, "dereg_check on daemon %s: exit %s %r" %
                   (name, p.returncode, out[-300:]))
+    pids = [p.pid for p in progs]
     progs.clear()
-    if not pair():
+    if not settled(envs, base, pids, end) or not pair():
         return False
     say(progs[0], "write 65536")
     got = line(progs[0])
@@ -129,7 +168,7 @@ def keep_rereg(end, daemons, envs, progs, tpath, base, pair):
     (end "dereg") or a's program killed ("kill"); b goes on (SIGCONT
     before it returns): the range unmapped only after the old object's
     mbufs are gone. False when the pair does not get as far as the rereg."""
-    if not fresh_pair(end, progs, pair):
+    if not fresh_pair(end, progs, pair, envs, base):
         return False
     m0 = tel(tpath, "/srnicd/info").get("mr_bytes")
     os.kill(daemons[1].pid, signal.SIGSTOP)
@@ -140,30 +179,30 @@ def keep_rereg(end, daemons, envs, progs, tpath, base, pair):
         check(wait_for(lambda: tel(tpath, "/srnic/stats,srnic0").get("req_tx_full", 0) > full0,
                        "a's TX buffer full", guard=10), "%s: daemon a's TX buffer full" % end)
         say(progs[0], "access")
-        check(wait_for(lambda: tel(tpath, "/srnicd/info").get("mrs_dereg_waiting", 0) >= 1,
-                       "telemetry while the rereg waits"),
-              "%s: telemetry answers while the rereg waits for the old object's packets "
-              "(mrs_dereg_waiting 1)" % end)
+        mismatch(tpath, wait_for(lambda: tel(tpath, "/srnicd/info").get("mrs_dereg_waiting", 0)
+                                 >= 1, "telemetry while the rereg waits"),
+                 "%s: telemetry answers while the rereg waits for the old object's packets "
+                 "(mrs_dereg_waiting 1)" % end)
         got = line(progs[0]).split()
         if not check(len(got) == 4 and got[:3] == ["access", "0", "0"],
                      "%s: the second MR's access changed with its packets out: %r" % (end, got)):
             return False
         addr = int(got[3])
         info = tel(tpath, "/srnicd/info")
-        check(info.get("mrs_retired") == 1 and info.get("mr_bytes") == m0,
-              "%s: the old object retired over the range it shares: mrs_retired %r, mr_bytes "
-              "%r (want 1, %d: counted once)" % (end, info.get("mrs_retired"),
-                                                 info.get("mr_bytes"), m0))
+        mismatch(tpath, info.get("mrs_retired") == 1 and info.get("mr_bytes") == m0,
+                 "%s: the old object retired over the range it shares: mrs_retired %r, mr_bytes "
+                 "%r (want 1, %d: counted once)" % (end, info.get("mrs_retired"),
+                                                    info.get("mr_bytes"), m0))
         if end == "dereg":
             say(progs[0], "dereg2")
             got = line(progs[0])
             check(re.match(r"^dereg2 0 0 0$", got) is not None,
                   "dereg: the MR's new object has no packet out: dereg at once: %r" % got)
             info = tel(tpath, "/srnicd/info")
-            check(info.get("mrs_retired") == 1 and info.get("mr_bytes") == m0,
-                  "dereg: the range still counted for the old object: mrs_retired %r, "
-                  "mr_bytes %r (want 1, %d)" % (info.get("mrs_retired"), info.get("mr_bytes"),
-                                                m0))
+            mismatch(tpath, info.get("mrs_retired") == 1 and info.get("mr_bytes") == m0,
+                     "dereg: the range still counted for the old object: mrs_retired %r, "
+                     "mr_bytes %r (want 1, %d)" % (info.get("mrs_retired"),
+                                                   info.get("mr_bytes"), m0))
             want = m0 - BIG
         else:
             progs[0].kill()
@@ -191,20 +230,20 @@ def keep_rereg(end, daemons, envs, progs, tpath, base, pair):
                  "left (exit %r)" % (end, daemons[0].poll())):
         return False
     info = info_or_none(tpath)
-    check(gone and info.get("mr_bytes") == want,
-          "%s: then mrs_retired %r, mr_bytes %r (want 0, %d)" %
-          (end, info.get("mrs_retired"), info.get("mr_bytes"), want))
+    mismatch(tpath, gone and info.get("mr_bytes") == want,
+             "%s: then mrs_retired %r, mr_bytes %r (want 0, %d)" %
+             (end, info.get("mrs_retired"), info.get("mr_bytes"), want))
     check(not memfd_mapped(daemons[0].pid, addr), "%s: and the range unmapped" % end)
     return True
 
 
-def pinned(daemons, progs, tpath, pair):
+def pinned(daemons, envs, progs, tpath, base, pair):
     """A keep-translation rereg with b stopped (the old object retired)
     that allows window binds, a's program killed: its session's end
     cannot deregister the MR (SRNICD_RECLAIM_REFUSE_MW_BIND=1 in daemon a),
     which stays mapped for good even once the old object sharing its
     range is let go. False when the pair does not get as far."""
-    if not fresh_pair("pinned", progs, pair):
+    if not fresh_pair("pinned", progs, pair, envs, base):
         return False
     info = tel(tpath, "/srnicd/info")
     m0, failed0 = info.get("mr_bytes"), info.get("mrs_dereg_failed")
@@ -242,10 +281,10 @@ def pinned(daemons, progs, tpath, pair):
         return False
     info = info_or_none(tpath)
     # the program's first MR went at its session's end, the second stays
-    check(gone and info.get("mr_bytes") == m0 - BIG,
-          "pinned: the old object let go (mrs_retired %r), the MR left registered still "
-          "counted: mr_bytes %r (want %d)" % (info.get("mrs_retired"), info.get("mr_bytes"),
-                                              m0 - BIG))
+    mismatch(tpath, gone and info.get("mr_bytes") == m0 - BIG,
+             "pinned: the old object let go (mrs_retired %r), the MR left registered still "
+             "counted: mr_bytes %r (want %d)" % (info.get("mrs_retired"),
+                                                 info.get("mr_bytes"), m0 - BIG))
     check(memfd_mapped(daemons[0].pid, addr),
           "pinned: the range of the MR left registered still mapped in daemon a")
     return True
@@ -330,7 +369,8 @@ def main():
                         "telemetry while the dereg waits")
         if not check(seen, "telemetry answers while a's dereg waits for its packets in flight "
                      "(mrs_dereg_waiting 1)"):
-            print(tel(tpath, "/srnicd/info"), tel(tpath, "/srnicd/sessions"), flush=True)
+            why(tpath)
+            print("/srnicd/sessions: %r" % tel(tpath, "/srnicd/sessions"), flush=True)
         sessions = tel(tpath, "/srnicd/sessions")
         check(isinstance(sessions, list) and len(sessions) >= 1,
               "and /srnicd/sessions meanwhile: %r" % sessions)
@@ -349,8 +389,9 @@ def main():
             out = finish(p)
             check(p.returncode == 0, "dereg_check on daemon %s: exit %s %r" %
                   (name, p.returncode, out[-300:]))
+        pids = [p.pid for p in progs]
         progs.clear()
-        if not pair():
+        if not settled(envs, base, pids, "rereg") or not pair():
             return 1
         say(progs[0], "write 65536")
         got = line(progs[0])
@@ -374,10 +415,10 @@ def main():
             return 1
         old = int(got[3])
         info = tel(tpath, "/srnicd/info")
-        check(info.get("mrs_retired") == 1 and info.get("mr_bytes") == m0 + SMALL,
-              "the old range still mapped is counted: mrs_retired %r, mr_bytes %r "
-              "(want 1, %d: the old 16 MiB and the new 64 KiB)" %
-              (info.get("mrs_retired"), info.get("mr_bytes"), m0 + SMALL))
+        mismatch(tpath, info.get("mrs_retired") == 1 and info.get("mr_bytes") == m0 + SMALL,
+                 "the old range still mapped is counted: mrs_retired %r, mr_bytes %r "
+                 "(want 1, %d: the old 16 MiB and the new 64 KiB)" %
+                 (info.get("mrs_retired"), info.get("mr_bytes"), m0 + SMALL))
         check(memfd_mapped(daemons[0].pid, old),
               "daemon a still maps the old range (memfd offset %#x)" % old)
         # a's program ends meanwhile (its ibv_dealloc_pd EBUSY: the old
@@ -426,7 +467,7 @@ def main():
               re.search(r"^mrs_dereg_failed 0 ", status(envs[0]), re.M) is not None,
               "daemon a: mrs_dereg_failed 0 (telemetry, status)")
         # last: what it leaves stays for the daemon's life
-        if not pinned(daemons, progs, tpath, pair):
+        if not pinned(daemons, envs, progs, tpath, base, pair):
             return 1
     finally:
         teardown(daemons, progs, logs, tmp, stopped)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """srnicd with many programs (doc/srnicd.md sections 5 and 9), on a net_ring0
 port (no namespace: every program is attached, their traffic goes through
-the device's loopback), the daemon started with its test knob
+the device's loopback), the daemon (srnicd-test) started with its test hook
 SRNICD_MR_ELSEWHERE=1, so that every MR is mapped elsewhere in the daemon
 than at the program's addresses (what happens when that range is taken
 there) and registered at the program's addresses as its IOVA:
@@ -21,7 +21,7 @@ there) and registered at the program's addresses as its IOVA:
     ibv_rc_pingpong -e pairs at once, two servers and two clients on each
     daemon, every pair across the wire: all eight exit 0.
 
-  srnicd_many_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \\
+  srnicd_many_test.py --daemon BUILD/app/srnicd/srnicd-test --lib BUILD/drivers/verbs \\
                       --many BUILD/test/srnicd/srnicd_many
 
 Every wait is for a condition, with a guard that only stops a hang.

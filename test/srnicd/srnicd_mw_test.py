@@ -25,7 +25,7 @@ Then rereg again on a daemon that maps every MR elsewhere than the
 program's addresses (SRNICD_MR_ELSEWHERE=1): the new range's keys name the
 program's addresses, not the daemon's.
 
-  srnicd_mw_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs \\
+  srnicd_mw_test.py --daemon BUILD/app/srnicd/srnicd-test --lib BUILD/drivers/verbs \\
       --check BUILD/test/srnicd/mw_check
 """
 import argparse

@@ -11,8 +11,10 @@ Before, the pipes closed at the reclaim's end: seconds later while a peer
 held the MR's packets.
 
 Two daemons joined by memif, dereg_check (srnicd_dereg's program) at each
-end, one RC connection. The test opens the read ends of a's notification
-pipes through /proc (the pipes a's program reads and daemon a writes),
+end, one RC connection; a's program also makes a completion channel and a
+CQ on it. The test opens the read ends of a's notification pipes (its
+async pipe and the channel's) through /proc (the pipes a's program reads
+and daemon a writes),
 stops daemon b (SIGSTOP), has a post a 16 MiB WRITE (its packets stay in
 daemon a: req_tx_full) and kills a's program (SIGKILL). Daemon a's
 reclaim waits for the MR (mrs_dereg_waiting 1) and meanwhile every pipe
@@ -128,17 +130,29 @@ def main():
         if not check(got == "written 0", "a's 64 KiB WRITE to b: %r" % got):
             return 1
 
+        # a completion channel and a CQ on it: its pipe too
+        say(progs[0], "chan")
+        got = line(progs[0])
+        m = re.match(r"chan (\d+)$", got)
+        if not check(m is not None, "a's program made a completion channel: %r" % got):
+            return 1
+        link = os.readlink("/proc/%d/fd/%s" % (progs[0].pid, m.group(1)))
+        chm = re.match(r"pipe:\[(\d+)\]$", link)
+        chan = int(chm.group(1)) if chm else None
+
         # the pipes a's program reads and daemon a writes: its session's
         # (srnic run execs: the Popen's pid is the program's, the daemon's)
         rd = pipe_fds(progs[0].pid, os.O_RDONLY)
         wr = pipe_fds(daemons[0].pid, os.O_WRONLY)
         shared = sorted(set(rd) & set(wr))
-        if not check(len(shared) >= 1, "a's program reads %d pipe(s) daemon a writes (its "
-                     "async pipe at least)" % len(shared)):
+        if not check(len(shared) >= 2 and chan in shared,
+                     "a's program reads %d pipes daemon a writes (its async pipe and its "
+                     "channel's, %s: %r)" % (len(shared), link, shared)):
             return 1
         for ino in shared:
             ends.append(os.open("/proc/%d/fd/%d" % (progs[0].pid, rd[ino]),
                                 os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC))
+        chan_end = ends[shared.index(chan)]
         check(not any(at_eof(fd) for fd in ends),
               "the test holds read ends of them: open, not at their end")
 
@@ -161,6 +175,9 @@ def main():
         check(all(eof) and waiting >= 1,
               "meanwhile every pipe is at its end of file: %r, mrs_dereg_waiting still %d "
               "(before: the pipes closed after the MR waits)" % (eof, waiting))
+        check(eof[ends.index(chan_end)],
+              "the completion channel's pipe among them (its armed CQ writes the "
+              "channel's write end, the same fd, closed once)")
 
         os.kill(daemons[1].pid, signal.SIGCONT)
         stopped = None

@@ -729,6 +729,15 @@ def devinfo_errors(env, env2, sport):
              "--ip", "10.77.0.9"])
     check("Start the server (role=server, the same socket=) first" in e,
           "memif client with no server: %r" % e)
+    # the slow-peer knob's values (it took any text as 0 and said nothing)
+    e = err(["--port", sport, "--ip", "10.77.0.9"],
+            dict(env, SRNIC_STALL_AFTER="20", SRNIC_STALL_MS="soon"))
+    check("SRNIC_STALL_MS=soon is not a time in ms up to 60000" in e,
+          "SRNIC_STALL_MS not a number: says so: %r" % e)
+    e = err(["--port", sport, "--ip", "10.77.0.9"],
+            dict(env, SRNIC_STALL_AFTER="-1", SRNIC_STALL_MS="500"))
+    check("SRNIC_STALL_AFTER=-1 is not a count of request messages" in e,
+          "SRNIC_STALL_AFTER not a count: says so: %r" % e)
     # a second server on a socket a server holds (ib_read_bw waiting for
     # its client on sport's socket)
     p = read_bw_waiting(sport, env)

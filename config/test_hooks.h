@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Test hooks: a state a test cannot reach for real, forced through an
+ * environment variable, in the test builds of a program or library only
+ * (built from the same sources with -DSRNIC_TEST_HOOKS, never installed:
+ * app/srnicd's srnicd-test, test/rdmacm/hooks' librdmacm.so.1). In every
+ * other build SRNIC_TEST_HOOK() is a constant false: the variable's name
+ * is not in the binary and the hook's code is dropped (doc/reliability.md,
+ * "Test hooks").
+ */
+#ifndef SRNIC_TEST_HOOKS_H
+#define SRNIC_TEST_HOOKS_H
+
+#include <stdbool.h>
+
+#ifdef SRNIC_TEST_HOOKS
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether the hook named by environment variable name is on (set to 1) */
+static inline bool
+srnic_test_hook_on(const char *name)
+{
+	const char *e = getenv(name);
+
+	return e != NULL && strcmp(e, "1") == 0;
+}
+
+#define SRNIC_TEST_HOOK(name) srnic_test_hook_on(name)
+#else
+#define SRNIC_TEST_HOOK(name) false
+#endif
+
+#endif /* SRNIC_TEST_HOOKS_H */
