@@ -335,7 +335,7 @@ port_range(const char *v)
 	cma.port_hi = CMA_PORT_MAX;
 	if (v != NULL && range_parse(v, &cma.port_lo, &cma.port_hi))
 		return;
-	f = fopen(CMA_PORT_RANGE_FILE, "r");
+	f = fopen(CMA_PORT_RANGE_FILE, "re");
 	if (f != NULL) {
 		if (fgets(line, sizeof(line), f) == NULL ||
 		    !range_parse(line, &cma.port_lo, &cma.port_hi)) {
@@ -580,7 +580,7 @@ dev_addrs(void)
 static bool
 bindv6only(void)
 {
-	FILE *f = fopen("/proc/sys/net/ipv6/bindv6only", "r");
+	FILE *f = fopen("/proc/sys/net/ipv6/bindv6only", "re");
 	int v = 0;
 
 	if (f != NULL) {
