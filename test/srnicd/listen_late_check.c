@@ -221,6 +221,9 @@ serve(struct sockaddr_in *a, bool accept, int nports, char **ports)
 				return 2;
 			i = nids++;
 			if (ports[k][0] == '~') {
+				/* from scratch: a's IPv4 address would be
+				 * sin6_flowinfo */
+				memset(&ss, 0, sizeof(ss));
 				b6->sin6_family = AF_INET6;
 				b6->sin6_addr = in6addr_any;
 				b6->sin6_port = htons((uint16_t)port);
