@@ -703,10 +703,17 @@ bind_locked(struct cma_id *id, const struct sockaddr *addr, struct port_walk *wa
 			port_walk_start(&own);
 			walk = &own;
 		}
-		/* the first port free in the process from where the walk is */
+		/* the first port of the walk no id of the process holds with
+		 * an address overlapping this one: an ephemeral port is never
+		 * shared, REUSEADDR and AFONLY aside (the kernel's
+		 * cma_alloc_any_port() takes a port only if
+		 * cma_port_is_unique(): either address a wildcard, or both
+		 * the same, and it moves on); else a REUSEADDR id's port-0
+		 * bind would get the port another REUSEADDR id holds, and its
+		 * rdma_listen() then fail */
 		for (; walk->left > 0; walk->left--, walk->next++) {
 			port = (uint16_t)(cma.port_lo + walk->next % n);
-			if (port_check(id, port, &g, family, afonly, id->reuseaddr) == 0)
+			if (port_check(id, port, &g, family, false, false) == 0)
 				break;
 		}
 		if (walk->left == 0) {

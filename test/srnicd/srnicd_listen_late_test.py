@@ -22,6 +22,10 @@ keeps the request for the port's rdma_listen() (doc/rdmacm.md).
                                   there, a client's REQ to it answered;
                                   a range that does not parse: said, the
                                   default range's port
+  a port-0 bind (REUSEADDR), its  EADDRNOTAVAIL, as Linux's (an ephemeral
+  range one port an id of the     port is never shared: 0.0.0.0, :: AFONLY
+  process holds (REUSEADDR)       or the same address beside it); an
+                                  explicit REUSEADDR bind of it: shared
   64 requests held on one bound   all 65 handed out at the listen: the
   port, a 65th on another bound   budget (CMA_HELD_MAX) is each port's,
   port of the same process        not the process's
@@ -82,6 +86,7 @@ HELD_MAX = 64           # drivers/rdmacm's CMA_HELD_MAX: requests held per bound
 TABLE_PORT = 7500       # bind_table.h's ports: 40 from here
 WALK_PORT, WALK_N = 7600, 512   # a port-0 bind's range, all but one port another process's
 NS_PORT = 7490          # a network namespace's ip_local_port_range: this port and the next
+ANY_PORT = 7484         # a port-0 bind's range of one port, free
 FLOOD = 4               # client processes of the flood, ...
 FLOOD_EACH = 50         # ... each this many connects (a session's QPs: 64 at most)
 
@@ -270,6 +275,28 @@ def main():
             closed(t)
         s.say("close")
         check(s.end() == 0, "the port's first server closed")
+
+        # an ephemeral port is never shared (the kernel's cma_port_is_unique()):
+        # a port-0 bind whose one port an id of the process holds with an
+        # overlapping address, REUSEADDR (and AFONLY) on both, is refused, not
+        # handed the port (whose rdma_listen() would then fail); an explicit
+        # REUSEADDR bind of that port still shares it
+        one = {"SRNIC_RDMACM_PORT_RANGE": "%d %d" % (ANY_PORT, ANY_PORT)}
+        for pair, what in ((["*0", "*0"], "0.0.0.0 beside 0.0.0.0"),
+                           (["*0", "~0"], ":: (AFONLY) beside 0.0.0.0"),
+                           (["0", "0"], "%s beside %s" % (DAEMON_IP, DAEMON_IP))):
+            t = serve("reject", pair, one)
+            check(t.lines[:1] == ["port %d" % ANY_PORT] and
+                  t.said("bind: EADDRNOTAVAIL, local port 0"),
+                  "a REUSEADDR port-0 bind, %s REUSEADDR on the range's one port: "
+                  "EADDRNOTAVAIL, as Linux's (%s)" % (what, t.text()))
+            if t.said("bound"):
+                closed(t)
+            check(t.end() == 0, "ended, exit 0")
+        t = serve("reject", ["*0", "*%d" % ANY_PORT], one)
+        check(t.said("bound") and t.lines[:2] == ["port %d" % ANY_PORT] * 2,
+              "an explicit REUSEADDR bind of the port a port-0 bind took: shared (%s)" % t.text())
+        closed(t)
 
         # the held requests' budget is each bound port's
         u = serve("reject", [PORT + 4, PORT + 5])
