@@ -1976,8 +1976,11 @@ rdma_destroy_id(struct rdma_cm_id *rid)
  * none. A port another process listens on (EBUSY) is EADDRINUSE, as
  * Linux's bind of a port in use, and the id is left unbound; a port-0
  * bind goes on to the next port of its walk of the range, as the
- * kernel's cma_alloc_any_port() skips a port in use, and fails only once
- * every port of it was tried (EADDRNOTAVAIL, bind_locked()). */
+ * kernel's cma_alloc_any_port() skips a port in use, and fails once
+ * every port of it was tried (EADDRNOTAVAIL, bind_locked()) or the daemon
+ * refused more than CMA_BIND_ANY_ASKS of them (EADDRNOTAVAIL: each refusal
+ * cost a round trip with cma_lock held, and a range of 28,232 ports would
+ * cost as many). */
 static int
 bind_take(struct cma_id *id, const struct sockaddr *addr)
 {
@@ -1985,6 +1988,7 @@ bind_take(struct cma_id *id, const struct sockaddr *addr)
 	struct port_walk walk;
 	union ibv_gid g;
 	uint16_t want = 0;
+	unsigned int refused = 0;
 	int rc;
 
 	if (addr != NULL)
@@ -2005,6 +2009,13 @@ bind_take(struct cma_id *id, const struct sockaddr *addr)
 		bind_undo(id);
 		if (want != 0)
 			return err(EADDRINUSE);
+		if (++refused > CMA_BIND_ANY_ASKS) {
+			cma_log("a port-0 bind: srnicd refused %u ports of %u-%u in a row (another "
+				"process of srnicd's listens on each; CMA_BIND_ANY_ASKS): bind a port "
+				"of your own, or set SRNIC_RDMACM_PORT_RANGE to a range those "
+				"processes do not fill", refused, cma.port_lo, cma.port_hi);
+			return err(EADDRNOTAVAIL);
+		}
 	}
 }
 

@@ -48,6 +48,12 @@
 #define CMA_PORT_RANGE_FILE "/proc/sys/net/ipv4/ip_local_port_range"
 #define CMA_PORT_MIN 32768
 #define CMA_PORT_MAX 60999
+/* a port-0 bind attached: the most ports of its walk the daemon may
+ * refuse (another process listens on each), each a synchronous round trip
+ * with cma_lock held (the default range alone is 28,232 ports); one more:
+ * EADDRNOTAVAIL, the range named. As many as one other process can listen
+ * on (SVC_SESSION_CM_IDS_MAX): a walk past all of them still goes on */
+#define CMA_BIND_ANY_ASKS 1024
 #define CMA_HELD_MAX 64             /* requests held per bound port not yet listened on (attached) */
 #define CMA_DEFAULT_BACKLOG 1024    /* and the most (Linux's net.rdma_ucm.max_backlog) */
 #define CMA_SYNC_TIMEOUT_MS 2000    /* rdma_create_ep's address and route resolution */

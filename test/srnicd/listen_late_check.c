@@ -185,7 +185,7 @@ client(struct sockaddr_in *a)
 	return 0;
 }
 
-#define SERVE_IDS_MAX 512
+#define SERVE_IDS_MAX 1024       /* a session's rdma_cm ids (SVC_SESSION_CM_IDS_MAX) */
 #define REJ_PDATA "serve's rdma_reject"
 #define SERVE_CONNS_MAX 256
 

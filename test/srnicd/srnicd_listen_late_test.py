@@ -53,6 +53,8 @@ keeps the request for the port's rdma_listen() (doc/rdmacm.md).
   512 another process's           one free (before: 16 random picks, 3%);
                                   the 511 alone: EADDRNOTAVAIL, the range
                                   and SRNIC_RDMACM_PORT_RANGE named
+  a port-0 bind, its 1041 ports   EADDRNOTAVAIL once srnicd refused 1025
+  two other processes'            (CMA_BIND_ANY_ASKS + 1), said so
   no SRNIC_RDMACM_PORT_RANGE, a    a port of the namespace's
   network namespace whose         net.ipv4.ip_local_port_range
   ip_local_port_range is 2 ports
@@ -86,6 +88,8 @@ HELD_MAX = 64           # drivers/rdmacm's CMA_HELD_MAX: requests held per bound
 TABLE_PORT = 7500       # bind_table.h's ports: 40 from here
 WALK_PORT, WALK_N = 7600, 512   # a port-0 bind's range, all but one port another process's
 NS_PORT = 7490          # a network namespace's ip_local_port_range: this port and the next
+BIND_ANY_ASKS = 1024    # drivers/rdmacm's CMA_BIND_ANY_ASKS: a port-0 bind's refusals, most
+ASKS_HI = WALK_PORT + BIND_ANY_ASKS + 16    # a range of other processes' ports, past that
 ANY_PORT = 7484         # a port-0 bind's range of one port, free
 FLOOD = 4               # client processes of the flood, ...
 FLOOD_EACH = 50         # ... each this many connects (a session's QPs: 64 at most)
@@ -419,6 +423,20 @@ def main():
               any(said in x and "SRNIC_RDMACM_PORT_RANGE" in x for x in t.lines),
               "a port-0 bind whose range is full: EADDRNOTAVAIL, the range and "
               "SRNIC_RDMACM_PORT_RANGE named (%s)" % t.text())
+        # the daemon's refusals of one bind are capped: a range of more ports
+        # than CMA_BIND_ANY_ASKS, all other processes', fails at the cap's
+        # next one, not after a round trip for each
+        g = serve("reject", ["%d-%d" % (WALK_PORT + WALK_N - 1, ASKS_HI)])
+        check(g.said("bound"), "%d more ports bound by a second process (%s)" %
+              (ASKS_HI - WALK_PORT - WALK_N + 2, g.text()))
+        t = serve("reject", [0], {"SRNIC_RDMACM_PORT_RANGE": "%d %d" % (WALK_PORT, ASKS_HI)})
+        said = "srnicd refused %d ports of %d-%d in a row" % (BIND_ANY_ASKS + 1, WALK_PORT,
+                                                             ASKS_HI)
+        check(t.end() == 0 and t.said("bind: EADDRNOTAVAIL, local port 0") and
+              any(said in x and "CMA_BIND_ANY_ASKS" in x for x in t.lines),
+              "a port-0 bind whose %d ports are other processes': EADDRNOTAVAIL at the "
+              "cap, said (%s)" % (ASKS_HI - WALK_PORT + 1, t.text()))
+        closed(g)
         closed(h)
 
         # no SRNIC_RDMACM_PORT_RANGE: the ports of net.ipv4.ip_local_port_range,
