@@ -20,8 +20,8 @@ keeps the request for the port's rdma_listen() (doc/rdmacm.md).
   port another process holds      EADDRNOTAVAIL, said why, the id unbound;
   and the next                    with the next port in the range: bound
                                   there, a client's REQ to it answered;
-                                  a range that does not parse: said, the
-                                  default range's port
+                                  a range that does not parse: said, a
+                                  port of the host's ip_local_port_range
   a port-0 bind (REUSEADDR), its  EADDRNOTAVAIL, as Linux's (an ephemeral
   range one port an id of the     port is never shared: 0.0.0.0, :: AFONLY
   process holds (REUSEADDR)       or the same address beside it); an
@@ -138,6 +138,17 @@ class Prog:
     def done(self):
         """A clients program's answer line, or ""."""
         return next((x for x in self.lines if x.startswith("done ")), "")
+
+
+def host_port_range():
+    """net.ipv4.ip_local_port_range, as drivers/rdmacm reads it
+    (CMA_PORT_RANGE_FILE); the kernel's default if it cannot be read."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            lo, hi = (int(x) for x in f.read().split())
+        return lo, hi
+    except (OSError, ValueError):
+        return 32768, 60999
 
 
 def cm_num(env, key):
@@ -258,12 +269,15 @@ def main():
               any("listened on by another process" in x for x in t.lines),
               "a port-0 bind whose one port another process listens on: EADDRNOTAVAIL, "
               "said why (%s)" % t.text())
-        # a range that does not parse: said, and the default range's port
+        # a range that does not parse: said, and a port of the host's range
+        # (net.ipv4.ip_local_port_range; the kernel's default if unreadable)
         t = serve("reject", [0], {"SRNIC_RDMACM_PORT_RANGE": "7480 7470"})
         picked = t.last("port")
-        check(t.said("bound") and 32768 <= picked <= 60999 and
+        lo, hi = host_port_range()
+        check(t.said("bound") and lo <= picked <= hi and
               any("SRNIC_RDMACM_PORT_RANGE=\"7480 7470\" is not" in x for x in t.lines),
-              "a range LO > HI: said, a port of the default range (%d: %s)" % (picked, t.text()))
+              "a range LO > HI: said, a port of the host's range %d-%d (%d: %s)" %
+              (lo, hi, picked, t.text()))
         closed(t)
         # a port-0 bind whose range is that port and the next: picked again, not EADDRINUSE
         t = serve("reject", [0], {"SRNIC_RDMACM_PORT_RANGE": "%d %d" % (PORT + 3, PORT + 4)})
