@@ -457,6 +457,10 @@ def main():
         # here a network namespace's own of two ports
         if shutil.which("unshare") is None:
             print("skip: no unshare(1) for the ip_local_port_range case")
+        elif subprocess.run(["unshare", "--net", "true"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL).returncode != 0:
+            print("skip: unshare --net not permitted here (no CAP_SYS_ADMIN?) for the "
+                  "ip_local_port_range case")
         else:
             ns_env = dict(env)
             ns_env.pop("SRNIC_RDMACM_PORT_RANGE", None)
