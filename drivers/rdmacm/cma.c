@@ -301,34 +301,58 @@ cma_exit(void)
 	}
 }
 
+/* "LO HI" (ip_local_port_range's format: blanks between, a newline at the
+ * end allowed) into *lo, *hi: whether it parses, 1 <= LO <= HI <= 65535. */
+static bool
+range_parse(const char *v, uint16_t *lo, uint16_t *hi)
+{
+	unsigned long l, h;
+	char *mid, *end = NULL;
+
+	errno = 0;
+	l = strtoul(v, &mid, 10);
+	h = mid != v ? strtoul(mid, &end, 10) : 0;
+	if (mid == v || end == mid)
+		return false;
+	while (*end == ' ' || *end == '\t' || *end == '\n')
+		end++;
+	if (*end != '\0' || errno != 0 || l < 1 || l > h || h > UINT16_MAX)
+		return false;
+	*lo = (uint16_t)l;
+	*hi = (uint16_t)h;
+	return true;
+}
+
 /* The ephemeral ports of a port-0 bind, as the kernel's rdma_cm takes
- * them from net.ipv4.ip_local_port_range: SRNIC_RDMACM_PORT_RANGE="LO HI"
- * (that file's format), else CMA_PORT_MIN..CMA_PORT_MAX (its default). A
- * range that does not parse is said and the default kept. */
+ * them (cma_alloc_any_port(): inet_get_local_port_range()):
+ * SRNIC_RDMACM_PORT_RANGE="LO HI" (that file's format), else the host's
+ * CMA_PORT_RANGE_FILE (net.ipv4.ip_local_port_range of this process's
+ * network namespace), else CMA_PORT_MIN..CMA_PORT_MAX (that file's
+ * default) when it cannot be read. A variable that does not parse is
+ * said and the host's range used. */
 static void
 port_range(const char *v)
 {
-	unsigned long lo, hi;
-	char *mid, *end = NULL;
+	char line[64];
+	FILE *f;
 
 	cma.port_lo = CMA_PORT_MIN;
 	cma.port_hi = CMA_PORT_MAX;
-	if (v == NULL)
+	if (v != NULL && range_parse(v, &cma.port_lo, &cma.port_hi))
 		return;
-	errno = 0;
-	lo = strtoul(v, &mid, 10);
-	hi = mid != v ? strtoul(mid, &end, 10) : 0;
-	if (mid != v && end != mid) {
-		while (*end == ' ' || *end == '\t' || *end == '\n')
-			end++;
-		if (*end == '\0' && errno == 0 && lo >= 1 && lo <= hi && hi <= UINT16_MAX) {
-			cma.port_lo = (uint16_t)lo;
-			cma.port_hi = (uint16_t)hi;
-			return;
+	f = fopen(CMA_PORT_RANGE_FILE, "re");
+	if (f != NULL) {
+		if (fgets(line, sizeof(line), f) == NULL ||
+		    !range_parse(line, &cma.port_lo, &cma.port_hi)) {
+			cma.port_lo = CMA_PORT_MIN;
+			cma.port_hi = CMA_PORT_MAX;
 		}
+		fclose(f);
 	}
-	cma_log("SRNIC_RDMACM_PORT_RANGE=\"%s\" is not \"LO HI\" (1 <= LO <= HI <= 65535): "
-		"port-0 binds pick from %u-%u", v, CMA_PORT_MIN, CMA_PORT_MAX);
+	if (v != NULL)
+		cma_log("SRNIC_RDMACM_PORT_RANGE=\"%s\" is not \"LO HI\" (1 <= LO <= HI <= 65535): "
+			"port-0 binds pick from %u-%u (%s)", v, cma.port_lo, cma.port_hi,
+			f != NULL ? CMA_PORT_RANGE_FILE : "the kernel's default");
 }
 
 /* Start (once): the device of srnic's libibverbs, its CM, one verbs
@@ -562,7 +586,7 @@ dev_addrs(void)
 static bool
 bindv6only(void)
 {
-	FILE *f = fopen("/proc/sys/net/ipv6/bindv6only", "r");
+	FILE *f = fopen("/proc/sys/net/ipv6/bindv6only", "re");
 	int v = 0;
 
 	if (f != NULL) {
@@ -596,13 +620,15 @@ src_show(struct cma_id *id, int family, const struct sockaddr *bound)
 
 /* Whether port of the id's port space is free for it, with the address,
  * family and AFONLY it is binding with; as Linux's cma_check_port(): an id
- * holding the port conflicts unless both set REUSEADDR (and it does not
- * listen) or both are AFONLY of different families (0.0.0.0 and :: apart);
- * a conflict with a wildcard is EADDRNOTAVAIL, with the same address
- * EADDRINUSE. 0 or a positive errno. */
+ * holding the port conflicts unless both set REUSEADDR (reuse: self's, and
+ * the other does not listen) or both are AFONLY of different families
+ * (0.0.0.0 and :: apart); a conflict with a wildcard is EADDRNOTAVAIL,
+ * with the same address EADDRINUSE. rdma_listen() of a REUSEADDR id asks
+ * again with reuse false (Linux's rdma_listen(): a listener is unique on
+ * its port). 0 or a positive errno. */
 static int
 port_check(const struct cma_id *self, uint16_t port, const union ibv_gid *g, uint16_t family,
-	   bool afonly)
+	   bool afonly, bool reuse)
 {
 	struct cma_id *o;
 
@@ -610,7 +636,7 @@ port_check(const struct cma_id *self, uint16_t port, const union ibv_gid *g, uin
 		if (o == self || o->id.ps != self->id.ps || o->port != port ||
 		    o->state == CMA_DESTROYING)
 			continue;
-		if (o->reuseaddr && self->reuseaddr && o->state != CMA_LISTEN)
+		if (o->reuseaddr && reuse && o->state != CMA_LISTEN)
 			continue;
 		if (afonly && o->afonly && family != o->bind_family)
 			continue;
@@ -622,13 +648,30 @@ port_check(const struct cma_id *self, uint16_t port, const union ibv_gid *g, uin
 	return 0;
 }
 
+/* A port-0 bind's walk of the ephemeral range, as the kernel's
+ * cma_alloc_any_port(): from a random port of it on, each port once, with
+ * wrap. A bind that picks a port the daemon then refuses (attached:
+ * another process listens on it) goes on from the next (bind_take()). */
+struct port_walk {
+	unsigned int next;      /* offset in the range of the next port to try */
+	unsigned int left;      /* its ports not tried yet */
+};
+
+static void
+port_walk_start(struct port_walk *w)
+{
+	w->left = (unsigned int)cma.port_hi - cma.port_lo + 1;
+	w->next = (unsigned int)random() % w->left;
+}
+
 /* Bind (under cma_lock): AF_INET or AF_INET6; any, loopback (gid_any())
  * or one of the device's addresses (its SRNIC_IP / SRNIC_IP6, its
  * link-local fe80::, with any scope id: the port is not a kernel
  * interface, and its one link is the scope); a port of the id's port
- * space (0: an ephemeral one). */
+ * space (0: an ephemeral one, the next free one of walk, or of a walk of
+ * its own if walk is NULL). */
 static int
-bind_locked(struct cma_id *id, const struct sockaddr *addr)
+bind_locked(struct cma_id *id, const struct sockaddr *addr, struct port_walk *walk)
 {
 	union ibv_gid g;
 	uint16_t port, family;
@@ -659,19 +702,37 @@ bind_locked(struct cma_id *id, const struct sockaddr *addr)
 	}
 	port = ntohs(port);
 	if (port == 0) {
-		unsigned int n = cma.port_hi - cma.port_lo + 1, start = (unsigned int)random() % n, i;
+		unsigned int n = (unsigned int)cma.port_hi - cma.port_lo + 1;
+		struct port_walk own;
 
-		/* as the kernel's cma_alloc_any_port(): from a random port of
-		 * the range on, the first free one */
-		for (i = 0; i < n; i++) {
-			port = (uint16_t)(cma.port_lo + (start + i) % n);
-			if (port_check(id, port, &g, family, afonly) == 0)
+		if (walk == NULL) {
+			port_walk_start(&own);
+			walk = &own;
+		}
+		/* the first port of the walk no id of the process holds with
+		 * an address overlapping this one: an ephemeral port is never
+		 * shared, REUSEADDR and AFONLY aside (the kernel's
+		 * cma_alloc_any_port() takes a port only if
+		 * cma_port_is_unique(): either address a wildcard, or both
+		 * the same, and it moves on); else a REUSEADDR id's port-0
+		 * bind would get the port another REUSEADDR id holds, and its
+		 * rdma_listen() then fail */
+		for (; walk->left > 0; walk->left--, walk->next++) {
+			port = (uint16_t)(cma.port_lo + walk->next % n);
+			if (port_check(id, port, &g, family, false, false) == 0)
 				break;
 		}
-		if (i == n)
+		if (walk->left == 0) {
+			cma_log("a port-0 bind: every port of %u-%u is taken (bound by an id of this "
+				"process, or attached, listened on by another process of srnicd's): "
+				"free one, or widen SRNIC_RDMACM_PORT_RANGE (default: %s)",
+				cma.port_lo, cma.port_hi, CMA_PORT_RANGE_FILE);
 			return err(EADDRNOTAVAIL);
+		}
+		walk->left--;
+		walk->next++;
 	} else {
-		rc = port_check(id, port, &g, family, afonly);
+		rc = port_check(id, port, &g, family, afonly, id->reuseaddr);
 		if (rc != 0)
 			return err(rc);
 	}
@@ -952,9 +1013,9 @@ request_still_asked(struct srnic_cm_id *cmid)
 }
 
 /* The held requests of owner's port taken again (an rdma_listen() on
- * it), or of owner alone given up (give_up: owner leaves its port); those no listener takes go into gone[] (at most n) for
- * their REJ (INVALID_SERVICE_ID, as Linux's cm_match_req() gives) once
- * cma_lock is let go. Under cma_lock. */
+ * it), or of owner alone given up (give_up: owner leaves its port); those
+ * no listener takes go into gone[] (at most n) for their REJ once
+ * cma_lock is let go (requests_reject()). Under cma_lock. */
 static unsigned int
 requests_held_take(struct cma_id *owner, bool give_up, struct srnic_cm_id **gone, unsigned int n)
 {
@@ -976,15 +1037,33 @@ requests_held_take(struct cma_id *owner, bool give_up, struct srnic_cm_id **gone
 	return k;
 }
 
+/* REJs for requests_held_take()'s gone[], as Linux answers a REQ at its
+ * arrival: reason INVALID_SERVICE_ID (cm_match_req(): nobody listens on
+ * the port; a port given up) or CONSUMER_DEFINED (the port has a listener,
+ * none of which takes the request: cma_find_listener() fails, the CM id
+ * is destroyed with its REJ; a held request meets the port's first
+ * listen as if it came then). */
 static void
-requests_reject(struct srnic_cm_id **gone, unsigned int n)
+requests_reject(struct srnic_cm_id **gone, unsigned int n, enum srnic_cm_rej_reason reason)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		cm_ops->send_rej(gone[i], SRNIC_CM_REJ_INVALID_SERVICE_ID, NULL, 0, NULL, 0);
+		cm_ops->send_rej(gone[i], reason, NULL, 0, NULL, 0);
 		cm_ops->destroy_id(gone[i]);
 	}
+}
+
+/* Whether owner's port (its port space) has a listener (under cma_lock). */
+static bool
+port_listened(const struct cma_id *owner)
+{
+	const struct cma_id *l;
+
+	TAILQ_FOREACH(l, &cma.ids, link)
+		if (l->state == CMA_LISTEN && l->id.ps == owner->id.ps && l->port == owner->port)
+			return true;
+	return false;
 }
 
 /* A REQ or SIDR_REQ for the listeners of owner's port (owner holds the
@@ -1011,7 +1090,13 @@ handle_request(struct cma_id *owner, struct srnic_cm_id *cmid, const struct srni
 	if (ipv < 0)
 		return 1;
 	l = listener_find(owner, ipv, &local);
-	if (l == NULL && owner->early && hold)
+	/* held only while nobody listens on the port (the window between
+	 * rdma_bind_addr() and the port's first rdma_listen(), where
+	 * Linux's REQ finds no listener of its service ID); once one does,
+	 * Linux's answer at arrival: a REQ no listener of the port takes is
+	 * rejected (cma_find_listener()), whatever id bound to it may still
+	 * listen later */
+	if (l == NULL && owner->early && hold && !port_listened(owner))
 		return request_hold(owner, cmid, ev);
 	if (l == NULL) {
 		if (cma.trace)
@@ -1682,11 +1767,10 @@ listen_owner(const struct cma_id *id)
  * requests held for the port stay held for that id's rdma_listen(), not
  * rejected while the port is still bound here (under cma_lock; the CM's
  * handler reads its context under it too). A listener target takes none of
- * them: its rdma_listen() handed it every held request it takes, and a
- * request that came since went to it at once (handle_request()), so what
- * id still holds is a request no listener of the port takes, which gets
- * Linux's answer, a REJ (srnicd_listen_late: "a request held by a wildcard
- * id"). */
+ * them: a request is held only while the port has no listener (the
+ * port's first rdma_listen() took or rejected every one, and one that
+ * came since was answered at once, handle_request()), so id holds none
+ * then. */
 static void
 listen_hand_over(struct cma_id *id)
 {
@@ -1839,7 +1923,7 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 	cmid = take_cm_id(id);
 	id->early = false;
 	pthread_mutex_unlock(&cma_lock);
-	requests_reject(gone, ngone);
+	requests_reject(gone, ngone, SRNIC_CM_REJ_INVALID_SERVICE_ID);
 	if (cmid != NULL) {
 		/* a DREQ received: its DREP (else the CM's destroy does what
 		 * the state needs: REJ, DREQ, a listener stops) */
@@ -1898,20 +1982,28 @@ rdma_destroy_id(struct rdma_cm_id *rid)
  * client's REQ wait for rdma_listen() instead of racing it (Linux's REJ
  * in that window: doc/rdmacm.md); one round trip, rdma_listen() then
  * none. A port another process listens on (EBUSY) is EADDRINUSE, as
- * Linux's bind of a port in use, and the id is left unbound; a port this
- * bind picked (port 0) is picked again, CMA_BIND_ANY_TRIES times at most. */
+ * Linux's bind of a port in use, and the id is left unbound; a port-0
+ * bind goes on to the next port of its walk of the range, as the
+ * kernel's cma_alloc_any_port() skips a port in use, and fails once
+ * every port of it was tried (EADDRNOTAVAIL, bind_locked()) or the daemon
+ * refused more than CMA_BIND_ANY_ASKS of them (EADDRNOTAVAIL: each refusal
+ * cost a round trip with cma_lock held, and a range of 28,232 ports would
+ * cost as many). */
 static int
 bind_take(struct cma_id *id, const struct sockaddr *addr)
 {
 	struct srnic_cm_id *cmid;
+	struct port_walk walk;
 	union ibv_gid g;
 	uint16_t want = 0;
-	int rc, tries;
+	unsigned int refused = 0;
+	int rc;
 
 	if (addr != NULL)
 		sa_gid(addr, &g, &want);
-	for (tries = 0; tries < CMA_BIND_ANY_TRIES; tries++) {
-		rc = bind_locked(id, addr);
+	port_walk_start(&walk);
+	for (;;) {
+		rc = bind_locked(id, addr, &walk);
 		if (rc != 0 || !cma.attached || listen_owner(id) != NULL)
 			return rc;
 		cmid = cm_ops->create_listen(cma_handler, id, CMA_SERVICE_ID(id->id.ps, id->port), 0);
@@ -1925,11 +2017,14 @@ bind_take(struct cma_id *id, const struct sockaddr *addr)
 		bind_undo(id);
 		if (want != 0)
 			return err(EADDRINUSE);
+		if (++refused > CMA_BIND_ANY_ASKS) {
+			cma_log("a port-0 bind: srnicd refused %u ports of %u-%u in a row (another "
+				"process of srnicd's listens on each; CMA_BIND_ANY_ASKS): bind a port "
+				"of your own, or set SRNIC_RDMACM_PORT_RANGE to a range those "
+				"processes do not fill", refused, cma.port_lo, cma.port_hi);
+			return err(EADDRNOTAVAIL);
+		}
 	}
-	cma_log("rdma_bind_addr: %d ports picked in %u-%u were each listened on by another "
-		"process of srnicd's: bind a port of your own, or widen SRNIC_RDMACM_PORT_RANGE",
-		CMA_BIND_ANY_TRIES, cma.port_lo, cma.port_hi);
-	return err(EADDRNOTAVAIL);
 }
 
 int
@@ -2004,7 +2099,7 @@ bind_for(struct cma_id *id, const struct sockaddr *src, const struct sockaddr *d
 		sa_from_gid(&b, srnic_gid_is_v4mapped(&cma.gid[si]) ? dst->sa_family : AF_INET6,
 			    &cma.gid[si], bport, scope);
 	}
-	return bind_locked(id, (struct sockaddr *)&b);
+	return bind_locked(id, (struct sockaddr *)&b, NULL);
 }
 
 /* The source of a resolve to dg (under cma_lock): a wildcard's is the
@@ -2091,7 +2186,7 @@ rdma_resolve_addr(struct rdma_cm_id *rid, struct sockaddr *src_addr, struct sock
 	pthread_mutex_unlock(&cma_lock);
 	if (early != NULL)
 		cm_ops->destroy_id(early);
-	requests_reject(gone, ngone);
+	requests_reject(gone, ngone, SRNIC_CM_REJ_INVALID_SERVICE_ID);
 	if (rc != 0)
 		return rc;
 	/* known neighbours answer now; else the progress thread (attached: the
@@ -2179,6 +2274,23 @@ rdma_listen(struct rdma_cm_id *rid, int backlog)
 		pthread_mutex_unlock(&cma_lock);
 		return err(EINVAL);
 	}
+	/* as Linux's rdma_listen(): a REUSEADDR id shared its port at its
+	 * bind, a listener may not (cma_check_port() with reuseaddr 0): an
+	 * id of the port whose address overlaps, bound or listening, is
+	 * EADDRNOTAVAIL (a wildcard on either side) or EADDRINUSE (the same
+	 * address), and the id stays bound (it may listen once the other
+	 * goes); without REUSEADDR its bind made it unique already */
+	if (id->reuseaddr) {
+		rc = port_check(id, id->port, &id->src_gid, id->bind_family, id->afonly, false);
+		if (rc != 0) {
+			pthread_mutex_unlock(&cma_lock);
+			cma_log("rdma_listen on port %u: another id of this process holds the port "
+				"(REUSEADDR shares a port until a listen, a listener's is its own, as "
+				"Linux's): destroy that id first, or bind them to distinct addresses",
+				id->port);
+			return err(rc);
+		}
+	}
 	/* as Linux's ucma_listen(): 0, negative or too many is the most */
 	id->backlog = backlog > 0 && backlog < CMA_DEFAULT_BACKLOG ? backlog : CMA_DEFAULT_BACKLOG;
 	/* the port's other listeners (0.0.0.0 and :: apart, an address and
@@ -2214,7 +2326,7 @@ rdma_listen(struct rdma_cm_id *rid, int backlog)
 			(unsigned long long)CMA_SERVICE_ID(rid->ps, id->port));
 	}
 	pthread_mutex_unlock(&cma_lock);
-	requests_reject(gone, ngone);
+	requests_reject(gone, ngone, SRNIC_CM_REJ_CONSUMER_DEFINED);
 	return 0;
 }
 
@@ -2919,11 +3031,24 @@ rdma_set_option(struct rdma_cm_id *rid, int level, int optname, void *optval, si
 			id->tos_set = true;
 			id->path.traffic_class = id->tos;
 			return 0;
-		case RDMA_OPTION_ID_REUSEADDR:
+		case RDMA_OPTION_ID_REUSEADDR: {
+			bool reuse;
+
 			if (optlen != sizeof(int))
 				return err(EINVAL);
-			id->reuseaddr = *(int *)optval != 0;
+			reuse = *(int *)optval != 0;
+			/* as Linux's rdma_set_reuseaddr(): set on any but a
+			 * listener (whose port is its own), cleared only before
+			 * a bind */
+			pthread_mutex_lock(&cma_lock);
+			if (reuse ? id->state == CMA_LISTEN : id->state != CMA_IDLE) {
+				pthread_mutex_unlock(&cma_lock);
+				return err(EINVAL);
+			}
+			id->reuseaddr = reuse;
+			pthread_mutex_unlock(&cma_lock);
 			return 0;
+		}
 		case RDMA_OPTION_ID_AFONLY:
 			if (optlen != sizeof(int))
 				return err(EINVAL);

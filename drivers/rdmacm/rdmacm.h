@@ -43,14 +43,18 @@
 #define CMA_HOP_LIMIT 64
 #define CMA_SIDR_TIMEOUT_MS 4096    /* per SIDR_REQ try (1 << (CMA_CM_RESPONSE_TIMEOUT - 8)) */
 #define CMA_MAX_RETRY 7             /* 3-bit retry and RNR retry counts */
-/* ephemeral ports (rdma_bind_addr with port 0, an active id unbound) */
+/* ephemeral ports (rdma_bind_addr with port 0, an active id unbound):
+ * the host's range, else the kernel's default one */
+#define CMA_PORT_RANGE_FILE "/proc/sys/net/ipv4/ip_local_port_range"
 #define CMA_PORT_MIN 32768
 #define CMA_PORT_MAX 60999
+/* a port-0 bind attached: the most ports of its walk the daemon may
+ * refuse (another process listens on each), each a synchronous round trip
+ * with cma_lock held (the default range alone is 28,232 ports); one more:
+ * EADDRNOTAVAIL, the range named. As many as one other process can listen
+ * on (SVC_SESSION_CM_IDS_MAX): a walk past all of them still goes on */
+#define CMA_BIND_ANY_ASKS 1024
 #define CMA_HELD_MAX 64             /* requests held per bound port not yet listened on (attached) */
-/* a port-0 bind attached: ports picked again while the pick is another
- * process's listen in srnicd (the kernel's cma_alloc_any_port() skips
- * ports in use); then EADDRNOTAVAIL, as the kernel's range exhausted */
-#define CMA_BIND_ANY_TRIES 16
 #define CMA_DEFAULT_BACKLOG 1024    /* and the most (Linux's net.rdma_ucm.max_backlog) */
 #define CMA_SYNC_TIMEOUT_MS 2000    /* rdma_create_ep's address and route resolution */
 /* at exit, after the ids' DREQ / DREP / REJ went to the CM: the engine

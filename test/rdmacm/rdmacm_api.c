@@ -24,6 +24,8 @@
 #include <rdma/rdma_verbs.h>
 #include <rdma/rsocket.h>
 
+#include "bind_table.h"
+
 #define MSG_LEN 4096
 #define REJ_PDATA "no-thanks"
 #define ACC_PDATA "welcome"
@@ -534,6 +536,8 @@ server(const char *ip, int port)
 	/* the client's requests wait for the listeners above meanwhile */
 	if (server_binds(port + 10) != 0)
 		return 1;
+	/* Linux's bind and listen rules, every pair (bind_table.h) */
+	fails += bind_table(ip, port + 20);
 
 	/* 1: rejected with private data */
 	ev = next_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);

@@ -572,7 +572,7 @@ def case_api():
         for side, out in (("server", p.out_s), ("client", p.out_c)):
             n = len([l for l in out.splitlines() if l.startswith("ok ")])
             check("%s: all ok" % side in out, "api: %s reports all ok" % side)
-            want = {"server": 74, "client": 139}[side]
+            want = {"server": 157, "client": 139}[side]
             check(n >= want, "api: %s passed %d checks, want %d" % (side, n, want))
             check("FAIL" not in out, "api: %s has no FAIL line" % side)
             print("ok api %s: %d checks" % (side, n), flush=True)

@@ -15,10 +15,12 @@
  *       "established" or "rejected STATUS" (the REJ's reason)
  *   listen_late_check serve IPV4 accept|reject PORT...   one id per PORT
  *       (0: the library picks; "*PORT": bound to 0.0.0.0, not IPV4;
- *       every id REUSEADDR, so a port may come twice),
+ *       "~PORT": to :: with AFONLY; "LO-HI": one id on each of those
+ *       ports; every id REUSEADDR, so a port may come twice),
  *       says "port N" for each, "bound"; then reads lines: "destroy I"
  *       (the I-th id, before its listen: "destroyed I"), "listen" (every
- *       id left; "listen I": the I-th only; "listening"), "close" (all
+ *       id left; "listen I": the I-th only; "listening", or "listen I:
+ *       ERRNO-NAME" for the I-th refused, left bound), "close" (all
  *       gone: "closed", the end);
  *       each request meanwhile accepted (a QP of its own) or rejected
  *       (rdma_reject with REJ_PDATA, the peer's REJECTED 28 with it),
@@ -31,6 +33,9 @@
  *       R reason8 A reason28 B byserver S other O" once each has its
  *       answer (byserver: REJECTED with serve's REJ_PDATA, not the daemon's
  *       REJ of a request no listener took)
+ *   listen_late_check table IPV4 BASE   Linux's bind and listen rules
+ *       (test/rdmacm/bind_table.h) on ports BASE.., a line each, then
+ *       "table: N failed"
  *
  * Each ends with exit 0 once it said its last line; 1 on anything else.
  */
@@ -43,6 +48,8 @@
 #include <string.h>
 
 #include <rdma/rdma_cma.h>
+
+#include "../rdmacm/bind_table.h"
 
 static struct rdma_event_channel *ch;
 
@@ -178,7 +185,7 @@ client(struct sockaddr_in *a)
 	return 0;
 }
 
-#define SERVE_IDS_MAX 8
+#define SERVE_IDS_MAX 1024       /* a session's rdma_cm ids (SVC_SESSION_CM_IDS_MAX) */
 #define REJ_PDATA "serve's rdma_reject"
 #define SERVE_CONNS_MAX 256
 
@@ -188,33 +195,60 @@ static int
 serve(struct sockaddr_in *a, bool accept, int nports, char **ports)
 {
 	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1 };
-	struct rdma_cm_id *ids[SERVE_IDS_MAX] = { 0 }, *conns[SERVE_CONNS_MAX];
-	int i, one = 1, nconns = 0, reqs = 0, est = 0;
+	static struct rdma_cm_id *ids[SERVE_IDS_MAX];
+	struct rdma_cm_id *conns[SERVE_CONNS_MAX];
+	int i, k, one = 1, nconns = 0, reqs = 0, est = 0, nids = 0;
 	char line[64];
 
-	if (nports > SERVE_IDS_MAX)
-		return 2;
-	for (i = 0; i < nports; i++) {
-		struct sockaddr_in b = *a;
+	for (k = 0; k < nports; k++) {
+		struct sockaddr_storage ss;
+		struct sockaddr_in *b = (struct sockaddr_in *)&ss;
+		struct sockaddr_in6 *b6 = (struct sockaddr_in6 *)&ss;
+		const char *p = ports[k], *dash = strchr(ports[k], '-');
+		int lo, hi, port;
 
-		/* "*PORT": 0.0.0.0, the wildcard */
-		if (ports[i][0] == '*')
-			b.sin_addr.s_addr = htonl(INADDR_ANY);
-		b.sin_port = htons((uint16_t)atoi(ports[i] + (ports[i][0] == '*')));
-		if (rdma_create_id(ch, &ids[i], NULL, RDMA_PS_TCP) != 0 ||
-		    rdma_set_option(ids[i], RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one,
-				    sizeof(one)) != 0) {
-			perror("rdma_create_id");
-			return 1;
+		memset(&ss, 0, sizeof(ss));
+		*b = *a;
+		/* "*PORT": 0.0.0.0, the wildcard; "~PORT": ::, AFONLY */
+		if (p[0] == '*')
+			b->sin_addr.s_addr = htonl(INADDR_ANY);
+		if (p[0] == '*' || p[0] == '~')
+			p++;
+		lo = atoi(p);
+		hi = dash != NULL ? atoi(dash + 1) : lo;
+		for (port = lo; port <= hi; port++) {
+			if (nids == SERVE_IDS_MAX)
+				return 2;
+			i = nids++;
+			if (ports[k][0] == '~') {
+				/* from scratch: a's IPv4 address would be
+				 * sin6_flowinfo */
+				memset(&ss, 0, sizeof(ss));
+				b6->sin6_family = AF_INET6;
+				b6->sin6_addr = in6addr_any;
+				b6->sin6_port = htons((uint16_t)port);
+			} else {
+				b->sin_port = htons((uint16_t)port);
+			}
+			if (rdma_create_id(ch, &ids[i], NULL, RDMA_PS_TCP) != 0 ||
+			    rdma_set_option(ids[i], RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one,
+					    sizeof(one)) != 0 ||
+			    (ports[k][0] == '~' &&
+			     rdma_set_option(ids[i], RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &one,
+					     sizeof(one)) != 0)) {
+				perror("rdma_create_id");
+				return 1;
+			}
+			if (rdma_bind_addr(ids[i], (struct sockaddr *)&ss) != 0) {
+				printf("bind: %s, local port %u\n", errno == EADDRINUSE ? "EADDRINUSE" :
+				       errno == EADDRNOTAVAIL ? "EADDRNOTAVAIL" : strerror(errno),
+				       ntohs(rdma_get_src_port(ids[i])));
+				return 0;
+			}
+			printf("port %u\n", ntohs(rdma_get_src_port(ids[i])));
 		}
-		if (rdma_bind_addr(ids[i], (struct sockaddr *)&b) != 0) {
-			printf("bind: %s, local port %u\n", errno == EADDRINUSE ? "EADDRINUSE" :
-			       errno == EADDRNOTAVAIL ? "EADDRNOTAVAIL" : strerror(errno),
-			       ntohs(rdma_get_src_port(ids[i])));
-			return 0;
-		}
-		printf("port %u\n", ntohs(rdma_get_src_port(ids[i])));
 	}
+	nports = nids;
 	printf("bound\n");
 	for (;;) {
 		struct pollfd p[2] = { { .fd = 0, .events = POLLIN },
@@ -240,13 +274,21 @@ serve(struct sockaddr_in *a, bool accept, int nports, char **ports)
 			} else if (strncmp(line, "listen", 6) == 0) {
 				int only = line[6] == ' ' ? atoi(line + 7) : -1;
 
+				bool refused = false;
+
 				for (i = 0; i < nports; i++)
 					if (ids[i] != NULL && (only < 0 || only == i) &&
 					    rdma_listen(ids[i], 0) != 0) {
-						perror("rdma_listen");
-						return 1;
+						if (errno != EADDRINUSE && errno != EADDRNOTAVAIL) {
+							perror("rdma_listen");
+							return 1;
+						}
+						printf("listen %d: %s\n", i, errno == EADDRINUSE ?
+						       "EADDRINUSE" : "EADDRNOTAVAIL");
+						refused = true;
 					}
-				printf("listening\n");
+				if (!refused)
+					printf("listening\n");
 			} else if (strncmp(line, "close", 5) == 0) {
 				for (i = 0; i < nconns; i++) {
 					if (conns[i]->qp != NULL)
@@ -380,7 +422,7 @@ main(int argc, char **argv)
 
 	if (argc < 4 || inet_pton(AF_INET, argv[2], &a.sin_addr) != 1) {
 		fprintf(stderr, "usage: %s server|client IPV4 PORT, serve IPV4 accept|reject "
-			"PORT..., clients IPV4 PORT N\n", argv[0]);
+			"PORT..., clients IPV4 PORT N, table IPV4 BASE\n", argv[0]);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -388,6 +430,12 @@ main(int argc, char **argv)
 	if (ch == NULL) {
 		perror("rdma_create_event_channel");
 		return 1;
+	}
+	if (strcmp(argv[1], "table") == 0 && argc == 4) {
+		int n = bind_table(argv[2], atoi(argv[3]));
+
+		printf("table: %d failed\n", n);
+		return 0;
 	}
 	if (strcmp(argv[1], "serve") == 0 && argc >= 5)
 		return serve(&a, strcmp(argv[3], "accept") == 0, argc - 4, argv + 4);

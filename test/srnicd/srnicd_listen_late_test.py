@@ -20,18 +20,44 @@ keeps the request for the port's rdma_listen() (doc/rdmacm.md).
   port another process holds      EADDRNOTAVAIL, said why, the id unbound;
   and the next                    with the next port in the range: bound
                                   there, a client's REQ to it answered;
-                                  a range that does not parse: said, the
-                                  default range's port
+                                  a range that does not parse: said, a
+                                  port of the host's ip_local_port_range
+  a port-0 bind (REUSEADDR), its  EADDRNOTAVAIL, as Linux's (an ephemeral
+  range one port an id of the     port is never shared: 0.0.0.0, :: AFONLY
+  process holds (REUSEADDR)       or the same address beside it); an
+                                  explicit REUSEADDR bind of it: shared
   64 requests held on one bound   all 65 handed out at the listen: the
   port, a 65th on another bound   budget (CMA_HELD_MAX) is each port's,
   port of the same process        not the process's
   a request held, its bound id    the port's other bound id (REUSEADDR)
   destroyed, another bound to     takes the listen and the request: the
   the port listens                client established, not REJ 8
-  a request held by a wildcard     the listen takes the request (Linux's
-  id, the address's id listens,   REQ would go to the listener, none held),
-  then the wildcard destroyed     the wildcard's CM listen goes to the
-                                  listener: both clients established
+  a request held by a wildcard     the address's listen refused beside the
+  id (REUSEADDR), the address's   bound wildcard (EADDRNOTAVAIL, Linux's
+  id listens, the wildcard        rdma_listen(): a listener is unique on
+  destroyed, the address's id     its port), the request still held; the
+  listens again                   wildcard's CM listen and the request go
+                                  to the address's id: both clients
+                                  established
+  0.0.0.0 and :: (AFONLY) bound,  the hold ends at the port's first listen:
+  :: listens, an IPv4 request     REJECTED 28 at once, as Linux's at arrival
+  comes                           (cma_find_listener() finds none); then
+                                  0.0.0.0 listens: a client established
+  :: (AFONLY) and 0.0.0.0 bound,  the listen rejects it (none of the port's
+  an IPv4 request held, ::        listeners takes it): REJECTED 28, as if
+  listens                         it came then; then 0.0.0.0 listens: a
+                                  client established
+  Linux's bind/listen table       every pair of bind_table.h as Linux's
+  (listen_late_check table)       rules say, attached
+  a port-0 bind, 511 ports of its  the walk from a random port finds the
+  512 another process's           one free (before: 16 random picks, 3%);
+                                  the 511 alone: EADDRNOTAVAIL, the range
+                                  and SRNIC_RDMACM_PORT_RANGE named
+  a port-0 bind, its 1041 ports   EADDRNOTAVAIL once srnicd refused 1025
+  two other processes'            (CMA_BIND_ANY_ASKS + 1), said so
+  no SRNIC_RDMACM_PORT_RANGE, a    a port of the namespace's
+  network namespace whose         net.ipv4.ip_local_port_range
+  ip_local_port_range is 2 ports
   200 connects at once to a       every one a CONNECT_REQUEST once the
   listener whose process is       process runs again (the daemon's event
   stopped (SIGSTOP)               socket holds them; it held some 160),
@@ -59,6 +85,12 @@ SKIP = 77
 DAEMON_IP = "10.88.0.1"
 PORT = 7470
 HELD_MAX = 64           # drivers/rdmacm's CMA_HELD_MAX: requests held per bound port
+TABLE_PORT = 7500       # bind_table.h's ports: 40 from here
+WALK_PORT, WALK_N = 7600, 512   # a port-0 bind's range, all but one port another process's
+NS_PORT = 7490          # a network namespace's ip_local_port_range: this port and the next
+BIND_ANY_ASKS = 1024    # drivers/rdmacm's CMA_BIND_ANY_ASKS: a port-0 bind's refusals, most
+ASKS_HI = WALK_PORT + BIND_ANY_ASKS + 16    # a range of other processes' ports, past that
+ANY_PORT = 7484         # a port-0 bind's range of one port, free
 FLOOD = 4               # client processes of the flood, ...
 FLOOD_EACH = 50         # ... each this many connects (a session's QPs: 64 at most)
 
@@ -66,8 +98,8 @@ FLOOD_EACH = 50         # ... each this many connects (a session's QPs: 64 at mo
 class Prog:
     """One listen_late_check, its output lines gathered as they come."""
 
-    def __init__(self, env, check_bin, *args):
-        self.p = subprocess.Popen([SRNIC, "run", "--", check_bin] + list(args), env=env,
+    def __init__(self, env, check_bin, *args, pre=()):
+        self.p = subprocess.Popen(list(pre) + [SRNIC, "run", "--", check_bin] + list(args), env=env,
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, text=True, start_new_session=True)
         self.lines = []
@@ -106,6 +138,17 @@ class Prog:
     def done(self):
         """A clients program's answer line, or ""."""
         return next((x for x in self.lines if x.startswith("done ")), "")
+
+
+def host_port_range():
+    """net.ipv4.ip_local_port_range, as drivers/rdmacm reads it
+    (CMA_PORT_RANGE_FILE); the kernel's default if it cannot be read."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            lo, hi = (int(x) for x in f.read().split())
+        return lo, hi
+    except (OSError, ValueError):
+        return 32768, 60999
 
 
 def cm_num(env, key):
@@ -226,12 +269,15 @@ def main():
               any("listened on by another process" in x for x in t.lines),
               "a port-0 bind whose one port another process listens on: EADDRNOTAVAIL, "
               "said why (%s)" % t.text())
-        # a range that does not parse: said, and the default range's port
+        # a range that does not parse: said, and a port of the host's range
+        # (net.ipv4.ip_local_port_range; the kernel's default if unreadable)
         t = serve("reject", [0], {"SRNIC_RDMACM_PORT_RANGE": "7480 7470"})
         picked = t.last("port")
-        check(t.said("bound") and 32768 <= picked <= 60999 and
+        lo, hi = host_port_range()
+        check(t.said("bound") and lo <= picked <= hi and
               any("SRNIC_RDMACM_PORT_RANGE=\"7480 7470\" is not" in x for x in t.lines),
-              "a range LO > HI: said, a port of the default range (%d: %s)" % (picked, t.text()))
+              "a range LO > HI: said, a port of the host's range %d-%d (%d: %s)" %
+              (lo, hi, picked, t.text()))
         closed(t)
         # a port-0 bind whose range is that port and the next: picked again, not EADDRINUSE
         t = serve("reject", [0], {"SRNIC_RDMACM_PORT_RANGE": "%d %d" % (PORT + 3, PORT + 4)})
@@ -247,6 +293,28 @@ def main():
             closed(t)
         s.say("close")
         check(s.end() == 0, "the port's first server closed")
+
+        # an ephemeral port is never shared (the kernel's cma_port_is_unique()):
+        # a port-0 bind whose one port an id of the process holds with an
+        # overlapping address, REUSEADDR (and AFONLY) on both, is refused, not
+        # handed the port (whose rdma_listen() would then fail); an explicit
+        # REUSEADDR bind of that port still shares it
+        one = {"SRNIC_RDMACM_PORT_RANGE": "%d %d" % (ANY_PORT, ANY_PORT)}
+        for pair, what in ((["*0", "*0"], "0.0.0.0 beside 0.0.0.0"),
+                           (["*0", "~0"], ":: (AFONLY) beside 0.0.0.0"),
+                           (["0", "0"], "%s beside %s" % (DAEMON_IP, DAEMON_IP))):
+            t = serve("reject", pair, one)
+            check(t.lines[:1] == ["port %d" % ANY_PORT] and
+                  t.said("bind: EADDRNOTAVAIL, local port 0"),
+                  "a REUSEADDR port-0 bind, %s REUSEADDR on the range's one port: "
+                  "EADDRNOTAVAIL, as Linux's (%s)" % (what, t.text()))
+            if t.said("bound"):
+                closed(t)
+            check(t.end() == 0, "ended, exit 0")
+        t = serve("reject", ["*0", "*%d" % ANY_PORT], one)
+        check(t.said("bound") and t.lines[:2] == ["port %d" % ANY_PORT] * 2,
+              "an explicit REUSEADDR bind of the port a port-0 bind took: shared (%s)" % t.text())
+        closed(t)
 
         # the held requests' budget is each bound port's
         u = serve("reject", [PORT + 4, PORT + 5])
@@ -283,17 +351,30 @@ def main():
         closed(v)
         check(c.end() == 0, "the client ended")
 
-        # a request held by a wildcard id; an id bound to the address listens,
-        # then the wildcard goes: the listener has it (its listen took it),
-        # and the port's CM listen with it for the next
+        def listen_one(v, i):
+            """The i-th id's listen: "listening", or its refusal's line."""
+            def answers():
+                return len([x for x in v.lines if x == "listening" or
+                            x.startswith("listen %d:" % i)])
+            n, was = answers(), v.lines.count("listening")
+            v.say("listen %d" % i)
+            wait_for(lambda: answers() > n or v.p.poll() is not None, "the listen")
+            return v.lines.count("listening") > was
+
+        # a request held by a wildcard id; the address's id (REUSEADDR too)
+        # may not listen while the wildcard is bound (Linux's rdma_listen():
+        # cma_check_port() with reuseaddr 0); the wildcard destroyed, its CM
+        # listen and the request go to the address's id, whose listen takes it
         v = serve("accept", ["*%d" % (PORT + 8), str(PORT + 8)])
         c = client_waiting(PORT + 8)
-        v.say("listen 1")
-        check(wait_for(lambda: v.said("listening") or v.p.poll() is not None, "the listen"),
-              "the address's id listening, the wildcard only bound (%s)" % v.text())
+        check(not listen_one(v, 1) and v.said("listen 1: EADDRNOTAVAIL"),
+              "the address's listen beside the bound wildcard: EADDRNOTAVAIL (%s)" % v.text())
+        check(c.p.poll() is None, "the held request still waits (%s)" % c.text())
         v.say("destroy 0")
         check(wait_for(lambda: v.said("destroyed 0") or v.p.poll() is not None, "the destroy"),
               "the wildcard id that held the request destroyed")
+        check(listen_one(v, 1), "the address's id listens once the wildcard is gone (%s)" %
+              v.text())
         check(wait_for(lambda: c.said("established") or c.p.poll() is not None,
                        "the client's ESTABLISHED") and c.said("established"),
               "the request the wildcard held went to the listener, not REJ 8 (%s)" % c.text())
@@ -304,6 +385,96 @@ def main():
               "the listener accepted both, the held one and the next (%s)" % v.text())
         closed(v)
         check(c.end() == 0, "the client ended")
+
+        # the hold ends at the port's first listen: 0.0.0.0 bound first (its
+        # bind took the port's CM listen), :: AFONLY listening beside it; an
+        # IPv4 request then is Linux's at arrival: no listener takes it,
+        # REJECTED 28 (cma_find_listener() fails, the CM id's REJ), not
+        # held for 0.0.0.0's listen
+        v = serve("accept", ["*%d" % (PORT + 10), "~%d" % (PORT + 10)])
+        check(listen_one(v, 1), ":: (AFONLY) listens beside 0.0.0.0 bound (%s)" % v.text())
+        answered(clients(PORT + 10, 1),
+                 "established 0 rejected 1 reason8 0 reason28 1 byserver 0 other 0")
+        check(listen_one(v, 0), "0.0.0.0 listens (%s)" % v.text())
+        answered(clients(PORT + 10, 1),
+                 "established 1 rejected 0 reason8 0 reason28 0 byserver 0 other 0")
+        closed(v)
+        # the other order: :: bound first holds the request; its listen is the
+        # port's first: the request none of its listeners takes gets the REJ it
+        # would have had coming then, 28 (before: 8)
+        v = serve("accept", ["~%d" % (PORT + 11), "*%d" % (PORT + 11)])
+        c = client_waiting(PORT + 11)
+        check(listen_one(v, 0), ":: (AFONLY) listens (%s)" % v.text())
+        check(c.end() == 0 and c.said("rejected 28"),
+              "the held IPv4 request no listener takes: REJECTED 28 at the port's first "
+              "listen (%s)" % c.text())
+        check(listen_one(v, 1), "0.0.0.0 listens (%s)" % v.text())
+        answered(clients(PORT + 11, 1),
+                 "established 1 rejected 0 reason8 0 reason28 0 byserver 0 other 0")
+        closed(v)
+
+        # Linux's bind and listen rules, every pair, attached
+        t = Prog(env, a.check, "table", DAEMON_IP, str(TABLE_PORT))
+        progs.append(t)
+        check(t.end() == 0 and t.said("table: 0 failed"),
+              "bind_table.h attached: %s" % (" | ".join(x for x in t.lines
+                                                       if x.startswith(("FAIL", "table:")))))
+
+        # a port-0 bind walks its range: 511 of its 512 ports another process's
+        h = serve("reject", ["%d-%d" % (WALK_PORT, WALK_PORT + WALK_N - 2)])
+        check(h.said("bound"), "%d ports bound by one process (%s)" % (WALK_N - 1, h.text()))
+        t = serve("reject", [0], {"SRNIC_RDMACM_PORT_RANGE": "%d %d" %
+                                  (WALK_PORT, WALK_PORT + WALK_N - 1)})
+        check(t.said("bound") and t.last("port") == WALK_PORT + WALK_N - 1,
+              "a port-0 bind whose range has one port free: that one, %d (%s)" %
+              (WALK_PORT + WALK_N - 1, t.text()))
+        if t.said("bound"):
+            closed(t)
+        t = serve("reject", [0], {"SRNIC_RDMACM_PORT_RANGE": "%d %d" %
+                                  (WALK_PORT, WALK_PORT + WALK_N - 2)})
+        said = "every port of %d-%d is taken" % (WALK_PORT, WALK_PORT + WALK_N - 2)
+        check(t.end() == 0 and t.said("bind: EADDRNOTAVAIL, local port 0") and
+              any(said in x and "SRNIC_RDMACM_PORT_RANGE" in x for x in t.lines),
+              "a port-0 bind whose range is full: EADDRNOTAVAIL, the range and "
+              "SRNIC_RDMACM_PORT_RANGE named (%s)" % t.text())
+        # the daemon's refusals of one bind are capped: a range of more ports
+        # than CMA_BIND_ANY_ASKS, all other processes', fails at the cap's
+        # next one, not after a round trip for each
+        g = serve("reject", ["%d-%d" % (WALK_PORT + WALK_N - 1, ASKS_HI)])
+        check(g.said("bound"), "%d more ports bound by a second process (%s)" %
+              (ASKS_HI - WALK_PORT - WALK_N + 2, g.text()))
+        t = serve("reject", [0], {"SRNIC_RDMACM_PORT_RANGE": "%d %d" % (WALK_PORT, ASKS_HI)})
+        said = "srnicd refused %d ports of %d-%d in a row" % (BIND_ANY_ASKS + 1, WALK_PORT,
+                                                             ASKS_HI)
+        check(t.end() == 0 and t.said("bind: EADDRNOTAVAIL, local port 0") and
+              any(said in x and "CMA_BIND_ANY_ASKS" in x for x in t.lines),
+              "a port-0 bind whose %d ports are other processes': EADDRNOTAVAIL at the "
+              "cap, said (%s)" % (ASKS_HI - WALK_PORT + 1, t.text()))
+        closed(g)
+        closed(h)
+
+        # no SRNIC_RDMACM_PORT_RANGE: the ports of net.ipv4.ip_local_port_range,
+        # here a network namespace's own of two ports
+        if shutil.which("unshare") is None:
+            print("skip: no unshare(1) for the ip_local_port_range case")
+        elif subprocess.run(["unshare", "--net", "true"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL).returncode != 0:
+            print("skip: unshare --net not permitted here (no CAP_SYS_ADMIN?) for the "
+                  "ip_local_port_range case")
+        else:
+            ns_env = dict(env)
+            ns_env.pop("SRNIC_RDMACM_PORT_RANGE", None)
+            t = Prog(ns_env, a.check, "serve", DAEMON_IP, "reject", "0",
+                     pre=["unshare", "--net", "sh", "-c",
+                          "echo '%d %d' > /proc/sys/net/ipv4/ip_local_port_range && "
+                          'exec "$@"' % (NS_PORT, NS_PORT + 1), "sh"])
+            progs.append(t)
+            wait_for(lambda: t.said("bound") or t.p.poll() is not None, "the bind")
+            check(t.said("bound") and t.last("port") in (NS_PORT, NS_PORT + 1),
+                  "a port-0 bind, ip_local_port_range %d %d: port %d (%s)" %
+                  (NS_PORT, NS_PORT + 1, t.last("port"), t.text()))
+            if t.said("bound"):
+                closed(t)
 
         # a flood of connects while the listener's process is stopped
         w = serve("reject", [PORT + 7])
