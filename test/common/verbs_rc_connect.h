@@ -5,10 +5,11 @@
 /*
  * An RC QP through INIT, RTR and RTS to a peer QP over RoCE (a GRH to
  * dgid from the local GID sgid_index, port 1, MTU 1024, one READ/atomic
- * each way, retries 7), its PSNs psn both ways: for the test programs
- * built against the system's <infiniband/verbs.h> alone (never srnic's
- * headers), which run over srnic's libibverbs.so.1. Header-only: those
- * programs link nothing of the tree. 0, or ibv_modify_qp's error.
+ * each way, retries 7, the ACK timeout timeout: 0 is none), its PSNs psn
+ * both ways: for the test programs built against the system's
+ * <infiniband/verbs.h> alone (never srnic's headers), which run over
+ * srnic's libibverbs.so.1. Header-only: those programs link nothing of
+ * the tree. 0, or ibv_modify_qp's error.
  * And verbs_qp_state_left(), below.
  */
 #include <stdint.h>
@@ -18,8 +19,8 @@
 #include <infiniband/verbs.h>
 
 static inline int
-verbs_rc_connect(struct ibv_qp *qp, uint32_t dqpn, const union ibv_gid *dgid,
-		 uint8_t sgid_index, uint32_t psn, unsigned int access)
+verbs_rc_connect_to(struct ibv_qp *qp, uint32_t dqpn, const union ibv_gid *dgid,
+		    uint8_t sgid_index, uint32_t psn, unsigned int access, uint8_t timeout)
 {
 	struct ibv_qp_attr a;
 	int rc;
@@ -51,12 +52,20 @@ verbs_rc_connect(struct ibv_qp *qp, uint32_t dqpn, const union ibv_gid *dgid,
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = psn;
-	a.timeout = 14;
+	a.timeout = timeout;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* verbs_rc_connect_to() with the ACK timeout 14 (67 ms, 8 tries) */
+static inline int
+verbs_rc_connect(struct ibv_qp *qp, uint32_t dqpn, const union ibv_gid *dgid,
+		 uint8_t sgid_index, uint32_t psn, unsigned int access)
+{
+	return verbs_rc_connect_to(qp, dqpn, dgid, sgid_index, psn, access, 14);
 }
 
 /*

@@ -42,6 +42,12 @@
 #define BUF_LEN (16u << 20)         /* more packets than a memif ring and a TX buffer hold */
 #define DEREG_TRIES 600             /* EBUSYs (a second each) before it gives up */
 #define SMALL_LEN (64u << 10)       /* the rereg's new range */
+/* No ACK timeout (IBA 0: none): the test stops the peer's daemon for as
+ * long as its steps take, and its packets must stay out meanwhile; with
+ * 14 (67 ms, 8 tries) a loaded host's slow step let the retries run out
+ * first (retry_timeout 8, qp_to_err 1), and the QP in ERR had none out
+ * when the dereg or rereg came. memif loses nothing to retry. */
+#define DEREG_ACK_TIMEOUT 0
 
 static void
 gid_hex(const union ibv_gid *g, char *out)
@@ -121,7 +127,8 @@ main(void)
 	if (fgets(line, sizeof(line), stdin) == NULL ||
 	    sscanf(line, "peer %u %u %llu %64s", &pqpn, &prkey, &paddr, phex) != 4 ||
 	    gid_parse(phex, &pgid) != 0 ||
-	    verbs_rc_connect(qp, pqpn, &pgid, GID_INDEX, 0, IBV_ACCESS_REMOTE_WRITE) != 0) {
+	    verbs_rc_connect_to(qp, pqpn, &pgid, GID_INDEX, 0, IBV_ACCESS_REMOTE_WRITE,
+				DEREG_ACK_TIMEOUT) != 0) {
 		printf("FAIL: the peer's line, or the connect: %s", line);
 		return 1;
 	}

@@ -383,8 +383,7 @@ def main():
         check(info is not None and info.get("mrs_dereg_waiting") == 0,
               "then nothing waits: mrs_dereg_waiting %r" % (info or {}).get("mrs_dereg_waiting"))
 
-        # the rereg whose old range outlives the wait: a new pair (the first
-        # QP went to ERR while b stood still: its retries ran out)
+        # the rereg whose old range outlives the wait: a new pair
         for name, p in zip("ab", progs):
             out = finish(p)
             check(p.returncode == 0, "dereg_check on daemon %s: exit %s %r" %
