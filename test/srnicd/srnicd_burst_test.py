@@ -7,9 +7,11 @@ once per burst. One daemon on a net_ring0 port, Debian's ib_write_bw -s 64
 -n ITERS --post_list LIST between two programs attached to it: the library
 writes LIST WQEs, then one doorbell, so the engine finds them together.
 
-  the daemon's sq_posts      grows by fewer than ITERS / 4 (LIST WQEs in
-                             one call: ~ITERS / LIST; before: one call per
-                             WQE, +ITERS)
+  the daemon's sq_posts      grows by fewer than ITERS / 4 (the bound;
+                             ~ITERS / LIST when the engine finds each
+                             list whole, more when it reads one while it
+                             is being written; before: one call per WQE,
+                             +ITERS)
 
 Every WRITE completes (perftest's own count).
 
