@@ -13,7 +13,7 @@ writes LIST WQEs, then one doorbell, so the engine finds them together.
                              is being written; before: one call per WQE,
                              +ITERS)
 
-Every WRITE completes (perftest's own count).
+Every WRITE completes (perftest's own count); status shows sq_full.
 
   srnicd_burst_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs
 """
@@ -76,6 +76,10 @@ def main():
             check(0 < posts < ITERS // 4, "%d WQEs into srnic in %d srnic_post_send() calls "
                   "(want fewer than %d: a burst per call, not one call per WQE)" %
                   (ITERS, posts, ITERS // 4))
+            # srnic's SQ full: the passes that left WQEs in the ring, shown
+            check(status_num(s1, "sq_full") >= status_num(s0, "sq_full") >= 0,
+                  "status' engine line shows sq_full (%d -> %d)" %
+                  (status_num(s0, "sq_full"), status_num(s1, "sq_full")))
     finally:
         if daemon is not None and daemon.poll() is None:
             stop(daemon)
