@@ -391,15 +391,26 @@ struct dp_sq_burst {
 	struct svc_wqe w[DP_SQ_BURST];
 };
 
+/* srnic's SQ full with WQEs left in the ring: again at the next poll */
+static void
+dp_sq_full(struct srnd *d, struct srnd_objs *o)
+{
+	o->pending = true;
+	atomic_store_explicit(&d->eng_sq_full,
+			      atomic_load_explicit(&d->eng_sq_full, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
 /* The burst's nb WRs into srnic, one call: how many it took (all, or up to
  * the one it refused: ENOMEM, its SQ full, leaves the rest for the next
- * poll; another refusal fails the QP). *stop when the caller must stop. */
+ * poll; another refusal fails the QP). *stop when the caller must stop.
+ * sq_posts counts the calls that took a WQE (the engine its only writer). */
 static unsigned int
 dp_sq_flush(struct srnd *d, struct srnd_objs *o, struct srnd_qp *q, struct dp_sq_burst *b,
 	    unsigned int nb, bool *stop)
 {
 	struct ibv_send_wr *bad = NULL;
-	unsigned int i;
+	unsigned int i, took;
 	int rc;
 
 	if (nb == 0)
@@ -408,22 +419,30 @@ dp_sq_flush(struct srnd *d, struct srnd_objs *o, struct srnd_qp *q, struct dp_sq
 		b->wr[i].next = &b->wr[i + 1];
 	b->wr[nb - 1].next = NULL;
 	rc = srnic_post_send(q->sqp, &b->wr[0], &bad);
-	atomic_fetch_add_explicit(&d->eng_sq_posts, 1, memory_order_relaxed);
+	took = rc == 0 ? nb : bad != NULL ? (unsigned int)(bad - &b->wr[0]) : 0;
+	if (took > 0)
+		atomic_store_explicit(&d->eng_sq_posts,
+				      atomic_load_explicit(&d->eng_sq_posts, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
 	if (rc == 0)
 		return nb;
 	*stop = true;
 	if (rc == ENOMEM)
-		o->pending = true;  /* srnic's SQ is full: again at the next poll */
+		dp_sq_full(d, o);
 	else
 		dp_qp_fail(q, "a send WQE srnic refused", srnic_qp_num(q->sqp));
-	return bad != NULL ? (unsigned int)(bad - &b->wr[0]) : 0;
+	return took;
 }
 
-/* Take the SQ's new WQEs into srnic, DP_SQ_BURST per call: how many. */
+/* Take the SQ's new WQEs into srnic, DP_SQ_BURST per call, no more than
+ * srnic's SQ has room for (the rest read at a later poll): how many. A bad
+ * WQE fails the QP once the WQEs before it are in srnic (as one by one);
+ * while srnic has no room for them, it stays in the ring, read again. */
 static unsigned int
 dp_sq(struct srnd *d, struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring *r)
 {
-	uint32_t head = __atomic_load_n(&r->sq_head.v, __ATOMIC_ACQUIRE), n = 0;
+	uint32_t head = __atomic_load_n(&r->sq_head.v, __ATOMIC_ACQUIRE), n = 0, room;
+	const char *bad = NULL;
 	struct dp_sq_burst b;
 	struct ibv_send_wr *wr;
 	struct ibv_sge *sg;
@@ -434,6 +453,13 @@ dp_sq(struct srnd *d, struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring
 	if (head - q->sq_next > q->sq_size) {
 		dp_qp_fail(q, "SQ head beyond the ring", srnic_qp_num(q->sqp));
 		return 0;
+	}
+	if (head == q->sq_next)
+		return 0;
+	room = srnic_qp_sq_room(q->sqp);
+	if (head - q->sq_next > room) {
+		head = q->sq_next + room;  /* the rest when srnic has room */
+		dp_sq_full(d, o);
 	}
 	while (q->sq_next + nb != head) {
 		if (nb == DP_SQ_BURST) {
@@ -457,12 +483,8 @@ dp_sq(struct srnd *d, struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring
 		wr->sg_list = sg;
 		if (w->send_flags & IBV_SEND_INLINE) {
 			if (w->num_sge > SVC_WQE_INLINE_MAX) {
-				/* the WQEs before it first, as one by one */
-				took = dp_sq_flush(d, o, q, &b, nb, &stop);
-				q->sq_next += took;
-				n += took;
-				dp_qp_fail(q, "inline data longer than a WQE holds", srnic_qp_num(q->sqp));
-				return n;
+				bad = "inline data longer than a WQE holds";
+				break;
 			}
 			sg[0].addr = (uintptr_t)w->inl;
 			sg[0].length = w->num_sge;
@@ -470,11 +492,8 @@ dp_sq(struct srnd *d, struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring
 			wr->num_sge = w->num_sge > 0;
 		} else {
 			if (!dp_sges(o, w, sg)) {
-				took = dp_sq_flush(d, o, q, &b, nb, &stop);
-				q->sq_next += took;
-				n += took;
-				dp_qp_fail(q, "more SGEs than a WQE holds", srnic_qp_num(q->sqp));
-				return n;
+				bad = "more SGEs than a WQE holds";
+				break;
 			}
 			wr->num_sge = (int)w->num_sge;
 		}
@@ -482,12 +501,7 @@ dp_sq(struct srnd *d, struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring
 			struct srnd_ah *ah = dp_pub(o->eah, K_AH, w->ah);
 
 			if (ah == NULL) {
-				took = dp_sq_flush(d, o, q, &b, nb, &stop);
-				q->sq_next += took;
-				n += took;
-				nb = 0;
-				dp_qp_fail(q, "a UD WQE names no AH of the session",
-					   srnic_qp_num(q->sqp));
+				bad = "a UD WQE names no AH of the session";
 				break;
 			}
 			wr->wr.ud.ah = srnic_ah_ibv(ah->sah);
@@ -497,12 +511,7 @@ dp_sq(struct srnd *d, struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring
 			struct srnd_mw *mw = dp_pub(o->emw, K_MW, w->bind.mw);
 
 			if (mw == NULL || w->num_sge != 0) {
-				took = dp_sq_flush(d, o, q, &b, nb, &stop);
-				q->sq_next += took;
-				n += took;
-				nb = 0;
-				dp_qp_fail(q, "a bind names no window of the session",
-					   srnic_qp_num(q->sqp));
+				bad = "a bind names no window of the session";
 				break;
 			}
 			/* srnic reads the MR's lkey only, at the post: its
@@ -533,6 +542,11 @@ dp_sq(struct srnd *d, struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring
 		q->sq_next += took;
 		n += took;
 	}
+	/* a bad WQE (it broke out of the loop before nb++): the QP failed
+	 * only when srnic took every WQE before it (else the QP is failed
+	 * already, or the bad WQE is read again when srnic has room) */
+	if (bad != NULL && !stop)
+		dp_qp_fail(q, bad, srnic_qp_num(q->sqp));
 	__atomic_store_n(&r->sq_comp.v, q->sq_next, __ATOMIC_RELEASE);
 	return n;
 }

@@ -992,6 +992,16 @@ srnic_post_send_all(struct srnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send
 	return post_send_list(qp, wr, bad_wr, true);
 }
 
+uint32_t
+srnic_qp_sq_room(const struct srnic_qp *qp)
+{
+	/* head is the caller's own (the single producer's): relaxed */
+	uint32_t head = atomic_load_explicit(&qp->sq.head, memory_order_relaxed);
+	uint32_t free_to = atomic_load_explicit(&qp->sq.app_free, memory_order_acquire);
+
+	return qp->sq.size - (head - free_to);
+}
+
 int
 srnic_post_recv(struct srnic_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {

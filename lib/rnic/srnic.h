@@ -989,6 +989,12 @@ int srnic_post_send(struct srnic_qp *qp, struct ibv_send_wr *wr, struct ibv_send
 int srnic_post_send_all(struct srnic_qp *qp, struct ibv_send_wr *wr,
 			struct ibv_send_wr **bad_wr);
 /**
+ * How many send WRs srnic_post_send() would take now, at most: the SQ's
+ * free slots (one acquire load). For the SQ's single producer, the caller
+ * of srnic_post_send(): the room only grows until it posts again.
+ */
+uint32_t srnic_qp_sq_room(const struct srnic_qp *qp);
+/**
  * Post receive work requests. Returns 0, or an errno with *bad_wr set;
  * EINVAL on a QP created with an SRQ (post to the SRQ), as verbs does.
  */

@@ -17,7 +17,7 @@
 # loopback: the requester's and the responder's work in one engine, as the
 # two embedded engines do theirs), its engine alone on CPU 1, both programs
 # on CPU 0: the same number of busy threads as embedded
-# (attached-vs-embedded.sh's --one-daemon case). doc/performance.md ("Session 22") has results.
+# (attached-vs-embedded.sh's always-run column `one`). doc/performance.md ("Session 22") has results.
 #   test/bench/attached-counts.sh [--build DIR] [-n N] [--strace]
 #       [--callgrind] [--layout two|one] [--modes "emb att"] [-- TOOL ARGS...]
 set -euo pipefail

@@ -30,7 +30,9 @@
  *                           ERR (bad_ring, which the test reads) and tells
  *                           it IBV_EVENT_QP_FATAL on that QP; a forged
  *                           ibv_destroy_ah of the other session's AH is
- *                           EBADF and that AH stays its owner's
+ *                           EBADF and that AH stays its owner's; the
+ *                           destroyed one behind AH_ORDER_GOOD good sends
+ *                           of one list: their CQEs (sent or flushed)
  *   srnicd_async eintr      a blocking ibv_get_cq_event() ended by a SIGALRM
  *                           handled without SA_RESTART: -1, EINTR (as
  *                           rdma-core's read() of the kernel's channel)
@@ -297,7 +299,7 @@ qp_fatal(struct ibv_device *dev)
 	struct side a, b;
 	union ibv_gid gid;
 	struct ibv_sge sg;
-	struct ibv_wc wc;
+	struct ibv_wc wc = { .qp_num = 0 };
 	int i;
 
 	memset(&a, 0, sizeof(a));
@@ -535,6 +537,9 @@ ud_reply(struct ibv_device *dev)
 	return 0;
 }
 
+/* ah_forged: the good sends before the bad one (ud_qp's SQ holds 4) */
+#define AH_ORDER_GOOD 3
+
 /* what the attached provider's AH is: the verbs AH, then the handle */
 struct forged_ah {
 	struct ibv_ah ah;
@@ -544,9 +549,13 @@ struct forged_ah {
 static int
 ah_forged(struct ibv_device *dev)
 {
+	struct ibv_send_wr wr[AH_ORDER_GOOD + 1], *bad;
 	struct forged_ah f;
 	struct ibv_ah_attr aa;
-	struct ibv_ah *bah0, *bah, *own;
+	struct ibv_ah *bah0, *bah, *own, *good;
+	struct ibv_sge sg;
+	struct ibv_wc wc = { .qp_num = 0 };
+	int i;
 	struct ibv_async_event ev;
 	struct ibv_qp *q1, *q2;
 	struct side a, b;
@@ -584,12 +593,37 @@ ah_forged(struct ibv_device *dev)
 	ibv_ack_async_event(&ev);
 	CHECK(ibv_destroy_ah(&f.ah) == EBADF, "a's ibv_destroy_ah of b's handle: EBADF");
 	f.ah.handle = f.handle = stale;
-	CHECK(ud_send(&a, q2, &f.ah, q1->qp_num, 0) == 0, "a posts a UD send naming its "
-	      "destroyed AH");
+	/* AH_ORDER_GOOD good sends in front of it, one list: each its CQE
+	 * (sent, or flushed), the bad one failing the QP only after them */
+	CHECK((good = ibv_create_ah(a.pd, &aa)) != NULL, "a's live AH");
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i <= AH_ORDER_GOOD; i++) {
+		wr[i].wr_id = (uint64_t)i;
+		wr[i].sg_list = &sg;
+		wr[i].num_sge = 1;
+		wr[i].opcode = IBV_WR_SEND;
+		wr[i].wr.ud.ah = i < AH_ORDER_GOOD ? good : &f.ah;
+		wr[i].wr.ud.remote_qpn = q1->qp_num;
+		wr[i].wr.ud.remote_qkey = QKEY;
+		wr[i].next = i < AH_ORDER_GOOD ? &wr[i + 1] : NULL;
+	}
+	sg = (struct ibv_sge){ .addr = (uintptr_t)a.buf, .length = MSG_LEN, .lkey = a.mr->lkey };
+	CHECK(ibv_post_send(q2, &wr[0], &bad) == 0, "a posts %d UD sends, then one naming its "
+	      "destroyed AH", AH_ORDER_GOOD);
 	CHECK(verbs_qp_state_left(q2, IBV_QPS_RTS, GUARD_MS) == IBV_QPS_ERR, "the daemon moves that QP to ERR too");
 	CHECK(async_event(a.ctx, &ev) && ev.event_type == IBV_EVENT_QP_FATAL &&
 	      ev.element.qp == q2, "IBV_EVENT_QP_FATAL on it too (event %d)", ev.event_type);
 	ibv_ack_async_event(&ev);
+	for (i = 0; i < AH_ORDER_GOOD; i++) {
+		/* q1's (a flush of its bad WQE, if the daemon gives one) aside */
+		while (cqe(&a, &wc) && wc.qp_num != q2->qp_num)
+			;
+		CHECK(wc.qp_num == q2->qp_num && wc.wr_id == (uint64_t)i &&
+		      (wc.status == IBV_WC_SUCCESS || wc.status == IBV_WC_WR_FLUSH_ERR),
+		      "good send %d before it: its CQE (wr_id %llu, status %d)", i,
+		      (unsigned long long)wc.wr_id, wc.status);
+	}
+	CHECK(ibv_destroy_ah(good) == 0, "a's live AH destroyed");
 	CHECK(ibv_destroy_ah(bah) == 0 && ibv_destroy_ah(bah0) == 0,
 	      "b's AHs are still b's: destroyed by b");
 	CHECK(ibv_destroy_qp(q1) == 0 && ibv_destroy_qp(q2) == 0, "a's QPs destroyed");

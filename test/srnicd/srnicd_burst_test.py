@@ -7,11 +7,13 @@ once per burst. One daemon on a net_ring0 port, Debian's ib_write_bw -s 64
 -n ITERS --post_list LIST between two programs attached to it: the library
 writes LIST WQEs, then one doorbell, so the engine finds them together.
 
-  the daemon's sq_posts      grows by fewer than ITERS / 4 (LIST WQEs in
-                             one call: ~ITERS / LIST; before: one call per
-                             WQE, +ITERS)
+  the daemon's sq_posts      grows by fewer than ITERS / 4 (the bound;
+                             ~ITERS / LIST when the engine finds each
+                             list whole, more when it reads one while it
+                             is being written; before: one call per WQE,
+                             +ITERS)
 
-Every WRITE completes (perftest's own count).
+Every WRITE completes (perftest's own count); status shows sq_full.
 
   srnicd_burst_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs
 """
@@ -74,6 +76,10 @@ def main():
             check(0 < posts < ITERS // 4, "%d WQEs into srnic in %d srnic_post_send() calls "
                   "(want fewer than %d: a burst per call, not one call per WQE)" %
                   (ITERS, posts, ITERS // 4))
+            # srnic's SQ full: the passes that left WQEs in the ring, shown
+            check(status_num(s1, "sq_full") >= status_num(s0, "sq_full") >= 0,
+                  "status' engine line shows sq_full (%d -> %d)" %
+                  (status_num(s0, "sq_full"), status_num(s1, "sq_full")))
     finally:
         if daemon is not None and daemon.poll() is None:
             stop(daemon)
