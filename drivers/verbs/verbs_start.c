@@ -117,6 +117,8 @@ print_stats(struct sv_device *dev)
 		"port_mtu_change", "port_mtu_qp_err",
 	};
 	unsigned int i, n = srnic_engine_stats_count();
+	struct ibv_port_attr pa;
+	uint16_t mtu;
 
 	fprintf(stderr, "srnic: engine counters (nonzero), pid %d\n", (int)getpid());
 	for (i = 0; i < n; i++) {
@@ -139,6 +141,96 @@ print_stats(struct sv_device *dev)
 		fprintf(stderr, "srnic:   %-28s %16" PRIu64 "\n", "lossy_seen", st.n[SRNIC_LOSSY_PASS]);
 		fprintf(stderr, "srnic:   %-28s %16" PRIu64 "\n", "lossy_drop", st.n[SRNIC_LOSSY_DROP]);
 	}
+	/* what a UD datagram may carry: the active MTU is every UD QP's
+	 * path MTU (a peer's larger datagram is dropped: rx_ud_too_long) */
+	if (rte_eth_dev_get_mtu(dev->port_id, &mtu) == 0 &&
+	    srnic_dev_query_port(dev->sdev, &pa) == 0)
+		fprintf(stderr, "srnic: port %u MTU %u, active_mtu %u\n", dev->port_id, mtu,
+			128u << pa.active_mtu);
+}
+
+/* ---- SRNIC_STATS=1 at SIGINT/SIGTERM ----
+ * A program killed while it waits (a test's peer that failed and left it
+ * blocked) never reaches exit(): its counters are written from the signal
+ * handler, as print_stats() writes them, with write(2) only (relaxed loads
+ * of the engines' words, no stdio, no lock, no allocation). The lossy
+ * link's and the port's MTU are left out (not loads of plain words). */
+
+/* s, then spaces up to width; returns the end */
+static char *
+sig_pad(char *p, const char *s, size_t width)
+{
+	size_t n = strlen(s);
+
+	memcpy(p, s, n);
+	for (p += n; n < width; n++)
+		*p++ = ' ';
+	return p;
+}
+
+/* v in decimal, right-aligned in width; returns the end */
+static char *
+sig_num(char *p, int64_t v, size_t width)
+{
+	char d[24];
+	size_t n = 0;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	do {
+		d[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+	if (v < 0)
+		d[n++] = '-';
+	for (; width > n; width--)
+		*p++ = ' ';
+	while (n > 0)
+		*p++ = d[--n];
+	return p;
+}
+
+static void
+sig_write(const char *s, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(STDERR_FILENO, s, n);
+
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+static void
+print_stats_signal(const struct sv_device *dev, int sig)
+{
+	static const char *const port_stats[] = {
+		"port_restart", "port_restart_held", "port_hold_expired", "port_memif_cc_purged",
+		"port_mtu_change", "port_mtu_qp_err",
+	};
+	unsigned int i, n = srnic_engine_stats_count();
+	char line[128], *p;
+
+	p = sig_pad(line, "srnic: engine counters (nonzero) at signal ", 0);
+	p = sig_num(p, sig, 0);
+	p = sig_pad(p, ", pid ", 0);
+	p = sig_num(p, getpid(), 0);
+	*p++ = '\n';
+	sig_write(line, (size_t)(p - line));
+	for (i = 0; i < n + RTE_DIM(port_stats); i++) {
+		const char *name = i < n ? srnic_engine_stat_name(i) : port_stats[i - n];
+		int64_t v = srnic_dev_stat(dev->sdev, name);
+
+		if (i < n ? v == 0 : v <= 0)
+			continue;
+		p = sig_pad(line, "srnic:   ", 0);
+		p = sig_pad(p, name, 28);
+		*p++ = ' ';
+		p = sig_num(p, v, 16);
+		*p++ = '\n';
+		sig_write(line, (size_t)(p - line));
+	}
 }
 
 static void
@@ -159,7 +251,8 @@ sv_teardown(void)
 	sv_devfs_remove();
 }
 
-/* Async-signal-safe part only: what would otherwise stay on disk. */
+/* Async-signal-safe part only: what would otherwise stay on disk, and
+ * SRNIC_STATS's counters when the signal ends the process. */
 static void
 sv_signal(int sig)
 {
@@ -170,6 +263,10 @@ sv_signal(int sig)
 		unlink(sv_sock_path);
 	if (sv_run_dir[0] != '\0' && !sv_forked)
 		rmdir(sv_run_dir);
+	/* the process ends here without exit(): SRNIC_STATS's counters now */
+	if (sv_stats_at_exit && sv_dev != NULL && !sv_forked &&
+	    (old->sa_flags & SA_SIGINFO) == 0 && old->sa_handler == SIG_DFL)
+		print_stats_signal(sv_dev, sig);
 	if (old->sa_handler == SIG_IGN)
 		return;
 	if ((old->sa_flags & SA_SIGINFO) == 0 && old->sa_handler != SIG_DFL) {
