@@ -103,6 +103,16 @@ req_gather(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_swq
 			if (eng_pkt_attach_copy(eng, m, srnic_mr_at(mr, w->sge[i].addr + off), n) != 0)
 				return -ENOMEM;
 			eng_stat(eng, SRNIC_STAT_REQ_RETRY_COPY, 1);
+		} else if (qp->transport != SRNIC_OPM_RC) {
+			/* UD and UC complete once queued (no ACK to wait
+			 * for), before the flush seals the packet and the
+			 * port reads it: the application owns the buffer
+			 * again at its CQE and may refill it (libfabric's
+			 * ofi_rxd does), so the packet carries a copy, as
+			 * rxe's skb does */
+			if (eng_pkt_attach_copy(eng, m, srnic_mr_at(mr, w->sge[i].addr + off), n) != 0)
+				return -ENOMEM;
+			eng_stat(eng, SRNIC_STAT_REQ_UD_UC_COPY, 1);
 		} else if (eng_pkt_attach(eng, m, mr, w->sge[i].addr + off, n) != 0) {
 			return -ENOMEM;
 		}
