@@ -48,6 +48,8 @@ static bool sv_init_done;       /* tried once: a failed start is not retried */
 static char sv_sock_path[SV_SOCK_PATH_MAX];  /* a memif server's socket, unlinked at exit */
 static char sv_run_dir[SV_SOCK_PATH_MAX];    /* EAL's runtime dir (empty with --no-shconf), removed at exit */
 static struct sigaction sv_old_int, sv_old_term;
+/* the program's handler had SA_RESETHAND and ran once: the default's now */
+static volatile sig_atomic_t sv_reset_int, sv_reset_term;
 static bool sv_stats_at_exit;   /* SRNIC_STATS=1 */
 
 /*
@@ -252,11 +254,21 @@ sv_teardown(void)
 }
 
 /* Async-signal-safe part only: what would otherwise stay on disk, and
- * SRNIC_STATS's counters when the signal ends the process. */
+ * SRNIC_STATS's counters when the signal ends the process. The program's
+ * own handler (installed before srnic started) then runs as the kernel
+ * would have run it: with the real siginfo and context, its SA_RESETHAND
+ * honoured (the next delivery takes the default action) and errno as the
+ * interrupted code left it. */
 static void
-sv_signal(int sig)
+sv_signal(int sig, siginfo_t *info, void *uctx)
 {
 	struct sigaction *old = sig == SIGINT ? &sv_old_int : &sv_old_term;
+	volatile sig_atomic_t *reset = sig == SIGINT ? &sv_reset_int : &sv_reset_term;
+	/* sa_handler and sa_sigaction share storage: SIG_DFL/SIG_IGN read
+	 * the same through either */
+	bool had_default = old->sa_handler == SIG_DFL;
+	int saved_errno = errno;
+	struct sigaction dfl;
 
 	/* a fork()ed child leaves the parent's files (a Ctrl-C reaches both) */
 	if (sv_sock_path[0] != '\0' && !sv_forked)
@@ -264,34 +276,57 @@ sv_signal(int sig)
 	if (sv_run_dir[0] != '\0' && !sv_forked)
 		rmdir(sv_run_dir);
 	/* the process ends here without exit(): SRNIC_STATS's counters now */
-	if (sv_stats_at_exit && sv_dev != NULL && !sv_forked &&
-	    (old->sa_flags & SA_SIGINFO) == 0 && old->sa_handler == SIG_DFL)
+	if (sv_stats_at_exit && sv_dev != NULL && !sv_forked && had_default)
 		print_stats_signal(sv_dev, sig);
-	if (old->sa_handler == SIG_IGN)
-		return;
-	if ((old->sa_flags & SA_SIGINFO) == 0 && old->sa_handler != SIG_DFL) {
-		old->sa_handler(sig);
+	errno = saved_errno;
+	if (!had_default && *reset == 0) {
+		if (old->sa_handler == SIG_IGN)
+			return;
+		/* SA_RESETHAND: the disposition is the default's before the
+		 * handler runs (a nested delivery under SA_NODEFER included) */
+		if ((old->sa_flags & SA_RESETHAND) != 0)
+			*reset = 1;
+		if ((old->sa_flags & SA_SIGINFO) != 0)
+			old->sa_sigaction(sig, info, uctx);
+		else
+			old->sa_handler(sig);
 		return;
 	}
-	if ((old->sa_flags & SA_SIGINFO) != 0 && old->sa_sigaction != NULL) {
-		old->sa_sigaction(sig, NULL, NULL);
-		return;
-	}
-	sigaction(sig, old, NULL);
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, had_default ? old : &dfl, NULL);
 	raise(sig);
+}
+
+/* srnic's handler in front of the program's, with the program's flags and
+ * mask: SA_RESTART only if the program asked for it (a program that stops
+ * on the EINTR of a blocking call after its handler set a flag still
+ * stops), SA_NODEFER and SA_ONSTACK as it asked; its sa_mask plus the
+ * other of SIGINT/SIGTERM (a SIGTERM does not cut srnic's cleanup of a
+ * SIGINT short) and the signal itself unless SA_NODEFER. */
+static void
+install_signal(int sig, struct sigaction *old)
+{
+	struct sigaction sa;
+
+	if (sigaction(sig, NULL, old) != 0)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = sv_signal;
+	sa.sa_mask = old->sa_mask;
+	sigaddset(&sa.sa_mask, sig == SIGINT ? SIGTERM : SIGINT);
+	if ((old->sa_flags & SA_NODEFER) == 0)
+		sigaddset(&sa.sa_mask, sig);
+	sa.sa_flags = SA_SIGINFO | (old->sa_flags & (SA_RESTART | SA_NODEFER | SA_ONSTACK));
+	sigaction(sig, &sa, NULL);
 }
 
 static void
 install_signals(void)
 {
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = sv_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGINT, &sa, &sv_old_int);
-	sigaction(SIGTERM, &sa, &sv_old_term);
+	install_signal(SIGINT, &sv_old_int);
+	install_signal(SIGTERM, &sv_old_term);
 }
 
 /* ---- bring-up ---- */
@@ -725,8 +760,19 @@ sv_device_get(void)
 		return NULL;
 	pthread_mutex_lock(&sv_init_lock);
 	if (!sv_init_done) {
+		sigset_t stop, old;
+
+		/* the threads srnic starts (EAL's, the progress thread)
+		 * inherit a mask with SIGINT and SIGTERM blocked: the
+		 * program's own threads take them, so its blocking call
+		 * ends with EINTR as without srnic */
+		sigemptyset(&stop);
+		sigaddset(&stop, SIGINT);
+		sigaddset(&stop, SIGTERM);
+		pthread_sigmask(SIG_BLOCK, &stop, &old);
 		sv_init_done = true;
 		device_start();
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
 	pthread_mutex_unlock(&sv_init_lock);
 	return sv_dev;
