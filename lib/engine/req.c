@@ -4,8 +4,9 @@
  * path MTU, assigns PSNs (a READ reserves one PSN per response packet,
  * IBTA 9.7.1), sets AckReq on the last packet of each message and every
  * SRNIC_ACK_REQ_INTERVAL packets inside a long one, honours
- * fences and max_rd_atomic. Payload is attached zero-copy from the
- * registered memory the SGEs name; inline data is copied.
+ * fences and max_rd_atomic. RC payload is attached zero-copy from the
+ * registered memory the SGEs name; inline data is copied, and so is UD
+ * and UC payload (their CQE is out before the TX flush reads the buffer).
  *
  * UC takes the same path with UC opcodes; UD builds one packet per WR
  * (BTH + DETH [+ ImmDt]) from the QP's template with the destination of

@@ -796,9 +796,21 @@ FI_EXIT = {9: "FI_ETRUNC (265): rxd delivered a message of another length than i
               "receive (rxd_complete_rx), or a header it could not unpack",
            111: "FI_ECONNREFUSED: rxd gave up on its peer (RXD_MAX_PKT_RETRY, 50 "
                 "resends with no ACK, backing off from 1 ms to 4 s)",
-           125: "FI_ECANCELED: a receive cancelled",
+           125: "FI_ECANCELED: a WR flushed (send or receive): the connection went down",
            61: "FI_ENODATA"}
 FI_STOP_GUARD_S = 30    # a server stopped with SIGTERM that has not ended by then hangs
+
+
+def fi_stop(p):
+    """A side past its guard: SIGTERM first (SRNIC_STATS=1 prints its
+    counters then), SIGKILL only if it has not ended FI_STOP_GUARD_S later;
+    its exit code."""
+    p.send_signal(signal.SIGTERM)
+    try:
+        return p.wait(timeout=FI_STOP_GUARD_S)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        return p.wait()
 # srnic's MTU line (SRNIC_STATS=1, at exit): the port's MTU and the active
 # MTU UD QPs use; the veth ends' 1500 leaves 1024 after srnic's 100 bytes
 # of header room (lib/core/dev.c)
@@ -841,16 +853,18 @@ def fi_pingpong_pair(ns, prov, ep, args=()):
     try:
         p.rc_c = pc.wait(timeout=vt.GUARD_S)
     except subprocess.TimeoutExpired:
-        pc.kill()
-        pc.wait()
+        fi_stop(pc)
     if p.rc_c != 0 and ps.poll() is None:
         # it waits for a message that will not come: its counters, then its end
         ps.send_signal(signal.SIGTERM)
     try:
         p.rc_s = ps.wait(timeout=vt.GUARD_S if p.rc_c == 0 else FI_STOP_GUARD_S)
     except subprocess.TimeoutExpired:
-        ps.kill()
-        ps.wait()
+        if p.rc_c == 0:
+            fi_stop(ps)
+        else:
+            ps.kill()
+            ps.wait()
     for side, path in (("s", outs), ("c", outc)):
         text = open(path).read()
         diag = lambda l: FI_LOG_RE.match(l) or SRNIC_STATS_RE.match(l)
@@ -887,6 +901,10 @@ def fi_stats_at_sigterm(ns):
     """What a failed pair's server shows: a program killed while it waits
     (ib_send_lat's server before its client) prints SRNIC_STATS's counters
     at SIGTERM, and ends by it."""
+    if shutil.which("ib_send_lat") is None:
+        print("skip SRNIC_STATS=1 at SIGTERM: ib_send_lat not installed (apt-get install "
+              "perftest)", flush=True)
+        return
     e = vt.run_env()
     e["SRNIC_STATS"] = "1"
     out = os.path.join(vt.TMP, "sigterm_stats.log")
@@ -905,11 +923,11 @@ def fi_stats_at_sigterm(ns):
     text = open(out).read()
     good = check(up and rc == -signal.SIGTERM, "ib_send_lat server waiting (%s), ended by "
                  "SIGTERM: %s" % (up, fi_exit_meaning(rc)))
+    # the header line: which counters are nonzero by then is the
+    # scheduler's (poll_idle_cycles needs the engine to have polled idle)
     good &= check(re.search(r"^srnic: engine counters \(nonzero\) at signal %d, pid \d+$" %
-                            signal.SIGTERM, text, re.M) is not None and
-                  fi_counters(text).get("poll_idle_cycles", 0) > 0,
-                  "SRNIC_STATS=1: the counters at SIGTERM (poll_idle_cycles among them): %s" %
-                  text[-2000:])
+                            signal.SIGTERM, text, re.M) is not None,
+                  "SRNIC_STATS=1: the counters' header at SIGTERM: %s" % text[-2000:])
     if good:
         print("ok SRNIC_STATS=1 at SIGTERM: %d counters" % len(fi_counters(text)), flush=True)
 
