@@ -48,6 +48,8 @@ static bool sv_init_done;       /* tried once: a failed start is not retried */
 static char sv_sock_path[SV_SOCK_PATH_MAX];  /* a memif server's socket, unlinked at exit */
 static char sv_run_dir[SV_SOCK_PATH_MAX];    /* EAL's runtime dir (empty with --no-shconf), removed at exit */
 static struct sigaction sv_old_int, sv_old_term;
+/* the program's handler had SA_RESETHAND and ran once: the default's now */
+static volatile sig_atomic_t sv_reset_int, sv_reset_term;
 static bool sv_stats_at_exit;   /* SRNIC_STATS=1 */
 
 /*
@@ -117,6 +119,8 @@ print_stats(struct sv_device *dev)
 		"port_mtu_change", "port_mtu_qp_err",
 	};
 	unsigned int i, n = srnic_engine_stats_count();
+	struct ibv_port_attr pa;
+	uint16_t mtu;
 
 	fprintf(stderr, "srnic: engine counters (nonzero), pid %d\n", (int)getpid());
 	for (i = 0; i < n; i++) {
@@ -157,6 +161,96 @@ print_stats(struct sv_device *dev)
 		fprintf(stderr, "srnic:   %-28s %16" PRIu64 "\n", "lossy_seen", st.n[SRNIC_LOSSY_PASS]);
 		fprintf(stderr, "srnic:   %-28s %16" PRIu64 "\n", "lossy_drop", st.n[SRNIC_LOSSY_DROP]);
 	}
+	/* what a UD datagram may carry: the active MTU is every UD QP's
+	 * path MTU (a peer's larger datagram is dropped: rx_ud_too_long) */
+	if (rte_eth_dev_get_mtu(dev->port_id, &mtu) == 0 &&
+	    srnic_dev_query_port(dev->sdev, &pa) == 0)
+		fprintf(stderr, "srnic: port %u MTU %u, active_mtu %u\n", dev->port_id, mtu,
+			128u << pa.active_mtu);
+}
+
+/* ---- SRNIC_STATS=1 at SIGINT/SIGTERM ----
+ * A program killed while it waits (a test's peer that failed and left it
+ * blocked) never reaches exit(): its counters are written from the signal
+ * handler, as print_stats() writes them, with write(2) only (relaxed loads
+ * of the engines' words, no stdio, no lock, no allocation). The lossy
+ * link's and the port's MTU are left out (not loads of plain words). */
+
+/* s, then spaces up to width; returns the end */
+static char *
+sig_pad(char *p, const char *s, size_t width)
+{
+	size_t n = strlen(s);
+
+	memcpy(p, s, n);
+	for (p += n; n < width; n++)
+		*p++ = ' ';
+	return p;
+}
+
+/* v in decimal, right-aligned in width; returns the end */
+static char *
+sig_num(char *p, int64_t v, size_t width)
+{
+	char d[24];
+	size_t n = 0;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	do {
+		d[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+	if (v < 0)
+		d[n++] = '-';
+	for (; width > n; width--)
+		*p++ = ' ';
+	while (n > 0)
+		*p++ = d[--n];
+	return p;
+}
+
+static void
+sig_write(const char *s, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(STDERR_FILENO, s, n);
+
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+static void
+print_stats_signal(const struct sv_device *dev, int sig)
+{
+	static const char *const port_stats[] = {
+		"port_restart", "port_restart_held", "port_hold_expired", "port_memif_cc_purged",
+		"port_mtu_change", "port_mtu_qp_err",
+	};
+	unsigned int i, n = srnic_engine_stats_count();
+	char line[128], *p;
+
+	p = sig_pad(line, "srnic: engine counters (nonzero) at signal ", 0);
+	p = sig_num(p, sig, 0);
+	p = sig_pad(p, ", pid ", 0);
+	p = sig_num(p, getpid(), 0);
+	*p++ = '\n';
+	sig_write(line, (size_t)(p - line));
+	for (i = 0; i < n + RTE_DIM(port_stats); i++) {
+		const char *name = i < n ? srnic_engine_stat_name(i) : port_stats[i - n];
+		int64_t v = srnic_dev_stat(dev->sdev, name);
+
+		if (i < n ? v == 0 : v <= 0)
+			continue;
+		p = sig_pad(line, "srnic:   ", 0);
+		p = sig_pad(p, name, 28);
+		*p++ = ' ';
+		p = sig_num(p, v, 16);
+		*p++ = '\n';
+		sig_write(line, (size_t)(p - line));
+	}
 }
 
 static void
@@ -177,42 +271,80 @@ sv_teardown(void)
 	sv_devfs_remove();
 }
 
-/* Async-signal-safe part only: what would otherwise stay on disk. */
+/* Async-signal-safe part only: what would otherwise stay on disk, and
+ * SRNIC_STATS's counters when the signal ends the process. The program's
+ * own handler (installed before srnic started) then runs as the kernel
+ * would have run it: with the real siginfo and context, its SA_RESETHAND
+ * honoured (the next delivery takes the default action) and errno as the
+ * interrupted code left it. */
 static void
-sv_signal(int sig)
+sv_signal(int sig, siginfo_t *info, void *uctx)
 {
 	struct sigaction *old = sig == SIGINT ? &sv_old_int : &sv_old_term;
+	volatile sig_atomic_t *reset = sig == SIGINT ? &sv_reset_int : &sv_reset_term;
+	/* sa_handler and sa_sigaction share storage: SIG_DFL/SIG_IGN read
+	 * the same through either */
+	bool had_default = old->sa_handler == SIG_DFL;
+	int saved_errno = errno;
+	struct sigaction dfl;
 
 	/* a fork()ed child leaves the parent's files (a Ctrl-C reaches both) */
 	if (sv_sock_path[0] != '\0' && !sv_forked)
 		unlink(sv_sock_path);
 	if (sv_run_dir[0] != '\0' && !sv_forked)
 		rmdir(sv_run_dir);
-	if (old->sa_handler == SIG_IGN)
-		return;
-	if ((old->sa_flags & SA_SIGINFO) == 0 && old->sa_handler != SIG_DFL) {
-		old->sa_handler(sig);
+	/* the process ends here without exit(): SRNIC_STATS's counters now */
+	if (sv_stats_at_exit && sv_dev != NULL && !sv_forked && had_default)
+		print_stats_signal(sv_dev, sig);
+	errno = saved_errno;
+	if (!had_default && *reset == 0) {
+		if (old->sa_handler == SIG_IGN)
+			return;
+		/* SA_RESETHAND: the disposition is the default's before the
+		 * handler runs (a nested delivery under SA_NODEFER included) */
+		if ((old->sa_flags & SA_RESETHAND) != 0)
+			*reset = 1;
+		if ((old->sa_flags & SA_SIGINFO) != 0)
+			old->sa_sigaction(sig, info, uctx);
+		else
+			old->sa_handler(sig);
 		return;
 	}
-	if ((old->sa_flags & SA_SIGINFO) != 0 && old->sa_sigaction != NULL) {
-		old->sa_sigaction(sig, NULL, NULL);
-		return;
-	}
-	sigaction(sig, old, NULL);
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, had_default ? old : &dfl, NULL);
 	raise(sig);
+}
+
+/* srnic's handler in front of the program's, with the program's flags and
+ * mask: SA_RESTART only if the program asked for it (a program that stops
+ * on the EINTR of a blocking call after its handler set a flag still
+ * stops), SA_NODEFER and SA_ONSTACK as it asked; its sa_mask plus the
+ * other of SIGINT/SIGTERM (a SIGTERM does not cut srnic's cleanup of a
+ * SIGINT short) and the signal itself unless SA_NODEFER. */
+static void
+install_signal(int sig, struct sigaction *old)
+{
+	struct sigaction sa;
+
+	if (sigaction(sig, NULL, old) != 0)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = sv_signal;
+	sa.sa_mask = old->sa_mask;
+	sigaddset(&sa.sa_mask, sig == SIGINT ? SIGTERM : SIGINT);
+	if ((old->sa_flags & SA_NODEFER) == 0)
+		sigaddset(&sa.sa_mask, sig);
+	sa.sa_flags = SA_SIGINFO | (old->sa_flags & (SA_RESTART | SA_NODEFER | SA_ONSTACK));
+	sigaction(sig, &sa, NULL);
 }
 
 static void
 install_signals(void)
 {
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = sv_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGINT, &sa, &sv_old_int);
-	sigaction(SIGTERM, &sa, &sv_old_term);
+	install_signal(SIGINT, &sv_old_int);
+	install_signal(SIGTERM, &sv_old_term);
 }
 
 /* ---- bring-up ---- */
@@ -646,8 +778,19 @@ sv_device_get(void)
 		return NULL;
 	pthread_mutex_lock(&sv_init_lock);
 	if (!sv_init_done) {
+		sigset_t stop, old;
+
+		/* the threads srnic starts (EAL's, the progress thread)
+		 * inherit a mask with SIGINT and SIGTERM blocked: the
+		 * program's own threads take them, so its blocking call
+		 * ends with EINTR as without srnic */
+		sigemptyset(&stop);
+		sigaddset(&stop, SIGINT);
+		sigaddset(&stop, SIGTERM);
+		pthread_sigmask(SIG_BLOCK, &stop, &old);
 		sv_init_done = true;
 		device_start();
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
 	pthread_mutex_unlock(&sv_init_lock);
 	return sv_dev;

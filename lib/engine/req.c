@@ -4,8 +4,9 @@
  * path MTU, assigns PSNs (a READ reserves one PSN per response packet,
  * IBTA 9.7.1), sets AckReq on the last packet of each message and every
  * SRNIC_ACK_REQ_INTERVAL packets inside a long one, honours
- * fences and max_rd_atomic. Payload is attached zero-copy from the
- * registered memory the SGEs name; inline data is copied.
+ * fences and max_rd_atomic. RC payload is attached zero-copy from the
+ * registered memory the SGEs name; inline data is copied, and so is UD
+ * and UC payload (their CQE is out before the TX flush reads the buffer).
  *
  * UC takes the same path with UC opcodes; UD builds one packet per WR
  * (BTH + DETH [+ ImmDt]) from the QP's template with the destination of
@@ -103,6 +104,16 @@ req_gather(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_swq
 			if (eng_pkt_attach_copy(eng, m, srnic_mr_at(mr, w->sge[i].addr + off), n) != 0)
 				return -ENOMEM;
 			eng_stat(eng, SRNIC_STAT_REQ_RETRY_COPY, 1);
+		} else if (qp->transport != SRNIC_OPM_RC) {
+			/* UD and UC complete once queued (no ACK to wait
+			 * for), before the flush seals the packet and the
+			 * port reads it: the application owns the buffer
+			 * again at its CQE and may refill it (libfabric's
+			 * ofi_rxd does), so the packet carries a copy, as
+			 * rxe's skb does */
+			if (eng_pkt_attach_copy(eng, m, srnic_mr_at(mr, w->sge[i].addr + off), n) != 0)
+				return -ENOMEM;
+			eng_stat(eng, SRNIC_STAT_REQ_UD_UC_COPY, 1);
 		} else if (eng_pkt_attach(eng, m, mr, w->sge[i].addr + off, n) != 0) {
 			return -ENOMEM;
 		}

@@ -676,7 +676,7 @@ struct srnic_dev {
 	struct rte_mempool *pool;       /* header and RX mbufs */
 	struct rte_mempool *ext_pool;   /* zero-copy attachments (no data room) */
 	struct rte_mempool *rx_pool;    /* RX descriptors */
-	struct rte_mempool *tx_copy_pool; /* TX copies: linearised, READ retry, zero-copy fallback */
+	struct rte_mempool *tx_copy_pool; /* TX copies: linearised, READ retry, zero-copy fallback, UD/UC payload */
 	srnic_host_rx_cb host_rx;
 	void *host_rx_arg;
 	struct srnic_engine *engines[SRNIC_MAX_ENGINES_PER_DEV];

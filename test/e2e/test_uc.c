@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_ethdev.h>
 #include <rte_malloc.h>
 
 #include "e2e_fixture.h"
@@ -162,6 +163,64 @@ test_uc_send_write(void **state)
 	/* RC's machinery never ran: no ACK timer, no responder answers */
 	assert_int_equal(stat1(0, "retry_timeout"), 0);
 	assert_int_equal(stat1(1, "resp_ack_sent"), 0);
+}
+
+/* A UC SEND completes once its last packet is queued, before the TX flush
+ * seals its packets and the port reads them: the application may refill
+ * the buffer at the CQE (test_ud's test_ud_send_buffer_reuse for UD). A's
+ * port's TX callback plays it: when the CQE is in A's CQ, it overwrites
+ * the buffer before the port takes the frames. B gets the posted bytes. */
+static struct {
+	uint8_t *src;
+	bool cqe_seen;
+} uc_reuse;
+
+static uint16_t
+uc_reuse_tx_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts, uint16_t nb, void *arg)
+{
+	struct ibv_wc wc;
+
+	RTE_SET_USED(port_id);
+	RTE_SET_USED(queue);
+	RTE_SET_USED(pkts);
+	RTE_SET_USED(arg);
+	while (srnic_poll_cq(E->cq[0], 1, &wc) == 1)
+		if (wc.wr_id == 7 && wc.status == IBV_WC_SUCCESS && !uc_reuse.cqe_seen) {
+			uc_reuse.cqe_seen = true;
+			memset(uc_reuse.src, 0xEE, MSG);
+		}
+	return nb;
+}
+
+static void
+test_uc_send_buffer_reuse(void **state)
+{
+	const struct rte_eth_rxtx_callback *cb;
+	uint8_t *want = malloc(MSG);
+	struct e2e_bufs b;
+
+	RTE_SET_USED(state);
+	assert_non_null(want);
+	e2e_bufs_new(&b, 8192, IBV_ACCESS_LOCAL_WRITE);
+	e2e_bufs_fill(&b, 5, 6);
+	memcpy(want, b.l, MSG);
+	memset(&uc_reuse, 0, sizeof(uc_reuse));
+	uc_reuse.src = b.l;
+	cb = rte_eth_add_tx_callback(E->p.port[0], 0, uc_reuse_tx_cb, NULL);
+	assert_non_null(cb);
+	e2e_bufs_recv(&b, E->qp[1], 20, 0, 4096);
+	e2e_bufs_post(&b, E->qp[0], IBV_WR_SEND, 7, 0, MSG, 0, IBV_SEND_SIGNALED);
+	E2E_RUN_UNTIL(uc_reuse.cqe_seen);
+	e2e_settle(4);
+	assert_int_equal(rte_eth_remove_tx_callback(E->p.port[0], 0, cb), 0);
+	assert_true(uc_reuse.cqe_seen);
+	assert_int_equal(stat1(1, "rx_icrc_err"), 0);
+	assert_int_equal(E->nwc[1], 1);
+	assert_int_equal(E->wc[1][0].status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[1][0].byte_len, MSG);
+	assert_memory_equal(b.v, want, MSG);
+	assert_true(stat1(0, "req_ud_uc_copy") >= 3);
+	free(want);
 }
 
 /* A lost SEND MIDDLE: that message is gone, the next one lands whole in
@@ -382,6 +441,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_uc_send_write, uc_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_uc_send_buffer_reuse, uc_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_uc_lost_send_middle, uc_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_uc_lost_write_middle, uc_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_uc_errors, uc_setup, e2e_teardown),

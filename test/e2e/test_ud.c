@@ -196,6 +196,79 @@ test_ud_send_recv(void **state)
 	assert_int_equal(srnic_destroy_ah(ah), 0);
 }
 
+/* The application that reuses a send buffer as soon as the send's CQE is
+ * out: a UD SEND completes once queued for TX, before the engine's TX
+ * flush seals it (ICRC) and the port reads it, so its payload must be
+ * srnic's own copy by then. Here A's port's TX callback plays that
+ * application: it polls A's CQ and, when the CQE is there, overwrites the
+ * buffer before the port takes the frame (libfabric's ofi_rxd frees and
+ * refills a packet buffer on its send completion: with the payload
+ * attached zero-copy, B got the frame with the ICRC of the old bytes over
+ * the new, rx_icrc_err, or the new bytes under the old length). */
+#define REUSE_LEN 1000          /* beyond SRNIC_TX_COPY_MAX: not copied as a small piece */
+#define REUSE_WR_ID 0x5eu
+
+static struct {
+	uint8_t *src;
+	bool cqe_seen;          /* the CQE was out when the port took the frame */
+	uint32_t frames;
+} reuse;
+
+static uint16_t
+reuse_tx_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts, uint16_t nb, void *arg)
+{
+	struct ibv_wc wc;
+
+	RTE_SET_USED(port_id);
+	RTE_SET_USED(queue);
+	RTE_SET_USED(pkts);
+	RTE_SET_USED(arg);
+	reuse.frames += nb;
+	while (srnic_poll_cq(E->cq[0], 1, &wc) == 1)
+		if (wc.wr_id == REUSE_WR_ID && wc.status == IBV_WC_SUCCESS && !reuse.cqe_seen) {
+			reuse.cqe_seen = true;
+			memset(reuse.src, 0xEE, REUSE_LEN);
+		}
+	return nb;
+}
+
+static void
+test_ud_send_buffer_reuse(void **state)
+{
+	struct srnic_mr *smr, *rmr;
+	uint8_t *src = e2e_buf(0, 4096, IBV_ACCESS_LOCAL_WRITE, &smr);
+	uint8_t *dst = e2e_buf(1, 4096, IBV_ACCESS_LOCAL_WRITE, &rmr);
+	uint8_t *want = malloc(REUSE_LEN);
+	struct srnic_ah *ah = ah_to_peer(0);
+	const struct rte_eth_rxtx_callback *cb;
+
+	RTE_SET_USED(state);
+	assert_non_null(want);
+	fill(src, REUSE_LEN, 41);
+	memcpy(want, src, REUSE_LEN);
+	memset(&reuse, 0, sizeof(reuse));
+	reuse.src = src;
+	cb = rte_eth_add_tx_callback(E->p.port[0], 0, reuse_tx_cb, NULL);
+	assert_non_null(cb);
+	ud_recv(E->qp[1], 81, dst, 2048, rmr);
+	assert_int_equal(ud_post(E->qp[0], ah, srnic_qp_num(E->qp[1]), QKEY, IBV_WR_SEND,
+				 REUSE_WR_ID, src, REUSE_LEN, smr, 0), 0);
+	E2E_RUN_UNTIL(reuse.cqe_seen && reuse.frames >= 1);
+	e2e_settle(4);
+	assert_int_equal(rte_eth_remove_tx_callback(E->p.port[0], 0, cb), 0);
+	assert_int_equal(srnic_destroy_ah(ah), 0);
+	/* the test's premise: the buffer was the application's again before
+	 * the port took the frame */
+	assert_true(reuse.cqe_seen);
+	assert_int_equal(stat1(1, "rx_icrc_err"), 0);
+	assert_int_equal(E->nwc[1], 1);
+	assert_int_equal(E->wc[1][0].status, IBV_WC_SUCCESS);
+	assert_int_equal(E->wc[1][0].byte_len, SRNIC_GRH_LEN + REUSE_LEN);
+	assert_memory_equal(dst + SRNIC_GRH_LEN, want, REUSE_LEN);
+	assert_true(stat1(0, "req_ud_uc_copy") >= 1);
+	free(want);
+}
+
 /* A Q_Key that is not the receiver's is dropped and counted; the
  * controlled Q_Key (high bit) sends the QP's own. */
 static void
@@ -1008,6 +1081,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_ud_send_recv, ud_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_ud_send_buffer_reuse, ud_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_ud_ah_limit, ud_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_ud_qkey, ud_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_ud_mtu, ud_setup, e2e_teardown),

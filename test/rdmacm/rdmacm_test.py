@@ -789,6 +789,160 @@ FI_ROW_RE = re.compile(r"^(\S+)\s+(\d+)\s+=(\d+)\s+\S+\s+[\d.]+s\s+[\d.]+\s+([\d
                        re.M)
 
 
+# What a failed pair shows (and nothing else does): libfabric's own log
+# (FI_LOG_LEVEL=warn: rxd's "Received rx error from core provider", the
+# verbs provider's failed calls; a logging level, not a tuning), srnic's
+# counters of both processes (SRNIC_STATS=1: the UD drops by reason, RX
+# and TX, the port's MTU and active_mtu; a server left waiting by its failed
+# client is stopped with SIGTERM, which prints them too), the exit codes read
+# as the error fi_pingpong got (it prints "cq_readerr: <the provider's
+# text for prov_errno>", which for rxd's own errors is 0, "success", and
+# exits with the entry's err: FI_ETRUNC 265 & 255 = 9, ...) and the kernel
+# MTU of both veth ends.
+FI_LOG_RE = re.compile(r"^libfabric:\d+:")
+SRNIC_STATS_RE = re.compile(r"^srnic: (engine counters \(nonzero\)|port \d+ MTU )|"
+                            r"^srnic:   \S+ +-?\d+$")
+# fi_pingpong exits with the CQ error entry's err (its -(-err)), modulo 256
+FI_EXIT = {9: "FI_ETRUNC (265): rxd delivered a message of another length than its "
+              "receive (rxd_complete_rx), or a header it could not unpack",
+           111: "FI_ECONNREFUSED: rxd gave up on its peer (RXD_MAX_PKT_RETRY, 50 "
+                "resends with no ACK, backing off from 1 ms to 4 s)",
+           125: "FI_ECANCELED: a WR flushed (send or receive): the connection went down",
+           61: "FI_ENODATA"}
+FI_STOP_GUARD_S = 30    # a server stopped with SIGTERM that has not ended by then hangs
+
+
+def fi_stop(p):
+    """A side past its guard: SIGTERM first (SRNIC_STATS=1 prints its
+    counters then), SIGKILL only if it has not ended FI_STOP_GUARD_S later;
+    its exit code."""
+    p.send_signal(signal.SIGTERM)
+    try:
+        return p.wait(timeout=FI_STOP_GUARD_S)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        return p.wait()
+# srnic's MTU line (SRNIC_STATS=1, at exit): the port's MTU and the active
+# MTU UD QPs use; the veth ends' 1500 leaves 1024 after srnic's 100 bytes
+# of header room (lib/core/dev.c)
+FI_MTU_RE = re.compile(r"^srnic: port \d+ MTU (\d+), active_mtu (\d+)$", re.M)
+FI_VETH_MTU = 1500
+FI_ACTIVE_MTU = 1024
+FI_UD_DROPS = ("rx_ud_no_recv_wqe", "rx_ud_recv_too_small", "rx_ud_too_long", "rx_ud_qkey_err",
+               "req_ud_too_long", "req_ud_no_route")
+FI_SIGTERM_PORT = 47593  # the SIGTERM check's ib_send_lat server
+
+
+def fi_exit_meaning(rc):
+    if rc is None:
+        return "did not end (killed at the guard)"
+    if rc < 0:
+        return "ended by signal %d" % -rc
+    return "exit %d%s" % (rc, (": " + FI_EXIT[rc]) if rc in FI_EXIT else "")
+
+
+def fi_pingpong_pair(ns, prov, ep, args=()):
+    """fi_pingpong -p prov -e ep (and args) server and client on sfa/sfb in ns; the
+    client's failure stops its waiting server (SIGTERM). Returns a vt.Pair-like
+    object whose out_s/out_c hold the tools' own lines only (libfabric's log
+    and srnic's counters in log_s/log_c)."""
+    name = "fi_pingpong_" + prov.replace(";", "_") + "_" + ep
+    prog = ["fi_pingpong", "-p", prov, "-e", ep, "-c", "-I", str(FI_ITERS)] + list(args)
+    server = vt.srnic_run("net_af_packet0,iface=sfa", "10.79.0.1", prog, ns)
+    client = vt.srnic_run("net_af_packet0,iface=sfb", "10.79.0.2", prog + ["10.79.0.1"], ns)
+    e = vt.run_env()
+    e["SRNIC_STATS"] = "1"
+    e["FI_LOG_LEVEL"] = "warn"
+    outs = os.path.join(vt.TMP, name + ".server.log")
+    outc = os.path.join(vt.TMP, name + ".client.log")
+    with open(outs, "w") as fs:
+        ps = subprocess.Popen(server, stdout=fs, stderr=subprocess.STDOUT, env=e)
+    wait_for(lambda: vt.listening(FI_PORT, ns) or ps.poll() is not None, vt.LISTEN_GUARD_S)
+    with open(outc, "w") as fc:
+        pc = subprocess.Popen(client, stdout=fc, stderr=subprocess.STDOUT, env=e)
+    p = argparse.Namespace(name=name, rc_s=None, rc_c=None)
+    try:
+        p.rc_c = pc.wait(timeout=vt.GUARD_S)
+    except subprocess.TimeoutExpired:
+        fi_stop(pc)
+    if p.rc_c != 0 and ps.poll() is None:
+        # it waits for a message that will not come: its counters, then its end
+        ps.send_signal(signal.SIGTERM)
+    try:
+        p.rc_s = ps.wait(timeout=vt.GUARD_S if p.rc_c == 0 else FI_STOP_GUARD_S)
+    except subprocess.TimeoutExpired:
+        if p.rc_c == 0:
+            fi_stop(ps)
+        else:
+            ps.kill()
+            ps.wait()
+    for side, path in (("s", outs), ("c", outc)):
+        text = open(path).read()
+        diag = lambda l: FI_LOG_RE.match(l) or SRNIC_STATS_RE.match(l)
+        setattr(p, "out_" + side, "".join(l for l in text.splitlines(True) if not diag(l)))
+        setattr(p, "log_" + side, "".join(l for l in text.splitlines(True) if diag(l)))
+    return p
+
+
+def fi_pair_ok(p, ns):
+    """vt.Pair.ok() for fi_pingpong_pair(), and on failure what it saw."""
+    good = check(p.rc_s == 0 and p.rc_c == 0, "%s: server %s, client %s" %
+                 (p.name, fi_exit_meaning(p.rc_s), fi_exit_meaning(p.rc_c)))
+    for side, out in (("server", p.out_s), ("client", p.out_c)):
+        bad = [l for l in out.splitlines() if vt.ERROR_RE.search(l)]
+        good &= check(not bad, "%s: %s error lines: %s" % (p.name, side, bad[:3]))
+    if not good:
+        mtus = subprocess.run(["ip", "-n", ns, "-o", "link", "show"], capture_output=True,
+                              text=True).stdout
+        mtus = ", ".join("%s mtu %s" % (m.group(1), m.group(2)) for m in
+                         re.finditer(r"^\d+: (sf[ab])@\S+ .*? mtu (\d+)", mtus, re.M))
+        print("---- %s: veth %s\n---- server:\n%s---- server's libfabric log and srnic "
+              "counters:\n%s---- client:\n%s---- client's libfabric log and srnic "
+              "counters:\n%s" % (p.name, mtus, p.out_s, p.log_s, p.out_c, p.log_c), flush=True)
+    return good
+
+
+def fi_counters(log):
+    """SRNIC_STATS's counters in a log: {name: value}."""
+    return {m.group(1): int(m.group(2)) for m in
+            re.finditer(r"^srnic:   (\S+) +(-?\d+)$", log, re.M)}
+
+
+def fi_stats_at_sigterm(ns):
+    """What a failed pair's server shows: a program killed while it waits
+    (ib_send_lat's server before its client) prints SRNIC_STATS's counters
+    at SIGTERM, and ends by it."""
+    if shutil.which("ib_send_lat") is None:
+        print("skip SRNIC_STATS=1 at SIGTERM: ib_send_lat not installed (apt-get install "
+              "perftest)", flush=True)
+        return
+    e = vt.run_env()
+    e["SRNIC_STATS"] = "1"
+    out = os.path.join(vt.TMP, "sigterm_stats.log")
+    with open(out, "w") as f:
+        ps = subprocess.Popen(vt.srnic_run("net_af_packet0,iface=sfa", "10.79.0.1",
+                                           ["ib_send_lat", "-p", str(FI_SIGTERM_PORT)], ns),
+                              stdout=f, stderr=subprocess.STDOUT, env=e)
+    up = wait_for(lambda: vt.listening(FI_SIGTERM_PORT, ns) or ps.poll() is not None,
+                  vt.LISTEN_GUARD_S)
+    ps.send_signal(signal.SIGTERM)
+    try:
+        rc = ps.wait(timeout=FI_STOP_GUARD_S)
+    except subprocess.TimeoutExpired:
+        ps.kill()
+        rc = ps.wait()
+    text = open(out).read()
+    good = check(up and rc == -signal.SIGTERM, "ib_send_lat server waiting (%s), ended by "
+                 "SIGTERM: %s" % (up, fi_exit_meaning(rc)))
+    # the header line: which counters are nonzero by then is the
+    # scheduler's (poll_idle_cycles needs the engine to have polled idle)
+    good &= check(re.search(r"^srnic: engine counters \(nonzero\) at signal %d, pid \d+$" %
+                            signal.SIGTERM, text, re.M) is not None,
+                  "SRNIC_STATS=1: the counters' header at SIGTERM: %s" % text[-2000:])
+    if good:
+        print("ok SRNIC_STATS=1 at SIGTERM: %d counters" % len(fi_counters(text)), flush=True)
+
+
 def case_libfabric():
     if shutil.which("fi_pingpong") is None:
         print("skip: fi_pingpong not installed (apt-get install libfabric-bin)")
@@ -798,17 +952,20 @@ def case_libfabric():
     for k in [k for k in os.environ if k.startswith("FI_")]:
         del os.environ[k]
     with vt.veth_netns("fabric", ("sfa", "sfb"), ("10.79.0.1/24", "10.79.0.2/24")) as ns:
+        fi_stats_at_sigterm(ns)
         for prov, ep in (("verbs", "msg"), ("verbs;ofi_rxm", "rdm"), ("verbs;ofi_rxd", "rdm")):
-            name = "fi_pingpong_" + prov.replace(";", "_") + "_" + ep
-            prog = ["fi_pingpong", "-p", prov, "-e", ep, "-c", "-I", str(FI_ITERS)]
-            p = vt.Pair(name,
-                        vt.srnic_run("net_af_packet0,iface=sfa", "10.79.0.1", prog, ns),
-                        vt.srnic_run("net_af_packet0,iface=sfb", "10.79.0.2",
-                                     prog + ["10.79.0.1"], ns),
-                        FI_PORT, ns)
-            if not p.ok():
+            p = fi_pingpong_pair(ns, prov, ep)
+            name = p.name
+            if not fi_pair_ok(p, ns):
                 continue
             good = True
+            for side, log in (("server", p.log_s), ("client", p.log_c)):
+                m = FI_MTU_RE.search(log)
+                good &= check(m is not None and int(m.group(1)) == FI_VETH_MTU and
+                              int(m.group(2)) == FI_ACTIVE_MTU,
+                              "%s %s: srnic's port MTU %d and active_mtu %d at exit: %s" %
+                              (name, side, FI_VETH_MTU, FI_ACTIVE_MTU,
+                               m.group(0) if m else log[-2000:]))
             for side, out in (("server", p.out_s), ("client", p.out_c)):
                 rows = FI_ROW_RE.findall(out)
                 good &= check([r[0] for r in rows] == FI_SIZES,
@@ -818,8 +975,12 @@ def case_libfabric():
                               "%s %s: %d sent and acked, a time per transfer, each size: %s" %
                               (name, side, FI_ITERS, rows))
             if good:
-                print("ok %s: %s" % (name, ", ".join("%s %s us" % (r[0], r[3])
-                                                     for r in FI_ROW_RE.findall(p.out_c))),
+                drops = ["%s %s %d" % (side, k, v) for side, log in (("server", p.log_s),
+                                                                     ("client", p.log_c))
+                         for k, v in fi_counters(log).items() if k in FI_UD_DROPS]
+                print("ok %s: %s%s" % (name, ", ".join("%s %s us" % (r[0], r[3])
+                                                       for r in FI_ROW_RE.findall(p.out_c)),
+                                       "; UD drops: " + ", ".join(drops) if drops else ""),
                       flush=True)
             else:
                 print("---- %s client:\n%s" % (name, p.out_c), flush=True)

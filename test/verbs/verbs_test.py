@@ -14,12 +14,13 @@ timeouts are failure guards only.
 CASE: symbols | devinfo | rc_pingpong | progress_app | ud_pingpong | uc_pingpong | perftest_ud |
 srq_pingpong | api |
 perftest_bw | perftest_lat |
-perftest_opts | af_packet | gid0 | fork | memif_hangups
+perftest_opts | af_packet | gid0 | fork | signal | memif_hangups
 """
 import argparse
 import contextlib
 import os
 import re
+import select
 import shutil
 import signal
 import socket
@@ -40,6 +41,7 @@ ERROR_RE = re.compile(r"(?i)\b(error|fail(ed|ure)?|couldn't|can't|cannot|unable|
 LIB = None
 API = None
 FORK = None
+SIGNAL = None
 TMP = None
 failures = []
 
@@ -1077,6 +1079,111 @@ def case_memif_hangups():
     memif_hangups_local(two_copies=True)
 
 
+def ready_pid(p, guard, lines):
+    """The PID of the next "ready PID" line of p's stdout, None when p ends
+    or stays silent for guard seconds first; the lines before it (and it)
+    appended to lines."""
+    deadline = time.monotonic() + guard
+    buf = b""
+    fd = p.stdout.fileno()
+    while time.monotonic() < deadline:
+        r, _, _ = select.select([fd], [], [], 1)
+        if not r:
+            continue
+        c = os.read(fd, 1)
+        if not c:
+            return None
+        if c != b"\n":
+            buf += c
+            continue
+        lines.append(buf.decode(errors="replace"))
+        if buf.startswith(b"ready "):
+            return int(buf.split()[1])
+        buf = b""
+    return None
+
+
+READ_SYSCALL = {"x86_64": 0, "aarch64": 63}
+
+
+def blocked_in_read(pid, guard):
+    """True once pid's main thread sleeps in read(2) (/proc/PID/syscall),
+    False when it does not within guard seconds: a signal sent before the
+    read() starts would find nothing to interrupt."""
+    nr = READ_SYSCALL[os.uname().machine]
+    deadline = time.monotonic() + guard
+    while time.monotonic() < deadline:
+        try:
+            with open("/proc/%d/syscall" % pid) as f:
+                fields = f.read().split()
+        except OSError:
+            return False
+        if fields and fields[0] == str(nr):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def signal_run(sock, sport, mode, nsig, want_rc):
+    """verbs_signal MODE on a memif server port: nsig SIGINTs from this
+    process, each once the program says it waits; its exit code is
+    want_rc and each delivery's si_pid is this process's pid."""
+    cmd = srnic_run(sport, "10.77.0.1", [SIGNAL, mode])
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=run_env())
+    lines = []
+    try:
+        for i in range(nsig):
+            pid = ready_pid(p, GUARD_S, lines)
+            if pid is None:
+                break
+            check(pid == p.pid, "signal %s: ready pid %d is the program's (%d)" % (mode, pid, p.pid))
+            check(blocked_in_read(pid, GUARD_S), "signal %s: the program blocks in read()" % mode)
+            os.kill(pid, signal.SIGINT)
+        try:
+            rest, err = p.communicate(timeout=GUARD_S)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rest, err = p.communicate()
+            check(False, "signal %s: verbs_signal hung %d s after its SIGINT "
+                  "(a read() restarted, no EINTR)" % (mode, GUARD_S))
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    out = "\n".join(lines + [rest.decode(errors="replace"), err.decode(errors="replace")])
+    check(p.returncode == want_rc, "signal %s: verbs_signal exit %d, want %d (-%d: killed by signal)"
+          % (mode, p.returncode, want_rc, -want_rc if want_rc < 0 else 0))
+    check(("si_pid %d" % os.getpid()) in out,
+          "signal %s: the handler's info->si_pid is the sender's (%d)" % (mode, os.getpid()))
+    check("AddressSanitizer" not in out, "signal %s: no ASan report" % mode)
+    return out
+
+
+def case_signal():
+    # test/verbs/verbs_signal.c: the program's SA_SIGINFO SIGINT handler
+    # (no SA_RESTART), installed before srnic starts, sees the sender's
+    # pid; the program's blocking read() ends with EINTR and it exits
+    # cleanly; with SA_RESETHAND the next SIGINT takes the default action
+    if SIGNAL is None:
+        print("skip: verbs_signal not built (no libibverbs pkg-config)")
+        sys.exit(SKIP)
+    if os.uname().machine not in READ_SYSCALL:
+        print("skip: read(2)'s number on %s unknown to the test" % os.uname().machine)
+        sys.exit(SKIP)
+    sock, sport, _ = memif_ports("signal")
+    out = signal_run(sock, sport, "info", 1, 0)
+    check("all ok" in out, "signal info: the program ran to its end")
+    if failures:
+        print(out, flush=True)
+    out = signal_run(sock, sport, "resethand", 2, -signal.SIGINT)
+    check("first ok" in out, "signal resethand: the first SIGINT reached the handler")
+    check("FAIL" not in out, "signal resethand: the second SIGINT did not return to the program")
+    if failures:
+        print(out, flush=True)
+    else:
+        print("ok signal: SA_SIGINFO handler, EINTR, SA_RESETHAND", flush=True)
+
+
 CASES = {
     "symbols": case_symbols,
     "devinfo": case_devinfo,
@@ -1094,6 +1201,7 @@ CASES = {
     "af_packet": case_af_packet,
     "gid0": case_gid0,
     "fork": case_fork,
+    "signal": case_signal,
     "memif_hangups": case_memif_hangups,
 }
 
@@ -1114,16 +1222,18 @@ def run_case(prefix, case):
 
 
 def main():
-    global LIB, API, FORK
+    global LIB, API, FORK, SIGNAL
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True, help="the folder with srnic's libibverbs.so.1")
     ap.add_argument("--api", help="test/verbs/verbs_api, built against the system's libibverbs")
     ap.add_argument("--fork", help="test/verbs/verbs_fork, built against the system's libibverbs")
+    ap.add_argument("--signal", help="test/verbs/verbs_signal, built against the system's libibverbs")
     ap.add_argument("case", choices=sorted(CASES))
     a = ap.parse_args()
     LIB = os.path.abspath(a.lib)
     API = a.api
     FORK = a.fork
+    SIGNAL = a.signal
     for tool in ("ibv_devinfo", "ibv_rc_pingpong", "ib_read_bw"):
         if shutil.which(tool) is None:
             print("skip: %s not installed (apt-get install ibverbs-utils perftest)" % tool)
