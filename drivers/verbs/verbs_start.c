@@ -298,8 +298,6 @@ sv_signal(int sig, siginfo_t *info, void *uctx)
 		print_stats_signal(sv_dev, sig);
 	errno = saved_errno;
 	if (!had_default && *reset == 0) {
-		if (old->sa_handler == SIG_IGN)
-			return;
 		/* SA_RESETHAND: the disposition is the default's before the
 		 * handler runs (a nested delivery under SA_NODEFER included) */
 		if ((old->sa_flags & SA_RESETHAND) != 0)
@@ -329,6 +327,11 @@ install_signal(int sig, struct sigaction *old)
 	struct sigaction sa;
 
 	if (sigaction(sig, NULL, old) != 0)
+		return;
+	/* ignored (a background job of a non-interactive shell has SIGINT
+	 * ignored): it stays so; a handler in front would remove the memif
+	 * socket and the run directory under a program that goes on */
+	if (old->sa_handler == SIG_IGN)
 		return;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = sv_signal;

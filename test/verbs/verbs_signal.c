@@ -57,6 +57,46 @@ wait_eintr(int fd)
 	return 0;
 }
 
+/* SIGINT ignored before srnic starts (a background job of a script): it
+ * stays ignored; a SIGINT neither interrupts the read() of a byte the test
+ * then writes to stdin nor removes srnic's files */
+static int
+run_ignored(void)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx;
+	char c;
+	ssize_t n;
+	int num;
+
+	if (signal(SIGINT, SIG_IGN) == SIG_ERR) {
+		perror("signal");
+		return 1;
+	}
+	list = ibv_get_device_list(&num);
+	if (list == NULL || num < 1) {
+		printf("FAIL no verbs device (errno %d: %s)\n", errno, strerror(errno));
+		return 1;
+	}
+	ctx = ibv_open_device(list[0]);
+	if (ctx == NULL) {
+		printf("FAIL ibv_open_device (errno %d: %s)\n", errno, strerror(errno));
+		return 1;
+	}
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	n = read(0, &c, 1);
+	if (n != 1) {
+		printf("FAIL read() of stdin returned %zd (errno %d: %s): want the test's byte\n", n,
+		       errno, strerror(errno));
+		return 1;
+	}
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+	printf("all ok\n");
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -65,10 +105,13 @@ main(int argc, char **argv)
 	struct sigaction sa;
 	int fds[2], num, reset;
 
-	if (argc != 2 || (strcmp(argv[1], "info") != 0 && strcmp(argv[1], "resethand") != 0)) {
-		fprintf(stderr, "usage: %s info|resethand\n", argv[0]);
+	if (argc != 2 || (strcmp(argv[1], "info") != 0 && strcmp(argv[1], "resethand") != 0 &&
+			  strcmp(argv[1], "ignored") != 0)) {
+		fprintf(stderr, "usage: %s info|resethand|ignored\n", argv[0]);
 		return 2;
 	}
+	if (strcmp(argv[1], "ignored") == 0)
+		return run_ignored();
 	reset = strcmp(argv[1], "resethand") == 0;
 	if (pipe(fds) != 0) {
 		perror("pipe");

@@ -1182,6 +1182,58 @@ def case_signal():
         print(out, flush=True)
     else:
         print("ok signal: SA_SIGINFO handler, EINTR, SA_RESETHAND", flush=True)
+    signal_ignored(sock, sport)
+
+
+def sig_mask(pid, field):
+    """/proc/PID/status's FIELD (SigIgn, SigCgt) as an int, None unread."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for ln in f:
+                if ln.startswith(field + ":"):
+                    return int(ln.split()[1], 16)
+    except OSError:
+        pass
+    return None
+
+
+def signal_ignored(sock, sport):
+    """verbs_signal ignored: SIGINT ignored before srnic starts stays
+    ignored once the device is open (no srnic handler in front that would
+    remove the memif socket under a program that goes on); a SIGINT then
+    changes nothing, the byte written to its stdin ends it, exit 0."""
+    cmd = srnic_run(sport, "10.77.0.1", [SIGNAL, "ignored"])
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=run_env())
+    lines = []
+    bit = 1 << (signal.SIGINT - 1)
+    try:
+        pid = ready_pid(p, GUARD_S, lines)
+        if check(pid == p.pid, "signal ignored: the program opened the device (%r)" % pid):
+            ign, cgt = sig_mask(pid, "SigIgn"), sig_mask(pid, "SigCgt")
+            check(ign is not None and cgt is not None and ign & bit != 0 and cgt & bit == 0,
+                  "signal ignored: SIGINT still ignored with the device open (SigIgn %r, "
+                  "SigCgt %r)" % (ign, cgt))
+            check(blocked_in_read(pid, GUARD_S), "signal ignored: the program blocks in read()")
+            os.kill(pid, signal.SIGINT)
+            check(os.path.exists(sock), "signal ignored: the memif socket %s still there" % sock)
+        try:
+            rest, err = p.communicate(input=b"x", timeout=GUARD_S)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rest, err = p.communicate()
+            check(False, "signal ignored: verbs_signal hung %d s after its byte" % GUARD_S)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    out = "\n".join(lines + [rest.decode(errors="replace"), err.decode(errors="replace")])
+    check(p.returncode == 0 and "all ok" in out,
+          "signal ignored: the program went on to its end, exit 0 (exit %r)" % p.returncode)
+    if failures:
+        print(out, flush=True)
+    else:
+        print("ok signal: an ignored SIGINT stays ignored", flush=True)
 
 
 CASES = {
