@@ -244,6 +244,10 @@ icrc_seed(const uint8_t *h, uint8_t ip_ver)
 static_assert(ICRC_BLK_BEHIND == SRNIC_ICRC_BLK_BEHIND, "wire_internal.h: the fold's reach");
 /* Blocks the headers can reach: 19 + 60 bytes. */
 #define ICRC_BLK_HDR 5
+/* or_[] holds every block icrc_blk_fill() writes (fewer: overflow) and
+ * icrc_blk_fold() ORs no more than it holds (more: a block not masked) */
+static_assert(ICRC_BLK_HDR == (ICRC_BLK_BEHIND + ICRC_HL6 + 15) / 16 && ICRC_HL6 >= ICRC_HL4,
+	      "ICRC_BLK_HDR: the blocks the pseudo header, padding and IPv6 headers fill");
 
 /* For IPv4 / IPv6 and len mod 16: the masks of the blocks holding headers,
  * how many those are, where the message starts and the register to start
