@@ -433,6 +433,23 @@ icrc_blk_room(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len)
 	return len <= ICRC_BLK_MAX_LEN && rte_pktmbuf_headroom(m) + l3_off >= ICRC_BLK_BEHIND;
 }
 
+/* Flat packets the fold could take but for the bytes before l3 (fewer than
+ * ICRC_BLK_BEHIND): ISA-L's path instead. Counted on that path only (the
+ * fold's pays nothing), by any lcore: a relaxed atomic add. */
+static uint64_t icrc_blk_short;
+
+static __rte_noinline void
+icrc_blk_short_count(void)
+{
+	__atomic_fetch_add(&icrc_blk_short, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t
+srnic_icrc_fold_short(void)
+{
+	return __atomic_load_n(&icrc_blk_short, __ATOMIC_RELAXED);
+}
+
 /* The inline fold over the flat len bytes at l3 (l3_off into m) into *crc,
  * in the encoding chosen at start-up; false where no fold runs or the bytes
  * are out of its reach (ISA-L's path then). The VEX encoding's test comes
@@ -451,6 +468,8 @@ icrc_blk_try(const struct rte_mbuf *m, uint32_t l3_off, const uint8_t *l3, uint3
 		*crc = icrc_blk_crc_sse(l3, len, v6);
 		return true;
 	}
+	if (icrc_blk_mode != SRNIC_ICRC_FOLD_NONE && len <= ICRC_BLK_MAX_LEN)
+		icrc_blk_short_count();
 	return false;
 }
 

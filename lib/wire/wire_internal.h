@@ -37,6 +37,14 @@ enum srnic_icrc_fold srnic_icrc_fold_get(void);
 int srnic_icrc_fold_force(enum srnic_icrc_fold f);
 
 /**
+ * Flat packets srnic_icrc_compute() / srnic_icrc_check() gave ISA-L's path
+ * although a fold runs and their length is in its reach: fewer than
+ * SRNIC_ICRC_BLK_BEHIND bytes before l3 (headroom + l3_off). Since start-up,
+ * all lcores.
+ */
+uint64_t srnic_icrc_fold_short(void);
+
+/**
  * The inline PCLMULQDQ fold that srnic_icrc_compute() and srnic_icrc_check()
  * use on flat packets of up to 240 covered bytes, over len bytes at l3 (for
  * the unit tests: it reads SRNIC_ICRC_BLK_BEHIND bytes before l3, which
