@@ -52,6 +52,7 @@
 #include <isa-l/crc.h>
 
 #include <rte_common.h>
+#include <rte_cpuflags.h>
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_udp.h>
@@ -471,6 +472,38 @@ icrc_blk_try(const struct rte_mbuf *m, uint32_t l3_off, const uint8_t *l3, uint3
 	if (icrc_blk_mode != SRNIC_ICRC_FOLD_NONE && len <= ICRC_BLK_MAX_LEN)
 		icrc_blk_short_count();
 	return false;
+}
+
+const char *
+srnic_icrc_fold_name(enum srnic_icrc_fold f)
+{
+	static const char *const names[] = {
+		[SRNIC_ICRC_FOLD_NONE] = "ISA-L",
+		[SRNIC_ICRC_FOLD_SSE] = "SSE",
+		[SRNIC_ICRC_FOLD_AVX] = "VEX",
+	};
+
+	return (unsigned int)f < RTE_DIM(names) ? names[f] : "unknown";
+}
+
+const char *
+srnic_icrc_fold_why(void)
+{
+#ifdef RTE_ARCH_X86_64
+	switch (icrc_blk_cpu()) {
+	case SRNIC_ICRC_FOLD_NONE:
+		return "no PCLMULQDQ or SSE4.1";
+	case SRNIC_ICRC_FOLD_SSE:
+		/* CPUID's bit alone (DPDK's flag) against libgcc's, which
+		 * also asks XCR0 whether the OS saves the YMM state */
+		return rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX) > 0 ? "no OS AVX state" : "no AVX";
+	case SRNIC_ICRC_FOLD_AVX:
+		break;
+	}
+	return "AVX, its state saved by the OS";
+#else
+	return "not x86-64";
+#endif
 }
 
 enum srnic_icrc_fold

@@ -25,6 +25,12 @@ enum srnic_icrc_fold {
 /** The best fold this CPU and OS can run: what start-up chose. */
 enum srnic_icrc_fold srnic_icrc_fold_best(void);
 
+/** f's name for logs and telemetry: "ISA-L", "SSE" or "VEX". */
+const char *srnic_icrc_fold_name(enum srnic_icrc_fold f);
+
+/** Why start-up chose srnic_icrc_fold_best(): "no OS AVX state", ... */
+const char *srnic_icrc_fold_why(void);
+
 /** The fold srnic_icrc_compute() / srnic_icrc_check() use now. */
 enum srnic_icrc_fold srnic_icrc_fold_get(void);
 

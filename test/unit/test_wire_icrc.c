@@ -113,6 +113,11 @@ test_icrc_fold_choice(void **state)
 	print_message("this CPU's best: %s\n", fold_name[want]);
 	assert_int_equal(srnic_icrc_fold_best(), want);
 	assert_int_equal(srnic_icrc_fold_get(), want);
+	/* the names the device's INFO line and /srnic/info give */
+	assert_string_equal(srnic_icrc_fold_name(want), want == SRNIC_ICRC_FOLD_AVX ? "VEX" :
+					      want == SRNIC_ICRC_FOLD_SSE ? "SSE" : "ISA-L");
+	if (want == SRNIC_ICRC_FOLD_AVX)
+		assert_string_equal(srnic_icrc_fold_why(), "AVX, its state saved by the OS");
 	if (want < SRNIC_ICRC_FOLD_AVX) {
 		assert_int_equal(srnic_icrc_fold_force(want + 1), -ENOTSUP);
 		assert_int_equal(srnic_icrc_fold_get(), want);
