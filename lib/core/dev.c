@@ -17,6 +17,7 @@
 #include "srnic_build_config.h"
 #include "rnic.h"
 #include "engine.h"
+#include "wire_internal.h"
 
 RTE_LOG_REGISTER(srnic_logtype_core, srnic.core, INFO);
 
@@ -398,6 +399,8 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 	/* port events report changes from here on (srnic_get_async_event()) */
 	srnic_dev_port_init(dev);
 	srnic_telemetry_add(dev);
+	SRNIC_LOG(INFO, "%s: ICRC of small flat packets: %s (%s)", dev->name,
+		  srnic_icrc_fold_name(srnic_icrc_fold_get()), srnic_icrc_fold_why());
 	return dev;
 
 fail_inval:

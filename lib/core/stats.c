@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rnic.h"
+#include "wire_internal.h"
 
 static const char *const stat_names[SRNIC_STAT_COUNT] = {
 #define X(id, name) [SRNIC_STAT_##id] = name,
@@ -51,6 +52,8 @@ srnic_dev_stat(const struct srnic_dev *dev, const char *name)
 			break;
 	if (i == SRNIC_STAT_COUNT)
 		return srnic_dev_port_stat(dev, name); /* the port's watch's, or -1 */
+	if (i == SRNIC_STAT_ICRC_FOLD_SHORT) /* counted by lib/wire, not an engine */
+		return (int64_t)srnic_icrc_fold_short();
 	for (e = 0; e < dev->nb_engines; e++)
 		sum += (int64_t)__atomic_load_n(&dev->engines[e]->stats[i], __ATOMIC_RELAXED);
 	return sum;

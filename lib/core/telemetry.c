@@ -13,6 +13,7 @@
 #include <rte_telemetry.h>
 
 #include "rnic.h"
+#include "wire_internal.h"
 
 #define TEL_MAX_DEVS 16
 
@@ -21,6 +22,7 @@ static struct srnic_dev *tel_devs[TEL_MAX_DEVS];
 
 static int tel_devs_cb(const char *cmd, const char *params, struct rte_tel_data *d);
 static int tel_stats_cb(const char *cmd, const char *params, struct rte_tel_data *d);
+static int tel_info_cb(const char *cmd, const char *params, struct rte_tel_data *d);
 
 void
 srnic_telemetry_add(struct srnic_dev *dev)
@@ -39,6 +41,8 @@ srnic_telemetry_add(struct srnic_dev *dev)
 					   "Returns the srnic devices.");
 		rte_telemetry_register_cmd("/srnic/stats", tel_stats_cb,
 					   "Returns a device's counters. Parameters: device name");
+		rte_telemetry_register_cmd("/srnic/info", tel_info_cb,
+					   "Returns a device's engines and ICRC path. Parameters: device name");
 		registered = true;
 	}
 	for (i = 0; i < TEL_MAX_DEVS; i++)
@@ -96,6 +100,35 @@ tel_stats_cb(const char *cmd, const char *params, struct rte_tel_data *d)
 		for (i = 0; i < srnic_engine_stats_count(); i++)
 			rte_tel_data_add_dict_u64(d, srnic_engine_stat_name(i),
 						  (uint64_t)srnic_dev_stat(dev, srnic_engine_stat_name(i)));
+		rc = 0;
+	}
+	rte_spinlock_unlock(&tel_lock);
+	return rc;
+}
+
+/* What the device runs, not counted: its engines, and the ICRC path for
+ * small flat packets start-up chose (lib/wire) and why. */
+static int
+tel_info_cb(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct srnic_dev *dev = NULL;
+	unsigned int i;
+	int rc = -EINVAL;
+
+	RTE_SET_USED(cmd);
+	if (params == NULL)
+		return -EINVAL;
+	rte_spinlock_lock(&tel_lock);
+	for (i = 0; i < TEL_MAX_DEVS; i++)
+		if (tel_devs[i] != NULL && strcmp(tel_devs[i]->name, params) == 0)
+			dev = tel_devs[i];
+	if (dev != NULL) {
+		rte_tel_data_start_dict(d);
+		rte_tel_data_add_dict_string(d, "name", dev->name);
+		rte_tel_data_add_dict_u64(d, "engines", dev->nb_engines);
+		rte_tel_data_add_dict_string(d, "icrc_fold",
+					     srnic_icrc_fold_name(srnic_icrc_fold_get()));
+		rte_tel_data_add_dict_string(d, "icrc_fold_why", srnic_icrc_fold_why());
 		rc = 0;
 	}
 	rte_spinlock_unlock(&tel_lock);

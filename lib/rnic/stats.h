@@ -116,6 +116,7 @@
 	X(SRQ_LAST_WQE, "srq_last_wqe_reached")     /* SRQ QPs in ERR done with the SRQ */ \
 	X(CQ_ERR, "cq_err")                         /* CQs that overflowed (IBV_EVENT_CQ_ERR) */ \
 	X(TX_NOMBUF, "tx_nombuf") \
+	X(ICRC_FOLD_SHORT, "icrc_fold_short")       /* flat packets the ICRC fold left to ISA-L: < 19 bytes before l3 (whole process, lib/wire's count: per engine 0) */ \
 	X(TX_LINEARISED, "tx_linearised")           /* more segments than the port takes: copied */ \
 	X(TX_PREPARE_DROP, "tx_prepare_drop")       /* refused by rte_eth_tx_prepare(): dropped */ \
 	X(TX_IOVA_SPLIT, "tx_iova_split")           /* piece split at an IOVA discontinuity */ \

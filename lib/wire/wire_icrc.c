@@ -52,6 +52,7 @@
 #include <isa-l/crc.h>
 
 #include <rte_common.h>
+#include <rte_cpuflags.h>
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_udp.h>
@@ -244,6 +245,10 @@ icrc_seed(const uint8_t *h, uint8_t ip_ver)
 static_assert(ICRC_BLK_BEHIND == SRNIC_ICRC_BLK_BEHIND, "wire_internal.h: the fold's reach");
 /* Blocks the headers can reach: 19 + 60 bytes. */
 #define ICRC_BLK_HDR 5
+/* or_[] holds every block icrc_blk_fill() writes (fewer: overflow) and
+ * icrc_blk_fold() ORs no more than it holds (more: a block not masked) */
+static_assert(ICRC_BLK_HDR == (ICRC_BLK_BEHIND + ICRC_HL6 + 15) / 16 && ICRC_HL6 >= ICRC_HL4,
+	      "ICRC_BLK_HDR: the blocks the pseudo header, padding and IPv6 headers fill");
 
 /* For IPv4 / IPv6 and len mod 16: the masks of the blocks holding headers,
  * how many those are, where the message starts and the register to start
@@ -429,6 +434,23 @@ icrc_blk_room(const struct rte_mbuf *m, uint32_t l3_off, uint32_t len)
 	return len <= ICRC_BLK_MAX_LEN && rte_pktmbuf_headroom(m) + l3_off >= ICRC_BLK_BEHIND;
 }
 
+/* Flat packets the fold could take but for the bytes before l3 (fewer than
+ * ICRC_BLK_BEHIND): ISA-L's path instead. Counted on that path only (the
+ * fold's pays nothing), by any lcore: a relaxed atomic add. */
+static uint64_t icrc_blk_short;
+
+static __rte_noinline void
+icrc_blk_short_count(void)
+{
+	__atomic_fetch_add(&icrc_blk_short, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t
+srnic_icrc_fold_short(void)
+{
+	return __atomic_load_n(&icrc_blk_short, __ATOMIC_RELAXED);
+}
+
 /* The inline fold over the flat len bytes at l3 (l3_off into m) into *crc,
  * in the encoding chosen at start-up; false where no fold runs or the bytes
  * are out of its reach (ISA-L's path then). The VEX encoding's test comes
@@ -447,7 +469,41 @@ icrc_blk_try(const struct rte_mbuf *m, uint32_t l3_off, const uint8_t *l3, uint3
 		*crc = icrc_blk_crc_sse(l3, len, v6);
 		return true;
 	}
+	if (icrc_blk_mode != SRNIC_ICRC_FOLD_NONE && len <= ICRC_BLK_MAX_LEN)
+		icrc_blk_short_count();
 	return false;
+}
+
+const char *
+srnic_icrc_fold_name(enum srnic_icrc_fold f)
+{
+	static const char *const names[] = {
+		[SRNIC_ICRC_FOLD_NONE] = "ISA-L",
+		[SRNIC_ICRC_FOLD_SSE] = "SSE",
+		[SRNIC_ICRC_FOLD_AVX] = "VEX",
+	};
+
+	return (unsigned int)f < RTE_DIM(names) ? names[f] : "unknown";
+}
+
+const char *
+srnic_icrc_fold_why(void)
+{
+#ifdef RTE_ARCH_X86_64
+	switch (icrc_blk_cpu()) {
+	case SRNIC_ICRC_FOLD_NONE:
+		return "no PCLMULQDQ or SSE4.1";
+	case SRNIC_ICRC_FOLD_SSE:
+		/* CPUID's bit alone (DPDK's flag) against libgcc's, which
+		 * also asks XCR0 whether the OS saves the YMM state */
+		return rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX) > 0 ? "no OS AVX state" : "no AVX";
+	case SRNIC_ICRC_FOLD_AVX:
+		break;
+	}
+	return "AVX, its state saved by the OS";
+#else
+	return "not x86-64";
+#endif
 }
 
 enum srnic_icrc_fold

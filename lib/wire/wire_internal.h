@@ -25,6 +25,12 @@ enum srnic_icrc_fold {
 /** The best fold this CPU and OS can run: what start-up chose. */
 enum srnic_icrc_fold srnic_icrc_fold_best(void);
 
+/** f's name for logs and telemetry: "ISA-L", "SSE" or "VEX". */
+const char *srnic_icrc_fold_name(enum srnic_icrc_fold f);
+
+/** Why start-up chose srnic_icrc_fold_best(): "no OS AVX state", ... */
+const char *srnic_icrc_fold_why(void);
+
 /** The fold srnic_icrc_compute() / srnic_icrc_check() use now. */
 enum srnic_icrc_fold srnic_icrc_fold_get(void);
 
@@ -35,6 +41,14 @@ enum srnic_icrc_fold srnic_icrc_fold_get(void);
  * srnic_icrc_fold_best().
  */
 int srnic_icrc_fold_force(enum srnic_icrc_fold f);
+
+/**
+ * Flat packets srnic_icrc_compute() / srnic_icrc_check() gave ISA-L's path
+ * although a fold runs and their length is in its reach: fewer than
+ * SRNIC_ICRC_BLK_BEHIND bytes before l3 (headroom + l3_off). Since start-up,
+ * all lcores.
+ */
+uint64_t srnic_icrc_fold_short(void);
 
 /**
  * The inline PCLMULQDQ fold that srnic_icrc_compute() and srnic_icrc_check()

@@ -26,7 +26,7 @@ p = subprocess.Popen([PERF, "-l", "0,1", "--file-prefix", prefix] + EAL +
                      ["--", "--op", "read", "--size", "64", "--duration", str(TEL_WAIT_S), "--quiet",
                       "--json"],
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-stats, devs = None, None
+stats, devs, info = None, None, None
 path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
 
 
@@ -42,12 +42,13 @@ def ask(cmd):
 
 
 def tel_ready():
-    global devs, stats
+    global devs, stats, info
     try:
         devs = ask("/srnic/devs")
         if not set(devs.get("/srnic/devs", [])) >= {"perfa", "perfb"}:
             return False
         stats = ask("/srnic/stats,perfa")
+        info = ask("/srnic/info,perfa")
         return stats["/srnic/stats"].get("req_pkts", 0) > 0
     except (OSError, ValueError, KeyError, TypeError):
         return False
@@ -66,6 +67,13 @@ check("telemetry: /srnic/devs lists both devices",
 check("telemetry: /srnic/stats counts the run",
       stats is not None and stats["/srnic/stats"].get("req_pkts", 0) > 0 and
       "rx_icrc_err" in stats["/srnic/stats"], str(stats)[:300])
+# the ICRC path start-up chose, and why; srnic's own packets all have the
+# headroom the fold needs: none left to ISA-L
+check("telemetry: /srnic/info names the ICRC fold and why",
+      info is not None and info.get("/srnic/info", {}).get("icrc_fold") in ("ISA-L", "SSE", "VEX")
+      and info["/srnic/info"].get("icrc_fold_why", "") != "", str(info))
+check("telemetry: /srnic/stats has icrc_fold_short, 0 for srnic's packets",
+      stats is not None and stats["/srnic/stats"].get("icrc_fold_short") == 0, str(stats)[:300])
 
 # 9. stopping and failing like testpmd: the first SIGINT/SIGTERM ends the run
 # cleanly (partial row, counters, exit 0), in one process and as a

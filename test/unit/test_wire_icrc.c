@@ -6,7 +6,10 @@
  * everywhere (so every variant field takes random values), through the
  * function itself, srnic_icrc_compute() and srnic_icrc_check() on pool
  * mbufs (headroom: the fold's path) and on mbufs without headroom (ISA-L's
- * path); all of it under every fold this CPU runs (ISA-L alone, the fold
+ * path), and on mbufs holding their bytes in a heap buffer from buf_addr
+ * (ASan fails a read before it) with 0 to 24 bytes before l3: below the
+ * fold's reach ISA-L's path, counted (srnic_icrc_fold_short()), from it on
+ * the fold; all of it under every fold this CPU runs (ISA-L alone, the fold
  * in SSE encodings, in VEX encodings where the OS saves AVX state), forced
  * in turn through lib/wire/wire_internal.h's hook, after checking that
  * start-up chose the best. Then built packets of each opcode class, IPv4
@@ -110,6 +113,11 @@ test_icrc_fold_choice(void **state)
 	print_message("this CPU's best: %s\n", fold_name[want]);
 	assert_int_equal(srnic_icrc_fold_best(), want);
 	assert_int_equal(srnic_icrc_fold_get(), want);
+	/* the names the device's INFO line and /srnic/info give */
+	assert_string_equal(srnic_icrc_fold_name(want), want == SRNIC_ICRC_FOLD_AVX ? "VEX" :
+					      want == SRNIC_ICRC_FOLD_SSE ? "SSE" : "ISA-L");
+	if (want == SRNIC_ICRC_FOLD_AVX)
+		assert_string_equal(srnic_icrc_fold_why(), "AVX, its state saved by the OS");
 	if (want < SRNIC_ICRC_FOLD_AVX) {
 		assert_int_equal(srnic_icrc_fold_force(want + 1), -ENOTSUP);
 		assert_int_equal(srnic_icrc_fold_get(), want);
@@ -183,6 +191,97 @@ check_random(enum srnic_icrc_fold f)
 		}
 	}
 	free(buf);
+}
+
+/* the bytes from buf_addr to l3 tried: past SRNIC_ICRC_BLK_BEHIND by 5 */
+#define ROOM_TOP (SRNIC_ICRC_BLK_BEHIND + 5)
+
+static void
+ext_free(void *addr, void *opaque)
+{
+	(void)opaque;
+	free(addr);
+}
+
+/* A pool mbuf attached to a heap buffer that starts at buf_addr (ASan, in
+ * the test build, fails any read before it), holding f's len bytes d bytes
+ * after it: l3_off bytes of Ethernet (up to 14) after d - l3_off of
+ * headroom. */
+static struct rte_mbuf *
+mbuf_ext(const uint8_t *f, uint32_t len, uint16_t d, uint16_t l3_off,
+	 struct rte_mbuf_ext_shared_info *sh)
+{
+	uint16_t size = (uint16_t)(d + len);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(wt_pool());
+	uint8_t *buf = malloc(size), *p;
+
+	assert_non_null(m);
+	assert_non_null(buf);
+	sh->free_cb = ext_free;
+	sh->fcb_opaque = NULL;
+	rte_mbuf_ext_refcnt_set(sh, 1);
+	rte_pktmbuf_attach_extbuf(m, buf, RTE_BAD_IOVA, size, sh);
+	m->data_off = (uint16_t)(d - l3_off);
+	p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(l3_off + len));
+	assert_non_null(p);
+	assert_ptr_equal(p + l3_off, buf + d);
+	memset(p, 0x5a, l3_off);
+	memcpy(p + l3_off, f, len);
+	return m;
+}
+
+/* Every distance from buf_addr to l3 up to past the fold's reach, every
+ * length mod 16 (so every start the fold reads from): below
+ * SRNIC_ICRC_BLK_BEHIND ISA-L's path (counted, not one byte read before
+ * buf_addr), from it on the fold (not counted), the right ICRC either way. */
+static void
+check_room(enum srnic_icrc_fold f)
+{
+	static struct rte_mbuf_ext_shared_info sh;
+	uint8_t frame[LEN_TOP + SRNIC_ICRC_LEN];
+	int v;
+
+	for (v = 4; v <= 6; v += 2) {
+		uint32_t hl = srnic_ref_icrc_hdr_len(v), len;
+		uint16_t d;
+
+		for (len = hl; len <= hl + 16 || len == BLK_MAX || len == BLK_MAX + 1;
+		     len = len == hl + 16 ? BLK_MAX : len + 1) {
+			for (d = 0; d <= ROOM_TOP; d++) {
+				uint16_t l3_off = RTE_MIN(d, (uint16_t)RTE_ETHER_HDR_LEN);
+				bool fold = f != SRNIC_ICRC_FOLD_NONE && len <= BLK_MAX;
+				uint64_t before = srnic_icrc_fold_short(), want;
+				struct rte_mbuf *m;
+				uint32_t ref;
+
+				srnic_test_fill(frame, len, len * 17 + d);
+				ref = wt_ref_icrc(frame, len, v);
+				frame[len] = (uint8_t)ref;
+				frame[len + 1] = (uint8_t)(ref >> 8);
+				frame[len + 2] = (uint8_t)(ref >> 16);
+				frame[len + 3] = (uint8_t)(ref >> 24);
+				m = mbuf_ext(frame, len + SRNIC_ICRC_LEN, d, l3_off, &sh);
+				assert_int_equal(srnic_icrc_compute(m, l3_off, len, (uint8_t)v), ref);
+				assert_true(srnic_icrc_check(m, l3_off, len, (uint8_t)v));
+				/* compute and check: each counted once off the fold */
+				want = fold && d < SRNIC_ICRC_BLK_BEHIND ? 2 : 0;
+				if (srnic_icrc_fold_short() - before != want)
+					fail_msg("IPv%d len %u, %u bytes before l3: %s expected",
+						 v, len, d, want ? "ISA-L" : "the fold");
+				rte_pktmbuf_free(m);
+			}
+		}
+	}
+}
+
+static void
+test_icrc_room(void **state)
+{
+	int f = -1;
+
+	(void)state;
+	while (fold_next(&f))
+		check_room((enum srnic_icrc_fold)f);
 }
 
 static void
@@ -360,6 +459,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_icrc_fold_choice),
 		cmocka_unit_test(test_icrc_clmul_random),
+		cmocka_unit_test(test_icrc_room),
 		cmocka_unit_test(test_icrc_fields),
 	};
 
