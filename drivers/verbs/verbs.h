@@ -355,6 +355,7 @@ void sv_devfs_remove(void);
 void sv_drive_init(struct sv_device *dev, struct sv_drive *st);
 void sv_drive(struct sv_device *dev, struct sv_drive *st);
 unsigned int sv_progress(struct sv_device *dev, enum sv_runner who);
+unsigned int sv_progress_sync(struct sv_device *dev, enum sv_runner who);
 void sv_post_progress(struct sv_device *dev);
 int sv_progress_start(struct sv_device *dev);
 void sv_progress_stop(struct sv_device *dev);

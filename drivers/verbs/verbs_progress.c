@@ -83,17 +83,21 @@ stall_now(struct sv_device *dev)
 	return false;
 }
 
-unsigned int
-sv_progress(struct sv_device *dev, enum sv_runner who)
+/* One engine poll when busy is free; *ran says whether this call had it
+ * (a stalled engine, SRNIC_STALL_AFTER, counts as run: nothing waits on it) */
+static unsigned int
+progress_once(struct sv_device *dev, enum sv_runner who, bool *ran)
 {
 	uint32_t pending;
 	unsigned int n;
 
+	*ran = false;
 	if (atomic_load_explicit(&dev->busy, memory_order_relaxed) ||
 	    atomic_exchange_explicit(&dev->busy, true, memory_order_acquire)) {
 		n = 0;
 		goto out;
 	}
+	*ran = true;
 	if (unlikely(dev->stall_after != 0) && stall_now(dev)) {
 		atomic_store_explicit(&dev->busy, false, memory_order_release);
 		n = 0;
@@ -119,6 +123,29 @@ out:
 	 * ones (sv_post_progress()). */
 	if (who == SV_RUN_POLL)
 		atomic_store_explicit(&dev->app_poll_tsc, rte_rdtsc(), memory_order_relaxed);
+	return n;
+}
+
+unsigned int
+sv_progress(struct sv_device *dev, enum sv_runner who)
+{
+	bool ran;
+
+	return progress_once(dev, who, &ran);
+}
+
+/* One engine poll by this thread, waiting out another's: what the caller
+ * posted before has been through the engine when this returns (the
+ * try-lock of sv_progress() may leave it to a poll already past its
+ * doorbell fence) */
+unsigned int
+sv_progress_sync(struct sv_device *dev, enum sv_runner who)
+{
+	unsigned int n;
+	bool ran;
+
+	while (n = progress_once(dev, who, &ran), !ran)
+		rte_pause();
 	return n;
 }
 
@@ -416,9 +443,16 @@ sv_progress_start(struct sv_device *dev)
 void
 sv_progress_linger(struct sv_device *dev)
 {
-	uint64_t last = atomic_load_explicit(&dev->last_moved_tsc, memory_order_relaxed);
-	uint64_t until = last + dev->linger_tsc;
+	uint64_t last, until;
 
+	/* a last post left to a poll that never came goes now, and the
+	 * linger counts from it */
+	if (atomic_load_explicit(&dev->posts_pending, memory_order_relaxed) != 0) {
+		sv_progress_sync(dev, SV_RUN_WAIT);
+		atomic_store_explicit(&dev->last_moved_tsc, rte_rdtsc(), memory_order_relaxed);
+	}
+	last = atomic_load_explicit(&dev->last_moved_tsc, memory_order_relaxed);
+	until = last + dev->linger_tsc;
 	if (last == 0)
 		return;
 	while (rte_rdtsc() < until) {
