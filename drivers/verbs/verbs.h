@@ -46,10 +46,14 @@
  * are on their way */
 #define SV_SPIN_HOT_US 50
 /* ibv_post_send() and ibv_post_recv() leave the engine to the program's
- * next ibv_poll_cq() when it polled, or made such a post, this recently (a
- * post-then-poll loop: the WQEs posted in between go out together, not
- * one engine poll and one packet burst per WR): the handover, the time
- * the progress thread leaves the engine to the program after its stamp.
+ * next ibv_poll_cq() when it polled this recently (a post-then-poll loop:
+ * the WQEs posted in between go out together, not one engine poll and one
+ * packet burst per WR), and a post runs it once the first post so left
+ * is this old: a held post waits at most this long, however closely the
+ * posts behind it follow (ib_write_bw -s 64 posts 100 WRs between polls
+ * in well under it). The handover's length: the progress thread, which
+ * leaves the engine to the program for SV_HANDOVER_US after its last poll,
+ * takes over when the held posts are due.
  * (With 10 us, as it was, a run of posts broke at any longer pause: on the
  * ASan build at load 20, 8,850 and 16,011 of ib_write_bw's 20,000 posts
  * still ran the engine.) ... */
@@ -123,14 +127,18 @@ struct sv_device {
 
 	/* The engine's one-poller rule: whoever wins busy runs it. */
 	alignas(64) atomic_bool busy;
-	/* the program's last ibv_poll_cq(), or last post that left the
-	 * engine to its next poll (sv_post_progress()): the progress thread
-	 * keeps off the engine for SV_HANDOVER_US after it */
+	/* the program's last ibv_poll_cq(), or the post that filled a batch
+	 * (sv_post_progress()): the progress thread keeps off the engine for
+	 * SV_HANDOVER_US after it. A post left to the next poll does not
+	 * move it: the handover comes no later than SV_HANDOVER_US after the
+	 * poll that let the batch start. */
 	_Atomic uint64_t app_poll_tsc;
-	/* posts left to the next engine poll since the last one (relaxed
-	 * load and store, not an RMW per post: two threads posting at once
-	 * may lose one, and the batch is one post longer) */
+	/* posts left to the next engine poll since the last one (a post adds
+	 * one, the engine poll takes them all: atomic_exchange) */
 	_Atomic uint32_t posts_pending;
+	/* when the first of them was posted (posts_pending 0 -> 1): a post
+	 * runs the engine once it is SV_POST_DEFER_US old */
+	_Atomic uint64_t batch_tsc;
 	uint64_t tsc_hz;
 	uint64_t post_defer_tsc;        /* SV_POST_DEFER_US in TSC ticks */
 	/* engine polls by who ran them, and those of them that moved
@@ -349,6 +357,7 @@ void sv_devfs_remove(void);
 void sv_drive_init(struct sv_device *dev, struct sv_drive *st);
 void sv_drive(struct sv_device *dev, struct sv_drive *st);
 unsigned int sv_progress(struct sv_device *dev, enum sv_runner who);
+unsigned int sv_progress_sync(struct sv_device *dev, enum sv_runner who);
 void sv_post_progress(struct sv_device *dev);
 int sv_progress_start(struct sv_device *dev);
 void sv_progress_stop(struct sv_device *dev);

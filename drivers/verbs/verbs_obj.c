@@ -472,9 +472,9 @@ ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	 * srnic_poll_cq() takes, so polling threads wait out the copy.
 	 * "What the CQ holds" includes what posts left to the next poll
 	 * complete at once (UD sends: rdma-core's test_resize_cq posts and
-	 * resizes, polling nothing): they go first. */
-	if (atomic_load_explicit(&cq->dev->posts_pending, memory_order_relaxed) != 0)
-		sv_progress(cq->dev, SV_RUN_WAIT);
+	 * resizes, polling nothing): they go first, through an engine poll
+	 * of this thread's own (one already under way may have missed them). */
+	sv_progress_sync(cq->dev, SV_RUN_WAIT);
 	rc = srnic_resize_cq(cq->scq, cqe);
 	if (rc < 0)
 		return -rc;
@@ -507,6 +507,12 @@ sv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	if (rc < 0)
 		return -rc;
 	sv_cq_armed_add(cq->dev, cq);
+	/* a program arming its CQ stops polling (epoll, ibv_get_cq_event()):
+	 * posts left to its next poll go now, and the progress thread takes
+	 * over now, not a handover later, as in ibv_get_cq_event() */
+	if (atomic_load_explicit(&cq->dev->posts_pending, memory_order_relaxed) != 0)
+		sv_progress(cq->dev, SV_RUN_WAIT);
+	atomic_store_explicit(&cq->dev->app_poll_tsc, 0, memory_order_relaxed);
 	return 0;
 }
 

@@ -83,29 +83,30 @@ stall_now(struct sv_device *dev)
 	return false;
 }
 
-unsigned int
-sv_progress(struct sv_device *dev, enum sv_runner who)
+/* One engine poll when busy is free; *ran says whether this call had it
+ * (a stalled engine, SRNIC_STALL_AFTER, counts as run: nothing waits on it) */
+static unsigned int
+progress_once(struct sv_device *dev, enum sv_runner who, bool *ran)
 {
 	uint32_t pending;
 	unsigned int n;
 
+	*ran = false;
 	if (atomic_load_explicit(&dev->busy, memory_order_relaxed) ||
 	    atomic_exchange_explicit(&dev->busy, true, memory_order_acquire)) {
 		n = 0;
 		goto out;
 	}
+	*ran = true;
 	if (unlikely(dev->stall_after != 0) && stall_now(dev)) {
 		atomic_store_explicit(&dev->busy, false, memory_order_release);
 		n = 0;
 		goto out;
 	}
-	pending = atomic_load_explicit(&dev->posts_pending, memory_order_relaxed);
-	if (pending != 0) {
-		/* this poll sends them (the doorbell's Dekker pair: a WQE
-		 * posted before the engine's fence is seen by it) */
-		atomic_store_explicit(&dev->posts_pending, 0, memory_order_relaxed);
-		dev->posts_deferred += pending;
-	}
+	/* this poll sends them (the doorbell's Dekker pair: a WQE posted
+	 * before the engine's fence is seen by it) */
+	pending = atomic_exchange_explicit(&dev->posts_pending, 0, memory_order_relaxed);
+	dev->posts_deferred += pending;
 	n = srnic_engine_poll(dev->eng);
 	dev->runs[who]++;
 	if (n > 0) {
@@ -125,33 +126,61 @@ out:
 	return n;
 }
 
-/* After a post: the engine runs now unless the program polled its CQ, or
- * made a post this leaves to its next poll, within SV_POST_DEFER_US. A
- * program in a post-then-poll loop (perftest's bandwidth tests post up to
- * their TX depth, then poll: ib_write_bw -s 64 posts 100 WRs between two
- * CQEs) so has what it posts between two polls sent together, by the
- * engine poll of every SV_POST_BATCH-th post and by its next poll, in
- * bursts of up to SV_POST_BATCH packets, instead of one engine poll (and
- * one packet burst of one) per WR. A post that is left stamps
- * app_poll_tsc as a poll does: the posts behind it are part of the same
- * batch, and the progress thread, which takes over SV_HANDOVER_US after
- * that stamp, serves a program that posts and then stops polling. A
- * program that posts without polling (ib_write_lat spins on its buffer)
- * has every post run the engine. */
+unsigned int
+sv_progress(struct sv_device *dev, enum sv_runner who)
+{
+	bool ran;
+
+	return progress_once(dev, who, &ran);
+}
+
+/* One engine poll by this thread, waiting out another's: what the caller
+ * posted before has been through the engine when this returns (the
+ * try-lock of sv_progress() may leave it to a poll already past its
+ * doorbell fence) */
+unsigned int
+sv_progress_sync(struct sv_device *dev, enum sv_runner who)
+{
+	unsigned int n;
+	bool ran;
+
+	while (n = progress_once(dev, who, &ran), !ran)
+		rte_pause();
+	return n;
+}
+
+/* After a post: the engine runs now unless the program polled its CQ
+ * within SV_POST_DEFER_US and the posts left since are fewer than
+ * SV_POST_BATCH and younger than SV_POST_DEFER_US. A program in a
+ * post-then-poll loop (perftest's bandwidth tests post up to their TX
+ * depth, then poll: ib_write_bw -s 64 posts 100 WRs between two CQEs) so
+ * has what it posts between two polls sent together, by the engine poll
+ * of every SV_POST_BATCH-th post and by its next poll, in bursts of up to
+ * SV_POST_BATCH packets, instead of one engine poll (and one packet burst
+ * of one) per WR. The post that fills a batch stamps app_poll_tsc as a
+ * poll does: the posts behind it make the next batch. A held post stamps
+ * nothing: the first post held waits at most SV_POST_DEFER_US, however
+ * closely the next follow (a program that polled once, then posts every
+ * 40 us, has them sent every second or third post, not at the 32nd), and
+ * the progress thread takes over SV_HANDOVER_US after the poll, not after
+ * the last post held. A program that posts without polling (ib_write_lat
+ * spins on its buffer) has every post run the engine. */
 void
 sv_post_progress(struct sv_device *dev)
 {
 	uint64_t now = rte_rdtsc();
 	uint64_t polled = atomic_load_explicit(&dev->app_poll_tsc, memory_order_relaxed);
-	uint32_t pending = atomic_load_explicit(&dev->posts_pending, memory_order_relaxed) + 1;
+	uint32_t pending = atomic_load_explicit(&dev->posts_pending, memory_order_relaxed);
 
-	if (now - polled >= dev->post_defer_tsc) {
+	if (now - polled >= dev->post_defer_tsc ||
+	    (pending != 0 &&
+	     now - atomic_load_explicit(&dev->batch_tsc, memory_order_relaxed) >= dev->post_defer_tsc)) {
 		sv_progress(dev, SV_RUN_POST);
 		return;
 	}
-	if (pending < SV_POST_BATCH) {
-		atomic_store_explicit(&dev->posts_pending, pending, memory_order_relaxed);
-		atomic_store_explicit(&dev->app_poll_tsc, now, memory_order_relaxed);
+	if (pending + 1 < SV_POST_BATCH) {
+		if (atomic_fetch_add_explicit(&dev->posts_pending, 1, memory_order_relaxed) == 0)
+			atomic_store_explicit(&dev->batch_tsc, now, memory_order_relaxed);
 		return;
 	}
 	/* the batch is full: it goes now, and the posts behind it make the
@@ -414,9 +443,16 @@ sv_progress_start(struct sv_device *dev)
 void
 sv_progress_linger(struct sv_device *dev)
 {
-	uint64_t last = atomic_load_explicit(&dev->last_moved_tsc, memory_order_relaxed);
-	uint64_t until = last + dev->linger_tsc;
+	uint64_t last, until;
 
+	/* a last post left to a poll that never came goes now, and the
+	 * linger counts from it */
+	if (atomic_load_explicit(&dev->posts_pending, memory_order_relaxed) != 0) {
+		sv_progress_sync(dev, SV_RUN_WAIT);
+		atomic_store_explicit(&dev->last_moved_tsc, rte_rdtsc(), memory_order_relaxed);
+	}
+	last = atomic_load_explicit(&dev->last_moved_tsc, memory_order_relaxed);
+	until = last + dev->linger_tsc;
 	if (last == 0)
 		return;
 	while (rte_rdtsc() < until) {

@@ -15,7 +15,8 @@
  * server, 256 RDMA WRITEs posted by a second thread while the main one
  * polls, ibv_resize_cq (also with completions held), WRITEs posted right
  * after a poll and never polled (the drop-in's progress thread sends
- * them), bad arguments (the
+ * them), WRITEs posted 20 us apart after one poll (the first leaves by
+ * the fourth post), bad arguments (the
  * errno rxe gives; post_send past max_send_wr and max_send_sge), the GID
  * table (ibv_query_gid_ex, ibv_query_gid_type), completion events and
  * ibv_destroy_cq (queued events go with the CQ, handed-out ones hold the
@@ -45,6 +46,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -920,6 +922,89 @@ phase_posted_unpolled(void)
 	}
 }
 
+/* WRITEs posted right after one poll, then every AGED_GAP_US with no
+ * poll (the reviewer's program, its posts spaced well under the handover):
+ * the drop-in holds a post at most SV_POST_DEFER_US (50 us) from the
+ * first one held, so the fourth post at the latest, 60 us after the
+ * first, sends them; not the 32nd (SV_POST_BATCH) nor the quiet after the
+ * last. Each WRITE carries the client's count of posts made so far, read
+ * when the engine builds its packet: the first WRITE's count says after
+ * how many posts it left, a count, not a time, whatever the host's load
+ * (a longer gap only makes it smaller). Held from the last post instead,
+ * all 15 left after the 15th: count 15. (40 us apart, as the reviewer's,
+ * the ASan build's posts took the gaps past 50 us on this host and the
+ * old code sent them early too.) */
+#define NAGED 15
+#define AGED_FIRST (LEFT_FIRST + NLEFT)
+#define AGED_COUNT_SLOT (AGED_FIRST + NAGED)    /* the client's count, its source */
+#define AGED_GAP_US 20
+#define AGED_COUNT_MAX 3
+
+static void
+spin_us(long us)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000 + (t.tv_nsec - t0.tv_nsec) / 1000 < us);
+}
+
+static void
+phase_aged_posts(void)
+{
+	volatile uint32_t *count = (volatile uint32_t *)(map + (size_t)AGED_COUNT_SLOT * WLEN);
+	struct timeval t0;
+	struct ibv_wc wc;
+	uint32_t first = 0;
+	int i, k, landed;
+
+	if (server)
+		memset(map + (size_t)AGED_FIRST * WLEN, 0xff, (size_t)NAGED * WLEN);
+	barrier();
+	if (!server) {
+		*count = 0;
+		CHECK(ibv_poll_cq(cq, 1, &wc) == 0, "no completion before the spaced posts");
+		for (i = 0; i < NAGED; i++) {
+			struct ibv_sge sge = { (uintptr_t)count, sizeof(*count), mr_map->lkey };
+			struct ibv_send_wr wr = { .wr_id = (uint64_t)(AGED_FIRST + i), .sg_list = &sge,
+						  .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+						  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+			wr.wr.rdma.remote_addr = peer.addr + (uint64_t)(AGED_FIRST + i) * WLEN;
+			wr.wr.rdma.rkey = peer.rkey;
+			MUST(ibv_post_send(rc[2], &wr, &bad) == 0, "post_send %d of the spaced posts", i);
+			*count = (uint32_t)i + 1;
+			spin_us(AGED_GAP_US);
+		}
+	}
+	barrier();      /* the client makes no verbs call until the next one */
+	if (server) {
+		volatile uint32_t *slot;
+
+		gettimeofday(&t0, NULL);
+		do {
+			for (landed = 0, i = 0; i < NAGED; i++) {
+				slot = (volatile uint32_t *)(map + (size_t)(AGED_FIRST + i) * WLEN);
+				landed += *slot != UINT32_MAX;
+			}
+		} while (landed < NAGED && elapsed_ms(&t0) <= GUARD_MS);
+		first = *(volatile uint32_t *)(map + (size_t)AGED_FIRST * WLEN);
+		CHECK(landed == NAGED && first <= AGED_COUNT_MAX,
+		      "%d WRITEs posted %d us apart after one poll: %d landed, the first after "
+		      "the client's post %u (at most %d: a post is held at most SV_POST_DEFER_US "
+		      "from the first one held)", NAGED, AGED_GAP_US, landed, first, AGED_COUNT_MAX);
+	}
+	barrier();
+	if (!server) {
+		for (k = 0; k < NAGED && poll_one(&wc) == 1 && wc.status == IBV_WC_SUCCESS &&
+			    wc.wr_id == (uint64_t)(AGED_FIRST + k); k++)
+			;
+		CHECK(k == NAGED, "the spaced WRITEs' completions, in order (%d of %d)", k, NAGED);
+	}
+}
+
 /* ibv_post_send's errnos, as rxe's: a chain one longer than max_send_wr
  * posts max_send_wr and fails at the next with ENOMEM; more SGEs than
  * max_send_sge is EINVAL; bad_wr names the WR refused */
@@ -1652,6 +1737,7 @@ main(int argc, char **argv)
 	phase_iova();
 	phase_resize_held();
 	phase_posted_unpolled();
+	phase_aged_posts();
 	phase_post_errnos();
 	phase_events();
 	phase_cq_err();

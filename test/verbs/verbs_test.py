@@ -525,6 +525,10 @@ def case_api():
             want = {"server": 220, "client": 230}[side]
             check(n >= want, "api: %s passed %d checks, want %d" % (side, n, want))
             print("ok api %s: %d checks" % (side, n), flush=True)
+        # the spaced posts' count (phase_aged_posts), for the log
+        for l in p.out_s.splitlines():
+            if "apart after one poll" in l:
+                print("api server: " + l, flush=True)
 
 
 def case_fork():
