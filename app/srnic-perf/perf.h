@@ -39,6 +39,11 @@
  * and how often it looks. */
 #define PERF_LINK_WAIT_S 60
 #define PERF_LINK_POLL_MS 10
+/* A port whose link went down (IBV_EVENT_PORT_ERR) ends the run only once
+ * it has stayed down this long: a link back up meanwhile (its
+ * PORT_ACTIVE in the same batch of events, or up again when looked at) is
+ * a flap, not a peer gone. */
+#define PERF_PORT_DOWN_GRACE_S 10
 /* a client looks at its control socket and the device's events this often
  * mid-run (a --peer-* server at the events) */
 #define PERF_CTL_POLL_MS 10
@@ -262,6 +267,7 @@ struct perf_env {
 	struct srnic_pd *pd[2];
 	int sock;                     /* TCP control connection, -1 if none */
 	uint64_t remote_verify_errors; /* server: data errors seen in this run */
+	uint64_t port_down_at[2];     /* timer cycles a device's port went down; 0: up */
 	uint32_t run_size;            /* server: message size of the current run */
 	struct srnic_cq *cq[2][PERF_MAX_LCORES];
 	struct perf_qp *qps;
@@ -306,9 +312,11 @@ int perf_wait_link(struct perf_env *env, int (*peer_said)(struct perf_env *env))
 /* The devices' asynchronous events, taken at each look of a wait or of
  * the run's control loop (srnic_get_async_event() also runs the port's
  * watch: a memif client whose server left is started again only then).
- * A port gone down (IBV_EVENT_PORT_ERR) is said at once in one line
- * naming the port and what to do, and returns -ENETDOWN: nothing can be
- * sent or received any more. A QP or CQ event that breaks the run
+ * A port gone down (IBV_EVENT_PORT_ERR) is said at once; if it is still
+ * down (the device's port queried after the events are drained) once
+ * PERF_PORT_DOWN_GRACE_S have passed, a line naming the port and what to
+ * do says so and -ENETDOWN returns: nothing can be sent or received any
+ * more. Up again before (a PORT_ACTIVE, or the port found up): it goes on. A QP or CQ event that breaks the run
  * (QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR, PATH_MIG_ERR, CQ_ERR,
  * DEVICE_FATAL) is said in one line and returns -EIO (the failed
  * completion, if any, says the rest). say_up: a port's link coming up

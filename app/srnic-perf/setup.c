@@ -365,33 +365,68 @@ async_event_name(enum ibv_event_type t)
 	}
 }
 
+/* After side's events are drained: went_down, a PORT_ERR not followed by
+ * a PORT_ACTIVE among them. The port as the device has it now decides:
+ * up, it goes on (a flap); down, the wait starts (said once) or, past
+ * PERF_PORT_DOWN_GRACE_S, the run ends (-ENETDOWN, said). rc: what the
+ * events said so far (one line in all). */
+static int
+port_down_check(struct perf_env *env, int side, bool went_down, int rc)
+{
+	const struct perf_conf *c = env->conf;
+	uint64_t now = rte_get_timer_cycles(), hz = rte_get_timer_hz();
+	struct ibv_port_attr pa;
+
+	if (srnic_dev_query_port(env->dev[side], &pa) == 0 && pa.state == IBV_PORT_ACTIVE) {
+		if (env->port_down_at[side] != 0) {
+			printf("srnic-perf: port %u's link is up again after %.2f s\n", c->port_id,
+			       (double)(now - env->port_down_at[side]) / (double)hz);
+			fflush(stdout);
+		}
+		env->port_down_at[side] = 0;
+		return rc;
+	}
+	if (env->port_down_at[side] == 0) {
+		env->port_down_at[side] = now;
+		if (went_down) {
+			fprintf(stderr, "srnic-perf: port %u's link is down (IBV_EVENT_PORT_ERR): "
+					"waiting up to %d s for it to come back\n", c->port_id,
+				PERF_PORT_DOWN_GRACE_S);
+		}
+		return rc;
+	}
+	if (now - env->port_down_at[side] < (uint64_t)PERF_PORT_DOWN_GRACE_S * hz || rc != 0)
+		return rc;
+	fprintf(stderr, "srnic-perf: port %u's link went down (IBV_EVENT_PORT_ERR) and stayed down "
+			"for %d s: nothing can be sent or received; its peer stopped or the link was "
+			"lost (net_memif: is the other process still running?): start the peer again, "
+			"then this run\n", c->port_id, PERF_PORT_DOWN_GRACE_S);
+	return -ENETDOWN;
+}
+
 int
 perf_async_check(struct perf_env *env, bool say_up)
 {
 	const struct perf_conf *c = env->conf;
 	struct srnic_async_event ev;
 	int side, rc = 0;
+	bool went_down;
 
 	for (side = 0; side < 2; side++) {
 		if (env->dev[side] == NULL || (side == 1 && env->dev[1] == env->dev[0]))
 			continue;
+		went_down = false;
 		while (srnic_get_async_event(env->dev[side], &ev) == 0) {
 			switch (ev.event_type) {
 			case IBV_EVENT_PORT_ACTIVE:
+				went_down = false;
 				if (say_up) {
 					printf("srnic-perf: port %u's link is up\n", c->port_id);
 					fflush(stdout);
 				}
 				break;
 			case IBV_EVENT_PORT_ERR:
-				if (rc == -ENETDOWN)
-					break;
-				fprintf(stderr, "srnic-perf: port %u's link went down "
-						"(IBV_EVENT_PORT_ERR): nothing can be sent or received; "
-						"its peer stopped or the link was lost (net_memif: is the "
-						"other process still running?): start the peer again, then "
-						"this run\n", c->port_id);
-				rc = -ENETDOWN;
+				went_down = true;
 				break;
 			case IBV_EVENT_QP_FATAL:
 			case IBV_EVENT_QP_REQ_ERR:
@@ -416,6 +451,8 @@ perf_async_check(struct perf_env *env, bool say_up)
 				break; /* COMM_EST, SQ_DRAINED, LAST_WQE, SRQ_LIMIT: news */
 			}
 		}
+		if (went_down || env->port_down_at[side] != 0)
+			rc = port_down_check(env, side, went_down, rc);
 	}
 	return rc;
 }

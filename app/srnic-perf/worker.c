@@ -692,8 +692,9 @@ perf_run(struct perf_env *env, uint32_t size, struct perf_result *r)
 			ctl_t = now;
 			/* the server's word first (its STOP, its end): the
 			 * more precise news; then the device's events: a port
-			 * gone down ends the run (nothing would complete); a
-			 * failed QP is said, its failed completions end it */
+			 * down past PERF_PORT_DOWN_GRACE_S ends the run (nothing
+			 * would complete); a failed QP is said, its failed
+			 * completions end it */
 			if (ctl && c->mode->poll_stop != NULL)
 				stop_rc = c->mode->poll_stop(env);
 			if (stop_rc == 0 && perf_async_check(env, false) == -ENETDOWN)

@@ -477,6 +477,25 @@ req_build(struct srnic_engine *eng, struct srnic_qp *qp, struct srnic_swqe *w, b
 }
 
 /*
+ * A retransmit rewinds sq.req to the first WQE not acknowledged
+ * (comp_rewind()); the WQEs it goes back over that have already finished
+ * (DONE: a BIND_MW or LOCAL_INV that ran, which the rewind leaves as is)
+ * and any all sent (SENT) are not started again: sq.req passes over them.
+ * A local WQE runs once; built as a packet it would fall into the SEND
+ * case with no packets and send MIDDLEs forever. True if w was passed.
+ */
+static inline bool
+req_pass_finished(struct srnic_engine *eng, struct srnic_qp *qp, const struct srnic_swqe *w)
+{
+	if (likely(w->state == SRNIC_WQE_POSTED || w->state == SRNIC_WQE_SENDING))
+		return false;
+	qp->sq.req++;
+	eng_stat(eng, SRNIC_STAT_REQ_REWIND_LOCAL_SKIP, 1);
+	eng_comp_retire(eng, qp);
+	return true;
+}
+
+/*
  * The requester's turn when the TX buffer has no room. A WQE that sends
  * nothing (BIND_MW, LOCAL_INV: wqe_is_local()) does not wait for the wire,
  * as an RNIC executes it without it: those at the SQ's head run now, in
@@ -495,6 +514,8 @@ req_tx_full_run(struct srnic_engine *eng, struct srnic_qp *qp)
 	while (qp->sq.req != head) {
 		struct srnic_swqe *w = &qp->sq.wqe[qp->sq.req & qp->sq.mask];
 
+		if (req_pass_finished(eng, qp, w))
+			continue;
 		if (w->state != SRNIC_WQE_POSTED || !wqe_is_local(w)) {
 			qp->req.tx_wait = 1;
 			qp->req.tx_wait_at = qp->sq.req;
@@ -550,6 +571,8 @@ eng_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 	while (budget > 0 && qp->sq.req != head) {
 		struct srnic_swqe *w = &qp->sq.wqe[qp->sq.req & qp->sq.mask];
 
+		if (req_pass_finished(eng, qp, w))
+			continue;
 		if (unlikely(eng_tx_free(eng) <= SRNIC_TX_RESERVE)) {
 			eng_stat(eng, SRNIC_STAT_REQ_TX_FULL, 1);
 			return true;

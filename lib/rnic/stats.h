@@ -58,6 +58,7 @@
 	X(REQ_TX_FULL, "req_tx_full")               /* requester turns put off: no TX room */ \
 	X(REQ_TX_FULL_PEEK, "req_tx_full_peek")     /* ... of those, turns that read the SQ for local WQEs */ \
 	X(REQ_TX_FULL_LOCAL, "req_tx_full_local")   /* local WQEs (BIND_MW, LOCAL_INV) run with no TX room */ \
+	X(REQ_REWIND_LOCAL_SKIP, "req_rewind_local_skip") /* local WQEs a resend passed over (ran once) */ \
 	X(REQ_RETRY_COPY, "req_retry_copy")         /* resent SEND/WRITE payload pieces copied (not zero-copy) */ \
 	X(REQ_UD_UC_COPY, "req_ud_uc_copy")         /* UD/UC payload pieces copied: their CQE is out before the TX flush */ \
 	X(RESP_PKTS, "resp_pkts")                   /* request packets accepted */ \

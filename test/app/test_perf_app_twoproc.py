@@ -368,8 +368,9 @@ with tempfile.TemporaryDirectory() as d:
 # connection between them: nothing but the port tells one that the other
 # is gone), joined by memif. Once both links are up (the memif server says
 # so: IBV_EVENT_PORT_ACTIVE), the memif client's process is killed: the
-# server says at once that port 0's link went down, what to do, and exits
-# 1, not at the end of its 600 s. Before, srnic-perf took no asynchronous
+# server says at once that port 0's link went down and waits; it stays
+# down past PERF_PORT_DOWN_GRACE_S (10 s): it says what to do and exits 1,
+# not at the end of its 600 s. Before, srnic-perf took no asynchronous
 # event: it served a dead link until its --duration ended.
 PEER_DOWN_WAIT_S = 60       # a guard far below the server's --duration
 with tempfile.TemporaryDirectory() as d:
@@ -408,5 +409,44 @@ with tempfile.TemporaryDirectory() as d:
           up and arc == 1 and dt is not None and dt < PEER_DOWN_WAIT_S and
           re.search(r"port 0's link went down \(IBV_EVENT_PORT_ERR\).*start the peer again",
                     aout) is not None, f"{dt} {arc} " + aout[-800:])
+
+    # 7c. the same, the memif client's process started again at once: the
+    # link is back within PERF_PORT_DOWN_GRACE_S, the server says so and
+    # serves on (a SIGINT ends it, exit 0). Before, the first PORT_ERR
+    # ended the run whatever came after it: exit 1 at the kill.
+    sock = os.path.join(d, "m2.sock")
+    sa = popen_perf(peer + ["--peer-ip", "127.0.1.9"], "pf_a", lcores="0",
+                    vdev=f"--vdev=net_memif0,role=server,socket={sock}")
+    sb, sb2, a_lines, waited, back = None, None, [], False, False
+    guard = threading.Timer(SERVER_UP_S, sa.kill)
+    guard.start()
+    try:
+        up = read_until(sa, r'^\{"qpn"', a_lines)
+        if up:
+            sb = popen_perf(peer + ["--peer-ip", "127.0.1.8"], "pf_b", lcores="1",
+                            vdev=f"--vdev=net_memif0,role=client,socket={sock}")
+            up = read_until(sa, r"port 0's link is up", a_lines)
+        if up:
+            sb.kill()
+            sb.wait()
+            sb2 = popen_perf(peer + ["--peer-ip", "127.0.1.8"], "pf_b2", lcores="1",
+                             vdev=f"--vdev=net_memif0,role=client,socket={sock}")
+            waited = read_until(sa, r"port 0's link is down \(IBV_EVENT_PORT_ERR\): waiting",
+                                a_lines)
+            back = waited and read_until(sa, r"port 0's link is up again after", a_lines)
+        alive = sa.poll() is None
+        sa.send_signal(signal.SIGINT)
+        arc = finish(sa, a_lines, timeout=PEER_DOWN_WAIT_S)
+    finally:
+        guard.cancel()
+        for pr in (sa, sb, sb2):
+            if pr is not None and pr.poll() is None:
+                pr.kill()
+                pr.wait()
+    aout = "".join(a_lines)
+    check("peer-on-cmdline server, its memif peer killed and started again within the grace: "
+          "the link down is said, then up again, the server serves on (exit 0 at SIGINT)",
+          up and waited and back and alive and arc == 0 and "stayed down" not in aout,
+          f"{waited} {back} {alive} {arc} " + aout[-800:])
 
 done()

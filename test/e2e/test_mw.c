@@ -19,6 +19,9 @@
 
 #define NAK_INV_REQ 0x61
 #define NAK_REM_ACCESS 0x62
+#define NAK_SEQ_ERR 0x60
+/* local ACK timeout 10: 4.096 us * 2^10 = 4.2 ms, for the resend by timer */
+#define REWIND_TMO 10
 #define RLEN 8192
 #define WOFF 1024               /* the window: [r + WOFF, r + WOFF + WLEN) */
 #define WLEN 4096
@@ -549,6 +552,147 @@ test_local_behind_full_tx(void **state)
 	assert_int_equal(srnic_destroy_cq(cq2), 0);
 }
 
+/*
+ * A resend that goes back over a local WQE that already ran: A posts
+ * WRITE 1, a local op 2 (a BIND_MW of a window over its l, or a LOCAL_INV
+ * of one bound before) and WRITE 3, all signaled. The first WRITE's packet
+ * is lost: with drops 1, B sees WRITE 3 out of sequence and NAKs it
+ * (nak); with drops 2 both are lost, B says nothing and A's ACK timer
+ * resends. A goes back to WRITE 1 (comp_rewind()): the local op, done, is
+ * passed over (req_rewind_local_skip), neither run again nor sent. Three
+ * successful CQEs, both WRITEs' bytes in r, the local op's effect kept
+ * (run once), and nothing on the wire but WRITE_ONLY and ACK. Before, the
+ * DONE local WQE at sq.req went to req_build(): a SEND_FIRST and then
+ * SEND_MIDDLEs without end, WRITE 3 never completed.
+ */
+static void
+rewind_over_local(enum ibv_wr_opcode lop, uint32_t drops, bool nak)
+{
+	struct e2e_conf c = { .psn = { 100, 900 }, .timeout = REWIND_TMO, .retry_cnt = 7 };
+	struct ibv_send_wr wr = { .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct srnic_dev *a;
+	struct ibv_mr ibmr;
+	struct e2e_bufs b;
+	struct srnic_mr *wmr;
+	struct srnic_mw *mw;
+	uint32_t key, i, seq_naks = 0, writes = 0;
+	int64_t binds, invs, skips;
+
+	e2e_qps_renew(&c);
+	a = E->p.dev[0];
+	e2e_bufs_new(&b, RLEN, IBV_ACCESS_LOCAL_WRITE);
+	e2e_bufs_fill(&b, 11, 22);
+	wmr = srnic_reg_mr(E->p.pd[0], b.l, WLEN, E2E_RALL | IBV_ACCESS_MW_BIND);
+	assert_non_null(wmr);
+	ibmr.lkey = srnic_mr_lkey(wmr);
+	mw = srnic_alloc_mw(E->p.pd[0], IBV_MW_TYPE_2);
+	assert_non_null(mw);
+	key = inc_rkey(srnic_mw_rkey(mw));
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.bind_mw.mw = srnic_mw_ibv(mw);
+	wr.bind_mw.rkey = key;
+	wr.bind_mw.bind_info.mr = &ibmr;
+	wr.bind_mw.bind_info.addr = (uintptr_t)b.l;
+	wr.bind_mw.bind_info.length = WLEN;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+	e2e_reset();
+	if (lop == IBV_WR_LOCAL_INV) {
+		/* bound first, on its own; op 2 then invalidates it */
+		wr.wr_id = 70;
+		assert_int_equal(srnic_post_send(E->qp[0], &wr, &bad), 0);
+		assert_int_equal(e2e_wait_wc(0, 1)->status, IBV_WC_SUCCESS);
+		assert_int_equal(srnic_mw_rkey(mw), key);
+		memset(&wr, 0, sizeof(wr));
+		wr.opcode = IBV_WR_LOCAL_INV;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.invalidate_rkey = key;
+		e2e_reset();
+	}
+	binds = srnic_dev_stat(a, "mw_bind");
+	invs = srnic_dev_stat(a, "mw_local_inv");
+	skips = srnic_dev_stat(a, "req_rewind_local_skip");
+
+	e2e_drop_arm(0, SRNIC_OP_RC_WRITE_ONLY, 0, drops);
+	e2e_bufs_post(&b, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 512, 0, IBV_SEND_SIGNALED);
+	wr.wr_id = 2;
+	assert_int_equal(srnic_post_send(E->qp[0], &wr, &bad), 0);
+	e2e_bufs_post(&b, E->qp[0], IBV_WR_RDMA_WRITE, 3, 1024, 512, 1024, IBV_SEND_SIGNALED);
+	e2e_wait_wc(0, 3);
+	e2e_settle(4);
+	assert_int_equal(E->drop.dropped, drops);
+	assert_int_equal(E->nwc[0], 3);
+	for (i = 0; i < 3; i++) {
+		if (E->wc[0][i].status != IBV_WC_SUCCESS)
+			e2e_dump();
+		assert_int_equal(E->wc[0][i].status, IBV_WC_SUCCESS);
+		assert_int_equal(E->wc[0][i].wr_id, i + 1);
+	}
+	assert_int_equal(E->wc[0][1].opcode,
+			 lop == IBV_WR_BIND_MW ? IBV_WC_BIND_MW : IBV_WC_LOCAL_INV);
+	assert_memory_equal(b.r, b.l, 512);
+	assert_memory_equal(b.r + 1024, b.l + 1024, 512);
+	/* the local op ran once, its effect kept */
+	if (lop == IBV_WR_BIND_MW) {
+		assert_int_equal(srnic_dev_stat(a, "mw_bind"), binds + 1);
+		assert_int_equal(srnic_mw_rkey(mw), key);
+		assert_int_equal(srnic_dereg_mr_wait(wmr, 0), -EINVAL); /* bound */
+	} else {
+		assert_int_equal(srnic_dev_stat(a, "mw_local_inv"), invs + 1);
+		assert_int_equal(srnic_dev_stat(a, "mw_bind"), binds);
+	}
+	/* only WRITEs (the first again) and ACKs (a sequence NAK if nak) */
+	for (i = 0; i < E->npkts; i++) {
+		const struct e2e_pkt *k = &E->pkts[i];
+
+		if (k->side == 0) {
+			if (k->opcode != SRNIC_OP_RC_WRITE_ONLY)
+				e2e_dump();
+			assert_int_equal(k->opcode, SRNIC_OP_RC_WRITE_ONLY);
+			writes++;
+		} else {
+			uint8_t syn;
+
+			assert_int_equal(k->opcode, SRNIC_OP_RC_ACK);
+			syn = srnic_aeth_syndrome(e2e_hdr(k, SRNIC_HDR_AETH));
+			/* an ACK (type 0) or a sequence error NAK, nothing else */
+			if (syn >> 5 != 0 && syn != NAK_SEQ_ERR)
+				e2e_dump();
+			assert_true(syn >> 5 == 0 || syn == NAK_SEQ_ERR);
+			seq_naks += syn == NAK_SEQ_ERR;
+		}
+	}
+	assert_true(writes >= 3 - drops + 1); /* WRITE 1 resent */
+	if (nak)
+		assert_true(seq_naks >= 1);
+	else
+		assert_int_equal(seq_naks, 0);
+	assert_true(srnic_dev_stat(a, "req_rewind_local_skip") > skips);
+	assert_int_equal(srnic_dealloc_mw(mw), 0);
+	assert_int_equal(srnic_dereg_mr(wmr), 0);
+}
+
+static void
+test_rewind_over_bind(void **state)
+{
+	RTE_SET_USED(state);
+	rewind_over_local(IBV_WR_BIND_MW, 1, true);
+}
+
+static void
+test_rewind_over_local_inv(void **state)
+{
+	RTE_SET_USED(state);
+	rewind_over_local(IBV_WR_LOCAL_INV, 1, true);
+}
+
+/* the rewind by the ACK timer: both WRITEs lost, no NAK */
+static void
+test_rewind_over_bind_timeout(void **state)
+{
+	RTE_SET_USED(state);
+	rewind_over_local(IBV_WR_BIND_MW, 2, false);
+}
+
 int
 main(void)
 {
@@ -562,6 +706,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_refused, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_type2_qp_reused, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_local_behind_full_tx, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_rewind_over_bind, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_rewind_over_local_inv, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_rewind_over_bind_timeout, e2e_setup, e2e_teardown),
 	};
 
 	return cmocka_run_group_tests_name("e2e_mw", tests, e2e_group_setup, e2e_group_teardown);
