@@ -28,6 +28,9 @@
  * greeting and QP parameters, the server's QP parameters and READY): a
  * peer that connects or accepts and then says nothing is given up on. */
 #define PERF_HANDSHAKE_WAIT_S 20
+/* How often a server waiting for its next client looks at the stop flag
+ * (a signal that ended no system call: it came between two waits) */
+#define PERF_ACCEPT_POLL_MS 100
 /* A server's wait for a greeted client's HELLO: the client brings its
  * device and QPs up in between (seconds under ASan on a loaded host). */
 #define PERF_CLIENT_SETUP_WAIT_S 120

@@ -377,9 +377,29 @@ tcp_accept(int lfd, uint16_t port)
 
 	printf("srnic-perf: server waiting for a client on TCP port %u\n", port);
 	fflush(stdout);
-	do
+	/* a signal that came before the wait (between a session's end and
+	 * this accept(), or taken by another thread) ended no system call:
+	 * the flag is looked at every PERF_ACCEPT_POLL_MS */
+	for (;;) {
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+		int n;
+
+		if (perf_quitting()) {
+			fd = -1;
+			break;
+		}
+		n = poll(&p, 1, PERF_ACCEPT_POLL_MS);
+		if (n < 0 && errno != EINTR) {
+			fd = -1;
+			break;
+		}
+		if (n <= 0)
+			continue;
+		len = sizeof(sa);
 		fd = accept(lfd, (struct sockaddr *)&sa, &len);
-	while (fd < 0 && errno == EINTR && !perf_quitting());
+		if (fd >= 0 || (errno != EINTR && errno != ECONNABORTED && errno != EAGAIN))
+			break;
+	}
 	if (fd >= 0 && sa.sin_family == AF_INET)
 		snprintf(client_addr, sizeof(client_addr), "%s:%u", inet_ntoa(sa.sin_addr),
 			 ntohs(sa.sin_port));
