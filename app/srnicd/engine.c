@@ -2,11 +2,13 @@
 /*
  * The engine's thread: srnic_engine_poll() and the CM (QP1's MADs, its
  * timers) while packets move, yields its CPU after SRND_SPIN_HOT_US without
- * work, naps when nothing has moved for SRND_SPIN_US
+ * work, naps when nothing has moved for SRND_SPIN_US (and SRND_SPIN_YIELDS
+ * of its yields), briefly while QPs wait for the network (SRND_SLEEP_WAIT_US)
  * (doc/srnicd.md, "The daemon's threads and lcores"). On a worker lcore of
  * --lcores when there is one, else a thread beside the control thread.
  */
 #include <errno.h>
+#include <sys/prctl.h>
 #include <sched.h>
 #include <string.h>
 #include <time.h>
@@ -25,9 +27,13 @@ engine_loop(void *arg)
 	struct srnd *d = arg;
 	uint64_t hz = rte_get_tsc_hz();
 	uint64_t spin = hz / 1000000 * SRND_SPIN_US, cm_every = hz / 1000000 * SRND_CM_POLL_US;
-	uint64_t hot = hz / 1000000 * SRND_SPIN_HOT_US;
+	uint64_t hot = hz / 1000000 * SRND_SPIN_HOT_US, watch = hz / 1000000 * SRND_WAIT_WATCH_US;
 	uint64_t now, last_work = rte_rdtsc(), last_cm = 0, cm_next_us = UINT64_MAX;
-	unsigned int nap = SRND_SLEEP_MIN_US, n;
+	unsigned int nap = SRND_SLEEP_MIN_US, n, yields = 0;
+	bool waiting;
+
+	/* this thread's; a failure leaves Linux's default (longer naps) */
+	(void)prctl(PR_SET_TIMERSLACK, SRND_TIMER_SLACK_NS, 0, 0, 0);
 
 	while (!atomic_load_explicit(&d->stop, memory_order_relaxed)) {
 		n = srnic_engine_poll(d->dev.eng);
@@ -45,6 +51,7 @@ engine_loop(void *arg)
 		if (n > 0) {
 			last_work = now;
 			nap = SRND_SLEEP_MIN_US;
+			yields = 0;
 			continue;
 		}
 		if (d->eng_wake_owed) {
@@ -55,17 +62,23 @@ engine_loop(void *arg)
 			rte_pause();
 			continue;
 		}
-		if (now - last_work < spin) {
+		if (now - last_work < spin || yields < SRND_SPIN_YIELDS) {
 			sched_yield();
+			yields++;
 			atomic_fetch_add_explicit(&d->eng_yields, 1, memory_order_relaxed);
 			continue;
 		}
 		if (nap > SRND_SLEEP_DP_MAX_US && atomic_load_explicit(&srnd_counts()->qps,
 								      memory_order_relaxed) > 0)
 			nap = SRND_SLEEP_DP_MAX_US;
+		waiting = now - last_work < watch && srnic_engine_waiting(d->dev.eng) > 0;
+		if (waiting) {
+			nap = SRND_SLEEP_WAIT_US;
+			atomic_fetch_add_explicit(&d->eng_waiting_naps, 1, memory_order_relaxed);
+		}
 		if (nap > cm_next_us)
 			nap = cm_next_us < SRND_SLEEP_MIN_US ? SRND_SLEEP_MIN_US : (unsigned int)cm_next_us;
-		if (srnd_dpath_sleep(d, nap) > 0)
+		if (srnd_dpath_sleep(d, nap, waiting) > 0)
 			atomic_fetch_add_explicit(&d->eng_woken, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&d->eng_naps, 1, memory_order_relaxed);
 		if (nap < SRND_SLEEP_MAX_US)

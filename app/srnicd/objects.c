@@ -918,14 +918,16 @@ srnd_dpath_poll(struct srnd *d)
 static bool dp_waitv = true;
 
 /* The engine's nap (doc/srnicd.md section 4, "A sleeping engine"): every
- * live session's state line says it sleeps (sleep = 1), then its doorbell
- * is looked at once more: a post whose db store came before that look is
- * served now, one after it finds sleep = 1 and wakes the engine
+ * live session's state line says it sleeps (sleep = 1, or
+ * SVC_SLEEP_WAITING for a short nap while QPs wait: waiting), then its
+ * doorbell is looked at once more: a post whose db store came before that
+ * look is served now, one after it finds sleep != 0 and wakes the engine
  * (svc_state_line). Then futex_waitv() on every session's word for at
  * most us. 1 when a doorbell woke it. */
 int
-srnd_dpath_sleep(struct srnd *d, unsigned int us)
+srnd_dpath_sleep(struct srnd *d, unsigned int us, bool waiting)
 {
+	uint32_t sv = waiting ? SVC_SLEEP_WAITING : SVC_SLEEP_IDLE;
 	struct futex_waitv w[SRND_SESSIONS_MAX];
 	struct timespec ts;
 	struct srnd_objs *o;
@@ -940,10 +942,10 @@ srnd_dpath_sleep(struct srnd *d, unsigned int us)
 			continue;
 		/* seq_cst both: the application's db store, then its load of
 		 * sleep; here the store of sleep, then the load of db */
-		__atomic_store_n(&o->shm->state.sleep, 1, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&o->shm->state.sleep, sv, __ATOMIC_SEQ_CST);
 		memset(&w[n], 0, sizeof(w[n]));
 		w[n].uaddr = (uintptr_t)&o->shm->state.sleep;
-		w[n].val = 1;
+		w[n].val = sv;
 		w[n].flags = FUTEX_32;      /* shared: the word is in both processes */
 		n++;
 		if (__atomic_load_n(&o->shm->db.v, __ATOMIC_SEQ_CST) != o->db_seen || o->pending)

@@ -47,6 +47,25 @@
  * RNR timers' resolution while nothing moves (a doorbell wakes it at once,
  * srnd_dpath_sleep()) */
 #define SRND_SLEEP_DP_MAX_US 10000
+/* The spin ends only after SRND_SPIN_US AND this many of its yields found
+ * nothing to do: time alone counted the spells this thread spent
+ * preempted (a loaded host: the program or the peer's engine on the
+ * CPU for a slice of ms) as idle, and it napped in the middle of a stream
+ * with nothing to end the nap but its timeout (a packet from the network
+ * does not). */
+#define SRND_SPIN_YIELDS 64
+/* While QPs wait for the network (srnic_engine_waiting(): an ACK, a READ's
+ * response, an RNR wait) the engine's naps stay at SRND_SLEEP_WAIT_US, for
+ * SRND_WAIT_WATCH_US after the last packet moved: the answer ends no nap,
+ * so a nap's length is what it adds to that QP's round trip. Past the
+ * watch (a dead or stopped peer: the retransmit timers run in ms to s)
+ * the naps grow as when idle. */
+#define SRND_SLEEP_WAIT_US 50
+#define SRND_WAIT_WATCH_US 100000
+/* The engine thread's timer slack (prctl PR_SET_TIMERSLACK, in ns): a
+ * nap of SRND_SLEEP_WAIT_US with Linux's default slack (50 us) lasted up
+ * to twice as long */
+#define SRND_TIMER_SLACK_NS 1000
 /* A wake owed to a poller asleep on the engine's CPU (svc_state_line.poll_cpu)
  * waits for the engine's first pass with nothing to do, or for this many
  * passes in a row that wrote none of its session's CQEs: an engine kept
@@ -92,6 +111,7 @@ struct srnd {
 	pthread_t eng_thread;
 	bool eng_started;
 	_Atomic uint64_t eng_polls, eng_naps, eng_yields, eng_woken;
+	_Atomic uint64_t eng_waiting_naps; /* naps kept short: QPs wait (SRND_SLEEP_WAIT_US) */
 	_Atomic uint64_t eng_poll_wakes;  /* programs' pollers woken (svc_state_line.poll_sleep) */
 	_Atomic uint64_t eng_handoffs;    /* the CPU given to them (sched_yield()) right after */
 	_Atomic uint64_t eng_wakes_deferred; /* CQEs for a poller asleep on the engine's CPU */
@@ -177,7 +197,7 @@ int srnd_objs_qp_by_num(struct srnd_objs *o, uint32_t qpn, enum ibv_qp_type *typ
 			enum ibv_qp_state *state);
 /* the engine's thread: every live session's rings; the work done */
 unsigned int srnd_dpath_poll(struct srnd *d);
-int srnd_dpath_sleep(struct srnd *d, unsigned int us);
+int srnd_dpath_sleep(struct srnd *d, unsigned int us, bool waiting);
 /* the wakes of pollers asleep on the engine's CPU, owed since a pass that
  * wrote their CQEs: at the engine's first pass with nothing to do (or
  * SRND_WAKE_DEFER_PASSES passes after their session's last CQE,

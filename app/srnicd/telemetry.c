@@ -61,6 +61,7 @@ info_fill(struct srnd *d, struct rte_tel_data *t)
 				  128u << pa.active_mtu);
 	rte_tel_data_add_dict_u64(t, "engine_polls", atomic_load(&d->eng_polls));
 	rte_tel_data_add_dict_u64(t, "engine_naps", atomic_load(&d->eng_naps));
+	rte_tel_data_add_dict_u64(t, "engine_waiting_naps", atomic_load(&d->eng_waiting_naps));
 	rte_tel_data_add_dict_u64(t, "engine_yields", atomic_load(&d->eng_yields));
 	rte_tel_data_add_dict_u64(t, "engine_pollers_woken", atomic_load(&d->eng_poll_wakes));
 	rte_tel_data_add_dict_u64(t, "engine_handoffs", atomic_load(&d->eng_handoffs));

@@ -140,8 +140,10 @@ struct sva_qp {
 /* An empty ibv_poll_cq() returns at once (the verb is non-blocking)
  * unless the thread runs on the CPU the daemon's engine last ran on
  * (svc_state_line.eng_cpu): there the CQE it waits for cannot come while
- * it polls, so it sleeps (not while the engine naps: svc_state_line.sleep)
- * until the engine writes a CQE into one of the session's CQs
+ * it polls, so it sleeps (not while the engine naps idle,
+ * svc_state_line.sleep; during its short nap while QPs wait,
+ * SVC_SLEEP_WAITING, after SVA_POLL_HOT empty polls in a row) until the
+ * engine writes a CQE into one of the session's CQs
  * (svc_state_line.poll_sleep), at most SVA_POLL_SLEEP_US,
  * which bounds what a program polling anything else meanwhile (another
  * context's CQ, a socket) waits for it. A daemon that does not say where
@@ -822,7 +824,7 @@ poll_cq_dead(struct sva_cq *cq, int n, struct ibv_wc *wc)
 static bool
 poll_should_sleep(const struct svc_state_line *st, int *cpu)
 {
-	uint32_t eng;
+	uint32_t eng, sl;
 
 	*cpu = -1;
 	if (sva_poll_mode == SVA_POLL_SPIN)
@@ -830,12 +832,23 @@ poll_should_sleep(const struct svc_state_line *st, int *cpu)
 	eng = __atomic_load_n(&st->eng_cpu, __ATOMIC_RELAXED);
 	if (sva_poll_mode == SVA_POLL_SLEEP || eng == 0)
 		return ++sva_empty_polls > SVA_POLL_HOT;
-	/* the engine naps (svc_state_line.sleep): the CPU eng_cpu names is
-	 * not its now, and the CQE comes no sooner for a sleep here */
-	if (__atomic_load_n(&st->sleep, __ATOMIC_RELAXED) != 0)
+	sl = __atomic_load_n(&st->sleep, __ATOMIC_RELAXED);
+	/* the engine naps with nothing expected (svc_state_line.sleep 1): no
+	 * CQE comes sooner for a sleep here; the program's spin is its own */
+	if (sl != 0 && sl != SVC_SLEEP_WAITING)
 		return false;
 	*cpu = sched_getcpu();
-	return *cpu >= 0 && (uint32_t)*cpu + 1 == eng;
+	if (*cpu < 0 || (uint32_t)*cpu + 1 != eng)
+		return false;
+	/* a short nap while QPs wait for the network: the answer's CQE comes
+	 * at the nap's end, on this CPU; after SVA_POLL_HOT empty polls in a
+	 * row this thread sleeps until then (the pass that writes the CQE
+	 * wakes it). Its spin burnt the CPU the engine wakes up on
+	 * (doc/performance.md, "Session 22": 60-108 us of user CPU per 64 B
+	 * WRITE at load 25) */
+	if (sl == SVC_SLEEP_WAITING)
+		return ++sva_empty_polls > SVA_POLL_HOT;
+	return true;
 }
 
 /* The daemon's minor from which it stores 0 in poll_cpu as it wakes every

@@ -55,6 +55,7 @@ tw_insert(struct srnic_twheel *tw, struct srnic_qp *qp, uint64_t tick)
 	TAILQ_INSERT_TAIL(&tw->slot[tick & (SRNIC_TW_SLOTS - 1)], qp, tw_link);
 	qp->in_wheel = 1;
 	qp->tw_tick = tick;
+	tw->nb_armed++;
 }
 
 void
@@ -62,6 +63,7 @@ eng_timer_remove(struct srnic_twheel *tw, struct srnic_qp *qp)
 {
 	TAILQ_REMOVE(&tw->slot[qp->tw_tick & (SRNIC_TW_SLOTS - 1)], qp, tw_link);
 	qp->in_wheel = 0;
+	tw->nb_armed--;
 }
 
 void
@@ -107,4 +109,11 @@ eng_timer_advance(struct srnic_engine *eng)
 	}
 	if (tw->cur <= now_tick)
 		tw->cur = now_tick; /* idle for more than a turn: every slot was seen */
+}
+
+unsigned int
+srnic_engine_waiting(const struct srnic_engine *eng)
+{
+	/* the engine's plain stores, a relaxed load: a hint (srnic.h) */
+	return eng == NULL ? 0 : __atomic_load_n(&eng->tw.nb_armed, __ATOMIC_RELAXED);
 }

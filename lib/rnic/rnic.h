@@ -545,6 +545,7 @@ TAILQ_HEAD(srnic_qp_list, srnic_qp);
 struct srnic_twheel {
 	uint8_t tick_shift;            /* a tick is 1 << tick_shift timer cycles */
 	uint64_t cur;                  /* next tick to process */
+	uint32_t nb_armed;             /* QPs in a slot (srnic_engine_waiting()) */
 	struct srnic_qp_list slot[SRNIC_TW_SLOTS];
 };
 

@@ -320,6 +320,16 @@ unsigned int srnic_engine_poll(struct srnic_engine *eng);
 /** Run srnic_engine_poll() in a loop on worker lcore until srnic_engine_stop(). */
 int srnic_engine_launch(struct srnic_engine *eng, unsigned int lcore_id);
 int srnic_engine_stop(struct srnic_engine *eng);
+/**
+ * How many of the engine's QPs wait for a deadline: an ACK or a response
+ * (their retransmit timer), an RNR wait, a neighbour's answer. A thread
+ * that runs srnic_engine_poll() and sleeps when it finds no work (srnicd)
+ * keeps its sleeps short while this is not 0: what those QPs wait for
+ * comes from the network, which does not wake it. A hint, not a count to
+ * act on exactly: a QP whose answer came leaves the wheel only at its old
+ * deadline's tick. Only the engine's thread writes it; any thread may read.
+ */
+unsigned int srnic_engine_waiting(const struct srnic_engine *eng);
 
 /* ---- counters ---- */
 

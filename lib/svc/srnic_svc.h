@@ -27,10 +27,11 @@
 
 #define SVC_MAGIC 0x534e5244u          /* "SNRD" */
 #define SVC_VERSION_MAJOR 4            /* a HELLO of another major is refused */
-#define SVC_VERSION_MINOR 4            /* 1: CM_CREATE_LISTEN; 2: ALLOC_MW, DEALLOC_MW, the bind WQE, REREG_MR;
+#define SVC_VERSION_MINOR 5            /* 1: CM_CREATE_LISTEN; 2: ALLOC_MW, DEALLOC_MW, the bind WQE, REREG_MR;
 					  3: CREATE_CHANNEL and MAP_SHM reply with the daemon's pipes;
 					  the state line's eng_cpu and poll_cpu;
-					  4: poll_cpu's SVC_POLL_CPU_MIXED, the daemon's 0 */
+					  4: poll_cpu's SVC_POLL_CPU_MIXED, the daemon's 0;
+					  5: the state line's sleep SVC_SLEEP_WAITING */
 #define SVC_SOCK_DEFAULT "/run/srnic/srnicd.sock"
 #define SVC_SOCK_ENV "SRNIC_DAEMON_SOCKET"  /* the application's override */
 #define SVC_SOCK_PATH_MAX 108          /* sockaddr_un.sun_path */
@@ -356,8 +357,14 @@ struct svc_ev_ring {
  * merges its CPU in with a compare-and-swap, mixed, only with such a
  * daemon: an older one would leave mixed in place). The application
  * writes sleep (to 0), poll_sleep (to 1) and poll_cpu, nothing else of
- * the line. */
+ * the line. From minor 5 the engine stores SVC_SLEEP_WAITING in sleep, not
+ * 1, for a short nap while QPs of its device wait for the network (an
+ * ACK, a response): a poller on the engine's CPU then sleeps too (a CQE
+ * may come at the nap's end); under a plain 1 (nothing expected) it
+ * spins, as with an older daemon. Any value but 0 is a sleeping engine. */
 #define SVC_POLL_CPU_MIXED UINT32_MAX
+#define SVC_SLEEP_IDLE 1u
+#define SVC_SLEEP_WAITING 2u
 struct svc_state_line {
 	alignas(64) uint32_t v;
 	uint32_t sleep;

@@ -90,8 +90,18 @@
  *                           reads the daemon's wakes_mixed, counted when
  *                           a wake found a sleeper, and wakes_deferred)
  *   srnicd_async poll_nap   on the engine's CPU, the state line's sleep
- *                           forged to 1 (the engine naps): an empty poll
- *                           returns without sleeping (poll_sleep stays 0)
+ *                           forged to 1 (the engine naps, nothing
+ *                           expected): an empty poll returns without
+ *                           sleeping (poll_sleep stays 0); forged to 2
+ *                           (SVC_SLEEP_WAITING: a short nap while QPs wait
+ *                           for the network): the (POLL_HOT + 1)th empty
+ *                           poll in a row sleeps (poll_sleep 1)
+ *   srnicd_async wait_nap   an RC SEND to a QPN nobody has (the daemon's
+ *                           loopback drops it unanswered), ACK timeout
+ *                           WAIT_NAP_TIMEOUT, 7 retries: the requester
+ *                           waits ~0.5 s for its RETRY_EXC_ERR CQE, the
+ *                           engine's naps meanwhile short (the test reads
+ *                           the daemon's waiting_naps)
  *
  * Each event is waited for with poll() on the context's async_fd, as a
  * program does with the kernel's; GUARD_MS only stops a hang. Prints one
@@ -130,6 +140,10 @@
 #define POLL_CPU_MIXED 0xffffffffu  /* SVC_POLL_CPU_MIXED */
 #define POLL_BUSY_ROUNDS 300
 #define POLL_NAP_TRIES 50
+#define SLEEP_WAITING 2     /* SVC_SLEEP_WAITING */
+#define POLL_HOT 64         /* the library's SVA_POLL_HOT: empty polls before a sleep */
+#define WAIT_NAP_TIMEOUT 14 /* 4.096 us << 14: 67 ms, 8 tries */
+#define WAIT_NAP_QPN_OFF 0x1000 /* the bogus destination: the QP's own number + this */
 #define POLL_MIXED_ROUNDS 20
 #define BUF_LEN 4096
 #define GUARD_MS 60000
@@ -1323,6 +1337,63 @@ poll_nap(struct ibv_device *dev)
 		side_close(&a);
 	}
 	CHECK(decided, "a forged nap word that held over a poll in %d tries", POLL_NAP_TRIES);
+
+	/* a waiting nap: the CQE comes at its end, on this CPU; the poll
+	 * sleeps after POLL_HOT empty polls. Decided as above: the forged 2
+	 * still there after the polls (the engine's own nap stores 1 or 2 as
+	 * it begins, 0 as it ends) */
+	decided = 0;
+	for (i = 0; i < POLL_NAP_TRIES && !decided; i++) {
+		int k;
+
+		memset(&a, 0, sizeof(a));
+		CHECK(side_open(dev, &a, 0) == 0, "a context, PD, CQ, MR, RC QP");
+		shm = session_shm();
+		CHECK(shm != NULL, "its session memory found in /proc/self/maps");
+		end = now_ms() + GUARD_MS;
+		while (word_at(shm, SHM_ENG_CPU) == 0 && now_ms() < end)
+			;
+		CHECK(word_at(shm, SHM_ENG_CPU) == 1, "the engine runs on CPU 0: eng_cpu %u",
+		      word_at(shm, SHM_ENG_CPU));
+		__atomic_store_n((uint32_t *)(shm + SHM_SLEEP), SLEEP_WAITING, __ATOMIC_SEQ_CST);
+		for (k = 0, n = 0; k <= POLL_HOT && n == 0; k++)
+			n = ibv_poll_cq(a.cq, 1, &wc);
+		decided = word_at(shm, SHM_SLEEP) == SLEEP_WAITING;
+		if (decided) {
+			printf("poll_nap: poll_sleep %u after %d empty polls on CPU 0 beside a "
+			       "waiting nap, try %d\n", word_at(shm, SHM_POLL_SLEEP), k, i + 1);
+			CHECK(n == 0 && word_at(shm, SHM_POLL_SLEEP) == 1,
+			      "%d empty polls on the engine's CPU during a waiting nap: the last "
+			      "slept (poll_sleep %u, want 1)", k, word_at(shm, SHM_POLL_SLEEP));
+		}
+		side_close(&a);
+	}
+	CHECK(decided, "a forged waiting nap word that held over %d polls in %d tries",
+	      POLL_HOT + 1, POLL_NAP_TRIES);
+	return 0;
+}
+
+static int
+wait_nap(struct ibv_device *dev)
+{
+	struct side a;
+	struct ibv_wc wc;
+	union ibv_gid gid;
+	long t0;
+
+	memset(&a, 0, sizeof(a));
+	CHECK(side_open(dev, &a, 0) == 0, "a context, PD, CQ, MR, RC QP");
+	CHECK(ibv_query_gid(a.ctx, 1, GID_INDEX, &gid) == 0, "GID %d", GID_INDEX);
+	CHECK(verbs_rc_connect_to(a.qp, (a.qp->qp_num + WAIT_NAP_QPN_OFF) & 0xffffff, &gid,
+				  GID_INDEX, 0, 0, WAIT_NAP_TIMEOUT) == 0,
+	      "RTS to QPN %#x, which nobody has", (a.qp->qp_num + WAIT_NAP_QPN_OFF) & 0xffffff);
+	t0 = now_ms();
+	CHECK(post_send(&a, 1) == 0, "a SEND posted");
+	CHECK(cqe(&a, &wc) && wc.wr_id == 1 && wc.status == IBV_WC_RETRY_EXC_ERR,
+	      "the SEND ends in RETRY_EXC_ERR: status %d (%s)", wc.status,
+	      ibv_wc_status_str(wc.status));
+	printf("wait_nap: the requester waited %ld ms for its CQE\n", now_ms() - t0);
+	side_close(&a);
 	return 0;
 }
 
@@ -1368,10 +1439,12 @@ main(int argc, char **argv)
 		rc = poll_mixed(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "poll_nap") == 0)
 		rc = poll_nap(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "wait_nap") == 0)
+		rc = wait_nap(list[0]);
 	else
 		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|eintr|"
 			"reg_past_eof|reg_fsize|mcast_cap|chan_full|poll_word|poll_owed|"
-			"chan_nofd|poll_busy|poll_mixed|poll_nap\n", argv[0]);
+			"chan_nofd|poll_busy|poll_mixed|poll_nap|wait_nap\n", argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;
 }

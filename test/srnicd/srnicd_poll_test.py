@@ -25,6 +25,14 @@ With --async (test/srnicd/srnicd_async):
   poll_nap on CPU 0, the state      an empty poll returns without sleeping:
   line's sleep forged 1 (a nap)     the CQE comes no sooner for it (before:
                                     it slept on the stale eng_cpu)
+  ... forged 2 (a short nap while   the 65th empty poll in a row sleeps:
+  QPs wait for the network)         the CQE comes at the nap's end, on this
+                                    CPU (before: it spun through the nap)
+  wait_nap on CPU 1: an RC SEND     the engine's naps while the QP waits
+  nobody answers, ~0.5 s of ACK     stay short (SRND_SLEEP_WAIT_US): the
+  timeouts to RETRY_EXC_ERR         daemon's waiting_naps +WAIT_NAPS_MIN or
+                                    more (before: naps doubling to 10 ms,
+                                    an answer waited for each one's end)
   ib_write_bw -s 1048576 streaming  the engine never has a pass without work
   on CPU 1 (another session)
   poll_busy on CPU 0 meanwhile,     each round trip's CQE: the sleep it comes
@@ -74,6 +82,9 @@ MIXED_ROUNDS = 20       # srnicd_async's POLL_MIXED_ROUNDS
 STREAM_SIZE = 1 << 20
 # the library's sleep: FUTEX_WAIT on the shared word, SVA_POLL_SLEEP_US
 POLL_SLEEP = "FUTEX_WAIT, 1, {tv_sec=0, tv_nsec=100000}"
+# wait_nap's ~0.5 s of ACK timeouts (8 x 67 ms) in naps of 50 us: thousands
+# on a quiet host; doubling naps (20 us to 10 ms) took ~12 per timeout
+WAIT_NAPS_MIN = 200
 
 
 def read_bw(env, tmp, cpu_client):
@@ -269,6 +280,14 @@ def main():
 
         if a.prog is not None:
             async_case(env, a.prog, "poll_nap", "0")
+            s0 = status(env)
+            async_case(env, a.prog, "wait_nap", "1")
+            s1 = status(env)
+            grew = {k: status_num(s1, k) - status_num(s0, k) for k in ("naps", "waiting_naps")}
+            check(grew["waiting_naps"] >= WAIT_NAPS_MIN,
+                  "a QP waiting ~0.5 s for ACKs that never come: the engine's naps short "
+                  "meanwhile, waiting_naps +%d (want %d or more; naps +%d)" %
+                  (grew["waiting_naps"], WAIT_NAPS_MIN, grew["naps"]))
             busy(env, a.prog, tmp)
     finally:
         if daemon is not None and daemon.poll() is None:
