@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include <rte_cycles.h>
+#include <rte_errno.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 
@@ -87,10 +88,24 @@ engine_loop(void *arg)
 	return 0;
 }
 
+/* The engine on a thread of its own (no worker lcore in --lcores: the
+ * default, and --lcores with one CPU): registered with EAL for an lcore id
+ * of its own, so srnic's mbuf pools serve it from a per-lcore cache.
+ * Unregistered, every mbuf it allocated or freed went through the pool's
+ * ring (a locked compare-and-swap each): ~21% of the client side's CPU in
+ * an attached 64 B ib_write_bw (perf, doc/performance.md "Session 23"). */
 static void *
 engine_thread(void *arg)
 {
+	struct srnd *d = arg;
+
+	if (rte_thread_register() != 0)
+		srnd_log("the engine's thread got no lcore id (%s): its mbufs bypass the pools' "
+			 "caches (slower); give srnicd a second CPU in --lcores to run it on a "
+			 "worker lcore", rte_strerror(rte_errno));
+	atomic_store(&d->eng_thread_lcore, rte_lcore_id());
 	engine_loop(arg);
+	rte_thread_unregister();
 	return NULL;
 }
 
@@ -106,6 +121,7 @@ srnd_engine_start(struct srnd *d)
 		if (rc != 0)
 			return rc;
 	} else {
+		atomic_store(&d->eng_thread_lcore, RTE_MAX_LCORE);
 		rc = pthread_create(&d->eng_thread, NULL, engine_thread, d);
 		if (rc != 0)
 			return -rc;

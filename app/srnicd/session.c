@@ -330,11 +330,11 @@ status_text(struct srnd *d, char *t, size_t n)
 {
 	struct ibv_port_attr pa;
 	union ibv_gid gid;
-	char g[2][64];
+	char g[2][64], where[64];
 	uint64_t cpu = srnd_cpu_us() - d->ready_cpu_us, wall = srnd_wall_us() - d->ready_wall_us;
 	size_t off = 0;
 	struct srnd_session_info si;
-	unsigned int i, k;
+	unsigned int i, k, lc;
 	int rc;
 
 #define ADD(...) do { \
@@ -358,12 +358,18 @@ status_text(struct srnd *d, char *t, size_t n)
 	ADD("  link %s mtu %u\n", srnd_port_state_name(&pa), pa.active_mtu == IBV_MTU_4096 ? 4096 :
 	    128u << pa.active_mtu);
 	ADD("  gid[0] %s\n  gid[1] %s\n", g[0], g[1]);
+	lc = atomic_load(&d->eng_thread_lcore);
+	if (d->eng_lcore < RTE_MAX_LCORE)
+		snprintf(where, sizeof(where), "on a worker lcore");
+	else if (lc < RTE_MAX_LCORE)
+		snprintf(where, sizeof(where), "on a thread (lcore %u)", lc);
+	else
+		snprintf(where, sizeof(where), "on a thread (no lcore id: no mbuf cache)");
 	ADD("  engine %s polls %" PRIu64 " naps %" PRIu64 " waiting_naps %" PRIu64
 	    " yields %" PRIu64 " woken %" PRIu64 " pollers_woken %" PRIu64 " handoffs %" PRIu64 " wakes_deferred %" PRIu64
 	    " pollers_none %" PRIu64 " wakes_bounded %" PRIu64 " wakes_mixed %" PRIu64
 	    " sq_posts %" PRIu64 " sq_full %" PRIu64 "\n",
-	    d->eng_lcore < RTE_MAX_LCORE ? "on a worker lcore" : "on a thread",
-	    atomic_load(&d->eng_polls), atomic_load(&d->eng_naps),
+	    where, atomic_load(&d->eng_polls), atomic_load(&d->eng_naps),
 	    atomic_load(&d->eng_waiting_naps), atomic_load(&d->eng_yields),
 	    atomic_load(&d->eng_woken), atomic_load(&d->eng_poll_wakes),
 	    atomic_load(&d->eng_handoffs), atomic_load(&d->eng_wakes_deferred),

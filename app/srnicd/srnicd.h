@@ -109,6 +109,7 @@ struct srnd {
 	/* the engine's thread */
 	unsigned int eng_lcore;     /* a worker lcore, or RTE_MAX_LCORE: a pthread */
 	pthread_t eng_thread;
+	_Atomic unsigned int eng_thread_lcore; /* its lcore id on a thread (rte_thread_register()) */
 	bool eng_started;
 	_Atomic uint64_t eng_polls, eng_naps, eng_yields, eng_woken;
 	_Atomic uint64_t eng_waiting_naps; /* naps kept short: QPs wait (SRND_SLEEP_WAIT_US) */

@@ -199,6 +199,15 @@ def main():
               (d0 and d0.group(1), g0 and g0.group(1)))
         check(re.search(r"link ACTIVE", st), "status: link ACTIVE")
         check("engine on a thread" in st, "one lcore: the engine on a thread")
+        # registered with EAL (rte_thread_register()): an lcore id, so the
+        # mbuf pools' per-lcore caches serve it (before: every mbuf through
+        # the pool's ring, "no lcore id")
+        wait_for(lambda: "engine on a thread (lcore" in status(env) or daemon.poll() is not None,
+                 "the engine thread's lcore id")
+        st = status(env)
+        check(re.search(r"engine on a thread \(lcore \d+\)", st),
+              "the engine's thread has an lcore id: %s" %
+              (re.search(r"engine on a thread[^p]*", st) or [st[:200]])[0])
 
         # ---- the data path: ibv_rc_pingpong attached, server and client on
         # the daemon's one device (the device's own GID: its loopback),
