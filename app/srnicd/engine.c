@@ -29,6 +29,7 @@ engine_loop(void *arg)
 	uint64_t hz = rte_get_tsc_hz();
 	uint64_t spin = hz / 1000000 * SRND_SPIN_US, cm_every = hz / 1000000 * SRND_CM_POLL_US;
 	uint64_t hot = hz / 1000000 * SRND_SPIN_HOT_US, watch = hz / 1000000 * SRND_WAIT_WATCH_US;
+	uint64_t spin_max = hz / 1000000 * SRND_SPIN_MAX_US;
 	uint64_t now, last_work = rte_rdtsc(), last_cm = 0, cm_next_us = UINT64_MAX;
 	unsigned int nap = SRND_SLEEP_MIN_US, n, yields = 0;
 	bool waiting;
@@ -63,7 +64,8 @@ engine_loop(void *arg)
 			rte_pause();
 			continue;
 		}
-		if (now - last_work < spin || yields < SRND_SPIN_YIELDS) {
+		if (now - last_work < spin ||
+		    (yields < SRND_SPIN_YIELDS && now - last_work < spin_max)) {
 			sched_yield();
 			yields++;
 			atomic_fetch_add_explicit(&d->eng_yields, 1, memory_order_relaxed);
@@ -74,7 +76,7 @@ engine_loop(void *arg)
 			nap = SRND_SLEEP_DP_MAX_US;
 		waiting = now - last_work < watch && srnic_engine_waiting(d->dev.eng) > 0;
 		if (waiting) {
-			nap = SRND_SLEEP_WAIT_US;
+			nap = RTE_MIN(nap, (unsigned int)SRND_SLEEP_WAIT_US);
 			atomic_fetch_add_explicit(&d->eng_waiting_naps, 1, memory_order_relaxed);
 		}
 		if (nap > cm_next_us)
@@ -121,7 +123,7 @@ srnd_engine_start(struct srnd *d)
 		if (rc != 0)
 			return rc;
 	} else {
-		atomic_store(&d->eng_thread_lcore, RTE_MAX_LCORE);
+		atomic_store(&d->eng_thread_lcore, SRND_LCORE_STARTING);
 		rc = pthread_create(&d->eng_thread, NULL, engine_thread, d);
 		if (rc != 0)
 			return -rc;

@@ -363,6 +363,8 @@ status_text(struct srnd *d, char *t, size_t n)
 		snprintf(where, sizeof(where), "on a worker lcore");
 	else if (lc < RTE_MAX_LCORE)
 		snprintf(where, sizeof(where), "on a thread (lcore %u)", lc);
+	else if (lc == SRND_LCORE_STARTING)
+		snprintf(where, sizeof(where), "on a thread (starting)");
 	else
 		snprintf(where, sizeof(where), "on a thread (no lcore id: no mbuf cache)");
 	ADD("  engine %s polls %" PRIu64 " naps %" PRIu64 " waiting_naps %" PRIu64

@@ -54,6 +54,10 @@
  * with nothing to end the nap but its timeout (a packet from the network
  * does not). */
 #define SRND_SPIN_YIELDS 64
+/* ... but never past SRND_SPIN_MAX_US: on a CPU another busy thread
+ * shares, 64 yields took 170-500 ms (a slice each), longer than an ACK
+ * timeout, and the engine never napped while its QPs waited */
+#define SRND_SPIN_MAX_US 8000
 /* While QPs wait for the network (srnic_engine_waiting(): an ACK, a READ's
  * response, an RNR wait) the engine's naps stay at SRND_SLEEP_WAIT_US, for
  * SRND_WAIT_WATCH_US after the last packet moved: the answer ends no nap,
@@ -110,6 +114,7 @@ struct srnd {
 	unsigned int eng_lcore;     /* a worker lcore, or RTE_MAX_LCORE: a pthread */
 	pthread_t eng_thread;
 	_Atomic unsigned int eng_thread_lcore; /* its lcore id on a thread (rte_thread_register()) */
+#define SRND_LCORE_STARTING (RTE_MAX_LCORE + 1) /* eng_thread_lcore before it registers */
 	bool eng_started;
 	_Atomic uint64_t eng_polls, eng_naps, eng_yields, eng_woken;
 	_Atomic uint64_t eng_waiting_naps; /* naps kept short: QPs wait (SRND_SLEEP_WAIT_US) */

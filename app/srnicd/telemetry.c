@@ -62,6 +62,10 @@ info_fill(struct srnd *d, struct rte_tel_data *t)
 	rte_tel_data_add_dict_u64(t, "engine_polls", atomic_load(&d->eng_polls));
 	rte_tel_data_add_dict_u64(t, "engine_naps", atomic_load(&d->eng_naps));
 	rte_tel_data_add_dict_u64(t, "engine_waiting_naps", atomic_load(&d->eng_waiting_naps));
+	/* the engine's lcore id: a worker lcore's, its thread's once registered;
+	 * RTE_MAX_LCORE or more: none (yet) */
+	rte_tel_data_add_dict_u64(t, "engine_lcore", d->eng_lcore < RTE_MAX_LCORE ? d->eng_lcore :
+				  atomic_load(&d->eng_thread_lcore));
 	rte_tel_data_add_dict_u64(t, "engine_yields", atomic_load(&d->eng_yields));
 	rte_tel_data_add_dict_u64(t, "engine_pollers_woken", atomic_load(&d->eng_poll_wakes));
 	rte_tel_data_add_dict_u64(t, "engine_handoffs", atomic_load(&d->eng_handoffs));

@@ -161,6 +161,9 @@ struct sva_qp {
 enum sva_poll_mode { SVA_POLL_AUTO, SVA_POLL_SPIN, SVA_POLL_SLEEP };
 
 static __thread uint32_t sva_empty_polls;   /* this thread's, in a row */
+/* this thread posted a send WQE since its last poll that took a CQE: it
+ * waits for the network (a hint: poll_should_sleep()) */
+static __thread bool sva_sends_out;
 static enum sva_poll_mode sva_poll_mode;
 static pthread_once_t sva_poll_once = PTHREAD_ONCE_INIT;
 
@@ -841,13 +844,16 @@ poll_should_sleep(const struct svc_state_line *st, int *cpu)
 	if (*cpu < 0 || (uint32_t)*cpu + 1 != eng)
 		return false;
 	/* a short nap while QPs wait for the network: the answer's CQE comes
-	 * at the nap's end, on this CPU; after SVA_POLL_HOT empty polls in a
-	 * row this thread sleeps until then (the pass that writes the CQE
+	 * at the nap's end; if this thread is among those waiting (it posted
+	 * a send WQE since its last CQE: sva_sends_out), after SVA_POLL_HOT
+	 * empty polls in a row it sleeps until then (the pass that writes the CQE
 	 * wakes it). Its spin burnt the CPU the engine wakes up on
 	 * (doc/performance.md, "Session 22": 60-108 us of user CPU per 64 B
-	 * WRITE at load 25) */
+	 * WRITE at load 25). A thread with nothing out spins, as under an
+	 * idle nap: another session's waiting QPs owe it nothing (a
+	 * progress loop polling on would pay ~150 us a poll). */
 	if (sl == SVC_SLEEP_WAITING)
-		return ++sva_empty_polls > SVA_POLL_HOT;
+		return sva_sends_out && ++sva_empty_polls > SVA_POLL_HOT;
 	return true;
 }
 
@@ -939,6 +945,7 @@ sva_poll_ring(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	pthread_spin_unlock(&cq->lock);
 	if (avail > 0) {
 		sva_empty_polls = 0;
+		sva_sends_out = false;
 	} else {
 		int cpu;
 
@@ -1445,6 +1452,7 @@ sq_write(struct sva_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 		qp->sq_head++;
 	}
 	ring_publish(&qp->ring->sq_head.v, qp->sq_head, qp->db, qp->sleep);
+	sva_sends_out = true;
 	if (rc != 0)
 		*bad_wr = wr;
 	return rc;

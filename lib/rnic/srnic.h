@@ -326,8 +326,10 @@ int srnic_engine_stop(struct srnic_engine *eng);
  * that runs srnic_engine_poll() and sleeps when it finds no work (srnicd)
  * keeps its sleeps short while this is not 0: what those QPs wait for
  * comes from the network, which does not wake it. A hint, not a count to
- * act on exactly: a QP whose answer came leaves the wheel only at its old
- * deadline's tick. Only the engine's thread writes it; any thread may read.
+ * act on exactly: a QP whose answer came leaves the wheel at the sooner of
+ * its old deadline's tick and one turn of the wheel (SRNIC_TW_SLOTS ticks);
+ * an RNR wait counts though only the engine's timer ends it. Only the
+ * engine's thread writes it; any thread may read.
  */
 unsigned int srnic_engine_waiting(const struct srnic_engine *eng);
 

@@ -94,14 +94,16 @@
  *                           expected): an empty poll returns without
  *                           sleeping (poll_sleep stays 0); forged to 2
  *                           (SVC_SLEEP_WAITING: a short nap while QPs wait
- *                           for the network): the (POLL_HOT + 1)th empty
- *                           poll in a row sleeps (poll_sleep 1)
+ *                           for the network): with a SEND of its own out
+ *                           the (POLL_HOT + 1)th empty poll in a row
+ *                           sleeps (poll_sleep 1), with nothing out none
  *   srnicd_async wait_nap   an RC SEND to a QPN nobody has (the daemon's
  *                           loopback drops it unanswered), ACK timeout
  *                           WAIT_NAP_TIMEOUT, 7 retries: the requester
  *                           waits ~0.5 s for its RETRY_EXC_ERR CQE, the
  *                           engine's naps meanwhile short (the test reads
- *                           the daemon's waiting_naps)
+ *                           the daemon's waiting_naps) and said in the
+ *                           state line (sleep 2 seen while polling)
  *
  * Each event is waited for with poll() on the context's async_fd, as a
  * program does with the kernel's; GUARD_MS only stops a hang. Prints one
@@ -144,6 +146,7 @@
 #define POLL_HOT 64         /* the library's SVA_POLL_HOT: empty polls before a sleep */
 #define WAIT_NAP_TIMEOUT 14 /* 4.096 us << 14: 67 ms, 8 tries */
 #define WAIT_NAP_QPN_OFF 0x1000 /* the bogus destination: the QP's own number + this */
+#define POLL_NAP_TIMEOUT 18 /* 4.096 us << 18: ~1 s: the SEND stays out through the polls */
 #define POLL_MIXED_ROUNDS 20
 #define BUF_LEN 4096
 #define GUARD_MS 60000
@@ -1297,6 +1300,7 @@ poll_nap(struct ibv_device *dev)
 {
 	struct side a;
 	struct ibv_wc wc;
+	union ibv_gid gid;
 	uint8_t *shm;
 	int i, n = -1, decided = 0;
 	long end;
@@ -1338,16 +1342,24 @@ poll_nap(struct ibv_device *dev)
 	}
 	CHECK(decided, "a forged nap word that held over a poll in %d tries", POLL_NAP_TRIES);
 
-	/* a waiting nap: the CQE comes at its end, on this CPU; the poll
-	 * sleeps after POLL_HOT empty polls. Decided as above: the forged 2
-	 * still there after the polls (the engine's own nap stores 1 or 2 as
-	 * it begins, 0 as it ends) */
+	/* a waiting nap: the CQE comes at its end, on this CPU. A thread
+	 * that posted no send WQE (nothing out) keeps spinning (another
+	 * session's waiting QPs owe it nothing); one with a SEND out (to a QPN nobody has: it
+	 * waits for ACKs for seconds) sleeps after POLL_HOT empty polls in a
+	 * row: poll_sleep 0 after POLL_HOT (first try: the thread's count of
+	 * empty polls starts there at 0), 1 after one more. Decided as above:
+	 * the forged 2 still there after the polls (the engine's own nap
+	 * stores 1 or 2 as it begins, 0 as it ends) */
 	decided = 0;
 	for (i = 0; i < POLL_NAP_TRIES && !decided; i++) {
-		int k;
+		int k, idle_slept, at_hot;
 
 		memset(&a, 0, sizeof(a));
 		CHECK(side_open(dev, &a, 0) == 0, "a context, PD, CQ, MR, RC QP");
+		CHECK(ibv_query_gid(a.ctx, 1, GID_INDEX, &gid) == 0, "GID %d", GID_INDEX);
+		CHECK(verbs_rc_connect_to(a.qp, (a.qp->qp_num + WAIT_NAP_QPN_OFF) & 0xffffff, &gid,
+					  GID_INDEX, 0, 0, POLL_NAP_TIMEOUT) == 0,
+		      "RTS to a QPN nobody has");
 		shm = session_shm();
 		CHECK(shm != NULL, "its session memory found in /proc/self/maps");
 		end = now_ms() + GUARD_MS;
@@ -1358,18 +1370,33 @@ poll_nap(struct ibv_device *dev)
 		__atomic_store_n((uint32_t *)(shm + SHM_SLEEP), SLEEP_WAITING, __ATOMIC_SEQ_CST);
 		for (k = 0, n = 0; k <= POLL_HOT && n == 0; k++)
 			n = ibv_poll_cq(a.cq, 1, &wc);
-		decided = word_at(shm, SHM_SLEEP) == SLEEP_WAITING;
+		idle_slept = word_at(shm, SHM_POLL_SLEEP);
+		CHECK(post_send(&a, 1) == 0, "a SEND posted");
+		__atomic_store_n((uint32_t *)(shm + SHM_SLEEP), SLEEP_WAITING, __ATOMIC_SEQ_CST);
+		for (k = 0, n = 0; k < POLL_HOT && n == 0; k++)
+			n = ibv_poll_cq(a.cq, 1, &wc);
+		at_hot = word_at(shm, SHM_POLL_SLEEP);
+		if (n == 0)
+			n = ibv_poll_cq(a.cq, 1, &wc);
+		decided = word_at(shm, SHM_SLEEP) == SLEEP_WAITING && n == 0;
 		if (decided) {
-			printf("poll_nap: poll_sleep %u after %d empty polls on CPU 0 beside a "
-			       "waiting nap, try %d\n", word_at(shm, SHM_POLL_SLEEP), k, i + 1);
-			CHECK(n == 0 && word_at(shm, SHM_POLL_SLEEP) == 1,
-			      "%d empty polls on the engine's CPU during a waiting nap: the last "
-			      "slept (poll_sleep %u, want 1)", k, word_at(shm, SHM_POLL_SLEEP));
+			printf("poll_nap: beside a waiting nap, nothing out: poll_sleep %d after "
+			       "%d polls; a SEND out: %d after %d, %u after one more (try %d)\n",
+			       idle_slept, POLL_HOT + 1, at_hot, POLL_HOT,
+			       word_at(shm, SHM_POLL_SLEEP), i + 1);
+			CHECK(i > 0 || idle_slept == 0, "a thread with nothing out spins beside a waiting "
+			      "nap: poll_sleep %d after %d empty polls, want 0", idle_slept,
+			      POLL_HOT + 1);
+			CHECK(i > 0 || at_hot == 0, "no sleep in the first %d empty polls: poll_sleep "
+			      "%d, want 0", POLL_HOT, at_hot);
+			CHECK(word_at(shm, SHM_POLL_SLEEP) == 1,
+			      "with a SEND out, the empty poll after %d slept beside a waiting nap "
+			      "(poll_sleep %u, want 1)", POLL_HOT, word_at(shm, SHM_POLL_SLEEP));
 		}
 		side_close(&a);
 	}
-	CHECK(decided, "a forged waiting nap word that held over %d polls in %d tries",
-	      POLL_HOT + 1, POLL_NAP_TRIES);
+	CHECK(decided, "a forged waiting nap word that held over the polls in %d tries",
+	      POLL_NAP_TRIES);
 	return 0;
 }
 
@@ -1379,7 +1406,9 @@ wait_nap(struct ibv_device *dev)
 	struct side a;
 	struct ibv_wc wc;
 	union ibv_gid gid;
+	uint8_t *shm;
 	long t0;
+	int n, seen = 0;
 
 	memset(&a, 0, sizeof(a));
 	CHECK(side_open(dev, &a, 0) == 0, "a context, PD, CQ, MR, RC QP");
@@ -1387,12 +1416,19 @@ wait_nap(struct ibv_device *dev)
 	CHECK(verbs_rc_connect_to(a.qp, (a.qp->qp_num + WAIT_NAP_QPN_OFF) & 0xffffff, &gid,
 				  GID_INDEX, 0, 0, WAIT_NAP_TIMEOUT) == 0,
 	      "RTS to QPN %#x, which nobody has", (a.qp->qp_num + WAIT_NAP_QPN_OFF) & 0xffffff);
+	shm = session_shm();
+	CHECK(shm != NULL, "its session memory found in /proc/self/maps");
 	t0 = now_ms();
 	CHECK(post_send(&a, 1) == 0, "a SEND posted");
-	CHECK(cqe(&a, &wc) && wc.wr_id == 1 && wc.status == IBV_WC_RETRY_EXC_ERR,
+	/* the engine's naps meanwhile say they wait (sleep 2) */
+	while ((n = ibv_poll_cq(a.cq, 1, &wc)) == 0 && now_ms() < t0 + GUARD_MS)
+		seen |= word_at(shm, SHM_SLEEP) == SLEEP_WAITING;
+	CHECK(n == 1 && wc.wr_id == 1 && wc.status == IBV_WC_RETRY_EXC_ERR,
 	      "the SEND ends in RETRY_EXC_ERR: status %d (%s)", wc.status,
 	      ibv_wc_status_str(wc.status));
 	printf("wait_nap: the requester waited %ld ms for its CQE\n", now_ms() - t0);
+	CHECK(seen, "the engine's naps while the SEND waited said so in the state line "
+	      "(sleep %u seen, never %u)", word_at(shm, SHM_SLEEP), SLEEP_WAITING);
 	side_close(&a);
 	return 0;
 }
