@@ -1295,6 +1295,18 @@ poll_mixed(struct ibv_device *dev)
 	return 0;
 }
 
+/* The session's eng_cpu once the engine's next pass has told it where it
+ * runs (a guard stops a hang) */
+static uint32_t
+eng_cpu_told(uint8_t *shm)
+{
+	long end = now_ms() + GUARD_MS;
+
+	while (word_at(shm, SHM_ENG_CPU) == 0 && now_ms() < end)
+		;
+	return word_at(shm, SHM_ENG_CPU);
+}
+
 static int
 poll_nap(struct ibv_device *dev)
 {
@@ -1303,7 +1315,6 @@ poll_nap(struct ibv_device *dev)
 	union ibv_gid gid;
 	uint8_t *shm;
 	int i, n = -1, decided = 0;
-	long end;
 
 	CHECK(pin(0) == 0, "pinned to CPU 0");
 	for (i = 0; i < POLL_NAP_TRIES && !decided; i++) {
@@ -1311,11 +1322,7 @@ poll_nap(struct ibv_device *dev)
 		CHECK(side_open(dev, &a, 0) == 0, "a context, PD, CQ, MR, RC QP");
 		shm = session_shm();
 		CHECK(shm != NULL, "its session memory found in /proc/self/maps");
-		/* the engine's next pass tells the new session where it runs */
-		end = now_ms() + GUARD_MS;
-		while (word_at(shm, SHM_ENG_CPU) == 0 && now_ms() < end)
-			;
-		CHECK(word_at(shm, SHM_ENG_CPU) == 1, "the engine runs on CPU 0: eng_cpu %u",
+		CHECK(eng_cpu_told(shm) == 1, "the engine runs on CPU 0: eng_cpu %u",
 		      word_at(shm, SHM_ENG_CPU));
 		/* the nap's word forged (awake or napping, the engine): it
 		 * stores sleep only as its own nap begins (1) and ends (0),
@@ -1362,10 +1369,7 @@ poll_nap(struct ibv_device *dev)
 		      "RTS to a QPN nobody has");
 		shm = session_shm();
 		CHECK(shm != NULL, "its session memory found in /proc/self/maps");
-		end = now_ms() + GUARD_MS;
-		while (word_at(shm, SHM_ENG_CPU) == 0 && now_ms() < end)
-			;
-		CHECK(word_at(shm, SHM_ENG_CPU) == 1, "the engine runs on CPU 0: eng_cpu %u",
+		CHECK(eng_cpu_told(shm) == 1, "the engine runs on CPU 0: eng_cpu %u",
 		      word_at(shm, SHM_ENG_CPU));
 		__atomic_store_n((uint32_t *)(shm + SHM_SLEEP), SLEEP_WAITING, __ATOMIC_SEQ_CST);
 		for (k = 0, n = 0; k <= POLL_HOT && n == 0; k++)
