@@ -135,6 +135,10 @@ struct cma_id {
 	 * (set in its test build only; here in every build: the objects
 	 * test/rdmacm/hooks shares were built without SRNIC_TEST_HOOKS) */
 	bool destroy_held, cm_id_gone;
+	/* rdma_destroy_id() took the id as a listener (else it never listened,
+	 * or its listen was gone: a REQ meanwhile is one nobody listens to);
+	 * req_seen: such a REQ came meanwhile (for the hook hold_destroy()) */
+	bool destroyed_listening, destroy_req_seen;
 	bool own_cqs;                   /* rdma_create_qp made the CQs and channels */
 	struct ibv_pd *ep_pd;           /* rdma_create_ep (passive): for rdma_get_request */
 	struct ibv_qp_init_attr *ep_qp_attr;

@@ -13,6 +13,9 @@ keeps the request for the port's rdma_listen() (doc/rdmacm.md).
                                   server listens, the server too
   the REQ, then rdma_destroy_id() REJ INVALID_SERVICE_ID: the client's
                                   REJECTED, status 8, as Linux's at once
+  the REQ inside rdma_destroy_id() REJECTED 8 too (the hook
+  (the id marked destroying, its  SRNIC_RDMACM_TEST_HOLD_DESTROY of
+  CM listen not yet gone)         --hooks-lib holds the destroy there)
   a bind of a port another        EADDRINUSE, as Linux's bind of a port
   process holds                   in use, the id left unbound (local port 0)
   a port-0 bind, its range         picked again (SRNIC_RDMACM_PORT_RANGE,
@@ -91,6 +94,7 @@ NS_PORT = 7490          # a network namespace's ip_local_port_range: this port a
 BIND_ANY_ASKS = 1024    # drivers/rdmacm's CMA_BIND_ANY_ASKS: a port-0 bind's refusals, most
 ASKS_HI = WALK_PORT + BIND_ANY_ASKS + 16    # a range of other processes' ports, past that
 ANY_PORT = 7484         # a port-0 bind's range of one port, free
+DESTROY_PORT = 7485     # a bound id whose destroy a REQ meets (the hook holds it)
 FLOOD = 4               # client processes of the flood, ...
 FLOOD_EACH = 50         # ... each this many connects (a session's QPs: 64 at most)
 
@@ -165,6 +169,8 @@ def main():
     ap.add_argument("--daemon", required=True)
     ap.add_argument("--lib", required=True)
     ap.add_argument("--check", required=True)
+    ap.add_argument("--hooks-lib", required=True,
+                    help="test/rdmacm/hooks: srnic's librdmacm.so.1 with its test hooks")
     a = ap.parse_args()
     if os.geteuid() != 0:
         print("skip: needs root")
@@ -181,8 +187,8 @@ def main():
             return 1
         base = objects(status(env))
 
-        def bound_server(port):
-            s = Prog(env, a.check, "server", DAEMON_IP, str(port))
+        def bound_server(port, penv=env):
+            s = Prog(penv, a.check, "server", DAEMON_IP, str(port))
             progs.append(s)
             check(wait_for(lambda: s.said("bound") or s.p.poll() is not None, "the bind"),
                   "server on port %d: bound (%s)" % (port, s.text()))
@@ -218,6 +224,25 @@ def main():
         check(c.end() == 0 and c.said("rejected 8"),
               "a REQ to a port bound, then closed: REJECTED status 8 (INVALID_SERVICE_ID) "
               "(%s)" % c.text())
+        check(s.end() == 0 and s.said("closed"), "the server closed (%s)" % s.text())
+
+        # the REQ into rdma_destroy_id()'s window: the id marked destroying,
+        # its CM listen not yet gone (the hook holds it there until the REQ
+        # reached the library's handler; under load the CM thread may
+        # deliver one there): as nobody listens, REJ 8, never the consumer's
+        # 28 (which the library's "destroying" answer had become)
+        hooked = dict(env, SRNIC_RDMACM_LIB=os.path.abspath(a.hooks_lib),
+                      SRNIC_RDMACM_TEST_HOLD_DESTROY="1")
+        s = bound_server(DESTROY_PORT, hooked)
+        s.say("close")
+        check(wait_for(lambda: s.said("srnic librdmacm: test hook: rdma_destroy_id held for a "
+                                      "REQ") or s.p.poll() is not None, "the destroy held"),
+              "the bound id's rdma_destroy_id() held, the id marked destroying (%s)" % s.text())
+        c = Prog(env, a.check, "client", DAEMON_IP, str(DESTROY_PORT))
+        progs.append(c)
+        check(c.end() == 0 and c.said("rejected 8"),
+              "a REQ to a bound id being destroyed: REJECTED status 8 (INVALID_SERVICE_ID), "
+              "not 28 (%s)" % c.text())
         check(s.end() == 0 and s.said("closed"), "the server closed (%s)" % s.text())
 
         # a port another process holds: the bind is refused
