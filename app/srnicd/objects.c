@@ -127,6 +127,11 @@ struct srnd_qp {
 	 * engine's), and the control thread tells the session once */
 	atomic_bool err;
 	bool err_told;
+	/* the engine's, once err: the WQE at sq_next (rq_next) is the bad
+	 * one (its CQE LOC_QP_OP_ERR, not a flush); flush_ready: srnic has
+	 * completed every WQE it took, the rings' rest completes now
+	 * (dp_ring_flush()) */
+	bool sq_bad, rq_bad, flush_ready;
 };
 
 struct srnd_slot {
@@ -157,6 +162,7 @@ struct srnd_objs {
 	uint32_t db_seen;
 	uint32_t cpu_told;          /* the eng_cpu last stored in its state line */
 	bool pending;               /* a WQE waits for room in srnic's queue */
+	bool flush_owed;            /* this pass: a failed QP's ring WQEs to complete */
 	bool wake_owed;             /* a poller on the engine's CPU has CQEs waiting */
 	unsigned int owed_passes;   /* passes since its last CQE while wake_owed */
 	_Atomic uint64_t wqes;      /* WQEs taken from its rings (status) */
@@ -338,6 +344,7 @@ dp_qp_fail(struct srnd_qp *q, const char *why, uint32_t qpn)
 
 	srnic_modify_qp(q->sqp, &a, IBV_QP_STATE);
 	atomic_store(&q->err, true);   /* after: the watch's event finds it in ERR */
+	q->src.o->pending = true;      /* its rings' WQEs to complete (dp_flush_due()) */
 	atomic_fetch_add_explicit(&counts.bad_ring, 1, memory_order_relaxed);
 	srnd_log("QP %#x to ERR: %s", qpn, why);
 }
@@ -427,10 +434,12 @@ dp_sq_flush(struct srnd *d, struct srnd_objs *o, struct srnd_qp *q, struct dp_sq
 	if (rc == 0)
 		return nb;
 	*stop = true;
-	if (rc == ENOMEM)
+	if (rc == ENOMEM) {
 		dp_sq_full(d, o);
-	else
+	} else {
+		q->sq_bad = true;   /* the refused WQE: at sq_next once took are counted */
 		dp_qp_fail(q, "a send WQE srnic refused", srnic_qp_num(q->sqp));
+	}
 	return took;
 }
 
@@ -545,8 +554,10 @@ dp_sq(struct srnd *d, struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring
 	/* a bad WQE (it broke out of the loop before nb++): the QP failed
 	 * only when srnic took every WQE before it (else the QP is failed
 	 * already, or the bad WQE is read again when srnic has room) */
-	if (bad != NULL && !stop)
+	if (bad != NULL && !stop) {
+		q->sq_bad = true;   /* the WQE at sq_next */
 		dp_qp_fail(q, bad, srnic_qp_num(q->sqp));
+	}
 	__atomic_store_n(&r->sq_comp.v, q->sq_next, __ATOMIC_RELEASE);
 	return n;
 }
@@ -609,6 +620,8 @@ dp_recv(struct srnd_objs *o, struct srnd_qp *q, struct srnd_srq *s)
 	while (*next != head) {
 		memcpy(&w, &slots[*next & (size - 1)], sizeof(w));
 		if (!dp_sges(o, &w, sg)) {
+			if (q != NULL)
+				q->rq_bad = true;   /* the WQE at rq_next */
 			dp_recv_fail(q, s, "more SGEs than a WQE holds");
 			break;
 		}
@@ -623,6 +636,8 @@ dp_recv(struct srnd_objs *o, struct srnd_qp *q, struct srnd_srq *s)
 			break;
 		}
 		if (rc != 0) {
+			if (q != NULL)
+				q->rq_bad = true;
 			dp_recv_fail(q, s, "a receive WQE srnic refused");
 			break;
 		}
@@ -704,10 +719,105 @@ dp_cq_fire(struct srnd_cq *c, struct svc_cq_ring *r)
 	ev_wake(c->ev_fd);
 }
 
-static unsigned int
-dp_cq(struct srnd_cq *c, struct svc_cq_ring *r)
+/* A failed QP's WQEs in its rings that srnic never took (posted before
+ * the failure or after it) complete as a hardware RNIC's (rxe's) flush of
+ * a QP in ERR completes each outstanding WR: IBV_WC_WR_FLUSH_ERR, wr_id
+ * kept, in ring order, after srnic's own flushes of what it took (those
+ * are in the CQ ring by then: dp_flush_due(), dp_cq()); the bad WQE the
+ * QP failed on first, IBV_WC_LOC_QP_OP_ERR. An SRQ's WQEs are the SRQ's:
+ * never flushed. A head beyond the ring flushes nothing (no WQE of it is
+ * the program's). Into the CQ ring at c->prod (moved on), at most room:
+ * how many. */
+static uint32_t
+dp_ring_flush_wq(struct srnd_objs *o, struct srnd_qp *q, bool rq, struct srnd_cq *c,
+		 struct svc_cq_ring *r, uint32_t room)
 {
-	uint32_t cons = __atomic_load_n(&r->cons.v, __ATOMIC_ACQUIRE), room, i, seq;
+	struct svc_qp_ring *qr = &o->shm->qp[q->ring];
+	struct svc_idx *head_line = rq ? &qr->rq_head : &qr->sq_head;
+	struct svc_idx *done_line = rq ? &qr->rq_tail : &qr->sq_comp;
+	const struct svc_wqe *slots = rq ? qr->rq : qr->sq;
+	uint32_t size = rq ? q->rq_size : q->sq_size;
+	uint32_t *next = rq ? &q->rq_next : &q->sq_next;
+	bool *bad = rq ? &q->rq_bad : &q->sq_bad;
+	uint32_t head = __atomic_load_n(&head_line->v, __ATOMIC_ACQUIRE), n = 0;
+	struct ibv_wc *wc;
+
+	if (head - *next > size)
+		return 0;
+	for (; *next != head && n < room; (*next)++, n++) {
+		wc = &r->cqe[(c->prod + n) & (c->size - 1)];
+		memset(wc, 0, sizeof(*wc));
+		/* the one field read: the WQE's slot is the program's to rewrite */
+		wc->wr_id = __atomic_load_n(&slots[*next & (size - 1)].wr_id, __ATOMIC_RELAXED);
+		wc->status = *bad ? IBV_WC_LOC_QP_OP_ERR : IBV_WC_WR_FLUSH_ERR;
+		wc->opcode = rq ? IBV_WC_RECV : IBV_WC_SEND;  /* undefined in an error CQE */
+		wc->qp_num = srnic_qp_num(q->sqp);
+		*bad = false;
+	}
+	c->prod += n;
+	if (n > 0)
+		__atomic_store_n(&done_line->v, *next, __ATOMIC_RELEASE);
+	return n;
+}
+
+/* The session's failed QPs' ring WQEs whose CQ is c, into its ring after
+ * srnic's CQEs (dp_cq() calls it with srnic's CQ emptied), c->prod moved
+ * on: how many. */
+static uint32_t
+dp_ring_flush(struct srnd *d, struct srnd_objs *o, struct srnd_cq *c, struct svc_cq_ring *r,
+	      uint32_t room)
+{
+	unsigned int k, hi = atomic_load_explicit(&o->eqp_hi, memory_order_acquire);
+	uint32_t n = 0;
+
+	for (k = 0; k < hi && n < room; k++) {
+		struct srnd_qp *q = atomic_load_explicit(&o->eqp[k], memory_order_acquire);
+
+		if (q == NULL || !q->flush_ready)
+			continue;
+		if (q->scq == c->src.handle)
+			n += dp_ring_flush_wq(o, q, false, c, r, room - n);
+		if (q->srq == 0 && q->rcq == c->src.handle && n < room)
+			n += dp_ring_flush_wq(o, q, true, c, r, room - n);
+	}
+	if (n > 0)
+		atomic_store_explicit(&d->eng_ring_flushed,
+				      atomic_load_explicit(&d->eng_ring_flushed,
+							   memory_order_relaxed) + n,
+				      memory_order_relaxed);
+	return n;
+}
+
+/* A failed QP's pass: whether its rings hold WQEs to complete, once srnic
+ * has completed every WQE it took (srnic's flush runs in the engine's
+ * next srnic_engine_poll(); meanwhile, and while WQEs are left, the
+ * session's next pass looks again). Only in ERR: a QP the program moved
+ * on (RESET) has its WQEs dropped, as verbs' RESET does. */
+static void
+dp_flush_due(struct srnd_objs *o, struct srnd_qp *q)
+{
+	struct svc_qp_ring *qr = &o->shm->qp[q->ring];
+
+	uint32_t sq = __atomic_load_n(&qr->sq_head.v, __ATOMIC_ACQUIRE) - q->sq_next;
+	uint32_t rq = q->srq != 0 ? 0 : __atomic_load_n(&qr->rq_head.v, __ATOMIC_ACQUIRE) - q->rq_next;
+
+	q->flush_ready = false;
+	/* (an index beyond its ring: none of it the program's) */
+	if ((sq == 0 || sq > q->sq_size) && (rq == 0 || rq > q->rq_size))
+		return;
+	if (srnic_qp_state(q->sqp) != IBV_QPS_ERR)
+		return;
+	o->pending = true;
+	if (!srnic_qp_wq_retired(q->sqp))
+		return;
+	q->flush_ready = true;
+	o->flush_owed = true;
+}
+
+static unsigned int
+dp_cq(struct srnd *d, struct srnd_objs *o, struct srnd_cq *c, struct svc_cq_ring *r)
+{
+	uint32_t cons = __atomic_load_n(&r->cons.v, __ATOMIC_ACQUIRE), room, i, seq, ask;
 	struct ibv_wc wc[DP_CQ_BURST];
 	int n;
 
@@ -732,12 +842,19 @@ dp_cq(struct srnd_cq *c, struct svc_cq_ring *r)
 	room = c->size - (c->prod - cons);
 	if (room == 0)
 		return 0;
-	n = srnic_poll_cq(c->scq, (int)RTE_MIN(room, (uint32_t)DP_CQ_BURST), wc);
-	if (n <= 0)
-		return 0;
+	ask = RTE_MIN(room, (uint32_t)DP_CQ_BURST);
+	n = srnic_poll_cq(c->scq, (int)ask, wc);
+	if (n < 0)
+		n = 0;
 	for (i = 0; i < (uint32_t)n; i++)
 		r->cqe[(c->prod + i) & (c->size - 1)] = wc[i];
 	c->prod += (uint32_t)n;
+	/* srnic's CQ emptied: a failed QP's ring WQEs after its CQEs */
+	if (o->flush_owed && (uint32_t)n < ask) {
+		n += (int)dp_ring_flush(d, o, c, r, room - (uint32_t)n);
+	}
+	if (n == 0)
+		return 0;
 	__atomic_store_n(&r->prod.v, c->prod, __ATOMIC_RELEASE);
 	/* a solicited-only arm fires for any CQE too: an extra event, never a missed one */
 	if (c->armed)
@@ -866,8 +983,12 @@ srnd_dpath_poll(struct srnd *d)
 				struct srnd_qp *q = atomic_load_explicit(&o->eqp[k],
 									 memory_order_acquire);
 
-				if (q == NULL || atomic_load_explicit(&q->err, memory_order_relaxed))
+				if (q == NULL)
 					continue;
+				if (atomic_load_explicit(&q->err, memory_order_relaxed)) {
+					dp_flush_due(o, q);
+					continue;
+				}
 				if (q->srq == 0)
 					n += dp_recv(o, q, NULL);
 				n += dp_sq(d, o, q, &o->shm->qp[q->ring]);
@@ -890,8 +1011,9 @@ srnd_dpath_poll(struct srnd *d)
 			struct srnd_cq *c = atomic_load_explicit(&o->ecq[k], memory_order_acquire);
 
 			if (c != NULL)
-				cqes += dp_cq(c, &o->shm->cq[c->ring]);
+				cqes += dp_cq(d, o, c, &o->shm->cq[c->ring]);
 		}
+		o->flush_owed = false;
 		if (cqes > 0) {
 			dp_poll_done(d, o, cpu);
 		} else if (o->wake_owed && ++o->owed_passes >= SRND_WAKE_DEFER_PASSES) {

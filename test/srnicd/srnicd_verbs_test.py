@@ -11,6 +11,9 @@ and a small C program of the test's own for the async events:
   srnicd_async ud_reply        src_qp, the GRH flag and area, an answer through
                                ibv_create_ah_from_wc
   srnicd_async ah_forged       another session's AH, a destroyed one: QP to ERR
+  srnicd_async ring_flush      the failed QP's WQEs srnic never took: each wr_id
+                               back, the bad one LOC_QP_OP_ERR, the rest
+                               WR_FLUSH_ERR (status' ring_flushed)
   srnicd_async qp_fatal        COMM_EST, then RETRY_EXC and QP_FATAL
   srnicd_async eintr           a signal ends ibv_get_cq_event with EINTR
   ibv_srq_pingpong -g 1 -c     16 QPs each side on one SRQ, both exit 0
@@ -256,6 +259,9 @@ for line in sys.stdin:
                                   wcs[0].status if got else -1), flush=True)
 """
 IDLE_NAPS = 300
+# ring_flush's ring WQEs the daemon completes (srnicd_async's RF_*): the
+# bad send, the RF_BEHIND behind it, RF_AFTER sends and receives after
+RING_FLUSHED = 1 + 5 + 2 * 2
 FSIZE_LIMIT = 1 << 20   # reg_fsize's ulimit -f: below any mapping's address
 IDLE_CPU_MAX = 0.02     # of a core (issue 24: < 2% idle)
 WAKE_TRIES = 20
@@ -461,6 +467,13 @@ def main():
             bad1 = status_num(status(env), "bad_ring")
             check(bad1 == bad0 + 2, "the two forged AHs counted bad_ring (%d -> %d)" %
                   (bad0, bad1))
+            # a failed QP's ring WQEs srnic never took: each its CQE (the
+            # bad one's error, the rest flushed), counted ring_flushed
+            fl0 = status_num(status(env), "ring_flushed")
+            async_case(env, base, a.async_prog, "ring_flush")
+            fl1 = status_num(status(env), "ring_flushed")
+            check(fl1 == fl0 + RING_FLUSHED, "ring_flush's ring WQEs counted ring_flushed "
+                  "(%d -> %d, want +%d)" % (fl0, fl1, RING_FLUSHED))
 
         # ---- async events: COMM_EST at a QP in RTR, QP_FATAL with RETRY_EXC
         # once its peer is gone (two sessions of one program)
