@@ -797,9 +797,9 @@ static void
 dp_flush_due(struct srnd_objs *o, struct srnd_qp *q)
 {
 	struct svc_qp_ring *qr = &o->shm->qp[q->ring];
-
 	uint32_t sq = __atomic_load_n(&qr->sq_head.v, __ATOMIC_ACQUIRE) - q->sq_next;
-	uint32_t rq = q->srq != 0 ? 0 : __atomic_load_n(&qr->rq_head.v, __ATOMIC_ACQUIRE) - q->rq_next;
+	uint32_t rq = q->srq != 0 ? 0 :
+		      __atomic_load_n(&qr->rq_head.v, __ATOMIC_ACQUIRE) - q->rq_next;
 
 	q->flush_ready = false;
 	/* (an index beyond its ring: none of it the program's) */
@@ -850,9 +850,8 @@ dp_cq(struct srnd *d, struct srnd_objs *o, struct srnd_cq *c, struct svc_cq_ring
 		r->cqe[(c->prod + i) & (c->size - 1)] = wc[i];
 	c->prod += (uint32_t)n;
 	/* srnic's CQ emptied: a failed QP's ring WQEs after its CQEs */
-	if (o->flush_owed && (uint32_t)n < ask) {
+	if (o->flush_owed && (uint32_t)n < ask)
 		n += (int)dp_ring_flush(d, o, c, r, room - (uint32_t)n);
-	}
 	if (n == 0)
 		return 0;
 	__atomic_store_n(&r->prod.v, c->prod, __ATOMIC_RELEASE);

@@ -700,8 +700,8 @@ ring_flush(struct ibv_device *dev)
 	aa.grh.dgid = gid;
 	aa.grh.sgid_index = GID_INDEX;
 	aa.port_num = 1;
-	CHECK((good = ibv_create_ah(a.pd, &aa)) != NULL && (gone = ibv_create_ah(a.pd, &aa)) != NULL,
-	      "two AHs");
+	CHECK((good = ibv_create_ah(a.pd, &aa)) != NULL &&
+	      (gone = ibv_create_ah(a.pd, &aa)) != NULL, "two AHs");
 	memset(&f, 0, sizeof(f));
 	f.ah.context = a.ctx;
 	f.ah.pd = a.pd;
@@ -744,8 +744,9 @@ ring_flush(struct ibv_device *dev)
 		if (ibv_poll_cq(a.cq, 1, &wc) != 1)
 			continue;
 		if (wc.qp_num != q->qp_num) {
-			printf("other: qp %#x (ours %#x) wr_id %llu status %d opcode %d\n", wc.qp_num,
-			       q->qp_num, (unsigned long long)wc.wr_id, wc.status, wc.opcode);
+			printf("other: qp %#x (ours %#x) wr_id %llu status %d opcode %d\n",
+			       wc.qp_num, q->qp_num, (unsigned long long)wc.wr_id, wc.status,
+			       wc.opcode);
 			other++;
 		} else if (wc.opcode & IBV_WC_RECV || wc.wr_id >= RF_RECV_ID) {
 			if (nr < RF_RECVS) {
