@@ -28,6 +28,7 @@
 
 #include "rdmacm.h"
 #include "srnic_svc.h"
+#include "test_hooks.h"
 
 _Static_assert(sizeof(struct srnic_cm_req_param) <= SVC_CM_PARAM_MAX, "REQ's param fits");
 _Static_assert(sizeof(struct srnic_cm_rep_param) <= SVC_CM_PARAM_MAX, "REP's param fits");
@@ -54,6 +55,9 @@ static struct {
 	pthread_t thread;
 	unsigned int (*tick)(void);
 	struct att_id ids[SVC_SESSION_CM_IDS_MAX];
+#ifdef SRNIC_TEST_HOOKS
+	bool hold_req;                  /* a test hook: see att_dispatch() */
+#endif
 } att = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.idle = PTHREAD_COND_INITIALIZER,
@@ -144,6 +148,9 @@ att_release(struct att_id *x)
 	h = x->handle;
 	x->handle = 0;
 	x->context = NULL;
+#ifdef SRNIC_TEST_HOOKS
+	pthread_cond_broadcast(&att.idle);      /* for the hook hold_req */
+#endif
 	if (!pthread_equal(pthread_self(), att.thread))
 		while (x->busy > 0)
 			pthread_cond_wait(&att.idle, &att.lock);
@@ -269,8 +276,8 @@ att_create_listen(srnic_cm_handler handler, void *context, uint64_t service_id,
 /* One SVC_CM_SEND: what, lib/cm's param struct (param, n bytes; its
  * pointers the daemon replaces), arg, ARI or info, private data. */
 static int
-att_send(struct srnic_cm_id *c, enum svc_cm_send what, const void *param, size_t n, uint32_t arg,
-	 const void *ari, uint8_t ari_len, const void *pdata, uint8_t pdata_len)
+att_send_h(uint32_t id, enum svc_cm_send what, const void *param, size_t n, uint32_t arg,
+	   const void *ari, uint8_t ari_len, const void *pdata, uint8_t pdata_len)
 {
 	struct svc_cm_send_req q;
 	struct svc_handle_rep r;
@@ -280,7 +287,7 @@ att_send(struct srnic_cm_id *c, enum svc_cm_send what, const void *param, size_t
 		return -EINVAL;
 	memset(&q, 0, sizeof(q));
 	svc_msg_init(&q, SVC_CM_SEND, 0, 0, 0);
-	q.id = att_handle(c);
+	q.id = id;
 	q.what = what;
 	q.arg = arg;
 	if (n > 0)
@@ -292,6 +299,13 @@ att_send(struct srnic_cm_id *c, enum svc_cm_send what, const void *param, size_t
 	if (pdata_len > 0)
 		memcpy(q.pdata, pdata, pdata_len);
 	return att_call(&q, &r, sizeof(r));
+}
+
+static int
+att_send(struct srnic_cm_id *c, enum svc_cm_send what, const void *param, size_t n, uint32_t arg,
+	 const void *ari, uint8_t ari_len, const void *pdata, uint8_t pdata_len)
+{
+	return att_send_h(att_handle(c), what, param, n, arg, ari, ari_len, pdata, pdata_len);
 }
 
 static int
@@ -424,12 +438,27 @@ att_dispatch(const struct svc_cm_event *m)
 	struct srnic_cm_event ev;
 	srnic_cm_handler handler = NULL;
 	struct svc_handle_rep r;
+	bool gone;
 	int rc;
 
 	if (req && (nx = att_slot(m->new_id)) == NULL)
 		return;
+#ifdef SRNIC_TEST_HOOKS
+	/* SRNIC_RDMACM_TEST_HOLD_REQ=1 (test/rdmacm/hooks' build only): a
+	 * REQ's event waits here until its listen id is destroyed, so a test
+	 * has it come after the listen is gone every time (a CM thread
+	 * scheduled out meanwhile does so under load) */
+	if (req && att.hold_req && x != NULL) {
+		fputs("srnic librdmacm: test hook: a REQ held until its listen id is gone\n", stderr);
+		pthread_mutex_lock(&att.lock);
+		while (x->handle == m->id)
+			pthread_cond_wait(&att.idle, &att.lock);
+		pthread_mutex_unlock(&att.lock);
+	}
+#endif
 	pthread_mutex_lock(&att.lock);
-	if (x != NULL && x->handle == m->id && (!req || nx->handle == 0)) {
+	gone = x == NULL || x->handle != m->id;
+	if (!gone && (!req || nx->handle == 0)) {
 		handler = x->handler;
 		if (req) {
 			nx->handle = m->new_id;
@@ -442,7 +471,12 @@ att_dispatch(const struct svc_cm_event *m)
 		target->busy++;
 	pthread_mutex_unlock(&att.lock);
 	if (handler == NULL) {
-		/* an id destroyed meanwhile: a request to it goes with a REJ */
+		/* an id destroyed meanwhile: a request to it goes with a REJ,
+		 * INVALID_SERVICE_ID when its listen is gone (nobody listens:
+		 * Linux's cm_match_req()), else the CM's destroy's */
+		if (req && gone)
+			att_send_h(m->new_id, SVC_CM_S_REJ, NULL, 0, SRNIC_CM_REJ_INVALID_SERVICE_ID,
+				   NULL, 0, NULL, 0);
 		if (req)
 			att_call_handle(SVC_CM_DESTROY_ID, m->new_id, &r);
 		return;
@@ -549,6 +583,9 @@ cma_attach_open(struct ibv_context *verbs, unsigned int (*tick)(void))
 	if (fd < 0)
 		return -EPROTO;
 	att.ev_fd = fd;
+#ifdef SRNIC_TEST_HOOKS
+	att.hold_req = SRNIC_TEST_HOOK("SRNIC_RDMACM_TEST_HOLD_REQ");
+#endif
 	att.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	rc = att.wake_fd < 0 ? errno : pthread_create(&att.thread, NULL, att_thread, NULL);
 	if (rc != 0) {
