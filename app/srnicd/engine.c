@@ -65,9 +65,7 @@ engine_loop(void *arg)
 			nap = SRND_SLEEP_DP_MAX_US;
 		if (nap > cm_next_us)
 			nap = cm_next_us < SRND_SLEEP_MIN_US ? SRND_SLEEP_MIN_US : (unsigned int)cm_next_us;
-		if (srnd_dpath_sleep(d, nap) > 0)
-			atomic_fetch_add_explicit(&d->eng_woken, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&d->eng_naps, 1, memory_order_relaxed);
+		srnd_dpath_sleep(d, nap);   /* counts naps and woken */
 		if (nap < SRND_SLEEP_MAX_US)
 			nap = nap * 2 > SRND_SLEEP_MAX_US ? SRND_SLEEP_MAX_US : nap * 2;
 	}

@@ -162,7 +162,11 @@ struct srnd_objs {
 	uint32_t db_seen;
 	uint32_t cpu_told;          /* the eng_cpu last stored in its state line */
 	bool pending;               /* a WQE waits for room in srnic's queue */
-	bool flush_owed;            /* this pass: a failed QP's ring WQEs to complete */
+	/* failed QPs whose rings hold WQEs to complete (flush_ready): while
+	 * any, dp_cq() tries them each pass (after every nap), as srnic's own
+	 * CQEs waiting for room in the CQ ring; never work that keeps the
+	 * engine awake (a CQ ring full, a cons the program never moves) */
+	unsigned int flush_qps;
 	bool wake_owed;             /* a poller on the engine's CPU has CQEs waiting */
 	unsigned int owed_passes;   /* passes since its last CQE while wake_owed */
 	_Atomic uint64_t wqes;      /* WQEs taken from its rings (status) */
@@ -788,30 +792,60 @@ dp_ring_flush(struct srnd *d, struct srnd_objs *o, struct srnd_cq *c, struct svc
 	return n;
 }
 
-/* A failed QP's pass: whether its rings hold WQEs to complete, once srnic
- * has completed every WQE it took (srnic's flush runs in the engine's
- * next srnic_engine_poll(); meanwhile, and while WQEs are left, the
- * session's next pass looks again). Only in ERR: a QP the program moved
- * on (RESET) has its WQEs dropped, as verbs' RESET does. */
-static void
-dp_flush_due(struct srnd_objs *o, struct srnd_qp *q)
+/* Whether a failed QP's rings hold WQEs of the program's to complete (an
+ * index beyond its ring: none of it the program's). Only in ERR: a QP the
+ * program moved on (RESET) has its WQEs dropped, as verbs' RESET does. */
+static bool
+dp_flush_owed(const struct srnd_objs *o, const struct srnd_qp *q)
 {
-	struct svc_qp_ring *qr = &o->shm->qp[q->ring];
+	const struct svc_qp_ring *qr = &o->shm->qp[q->ring];
 	uint32_t sq = __atomic_load_n(&qr->sq_head.v, __ATOMIC_ACQUIRE) - q->sq_next;
 	uint32_t rq = q->srq != 0 ? 0 :
 		      __atomic_load_n(&qr->rq_head.v, __ATOMIC_ACQUIRE) - q->rq_next;
 
-	q->flush_ready = false;
-	/* (an index beyond its ring: none of it the program's) */
 	if ((sq == 0 || sq > q->sq_size) && (rq == 0 || rq > q->rq_size))
+		return false;
+	return srnic_qp_state(q->sqp) == IBV_QPS_ERR;
+}
+
+/* A failed QP's pass: whether its rings hold WQEs to complete, once srnic
+ * has completed every WQE it took (srnic's flush runs in the engine's
+ * next srnic_engine_poll(): till then the session's next pass looks
+ * again). Ready, it stays so, counted in flush_qps, till its rings are
+ * done (dp_flush_recount()): no pass of its own while the CQ ring has no
+ * room. */
+static void
+dp_flush_due(struct srnd_objs *o, struct srnd_qp *q)
+{
+	if (q->flush_ready || !dp_flush_owed(o, q))
 		return;
-	if (srnic_qp_state(q->sqp) != IBV_QPS_ERR)
+	if (!srnic_qp_wq_retired(q->sqp)) {
+		o->pending = true;
 		return;
-	o->pending = true;
-	if (!srnic_qp_wq_retired(q->sqp))
-		return;
+	}
 	q->flush_ready = true;
-	o->flush_owed = true;
+	o->flush_qps++;
+}
+
+/* The session's QPs still owing ring WQEs (flush_ready): counted again
+ * after a pass's CQs, a QP done (or moved to RESET, or destroyed:
+ * unpublished) no longer */
+static void
+dp_flush_recount(struct srnd_objs *o)
+{
+	unsigned int k, hi = atomic_load_explicit(&o->eqp_hi, memory_order_acquire), n = 0;
+
+	for (k = 0; k < hi; k++) {
+		struct srnd_qp *q = atomic_load_explicit(&o->eqp[k], memory_order_acquire);
+
+		if (q == NULL || !q->flush_ready)
+			continue;
+		if (dp_flush_owed(o, q))
+			n++;
+		else
+			q->flush_ready = false;
+	}
+	o->flush_qps = n;
 }
 
 static unsigned int
@@ -850,7 +884,7 @@ dp_cq(struct srnd *d, struct srnd_objs *o, struct srnd_cq *c, struct svc_cq_ring
 		r->cqe[(c->prod + i) & (c->size - 1)] = wc[i];
 	c->prod += (uint32_t)n;
 	/* srnic's CQ emptied: a failed QP's ring WQEs after its CQEs */
-	if (o->flush_owed && (uint32_t)n < ask)
+	if (o->flush_qps > 0 && (uint32_t)n < ask)
 		n += (int)dp_ring_flush(d, o, c, r, room - (uint32_t)n);
 	if (n == 0)
 		return 0;
@@ -1012,7 +1046,8 @@ srnd_dpath_poll(struct srnd *d)
 			if (c != NULL)
 				cqes += dp_cq(d, o, c, &o->shm->cq[c->ring]);
 		}
-		o->flush_owed = false;
+		if (o->flush_qps > 0)
+			dp_flush_recount(o);
 		if (cqes > 0) {
 			dp_poll_done(d, o, cpu);
 		} else if (o->wake_owed && ++o->owed_passes >= SRND_WAKE_DEFER_PASSES) {
@@ -1051,10 +1086,9 @@ srnd_dpath_sleep(struct srnd *d, unsigned int us)
 	struct timespec ts;
 	struct srnd_objs *o;
 	unsigned int i, n = 0;
-	bool work = false, fallback = false;
+	bool work = false, fallback = false, woken;
 	long rc = -1;
 
-	(void)d;
 	for (i = 0; dp_waitv && i < SRND_SESSIONS_MAX; i++) {
 		o = atomic_load_explicit(&dp_live[i], memory_order_acquire);
 		if (o == NULL)
@@ -1093,7 +1127,14 @@ srnd_dpath_sleep(struct srnd *d, unsigned int us)
 	for (i = 0; i < n; i++)
 		__atomic_store_n((uint32_t *)(uintptr_t)w[i].uaddr, 0, __ATOMIC_RELEASE);
 	/* >= 0: the index of a word woken; EAGAIN: one was 0 already */
-	return rc >= 0 || (rc < 0 && errno == EAGAIN);
+	woken = rc >= 0 || (rc < 0 && errno == EAGAIN);
+	/* woken before naps (a test reads naps, then woken); a nap counted
+	 * only when the engine slept, not when a session had work */
+	if (woken)
+		atomic_fetch_add_explicit(&d->eng_woken, 1, memory_order_relaxed);
+	if (!work)
+		atomic_fetch_add_explicit(&d->eng_naps, 1, memory_order_relaxed);
+	return woken;
 }
 
 /* ---- the control thread's side ---- */

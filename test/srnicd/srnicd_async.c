@@ -41,6 +41,11 @@
  *                           in order, the bad one IBV_WC_LOC_QP_OP_ERR, the
  *                           rest IBV_WC_WR_FLUSH_ERR (the ones before it
  *                           sent or flushed), as a drain waits for them
+ *   srnicd_async ring_hold  ring_flush with a CQ of RF_CQ_HOLD entries that
+ *                           the program does not poll till a line on its
+ *                           stdin (it prints "waiting" first): the WQEs
+ *                           left wait for room, the engine asleep
+ *                           (srnicd_verbs measures it), then every CQE
  *   srnicd_async eintr      a blocking ibv_get_cq_event() ended by a SIGALRM
  *                           handled without SA_RESTART: -1, EINTR (as
  *                           rdma-core's read() of the kernel's channel)
@@ -111,6 +116,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -652,10 +658,15 @@ ah_forged(struct ibv_device *dev)
 #define RF_SENDS (RF_BEFORE + 1 + RF_BEHIND + RF_AFTER)
 #define RF_RECVS (RF_RECV + RF_AFTER)
 #define RF_RECV_ID 100      /* the receives' wr_ids from here */
+#define RF_CQ 64
+#define RF_CQ_HOLD 4        /* ring_hold's CQ: less than its WRs' CQEs */
 
+/* hold: the CQ RF_CQ_HOLD deep, not polled till a line on stdin */
 static int
-ring_flush(struct ibv_device *dev)
+ring_flush(struct ibv_device *dev, bool hold)
 {
+	char line[16];
+
 	struct ibv_send_wr wr[RF_SENDS], *bad;
 	struct ibv_recv_wr rwr, *rbad;
 	struct ibv_qp_init_attr qa = {
@@ -680,7 +691,8 @@ ring_flush(struct ibv_device *dev)
 	memset(&a, 0, sizeof(a));
 	a.ctx = ibv_open_device(dev);
 	CHECK(a.ctx != NULL && (a.pd = ibv_alloc_pd(a.ctx)) != NULL &&
-	      (a.cq = ibv_create_cq(a.ctx, 64, NULL, NULL, 0)) != NULL, "a context, PD, CQ");
+	      (a.cq = ibv_create_cq(a.ctx, hold ? RF_CQ_HOLD : RF_CQ, NULL, NULL, 0)) != NULL,
+	      "a context, PD, CQ");
 	a.buf = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(a.buf != MAP_FAILED &&
 	      (a.mr = ibv_reg_mr(a.pd, a.buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE)) != NULL, "an MR");
@@ -737,6 +749,12 @@ ring_flush(struct ibv_device *dev)
 		rwr = (struct ibv_recv_wr){ .wr_id = RF_RECV_ID + (uint64_t)i, .sg_list = &rsg,
 					    .num_sge = 1 };
 		CHECK(ibv_post_recv(q, &rwr, &rbad) == 0, "receive %d posted to the QP in ERR", i);
+	}
+	if (hold) {
+		/* the CQ full, the rest waiting for room: till told */
+		printf("waiting\n");
+		fflush(stdout);
+		CHECK(fgets(line, sizeof(line), stdin) != NULL, "a line on stdin: poll now");
 	}
 	/* every WR's CQE (as a drain before ibv_destroy_qp waits for them) */
 	end = now_ms() + GUARD_MS;
@@ -1496,7 +1514,9 @@ main(int argc, char **argv)
 	else if (argc == 2 && strcmp(argv[1], "ah_forged") == 0)
 		rc = ah_forged(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "ring_flush") == 0)
-		rc = ring_flush(list[0]);
+		rc = ring_flush(list[0], false);
+	else if (argc == 2 && strcmp(argv[1], "ring_hold") == 0)
+		rc = ring_flush(list[0], true);
 	else if (argc == 2 && strcmp(argv[1], "eintr") == 0)
 		rc = eintr(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "reg_past_eof") == 0)
@@ -1520,8 +1540,8 @@ main(int argc, char **argv)
 	else if (argc == 2 && strcmp(argv[1], "poll_nap") == 0)
 		rc = poll_nap(list[0]);
 	else
-		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|ring_flush|eintr|"
-			"reg_past_eof|reg_fsize|mcast_cap|chan_full|poll_word|poll_owed|"
+		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|ring_flush|ring_hold|"
+			"eintr|reg_past_eof|reg_fsize|mcast_cap|chan_full|poll_word|poll_owed|"
 			"chan_nofd|poll_busy|poll_mixed|poll_nap\n", argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;
