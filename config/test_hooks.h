@@ -27,6 +27,11 @@ srnic_test_hook_on(const char *name)
 }
 
 #define SRNIC_TEST_HOOK(name) srnic_test_hook_on(name)
+
+/* A hook that holds a thread for another's step waits at most this long,
+ * then says so and goes on (a test that never takes the step fails on its
+ * own, and does not hang) */
+#define SRNIC_TEST_HOOK_HOLD_S 30
 #else
 #define SRNIC_TEST_HOOK(name) false
 #endif

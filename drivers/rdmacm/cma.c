@@ -2023,6 +2023,10 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 	if (id->sync)
 		rdma_destroy_event_channel(&ch->ch);
 	free(id);
+#ifdef SRNIC_TEST_HOOKS
+	if (cma.attached)
+		cma_attach_hook_freed();
+#endif
 	return 0;
 }
 

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rdmacm.h"
@@ -56,7 +57,10 @@ static struct {
 	unsigned int (*tick)(void);
 	struct att_id ids[SVC_SESSION_CM_IDS_MAX];
 #ifdef SRNIC_TEST_HOOKS
-	bool hold_req;                  /* a test hook: see att_dispatch() */
+	bool hold_req;                  /* test hooks: see att_dispatch() */
+	bool hold_handler;
+	unsigned int freed;             /* hold_handler: rdma_destroy_id()'s frees */
+	bool release_waits;             /* hold_handler: an att_release() waits for a handler */
 #endif
 } att = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -152,11 +156,41 @@ att_release(struct att_id *x)
 	pthread_cond_broadcast(&att.idle);      /* for the hook hold_req */
 #endif
 	if (!pthread_equal(pthread_self(), att.thread))
-		while (x->busy > 0)
+		while (x->busy > 0) {
+#ifdef SRNIC_TEST_HOOKS
+			att.release_waits = true;
+			pthread_cond_broadcast(&att.idle);
+#endif
 			pthread_cond_wait(&att.idle, &att.lock);
+		}
 	pthread_mutex_unlock(&att.lock);
 	return h;
 }
+
+#ifdef SRNIC_TEST_HOOKS
+void
+cma_attach_hook_freed(void)
+{
+	pthread_mutex_lock(&att.lock);
+	att.freed++;
+	pthread_cond_broadcast(&att.idle);
+	pthread_mutex_unlock(&att.lock);
+}
+
+/* A hook's wait on att.idle (att.lock held) till end: false once it passed */
+static bool
+att_hook_wait(const struct timespec *end)
+{
+	return pthread_cond_timedwait(&att.idle, &att.lock, end) != ETIMEDOUT;
+}
+
+static void
+att_hook_end(struct timespec *end)
+{
+	clock_gettime(CLOCK_REALTIME, end);     /* att.idle's clock */
+	end->tv_sec += SRNIC_TEST_HOOK_HOLD_S;
+}
+#endif
 
 static int
 att_destroy_id(struct srnic_cm_id *c)
@@ -440,6 +474,10 @@ att_dispatch(const struct svc_cm_event *m)
 	struct svc_handle_rep r;
 	bool gone;
 	int rc;
+#ifdef SRNIC_TEST_HOOKS
+	struct timespec end;
+	unsigned int freed;
+#endif
 
 	if (req && (nx = att_slot(m->new_id)) == NULL)
 		return;
@@ -467,14 +505,40 @@ att_dispatch(const struct svc_cm_event *m)
 		}
 	}
 	target = req ? nx : x;
-	if (handler != NULL)
+	if (handler != NULL) {
 		target->busy++;
+		/* a REQ's handler has the listener's context too: its
+		 * destroy waits for the handler (as lib/cm's deliver_request()) */
+		if (req)
+			x->busy++;
+	}
 	pthread_mutex_unlock(&att.lock);
+#ifdef SRNIC_TEST_HOOKS
+	/* SRNIC_RDMACM_TEST_HOLD_HANDLER=1: a REQ's event, its handler
+	 * taken, waits until its listen id is destroyed (the id freed, or
+	 * its destroy waiting for this handler), so a test has the handler
+	 * run in that window every time */
+	if (req && handler != NULL && att.hold_handler) {
+		fputs("srnic librdmacm: test hook: a REQ's handler held until its listen id is "
+		      "destroyed\n", stderr);
+		att_hook_end(&end);
+		pthread_mutex_lock(&att.lock);
+		freed = att.freed;
+		att.release_waits = false;
+		while (x->handle == m->id || (att.freed == freed && !att.release_waits))
+			if (!att_hook_wait(&end)) {
+				fputs("srnic librdmacm: test hook: no destroy came, the handler goes "
+				      "on\n", stderr);
+				break;
+			}
+		pthread_mutex_unlock(&att.lock);
+	}
+#endif
 	if (handler == NULL) {
 		/* an id destroyed meanwhile: a request to it goes with a REJ,
 		 * INVALID_SERVICE_ID when its listen is gone (nobody listens:
 		 * Linux's cm_match_req()), else the CM's destroy's */
-		if (req && gone)
+		if (m->type == SRNIC_CM_EV_REQ_RECEIVED && gone)
 			att_send_h(m->new_id, SVC_CM_S_REJ, NULL, 0, SRNIC_CM_REJ_INVALID_SERVICE_ID,
 				   NULL, 0, NULL, 0);
 		if (req)
@@ -509,6 +573,8 @@ att_dispatch(const struct svc_cm_event *m)
 	rc = handler(cm_of(target), &ev);
 	pthread_mutex_lock(&att.lock);
 	target->busy--;
+	if (req)
+		x->busy--;
 	pthread_cond_broadcast(&att.idle);
 	pthread_mutex_unlock(&att.lock);
 	if (rc != 0)
@@ -585,6 +651,7 @@ cma_attach_open(struct ibv_context *verbs, unsigned int (*tick)(void))
 	att.ev_fd = fd;
 #ifdef SRNIC_TEST_HOOKS
 	att.hold_req = SRNIC_TEST_HOOK("SRNIC_RDMACM_TEST_HOLD_REQ");
+	att.hold_handler = SRNIC_TEST_HOOK("SRNIC_RDMACM_TEST_HOLD_HANDLER");
 #endif
 	att.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	rc = att.wake_fd < 0 ? errno : pthread_create(&att.thread, NULL, att_thread, NULL);

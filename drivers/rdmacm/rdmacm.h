@@ -227,6 +227,10 @@ struct cma_cm_ops {
 extern const struct cma_cm_ops cma_attach_ops;
 int cma_attach_open(struct ibv_context *verbs, unsigned int (*tick)(void));
 void cma_attach_wake(void);
+#ifdef SRNIC_TEST_HOOKS
+/* cma.c's rdma_destroy_id() freed an id (for the hook hold_handler) */
+void cma_attach_hook_freed(void);
+#endif
 
 /* cma.c */
 extern pthread_mutex_t cma_lock;

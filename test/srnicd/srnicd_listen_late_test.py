@@ -18,6 +18,10 @@ keeps the request for the port's rdma_listen() (doc/rdmacm.md).
   CM listen not yet gone)         --hooks-lib holds the destroy there)
   the REQ's event handled after   REJECTED 8 too (the hook
   the bound id is gone            SRNIC_RDMACM_TEST_HOLD_REQ holds it)
+  the REQ's handler taken, the    REJECTED 8, the server exits 0: its
+  bound id destroyed meanwhile    destroy waits for the handler (the hook
+                                  SRNIC_RDMACM_TEST_HOLD_HANDLER holds it;
+                                  before, ASan's heap-use-after-free)
   a bind of a port another        EADDRINUSE, as Linux's bind of a port
   process holds                   in use, the id left unbound (local port 0)
   a port-0 bind, its range         picked again (SRNIC_RDMACM_PORT_RANGE,
@@ -98,6 +102,7 @@ ASKS_HI = WALK_PORT + BIND_ANY_ASKS + 16    # a range of other processes' ports,
 ANY_PORT = 7484         # a port-0 bind's range of one port, free
 DESTROY_PORT = 7485     # a bound id whose destroy a REQ meets (the hook holds it)
 GONE_PORT = 7486        # a bound id destroyed before its REQ's event is handled (a hook)
+HANDLER_PORT = 7487     # a bound id destroyed while its REQ's handler is held (a hook)
 FLOOD = 4               # client processes of the flood, ...
 FLOOD_EACH = 50         # ... each this many connects (a session's QPs: 64 at most)
 
@@ -264,6 +269,27 @@ def main():
               "a REQ whose bound id was destroyed before its event was handled: REJECTED "
               "status 8 (INVALID_SERVICE_ID), not 28 (%s)" % c.text())
         check(s.end() == 0 and s.said("closed"), "the server closed (%s)" % s.text())
+
+        # the REQ's handler taken, then the bound id destroyed: the destroy
+        # waits for the handler, which reads the id (the hook holds the
+        # handler until the id is freed or its destroy waits); before, the
+        # id was freed under the handler (ASan: heap-use-after-free)
+        hooked = dict(env, SRNIC_RDMACM_LIB=os.path.abspath(a.hooks_lib),
+                      SRNIC_RDMACM_TEST_HOLD_HANDLER="1")
+        s = bound_server(HANDLER_PORT, hooked)
+        c = Prog(env, a.check, "client", DAEMON_IP, str(HANDLER_PORT))
+        progs.append(c)
+        check(wait_for(lambda: s.said("srnic librdmacm: test hook: a REQ's handler held until "
+                                      "its listen id is destroyed") or s.p.poll() is not None,
+                       "the handler held"),
+              "the client's REQ's handler held in the server's CM thread (%s)" % s.text())
+        s.say("close")
+        check(c.end() == 0 and c.said("rejected 8"),
+              "a REQ whose bound id was destroyed while its handler was held: REJECTED "
+              "status 8 (INVALID_SERVICE_ID) (%s)" % c.text())
+        check(s.end() == 0 and s.said("closed") and
+              not any("AddressSanitizer" in x for x in s.lines),
+              "the server closed, its destroy waited for the handler (%s)" % s.text())
 
         # a port another process holds: the bind is refused
         s = bound_server(PORT + 2)
