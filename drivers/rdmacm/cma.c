@@ -1939,10 +1939,19 @@ cma_create_id_qpt(struct rdma_event_channel *channel, struct rdma_cm_id **id, vo
 static void
 hold_destroy(struct cma_id *id)
 {
+	struct timespec end;
+	int hold_s = srnic_test_hook_hold_s();
+
 	fprintf(stderr, "srnic librdmacm: test hook: rdma_destroy_id held for a REQ\n");
+	clock_gettime(CLOCK_REALTIME, &end);    /* cma_acked's clock */
+	end.tv_sec += hold_s;
 	pthread_mutex_lock(&cma_lock);
 	while (!id->destroy_req_seen)
-		pthread_cond_wait(&cma_acked, &cma_lock);
+		if (pthread_cond_timedwait(&cma_acked, &cma_lock, &end) == ETIMEDOUT) {
+			fprintf(stderr, "srnic librdmacm: test hook: no REQ came in %d s, the "
+				"destroy goes on\n", hold_s);
+			break;
+		}
 	pthread_mutex_unlock(&cma_lock);
 }
 #endif
@@ -2717,14 +2726,23 @@ rdma_disconnect(struct rdma_cm_id *rid)
 static void
 hold_rtu(struct cma_id *id)
 {
-	struct timespec ts = { .tv_nsec = 100000 };
+	struct timespec ts = { .tv_nsec = 100000 }, now, end;
+	int hold_s = srnic_test_hook_hold_s();
 	bool destroying;
 
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += hold_s;
 	do {
 		nanosleep(&ts, NULL);
 		pthread_mutex_lock(&cma_lock);
 		destroying = id->destroy_held || id->cm_id_gone;
 		pthread_mutex_unlock(&cma_lock);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (!destroying && now.tv_sec > end.tv_sec) {
+			fprintf(stderr, "srnic librdmacm: test hook: no destroy came in %d s, the "
+				"RTU goes on\n", hold_s);
+			break;
+		}
 	} while (!destroying);
 }
 #endif

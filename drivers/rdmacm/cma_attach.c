@@ -188,7 +188,7 @@ static void
 att_hook_end(struct timespec *end)
 {
 	clock_gettime(CLOCK_REALTIME, end);     /* att.idle's clock */
-	end->tv_sec += SRNIC_TEST_HOOK_HOLD_S;
+	end->tv_sec += srnic_test_hook_hold_s();
 }
 #endif
 
@@ -488,9 +488,14 @@ att_dispatch(const struct svc_cm_event *m)
 	 * scheduled out meanwhile does so under load) */
 	if (req && att.hold_req && x != NULL) {
 		fputs("srnic librdmacm: test hook: a REQ held until its listen id is gone\n", stderr);
+		att_hook_end(&end);
 		pthread_mutex_lock(&att.lock);
 		while (x->handle == m->id)
-			pthread_cond_wait(&att.idle, &att.lock);
+			if (!att_hook_wait(&end)) {
+				fputs("srnic librdmacm: test hook: the listen id stays, the REQ goes "
+				      "on\n", stderr);
+				break;
+			}
 		pthread_mutex_unlock(&att.lock);
 	}
 #endif

@@ -103,6 +103,8 @@ ANY_PORT = 7484         # a port-0 bind's range of one port, free
 DESTROY_PORT = 7485     # a bound id whose destroy a REQ meets (the hook holds it)
 GONE_PORT = 7486        # a bound id destroyed before its REQ's event is handled (a hook)
 HANDLER_PORT = 7487     # a bound id destroyed while its REQ's handler is held (a hook)
+UNHELD_PORT = 7488      # a bound id whose held destroy no REQ meets (the hook's bound)
+HOOK_HOLD_S = "1"       # SRNIC_TEST_HOOK_HOLD_S there: the hold's bound, seconds
 FLOOD = 4               # client processes of the flood, ...
 FLOOD_EACH = 50         # ... each this many connects (a session's QPs: 64 at most)
 
@@ -269,6 +271,17 @@ def main():
               "a REQ whose bound id was destroyed before its event was handled: REJECTED "
               "status 8 (INVALID_SERVICE_ID), not 28 (%s)" % c.text())
         check(s.end() == 0 and s.said("closed"), "the server closed (%s)" % s.text())
+
+        # the same hook, no REQ ever: the hold ends at its bound
+        # (SRNIC_TEST_HOOK_HOLD_S), says so, and the destroy goes on
+        hooked = dict(env, SRNIC_RDMACM_LIB=os.path.abspath(a.hooks_lib),
+                      SRNIC_RDMACM_TEST_HOLD_DESTROY="1", SRNIC_TEST_HOOK_HOLD_S=HOOK_HOLD_S)
+        s = bound_server(UNHELD_PORT, hooked)
+        s.say("close")
+        check(s.end() == 0 and s.said("closed") and
+              s.said("srnic librdmacm: test hook: no REQ came in %s s, the destroy goes on" %
+                     HOOK_HOLD_S),
+              "a held destroy no REQ meets: over after %s s, said (%s)" % (HOOK_HOLD_S, s.text()))
 
         # the REQ's handler taken, then the bound id destroyed: the destroy
         # waits for the handler, which reads the id (the hook holds the
