@@ -1770,6 +1770,40 @@ mcast(struct srnd_objs *o, struct srnd_slot *sl, uint32_t qp, const union ibv_gi
 	return rc;
 }
 
+/* MODIFY_QP to RESET: the WRs outstanding are dropped, as verbs' RESET
+ * does, the rings' too: out of the engine's sight (a quiesce), srnic's QP
+ * to RESET, then the rings' WQEs the daemon never took count as done
+ * (sq_comp, rq_tail at their heads; an SRQ's are the SRQ's) and the QP's
+ * failure forgotten (a later ERR flushes only what is posted after) */
+static int
+reset_qp(struct srnd *d, struct srnd_objs *o, struct srnd_qp *q, struct ibv_qp_attr *a, int mask)
+{
+	struct svc_qp_ring *qr = &o->shm->qp[q->ring];
+	bool seen = atomic_load(&o->eqp[q->ring]) != NULL;
+	int rc;
+
+	if (seen) {
+		atomic_store_explicit(&o->eqp[q->ring], NULL, memory_order_release);
+		srnd_engine_quiesce(d);
+	}
+	rc = srnic_modify_qp(q->sqp, a, mask);
+	if (rc == 0) {
+		q->sq_next = __atomic_load_n(&qr->sq_head.v, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&qr->sq_comp.v, q->sq_next, __ATOMIC_RELEASE);
+		if (q->srq == 0) {
+			q->rq_next = __atomic_load_n(&qr->rq_head.v, __ATOMIC_ACQUIRE);
+			__atomic_store_n(&qr->rq_tail.v, q->rq_next, __ATOMIC_RELEASE);
+		}
+		q->sq_bad = q->rq_bad = q->flush_ready = false;
+		q->err_told = false;
+		atomic_store(&q->err, false);
+	}
+	/* (release: the engine sees the QP as left here) */
+	if (seen)
+		atomic_store_explicit(&o->eqp[q->ring], q, memory_order_release);
+	return rc;
+}
+
 static int
 destroy_qp(struct srnd *d, struct srnd_objs *o, struct srnd_slot *sl)
 {
@@ -2118,6 +2152,8 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 		sl = obj_get(o, K_QP, q->handle);
 		if (sl == NULL)
 			return -EBADF;
+		if ((q->mask & IBV_QP_STATE) && a.qp_state == IBV_QPS_RESET)
+			return reset_qp(d, o, &sl->qp, &a, q->mask);
 		return srnic_modify_qp(sl->qp.sqp, &a, q->mask);
 	}
 	case SVC_QUERY_QP: {

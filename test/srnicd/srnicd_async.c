@@ -46,6 +46,10 @@
  *                           stdin (it prints "waiting" first): the WQEs
  *                           left wait for room, the engine asleep
  *                           (srnicd_verbs measures it), then every CQE
+ *   srnicd_async ring_reset the same CQ, full; the QP to RESET (its WRs
+ *                           dropped, the ring's too), then to ERR; a send
+ *                           of another QP on the CQ: its CQE comes, none
+ *                           of the dropped WRs' before or with it
  *   srnicd_async eintr      a blocking ibv_get_cq_event() ended by a SIGALRM
  *                           handled without SA_RESTART: -1, EINTR (as
  *                           rdma-core's read() of the kernel's channel)
@@ -660,11 +664,62 @@ ah_forged(struct ibv_device *dev)
 #define RF_RECV_ID 100      /* the receives' wr_ids from here */
 #define RF_CQ 64
 #define RF_CQ_HOLD 4        /* ring_hold's CQ: less than its WRs' CQEs */
+#define RF_MARK 999         /* ring_reset's send of the other QP */
 
-/* hold: the CQ RF_CQ_HOLD deep, not polled till a line on stdin */
+enum rf_mode { RF_ALL, RF_HOLD, RF_RESET };
+
+/* ring_flush's RF_RESET: q in ERR, its WRs' CQEs unpolled (the CQ full,
+ * WQEs left in the ring): RESET drops them all, as verbs' RESET; then to
+ * ERR, and sink's send (its doorbell a pass of the engine's): its CQE
+ * comes, none of q's */
 static int
-ring_flush(struct ibv_device *dev, bool hold)
+ring_reset(struct side *a, struct ibv_qp *q, struct ibv_qp *sink, struct ibv_ah *good,
+	   struct ibv_wc *wc)
 {
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_RESET };
+	struct ibv_sge sg = { .addr = (uintptr_t)a->buf, .length = MSG_LEN, .lkey = a->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = RF_MARK, .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad;
+	int of_q = 0, mark = 0;
+	long end;
+
+	CHECK(ibv_modify_qp(q, &at, IBV_QP_STATE) == 0, "the QP in ERR to RESET (its WRs dropped)");
+	at.qp_state = IBV_QPS_ERR;
+	CHECK(ibv_modify_qp(q, &at, IBV_QP_STATE) == 0, "then to ERR");
+	wr.wr.ud.ah = good;
+	wr.wr.ud.remote_qpn = sink->qp_num;
+	wr.wr.ud.remote_qkey = QKEY;
+	CHECK(ibv_post_send(sink, &wr, &bad) == 0, "the other QP's send (wr_id %d)", RF_MARK);
+	end = now_ms() + GUARD_MS;
+	while (!mark && now_ms() < end) {
+		if (ibv_poll_cq(a->cq, 1, wc) != 1)
+			continue;
+		if (wc->qp_num == q->qp_num) {
+			printf("a dropped WR's CQE: wr_id %llu, status %s\n",
+			       (unsigned long long)wc->wr_id, ibv_wc_status_str(wc->status));
+			of_q++;
+		} else if (wc->wr_id == RF_MARK) {
+			mark = 1;
+		}
+	}
+	while (ibv_poll_cq(a->cq, 1, wc) == 1)
+		if (wc->qp_num == q->qp_num)
+			of_q++;
+	CHECK(mark && of_q == 0, "the other QP's CQE came (%d), none of the WRs RESET dropped: %d",
+	      mark, of_q);
+	CHECK(ibv_destroy_ah(good) == 0 && ibv_destroy_qp(q) == 0 && ibv_destroy_qp(sink) == 0,
+	      "AH and QPs destroyed");
+	a->qp = NULL;
+	side_close(a);
+	return 0;
+}
+
+/* RF_HOLD: the CQ RF_CQ_HOLD deep, not polled till a line on stdin;
+ * RF_RESET: that CQ, the QP to RESET and ERR before any poll */
+static int
+ring_flush(struct ibv_device *dev, enum rf_mode mode)
+{
+	bool hold = mode != RF_ALL;
 	char line[16];
 
 	struct ibv_send_wr wr[RF_SENDS], *bad;
@@ -750,6 +805,8 @@ ring_flush(struct ibv_device *dev, bool hold)
 					    .num_sge = 1 };
 		CHECK(ibv_post_recv(q, &rwr, &rbad) == 0, "receive %d posted to the QP in ERR", i);
 	}
+	if (mode == RF_RESET)
+		return ring_reset(&a, q, sink, good, &wc);
 	if (hold) {
 		/* the CQ full, the rest waiting for room: till told */
 		printf("waiting\n");
@@ -1514,9 +1571,11 @@ main(int argc, char **argv)
 	else if (argc == 2 && strcmp(argv[1], "ah_forged") == 0)
 		rc = ah_forged(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "ring_flush") == 0)
-		rc = ring_flush(list[0], false);
+		rc = ring_flush(list[0], RF_ALL);
 	else if (argc == 2 && strcmp(argv[1], "ring_hold") == 0)
-		rc = ring_flush(list[0], true);
+		rc = ring_flush(list[0], RF_HOLD);
+	else if (argc == 2 && strcmp(argv[1], "ring_reset") == 0)
+		rc = ring_flush(list[0], RF_RESET);
 	else if (argc == 2 && strcmp(argv[1], "eintr") == 0)
 		rc = eintr(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "reg_past_eof") == 0)
@@ -1541,7 +1600,7 @@ main(int argc, char **argv)
 		rc = poll_nap(list[0]);
 	else
 		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|ring_flush|ring_hold|"
-			"eintr|reg_past_eof|reg_fsize|mcast_cap|chan_full|poll_word|poll_owed|"
+			"ring_reset|eintr|reg_past_eof|reg_fsize|mcast_cap|chan_full|poll_word|poll_owed|"
 			"chan_nofd|poll_busy|poll_mixed|poll_nap\n", argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;

@@ -17,6 +17,8 @@ and a small C program of the test's own for the async events:
   srnicd_async ring_hold       the same, its CQ full and not polled a while: the
                                engine naps meanwhile (CPU near idle), then each
                                wr_id back
+  srnicd_async ring_reset      the same CQ full, the QP to RESET, then ERR: none
+                               of the WRs RESET dropped completes
   srnicd_async qp_fatal        COMM_EST, then RETRY_EXC and QP_FATAL
   srnicd_async eintr           a signal ends ibv_get_cq_event with EINTR
   ibv_srq_pingpong -g 1 -c     16 QPs each side on one SRQ, both exit 0
@@ -527,6 +529,8 @@ def main():
             fl2 = status_num(status(env), "ring_flushed")
             check(fl2 == fl1 + RING_FLUSHED, "ring_hold's ring WQEs counted ring_flushed "
                   "(%d -> %d, want +%d)" % (fl1, fl2, RING_FLUSHED))
+            # ... then RESET: they are dropped, a later ERR flushes none
+            async_case(env, base, a.async_prog, "ring_reset")
 
         # ---- async events: COMM_EST at a QP in RTR, QP_FATAL with RETRY_EXC
         # once its peer is gone (two sessions of one program)
