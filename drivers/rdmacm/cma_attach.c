@@ -492,8 +492,8 @@ att_dispatch(const struct svc_cm_event *m)
 		pthread_mutex_lock(&att.lock);
 		while (x->handle == m->id)
 			if (!att_hook_wait(&end)) {
-				fputs("srnic librdmacm: test hook: the listen id stays, the REQ goes "
-				      "on\n", stderr);
+				fputs("srnic librdmacm: test hook: the listen id stays, "
+				      "the REQ goes on\n", stderr);
 				break;
 			}
 		pthread_mutex_unlock(&att.lock);
@@ -532,8 +532,8 @@ att_dispatch(const struct svc_cm_event *m)
 		att.release_waits = false;
 		while (x->handle == m->id || (att.freed == freed && !att.release_waits))
 			if (!att_hook_wait(&end)) {
-				fputs("srnic librdmacm: test hook: no destroy came, the handler goes "
-				      "on\n", stderr);
+				fputs("srnic librdmacm: test hook: no destroy came, "
+				      "the handler goes on\n", stderr);
 				break;
 			}
 		pthread_mutex_unlock(&att.lock);

@@ -1599,9 +1599,9 @@ main(int argc, char **argv)
 	else if (argc == 2 && strcmp(argv[1], "poll_nap") == 0)
 		rc = poll_nap(list[0]);
 	else
-		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|ring_flush|ring_hold|"
-			"ring_reset|eintr|reg_past_eof|reg_fsize|mcast_cap|chan_full|poll_word|poll_owed|"
-			"chan_nofd|poll_busy|poll_mixed|poll_nap\n", argv[0]);
+		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|ring_flush|"
+			"ring_hold|ring_reset|eintr|reg_past_eof|reg_fsize|mcast_cap|chan_full|"
+			"poll_word|poll_owed|chan_nofd|poll_busy|poll_mixed|poll_nap\n", argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;
 }
