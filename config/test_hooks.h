@@ -27,6 +27,27 @@ srnic_test_hook_on(const char *name)
 }
 
 #define SRNIC_TEST_HOOK(name) srnic_test_hook_on(name)
+
+/* A hook that holds a thread for another's step waits at most this long,
+ * then says so and goes on (a test that never takes the step fails on its
+ * own, and does not hang); SRNIC_TEST_HOOK_HOLD_S=N (1 to
+ * SRNIC_TEST_HOOK_HOLD_MAX_S) sets it, for a test of the bound itself */
+#define SRNIC_TEST_HOOK_HOLD_S 30
+#define SRNIC_TEST_HOOK_HOLD_MAX_S 3600
+
+static inline int
+srnic_test_hook_hold_s(void)
+{
+	const char *e = getenv("SRNIC_TEST_HOOK_HOLD_S");
+	char *end;
+	long v;
+
+	if (e == NULL)
+		return SRNIC_TEST_HOOK_HOLD_S;
+	v = strtol(e, &end, 10);
+	return *e != '\0' && *end == '\0' && v >= 1 && v <= SRNIC_TEST_HOOK_HOLD_MAX_S ?
+	       (int)v : SRNIC_TEST_HOOK_HOLD_S;
+}
 #else
 #define SRNIC_TEST_HOOK(name) false
 #endif

@@ -75,15 +75,11 @@ engine_loop(void *arg)
 								      memory_order_relaxed) > 0)
 			nap = SRND_SLEEP_DP_MAX_US;
 		waiting = now - last_work < watch && srnic_engine_waiting(d->dev.eng) > 0;
-		if (waiting) {
+		if (waiting)
 			nap = RTE_MIN(nap, (unsigned int)SRND_SLEEP_WAIT_US);
-			atomic_fetch_add_explicit(&d->eng_waiting_naps, 1, memory_order_relaxed);
-		}
 		if (nap > cm_next_us)
 			nap = cm_next_us < SRND_SLEEP_MIN_US ? SRND_SLEEP_MIN_US : (unsigned int)cm_next_us;
-		if (srnd_dpath_sleep(d, nap, waiting) > 0)
-			atomic_fetch_add_explicit(&d->eng_woken, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&d->eng_naps, 1, memory_order_relaxed);
+		srnd_dpath_sleep(d, nap, waiting);   /* counts naps, waiting_naps and woken */
 		if (nap < SRND_SLEEP_MAX_US)
 			nap = nap * 2 > SRND_SLEEP_MAX_US ? SRND_SLEEP_MAX_US : nap * 2;
 	}

@@ -127,6 +127,11 @@ struct srnd_qp {
 	 * engine's), and the control thread tells the session once */
 	atomic_bool err;
 	bool err_told;
+	/* the engine's, once err: the WQE at sq_next (rq_next) is the bad
+	 * one (its CQE LOC_QP_OP_ERR, not a flush); flush_ready: srnic has
+	 * completed every WQE it took, the rings' rest completes now
+	 * (dp_ring_flush()) */
+	bool sq_bad, rq_bad, flush_ready;
 };
 
 struct srnd_slot {
@@ -157,6 +162,11 @@ struct srnd_objs {
 	uint32_t db_seen;
 	uint32_t cpu_told;          /* the eng_cpu last stored in its state line */
 	bool pending;               /* a WQE waits for room in srnic's queue */
+	/* failed QPs whose rings hold WQEs to complete (flush_ready): while
+	 * any, dp_cq() tries them each pass (after every nap), as srnic's own
+	 * CQEs waiting for room in the CQ ring; never work that keeps the
+	 * engine awake (a CQ ring full, a cons the program never moves) */
+	unsigned int flush_qps;
 	bool wake_owed;             /* a poller on the engine's CPU has CQEs waiting */
 	unsigned int owed_passes;   /* passes since its last CQE while wake_owed */
 	_Atomic uint64_t wqes;      /* WQEs taken from its rings (status) */
@@ -338,6 +348,7 @@ dp_qp_fail(struct srnd_qp *q, const char *why, uint32_t qpn)
 
 	srnic_modify_qp(q->sqp, &a, IBV_QP_STATE);
 	atomic_store(&q->err, true);   /* after: the watch's event finds it in ERR */
+	q->src.o->pending = true;      /* its rings' WQEs to complete (dp_flush_due()) */
 	atomic_fetch_add_explicit(&counts.bad_ring, 1, memory_order_relaxed);
 	srnd_log("QP %#x to ERR: %s", qpn, why);
 }
@@ -427,10 +438,12 @@ dp_sq_flush(struct srnd *d, struct srnd_objs *o, struct srnd_qp *q, struct dp_sq
 	if (rc == 0)
 		return nb;
 	*stop = true;
-	if (rc == ENOMEM)
+	if (rc == ENOMEM) {
 		dp_sq_full(d, o);
-	else
+	} else {
+		q->sq_bad = true;   /* the refused WQE: at sq_next once took are counted */
 		dp_qp_fail(q, "a send WQE srnic refused", srnic_qp_num(q->sqp));
+	}
 	return took;
 }
 
@@ -545,8 +558,10 @@ dp_sq(struct srnd *d, struct srnd_objs *o, struct srnd_qp *q, struct svc_qp_ring
 	/* a bad WQE (it broke out of the loop before nb++): the QP failed
 	 * only when srnic took every WQE before it (else the QP is failed
 	 * already, or the bad WQE is read again when srnic has room) */
-	if (bad != NULL && !stop)
+	if (bad != NULL && !stop) {
+		q->sq_bad = true;   /* the WQE at sq_next */
 		dp_qp_fail(q, bad, srnic_qp_num(q->sqp));
+	}
 	__atomic_store_n(&r->sq_comp.v, q->sq_next, __ATOMIC_RELEASE);
 	return n;
 }
@@ -609,6 +624,8 @@ dp_recv(struct srnd_objs *o, struct srnd_qp *q, struct srnd_srq *s)
 	while (*next != head) {
 		memcpy(&w, &slots[*next & (size - 1)], sizeof(w));
 		if (!dp_sges(o, &w, sg)) {
+			if (q != NULL)
+				q->rq_bad = true;   /* the WQE at rq_next */
 			dp_recv_fail(q, s, "more SGEs than a WQE holds");
 			break;
 		}
@@ -623,6 +640,8 @@ dp_recv(struct srnd_objs *o, struct srnd_qp *q, struct srnd_srq *s)
 			break;
 		}
 		if (rc != 0) {
+			if (q != NULL)
+				q->rq_bad = true;
 			dp_recv_fail(q, s, "a receive WQE srnic refused");
 			break;
 		}
@@ -704,10 +723,135 @@ dp_cq_fire(struct srnd_cq *c, struct svc_cq_ring *r)
 	ev_wake(c->ev_fd);
 }
 
-static unsigned int
-dp_cq(struct srnd_cq *c, struct svc_cq_ring *r)
+/* A failed QP's WQEs in its rings that srnic never took (posted before
+ * the failure or after it) complete as a hardware RNIC's (rxe's) flush of
+ * a QP in ERR completes each outstanding WR: IBV_WC_WR_FLUSH_ERR, wr_id
+ * kept, in ring order, after srnic's own flushes of what it took (those
+ * are in the CQ ring by then: dp_flush_due(), dp_cq()); the bad WQE the
+ * QP failed on first, IBV_WC_LOC_QP_OP_ERR. An SRQ's WQEs are the SRQ's:
+ * never flushed. A head beyond the ring flushes nothing (no WQE of it is
+ * the program's). Into the CQ ring at c->prod (moved on), at most room:
+ * how many. */
+static uint32_t
+dp_ring_flush_wq(struct srnd_objs *o, struct srnd_qp *q, bool rq, struct srnd_cq *c,
+		 struct svc_cq_ring *r, uint32_t room)
 {
-	uint32_t cons = __atomic_load_n(&r->cons.v, __ATOMIC_ACQUIRE), room, i, seq;
+	struct svc_qp_ring *qr = &o->shm->qp[q->ring];
+	struct svc_idx *head_line = rq ? &qr->rq_head : &qr->sq_head;
+	struct svc_idx *done_line = rq ? &qr->rq_tail : &qr->sq_comp;
+	const struct svc_wqe *slots = rq ? qr->rq : qr->sq;
+	uint32_t size = rq ? q->rq_size : q->sq_size;
+	uint32_t *next = rq ? &q->rq_next : &q->sq_next;
+	bool *bad = rq ? &q->rq_bad : &q->sq_bad;
+	uint32_t head = __atomic_load_n(&head_line->v, __ATOMIC_ACQUIRE), n = 0;
+	struct ibv_wc *wc;
+
+	if (head - *next > size)
+		return 0;
+	for (; *next != head && n < room; (*next)++, n++) {
+		wc = &r->cqe[(c->prod + n) & (c->size - 1)];
+		memset(wc, 0, sizeof(*wc));
+		/* the one field read: the WQE's slot is the program's to rewrite */
+		wc->wr_id = __atomic_load_n(&slots[*next & (size - 1)].wr_id, __ATOMIC_RELAXED);
+		wc->status = *bad ? IBV_WC_LOC_QP_OP_ERR : IBV_WC_WR_FLUSH_ERR;
+		wc->opcode = rq ? IBV_WC_RECV : IBV_WC_SEND;  /* undefined in an error CQE */
+		wc->qp_num = srnic_qp_num(q->sqp);
+		*bad = false;
+	}
+	c->prod += n;
+	if (n > 0)
+		__atomic_store_n(&done_line->v, *next, __ATOMIC_RELEASE);
+	return n;
+}
+
+/* The session's failed QPs' ring WQEs whose CQ is c, into its ring after
+ * srnic's CQEs (dp_cq() calls it with srnic's CQ emptied), c->prod moved
+ * on: how many. */
+static uint32_t
+dp_ring_flush(struct srnd *d, struct srnd_objs *o, struct srnd_cq *c, struct svc_cq_ring *r,
+	      uint32_t room)
+{
+	unsigned int k, hi = atomic_load_explicit(&o->eqp_hi, memory_order_acquire);
+	uint32_t n = 0;
+
+	for (k = 0; k < hi && n < room; k++) {
+		struct srnd_qp *q = atomic_load_explicit(&o->eqp[k], memory_order_acquire);
+
+		if (q == NULL || !q->flush_ready)
+			continue;
+		if (q->scq == c->src.handle)
+			n += dp_ring_flush_wq(o, q, false, c, r, room - n);
+		if (q->srq == 0 && q->rcq == c->src.handle && n < room)
+			n += dp_ring_flush_wq(o, q, true, c, r, room - n);
+	}
+	if (n > 0)
+		atomic_store_explicit(&d->eng_ring_flushed,
+				      atomic_load_explicit(&d->eng_ring_flushed,
+							   memory_order_relaxed) + n,
+				      memory_order_relaxed);
+	return n;
+}
+
+/* Whether a failed QP's rings hold WQEs of the program's to complete (an
+ * index beyond its ring: none of it the program's). Only in ERR: a QP the
+ * program moved on (RESET) has its WQEs dropped, as verbs' RESET does. */
+static bool
+dp_flush_owed(const struct srnd_objs *o, const struct srnd_qp *q)
+{
+	const struct svc_qp_ring *qr = &o->shm->qp[q->ring];
+	uint32_t sq = __atomic_load_n(&qr->sq_head.v, __ATOMIC_ACQUIRE) - q->sq_next;
+	uint32_t rq = q->srq != 0 ? 0 :
+		      __atomic_load_n(&qr->rq_head.v, __ATOMIC_ACQUIRE) - q->rq_next;
+
+	if ((sq == 0 || sq > q->sq_size) && (rq == 0 || rq > q->rq_size))
+		return false;
+	return srnic_qp_state(q->sqp) == IBV_QPS_ERR;
+}
+
+/* A failed QP's pass: whether its rings hold WQEs to complete, once srnic
+ * has completed every WQE it took (srnic's flush runs in the engine's
+ * next srnic_engine_poll(): till then the session's next pass looks
+ * again). Ready, it stays so, counted in flush_qps, till its rings are
+ * done (dp_flush_recount()): no pass of its own while the CQ ring has no
+ * room. */
+static void
+dp_flush_due(struct srnd_objs *o, struct srnd_qp *q)
+{
+	if (q->flush_ready || !dp_flush_owed(o, q))
+		return;
+	if (!srnic_qp_wq_retired(q->sqp)) {
+		o->pending = true;
+		return;
+	}
+	q->flush_ready = true;
+	o->flush_qps++;
+}
+
+/* The session's QPs still owing ring WQEs (flush_ready): counted again
+ * after a pass's CQs, a QP done (or moved to RESET, or destroyed:
+ * unpublished) no longer */
+static void
+dp_flush_recount(struct srnd_objs *o)
+{
+	unsigned int k, hi = atomic_load_explicit(&o->eqp_hi, memory_order_acquire), n = 0;
+
+	for (k = 0; k < hi; k++) {
+		struct srnd_qp *q = atomic_load_explicit(&o->eqp[k], memory_order_acquire);
+
+		if (q == NULL || !q->flush_ready)
+			continue;
+		if (dp_flush_owed(o, q))
+			n++;
+		else
+			q->flush_ready = false;
+	}
+	o->flush_qps = n;
+}
+
+static unsigned int
+dp_cq(struct srnd *d, struct srnd_objs *o, struct srnd_cq *c, struct svc_cq_ring *r)
+{
+	uint32_t cons = __atomic_load_n(&r->cons.v, __ATOMIC_ACQUIRE), room, i, seq, ask;
 	struct ibv_wc wc[DP_CQ_BURST];
 	int n;
 
@@ -732,12 +876,18 @@ dp_cq(struct srnd_cq *c, struct svc_cq_ring *r)
 	room = c->size - (c->prod - cons);
 	if (room == 0)
 		return 0;
-	n = srnic_poll_cq(c->scq, (int)RTE_MIN(room, (uint32_t)DP_CQ_BURST), wc);
-	if (n <= 0)
-		return 0;
+	ask = RTE_MIN(room, (uint32_t)DP_CQ_BURST);
+	n = srnic_poll_cq(c->scq, (int)ask, wc);
+	if (n < 0)
+		n = 0;
 	for (i = 0; i < (uint32_t)n; i++)
 		r->cqe[(c->prod + i) & (c->size - 1)] = wc[i];
 	c->prod += (uint32_t)n;
+	/* srnic's CQ emptied: a failed QP's ring WQEs after its CQEs */
+	if (o->flush_qps > 0 && (uint32_t)n < ask)
+		n += (int)dp_ring_flush(d, o, c, r, room - (uint32_t)n);
+	if (n == 0)
+		return 0;
 	__atomic_store_n(&r->prod.v, c->prod, __ATOMIC_RELEASE);
 	/* a solicited-only arm fires for any CQE too: an extra event, never a missed one */
 	if (c->armed)
@@ -866,8 +1016,12 @@ srnd_dpath_poll(struct srnd *d)
 				struct srnd_qp *q = atomic_load_explicit(&o->eqp[k],
 									 memory_order_acquire);
 
-				if (q == NULL || atomic_load_explicit(&q->err, memory_order_relaxed))
+				if (q == NULL)
 					continue;
+				if (atomic_load_explicit(&q->err, memory_order_relaxed)) {
+					dp_flush_due(o, q);
+					continue;
+				}
 				if (q->srq == 0)
 					n += dp_recv(o, q, NULL);
 				n += dp_sq(d, o, q, &o->shm->qp[q->ring]);
@@ -890,8 +1044,10 @@ srnd_dpath_poll(struct srnd *d)
 			struct srnd_cq *c = atomic_load_explicit(&o->ecq[k], memory_order_acquire);
 
 			if (c != NULL)
-				cqes += dp_cq(c, &o->shm->cq[c->ring]);
+				cqes += dp_cq(d, o, c, &o->shm->cq[c->ring]);
 		}
+		if (o->flush_qps > 0)
+			dp_flush_recount(o);
 		if (cqes > 0) {
 			dp_poll_done(d, o, cpu);
 		} else if (o->wake_owed && ++o->owed_passes >= SRND_WAKE_DEFER_PASSES) {
@@ -932,10 +1088,9 @@ srnd_dpath_sleep(struct srnd *d, unsigned int us, bool waiting)
 	struct timespec ts;
 	struct srnd_objs *o;
 	unsigned int i, n = 0;
-	bool work = false, fallback = false;
+	bool work = false, fallback = false, woken;
 	long rc = -1;
 
-	(void)d;
 	for (i = 0; dp_waitv && i < SRND_SESSIONS_MAX; i++) {
 		o = atomic_load_explicit(&dp_live[i], memory_order_acquire);
 		if (o == NULL)
@@ -974,7 +1129,17 @@ srnd_dpath_sleep(struct srnd *d, unsigned int us, bool waiting)
 	for (i = 0; i < n; i++)
 		__atomic_store_n((uint32_t *)(uintptr_t)w[i].uaddr, 0, __ATOMIC_RELEASE);
 	/* >= 0: the index of a word woken; EAGAIN: one was 0 already */
-	return rc >= 0 || (rc < 0 && errno == EAGAIN);
+	woken = rc >= 0 || (rc < 0 && errno == EAGAIN);
+	/* woken before naps (a test reads naps, then woken); a nap counted
+	 * only when the engine slept, not when a session had work */
+	if (woken)
+		atomic_fetch_add_explicit(&d->eng_woken, 1, memory_order_relaxed);
+	if (!work) {
+		atomic_fetch_add_explicit(&d->eng_naps, 1, memory_order_relaxed);
+		if (waiting)
+			atomic_fetch_add_explicit(&d->eng_waiting_naps, 1, memory_order_relaxed);
+	}
+	return woken;
 }
 
 /* ---- the control thread's side ---- */
@@ -1610,6 +1775,40 @@ mcast(struct srnd_objs *o, struct srnd_slot *sl, uint32_t qp, const union ibv_gi
 	return rc;
 }
 
+/* MODIFY_QP to RESET: the WRs outstanding are dropped, as verbs' RESET
+ * does, the rings' too: out of the engine's sight (a quiesce), srnic's QP
+ * to RESET, then the rings' WQEs the daemon never took count as done
+ * (sq_comp, rq_tail at their heads; an SRQ's are the SRQ's) and the QP's
+ * failure forgotten (a later ERR flushes only what is posted after) */
+static int
+reset_qp(struct srnd *d, struct srnd_objs *o, struct srnd_qp *q, struct ibv_qp_attr *a, int mask)
+{
+	struct svc_qp_ring *qr = &o->shm->qp[q->ring];
+	bool seen = atomic_load(&o->eqp[q->ring]) != NULL;
+	int rc;
+
+	if (seen) {
+		atomic_store_explicit(&o->eqp[q->ring], NULL, memory_order_release);
+		srnd_engine_quiesce(d);
+	}
+	rc = srnic_modify_qp(q->sqp, a, mask);
+	if (rc == 0) {
+		q->sq_next = __atomic_load_n(&qr->sq_head.v, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&qr->sq_comp.v, q->sq_next, __ATOMIC_RELEASE);
+		if (q->srq == 0) {
+			q->rq_next = __atomic_load_n(&qr->rq_head.v, __ATOMIC_ACQUIRE);
+			__atomic_store_n(&qr->rq_tail.v, q->rq_next, __ATOMIC_RELEASE);
+		}
+		q->sq_bad = q->rq_bad = q->flush_ready = false;
+		q->err_told = false;
+		atomic_store(&q->err, false);
+	}
+	/* (release: the engine sees the QP as left here) */
+	if (seen)
+		atomic_store_explicit(&o->eqp[q->ring], q, memory_order_release);
+	return rc;
+}
+
 static int
 destroy_qp(struct srnd *d, struct srnd_objs *o, struct srnd_slot *sl)
 {
@@ -1958,6 +2157,8 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 		sl = obj_get(o, K_QP, q->handle);
 		if (sl == NULL)
 			return -EBADF;
+		if ((q->mask & IBV_QP_STATE) && a.qp_state == IBV_QPS_RESET)
+			return reset_qp(d, o, &sl->qp, &a, q->mask);
 		return srnic_modify_qp(sl->qp.sqp, &a, q->mask);
 	}
 	case SVC_QUERY_QP: {

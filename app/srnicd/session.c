@@ -368,16 +368,17 @@ status_text(struct srnd *d, char *t, size_t n)
 	else
 		snprintf(where, sizeof(where), "on a thread (no lcore id: no mbuf cache)");
 	ADD("  engine %s polls %" PRIu64 " naps %" PRIu64 " waiting_naps %" PRIu64
-	    " yields %" PRIu64 " woken %" PRIu64 " pollers_woken %" PRIu64 " handoffs %" PRIu64 " wakes_deferred %" PRIu64
+	    " yields %" PRIu64 " woken %" PRIu64 " pollers_woken %" PRIu64 " handoffs %" PRIu64
+	    " wakes_deferred %" PRIu64
 	    " pollers_none %" PRIu64 " wakes_bounded %" PRIu64 " wakes_mixed %" PRIu64
-	    " sq_posts %" PRIu64 " sq_full %" PRIu64 "\n",
+	    " sq_posts %" PRIu64 " sq_full %" PRIu64 " ring_flushed %" PRIu64 "\n",
 	    where, atomic_load(&d->eng_polls), atomic_load(&d->eng_naps),
 	    atomic_load(&d->eng_waiting_naps), atomic_load(&d->eng_yields),
 	    atomic_load(&d->eng_woken), atomic_load(&d->eng_poll_wakes),
 	    atomic_load(&d->eng_handoffs), atomic_load(&d->eng_wakes_deferred),
 	    atomic_load(&d->eng_poll_none), atomic_load(&d->eng_wakes_bounded),
 	    atomic_load(&d->eng_wakes_mixed), atomic_load(&d->eng_sq_posts),
-	    atomic_load(&d->eng_sq_full));
+	    atomic_load(&d->eng_sq_full), atomic_load(&d->eng_ring_flushed));
 	ADD("cpu_us %" PRIu64 " wall_us %" PRIu64 " (since ready)\n", cpu, wall);
 	ADD("sessions %u closed_bad %" PRIu64 " (closed for a bad message)\n", nb_sessions,
 	    closed_bad);

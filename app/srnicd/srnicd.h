@@ -128,6 +128,7 @@ struct srnd {
 	_Atomic uint64_t eng_gen;   /* +1 at the end of every pass of the engine's loop */
 	_Atomic uint64_t eng_sq_posts; /* srnic_post_send() calls of the data path that took a WQE (a burst each) */
 	_Atomic uint64_t eng_sq_full;  /* times an SQ's WQEs waited: srnic's SQ full (no room, ENOMEM) */
+	_Atomic uint64_t eng_ring_flushed; /* a failed QP's ring WQEs the daemon completed */
 	/* idle CPU: the process's CPU time and the clock when it was ready */
 	uint64_t ready_cpu_us, ready_wall_us;
 };

@@ -75,6 +75,7 @@ info_fill(struct srnd *d, struct rte_tel_data *t)
 	rte_tel_data_add_dict_u64(t, "engine_wakes_mixed", atomic_load(&d->eng_wakes_mixed));
 	rte_tel_data_add_dict_u64(t, "engine_sq_posts", atomic_load(&d->eng_sq_posts));
 	rte_tel_data_add_dict_u64(t, "engine_sq_full", atomic_load(&d->eng_sq_full));
+	rte_tel_data_add_dict_u64(t, "engine_ring_flushed", atomic_load(&d->eng_ring_flushed));
 	rte_tel_data_add_dict_u64(t, "cpu_us", srnd_cpu_us() - d->ready_cpu_us);
 	rte_tel_data_add_dict_u64(t, "wall_us", srnd_wall_us() - d->ready_wall_us);
 	rte_tel_data_add_dict_u64(t, "sessions", srnd_sessions_count());

@@ -67,6 +67,7 @@ static struct {
 	bool trace;                     /* SRNIC_RDMACM_TRACE=1: a line per listen */
 #ifdef SRNIC_TEST_HOOKS
 	bool hold_rtu;                  /* a test hook: see hold_rtu() */
+	bool hold_destroy;              /* a test hook: see hold_destroy() */
 #endif
 	/* SRNIC_RDMACM_PORT_RANGE: the ports a port-0 bind picks from */
 	uint16_t port_lo, port_hi;
@@ -228,6 +229,7 @@ take_cm_id(struct cma_id *id)
 {
 	struct srnic_cm_id *cmid;
 
+	id->destroyed_listening = id->state == CMA_LISTEN;
 	state_exch(id, CMA_DESTROYING);
 	while (id->busy > 0) {
 #ifdef SRNIC_TEST_HOOKS
@@ -375,6 +377,7 @@ cma_init(void)
 	cma.trace = t != NULL && strcmp(t, "1") == 0;
 #ifdef SRNIC_TEST_HOOKS
 	cma.hold_rtu = SRNIC_TEST_HOOK("SRNIC_RDMACM_TEST_HOLD_RTU");
+	cma.hold_destroy = SRNIC_TEST_HOOK("SRNIC_RDMACM_TEST_HOLD_DESTROY");
 #endif
 	port_range(getenv("SRNIC_RDMACM_PORT_RANGE"));
 	srandom((unsigned int)(getpid() ^ now_ms()));
@@ -1231,11 +1234,31 @@ cma_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 		cma_log("id %p: CM %s (cm state %s)", (void *)id, srnic_cm_event_str(ev->type),
 			srnic_cm_state_str(cm_ops->id_state(cmid)));
 	if (id == NULL || id->state == CMA_DESTROYING) {
+		bool req = ev->type == SRNIC_CM_EV_REQ_RECEIVED ||
+			   ev->type == SRNIC_CM_EV_SIDR_REQ_RECEIVED;
+		/* a REQ to an id that never listened (bound: attached, its
+		 * port's CM listen taken early) or whose listen is gone is
+		 * one nobody listens to: REJ INVALID_SERVICE_ID, Linux's
+		 * cm_match_req(), as its requests held (rdma_destroy_id());
+		 * the destroy marked the id before it could drop the listen */
+		bool unheard = ev->type == SRNIC_CM_EV_REQ_RECEIVED &&
+			       (id == NULL || !id->destroyed_listening);
+
+		if (id != NULL && req) {
+			id->destroy_req_seen = true;
+			pthread_cond_broadcast(&cma_acked);
+		}
 		pthread_mutex_unlock(&cma_lock);
+		/* (the CM's lock is not held in a handler: lib/cm's deliver()
+		 * lets it go, the attached library has none) */
+		if (unheard)
+			cm_ops->send_rej(cmid, SRNIC_CM_REJ_INVALID_SERVICE_ID, NULL, 0, NULL, 0);
 		/* a request to a listener being destroyed: its new id goes
-		 * with a REJ (the CM holds the listener until we return) */
-		return ev->type == SRNIC_CM_EV_REQ_RECEIVED ||
-		       ev->type == SRNIC_CM_EV_SIDR_REQ_RECEIVED;
+		 * with the CM's REJ CONSUMER_DEFINED (Linux's
+		 * cma_ib_req_handler() on a listener no longer in LISTEN; the
+		 * CM holds the listener until we return); an unheard one's
+		 * id has sent its REJ and goes without another */
+		return req;
 	}
 	switch (ev->type) {
 	case SRNIC_CM_EV_REQ_RECEIVED:
@@ -1906,6 +1929,33 @@ cma_create_id_qpt(struct rdma_event_channel *channel, struct rdma_cm_id **id, vo
 	return create_id(channel, id, context, ps, qpt);
 }
 
+#ifdef SRNIC_TEST_HOOKS
+/* The test hook SRNIC_RDMACM_TEST_HOLD_DESTROY=1 (test/rdmacm/hooks'
+ * build only): rdma_destroy_id() of an id that holds its port's CM
+ * listen, the id marked CMA_DESTROYING, says so on stderr and waits for a
+ * REQ to reach it before it destroys the CM listen, so a test sends the
+ * REQ into that window every time (the CM thread may deliver one there
+ * under load). */
+static void
+hold_destroy(struct cma_id *id)
+{
+	struct timespec end;
+	int hold_s = srnic_test_hook_hold_s();
+
+	fprintf(stderr, "srnic librdmacm: test hook: rdma_destroy_id held for a REQ\n");
+	clock_gettime(CLOCK_REALTIME, &end);    /* cma_acked's clock */
+	end.tv_sec += hold_s;
+	pthread_mutex_lock(&cma_lock);
+	while (!id->destroy_req_seen)
+		if (pthread_cond_timedwait(&cma_acked, &cma_lock, &end) == ETIMEDOUT) {
+			fprintf(stderr, "srnic librdmacm: test hook: no REQ came in %d s, the "
+				"destroy goes on\n", hold_s);
+			break;
+		}
+	pthread_mutex_unlock(&cma_lock);
+}
+#endif
+
 int
 rdma_destroy_id(struct rdma_cm_id *rid)
 {
@@ -1913,6 +1963,9 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 	struct srnic_cm_id *cmid, *gone[CMA_HELD_MAX];
 	unsigned int ngone;
 	struct cma_channel *ch;
+#ifdef SRNIC_TEST_HOOKS
+	bool held_listen;
+#endif
 
 	if (rid == NULL)
 		return err(EINVAL);
@@ -1920,6 +1973,9 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 	pthread_mutex_lock(&cma_lock);
 	listen_hand_over(id);
 	ngone = requests_held_take(id, true, gone, RTE_DIM(gone));
+#ifdef SRNIC_TEST_HOOKS
+	held_listen = id->state == CMA_LISTEN || id->early;
+#endif
 	cmid = take_cm_id(id);
 	id->early = false;
 	pthread_mutex_unlock(&cma_lock);
@@ -1929,6 +1985,10 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 		 * the state needs: REJ, DREQ, a listener stops) */
 		if (cm_ops->id_state(cmid) == SRNIC_CM_DREQ_RCVD)
 			cm_ops->send_drep(cmid, NULL, 0);
+#ifdef SRNIC_TEST_HOOKS
+		if (cma.hold_destroy && held_listen)
+			hold_destroy(id);
+#endif
 		cm_ops->destroy_id(cmid);      /* no handler for it after this */
 #ifdef SRNIC_TEST_HOOKS
 		pthread_mutex_lock(&cma_lock);
@@ -1972,6 +2032,10 @@ rdma_destroy_id(struct rdma_cm_id *rid)
 	if (id->sync)
 		rdma_destroy_event_channel(&ch->ch);
 	free(id);
+#ifdef SRNIC_TEST_HOOKS
+	if (cma.attached)
+		cma_attach_hook_freed();
+#endif
 	return 0;
 }
 
@@ -2662,14 +2726,23 @@ rdma_disconnect(struct rdma_cm_id *rid)
 static void
 hold_rtu(struct cma_id *id)
 {
-	struct timespec ts = { .tv_nsec = 100000 };
+	struct timespec ts = { .tv_nsec = 100000 }, now, end;
+	int hold_s = srnic_test_hook_hold_s();
 	bool destroying;
 
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += hold_s;
 	do {
 		nanosleep(&ts, NULL);
 		pthread_mutex_lock(&cma_lock);
 		destroying = id->destroy_held || id->cm_id_gone;
 		pthread_mutex_unlock(&cma_lock);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (!destroying && now.tv_sec > end.tv_sec) {
+			fprintf(stderr, "srnic librdmacm: test hook: no destroy came in %d s, the "
+				"RTU goes on\n", hold_s);
+			break;
+		}
 	} while (!destroying);
 }
 #endif

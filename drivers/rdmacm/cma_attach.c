@@ -24,10 +24,12 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rdmacm.h"
 #include "srnic_svc.h"
+#include "test_hooks.h"
 
 _Static_assert(sizeof(struct srnic_cm_req_param) <= SVC_CM_PARAM_MAX, "REQ's param fits");
 _Static_assert(sizeof(struct srnic_cm_rep_param) <= SVC_CM_PARAM_MAX, "REP's param fits");
@@ -54,6 +56,12 @@ static struct {
 	pthread_t thread;
 	unsigned int (*tick)(void);
 	struct att_id ids[SVC_SESSION_CM_IDS_MAX];
+#ifdef SRNIC_TEST_HOOKS
+	bool hold_req;                  /* test hooks: see att_dispatch() */
+	bool hold_handler;
+	unsigned int freed;             /* hold_handler: rdma_destroy_id()'s frees */
+	bool release_waits;             /* hold_handler: an att_release() waits for a handler */
+#endif
 } att = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.idle = PTHREAD_COND_INITIALIZER,
@@ -144,12 +152,45 @@ att_release(struct att_id *x)
 	h = x->handle;
 	x->handle = 0;
 	x->context = NULL;
+#ifdef SRNIC_TEST_HOOKS
+	pthread_cond_broadcast(&att.idle);      /* for the hook hold_req */
+#endif
 	if (!pthread_equal(pthread_self(), att.thread))
-		while (x->busy > 0)
+		while (x->busy > 0) {
+#ifdef SRNIC_TEST_HOOKS
+			att.release_waits = true;
+			pthread_cond_broadcast(&att.idle);
+#endif
 			pthread_cond_wait(&att.idle, &att.lock);
+		}
 	pthread_mutex_unlock(&att.lock);
 	return h;
 }
+
+#ifdef SRNIC_TEST_HOOKS
+void
+cma_attach_hook_freed(void)
+{
+	pthread_mutex_lock(&att.lock);
+	att.freed++;
+	pthread_cond_broadcast(&att.idle);
+	pthread_mutex_unlock(&att.lock);
+}
+
+/* A hook's wait on att.idle (att.lock held) till end: false once it passed */
+static bool
+att_hook_wait(const struct timespec *end)
+{
+	return pthread_cond_timedwait(&att.idle, &att.lock, end) != ETIMEDOUT;
+}
+
+static void
+att_hook_end(struct timespec *end)
+{
+	clock_gettime(CLOCK_REALTIME, end);     /* att.idle's clock */
+	end->tv_sec += srnic_test_hook_hold_s();
+}
+#endif
 
 static int
 att_destroy_id(struct srnic_cm_id *c)
@@ -269,8 +310,8 @@ att_create_listen(srnic_cm_handler handler, void *context, uint64_t service_id,
 /* One SVC_CM_SEND: what, lib/cm's param struct (param, n bytes; its
  * pointers the daemon replaces), arg, ARI or info, private data. */
 static int
-att_send(struct srnic_cm_id *c, enum svc_cm_send what, const void *param, size_t n, uint32_t arg,
-	 const void *ari, uint8_t ari_len, const void *pdata, uint8_t pdata_len)
+att_send_h(uint32_t id, enum svc_cm_send what, const void *param, size_t n, uint32_t arg,
+	   const void *ari, uint8_t ari_len, const void *pdata, uint8_t pdata_len)
 {
 	struct svc_cm_send_req q;
 	struct svc_handle_rep r;
@@ -280,7 +321,7 @@ att_send(struct srnic_cm_id *c, enum svc_cm_send what, const void *param, size_t
 		return -EINVAL;
 	memset(&q, 0, sizeof(q));
 	svc_msg_init(&q, SVC_CM_SEND, 0, 0, 0);
-	q.id = att_handle(c);
+	q.id = id;
 	q.what = what;
 	q.arg = arg;
 	if (n > 0)
@@ -292,6 +333,13 @@ att_send(struct srnic_cm_id *c, enum svc_cm_send what, const void *param, size_t
 	if (pdata_len > 0)
 		memcpy(q.pdata, pdata, pdata_len);
 	return att_call(&q, &r, sizeof(r));
+}
+
+static int
+att_send(struct srnic_cm_id *c, enum svc_cm_send what, const void *param, size_t n, uint32_t arg,
+	 const void *ari, uint8_t ari_len, const void *pdata, uint8_t pdata_len)
+{
+	return att_send_h(att_handle(c), what, param, n, arg, ari, ari_len, pdata, pdata_len);
 }
 
 static int
@@ -424,12 +472,36 @@ att_dispatch(const struct svc_cm_event *m)
 	struct srnic_cm_event ev;
 	srnic_cm_handler handler = NULL;
 	struct svc_handle_rep r;
+	bool gone;
 	int rc;
+#ifdef SRNIC_TEST_HOOKS
+	struct timespec end;
+	unsigned int freed;
+#endif
 
 	if (req && (nx = att_slot(m->new_id)) == NULL)
 		return;
+#ifdef SRNIC_TEST_HOOKS
+	/* SRNIC_RDMACM_TEST_HOLD_REQ=1 (test/rdmacm/hooks' build only): a
+	 * REQ's event waits here until its listen id is destroyed, so a test
+	 * has it come after the listen is gone every time (a CM thread
+	 * scheduled out meanwhile does so under load) */
+	if (req && att.hold_req && x != NULL) {
+		fputs("srnic librdmacm: test hook: a REQ held until its listen id is gone\n", stderr);
+		att_hook_end(&end);
+		pthread_mutex_lock(&att.lock);
+		while (x->handle == m->id)
+			if (!att_hook_wait(&end)) {
+				fputs("srnic librdmacm: test hook: the listen id stays, "
+				      "the REQ goes on\n", stderr);
+				break;
+			}
+		pthread_mutex_unlock(&att.lock);
+	}
+#endif
 	pthread_mutex_lock(&att.lock);
-	if (x != NULL && x->handle == m->id && (!req || nx->handle == 0)) {
+	gone = x == NULL || x->handle != m->id;
+	if (!gone && (!req || nx->handle == 0)) {
 		handler = x->handler;
 		if (req) {
 			nx->handle = m->new_id;
@@ -438,11 +510,42 @@ att_dispatch(const struct svc_cm_event *m)
 		}
 	}
 	target = req ? nx : x;
-	if (handler != NULL)
+	if (handler != NULL) {
 		target->busy++;
+		/* a REQ's handler has the listener's context too: its
+		 * destroy waits for the handler (as lib/cm's deliver_request()) */
+		if (req)
+			x->busy++;
+	}
 	pthread_mutex_unlock(&att.lock);
+#ifdef SRNIC_TEST_HOOKS
+	/* SRNIC_RDMACM_TEST_HOLD_HANDLER=1: a REQ's event, its handler
+	 * taken, waits until its listen id is destroyed (the id freed, or
+	 * its destroy waiting for this handler), so a test has the handler
+	 * run in that window every time */
+	if (req && handler != NULL && att.hold_handler) {
+		fputs("srnic librdmacm: test hook: a REQ's handler held until its listen id is "
+		      "destroyed\n", stderr);
+		att_hook_end(&end);
+		pthread_mutex_lock(&att.lock);
+		freed = att.freed;
+		att.release_waits = false;
+		while (x->handle == m->id || (att.freed == freed && !att.release_waits))
+			if (!att_hook_wait(&end)) {
+				fputs("srnic librdmacm: test hook: no destroy came, "
+				      "the handler goes on\n", stderr);
+				break;
+			}
+		pthread_mutex_unlock(&att.lock);
+	}
+#endif
 	if (handler == NULL) {
-		/* an id destroyed meanwhile: a request to it goes with a REJ */
+		/* an id destroyed meanwhile: a request to it goes with a REJ,
+		 * INVALID_SERVICE_ID when its listen is gone (nobody listens:
+		 * Linux's cm_match_req()), else the CM's destroy's */
+		if (m->type == SRNIC_CM_EV_REQ_RECEIVED && gone)
+			att_send_h(m->new_id, SVC_CM_S_REJ, NULL, 0, SRNIC_CM_REJ_INVALID_SERVICE_ID,
+				   NULL, 0, NULL, 0);
 		if (req)
 			att_call_handle(SVC_CM_DESTROY_ID, m->new_id, &r);
 		return;
@@ -475,6 +578,8 @@ att_dispatch(const struct svc_cm_event *m)
 	rc = handler(cm_of(target), &ev);
 	pthread_mutex_lock(&att.lock);
 	target->busy--;
+	if (req)
+		x->busy--;
 	pthread_cond_broadcast(&att.idle);
 	pthread_mutex_unlock(&att.lock);
 	if (rc != 0)
@@ -549,6 +654,10 @@ cma_attach_open(struct ibv_context *verbs, unsigned int (*tick)(void))
 	if (fd < 0)
 		return -EPROTO;
 	att.ev_fd = fd;
+#ifdef SRNIC_TEST_HOOKS
+	att.hold_req = SRNIC_TEST_HOOK("SRNIC_RDMACM_TEST_HOLD_REQ");
+	att.hold_handler = SRNIC_TEST_HOOK("SRNIC_RDMACM_TEST_HOLD_HANDLER");
+#endif
 	att.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	rc = att.wake_fd < 0 ? errno : pthread_create(&att.thread, NULL, att_thread, NULL);
 	if (rc != 0) {

@@ -135,6 +135,10 @@ struct cma_id {
 	 * (set in its test build only; here in every build: the objects
 	 * test/rdmacm/hooks shares were built without SRNIC_TEST_HOOKS) */
 	bool destroy_held, cm_id_gone;
+	/* rdma_destroy_id() took the id as a listener (else it never listened,
+	 * or its listen was gone: a REQ meanwhile is one nobody listens to);
+	 * req_seen: such a REQ came meanwhile (for the hook hold_destroy()) */
+	bool destroyed_listening, destroy_req_seen;
 	bool own_cqs;                   /* rdma_create_qp made the CQs and channels */
 	struct ibv_pd *ep_pd;           /* rdma_create_ep (passive): for rdma_get_request */
 	struct ibv_qp_init_attr *ep_qp_attr;
@@ -223,6 +227,10 @@ struct cma_cm_ops {
 extern const struct cma_cm_ops cma_attach_ops;
 int cma_attach_open(struct ibv_context *verbs, unsigned int (*tick)(void));
 void cma_attach_wake(void);
+#ifdef SRNIC_TEST_HOOKS
+/* cma.c's rdma_destroy_id() freed an id (for the hook hold_handler) */
+void cma_attach_hook_freed(void);
+#endif
 
 /* cma.c */
 extern pthread_mutex_t cma_lock;

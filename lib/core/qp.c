@@ -1002,6 +1002,18 @@ srnic_qp_sq_room(const struct srnic_qp *qp)
 	return qp->sq.size - (head - free_to);
 }
 
+bool
+srnic_qp_wq_retired(const struct srnic_qp *qp)
+{
+	/* comp and tail are stored after the CQE pushes (eng_qp_flush());
+	 * a receive WQE the responder took is pushed apart (rwqe_taken) */
+	return atomic_load_explicit(&qp->sq.comp, memory_order_acquire) ==
+	       atomic_load_explicit(&qp->sq.head, memory_order_relaxed) &&
+	       atomic_load_explicit(&qp->rq.tail, memory_order_acquire) ==
+	       atomic_load_explicit(&qp->rq.head, memory_order_relaxed) &&
+	       !qp->resp.rwqe_taken;
+}
+
 int
 srnic_post_recv(struct srnic_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {

@@ -1007,6 +1007,13 @@ int srnic_post_send_all(struct srnic_qp *qp, struct ibv_send_wr *wr,
  */
 uint32_t srnic_qp_sq_room(const struct srnic_qp *qp);
 /**
+ * Whether the engine has completed every WQE posted to the QP's SQ and
+ * RQ (in ERR: flushed), each CQE pushed into its CQ, polled or not. For
+ * the engine's own thread, between two srnic_engine_poll() calls (srnicd's
+ * data path: a failed QP's ring WQEs complete after srnic's flushes).
+ */
+bool srnic_qp_wq_retired(const struct srnic_qp *qp);
+/**
  * Post receive work requests. Returns 0, or an errno with *bad_wr set;
  * EINVAL on a QP created with an SRQ (post to the SRQ), as verbs does.
  */

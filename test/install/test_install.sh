@@ -86,6 +86,8 @@ check "librdmacm.so.1 installed" test -n "$rdmacm_so"
 check "libibverbs.so.1 installed" test -n "$verbs_so"
 for f in $srnicd_bin $rdmacm_so $verbs_so; do
 	for v in SRNICD_MR_ELSEWHERE SRNICD_RECLAIM_REFUSE_MW_BIND SRNIC_RDMACM_TEST_HOLD_RTU \
+			SRNIC_RDMACM_TEST_HOLD_DESTROY SRNIC_RDMACM_TEST_HOLD_REQ \
+			SRNIC_RDMACM_TEST_HOLD_HANDLER SRNIC_TEST_HOOK_HOLD_S \
 			srnic_test_hook_on; do
 		check "installed ${f##*/} has no test hook ($v)" lacks "$f" "$v"
 	done

@@ -33,6 +33,23 @@
  *                           EBADF and that AH stays its owner's; the
  *                           destroyed one behind AH_ORDER_GOOD good sends
  *                           of one list: their CQEs (sent or flushed)
+ *   srnicd_async ring_flush a failed QP's WQEs srnic never took: a UD QP's
+ *                           RF_BEFORE good sends, one naming a destroyed
+ *                           AH, RF_BEHIND behind it (one list), RF_AFTER
+ *                           more once the QP is in ERR; RF_RECV receives
+ *                           before, RF_AFTER after: every wr_id completes
+ *                           in order, the bad one IBV_WC_LOC_QP_OP_ERR, the
+ *                           rest IBV_WC_WR_FLUSH_ERR (the ones before it
+ *                           sent or flushed), as a drain waits for them
+ *   srnicd_async ring_hold  ring_flush with a CQ of RF_CQ_HOLD entries that
+ *                           the program does not poll till a line on its
+ *                           stdin (it prints "waiting" first): the WQEs
+ *                           left wait for room, the engine asleep
+ *                           (srnicd_verbs measures it), then every CQE
+ *   srnicd_async ring_reset the same CQ, full; the QP to RESET (its WRs
+ *                           dropped, the ring's too), then to ERR; a send
+ *                           of another QP on the CQ: its CQE comes, none
+ *                           of the dropped WRs' before or with it
  *   srnicd_async eintr      a blocking ibv_get_cq_event() ended by a SIGALRM
  *                           handled without SA_RESTART: -1, EINTR (as
  *                           rdma-core's read() of the kernel's channel)
@@ -115,6 +132,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -646,6 +664,212 @@ ah_forged(struct ibv_device *dev)
 	CHECK(ibv_destroy_qp(q1) == 0 && ibv_destroy_qp(q2) == 0, "a's QPs destroyed");
 	side_close(&a);
 	side_close(&b);
+	return 0;
+}
+
+/* ring_flush: a's UD QP, its SQ RF_SQ deep: RF_BEFORE good sends, one
+ * naming a destroyed AH, RF_BEHIND good ones behind it (one list); then,
+ * the QP in ERR, RF_AFTER sends more; receives RF_RECV before and
+ * RF_AFTER after */
+#define RF_SQ 16
+#define RF_BEFORE 2
+#define RF_BEHIND 5
+#define RF_AFTER 2
+#define RF_RECV 3
+#define RF_SENDS (RF_BEFORE + 1 + RF_BEHIND + RF_AFTER)
+#define RF_RECVS (RF_RECV + RF_AFTER)
+#define RF_RECV_ID 100      /* the receives' wr_ids from here */
+#define RF_CQ 64
+#define RF_CQ_HOLD 4        /* ring_hold's CQ: less than its WRs' CQEs */
+#define RF_MARK 999         /* ring_reset's send of the other QP */
+
+enum rf_mode { RF_ALL, RF_HOLD, RF_RESET };
+
+/* ring_flush's RF_RESET: q in ERR, its WRs' CQEs unpolled (the CQ full,
+ * WQEs left in the ring): RESET drops them all, as verbs' RESET; then to
+ * ERR, and sink's send (its doorbell a pass of the engine's): its CQE
+ * comes, none of q's */
+static int
+ring_reset(struct side *a, struct ibv_qp *q, struct ibv_qp *sink, struct ibv_ah *good,
+	   struct ibv_wc *wc)
+{
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_RESET };
+	struct ibv_sge sg = { .addr = (uintptr_t)a->buf, .length = MSG_LEN, .lkey = a->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = RF_MARK, .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad;
+	int of_q = 0, mark = 0;
+	long end;
+
+	CHECK(ibv_modify_qp(q, &at, IBV_QP_STATE) == 0, "the QP in ERR to RESET (its WRs dropped)");
+	at.qp_state = IBV_QPS_ERR;
+	CHECK(ibv_modify_qp(q, &at, IBV_QP_STATE) == 0, "then to ERR");
+	wr.wr.ud.ah = good;
+	wr.wr.ud.remote_qpn = sink->qp_num;
+	wr.wr.ud.remote_qkey = QKEY;
+	CHECK(ibv_post_send(sink, &wr, &bad) == 0, "the other QP's send (wr_id %d)", RF_MARK);
+	end = now_ms() + GUARD_MS;
+	while (!mark && now_ms() < end) {
+		if (ibv_poll_cq(a->cq, 1, wc) != 1)
+			continue;
+		if (wc->qp_num == q->qp_num) {
+			printf("a dropped WR's CQE: wr_id %llu, status %s\n",
+			       (unsigned long long)wc->wr_id, ibv_wc_status_str(wc->status));
+			of_q++;
+		} else if (wc->wr_id == RF_MARK) {
+			mark = 1;
+		}
+	}
+	while (ibv_poll_cq(a->cq, 1, wc) == 1)
+		if (wc->qp_num == q->qp_num)
+			of_q++;
+	CHECK(mark && of_q == 0, "the other QP's CQE came (%d), none of the WRs RESET dropped: %d",
+	      mark, of_q);
+	CHECK(ibv_destroy_ah(good) == 0 && ibv_destroy_qp(q) == 0 && ibv_destroy_qp(sink) == 0,
+	      "AH and QPs destroyed");
+	a->qp = NULL;
+	side_close(a);
+	return 0;
+}
+
+/* RF_HOLD: the CQ RF_CQ_HOLD deep, not polled till a line on stdin;
+ * RF_RESET: that CQ, the QP to RESET and ERR before any poll */
+static int
+ring_flush(struct ibv_device *dev, enum rf_mode mode)
+{
+	bool hold = mode != RF_ALL;
+	char line[16];
+
+	struct ibv_send_wr wr[RF_SENDS], *bad;
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_UD, .sq_sig_all = 1,
+		.cap = { .max_send_wr = RF_SQ, .max_recv_wr = 8, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY };
+	struct ibv_ah_attr aa;
+	struct ibv_ah *good, *gone;
+	struct ibv_sge sg, rsg;
+	struct ibv_wc wc;
+	struct forged_ah f;
+	struct ibv_qp *q, *sink;
+	struct side a;
+	union ibv_gid gid;
+	uint64_t sent[RF_SENDS], recvd[RF_RECVS];
+	int status[RF_SENDS], rstatus[RF_RECVS];
+	int i, ns = 0, nr = 0, other = 0;
+	long end;
+
+	memset(&a, 0, sizeof(a));
+	a.ctx = ibv_open_device(dev);
+	CHECK(a.ctx != NULL && (a.pd = ibv_alloc_pd(a.ctx)) != NULL &&
+	      (a.cq = ibv_create_cq(a.ctx, hold ? RF_CQ_HOLD : RF_CQ, NULL, NULL, 0)) != NULL,
+	      "a context, PD, CQ");
+	a.buf = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(a.buf != MAP_FAILED &&
+	      (a.mr = ibv_reg_mr(a.pd, a.buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE)) != NULL, "an MR");
+	qa.send_cq = qa.recv_cq = a.cq;
+	q = ibv_create_qp(a.pd, &qa);
+	CHECK(q != NULL && ibv_modify_qp(q, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					 IBV_QP_QKEY) == 0, "a UD QP, SQ %d deep, in INIT", RF_SQ);
+	at.qp_state = IBV_QPS_RTR;
+	CHECK(ibv_modify_qp(q, &at, IBV_QP_STATE) == 0, "RTR");
+	at.qp_state = IBV_QPS_RTS;
+	CHECK(ibv_modify_qp(q, &at, IBV_QP_STATE | IBV_QP_SQ_PSN) == 0, "RTS");
+	/* the sends' target: a QP with no receive (its datagrams dropped) */
+	CHECK((sink = ud_qp(&a)) != NULL, "a second UD QP, the sends' target");
+	CHECK(ibv_query_gid(a.ctx, 1, GID_INDEX, &gid) == 0, "GID %d", GID_INDEX);
+	memset(&aa, 0, sizeof(aa));
+	aa.is_global = 1;
+	aa.grh.dgid = gid;
+	aa.grh.sgid_index = GID_INDEX;
+	aa.port_num = 1;
+	CHECK((good = ibv_create_ah(a.pd, &aa)) != NULL &&
+	      (gone = ibv_create_ah(a.pd, &aa)) != NULL, "two AHs");
+	memset(&f, 0, sizeof(f));
+	f.ah.context = a.ctx;
+	f.ah.pd = a.pd;
+	f.ah.handle = f.handle = gone->handle;
+	CHECK(ibv_destroy_ah(gone) == 0, "the second destroyed (a WQE naming it is bad)");
+	rsg = (struct ibv_sge){ .addr = (uintptr_t)a.buf + SLOT, .length = GRH_LEN + MSG_LEN,
+				.lkey = a.mr->lkey };
+	for (i = 0; i < RF_RECV; i++) {
+		rwr = (struct ibv_recv_wr){ .wr_id = RF_RECV_ID + (uint64_t)i, .sg_list = &rsg,
+					    .num_sge = 1 };
+		CHECK(ibv_post_recv(q, &rwr, &rbad) == 0, "receive %d posted", i);
+	}
+	sg = (struct ibv_sge){ .addr = (uintptr_t)a.buf, .length = MSG_LEN, .lkey = a.mr->lkey };
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i < RF_SENDS; i++) {
+		wr[i].wr_id = (uint64_t)i;
+		wr[i].sg_list = &sg;
+		wr[i].num_sge = 1;
+		wr[i].opcode = IBV_WR_SEND;
+		wr[i].wr.ud.ah = i == RF_BEFORE ? &f.ah : good;
+		wr[i].wr.ud.remote_qpn = sink->qp_num;
+		wr[i].wr.ud.remote_qkey = QKEY;
+		wr[i].next = i + 1 < RF_BEFORE + 1 + RF_BEHIND ? &wr[i + 1] : NULL;
+	}
+	CHECK(ibv_post_send(q, &wr[0], &bad) == 0, "%d good sends, one naming the destroyed AH, "
+	      "%d good ones behind it: one list", RF_BEFORE, RF_BEHIND);
+	CHECK(verbs_qp_state_left(q, IBV_QPS_RTS, GUARD_MS) == IBV_QPS_ERR,
+	      "the daemon moves the QP to ERR");
+	/* the program keeps posting to its QP in ERR, as verbs lets it */
+	for (i = RF_BEFORE + 1 + RF_BEHIND; i < RF_SENDS; i++)
+		CHECK(ibv_post_send(q, &wr[i], &bad) == 0, "send %d posted to the QP in ERR", i);
+	for (i = RF_RECV; i < RF_RECVS; i++) {
+		rwr = (struct ibv_recv_wr){ .wr_id = RF_RECV_ID + (uint64_t)i, .sg_list = &rsg,
+					    .num_sge = 1 };
+		CHECK(ibv_post_recv(q, &rwr, &rbad) == 0, "receive %d posted to the QP in ERR", i);
+	}
+	if (mode == RF_RESET)
+		return ring_reset(&a, q, sink, good, &wc);
+	if (hold) {
+		/* the CQ full, the rest waiting for room: till told */
+		printf("waiting\n");
+		fflush(stdout);
+		CHECK(fgets(line, sizeof(line), stdin) != NULL, "a line on stdin: poll now");
+	}
+	/* every WR's CQE (as a drain before ibv_destroy_qp waits for them) */
+	end = now_ms() + GUARD_MS;
+	while ((ns < RF_SENDS || nr < RF_RECVS) && now_ms() < end) {
+		if (ibv_poll_cq(a.cq, 1, &wc) != 1)
+			continue;
+		if (wc.qp_num != q->qp_num) {
+			printf("other: qp %#x (ours %#x) wr_id %llu status %d opcode %d\n",
+			       wc.qp_num, q->qp_num, (unsigned long long)wc.wr_id, wc.status,
+			       wc.opcode);
+			other++;
+		} else if (wc.opcode & IBV_WC_RECV || wc.wr_id >= RF_RECV_ID) {
+			if (nr < RF_RECVS) {
+				recvd[nr] = wc.wr_id;
+				rstatus[nr++] = wc.status;
+			}
+		} else if (ns < RF_SENDS) {
+			sent[ns] = wc.wr_id;
+			status[ns++] = wc.status;
+		}
+	}
+	CHECK(ns == RF_SENDS && nr == RF_RECVS && other == 0,
+	      "every WR's CQE: %d of %d sends, %d of %d receives (%d of another QP)", ns, RF_SENDS,
+	      nr, RF_RECVS, other);
+	for (i = 0; i < RF_SENDS; i++)
+		CHECK(sent[i] == (uint64_t)i &&
+		      (i < RF_BEFORE ? status[i] == IBV_WC_SUCCESS ||
+				       status[i] == IBV_WC_WR_FLUSH_ERR :
+		       i == RF_BEFORE ? status[i] == IBV_WC_LOC_QP_OP_ERR :
+					status[i] == IBV_WC_WR_FLUSH_ERR),
+		      "send CQE %d: wr_id %llu, status %s", i, (unsigned long long)sent[i],
+		      ibv_wc_status_str((enum ibv_wc_status)status[i]));
+	for (i = 0; i < RF_RECVS; i++)
+		CHECK(recvd[i] == RF_RECV_ID + (uint64_t)i && rstatus[i] == IBV_WC_WR_FLUSH_ERR,
+		      "receive CQE %d: wr_id %llu, status %s", i, (unsigned long long)recvd[i],
+		      ibv_wc_status_str((enum ibv_wc_status)rstatus[i]));
+	CHECK(ibv_poll_cq(a.cq, 1, &wc) == 0, "then the CQ is empty");
+	CHECK(ibv_destroy_ah(good) == 0 && ibv_destroy_qp(q) == 0 && ibv_destroy_qp(sink) == 0,
+	      "AH and QPs destroyed");
+	a.qp = NULL;
+	side_close(&a);
 	return 0;
 }
 
@@ -1457,6 +1681,12 @@ main(int argc, char **argv)
 		rc = ud_reply(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "ah_forged") == 0)
 		rc = ah_forged(list[0]);
+	else if (argc == 2 && strcmp(argv[1], "ring_flush") == 0)
+		rc = ring_flush(list[0], RF_ALL);
+	else if (argc == 2 && strcmp(argv[1], "ring_hold") == 0)
+		rc = ring_flush(list[0], RF_HOLD);
+	else if (argc == 2 && strcmp(argv[1], "ring_reset") == 0)
+		rc = ring_flush(list[0], RF_RESET);
 	else if (argc == 2 && strcmp(argv[1], "eintr") == 0)
 		rc = eintr(list[0]);
 	else if (argc == 2 && strcmp(argv[1], "reg_past_eof") == 0)
@@ -1482,9 +1712,10 @@ main(int argc, char **argv)
 	else if (argc == 2 && strcmp(argv[1], "wait_nap") == 0)
 		rc = wait_nap(list[0]);
 	else
-		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|eintr|"
-			"reg_past_eof|reg_fsize|mcast_cap|chan_full|poll_word|poll_owed|"
-			"chan_nofd|poll_busy|poll_mixed|poll_nap|wait_nap\n", argv[0]);
+		fprintf(stderr, "usage: %s qp_fatal|srq_limit|ud_reply|ah_forged|ring_flush|"
+			"ring_hold|ring_reset|eintr|reg_past_eof|reg_fsize|mcast_cap|chan_full|"
+			"poll_word|poll_owed|chan_nofd|poll_busy|poll_mixed|poll_nap|wait_nap\n",
+			argv[0]);
 	ibv_free_device_list(list);
 	return rc != 0 || fails != 0 ? 1 : 0;
 }

@@ -13,6 +13,15 @@ keeps the request for the port's rdma_listen() (doc/rdmacm.md).
                                   server listens, the server too
   the REQ, then rdma_destroy_id() REJ INVALID_SERVICE_ID: the client's
                                   REJECTED, status 8, as Linux's at once
+  the REQ inside rdma_destroy_id() REJECTED 8 too (the hook
+  (the id marked destroying, its  SRNIC_RDMACM_TEST_HOLD_DESTROY of
+  CM listen not yet gone)         --hooks-lib holds the destroy there)
+  the REQ's event handled after   REJECTED 8 too (the hook
+  the bound id is gone            SRNIC_RDMACM_TEST_HOLD_REQ holds it)
+  the REQ's handler taken, the    REJECTED 8, the server exits 0: its
+  bound id destroyed meanwhile    destroy waits for the handler (the hook
+                                  SRNIC_RDMACM_TEST_HOLD_HANDLER holds it;
+                                  before, ASan's heap-use-after-free)
   a bind of a port another        EADDRINUSE, as Linux's bind of a port
   process holds                   in use, the id left unbound (local port 0)
   a port-0 bind, its range         picked again (SRNIC_RDMACM_PORT_RANGE,
@@ -91,6 +100,11 @@ NS_PORT = 7490          # a network namespace's ip_local_port_range: this port a
 BIND_ANY_ASKS = 1024    # drivers/rdmacm's CMA_BIND_ANY_ASKS: a port-0 bind's refusals, most
 ASKS_HI = WALK_PORT + BIND_ANY_ASKS + 16    # a range of other processes' ports, past that
 ANY_PORT = 7484         # a port-0 bind's range of one port, free
+DESTROY_PORT = 7485     # a bound id whose destroy a REQ meets (the hook holds it)
+GONE_PORT = 7486        # a bound id destroyed before its REQ's event is handled (a hook)
+HANDLER_PORT = 7487     # a bound id destroyed while its REQ's handler is held (a hook)
+UNHELD_PORT = 7488      # a bound id whose held destroy no REQ meets (the hook's bound)
+HOOK_HOLD_S = "1"       # SRNIC_TEST_HOOK_HOLD_S there: the hold's bound, seconds
 FLOOD = 4               # client processes of the flood, ...
 FLOOD_EACH = 50         # ... each this many connects (a session's QPs: 64 at most)
 
@@ -165,6 +179,8 @@ def main():
     ap.add_argument("--daemon", required=True)
     ap.add_argument("--lib", required=True)
     ap.add_argument("--check", required=True)
+    ap.add_argument("--hooks-lib", required=True,
+                    help="test/rdmacm/hooks: srnic's librdmacm.so.1 with its test hooks")
     a = ap.parse_args()
     if os.geteuid() != 0:
         print("skip: needs root")
@@ -181,8 +197,8 @@ def main():
             return 1
         base = objects(status(env))
 
-        def bound_server(port):
-            s = Prog(env, a.check, "server", DAEMON_IP, str(port))
+        def bound_server(port, penv=env):
+            s = Prog(penv, a.check, "server", DAEMON_IP, str(port))
             progs.append(s)
             check(wait_for(lambda: s.said("bound") or s.p.poll() is not None, "the bind"),
                   "server on port %d: bound (%s)" % (port, s.text()))
@@ -219,6 +235,74 @@ def main():
               "a REQ to a port bound, then closed: REJECTED status 8 (INVALID_SERVICE_ID) "
               "(%s)" % c.text())
         check(s.end() == 0 and s.said("closed"), "the server closed (%s)" % s.text())
+
+        # the REQ into rdma_destroy_id()'s window: the id marked destroying,
+        # its CM listen not yet gone (the hook holds it there until the REQ
+        # reached the library's handler; under load the CM thread may
+        # deliver one there): as nobody listens, REJ 8, never the consumer's
+        # 28 (which the library's "destroying" answer had become)
+        hooked = dict(env, SRNIC_RDMACM_LIB=os.path.abspath(a.hooks_lib),
+                      SRNIC_RDMACM_TEST_HOLD_DESTROY="1")
+        s = bound_server(DESTROY_PORT, hooked)
+        s.say("close")
+        check(wait_for(lambda: s.said("srnic librdmacm: test hook: rdma_destroy_id held for a "
+                                      "REQ") or s.p.poll() is not None, "the destroy held"),
+              "the bound id's rdma_destroy_id() held, the id marked destroying (%s)" % s.text())
+        c = Prog(env, a.check, "client", DAEMON_IP, str(DESTROY_PORT))
+        progs.append(c)
+        check(c.end() == 0 and c.said("rejected 8"),
+              "a REQ to a bound id being destroyed: REJECTED status 8 (INVALID_SERVICE_ID), "
+              "not 28 (%s)" % c.text())
+        check(s.end() == 0 and s.said("closed"), "the server closed (%s)" % s.text())
+
+        # the REQ's event handled after the bound id (its CM listen) is gone:
+        # the library's CM thread finds no id (the hook holds the event until
+        # then): as nobody listens, REJ 8, never the CM id's destroy's 28
+        hooked = dict(env, SRNIC_RDMACM_LIB=os.path.abspath(a.hooks_lib),
+                      SRNIC_RDMACM_TEST_HOLD_REQ="1")
+        s = bound_server(GONE_PORT, hooked)
+        c = Prog(env, a.check, "client", DAEMON_IP, str(GONE_PORT))
+        progs.append(c)
+        check(wait_for(lambda: s.said("srnic librdmacm: test hook: a REQ held until its listen "
+                                      "id is gone") or s.p.poll() is not None, "the REQ held"),
+              "the client's REQ held in the server's CM thread (%s)" % s.text())
+        s.say("close")
+        check(c.end() == 0 and c.said("rejected 8"),
+              "a REQ whose bound id was destroyed before its event was handled: REJECTED "
+              "status 8 (INVALID_SERVICE_ID), not 28 (%s)" % c.text())
+        check(s.end() == 0 and s.said("closed"), "the server closed (%s)" % s.text())
+
+        # the same hook, no REQ ever: the hold ends at its bound
+        # (SRNIC_TEST_HOOK_HOLD_S), says so, and the destroy goes on
+        hooked = dict(env, SRNIC_RDMACM_LIB=os.path.abspath(a.hooks_lib),
+                      SRNIC_RDMACM_TEST_HOLD_DESTROY="1", SRNIC_TEST_HOOK_HOLD_S=HOOK_HOLD_S)
+        s = bound_server(UNHELD_PORT, hooked)
+        s.say("close")
+        check(s.end() == 0 and s.said("closed") and
+              s.said("srnic librdmacm: test hook: no REQ came in %s s, the destroy goes on" %
+                     HOOK_HOLD_S),
+              "a held destroy no REQ meets: over after %s s, said (%s)" % (HOOK_HOLD_S, s.text()))
+
+        # the REQ's handler taken, then the bound id destroyed: the destroy
+        # waits for the handler, which reads the id (the hook holds the
+        # handler until the id is freed or its destroy waits); before, the
+        # id was freed under the handler (ASan: heap-use-after-free)
+        hooked = dict(env, SRNIC_RDMACM_LIB=os.path.abspath(a.hooks_lib),
+                      SRNIC_RDMACM_TEST_HOLD_HANDLER="1")
+        s = bound_server(HANDLER_PORT, hooked)
+        c = Prog(env, a.check, "client", DAEMON_IP, str(HANDLER_PORT))
+        progs.append(c)
+        check(wait_for(lambda: s.said("srnic librdmacm: test hook: a REQ's handler held until "
+                                      "its listen id is destroyed") or s.p.poll() is not None,
+                       "the handler held"),
+              "the client's REQ's handler held in the server's CM thread (%s)" % s.text())
+        s.say("close")
+        check(c.end() == 0 and c.said("rejected 8"),
+              "a REQ whose bound id was destroyed while its handler was held: REJECTED "
+              "status 8 (INVALID_SERVICE_ID) (%s)" % c.text())
+        check(s.end() == 0 and s.said("closed") and
+              not any("AddressSanitizer" in x for x in s.lines),
+              "the server closed, its destroy waited for the handler (%s)" % s.text())
 
         # a port another process holds: the bind is refused
         s = bound_server(PORT + 2)

@@ -11,6 +11,14 @@ and a small C program of the test's own for the async events:
   srnicd_async ud_reply        src_qp, the GRH flag and area, an answer through
                                ibv_create_ah_from_wc
   srnicd_async ah_forged       another session's AH, a destroyed one: QP to ERR
+  srnicd_async ring_flush      the failed QP's WQEs srnic never took: each wr_id
+                               back, the bad one LOC_QP_OP_ERR, the rest
+                               WR_FLUSH_ERR (status' ring_flushed)
+  srnicd_async ring_hold       the same, its CQ full and not polled a while: the
+                               engine naps meanwhile (CPU near idle), then each
+                               wr_id back
+  srnicd_async ring_reset      the same CQ full, the QP to RESET, then ERR: none
+                               of the WRs RESET dropped completes
   srnicd_async qp_fatal        COMM_EST, then RETRY_EXC and QP_FATAL
   srnicd_async eintr           a signal ends ibv_get_cq_event with EINTR
   ibv_srq_pingpong -g 1 -c     16 QPs each side on one SRQ, both exit 0
@@ -256,8 +264,13 @@ for line in sys.stdin:
                                   wcs[0].status if got else -1), flush=True)
 """
 IDLE_NAPS = 300
+# ring_flush's ring WQEs the daemon completes (srnicd_async's RF_*): the
+# bad send, the RF_BEHIND behind it, RF_AFTER sends and receives after
+RING_FLUSHED = 1 + 5 + 2 * 2
 FSIZE_LIMIT = 1 << 20   # reg_fsize's ulimit -f: below any mapping's address
 IDLE_CPU_MAX = 0.02     # of a core (issue 24: < 2% idle)
+HOLD_NAPS = 100         # ring_hold: the engine's naps while its CQ is full
+HOLD_CPU_US = 2000000   # ... or this much of the daemon's CPU: it spins
 WAKE_TRIES = 20
 
 
@@ -275,6 +288,49 @@ def prog_ready(p, what):
         return True
     print(p.stdout.read()[-2000:] if p.poll() is not None else "")
     return False
+
+
+def ring_hold(env, base, prog):
+    """A failed QP's ring WQEs waiting for room in a CQ ring the program
+    does not poll (srnicd_async ring_hold): the engine sleeps meanwhile
+    (naps, its CPU below IDLE_CPU_MAX), then every CQE comes. Before, the
+    session stayed pending every pass while the WQEs were left: the engine
+    never slept (a whole core) till the program polled."""
+    p = subprocess.Popen([SRNIC, "run", "--", prog, "ring_hold"], env=env,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        while not lines or lines[-1].strip() not in ("waiting", ""):
+            lines.append(p.stdout.readline())   # its steps' lines, then "waiting"
+        print("".join(lines), end="", flush=True)
+        if check(lines[-1].strip() == "waiting", "ring_hold: its CQ full, waiting"):
+            s0 = status(env)
+            n0, c0 = status_num(s0, "naps"), status_num(s0, "cpu_us")
+            s1 = wait_for(lambda: (lambda s: s if status_num(s, "naps") >= n0 + HOLD_NAPS or
+                                   status_num(s, "cpu_us") >= c0 + HOLD_CPU_US else None)(
+                                       status(env)),
+                          "%d naps or %d us of CPU" % (HOLD_NAPS, HOLD_CPU_US), every=0.5)
+            if s1 is not None:
+                cpu = status_num(s1, "cpu_us") - c0
+                wall = status_num(s1, "wall_us") - status_num(s0, "wall_us")
+                check(status_num(s1, "naps") >= n0 + HOLD_NAPS and wall > 0 and
+                      cpu / wall < IDLE_CPU_MAX,
+                      "a failed QP's WQEs waiting for CQ room: the daemon's CPU %.2f%% of a "
+                      "core over %.1f s, naps +%d (want below %.0f%%, +%d)" %
+                      (100.0 * cpu / max(wall, 1), wall / 1e6, status_num(s1, "naps") - n0,
+                       100 * IDLE_CPU_MAX, HOLD_NAPS))
+        p.stdin.write("poll\n")
+        p.stdin.flush()
+        out, _ = p.communicate(timeout=GUARD_S)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, _ = p.communicate()
+    print(out, flush=True)
+    check(p.returncode == 0 and "FAIL" not in out,
+          "srnicd_async ring_hold attached: exit %s" % p.returncode)
+    check(wait_for(lambda: objects(env) == base, "ring_hold's objects freed"),
+          "srnicd_async ring_hold: the daemon's objects back to %s" % base)
 
 
 def engine_sleeps(env, base):
@@ -461,6 +517,20 @@ def main():
             bad1 = status_num(status(env), "bad_ring")
             check(bad1 == bad0 + 2, "the two forged AHs counted bad_ring (%d -> %d)" %
                   (bad0, bad1))
+            # a failed QP's ring WQEs srnic never took: each its CQE (the
+            # bad one's error, the rest flushed), counted ring_flushed
+            fl0 = status_num(status(env), "ring_flushed")
+            async_case(env, base, a.async_prog, "ring_flush")
+            fl1 = status_num(status(env), "ring_flushed")
+            check(fl1 == fl0 + RING_FLUSHED, "ring_flush's ring WQEs counted ring_flushed "
+                  "(%d -> %d, want +%d)" % (fl0, fl1, RING_FLUSHED))
+            # ... waiting for room in a CQ ring the program does not poll
+            ring_hold(env, base, a.async_prog)
+            fl2 = status_num(status(env), "ring_flushed")
+            check(fl2 == fl1 + RING_FLUSHED, "ring_hold's ring WQEs counted ring_flushed "
+                  "(%d -> %d, want +%d)" % (fl1, fl2, RING_FLUSHED))
+            # ... then RESET: they are dropped, a later ERR flushes none
+            async_case(env, base, a.async_prog, "ring_reset")
 
         # ---- async events: COMM_EST at a QP in RTR, QP_FATAL with RETRY_EXC
         # once its peer is gone (two sessions of one program)
