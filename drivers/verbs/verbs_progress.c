@@ -423,7 +423,7 @@ sv_progress_start(struct sv_device *dev)
 	int rc;
 
 	atomic_store(&dev->stop, false);
-	rc = pthread_create(&dev->progress, NULL, progress_main, dev);
+	rc = srnic_thread_create(&dev->progress, progress_main, dev);
 	if (rc != 0) {
 		errno = rc;
 		return -1;

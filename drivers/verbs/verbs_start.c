@@ -547,7 +547,11 @@ eal_start(const struct sv_conf *c, char *devname, size_t devname_len)
 	 * reuses getopt's globals: neither is the application's business. */
 	have_cpus = pthread_getaffinity_np(pthread_self(), sizeof(cpus), &cpus) == 0;
 	memif_guard_global(c->port);
-	rc = rte_eal_init(argc, argv);
+	/* the threads srnic starts (EAL's here, the progress thread:
+	 * srnic_thread_create()) have SIGINT and SIGTERM blocked: the
+	 * program's own threads take them, so its blocking call ends with
+	 * EINTR as without srnic */
+	rc = srnic_eal_init(argc, argv);
 	if (have_cpus)
 		pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
 	optind = save_optind;
@@ -781,19 +785,8 @@ sv_device_get(void)
 		return NULL;
 	pthread_mutex_lock(&sv_init_lock);
 	if (!sv_init_done) {
-		sigset_t stop, old;
-
-		/* the threads srnic starts (EAL's, the progress thread)
-		 * inherit a mask with SIGINT and SIGTERM blocked: the
-		 * program's own threads take them, so its blocking call
-		 * ends with EINTR as without srnic */
-		sigemptyset(&stop);
-		sigaddset(&stop, SIGINT);
-		sigaddset(&stop, SIGTERM);
-		pthread_sigmask(SIG_BLOCK, &stop, &old);
 		sv_init_done = true;
 		device_start();
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
 	pthread_mutex_unlock(&sv_init_lock);
 	return sv_dev;

@@ -47,6 +47,7 @@
  * and set rte_errno.
  */
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -999,6 +1000,27 @@ uint32_t srnic_qp_sq_room(const struct srnic_qp *qp);
  * EINVAL on a QP created with an SRQ (post to the SRQ), as verbs does.
  */
 int srnic_post_recv(struct srnic_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
+/**
+ * @name EAL's start
+ * @{
+ */
+/**
+ * rte_eal_init() with SIGINT and SIGTERM blocked in every thread EAL
+ * starts (interrupts, multi-process, telemetry, the worker lcores): a
+ * program's SIGINT/SIGTERM then goes to one of its own threads, whose
+ * blocking call it ends with EINTR as it would without srnic. The
+ * caller's signal mask is as before on return. Returns what
+ * rte_eal_init() returns (rte_errno set by it on failure).
+ */
+int srnic_eal_init(int argc, char **argv);
+/**
+ * pthread_create() of a thread of srnic's own (not the program's) with
+ * SIGINT and SIGTERM blocked in it, as srnic_eal_init() does for EAL's;
+ * the caller's mask unchanged. 0 or an errno, as pthread_create().
+ */
+int srnic_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg);
+/** @} */
 
 /**
  * @name EAL's runtime directory
