@@ -105,8 +105,11 @@ progress_once(struct sv_device *dev, enum sv_runner who, bool *ran)
 	}
 	/* this poll sends them (the doorbell's Dekker pair: a WQE posted
 	 * before the engine's fence is seen by it) */
-	pending = atomic_exchange_explicit(&dev->posts_pending, 0, memory_order_relaxed);
-	dev->posts_deferred += pending;
+	pending = atomic_load_explicit(&dev->posts_pending, memory_order_relaxed);
+	if (pending != 0) { /* the posters' line written only when they held posts */
+		pending = atomic_exchange_explicit(&dev->posts_pending, 0, memory_order_relaxed);
+		dev->posts_deferred += pending;
+	}
 	n = srnic_engine_poll(dev->eng);
 	dev->runs[who]++;
 	if (n > 0) {

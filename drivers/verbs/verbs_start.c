@@ -686,9 +686,11 @@ device_start(void)
 			return NULL;
 		}
 	}
-	dev = calloc(1, sizeof(*dev));
+	/* on a line's start, as its alignas() members are (verbs.h) */
+	dev = aligned_alloc(alignof(struct sv_device), sizeof(*dev));
 	if (dev == NULL)
 		return NULL;
+	memset(dev, 0, sizeof(*dev));
 	dc.port_id = port;
 	dc.nb_engines = 1;
 	dc.mtu = (uint16_t)c.mtu;
