@@ -787,8 +787,20 @@ sv_device_get(void)
 		return NULL;
 	pthread_mutex_lock(&sv_init_lock);
 	if (!sv_init_done) {
+		sigset_t stop, old;
+
+		/* SIGINT and SIGTERM wait for the whole start (EAL, the port,
+		 * the exit hook, srnic's handlers: install_signals()): taken
+		 * before, one would leave the EAL runtime directory and the
+		 * memif socket behind. srnic_eal_init() within blocks them
+		 * again for EAL's threads and sets back this mask. */
+		sigemptyset(&stop);
+		sigaddset(&stop, SIGINT);
+		sigaddset(&stop, SIGTERM);
+		pthread_sigmask(SIG_BLOCK, &stop, &old);
 		sv_init_done = true;
 		device_start();
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
 	pthread_mutex_unlock(&sv_init_lock);
 	return sv_dev;
