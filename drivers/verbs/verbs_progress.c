@@ -31,6 +31,7 @@
 #include <rte_pause.h>
 
 #include "srnic_cm.h"
+#include "srnic_thread.h"
 #include "verbs.h"
 
 /* A write whose failure (an eventfd's count at its maximum) loses nothing

@@ -28,6 +28,7 @@
 #include <rte_eal.h>
 
 #include "srnic.h"
+#include "srnic_thread.h"
 
 /* The signals a program stops on. The kernel gives a process's signal to
  * any one of its threads that does not block it: taken by a thread srnic

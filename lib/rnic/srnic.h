@@ -47,7 +47,6 @@
  * and set rte_errno.
  */
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -1014,12 +1013,6 @@ int srnic_post_recv(struct srnic_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv
  * rte_eal_init() returns (rte_errno set by it on failure).
  */
 int srnic_eal_init(int argc, char **argv);
-/**
- * pthread_create() of a thread of srnic's own (not the program's) with
- * SIGINT and SIGTERM blocked in it, as srnic_eal_init() does for EAL's;
- * the caller's mask unchanged. 0 or an errno, as pthread_create().
- */
-int srnic_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg);
 /** @} */
 
 /**

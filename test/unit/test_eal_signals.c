@@ -29,6 +29,7 @@
 #include <rte_lcore.h>
 
 #include "srnic.h"
+#include "srnic_thread.h"
 
 #define MAX_TASKS 256
 
