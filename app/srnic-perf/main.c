@@ -10,8 +10,6 @@
  * 128 + the signal.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdbool.h>
@@ -179,7 +177,6 @@ main(int argc, char **argv)
 	struct perf_result r;
 	double floor_mpps = 0, floor_xc_mpps = 0;
 	unsigned int i;
-	sigset_t quit_sigs, old_sigs;
 	int rc, failed = 0;
 
 	rc = args_before_eal(argc, argv);
@@ -206,12 +203,7 @@ main(int argc, char **argv)
 	 * exchange) it ends with EINTR; taken by another thread it set the
 	 * flag and left this one blocked (a --persist server waited in
 	 * accept() for ever after a SIGINT) */
-	sigemptyset(&quit_sigs);
-	sigaddset(&quit_sigs, SIGINT);
-	sigaddset(&quit_sigs, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &quit_sigs, &old_sigs);
-	rc = rte_eal_init(argc, argv);
-	pthread_sigmask(SIG_SETMASK, &old_sigs, NULL);
+	rc = srnic_eal_init(argc, argv);
 	if (rc < 0) {
 		say_eal_failed(argc, argv);
 		return 1;

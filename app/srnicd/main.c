@@ -190,7 +190,7 @@ eal_start(const char *port, const char *lcores, unsigned int mem_mb, const char 
 	}
 	argv[argc++] = dev;
 	argv[argc] = NULL;
-	if (rte_eal_init(argc, argv) < 0) {
+	if (srnic_eal_init(argc, argv) < 0) {
 		srnd_log("DPDK did not start (%s): check --port %s and --lcores %s "
 			 "(--log-level debug shows why)", rte_strerror(rte_errno), port, lcores);
 		return -1;

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -659,7 +660,18 @@ cma_attach_open(struct ibv_context *verbs, unsigned int (*tick)(void))
 	att.hold_handler = SRNIC_TEST_HOOK("SRNIC_RDMACM_TEST_HOLD_HANDLER");
 #endif
 	att.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	rc = att.wake_fd < 0 ? errno : pthread_create(&att.thread, NULL, att_thread, NULL);
+	if (att.wake_fd < 0) {
+		rc = errno;
+	} else {
+		sigset_t all, old;
+
+		/* the program's signals are never the CM thread's (a Ctrl-C
+		 * reaches the program's own thread, doc/verbs.md) */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		rc = pthread_create(&att.thread, NULL, att_thread, NULL);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
 	if (rc != 0) {
 		close(fd);
 		if (att.wake_fd >= 0)

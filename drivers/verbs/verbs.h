@@ -10,6 +10,7 @@
  * with DPDK's container_of (sv_ctx(), sv_cq(), ...). doc/verbs.md has the design:
  * objects, the progress model and the thread contract.
  */
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdalign.h>
@@ -124,6 +125,9 @@ struct sv_device {
 	struct srnic_engine *eng;
 	uint16_t port_id;
 	union ibv_gid gid[SRNIC_GID_TBL_LEN];
+	/* read by every post, written at start only: off the lines below */
+	uint64_t tsc_hz;
+	uint64_t post_defer_tsc;        /* SV_POST_DEFER_US in TSC ticks */
 
 	/* The engine's one-poller rule: whoever wins busy runs it. */
 	alignas(64) atomic_bool busy;
@@ -133,22 +137,26 @@ struct sv_device {
 	 * move it: the handover comes no later than SV_HANDOVER_US after the
 	 * poll that let the batch start. */
 	_Atomic uint64_t app_poll_tsc;
-	/* posts left to the next engine poll since the last one (a post adds
-	 * one, the engine poll takes them all: atomic_exchange) */
-	_Atomic uint32_t posts_pending;
-	/* when the first of them was posted (posts_pending 0 -> 1): a post
-	 * runs the engine once it is SV_POST_DEFER_US old */
-	_Atomic uint64_t batch_tsc;
-	uint64_t tsc_hz;
-	uint64_t post_defer_tsc;        /* SV_POST_DEFER_US in TSC ticks */
 	/* engine polls by who ran them, and those of them that moved
 	 * packets; posts that left the engine to a later poll (all under
 	 * busy: SRNIC_STATS=1 prints them) */
 	uint64_t runs[SV_RUN_NB], runs_moved[SV_RUN_NB];
 	uint64_t posts_deferred;
 
+	/* What a held post writes (sv_post_progress()), on a line of its
+	 * own: on busy's, which a polling thread exchanges twice per poll,
+	 * each post's locked add took that line from the poller and each
+	 * poll took it back (a posting and a polling thread). The engine
+	 * poll reads it, and writes it only when posts are held. */
+	/* posts left to the next engine poll since the last one (a post adds
+	 * one, the engine poll takes them all: atomic_exchange) */
+	alignas(64) _Atomic uint32_t posts_pending;
+	/* when the first of them was posted (posts_pending 0 -> 1): a post
+	 * runs the engine once it is SV_POST_DEFER_US old */
+	_Atomic uint64_t batch_tsc;
+
 	/* armed CQs, checked after each engine poll */
-	rte_spinlock_t arm_lock;
+	alignas(64) rte_spinlock_t arm_lock;
 	_Atomic uint32_t nb_armed;
 	struct sv_cq *armed[SV_MAX_ARMED_CQ];
 
@@ -182,6 +190,25 @@ struct sv_device {
 	bool progress_started;
 	atomic_bool stop;
 };
+
+/* A post's writes share no cache line with busy or with what the engine
+ * poll writes (the struct is allocated on a line's start: sv_device's
+ * aligned_alloc()). */
+#define SV_DEV_LINE(f) (offsetof(struct sv_device, f) / 64)
+static_assert(SV_DEV_LINE(posts_pending) == SV_DEV_LINE(batch_tsc),
+	      "a held post's writes on one line");
+static_assert(SV_DEV_LINE(posts_pending) != SV_DEV_LINE(busy) &&
+	      SV_DEV_LINE(posts_pending) != SV_DEV_LINE(app_poll_tsc) &&
+	      SV_DEV_LINE(posts_pending) != SV_DEV_LINE(posts_deferred) &&
+	      SV_DEV_LINE(posts_pending) != SV_DEV_LINE(runs_moved[SV_RUN_NB - 1]) &&
+	      SV_DEV_LINE(posts_pending) != SV_DEV_LINE(nb_armed) &&
+	      SV_DEV_LINE(posts_pending) != SV_DEV_LINE(last_moved_tsc),
+	      "posts_pending shares busy's line, or one the engine poll writes");
+static_assert(SV_DEV_LINE(post_defer_tsc) != SV_DEV_LINE(busy) &&
+	      SV_DEV_LINE(post_defer_tsc) != SV_DEV_LINE(posts_pending),
+	      "what every post reads, set at start, on a line written per poll or post");
+static_assert(offsetof(struct sv_device, busy) % 64 == 0 &&
+	      offsetof(struct sv_device, posts_pending) % 64 == 0, "line starts");
 
 struct sv_context {
 	struct verbs_context vctx;  /* ibv_context last, as rdma-core's layout needs */

@@ -31,6 +31,7 @@
 #include <rte_pause.h>
 
 #include "srnic_cm.h"
+#include "srnic_thread.h"
 #include "verbs.h"
 
 /* A write whose failure (an eventfd's count at its maximum) loses nothing
@@ -105,8 +106,11 @@ progress_once(struct sv_device *dev, enum sv_runner who, bool *ran)
 	}
 	/* this poll sends them (the doorbell's Dekker pair: a WQE posted
 	 * before the engine's fence is seen by it) */
-	pending = atomic_exchange_explicit(&dev->posts_pending, 0, memory_order_relaxed);
-	dev->posts_deferred += pending;
+	pending = atomic_load_explicit(&dev->posts_pending, memory_order_relaxed);
+	if (pending != 0) { /* the posters' line written only when they held posts */
+		pending = atomic_exchange_explicit(&dev->posts_pending, 0, memory_order_relaxed);
+		dev->posts_deferred += pending;
+	}
 	n = srnic_engine_poll(dev->eng);
 	dev->runs[who]++;
 	if (n > 0) {
@@ -423,7 +427,7 @@ sv_progress_start(struct sv_device *dev)
 	int rc;
 
 	atomic_store(&dev->stop, false);
-	rc = pthread_create(&dev->progress, NULL, progress_main, dev);
+	rc = srnic_thread_create(&dev->progress, progress_main, dev);
 	if (rc != 0) {
 		errno = rc;
 		return -1;

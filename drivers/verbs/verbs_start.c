@@ -547,7 +547,11 @@ eal_start(const struct sv_conf *c, char *devname, size_t devname_len)
 	 * reuses getopt's globals: neither is the application's business. */
 	have_cpus = pthread_getaffinity_np(pthread_self(), sizeof(cpus), &cpus) == 0;
 	memif_guard_global(c->port);
-	rc = rte_eal_init(argc, argv);
+	/* the threads srnic starts (EAL's here, the progress thread:
+	 * srnic_thread_create()) have SIGINT and SIGTERM blocked: the
+	 * program's own threads take them, so its blocking call ends with
+	 * EINTR as without srnic */
+	rc = srnic_eal_init(argc, argv);
 	if (have_cpus)
 		pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
 	optind = save_optind;
@@ -682,9 +686,11 @@ device_start(void)
 			return NULL;
 		}
 	}
-	dev = calloc(1, sizeof(*dev));
+	/* on a line's start, as its alignas() members are (verbs.h) */
+	dev = aligned_alloc(alignof(struct sv_device), sizeof(*dev));
 	if (dev == NULL)
 		return NULL;
+	memset(dev, 0, sizeof(*dev));
 	dc.port_id = port;
 	dc.nb_engines = 1;
 	dc.mtu = (uint16_t)c.mtu;
@@ -783,10 +789,11 @@ sv_device_get(void)
 	if (!sv_init_done) {
 		sigset_t stop, old;
 
-		/* the threads srnic starts (EAL's, the progress thread)
-		 * inherit a mask with SIGINT and SIGTERM blocked: the
-		 * program's own threads take them, so its blocking call
-		 * ends with EINTR as without srnic */
+		/* SIGINT and SIGTERM wait for the whole start (EAL, the port,
+		 * the exit hook, srnic's handlers: install_signals()): taken
+		 * before, one would leave the EAL runtime directory and the
+		 * memif socket behind. srnic_eal_init() within blocks them
+		 * again for EAL's threads and sets back this mask. */
 		sigemptyset(&stop);
 		sigaddset(&stop, SIGINT);
 		sigaddset(&stop, SIGTERM);

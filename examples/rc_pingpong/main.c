@@ -173,7 +173,7 @@ main(int argc, char **argv)
 	uint64_t t0, t1, deadline;
 	int rc, c, routs;
 
-	rc = rte_eal_init(argc, argv);
+	rc = srnic_eal_init(argc, argv);
 	if (rc < 0)
 		return 1;
 	argc -= rc;

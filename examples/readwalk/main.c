@@ -86,7 +86,7 @@ main(int argc, char **argv)
 	int rc, n = 0, bad = 0;
 	uint64_t deadline;
 
-	rc = rte_eal_init(argc, argv);
+	rc = srnic_eal_init(argc, argv);
 	if (rc < 0)
 		return 1;
 	srnic_eal_remove_at_exit(); /* nothing left in /var/run/dpdk */

@@ -7,6 +7,9 @@
  * of tests and drop-in programs left 173 of them on a host. srnic removes
  * the one its process made when it ends, and at start the ones of srnic
  * processes that died.
+ *
+ * And how EAL starts: with the signals a program stops on blocked in the
+ * threads it makes (srnic_eal_init()).
  */
 
 #include <ctype.h>
@@ -14,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,6 +28,50 @@
 #include <rte_eal.h>
 
 #include "srnic.h"
+#include "srnic_thread.h"
+
+/* The signals a program stops on. The kernel gives a process's signal to
+ * any one of its threads that does not block it: taken by a thread srnic
+ * started (EAL's interrupt, multi-process and telemetry threads, the
+ * worker lcores, the drop-in's progress thread), the program's handler
+ * runs there and the program's own blocking call (accept(), read())
+ * goes on waiting instead of ending with EINTR. */
+static void
+quit_signals_block(sigset_t *old)
+{
+	sigset_t quit;
+
+	sigemptyset(&quit);
+	sigaddset(&quit, SIGINT);
+	sigaddset(&quit, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &quit, old);
+}
+
+int
+srnic_eal_init(int argc, char **argv)
+{
+	sigset_t old;
+	int rc;
+
+	/* the threads inherit the mask they are created with; the caller's
+	 * own is given back (rte_errno is left as rte_eal_init() set it) */
+	quit_signals_block(&old);
+	rc = rte_eal_init(argc, argv);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+int
+srnic_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	sigset_t old;
+	int rc;
+
+	quit_signals_block(&old);
+	rc = pthread_create(thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
 
 /* Removes dir and what EAL put in it (config, fbarray_*, mp_socket*,
  * hugepage_info: files only, never a subdirectory). */

@@ -100,6 +100,7 @@ comp_rewind(struct srnic_qp *qp, uint32_t c, uint32_t psn)
 	}
 	qp->sq.req = c;
 	qp->req_idle = 0;
+	qp->req.tx_wait = 0;
 	qp->req.read_retry = 0;
 }
 

@@ -500,9 +500,9 @@ req_pass_finished(struct srnic_engine *eng, struct srnic_qp *qp, const struct sr
  * nothing (BIND_MW, LOCAL_INV: wqe_is_local()) does not wait for the wire,
  * as an RNIC executes it without it: those at the SQ's head run now, in
  * order, up to the first that needs the wire (a local WQE behind it
- * waits for it: a QP's WQEs start in order). That one is remembered
- * (req.tx_wait_at): the QP's later turns under a full TX buffer read none
- * of its SQ's lines until sq.req moves. True when the QP has work left.
+ * waits for it: a QP's WQEs start in order). Then req.tx_wait: the QP's
+ * later turns under a full TX buffer read none of its SQ's lines until
+ * sq.req moves. True when the QP has work left.
  */
 static __rte_noinline bool
 req_tx_full_run(struct srnic_engine *eng, struct srnic_qp *qp)
@@ -518,7 +518,6 @@ req_tx_full_run(struct srnic_engine *eng, struct srnic_qp *qp)
 			continue;
 		if (w->state != SRNIC_WQE_POSTED || !wqe_is_local(w)) {
 			qp->req.tx_wait = 1;
-			qp->req.tx_wait_at = qp->sq.req;
 			return true;
 		}
 		/* the same waits as eng_req_run()'s, which start nothing */
@@ -557,15 +556,17 @@ eng_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 		qp->req.wait_until = 0;
 	}
 	/* No room to build into: only the local WQEs at the SQ's head can
-	 * run (req_tx_full_run()). Once the head is known to need the wire,
-	 * leave before the SQ's lines are read (with a thousand QPs, each is
-	 * a miss, for every turn spent waiting). */
+	 * run (req_tx_full_run()). Once the head is known to need the wire
+	 * (req.tx_wait), leave before the SQ's lines are read (with a
+	 * thousand QPs, each is a miss, for every turn spent waiting). */
 	if (unlikely(eng_tx_free(eng) <= SRNIC_TX_RESERVE)) {
 		eng_stat(eng, SRNIC_STAT_REQ_TX_FULL, 1);
-		if (qp->req.tx_wait && qp->req.tx_wait_at == qp->sq.req)
+		if (qp->req.tx_wait)
 			return true;
 		return req_tx_full_run(eng, qp);
 	}
+	if (unlikely(qp->req.tx_wait))
+		qp->req.tx_wait = 0; /* sq.req may move now */
 	sqd = srnic_qp_cur_state(qp) == IBV_QPS_SQD;
 	head = atomic_load_explicit(&qp->sq.head, memory_order_acquire);
 	while (budget > 0 && qp->sq.req != head) {
@@ -575,6 +576,9 @@ eng_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 			continue;
 		if (unlikely(eng_tx_free(eng) <= SRNIC_TX_RESERVE)) {
 			eng_stat(eng, SRNIC_STAT_REQ_TX_FULL, 1);
+			/* w is read: if it needs the wire, the turns until
+			 * TX has room need not look at the SQ to know */
+			qp->req.tx_wait = w->state != SRNIC_WQE_POSTED || !wqe_is_local(w);
 			return true;
 		}
 		if (w->state == SRNIC_WQE_POSTED) {
@@ -594,9 +598,13 @@ eng_req_run(struct srnic_engine *eng, struct srnic_qp *qp)
 				eng_stat(eng, SRNIC_STAT_REQ_WAIT_FENCE, 1);
 				return false; /* a completion wakes the QP */
 			}
+			/* a local op spends the turn's budget as a packet
+			 * does: an SQ of BIND_MWs runs SRNIC_REQ_BUDGET of
+			 * them per turn, not whole while other QPs wait */
 			if (unlikely(wqe_is_local(w))) {
 				if (!req_local_op(eng, qp, w))
 					return false;
+				budget--;
 				continue;
 			}
 			if (rd_atomic && qp->req.rd_atomic >= qp->max_rd_atomic) {

@@ -435,11 +435,15 @@ struct srnic_qp {
 		uint8_t rnr_left;       /* RNR retries left (rnr_retry 7: forever) */
 		uint8_t read_retry;     /* READ re-asked after a response gap: once per rewind */
 		uint8_t starved_run;    /* late expiries in a row since progress (SRNIC_RETRY_STARVED_MAX) */
-		/* TX was full and the SQ's next WQE, at tx_wait_at, needs the
-		 * wire: while both hold, a turn under a full TX buffer reads no
-		 * SQ line (eng_req_run()); sq.req moving on ends it */
+		/* TX was full and the WQE at sq.req needs the wire: while
+		 * set, a turn under a full TX buffer reads no SQ line, not
+		 * even sq.req (on the line of sq.comp, which the application
+		 * reads), as nothing behind that WQE may start before it
+		 * (eng_req_run()). Cleared by what moves sq.req back or on:
+		 * a turn with TX room, a rewind (comp_rewind()); the
+		 * requester's other moves end in ERR, whose flush does not
+		 * look at it, and RESET zeroes it. */
 		uint8_t tx_wait;
-		uint32_t tx_wait_at;
 		uint64_t wait_until;    /* timer cycles: RNR wait before resending */
 		uint64_t timer_at;      /* timer cycles: local ACK timeout; 0: not armed */
 	} req;

@@ -1020,6 +1020,21 @@ bool srnic_qp_wq_retired(const struct srnic_qp *qp);
 int srnic_post_recv(struct srnic_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 
 /**
+ * @name EAL's start
+ * @{
+ */
+/**
+ * rte_eal_init() with SIGINT and SIGTERM blocked in every thread EAL
+ * starts (interrupts, multi-process, telemetry, the worker lcores): a
+ * program's SIGINT/SIGTERM then goes to one of its own threads, whose
+ * blocking call it ends with EINTR as it would without srnic. The
+ * caller's signal mask is as before on return. Returns what
+ * rte_eal_init() returns (rte_errno set by it on failure).
+ */
+int srnic_eal_init(int argc, char **argv);
+/** @} */
+
+/**
  * @name EAL's runtime directory
  * EAL makes a directory per --file-prefix (/var/run/dpdk/PREFIX/ as root)
  * and leaves it behind, at rte_eal_cleanup() and when the process dies.

@@ -11,7 +11,7 @@
 #define SRNIC_RX_BURST 32              /**< packets per rte_eth_rx_burst */
 #define SRNIC_TX_BUF_SIZE 1024         /**< packets an engine holds for TX */
 #define SRNIC_TX_RESERVE 64            /**< TX slots kept for ACKs/NAKs */
-#define SRNIC_REQ_BUDGET 32            /**< packets one QP's requester builds per poll */
+#define SRNIC_REQ_BUDGET 32            /**< packets or local WQEs per turn of one QP's requester */
 #define SRNIC_RESP_BUDGET 32           /**< READ response packets one QP builds per poll */
 /** QPs with work one poll runs at most; the rest run first in the next. A poll reads
  * one RX burst: a walk of every QP with work between two bursts (16,384 QPs, each

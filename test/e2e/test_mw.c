@@ -16,6 +16,7 @@
 #include <rte_malloc.h>
 
 #include "e2e_fixture.h"
+#include "srnic_param.h"
 
 #define NAK_INV_REQ 0x61
 #define NAK_REM_ACCESS 0x62
@@ -403,9 +404,12 @@ poll_a_for_wc(struct srnic_cq *cq, struct ibv_wc *wc)
  * buffer (req_tx_full). A BIND_MW and then a LOCAL_INV posted on A's
  * second QP complete at once (req_tx_full_local 2), the window bound and
  * then free, while QP 1's WRITEs still wait; QP 1's turns meanwhile read
- * its SQ once (req_tx_full_peek), not at every turn. A BIND_MW posted on
+ * no SQ line for the wait (req_tx_full_peek 0: the turn that filled the
+ * buffer knew its WRITE needs the wire), not one per turn. A BIND_MW posted on
  * QP 1 behind its WRITEs waits for them (in order). B polls again: every
- * WRITE lands, then that bind completes. Before, the requester left at a
+ * WRITE lands, then that bind completes. Then QP 2's WRITEs fill TX again
+ * and a LOCAL_INV on QP 1 completes at once: QP 1's wait for the wire
+ * ended with its WRITEs (req.tx_wait cleared). Before, the requester left at a
  * full TX buffer before reading any SQ: the second QP's BIND_MW never
  * completed while B did not drain.
  */
@@ -425,11 +429,11 @@ test_local_behind_full_tx(void **state)
 	struct e2e_bufs b;
 	struct srnic_mr *wmr;
 	struct srnic_mw *mw;
-	struct srnic_qp *qp2;
-	struct srnic_cq *cq2;
+	struct srnic_qp *qp2, *qpb;
+	struct srnic_cq *cq2, *cqb;
 	struct ibv_wc wc;
 	int64_t full0, peek0;
-	uint32_t key, i, n = FILL_LEN / FILL_NW;
+	uint32_t key, i, n = FILL_LEN / FILL_NW, got;
 	const struct ibv_wc *w;
 
 	RTE_SET_USED(state);
@@ -441,17 +445,28 @@ test_local_behind_full_tx(void **state)
 	e2e_reset();
 	e2e_bufs_post(&b, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 64, 0, IBV_SEND_SIGNALED);
 	assert_int_equal(e2e_wait_wc(0, 1)->status, IBV_WC_SUCCESS);
-	/* A's second QP: its own CQ, RTS toward B (it never sends) */
+	/* A's second QP and its peer b on B: each its own CQ */
 	cq2 = srnic_create_cq(a, 16, E->eng[0]);
 	assert_non_null(cq2);
 	qa.send_cq = qa.recv_cq = cq2;
 	qp2 = srnic_create_qp(E->p.pd[0], &qa);
 	assert_non_null(qp2);
+	cqb = srnic_create_cq(E->p.dev[1], 16, E->eng[1]);
+	assert_non_null(cqb);
+	qa.send_cq = qa.recv_cq = cqb;
+	qpb = srnic_create_qp(E->p.pd[1], &qa);
+	assert_non_null(qpb);
 	srnic_dev_gid(E->p.dev[1], 1, &path.dgid);
 	assert_int_equal(srnic_dev_resolve_neigh(a, &path.dgid, &mac), 0);
 	path.dmac = &mac;
-	path.dest_qpn = srnic_qp_num(E->qp[1]);
+	path.dest_qpn = srnic_qp_num(qpb);
 	assert_int_equal(srnic_test_qp_connect(qp2, &path), 0);
+	srnic_dev_gid(a, 1, &path.dgid);
+	assert_int_equal(srnic_dev_resolve_neigh(E->p.dev[1], &path.dgid, &mac), 0);
+	path.dest_qpn = srnic_qp_num(qp2);
+	path.sq_psn = 6000;
+	path.rq_psn = 5000;
+	assert_int_equal(srnic_test_qp_connect(qpb, &path), 0);
 	/* a type 2 window over A's l */
 	wmr = srnic_reg_mr(E->p.pd[0], b.l, 4096, E2E_RALL | IBV_ACCESS_MW_BIND);
 	assert_non_null(wmr);
@@ -461,6 +476,7 @@ test_local_behind_full_tx(void **state)
 
 	/* B stops: A's WRITEs fill its ring, then A's TX buffer */
 	full0 = srnic_dev_stat(a, "req_tx_full");
+	peek0 = srnic_dev_stat(a, "req_tx_full_peek");
 	for (i = 0; i < FILL_NW; i++)
 		e2e_bufs_post(&b, E->qp[0], IBV_WR_RDMA_WRITE, 10 + i, i * n, n, i * n,
 			      IBV_SEND_SIGNALED);
@@ -473,13 +489,19 @@ test_local_behind_full_tx(void **state)
 			e2e_poll_side(0);
 		}
 	}
-	/* QP 1's turns go on, its SQ read no more */
+	/* QP 1's turns go on, its SQ not read for them: the turn that met
+	 * the full buffer had read the WRITE it was sending, which needs the
+	 * wire (req.tx_wait), and the turns after it read only that */
 	e2e_poll_side(0);
 	full0 = srnic_dev_stat(a, "req_tx_full");
-	peek0 = srnic_dev_stat(a, "req_tx_full_peek");
 	for (i = 0; i < FILL_IDLE_POLLS; i++)
 		e2e_poll_side(0);
 	assert_true(srnic_dev_stat(a, "req_tx_full") >= full0 + FILL_IDLE_POLLS);
+	/* deterministic: B never polls and no timer fires (timeout 31), so
+	 * the packet that fills the buffer is fixed by the link ring's size,
+	 * SRNIC_TX_BUF_SIZE and SRNIC_REQ_BUDGET, not by timing; with these
+	 * it is met inside a turn's loop, the WRITE read (were it met at a
+	 * turn's end, the next turn would peek once, in every run) */
 	assert_int_equal(srnic_dev_stat(a, "req_tx_full_peek"), peek0);
 	assert_int_equal(srnic_dev_stat(a, "req_tx_full_local"), 0);
 
@@ -546,8 +568,178 @@ test_local_behind_full_tx(void **state)
 	assert_int_equal(srnic_mw_rkey(mw), key);
 	assert_memory_equal(b.r, b.l, FILL_LEN);
 
+	/* QP 1's WRITEs are done, its wait for TX room over (req.tx_wait,
+	 * set while they waited, cleared by the turn that found room). QP
+	 * 2's WRITEs to b fill the TX path again (B stops), and a LOCAL_INV
+	 * of the window, at QP 1's SQ head, completes at once
+	 * (req_tx_full_local 3). Before (a stale tx_wait), QP 1's turns left
+	 * at the full buffer without reading its SQ: the LOCAL_INV waited
+	 * for B. */
+	full0 = srnic_dev_stat(a, "req_tx_full");
+	for (i = 0; i < FILL_NW; i++)
+		e2e_bufs_post(&b, qp2, IBV_WR_RDMA_WRITE, 100 + i, i * n, n, i * n,
+			      IBV_SEND_SIGNALED);
+	{
+		uint64_t dl = e2e_deadline();
+
+		while (srnic_dev_stat(a, "req_tx_full") == full0) {
+			if (e2e_deadline_passed(dl))
+				fail_msg("QP 2's WRITEs never filled A's TX buffer (req_tx_full)");
+			e2e_poll_side(0);
+		}
+	}
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 91;
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.invalidate_rkey = key;
+	assert_int_equal(srnic_post_send(E->qp[0], &wr, &bad), 0);
+	if (!poll_a_for_wc(E->cq[0], &wc))
+		fail_msg("QP 1's LOCAL_INV waited behind QP 2's packets (req_tx_full_local %" PRId64
+			 ")", srnic_dev_stat(a, "req_tx_full_local"));
+	assert_int_equal(wc.wr_id, 91);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.opcode, IBV_WC_LOCAL_INV);
+	assert_int_equal(srnic_dev_stat(a, "req_tx_full_local"), 3);
+	/* B polls again: QP 2's WRITEs land */
+	{
+		uint64_t dl = e2e_deadline();
+
+		for (got = 0; got < FILL_NW;) {
+			if (e2e_deadline_passed(dl))
+				fail_msg("QP 2's WRITEs: %u of %u completed", got, FILL_NW);
+			e2e_poll_side(0);
+			e2e_poll_side(1);
+			if (srnic_poll_cq(cq2, 1, &wc) == 1) {
+				assert_int_equal(wc.status, IBV_WC_SUCCESS);
+				assert_int_equal(wc.wr_id, 100 + got);
+				got++;
+			}
+		}
+	}
+
 	assert_int_equal(srnic_dealloc_mw(mw), 0);
 	assert_int_equal(srnic_dereg_mr(wmr), 0);
+	assert_int_equal(srnic_destroy_qp(qp2), 0);
+	assert_int_equal(srnic_destroy_cq(cq2), 0);
+	assert_int_equal(srnic_destroy_qp(qpb), 0);
+	assert_int_equal(srnic_destroy_cq(cqb), 0);
+}
+
+/* Local WQEs on one QP: eight turns' budget */
+#define LOCAL_NB (SRNIC_REQ_BUDGET * 8)
+
+/*
+ * Local WQEs spend the requester's per-turn budget as packets do: A's
+ * second QP posts LOCAL_NB (256) of them (a BIND_MW of one window, then
+ * its LOCAL_INV, in turn; the last signaled) and A polls once; then QP 1
+ * posts a 64 B WRITE. Its packet goes out (req_pkts) before the second
+ * QP's last LOCAL_INV has run (mw_bind + mw_local_inv < LOCAL_NB); then
+ * that one completes, the window free, and the WRITE too. Before, the
+ * requester charged nothing for a local WQE: the first turn ran all 256
+ * while other QPs waited.
+ */
+static void
+test_local_ops_budget(void **state)
+{
+	struct e2e_conf c = { .psn = { 100, 900 } };
+	struct srnic_qp_init_attr qa = { .max_send_wr = LOCAL_NB, .max_recv_wr = 1,
+					 .max_send_sge = 1, .max_recv_sge = 1,
+					 .qp_type = IBV_QPT_RC };
+	struct srnic_test_path path = { .access = E2E_RALL, .mtu = IBV_MTU_1024, .sq_psn = 5000,
+					.rq_psn = 6000, .max_dest_rd_atomic = 1, .timeout = 14,
+					.retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 1 };
+	struct ibv_send_wr wr, *bad;
+	struct srnic_dev *a;
+	struct rte_ether_addr mac;
+	struct ibv_mr ibmr;
+	struct e2e_bufs b;
+	struct srnic_mr *wmr;
+	struct srnic_mw *mw;
+	struct srnic_qp *qp2;
+	struct srnic_cq *cq2;
+	struct ibv_wc wc;
+	int64_t local0, pkts0, ran;
+	uint32_t key, i;
+	uint64_t dl;
+
+	RTE_SET_USED(state);
+	e2e_qps_renew(&c);
+	a = E->p.dev[0];
+	e2e_bufs_new(&b, 4096, IBV_ACCESS_LOCAL_WRITE);
+	e2e_bufs_fill(&b, 11, 22);
+	/* the path works and A knows B's MAC */
+	e2e_reset();
+	e2e_bufs_post(&b, E->qp[0], IBV_WR_RDMA_WRITE, 1, 0, 64, 0, IBV_SEND_SIGNALED);
+	assert_int_equal(e2e_wait_wc(0, 1)->status, IBV_WC_SUCCESS);
+	/* A's second QP: its own CQ, RTS toward B (it never sends) */
+	cq2 = srnic_create_cq(a, 16, E->eng[0]);
+	assert_non_null(cq2);
+	qa.send_cq = qa.recv_cq = cq2;
+	qp2 = srnic_create_qp(E->p.pd[0], &qa);
+	assert_non_null(qp2);
+	srnic_dev_gid(E->p.dev[1], 1, &path.dgid);
+	assert_int_equal(srnic_dev_resolve_neigh(a, &path.dgid, &mac), 0);
+	path.dmac = &mac;
+	path.dest_qpn = srnic_qp_num(E->qp[1]);
+	assert_int_equal(srnic_test_qp_connect(qp2, &path), 0);
+	wmr = srnic_reg_mr(E->p.pd[0], b.l, 4096, E2E_RALL | IBV_ACCESS_MW_BIND);
+	assert_non_null(wmr);
+	ibmr.lkey = srnic_mr_lkey(wmr);
+	mw = srnic_alloc_mw(E->p.pd[0], IBV_MW_TYPE_2);
+	assert_non_null(mw);
+
+	key = srnic_mw_rkey(mw);
+	for (i = 0; i < LOCAL_NB; i++) {
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = 1000 + i;
+		wr.send_flags = i == LOCAL_NB - 1 ? IBV_SEND_SIGNALED : 0;
+		if (i % 2 == 0) {
+			key = inc_rkey(key);
+			wr.opcode = IBV_WR_BIND_MW;
+			wr.bind_mw.mw = srnic_mw_ibv(mw);
+			wr.bind_mw.rkey = key;
+			wr.bind_mw.bind_info.mr = &ibmr;
+			wr.bind_mw.bind_info.addr = (uintptr_t)b.l;
+			wr.bind_mw.bind_info.length = 4096;
+			wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+		} else {
+			wr.opcode = IBV_WR_LOCAL_INV;
+			wr.invalidate_rkey = key;
+		}
+		assert_int_equal(srnic_post_send(qp2, &wr, &bad), 0);
+	}
+	local0 = srnic_dev_stat(a, "mw_bind") + srnic_dev_stat(a, "mw_local_inv");
+	pkts0 = srnic_dev_stat(a, "req_pkts");
+	e2e_poll_side(0);
+	/* QP 1's WRITE: its packet leaves before the last local WQE runs */
+	e2e_bufs_post(&b, E->qp[0], IBV_WR_RDMA_WRITE, 2, 0, 64, 0, IBV_SEND_SIGNALED);
+	dl = e2e_deadline();
+	while (srnic_dev_stat(a, "req_pkts") == pkts0) {
+		if (e2e_deadline_passed(dl))
+			fail_msg("QP 1's WRITE never sent (req_pkts)");
+		e2e_poll_side(0);
+	}
+	ran = srnic_dev_stat(a, "mw_bind") + srnic_dev_stat(a, "mw_local_inv") - local0;
+	print_message("local WQEs run when QP 1's WRITE was sent: %" PRId64 " of %u\n", ran,
+		      LOCAL_NB);
+	if (ran >= LOCAL_NB)
+		fail_msg("QP 2's %u local WQEs all ran before QP 1's WRITE was sent: they spent "
+			 "no budget", LOCAL_NB);
+	/* then the rest: the last LOCAL_INV's CQE, the window free */
+	assert_true(poll_a_for_wc(cq2, &wc));
+	assert_int_equal(wc.wr_id, 1000 + LOCAL_NB - 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.opcode, IBV_WC_LOCAL_INV);
+	assert_int_equal(srnic_dev_stat(a, "mw_bind") + srnic_dev_stat(a, "mw_local_inv") - local0,
+			 LOCAL_NB);
+	assert_int_equal(srnic_dereg_mr(wmr), 0); /* no window bound on it */
+	/* the WRITE landed */
+	assert_int_equal(e2e_wait_wc(0, 2)->wr_id, 2);
+	assert_int_equal(E->wc[0][1].status, IBV_WC_SUCCESS);
+	assert_memory_equal(b.r, b.l, 64);
+
+	assert_int_equal(srnic_dealloc_mw(mw), 0);
 	assert_int_equal(srnic_destroy_qp(qp2), 0);
 	assert_int_equal(srnic_destroy_cq(cq2), 0);
 }
@@ -706,6 +898,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_refused, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_type2_qp_reused, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_local_behind_full_tx, e2e_setup, e2e_teardown),
+		cmocka_unit_test_setup_teardown(test_local_ops_budget, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_rewind_over_bind, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_rewind_over_local_inv, e2e_setup, e2e_teardown),
 		cmocka_unit_test_setup_teardown(test_rewind_over_bind_timeout, e2e_setup, e2e_teardown),

@@ -40,6 +40,7 @@ import glob
 import os
 import re
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -72,6 +73,20 @@ def cm_thread_syscall(pid):
         try:
             if open(os.path.join(t, "comm")).read().strip() == "srnic-cm":
                 return open(os.path.join(t, "syscall")).read().split()
+        except OSError:
+            pass
+    return None
+
+
+def cm_thread_sigblk(pid):
+    """/proc's SigBlk of pid's srnic-cm thread as an int, or None"""
+    for t in glob.glob("/proc/%d/task/*" % pid):
+        try:
+            if open(os.path.join(t, "comm")).read().strip() != "srnic-cm":
+                continue
+            for ln in open(os.path.join(t, "status")):
+                if ln.startswith("SigBlk:"):
+                    return int(ln.split()[1], 16)
         except OSError:
             pass
     return None
@@ -379,6 +394,13 @@ def main():
         check(wait_for(lambda: cm_thread_blocked(first.pid), "the CM thread's block"),
               "the idle listener's srnic-cm thread waits in poll() with no timeout: %r" %
               cm_thread_syscall(first.pid))
+        # a thread of srnic's: the program's SIGINT and SIGTERM are not its
+        # own (doc/verbs.md), a Ctrl-C reaches rping's main thread
+        blk = cm_thread_sigblk(first.pid)
+        stop = (1 << (signal.SIGINT - 1)) | (1 << (signal.SIGTERM - 1))
+        check(blk is not None and blk & stop == stop,
+              "the srnic-cm thread has SIGINT and SIGTERM blocked (SigBlk %s)" %
+              (None if blk is None else "%016x" % blk))
         second = run(env, ["rping", "-s", "-a", DAEMON_IP, "-p", port, "-v"])
         procs.append(second)
         out = finish(second)

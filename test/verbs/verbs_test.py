@@ -1187,6 +1187,74 @@ def case_signal():
     else:
         print("ok signal: SA_SIGINFO handler, EINTR, SA_RESETHAND", flush=True)
     signal_ignored(sport)
+    signal_bringup()
+
+
+def signal_bringup():
+    """A SIGINT while the device comes up, after EAL (its runtime
+    directory and the memif socket made) and before srnic's handler and
+    exit hook exist, waits for them: ibv_devices is killed by it with
+    nothing left behind. The pause is made by a FIFO where the device's
+    first devfs file goes (SRNIC_DEVFS: its temporary NAME.PID, the pid
+    known in the child before exec): the program's open() of it waits for
+    a reader (wchan wait_for_partner) until the test opens it."""
+    root = os.path.join(TMP, "bringup-devfs")
+    shutil.rmtree(root, ignore_errors=True)
+    vdir = os.path.join(root, "sys", "class", "infiniband_verbs")
+    os.makedirs(vdir)
+    fifo = os.path.join(vdir, "abi_version.%d")
+
+    def make_fifo():
+        os.mkfifo(fifo % os.getpid())
+
+    sock, sport, _ = memif_ports("bringup")
+    sport += ",socket-abstract=no"
+    rdir = "/var/run/dpdk" if os.geteuid() == 0 else \
+        os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk")
+    env = dict(run_env(), SRNIC_DEVFS=root)
+    p = subprocess.Popen(srnic_run(sport, "10.77.0.1", ["ibv_devices"]), env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=make_fifo)
+    fd = None
+    try:
+        deadline = time.monotonic() + GUARD_S
+        waiting = False
+        while not waiting and p.poll() is None and time.monotonic() < deadline:
+            try:
+                with open("/proc/%d/wchan" % p.pid) as f:
+                    waiting = f.read().strip() == "wait_for_partner"
+            except OSError:
+                break
+            if not waiting:
+                time.sleep(0.05)
+        if not check(waiting, "signal bringup: ibv_devices waits in its devfs FIFO's open()"):
+            return
+        check(os.path.exists(sock) and os.path.isdir(os.path.join(rdir, "srnic-%d" % p.pid)),
+              "signal bringup: EAL is up (memif socket, runtime dir srnic-%d)" % p.pid)
+        os.kill(p.pid, signal.SIGINT)
+        # a reader: the program's open() returns (it never blocks here)
+        fd = os.open(fifo % p.pid, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            _, err = p.communicate(timeout=GUARD_S)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+            check(False, "signal bringup: ibv_devices hung %d s after its SIGINT" % GUARD_S)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        if fd is not None:
+            os.close(fd)
+    check(p.returncode == -signal.SIGINT,
+          "signal bringup: ibv_devices killed by SIGINT (rc %r)" % p.returncode)
+    check(not os.path.exists(sock), "signal bringup: memif socket removed")
+    check(not os.path.exists(os.path.join(rdir, "srnic-%d" % p.pid)),
+          "signal bringup: no DPDK runtime dir left (srnic-%d)" % p.pid)
+    shutil.rmtree(root, ignore_errors=True)
+    if failures:
+        print(err.decode(errors="replace")[-2000:], flush=True)
+    else:
+        print("ok signal: a SIGINT during bring-up waits for srnic's handler", flush=True)
 
 
 def sig_mask(pid, field):
