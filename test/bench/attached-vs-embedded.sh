@@ -31,6 +31,9 @@
 # path MTU 4096 (--mtu 9000 on both modes), the same memif buffers.
 # PERF_PIN=1: every server side on CPU 1 (the embedded server, srnicd A and
 # the program attached to it), every client side on CPU 0.
+# PERF_PIN=service: embedded as with 1; attached, the service's CPU apart
+# from the programs' (as a host that gives srnicd its cores, doc/srnicd.md):
+# both daemons' engines on CPU 1, both attached programs on CPU 0.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=5 secs=4 lat_iters=20000 idle_s=10 bld=build daemon=
@@ -66,13 +69,20 @@ LISTEN_S=$WAIT_S
 MEMIF_ARGS=bsize=10240
 # what the issue asks of attached against embedded
 T_WRITE=0.8 T_READ=0.9 T_LAT=1.3 T_IDLE_PCT=2
-if [ "${PERF_PIN:-0}" = 1 ]; then
+case "${PERF_PIN:-0}" in
+1|service)
 	pin_srv=(taskset -c 1) pin_cl=(taskset -c 0)
-	lc_srv=(--lcores 1) lc_cl=(--lcores 0)
+	lc_srv=(--lcores 1) lc_cl=(--lcores 0) ;;
+0)	pin_srv=() pin_cl=() lc_srv=() lc_cl=() ;;
+*)	echo "PERF_PIN=${PERF_PIN}: 0, 1 or service" >&2; exit 2 ;;
+esac
+# where daemon B (the client side's) runs, and the attached server program
+if [ "${PERF_PIN:-0}" = service ]; then
+	pin_db=("${pin_srv[@]}") lc_db=("${lc_srv[@]}") pin_att_def=("${pin_cl[@]}")
 else
-	pin_srv=() pin_cl=() lc_srv=() lc_cl=()
+	pin_db=("${pin_cl[@]}") lc_db=("${lc_cl[@]}") pin_att_def=("${pin_srv[@]}")
 fi
-pin_att_srv=("${pin_srv[@]}")
+pin_att_srv=("${pin_att_def[@]}")
 
 tmp=$(mktemp -d /tmp/attached-vs-embedded.XXXXXX)
 res=$tmp/results
@@ -164,7 +174,7 @@ att() {
 one() {
 	pin_att_srv=("${pin_cl[@]}")
 	att one "$so" "$so" "$@"
-	pin_att_srv=("${pin_srv[@]}")
+	pin_att_srv=("${pin_att_def[@]}")
 }
 
 both() { # CASE TOOL ARGS...: embedded and attached, in this run's order
@@ -203,7 +213,7 @@ idle() {
 sa=$tmp/a.sock sb=$tmp/b.sock sl=$tmp/l.sock so=$tmp/o.sock
 start_daemon A "$sa" "${pin_srv[@]}" -- "${lc_srv[@]}" --ip 10.77.0.1 \
 	--port "net_memif0,role=server,socket=$tmp/d.sock,$MEMIF_ARGS"
-start_daemon B "$sb" "${pin_cl[@]}" -- "${lc_cl[@]}" --ip 10.77.0.2 \
+start_daemon B "$sb" "${pin_db[@]}" -- "${lc_db[@]}" --ip 10.77.0.2 \
 	--port "net_memif0,role=client,socket=$tmp/d.sock,$MEMIF_ARGS"
 start_daemon L "$sl" -- --ip 10.77.0.3 --port net_ring0
 start_daemon O "$so" "${pin_srv[@]}" -- "${lc_srv[@]}" --ip 10.77.0.4 --port net_ring0
