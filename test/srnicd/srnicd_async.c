@@ -1436,7 +1436,19 @@ poller_once(struct ibv_cq *cq, int cpu)
 struct looper {
 	struct ibv_cq *cq;
 	int n;                      /* CQEs taken */
+	int stop;                   /* the test failed: back now */
 };
+
+/* A CHECK while the looper polls: a failure stops and joins it before the
+ * return (it polled on into a context torn down under it: SIGSEGV) */
+#define CHECK_LOOPING(l, t, cond, ...) do { \
+	int lc_ = (cond); \
+	if (!lc_) { \
+		__atomic_store_n(&(l)->stop, 1, __ATOMIC_RELAXED); \
+		pthread_join((t), NULL); \
+	} \
+	CHECK(lc_, __VA_ARGS__); \
+} while (0)
 
 static void *
 looper_run(void *arg)
@@ -1447,7 +1459,7 @@ looper_run(void *arg)
 
 	if (pin(1) != 0)
 		return NULL;
-	while (l->n == 0 && now_ms() < end)
+	while (l->n == 0 && !__atomic_load_n(&l->stop, __ATOMIC_RELAXED) && now_ms() < end)
 		l->n = ibv_poll_cq(l->cq, 1, &wc);
 	return NULL;
 }
@@ -1496,20 +1508,22 @@ poll_mixed(struct ibv_device *dev)
 		 * POLL_MIXED_TRIES at most */
 		for (k = 0; k < POLL_MIXED_TRIES; k++) {
 			__atomic_store_n(engw, eng, __ATOMIC_SEQ_CST);
-			CHECK(poller_once(cq2, 0) == 0, "a thread on CPU 0 polls the empty second CQ");
+			CHECK_LOOPING(&l, t, poller_once(cq2, 0) == 0,
+				      "a thread on CPU 0 polls the empty second CQ");
 			__atomic_store_n(engw, 2, __ATOMIC_SEQ_CST);
 			if (word_at(shm, SHM_POLL_CPU) == POLL_CPU_MIXED)
 				break;
 		}
 		pc = word_at(shm, SHM_POLL_CPU);
 		mixed += pc == POLL_CPU_MIXED;
-		CHECK(pc == POLL_CPU_MIXED, "round %d: pollers of one session asleep on two CPUs: "
-		      "poll_cpu %#x (want %#x, mixed; CPU 0's 1 alone would put off the other's "
-		      "wake)", r, pc, POLL_CPU_MIXED);
+		CHECK_LOOPING(&l, t, pc == POLL_CPU_MIXED, "round %d: pollers of one session "
+			      "asleep on two CPUs: poll_cpu %#x (want %#x, mixed; CPU 0's 1 alone "
+			      "would put off the other's wake)", r, pc, POLL_CPU_MIXED);
 		/* a CQE of the session: the engine wakes the looper at once
 		 * (wakes_mixed, counted when it found a sleeper) and stores 0
 		 * in poll_cpu; only the engine replaces mixed */
-		CHECK(post_write(&a, bmr, (uint64_t)r) == 0, "round %d: a's WRITE posted", r);
+		CHECK_LOOPING(&l, t, post_write(&a, bmr, (uint64_t)r) == 0,
+			      "round %d: a's WRITE posted", r);
 		CHECK(pthread_join(t, NULL) == 0 && l.n == 1, "round %d: the thread on CPU 1 "
 		      "took its CQE: %d", r, l.n);
 		end = now_ms() + GUARD_MS;
