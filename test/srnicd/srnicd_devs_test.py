@@ -19,6 +19,11 @@ srnic1, each with its own address; Debian's unmodified tools attached:
                                       listen on one service ID on both devices
                                       is taken on each, twice on one -EBUSY
   afterwards                          every object and CM id back to zero
+  a port's link down                  a second daemon on net_ring0 and a memif
+                                      client whose server (a third daemon) stops:
+                                      IBV_EVENT_PORT_ERR (its async pipe's byte)
+                                      to the session holding srnic1 open, none
+                                      to the one holding srnic0
   option errors                       a 9th --port, two devices on one --ip,
                                       a --port without its --ip: exit non-zero
                                       naming the problem
@@ -28,6 +33,8 @@ srnic1, each with its own address; Debian's unmodified tools attached:
 import argparse
 import os
 import re
+import select
+import stat
 import shutil
 import socket
 import struct
@@ -168,6 +175,72 @@ def raw_checks(sock, env):
     h.close()
 
 
+def async_pipe(h):
+    """the read end of h's async pipe (MAP_SHM's reply gives it beside the rings)"""
+    pipes = [fd for fd in h.fds if stat.S_ISFIFO(os.fstat(fd).st_mode)]
+    return pipes[0] if len(pipes) == 1 else None
+
+
+def port_events(env0, tmp):
+    """srnic1's link down: its PORT_ERR to the session that holds srnic1,
+    not to the one that holds srnic0 only"""
+    memif = os.path.join(tmp, "peer.sock")
+    sock_a, sock_b = os.path.join(tmp, "a.sock"), os.path.join(tmp, "b.sock")
+    env_a = dict(env0, SRNIC_DAEMON_SOCKET=sock_a)
+    log_a, log_b = os.path.join(tmp, "a.log"), os.path.join(tmp, "b.log")
+    daemons, sessions = [], []
+    try:
+        with open(log_b, "w") as lf:
+            daemons.append(subprocess.Popen(
+                [SRNIC, "daemon", "--port", "net_memif0,role=server,id=0,socket=" + memif,
+                 "--ip", "10.84.1.9", "--socket", sock_b], env=env0, stdout=lf,
+                stderr=subprocess.STDOUT))
+        with open(log_a, "w") as lf:
+            daemons.append(subprocess.Popen(
+                [SRNIC, "daemon", "--port", "net_ring0", "--ip", "10.84.1.1", "--port",
+                 "net_memif1,role=client,id=0,socket=" + memif, "--ip", "10.84.1.2",
+                 "--socket", sock_a], env=env0, stdout=lf, stderr=subprocess.STDOUT))
+        if not daemon_ready(daemons[0], log_b) or not daemon_ready(daemons[1], log_a):
+            return
+        up = wait_for(lambda: len(re.findall(r"^  link ACTIVE", status(env_a), re.M)) == 2,
+                      "both of the daemon's links ACTIVE")
+        if not check(up, "a daemon on net_ring0 (srnic0) and a memif client (srnic1): ACTIVE"):
+            return
+        for idx in (0, 1):
+            h = Raw(sock_a)
+            sessions.append(h)
+            h.call("SVC_HELLO", struct.pack("<IHHI16s", MAGIC, svc_major(), 0, os.getpid(),
+                                            b"srnicd_devs"))
+            dev = h.handle("SVC_OPEN_DEVICE", struct.pack("<I", idx))
+            st, _ = h.call("SVC_MAP_SHM", struct.pack("<I", dev))
+            check(st == 0 and async_pipe(h) is not None,
+                  "a session on srnic%d: its rings and async pipe (%d)" % (idx, st))
+        p0, p1 = async_pipe(sessions[0]), async_pipe(sessions[1])
+        if p0 is None or p1 is None:
+            return
+        check(select.select([p0, p1], [], [], 0)[0] == [], "no event before")
+        check(stop(daemons[0]) == 0, "the memif's server (the other daemon) stopped")
+        down = wait_for(lambda: re.search(r"^device srnic1 .*\n  link DOWN", status(env_a),
+                                          re.M) is not None, "srnic1's link DOWN")
+        got = wait_for(lambda: select.select([p1], [], [], 0)[0] == [p1],
+                       "srnic1's session's async pipe")
+        check(down and got, "srnic1 DOWN: the session holding it woken (its PORT_ERR)")
+        check(select.select([p0], [], [], 0)[0] == [],
+              "the session holding srnic0 only: no event (srnic0's link is up)")
+        check(re.search(r"^device srnic0 .*\n  link ACTIVE", status(env_a), re.M) is not None,
+              "srnic0 still ACTIVE")
+    finally:
+        for h in sessions:
+            h.close()
+        for d in daemons[::-1]:
+            if d.poll() is None:
+                stop(d)
+        if failures:
+            for lg in (log_a, log_b):
+                if os.path.exists(lg):
+                    print(open(lg).read()[-1500:])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--daemon", required=True)
@@ -235,6 +308,7 @@ def main():
               "afterwards: no object, no CM id: %s" % objects(text))
         rc = stop(daemon)
         check(rc == 0 and "srnicd: stopped" in open(log).read(), "SIGTERM: a clean stop (%d)" % rc)
+        port_events(env, tmp)
     finally:
         if daemon is not None and daemon.poll() is None:
             stop(daemon)
