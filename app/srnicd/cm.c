@@ -49,6 +49,7 @@ _Static_assert(sizeof(((struct srnic_cm_event *)0)->param) <= SVC_CM_PARAM_MAX, 
 
 struct srnd_cm_id {
 	struct srnd_cm *owner;
+	struct srnd_dev *dv;        /* the device CM_CREATE_ID named: its CM, its GIDs */
 	struct srnic_cm_id *cmid;   /* NULL: the slot is free */
 	uint16_t gen;
 	bool listening;             /* a LISTEN of it succeeded (status' listening) */
@@ -126,13 +127,13 @@ cm_qp_check(const struct srnd_session *s, uint32_t qpn, enum svc_cm_send what,
 /* A path's source is one of the device's GIDs (lib/cm would put its own
  * in place of another: refused here, not rewritten behind the caller). */
 static int
-cm_sgid_check(const struct srnd *d, const union ibv_gid *sgid)
+cm_sgid_check(const struct srnd_dev *dv, const union ibv_gid *sgid)
 {
 	union ibv_gid g;
 	int i;
 
 	for (i = 0; i < SRNIC_GID_TBL_LEN; i++)
-		if (srnic_dev_gid(d->dev.sdev, i, &g) == 0 &&
+		if (srnic_dev_gid(dv->sdev, i, &g) == 0 &&
 		    memcmp(g.raw, sgid->raw, sizeof(g.raw)) == 0)
 			return 0;
 	return cm_refuse(CMR_SGID);
@@ -281,7 +282,7 @@ cm_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 /* A SVC_CM_SEND's parameters, with the pointers at the message's own
  * bytes and every length clamped to the message's room and the CM's. */
 static int
-cm_send(const struct srnd *d, const struct srnd_session *s, struct srnic_cm_id *cmid,
+cm_send(const struct srnd_dev *dv, const struct srnd_session *s, struct srnic_cm_id *cmid,
 	const struct svc_cm_send_req *q)
 {
 	uint8_t pl = RTE_MIN(q->pdata_len, (uint8_t)SVC_CM_PDATA_MAX);
@@ -294,7 +295,7 @@ cm_send(const struct srnd *d, const struct srnd_session *s, struct srnic_cm_id *
 		struct srnic_cm_req_param p;
 
 		memcpy(&p, q->param, sizeof(p));
-		rc = cm_sgid_check(d, &p.path.sgid);
+		rc = cm_sgid_check(dv, &p.path.sgid);
 		if (rc == 0)
 			rc = cm_qp_check(s, p.qp_num, SVC_CM_S_REQ, p.qp_type);
 		if (rc != 0)
@@ -318,7 +319,7 @@ cm_send(const struct srnd *d, const struct srnd_session *s, struct srnic_cm_id *
 		struct srnic_cm_sidr_req_param p;
 
 		memcpy(&p, q->param, sizeof(p));
-		rc = cm_sgid_check(d, &p.path.sgid);
+		rc = cm_sgid_check(dv, &p.path.sgid);
 		if (rc != 0)
 			return rc;
 		p.private_data = pd;
@@ -396,17 +397,18 @@ cm_open(struct srnd_cm **cp, int *tx_fd)
 
 /* A new CM id of the session's (CM_CREATE_ID), its handle in *h. */
 static int
-cm_create(struct srnd *d, struct srnd_cm *c, struct srnd_cm_id **xp, uint32_t *h)
+cm_create(struct srnd_dev *dv, struct srnd_cm *c, struct srnd_cm_id **xp, uint32_t *h)
 {
 	struct srnic_cm_id *cmid;
 	struct srnd_cm_id *x;
 
-	cmid = srnic_cm_create_id(d->dev.cm, cm_handler, NULL);
+	cmid = srnic_cm_create_id(dv->cm, cm_handler, NULL);
 	if (cmid == NULL)
 		return -ENOMEM;
 	pthread_mutex_lock(&cm_lock);
 	x = id_new(c, cmid);
 	if (x != NULL) {
+		x->dv = dv;
 		srnic_cm_id_set_context(cmid, x);
 		*h = id_handle(c, x);
 	}
@@ -442,8 +444,8 @@ cm_listen(struct srnd_cm_id *x, struct srnic_cm_id *cmid, const struct svc_cm_li
 }
 
 int
-srnd_cm_serve(struct srnd *d, const struct srnd_session *s, struct srnd_cm **cp,
-	      const void *msg, union srnd_rep *rep, int *tx_fd)
+srnd_cm_serve(struct srnd *d, struct srnd_dev *dv, const struct srnd_session *s,
+	      struct srnd_cm **cp, const void *msg, union srnd_rep *rep, int *tx_fd)
 {
 	const struct svc_hdr *h = msg;
 	struct srnd_cm *c = *cp;
@@ -459,18 +461,18 @@ srnd_cm_serve(struct srnd *d, const struct srnd_session *s, struct srnd_cm **cp,
 		union ibv_gid g;
 
 		memcpy(g.raw, q->gid, sizeof(g.raw));
-		return srnic_dev_resolve_neigh(d->dev.sdev, &g, &mac);
+		return srnic_dev_resolve_neigh(dv->sdev, &g, &mac);
 	}
 	if (c == NULL || c->ev_fd < 0)
 		return -EBADF;  /* no CM_OPEN: no id can be the session's */
-	if (d->dev.cm == NULL)
+	if (dv != NULL && dv->cm == NULL)
 		return -ENODEV;
 	if (h->type == SVC_CM_CREATE_ID)
-		return cm_create(d, c, &x, &rep->handle.handle);
+		return cm_create(dv, c, &x, &rep->handle.handle);
 	if (h->type == SVC_CM_CREATE_LISTEN) {
 		/* one round trip for rdma_listen(): the listener is there
 		 * once the library's message is, not a reply later */
-		rc = cm_create(d, c, &x, &rep->handle.handle);
+		rc = cm_create(dv, c, &x, &rep->handle.handle);
 		if (rc != 0)
 			return rc;
 		cmid = x->cmid;
@@ -504,7 +506,7 @@ srnd_cm_serve(struct srnd *d, const struct srnd_session *s, struct srnd_cm **cp,
 		rc = cm_listen(x, cmid, msg);
 		break;
 	case SVC_CM_SEND:
-		rc = cm_send(d, s, cmid, msg);
+		rc = cm_send(x->dv, s, cmid, msg);
 		break;
 	case SVC_CM_STATE:
 		rep->handle.handle = (uint32_t)srnic_cm_id_state(cmid);
@@ -575,9 +577,21 @@ srnd_cm_status(const struct srnd *d, char *t, size_t n)
 	size_t off = 0;
 	int rc;
 
-	if (d->dev.cm == NULL)
+	/* every device's CM's counters, summed: one line as with one device */
+	memset(v, 0, sizeof(v));
+	for (k = 0, i = 0; i < d->nb_devs; i++) {
+		uint64_t w[RTE_DIM(v)];
+		unsigned int j, m;
+
+		if (d->dev[i].cm == NULL)
+			continue;
+		m = srnic_cm_stats_get(d->dev[i].cm, w, RTE_DIM(w));
+		for (j = 0; j < m; j++)
+			v[j] += w[j];
+		k = RTE_MAX(k, m);
+	}
+	if (k == 0)
 		return 0;
-	k = srnic_cm_stats_get(d->dev.cm, v, RTE_DIM(v));
 	for (i = 0; i <= k + CMR_NB + 1 && off + 1 < n; i++) {
 		if (i == 0)
 			rc = snprintf(t, n, "cm ids %u listening %u events_lost %" PRIu64,

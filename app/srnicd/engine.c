@@ -1,6 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The engine's thread: srnic_engine_poll() and the CM (QP1's MADs, its
+ * The engine's thread, one for every device the daemon serves (as DPDK's
+ * l3fwd polls all its ports on one lcore: on a host of few CPUs a thread
+ * per port would take turns at the CPU, where one runs every port's work
+ * to completion in turn): each pass runs every device's
+ * srnic_engine_poll(), then the sessions' rings (the data path) and, every
+ * SRND_CM_POLL_US, every device's CM; it naps only when no device had work.
+ * Per pass: srnic_engine_poll() and the CM (QP1's MADs, its
  * timers) while packets move, yields its CPU after SRND_SPIN_HOT_US without
  * work, naps when nothing has moved for SRND_SPIN_US (and SRND_SPIN_YIELDS
  * of its yields), briefly while QPs wait for the network (SRND_SLEEP_WAIT_US)
@@ -31,23 +37,34 @@ engine_loop(void *arg)
 	uint64_t hot = hz / 1000000 * SRND_SPIN_HOT_US, watch = hz / 1000000 * SRND_WAIT_WATCH_US;
 	uint64_t spin_max = hz / 1000000 * SRND_SPIN_MAX_US;
 	uint64_t now, last_work = rte_rdtsc(), last_cm = 0, cm_next_us = UINT64_MAX;
-	unsigned int nap = SRND_SLEEP_MIN_US, n, yields = 0;
+	unsigned int nap = SRND_SLEEP_MIN_US, n, yields = 0, i, qps_waiting;
 	bool waiting;
 
 	/* this thread's; a failure leaves Linux's default (longer naps) */
 	(void)prctl(PR_SET_TIMERSLACK, SRND_TIMER_SLACK_NS, 0, 0, 0);
 
 	while (!atomic_load_explicit(&d->stop, memory_order_relaxed)) {
-		n = srnic_engine_poll(d->dev.eng);
+		n = 0;
+		for (i = 0; i < d->nb_devs; i++)
+			n += srnic_engine_poll(d->dev[i].eng);
 		n += srnd_dpath_poll(d);
 		atomic_fetch_add_explicit(&d->eng_polls, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&d->eng_gen, 1, memory_order_seq_cst);
 		now = rte_rdtsc();
-		if (d->dev.cm != NULL && now - last_cm >= cm_every) {
-			int m = srnic_cm_poll(d->dev.cm, &cm_next_us);
+		if (now - last_cm >= cm_every) {
+			/* the soonest of the CMs' next timers */
+			cm_next_us = UINT64_MAX;
+			for (i = 0; i < d->nb_devs; i++) {
+				uint64_t next = UINT64_MAX;
+				int m;
 
-			if (m > 0)
-				n += (unsigned int)m;
+				if (d->dev[i].cm == NULL)
+					continue;
+				m = srnic_cm_poll(d->dev[i].cm, &next);
+				if (m > 0)
+					n += (unsigned int)m;
+				cm_next_us = RTE_MIN(cm_next_us, next);
+			}
 			last_cm = now;
 		}
 		if (n > 0) {
@@ -74,7 +91,9 @@ engine_loop(void *arg)
 		if (nap > SRND_SLEEP_DP_MAX_US && atomic_load_explicit(&srnd_counts()->qps,
 								      memory_order_relaxed) > 0)
 			nap = SRND_SLEEP_DP_MAX_US;
-		waiting = now - last_work < watch && srnic_engine_waiting(d->dev.eng) > 0;
+		for (qps_waiting = 0, i = 0; i < d->nb_devs && now - last_work < watch; i++)
+			qps_waiting += srnic_engine_waiting(d->dev[i].eng);
+		waiting = qps_waiting > 0;
 		if (waiting)
 			nap = RTE_MIN(nap, (unsigned int)SRND_SLEEP_WAIT_US);
 		if (nap > cm_next_us)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * srnicd: one DPDK port, the srnic device on it (its engine answering
- * ARP/ND, QP1 and the CM), and the control socket through which the
+ * srnicd: one or more DPDK ports, an srnic device on each (srnic0, srnic1,
+ * ... in --port order; their engines answering ARP/ND, QP1 and the CM,
+ * all on one engine thread), and the control socket through which the
  * host's processes attach (doc/srnicd.md). In the foreground; SIGINT or
  * SIGTERM stops it cleanly. `srnicd --status` asks a running daemon what
  * it serves.
@@ -29,7 +30,7 @@
 #include "srnic_cm.h"
 #include "srnicd.h"
 
-#define SRND_EAL_ARGV_MAX 32
+#define SRND_EAL_ARGV_MAX (16 + SVC_DEVICES_MAX)
 
 static struct srnd srnd = { .listen_fd = -1 };
 
@@ -37,7 +38,8 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-		"usage: srnicd --port DEVARGS --ip A.B.C.D [--lcores LIST] [--mtu N]\n"
+		"usage: srnicd --port DEVARGS --ip A.B.C.D [--port DEVARGS --ip A.B.C.D]...\n"
+		"              [--lcores LIST] [--mtu N]\n"
 		"              [--socket PATH] [--group NAME] [--mem-mb N] [--log-level L]\n"
 		"       srnicd --config FILE [OPTIONS]\n"
 		"       srnicd --status [--socket PATH]\n"
@@ -45,6 +47,8 @@ usage(FILE *f)
 		"             (net_memif0,role=server,socket=/tmp/a.sock, net_af_packet0,iface=eth1,\n"
 		"             a PCI address)\n"
 		"  --ip       the device's IPv4 address on it\n"
+		"             (repeated: each --port starts a device, srnic0, srnic1, ..., the\n"
+		"             --ip beside it is its; at most %d, each its own address)\n"
 		"  --lcores   CPUs: the first is the control thread's, the next the engine's\n"
 		"             (one lcore: the engine runs on a thread beside the control one;\n"
 		"             none: the first CPU the daemon may run on, then its threads on all)\n"
@@ -54,7 +58,7 @@ usage(FILE *f)
 		"  --config   \"key = value\" lines, the keys these options' names (the\n"
 		"             example: config/srnicd.conf); options given here win\n"
 		"  --status   print what the running daemon serves, and exit\n",
-		SVC_SOCK_DEFAULT, SVC_SOCK_ENV, SRND_GROUP_DEFAULT);
+		SVC_DEVICES_MAX, SVC_SOCK_DEFAULT, SVC_SOCK_ENV, SRND_GROUP_DEFAULT);
 }
 
 /* --status: HELLO, STATUS, print the text. */
@@ -141,15 +145,24 @@ lcore_map(const char *list, char *out, size_t n)
  * thread it starts floats as an embedded program's progress thread does.
  * Pinned to one CPU, every srnicd of a host (and their engines) would
  * share CPU 0 with whatever else runs there. */
-static int
-eal_start(const char *port, const char *lcores, unsigned int mem_mb, const char *loglvl)
+/* Whether a --port is a PCI address (EAL's -a), not a virtual device (--vdev) */
+static bool
+port_is_pci(const char *port)
 {
-	static char prefix[64], mem[32], lc[16], lcarg[1024], dev[600], ll[96];
-	char *argv[SRND_EAL_ARGV_MAX];
-	int argc = 0, cpu;
 	unsigned int a, b, c, e;
-	bool pci = sscanf(port, "%x:%x:%x.%x", &a, &b, &c, &e) == 4 ||
-		   sscanf(port, "%x:%x.%x", &a, &b, &c) == 3;
+
+	return sscanf(port, "%x:%x:%x.%x", &a, &b, &c, &e) == 4 ||
+	       sscanf(port, "%x:%x.%x", &a, &b, &c) == 3;
+}
+
+static int
+eal_start(const struct srnd *d, const char *lcores, unsigned int mem_mb, const char *loglvl)
+{
+	static char prefix[64], mem[32], lc[16], lcarg[1024], dev[SVC_DEVICES_MAX][600], ll[96];
+	char *argv[SRND_EAL_ARGV_MAX], ports[SVC_DEVICES_MAX * 64] = "";
+	int argc = 0, cpu;
+	unsigned int i;
+	bool pci = false;
 	bool float_cpus = false;
 	cpu_set_t cpus;
 
@@ -182,17 +195,25 @@ eal_start(const char *port, const char *lcores, unsigned int mem_mb, const char 
 	argv[argc++] = "--iova-mode=va";
 	snprintf(ll, sizeof(ll), "--log-level=%s", loglvl);
 	argv[argc++] = ll;
-	if (pci) {
-		snprintf(dev, sizeof(dev), "-a%s", port);
-	} else {
-		snprintf(dev, sizeof(dev), "--vdev=%s", port);
-		argv[argc++] = "--no-pci";
+	for (i = 0; i < d->nb_devs; i++) {
+		const char *port = d->dev[i].devargs;
+
+		if (port_is_pci(port)) {
+			pci = true;
+			snprintf(dev[i], sizeof(dev[i]), "-a%s", port);
+		} else {
+			snprintf(dev[i], sizeof(dev[i]), "--vdev=%s", port);
+		}
+		argv[argc++] = dev[i];
+		snprintf(ports + strlen(ports), sizeof(ports) - strlen(ports), "%s--port %.40s",
+			 i > 0 ? ", " : "", port);
 	}
-	argv[argc++] = dev;
+	if (!pci)
+		argv[argc++] = "--no-pci";
 	argv[argc] = NULL;
 	if (srnic_eal_init(argc, argv) < 0) {
-		srnd_log("DPDK did not start (%s): check --port %s and --lcores %s "
-			 "(--log-level debug shows why)", rte_strerror(rte_errno), port, lcores);
+		srnd_log("DPDK did not start (%s): check %s and --lcores %s "
+			 "(--log-level debug shows why)", rte_strerror(rte_errno), ports, lcores);
 		return -1;
 	}
 	if (float_cpus)
@@ -220,6 +241,15 @@ device_start(struct srnd_dev *dv, unsigned int mtu)
 			 "(%d characters): programs will not find the device's netdev",
 			 dv->devargs, SVC_NETDEV_MAX - 1);
 	if (rte_eth_dev_get_port_by_name(name, &dv->port_id) != 0) {
+		/* a PCI address as the user wrote it ("03:00.0") is not always
+		 * the port's name ("0000:03:00.0"): the one port, when there is
+		 * one; with several, the name must be the port's */
+		if (srnd.nb_devs > 1) {
+			srnd_log("--port %s: no DPDK port is named %s (give a PCI address in "
+				 "full, 0000:BB:DD.F, when srnicd has several ports)", dv->devargs,
+				 name);
+			return -1;
+		}
 		if (rte_eth_dev_count_avail() == 0) {
 			srnd_log("--port %s made no DPDK port (DPDK's lines above say why)",
 				 dv->devargs);
@@ -248,6 +278,72 @@ device_start(struct srnd_dev *dv, unsigned int mtu)
 	return 0;
 }
 
+static void
+device_stop(struct srnd_dev *dv)
+{
+	if (dv->cm != NULL)
+		srnic_cm_destroy(dv->cm);
+	dv->cm = NULL;
+	if (dv->sdev != NULL && srnic_dev_destroy(dv->sdev) != 0)
+		srnd_log("%s did not go cleanly", dv->name);
+	dv->sdev = NULL;
+}
+
+/* The options' devices: each a --port and an --ip, no two on one address
+ * (a program's rdma_cm finds a device by its address); named srnic0,
+ * srnic1, ... in order. 0, or -1 after saying what is wrong. */
+static int
+devices_check(struct srnd *d)
+{
+	struct in_addr ip[SVC_DEVICES_MAX];
+	unsigned int i, k;
+
+	if (d->nb_devs == 0) {
+		srnd_log("--port DEVARGS and --ip A.B.C.D are both needed");
+		return -1;
+	}
+	for (i = 0; i < d->nb_devs; i++) {
+		struct srnd_dev *dv = &d->dev[i];
+
+		dv->idx = i;
+		snprintf(dv->name, sizeof(dv->name), SRND_DEV_NAME, i);
+		if (dv->devargs[0] == '\0' || dv->ip[0] == '\0') {
+			srnd_log("device %u (%s): --port DEVARGS and --ip A.B.C.D are both needed "
+				 "(each --port with its --ip)", i,
+				 dv->devargs[0] != '\0' ? dv->devargs : dv->ip);
+			return -1;
+		}
+		if (inet_pton(AF_INET, dv->ip, &ip[i]) != 1) {
+			srnd_log("--ip %s is not an IPv4 address (A.B.C.D)", dv->ip);
+			return -1;
+		}
+		for (k = 0; k < i; k++) {
+			if (ip[k].s_addr == ip[i].s_addr) {
+				srnd_log("--ip %s: both %s (--port %s) and %s (--port %s) have it; "
+					 "give each device an address of its own", dv->ip,
+					 d->dev[k].name, d->dev[k].devargs, dv->name, dv->devargs);
+				return -1;
+			}
+			if (strcmp(d->dev[k].devargs, dv->devargs) == 0) {
+				srnd_log("--port %s given twice (%s and %s): one device per port",
+					 dv->devargs, d->dev[k].name, dv->name);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* "srnic0 on DEVARGS, ip A.B.C.D" appended to the ready line */
+static void
+ready_line(const struct srnd *d, unsigned int i, char *t, size_t n)
+{
+	size_t off = strlen(t);
+
+	snprintf(t + off, n - off, "%s%s on %s, ip %s", i > 0 ? "; " : "", d->dev[i].name,
+		 d->dev[i].devargs, d->dev[i].ip);
+}
+
 /* The port's watch: link and MTU changes (srnic_get_async_event()), and a
  * line when the link changes. */
 static void
@@ -258,8 +354,7 @@ port_watch(struct srnd_dev *dv)
 	int up;
 
 	while (srnic_get_async_event(dv->sdev, &ev) == 0)
-		srnd_objs_async(&ev);
-	srnd_objs_watch();
+		srnd_objs_async(dv, &ev);
 	if (srnic_dev_query_port(dv->sdev, &pa) != 0)
 		return;
 	up = pa.state == IBV_PORT_ACTIVE;
@@ -269,8 +364,19 @@ port_watch(struct srnd_dev *dv)
 	dv->link_up = up;
 }
 
-/* epoll's tag for the device's async event fd: an engine queued an event */
-static char tag_async;
+/* epoll's tags for the devices' async event fds: an engine queued an event */
+static char tag_async[SVC_DEVICES_MAX];
+
+/* Every port's watch, then the sessions' (srnd_objs_watch()) */
+static void
+ports_watch(struct srnd *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->nb_devs; i++)
+		port_watch(&d->dev[i]);
+	srnd_objs_watch();
+}
 
 static int
 serve_loop(struct srnd *d, int sfd)
@@ -278,6 +384,7 @@ serve_loop(struct srnd *d, int sfd)
 	struct epoll_event ev, evs[16];
 	struct signalfd_siginfo si;
 	int epfd, n, i, sig = 0;
+	unsigned int k;
 	uint64_t v;
 
 	epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -290,9 +397,11 @@ serve_loop(struct srnd *d, int sfd)
 	epoll_ctl(epfd, EPOLL_CTL_ADD, sfd, &ev);
 	/* an engine's event (QP fatal, SRQ limit, ...) reaches its session at
 	 * once, not at the next look at the port */
-	ev.data.ptr = &tag_async;
-	if (srnic_dev_event_fd(d->dev.sdev) >= 0)
-		epoll_ctl(epfd, EPOLL_CTL_ADD, srnic_dev_event_fd(d->dev.sdev), &ev);
+	for (k = 0; k < d->nb_devs; k++) {
+		ev.data.ptr = &tag_async[k];
+		if (srnic_dev_event_fd(d->dev[k].sdev) >= 0)
+			epoll_ctl(epfd, EPOLL_CTL_ADD, srnic_dev_event_fd(d->dev[k].sdev), &ev);
+	}
 	while (sig == 0) {
 		n = epoll_wait(epfd, evs, 16, SRND_PORT_WATCH_MS);
 		/* telemetry reads what this thread serves (telemetry.c) */
@@ -301,9 +410,11 @@ serve_loop(struct srnd *d, int sfd)
 			if (evs[i].data.ptr == &srnd_tag_listen) {
 				while (srnd_sessions_accept(d, epfd) > 0)
 					;
-			} else if (evs[i].data.ptr == &tag_async) {
+			} else if ((char *)evs[i].data.ptr >= tag_async &&
+				   (char *)evs[i].data.ptr < tag_async + SVC_DEVICES_MAX) {
+				k = (unsigned int)((char *)evs[i].data.ptr - tag_async);
 				/* cleared here, the events taken by port_watch() below */
-				if (read(srnic_dev_event_fd(d->dev.sdev), &v, sizeof(v)) < 0)
+				if (read(srnic_dev_event_fd(d->dev[k].sdev), &v, sizeof(v)) < 0)
 					v = 0;
 			} else if (evs[i].data.ptr == &srnd_tag_signal) {
 				if (read(sfd, &si, sizeof(si)) == sizeof(si))
@@ -312,7 +423,7 @@ serve_loop(struct srnd *d, int sfd)
 				srnd_session_event(d, epfd, evs[i].data.ptr, evs[i].events);
 			}
 		}
-		port_watch(&d->dev);
+		ports_watch(d);
 		srnd_ctl_unlock();
 	}
 	srnd_log("%s: stopping", strsignal(sig));
@@ -326,6 +437,12 @@ struct srnd_opts {
 	const char *lcores, *group, *loglvl;
 	unsigned int mtu, mem_mb;
 	bool status;
+	/* this pass' device: the one its last --port or --ip set (-1: none
+	 * yet), and whether this pass gave it each. A pass' i-th device is
+	 * d->dev[i]: the command line's second pass sets the fields it gives
+	 * over the config file's (the one-port "--ip" over a file's port) */
+	int cur;
+	bool cur_port, cur_ip;
 };
 
 static const struct option srnd_options[] = {
@@ -352,10 +469,36 @@ parse_options(int argc, char **argv, struct srnd *d, struct srnd_opts *o, const 
 	int c;
 
 	optind = 0;     /* glibc: start again (a second pass) */
+	o->cur = -1;
 	while ((c = getopt_long(argc, argv, "h", srnd_options, NULL)) != -1) {
 		switch (c) {
-		case 'p': snprintf(d->dev.devargs, sizeof(d->dev.devargs), "%s", optarg); break;
-		case 'i': snprintf(d->dev.ip, sizeof(d->dev.ip), "%s", optarg); break;
+		case 'p':
+		case 'i':
+			/* a --port (--ip) starts the next device unless this
+			 * pass' current one has none yet: "--port A --ip X",
+			 * "--ip X --port A" both make one */
+			if (o->cur < 0 || (c == 'p' ? o->cur_port : o->cur_ip)) {
+				if (o->cur + 1 >= SVC_DEVICES_MAX) {
+					srnd_log("--%s %s: more than %d ports (SVC_DEVICES_MAX, the "
+						 "devices a daemon serves); run a second srnicd with "
+						 "--socket PATH for the rest", c == 'p' ? "port" : "ip",
+						 optarg, SVC_DEVICES_MAX);
+					return 2;
+				}
+				o->cur++;
+				o->cur_port = o->cur_ip = false;
+				if ((unsigned int)o->cur >= d->nb_devs)
+					d->nb_devs = (unsigned int)o->cur + 1;
+			}
+			if (c == 'p') {
+				snprintf(d->dev[o->cur].devargs, sizeof(d->dev[o->cur].devargs), "%s",
+					 optarg);
+				o->cur_port = true;
+			} else {
+				snprintf(d->dev[o->cur].ip, sizeof(d->dev[o->cur].ip), "%s", optarg);
+				o->cur_ip = true;
+			}
+			break;
 		case 'l': o->lcores = optarg; break;
 		case 'M': o->mtu = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'm': o->mem_mb = (unsigned int)strtoul(optarg, NULL, 0); break;
@@ -464,6 +607,8 @@ main(int argc, char **argv)
 	};
 	const char *config = NULL;
 	struct srnd *d = &srnd;
+	char ready[SVC_DEVICES_MAX * 160] = "";
+	unsigned int i;
 	sigset_t set;
 	int sfd, rc = 0;
 
@@ -471,7 +616,6 @@ main(int argc, char **argv)
 		srnd_log("%s is longer than a unix socket's path", SVC_SOCK_ENV);
 		return 2;
 	}
-	snprintf(d->dev.name, sizeof(d->dev.name), "%s", SRND_DEV_NAME);
 	/* the command line once for --config, the file, the command line again */
 	rc = parse_options(argc, argv, d, &o, &config);
 	if (rc == 0 && config != NULL) {
@@ -483,8 +627,7 @@ main(int argc, char **argv)
 		return rc == 1 ? 0 : rc;
 	if (o.status)
 		return status_client();
-	if (d->dev.devargs[0] == '\0' || d->dev.ip[0] == '\0') {
-		srnd_log("--port DEVARGS and --ip A.B.C.D are both needed");
+	if (devices_check(d) != 0) {
 		usage(stderr);
 		return 2;
 	}
@@ -514,20 +657,26 @@ main(int argc, char **argv)
 	sfd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (sfd < 0)
 		return 1;
-	if (eal_start(d->dev.devargs, o.lcores, o.mem_mb, o.loglvl) != 0)
+	if (eal_start(d, o.lcores, o.mem_mb, o.loglvl) != 0)
 		return 1;
-	if (device_start(&d->dev, o.mtu) != 0) {
-		rte_eal_cleanup();
-		return 1;
+	for (i = 0; i < d->nb_devs; i++) {
+		if (device_start(&d->dev[i], o.mtu) != 0) {
+			while (i-- > 0)
+				device_stop(&d->dev[i]);
+			rte_eal_cleanup();
+			return 1;
+		}
 	}
 	if (srnd_sessions_listen(d, o.group) != 0 || srnd_engine_start(d) != 0) {
 		rc = 1;
 		goto out;
 	}
-	port_watch(&d->dev);
+	ports_watch(d);
 	d->ready_cpu_us = srnd_cpu_us();
 	d->ready_wall_us = srnd_wall_us();
-	srnd_log("ready: %s on %s, ip %s, engine %s", d->dev.name, d->dev.devargs, d->dev.ip,
+	for (i = 0; i < d->nb_devs; i++)
+		ready_line(d, i, ready, sizeof(ready));
+	srnd_log("ready: %s, engine %s", ready,
 		 d->eng_lcore < RTE_MAX_LCORE ? "on a worker lcore" : "on a thread");
 	srnd_telemetry_set(d);
 	serve_loop(d, sfd);
@@ -542,10 +691,8 @@ out:
 	srnd_sessions_close_all(d);
 	srnd_objs_retired_drain();
 	srnd_engine_stop(d);
-	if (d->dev.cm != NULL)
-		srnic_cm_destroy(d->dev.cm);
-	if (srnic_dev_destroy(d->dev.sdev) != 0)
-		srnd_log("the device did not go cleanly");
+	for (i = 0; i < d->nb_devs; i++)
+		device_stop(&d->dev[i]);
 	rte_eal_cleanup();
 	close(sfd);
 	if (rc == 0)

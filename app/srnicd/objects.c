@@ -52,6 +52,7 @@ struct srnd_evsrc {
 
 struct srnd_pd {
 	struct srnic_pd *spd;
+	struct srnd_dev *dv;        /* the device ALLOC_PD's handle named: its objects' */
 	unsigned int users;         /* CQs do not count; QPs and MRs do */
 };
 
@@ -91,6 +92,7 @@ struct srnd_mw {
 struct srnd_cq {
 	struct srnd_evsrc src;
 	struct srnic_cq *scq;
+	struct srnd_dev *dv;        /* the device CREATE_CQ's handle named (its engine's) */
 	uint32_t ring, size;
 	uint32_t prod;              /* the daemon's own copy: the ring's prod */
 	unsigned int users;
@@ -155,6 +157,7 @@ struct srnd_objs {
 	uint16_t gen;
 	int live;                   /* its index in dp_live[], -1 while not published */
 	int async_fd;               /* the async pipe's write end (MAP_SHM's), or -1 */
+	_Atomic uint32_t devices;   /* the devices its session holds open: bit i, dev[i] */
 	bool fd_refused;            /* a request's descriptor refused (logged once) */
 	uint32_t ev_prod;           /* the control thread's copy of shm->async.prod */
 	uint64_t mr_bytes;
@@ -1529,6 +1532,12 @@ rereg_mr(struct srnd_objs *o, const struct svc_rereg_mr_req *q, int fd,
 		return -EBADF;
 	if ((q->flags & IBV_REREG_MR_CHANGE_PD) && pd_of(o, q->pd, &npd) != 0)
 		return -EINVAL;
+	/* an MR stays its device's: a PD of another's is refused */
+	if ((q->flags & IBV_REREG_MR_CHANGE_PD) && pd_of(o, sl->mr.pd, &opd) == 0 &&
+	    opd->dv != npd->dv) {
+		counts.dev_mixed++;
+		return -EINVAL;
+	}
 	note = malloc(sizeof(*note));
 	if (note == NULL)
 		return -ENOMEM;
@@ -1584,7 +1593,7 @@ rereg_mr(struct srnd_objs *o, const struct svc_rereg_mr_req *q, int fd,
 }
 
 static int
-create_cq(struct srnd *d, struct srnd_objs *o, const struct svc_create_cq_req *q,
+create_cq(struct srnd_dev *dv, struct srnd_objs *o, const struct svc_create_cq_req *q,
 	  struct svc_create_cq_rep *rep)
 {
 	struct srnd_slot *sl, *ch = NULL;
@@ -1599,9 +1608,10 @@ create_cq(struct srnd *d, struct srnd_objs *o, const struct svc_create_cq_req *q
 	sl = obj_new(o, K_CQ, &idx);
 	if (sl == NULL)
 		return -ENOSPC;
-	sl->cq.scq = srnic_create_cq(d->dev.sdev, (int)q->cqe, d->dev.eng);
+	sl->cq.scq = srnic_create_cq(dv->sdev, (int)q->cqe, dv->eng);
 	if (sl->cq.scq == NULL)
 		return -(rte_errno != 0 ? rte_errno : ENOMEM);
+	sl->cq.dv = dv;
 	sl->used = true;
 	sl->cq.ring = idx;
 	sl->cq.size = size;
@@ -1650,6 +1660,15 @@ destroy_cq(struct srnd *d, struct srnd_objs *o, struct srnd_slot *sl)
 	return 0;
 }
 
+/* An SRQ's device: its PD's (NULL if its PD is gone: never while it lives) */
+static const struct srnd_dev *
+srq_dev(struct srnd_objs *o, const struct srnd_slot *srq)
+{
+	struct srnd_pd *pd;
+
+	return pd_of(o, srq->srq.pd, &pd) == 0 ? pd->dv : NULL;
+}
+
 static void
 cap_clamp(struct svc_qp_cap *c)
 {
@@ -1677,6 +1696,15 @@ create_qp(struct srnd_objs *o, const struct svc_create_qp_req *q, struct svc_cre
 		return -EBADF;
 	if (q->srq != 0 && (srq = obj_get(o, K_SRQ, q->srq)) == NULL)
 		return -EBADF;
+	/* a QP is one device's: its PD's, its CQs' and its SRQ's (srnic's
+	 * engine of one device would complete into another's CQ, whose
+	 * engine is its only writer). verbs' objects are one context's,
+	 * so no library asks this; the protocol can. */
+	if (scq->cq.dv != pd->dv || rcq->cq.dv != pd->dv ||
+	    (srq != NULL && srq_dev(o, srq) != pd->dv)) {
+		counts.dev_mixed++;
+		return -EINVAL;
+	}
 	if (q->qp_type != IBV_QPT_RC && q->qp_type != IBV_QPT_UC && q->qp_type != IBV_QPT_UD)
 		return -EOPNOTSUPP;
 	if (cap.max_send_wr > SVC_RING_WR_MAX || cap.max_recv_wr > SVC_RING_WR_MAX ||
@@ -1947,7 +1975,7 @@ alloc_mw(struct srnd_objs *o, const struct svc_alloc_mw_req *q, struct svc_alloc
 }
 
 static int
-create_srq(struct srnd *d, struct srnd_objs *o, const struct svc_create_srq_req *q,
+create_srq(struct srnd_objs *o, const struct svc_create_srq_req *q,
 	   struct svc_create_srq_rep *rep)
 {
 	struct ibv_srq_init_attr ia;
@@ -1972,7 +2000,7 @@ create_srq(struct srnd *d, struct srnd_objs *o, const struct svc_create_srq_req 
 	ia.attr.max_wr = size;
 	ia.attr.max_sge = q->max_sge;
 	ia.attr.srq_limit = q->srq_limit;
-	sl->srq.ssrq = srnic_create_srq(pd->spd, &ia, d->dev.eng);
+	sl->srq.ssrq = srnic_create_srq(pd->spd, &ia, pd->dv->eng);
 	if (sl->srq.ssrq == NULL)
 		return -(rte_errno != 0 ? rte_errno : EINVAL);
 	sl->srq.ring = idx;
@@ -2048,9 +2076,15 @@ srnd_objs_new(void)
 	return o;
 }
 
+void
+srnd_objs_set_devices(struct srnd_objs *o, uint32_t mask)
+{
+	atomic_store(&o->devices, mask);
+}
+
 int
-srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd_rep *rep,
-		int *rx_fd, int *tx_fd)
+srnd_objs_serve(struct srnd *d, struct srnd_dev *dv, struct srnd_objs *o, const void *msg,
+		union srnd_rep *rep, int *rx_fd, int *tx_fd)
 {
 	struct svc_hdr h;
 	struct srnd_slot *sl;
@@ -2073,9 +2107,10 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 		sl = obj_new(o, K_PD, &idx);
 		if (sl == NULL)
 			return -ENOSPC;
-		sl->pd.spd = srnic_alloc_pd(d->dev.sdev);
+		sl->pd.spd = srnic_alloc_pd(dv->sdev);
 		if (sl->pd.spd == NULL)
 			return -(rte_errno != 0 ? rte_errno : ENOMEM);
+		sl->pd.dv = dv;
 		sl->used = true;
 		counts.pds++;
 		rep->handle.handle = obj_handle(K_PD, sl, idx);
@@ -2117,7 +2152,7 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 		return sl == NULL ? -EBADF : dereg_mr(o, sl);
 	}
 	case SVC_CREATE_CQ:
-		return create_cq(d, o, msg, &rep->create_cq);
+		return create_cq(dv, o, msg, &rep->create_cq);
 	case SVC_DESTROY_CQ: {
 		const struct svc_handle_req *q = msg;
 
@@ -2201,7 +2236,7 @@ srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd
 	case SVC_CREATE_AH:
 		return create_ah(o, msg, &rep->handle);
 	case SVC_CREATE_SRQ:
-		return create_srq(d, o, msg, &rep->create_srq);
+		return create_srq(o, msg, &rep->create_srq);
 	case SVC_MODIFY_SRQ:
 	case SVC_QUERY_SRQ:
 	case SVC_DESTROY_SRQ:
@@ -2413,17 +2448,17 @@ ev_push(struct srnd_objs *o, uint32_t type, uint32_t handle)
 }
 
 void
-srnd_objs_async(const struct srnic_async_event *ev)
+srnd_objs_async(const struct srnd_dev *dv, const struct srnic_async_event *ev)
 {
 	const struct srnd_evsrc *src = ev->user;
 	struct srnd_objs *o;
 	unsigned int i;
 
 	if (ev->event_type == IBV_EVENT_PORT_ACTIVE || ev->event_type == IBV_EVENT_PORT_ERR) {
-		/* the port's: every session holding the device open */
+		/* the port's: every session holding its device open */
 		for (i = 0; i < SRND_SESSIONS_MAX; i++) {
 			o = atomic_load(&dp_live[i]);
-			if (o != NULL)
+			if (o != NULL && (atomic_load(&o->devices) & (1u << dv->idx)) != 0)
 				ev_push(o, ev->event_type, ev->port_num);
 		}
 		return;

@@ -41,6 +41,7 @@ struct srnd_session {
 	struct {
 		bool open;
 		uint16_t gen;
+		uint8_t idx;        /* the daemon's device it opened (srnd.dev[idx]) */
 	} dev[SVC_SESSION_DEVICES_MAX];
 	struct srnd_objs *objs;     /* its verbs objects and rings, from its first MAP_SHM */
 	struct srnd_cm *cm;         /* its rdma_cm ids, from its CM_OPEN */
@@ -251,7 +252,7 @@ handle_make(unsigned int slot, uint16_t gen)
 	return ((uint32_t)gen << 16) | (slot + 1);
 }
 
-/* The session's open device a handle names, or -EBADF. */
+/* The session's open device a handle names: its index in d->dev[], or -EBADF. */
 static int
 handle_check(const struct srnd_session *s, uint32_t handle)
 {
@@ -260,7 +261,20 @@ handle_check(const struct srnd_session *s, uint32_t handle)
 	if ((handle & 0xffff) == 0 || slot >= SVC_SESSION_DEVICES_MAX || !s->dev[slot].open ||
 	    s->dev[slot].gen != handle >> 16)
 		return -EBADF;
-	return 0;   /* one device: every handle names it */
+	return s->dev[slot].idx;
+}
+
+/* The devices s holds open, bit i for d->dev[i] */
+static uint32_t
+devices_open(const struct srnd_session *s)
+{
+	uint32_t mask = 0;
+	unsigned int k;
+
+	for (k = 0; k < SVC_SESSION_DEVICES_MAX; k++)
+		if (s->dev[k].open)
+			mask |= 1u << s->dev[k].idx;
+	return mask;
 }
 
 int
@@ -319,10 +333,27 @@ srnd_session_info(unsigned int slot, struct srnd_session_info *si)
 	snprintf(si->prog, sizeof(si->prog), "%s", s->prog);
 	for (si->devices_open = 0, k = 0; k < SVC_SESSION_DEVICES_MAX; k++)
 		si->devices_open += s->dev[k].open;
+	si->devices = devices_open(s);
 	srnd_objs_held(s->objs, &si->qps, &si->mrs, &si->wqes);
 	si->cm_ids = s->cm != NULL ? srnd_cm_ids(s->cm) : 0;
 	si->msgs = s->msgs;
 	return true;
+}
+
+/* status' names of the devices in mask: "srnic0,srnic1", "-" for none */
+static void
+devices_names(const struct srnd *d, uint32_t mask, char *t, size_t n)
+{
+	unsigned int i;
+	size_t off = 0;
+
+	t[0] = '\0';
+	for (i = 0; i < d->nb_devs && off + 1 < n; i++)
+		if ((mask & (1u << i)) != 0)
+			off += (size_t)snprintf(t + off, n - off, "%s%s", off > 0 ? "," : "",
+						d->dev[i].name);
+	if (off == 0)
+		snprintf(t, n, "-");
 }
 
 static void
@@ -330,11 +361,11 @@ status_text(struct srnd *d, char *t, size_t n)
 {
 	struct ibv_port_attr pa;
 	union ibv_gid gid;
-	char g[2][64], where[64];
+	char g[2][64], where[64], names[SVC_DEVICES_MAX * SVC_NAME_MAX];
 	uint64_t cpu = srnd_cpu_us() - d->ready_cpu_us, wall = srnd_wall_us() - d->ready_wall_us;
 	size_t off = 0;
 	struct srnd_session_info si;
-	unsigned int i, k, lc;
+	unsigned int i, k, lc, v;
 	int rc;
 
 #define ADD(...) do { \
@@ -342,22 +373,28 @@ status_text(struct srnd *d, char *t, size_t n)
 		if (rc > 0) \
 			off = (size_t)rc >= n - off ? n - 1 : off + (size_t)rc; \
 	} while (0)
-	memset(&pa, 0, sizeof(pa));
-	srnic_dev_query_port(d->dev.sdev, &pa);
-	for (i = 0; i < 2; i++) {
-		srnic_dev_gid(d->dev.sdev, (int)i, &gid);
-		for (k = 0; k < 8; k++)
-			snprintf(g[i] + k * 5, 6, "%02x%02x%s", gid.raw[2 * k], gid.raw[2 * k + 1],
-				 k < 7 ? ":" : "");
-	}
 	ADD("srnicd pid %d socket %s\n", (int)getpid(), d->sock_path);
 	ADD("telemetry %s/dpdk_telemetry.v2 (dpdk-telemetry.py -f %s: /srnicd/info, "
-	    "/srnicd/sessions, /srnicd/session,ID, /srnic/stats,%s)\n", rte_eal_get_runtime_dir(),
-	    basename_of(rte_eal_get_runtime_dir()), d->dev.name);
-	ADD("device %s port %s ip %s\n", d->dev.name, d->dev.devargs, d->dev.ip);
-	ADD("  link %s mtu %u\n", srnd_port_state_name(&pa), pa.active_mtu == IBV_MTU_4096 ? 4096 :
-	    128u << pa.active_mtu);
-	ADD("  gid[0] %s\n  gid[1] %s\n", g[0], g[1]);
+	    "/srnicd/devices, /srnicd/sessions, /srnicd/session,ID, /srnic/stats,%s)\n",
+	    rte_eal_get_runtime_dir(), basename_of(rte_eal_get_runtime_dir()), d->dev[0].name);
+	/* every device, in LIST_DEVICES' order; the engine's line after them
+	 * (one thread serves them all) */
+	for (v = 0; v < d->nb_devs; v++) {
+		const struct srnd_dev *dv = &d->dev[v];
+
+		memset(&pa, 0, sizeof(pa));
+		srnic_dev_query_port(dv->sdev, &pa);
+		for (i = 0; i < 2; i++) {
+			srnic_dev_gid(dv->sdev, (int)i, &gid);
+			for (k = 0; k < 8; k++)
+				snprintf(g[i] + k * 5, 6, "%02x%02x%s", gid.raw[2 * k],
+					 gid.raw[2 * k + 1], k < 7 ? ":" : "");
+		}
+		ADD("device %s port %s ip %s\n", dv->name, dv->devargs, dv->ip);
+		ADD("  link %s mtu %u\n", srnd_port_state_name(&pa),
+		    pa.active_mtu == IBV_MTU_4096 ? 4096 : 128u << pa.active_mtu);
+		ADD("  gid[0] %s\n  gid[1] %s\n", g[0], g[1]);
+	}
 	lc = atomic_load(&d->eng_thread_lcore);
 	if (d->eng_lcore < RTE_MAX_LCORE)
 		snprintf(where, sizeof(where), "on a worker lcore");
@@ -402,12 +439,17 @@ status_text(struct srnd *d, char *t, size_t n)
 	    srnd_counts()->mrs_retired);
 	ADD("mrs_dereg_failed %" PRIu64 " (MRs a session's end could not deregister: a bug, "
 	    "left mapped; see the log)\n", srnd_counts()->mrs_dereg_failed);
-	for (i = 0; i < SRND_SESSIONS_MAX; i++)
-		if (srnd_session_info(i, &si))
-			ADD("  session %" PRIu32 " pid %d uid %u program %s devices_open %u qps %u "
-			    "mrs %u wqes %" PRIu64 " cm_ids %u\n", si.id, (int)si.pid,
-			    (unsigned int)si.uid, si.prog, si.devices_open, si.qps, si.mrs, si.wqes,
-			    si.cm_ids);
+	ADD("dev_mixed %" PRIu64 " (requests refused for naming objects of two devices: "
+	    "EINVAL)\n", srnd_counts()->dev_mixed);
+	for (i = 0; i < SRND_SESSIONS_MAX; i++) {
+		if (!srnd_session_info(i, &si))
+			continue;
+		devices_names(d, si.devices, names, sizeof(names));
+		ADD("  session %" PRIu32 " pid %d uid %u program %s devices_open %u qps %u "
+		    "mrs %u wqes %" PRIu64 " cm_ids %u devices %s\n", si.id, (int)si.pid,
+		    (unsigned int)si.uid, si.prog, si.devices_open, si.qps, si.mrs, si.wqes,
+		    si.cm_ids, names);
+	}
 #undef ADD
 }
 
@@ -440,6 +482,7 @@ session_limits(struct ibv_device_attr *a)
 static const char *
 serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *rep)
 {
+	struct srnd_dev *dv = NULL;
 	struct svc_hdr h;
 	int32_t st = 0;
 	unsigned int i;
@@ -467,25 +510,28 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 		rep->hello.major = SVC_VERSION_MAJOR;
 		rep->hello.minor = SVC_VERSION_MINOR;
 		rep->hello.session = s->id;
-		rep->hello.nb_devices = 1;
+		rep->hello.nb_devices = d->nb_devs;
 		return NULL;
 	}
 	case SVC_LIST_DEVICES: {
 		struct ibv_device_attr a;
 
-		rep->list.nb = 1;
-		snprintf(rep->list.dev[0].name, sizeof(rep->list.dev[0].name), "%s", d->dev.name);
-		if (srnic_dev_query(d->dev.sdev, &a) == 0)
-			rep->list.dev[0].guid = a.node_guid;
-		rep->list.dev[0].index = 0;
-		snprintf(rep->list.dev[0].netdev, sizeof(rep->list.dev[0].netdev), "%s",
-			 d->dev.netdev);
+		rep->list.nb = d->nb_devs;
+		for (i = 0; i < d->nb_devs; i++) {
+			snprintf(rep->list.dev[i].name, sizeof(rep->list.dev[i].name), "%s",
+				 d->dev[i].name);
+			if (srnic_dev_query(d->dev[i].sdev, &a) == 0)
+				rep->list.dev[i].guid = a.node_guid;
+			rep->list.dev[i].index = i;
+			snprintf(rep->list.dev[i].netdev, sizeof(rep->list.dev[i].netdev), "%s",
+				 d->dev[i].netdev);
+		}
 		return NULL;
 	}
 	case SVC_OPEN_DEVICE: {
 		const struct svc_open_req *q = msg;
 
-		if (q->index != 0) {
+		if (q->index >= d->nb_devs) {
 			rep->h.status = -ENODEV;
 			return NULL;
 		}
@@ -496,26 +542,33 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 			return NULL;
 		}
 		s->dev[i].open = true;
+		s->dev[i].idx = (uint8_t)q->index;
 		s->dev[i].gen = s->gen++;
 		if (s->gen == 0)
 			s->gen = 1;
 		rep->handle.handle = handle_make(i, s->dev[i].gen);
+		if (s->objs != NULL)
+			srnd_objs_set_devices(s->objs, devices_open(s));
 		return NULL;
 	}
 	case SVC_CLOSE_DEVICE: {
 		const struct svc_handle_req *q = msg;
 
 		st = handle_check(s, q->handle);
-		if (st == 0)
+		if (st >= 0) {
 			s->dev[(q->handle & 0xffff) - 1].open = false;
+			if (s->objs != NULL)
+				srnd_objs_set_devices(s->objs, devices_open(s));
+			st = 0;
+		}
 		break;
 	}
 	case SVC_QUERY_DEVICE: {
 		const struct svc_handle_req *q = msg;
 
 		st = handle_check(s, q->handle);
-		if (st == 0)
-			st = srnic_dev_query(d->dev.sdev, &rep->qdev.attr);
+		if (st >= 0)
+			st = srnic_dev_query(d->dev[st].sdev, &rep->qdev.attr);
 		if (st == 0)
 			session_limits(&rep->qdev.attr);
 		break;
@@ -524,20 +577,20 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 		const struct svc_query_port_req *q = msg;
 
 		st = handle_check(s, q->handle);
-		if (st == 0 && q->port != 1)
+		if (st >= 0 && q->port != 1)
 			st = -EINVAL;
-		if (st == 0)
-			st = srnic_dev_query_port(d->dev.sdev, &rep->qport.attr);
+		if (st >= 0)
+			st = srnic_dev_query_port(d->dev[st].sdev, &rep->qport.attr);
 		break;
 	}
 	case SVC_QUERY_GID: {
 		const struct svc_query_gid_req *q = msg;
 
 		st = handle_check(s, q->handle);
-		if (st == 0 && (q->port != 1 || q->index >= SRNIC_GID_TBL_LEN))
+		if (st >= 0 && (q->port != 1 || q->index >= SRNIC_GID_TBL_LEN))
 			st = -EINVAL;
-		if (st == 0)
-			st = srnic_dev_gid(d->dev.sdev, (int)q->index, &rep->qgid.gid);
+		if (st >= 0)
+			st = srnic_dev_gid(d->dev[st].sdev, (int)q->index, &rep->qgid.gid);
 		rep->qgid.type = IBV_GID_TYPE_ROCE_V2;
 		break;
 	}
@@ -552,8 +605,9 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 		/* srnic reads the GRH area and the CQE's flags, nothing else */
 		_Static_assert(SVC_GRH_LEN == SRNIC_GRH_LEN, "the GRH area is srnic's");
 		st = handle_check(s, q->dev);
-		if (st == 0)
-			st = srnic_init_ah_from_wc(d->dev.sdev, &wc, q->grh, &rep->init_ah.attr);
+		if (st >= 0)
+			st = srnic_init_ah_from_wc(d->dev[st].sdev, &wc, q->grh,
+						   &rep->init_ah.attr);
 		break;
 	}
 	case SVC_MAP_SHM:
@@ -566,8 +620,9 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 				  h.type == SVC_CREATE_CHANNEL ?
 				  ((const struct svc_create_channel_req *)msg)->dev :
 				  ((const struct svc_handle_req *)msg)->handle);
-		if (st != 0)
+		if (st < 0)
 			break;
+		dv = &d->dev[st];
 		/* fall through */
 	case SVC_DEALLOC_PD:
 	case SVC_REG_MR:
@@ -591,11 +646,14 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 	case SVC_DEALLOC_MW:
 	case SVC_REREG_MR:
 		srnd_self = d;
-		if (s->objs == NULL && (s->objs = srnd_objs_new()) == NULL) {
-			st = -ENOMEM;
-			break;
+		if (s->objs == NULL) {
+			if ((s->objs = srnd_objs_new()) == NULL) {
+				st = -ENOMEM;
+				break;
+			}
+			srnd_objs_set_devices(s->objs, devices_open(s));
 		}
-		st = srnd_objs_serve(d, s->objs, msg, rep, &s->rx_fd, s->tx_fd);
+		st = srnd_objs_serve(d, dv, s->objs, msg, rep, &s->rx_fd, s->tx_fd);
 		break;
 	case SVC_CM_OPEN:
 	case SVC_CM_CREATE_ID:
@@ -605,15 +663,16 @@ serve(struct srnd *d, struct srnd_session *s, const void *msg, union srnd_rep *r
 		st = handle_check(s, h.type == SVC_CM_RESOLVE ?
 				  ((const struct svc_cm_resolve_req *)msg)->dev :
 				  ((const struct svc_handle_req *)msg)->handle);
-		if (st != 0)
+		if (st < 0)
 			break;
+		dv = &d->dev[st];
 		/* fall through */
 	case SVC_CM_DESTROY_ID:
 	case SVC_CM_LISTEN:
 	case SVC_CM_SEND:
 	case SVC_CM_STATE:
 	case SVC_CM_INIT_QP_ATTR:
-		st = srnd_cm_serve(d, s, &s->cm, msg, rep, s->tx_fd);
+		st = srnd_cm_serve(d, dv, s, &s->cm, msg, rep, s->tx_fd);
 		break;
 	case SVC_CM_EVENT:
 		return "a CM event, which only the daemon sends";

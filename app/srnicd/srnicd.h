@@ -3,7 +3,7 @@
 #define SRNICD_H
 
 /*
- * srnicd: the service that owns a DPDK port, the srnic device on it and
+ * srnicd: the service that owns one or more DPDK ports, an srnic device on each and
  * the lcores of its engine, and serves the host's processes through a
  * control socket (doc/srnicd.md). main.c: options, EAL, the device, the
  * control thread's loop; engine.c: the engine's thread; session.c: the
@@ -85,15 +85,17 @@
 #define SRND_RECLAIM_DEREG_TRIES 10    /* a session's end: waits for an MR's packets */
 #define SRND_DEFAULT_MEM_MB 256
 #define SRND_DEFAULT_MTU 1500
-#define SRND_DEV_NAME "srnic0"
+#define SRND_DEV_NAME "srnic%u"   /* device i of the daemon's: its --port's order */
 #define SRND_GROUP_DEFAULT "srnic"  /* may attach, if the group exists */
 
 struct srnic_dev;
 struct srnic_engine;
 struct srnic_cm;
 
-/* What the daemon serves: one device on one port (more later: an array). */
+/* What the daemon serves: a device on each port (SVC_DEVICES_MAX at
+ * most), every one served by the one engine thread (engine.c). */
 struct srnd_dev {
+	unsigned int idx;           /* its index in srnd.dev[]: LIST_DEVICES' index */
 	struct srnic_dev *sdev;
 	struct srnic_engine *eng;
 	struct srnic_cm *cm;
@@ -106,7 +108,8 @@ struct srnd_dev {
 };
 
 struct srnd {
-	struct srnd_dev dev;
+	struct srnd_dev dev[SVC_DEVICES_MAX];
+	unsigned int nb_devs;
 	char sock_path[SVC_SOCK_PATH_MAX];
 	int listen_fd;
 	atomic_bool stop;
@@ -164,6 +167,9 @@ struct srnd_counts {
 	/* MRs whose dereg failed at a session's end other than for packets
 	 * in flight (a bug): left registered and mapped for good */
 	uint64_t mrs_dereg_failed;
+	/* requests refused for naming objects of two devices (a QP's PD and
+	 * CQs, an MR's PD and the one a rereg gives it): -EINVAL */
+	uint64_t dev_mixed;
 };
 const struct srnd_counts *srnd_counts(void);
 struct srnd_objs *srnd_objs_new(void);
@@ -172,8 +178,15 @@ struct srnd_objs *srnd_objs_new(void);
  * tx_fd[0] one to send with the reply that the daemon keeps, tx_fd[1] one
  * it hands over (closed once sent), each -1 for none. */
 union srnd_rep;
-int srnd_objs_serve(struct srnd *d, struct srnd_objs *o, const void *msg, union srnd_rep *rep,
-		    int *rx_fd, int *tx_fd);
+/* dv: the device the request's open handle names (MAP_SHM, ALLOC_PD,
+ * CREATE_CQ, CREATE_CHANNEL), NULL for those that name objects: those
+ * are their PD's or CQ's device, and a QP whose PD and CQs (and SRQ) are
+ * of different devices is -EINVAL. */
+int srnd_objs_serve(struct srnd *d, struct srnd_dev *dv, struct srnd_objs *o, const void *msg,
+		    union srnd_rep *rep, int *rx_fd, int *tx_fd);
+/* The devices the session holds open (bit i: d->dev[i]): a port's event
+ * goes to the sessions that hold its device */
+void srnd_objs_set_devices(struct srnd_objs *o, uint32_t mask);
 void srnd_objs_reclaim(struct srnd *d, struct srnd_objs *o);
 /* The daemon's clean stop, first: the session's rings out of the engine's
  * sight (an srnd_engine_quiesce() after makes them final; the engine runs
@@ -186,7 +199,7 @@ void srnd_objs_fatal(struct srnd_objs *o);
 /* The control thread: one of srnic's async events to the session of its
  * object (its QP, CQ or SRQ), a port's to every session. */
 struct srnic_async_event;
-void srnd_objs_async(const struct srnic_async_event *ev);
+void srnd_objs_async(const struct srnd_dev *dv, const struct srnic_async_event *ev);
 /* The control thread's look at its sessions (with the port's): an SRQ
  * the engine put in error is told to its session (IBV_EVENT_SRQ_ERR); old
  * MR mappings srnic is done with unmapped. */
@@ -259,14 +272,17 @@ struct srnd_cm;
  * its process's (srnd_session_qp_by_num()); *tx_fd gets the event socket's
  * end to send with CM_OPEN's reply. */
 struct srnd_session;
-int srnd_cm_serve(struct srnd *d, const struct srnd_session *s, struct srnd_cm **cm,
-		  const void *msg, union srnd_rep *rep, int *tx_fd);
+/* dv: the device CM_CREATE_ID, CM_CREATE_LISTEN or CM_RESOLVE's handle names
+ * (an id is that device's for good: its CM, its GIDs); NULL for the rest */
+int srnd_cm_serve(struct srnd *d, struct srnd_dev *dv, const struct srnd_session *s,
+		  struct srnd_cm **cm, const void *msg, union srnd_rep *rep, int *tx_fd);
 /* A session's end (section 8, step 2): its ids destroyed, as the kernel's
  * ucma_close() (DREQ, DREP, REJ, listeners gone), then cm freed. */
 void srnd_cm_reclaim(struct srnd_cm *cm);
 /* ids a session holds; NULL: every session's */
 unsigned int srnd_cm_ids(const struct srnd_cm *cm);
-/* status' "cm" line: ids, then the CM's counters (lib/cm's names) */
+/* status' "cm" line: ids, then the CM's counters (lib/cm's names) summed
+ * over the devices */
 size_t srnd_cm_status(const struct srnd *d, char *t, size_t n);
 
 struct srnd_session;
@@ -277,6 +293,7 @@ struct srnd_session_info {
 	uid_t uid;
 	char prog[SVC_PROG_MAX];
 	unsigned int devices_open, qps, mrs, cm_ids;
+	uint32_t devices;           /* the daemon's devices it holds open, bit i: dev[i] */
 	uint64_t wqes, msgs;
 };
 /* The session in slot (0..SRND_SESSIONS_MAX-1), if any, into *si */

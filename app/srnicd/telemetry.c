@@ -4,7 +4,10 @@
  * client of /var/run/dpdk/srnicd-PID/dpdk_telemetry.v2): what `srnicd
  * --status` prints, as data. As DPDK's own /ethdev/list and
  * /ethdev/info,<id>:
- *   /srnicd/info            the daemon, its device, port and link, totals
+ *   /srnicd/info            the daemon, its first device (srnic0), port and
+ *                           link (its keys as with one device), "devices"
+ *                           (how many), totals
+ *   /srnicd/devices         every device: {name: {index, port, ip, link, mtu}}
  *   /srnicd/sessions        the live sessions' ids
  *   /srnicd/session,<id>    one session: pid, uid, program, what it holds
  * lib/core's /srnic/devs and /srnic/stats,srnic0 give the engine's
@@ -49,13 +52,14 @@ info_fill(struct srnd *d, struct rte_tel_data *t)
 	struct ibv_port_attr pa;
 
 	memset(&pa, 0, sizeof(pa));
-	srnic_dev_query_port(d->dev.sdev, &pa);
+	srnic_dev_query_port(d->dev[0].sdev, &pa);
 	rte_tel_data_start_dict(t);
 	rte_tel_data_add_dict_int(t, "pid", (int)getpid());
 	rte_tel_data_add_dict_string(t, "socket", d->sock_path);
-	rte_tel_data_add_dict_string(t, "device", d->dev.name);
-	rte_tel_data_add_dict_string(t, "port", d->dev.devargs);
-	rte_tel_data_add_dict_string(t, "ip", d->dev.ip);
+	rte_tel_data_add_dict_u64(t, "devices", d->nb_devs);
+	rte_tel_data_add_dict_string(t, "device", d->dev[0].name);
+	rte_tel_data_add_dict_string(t, "port", d->dev[0].devargs);
+	rte_tel_data_add_dict_string(t, "ip", d->dev[0].ip);
 	rte_tel_data_add_dict_string(t, "link", srnd_port_state_name(&pa));
 	rte_tel_data_add_dict_u64(t, "mtu", pa.active_mtu == IBV_MTU_4096 ? 4096 :
 				  128u << pa.active_mtu);
@@ -99,6 +103,51 @@ info_fill(struct srnd *d, struct rte_tel_data *t)
 	rte_tel_data_add_dict_u64(t, "mrs_dereg_waiting", atomic_load(&c->mrs_dereg_waiting));
 	rte_tel_data_add_dict_u64(t, "mrs_retired", c->mrs_retired);
 	rte_tel_data_add_dict_u64(t, "mrs_dereg_failed", c->mrs_dereg_failed);
+	rte_tel_data_add_dict_u64(t, "dev_mixed", c->dev_mixed);
+}
+
+/* /srnicd/devices: each device's dict under its name */
+static int
+devices_fill(struct srnd *d, struct rte_tel_data *t)
+{
+	struct ibv_port_attr pa;
+	struct rte_tel_data *v;
+	unsigned int i;
+
+	rte_tel_data_start_dict(t);
+	for (i = 0; i < d->nb_devs; i++) {
+		v = rte_tel_data_alloc();
+		if (v == NULL)
+			return -ENOMEM;
+		memset(&pa, 0, sizeof(pa));
+		srnic_dev_query_port(d->dev[i].sdev, &pa);
+		rte_tel_data_start_dict(v);
+		rte_tel_data_add_dict_u64(v, "index", i);
+		rte_tel_data_add_dict_string(v, "port", d->dev[i].devargs);
+		rte_tel_data_add_dict_string(v, "ip", d->dev[i].ip);
+		rte_tel_data_add_dict_string(v, "link", srnd_port_state_name(&pa));
+		rte_tel_data_add_dict_u64(v, "mtu", pa.active_mtu == IBV_MTU_4096 ? 4096 :
+					  128u << pa.active_mtu);
+		if (rte_tel_data_add_dict_container(t, d->dev[i].name, v, 0) != 0) {
+			rte_tel_data_free(v);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int
+tel_devices(const char *cmd, const char *params, struct rte_tel_data *t)
+{
+	int rc = -ENODEV;
+
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	srnd_ctl_lock();
+	if (tel_d != NULL)
+		rc = devices_fill(tel_d, t);
+	srnd_ctl_unlock();
+	return rc;
 }
 
 static int
@@ -164,6 +213,8 @@ tel_session(const char *cmd, const char *params, struct rte_tel_data *t)
 		rte_tel_data_add_dict_u64(t, "uid", si.uid);
 		rte_tel_data_add_dict_string(t, "program", si.prog);
 		rte_tel_data_add_dict_u64(t, "devices_open", si.devices_open);
+		/* bit i: the daemon's device i (/srnicd/devices' index) */
+		rte_tel_data_add_dict_u64(t, "devices_mask", si.devices);
 		rte_tel_data_add_dict_u64(t, "qps", si.qps);
 		rte_tel_data_add_dict_u64(t, "mrs", si.mrs);
 		rte_tel_data_add_dict_u64(t, "wqes", si.wqes);
@@ -181,7 +232,9 @@ tel_session(const char *cmd, const char *params, struct rte_tel_data *t)
 RTE_INIT(srnd_telemetry_init)
 {
 	rte_telemetry_register_cmd("/srnicd/info", tel_info,
-				   "Returns srnicd's device, port, link and totals. No parameters");
+				   "Returns srnicd's first device, port, link and totals. No parameters");
+	rte_telemetry_register_cmd("/srnicd/devices", tel_devices,
+				   "Returns srnicd's devices: port, ip, link, mtu. No parameters");
 	rte_telemetry_register_cmd("/srnicd/sessions", tel_sessions,
 				   "Returns the ids of srnicd's live sessions. No parameters");
 	rte_telemetry_register_cmd("/srnicd/session", tel_session,

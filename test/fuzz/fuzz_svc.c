@@ -72,17 +72,18 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	dc.ip_ver = 4;
 	dc.ip[0] = 10, dc.ip[1] = 80, dc.ip[3] = 1;
 	dc.name = "srnic0";
-	D.dev.sdev = srnic_dev_create(&dc);
-	if (D.dev.sdev == NULL)
+	D.dev[0].sdev = srnic_dev_create(&dc);
+	if (D.dev[0].sdev == NULL)
 		fz_die("no device");
-	D.dev.eng = srnic_dev_engine(D.dev.sdev, 0);
-	D.dev.cm = srnic_cm_create(D.dev.sdev, D.dev.eng);
-	if (D.dev.cm == NULL)
+	D.dev[0].eng = srnic_dev_engine(D.dev[0].sdev, 0);
+	D.dev[0].cm = srnic_cm_create(D.dev[0].sdev, D.dev[0].eng);
+	if (D.dev[0].cm == NULL)
 		fz_die("no CM");
-	D.dev.port_id = port;
-	snprintf(D.dev.name, sizeof(D.dev.name), "srnic0");
-	snprintf(D.dev.devargs, sizeof(D.dev.devargs), "net_ring0");
-	snprintf(D.dev.ip, sizeof(D.dev.ip), "10.80.0.1");
+	D.dev[0].port_id = port;
+	D.nb_devs = 1;
+	snprintf(D.dev[0].name, sizeof(D.dev[0].name), "srnic0");
+	snprintf(D.dev[0].devargs, sizeof(D.dev[0].devargs), "net_ring0");
+	snprintf(D.dev[0].ip, sizeof(D.dev[0].ip), "10.80.0.1");
 	snprintf(D.sock_path, sizeof(D.sock_path), "(fuzz)");
 	D.listen_fd = -1;
 	D.eng_lcore = RTE_MAX_LCORE;

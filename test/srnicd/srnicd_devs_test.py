@@ -1,0 +1,323 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""srnicd serving two ports, a device on each, from one engine thread
+(doc/srnicd.md, "Several ports"): one daemon, started from a config file of
+repeated port/ip keys, owns two net_memif ports joined to each other by one
+memif socket in its own process (role=server and role=client), srnic0 and
+srnic1, each with its own address; Debian's unmodified tools attached:
+
+  ibv_devices                         lists srnic0 and srnic1
+  status, /srnicd/devices             both devices, port, ip, link ACTIVE; a
+                                      session's line names the device it opened
+  ibv_rc_pingpong -d srnic0 -g 1 -c   server; the client on srnic1: both exit
+                                      0, every byte checked (-c)
+  ib_write_bw -d srnic0 / -d srnic1   server and client across the devices: exit 0
+  a session of the test's own         a QP whose PD is srnic1's and whose CQ is
+                                      srnic0's: -EINVAL (dev_mixed +1), the
+                                      same QP on srnic1's CQ made after; a GID
+                                      query names each device's address; a
+                                      listen on one service ID on both devices
+                                      is taken on each, twice on one -EBUSY
+  afterwards                          every object and CM id back to zero
+  a port's link down                  a second daemon on net_ring0 and a memif
+                                      client whose server (a third daemon) stops:
+                                      IBV_EVENT_PORT_ERR (its async pipe's byte)
+                                      to the session holding srnic1 open, none
+                                      to the one holding srnic0
+  option errors                       a 9th --port, two devices on one --ip,
+                                      a --port without its --ip: exit non-zero
+                                      naming the problem
+
+  srnicd_devs_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs
+"""
+import argparse
+import os
+import re
+import select
+import stat
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+
+from srnicd_check import (GUARD_S, SRNIC, attached_env, check, daemon_ready, failures,
+                          finish, free_port, objects, status, status_num, stop, svc_major,
+                          svc_types, tcp_listening, tel, wait_for)
+
+SKIP = 77
+IP0, IP1 = "10.84.0.1", "10.84.0.2"
+SVC_DEVICES_MAX = 8
+OPTION_GUARD_S = 20     # an option error is said before DPDK starts
+HDR = struct.Struct("<HHIIi")           # lib/svc/srnic_svc.h's svc_hdr
+MAGIC = 0x534e5244
+IBV_QPT_RC = 2
+EINVAL, EBUSY, ENODEV = 22, 16, 19
+
+
+def msg(mtype, seq, body=b""):
+    return HDR.pack(mtype, 0, HDR.size + len(body), seq, 0) + body
+
+
+class Raw:
+    """A control session of the test's own (what a program may send with
+    no library between)."""
+
+    def __init__(self, sock):
+        self.t = svc_types()
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.s.settimeout(GUARD_S)
+        self.s.connect(sock)
+        self.seq = 0
+        self.fds = []
+
+    def call(self, name, body=b""):
+        """(status, reply body); the descriptors that came with it kept to close"""
+        self.seq += 1
+        self.s.send(msg(self.t[name], self.seq, body))
+        r, fds, _, _ = socket.recv_fds(self.s, 65536, 2)
+        self.fds += fds
+        return HDR.unpack_from(r)[4], r[HDR.size:]
+
+    def handle(self, name, body):
+        st, r = self.call(name, body)
+        check(st == 0, "%s: %d" % (name, st))
+        return struct.unpack_from("<I", r)[0] if st == 0 else 0
+
+    def qp(self, pd, cq):
+        st, _ = self.call("SVC_CREATE_QP", struct.pack(
+            "<IIIII5II", pd, cq, cq, IBV_QPT_RC, 0, 4, 4, 1, 1, 0, 0))
+        return st
+
+    def close(self):
+        for fd in self.fds:
+            os.close(fd)
+        self.s.close()
+
+
+def option_errors(daemon, tmp):
+    """srnicd's option errors: said, exit non-zero, before DPDK starts"""
+    ports = []
+    for i in range(SVC_DEVICES_MAX + 1):
+        ports += ["--port", "net_ring%d" % i, "--ip", "10.85.0.%d" % (i + 1)]
+    cases = [
+        (ports, "more than %d ports" % SVC_DEVICES_MAX, "a 9th --port"),
+        (["--port", "net_ring0", "--ip", IP0, "--port", "net_ring1", "--ip", IP0],
+         "both srnic0 (--port net_ring0) and srnic1 (--port net_ring1) have it",
+         "two devices on one --ip"),
+        (["--port", "net_ring0", "--ip", IP0, "--port", "net_ring1"],
+         "device 1 (net_ring1): --port DEVARGS and --ip A.B.C.D are both needed",
+         "a second --port without its --ip"),
+    ]
+    for args, want, what in cases:
+        # refused before DPDK starts: at once (a daemon that took the
+        # options would start, and serve until killed)
+        try:
+            r = subprocess.run([daemon] + args + ["--socket", os.path.join(tmp, "opt.sock")],
+                               capture_output=True, text=True, timeout=OPTION_GUARD_S)
+            rc, err = r.returncode, r.stderr
+        except subprocess.TimeoutExpired as e:
+            rc, err = None, "(still running after %d s: killed) %s" % (OPTION_GUARD_S, e.stderr)
+        check(rc == 2 and want in err, "%s: exit %s, says \"%s\": %s" % (what, rc, want, err[:300]))
+
+
+def pair(env, args, srv_dev, cli_dev, tool):
+    """tool's server on srv_dev, its client on cli_dev once it listens: both outputs"""
+    port = free_port()
+    cmd = [SRNIC, "run", "--", tool, "-p", str(port)] + args
+    srv = subprocess.Popen(cmd + ["-d", srv_dev], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    wait_for(lambda: tcp_listening(port) or srv.poll() is not None, "%s's server" % tool)
+    text = status(env)
+    cli = subprocess.Popen(cmd + ["-d", cli_dev, "127.0.0.1"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out_c = finish(cli)
+    out_s = finish(srv)
+    return srv.returncode, out_s, cli.returncode, out_c, text
+
+
+def raw_checks(sock, env):
+    """one session, both devices open: objects stay their device's"""
+    h = Raw(sock)
+    st, _ = h.call("SVC_HELLO", struct.pack("<IHHI16s", MAGIC, svc_major(), 0, os.getpid(),
+                                            b"srnicd_devs"))
+    d0 = h.handle("SVC_OPEN_DEVICE", struct.pack("<I", 0))
+    d1 = h.handle("SVC_OPEN_DEVICE", struct.pack("<I", 1))
+    st, _ = h.call("SVC_OPEN_DEVICE", struct.pack("<I", 2))
+    check(st == -ENODEV, "OPEN_DEVICE 2 of two devices: -ENODEV (%d)" % st)
+    for dev, ip in ((d0, IP0), (d1, IP1)):
+        st, r = h.call("SVC_QUERY_GID", struct.pack("<III", dev, 1, 1))
+        check(st == 0 and socket.inet_ntoa(r[12:16]) == ip,
+              "QUERY_GID 1 through handle %#x: %s (%d)" % (dev, ip, st))
+    h.call("SVC_MAP_SHM", struct.pack("<I", d0))
+    pd1 = h.handle("SVC_ALLOC_PD", struct.pack("<I", d1))
+    cq0 = h.handle("SVC_CREATE_CQ", struct.pack("<III", d0, 16, 0))
+    cq1 = h.handle("SVC_CREATE_CQ", struct.pack("<III", d1, 16, 0))
+    mixed0 = status_num(status(env), "dev_mixed")
+    st = h.qp(pd1, cq0)
+    check(st == -EINVAL, "a QP of srnic1's PD on srnic0's CQ: -EINVAL (%d)" % st)
+    check(status_num(status(env), "dev_mixed") == mixed0 + 1, "dev_mixed counts it")
+    st = h.qp(pd1, cq1)
+    check(st == 0, "the session otherwise fine: the QP on srnic1's own CQ (%d)" % st)
+    line = [ln for ln in status(env).splitlines() if " pid %d " % os.getpid() in ln]
+    check(len(line) == 1 and re.search(r" devices_open 2 qps 1 .*devices srnic0,srnic1$",
+                                       line[0]) is not None,
+          "status: the session holds srnic0 and srnic1 open, its QP: %s" % line)
+    # listeners are each device's CM's
+    st, _ = h.call("SVC_CM_OPEN", struct.pack("<I", d0))
+    check(st == 0, "CM_OPEN (%d)" % st)
+    sid = 0x0106000000000000 | free_port()     # RDMA_PS_TCP's service ID of a port
+    lst = [h.call("SVC_CM_CREATE_LISTEN", struct.pack("<IIQQ", d, 0, sid, 0))[0]
+           for d in (d0, d1, d0)]
+    check(lst == [0, 0, -EBUSY], "one service ID listened on srnic0 and on srnic1, "
+          "twice on srnic0 -EBUSY: %s" % lst)
+    h.close()
+
+
+def async_pipe(h):
+    """the read end of h's async pipe (MAP_SHM's reply gives it beside the rings)"""
+    pipes = [fd for fd in h.fds if stat.S_ISFIFO(os.fstat(fd).st_mode)]
+    return pipes[0] if len(pipes) == 1 else None
+
+
+def port_events(env0, tmp):
+    """srnic1's link down: its PORT_ERR to the session that holds srnic1,
+    not to the one that holds srnic0 only"""
+    memif = os.path.join(tmp, "peer.sock")
+    sock_a, sock_b = os.path.join(tmp, "a.sock"), os.path.join(tmp, "b.sock")
+    env_a = dict(env0, SRNIC_DAEMON_SOCKET=sock_a)
+    log_a, log_b = os.path.join(tmp, "a.log"), os.path.join(tmp, "b.log")
+    daemons, sessions = [], []
+    try:
+        with open(log_b, "w") as lf:
+            daemons.append(subprocess.Popen(
+                [SRNIC, "daemon", "--port", "net_memif0,role=server,id=0,socket=" + memif,
+                 "--ip", "10.84.1.9", "--socket", sock_b], env=env0, stdout=lf,
+                stderr=subprocess.STDOUT))
+        with open(log_a, "w") as lf:
+            daemons.append(subprocess.Popen(
+                [SRNIC, "daemon", "--port", "net_ring0", "--ip", "10.84.1.1", "--port",
+                 "net_memif1,role=client,id=0,socket=" + memif, "--ip", "10.84.1.2",
+                 "--socket", sock_a], env=env0, stdout=lf, stderr=subprocess.STDOUT))
+        if not daemon_ready(daemons[0], log_b) or not daemon_ready(daemons[1], log_a):
+            return
+        up = wait_for(lambda: len(re.findall(r"^  link ACTIVE", status(env_a), re.M)) == 2,
+                      "both of the daemon's links ACTIVE")
+        if not check(up, "a daemon on net_ring0 (srnic0) and a memif client (srnic1): ACTIVE"):
+            return
+        for idx in (0, 1):
+            h = Raw(sock_a)
+            sessions.append(h)
+            h.call("SVC_HELLO", struct.pack("<IHHI16s", MAGIC, svc_major(), 0, os.getpid(),
+                                            b"srnicd_devs"))
+            dev = h.handle("SVC_OPEN_DEVICE", struct.pack("<I", idx))
+            st, _ = h.call("SVC_MAP_SHM", struct.pack("<I", dev))
+            check(st == 0 and async_pipe(h) is not None,
+                  "a session on srnic%d: its rings and async pipe (%d)" % (idx, st))
+        p0, p1 = async_pipe(sessions[0]), async_pipe(sessions[1])
+        if p0 is None or p1 is None:
+            return
+        check(select.select([p0, p1], [], [], 0)[0] == [], "no event before")
+        check(stop(daemons[0]) == 0, "the memif's server (the other daemon) stopped")
+        down = wait_for(lambda: re.search(r"^device srnic1 .*\n  link DOWN", status(env_a),
+                                          re.M) is not None, "srnic1's link DOWN")
+        got = wait_for(lambda: select.select([p1], [], [], 0)[0] == [p1],
+                       "srnic1's session's async pipe")
+        check(down and got, "srnic1 DOWN: the session holding it woken (its PORT_ERR)")
+        check(select.select([p0], [], [], 0)[0] == [],
+              "the session holding srnic0 only: no event (srnic0's link is up)")
+        check(re.search(r"^device srnic0 .*\n  link ACTIVE", status(env_a), re.M) is not None,
+              "srnic0 still ACTIVE")
+    finally:
+        for h in sessions:
+            h.close()
+        for d in daemons[::-1]:
+            if d.poll() is None:
+                stop(d)
+        if failures:
+            for lg in (log_a, log_b):
+                if os.path.exists(lg):
+                    print(open(lg).read()[-1500:])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--daemon", required=True)
+    ap.add_argument("--lib", required=True)
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="srnicd-devs-")
+    option_errors(a.daemon, tmp)
+    if os.geteuid() != 0 or shutil.which("ibv_rc_pingpong") is None or \
+            shutil.which("ib_write_bw") is None:
+        print("skip: needs root, ibverbs-utils and perftest")
+        shutil.rmtree(tmp, ignore_errors=True)
+        return 1 if failures else SKIP
+    sock = os.path.join(tmp, "srnicd.sock")
+    memif = os.path.join(tmp, "memif.sock")
+    env = attached_env(a.daemon, a.lib, sock)
+    log = os.path.join(tmp, "srnicd.log")
+    conf = os.path.join(tmp, "srnicd.conf")
+    with open(conf, "w") as f:
+        f.write("# two ports joined by one memif socket\n"
+                "port = net_memif0,role=server,id=0,socket=%s\nip = %s\n"
+                "port = net_memif1,role=client,id=0,socket=%s\nip = %s\n"
+                "socket = %s\n" % (memif, IP0, memif, IP1, sock))
+    daemon = None
+    try:
+        with open(log, "w") as lf:
+            daemon = subprocess.Popen([SRNIC, "daemon", "--config", conf], env=env, stdout=lf,
+                                      stderr=subprocess.STDOUT)
+        if not daemon_ready(daemon, log):
+            return 1
+        up = wait_for(lambda: len(re.findall(r"^  link ACTIVE", status(env), re.M)) == 2,
+                      "both links ACTIVE")
+        text = status(env)
+        devs = re.findall(r"^device (\S+) port (\S+) ip (\S+)$", text, re.M)
+        check(up and [(n, ip) for n, _, ip in devs] == [("srnic0", IP0), ("srnic1", IP1)],
+              "status: srnic0 on %s and srnic1 on %s, both ACTIVE: %s" % (IP0, IP1, devs))
+        check(len(re.findall(r"^  engine ", text, re.M)) == 1, "status: one engine line")
+        tsock = re.search(r"^telemetry (\S+) ", text, re.M).group(1)
+        td = tel(tsock, "/srnicd/devices")
+        check(isinstance(td, dict) and td.get("srnic0", {}).get("ip") == IP0 and
+              td.get("srnic1", {}).get("ip") == IP1 and td["srnic1"]["index"] == 1 and
+              td["srnic1"]["link"] == "ACTIVE", "/srnicd/devices: both: %s" % td)
+        check(tel(tsock, "/srnicd/info")["devices"] == 2, "/srnicd/info: devices 2")
+        out = subprocess.run([SRNIC, "run", "--", "ibv_devices"], env=env, capture_output=True,
+                             text=True, timeout=GUARD_S).stdout
+        check(re.search(r"^\s+srnic0\s", out, re.M) and re.search(r"^\s+srnic1\s", out, re.M),
+              "ibv_devices attached lists srnic0 and srnic1: %s" % out)
+
+        rs, out_s, rc, out_c, text = pair(env, ["-g", "1", "-c", "-n", "200"], "srnic0",
+                                          "srnic1", "ibv_rc_pingpong")
+        check(rs == 0 and rc == 0 and "GID ::ffff:%s" % IP1 in out_c,
+              "ibv_rc_pingpong -c: server on srnic0, client on srnic1 (%s): both exit 0 "
+              "(%s, %s): %s %s" % (IP1, rs, rc, out_s[-300:], out_c[-300:]))
+        check(re.search(r"program ibv_rc_pingpong .*devices srnic0$", text, re.M) is not None,
+              "status: the waiting server's session, on srnic0")
+        rs, out_s, rc, out_c, _ = pair(env, ["-x", "1", "-n", "500", "-s", "4096"], "srnic0",
+                                       "srnic1", "ib_write_bw")
+        check(rs == 0 and rc == 0, "ib_write_bw: server on srnic0, client on srnic1: both "
+              "exit 0 (%s, %s): %s %s" % (rs, rc, out_s[-300:], out_c[-300:]))
+
+        raw_checks(sock, env)
+        gone = wait_for(lambda: tel(tsock, "/srnicd/sessions") == [], "the sessions' ends")
+        text = status(env)
+        check(gone and objects(text) == {k: 0 for k in objects(text)} and
+              status_num(text, "cm ids") == 0 and status_num(text, "listening") == 0,
+              "afterwards: no object, no CM id: %s" % objects(text))
+        rc = stop(daemon)
+        check(rc == 0 and "srnicd: stopped" in open(log).read(), "SIGTERM: a clean stop (%d)" % rc)
+        port_events(env, tmp)
+    finally:
+        if daemon is not None and daemon.poll() is None:
+            stop(daemon)
+        if failures:
+            print(open(log).read()[-3000:])
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("%d failed" % len(failures) if failures else "srnicd devs: all checks passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
