@@ -19,6 +19,14 @@
  * - once they are given back, a new thread has one again.
  *
  *   verbs_lcore CAP      (CAP: the drop-in's SV_THREAD_LCORE_MAX)
+ *
+ * And a workload to count instructions on (doc/verbs.md, "Progress"): a second
+ * thread runs N 64-byte WRITEs, posting up to BENCH_DEPTH and polling,
+ * in bench_main() (callgrind --toggle-collect=bench_main); with "none"
+ * DPDK's free lcore ids are taken first, so that thread drives without
+ * one, as every thread but the opener did before.
+ *
+ *   verbs_lcore bench N [none]
  */
 #include <errno.h>
 #include <pthread.h>
@@ -36,6 +44,7 @@
 #define BUF_SIZE 8192
 #define THREADS 200
 #define POLL_GUARD 100000000ULL     /* polls before a lost completion is a failure */
+#define BENCH_DEPTH 16              /* WRITEs in flight in bench mode (the QPs' depth) */
 
 static int failures;
 
@@ -217,6 +226,72 @@ release_all(pthread_t *t, int n)
 	pthread_mutex_unlock(&park_lock);
 }
 
+/* N 64-byte WRITEs, up to BENCH_DEPTH in flight; the completions seen */
+static void *
+bench_main(void *arg)
+{
+	unsigned long *n = arg;
+	struct ibv_sge sge = { .addr = (uintptr_t)e.buf, .length = 64, .lkey = e.mr->lkey };
+	struct ibv_send_wr wr, *bad;
+	struct ibv_wc wc[BENCH_DEPTH];
+	unsigned long posted = 0, done = 0;
+	unsigned long long polls = 0;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)e.buf + BUF_SIZE;
+	wr.wr.rdma.rkey = e.mr->rkey;
+	while (done < *n && polls < POLL_GUARD) {
+		int k, got;
+
+		while (posted < *n && posted - done < BENCH_DEPTH &&
+		       ibv_post_send(e.qp[0], &wr, &bad) == 0)
+			posted++;
+		got = ibv_poll_cq(e.cq, BENCH_DEPTH, wc);
+		polls++;
+		for (k = 0; k < got; k++)
+			if (wc[k].status != IBV_WC_SUCCESS)
+				polls = POLL_GUARD;
+		if (got > 0)
+			done += (unsigned long)got;
+	}
+	printf("bench: %lu WRITEs of 64 B completed on lcore %u\n", done, rte_lcore_id());
+	*n = done;
+	return NULL;
+}
+
+static int
+bench(unsigned long n, int none)
+{
+	static pthread_t held[RTE_MAX_LCORE + 1];
+	static struct seen hs[RTE_MAX_LCORE + 1];
+	unsigned long want = n;
+	int i, nheld = 0;
+	pthread_t t;
+
+	if (setup() != 0) {
+		printf("FAIL setup (errno %d: %s)\n", errno, strerror(errno));
+		return 1;
+	}
+	for (i = 0; none && i <= RTE_MAX_LCORE; i++) {
+		hs[i] = (struct seen){ .eal_take = 1 };
+		if (run(&hs[i], &held[i]) != 0)
+			break;
+		nheld++;
+		wait_parked(nheld);
+		if (!hs[i].eal_took)
+			break;
+	}
+	if (pthread_create(&t, NULL, bench_main, &n) != 0)
+		return 1;
+	pthread_join(t, NULL);
+	release_all(held, nheld);
+	return n == want ? 0 : 1;
+}
+
 /* one thread that polls and runs a WRITE, joined */
 static struct seen
 one_driver(void)
@@ -242,6 +317,8 @@ main(int argc, char **argv)
 	struct seen s;
 	int cap, i, got, nheld;
 
+	if (argc >= 3 && strcmp(argv[1], "bench") == 0)
+		return bench(strtoul(argv[2], NULL, 0), argc > 3 && strcmp(argv[3], "none") == 0);
 	if (argc != 2 || (cap = atoi(argv[1])) <= 0 || cap >= RTE_MAX_LCORE) {
 		fprintf(stderr, "usage: verbs_lcore CAP (the drop-in's SV_THREAD_LCORE_MAX)\n");
 		return 2;
