@@ -83,6 +83,17 @@
 #define SV_EXIT_LINGER_MAX_MS 60000
 /* SRNIC_STALL_MS's largest stall (a peer slow to read, made deterministic) */
 #define SV_STALL_MAX_MS 60000
+/* The program's threads that drive the engine (a poll, a post that runs it)
+ * get an lcore id of their own (rte_thread_register(), given back at their
+ * exit): the engine's mbufs then go through that id's mempool cache, not
+ * the pool's ring with a locked compare-and-swap each. At most this many
+ * such threads hold one at a time: each id's cache keeps up to 1.5 x
+ * SRNIC_MBUF_CACHE (384) mbufs of every pool, which a thread that stopped
+ * driving keeps from the others until it exits, and the RX pool has some
+ * two thousand (lib/core/dev.c). The opener (EAL's main lcore) and the
+ * progress thread have theirs besides. A thread past it, or past the EAL's
+ * RTE_MAX_LCORE, drives without one (verbs_thread_lcore_none). */
+#define SV_THREAD_LCORE_MAX 4
 
 /* The configuration (environment, SRNIC_CONFIG file; doc/verbs.md). */
 struct sv_conf {
@@ -189,6 +200,12 @@ struct sv_device {
 	pthread_t progress;
 	bool progress_started;
 	atomic_bool stop;
+
+	/* the program's threads that drove the engine (sv_thread_lcore()):
+	 * lcore ids taken, given back at their exit, those held now; threads
+	 * that drove without one (SRNIC_STATS=1 prints them) */
+	_Atomic uint64_t thread_lcores, thread_lcores_released, thread_lcore_none;
+	_Atomic uint32_t thread_lcores_held;
 };
 
 /* A post's writes share no cache line with busy or with what the engine

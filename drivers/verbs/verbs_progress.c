@@ -27,7 +27,9 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_errno.h>
 #include <rte_lcore.h>
+#include <rte_mempool.h>
 #include <rte_pause.h>
 
 #include "srnic_cm.h"
@@ -84,6 +86,116 @@ stall_now(struct sv_device *dev)
 	return false;
 }
 
+/* ---- lcore ids for the program's threads that drive the engine ----
+ * A thread that is not EAL's has no lcore id (rte_lcore_id() is
+ * LCORE_ID_ANY): every mbuf the engine allocates or frees on it goes to the
+ * pool's ring with a locked compare-and-swap instead of the id's cache
+ * (21.5% of ib_write_bw -s 64's CPU in srnicd's engine before it had one).
+ * The opener has EAL's main lcore and the progress thread registers itself;
+ * any other thread gets an id the first time it runs an engine poll, and
+ * gives it back at its exit (a key's destructor), so a program that starts
+ * and ends threads does not use the ids up. rte_thread_register() takes
+ * only ids EAL left off (not SRNIC_LCORES' nor a service core's). */
+enum sv_lcore_state {
+	SV_LCORE_UNTRIED,   /* the thread has not driven the engine yet */
+	SV_LCORE_EAL,       /* an id not ours: the opener's, the progress thread's, EAL's */
+	SV_LCORE_OWN,       /* one it took here, given back at its exit */
+	SV_LCORE_NONE,      /* none left: it drives without one */
+};
+static __thread uint8_t sv_lcore_state;
+static pthread_key_t sv_lcore_key;
+static pthread_once_t sv_lcore_once = PTHREAD_ONCE_INIT;
+static int sv_lcore_key_rc;
+static atomic_bool sv_lcore_none_said;
+
+/* What this lcore id's caches hold goes back to the pools: no other
+ * thread may use them until the id is taken again */
+static void
+lcore_cache_flush(struct rte_mempool *mp, void *arg)
+{
+	struct rte_mempool_cache *cache = rte_mempool_default_cache(mp, *(unsigned int *)arg);
+
+	if (cache != NULL)
+		rte_mempool_cache_flush(cache, mp);
+}
+
+/* at the exit of a thread that took an id */
+static void
+lcore_release(void *arg)
+{
+	struct sv_device *dev = arg;
+	unsigned int lcore = rte_lcore_id();
+
+	/* a fork()ed child's thread: the pools and the ids are the parent's */
+	if (sv_forked || lcore == LCORE_ID_ANY)
+		return;
+	rte_mempool_walk(lcore_cache_flush, &lcore);
+	rte_thread_unregister();
+	atomic_fetch_sub(&dev->thread_lcores_held, 1);
+	atomic_fetch_add(&dev->thread_lcores_released, 1);
+}
+
+static void
+lcore_key_create(void)
+{
+	sv_lcore_key_rc = pthread_key_create(&sv_lcore_key, lcore_release);
+}
+
+static __rte_noinline void
+lcore_none(struct sv_device *dev, const char *why)
+{
+	sv_lcore_state = SV_LCORE_NONE;
+	atomic_fetch_add(&dev->thread_lcore_none, 1);
+	if (!atomic_exchange(&sv_lcore_none_said, true))
+		sv_log("a thread of this program (tid %d) drives %s's engine without an lcore id: "
+		       "%s. Its mbufs go to the pools' rings (a locked compare-and-swap each) "
+		       "instead of a per-lcore cache: slower, nothing lost. Fewer threads polling "
+		       "CQs at once leave it one (SRNIC_STATS=1: verbs_thread_lcore_none counts "
+		       "such threads; said once)", (int)rte_gettid(), SV_DEV_NAME, why);
+}
+
+/* The first engine poll of this thread (under busy): an lcore id */
+static __rte_noinline void
+thread_lcore(struct sv_device *dev)
+{
+	char why[160];
+
+	if (rte_lcore_id() != LCORE_ID_ANY) {
+		sv_lcore_state = SV_LCORE_EAL;
+		return;
+	}
+	pthread_once(&sv_lcore_once, lcore_key_create);
+	if (sv_lcore_key_rc != 0) {
+		snprintf(why, sizeof(why), "pthread_key_create: %s", strerror(sv_lcore_key_rc));
+		lcore_none(dev, why);
+		return;
+	}
+	if (atomic_fetch_add(&dev->thread_lcores_held, 1) >= SV_THREAD_LCORE_MAX) {
+		atomic_fetch_sub(&dev->thread_lcores_held, 1);
+		snprintf(why, sizeof(why), "%d other threads hold one (SV_THREAD_LCORE_MAX) until "
+			 "they exit", SV_THREAD_LCORE_MAX);
+		lcore_none(dev, why);
+		return;
+	}
+	if (rte_thread_register() != 0) {
+		atomic_fetch_sub(&dev->thread_lcores_held, 1);
+		snprintf(why, sizeof(why), "DPDK has none left (%s; RTE_MAX_LCORE %d, "
+			 "SRNIC_LCORES and SRNIC_EAL_ARGS take some)", rte_strerror(rte_errno),
+			 RTE_MAX_LCORE);
+		lcore_none(dev, why);
+		return;
+	}
+	if (pthread_setspecific(sv_lcore_key, dev) != 0) {
+		/* no destructor would give it back: not taken */
+		rte_thread_unregister();
+		atomic_fetch_sub(&dev->thread_lcores_held, 1);
+		lcore_none(dev, "pthread_setspecific failed");
+		return;
+	}
+	sv_lcore_state = SV_LCORE_OWN;
+	atomic_fetch_add(&dev->thread_lcores, 1);
+}
+
 /* One engine poll when busy is free; *ran says whether this call had it
  * (a stalled engine, SRNIC_STALL_AFTER, counts as run: nothing waits on it) */
 static unsigned int
@@ -99,6 +211,8 @@ progress_once(struct sv_device *dev, enum sv_runner who, bool *ran)
 		goto out;
 	}
 	*ran = true;
+	if (unlikely(sv_lcore_state == SV_LCORE_UNTRIED))
+		thread_lcore(dev);
 	if (unlikely(dev->stall_after != 0) && stall_now(dev)) {
 		atomic_store_explicit(&dev->busy, false, memory_order_release);
 		n = 0;

@@ -154,6 +154,22 @@ print_stats(struct sv_device *dev)
 	if (dev->posts_deferred != 0)
 		fprintf(stderr, "srnic:   %-28s %16" PRIu64 "\n", "verbs_posts_deferred",
 			dev->posts_deferred);
+	/* the program's threads that drove it: lcore ids taken and given
+	 * back, threads that had none (verbs_progress.c, thread_lcore()) */
+	{
+		static const char *const lc_name[] = {
+			"verbs_thread_lcores", "verbs_thread_lcores_released",
+			"verbs_thread_lcore_none",
+		};
+		const uint64_t lc[RTE_DIM(lc_name)] = {
+			atomic_load(&dev->thread_lcores), atomic_load(&dev->thread_lcores_released),
+			atomic_load(&dev->thread_lcore_none),
+		};
+
+		for (i = 0; i < RTE_DIM(lc_name); i++)
+			if (lc[i] != 0)
+				fprintf(stderr, "srnic:   %-28s %16" PRIu64 "\n", lc_name[i], lc[i]);
+	}
 	if (dev->lossy != NULL) {
 		struct srnic_lossy_stats st;
 

@@ -14,7 +14,7 @@ timeouts are failure guards only.
 CASE: symbols | devinfo | rc_pingpong | progress_app | ud_pingpong | uc_pingpong | perftest_ud |
 srq_pingpong | api |
 perftest_bw | perftest_lat |
-perftest_opts | af_packet | gid0 | fork | signal | memif_hangups
+perftest_opts | af_packet | gid0 | fork | signal | memif_hangups | lcore
 """
 import argparse
 import contextlib
@@ -42,6 +42,7 @@ LIB = None
 API = None
 FORK = None
 SIGNAL = None
+LCORE = None
 TMP = None
 failures = []
 
@@ -557,6 +558,53 @@ def case_fork():
         print(out, flush=True)
     else:
         print("ok fork: %d checks" % n, flush=True)
+
+
+# drivers/verbs/verbs.h's SV_THREAD_LCORE_MAX: the program's threads that
+# hold an lcore id of the drop-in's at once
+THREAD_LCORE_MAX = 4
+
+
+def case_lcore():
+    # test/verbs/verbs_lcore.c: the threads that drive the engine (not the
+    # opener) each get an lcore id while they drive, 200 one after another
+    # (given back at exit), none past the cap or with DPDK's used up (the
+    # traffic still flows); SRNIC_STATS=1's counters and the one log line
+    if LCORE is None:
+        print("skip: verbs_lcore not built (no libibverbs pkg-config)")
+        sys.exit(SKIP)
+    _, sport, _ = memif_ports("lcore")
+    env = run_env()
+    env["SRNIC_PROGRESS"] = "app"
+    env["SRNIC_STATS"] = "1"
+    cmd = srnic_run(sport, "10.77.0.1", [LCORE, str(THREAD_LCORE_MAX)])
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=GUARD_S)
+    except subprocess.TimeoutExpired:
+        check(False, "lcore: verbs_lcore hung for %d s" % GUARD_S)
+        return
+    out = r.stdout + r.stderr
+    n = len([l for l in r.stdout.splitlines() if l.startswith("ok ")])
+    check(r.returncode == 0 and "all ok" in r.stdout, "lcore: verbs_lcore exit %d" % r.returncode)
+    check(n == 9, "lcore: %d checks passed, want 9" % n)
+    st = {k: int(v) for k, v in re.findall(r"^srnic:\s+(\w+)\s+(\d+)$", r.stderr, re.M)}
+    # the second thread, 200 in a row, the cap's parked ones, the last
+    taken = 1 + 200 + THREAD_LCORE_MAX + 1
+    check(st.get("verbs_thread_lcores") == taken and
+          st.get("verbs_thread_lcores_released") == taken,
+          "lcore: SRNIC_STATS=1 verbs_thread_lcores %s, _released %s, want %d each" %
+          (st.get("verbs_thread_lcores"), st.get("verbs_thread_lcores_released"), taken))
+    # the parked thread past the cap, the WRITE past it, the WRITE with none left
+    check(st.get("verbs_thread_lcore_none") == 3,
+          "lcore: verbs_thread_lcore_none %s, want 3" % st.get("verbs_thread_lcore_none"))
+    said = len(re.findall(r"without an lcore id: ", r.stderr))
+    check(said == 1, "lcore: the log says 'without an lcore id' %d times, want once" % said)
+    check("AddressSanitizer" not in out, "lcore: no ASan report")
+    if failures:
+        print(out, flush=True)
+    else:
+        print("ok lcore: %d checks, %d ids taken and given back, %d threads without" %
+              (n, taken, st["verbs_thread_lcore_none"]), flush=True)
 
 
 def case_perftest_ud():
@@ -1325,6 +1373,7 @@ CASES = {
     "af_packet": case_af_packet,
     "gid0": case_gid0,
     "fork": case_fork,
+    "lcore": case_lcore,
     "signal": case_signal,
     "memif_hangups": case_memif_hangups,
 }
@@ -1346,18 +1395,20 @@ def run_case(prefix, case):
 
 
 def main():
-    global LIB, API, FORK, SIGNAL
+    global LIB, API, FORK, SIGNAL, LCORE
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True, help="the folder with srnic's libibverbs.so.1")
     ap.add_argument("--api", help="test/verbs/verbs_api, built against the system's libibverbs")
     ap.add_argument("--fork", help="test/verbs/verbs_fork, built against the system's libibverbs")
     ap.add_argument("--signal", help="test/verbs/verbs_signal, built against the system's libibverbs")
+    ap.add_argument("--lcore", help="test/verbs/verbs_lcore, built against the system's libibverbs")
     ap.add_argument("case", choices=sorted(CASES))
     a = ap.parse_args()
     LIB = os.path.abspath(a.lib)
     API = a.api
     FORK = a.fork
     SIGNAL = a.signal
+    LCORE = a.lcore
     for tool in ("ibv_devinfo", "ibv_rc_pingpong", "ib_read_bw"):
         if shutil.which(tool) is None:
             print("skip: %s not installed (apt-get install ibverbs-utils perftest)" % tool)
