@@ -19,9 +19,15 @@
 # the two embedded engines do theirs); with PERF_PIN=1 its engine on CPU 1,
 # both programs on CPU 0: two busy threads, as embedded has, where the
 # two-daemon layout has four on two CPUs (doc/performance.md, "Session
-# 22"). The
+# 22"). Column ports: one srnicd serving two net_memif ports joined to
+# each other (two devices, srnic0 and srnic1: doc/srnicd.md, "Several
+# ports, one engine thread"), the server program on srnic0 and the client
+# on srnic1, so every packet crosses memif as between two hosts; with
+# PERF_PIN=1 the daemon's one engine thread on CPU 1, both programs on CPU
+# 0 (the service given a core of its own). The
 # table gives the medians and the issue's ratios (the median of each run's
-# ratio), each ok or MISS. doc/performance.md has the figures.
+# ratio), each ok or MISS, for the two-daemon layout and the two-port one.
+# doc/performance.md has the figures.
 #   test/bench/attached-vs-embedded.sh [--runs N] [--seconds S]
 #       [--lat-iters N] [--idle-seconds S] [--build DIR] [--daemon BIN]
 # --build: the build whose library and srnicd run (default build/, what
@@ -177,6 +183,22 @@ one() {
 	pin_att_srv=("${pin_att_def[@]}")
 }
 
+# ports CASE TOOL ARGS...: the two-port daemon P, the server program on its
+# srnic0 and the client on its srnic1 (the two memif ports joined to each
+# other), both programs on the client side's CPU, P's engine on the server
+# side's
+ports() {
+	local c=$1 tool=$2
+	shift 2
+	n=$((n + 1)) port=$((port + 1))
+	until_ok "the sessions' end" d_sessions "$sp" 0
+	pair "a$n" env SRNIC_DAEMON_SOCKET="$sp" "${pin_cl[@]}" "${run[@]}" -- \
+		"$tool" -d srnic0 -p $port -F "$@" :: \
+		env SRNIC_DAEMON_SOCKET="$sp" "${pin_cl[@]}" "${run[@]}" -- \
+		"$tool" -d srnic1 -p $port -F "$@" 127.0.0.1
+	record "$c" ports "a$n"
+}
+
 both() { # CASE TOOL ARGS...: embedded and attached, in this run's order
 	if [ $((r % 2)) -eq 1 ]; then
 		emb "$@"
@@ -210,14 +232,20 @@ idle() {
 
 # Two daemons joined by one memif (A the server side, B the client side),
 # and one on a net_ring0 port for loopback: started once, as a host runs them
-sa=$tmp/a.sock sb=$tmp/b.sock sl=$tmp/l.sock so=$tmp/o.sock
+sa=$tmp/a.sock sb=$tmp/b.sock sl=$tmp/l.sock so=$tmp/o.sock sp=$tmp/p.sock
 start_daemon A "$sa" "${pin_srv[@]}" -- "${lc_srv[@]}" --ip 10.77.0.1 \
 	--port "net_memif0,role=server,socket=$tmp/d.sock,$MEMIF_ARGS"
 start_daemon B "$sb" "${pin_db[@]}" -- "${lc_db[@]}" --ip 10.77.0.2 \
 	--port "net_memif0,role=client,socket=$tmp/d.sock,$MEMIF_ARGS"
 start_daemon L "$sl" -- --ip 10.77.0.3 --port net_ring0
 start_daemon O "$so" "${pin_srv[@]}" -- "${lc_srv[@]}" --ip 10.77.0.4 --port net_ring0
-for s in "$sa" "$sb" "$sl" "$so"; do until_ok "the daemon on $s and its link" d_up "$s"; done
+start_daemon P "$sp" "${pin_srv[@]}" -- "${lc_srv[@]}" \
+	--port "net_memif0,role=server,id=0,socket=$tmp/p-memif.sock,$MEMIF_ARGS" --ip 10.77.0.5 \
+	--port "net_memif1,role=client,id=0,socket=$tmp/p-memif.sock,$MEMIF_ARGS" --ip 10.77.0.6
+for s in "$sa" "$sb" "$sl" "$so" "$sp"; do until_ok "the daemon on $s and its link" d_up "$s"; done
+# both of P's links: its status has a link line per device
+until_ok "the two-port daemon's second link" \
+	eval '[ "$(dstatus "$sp" | grep -c "link ACTIVE")" -ge 2 ]' 
 
 echo "# uptime before: $(uptime)"
 for ((r = 1; r <= runs; r++)); do
@@ -229,6 +257,9 @@ for ((r = 1; r <= runs; r++)); do
 	one write64_bw ib_write_bw -s 64 -D "$secs"
 	one read64k_bw ib_read_bw -s 65536 -D "$secs"
 	one read64_lat ib_read_lat -s 64 -n "$lat_iters"
+	ports write64_bw ib_write_bw -s 64 -D "$secs"
+	ports read64k_bw ib_read_bw -s 65536 -D "$secs"
+	ports read64_lat ib_read_lat -s 64 -n "$lat_iters"
 done
 
 # The idle daemon (A): two sessions holding a QP each (ibv_rc_pingpong's
@@ -260,9 +291,9 @@ for line in open(sys.argv[1]):
     runs.setdefault((case, r), {})[mode] = float(v)
 med = lambda case, mode: statistics.median(vals[(case, mode)])
 units = {"write64_bw": "Mmsg/s", "read64k_bw": "Mmsg/s", "read64_lat": "us p50"}
-print(f"{'case':12} {'unit':7} {'embedded':>9} {'attached':>9} {'loopback':>9} {'one':>9}  runs (embedded / attached / loopback / one daemon)")
+print(f"{'case':12} {'unit':7} {'embedded':>9} {'attached':>9} {'loopback':>9} {'one':>9} {'ports':>9}  runs (embedded / attached / loopback / one daemon / two-port daemon)")
 for case in ("write64_bw", "read64k_bw", "read64_lat"):
-    row = [vals.get((case, m), []) for m in ("emb", "att", "loop", "one")]
+    row = [vals.get((case, m), []) for m in ("emb", "att", "loop", "one", "ports")]
     print("%-12s %-7s %s  %s" % (case, units[case],
           " ".join("%9.4f" % statistics.median(v) if v else "%9s" % "-" for v in row),
           " / ".join(" ".join("%g" % x for x in v) or "-" for v in row)))
@@ -272,7 +303,12 @@ for case in ("write64_bw", "read64k_bw", "read64_lat"):
 targets = (("ib_write_bw -s 64 rate, attached / embedded", "write64_bw", "att", ">=", t_write),
            ("ib_read_bw -s 65536 bw, attached / embedded", "read64k_bw", "att", ">=", t_read),
            ("ib_read_lat -s 64 p50, attached / embedded", "read64_lat", "att", "<=", t_lat),
-           ("ib_read_bw -s 65536, loopback / memif", "read64k_bw", "loop", ">=", 1.0))
+           ("ib_read_bw -s 65536, loopback / memif", "read64k_bw", "loop", ">=", 1.0),
+           # the same memif crossing, both ports in one srnicd (its engine
+           # on a CPU of its own, as a host gives the service its cores)
+           ("ib_write_bw -s 64, two-port daemon / embedded", "write64_bw", "ports", ">=", t_write),
+           ("ib_read_bw -s 65536, two-port daemon / emb.", "read64k_bw", "ports", ">=", t_read),
+           ("ib_read_lat -s 64 p50, two-port daemon / emb.", "read64_lat", "ports", "<=", t_lat))
 for what, case, mode, cmp, want in targets:
     per = [x[mode] / x["emb"] for (c, r), x in sorted(runs.items())
            if c == case and mode in x and "emb" in x]
