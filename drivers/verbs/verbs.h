@@ -87,13 +87,17 @@
  * get an lcore id of their own (rte_thread_register(), given back at their
  * exit): the engine's mbufs then go through that id's mempool cache, not
  * the pool's ring with a locked compare-and-swap each. At most this many
- * such threads hold one at a time: each id's cache keeps up to 1.5 x
- * SRNIC_MBUF_CACHE (384) mbufs of every pool, which a thread that stopped
- * driving keeps from the others until it exits, and the RX pool has some
- * two thousand (lib/core/dev.c). The opener (EAL's main lcore) and the
- * progress thread have theirs besides. A thread past it, or past the EAL's
- * RTE_MAX_LCORE, drives without one (verbs_thread_lcore_none). */
+ * such threads hold one at a time: each id's cache keeps up to
+ * SRNIC_MBUF_CACHE_HELD (1.5 x SRNIC_MBUF_CACHE, 384) mbufs of every pool,
+ * which a thread that stopped driving keeps from the others until it
+ * exits; the device's RX and TX-copy pools are sized for SV_CACHING_LCORES
+ * such caches (srnic_dev_conf.nb_caching_lcores). The opener (EAL's main
+ * lcore) and the progress thread have theirs besides. A thread past it, or
+ * past the EAL's RTE_MAX_LCORE, drives without one
+ * (verbs_thread_lcore_none) until one of them exits. */
 #define SV_THREAD_LCORE_MAX 4
+/* the lcore ids with caches: the opener's, the progress thread's, the cap's */
+#define SV_CACHING_LCORES (2 + SV_THREAD_LCORE_MAX)
 
 /* The configuration (environment, SRNIC_CONFIG file; doc/verbs.md). */
 struct sv_conf {

@@ -98,11 +98,16 @@ stall_now(struct sv_device *dev)
  * only ids EAL left off (not SRNIC_LCORES' nor a service core's). */
 enum sv_lcore_state {
 	SV_LCORE_UNTRIED,   /* the thread has not driven the engine yet */
+	SV_LCORE_NONE,      /* none left: it drives without one, tries again when one is given back */
 	SV_LCORE_EAL,       /* an id not ours: the opener's, the progress thread's, EAL's */
 	SV_LCORE_OWN,       /* one it took here, given back at its exit */
-	SV_LCORE_NONE,      /* none left: it drives without one */
 };
-static __thread uint8_t sv_lcore_state;
+/* initial-exec (as rnic.h's engine TLS): the default model in a PIC
+ * library costs a __tls_get_addr() call per engine poll */
+static __thread uint8_t sv_lcore_state __attribute__((tls_model("initial-exec")));
+/* thread_lcores_released when this thread went without: it tries again
+ * once another thread has given one back */
+static __thread uint64_t sv_lcore_released_seen __attribute__((tls_model("initial-exec")));
 static pthread_key_t sv_lcore_key;
 static pthread_once_t sv_lcore_once = PTHREAD_ONCE_INIT;
 static int sv_lcore_key_rc;
@@ -144,44 +149,60 @@ lcore_key_create(void)
 static __rte_noinline void
 lcore_none(struct sv_device *dev, const char *why)
 {
+	/* a thread trying again is counted once */
+	if (sv_lcore_state != SV_LCORE_NONE)
+		atomic_fetch_add(&dev->thread_lcore_none, 1);
 	sv_lcore_state = SV_LCORE_NONE;
-	atomic_fetch_add(&dev->thread_lcore_none, 1);
 	if (!atomic_exchange(&sv_lcore_none_said, true))
-		sv_log("a thread of this program (tid %d) drives %s's engine without an lcore id: "
-		       "%s. Its mbufs go to the pools' rings (a locked compare-and-swap each) "
-		       "instead of a per-lcore cache: slower, nothing lost. Fewer threads polling "
-		       "CQs at once leave it one (SRNIC_STATS=1: verbs_thread_lcore_none counts "
-		       "such threads; said once)", (int)rte_gettid(), SV_DEV_NAME, why);
+		sv_log("a thread of this program (tid %d) drives %s's engine without an lcore id "
+		       "until another thread gives one back at its exit: %s. Its mbufs go to the "
+		       "pools' rings (a locked compare-and-swap each) instead of a per-lcore "
+		       "cache: slower, nothing lost. Fewer threads polling CQs at once leave it "
+		       "one (SRNIC_STATS=1: verbs_thread_lcore_none counts such threads; said once)",
+		       (int)rte_gettid(), SV_DEV_NAME, why);
 }
 
-/* The first engine poll of this thread (under busy): an lcore id */
+/* An engine poll of a thread without an id of its own yet (its first, or
+ * one after another thread gave one back): one. Before busy is taken: no
+ * engine waits on what it logs or locks. */
 static __rte_noinline void
 thread_lcore(struct sv_device *dev)
 {
-	char why[160];
+	char why[200];
+	uint32_t held;
+	int err;
 
-	if (rte_lcore_id() != LCORE_ID_ANY) {
+	if (sv_lcore_state == SV_LCORE_UNTRIED && rte_lcore_id() != LCORE_ID_ANY) {
 		sv_lcore_state = SV_LCORE_EAL;
 		return;
 	}
+	sv_lcore_released_seen = atomic_load(&dev->thread_lcores_released);
 	pthread_once(&sv_lcore_once, lcore_key_create);
 	if (sv_lcore_key_rc != 0) {
 		snprintf(why, sizeof(why), "pthread_key_create: %s", strerror(sv_lcore_key_rc));
 		lcore_none(dev, why);
 		return;
 	}
-	if (atomic_fetch_add(&dev->thread_lcores_held, 1) >= SV_THREAD_LCORE_MAX) {
-		atomic_fetch_sub(&dev->thread_lcores_held, 1);
-		snprintf(why, sizeof(why), "%d other threads hold one (SV_THREAD_LCORE_MAX) until "
-			 "they exit", SV_THREAD_LCORE_MAX);
-		lcore_none(dev, why);
-		return;
-	}
+	held = atomic_load(&dev->thread_lcores_held);
+	do {
+		if (held >= SV_THREAD_LCORE_MAX) {
+			snprintf(why, sizeof(why), "%d other threads hold one "
+				 "(SV_THREAD_LCORE_MAX)", SV_THREAD_LCORE_MAX);
+			lcore_none(dev, why);
+			return;
+		}
+	} while (!atomic_compare_exchange_weak(&dev->thread_lcores_held, &held, held + 1));
 	if (rte_thread_register() != 0) {
+		err = rte_errno;
 		atomic_fetch_sub(&dev->thread_lcores_held, 1);
-		snprintf(why, sizeof(why), "DPDK has none left (%s; RTE_MAX_LCORE %d, "
-			 "SRNIC_LCORES and SRNIC_EAL_ARGS take some)", rte_strerror(rte_errno),
-			 RTE_MAX_LCORE);
+		if (err == ENOMEM)
+			snprintf(why, sizeof(why), "DPDK has none left (RTE_MAX_LCORE %d; "
+				 "SRNIC_LCORES and SRNIC_EAL_ARGS take some: give EAL fewer)",
+				 RTE_MAX_LCORE);
+		else
+			snprintf(why, sizeof(why), "DPDK refuses non-EAL threads (%s): "
+				 "multi-process is in use (a secondary process attached, or "
+				 "SRNIC_EAL_ARGS made it one): run it alone", rte_strerror(err));
 		lcore_none(dev, why);
 		return;
 	}
@@ -205,14 +226,17 @@ progress_once(struct sv_device *dev, enum sv_runner who, bool *ran)
 	unsigned int n;
 
 	*ran = false;
+	if (unlikely(sv_lcore_state <= SV_LCORE_NONE) &&
+	    (sv_lcore_state == SV_LCORE_UNTRIED ||
+	     atomic_load_explicit(&dev->thread_lcores_released, memory_order_relaxed) !=
+	     sv_lcore_released_seen))
+		thread_lcore(dev);
 	if (atomic_load_explicit(&dev->busy, memory_order_relaxed) ||
 	    atomic_exchange_explicit(&dev->busy, true, memory_order_acquire)) {
 		n = 0;
 		goto out;
 	}
 	*ran = true;
-	if (unlikely(sv_lcore_state == SV_LCORE_UNTRIED))
-		thread_lcore(dev);
 	if (unlikely(dev->stall_after != 0) && stall_now(dev)) {
 		atomic_store_explicit(&dev->busy, false, memory_order_release);
 		n = 0;

@@ -711,6 +711,9 @@ device_start(void)
 	dc.nb_engines = 1;
 	dc.mtu = (uint16_t)c.mtu;
 	dc.name = SV_DEV_NAME;
+	/* the opener's, the progress thread's and the program's threads' ids */
+	dc.comp_mask |= SRNIC_DEV_CONF_CACHING_LCORES;
+	dc.nb_caching_lcores = SV_CACHING_LCORES;
 	dev->sdev = srnic_dev_create(&dc);
 	if (dev->sdev == NULL) {
 		port_arg(c.port, "role", why, sizeof(why));

@@ -295,7 +295,7 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 	char pname[RTE_MEMPOOL_NAMESIZE];
 	uint32_t nb_mbufs, pid;
 	int rc, id;
-	uint16_t i, read_inline_max;
+	uint16_t i, read_inline_max, nb_caching;
 
 	/* Unknown comp_mask bits first: the struct may be a newer, larger one. */
 	if (conf == NULL || (conf->comp_mask & ~(SRNIC_DEV_CONF_RESERVED - 1)) != 0) {
@@ -304,9 +304,10 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 	}
 	read_inline_max = (conf->comp_mask & SRNIC_DEV_CONF_READ_INLINE_MAX) ? conf->read_inline_max
 									     : SRNIC_READ_INLINE_DEFAULT;
+	nb_caching = (conf->comp_mask & SRNIC_DEV_CONF_CACHING_LCORES) ? conf->nb_caching_lcores : 0;
 	if (conf->nb_engines == 0 || conf->nb_engines > SRNIC_MAX_ENGINES_PER_DEV ||
 	    (conf->ip_ver != 4 && conf->ip_ver != 6) || !rte_eth_dev_is_valid_port(conf->port_id) ||
-	    read_inline_max > SRNIC_MAX_READ_INLINE ||
+	    read_inline_max > SRNIC_MAX_READ_INLINE || nb_caching > SRNIC_MAX_CACHING_LCORES ||
 	    ((conf->comp_mask & SRNIC_DEV_CONF_IP6) && (conf->ip_ver != 4 || !dev_ip6_ok(conf->ip6)))) {
 		rte_errno = EINVAL;
 		return NULL;
@@ -369,16 +370,21 @@ srnic_dev_create(const struct srnic_dev_conf *conf)
 	snprintf(pname, sizeof(pname), "%.12s_e%u", dev->name, pid);
 	dev->ext_pool = rte_pktmbuf_pool_create(pname, nb_mbufs, SRNIC_MBUF_CACHE, 0, 0,
 						rte_socket_id());
+	/* The RX and TX-copy pools: what the rings hold, a margin, and what
+	 * every lcore id's cache may keep (srnic_dev_conf.nb_caching_lcores):
+	 * an idle id's cache would otherwise starve the RX refill */
 	snprintf(pname, sizeof(pname), "%.12s_r%u", dev->name, pid);
 	dev->rx_pool = rte_pktmbuf_pool_create(pname,
 					       dev->nb_engines * (DEV_RX_DESC + 2 * SRNIC_RX_BURST) +
-					       1024, SRNIC_MBUF_CACHE, 0, DEV_RX_DATA_ROOM,
-					       rte_socket_id());
+					       SRNIC_RX_POOL_MARGIN +
+					       (uint32_t)nb_caching * SRNIC_MBUF_CACHE_HELD,
+					       SRNIC_MBUF_CACHE, 0, DEV_RX_DATA_ROOM, rte_socket_id());
 	/* TX copies have their own pool: a TX ring full of them
 	 * (a PMD that takes one segment) must not starve the RX refill */
 	snprintf(pname, sizeof(pname), "%.12s_t%u", dev->name, pid);
 	dev->tx_copy_pool = rte_pktmbuf_pool_create(pname,
-						    dev->nb_engines * DEV_TX_DESC + SRNIC_TX_COPY_MARGIN,
+						    dev->nb_engines * DEV_TX_DESC + SRNIC_TX_COPY_MARGIN +
+						    (uint32_t)nb_caching * SRNIC_MBUF_CACHE_HELD,
 						    SRNIC_MBUF_CACHE, 0, DEV_RX_DATA_ROOM,
 						    rte_socket_id());
 	if (dev->pool == NULL || dev->ext_pool == NULL || dev->rx_pool == NULL ||

@@ -184,7 +184,8 @@ enum srnic_dev_conf_mask {
 	SRNIC_DEV_CONF_READ_INLINE_MAX = 1u << 0, /**< read_inline_max is set */
 	SRNIC_DEV_CONF_TX_SEG_MAX = 1u << 1,      /**< tx_seg_max is set */
 	SRNIC_DEV_CONF_IP6 = 1u << 2,             /**< ip6 is set */
-	SRNIC_DEV_CONF_RESERVED = 1u << 3,        /**< this bit and above: refused */
+	SRNIC_DEV_CONF_CACHING_LCORES = 1u << 3,  /**< nb_caching_lcores is set */
+	SRNIC_DEV_CONF_RESERVED = 1u << 4,        /**< this bit and above: refused */
 };
 
 /** Device configuration. */
@@ -232,6 +233,16 @@ struct srnic_dev_conf {
 	 * unicast (::, ::1, IPv4-mapped, link-local fe80::/10, multicast).
 	 */
 	uint8_t ip6[16];
+	/**
+	 * SRNIC_DEV_CONF_CACHING_LCORES. How many lcore ids at most drive
+	 * the device's engines or free its mbufs (the engines' lcores,
+	 * threads the program registered with rte_thread_register()): each
+	 * id's mempool cache may keep up to 1.5 x SRNIC_MBUF_CACHE mbufs of
+	 * every pool it touched, so the RX and TX-copy pools get that many
+	 * more per id. At most SRNIC_MAX_CACHING_LCORES; the bit clear: 0
+	 * (the pools' margins alone, as before the field).
+	 */
+	uint16_t nb_caching_lcores;
 };
 
 /**

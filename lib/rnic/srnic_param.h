@@ -49,6 +49,10 @@
 #define SRNIC_MBUF_CACHE 256
 #define SRNIC_ORPHAN_POOLS_MAX 64      /**< pools of destroyed devices kept until their mbufs are back */
 #define SRNIC_TX_COPY_MARGIN 1024     /**< TX copy pool: mbufs beyond the TX rings' (in the engines' TX buffers) */
+#define SRNIC_RX_POOL_MARGIN 1024     /**< RX pool: mbufs beyond the RX rings' and bursts' (held in reassembly, CQ payloads) */
+/** mbufs an lcore id's mempool cache may keep of a pool (DPDK: flushthresh 1.5 x size) */
+#define SRNIC_MBUF_CACHE_HELD (SRNIC_MBUF_CACHE + SRNIC_MBUF_CACHE / 2)
+#define SRNIC_MAX_CACHING_LCORES 64   /**< srnic_dev_conf.nb_caching_lcores at most */
 #define SRNIC_TX_COPY_MAX 128          /**< SEND/WRITE payload pieces up to this are copied into the header mbuf (cheaper than an attach + trailer); READ response packets likewise up to the device's read_inline_max (SRNIC_READ_INLINE_DEFAULT unless set) */
 #define SRNIC_NEIGH_MAX 256            /**< neighbour table entries */
 #define SRNIC_ARP_RETRY_MS 100         /**< ARP/ND request interval while unresolved; at most one request per neighbour per interval */

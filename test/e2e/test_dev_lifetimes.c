@@ -157,6 +157,8 @@ on_release(void *addr, size_t length, void *arg)
 
 /* A's tx_seg_max knob for the next dev_new (0: the port's) */
 static uint16_t dl_tx_seg_max;
+/* the next dev_new's nb_caching_lcores (-1: the bit clear) */
+static int dl_caching = -1;
 
 static struct srnic_dev *
 dev_new(int side, uint16_t nb_engines, uint32_t nb_mbufs, srnic_host_rx_cb host_rx)
@@ -177,6 +179,10 @@ dev_new(int side, uint16_t nb_engines, uint32_t nb_mbufs, srnic_host_rx_cb host_
 	if (side == 0 && dl_tx_seg_max != 0) { /* A's TX copies every packet */
 		c.comp_mask |= SRNIC_DEV_CONF_TX_SEG_MAX;
 		c.tx_seg_max = dl_tx_seg_max;
+	}
+	if (dl_caching >= 0) {
+		c.comp_mask |= SRNIC_DEV_CONF_CACHING_LCORES;
+		c.nb_caching_lcores = (uint16_t)dl_caching;
 	}
 	return srnic_dev_create(&c);
 }
@@ -522,6 +528,40 @@ test_tx_copies_spare_rx_pool(void **state)
 	rte_free(T.buf[1]);
 }
 
+/* The RX and TX-copy pools have room for every caching lcore id's cache
+ * (nb_caching_lcores x SRNIC_MBUF_CACHE_HELD) besides the rings' and the
+ * margins; the bit clear counts none; past the limit EINVAL. */
+static void
+test_pools_follow_caching_lcores(void **state)
+{
+	static const int counts[] = {-1, 0, 6, 16};
+	unsigned int rx[RTE_DIM(counts)], tx[RTE_DIM(counts)], i;
+	struct srnic_dev *d;
+
+	RTE_SET_USED(state);
+	for (i = 0; i < RTE_DIM(counts); i++) {
+		dl_caching = counts[i];
+		d = dev_new(0, 1, DL_MBUFS, NULL);
+		assert_non_null(d);
+		rx[i] = d->rx_pool->size;
+		tx[i] = d->tx_copy_pool->size;
+		assert_int_equal(srnic_dev_destroy(d), 0);
+	}
+	for (i = 1; i < RTE_DIM(counts); i++) {
+		unsigned int ids = counts[i] < 0 ? 0 : (unsigned int)counts[i];
+
+		assert_int_equal(rx[i], rx[1] + ids * SRNIC_MBUF_CACHE_HELD);
+		assert_int_equal(tx[i], tx[1] + ids * SRNIC_MBUF_CACHE_HELD);
+	}
+	assert_int_equal(rx[0], rx[1]); /* the bit clear: none */
+	assert_int_equal(rx[1], 1024 + 2 * SRNIC_RX_BURST + SRNIC_RX_POOL_MARGIN);
+	assert_int_equal(tx[1], 1024 + SRNIC_TX_COPY_MARGIN);
+	dl_caching = SRNIC_MAX_CACHING_LCORES + 1;
+	assert_null(dev_new(0, 1, DL_MBUFS, NULL));
+	assert_int_equal(rte_errno, EINVAL);
+	dl_caching = -1;
+}
+
 /* From a host_rx callback (inside srnic_engine_poll()), dereg,
  * RESET, destroy of a QP and of the device are -EDEADLK, not a hang; the
  * same calls work once the poll has returned. So is an
@@ -712,6 +752,7 @@ main(void)
 		cmocka_unit_test(test_pool_outlives_device),
 		cmocka_unit_test(test_extmem_mr_outlives_device),
 		cmocka_unit_test(test_tx_copies_spare_rx_pool),
+		cmocka_unit_test(test_pools_follow_caching_lcores),
 		cmocka_unit_test(test_control_from_host_rx),
 		cmocka_unit_test(test_dereg_wait),
 	};

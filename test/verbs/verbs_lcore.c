@@ -16,7 +16,10 @@
  * - with CAP threads holding one (parked), the next has none and its WRITE
  *   still completes; the same with DPDK's ids used up (this program's own
  *   threads take them with rte_thread_register());
- * - once they are given back, a new thread has one again.
+ * - a thread that went without takes one once another gave its back;
+ * - once they are given back, a new thread has one again;
+ * - every thread that had one left its mempool caches empty at its exit
+ *   (the drop-in flushes them before the id is free again).
  *
  *   verbs_lcore CAP      (CAP: the drop-in's SV_THREAD_LCORE_MAX)
  *
@@ -37,6 +40,7 @@
 
 #include <infiniband/verbs.h>
 #include <rte_lcore.h>
+#include <rte_mempool.h>
 
 #include "verbs_rc_connect.h"
 
@@ -153,11 +157,36 @@ struct seen {
 	int park;                   /* in: wait for release() before exiting */
 	int eal_take;               /* in: only rte_thread_register(), no verbs */
 	int eal_took;
+	int repoll;                 /* in: after park(), wait for repoll_go, poll again */
+	unsigned int lcore_repoll;  /* its lcore id after that poll */
 };
 
 static pthread_mutex_t park_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t park_cond = PTHREAD_COND_INITIALIZER;
-static int parked, released;
+static int parked, released, repoll_go;
+/* the threads joined that had an lcore id, and the mbufs their ids'
+ * caches still held after the join (0: flushed at their exit) */
+static unsigned int cache_checked, cache_left;
+
+static void
+cache_len(struct rte_mempool *mp, void *arg)
+{
+	unsigned int *id = arg;
+	struct rte_mempool_cache *c = rte_mempool_default_cache(mp, *id);
+
+	if (c != NULL)
+		cache_left += c->len;
+}
+
+/* after the join of a thread that had lcore id id (if any) */
+static void
+joined(unsigned int id)
+{
+	if (id == LCORE_ID_ANY)
+		return;
+	cache_checked++;
+	rte_mempool_walk(cache_len, &id);
+}
 
 static void
 park(void)
@@ -191,6 +220,14 @@ thread_main(void *arg)
 	}
 	if (s->park)
 		park();
+	if (s->repoll) {
+		pthread_mutex_lock(&park_lock);
+		while (!repoll_go)
+			pthread_cond_wait(&park_cond, &park_lock);
+		pthread_mutex_unlock(&park_lock);
+		ibv_poll_cq(e.cq, 1, &wc);
+		s->lcore_repoll = rte_lcore_id();
+	}
 	return NULL;
 }
 
@@ -209,8 +246,10 @@ wait_parked(int n)
 	pthread_mutex_unlock(&park_lock);
 }
 
+/* The n parked threads go and are joined; those with repoll then poll
+ * again (after the others gave their ids back) and are joined */
 static void
-release_all(pthread_t *t, int n)
+release_all(pthread_t *t, struct seen *s, int n)
 {
 	int i;
 
@@ -218,11 +257,27 @@ release_all(pthread_t *t, int n)
 	released = 1;
 	pthread_cond_broadcast(&park_cond);
 	pthread_mutex_unlock(&park_lock);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (s[i].repoll)
+			continue;
 		pthread_join(t[i], NULL);
+		if (!s[i].eal_take)
+			joined(s[i].lcore_poll);
+	}
+	pthread_mutex_lock(&park_lock);
+	repoll_go = 1;
+	pthread_cond_broadcast(&park_cond);
+	pthread_mutex_unlock(&park_lock);
+	for (i = 0; i < n; i++) {
+		if (!s[i].repoll)
+			continue;
+		pthread_join(t[i], NULL);
+		joined(s[i].lcore_repoll);
+	}
 	pthread_mutex_lock(&park_lock);
 	released = 0;
 	parked = 0;
+	repoll_go = 0;
 	pthread_mutex_unlock(&park_lock);
 }
 
@@ -288,7 +343,7 @@ bench(unsigned long n, int none)
 	if (pthread_create(&t, NULL, bench_main, &n) != 0)
 		return 1;
 	pthread_join(t, NULL);
-	release_all(held, nheld);
+	release_all(held, hs, nheld);
 	return n == want ? 0 : 1;
 }
 
@@ -304,6 +359,7 @@ one_driver(void)
 		return s;
 	}
 	pthread_join(t, NULL);
+	joined(s.lcore_write);
 	return s;
 }
 
@@ -349,6 +405,7 @@ main(int argc, char **argv)
 		if (run(&t1, &t) != 0)
 			break;
 		pthread_join(t, NULL);
+		joined(t1.lcore_poll);
 		got += t1.lcore_poll != LCORE_ID_ANY;
 	}
 	snprintf(what, sizeof(what), "%d threads started and joined one after another: %d had "
@@ -358,7 +415,8 @@ main(int argc, char **argv)
 	/* CAP threads hold one (parked after their poll): the next has none */
 	nheld = 0;
 	for (i = 0; i <= cap; i++) {
-		hs[i] = (struct seen){ .park = 1 };
+		/* the one past the cap polls again once the others are gone */
+		hs[i] = (struct seen){ .park = 1, .repoll = i == cap };
 		if (run(&hs[i], &held[i]) != 0)
 			break;
 		nheld++;
@@ -374,7 +432,10 @@ main(int argc, char **argv)
 	snprintf(what, sizeof(what), "past the cap a thread drives without an lcore id (%u) and "
 		 "its WRITE completes", s.lcore_write);
 	check(s.lcore_write == LCORE_ID_ANY && s.wrote, what);
-	release_all(held, nheld);
+	release_all(held, hs, nheld);
+	snprintf(what, sizeof(what), "the thread that went without has one once the others "
+		 "gave theirs back (%u)", hs[cap].lcore_repoll);
+	check(nheld == cap + 1 && hs[cap].lcore_repoll != LCORE_ID_ANY, what);
 
 	/* DPDK's ids used up by this program's own threads */
 	nheld = 0;
@@ -394,11 +455,14 @@ main(int argc, char **argv)
 	snprintf(what, sizeof(what), "with none left a thread drives without one (%u) and its "
 		 "WRITE completes", s.lcore_write);
 	check(s.lcore_write == LCORE_ID_ANY && s.wrote, what);
-	release_all(held, nheld);
+	release_all(held, hs, nheld);
 
 	s = one_driver();
 	snprintf(what, sizeof(what), "given back, a new thread has one again (%u)", s.lcore_write);
 	check(s.lcore_write != LCORE_ID_ANY && s.wrote, what);
+	snprintf(what, sizeof(what), "%u threads with an lcore id joined: their ids' mempool "
+		 "caches held %u mbufs after (want 0)", cache_checked, cache_left);
+	check(cache_checked >= THREADS && cache_left == 0, what);
 
 	if (failures != 0) {
 		printf("%d failed\n", failures);
