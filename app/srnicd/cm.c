@@ -192,6 +192,7 @@ id_drop(struct srnd_cm_id *x)
 
 	srnic_cm_id_set_context(cmid, NULL);
 	x->cmid = NULL;
+	x->dv = NULL;
 	x->owner->nb_ids--;
 	cm_ids_total--;
 	if (x->listening)
@@ -229,6 +230,8 @@ cm_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 			pthread_mutex_unlock(&cm_lock);
 			return 1;
 		}
+		/* the REQ came to the listener's device: its GIDs, its QPs */
+		nx->dv = x->dv;
 		srnic_cm_id_set_context(cmid, nx);
 		m.new_id = id_handle(c, nx);
 		/* the listener is x's: the event names it */
@@ -290,6 +293,8 @@ cm_send(const struct srnd_dev *dv, const struct srnd_session *s, struct srnic_cm
 	const void *pd = pl > 0 ? q->pdata : NULL;
 	int rc;
 
+	if (dv == NULL)
+		return -EINVAL;     /* every live id has its device: never here */
 	switch (q->what) {
 	case SVC_CM_S_REQ: {
 		struct srnic_cm_req_param p;
