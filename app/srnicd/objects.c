@@ -2529,19 +2529,22 @@ srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs, 
 }
 
 int
-srnd_objs_qp_by_num(struct srnd_objs *o, uint32_t qpn, enum ibv_qp_type *type,
-		    enum ibv_qp_state *state)
+srnd_objs_qp_by_num(struct srnd_objs *o, const struct srnd_dev *dv, uint32_t qpn,
+		    enum ibv_qp_type *type, enum ibv_qp_state *state)
 {
 	struct srnic_qp_init_attr ia;
 	struct ibv_qp_attr qa;
+	struct srnd_pd *pd;
 	unsigned int i;
 
 	/* the session's own table only: another session's QP, a destroyed
-	 * one and QP1 are no QP of it */
+	 * one and QP1 are no QP of it; nor is its QP of another device
+	 * (each device numbers its QPs from the same first QPN) */
 	for (i = 0; o != NULL && i < SVC_SESSION_QPS_MAX; i++) {
 		const struct srnd_slot *sl = &o->qp[i];
 
-		if (!sl->used || srnic_qp_num(sl->qp.sqp) != qpn)
+		if (!sl->used || srnic_qp_num(sl->qp.sqp) != qpn ||
+		    pd_of(o, sl->qp.pd, &pd) != 0 || pd->dv != dv)
 			continue;
 		if (srnic_query_qp(sl->qp.sqp, &qa, IBV_QP_STATE, &ia) != 0)
 			return -EINVAL;

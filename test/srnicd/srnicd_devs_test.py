@@ -16,6 +16,9 @@ srnic1, each with its own address; Debian's unmodified tools attached:
                                       srnic0's: -EINVAL (dev_mixed +1), the
                                       same QP on srnic1's CQ made after; a GID
                                       query names each device's address; a
+                                      REQ on a srnic0 CM id naming the srnic1
+                                      QP's number -EINVAL (QPNs are a device's),
+                                      on a srnic1 id sent; a
                                       listen on one service ID on both devices
                                       is taken on each, twice on one -EBUSY
   afterwards                          every object and CM id back to zero
@@ -45,6 +48,7 @@ import tempfile
 from srnicd_check import (GUARD_S, SRNIC, attached_env, check, daemon_ready, failures,
                           finish, free_port, objects, status, status_num, stop, svc_major,
                           svc_types, tcp_listening, tel, wait_for)
+from srnicd_cm_test import CM_S_REQ, SEND_LEN, req_param
 
 SKIP = 77
 IP0, IP1 = "10.84.0.1", "10.84.0.2"
@@ -86,9 +90,15 @@ class Raw:
         return struct.unpack_from("<I", r)[0] if st == 0 else 0
 
     def qp(self, pd, cq):
-        st, _ = self.call("SVC_CREATE_QP", struct.pack(
+        """CREATE_QP's status; the QP's number in self.qpn"""
+        st, r = self.call("SVC_CREATE_QP", struct.pack(
             "<IIIII5II", pd, cq, cq, IBV_QPT_RC, 0, 4, 4, 1, 1, 0, 0))
+        self.qpn = struct.unpack_from("<III", r)[2] if st == 0 else None
         return st
+
+    def cm_send(self, cid, what, param):
+        body = struct.pack("<IIIBB2x", cid, what, 0, 0, 0) + param
+        return self.call("SVC_CM_SEND", body + bytes(SEND_LEN - HDR.size - len(body)))[0]
 
     def close(self):
         for fd in self.fds:
@@ -146,10 +156,12 @@ def raw_checks(sock, env):
     d1 = h.handle("SVC_OPEN_DEVICE", struct.pack("<I", 1))
     st, _ = h.call("SVC_OPEN_DEVICE", struct.pack("<I", 2))
     check(st == -ENODEV, "OPEN_DEVICE 2 of two devices: -ENODEV (%d)" % st)
+    gids = []
     for dev, ip in ((d0, IP0), (d1, IP1)):
         st, r = h.call("SVC_QUERY_GID", struct.pack("<III", dev, 1, 1))
         check(st == 0 and socket.inet_ntoa(r[12:16]) == ip,
               "QUERY_GID 1 through handle %#x: %s (%d)" % (dev, ip, st))
+        gids.append(r[:16])
     h.call("SVC_MAP_SHM", struct.pack("<I", d0))
     pd1 = h.handle("SVC_ALLOC_PD", struct.pack("<I", d1))
     cq0 = h.handle("SVC_CREATE_CQ", struct.pack("<III", d0, 16, 0))
@@ -160,6 +172,7 @@ def raw_checks(sock, env):
     check(status_num(status(env), "dev_mixed") == mixed0 + 1, "dev_mixed counts it")
     st = h.qp(pd1, cq1)
     check(st == 0, "the session otherwise fine: the QP on srnic1's own CQ (%d)" % st)
+    qpn1 = h.qpn
     line = [ln for ln in status(env).splitlines() if " pid %d " % os.getpid() in ln]
     check(len(line) == 1 and re.search(r" devices_open 2 qps 1 .*devices srnic0,srnic1$",
                                        line[0]) is not None,
@@ -167,6 +180,19 @@ def raw_checks(sock, env):
     # listeners are each device's CM's
     st, _ = h.call("SVC_CM_OPEN", struct.pack("<I", d0))
     check(st == 0, "CM_OPEN (%d)" % st)
+    # QPNs are each device's (both number from the same first): a REQ on a
+    # srnic0 id names a QP of srnic0's, never the session's srnic1 QP
+    # of that number (nor another session's srnic0 QP it would then be)
+    other0 = status_num(status(env), "cm_refused_qp_other")
+    c0 = h.handle("SVC_CM_CREATE_ID", struct.pack("<I", d0))
+    st = h.cm_send(c0, CM_S_REQ, req_param(gids[0], gids[1], qpn1, IBV_QPT_RC))
+    check(st == -EINVAL, "a REQ on a srnic0 id naming its srnic1 QP %s: -EINVAL (%d)" %
+          (qpn1, st))
+    check(status_num(status(env), "cm_refused_qp_other") == other0 + 1,
+          "counted cm_refused_qp_other")
+    c1 = h.handle("SVC_CM_CREATE_ID", struct.pack("<I", d1))
+    st = h.cm_send(c1, CM_S_REQ, req_param(gids[1], gids[0], qpn1, IBV_QPT_RC))
+    check(st == 0, "the same REQ on a srnic1 id: sent (%d)" % st)
     sid = 0x0106000000000000 | free_port()     # RDMA_PS_TCP's service ID of a port
     lst = [h.call("SVC_CM_CREATE_LISTEN", struct.pack("<IIQQ", d, 0, sid, 0))[0]
            for d in (d0, d1, d0)]
