@@ -14,7 +14,10 @@ srnic1, each with its own address; Debian's unmodified tools attached:
   ib_write_bw -d srnic0 / -d srnic1   server and client across the devices: exit 0
   a session of the test's own         a QP whose PD is srnic1's and whose CQ is
                                       srnic0's: -EINVAL (dev_mixed +1), the
-                                      same QP on srnic1's CQ made after; a GID
+                                      same QP on srnic1's CQ made after; srnic0's
+                                      recv CQ only, or srnic0's SRQ, or a rereg
+                                      (CHANGE_PD) of srnic1's MR to srnic0's PD:
+                                      each -EINVAL, dev_mixed +1; a GID
                                       query names each device's address; a
                                       REQ on a srnic0 CM id naming the srnic1
                                       QP's number -EINVAL (QPNs are a device's),
@@ -34,6 +37,7 @@ srnic1, each with its own address; Debian's unmodified tools attached:
   srnicd_devs_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs
 """
 import argparse
+import fcntl
 import os
 import re
 import select
@@ -57,6 +61,9 @@ OPTION_GUARD_S = 20     # an option error is said before DPDK starts
 HDR = struct.Struct("<HHIIi")           # lib/svc/srnic_svc.h's svc_hdr
 MAGIC = 0x534e5244
 IBV_QPT_RC = 2
+IBV_ACCESS_LOCAL_WRITE = 1
+IBV_REREG_MR_CHANGE_PD = 2
+MR_ADDR, MR_LEN = 0x5a0000000000, 4096     # a raw REG_MR's range (the daemon maps it)
 EINVAL, EBUSY, ENODEV = 22, 16, 19
 
 
@@ -76,23 +83,27 @@ class Raw:
         self.seq = 0
         self.fds = []
 
-    def call(self, name, body=b""):
-        """(status, reply body); the descriptors that came with it kept to close"""
+    def call(self, name, body=b"", fd=None):
+        """(status, reply body); fd goes with the request; the descriptors
+        that came with the reply kept to close"""
         self.seq += 1
-        self.s.send(msg(self.t[name], self.seq, body))
+        anc = [] if fd is None else [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                      struct.pack("i", fd))]
+        self.s.sendmsg([msg(self.t[name], self.seq, body)], anc)
         r, fds, _, _ = socket.recv_fds(self.s, 65536, 2)
         self.fds += fds
         return HDR.unpack_from(r)[4], r[HDR.size:]
 
-    def handle(self, name, body):
-        st, r = self.call(name, body)
+    def handle(self, name, body, fd=None):
+        st, r = self.call(name, body, fd)
         check(st == 0, "%s: %d" % (name, st))
         return struct.unpack_from("<I", r)[0] if st == 0 else 0
 
-    def qp(self, pd, cq):
-        """CREATE_QP's status; the QP's number in self.qpn"""
+    def qp(self, pd, cq, rcq=None, srq=0):
+        """CREATE_QP's status (recv CQ rcq, else cq); the QP's number in self.qpn"""
         st, r = self.call("SVC_CREATE_QP", struct.pack(
-            "<IIIII5II", pd, cq, cq, IBV_QPT_RC, 0, 4, 4, 1, 1, 0, 0))
+            "<IIIII5II", pd, cq, cq if rcq is None else rcq, IBV_QPT_RC, 0, 4, 4, 1, 1, 0,
+            srq))
         self.qpn = struct.unpack_from("<III", r)[2] if st == 0 else None
         return st
 
@@ -173,6 +184,30 @@ def raw_checks(sock, env):
     st = h.qp(pd1, cq1)
     check(st == 0, "the session otherwise fine: the QP on srnic1's own CQ (%d)" % st)
     qpn1 = h.qpn
+    # each of create_qp's and rereg's device checks (objects.c): refused,
+    # counted dev_mixed, the session served after
+    pd0 = h.handle("SVC_ALLOC_PD", struct.pack("<I", d0))
+    srq0 = h.handle("SVC_CREATE_SRQ", struct.pack("<IIII", pd0, 8, 1, 0))
+    memfd = os.memfd_create("srnicd_devs", os.MFD_ALLOW_SEALING | os.MFD_CLOEXEC)
+    os.ftruncate(memfd, MR_LEN)
+    fcntl.fcntl(memfd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK)
+    mr1 = h.handle("SVC_REG_MR", struct.pack("<IIQQQ", pd1, IBV_ACCESS_LOCAL_WRITE, MR_ADDR,
+                                             MR_LEN, MR_ADDR), fd=memfd)
+    os.close(memfd)
+    for what, call in (
+            ("a QP of srnic1's PD and send CQ, srnic0's recv CQ", lambda: h.qp(pd1, cq1, cq0)),
+            ("a QP of srnic1's PD and CQs on srnic0's SRQ", lambda: h.qp(pd1, cq1, srq=srq0)),
+            ("a rereg of srnic1's MR to srnic0's PD (CHANGE_PD)",
+             lambda: h.call("SVC_REREG_MR", struct.pack(
+                 "<IIIIQQQ", mr1, IBV_REREG_MR_CHANGE_PD, pd0, IBV_ACCESS_LOCAL_WRITE, 0, 0,
+                 0))[0])):
+        mixed0 = status_num(status(env), "dev_mixed")
+        st = call()
+        check(st == -EINVAL and status_num(status(env), "dev_mixed") == mixed0 + 1,
+              "%s: -EINVAL (%d), dev_mixed +1 (%d -> %d)" %
+              (what, st, mixed0, status_num(status(env), "dev_mixed")))
+    st, _ = h.call("SVC_DEREG_MR", struct.pack("<I", mr1))
+    check(st == 0, "srnic1's MR still srnic1's: deregistered (%d)" % st)
     line = [ln for ln in status(env).splitlines() if " pid %d " % os.getpid() in ln]
     check(len(line) == 1 and re.search(r" devices_open 2 qps 1 .*devices srnic0,srnic1$",
                                        line[0]) is not None,
