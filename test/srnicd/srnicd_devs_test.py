@@ -27,9 +27,11 @@ srnic1, each with its own address; Debian's unmodified tools attached:
   afterwards                          every object and CM id back to zero
   a port's link down                  a second daemon on net_ring0 and a memif
                                       client whose server (a third daemon) stops:
-                                      IBV_EVENT_PORT_ERR (its async pipe's byte)
-                                      to the session holding srnic1 open, none
-                                      to the one holding srnic0
+                                      IBV_EVENT_PORT_ERR (its async ring's
+                                      entry, its pipe's byte) to the session
+                                      holding srnic1 open, none to the one
+                                      holding srnic0 (both made once the
+                                      daemon logged both links up)
   option errors                       a 9th --port, two devices on one --ip,
                                       a --port without its --ip: exit non-zero
                                       naming the problem
@@ -38,6 +40,7 @@ srnic1, each with its own address; Debian's unmodified tools attached:
 """
 import argparse
 import fcntl
+import mmap
 import os
 import re
 import select
@@ -64,6 +67,9 @@ IBV_QPT_RC = 2
 IBV_ACCESS_LOCAL_WRITE = 1
 IBV_REREG_MR_CHANGE_PD = 2
 MR_ADDR, MR_LEN = 0x5a0000000000, 4096     # a raw REG_MR's range (the daemon maps it)
+SHM_ASYNC = 128         # svc_shm.async: after db and state, a cache line each
+SVC_ASYNC_RING = 64
+IBV_EVENT_PORT_ACTIVE, IBV_EVENT_PORT_ERR = 9, 10
 EINVAL, EBUSY, ENODEV = 22, 16, 19
 
 
@@ -242,6 +248,13 @@ def async_pipe(h):
     return pipes[0] if len(pipes) == 1 else None
 
 
+def async_events(shm):
+    """the event types in a session's async ring (svc_shm.async), oldest first"""
+    prod = struct.unpack_from("<I", shm, SHM_ASYNC)[0]
+    return [struct.unpack_from("<I", shm, SHM_ASYNC + 128 + 8 * (i % SVC_ASYNC_RING))[0]
+            for i in range(max(0, prod - SVC_ASYNC_RING), prod)]
+
+
 def port_events(env0, tmp):
     """srnic1's link down: its PORT_ERR to the session that holds srnic1,
     not to the one that holds srnic0 only"""
@@ -263,31 +276,47 @@ def port_events(env0, tmp):
                  "--socket", sock_a], env=env0, stdout=lf, stderr=subprocess.STDOUT))
         if not daemon_ready(daemons[0], log_b) or not daemon_ready(daemons[1], log_a):
             return
-        up = wait_for(lambda: len(re.findall(r"^  link ACTIVE", status(env_a), re.M)) == 2,
-                      "both of the daemon's links ACTIVE")
+        # the daemon's own word that both links came up (status' link is
+        # a live query; srnic queues PORT_ACTIVE at its next look, up to
+        # SRNIC_LINK_CHECK_MS later): a session made just before that may
+        # still get a PORT_ACTIVE, so the checks below are by event type
+        up = wait_for(lambda: all(re.search(r"srnic%d: port .* link up \(PORT_ACTIVE\)" % i,
+                                            open(log_a).read()) for i in (0, 1)),
+                      "the daemon's log: both links up")
+        up = up and wait_for(lambda: len(re.findall(r"^  link ACTIVE", status(env_a),
+                                                    re.M)) == 2, "both links ACTIVE")
         if not check(up, "a daemon on net_ring0 (srnic0) and a memif client (srnic1): ACTIVE"):
             return
+        shms = []
         for idx in (0, 1):
             h = Raw(sock_a)
             sessions.append(h)
             h.call("SVC_HELLO", struct.pack("<IHHI16s", MAGIC, svc_major(), 0, os.getpid(),
                                             b"srnicd_devs"))
             dev = h.handle("SVC_OPEN_DEVICE", struct.pack("<I", idx))
-            st, _ = h.call("SVC_MAP_SHM", struct.pack("<I", dev))
-            check(st == 0 and async_pipe(h) is not None,
-                  "a session on srnic%d: its rings and async pipe (%d)" % (idx, st))
-        p0, p1 = async_pipe(sessions[0]), async_pipe(sessions[1])
-        if p0 is None or p1 is None:
-            return
-        check(select.select([p0, p1], [], [], 0)[0] == [], "no event before")
+            st, r = h.call("SVC_MAP_SHM", struct.pack("<I", dev))
+            mem = [fd for fd in h.fds if not stat.S_ISFIFO(os.fstat(fd).st_mode)]
+            ok = check(st == 0 and async_pipe(h) is not None and len(mem) == 1,
+                       "a session on srnic%d: its rings and async pipe (%d)" % (idx, st))
+            if not ok:
+                return
+            shms.append(mmap.mmap(mem[0], struct.unpack_from("<Q", r)[0]))
+        p1 = async_pipe(sessions[1])
+        check(all(IBV_EVENT_PORT_ERR not in async_events(m) for m in shms),
+              "no PORT_ERR before: %s" % [async_events(m) for m in shms])
         check(stop(daemons[0]) == 0, "the memif's server (the other daemon) stopped")
         down = wait_for(lambda: re.search(r"^device srnic1 .*\n  link DOWN", status(env_a),
                                           re.M) is not None, "srnic1's link DOWN")
-        got = wait_for(lambda: select.select([p1], [], [], 0)[0] == [p1],
-                       "srnic1's session's async pipe")
-        check(down and got, "srnic1 DOWN: the session holding it woken (its PORT_ERR)")
-        check(select.select([p0], [], [], 0)[0] == [],
-              "the session holding srnic0 only: no event (srnic0's link is up)")
+        got = wait_for(lambda: IBV_EVENT_PORT_ERR in async_events(shms[1]),
+                       "srnic1's session's PORT_ERR")
+        check(down and got and select.select([p1], [], [], 0)[0] == [p1],
+              "srnic1 DOWN: the session holding it gets IBV_EVENT_PORT_ERR, its pipe woken "
+              "(%s)" % async_events(shms[1]))
+        check(IBV_EVENT_PORT_ERR not in async_events(shms[0]),
+              "the session holding srnic0 only: no PORT_ERR (srnic0's link is up): %s" %
+              async_events(shms[0]))
+        for m in shms:
+            m.close()
         check(re.search(r"^device srnic0 .*\n  link ACTIVE", status(env_a), re.M) is not None,
               "srnic0 still ACTIVE")
     finally:
