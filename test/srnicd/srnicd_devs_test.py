@@ -17,7 +17,10 @@ srnic1, each with its own address; Debian's unmodified tools attached:
                                       same QP on srnic1's CQ made after; srnic0's
                                       recv CQ only, or srnic0's SRQ, or a rereg
                                       (CHANGE_PD) of srnic1's MR to srnic0's PD:
-                                      each -EINVAL, dev_mixed +1; a GID
+                                      each -EINVAL, dev_mixed +1; a UD WQE of
+                                      a srnic0 QP naming the session's srnic1
+                                      AH: the QP fails (bad_ring, QP_FATAL) as
+                                      with another session's AH; a GID
                                       query names each device's address; a
                                       REQ on a srnic0 CM id naming the srnic1
                                       QP's number -EINVAL (QPNs are a device's),
@@ -63,11 +66,19 @@ SVC_DEVICES_MAX = 8
 OPTION_GUARD_S = 20     # an option error is said before DPDK starts
 HDR = struct.Struct("<HHIIi")           # lib/svc/srnic_svc.h's svc_hdr
 MAGIC = 0x534e5244
-IBV_QPT_RC = 2
+IBV_QPT_RC, IBV_QPT_UD = 2, 4
 IBV_ACCESS_LOCAL_WRITE = 1
 IBV_REREG_MR_CHANGE_PD = 2
 MR_ADDR, MR_LEN = 0x5a0000000000, 4096     # a raw REG_MR's range (the daemon maps it)
 SHM_ASYNC = 128         # svc_shm.async: after db and state, a cache line each
+SHM_QP, QP_RING, WQE = 768, 262400, 128     # svc_shm.qp[], sizeof svc_qp_ring, svc_wqe
+QP_SQ_COMP, QP_SQ = 64, 256                 # svc_qp_ring.sq_comp, .sq
+IBV_QP_STATE, IBV_QP_PKEY_INDEX, IBV_QP_PORT, IBV_QP_QKEY = 1, 16, 32, 64
+IBV_QP_SQ_PSN = 1 << 16
+IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS = 1, 2, 3
+IBV_WR_SEND = 2
+IBV_EVENT_QP_FATAL = 1
+QKEY = 0x11111111
 SVC_ASYNC_RING = 64
 IBV_EVENT_PORT_ACTIVE, IBV_EVENT_PORT_ERR = 9, 10
 EINVAL, EBUSY, ENODEV = 22, 16, 19
@@ -105,12 +116,14 @@ class Raw:
         check(st == 0, "%s: %d" % (name, st))
         return struct.unpack_from("<I", r)[0] if st == 0 else 0
 
-    def qp(self, pd, cq, rcq=None, srq=0):
-        """CREATE_QP's status (recv CQ rcq, else cq); the QP's number in self.qpn"""
+    def qp(self, pd, cq, rcq=None, srq=0, qp_type=IBV_QPT_RC):
+        """CREATE_QP's status (recv CQ rcq, else cq); the QP's handle, ring
+        and number in self.qph, self.qpring, self.qpn"""
         st, r = self.call("SVC_CREATE_QP", struct.pack(
-            "<IIIII5II", pd, cq, cq if rcq is None else rcq, IBV_QPT_RC, 0, 4, 4, 1, 1, 0,
+            "<IIIII5II", pd, cq, cq if rcq is None else rcq, qp_type, 0, 4, 4, 1, 1, 0,
             srq))
-        self.qpn = struct.unpack_from("<III", r)[2] if st == 0 else None
+        self.qph, self.qpring, self.qpn = struct.unpack_from("<III", r) if st == 0 else \
+            (None, None, None)
         return st
 
     def cm_send(self, cid, what, param):
@@ -239,6 +252,85 @@ def raw_checks(sock, env):
            for d in (d0, d1, d0)]
     check(lst == [0, 0, -EBUSY], "one service ID listened on srnic0 and on srnic1, "
           "twice on srnic0 -EBUSY: %s" % lst)
+    h.close()
+
+
+def qp_attr(state, qkey=0, port=0, sq_psn=0):
+    """struct ibv_qp_attr (144 bytes): qp_state, qkey, sq_psn, pkey_index 0, port_num"""
+    a = bytearray(144)
+    struct.pack_into("<I", a, 0, state)
+    struct.pack_into("<I", a, 16, qkey)
+    struct.pack_into("<I", a, 24, sq_psn)
+    a[129] = port
+    return bytes(a)
+
+
+def ah_attr(ip):
+    """struct ibv_ah_attr (32 bytes): global, dgid ::ffff:ip, sgid_index 1, port 1"""
+    a = bytearray(32)
+    a[0:16] = bytes(10) + b"\xff\xff" + socket.inet_aton(ip)
+    a[20], a[21] = 1, 64            # sgid_index, hop_limit
+    a[29], a[30] = 1, 1             # is_global, port_num
+    return bytes(a)
+
+
+def ud_other_ah(sock, env):
+    """a UD QP of srnic0 sending with an AH of srnic1's PD (the session's own
+    AH, another device's): the QP fails as with another session's AH
+    (srnic refuses an AH of another PD), bad_ring +1, IBV_EVENT_QP_FATAL"""
+    h = Raw(sock)
+    h.call("SVC_HELLO", struct.pack("<IHHI16s", MAGIC, svc_major(), 0, os.getpid(),
+                                    b"srnicd_devs"))
+    d0 = h.handle("SVC_OPEN_DEVICE", struct.pack("<I", 0))
+    d1 = h.handle("SVC_OPEN_DEVICE", struct.pack("<I", 1))
+    st, r = h.call("SVC_MAP_SHM", struct.pack("<I", d0))
+    mem = [fd for fd in h.fds if not stat.S_ISFIFO(os.fstat(fd).st_mode)]
+    if not check(st == 0 and len(mem) == 1, "MAP_SHM (%d)" % st):
+        return h.close()
+    shm = mmap.mmap(mem[0], struct.unpack_from("<Q", r)[0])
+    pd0 = h.handle("SVC_ALLOC_PD", struct.pack("<I", d0))
+    pd1 = h.handle("SVC_ALLOC_PD", struct.pack("<I", d1))
+    cq0 = h.handle("SVC_CREATE_CQ", struct.pack("<III", d0, 16, 0))
+    ah0 = h.handle("SVC_CREATE_AH", struct.pack("<II", pd0, 0) + ah_attr(IP1))
+    ah1 = h.handle("SVC_CREATE_AH", struct.pack("<II", pd1, 0) + ah_attr(IP0))
+    st = h.qp(pd0, cq0, qp_type=IBV_QPT_UD)
+    qph, ring = h.qph, h.qpring
+    for mask, attr in ((IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY,
+                        qp_attr(IBV_QPS_INIT, QKEY, 1)),
+                       (IBV_QP_STATE, qp_attr(IBV_QPS_RTR)),
+                       (IBV_QP_STATE | IBV_QP_SQ_PSN, qp_attr(IBV_QPS_RTS, sq_psn=1))):
+        st = st or h.call("SVC_MODIFY_QP", struct.pack("<Ii", qph, mask) + attr)[0]
+    if not check(st == 0, "a UD QP of srnic0's, RTS; AHs of srnic0's and srnic1's PDs (%d)" %
+                 st):
+        shm.close()
+        return h.close()
+    base = SHM_QP + ring * QP_RING
+
+    def post(i, ah):
+        w = struct.pack("<QIIII8xII", i, IBV_WR_SEND, 0, 0, 0, 0, ah).ljust(56, b"\0")
+        w += struct.pack("<II", 1, QKEY)
+        shm[base + QP_SQ + i * WQE:base + QP_SQ + i * WQE + len(w)] = w
+        struct.pack_into("<I", shm, base, i + 1)                 # sq_head
+        struct.pack_into("<I", shm, 0, struct.unpack_from("<I", shm, 0)[0] + 1)   # doorbell
+    bad0 = status_num(status(env), "bad_ring")
+    post(0, ah0)
+    done = wait_for(lambda: struct.unpack_from("<I", shm, base + QP_SQ_COMP)[0] == 1,
+                    "the first WQE completed")
+    check(done and status_num(status(env), "bad_ring") == bad0,
+          "a UD WQE with srnic0's own AH: taken, the QP fine (sq_comp %d, bad_ring %d -> %d)" %
+          (struct.unpack_from("<I", shm, base + QP_SQ_COMP)[0], bad0,
+           status_num(status(env), "bad_ring")))
+    post(1, ah1)
+    failed = wait_for(lambda: status_num(status(env), "bad_ring") == bad0 + 1 and
+                      [IBV_EVENT_QP_FATAL] == async_events(shm), "the QP failed")
+    ev = struct.unpack_from("<II", shm, SHM_ASYNC + 128)
+    check(failed and ev == (IBV_EVENT_QP_FATAL, qph),
+          "a UD WQE with srnic1's AH: the QP failed, bad_ring +1 (%d -> %d), "
+          "IBV_EVENT_QP_FATAL naming it (%s)" % (bad0, status_num(status(env), "bad_ring"),
+                                                  async_events(shm)))
+    st, _ = h.call("SVC_DESTROY_AH", struct.pack("<I", ah1))
+    check(st == 0, "the session still served (DESTROY_AH %d)" % st)
+    shm.close()
     h.close()
 
 
@@ -391,6 +483,7 @@ def main():
               "exit 0 (%s, %s): %s %s" % (rs, rc, out_s[-300:], out_c[-300:]))
 
         raw_checks(sock, env)
+        ud_other_ah(sock, env)
         gone = wait_for(lambda: tel(tsock, "/srnicd/sessions") == [], "the sessions' ends")
         text = status(env)
         check(gone and objects(text) == {k: 0 for k in objects(text)} and
