@@ -36,7 +36,9 @@ srnic1, each with its own address; Debian's unmodified tools attached:
                                       holding srnic0 (both made once the
                                       daemon logged both links up)
   option errors                       a 9th --port, two devices on one --ip,
-                                      a --port without its --ip: exit non-zero
+                                      a --port without its --ip, one port twice
+                                      (net_memif0 as server and as client,
+                                      03:00.0 and 0000:03:00.0): exit non-zero
                                       naming the problem
 
   srnicd_devs_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs
@@ -149,6 +151,14 @@ def option_errors(daemon, tmp):
         (["--port", "net_ring0", "--ip", IP0, "--port", "net_ring1"],
          "device 1 (net_ring1): --port DEVARGS and --ip A.B.C.D are both needed",
          "a second --port without its --ip"),
+        # one port twice, its options or its PCI address's form aside
+        (["--port", "net_memif0,role=server", "--ip", IP0, "--port", "net_memif0,role=client",
+          "--ip", IP1],
+         "--port net_memif0,role=server (srnic0) and --port net_memif0,role=client (srnic1) "
+         "are one port, net_memif0", "one port with two roles"),
+        (["--port", "03:00.0", "--ip", IP0, "--port", "0000:03:00.0", "--ip", IP1],
+         "--port 03:00.0 (srnic0) and --port 0000:03:00.0 (srnic1) are one port, 0000:03:00.0",
+         "one PCI address in its two forms"),
     ]
     for args, want, what in cases:
         # refused before DPDK starts: at once (a daemon that took the
