@@ -197,7 +197,8 @@ void srnd_objs_hide(struct srnd_objs *o);
  * waiter in ibv_get_cq_event wakes to its end) */
 void srnd_objs_fatal(struct srnd_objs *o);
 /* The control thread: one of srnic's async events to the session of its
- * object (its QP, CQ or SRQ), a port's to every session. */
+ * object (its QP, CQ or SRQ), a port's to every session holding its device open
+ * or objects of it. */
 struct srnic_async_event;
 void srnd_objs_async(const struct srnd_dev *dv, const struct srnic_async_event *ev);
 /* The control thread's look at its sessions (with the port's): an SRQ

@@ -15,7 +15,8 @@ srnic1, each with its own address; Debian's unmodified tools attached:
   a session of the test's own         a QP whose PD is srnic1's and whose CQ is
                                       srnic0's: -EINVAL (dev_mixed +1), the
                                       same QP on srnic1's CQ made after; srnic0's
-                                      recv CQ only, or srnic0's SRQ, or a rereg
+                                      recv CQ only, or srnic0's SRQ, a srnic1
+                                      CQ on a srnic0 channel, or a rereg
                                       (CHANGE_PD) of srnic1's MR to srnic0's PD:
                                       each -EINVAL, dev_mixed +1; a UD WQE of
                                       a srnic0 QP naming the session's srnic1
@@ -32,9 +33,11 @@ srnic1, each with its own address; Debian's unmodified tools attached:
                                       client whose server (a third daemon) stops:
                                       IBV_EVENT_PORT_ERR (its async ring's
                                       entry, its pipe's byte) to the session
-                                      holding srnic1 open, none to the one
-                                      holding srnic0 (both made once the
-                                      daemon logged both links up)
+                                      holding srnic1 open and to one holding
+                                      a srnic1 PD with its srnic1 handle
+                                      closed, none to the one holding srnic0
+                                      (made once the daemon logged both
+                                      links up)
   option errors                       a 9th --port, two devices on one --ip,
                                       a --port without its --ip, one port twice
                                       (net_memif0 as server and as client,
@@ -223,7 +226,10 @@ def raw_checks(sock, env):
     mr1 = h.handle("SVC_REG_MR", struct.pack("<IIQQQ", pd1, IBV_ACCESS_LOCAL_WRITE, MR_ADDR,
                                              MR_LEN, MR_ADDR), fd=memfd)
     os.close(memfd)
+    ch0 = h.handle("SVC_CREATE_CHANNEL", struct.pack("<I", d0))
     for what, call in (
+            ("a CQ of srnic1 on a channel made through srnic0's handle",
+             lambda: h.call("SVC_CREATE_CQ", struct.pack("<III", d1, 16, ch0))[0]),
             ("a QP of srnic1's PD and send CQ, srnic0's recv CQ", lambda: h.qp(pd1, cq1, cq0)),
             ("a QP of srnic1's PD and CQs on srnic0's SRQ", lambda: h.qp(pd1, cq1, srq=srq0)),
             ("a rereg of srnic1's MR to srnic0's PD (CHANGE_PD)",
@@ -237,6 +243,8 @@ def raw_checks(sock, env):
               (what, st, mixed0, status_num(status(env), "dev_mixed")))
     st, _ = h.call("SVC_DEREG_MR", struct.pack("<I", mr1))
     check(st == 0, "srnic1's MR still srnic1's: deregistered (%d)" % st)
+    st, _ = h.call("SVC_CREATE_CQ", struct.pack("<III", d0, 16, ch0))
+    check(st == 0, "the channel's own device's CQ on it (%d)" % st)
     line = [ln for ln in status(env).splitlines() if " pid %d " % os.getpid() in ln]
     check(len(line) == 1 and re.search(r" devices_open 2 qps 1 .*devices srnic0,srnic1$",
                                        line[0]) is not None,
@@ -390,13 +398,21 @@ def port_events(env0, tmp):
         if not check(up, "a daemon on net_ring0 (srnic0) and a memif client (srnic1): ACTIVE"):
             return
         shms = []
-        for idx in (0, 1):
+        # sessions on srnic0, on srnic1, and one whose srnic1 handle is
+        # closed while its srnic1 PD lives (its objects still work: their
+        # port's events still its)
+        for idx in (0, 1, 2):
             h = Raw(sock_a)
             sessions.append(h)
             h.call("SVC_HELLO", struct.pack("<IHHI16s", MAGIC, svc_major(), 0, os.getpid(),
                                             b"srnicd_devs"))
-            dev = h.handle("SVC_OPEN_DEVICE", struct.pack("<I", idx))
+            dev = h.handle("SVC_OPEN_DEVICE", struct.pack("<I", idx % 2))
             st, r = h.call("SVC_MAP_SHM", struct.pack("<I", dev))
+            if idx == 2:
+                d1 = h.handle("SVC_OPEN_DEVICE", struct.pack("<I", 1))
+                h.handle("SVC_ALLOC_PD", struct.pack("<I", d1))
+                st1, _ = h.call("SVC_CLOSE_DEVICE", struct.pack("<I", d1))
+                check(st1 == 0, "CLOSE_DEVICE of srnic1 with its PD alive (%d)" % st1)
             mem = [fd for fd in h.fds if not stat.S_ISFIFO(os.fstat(fd).st_mode)]
             ok = check(st == 0 and async_pipe(h) is not None and len(mem) == 1,
                        "a session on srnic%d: its rings and async pipe (%d)" % (idx, st))
@@ -417,6 +433,9 @@ def port_events(env0, tmp):
         check(IBV_EVENT_PORT_ERR not in async_events(shms[0]),
               "the session holding srnic0 only: no PORT_ERR (srnic0's link is up): %s" %
               async_events(shms[0]))
+        check(wait_for(lambda: IBV_EVENT_PORT_ERR in async_events(shms[2]), "its PORT_ERR"),
+              "the session with a srnic1 PD, its srnic1 handle closed: PORT_ERR too (%s)" %
+              async_events(shms[2]))
         for m in shms:
             m.close()
         check(re.search(r"^device srnic0 .*\n  link ACTIVE", status(env_a), re.M) is not None,
