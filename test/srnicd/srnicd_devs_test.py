@@ -511,7 +511,20 @@ def main():
         check(rs == 0 and rc == 0, "ib_write_bw: server on srnic0, client on srnic1: both "
               "exit 0 (%s, %s): %s %s" % (rs, rc, out_s[-300:], out_c[-300:]))
 
+        cm0 = tel(tsock, "/srnicd/devices")
         raw_checks(sock, env)
+        # each device's CM counted apart: the REQ sent on srnic1's CM to
+        # srnic0's address (no listener there: its REJ back)
+        sent = wait_for(lambda: tel(tsock, "/srnicd/devices")["srnic0"]["cm_tx_rej"] >
+                        cm0["srnic0"]["cm_tx_rej"], "srnic0's REJ")
+        td = tel(tsock, "/srnicd/devices")
+        got = {n: {k: td[n]["cm_" + k] - cm0[n]["cm_" + k] for k in ("tx_req", "rx_req",
+                                                                        "tx_rej")}
+               for n in ("srnic0", "srnic1")}
+        check(sent and got["srnic1"]["tx_req"] >= 1 and got["srnic0"]["tx_req"] == 0 and
+              got["srnic0"]["rx_req"] >= 1 and got["srnic1"]["rx_req"] == 0,
+              "/srnicd/devices: srnic1's CM sent the REQ, srnic0's got it and REJected it: %s" %
+              got)
         ud_other_ah(sock, env)
         gone = wait_for(lambda: tel(tsock, "/srnicd/sessions") == [], "the sessions' ends")
         text = status(env)
