@@ -98,7 +98,8 @@ cm_refuse(enum cm_refusal why)
 	return -EINVAL;
 }
 
-/* The QP a REQ, REP or SIDR_REP names: a live QP of the session's process, of the
+/* The QP a REQ, REP or SIDR_REP names: a live QP of the session's process
+ * on the id's device (each device numbers its QPs alike), of the
  * message's type (UD for SIDR_REP, the REQ's RC or UC), in a state the
  * message may start from: a REQ before the QP has a peer (RESET, INIT), a
  * REP before it has another (up to RTS: a program that moves its own QP,
@@ -106,13 +107,13 @@ cm_refuse(enum cm_refusal why)
  * ERR. The kernel's ucma passes the QPN through unchecked; here the CM is
  * the whole host's and one process's REQ must not hand out another's QP. */
 static int
-cm_qp_check(const struct srnd_session *s, uint32_t qpn, enum svc_cm_send what,
-	    enum ibv_qp_type want)
+cm_qp_check(const struct srnd_dev *dv, const struct srnd_session *s, uint32_t qpn,
+	    enum svc_cm_send what, enum ibv_qp_type want)
 {
 	enum ibv_qp_state st;
 	enum ibv_qp_type t;
 
-	if (srnd_session_qp_by_num(s, qpn, &t, &st) != 0)
+	if (srnd_session_qp_by_num(s, dv, qpn, &t, &st) != 0)
 		return cm_refuse(CMR_QP_OTHER);
 	if (what == SVC_CM_S_SIDR_REP ? t != IBV_QPT_UD :
 	    what == SVC_CM_S_REQ ? t != want : t != IBV_QPT_RC && t != IBV_QPT_UC)
@@ -192,6 +193,7 @@ id_drop(struct srnd_cm_id *x)
 
 	srnic_cm_id_set_context(cmid, NULL);
 	x->cmid = NULL;
+	x->dv = NULL;
 	x->owner->nb_ids--;
 	cm_ids_total--;
 	if (x->listening)
@@ -229,6 +231,8 @@ cm_handler(struct srnic_cm_id *cmid, const struct srnic_cm_event *ev)
 			pthread_mutex_unlock(&cm_lock);
 			return 1;
 		}
+		/* the REQ came to the listener's device: its GIDs, its QPs */
+		nx->dv = x->dv;
 		srnic_cm_id_set_context(cmid, nx);
 		m.new_id = id_handle(c, nx);
 		/* the listener is x's: the event names it */
@@ -290,6 +294,8 @@ cm_send(const struct srnd_dev *dv, const struct srnd_session *s, struct srnic_cm
 	const void *pd = pl > 0 ? q->pdata : NULL;
 	int rc;
 
+	if (dv == NULL)
+		return -EINVAL;     /* every live id has its device: never here */
 	switch (q->what) {
 	case SVC_CM_S_REQ: {
 		struct srnic_cm_req_param p;
@@ -297,7 +303,7 @@ cm_send(const struct srnd_dev *dv, const struct srnd_session *s, struct srnic_cm
 		memcpy(&p, q->param, sizeof(p));
 		rc = cm_sgid_check(dv, &p.path.sgid);
 		if (rc == 0)
-			rc = cm_qp_check(s, p.qp_num, SVC_CM_S_REQ, p.qp_type);
+			rc = cm_qp_check(dv, s, p.qp_num, SVC_CM_S_REQ, p.qp_type);
 		if (rc != 0)
 			return rc;
 		p.private_data = pd;
@@ -308,7 +314,7 @@ cm_send(const struct srnd_dev *dv, const struct srnd_session *s, struct srnic_cm
 		struct srnic_cm_rep_param p;
 
 		memcpy(&p, q->param, sizeof(p));
-		rc = cm_qp_check(s, p.qp_num, SVC_CM_S_REP, IBV_QPT_RC);
+		rc = cm_qp_check(dv, s, p.qp_num, SVC_CM_S_REP, IBV_QPT_RC);
 		if (rc != 0)
 			return rc;
 		p.private_data = pd;
@@ -332,7 +338,7 @@ cm_send(const struct srnd_dev *dv, const struct srnd_session *s, struct srnic_cm
 		memcpy(&p, q->param, sizeof(p));
 		/* a rejecting SIDR_REP names no QP (rdma_reject()'s is 0) */
 		if (p.status == SRNIC_CM_SIDR_SUCCESS) {
-			rc = cm_qp_check(s, p.qp_num, SVC_CM_S_SIDR_REP, IBV_QPT_UD);
+			rc = cm_qp_check(dv, s, p.qp_num, SVC_CM_S_SIDR_REP, IBV_QPT_UD);
 			if (rc != 0)
 				return rc;
 		}

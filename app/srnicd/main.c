@@ -25,6 +25,7 @@
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
+#include <rte_pci.h>
 
 #include "srnic.h"
 #include "srnic_cm.h"
@@ -289,6 +290,20 @@ device_stop(struct srnd_dev *dv)
 	dv->sdev = NULL;
 }
 
+/* The port a --port names: its devargs' name (before the first comma, the
+ * driver's options after), a PCI address in full (03:00.0 and 0000:03:00.0
+ * are one port), into key */
+static void
+port_key(const char *devargs, char *key, size_t n)
+{
+	struct rte_pci_addr pa;
+	size_t len = strcspn(devargs, ",");
+
+	snprintf(key, n, "%.*s", (int)len, devargs);
+	if (rte_pci_addr_parse(key, &pa) == 0)
+		rte_pci_device_name(&pa, key, n);
+}
+
 /* The options' devices: each a --port and an --ip, no two on one address
  * (a program's rdma_cm finds a device by its address); named srnic0,
  * srnic1, ... in order. 0, or -1 after saying what is wrong. */
@@ -296,6 +311,7 @@ static int
 devices_check(struct srnd *d)
 {
 	struct in_addr ip[SVC_DEVICES_MAX];
+	char key[SVC_DEVICES_MAX][sizeof(d->dev[0].devargs)];
 	unsigned int i, k;
 
 	if (d->nb_devs == 0) {
@@ -317,6 +333,7 @@ devices_check(struct srnd *d)
 			srnd_log("--ip %s is not an IPv4 address (A.B.C.D)", dv->ip);
 			return -1;
 		}
+		port_key(dv->devargs, key[i], sizeof(key[i]));
 		for (k = 0; k < i; k++) {
 			if (ip[k].s_addr == ip[i].s_addr) {
 				srnd_log("--ip %s: both %s (--port %s) and %s (--port %s) have it; "
@@ -324,9 +341,12 @@ devices_check(struct srnd *d)
 					 d->dev[k].name, d->dev[k].devargs, dv->name, dv->devargs);
 				return -1;
 			}
-			if (strcmp(d->dev[k].devargs, dv->devargs) == 0) {
-				srnd_log("--port %s given twice (%s and %s): one device per port",
-					 dv->devargs, d->dev[k].name, dv->name);
+			/* one port whatever the options: DPDK would refuse the
+			 * second probe with a message naming neither device */
+			if (strcmp(key[k], key[i]) == 0) {
+				srnd_log("--port %s (%s) and --port %s (%s) are one port, %s: "
+					 "one device per port", d->dev[k].devargs, d->dev[k].name,
+					 dv->devargs, dv->name, key[i]);
 				return -1;
 			}
 		}

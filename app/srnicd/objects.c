@@ -70,6 +70,7 @@ struct srnd_mr {
 
 struct srnd_ch {
 	int fd;                     /* its pipe's write end: the daemon's only, O_NONBLOCK */
+	struct srnd_dev *dv;        /* the device CREATE_CHANNEL's handle named: its CQs' */
 	unsigned int users;
 };
 
@@ -1604,6 +1605,12 @@ create_cq(struct srnd_dev *dv, struct srnd_objs *o, const struct svc_create_cq_r
 		return -EINVAL;
 	if (q->channel != 0 && (ch = obj_get(o, K_CH, q->channel)) == NULL)
 		return -EBADF;
+	/* a channel is a context's, so one device's (verbs' CQ of another
+	 * context's channel is refused) */
+	if (ch != NULL && ch->ch.dv != dv) {
+		counts.dev_mixed++;
+		return -EINVAL;
+	}
 	size = pow2_at_least(q->cqe + 1);
 	sl = obj_new(o, K_CQ, &idx);
 	if (sl == NULL)
@@ -2170,6 +2177,7 @@ srnd_objs_serve(struct srnd *d, struct srnd_dev *dv, struct srnd_objs *o, const 
 		rc = ev_pipe(&tx_fd[1], &sl->ch.fd);    /* the write end the engine's */
 		if (rc != 0)
 			return rc;
+		sl->ch.dv = dv;
 		sl->used = true;
 		rep->handle.handle = obj_handle(K_CH, sl, idx);
 		return 0;
@@ -2447,6 +2455,23 @@ ev_push(struct srnd_objs *o, uint32_t type, uint32_t handle)
 	counts.async_events++;
 }
 
+/* The devices o's objects are of (bit i, dev[i]): its PDs' (every SRQ,
+ * MR, AH, window and QP is a PD's) and its CQs' (the control thread's) */
+static uint32_t
+objs_devices(const struct srnd_objs *o)
+{
+	uint32_t mask = 0;
+	unsigned int i;
+
+	for (i = 0; i < SVC_SESSION_PDS_MAX; i++)
+		if (o->pd[i].used && o->pd[i].pd.dv != NULL)
+			mask |= 1u << o->pd[i].pd.dv->idx;
+	for (i = 0; i < SVC_SESSION_CQS_MAX; i++)
+		if (o->cq[i].used && o->cq[i].cq.dv != NULL)
+			mask |= 1u << o->cq[i].cq.dv->idx;
+	return mask;
+}
+
 void
 srnd_objs_async(const struct srnd_dev *dv, const struct srnic_async_event *ev)
 {
@@ -2455,10 +2480,12 @@ srnd_objs_async(const struct srnd_dev *dv, const struct srnic_async_event *ev)
 	unsigned int i;
 
 	if (ev->event_type == IBV_EVENT_PORT_ACTIVE || ev->event_type == IBV_EVENT_PORT_ERR) {
-		/* the port's: every session holding its device open */
+		/* the port's: every session holding its device open, or
+		 * objects of it (its handle closed, they still work) */
 		for (i = 0; i < SRND_SESSIONS_MAX; i++) {
 			o = atomic_load(&dp_live[i]);
-			if (o != NULL && (atomic_load(&o->devices) & (1u << dv->idx)) != 0)
+			if (o != NULL && ((atomic_load(&o->devices) | objs_devices(o)) &
+					  (1u << dv->idx)) != 0)
 				ev_push(o, ev->event_type, ev->port_num);
 		}
 		return;
@@ -2529,19 +2556,22 @@ srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs, 
 }
 
 int
-srnd_objs_qp_by_num(struct srnd_objs *o, uint32_t qpn, enum ibv_qp_type *type,
-		    enum ibv_qp_state *state)
+srnd_objs_qp_by_num(struct srnd_objs *o, const struct srnd_dev *dv, uint32_t qpn,
+		    enum ibv_qp_type *type, enum ibv_qp_state *state)
 {
 	struct srnic_qp_init_attr ia;
 	struct ibv_qp_attr qa;
+	struct srnd_pd *pd;
 	unsigned int i;
 
 	/* the session's own table only: another session's QP, a destroyed
-	 * one and QP1 are no QP of it */
+	 * one and QP1 are no QP of it; nor is its QP of another device
+	 * (each device numbers its QPs from the same first QPN) */
 	for (i = 0; o != NULL && i < SVC_SESSION_QPS_MAX; i++) {
 		const struct srnd_slot *sl = &o->qp[i];
 
-		if (!sl->used || srnic_qp_num(sl->qp.sqp) != qpn)
+		if (!sl->used || srnic_qp_num(sl->qp.sqp) != qpn ||
+		    pd_of(o, sl->qp.pd, &pd) != 0 || pd->dv != dv)
 			continue;
 		if (srnic_query_qp(sl->qp.sqp, &qa, IBV_QP_STATE, &ia) != 0)
 			return -EINVAL;

@@ -278,12 +278,12 @@ devices_open(const struct srnd_session *s)
 }
 
 int
-srnd_session_qp_by_num(const struct srnd_session *s, uint32_t qpn, enum ibv_qp_type *type,
-		       enum ibv_qp_state *state)
+srnd_session_qp_by_num(const struct srnd_session *s, const struct srnd_dev *dv, uint32_t qpn,
+		       enum ibv_qp_type *type, enum ibv_qp_state *state)
 {
 	unsigned int i;
 
-	if (srnd_objs_qp_by_num(s->objs, qpn, type, state) == 0)
+	if (srnd_objs_qp_by_num(s->objs, dv, qpn, type, state) == 0)
 		return 0;
 	/* a program's rdma_cm has a context (a session) of its own beside
 	 * the program's (UCX's, an application's ibv_open_device()): their
@@ -294,7 +294,7 @@ srnd_session_qp_by_num(const struct srnd_session *s, uint32_t qpn, enum ibv_qp_t
 	for (i = 0; s->pid > 0 && i < SRND_SESSIONS_MAX; i++)
 		if (sessions[i] != NULL && sessions[i] != s && sessions[i]->pid == s->pid &&
 		    sessions[i]->uid == s->uid &&
-		    srnd_objs_qp_by_num(sessions[i]->objs, qpn, type, state) == 0)
+		    srnd_objs_qp_by_num(sessions[i]->objs, dv, qpn, type, state) == 0)
 			return 0;
 	return -EINVAL;
 }

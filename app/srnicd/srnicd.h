@@ -197,7 +197,8 @@ void srnd_objs_hide(struct srnd_objs *o);
  * waiter in ibv_get_cq_event wakes to its end) */
 void srnd_objs_fatal(struct srnd_objs *o);
 /* The control thread: one of srnic's async events to the session of its
- * object (its QP, CQ or SRQ), a port's to every session. */
+ * object (its QP, CQ or SRQ), a port's to every session holding its device open
+ * or objects of it. */
 struct srnic_async_event;
 void srnd_objs_async(const struct srnd_dev *dv, const struct srnic_async_event *ev);
 /* The control thread's look at its sessions (with the port's): an SRQ
@@ -210,11 +211,12 @@ void srnd_objs_retired_drain(void);
 /* objects held (all kinds), of which QPs and MRs; the WQEs taken from its rings */
 unsigned int srnd_objs_held(const struct srnd_objs *o, unsigned int *qps, unsigned int *mrs,
 			    uint64_t *wqes);
-/* The session's QP whose number a CM message names (REQ, REP, SIDR_REP),
- * its type and state; -EINVAL if no live QP of the session has that number
- * (the control thread's, as every handle's check). */
-int srnd_objs_qp_by_num(struct srnd_objs *o, uint32_t qpn, enum ibv_qp_type *type,
-			enum ibv_qp_state *state);
+/* The session's QP of device dv whose number a CM message names (REQ,
+ * REP, SIDR_REP), its type and state; -EINVAL if no live QP of the session
+ * on dv has that number (QPNs are each device's: another device's QP of
+ * the same number is not it). The control thread's, as every handle's check. */
+int srnd_objs_qp_by_num(struct srnd_objs *o, const struct srnd_dev *dv, uint32_t qpn,
+			enum ibv_qp_type *type, enum ibv_qp_state *state);
 /* the engine's thread: every live session's rings; the work done */
 unsigned int srnd_dpath_poll(struct srnd *d);
 int srnd_dpath_sleep(struct srnd *d, unsigned int us, bool waiting);
@@ -305,11 +307,11 @@ const char *srnd_port_state_name(const struct ibv_port_attr *pa);
 /* A session on socket fd (its credentials are the accept's to fill). */
 struct srnd_session *srnd_session_new(int fd);
 void srnd_session_free(struct srnd_session *s);
-/* The QP numbered qpn of s's process (s's own objects, then those of every
- * session of the same peer pid), its type and state; -EINVAL if none: a
- * CM message may name no other's (the control thread's). */
-int srnd_session_qp_by_num(const struct srnd_session *s, uint32_t qpn, enum ibv_qp_type *type,
-			   enum ibv_qp_state *state);
+/* The QP of device dv numbered qpn of s's process (s's own objects, then
+ * those of every session of the same peer pid), its type and state;
+ * -EINVAL if none: a CM message may name no other's (the control thread's). */
+int srnd_session_qp_by_num(const struct srnd_session *s, const struct srnd_dev *dv,
+			   uint32_t qpn, enum ibv_qp_type *type, enum ibv_qp_state *state);
 /* One received message of n bytes: checked, then served into rep (its
  * h.len is the reply's length). NULL, or why the session must be closed
  * (rep is then not to be sent). No socket: the control fuzz target

@@ -7,7 +7,8 @@
  *   /srnicd/info            the daemon, its first device (srnic0), port and
  *                           link (its keys as with one device), "devices"
  *                           (how many), totals
- *   /srnicd/devices         every device: {name: {index, port, ip, link, mtu}}
+ *   /srnicd/devices         every device: {name: {index, port, ip, link, mtu,
+ *                           cm_tx_req, ...: its CM's counters}}
  *   /srnicd/sessions        the live sessions' ids
  *   /srnicd/session,<id>    one session: pid, uid, program, what it holds
  * lib/core's /srnic/devs and /srnic/stats,srnic0 give the engine's
@@ -33,6 +34,7 @@
 #include <rte_telemetry.h>
 
 #include "srnic.h"
+#include "srnic_cm.h"
 #include "srnicd.h"
 
 static struct srnd *tel_d;      /* under the control lock; NULL: not serving */
@@ -106,13 +108,19 @@ info_fill(struct srnd *d, struct rte_tel_data *t)
 	rte_tel_data_add_dict_u64(t, "dev_mixed", c->dev_mixed);
 }
 
-/* /srnicd/devices: each device's dict under its name */
+/* The most CM counters a device's dict takes (lib/cm has fewer) */
+#define TEL_CM_STATS_MAX 64
+
+/* /srnicd/devices: each device's dict under its name, its CM's counters
+ * as cm_NAME (status' cm line sums them over the devices) */
 static int
 devices_fill(struct srnd *d, struct rte_tel_data *t)
 {
+	uint64_t cm[TEL_CM_STATS_MAX];
+	char key[RTE_TEL_MAX_STRING_LEN];
 	struct ibv_port_attr pa;
 	struct rte_tel_data *v;
-	unsigned int i;
+	unsigned int i, j, m;
 
 	rte_tel_data_start_dict(t);
 	for (i = 0; i < d->nb_devs; i++) {
@@ -128,6 +136,11 @@ devices_fill(struct srnd *d, struct rte_tel_data *t)
 		rte_tel_data_add_dict_string(v, "link", srnd_port_state_name(&pa));
 		rte_tel_data_add_dict_u64(v, "mtu", pa.active_mtu == IBV_MTU_4096 ? 4096 :
 					  128u << pa.active_mtu);
+		m = d->dev[i].cm != NULL ? srnic_cm_stats_get(d->dev[i].cm, cm, RTE_DIM(cm)) : 0;
+		for (j = 0; j < m; j++) {
+			snprintf(key, sizeof(key), "cm_%s", srnic_cm_stat_name(j));
+			rte_tel_data_add_dict_u64(v, key, cm[j]);
+		}
 		if (rte_tel_data_add_dict_container(t, d->dev[i].name, v, 0) != 0) {
 			rte_tel_data_free(v);
 			return -ENOMEM;

@@ -2,8 +2,10 @@
 /*
  * Fuzz target: srnicd's control protocol, the daemon's own message
  * handling (app/srnicd/session.c: svc_msg_check(), then serve()) with no
- * socket in between, against a real srnic device on a net_ring0 port (EAL
- * brought up once, --no-huge, its own --file-prefix).
+ * socket in between, against two real srnic devices, srnic0 on a net_ring0
+ * port and srnic1 on net_ring1, as a daemon of two ports (EAL brought up
+ * once, --no-huge, its own --file-prefix): OPEN_DEVICE 1 opens the second,
+ * so a session's objects of both devices meet (dev_mixed).
  *
  * The input is records `ctl (1 byte), length (1 byte), message`: each
  * message goes to the current session, a new one if the last was closed.
@@ -13,7 +15,7 @@
  * message is zero-padded to its type's request size and len set to it (so
  * a record of at most 255 bytes reaches every message, SVC_CM_SEND's 488
  * among them). A record cut short by the input's end goes as what is left.
- * The device has its CM (lib/cm on QP1), so the SVC_CM_* messages reach
+ * Each device has its CM (lib/cm on QP1), so the SVC_CM_* messages reach
  * it: ids made, listened, sent on and destroyed, as a session's.
  *
  * Checked, besides ASan/UBSan: every message the daemon answers gets a
@@ -40,6 +42,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FZ_MAX_MSGS 64
+/* the daemon's devices: srnic0 on net_ring0, srnic1 on net_ring1 */
+#define FZ_DEVS 2
 
 static struct srnd D;
 
@@ -55,8 +59,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	static char prefix[64];
 	char *eal[] = { "fuzz_svc", prefix, "--no-shconf", "--no-huge", "-m256", "-l0",
-			"--no-pci", "--no-telemetry", "--log-level=error", "--vdev=net_ring0", NULL };
+			"--no-pci", "--no-telemetry", "--log-level=error", "--vdev=net_ring0",
+			"--vdev=net_ring1", NULL };
 	struct srnic_dev_conf dc;
+	unsigned int i;
 	uint16_t port;
 
 	(void)argc;
@@ -64,26 +70,32 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(prefix, sizeof(prefix), "--file-prefix=srnic-fzsvc-%d", (int)getpid());
 	if (rte_eal_init((int)(sizeof(eal) / sizeof(eal[0])) - 1, eal) < 0)
 		fz_die("EAL did not start");
-	if (rte_eth_dev_get_port_by_name("net_ring0", &port) != 0)
-		fz_die("no net_ring0 port");
-	memset(&dc, 0, sizeof(dc));
-	dc.port_id = port;
-	dc.nb_engines = 1;
-	dc.ip_ver = 4;
-	dc.ip[0] = 10, dc.ip[1] = 80, dc.ip[3] = 1;
-	dc.name = "srnic0";
-	D.dev[0].sdev = srnic_dev_create(&dc);
-	if (D.dev[0].sdev == NULL)
-		fz_die("no device");
-	D.dev[0].eng = srnic_dev_engine(D.dev[0].sdev, 0);
-	D.dev[0].cm = srnic_cm_create(D.dev[0].sdev, D.dev[0].eng);
-	if (D.dev[0].cm == NULL)
-		fz_die("no CM");
-	D.dev[0].port_id = port;
-	D.nb_devs = 1;
-	snprintf(D.dev[0].name, sizeof(D.dev[0].name), "srnic0");
-	snprintf(D.dev[0].devargs, sizeof(D.dev[0].devargs), "net_ring0");
-	snprintf(D.dev[0].ip, sizeof(D.dev[0].ip), "10.80.0.1");
+	for (i = 0; i < FZ_DEVS; i++) {
+		struct srnd_dev *dv = &D.dev[i];
+
+		snprintf(dv->devargs, sizeof(dv->devargs), "net_ring%u", i);
+		snprintf(dv->name, sizeof(dv->name), "srnic%u", i);
+		snprintf(dv->ip, sizeof(dv->ip), "10.80.0.%u", i + 1);
+		if (rte_eth_dev_get_port_by_name(dv->devargs, &port) != 0)
+			fz_die("no net_ring port");
+		memset(&dc, 0, sizeof(dc));
+		dc.port_id = port;
+		dc.nb_engines = 1;
+		dc.ip_ver = 4;
+		dc.ip[0] = 10, dc.ip[1] = 80, dc.ip[3] = (uint8_t)(i + 1);
+		dc.name = dv->name;
+		dv->sdev = srnic_dev_create(&dc);
+		if (dv->sdev == NULL)
+			fz_die("no device");
+		dv->eng = srnic_dev_engine(dv->sdev, 0);
+		dv->cm = srnic_cm_create(dv->sdev, dv->eng);
+		if (dv->cm == NULL)
+			fz_die("no CM");
+		dv->idx = i;
+		dv->port_id = port;
+		dv->link_up = -1;
+	}
+	D.nb_devs = FZ_DEVS;
 	snprintf(D.sock_path, sizeof(D.sock_path), "(fuzz)");
 	D.listen_fd = -1;
 	D.eng_lcore = RTE_MAX_LCORE;

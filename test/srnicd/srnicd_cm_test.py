@@ -25,6 +25,8 @@ packet loops back through the daemon:
     a victim's QP in its REQ, REP and SIDR_REP, the daemon's QP1, a QP of
     the wrong type or in ERR, a source GID not the device's, a listen on a range of
     service IDs: each refused EINVAL and counted (status' cm_refused_*),
+    a REQ (SIDR_REQ) sent on the id a REQ (SIDR_REQ) made: EINVAL, the
+    daemon still serving,
     none sent (lib/cm's tx_rep, tx_sidr_rep); its own REQ still goes
     through (its QP, or one of another session of its process), the REQ
     event it gets shows no address of the daemon's, and
@@ -265,6 +267,10 @@ def hostile_cm(env, sock):
     for what, qpn in (("the victim's QP", vqpn), ("its UD QP", ud_qpn)):
         st = h.cm_send(nid, CM_S_REP, rep_param(qpn))
         check(st == -22, "REP naming %s: %d (EINVAL)" % (what, st))
+    # a REQ sent on the REQ's own new id (REQ_RCVD, not IDLE): refused by
+    # the CM, the daemon still there (its new id once had no device: SEGV)
+    st = h.cm_send(nid, CM_S_REQ, req_param(gid, gid, rc_qpn, IBV_QPT_RC))
+    check(st == -22, "REQ on the id a REQ made: %d (EINVAL)" % st)
     sid = h.handle("SVC_CM_CREATE_ID", struct.pack("<I", dev))
     st = h.cm_send(sid, CM_S_SIDR_REQ, sidr_req_param(gid, gid))
     check(st == 0, "SIDR_REQ to its own listener: %d" % st)
@@ -274,6 +280,8 @@ def hostile_cm(env, sock):
     for what, qpn in (("the victim's QP", vqpn), ("its RC QP", rc_qpn)):
         st = h.cm_send(snid, CM_S_SIDR_REP, sidr_rep_param(qpn))
         check(st == -22, "SIDR_REP naming %s: %d (EINVAL)" % (what, st))
+    st = h.cm_send(snid, CM_S_SIDR_REQ, sidr_req_param(gid, gid))
+    check(st == -22, "SIDR_REQ on the id a SIDR_REQ made: %d (EINVAL)" % st)
     # its own QP, but one in ERR: no connection starts from there
     eqp, err_qpn = h.create_qp(IBV_QPT_RC)
     st = h.call("SVC_MODIFY_QP", struct.pack("<Ii", eqp, IBV_QP_STATE) +

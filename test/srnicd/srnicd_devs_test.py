@@ -14,23 +14,41 @@ srnic1, each with its own address; Debian's unmodified tools attached:
   ib_write_bw -d srnic0 / -d srnic1   server and client across the devices: exit 0
   a session of the test's own         a QP whose PD is srnic1's and whose CQ is
                                       srnic0's: -EINVAL (dev_mixed +1), the
-                                      same QP on srnic1's CQ made after; a GID
+                                      same QP on srnic1's CQ made after; srnic0's
+                                      recv CQ only, or srnic0's SRQ, a srnic1
+                                      CQ on a srnic0 channel, or a rereg
+                                      (CHANGE_PD) of srnic1's MR to srnic0's PD:
+                                      each -EINVAL, dev_mixed +1; a UD WQE of
+                                      a srnic0 QP naming the session's srnic1
+                                      AH: the QP fails (bad_ring, QP_FATAL) as
+                                      with another session's AH; a GID
                                       query names each device's address; a
+                                      REQ on a srnic0 CM id naming the srnic1
+                                      QP's number -EINVAL (QPNs are a device's),
+                                      on a srnic1 id sent; a
                                       listen on one service ID on both devices
                                       is taken on each, twice on one -EBUSY
   afterwards                          every object and CM id back to zero
   a port's link down                  a second daemon on net_ring0 and a memif
                                       client whose server (a third daemon) stops:
-                                      IBV_EVENT_PORT_ERR (its async pipe's byte)
-                                      to the session holding srnic1 open, none
-                                      to the one holding srnic0
+                                      IBV_EVENT_PORT_ERR (its async ring's
+                                      entry, its pipe's byte) to the session
+                                      holding srnic1 open and to one holding
+                                      a srnic1 PD with its srnic1 handle
+                                      closed, none to the one holding srnic0
+                                      (made once the daemon logged both
+                                      links up)
   option errors                       a 9th --port, two devices on one --ip,
-                                      a --port without its --ip: exit non-zero
+                                      a --port without its --ip, one port twice
+                                      (net_memif0 as server and as client,
+                                      03:00.0 and 0000:03:00.0): exit non-zero
                                       naming the problem
 
   srnicd_devs_test.py --daemon BUILD/app/srnicd/srnicd --lib BUILD/drivers/verbs
 """
 import argparse
+import fcntl
+import mmap
 import os
 import re
 import select
@@ -45,6 +63,7 @@ import tempfile
 from srnicd_check import (GUARD_S, SRNIC, attached_env, check, daemon_ready, failures,
                           finish, free_port, objects, status, status_num, stop, svc_major,
                           svc_types, tcp_listening, tel, wait_for)
+from srnicd_cm_test import CM_S_REQ, SEND_LEN, req_param
 
 SKIP = 77
 IP0, IP1 = "10.84.0.1", "10.84.0.2"
@@ -52,7 +71,21 @@ SVC_DEVICES_MAX = 8
 OPTION_GUARD_S = 20     # an option error is said before DPDK starts
 HDR = struct.Struct("<HHIIi")           # lib/svc/srnic_svc.h's svc_hdr
 MAGIC = 0x534e5244
-IBV_QPT_RC = 2
+IBV_QPT_RC, IBV_QPT_UD = 2, 4
+IBV_ACCESS_LOCAL_WRITE = 1
+IBV_REREG_MR_CHANGE_PD = 2
+MR_ADDR, MR_LEN = 0x5a0000000000, 4096     # a raw REG_MR's range (the daemon maps it)
+SHM_ASYNC = 128         # svc_shm.async: after db and state, a cache line each
+SHM_QP, QP_RING, WQE = 768, 262400, 128     # svc_shm.qp[], sizeof svc_qp_ring, svc_wqe
+QP_SQ_COMP, QP_SQ = 64, 256                 # svc_qp_ring.sq_comp, .sq
+IBV_QP_STATE, IBV_QP_PKEY_INDEX, IBV_QP_PORT, IBV_QP_QKEY = 1, 16, 32, 64
+IBV_QP_SQ_PSN = 1 << 16
+IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS = 1, 2, 3
+IBV_WR_SEND = 2
+IBV_EVENT_QP_FATAL = 1
+QKEY = 0x11111111
+SVC_ASYNC_RING = 64
+IBV_EVENT_PORT_ACTIVE, IBV_EVENT_PORT_ERR = 9, 10
 EINVAL, EBUSY, ENODEV = 22, 16, 19
 
 
@@ -72,23 +105,35 @@ class Raw:
         self.seq = 0
         self.fds = []
 
-    def call(self, name, body=b""):
-        """(status, reply body); the descriptors that came with it kept to close"""
+    def call(self, name, body=b"", fd=None):
+        """(status, reply body); fd goes with the request; the descriptors
+        that came with the reply kept to close"""
         self.seq += 1
-        self.s.send(msg(self.t[name], self.seq, body))
+        anc = [] if fd is None else [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                      struct.pack("i", fd))]
+        self.s.sendmsg([msg(self.t[name], self.seq, body)], anc)
         r, fds, _, _ = socket.recv_fds(self.s, 65536, 2)
         self.fds += fds
         return HDR.unpack_from(r)[4], r[HDR.size:]
 
-    def handle(self, name, body):
-        st, r = self.call(name, body)
+    def handle(self, name, body, fd=None):
+        st, r = self.call(name, body, fd)
         check(st == 0, "%s: %d" % (name, st))
         return struct.unpack_from("<I", r)[0] if st == 0 else 0
 
-    def qp(self, pd, cq):
-        st, _ = self.call("SVC_CREATE_QP", struct.pack(
-            "<IIIII5II", pd, cq, cq, IBV_QPT_RC, 0, 4, 4, 1, 1, 0, 0))
+    def qp(self, pd, cq, rcq=None, srq=0, qp_type=IBV_QPT_RC):
+        """CREATE_QP's status (recv CQ rcq, else cq); the QP's handle, ring
+        and number in self.qph, self.qpring, self.qpn"""
+        st, r = self.call("SVC_CREATE_QP", struct.pack(
+            "<IIIII5II", pd, cq, cq if rcq is None else rcq, qp_type, 0, 4, 4, 1, 1, 0,
+            srq))
+        self.qph, self.qpring, self.qpn = struct.unpack_from("<III", r) if st == 0 else \
+            (None, None, None)
         return st
+
+    def cm_send(self, cid, what, param):
+        body = struct.pack("<IIIBB2x", cid, what, 0, 0, 0) + param
+        return self.call("SVC_CM_SEND", body + bytes(SEND_LEN - HDR.size - len(body)))[0]
 
     def close(self):
         for fd in self.fds:
@@ -109,6 +154,14 @@ def option_errors(daemon, tmp):
         (["--port", "net_ring0", "--ip", IP0, "--port", "net_ring1"],
          "device 1 (net_ring1): --port DEVARGS and --ip A.B.C.D are both needed",
          "a second --port without its --ip"),
+        # one port twice, its options or its PCI address's form aside
+        (["--port", "net_memif0,role=server", "--ip", IP0, "--port", "net_memif0,role=client",
+          "--ip", IP1],
+         "--port net_memif0,role=server (srnic0) and --port net_memif0,role=client (srnic1) "
+         "are one port, net_memif0", "one port with two roles"),
+        (["--port", "03:00.0", "--ip", IP0, "--port", "0000:03:00.0", "--ip", IP1],
+         "--port 03:00.0 (srnic0) and --port 0000:03:00.0 (srnic1) are one port, 0000:03:00.0",
+         "one PCI address in its two forms"),
     ]
     for args, want, what in cases:
         # refused before DPDK starts: at once (a daemon that took the
@@ -146,10 +199,12 @@ def raw_checks(sock, env):
     d1 = h.handle("SVC_OPEN_DEVICE", struct.pack("<I", 1))
     st, _ = h.call("SVC_OPEN_DEVICE", struct.pack("<I", 2))
     check(st == -ENODEV, "OPEN_DEVICE 2 of two devices: -ENODEV (%d)" % st)
+    gids = []
     for dev, ip in ((d0, IP0), (d1, IP1)):
         st, r = h.call("SVC_QUERY_GID", struct.pack("<III", dev, 1, 1))
         check(st == 0 and socket.inet_ntoa(r[12:16]) == ip,
               "QUERY_GID 1 through handle %#x: %s (%d)" % (dev, ip, st))
+        gids.append(r[:16])
     h.call("SVC_MAP_SHM", struct.pack("<I", d0))
     pd1 = h.handle("SVC_ALLOC_PD", struct.pack("<I", d1))
     cq0 = h.handle("SVC_CREATE_CQ", struct.pack("<III", d0, 16, 0))
@@ -160,6 +215,36 @@ def raw_checks(sock, env):
     check(status_num(status(env), "dev_mixed") == mixed0 + 1, "dev_mixed counts it")
     st = h.qp(pd1, cq1)
     check(st == 0, "the session otherwise fine: the QP on srnic1's own CQ (%d)" % st)
+    qpn1 = h.qpn
+    # each of create_qp's and rereg's device checks (objects.c): refused,
+    # counted dev_mixed, the session served after
+    pd0 = h.handle("SVC_ALLOC_PD", struct.pack("<I", d0))
+    srq0 = h.handle("SVC_CREATE_SRQ", struct.pack("<IIII", pd0, 8, 1, 0))
+    memfd = os.memfd_create("srnicd_devs", os.MFD_ALLOW_SEALING | os.MFD_CLOEXEC)
+    os.ftruncate(memfd, MR_LEN)
+    fcntl.fcntl(memfd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK)
+    mr1 = h.handle("SVC_REG_MR", struct.pack("<IIQQQ", pd1, IBV_ACCESS_LOCAL_WRITE, MR_ADDR,
+                                             MR_LEN, MR_ADDR), fd=memfd)
+    os.close(memfd)
+    ch0 = h.handle("SVC_CREATE_CHANNEL", struct.pack("<I", d0))
+    for what, call in (
+            ("a CQ of srnic1 on a channel made through srnic0's handle",
+             lambda: h.call("SVC_CREATE_CQ", struct.pack("<III", d1, 16, ch0))[0]),
+            ("a QP of srnic1's PD and send CQ, srnic0's recv CQ", lambda: h.qp(pd1, cq1, cq0)),
+            ("a QP of srnic1's PD and CQs on srnic0's SRQ", lambda: h.qp(pd1, cq1, srq=srq0)),
+            ("a rereg of srnic1's MR to srnic0's PD (CHANGE_PD)",
+             lambda: h.call("SVC_REREG_MR", struct.pack(
+                 "<IIIIQQQ", mr1, IBV_REREG_MR_CHANGE_PD, pd0, IBV_ACCESS_LOCAL_WRITE, 0, 0,
+                 0))[0])):
+        mixed0 = status_num(status(env), "dev_mixed")
+        st = call()
+        check(st == -EINVAL and status_num(status(env), "dev_mixed") == mixed0 + 1,
+              "%s: -EINVAL (%d), dev_mixed +1 (%d -> %d)" %
+              (what, st, mixed0, status_num(status(env), "dev_mixed")))
+    st, _ = h.call("SVC_DEREG_MR", struct.pack("<I", mr1))
+    check(st == 0, "srnic1's MR still srnic1's: deregistered (%d)" % st)
+    st, _ = h.call("SVC_CREATE_CQ", struct.pack("<III", d0, 16, ch0))
+    check(st == 0, "the channel's own device's CQ on it (%d)" % st)
     line = [ln for ln in status(env).splitlines() if " pid %d " % os.getpid() in ln]
     check(len(line) == 1 and re.search(r" devices_open 2 qps 1 .*devices srnic0,srnic1$",
                                        line[0]) is not None,
@@ -167,6 +252,19 @@ def raw_checks(sock, env):
     # listeners are each device's CM's
     st, _ = h.call("SVC_CM_OPEN", struct.pack("<I", d0))
     check(st == 0, "CM_OPEN (%d)" % st)
+    # QPNs are each device's (both number from the same first): a REQ on a
+    # srnic0 id names a QP of srnic0's, never the session's srnic1 QP
+    # of that number (nor another session's srnic0 QP it would then be)
+    other0 = status_num(status(env), "cm_refused_qp_other")
+    c0 = h.handle("SVC_CM_CREATE_ID", struct.pack("<I", d0))
+    st = h.cm_send(c0, CM_S_REQ, req_param(gids[0], gids[1], qpn1, IBV_QPT_RC))
+    check(st == -EINVAL, "a REQ on a srnic0 id naming its srnic1 QP %s: -EINVAL (%d)" %
+          (qpn1, st))
+    check(status_num(status(env), "cm_refused_qp_other") == other0 + 1,
+          "counted cm_refused_qp_other")
+    c1 = h.handle("SVC_CM_CREATE_ID", struct.pack("<I", d1))
+    st = h.cm_send(c1, CM_S_REQ, req_param(gids[1], gids[0], qpn1, IBV_QPT_RC))
+    check(st == 0, "the same REQ on a srnic1 id: sent (%d)" % st)
     sid = 0x0106000000000000 | free_port()     # RDMA_PS_TCP's service ID of a port
     lst = [h.call("SVC_CM_CREATE_LISTEN", struct.pack("<IIQQ", d, 0, sid, 0))[0]
            for d in (d0, d1, d0)]
@@ -175,10 +273,96 @@ def raw_checks(sock, env):
     h.close()
 
 
+def qp_attr(state, qkey=0, port=0, sq_psn=0):
+    """struct ibv_qp_attr (144 bytes): qp_state, qkey, sq_psn, pkey_index 0, port_num"""
+    a = bytearray(144)
+    struct.pack_into("<I", a, 0, state)
+    struct.pack_into("<I", a, 16, qkey)
+    struct.pack_into("<I", a, 24, sq_psn)
+    a[129] = port
+    return bytes(a)
+
+
+def ah_attr(ip):
+    """struct ibv_ah_attr (32 bytes): global, dgid ::ffff:ip, sgid_index 1, port 1"""
+    a = bytearray(32)
+    a[0:16] = bytes(10) + b"\xff\xff" + socket.inet_aton(ip)
+    a[20], a[21] = 1, 64            # sgid_index, hop_limit
+    a[29], a[30] = 1, 1             # is_global, port_num
+    return bytes(a)
+
+
+def ud_other_ah(sock, env):
+    """a UD QP of srnic0 sending with an AH of srnic1's PD (the session's own
+    AH, another device's): the QP fails as with another session's AH
+    (srnic refuses an AH of another PD), bad_ring +1, IBV_EVENT_QP_FATAL"""
+    h = Raw(sock)
+    h.call("SVC_HELLO", struct.pack("<IHHI16s", MAGIC, svc_major(), 0, os.getpid(),
+                                    b"srnicd_devs"))
+    d0 = h.handle("SVC_OPEN_DEVICE", struct.pack("<I", 0))
+    d1 = h.handle("SVC_OPEN_DEVICE", struct.pack("<I", 1))
+    st, r = h.call("SVC_MAP_SHM", struct.pack("<I", d0))
+    mem = [fd for fd in h.fds if not stat.S_ISFIFO(os.fstat(fd).st_mode)]
+    if not check(st == 0 and len(mem) == 1, "MAP_SHM (%d)" % st):
+        return h.close()
+    shm = mmap.mmap(mem[0], struct.unpack_from("<Q", r)[0])
+    pd0 = h.handle("SVC_ALLOC_PD", struct.pack("<I", d0))
+    pd1 = h.handle("SVC_ALLOC_PD", struct.pack("<I", d1))
+    cq0 = h.handle("SVC_CREATE_CQ", struct.pack("<III", d0, 16, 0))
+    ah0 = h.handle("SVC_CREATE_AH", struct.pack("<II", pd0, 0) + ah_attr(IP1))
+    ah1 = h.handle("SVC_CREATE_AH", struct.pack("<II", pd1, 0) + ah_attr(IP0))
+    st = h.qp(pd0, cq0, qp_type=IBV_QPT_UD)
+    qph, ring = h.qph, h.qpring
+    for mask, attr in ((IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY,
+                        qp_attr(IBV_QPS_INIT, QKEY, 1)),
+                       (IBV_QP_STATE, qp_attr(IBV_QPS_RTR)),
+                       (IBV_QP_STATE | IBV_QP_SQ_PSN, qp_attr(IBV_QPS_RTS, sq_psn=1))):
+        st = st or h.call("SVC_MODIFY_QP", struct.pack("<Ii", qph, mask) + attr)[0]
+    if not check(st == 0, "a UD QP of srnic0's, RTS; AHs of srnic0's and srnic1's PDs (%d)" %
+                 st):
+        shm.close()
+        return h.close()
+    base = SHM_QP + ring * QP_RING
+
+    def post(i, ah):
+        w = struct.pack("<QIIII8xII", i, IBV_WR_SEND, 0, 0, 0, 0, ah).ljust(56, b"\0")
+        w += struct.pack("<II", 1, QKEY)
+        shm[base + QP_SQ + i * WQE:base + QP_SQ + i * WQE + len(w)] = w
+        struct.pack_into("<I", shm, base, i + 1)                 # sq_head
+        struct.pack_into("<I", shm, 0, struct.unpack_from("<I", shm, 0)[0] + 1)   # doorbell
+    bad0 = status_num(status(env), "bad_ring")
+    post(0, ah0)
+    done = wait_for(lambda: struct.unpack_from("<I", shm, base + QP_SQ_COMP)[0] == 1,
+                    "the first WQE completed")
+    check(done and status_num(status(env), "bad_ring") == bad0,
+          "a UD WQE with srnic0's own AH: taken, the QP fine (sq_comp %d, bad_ring %d -> %d)" %
+          (struct.unpack_from("<I", shm, base + QP_SQ_COMP)[0], bad0,
+           status_num(status(env), "bad_ring")))
+    post(1, ah1)
+    failed = wait_for(lambda: status_num(status(env), "bad_ring") == bad0 + 1 and
+                      [IBV_EVENT_QP_FATAL] == async_events(shm), "the QP failed")
+    ev = struct.unpack_from("<II", shm, SHM_ASYNC + 128)
+    check(failed and ev == (IBV_EVENT_QP_FATAL, qph),
+          "a UD WQE with srnic1's AH: the QP failed, bad_ring +1 (%d -> %d), "
+          "IBV_EVENT_QP_FATAL naming it (%s)" % (bad0, status_num(status(env), "bad_ring"),
+                                                  async_events(shm)))
+    st, _ = h.call("SVC_DESTROY_AH", struct.pack("<I", ah1))
+    check(st == 0, "the session still served (DESTROY_AH %d)" % st)
+    shm.close()
+    h.close()
+
+
 def async_pipe(h):
     """the read end of h's async pipe (MAP_SHM's reply gives it beside the rings)"""
     pipes = [fd for fd in h.fds if stat.S_ISFIFO(os.fstat(fd).st_mode)]
     return pipes[0] if len(pipes) == 1 else None
+
+
+def async_events(shm):
+    """the event types in a session's async ring (svc_shm.async), oldest first"""
+    prod = struct.unpack_from("<I", shm, SHM_ASYNC)[0]
+    return [struct.unpack_from("<I", shm, SHM_ASYNC + 128 + 8 * (i % SVC_ASYNC_RING))[0]
+            for i in range(max(0, prod - SVC_ASYNC_RING), prod)]
 
 
 def port_events(env0, tmp):
@@ -202,31 +386,58 @@ def port_events(env0, tmp):
                  "--socket", sock_a], env=env0, stdout=lf, stderr=subprocess.STDOUT))
         if not daemon_ready(daemons[0], log_b) or not daemon_ready(daemons[1], log_a):
             return
-        up = wait_for(lambda: len(re.findall(r"^  link ACTIVE", status(env_a), re.M)) == 2,
-                      "both of the daemon's links ACTIVE")
+        # the daemon's own word that both links came up (status' link is
+        # a live query; srnic queues PORT_ACTIVE at its next look, up to
+        # SRNIC_LINK_CHECK_MS later): a session made just before that may
+        # still get a PORT_ACTIVE, so the checks below are by event type
+        up = wait_for(lambda: all(re.search(r"srnic%d: port .* link up \(PORT_ACTIVE\)" % i,
+                                            open(log_a).read()) for i in (0, 1)),
+                      "the daemon's log: both links up")
+        up = up and wait_for(lambda: len(re.findall(r"^  link ACTIVE", status(env_a),
+                                                    re.M)) == 2, "both links ACTIVE")
         if not check(up, "a daemon on net_ring0 (srnic0) and a memif client (srnic1): ACTIVE"):
             return
-        for idx in (0, 1):
+        shms = []
+        # sessions on srnic0, on srnic1, and one whose srnic1 handle is
+        # closed while its srnic1 PD lives (its objects still work: their
+        # port's events still its)
+        for idx in (0, 1, 2):
             h = Raw(sock_a)
             sessions.append(h)
             h.call("SVC_HELLO", struct.pack("<IHHI16s", MAGIC, svc_major(), 0, os.getpid(),
                                             b"srnicd_devs"))
-            dev = h.handle("SVC_OPEN_DEVICE", struct.pack("<I", idx))
-            st, _ = h.call("SVC_MAP_SHM", struct.pack("<I", dev))
-            check(st == 0 and async_pipe(h) is not None,
-                  "a session on srnic%d: its rings and async pipe (%d)" % (idx, st))
-        p0, p1 = async_pipe(sessions[0]), async_pipe(sessions[1])
-        if p0 is None or p1 is None:
-            return
-        check(select.select([p0, p1], [], [], 0)[0] == [], "no event before")
+            dev = h.handle("SVC_OPEN_DEVICE", struct.pack("<I", idx % 2))
+            st, r = h.call("SVC_MAP_SHM", struct.pack("<I", dev))
+            if idx == 2:
+                d1 = h.handle("SVC_OPEN_DEVICE", struct.pack("<I", 1))
+                h.handle("SVC_ALLOC_PD", struct.pack("<I", d1))
+                st1, _ = h.call("SVC_CLOSE_DEVICE", struct.pack("<I", d1))
+                check(st1 == 0, "CLOSE_DEVICE of srnic1 with its PD alive (%d)" % st1)
+            mem = [fd for fd in h.fds if not stat.S_ISFIFO(os.fstat(fd).st_mode)]
+            ok = check(st == 0 and async_pipe(h) is not None and len(mem) == 1,
+                       "a session on srnic%d: its rings and async pipe (%d)" % (idx, st))
+            if not ok:
+                return
+            shms.append(mmap.mmap(mem[0], struct.unpack_from("<Q", r)[0]))
+        p1 = async_pipe(sessions[1])
+        check(all(IBV_EVENT_PORT_ERR not in async_events(m) for m in shms),
+              "no PORT_ERR before: %s" % [async_events(m) for m in shms])
         check(stop(daemons[0]) == 0, "the memif's server (the other daemon) stopped")
         down = wait_for(lambda: re.search(r"^device srnic1 .*\n  link DOWN", status(env_a),
                                           re.M) is not None, "srnic1's link DOWN")
-        got = wait_for(lambda: select.select([p1], [], [], 0)[0] == [p1],
-                       "srnic1's session's async pipe")
-        check(down and got, "srnic1 DOWN: the session holding it woken (its PORT_ERR)")
-        check(select.select([p0], [], [], 0)[0] == [],
-              "the session holding srnic0 only: no event (srnic0's link is up)")
+        got = wait_for(lambda: IBV_EVENT_PORT_ERR in async_events(shms[1]),
+                       "srnic1's session's PORT_ERR")
+        check(down and got and select.select([p1], [], [], 0)[0] == [p1],
+              "srnic1 DOWN: the session holding it gets IBV_EVENT_PORT_ERR, its pipe woken "
+              "(%s)" % async_events(shms[1]))
+        check(IBV_EVENT_PORT_ERR not in async_events(shms[0]),
+              "the session holding srnic0 only: no PORT_ERR (srnic0's link is up): %s" %
+              async_events(shms[0]))
+        check(wait_for(lambda: IBV_EVENT_PORT_ERR in async_events(shms[2]), "its PORT_ERR"),
+              "the session with a srnic1 PD, its srnic1 handle closed: PORT_ERR too (%s)" %
+              async_events(shms[2]))
+        for m in shms:
+            m.close()
         check(re.search(r"^device srnic0 .*\n  link ACTIVE", status(env_a), re.M) is not None,
               "srnic0 still ACTIVE")
     finally:
@@ -300,7 +511,21 @@ def main():
         check(rs == 0 and rc == 0, "ib_write_bw: server on srnic0, client on srnic1: both "
               "exit 0 (%s, %s): %s %s" % (rs, rc, out_s[-300:], out_c[-300:]))
 
+        cm0 = tel(tsock, "/srnicd/devices")
         raw_checks(sock, env)
+        # each device's CM counted apart: the REQ sent on srnic1's CM to
+        # srnic0's address (no listener there: its REJ back)
+        sent = wait_for(lambda: tel(tsock, "/srnicd/devices")["srnic0"]["cm_tx_rej"] >
+                        cm0["srnic0"]["cm_tx_rej"], "srnic0's REJ")
+        td = tel(tsock, "/srnicd/devices")
+        got = {n: {k: td[n]["cm_" + k] - cm0[n]["cm_" + k] for k in ("tx_req", "rx_req",
+                                                                        "tx_rej")}
+               for n in ("srnic0", "srnic1")}
+        check(sent and got["srnic1"]["tx_req"] >= 1 and got["srnic0"]["tx_req"] == 0 and
+              got["srnic0"]["rx_req"] >= 1 and got["srnic1"]["rx_req"] == 0,
+              "/srnicd/devices: srnic1's CM sent the REQ, srnic0's got it and REJected it: %s" %
+              got)
+        ud_other_ah(sock, env)
         gone = wait_for(lambda: tel(tsock, "/srnicd/sessions") == [], "the sessions' ends")
         text = status(env)
         check(gone and objects(text) == {k: 0 for k in objects(text)} and
