@@ -189,7 +189,10 @@ static int devfs_rm(const char *path);
 /* This process makes root and so removes it at exit: a new directory, or
  * one its recorded maker left behind when killed (a SIGKILL runs no exit
  * handler, and `srnic run` names the root by pid, which the system reuses:
- * a stale tree adopted is emptied first, so no old device's file shows). */
+ * a stale tree adopted is emptied first, so no old device's file shows).
+ * A recorded maker with this process's own pid is such a dead one (the
+ * pid reused, the case `srnic run`'s naming makes likeliest) unless this
+ * process made root already (a second device): then it is ours. */
 static bool
 devfs_claim(const char *root)
 {
@@ -215,9 +218,14 @@ devfs_claim(const char *root)
 		if (fgets(buf, sizeof(buf), f) != NULL)
 			owner = strtol(buf, NULL, 10);
 		fclose(f);
-		if (owner <= 0 || owner == getpid() ||
-		    kill((pid_t)owner, 0) == 0 || errno != ESRCH)
+		if (owner <= 0)
+			return false;
+		if (owner == getpid()) {
+			if (strcmp(sv_devfs_made, root) == 0)
+				return false;       /* made here: recorded already */
+		} else if (kill((pid_t)owner, 0) == 0 || errno != ESRCH) {
 			return false;       /* its maker lives: it removes it */
+		}
 		if (devfs_rm(root) != 0 || mkdir(root, 0755) != 0)
 			return false;
 	}
