@@ -7,6 +7,10 @@
  * SIGTERM stops it cleanly. `srnicd --status` asks a running daemon what
  * it serves.
  */
+/* rte_intr_instance_alloc(), rte_intr_fd_set(), rte_intr_type_set():
+ * experimental in 22.11 (intr_park()) */
+#define ALLOW_EXPERIMENTAL_API
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
@@ -17,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +29,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_interrupts.h>
 #include <rte_lcore.h>
 #include <rte_pci.h>
 
@@ -32,6 +38,8 @@
 #include "srnicd.h"
 
 #define SRND_EAL_ARGV_MAX (16 + SVC_DEVICES_MAX)
+/* how long the stop waits for EAL's interrupt thread (intr_park()) */
+#define SRND_INTR_HOLD_US 1000000
 
 static struct srnd srnd = { .listen_fd = -1 };
 
@@ -288,6 +296,63 @@ device_stop(struct srnd_dev *dv)
 	if (dv->sdev != NULL && srnic_dev_destroy(dv->sdev) != 0)
 		srnd_log("%s did not go cleanly", dv->name);
 	dv->sdev = NULL;
+}
+
+/* EAL's interrupt thread, held by intr_park() until the process ends */
+static _Atomic bool intr_parked;
+
+static void
+intr_hold(void *arg)
+{
+	RTE_SET_USED(arg);
+	atomic_store(&intr_parked, true);
+	for (;;)
+		pause();        /* the process's exit ends the thread */
+}
+
+/*
+ * EAL's interrupt thread held, past every callback it had taken, before
+ * rte_eal_cleanup() closes the ports and unmaps DPDK's memory. DPDK 22.11's
+ * cleanup never stops that thread, and net_memif's callbacks run there: a
+ * server's control channels (a client daemon reconnects every
+ * SRNIC_PORT_RESTART_MS once its link is down, port.c) and its listener.
+ * One of them ran during the unmap: SIGSEGV in librte_net_memif.so.23.0 on
+ * the interrupt thread while the main thread was in rte_mem_unmap(), one
+ * stop in three of a memif server with a client daemon under load (closing
+ * the ports first and waiting for the thread to go round once left one in
+ * ten). The thread takes events one after another: the callback of an
+ * event source of srnicd's own (an eventfd, written once) runs after those
+ * of the events already taken, their pending unregisters included, and it
+ * never returns, so nothing else runs there again: a close's unregister
+ * finds no callback active and is done at once, the peer told by the
+ * close's own DISCONNECT. (An alarm would do as well but for
+ * rte_eal_cleanup()'s own wait for the alarms' source.) Bounded by
+ * SRND_INTR_HOLD_US: a thread stuck in a callback is said, and the stop
+ * goes on.
+ */
+static void
+intr_park(void)
+{
+	struct rte_intr_handle *h;
+	uint64_t t0, one = 1;
+	int fd;
+
+	h = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
+	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (h == NULL || fd < 0 || rte_intr_fd_set(h, fd) != 0 ||
+	    rte_intr_type_set(h, RTE_INTR_HANDLE_EXT) != 0 ||
+	    rte_intr_callback_register(h, intr_hold, NULL) != 0 ||
+	    write(fd, &one, sizeof(one)) != (ssize_t)sizeof(one)) {
+		srnd_log("cannot hold DPDK's interrupt thread for the stop (%s): stopping anyway",
+			 strerror(errno));
+		return;         /* the handle and fd: the process ends now */
+	}
+	t0 = srnd_wall_us();
+	while (!atomic_load(&intr_parked) && srnd_wall_us() - t0 < SRND_INTR_HOLD_US)
+		usleep(100);
+	if (!atomic_load(&intr_parked))
+		srnd_log("DPDK's interrupt thread still busy %d ms into the stop: stopping anyway",
+			 SRND_INTR_HOLD_US / 1000);
 }
 
 /* The port a --port names: its devargs' name (before the first comma, the
@@ -683,6 +748,7 @@ main(int argc, char **argv)
 		if (device_start(&d->dev[i], o.mtu) != 0) {
 			while (i-- > 0)
 				device_stop(&d->dev[i]);
+			intr_park();
 			rte_eal_cleanup();
 			return 1;
 		}
@@ -713,6 +779,7 @@ out:
 	srnd_engine_stop(d);
 	for (i = 0; i < d->nb_devs; i++)
 		device_stop(&d->dev[i]);
+	intr_park();
 	rte_eal_cleanup();
 	close(sfd);
 	if (rc == 0)

@@ -38,6 +38,9 @@ srnic1, each with its own address; Debian's unmodified tools attached:
                                       closed, none to the one holding srnic0
                                       (made once the daemon logged both
                                       links up)
+  a memif server's stops              a server daemon stopped 8 times, a
+                                      client daemon reconnecting to each:
+                                      every stop clean (exit 0, "stopped")
   option errors                       a 9th --port, two devices on one --ip,
                                       a --port without its --ip, one port twice
                                       (net_memif0 as server and as client,
@@ -87,6 +90,7 @@ QKEY = 0x11111111
 SVC_ASYNC_RING = 64
 IBV_EVENT_PORT_ACTIVE, IBV_EVENT_PORT_ERR = 9, 10
 EINVAL, EBUSY, ENODEV = 22, 16, 19
+SERVER_STOPS = 8        # server_stops(): one crashed in three under load
 
 
 def msg(mtype, seq, body=b""):
@@ -452,6 +456,58 @@ def port_events(env0, tmp):
                     print(open(lg).read()[-1500:])
 
 
+def server_stops(env0, tmp):
+    """a memif server daemon stopped SERVER_STOPS times while a client
+    daemon's srnic1 is joined to it (and connects again each time its link
+    is down, every SRNIC_PORT_RESTART_MS): each stop clean, exit 0 (DPDK's
+    interrupt thread, running memif's callbacks, once crashed the stopping
+    server in rte_eal_cleanup(): SIGSEGV, one stop in three under load)"""
+    memif = os.path.join(tmp, "stops.sock")
+    log_a = os.path.join(tmp, "stops-a.log")
+    bad = []
+
+    def links(log, state):
+        return len(re.findall(r"srnic1: port net_memif1\S* link %s" % state, open(log).read()))
+
+    def server(i):
+        with open(os.path.join(tmp, "stops-b%d.log" % i), "w") as lf:
+            return subprocess.Popen([SRNIC, "daemon", "--port",
+                                     "net_memif0,role=server,id=0,socket=" + memif, "--ip",
+                                     "10.84.2.9", "--socket", os.path.join(tmp, "sb.sock")],
+                                    env=env0, stdout=lf, stderr=subprocess.STDOUT)
+
+    # the server first: a memif client's port starts only with its server there
+    b = server(0)
+    a = None
+    try:
+        if not daemon_ready(b, os.path.join(tmp, "stops-b0.log")):
+            return
+        with open(log_a, "w") as lf:
+            a = subprocess.Popen([SRNIC, "daemon", "--port", "net_ring0", "--ip", "10.84.2.1",
+                                  "--port", "net_memif1,role=client,id=0,socket=" + memif,
+                                  "--ip", "10.84.2.2", "--socket", os.path.join(tmp, "sa.sock")],
+                                 env=env0, stdout=lf, stderr=subprocess.STDOUT)
+        if not daemon_ready(a, log_a):
+            return
+        for i in range(SERVER_STOPS):
+            log_b = os.path.join(tmp, "stops-b%d.log" % i)
+            if i > 0:
+                b = server(i)
+            up = wait_for(lambda: links(log_a, "up") > i and b.poll() is None,
+                          "the client's srnic1 up with server %d" % i)
+            rc = stop(b)
+            if not up or rc != 0 or "srnicd: stopped" not in open(log_b).read():
+                bad.append((i, up, rc, open(log_b).read()[-400:]))
+            if not wait_for(lambda: links(log_a, "down") > i, "the client's srnic1 down"):
+                break
+        check(bad == [], "a memif server stopped %d times, its client daemon reconnecting: "
+              "each stop clean (exit 0, 'stopped'): %s" % (SERVER_STOPS, bad))
+    finally:
+        for p in (b, a):
+            if p is not None and p.poll() is None:
+                stop(p)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--daemon", required=True)
@@ -534,6 +590,7 @@ def main():
         rc = stop(daemon)
         check(rc == 0 and "srnicd: stopped" in open(log).read(), "SIGTERM: a clean stop (%d)" % rc)
         port_events(env, tmp)
+        server_stops(env, tmp)
     finally:
         if daemon is not None and daemon.poll() is None:
             stop(daemon)
