@@ -232,6 +232,21 @@ eal_start(const struct srnd *d, const char *lcores, unsigned int mem_mb, const c
 	return 0;
 }
 
+/* Whether devargs make a memif port in the client role (memif's default) */
+static bool
+devargs_memif_client(const char *devargs)
+{
+	const char *r = strstr(devargs, ",role=");
+
+	if (strncmp(devargs, "net_memif", strlen("net_memif")) != 0)
+		return false;
+	if (r == NULL)
+		return true;
+	r += strlen(",role=");
+	return strncmp(r, "client", strlen("client")) == 0 &&
+	       (r[strlen("client")] == ',' || r[strlen("client")] == '\0');
+}
+
 static int
 device_start(struct srnd_dev *dv, unsigned int mtu)
 {
@@ -275,7 +290,15 @@ device_start(struct srnd_dev *dv, unsigned int mtu)
 	dc.name = dv->name;
 	dv->sdev = srnic_dev_create(&dc);
 	if (dv->sdev == NULL) {
-		srnd_log("cannot start srnic on %s: %s", dv->devargs, rte_strerror(rte_errno));
+		/* DPDK 22.11's memif client fails its start with no server */
+		if (devargs_memif_client(dv->devargs))
+			srnd_log("cannot start srnic on %s: %s: is its memif server running? Start "
+				 "the server (role=server, the same socket=: another srnicd, or "
+				 "a program under usertools/srnic run) first", dv->devargs,
+				 rte_strerror(rte_errno));
+		else
+			srnd_log("cannot start srnic on %s: %s", dv->devargs,
+				 rte_strerror(rte_errno));
 		return -1;
 	}
 	dv->eng = srnic_dev_engine(dv->sdev, 0);
