@@ -323,6 +323,9 @@ device_stop(struct srnd_dev *dv)
 
 /* EAL's interrupt thread, held by intr_park() until the process ends */
 static _Atomic bool intr_parked;
+/* the handle of the source that holds it: EAL keeps a copy of its own, so
+ * this is what keeps the handle reachable (LeakSanitizer) */
+static struct rte_intr_handle *intr_park_handle;
 
 static void
 intr_hold(void *arg)
@@ -361,6 +364,7 @@ intr_park(void)
 	int fd;
 
 	h = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
+	intr_park_handle = h;
 	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (h == NULL || fd < 0 || rte_intr_fd_set(h, fd) != 0 ||
 	    rte_intr_type_set(h, RTE_INTR_HANDLE_EXT) != 0 ||
